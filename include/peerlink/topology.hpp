@@ -1,0 +1,140 @@
+// The GPU topology as plain data: what peerlink knows about every GPU and every ordered pair.
+//
+// Discovery (discoverTopology) fills it from CUDA, NVML and sysfs; it can be written to JSON and loaded
+// back (topologyToJson / loadTopologyFile, PEERLINK_TOPO_FILE), so every decision made from it is
+// testable without a GPU. GPUs are identified by UUID and PCI bus id: CUDA ordinals are only this
+// process's view.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace peerlink {
+
+class Params;
+
+/// How the traffic between two GPUs travels, best first. The meanings are NCCL's (and nvidia-smi's):
+enum class PathClass : int {
+  LOC = 0,   ///< the same GPU
+  NVL = 1,   ///< NVLink, directly or through NVSwitch
+  NVB = 2,   ///< NVLink through an intermediate GPU
+  PIX = 3,   ///< PCIe through at most one PCIe switch (one bridge level)
+  PXB = 4,   ///< PCIe through several switches, without the host bridge
+  PHB = 5,   ///< PCIe through a PCIe host bridge (the CPU's root complex)
+  NODE = 6,  ///< PCIe plus the interconnect between host bridges within one NUMA node
+  SYS = 7,   ///< PCIe plus the inter-socket interconnect (QPI/UPI/Infinity Fabric)
+};
+
+/// "NVL", "PIX", ... (the names NCCL and PEERLINK_P2P_LEVEL use).
+const char* pathClassName(PathClass path) noexcept;
+/// Parses a name as pathClassName writes it (case-insensitive); nullopt when unknown.
+std::optional<PathClass> parsePathClass(const std::string& name);
+/// One line saying what the class means, for legends.
+const char* pathClassDescription(PathClass path) noexcept;
+
+/// PCIe link of one device: generation 1..6 and lane count; 0 where unknown.
+struct PcieLink {
+  int gen = 0;
+  int width = 0;
+  int maxGen = 0;
+  int maxWidth = 0;
+};
+
+/// NVLink summary of one GPU (from NVML).
+struct NvlinkInfo {
+  int version = 0;          ///< NVLink generation (4 on Hopper); 0 = unknown or none
+  int activeLinks = 0;      ///< links in the active state
+  int switchLinks = 0;      ///< of those, links that end at an NVSwitch
+  double linkRateGBps = 0;  ///< per link, per direction, GB/s (1e9 bytes/s)
+};
+
+/// One GPU as seen by this process.
+struct Gpu {
+  int cudaOrdinal = -1;  ///< this process's CUDA device number (-1: not visible to CUDA)
+  int nvmlIndex = -1;    ///< NVML's index (-1: NVML not available)
+  std::string uuid;      ///< "GPU-xxxxxxxx-xxxx-..."
+  std::string pciBusId;  ///< "0000:00:06.0", lower case, 4-digit domain
+  std::string name;      ///< "NVIDIA H200"
+  int ccMajor = 0;       ///< compute capability
+  int ccMinor = 0;
+  int smCount = 0;
+  std::uint64_t memoryBytes = 0;
+  int numaNode = -1;        ///< -1: unknown or no NUMA information (VMs often report -1)
+  std::string cpuAffinity;  ///< CPU list like "0-31,64-95"; empty when unknown
+  PcieLink pcie;
+  NvlinkInfo nvlink;
+  /// PCI path from the root: the host bridge ("pci0000:00") then each bridge down to the GPU itself.
+  /// Empty when sysfs could not be read.
+  std::vector<std::string> pciPath;
+};
+
+/// P2P attributes the CUDA driver reports for an ordered pair (cudaDeviceGetP2PAttribute).
+struct P2pAttributes {
+  bool accessSupported = false;  ///< cudaDevP2PAttrAccessSupported
+  bool nativeAtomics = false;    ///< cudaDevP2PAttrNativeAtomicSupported
+  bool cudaArrayAccess = false;  ///< cudaDevP2PAttrCudaArrayAccessSupported
+  int performanceRank = -1;      ///< cudaDevP2PAttrPerformanceRank (lower is better), -1 unknown
+};
+
+/// Everything known about traffic from GPU `src` to GPU `dst` (indices into Topology::gpus).
+struct GpuPair {
+  int src = -1;
+  int dst = -1;
+  bool canAccessPeer = false;  ///< cudaDeviceCanAccessPeer(src, dst): src may map dst's memory
+  P2pAttributes p2p;
+  int nvlinks = 0;           ///< NVLinks usable between them (direct, or min of both sides via NVSwitch)
+  bool viaNvswitch = false;  ///< the NVLinks go through NVSwitch
+  PathClass path = PathClass::SYS;
+  double expectedGBps = 0;     ///< raw link bandwidth src -> dst per direction; 0 = unknown
+  std::string bandwidthBasis;  ///< how expectedGBps was derived, e.g. "18 x NVLink4 26.56 GB/s"
+};
+
+/// A GPU NVML sees, whether or not this process's CUDA sees it (CUDA_VISIBLE_DEVICES can hide some).
+struct NvmlGpu {
+  int index = -1;
+  std::string uuid;
+  std::string pciBusId;
+};
+
+/// The whole picture. Pairs hold every ordered pair (src != dst) exactly once.
+struct Topology {
+  int schemaVersion = 1;
+  std::string source;  ///< "discovered" or the file it was loaded from
+  std::string host;
+  std::string driverVersion;                      ///< NVIDIA driver, e.g. "580.159.04"; empty when unknown
+  int cudaDriverVersion = 0;                      ///< cudaDriverGetVersion, e.g. 13000
+  int cudaRuntimeVersion = 0;                     ///< cudaRuntimeGetVersion
+  std::optional<std::string> cudaVisibleDevices;  ///< CUDA_VISIBLE_DEVICES as set, if set
+  std::optional<std::string> cudaDeviceOrder;     ///< CUDA_DEVICE_ORDER as set, if set
+  std::vector<Gpu> gpus;                          ///< in CUDA ordinal order
+  std::vector<NvmlGpu> nvmlGpus;                  ///< every GPU NVML sees, in NVML order; empty without NVML
+  std::vector<GpuPair> pairs;
+  std::vector<std::string> notes;  ///< what discovery could not learn, and why
+
+  /// The pair src -> dst; throws Error(InvalidUsage) when absent or src == dst.
+  const GpuPair& pair(int src, int dst) const;
+  GpuPair& pair(int src, int dst);
+};
+
+/// Warnings a user should see about how this process numbers the GPUs: CUDA ordinal order differing
+/// from PCI bus / NVML order, GPUs hidden by CUDA_VISIBLE_DEVICES. Pure function of the data.
+std::vector<std::string> orderingWarnings(const Topology& topology);
+
+/// Checks internal consistency (indices, one pair per ordered pair, ...); throws Error(InvalidInput).
+void validateTopology(const Topology& topology);
+
+/// JSON text of the topology (schema "peerlink.topology", version 1), pretty-printed.
+std::string topologyToJson(const Topology& topology);
+/// Parses and validates JSON text; throws Error(InvalidInput) naming the first problem. `origin` names
+/// the text in messages (a file name).
+Topology topologyFromJson(const std::string& text, const std::string& origin);
+/// Reads a topology file; throws Error(InvalidInput) when missing, unreadable or malformed.
+Topology loadTopologyFile(const std::string& path);
+
+/// The topology of this machine: from PEERLINK_TOPO_FILE when that is set, else discovered from CUDA,
+/// NVML (loaded at run time; optional) and sysfs. Throws Error(NoDevice) when CUDA finds no GPU.
+Topology discoverTopology(const Params& params);
+
+}  // namespace peerlink

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian/Ubuntu packages), then configures and builds peerlink in ./build.
+# Needs the CUDA toolkit (nvcc) already installed. Extra arguments go to CMake's configure step,
+# e.g. ./scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ pkg-config git libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+          clang-format clang-tidy)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "peerlink: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1; then
+  if [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  else
+    echo "peerlink: nvcc not found: install the CUDA toolkit (12.5 or newer) and put nvcc on PATH" >&2
+    exit 1
+  fi
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPEERLINK_WERROR=ON "$@" >/dev/null
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,207 @@
+// Discovery: CUDA (ordinals, properties, P2P attributes), NVML (NVLinks, driver, hidden GPUs; optional)
+// and sysfs (PCI paths, NUMA, PCIe links) into one Topology. Everything decided from the result lives in
+// pure functions elsewhere (path_class, link_model, ordering_warnings).
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/cuda_check.hpp"
+#include "core/log.hpp"
+#include "core/nvml.hpp"
+#include "peerlink/error.hpp"
+#include "peerlink/params.hpp"
+#include "peerlink/topology.hpp"
+#include "topology/link_model.hpp"
+#include "topology/path_class.hpp"
+#include "topology/sysfs_pci.hpp"
+
+namespace peerlink {
+namespace {
+
+std::optional<std::string> environmentValue(const char* name) {
+  // CUDA's own variables are read to report them, never as peerlink settings (those go through Params).
+  const char* value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::string hostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
+std::string uuidString(const cudaUUID_t& uuid) {
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  return fmt::format(
+      "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}", b[0],
+      b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+bool driverLibraryPresent() {
+  void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (handle == nullptr) handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  dlclose(handle);
+  return true;
+}
+
+int cudaDeviceCount() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    // Without any driver the runtime says "insufficient driver", which misleads: say what is missing.
+    if (status == cudaErrorInsufficientDriver && !driverLibraryPresent()) {
+      throw Error(ErrorCode::NoDevice, "no CUDA GPU found: no NVIDIA driver on this machine (libcuda.so.1 not found)");
+    }
+    throw Error(ErrorCode::NoDevice,
+                fmt::format("no CUDA GPU found: cudaGetDeviceCount returned {}", cudaErrorText(status)));
+  }
+  if (count == 0) throw Error(ErrorCode::NoDevice, "no CUDA GPU found: cudaGetDeviceCount returned 0 devices");
+  return count;
+}
+
+Gpu describeCudaDevice(int ordinal) {
+  cudaDeviceProp prop{};
+  PEERLINK_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  char busId[32] = {};
+  PEERLINK_CUDA_CHECK(cudaDeviceGetPCIBusId(busId, sizeof(busId), ordinal));
+  Gpu gpu;
+  gpu.cudaOrdinal = ordinal;
+  gpu.uuid = uuidString(prop.uuid);
+  gpu.pciBusId = normalizePciBusId(busId);
+  gpu.name = prop.name;
+  gpu.ccMajor = prop.major;
+  gpu.ccMinor = prop.minor;
+  gpu.smCount = prop.multiProcessorCount;
+  gpu.memoryBytes = prop.totalGlobalMem;
+  return gpu;
+}
+
+GpuPair describeCudaPair(int src, int dst) {
+  GpuPair pair;
+  pair.src = src;
+  pair.dst = dst;
+  int value = 0;
+  PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&value, src, dst));
+  pair.canAccessPeer = value != 0;
+  PEERLINK_CUDA_CHECK(cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrAccessSupported, src, dst));
+  pair.p2p.accessSupported = value != 0;
+  PEERLINK_CUDA_CHECK(cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrNativeAtomicSupported, src, dst));
+  pair.p2p.nativeAtomics = value != 0;
+  PEERLINK_CUDA_CHECK(cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrCudaArrayAccessSupported, src, dst));
+  pair.p2p.cudaArrayAccess = value != 0;
+  PEERLINK_CUDA_CHECK(cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrPerformanceRank, src, dst));
+  pair.p2p.performanceRank = value;
+  return pair;
+}
+
+// NVLink counts per pair: links whose far end is the other GPU, else (NVSwitch systems) the links both
+// GPUs have into the switch fabric, of which a pair can use as many as the smaller side has.
+void addNvml(Topology& topology, const Params& params) {
+  if (!params.getBool("PEERLINK_NVML")) {
+    topology.notes.push_back("NVML skipped (PEERLINK_NVML=0): NVLink counts, driver version and hidden GPUs unknown");
+    return;
+  }
+  std::string whyNot;
+  const std::unique_ptr<Nvml> nvml = Nvml::load(&whyNot);
+  if (!nvml) {
+    topology.notes.push_back(whyNot + ": NVLink counts, driver version and hidden GPUs unknown");
+    logInfo(LogSubsys::Topo, "{}", topology.notes.back());
+    return;
+  }
+  topology.driverVersion = nvml->driverVersion();
+  const std::vector<NvmlDeviceInfo> devices = nvml->devices();
+  for (const std::string& problem : nvml->problems()) topology.notes.push_back("NVML: " + problem);
+  std::map<std::string, int> gpuByBus;
+  for (const Gpu& gpu : topology.gpus) gpuByBus[gpu.pciBusId] = gpu.cudaOrdinal;
+  std::map<std::pair<int, int>, int> directLinks;
+  for (const NvmlDeviceInfo& device : devices) {
+    topology.nvmlGpus.push_back({device.index, device.uuid, device.pciBusId});
+    for (const std::string& problem : device.problems) topology.notes.push_back("NVML: " + problem);
+    const auto self = gpuByBus.find(device.pciBusId);
+    if (self == gpuByBus.end()) continue;  // hidden from this process
+    Gpu& gpu = topology.gpus[static_cast<size_t>(self->second)];
+    gpu.nvmlIndex = device.index;
+    gpu.nvlink.linkRateGBps = device.linkRateGBps;
+    for (const NvmlLink& link : device.links) {
+      if (!link.active) continue;
+      ++gpu.nvlink.activeLinks;
+      gpu.nvlink.version = std::max(gpu.nvlink.version, link.version);
+      if (link.remoteIsSwitch) {
+        ++gpu.nvlink.switchLinks;
+      } else if (const auto peer = gpuByBus.find(link.remoteBusId); peer != gpuByBus.end()) {
+        ++directLinks[{self->second, peer->second}];
+      }
+    }
+  }
+  for (GpuPair& pair : topology.pairs) {
+    const int direct = directLinks[{pair.src, pair.dst}];
+    const int viaSwitch = std::min(topology.gpus[static_cast<size_t>(pair.src)].nvlink.switchLinks,
+                                   topology.gpus[static_cast<size_t>(pair.dst)].nvlink.switchLinks);
+    pair.nvlinks = direct > 0 ? direct : viaSwitch;
+    pair.viaNvswitch = direct == 0 && viaSwitch > 0;
+  }
+}
+
+void addSysfs(Topology& topology, const Params& params) {
+  const std::string& root = params.getString("PEERLINK_SYSFS_ROOT");
+  std::vector<std::string> problems;
+  for (Gpu& gpu : topology.gpus) {
+    const SysfsPciDevice device = readSysfsPciDevice(root, gpu.pciBusId);
+    gpu.pciPath = device.path;
+    gpu.numaNode = device.numaNode;
+    gpu.cpuAffinity = device.cpuList;
+    gpu.pcie = device.link;
+    for (const std::string& problem : device.problems)
+      problems.push_back(fmt::format("GPU {}: {}", gpu.cudaOrdinal, problem));
+  }
+  if (!problems.empty()) {
+    topology.notes.push_back(fmt::format("sysfs ({}): {}", root, fmt::join(problems, "; ")));
+  }
+}
+
+}  // namespace
+
+Topology discoverTopology(const Params& params) {
+  configureLogging(params);
+  const std::string& file = params.getString("PEERLINK_TOPO_FILE");
+  if (!file.empty()) {
+    logInfo(LogSubsys::Topo, "topology from PEERLINK_TOPO_FILE={}", file);
+    return loadTopologyFile(file);
+  }
+
+  Topology topology;
+  topology.source = "discovered";
+  topology.host = hostName();
+  topology.cudaVisibleDevices = environmentValue("CUDA_VISIBLE_DEVICES");
+  topology.cudaDeviceOrder = environmentValue("CUDA_DEVICE_ORDER");
+  const int count = cudaDeviceCount();
+  PEERLINK_CUDA_CHECK(cudaDriverGetVersion(&topology.cudaDriverVersion));
+  PEERLINK_CUDA_CHECK(cudaRuntimeGetVersion(&topology.cudaRuntimeVersion));
+  for (int ordinal = 0; ordinal < count; ++ordinal) topology.gpus.push_back(describeCudaDevice(ordinal));
+  for (int src = 0; src < count; ++src) {
+    for (int dst = 0; dst < count; ++dst) {
+      if (src != dst) topology.pairs.push_back(describeCudaPair(src, dst));
+    }
+  }
+  addNvml(topology, params);
+  addSysfs(topology, params);
+  classifyPaths(topology);
+  applyLinkModel(topology);
+  validateTopology(topology);
+  for (const GpuPair& pair : topology.pairs) {
+    logInfo(LogSubsys::Topo, "GPU {} -> GPU {}: {} peer access {} ({})", pair.src, pair.dst, pathClassName(pair.path),
+            pair.canAccessPeer ? "yes" : "no", pair.bandwidthBasis);
+  }
+  for (const std::string& warning : orderingWarnings(topology)) logInfo(LogSubsys::Topo, "{}", warning);
+  return topology;
+}
+
+}  // namespace peerlink

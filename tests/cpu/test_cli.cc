@@ -1,0 +1,205 @@
+// The CLI's contract: exit codes, one-line errors, nothing half-written. Driven in-process through
+// cli::run and, for what only the real binary shows, as a child process.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "exit_codes.hpp"
+#include "peerlink/params.hpp"
+#include "peerlink/topology.hpp"
+
+namespace peerlink::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixtures = PEERLINK_FIXTURES_DIR;
+const std::string kH200 = kFixtures + "/topologies/h200x4_vm.json";
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Result runCli(std::vector<std::string> args) {
+  args.insert(args.begin(), "peerlink");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out;
+  std::ostringstream err;
+  Result result;
+  result.code = run(static_cast<int>(argv.size()), argv.data(), out, err);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+size_t lineCount(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("peerlink-cli-test-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void writeFile(const fs::path& path, const std::string& content) {
+  std::ofstream(path) << content;
+}
+
+TEST(Cli, HelpAndVersionSucceed) {
+  Result help = runCli({"--help"});
+  EXPECT_EQ(help.code, kExitOk);
+  EXPECT_NE(help.out.find("topo"), std::string::npos);
+  EXPECT_NE(help.out.find("Exit codes"), std::string::npos);
+  Result version = runCli({"--version"});
+  EXPECT_EQ(version.code, kExitOk);
+  EXPECT_EQ(version.out.rfind("peerlink 0.", 0), 0u) << version.out;
+}
+
+TEST(Cli, UsageErrorsAreOneLineWithExitCode2) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {}, {"frobnicate"}, {"topo", "--bogus"}, {"topo", "--json"}, {"env", "extra"}}) {
+    const Result result = runCli(args);
+    EXPECT_EQ(result.code, kExitUsage) << testing::PrintToString(args);
+    EXPECT_EQ(lineCount(result.err), 1u) << result.err;
+    EXPECT_EQ(result.err.rfind("peerlink: ", 0), 0u) << result.err;
+    EXPECT_TRUE(result.out.empty());
+  }
+}
+
+TEST(Cli, MissingOrMalformedTopologyFileIsAnInputError) {
+  TempDir dir;
+  writeFile(dir / "broken.json", "{\"schema\": \"peerlink.topology\", \"version\": 1, \"gpus\": [");
+  writeFile(dir / "wrong.json", "{\"schema\": \"something else\", \"version\": 1, \"gpus\": [], \"pairs\": []}");
+  struct Case {
+    std::string file;
+    std::string mentions;
+  };
+  for (const Case& c :
+       {Case{(dir / "missing.json").string(), "missing.json"}, Case{(dir / "broken.json").string(), "broken.json"},
+        Case{(dir / "wrong.json").string(), "schema"}}) {
+    const Result result = runCli({"topo", "--topo-file", c.file});
+    EXPECT_EQ(result.code, kExitUsage) << result.err;
+    EXPECT_EQ(lineCount(result.err), 1u) << result.err;
+    EXPECT_NE(result.err.find(c.mentions), std::string::npos) << result.err;
+  }
+}
+
+TEST(Cli, TopoFromFileShowsMatricesLikeNvidiaSmi) {
+  const Result result = runCli({"topo", "--topo-file", kH200});
+  ASSERT_EQ(result.code, kExitOk) << result.err;
+  EXPECT_NE(result.out.find("Links  GPU(row) -> GPU(column)"), std::string::npos);
+  EXPECT_NE(result.out.find("GPU0  X     NV18  NV18  NV18"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("OK A r0"), std::string::npos);
+  EXPECT_NE(result.out.find("478.1"), std::string::npos);
+  EXPECT_NE(result.out.find("Legend:"), std::string::npos);
+}
+
+TEST(Cli, TopoFileFromEnvironmentWorksLikeTheFlag) {
+  ::setenv("PEERLINK_TOPO_FILE", kH200.c_str(), 1);
+  const Result result = runCli({"topo"});
+  ::unsetenv("PEERLINK_TOPO_FILE");
+  EXPECT_EQ(result.code, kExitOk) << result.err;
+  EXPECT_NE(result.out.find("NV18"), std::string::npos);
+}
+
+TEST(Cli, TopoJsonRoundTripsAndGoesToStdoutWithDash) {
+  TempDir dir;
+  const Result toFile = runCli({"topo", "--topo-file", kH200, "--json", (dir / "out.json").string()});
+  ASSERT_EQ(toFile.code, kExitOk) << toFile.err;
+  Topology written = loadTopologyFile((dir / "out.json").string());
+  const Topology original = loadTopologyFile(kH200);
+  EXPECT_EQ(written.gpus.size(), 4u);
+  written.source = original.source;  // loading records where a topology came from
+  EXPECT_EQ(topologyToJson(written), topologyToJson(original));
+  const Result toStdout = runCli({"topo", "--topo-file", kH200, "--json", "-"});
+  ASSERT_EQ(toStdout.code, kExitOk);
+  EXPECT_EQ(nlohmann::json::parse(toStdout.out).at("schema"), "peerlink.topology");
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    EXPECT_EQ(entry.path().filename(), "out.json") << "left behind: " << entry.path();
+  }
+}
+
+TEST(Cli, FailedRunsLeaveNoFiles) {
+  TempDir dir;
+  const Result badInput =
+      runCli({"topo", "--topo-file", (dir / "missing.json").string(), "--json", (dir / "out.json").string()});
+  EXPECT_EQ(badInput.code, kExitUsage);
+  const Result badFolder = runCli({"topo", "--topo-file", kH200, "--json", (dir / "no/such/dir/out.json").string()});
+  EXPECT_EQ(badFolder.code, kExitUsage);
+  EXPECT_EQ(lineCount(badFolder.err), 1u) << badFolder.err;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+TEST(Cli, MalformedParameterIsAUsageErrorNamingIt) {
+  ::setenv("PEERLINK_DEBUG", "LOUD", 1);
+  const Result result = runCli({"env"});
+  ::unsetenv("PEERLINK_DEBUG");
+  EXPECT_EQ(result.code, kExitUsage);
+  EXPECT_EQ(lineCount(result.err), 1u) << result.err;
+  EXPECT_NE(result.err.find("PEERLINK_DEBUG='LOUD'"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("WARN, INFO, TRACE"), std::string::npos) << result.err;
+}
+
+TEST(Cli, EnvListsEveryParameterWithValueAndSource) {
+  ::setenv("PEERLINK_NVML", "0", 1);
+  ::setenv("PEERLINK_DEBG", "INFO", 1);
+  const Result text = runCli({"env"});
+  const Result json = runCli({"env", "--json"});
+  ::unsetenv("PEERLINK_NVML");
+  ::unsetenv("PEERLINK_DEBG");
+  ASSERT_EQ(text.code, kExitOk);
+  for (const ParamSpec& spec : paramRegistry()) EXPECT_NE(text.out.find(spec.name), std::string::npos) << spec.name;
+  EXPECT_NE(text.out.find("environment"), std::string::npos);
+  EXPECT_NE(text.err.find("did you mean PEERLINK_DEBUG?"), std::string::npos) << text.err;
+  const auto document = nlohmann::json::parse(json.out);
+  ASSERT_EQ(document.at("parameters").size(), paramRegistry().size());
+  for (const auto& entry : document.at("parameters")) {
+    if (entry.at("name") == "PEERLINK_NVML") {
+      EXPECT_EQ(entry.at("value"), "0");
+      EXPECT_EQ(entry.at("source"), "environment");
+    }
+  }
+}
+
+// The real binary, as a user runs it: exit code and a single stderr line without a GPU.
+TEST(CliBinary, TopoWithoutGpuSaysSoAndPointsToAnExample) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "this machine has a GPU";
+  TempDir dir;
+  const std::string command =
+      std::string(PEERLINK_CLI_PATH) + " topo >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), kExitNoGpu);
+  std::stringstream err;
+  err << std::ifstream(dir / "err").rdbuf();
+  EXPECT_EQ(lineCount(err.str()), 1u) << err.str();
+  EXPECT_NE(err.str().find("no CUDA GPU found"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("peerlink topo --topo-file "), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("examples/topologies/h200x4_vm.json"), std::string::npos) << err.str();
+}
+
+}  // namespace
+}  // namespace peerlink::cli

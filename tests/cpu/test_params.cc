@@ -1,0 +1,135 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "peerlink/error.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink {
+namespace {
+
+ErrorCode codeOf(const std::function<void()>& action, std::string* message = nullptr) {
+  try {
+    action();
+  } catch (const Error& error) {
+    if (message != nullptr) *message = error.what();
+    return error.code();
+  }
+  ADD_FAILURE() << "no Error thrown";
+  return ErrorCode::Internal;
+}
+
+TEST(ParamRegistry, EveryParameterIsDeclaredOnceWithDescriptionAndValidDefault) {
+  std::set<std::string> names;
+  for (const ParamSpec& spec : paramRegistry()) {
+    EXPECT_EQ(spec.name.rfind("PEERLINK_", 0), 0u) << spec.name;
+    EXPECT_TRUE(names.insert(spec.name).second) << spec.name << " declared twice";
+    EXPECT_FALSE(spec.description.empty()) << spec.name;
+    EXPECT_EQ(canonicalParamValue(spec, spec.defaultValue), spec.defaultValue) << spec.name;
+    if (spec.type == ParamType::Enum || spec.type == ParamType::List) EXPECT_FALSE(spec.allowed.empty());
+  }
+  EXPECT_GE(names.size(), 5u);
+}
+
+TEST(Params, DefaultsComeFromTheRegistry) {
+  const Params params;
+  EXPECT_EQ(params.getString("PEERLINK_DEBUG"), "WARN");
+  EXPECT_TRUE(params.getBool("PEERLINK_NVML"));
+  EXPECT_EQ(params.getString("PEERLINK_SYSFS_ROOT"), "/sys");
+  for (const ParamValue& value : params.values()) EXPECT_EQ(value.source, ParamSource::Default);
+}
+
+TEST(Params, EnvironmentValuesAreCanonicalizedAndSourced) {
+  const Params params = Params::fromMap({{"PEERLINK_DEBUG", "info"},
+                                         {"PEERLINK_NVML", " off "},
+                                         {"PEERLINK_DEBUG_SUBSYS", "topo,P2P,topo"},
+                                         {"HOME", "/root"}});
+  EXPECT_EQ(params.getString("PEERLINK_DEBUG"), "INFO");
+  EXPECT_FALSE(params.getBool("PEERLINK_NVML"));
+  EXPECT_EQ(params.getList("PEERLINK_DEBUG_SUBSYS"), (std::vector<std::string>{"TOPO", "P2P"}));
+  for (const ParamValue& value : params.values()) {
+    const bool set = value.spec->name == "PEERLINK_DEBUG" || value.spec->name == "PEERLINK_NVML" ||
+                     value.spec->name == "PEERLINK_DEBUG_SUBSYS";
+    EXPECT_EQ(value.source, set ? ParamSource::Environment : ParamSource::Default) << value.spec->name;
+  }
+  EXPECT_TRUE(params.unknownVariables().empty());
+}
+
+TEST(Params, AllExpandsToEveryAllowedSubsystem) {
+  const Params params = Params::fromMap({{"PEERLINK_DEBUG_SUBSYS", "all"}});
+  EXPECT_EQ(params.getList("PEERLINK_DEBUG_SUBSYS"), paramSpec("PEERLINK_DEBUG_SUBSYS").allowed);
+}
+
+TEST(Params, MalformedValuesAreRejectedNamingVariableAndAllowedValues) {
+  struct Case {
+    const char* name;
+    const char* value;
+    const char* mentions;
+  };
+  for (const Case& c :
+       {Case{"PEERLINK_DEBUG", "LOUD", "WARN, INFO, TRACE"}, Case{"PEERLINK_DEBUG", "", "WARN, INFO, TRACE"},
+        Case{"PEERLINK_NVML", "2", "boolean"}, Case{"PEERLINK_NVML", "yesplease", "boolean"},
+        Case{"PEERLINK_DEBUG_SUBSYS", "TOPO,NET", "INIT"}, Case{"PEERLINK_DEBUG_SUBSYS", "TOPO,,P2P", "INIT"},
+        Case{"PEERLINK_DEBUG_SUBSYS", "", "INIT"}}) {
+    std::string message;
+    EXPECT_EQ(codeOf(
+                  [&] {
+                    Params::fromMap({{c.name, c.value}});
+                  },
+                  &message),
+              ErrorCode::InvalidUsage)
+        << c.name << "=" << c.value;
+    EXPECT_NE(message.find(c.name), std::string::npos) << message;
+    EXPECT_NE(message.find(c.mentions), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string("'") + c.value + "'"), std::string::npos) << message;
+  }
+}
+
+TEST(Params, IntegersAreRangeCheckedAndFullyParsed) {
+  ParamSpec spec{"PEERLINK_TEST_INT", ParamType::Int, "5", {}, 1, 100, "test"};
+  EXPECT_EQ(canonicalParamValue(spec, "42"), "42");
+  EXPECT_EQ(canonicalParamValue(spec, " 7 "), "7");
+  for (const char* bad : {"0", "101", "12abc", "abc", "", "1e3", "99999999999999999999999"}) {
+    std::string message;
+    EXPECT_EQ(codeOf([&] { canonicalParamValue(spec, bad); }, &message), ErrorCode::InvalidUsage) << bad;
+    EXPECT_NE(message.find("1..100"), std::string::npos) << message;
+  }
+}
+
+TEST(Params, UnknownPeerlinkVariablesAreReportedWithASuggestion) {
+  const Params params = Params::fromMap({{"PEERLINK_DEBGU", "INFO"}, {"PEERLINK_WHATEVER_ELSE", "1"}});
+  ASSERT_EQ(params.unknownVariables().size(), 2u);
+  EXPECT_NE(params.unknownVariables()[0].find("did you mean PEERLINK_DEBUG?"), std::string::npos);
+  EXPECT_NE(params.unknownVariables()[1].find("peerlink env"), std::string::npos);
+  EXPECT_EQ(params.getString("PEERLINK_DEBUG"), "WARN");
+}
+
+TEST(Params, OverridesAreValidatedAndMarked) {
+  Params params;
+  params.set("PEERLINK_TOPO_FILE", "x.json");
+  EXPECT_EQ(params.getString("PEERLINK_TOPO_FILE"), "x.json");
+  EXPECT_EQ(codeOf([&] { params.set("PEERLINK_DEBUG", "LOUD"); }), ErrorCode::InvalidUsage);
+  EXPECT_EQ(params.getString("PEERLINK_DEBUG"), "WARN");
+  for (const ParamValue& value : params.values()) {
+    EXPECT_EQ(value.source, value.spec->name == "PEERLINK_TOPO_FILE" ? ParamSource::Override : ParamSource::Default);
+  }
+}
+
+TEST(Params, UndeclaredOrMistypedLookupsAreInternalErrors) {
+  const Params params;
+  EXPECT_EQ(codeOf([&] { params.getBool("PEERLINK_NOT_DECLARED"); }), ErrorCode::Internal);
+  EXPECT_EQ(codeOf([&] { params.getBool("PEERLINK_DEBUG"); }), ErrorCode::Internal);
+  EXPECT_EQ(codeOf([&] { params.getInt("PEERLINK_NVML"); }), ErrorCode::Internal);
+  EXPECT_EQ(codeOf([&] { params.getList("PEERLINK_DEBUG"); }), ErrorCode::Internal);
+}
+
+TEST(Params, FromEnvironmentReadsTheProcessEnvironment) {
+  ::setenv("PEERLINK_DEBUG", "trace", 1);
+  const Params params = Params::fromEnvironment();
+  ::unsetenv("PEERLINK_DEBUG");
+  EXPECT_EQ(params.getString("PEERLINK_DEBUG"), "TRACE");
+}
+
+}  // namespace
+}  // namespace peerlink

@@ -1,0 +1,95 @@
+#include "cli.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "peerlink/error.hpp"
+#include "peerlink/version.hpp"
+
+namespace peerlink::cli {
+namespace {
+
+constexpr const char* kExampleTopology = "examples/topologies/h200x4_vm.json";
+
+// Where the bundled example lives: next to an installed binary, or in the source tree we run from.
+std::string exampleTopologyPath() {
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = exe.parent_path().parent_path() / "share/peerlink" / kExampleTopology;
+    if (std::filesystem::exists(installed, error)) return installed.string();
+  }
+  return kExampleTopology;
+}
+
+std::string firstLine(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+int exitCodeFor(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::InvalidUsage:
+    case ErrorCode::InvalidInput: return kExitUsage;
+    case ErrorCode::NoDevice: return kExitNoGpu;
+    default: return kExitRuntimeError;
+  }
+}
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"peerlink: GPU peer-to-peer topology, verdicts and data movement", "peerlink"};
+  app.set_version_flag("--version", fmt::format("peerlink {} (commit {})", kVersion, kGitCommit));
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ok, 1 runtime error, 2 usage or input error, 3 no GPU, 4 degraded, 5 broken.\n"
+      "Settings: PEERLINK_* environment variables; `peerlink env` lists them.");
+  TopoOptions topoOptions;
+  EnvOptions envOptions;
+  CLI::App* topo = addTopoCommand(app, topoOptions);
+  CLI::App* env = addEnvCommand(app, envOptions);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    out << app.version() << "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& error) {
+    err << "peerlink: " << firstLine(error.what()) << " (run 'peerlink --help')\n";
+    return kExitUsage;
+  }
+
+  try {
+    Context context{Params::fromEnvironment(), out, err};
+    for (const std::string& unknown : context.params.unknownVariables())
+      err << "peerlink: warning: " << unknown << "\n";
+    if (topo->parsed()) return runTopo(topoOptions, context);
+    if (env->parsed()) return runEnv(envOptions, context);
+    err << "peerlink: no command given (run 'peerlink --help')\n";
+    return kExitUsage;
+  } catch (const Error& error) {
+    err << "peerlink: " << firstLine(error.what());
+    if (error.code() == ErrorCode::NoDevice) {
+      err << "; to see what peerlink shows, try: peerlink topo --topo-file " << exampleTopologyPath();
+    }
+    err << "\n";
+    return exitCodeFor(error.code());
+  } catch (const std::exception& error) {
+    err << "peerlink: internal error: " << firstLine(error.what()) << "\n";
+    return kExitRuntimeError;
+  }
+}
+
+}  // namespace peerlink::cli

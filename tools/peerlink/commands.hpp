@@ -1,0 +1,35 @@
+// The subcommands. Each has an options struct filled by CLI11, a function that adds its flags to the
+// app, and a function that runs it and returns an exit code (errors are thrown as peerlink::Error and
+// turned into exit codes by cli.cc).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "peerlink/params.hpp"
+
+namespace peerlink::cli {
+
+/// What every command gets: resolved parameters and the two output streams.
+struct Context {
+  Params params;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+struct TopoOptions {
+  std::string topoFile;  ///< --topo-file: load instead of discovering
+  std::string jsonPath;  ///< --json: write the topology file ("-" = stdout)
+};
+CLI::App* addTopoCommand(CLI::App& app, TopoOptions& options);
+int runTopo(const TopoOptions& options, Context& context);
+
+struct EnvOptions {
+  bool json = false;  ///< --json: machine-readable list
+};
+CLI::App* addEnvCommand(CLI::App& app, EnvOptions& options);
+int runEnv(const EnvOptions& options, Context& context);
+
+}  // namespace peerlink::cli

@@ -1,0 +1,26 @@
+#include "commands.hpp"
+#include "output_file.hpp"
+#include "peerlink/topology.hpp"
+#include "topo_format.hpp"
+
+namespace peerlink::cli {
+
+CLI::App* addTopoCommand(CLI::App& app, TopoOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "topo", "Show the GPUs, how each pair is linked (NVLink, PCIe path class), P2P capabilities and NUMA affinity");
+  command->add_option("--topo-file", options.topoFile,
+                      "Show a topology file (from `peerlink topo --json`) instead of this machine's; "
+                      "same as PEERLINK_TOPO_FILE");
+  command->add_option("--json", options.jsonPath, "Write the topology as JSON to this file ('-' for stdout)");
+  return command;
+}
+
+int runTopo(const TopoOptions& options, Context& context) {
+  if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);
+  const Topology topology = discoverTopology(context.params);
+  if (!options.jsonPath.empty()) writeOutputFile(options.jsonPath, topologyToJson(topology), context.out);
+  if (options.jsonPath != "-") context.out << formatTopologyText(topology);
+  return 0;
+}
+
+}  // namespace peerlink::cli
