@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -150,6 +151,32 @@ void addNvml(Topology& topology, const Params& params) {
   }
 }
 
+// VMs often report numa_node -1 for every device. When the machine has exactly one NUMA node, that
+// node is every GPU's (nvidia-smi shows it too), so it replaces the -1; a note keeps the raw fact.
+void useTheOnlyNumaNode(Topology& topology, const std::string& root) {
+  std::vector<int> nodes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root + "/devices/system/node", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 4 && name.rfind("node", 0) == 0 && name.find_first_not_of("0123456789", 4) == std::string::npos) {
+      nodes.push_back(std::stoi(name.substr(4)));
+    }
+  }
+  if (nodes.size() != 1) return;
+  std::vector<int> unknown;
+  for (Gpu& gpu : topology.gpus) {
+    if (gpu.numaNode >= 0) continue;
+    gpu.numaNode = nodes.front();
+    unknown.push_back(gpu.cudaOrdinal);
+  }
+  if (!unknown.empty()) {
+    topology.notes.push_back(
+        fmt::format("sysfs gives numa_node -1 for GPU {} (typical of a VM); the machine has one "
+                    "NUMA node, so node {} is used",
+                    fmt::join(unknown, ", "), nodes.front()));
+  }
+}
+
 void addSysfs(Topology& topology, const Params& params) {
   const std::string& root = params.getString("PEERLINK_SYSFS_ROOT");
   std::vector<std::string> problems;
@@ -165,6 +192,7 @@ void addSysfs(Topology& topology, const Params& params) {
   if (!problems.empty()) {
     topology.notes.push_back(fmt::format("sysfs ({}): {}", root, fmt::join(problems, "; ")));
   }
+  useTheOnlyNumaNode(topology, root);
 }
 
 }  // namespace

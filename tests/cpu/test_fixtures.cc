@@ -153,7 +153,7 @@ TEST(Fixtures, H200x4IsTheDeviceMachine) {
     EXPECT_EQ(gpu.pciBusId, bus);
     EXPECT_EQ(gpu.pciPath, (std::vector<std::string>{"pci0000:00", bus}));
     EXPECT_EQ(gpu.memoryBytes, 150109880320u);  // cudaDeviceProp::totalGlobalMem there: 139.8 GiB
-    EXPECT_EQ(gpu.numaNode, -1);                // what sysfs says in that VM
+    EXPECT_EQ(gpu.numaNode, 0);                 // sysfs says -1 there; discovery uses the only NUMA node
     EXPECT_EQ(gpu.cpuAffinity, "0-63");
   }
 }

@@ -11,6 +11,7 @@
 #include "exit_codes.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/version.hpp"
+#include "run_metadata.hpp"
 
 namespace peerlink::cli {
 namespace {
@@ -72,7 +73,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   }
 
   try {
-    Context context{Params::fromEnvironment(), out, err};
+    Context context{Params::fromEnvironment(), out, err, joinCommandLine(argc, argv)};
     for (const std::string& unknown : context.params.unknownVariables())
       err << "peerlink: warning: " << unknown << "\n";
     if (topo->parsed()) return runTopo(topoOptions, context);

@@ -12,11 +12,13 @@
 
 namespace peerlink::cli {
 
-/// What every command gets: resolved parameters and the two output streams.
+/// What every command gets: resolved parameters, the two output streams, and the command line (for the
+/// metadata of JSON outputs).
 struct Context {
   Params params;
   std::ostream& out;
   std::ostream& err;
+  std::string commandLine;
 };
 
 struct TopoOptions {

@@ -1,6 +1,9 @@
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "peerlink/topology.hpp"
+#include "run_metadata.hpp"
 #include "topo_format.hpp"
 
 namespace peerlink::cli {
@@ -18,7 +21,12 @@ CLI::App* addTopoCommand(CLI::App& app, TopoOptions& options) {
 int runTopo(const TopoOptions& options, Context& context) {
   if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);
   const Topology topology = discoverTopology(context.params);
-  if (!options.jsonPath.empty()) writeOutputFile(options.jsonPath, topologyToJson(topology), context.out);
+  if (!options.jsonPath.empty()) {
+    // The topology document plus who made it; readers of topology files ignore the extra key.
+    nlohmann::json document = nlohmann::json::parse(topologyToJson(topology));
+    document["generated_by"] = runMetadata(context.commandLine);
+    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+  }
   if (options.jsonPath != "-") context.out << formatTopologyText(topology);
   return 0;
 }
