@@ -50,6 +50,13 @@ struct NvlinkInfo {
   double linkRateGBps = 0;  ///< per link, per direction, GB/s (1e9 bytes/s)
 };
 
+/// Which kinds of memory handle the GPU's driver supports, for sharing memory across processes.
+struct MemoryHandles {
+  bool vmm = false;      ///< cuMem* virtual memory management (cudaDevAttrVirtualMemoryManagementSupported)
+  bool posixFd = false;  ///< POSIX file-descriptor export of cuMem allocations (the CUMEM route)
+  bool fabric = false;   ///< fabric handles (multi-node NVLink)
+};
+
 /// One GPU as seen by this process.
 struct Gpu {
   int cudaOrdinal = -1;  ///< this process's CUDA device number (-1: not visible to CUDA)
@@ -65,6 +72,7 @@ struct Gpu {
   std::string cpuAffinity;  ///< CPU list like "0-31,64-95"; empty when unknown
   PcieLink pcie;
   NvlinkInfo nvlink;
+  MemoryHandles handles;
   /// PCI path from the root: the host bridge ("pci0000:00") then each bridge down to the GPU itself.
   /// Empty when sysfs could not be read.
   std::vector<std::string> pciPath;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "core/log.hpp"
 #include "core/nvml.hpp"
 #include "peerlink/error.hpp"
@@ -82,6 +83,11 @@ Gpu describeCudaDevice(int ordinal) {
   gpu.ccMinor = prop.minor;
   gpu.smCount = prop.multiProcessorCount;
   gpu.memoryBytes = prop.totalGlobalMem;
+  // The runtime enum has no names for these attributes; the driver's does.
+  gpu.handles.vmm = driverDeviceAttribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, ordinal) != 0;
+  gpu.handles.posixFd =
+      driverDeviceAttribute(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, ordinal) != 0;
+  gpu.handles.fabric = driverDeviceAttribute(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, ordinal) != 0;
   return gpu;
 }
 

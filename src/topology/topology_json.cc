@@ -48,6 +48,8 @@ OrderedJson gpuToJson(const Gpu& gpu) {
                             {"active_links", gpu.nvlink.activeLinks},
                             {"switch_links", gpu.nvlink.switchLinks},
                             {"link_rate_gbps", gpu.nvlink.linkRateGBps}};
+  j["memory_handles"] =
+      OrderedJson{{"vmm", gpu.handles.vmm}, {"posix_fd", gpu.handles.posixFd}, {"fabric", gpu.handles.fabric}};
   j["pci_path"] = gpu.pciPath;
   return j;
 }
@@ -212,6 +214,13 @@ void readPcie(const Node& node, PcieLink& pcie) {
   readOptional(node, "max_width", pcie.maxWidth);
 }
 
+void readHandles(const Node& node, MemoryHandles& handles) {
+  node.expectObject();
+  readOptional(node, "vmm", handles.vmm);
+  readOptional(node, "posix_fd", handles.posixFd);
+  readOptional(node, "fabric", handles.fabric);
+}
+
 void readNvlink(const Node& node, NvlinkInfo& nvlink) {
   node.expectObject();
   readOptional(node, "version", nvlink.version);
@@ -235,6 +244,7 @@ Gpu readGpu(const Node& node) {
   readOptional(node, "cpu_affinity", gpu.cpuAffinity);
   if (std::optional<Node> pcie = node.member("pcie")) readPcie(*pcie, gpu.pcie);
   if (std::optional<Node> nvlink = node.member("nvlink")) readNvlink(*nvlink, gpu.nvlink);
+  if (std::optional<Node> handles = node.member("memory_handles")) readHandles(*handles, gpu.handles);
   readOptional(node, "pci_path", gpu.pciPath);
   return gpu;
 }
