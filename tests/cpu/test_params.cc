@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "peerlink/error.hpp"
@@ -129,6 +131,25 @@ TEST(Params, FromEnvironmentReadsTheProcessEnvironment) {
   const Params params = Params::fromEnvironment();
   ::unsetenv("PEERLINK_DEBUG");
   EXPECT_EQ(params.getString("PEERLINK_DEBUG"), "TRACE");
+}
+
+}  // namespace
+}  // namespace peerlink
+
+namespace peerlink {
+namespace {
+
+// docs/parameters.md is generated from `peerlink env --json`; this keeps it from drifting.
+TEST(ParamDocs, EveryParameterIsDocumentedWithItsDefaultAndDescription) {
+  std::ifstream file(std::string(PEERLINK_SOURCE_DIR) + "/docs/parameters.md");
+  ASSERT_TRUE(file.good());
+  const std::string doc((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const ParamSpec& spec : paramRegistry()) {
+    const std::string defaultText = spec.defaultValue.empty() ? "(empty)" : spec.defaultValue;
+    EXPECT_NE(doc.find("| `" + spec.name + "` | `" + defaultText + "` |"), std::string::npos)
+        << spec.name << " (regenerate docs/parameters.md as its header says)";
+    EXPECT_NE(doc.find(spec.description), std::string::npos) << spec.name << " description";
+  }
 }
 
 }  // namespace
