@@ -99,6 +99,9 @@ struct GpuPair {
   std::string bandwidthBasis;  ///< how expectedGBps was derived, e.g. "18 x NVLink4 26.56 GB/s"
 };
 
+/// A pair's link as `nvidia-smi topo -m` writes it: "NV18" for NVLink, else the path class ("PIX", ...).
+std::string linkLabel(const GpuPair& pair);
+
 /// A GPU NVML sees, whether or not this process's CUDA sees it (CUDA_VISIBLE_DEVICES can hide some).
 struct NvmlGpu {
   int index = -1;

@@ -45,6 +45,11 @@ const char* pathClassDescription(PathClass path) noexcept {
   return "?";
 }
 
+std::string linkLabel(const GpuPair& pair) {
+  if (pair.path == PathClass::NVL && pair.nvlinks > 0) return fmt::format("NV{}", pair.nvlinks);
+  return pathClassName(pair.path);
+}
+
 std::optional<PathClass> parsePathClass(const std::string& name) {
   std::string upper = name;
   std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });

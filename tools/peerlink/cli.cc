@@ -53,7 +53,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       "Settings: PEERLINK_* environment variables; `peerlink env` lists them.");
   TopoOptions topoOptions;
   EnvOptions envOptions;
+  BenchCommandOptions benchOptions;
   CLI::App* topo = addTopoCommand(app, topoOptions);
+  CLI::App* bench = addBenchCommand(app, benchOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
 
   try {
@@ -78,6 +80,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       err << "peerlink: warning: " << unknown << "\n";
     if (topo->parsed()) return runTopo(topoOptions, context);
     if (env->parsed()) return runEnv(envOptions, context);
+    if (bench->parsed()) return runBenchCommand(benchOptions, context);
     err << "peerlink: no command given (run 'peerlink --help')\n";
     return kExitUsage;
   } catch (const Error& error) {

@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +28,23 @@ struct TopoOptions {
 };
 CLI::App* addTopoCommand(CLI::App& app, TopoOptions& options);
 int runTopo(const TopoOptions& options, Context& context);
+
+struct BenchCommandOptions {
+  bool list = false;                  ///< -l: list the cases and exit
+  std::vector<std::string> names;     ///< -t
+  std::vector<std::string> prefixes;  ///< -p
+  std::string minBytes = "256M";      ///< -b
+  std::string maxBytes;               ///< -e (default: -b)
+  double factor = 2;                  ///< -f
+  int iterations = 20;                ///< -n
+  int warmup = 5;                     ///< -w
+  bool noVerify = false;              ///< --no-verify
+  std::vector<int> devices;           ///< -d
+  std::string jsonPath;               ///< --json
+  double minBandwidth = 0;            ///< --min-bw
+};
+CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options);
+int runBenchCommand(const BenchCommandOptions& options, Context& context);
 
 struct EnvOptions {
   bool json = false;  ///< --json: machine-readable list

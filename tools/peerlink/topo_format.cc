@@ -56,11 +56,6 @@ std::string gpuTable(const Topology& topology) {
 
 }  // namespace
 
-std::string linkCell(const GpuPair& pair) {
-  if (pair.path == PathClass::NVL && pair.nvlinks > 0) return fmt::format("NV{}", pair.nvlinks);
-  return pathClassName(pair.path);
-}
-
 std::string formatTopologyText(const Topology& topology) {
   const int n = static_cast<int>(topology.gpus.size());
   std::string out =
@@ -71,7 +66,7 @@ std::string formatTopologyText(const Topology& topology) {
 
   Matrix links{"\nLinks  GPU(row) -> GPU(column)",
                n,
-               [&](int row, int column) { return linkCell(topology.pair(row, column)); },
+               [&](int row, int column) { return linkLabel(topology.pair(row, column)); },
                {"CPU Affinity", "NUMA Affinity"},
                [&](int row) {
                  const Gpu& gpu = topology.gpus[static_cast<size_t>(row)];

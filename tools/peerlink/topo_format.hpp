@@ -8,9 +8,6 @@
 
 namespace peerlink::cli {
 
-/// The link cell of a pair as nvidia-smi writes it: "NV18" for NVLink, else the path class ("PIX", ...).
-std::string linkCell(const GpuPair& pair);
-
 std::string formatTopologyText(const Topology& topology);
 
 }  // namespace peerlink::cli

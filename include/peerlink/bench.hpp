@@ -1,0 +1,81 @@
+// Benchmarks of every route: a registry of test cases with stable snake_case names, each measured with
+// device events after warm-up, verified on the destination GPU, reported with median/min/max/p99.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peerlink/params.hpp"
+#include "peerlink/topology.hpp"
+
+namespace peerlink {
+
+/// What a run measures and how.
+struct BenchOptions {
+  std::vector<std::string> names;                 ///< cases by exact name (-t); empty with no prefixes: the defaults
+  std::vector<std::string> prefixes;              ///< cases whose name starts with one of these (-p)
+  std::size_t minBytes = std::size_t{256} << 20;  ///< -b
+  std::size_t maxBytes = std::size_t{256} << 20;  ///< -e
+  double factor = 2;                              ///< -f: each size is the previous times this
+  int iterations = 20;                            ///< -n: timed iterations per cell (median reported)
+  int warmup = 5;                                 ///< -w
+  bool verify = true;                             ///< pattern into a poisoned destination, checked on the GPU
+  std::vector<int> devices;                       ///< GPUs to use (CUDA ordinals); empty: all
+  /// Called before each cell with a short description, for progress lines; may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+/// One measured cell: a pair (or one GPU and the host), a size, and the statistics of its samples.
+struct BenchCell {
+  int src = -1;  ///< -1 for the host
+  int dst = -1;  ///< -1 for the host
+  int via = -1;  ///< RELAY: the intermediate GPU
+  std::size_t bytes = 0;
+  double medianUs = 0, minUs = 0, maxUs = 0, p99Us = 0;  ///< per iteration (latency cases: one way)
+  double gbps = 0;               ///< bandwidth at the median time (both-ways cases: the sum of the two directions)
+  double expectedGBps = 0;       ///< the link model's figure for this pair and direction; 0 unknown
+  std::string route;             ///< the route's log line
+  bool verified = false;         ///< verification ran
+  std::uint64_t wrongBytes = 0;  ///< verification's finding; non-zero marks the cell FAILED
+  std::string error;             ///< set when the cell could not be measured (it is FAILED)
+  bool failed() const noexcept { return wrongBytes != 0 || !error.empty(); }
+};
+
+enum class BenchMetric { Bandwidth, Latency };
+
+/// A case's outcome: its cells, or why it did not run on this machine.
+struct BenchCaseResult {
+  std::string name;
+  std::string description;
+  BenchMetric metric = BenchMetric::Bandwidth;
+  std::optional<std::string> notApplicable;  ///< the reason, when the case cannot run here
+  std::vector<BenchCell> cells;
+};
+
+/// A registered case: name, one-line description, and whether it is in the default set.
+struct BenchCaseInfo {
+  std::string name;
+  std::string description;
+  BenchMetric metric = BenchMetric::Bandwidth;
+  bool inDefaultSet = true;
+};
+
+/// Every case, in listing order.
+std::vector<BenchCaseInfo> benchCases();
+
+/// The cases `options` selects; throws Error(InvalidUsage) naming an unknown case or a prefix that
+/// matches nothing.
+std::vector<BenchCaseInfo> selectBenchCases(const BenchOptions& options);
+
+/// The message sizes of a sweep: minBytes, minBytes*factor, ... up to maxBytes. Throws
+/// Error(InvalidUsage) for min > max, min == 0, or factor <= 1 when min < max.
+std::vector<std::size_t> sweepSizes(std::size_t minBytes, std::size_t maxBytes, double factor);
+
+/// Runs the selected cases on this machine's GPUs.
+std::vector<BenchCaseResult> runBench(const Topology& topology, const Params& params, const BenchOptions& options);
+
+}  // namespace peerlink

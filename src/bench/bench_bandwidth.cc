@@ -1,0 +1,310 @@
+// Bandwidth cases: one way, both ways at once, relay, host <-> device. Each cell: verify once (pattern
+// into a poisoned destination, checked on the destination's GPU), warm up, then time each iteration
+// with events on the stream that carries the copy; buffers rotate when a size fits in L2, so the cache
+// does not flatter small sizes.
+#include <algorithm>
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "bench/bench_case.hpp"
+#include "bench/stats.hpp"
+#include "core/cuda_check.hpp"
+#include "kernels/latch_kernel.cuh"
+#include "kernels/pattern_kernels.cuh"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+#include "topology/link_model.hpp"
+#include "transport/pattern_check.hpp"
+
+namespace peerlink {
+namespace {
+
+// Enough buffers that one pass over them is several times the H100/H200 L2 (50-60 MB).
+constexpr std::size_t kRotationBytes = std::size_t{256} << 20;
+constexpr int kMaxBuffers = 16;
+
+int bufferCount(std::size_t bytes) {
+  return static_cast<int>(std::clamp<std::size_t>(kRotationBytes / std::max<std::size_t>(bytes, 1), 1, kMaxBuffers));
+}
+
+struct BufferSet {
+  std::vector<DeviceBuffer> buffers;
+  BufferSet(int device, std::size_t bytes, int count) {
+    for (int i = 0; i < count; ++i) buffers.emplace_back(device, bytes);
+  }
+  void* at(int i) const { return buffers[static_cast<std::size_t>(i) % buffers.size()].data(); }
+};
+
+Route forcedRoute(const BenchContext& context, int src, int dst, std::size_t bytes, RouteMode mode, Engine engine,
+                  Direction direction, int via = -1) {
+  Params params = context.params;
+  const char* modeName = mode == RouteMode::Direct   ? "direct"
+                         : mode == RouteMode::Relay  ? "relay"
+                         : mode == RouteMode::Staged ? "staged"
+                                                     : "auto";
+  params.set("PEERLINK_P2P_MODE", modeName);
+  params.set("PEERLINK_P2P_ENGINE", engine == Engine::Sm ? "sm" : "ce");
+  params.set("PEERLINK_P2P_READ", direction == Direction::Read ? "1" : "0");
+  params.set("PEERLINK_PUT_SIGNAL_MAX_BYTES", "0");
+  if (via >= 0) params.set("PEERLINK_RELAY_GPU", std::to_string(via));
+  return selectRoute(context.topology, params, {src, dst, bytes, Placement::SameProcess});
+}
+
+// Verifies one copy by `route` into a poisoned destination; returns the number of wrong bytes.
+std::uint64_t verifyCopy(BenchContext& context, const Route& route, int src, int dst, void* dstBuffer,
+                         const void* srcBuffer, std::size_t bytes, cudaStream_t stream) {
+  const std::uint64_t seed = 0x5EED0000ull + bytes;
+  {
+    DeviceGuard guard(src);
+    kernels::launchFillPattern(const_cast<void*>(srcBuffer), bytes, seed, nullptr);
+    PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  {
+    DeviceGuard guard(dst);
+    kernels::launchFillByte(dstBuffer, bytes, kPoisonByte, nullptr);
+    PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  context.transport.copy({dstBuffer, dst}, {srcBuffer, src}, bytes, route, stream);
+  PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream));
+  Stream checkStream(dst);
+  return PatternChecker(dst).checkPattern(dstBuffer, bytes, seed, checkStream.get()).mismatches;
+}
+
+// Events around each timed iteration of one stream; queued first, read once the stream is done, so
+// two streams can be queued behind a latch and released together.
+class TimedRun {
+ public:
+  // Queues `warmup` untimed then `iterations` timed calls of `enqueue(i)` on `stream` (of `device`).
+  TimedRun(int device, cudaStream_t stream, int warmup, int iterations, const std::function<void(int)>& enqueue)
+      : device_(device), stream_(stream) {
+    DeviceGuard guard(device);
+    for (int i = 0; i < warmup; ++i) enqueue(i);
+    for (int i = 0; i < iterations; ++i) {
+      starts_.emplace_back(device);
+      ends_.emplace_back(device);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(starts_.back().get(), stream));
+      enqueue(warmup + i);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(ends_.back().get(), stream));
+    }
+  }
+
+  // Waits for the stream, then returns each timed iteration in microseconds.
+  std::vector<double> microseconds() {
+    DeviceGuard guard(device_);
+    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<double> result;
+    for (std::size_t i = 0; i < starts_.size(); ++i) {
+      float ms = 0;
+      PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, starts_[i].get(), ends_[i].get()));
+      result.push_back(static_cast<double>(ms) * 1000.0);
+    }
+    return result;
+  }
+
+ private:
+  int device_;
+  cudaStream_t stream_;
+  std::vector<Event> starts_;
+  std::vector<Event> ends_;
+};
+
+std::vector<double> timeIterations(int device, cudaStream_t stream, int warmup, int iterations,
+                                   const std::function<void(int)>& enqueue) {
+  return TimedRun(device, stream, warmup, iterations, enqueue).microseconds();
+}
+
+void fillTiming(BenchCell& cell, const std::vector<double>& microseconds) {
+  const SampleStats stats = computeStats(microseconds);
+  cell.medianUs = stats.median;
+  cell.minUs = stats.min;
+  cell.maxUs = stats.max;
+  cell.p99Us = stats.p99;
+  cell.gbps = stats.median > 0 ? static_cast<double>(cell.bytes) / (stats.median * 1e3) : 0;
+}
+
+// Runs `measure` for one cell and turns a peerlink::Error into a FAILED cell instead of ending the run.
+void measureCell(BenchCaseResult& result, BenchCell cell, const std::function<void(BenchCell&)>& measure) {
+  try {
+    measure(cell);
+  } catch (const Error& error) {
+    cell.error = error.what();
+  }
+  result.cells.push_back(std::move(cell));
+}
+
+BenchCell oneWayCell(BenchContext& context, const Route& route, int src, int dst, std::size_t bytes) {
+  BenchCell cell;
+  cell.src = src;
+  cell.dst = dst;
+  cell.via = route.mode == RouteMode::Relay ? route.relayGpu : -1;
+  cell.bytes = bytes;
+  cell.route = describeRoute(context.topology, {src, dst, bytes, Placement::SameProcess}, route);
+  const GpuPair& pair = context.topology.pair(src, dst);
+  cell.expectedGBps = route.mode == RouteMode::Direct ? pair.expectedGBps : 0;
+  return cell;
+}
+
+void measureOneWay(BenchContext& context, BenchCell& cell, const Route& route) {
+  const int count = bufferCount(cell.bytes);
+  BufferSet sources(cell.src, cell.bytes, count);
+  BufferSet destinations(cell.dst, cell.bytes, count);
+  const int executing = executingDevice(route, cell.src, cell.dst);
+  Stream stream(executing);
+  if (context.options.verify) {
+    cell.verified = true;
+    cell.wrongBytes =
+        verifyCopy(context, route, cell.src, cell.dst, destinations.at(0), sources.at(0), cell.bytes, stream.get());
+  }
+  fillTiming(cell,
+             timeIterations(executing, stream.get(), context.options.warmup, context.options.iterations, [&](int i) {
+               context.transport.copy({destinations.at(i), cell.dst}, {sources.at(i), cell.src}, cell.bytes, route,
+                                      stream.get());
+             }));
+}
+
+}  // namespace
+
+void runOneWayCase(BenchContext& context, BenchCaseResult& result, RouteMode mode, Engine engine, Direction direction) {
+  for (std::size_t bytes : context.sizes) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        if (src == dst) continue;
+        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
+        Route route;
+        try {
+          route = forcedRoute(context, src, dst, bytes, mode, engine, direction);
+        } catch (const Error& error) {
+          BenchCell cell;
+          cell.src = src;
+          cell.dst = dst;
+          cell.bytes = bytes;
+          cell.error = error.what();
+          result.cells.push_back(cell);
+          continue;
+        }
+        measureCell(result, oneWayCell(context, route, src, dst, bytes),
+                    [&](BenchCell& cell) { measureOneWay(context, cell, route); });
+      }
+    }
+  }
+}
+
+void runRelayCase(BenchContext& context, BenchCaseResult& result) {
+  for (std::size_t bytes : context.sizes) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        for (int via : context.devices) {
+          if (src == dst || via == src || via == dst) continue;
+          context.progress(fmt::format("{} GPU {} -> GPU {} via {} {} bytes", result.name, src, dst, via, bytes));
+          const Route route =
+              forcedRoute(context, src, dst, bytes, RouteMode::Relay, Engine::CopyEngine, Direction::Write, via);
+          measureCell(result, oneWayCell(context, route, src, dst, bytes),
+                      [&](BenchCell& cell) { measureOneWay(context, cell, route); });
+        }
+      }
+    }
+  }
+}
+
+// Both directions of a pair at once: each direction's copies queue behind a latch kernel on its own
+// stream, so they start together; each direction is timed by its own events (events of two GPUs cannot
+// be compared), and the cell reports the sum of the two directions' bandwidths.
+void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engine) {
+  const auto timeoutNs = static_cast<std::uint64_t>(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000ull;
+  for (std::size_t bytes : context.sizes) {
+    for (int a : context.devices) {
+      for (int b : context.devices) {
+        if (a >= b) continue;
+        context.progress(fmt::format("{} GPU {} <-> GPU {} {} bytes", result.name, a, b, bytes));
+        BenchCell cell;
+        cell.src = a;
+        cell.dst = b;
+        cell.bytes = bytes;
+        cell.expectedGBps = context.topology.pair(a, b).expectedGBps + context.topology.pair(b, a).expectedGBps;
+        measureCell(result, cell, [&](BenchCell& measured) {
+          const Route forward = forcedRoute(context, a, b, bytes, RouteMode::Direct, engine, Direction::Write);
+          const Route backward = forcedRoute(context, b, a, bytes, RouteMode::Direct, engine, Direction::Write);
+          measured.route = describeRoute(context.topology, {a, b, bytes, Placement::SameProcess}, forward);
+          const int count = bufferCount(bytes);
+          BufferSet onA(a, bytes, count), fromA(a, bytes, count), onB(b, bytes, count), fromB(b, bytes, count);
+          Stream streamA(a), streamB(b);
+          if (context.options.verify) {
+            measured.verified = true;
+            measured.wrongBytes = verifyCopy(context, forward, a, b, onB.at(0), fromA.at(0), bytes, streamA.get()) +
+                                  verifyCopy(context, backward, b, a, onA.at(0), fromB.at(0), bytes, streamB.get());
+          }
+          PinnedBuffer latch(sizeof(std::uint64_t) + 2 * sizeof(kernels::DeviceStatus),
+                             cudaHostAllocMapped | cudaHostAllocPortable);
+          auto* flag = static_cast<volatile std::uint64_t*>(latch.data());
+          auto* statuses = reinterpret_cast<kernels::DeviceStatus*>(static_cast<char*>(latch.data()) + 8);
+          *flag = 0;
+          statuses[0] = statuses[1] = kernels::pendingStatus();
+          {
+            DeviceGuard guard(a);
+            kernels::launchLatch(flag, timeoutNs, &statuses[0], streamA.get());
+          }
+          {
+            DeviceGuard guard(b);
+            kernels::launchLatch(flag, timeoutNs, &statuses[1], streamB.get());
+          }
+          TimedRun there(a, streamA.get(), context.options.warmup, context.options.iterations, [&](int i) {
+            context.transport.copy({onB.at(i), b}, {fromA.at(i), a}, bytes, forward, streamA.get());
+          });
+          TimedRun back(b, streamB.get(), context.options.warmup, context.options.iterations, [&](int i) {
+            context.transport.copy({onA.at(i), a}, {fromB.at(i), b}, bytes, backward, streamB.get());
+          });
+          std::atomic_thread_fence(std::memory_order_seq_cst);
+          *flag = 1;  // both directions are queued: release them together
+          const std::vector<double> forwardUs = there.microseconds();
+          const std::vector<double> backwardUs = back.microseconds();
+          kernels::throwIfDeviceFailed(statuses[0], fmt::format("latch on GPU {}", a));
+          kernels::throwIfDeviceFailed(statuses[1], fmt::format("latch on GPU {}", b));
+          // Times are the forward direction's; the bandwidth is both directions' sum.
+          const double backwardMedian = computeStats(backwardUs).median;
+          fillTiming(measured, forwardUs);
+          if (backwardMedian > 0) measured.gbps += static_cast<double>(bytes) / (backwardMedian * 1e3);
+        });
+      }
+    }
+  }
+}
+
+void runHostCase(BenchContext& context, BenchCaseResult& result, bool toDevice) {
+  for (std::size_t bytes : context.sizes) {
+    for (int device : context.devices) {
+      context.progress(fmt::format("{} GPU {} {} bytes", result.name, device, bytes));
+      BenchCell cell;
+      cell.src = toDevice ? -1 : device;
+      cell.dst = toDevice ? device : -1;
+      cell.bytes = bytes;
+      const Gpu& gpu = context.topology.gpus[static_cast<std::size_t>(device)];
+      cell.expectedGBps = pcieGBps(gpu.pcie.gen, gpu.pcie.width);
+      cell.route = fmt::format("{} GPU {} (pinned host memory, copy engine)", toDevice ? "host ->" : "host <-", device);
+      measureCell(result, cell, [&](BenchCell& measured) {
+        PinnedBuffer host(bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+        DeviceBuffer gpuBuffer(device, bytes);
+        Stream stream(device);
+        DeviceGuard guard(device);
+        void* dst = toDevice ? gpuBuffer.data() : host.data();
+        const void* src = toDevice ? host.data() : gpuBuffer.data();
+        const cudaMemcpyKind kind = toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+        if (context.options.verify) {
+          // Mapped host memory is addressable by kernels, so the pattern is made and checked on the GPU.
+          const std::uint64_t seed = 0xB0570000ull + bytes;
+          kernels::launchFillPattern(const_cast<void*>(src), bytes, seed, stream.get());
+          kernels::launchFillByte(dst, bytes, kPoisonByte, stream.get());
+          PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream.get()));
+          measured.verified = true;
+          measured.wrongBytes = PatternChecker(device).checkPattern(dst, bytes, seed, stream.get()).mismatches;
+        }
+        fillTiming(measured,
+                   timeIterations(device, stream.get(), context.options.warmup, context.options.iterations, [&](int) {
+                     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream.get()));
+                   }));
+      });
+    }
+  }
+}
+
+}  // namespace peerlink

@@ -1,0 +1,171 @@
+// Latency cases. put-with-signal: two kernels, one per GPU, bounce a flag (and a payload) through each
+// other's memory; one way = round trip / 2, timed on the device's global timer over many rounds, so no
+// launch overhead is counted. Copy engine: back-to-back cudaMemcpyPeerAsync on one stream, per copy.
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/bench_case.hpp"
+#include "bench/stats.hpp"
+#include "core/cuda_check.hpp"
+#include "kernels/put_signal.cuh"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink {
+namespace {
+
+constexpr int kRoundsPerSample = 200;
+constexpr int kCopiesPerSample = 100;
+
+void fillLatency(BenchCell& cell, const std::vector<double>& microseconds) {
+  const SampleStats stats = computeStats(microseconds);
+  cell.medianUs = stats.median;
+  cell.minUs = stats.min;
+  cell.maxUs = stats.max;
+  cell.p99Us = stats.p99;
+  cell.gbps = stats.median > 0 ? static_cast<double>(cell.bytes) / (stats.median * 1e3) : 0;
+}
+
+void waitStream(cudaStream_t stream, std::chrono::milliseconds timeout, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw Error(ErrorCode::Timeout, fmt::format("{} did not finish within {} ms", what, timeout.count()));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// One ping-pong sample: `kRoundsPerSample` round trips of `bytes` between a and b; returns one-way us.
+double pingPongSample(BenchContext& context, int a, int b, std::size_t bytes) {
+  context.transport.enablePeerAccess(a, b);
+  context.transport.enablePeerAccess(b, a);
+  const std::size_t payload = std::max<std::size_t>(bytes, 1);
+  DeviceBuffer flagA(a, 8), flagB(b, 8), recvA(a, payload), recvB(b, payload), sendA(a, payload), sendB(b, payload);
+  DeviceBuffer statusA(a, sizeof(kernels::DeviceStatus)), statusB(b, sizeof(kernels::DeviceStatus)),
+      elapsed(a, sizeof(std::uint64_t));
+  for (auto [buffer, device] : {std::pair{&flagA, a}, std::pair{&flagB, b}}) {
+    DeviceGuard guard(device);
+    PEERLINK_CUDA_CHECK(cudaMemset(buffer->data(), 0, 8));
+  }
+  const auto timeoutNs = static_cast<std::uint64_t>(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000ull;
+  kernels::PingPongSide initiator{static_cast<std::uint64_t*>(flagA.data()),
+                                  static_cast<std::uint64_t*>(flagB.data()),
+                                  recvB.data(),
+                                  sendA.data(),
+                                  bytes,
+                                  20,
+                                  kRoundsPerSample,
+                                  true,
+                                  timeoutNs,
+                                  static_cast<kernels::DeviceStatus*>(statusA.data()),
+                                  static_cast<std::uint64_t*>(elapsed.data())};
+  kernels::PingPongSide responder{static_cast<std::uint64_t*>(flagB.data()),
+                                  static_cast<std::uint64_t*>(flagA.data()),
+                                  recvA.data(),
+                                  sendB.data(),
+                                  bytes,
+                                  20,
+                                  kRoundsPerSample,
+                                  false,
+                                  timeoutNs,
+                                  static_cast<kernels::DeviceStatus*>(statusB.data()),
+                                  nullptr};
+  Stream streamA(a), streamB(b);
+  {
+    DeviceGuard guard(b);
+    kernels::launchPingPong(responder, streamB.get());
+  }
+  {
+    DeviceGuard guard(a);
+    kernels::launchPingPong(initiator, streamA.get());
+  }
+  const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 2;
+  waitStream(streamA.get(), timeout, fmt::format("ping-pong GPU {} <-> GPU {}", a, b));
+  waitStream(streamB.get(), timeout, fmt::format("ping-pong GPU {} <-> GPU {}", a, b));
+  kernels::DeviceStatus status{};
+  std::uint64_t ns = 0;
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusA.data(), sizeof(status), cudaMemcpyDeviceToHost));
+  kernels::throwIfDeviceFailed(status, fmt::format("ping-pong GPU {} -> GPU {}", a, b));
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusB.data(), sizeof(status), cudaMemcpyDeviceToHost));
+  kernels::throwIfDeviceFailed(status, fmt::format("ping-pong GPU {} -> GPU {}", b, a));
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&ns, elapsed.data(), sizeof(ns), cudaMemcpyDeviceToHost));
+  return static_cast<double>(ns) / 1000.0 / (2.0 * kRoundsPerSample);
+}
+
+}  // namespace
+
+void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result) {
+  for (std::size_t bytes : latencySizes()) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        if (src == dst) continue;
+        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
+        BenchCell cell;
+        cell.src = src;
+        cell.dst = dst;
+        cell.bytes = bytes;
+        cell.route =
+            fmt::format("{}[{}] -> {}[{}] via P2P/DIRECT/SM/write (put-with-signal, ping-pong)", src, src, dst, dst);
+        try {
+          std::vector<double> samples;
+          for (int i = 0; i < context.options.iterations; ++i)
+            samples.push_back(pingPongSample(context, src, dst, bytes));
+          fillLatency(cell, samples);
+        } catch (const Error& error) {
+          cell.error = error.what();
+        }
+        result.cells.push_back(cell);
+      }
+    }
+  }
+}
+
+void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result) {
+  for (std::size_t bytes : latencySizes()) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        if (src == dst) continue;
+        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
+        BenchCell cell;
+        cell.src = src;
+        cell.dst = dst;
+        cell.bytes = bytes;
+        cell.route = fmt::format("{} -> {} cudaMemcpyPeerAsync back to back", src, dst);
+        try {
+          context.transport.enablePeerAccess(src, dst);
+          DeviceBuffer from(src, bytes), to(dst, bytes);
+          Stream stream(src);
+          DeviceGuard guard(src);
+          Event start(src), stop(src);
+          std::vector<double> samples;
+          for (int copy = 0; copy < 10; ++copy) {  // warm-up
+            PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, stream.get()));
+          }
+          for (int i = 0; i < context.options.iterations; ++i) {
+            PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+            for (int copy = 0; copy < kCopiesPerSample; ++copy) {
+              PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, stream.get()));
+            }
+            PEERLINK_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+            PEERLINK_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+            float ms = 0;
+            PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+            samples.push_back(static_cast<double>(ms) * 1000.0 / kCopiesPerSample);
+          }
+          fillLatency(cell, samples);
+        } catch (const Error& error) {
+          cell.error = error.what();
+        }
+        result.cells.push_back(cell);
+      }
+    }
+  }
+}
+
+}  // namespace peerlink

@@ -1,0 +1,151 @@
+// The benchmark cases: stable names, one-line descriptions (they double as `peerlink bench -l`), and
+// when each cannot run. Names never change once published: scripts and committed results refer to them.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "bench/bench_case.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink {
+namespace {
+
+std::optional<std::string> needsTwoGpus(const BenchContext& context) {
+  if (context.devices.size() < 2) return fmt::format("needs 2 GPUs, {} in use", context.devices.size());
+  return std::nullopt;
+}
+
+std::optional<std::string> needsThreeGpus(const BenchContext& context) {
+  if (context.devices.size() < 3) return fmt::format("needs 3 GPUs (a relay), {} in use", context.devices.size());
+  return std::nullopt;
+}
+
+std::optional<std::string> always(const BenchContext&) {
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<std::size_t>& latencySizes() {
+  static const std::vector<std::size_t> sizes = {8, 64, 512, 4096, 65536};
+  return sizes;
+}
+
+const std::vector<BenchCaseSpec>& benchCaseSpecs() {
+  using M = BenchMetric;
+  static const std::vector<BenchCaseSpec> specs = {
+      {{"d2d_write_ce", "GPU(row) -> GPU(column), copy engine, the source pushes (DIRECT)", M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) {
+         runOneWayCase(c, r, RouteMode::Direct, Engine::CopyEngine, Direction::Write);
+       }},
+      {{"d2d_read_ce", "GPU(row) -> GPU(column), copy engine, the destination pulls (DIRECT)", M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) {
+         runOneWayCase(c, r, RouteMode::Direct, Engine::CopyEngine, Direction::Read);
+       }},
+      {{"d2d_write_sm", "GPU(row) -> GPU(column), peerlink's copy kernel on the source (DIRECT)", M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) {
+         runOneWayCase(c, r, RouteMode::Direct, Engine::Sm, Direction::Write);
+       }},
+      {{"d2d_read_sm", "GPU(row) -> GPU(column), peerlink's copy kernel on the destination (DIRECT)", M::Bandwidth,
+        true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) {
+         runOneWayCase(c, r, RouteMode::Direct, Engine::Sm, Direction::Read);
+       }},
+      {{"d2d_bidir_ce", "GPU(row) <-> GPU(column) both ways at once, copy engines; total of both directions",
+        M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::CopyEngine); }},
+      {{"d2d_bidir_sm", "GPU(row) <-> GPU(column) both ways at once, copy kernels; total of both directions",
+        M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::Sm); }},
+      {{"d2d_staged", "GPU(row) -> GPU(column) through pinned host memory, chunked, both hops overlapped (STAGED)",
+        M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) {
+         runOneWayCase(c, r, RouteMode::Staged, Engine::CopyEngine, Direction::Write);
+       }},
+      {{"d2d_relay", "GPU(row) -> GPU(column) through each third GPU, two pipelined copy-engine hops (RELAY)",
+        M::Bandwidth, true},
+       needsThreeGpus,
+       runRelayCase},
+      {{"h2d_ce", "pinned host memory -> each GPU, copy engine", M::Bandwidth, true},
+       always,
+       [](BenchContext& c, BenchCaseResult& r) { runHostCase(c, r, true); }},
+      {{"d2h_ce", "each GPU -> pinned host memory, copy engine", M::Bandwidth, true},
+       always,
+       [](BenchContext& c, BenchCaseResult& r) { runHostCase(c, r, false); }},
+      {{"latency_put_signal",
+        "one-way latency GPU(row) -> GPU(column): a kernel stores the payload and a flag, the peer's kernel polls it "
+        "(ping-pong, 8 B to 64 KiB)",
+        M::Latency, true},
+       needsTwoGpus,
+       runPutSignalLatencyCase},
+      {{"latency_ce", "cost of one cudaMemcpyPeerAsync GPU(row) -> GPU(column), back to back on one stream", M::Latency,
+        true},
+       needsTwoGpus,
+       runCopyEngineLatencyCase},
+  };
+  return specs;
+}
+
+std::vector<BenchCaseInfo> benchCases() {
+  std::vector<BenchCaseInfo> infos;
+  for (const BenchCaseSpec& spec : benchCaseSpecs()) infos.push_back(spec.info);
+  return infos;
+}
+
+std::vector<BenchCaseInfo> selectBenchCases(const BenchOptions& options) {
+  const std::vector<BenchCaseInfo> all = benchCases();
+  auto known = [&](const std::string& name) {
+    return std::any_of(all.begin(), all.end(), [&](const BenchCaseInfo& info) { return info.name == name; });
+  };
+  for (const std::string& name : options.names) {
+    if (!known(name)) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("unknown test case '{}' (`peerlink bench -l` lists them)", name));
+    }
+  }
+  for (const std::string& prefix : options.prefixes) {
+    const bool matches =
+        std::any_of(all.begin(), all.end(), [&](const BenchCaseInfo& info) { return info.name.rfind(prefix, 0) == 0; });
+    if (!matches) {
+      throw Error(ErrorCode::InvalidUsage, fmt::format("no test case starts with '{}' (`peerlink bench -l`)", prefix));
+    }
+  }
+  std::vector<BenchCaseInfo> selected;
+  for (const BenchCaseInfo& info : all) {
+    const bool byName = std::find(options.names.begin(), options.names.end(), info.name) != options.names.end();
+    const bool byPrefix = std::any_of(options.prefixes.begin(), options.prefixes.end(),
+                                      [&](const std::string& prefix) { return info.name.rfind(prefix, 0) == 0; });
+    const bool byDefault = options.names.empty() && options.prefixes.empty() && info.inDefaultSet;
+    if (byName || byPrefix || byDefault) selected.push_back(info);
+  }
+  return selected;
+}
+
+std::vector<std::size_t> sweepSizes(std::size_t minBytes, std::size_t maxBytes, double factor) {
+  if (minBytes == 0) throw Error(ErrorCode::InvalidUsage, "the smallest size (-b) must be at least 1 byte");
+  if (minBytes > maxBytes) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("the smallest size (-b {}) is larger than the largest (-e {})", minBytes, maxBytes));
+  }
+  if (minBytes < maxBytes && !(factor > 1.0)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("the size factor (-f {}) must be greater than 1", factor));
+  }
+  std::vector<std::size_t> sizes;
+  double size = static_cast<double>(minBytes);
+  while (size <= static_cast<double>(maxBytes) * (1 + 1e-12)) {
+    sizes.push_back(static_cast<std::size_t>(std::llround(size)));
+    if (minBytes == maxBytes) break;
+    size *= factor;
+  }
+  return sizes;
+}
+
+}  // namespace peerlink

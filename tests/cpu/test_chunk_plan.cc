@@ -1,0 +1,46 @@
+#include <gtest/gtest.h>
+
+#include "peerlink/error.hpp"
+#include "transport/chunk_plan.hpp"
+#include "transport/copy_validation.hpp"
+
+namespace peerlink {
+namespace {
+
+TEST(ChunkPlan, CoversEveryByteOnceInOrderWithRoundRobinSlots) {
+  const auto chunks = planChunks(10 * 1000 + 7, 1000, 4);
+  ASSERT_EQ(chunks.size(), 11u);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    EXPECT_EQ(chunks[i].offset, next);
+    EXPECT_EQ(chunks[i].slot, static_cast<int>(i % 4));
+    next += chunks[i].bytes;
+  }
+  EXPECT_EQ(next, 10u * 1000 + 7);
+  EXPECT_EQ(chunks.back().bytes, 7u);
+}
+
+TEST(ChunkPlan, SmallAndEmptyTransfers) {
+  EXPECT_TRUE(planChunks(0, 4096, 4).empty());
+  const auto one = planChunks(5, 4096, 4);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].bytes, 5u);
+  EXPECT_EQ(planChunks(8192, 4096, 1)[1].slot, 0);
+}
+
+TEST(ChunkPlan, RejectsZeroChunkOrNoSlots) {
+  EXPECT_THROW(planChunks(10, 0, 4), Error);
+  EXPECT_THROW(planChunks(10, 4, 0), Error);
+}
+
+TEST(CopyValidation, RangesOverlap) {
+  EXPECT_TRUE(rangesOverlap(100, 100, 1));
+  EXPECT_TRUE(rangesOverlap(100, 115, 16));
+  EXPECT_TRUE(rangesOverlap(115, 100, 16));
+  EXPECT_FALSE(rangesOverlap(100, 116, 16));
+  EXPECT_FALSE(rangesOverlap(116, 100, 16));
+  EXPECT_FALSE(rangesOverlap(100, 100, 0));
+}
+
+}  // namespace
+}  // namespace peerlink

@@ -1,0 +1,408 @@
+// The transfer engine's kernels on real GPUs: SM copy (one GPU, peer write, peer read), put-with-signal and
+// its wait, the dropped-flag timeout, ping-pong latency. Destinations are poisoned, guards included.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/cuda_check.hpp"
+#include "gpu_test_support.hpp"
+#include "kernels/copy_kernels.cuh"
+#include "kernels/put_signal.cuh"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::kernels {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr unsigned char kPoison = 0xA5;
+constexpr size_t kGuard = 64;      // poisoned bytes checked on each side of a destination range
+constexpr size_t kMaxOffset = 17;  // offsets 0..17 on both sides
+constexpr size_t kMiB = size_t{1} << 20;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Polls the stream instead of blocking in cudaStreamSynchronize, so a stuck kernel fails the test.
+bool finishes(cudaStream_t stream, double seconds) {
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess) return true;
+    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
+    if (secondsSince(start) > seconds) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+std::vector<unsigned char> randomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<unsigned char> bytes(n);
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t word = rng();
+    std::memcpy(bytes.data() + i, &word, std::min<size_t>(8, n - i));
+  }
+  return bytes;
+}
+
+// "" when GPUs 0 and 1 reach each other (and peer access is then enabled both ways), else why not.
+std::string peersUnavailable() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    cudaGetLastError();
+    return "needs 2 GPUs";
+  }
+  for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    int can = 0;
+    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+    if (!can) return "GPU " + std::to_string(from) + " cannot access GPU " + std::to_string(to) + " as a peer";
+    DeviceGuard guard(from);
+    const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
+    if (status != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(status);
+    cudaGetLastError();  // clears cudaErrorPeerAccessAlreadyEnabled
+  }
+  return "";
+}
+
+// Runs fn with `device` current (kernels launch on the current device).
+template <typename Fn>
+void on(int device, Fn&& fn) {
+  DeviceGuard guard(device);
+  fn();
+}
+
+#define PEERLINK_REQUIRE_PEERS_0_1()                           \
+  do {                                                         \
+    PEERLINK_REQUIRE_GPUS(2);                                  \
+    const std::string peerlink_why_ = peersUnavailable();      \
+    if (!peerlink_why_.empty()) GTEST_SKIP() << peerlink_why_; \
+  } while (0)
+
+DeviceBuffer filled(int device, size_t bytes, int value) {
+  DeviceBuffer buffer(device, bytes);
+  DeviceGuard guard(device);
+  PEERLINK_CUDA_CHECK(cudaMemset(buffer.data(), value, bytes));
+  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+  return buffer;
+}
+
+DeviceBuffer uploaded(int device, const std::vector<unsigned char>& bytes) {
+  DeviceBuffer buffer(device, bytes.size());
+  PEERLINK_CUDA_CHECK(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+std::vector<unsigned char> downloaded(const DeviceBuffer& buffer) {
+  std::vector<unsigned char> bytes(buffer.size());
+  PEERLINK_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer.data(), bytes.size(), cudaMemcpyDeviceToHost));
+  return bytes;
+}
+
+struct Placement {  // where the buffers live and which GPU runs the kernel
+  const char* name;
+  int srcDevice, dstDevice, executing;
+};
+constexpr Placement kLocal{"local", 0, 0, 0};
+constexpr Placement kWrite{"write 0->1 (run on 0)", 0, 1, 0};
+constexpr Placement kRead{"read 0->1 (run on 1)", 0, 1, 1};
+
+// Random source on one GPU, poisoned destination on another, checked on the host after each copy.
+class CopyChecker {
+ public:
+  CopyChecker(const Placement& placement, size_t maxBytes)
+      : placement_(placement),
+        hostSource_(randomBytes(maxBytes + kMaxOffset, 0x5eed0001)),
+        source_(uploaded(placement.srcDevice, hostSource_)),
+        destination_(placement.dstDevice, maxBytes + kMaxOffset + 2 * kGuard),
+        readBack_(destination_.size()),
+        stream_(placement.executing) {}
+
+  // Copies bytes from source+srcOffset to destination+kGuard+dstOffset; returns "" or what went wrong.
+  std::string check(size_t bytes, size_t srcOffset, size_t dstOffset, const SmCopyConfig& config, int smCount = 0) {
+    const size_t span = bytes + kMaxOffset + 2 * kGuard;
+    on(placement_.dstDevice, [&] {
+      PEERLINK_CUDA_CHECK(cudaMemset(destination_.data(), kPoison, span));
+      PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+    });
+    auto* dst = static_cast<unsigned char*>(destination_.data()) + kGuard + dstOffset;
+    const auto* src = static_cast<const unsigned char*>(source_.data()) + srcOffset;
+    on(placement_.executing, [&] { launchSmCopy(dst, src, bytes, smCount, stream_.get(), config); });
+    if (!finishes(stream_.get(), 10)) return "the copy kernel did not finish in 10 s";
+    PEERLINK_CUDA_CHECK(cudaMemcpy(readBack_.data(), destination_.data(), span, cudaMemcpyDeviceToHost));
+    const auto* got = static_cast<const unsigned char*>(readBack_.data());
+    const size_t begin = kGuard + dstOffset;
+    const size_t end = begin + bytes;
+    const std::string what = std::string(placement_.name) + " " + std::to_string(bytes) + " B, src+" +
+                             std::to_string(srcOffset) + " dst+" + std::to_string(dstOffset) + ", " +
+                             copyHintName(config.hint) + " unroll " + std::to_string(config.unroll) + " x" +
+                             std::to_string(config.threadsPerBlock) + " smCount " + std::to_string(smCount);
+    if (std::memcmp(got + begin, hostSource_.data() + srcOffset, bytes) != 0) {
+      size_t i = 0;
+      while (got[begin + i] == hostSource_[srcOffset + i]) ++i;
+      return what + ": data byte " + std::to_string(i) + " is " + std::to_string(got[begin + i]) + ", expected " +
+             std::to_string(hostSource_[srcOffset + i]);
+    }
+    for (size_t i = 0; i < span; ++i) {
+      if ((i < begin || i >= end) && got[i] != kPoison) return what + ": guard byte " + std::to_string(i) + " written";
+    }
+    return "";
+  }
+
+ private:
+  Placement placement_;
+  std::vector<unsigned char> hostSource_;
+  DeviceBuffer source_;
+  DeviceBuffer destination_;
+  PinnedBuffer readBack_;
+  Stream stream_;
+};
+
+// Every size class with offsets 0..17 on both sides; 64 MiB + 13 with one offset pair per access unit.
+void checkAllSizesAndOffsets(const Placement& placement) {
+  const std::vector<size_t> sizes = {1, 3, 15, 16, 17, 4095, 4097, kMiB + 7};
+  constexpr size_t kLarge = 64 * kMiB + 13;
+  CopyChecker checker(placement, kLarge);
+  const SmCopyConfig config;
+  for (const size_t bytes : sizes) {
+    for (size_t srcOffset = 0; srcOffset <= kMaxOffset; ++srcOffset) {
+      for (size_t dstOffset = 0; dstOffset <= kMaxOffset; ++dstOffset) {
+        const std::string failure = checker.check(bytes, srcOffset, dstOffset, config);
+        ASSERT_TRUE(failure.empty()) << failure;
+      }
+    }
+  }
+  // (src, dst) offsets whose difference selects 16-, 8-, 4-, 2- and 1-byte units, aligned and not.
+  const std::vector<std::pair<size_t, size_t>> pairs = {{0, 0}, {5, 5}, {16, 0}, {0, 8},
+                                                        {4, 8}, {2, 4}, {17, 3}, {1, 0}};
+  for (const auto& [srcOffset, dstOffset] : pairs) {
+    const std::string failure = checker.check(kLarge, srcOffset, dstOffset, config);
+    ASSERT_TRUE(failure.empty()) << failure;
+  }
+}
+
+TEST(GpuKernels, SmCopyOnOneGpuAllSizesAndOffsets) {
+  PEERLINK_REQUIRE_GPUS(1);
+  checkAllSizesAndOffsets(kLocal);
+}
+
+TEST(GpuKernels, SmCopyWritesToPeerAllSizesAndOffsets) {
+  PEERLINK_REQUIRE_PEERS_0_1();
+  checkAllSizesAndOffsets(kWrite);
+}
+
+TEST(GpuKernels, SmCopyReadsFromPeerAllSizesAndOffsets) {
+  PEERLINK_REQUIRE_PEERS_0_1();
+  checkAllSizesAndOffsets(kRead);
+}
+
+// Both cache hints, both unrolls, odd block shapes and a one-SM grid (many grid-stride passes).
+TEST(GpuKernels, SmCopyVariantsAreCorrect) {
+  PEERLINK_REQUIRE_GPUS(1);
+  std::vector<Placement> placements = {kLocal};
+  if (peersUnavailable().empty()) placements.insert(placements.end(), {kWrite, kRead});
+  const std::vector<size_t> sizes = {17, 4097, kMiB + 7, 16 * kMiB + 3};
+  const std::vector<std::pair<size_t, size_t>> pairs = {{0, 0}, {3, 3}, {0, 8}, {4, 8}, {2, 4}, {1, 0}};
+  for (const Placement& placement : placements) {
+    CopyChecker checker(placement, 16 * kMiB + 3);
+    for (const CopyHint hint : {CopyHint::Plain, CopyHint::Streaming}) {
+      for (const int unroll : {4, 8}) {
+        for (const auto& [threads, smCount] : {std::pair{32, 0}, {512, 0}, {1024, 0}, {32, 1}, {1024, 1}}) {
+          const SmCopyConfig config{hint, unroll, threads, smCount};
+          for (const size_t bytes : sizes) {
+            if (smCount == 1 && bytes > 2 * kMiB) continue;  // one block: many passes already at 1 MiB
+            for (const auto& [srcOffset, dstOffset] : pairs) {
+              const std::string failure = checker.check(bytes, srcOffset, dstOffset, config, smCount);
+              ASSERT_TRUE(failure.empty()) << failure;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Each call throws before launching anything, so host pointers do.
+TEST(GpuKernels, LaunchesRejectBadArguments) {
+  PEERLINK_REQUIRE_GPUS(1);
+  uint64_t word = 0;
+  EXPECT_NO_THROW(launchSmCopy(nullptr, nullptr, 0, 0, nullptr));
+  EXPECT_THROW(launchSmCopy(nullptr, &word, 8, 0, nullptr), Error);
+  const SmCopyConfig badUnroll{CopyHint::Plain, 5, 512, 0}, badThreads{CopyHint::Plain, 4, 48, 0};
+  EXPECT_THROW(launchSmCopy(&word, &word, 8, 0, nullptr, badUnroll), Error);
+  EXPECT_THROW(launchSmCopy(&word, &word, 8, 0, nullptr, badThreads), Error);
+  EXPECT_THROW(launchPutSignal(&word, &word, 8, nullptr, 1, false, nullptr), Error);
+  EXPECT_THROW(launchWaitSignal(&word, 1, 1, nullptr, nullptr), Error);
+}
+
+// What the kernels report, in mapped pinned memory, reset to pending: the host reads it while they run, and
+// with unified addressing its host pointer is its device pointer.
+struct Reports {
+  DeviceStatus status[2];
+  uint64_t elapsedNs;
+};
+struct MappedReports {
+  PinnedBuffer memory{sizeof(Reports), cudaHostAllocMapped | cudaHostAllocPortable};
+  Reports* r = new (memory.data()) Reports{{pendingStatus(), pendingStatus()}, 0};
+};
+
+// The receiver's wait kernel is launched first, then the put: each transfer is checked for its flag, its
+// data and the poisoned guard bytes around it. Flags only grow, so one flag serves every transfer.
+void checkPutSignal(int from, int to) {
+  const std::vector<std::pair<size_t, size_t>> transfers = {{8, 0}, {4096, 0}, {65536, 0}, {4096 + 3, 5}, {1, 7}};
+  const std::vector<unsigned char> payload = randomBytes(65536 + 16, 0x5eed0002);
+  const DeviceBuffer source = uploaded(from, payload);
+  DeviceBuffer flag = filled(to, sizeof(uint64_t), 0);
+  auto* flagPointer = static_cast<uint64_t*>(flag.data());
+  Stream sender(from), receiver(to);
+  MappedReports reports;
+  uint64_t value = 0;
+  for (const auto& [bytes, offset] : transfers) {
+    ++value;
+    const DeviceBuffer destination = filled(to, 65536 + 16 + 2 * kGuard, kPoison);
+    reports.r->status[0] = pendingStatus();
+    on(to, [&] { launchWaitSignal(flagPointer, value, 2'000'000'000, &reports.r->status[0], receiver.get()); });
+    on(from, [&] {
+      launchPutSignal(static_cast<unsigned char*>(destination.data()) + kGuard + offset,
+                      static_cast<const unsigned char*>(source.data()) + offset, bytes, flagPointer, value, false,
+                      sender.get());
+    });
+    ASSERT_TRUE(finishes(sender.get(), 5)) << "put-signal of " << bytes << " B did not finish";
+    ASSERT_TRUE(finishes(receiver.get(), 5)) << "the wait for " << bytes << " B did not finish";
+    const DeviceStatus status = reports.r->status[0];
+    EXPECT_EQ(status.status, PEERLINK_STATUS_OK) << bytes << " B";
+    EXPECT_EQ(status.observed, value) << bytes << " B";
+    EXPECT_NO_THROW(throwIfDeviceFailed(status, "put-signal"));
+    const std::vector<unsigned char> got = downloaded(destination);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const bool inside = i >= kGuard + offset && i < kGuard + offset + bytes;
+      ASSERT_EQ(got[i], inside ? payload[i - kGuard] : kPoison)
+          << bytes << " B at offset " << offset << ": byte " << i << (inside ? "" : " (guard)");
+    }
+  }
+}
+
+TEST(GpuKernels, PutSignalOnOneGpu) {
+  PEERLINK_REQUIRE_GPUS(1);
+  checkPutSignal(0, 0);
+}
+
+TEST(GpuKernels, PutSignalDeliversDataAndFlagAcrossGpus) {
+  PEERLINK_REQUIRE_PEERS_0_1();
+  checkPutSignal(0, 1);
+  checkPutSignal(1, 0);
+}
+
+TEST(GpuKernels, DroppedFlagTimesOutWithinTheDeadline) {
+  PEERLINK_REQUIRE_PEERS_0_1();
+  const std::vector<unsigned char> payload = randomBytes(4096, 0x5eed0003);
+  const DeviceBuffer source = uploaded(0, payload);
+  const DeviceBuffer destination = filled(1, payload.size(), kPoison);
+  DeviceBuffer flag = filled(1, sizeof(uint64_t), 0);
+  Stream sender(0), receiver(1);
+  MappedReports reports;
+  auto* flagPointer = static_cast<uint64_t*>(flag.data());
+  const Clock::time_point start = Clock::now();
+  on(1, [&] { launchWaitSignal(flagPointer, 1, 50'000'000, &reports.r->status[0], receiver.get()); });
+  on(0, [&] { launchPutSignal(destination.data(), source.data(), 4096, flagPointer, 1, true, sender.get()); });
+  ASSERT_TRUE(finishes(receiver.get(), 2)) << "the wait kernel missed its 50 ms deadline by more than 1.95 s";
+  const double seconds = secondsSince(start);
+  ASSERT_TRUE(finishes(sender.get(), 2));
+  std::printf("dropped flag: the host saw the wait end after %.1f ms (deadline 50 ms)\n", seconds * 1e3);
+  EXPECT_GE(seconds, 0.040);
+  const DeviceStatus status = reports.r->status[0];
+  EXPECT_EQ(status.status, PEERLINK_STATUS_TIMEOUT);
+  EXPECT_EQ(status.observed, 0u);
+  try {
+    throwIfDeviceFailed(status, "put-signal 0 -> 1");
+    ADD_FAILURE() << "a TIMEOUT status did not throw";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::Timeout);
+    EXPECT_NE(std::string(error.what()).find("put-signal 0 -> 1: device reported TIMEOUT"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(downloaded(destination), payload) << "the data goes even when the flag is dropped";
+}
+
+// One GPU's half of a ping-pong: its flag, the inbox the peer writes, the outbox it sends.
+struct PingPongBuffers {
+  std::vector<unsigned char> sent;
+  DeviceBuffer flag;
+  DeviceBuffer inbox;
+  DeviceBuffer outbox;
+  PingPongBuffers(int device, size_t bytes, uint64_t seed)
+      : sent(randomBytes(bytes, seed)),
+        flag(filled(device, sizeof(uint64_t), 0)),
+        inbox(device, bytes),
+        outbox(uploaded(device, sent)) {}
+};
+
+PingPongSide sideOf(PingPongBuffers& self, PingPongBuffers& peer, size_t bytes, bool initiator, Reports* reports) {
+  PingPongSide side;
+  side.localFlag = static_cast<uint64_t*>(self.flag.data());
+  side.peerFlag = static_cast<uint64_t*>(peer.flag.data());
+  side.peerPayload = peer.inbox.data();
+  side.localPayload = self.outbox.data();
+  side.payloadBytes = bytes;
+  side.initiator = initiator;
+  side.status = &reports->status[initiator ? 0 : 1];
+  side.elapsedNs = &reports->elapsedNs;
+  return side;
+}
+
+TEST(GpuKernels, PingPongMeasuresPlausibleLatency) {
+  PEERLINK_REQUIRE_PEERS_0_1();
+  Stream stream0(0), stream1(1);
+  for (const size_t bytes : {size_t{0}, size_t{8}, size_t{4096}, size_t{65536}}) {
+    PingPongBuffers a(0, std::max<size_t>(bytes, 1), 0x5eed0010), b(1, std::max<size_t>(bytes, 1), 0x5eed0011);
+    MappedReports reports;
+    Reports* r = reports.r;
+    PingPongSide initiator = sideOf(a, b, bytes, true, r);
+    PingPongSide responder = sideOf(b, a, bytes, false, r);
+    initiator.iterations = responder.iterations = bytes == 0 ? 4000 : 1000;
+    on(1, [&] { launchPingPong(responder, stream1.get()); });
+    on(0, [&] { launchPingPong(initiator, stream0.get()); });
+    ASSERT_TRUE(finishes(stream0.get(), 10)) << "the initiator did not finish";
+    ASSERT_TRUE(finishes(stream1.get(), 10)) << "the responder did not finish";
+    ASSERT_EQ(r->status[0].status, PEERLINK_STATUS_OK) << "initiator stalled in round " << r->status[0].step;
+    ASSERT_EQ(r->status[1].status, PEERLINK_STATUS_OK) << "responder stalled in round " << r->status[1].step;
+    const double oneWayUs = static_cast<double>(r->elapsedNs) / (2.0 * initiator.iterations) / 1e3;
+    std::printf("ping-pong GPU 0 <-> 1, %zu B payload%s: one-way %.3f us (%d round trips)\n", bytes,
+                bytes == 0 ? " (flag only)" : " + flag", oneWayUs, initiator.iterations);
+    RecordProperty("one_way_us_" + std::to_string(bytes) + "B", std::to_string(oneWayUs));
+    EXPECT_GT(oneWayUs, 0.3);
+    EXPECT_LT(oneWayUs, 50.0);
+    if (bytes > 0) {  // the last payload each side received is the other's outbox
+      EXPECT_EQ(downloaded(b.inbox), a.sent);
+      EXPECT_EQ(downloaded(a.inbox), b.sent);
+    }
+  }
+}
+
+TEST(GpuKernels, PingPongWithoutPartnerTimesOut) {
+  PEERLINK_REQUIRE_PEERS_0_1();
+  PingPongBuffers a(0, 4096, 1), b(1, 4096, 2);
+  Stream stream0(0);
+  for (const bool initiator : {true, false}) {
+    MappedReports reports;
+    PingPongSide side = sideOf(a, b, 4096, initiator, reports.r);
+    side.timeoutNs = 50'000'000;
+    on(0, [&] { launchPingPong(side, stream0.get()); });
+    ASSERT_TRUE(finishes(stream0.get(), 2)) << "a lone ping-pong side missed its 50 ms deadline by more than 1.95 s";
+    const DeviceStatus status = reports.r->status[initiator ? 0 : 1];
+    EXPECT_EQ(status.status, PEERLINK_STATUS_TIMEOUT) << (initiator ? "initiator" : "responder");
+    EXPECT_EQ(status.step, 0);
+    EXPECT_EQ(status.observed, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::kernels

@@ -1,0 +1,107 @@
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "bench_format.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "matrix_format.hpp"
+#include "output_file.hpp"
+#include "peerlink/bench.hpp"
+#include "peerlink/error.hpp"
+#include "run_metadata.hpp"
+#include "size_parse.hpp"
+
+namespace peerlink::cli {
+namespace {
+
+std::string listText() {
+  std::vector<std::vector<std::string>> rows;
+  for (const BenchCaseInfo& info : benchCases()) rows.push_back({info.name, info.description});
+  return formatTable({"test case", "what it measures"}, rows);
+}
+
+BenchOptions toBenchOptions(const BenchCommandOptions& options) {
+  BenchOptions bench;
+  bench.names = options.names;
+  bench.prefixes = options.prefixes;
+  bench.minBytes = parseSize(options.minBytes, "-b");
+  bench.maxBytes = options.maxBytes.empty() ? bench.minBytes : parseSize(options.maxBytes, "-e");
+  bench.factor = options.factor;
+  bench.iterations = options.iterations;
+  bench.warmup = options.warmup;
+  bench.verify = !options.noVerify;
+  bench.devices = options.devices;
+  if (bench.iterations < 1) throw Error(ErrorCode::InvalidUsage, "-n must be at least 1");
+  if (bench.warmup < 0) throw Error(ErrorCode::InvalidUsage, "-w must not be negative");
+  sweepSizes(bench.minBytes, bench.maxBytes, bench.factor);  // rejects bad sweeps before any GPU work
+  selectBenchCases(bench);                                   // rejects unknown names likewise
+  return bench;
+}
+
+}  // namespace
+
+CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "bench", "Measure bandwidth and latency of every route between GPUs, verified, as GPU x GPU matrices");
+  command->add_flag("-l,--list", options.list, "List the test cases and exit");
+  command->add_option("-t,--test", options.names, "Run this test case (repeatable)");
+  command->add_option("-p,--prefix", options.prefixes, "Run the test cases whose name starts with this (repeatable)");
+  command->add_option("-b,--minbytes", options.minBytes, "Smallest size, e.g. 8, 64K, 256M, 1G (default 256M)");
+  command->add_option("-e,--maxbytes", options.maxBytes, "Largest size (default: the smallest)");
+  command->add_option("-f,--stepfactor", options.factor, "Each size is the previous times this (default 2)");
+  command->add_option("-n,--iters", options.iterations,
+                      "Timed iterations per cell; the median is reported (default 20)");
+  command->add_option("-w,--warmup_iters", options.warmup, "Untimed iterations first (default 5)");
+  command->add_flag("--no-verify", options.noVerify, "Skip verifying the copied data");
+  command->add_option("-d,--devices", options.devices, "GPUs to use, e.g. -d 0,1 (default: all)")->delimiter(',');
+  command->add_option("--json", options.jsonPath, "Write every result as JSON to this file ('-' for stdout)");
+  command->add_option("--min-bw", options.minBandwidth, "Fail (exit 4) when a bandwidth cell is below this many GB/s");
+  return command;
+}
+
+int runBenchCommand(const BenchCommandOptions& options, Context& context) {
+  if (options.list) {
+    context.out << listText();
+    return kExitOk;
+  }
+  BenchOptions bench = toBenchOptions(options);
+  if (isatty(STDERR_FILENO) != 0) {
+    bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
+  }
+  const Topology topology = discoverTopology(context.params);
+  const std::vector<BenchCaseResult> results = runBench(topology, context.params, bench);
+  if (bench.progress) std::fprintf(stderr, "\r\033[K");
+
+  if (!options.jsonPath.empty()) {
+    nlohmann::json document = benchToJson(topology, context.params, bench, results);
+    document["generated_by"] = runMetadata(context.commandLine);
+    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+  }
+  if (options.jsonPath != "-") context.out << formatBenchText(topology, results);
+
+  int failed = 0;
+  int belowFloor = 0;
+  for (const BenchCaseResult& result : results) {
+    for (const BenchCell& cell : result.cells) {
+      if (cell.failed()) ++failed;
+      if (!cell.failed() && result.metric == BenchMetric::Bandwidth && options.minBandwidth > 0 &&
+          cell.gbps < options.minBandwidth) {
+        ++belowFloor;
+      }
+    }
+  }
+  if (failed > 0) {
+    context.err << fmt::format("peerlink: {} cell(s) FAILED (wrong data or errors; see above)\n", failed);
+    return kExitBroken;
+  }
+  if (belowFloor > 0) {
+    context.err << fmt::format("peerlink: {} cell(s) below --min-bw {} GB/s\n", belowFloor, options.minBandwidth);
+    return kExitDegraded;
+  }
+  return kExitOk;
+}
+
+}  // namespace peerlink::cli

@@ -1,0 +1,142 @@
+#include "bench_format.hpp"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "matrix_format.hpp"
+#include "size_parse.hpp"
+
+namespace peerlink::cli {
+namespace {
+
+std::string valueText(const BenchCaseResult& result, const BenchCell& cell) {
+  if (!cell.error.empty()) return "ERROR";
+  if (cell.wrongBytes != 0) return "FAILED";
+  return result.metric == BenchMetric::Latency ? fmt::format("{:.2f}", cell.medianUs)
+                                               : fmt::format("{:.1f}", cell.gbps);
+}
+
+std::string unitText(const BenchCaseResult& result) {
+  return result.metric == BenchMetric::Latency ? "us, median one way" : "GB/s at the median time";
+}
+
+std::string formatSizeBlock(const Topology& topology, const BenchCaseResult& result,
+                            const std::vector<const BenchCell*>& cells, std::size_t bytes) {
+  const bool host =
+      std::any_of(cells.begin(), cells.end(), [](const BenchCell* c) { return c->src < 0 || c->dst < 0; });
+  const bool relay = std::any_of(cells.begin(), cells.end(), [](const BenchCell* c) { return c->via >= 0; });
+  std::string out;
+  if (host || relay) {
+    std::vector<std::vector<std::string>> rows;
+    for (const BenchCell* cell : cells) {
+      const std::string from = cell->src < 0 ? "host" : fmt::format("GPU{}", cell->src);
+      const std::string to = cell->dst < 0 ? "host" : fmt::format("GPU{}", cell->dst);
+      rows.push_back({"  " + from + " -> " + to + (cell->via >= 0 ? fmt::format(" via GPU{}", cell->via) : ""),
+                      valueText(result, *cell),
+                      cell->expectedGBps > 0 ? fmt::format("{:.1f}", cell->expectedGBps) : "-"});
+    }
+    out += fmt::format("  {} ({})\n", formatSize(bytes), unitText(result));
+    out += formatTable({"  transfer", "measured", "link model"}, rows);
+    return out;
+  }
+  std::map<std::pair<int, int>, const BenchCell*> byPair;
+  double sum = 0;
+  for (const BenchCell* cell : cells) {
+    byPair[{cell->src, cell->dst}] = cell;
+    if (!cell->failed()) sum += result.metric == BenchMetric::Bandwidth ? cell->gbps : 0;
+  }
+  const bool bothWays = result.name.find("bidir") != std::string::npos;
+  Matrix matrix{
+      fmt::format("  {} ({}) GPU(row) {} GPU(column)", formatSize(bytes), unitText(result), bothWays ? "<->" : "->"),
+      static_cast<int>(topology.gpus.size()),
+      [&](int row, int column) {
+        auto found = byPair.find({row, column});
+        if (found == byPair.end()) found = bothWays ? byPair.find({column, row}) : byPair.end();
+        return found == byPair.end() ? std::string("N/A") : valueText(result, *found->second);
+      },
+      {},
+      nullptr};
+  out += formatMatrix(matrix);
+  if (result.metric == BenchMetric::Bandwidth) out += fmt::format("  SUM {} {:.1f}\n", result.name, sum);
+  return out;
+}
+
+}  // namespace
+
+std::string formatBenchText(const Topology& topology, const std::vector<BenchCaseResult>& results) {
+  std::string out;
+  for (const BenchCaseResult& result : results) {
+    out += fmt::format("\n{}: {}\n", result.name, result.description);
+    if (result.notApplicable) {
+      out += fmt::format("  N/A: {}\n", *result.notApplicable);
+      continue;
+    }
+    std::map<std::size_t, std::vector<const BenchCell*>> bySize;
+    for (const BenchCell& cell : result.cells) bySize[cell.bytes].push_back(&cell);
+    for (const auto& [bytes, cells] : bySize) out += formatSizeBlock(topology, result, cells, bytes);
+    for (const BenchCell& cell : result.cells) {
+      if (!cell.error.empty()) out += fmt::format("  ERROR GPU {} -> GPU {}: {}\n", cell.src, cell.dst, cell.error);
+      if (cell.wrongBytes != 0) {
+        out += fmt::format("  FAILED GPU {} -> GPU {} ({} bytes): {} wrong bytes after the copy\n", cell.src, cell.dst,
+                           cell.bytes, cell.wrongBytes);
+      }
+    }
+  }
+  return out;
+}
+
+nlohmann::json benchToJson(const Topology& topology, const Params& params, const BenchOptions& options,
+                           const std::vector<BenchCaseResult>& results) {
+  nlohmann::json document;
+  document["schema"] = "peerlink.bench";
+  document["version"] = 1;
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const ParamValue& value : params.values()) {
+    parameters.push_back(
+        {{"name", value.spec->name}, {"value", value.value}, {"source", paramSourceName(value.source)}});
+  }
+  document["parameters"] = parameters;
+  document["options"] = {{"min_bytes", options.minBytes}, {"max_bytes", options.maxBytes},
+                         {"factor", options.factor},      {"iterations", options.iterations},
+                         {"warmup", options.warmup},      {"verify", options.verify},
+                         {"devices", options.devices}};
+  nlohmann::json cases = nlohmann::json::array();
+  int failed = 0;
+  for (const BenchCaseResult& result : results) {
+    nlohmann::json entry = {
+        {"name", result.name},
+        {"description", result.description},
+        {"metric", result.metric == BenchMetric::Latency ? "latency_us" : "bandwidth_gbps"},
+        {"not_applicable", result.notApplicable ? nlohmann::json(*result.notApplicable) : nlohmann::json(nullptr)}};
+    nlohmann::json cells = nlohmann::json::array();
+    for (const BenchCell& cell : result.cells) {
+      failed += cell.failed() ? 1 : 0;
+      cells.push_back({{"src", cell.src},
+                       {"dst", cell.dst},
+                       {"via", cell.via},
+                       {"bytes", cell.bytes},
+                       {"median_us", cell.medianUs},
+                       {"min_us", cell.minUs},
+                       {"max_us", cell.maxUs},
+                       {"p99_us", cell.p99Us},
+                       {"gbps", cell.gbps},
+                       {"expected_gbps", cell.expectedGBps},
+                       {"efficiency", cell.expectedGBps > 0 ? cell.gbps / cell.expectedGBps : 0.0},
+                       {"route", cell.route},
+                       {"verified", cell.verified},
+                       {"wrong_bytes", cell.wrongBytes},
+                       {"status", cell.failed() ? "FAILED" : "OK"},
+                       {"error", cell.error}});
+    }
+    entry["cells"] = cells;
+    cases.push_back(entry);
+  }
+  document["cases"] = cases;
+  document["failed_cells"] = failed;
+  document["topology"] = nlohmann::json::parse(topologyToJson(topology));
+  return document;
+}
+
+}  // namespace peerlink::cli
