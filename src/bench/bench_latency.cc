@@ -52,6 +52,8 @@ double pingPongSample(BenchContext& context, int a, int b, std::size_t bytes) {
   for (auto [buffer, device] : {std::pair{&flagA, a}, std::pair{&flagB, b}}) {
     DeviceGuard guard(device);
     PEERLINK_CUDA_CHECK(cudaMemset(buffer->data(), 0, 8));
+    // The kernels run on non-blocking streams, which do not wait for the legacy stream's memset.
+    PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
   }
   const auto timeoutNs = static_cast<std::uint64_t>(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000ull;
   kernels::PingPongSide initiator{static_cast<std::uint64_t*>(flagA.data()),

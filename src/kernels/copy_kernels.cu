@@ -1,12 +1,11 @@
 // The SM copy kernel: plain loads from src, plain stores to dst, either of them a peer GPU's memory.
 //
-// Cache hints (CopyHint::Streaming, the default): every byte is touched once, so nothing gains from
-// being cached. Loads take the read-only path (ld.global.nc): it needs no coherence with stores made
-// during the kernel, which memcpy semantics already rule out, and keeps the L1 out of the way. Stores are
-// st.global.cs (evict-first): the destination's L2 keeps the lines it held before a large copy (the
-// working set of whatever runs there) instead of filling with bytes that only go on to DRAM. Over NVLink
-// the remote L2 is the point of coherence either way, so the link traffic is the same; Plain is kept so
-// the two can be measured against each other.
+// Cache hints (CopyHint::Streaming, the default): every byte is touched once, so caching gains nothing.
+// Loads are ld.global.nc (LDG.CONSTANT, the read-only path): memcpy semantics already promise that src does
+// not change while the kernel runs, and the promise lets loads issue ahead of earlier stores. Stores are
+// st.global.cs (STG.EF, evict-first): a large copy then displaces less of the destination L2's working set
+// (whatever else runs on that GPU) with lines that only go on to DRAM. The peer's L2 sits in front of its
+// memory either way, so neither hint changes NVLink traffic; expect Plain within noise, kept to measure it.
 #include <string>
 
 #include "core/cuda_check.hpp"

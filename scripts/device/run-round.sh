@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One GPU round on the device machine (nvidia-h200-x4), from the repository root with ./dist carried:
+# every test executable, `peerlink topo`, the default `peerlink bench`, and nvidia-smi's view, all under
+# $OUT (few files: the device tool returns at most 8). Prints a short summary last.
+set -uo pipefail
+out=${OUT:-/tmp/peerlink-round}
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
+
+scripts/device/run-gpu-tests.sh >"$out/tests.txt" 2>&1
+tests_rc=$?
+nvidia-smi topo -m >"$out/nvidia-smi-topo.txt" 2>&1
+dist/peerlink topo --json "$out/topo.json" >"$out/topo.txt" 2>&1
+start=$(date +%s)
+dist/peerlink bench --json "$out/bench.json" ${PEERLINK_BENCH_ARGS:-} >"$out/bench.txt" 2>&1
+bench_rc=$?
+echo "bench: exit $bench_rc in $(( $(date +%s) - start )) s" >>"$out/bench.txt"
+
+cat "$out/tests.txt"
+echo "tests exit $tests_rc; bench exit $bench_rc"
+grep -E '^(d2d|h2d|d2h|latency)|SUM|ERROR|FAILED|N/A' "$out/bench.txt" | head -60
