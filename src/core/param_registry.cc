@@ -73,8 +73,9 @@ const std::vector<ParamSpec>& paramRegistry() {
        {"auto", "0", "1"},
        0,
        0,
-       "1: the destination pulls (read); 0: the source pushes (write); auto: read over NVLink on compute "
-       "capability 8.0 and newer, write over PCIe (posted writes travel better than reads)."},
+       "1: the destination pulls (read); 0: the source pushes (write); auto: over NVLink (compute capability 8.0 "
+       "and newer) the copy engine writes and copy kernels read, as measured fastest on H200; over PCIe write (posted "
+       "writes travel better than reads)."},
       {"PEERLINK_CUMEM",
        ParamType::Bool,
        "1",

@@ -330,7 +330,7 @@ EngineChoice chooseEngine(const Topology& topology, const Params& params, const 
     return {Engine::CopyEngine, false};
   }
   if (smallDirect) {
-    reasons.push_back("a copy-engine launch costs ~8 µs");
+    reasons.push_back("small message: a kernel stores it without a copy-engine launch");
     return {Engine::Sm, putWithSignal(topology, params, request, reasons)};
   }
   reasons.push_back(whyCopyEngine(params, request.bytes));
@@ -341,7 +341,7 @@ EngineChoice chooseEngine(const Topology& topology, const Params& params, const 
 
 // The direction wanted before checking peer access, and why.
 std::pair<Direction, std::string> preferredDirection(const Topology& topology, const Params& params,
-                                                     const std::vector<Hop>& hops) {
+                                                     const std::vector<Hop>& hops, Engine engine) {
   const std::string& forced = params.getString("PEERLINK_P2P_READ");
   if (forced == "1") return {Direction::Read, "PEERLINK_P2P_READ=1"};
   if (forced == "0") return {Direction::Write, "PEERLINK_P2P_READ=0"};
@@ -357,8 +357,14 @@ std::pair<Direction, std::string> preferredDirection(const Topology& topology, c
   }
   if (!allNvlink) return {Direction::Write, "posted writes cross PCIe better than reads"};
   if (minCcMajor < 8) return {Direction::Write, "write on NVLink before compute capability 8.0"};
-  if (minCcMajor == 9 && maxCcMajor == 9) return {Direction::Read, "read preferred on Hopper NVLink"};
-  return {Direction::Read, "read preferred on NVLink"};
+  // Measured on 4x H200 NVLink (bench/results/2026-11-22-h200x4-round2): the copy engine pushes at 393.5 GB/s
+  // and pulls at 388.8; peerlink's copy kernel pulls at 371.6 and pushes at 369.0.
+  const bool hopper = minCcMajor == 9 && maxCcMajor == 9;
+  if (engine == Engine::CopyEngine) {
+    return {Direction::Write,
+            hopper ? "copy engine writes: faster than reads on Hopper NVLink" : "copy engine writes on NVLink"};
+  }
+  return {Direction::Read, hopper ? "read preferred on Hopper NVLink" : "read preferred on NVLink"};
 }
 
 // Names the missing mapping of the first hop that `direction` cannot use.
@@ -379,7 +385,7 @@ Direction chooseDirection(const Topology& topology, const Params& params, const 
     return Direction::Write;
   }
   if (engine.putWithSignal) return Direction::Write;
-  const auto [wanted, why] = preferredDirection(topology, params, hops);
+  const auto [wanted, why] = preferredDirection(topology, params, hops, engine.engine);
   if (directionWorksForAll(topology, wanted, hops)) {
     reasons.push_back(why);
     return wanted;

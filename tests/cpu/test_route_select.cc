@@ -80,7 +80,8 @@ std::string summary(const Route& route) {
 const std::map<char, std::string> kCodes = {
     {'R', "DIRECT CE read"},  {'W', "DIRECT CE write"}, {'P', "DIRECT SM write put-with-signal"},
     {'M', "DIRECT SM read"},  {'C', "CUMEM CE read"},   {'c', "CUMEM CE write"}, {'N', "CUMEM SM read"},
-    {'I', "IPC CE read"},     {'L', "RELAY CE read"},   {'l', "RELAY CE write"}, {'S', "STAGED CE write"}};
+    {'I', "IPC CE read"},     {'L', "RELAY CE read"},   {'l', "RELAY CE write"}, {'S', "STAGED CE write"},
+    {'i', "IPC CE write"},    {'w', "DIRECT SM write"}};
 // clang-format on
 
 void expectRoute(const Route& actual, char code) {
@@ -115,15 +116,15 @@ struct FixtureRoutes {
 
 // clang-format off
 const std::map<std::string, FixtureRoutes> kAutoRoutes = {
-    // NVLink through NVSwitch, compute capability 9.0: reads; small messages by put-with-signal.
+    // NVLink through NVSwitch, compute capability 9.0: the copy engine writes; small messages by put-with-signal.
     {"h100x8_nvswitch",
-     {{".RRRRRRR", "R.RRRRRR", "RR.RRRRR", "RRR.RRRR", "RRRR.RRR", "RRRRR.RR", "RRRRRR.R", "RRRRRRR."},
+     {{".WWWWWWW", "W.WWWWWW", "WW.WWWWW", "WWW.WWWW", "WWWW.WWW", "WWWWW.WW", "WWWWWW.W", "WWWWWWW."},
       {".PPPPPPP", "P.PPPPPP", "PP.PPPPP", "PPP.PPPP", "PPPP.PPP", "PPPPP.PP", "PPPPPP.P", "PPPPPPP."},
-      {".CCCCCCC", "C.CCCCCC", "CC.CCCCC", "CCC.CCCC", "CCCC.CCC", "CCCCC.CC", "CCCCCC.C", "CCCCCCC."}}},
+      {".ccccccc", "c.cccccc", "cc.ccccc", "ccc.cccc", "cccc.ccc", "ccccc.cc", "cccccc.c", "ccccccc."}}},
     {"h200x4_vm",
-     {{".RRR", "R.RR", "RR.R", "RRR."},
+     {{".WWW", "W.WW", "WW.W", "WWW."},
       {".PPP", "P.PP", "PP.P", "PPP."},
-      {".CCC", "C.CC", "CC.C", "CCC."}}},
+      {".ccc", "c.cc", "cc.c", "ccc."}}},
     // 0-1, 0-2 PXB, 1-2 PIX: P2P over PCIe writes. GPU 3 is across the socket (SYS, no peer access) and no
     // GPU reaches both sides, so it is staged.
     {"dual_socket_pcie",
@@ -226,7 +227,7 @@ TEST(RouteSelect, P2pLevelLimitsThePathClass) {
   EXPECT_TRUE(has(route(dual, sys, 3, 0, kBig).reason, "no usable P2P: no peer access reported by the driver;"));
   // NVL: NVLink pairs only.
   const Params nvl = with("PEERLINK_P2P_LEVEL", "NVL");
-  expectRoute(route(load("h100x8_nvswitch"), nvl, 0, 7, kBig), 'R');
+  expectRoute(route(load("h100x8_nvswitch"), nvl, 0, 7, kBig), 'W');
   std::string why;
   EXPECT_FALSE(p2pUsable(pcie, nvl, 0, 1, &why));
   EXPECT_EQ(why, "path PIX is farther than PEERLINK_P2P_LEVEL=NVL");
@@ -249,7 +250,7 @@ TEST(RouteSelect, EngineOverrides) {
   expectRoute(staged, 'S');
   EXPECT_TRUE(has(staged.reason, "PEERLINK_P2P_ENGINE=sm does not apply to host memory copies"));
   const Params ce = with("PEERLINK_P2P_ENGINE", "ce");
-  expectRoute(route(h100, ce, 0, 1, kSmall), 'R');
+  expectRoute(route(h100, ce, 0, 1, kSmall), 'W');
   expectRoute(route(load("pcie_10gpu"), ce, 0, 1, kSmall), 'W');
 }
 
@@ -262,7 +263,8 @@ TEST(RouteSelect, DirectionOverrides) {
   const Route smallRead = route(h100, read, 0, 1, kSmall);
   expectRoute(smallRead, 'M');
   EXPECT_EQ(smallRead.reason,
-            "peer access in one process; a copy-engine launch costs ~8 µs; SM copy kernel for small messages (no "
+            "peer access in one process; small message: a kernel stores it without a copy-engine launch; SM copy "
+            "kernel for small messages (no "
             "put-with-signal: PEERLINK_P2P_READ=1 and put-with-signal writes); PEERLINK_P2P_READ=1");
   const Route staged = route(load("rtx4090x2"), read, 0, 1, kBig);
   expectRoute(staged, 'S');
@@ -271,7 +273,10 @@ TEST(RouteSelect, DirectionOverrides) {
   Topology ampere = load("h200x4_vm");
   for (Gpu& gpu : ampere.gpus) gpu.ccMajor = 8;
   EXPECT_EQ(route(ampere, Params(), 0, 1, kBig).reason,
-            "peer access in one process; copy engine above 64 KiB; read preferred on NVLink");
+            "peer access in one process; copy engine above 64 KiB; copy engine writes on NVLink");
+  const Route ampereSm = route(ampere, with("PEERLINK_P2P_ENGINE", "sm"), 0, 1, kBig);
+  expectRoute(ampereSm, 'M');
+  EXPECT_TRUE(has(ampereSm.reason, "read preferred on NVLink"));
   Topology volta = ampere;
   for (Gpu& gpu : volta.gpus) gpu.ccMajor = 7;
   expectRoute(route(volta, Params(), 0, 1, kBig), 'W');
@@ -283,14 +288,19 @@ TEST(RouteSelect, DirectionFlipsWhenOnlyTheOtherSideCanMap) {
   const Topology oneWay = withoutAccess(load("h200x4_vm"), 0, 1);
   EXPECT_TRUE(p2pUsable(oneWay, Params(), 0, 1, nullptr));
   EXPECT_TRUE(p2pUsable(oneWay, Params(), 1, 0, nullptr));
-  // 0 -> 1 by read: GPU 1 pulls, which it can.
-  expectRoute(route(oneWay, Params(), 0, 1, kBig), 'R');
+  // 0 -> 1: the copy engine would write, which needs GPU 0 to map GPU 1; GPU 1 pulls instead.
+  const Route flipped = route(oneWay, Params(), 0, 1, kBig);
+  expectRoute(flipped, 'R');
+  EXPECT_TRUE(has(flipped.reason,
+                  "copy engine writes: faster than reads on Hopper NVLink, but GPU 0 cannot map GPU 1: read instead"));
   const Route forcedWrite = route(oneWay, with("PEERLINK_P2P_READ", "0"), 0, 1, kBig);
   expectRoute(forcedWrite, 'R');
   EXPECT_TRUE(has(forcedWrite.reason, "PEERLINK_P2P_READ=0, but GPU 0 cannot map GPU 1: read instead"));
-  // 1 -> 0 by read would need GPU 0 to map GPU 1: write instead.
-  const Route back = route(oneWay, Params(), 1, 0, kBig);
-  expectRoute(back, 'W');
+  // 1 -> 0: the copy engine writes, which GPU 1 can; a copy kernel would read, which needs GPU 0 to map
+  // GPU 1: write instead.
+  expectRoute(route(oneWay, Params(), 1, 0, kBig), 'W');
+  const Route back = route(oneWay, with("PEERLINK_P2P_ENGINE", "sm"), 1, 0, kBig);
+  expectRoute(back, 'w');
   EXPECT_TRUE(has(back.reason, "read preferred on Hopper NVLink, but GPU 0 cannot map GPU 1: write instead"));
   // Put-with-signal stores from the source, impossible 0 -> 1: a kernel on GPU 1 pulls instead.
   const Route small = route(oneWay, Params(), 0, 1, kSmall);
@@ -303,27 +313,27 @@ TEST(RouteSelect, DirectionFlipsWhenOnlyTheOtherSideCanMap) {
 TEST(RouteSelect, CrossProcessHandles) {
   const Topology h100 = load("h100x8_nvswitch");
   const Route ipc = route(h100, with("PEERLINK_CUMEM", "0"), 0, 1, kBig, kCross);
-  expectRoute(ipc, 'I');
+  expectRoute(ipc, 'i');
   EXPECT_TRUE(has(ipc.reason, "legacy IPC handles (PEERLINK_CUMEM=0);"));
   Topology noFd = h100;
   noFd.gpus[1].handles.posixFd = false;
   const Route fallback = route(noFd, Params(), 0, 1, kBig, kCross);
-  expectRoute(fallback, 'I');
+  expectRoute(fallback, 'i');
   EXPECT_TRUE(has(fallback.reason, "legacy IPC handles: GPU 1 has no cuMem POSIX-fd handles (vmm 1, posix_fd 0);"));
-  expectRoute(route(noFd, Params(), 0, 2, kBig, kCross), 'C');
+  expectRoute(route(noFd, Params(), 0, 2, kBig, kCross), 'c');
 }
 
 TEST(RouteSelect, RelayThroughTheBestConnectedGpu) {
   Topology noPeer = withoutP2p(load("h200x4_vm"), 0, 1);
   const Route relay = route(noPeer, Params(), 0, 1, kBig);
-  expectRoute(relay, 'L');
+  expectRoute(relay, 'l');
   EXPECT_EQ(relay.relayGpu, 2);  // 2 and 3 tie: the lower ordinal
   EXPECT_EQ(relay.chunkBytes, 8 * kMiB);
   EXPECT_EQ(relay.reason,
             "no usable P2P: no peer access reported by the driver; GPU 2 reaches both (478 GB/s per hop); copy "
-            "engine for relay hops; read preferred on Hopper NVLink; 8 MiB chunks");
+            "engine for relay hops; copy engine writes: faster than reads on Hopper NVLink; 8 MiB chunks");
   const Route small = route(noPeer, Params(), 1, 0, kSmall);
-  expectRoute(small, 'L');
+  expectRoute(small, 'l');
   EXPECT_EQ(small.relayGpu, 2);
   EXPECT_EQ(small.chunkBytes, 256 * kKiB);
   EXPECT_EQ(route(noPeer, with("PEERLINK_P2P_ENGINE", "sm"), 0, 1, kBig).engine, Engine::Sm);
@@ -360,7 +370,7 @@ TEST(RouteSelect, RelayGpuOverride) {
             "driver)");
   EXPECT_EQ(route(cutOff, Params(), 0, 1, kBig).relayGpu, 3);
   // Only consulted where a relay is considered.
-  expectRoute(route(load("h100x8_nvswitch"), with("PEERLINK_RELAY_GPU", "1"), 0, 1, kBig), 'R');
+  expectRoute(route(load("h100x8_nvswitch"), with("PEERLINK_RELAY_GPU", "1"), 0, 1, kBig), 'W');
 }
 
 TEST(RouteSelect, ForcedModes) {
@@ -378,16 +388,16 @@ TEST(RouteSelect, ForcedModes) {
             "PEERLINK_P2P_MODE=direct: GPU 0 -> GPU 1 has no usable P2P (PEERLINK_P2P_DISABLE=1)");
 
   const Route ipcHere = route(h100, mode("ipc"), 0, 1, kBig);
-  expectRoute(ipcHere, 'I');
+  expectRoute(ipcHere, 'i');
   EXPECT_TRUE(has(ipcHere.reason, "PEERLINK_P2P_MODE=ipc in one process (the transport opens its own handles);"));
-  expectRoute(route(h100, mode("ipc"), 0, 1, kBig, kCross), 'I');
+  expectRoute(route(h100, mode("ipc"), 0, 1, kBig, kCross), 'i');
   EXPECT_EQ(errorOf(dual, mode("ipc"), 0, 3, kCross),
             "PEERLINK_P2P_MODE=ipc: GPU 0 -> GPU 3 has no usable P2P (path SYS is farther than "
             "PEERLINK_P2P_LEVEL=AUTO (PHB))");
 
-  expectRoute(route(h100, mode("cumem"), 0, 1, kBig), 'C');
+  expectRoute(route(h100, mode("cumem"), 0, 1, kBig), 'c');
   const Params cumemOverIpc = with({{"PEERLINK_P2P_MODE", "cumem"}, {"PEERLINK_CUMEM", "0"}});
-  expectRoute(route(h100, cumemOverIpc, 0, 1, kBig, kCross), 'C');
+  expectRoute(route(h100, cumemOverIpc, 0, 1, kBig, kCross), 'c');
   Topology noVmm = h100;
   noVmm.gpus[0].handles.vmm = false;
   EXPECT_EQ(errorOf(noVmm, mode("cumem"), 0, 1, kCross),
@@ -395,7 +405,7 @@ TEST(RouteSelect, ForcedModes) {
             "posix_fd 1))");
 
   const Route relay = route(h100, mode("relay"), 0, 1, kBig);
-  expectRoute(relay, 'L');
+  expectRoute(relay, 'l');
   EXPECT_EQ(relay.relayGpu, 2);
   EXPECT_TRUE(has(relay.reason, "PEERLINK_P2P_MODE=relay; GPU 2 reaches both (478 GB/s per hop);"));
   EXPECT_EQ(route(h100, mode("relay"), 2, 0, kBig).relayGpu, 1);
@@ -433,11 +443,11 @@ TEST(RouteSelect, ChunkSizes) {
 TEST(RouteSelect, PutSignalThreshold) {
   const Topology h100 = load("h100x8_nvswitch");
   expectRoute(route(h100, Params(), 0, 1, 64 * kKiB), 'P');
-  expectRoute(route(h100, Params(), 0, 1, 64 * kKiB + 1), 'R');
+  expectRoute(route(h100, Params(), 0, 1, 64 * kKiB + 1), 'W');
   const Params off = with("PEERLINK_PUT_SIGNAL_MAX_BYTES", "0");
-  expectRoute(route(h100, off, 0, 1, 0), 'R');
+  expectRoute(route(h100, off, 0, 1, 0), 'W');
   const Route small = route(h100, off, 0, 1, kSmall);
-  expectRoute(small, 'R');
+  expectRoute(small, 'W');
   EXPECT_TRUE(has(small.reason, "copy engine (put-with-signal off: PEERLINK_PUT_SIGNAL_MAX_BYTES=0)"));
   expectRoute(route(h100, with("PEERLINK_PUT_SIGNAL_MAX_BYTES", "1048576"), 0, 1, kMiB), 'P');
 }
@@ -451,14 +461,14 @@ std::string line(const Topology& topology, const Params& params, int src, int ds
 TEST(RouteSelect, DescribeRoute) {
   const Topology h100 = load("h100x8_nvswitch");
   EXPECT_EQ(line(h100, Params(), 0, 1, kBig),
-            "0[0] -> 1[1] via P2P/DIRECT/CE/read (NV18; peer access in one process; copy engine above 64 KiB; read "
-            "preferred on Hopper NVLink)");
+            "0[0] -> 1[1] via P2P/DIRECT/CE/write (NV18; peer access in one process; copy engine above 64 KiB; copy "
+            "engine writes: faster than reads on Hopper NVLink)");
   EXPECT_EQ(line(h100, with("PEERLINK_P2P_ENGINE", "sm"), 0, 1, kBig, kCross),
             "0[0] -> 1[1] via P2P/CUMEM/SM/read (NV18; cuMem handles shared as POSIX fds; PEERLINK_P2P_ENGINE=sm; "
             "read preferred on Hopper NVLink)");
   EXPECT_EQ(line(h100, Params(), 3, 5, kSmall),
-            "3[3] -> 5[5] via P2P/DIRECT/SM/write (NV18; peer access in one process; a copy-engine launch costs ~8 "
-            "µs; put-with-signal for small messages)");
+            "3[3] -> 5[5] via P2P/DIRECT/SM/write (NV18; peer access in one process; small message: a kernel stores "
+            "it without a copy-engine launch; put-with-signal for small messages)");
   EXPECT_EQ(line(load("dual_socket_pcie"), Params(), 0, 3, kBig),
             "0[0] -> 3[3] via SHM/STAGED/CE/write (SYS; no usable P2P: path SYS is farther than "
             "PEERLINK_P2P_LEVEL=AUTO (PHB); no other GPU has usable P2P with both; 8 MiB chunks)");
@@ -466,9 +476,9 @@ TEST(RouteSelect, DescribeRoute) {
             "0[0] -> 1[1] via SHM/STAGED/CE/write (PHB; no usable P2P: no peer access reported by the driver; no "
             "third GPU to relay through; 256 KiB chunks)");
   EXPECT_EQ(line(withoutP2p(load("h200x4_vm"), 0, 1), Params(), 1, 0, kBig),
-            "1[1] -> 0[0] via RELAY/GPU2/CE/read (NV18; no usable P2P: no peer access reported by the driver; GPU 2 "
-            "reaches both (478 GB/s per hop); copy engine for relay hops; read preferred on Hopper NVLink; 8 MiB "
-            "chunks)");
+            "1[1] -> 0[0] via RELAY/GPU2/CE/write (NV18; no usable P2P: no peer access reported by the driver; GPU 2 "
+            "reaches both (478 GB/s per hop); copy engine for relay hops; copy engine writes: faster than reads on "
+            "Hopper NVLink; 8 MiB chunks)");
   // nvidia-smi numbering differs from CUDA's, or is unknown.
   Topology renumbered = load("pcie_10gpu");
   renumbered.gpus[0].nvmlIndex = -1;

@@ -1,0 +1,116 @@
+// Development tool, not a test: sweeps the SM copy kernel's launch configuration and the relay's chunk
+// size on a real machine, beside the copy engine measured in the same run, so the transport's defaults
+// come from measurements. Usage: peerlink_tune [src dst relay]   (default 0 1 2)
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/stats.hpp"
+#include "core/cuda_check.hpp"
+#include "kernels/copy_kernels.cuh"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+#include "peerlink/transport.hpp"
+
+namespace peerlink {
+namespace {
+
+constexpr std::size_t kBytes = std::size_t{256} << 20;
+constexpr int kWarmup = 5;
+constexpr int kIterations = 20;
+
+double medianGBps(int device, cudaStream_t stream, const std::function<void()>& enqueue) {
+  DeviceGuard guard(device);
+  for (int i = 0; i < kWarmup; ++i) enqueue();
+  std::vector<double> us;
+  Event start(device), stop(device);
+  for (int i = 0; i < kIterations; ++i) {
+    PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+    enqueue();
+    PEERLINK_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+    PEERLINK_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    us.push_back(static_cast<double>(ms) * 1000.0);
+  }
+  return static_cast<double>(kBytes) / (computeStats(us).median * 1e3);
+}
+
+int run(int src, int dst, int relay) {
+  Transport transport(discoverTopology(Params()), Params());
+  transport.enablePeerAccess(src, dst);
+  transport.enablePeerAccess(dst, src);
+  DeviceBuffer from(src, kBytes), to(dst, kBytes);
+  Stream onSrc(src), onDst(dst);
+  const int sms = transport.topology().gpus[static_cast<std::size_t>(src)].smCount;
+
+  const double ceWrite = medianGBps(src, onSrc.get(), [&] {
+    PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, kBytes, onSrc.get()));
+  });
+  const double ceRead = medianGBps(dst, onDst.get(), [&] {
+    PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, kBytes, onDst.get()));
+  });
+  std::printf("reference copy engine GPU %d -> GPU %d, 256 MiB: write %.1f GB/s, read %.1f GB/s\n", src, dst, ceWrite,
+              ceRead);
+  std::printf("\nSM copy kernel GPU %d -> GPU %d, 256 MiB (GB/s, and x copy engine of the same direction)\n", src, dst);
+  std::printf("%-10s %6s %7s %8s  %8s %6s  %8s %6s\n", "hint", "unroll", "threads", "blk/SM", "write", "xCE", "read",
+              "xCE");
+  for (kernels::CopyHint hint : {kernels::CopyHint::Plain, kernels::CopyHint::Streaming}) {
+    for (int unroll : {4, 8}) {
+      for (int threads : {256, 512, 1024}) {
+        for (int perSm : {0, 1, 2, 4}) {
+          if (perSm * threads > 2048) continue;
+          const kernels::SmCopyConfig config{hint, unroll, threads, perSm};
+          const double write = medianGBps(src, onSrc.get(), [&] {
+            kernels::launchSmCopy(to.data(), from.data(), kBytes, sms, onSrc.get(), config);
+          });
+          const double read = medianGBps(dst, onDst.get(), [&] {
+            kernels::launchSmCopy(to.data(), from.data(), kBytes, sms, onDst.get(), config);
+          });
+          std::printf("%-10s %6d %7d %8d  %8.1f %6.3f  %8.1f %6.3f\n", kernels::copyHintName(hint), unroll, threads,
+                      perSm, write, write / ceWrite, read, read / ceRead);
+        }
+      }
+    }
+  }
+
+  std::printf("\nRELAY GPU %d -> GPU %d via GPU %d, 256 MiB, by chunk size (GB/s, and x direct copy-engine write)\n",
+              src, dst, relay);
+  for (Engine engine : {Engine::CopyEngine, Engine::Sm}) {
+    for (Direction direction : {Direction::Write, Direction::Read}) {
+      for (std::size_t chunk : {std::size_t{2} << 20, std::size_t{4} << 20, std::size_t{8} << 20, std::size_t{16} << 20,
+                                std::size_t{32} << 20, std::size_t{64} << 20}) {
+        Route route;
+        route.mode = RouteMode::Relay;
+        route.engine = engine;
+        route.direction = direction;
+        route.relayGpu = relay;
+        route.chunkBytes = chunk;
+        Stream stream(relay);
+        const double gbps = medianGBps(relay, stream.get(), [&] {
+          transport.copy({to.data(), dst}, {from.data(), src}, kBytes, route, stream.get());
+        });
+        std::printf("relay %-3s %-5s chunk %3zu MiB: %7.1f GB/s  %5.3f\n", engineName(engine), directionName(direction),
+                    chunk >> 20, gbps, gbps / ceWrite);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace peerlink
+
+int main(int argc, char** argv) {
+  try {
+    const int src = argc > 1 ? std::atoi(argv[1]) : 0;
+    const int dst = argc > 2 ? std::atoi(argv[2]) : 1;
+    const int relay = argc > 3 ? std::atoi(argv[3]) : 2;
+    return peerlink::run(src, dst, relay);
+  } catch (const peerlink::Error& error) {
+    std::fprintf(stderr, "peerlink_tune: %s\n", error.what());
+    return 1;
+  }
+}
