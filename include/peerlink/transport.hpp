@@ -43,8 +43,8 @@ class Transport {
   const Topology& topology() const noexcept;
   const Params& params() const noexcept;
 
-  /// The route for `bytes` from `src` to `dst` in this process (selectRoute), logged once per pair and
-  /// route under PEERLINK_DEBUG_SUBSYS=P2P.
+  /// The route for `bytes` from `src` to `dst` in this process (selectRoute with this transport's
+  /// topology and parameters).
   Route route(int src, int dst, std::size_t bytes) const;
 
   /// Enqueues the copy of `bytes` from `src` to `dst` on `stream`, a stream of
@@ -52,7 +52,8 @@ class Transport {
   /// is complete when the stream reaches this point. Validates first and throws Error(InvalidUsage)
   /// naming the problem: null pointers, pointers not owned by the named device (checked with
   /// cudaPointerGetAttributes), device indices out of range, overlapping ranges on one device, a route
-  /// the pair cannot use. `bytes == 0` does nothing. Peer access is enabled on first use (idempotent;
+  /// the pair cannot use. `bytes == 0` does nothing. The first copy of each pair and route logs one line
+  /// under PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=P2P (describeRoute). Peer access is enabled on first use (idempotent;
   /// only the pairs used, since the driver caps peer mappings per device at 8: error 711 becomes
   /// Error(Unsupported) with advice).
   void copy(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, const Route& route, cudaStream_t stream);

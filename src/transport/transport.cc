@@ -183,9 +183,7 @@ const Params& Transport::params() const noexcept {
 }
 
 Route Transport::route(int src, int dst, std::size_t bytes) const {
-  const Route chosen = selectRoute(impl_->topology, impl_->params, {src, dst, bytes, Placement::SameProcess});
-  impl_->logRoute(src, dst, bytes, chosen);
-  return chosen;
+  return selectRoute(impl_->topology, impl_->params, {src, dst, bytes, Placement::SameProcess});
 }
 
 void Transport::enablePeerAccess(int device, int peer) {
@@ -220,6 +218,7 @@ void Transport::copy(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, con
                               streamDevice, routeModeName(route.mode), src.device, dst.device, executing));
     }
   }
+  impl_->logRoute(src.device, dst.device, bytes, route);
   DeviceGuard guard(executing);
   switch (route.mode) {
     case RouteMode::Direct:
