@@ -38,9 +38,12 @@ T get(const std::uint8_t* data, std::size_t offset) {
 void checkPrefix(const std::uint8_t* data, std::size_t size, std::size_t minimum, std::uint32_t magic,
                  const char* what) {
   if (data == nullptr && size > 0) invalid(what, "null data");
+  // The magic first: a stranger's bytes are reported as such, whatever their length.
+  if (size >= sizeof(std::uint32_t)) {
+    const auto found = get<std::uint32_t>(data, 0);
+    if (found != magic) invalid(what, fmt::format("magic 0x{:08x}, expected 0x{:08x}", found, magic));
+  }
   if (size < minimum) invalid(what, fmt::format("{} bytes, fewer than the {} of its fixed part", size, minimum));
-  const auto found = get<std::uint32_t>(data, 0);
-  if (found != magic) invalid(what, fmt::format("magic 0x{:08x}, expected 0x{:08x}", found, magic));
   const auto version = get<std::uint16_t>(data, 4);
   if (version != kShareProtocolVersion) {
     invalid(what, fmt::format("protocol version {}, this peerlink speaks {} (mixed peerlink builds?)", version,
@@ -167,8 +170,8 @@ ShareReply decodeShareReply(const std::uint8_t* data, std::size_t size) {
     invalid("reply", fmt::format("text of {} bytes, more than {}", length, kMaxShareReplyText));
   }
   if (size != kShareReplyFixedBytes + length) {
-    invalid("reply", fmt::format("{} bytes, but its text length {} says {}", size, length,
-                                 kShareReplyFixedBytes + length));
+    invalid("reply",
+            fmt::format("{} bytes, but its text length {} says {}", size, length, kShareReplyFixedBytes + length));
   }
   ShareReply reply;
   reply.ok = status == PEERLINK_STATUS_OK;

@@ -34,19 +34,17 @@ double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-int deviceCount() {
-  int count = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
-  return count;
+std::string visibleDevicesText() {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return visible != nullptr ? fmt::format("CUDA_VISIBLE_DEVICES={}", visible) : "CUDA_VISIBLE_DEVICES unset";
 }
 
 void checkDevice(int device, const char* role) {
-  const int count = deviceCount();
+  int count = 0;
+  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device < 0 || device >= count) {
-    throw Error(ErrorCode::InvalidUsage,
-                fmt::format("{} GPU {} does not exist: this process sees {} GPU(s) (CUDA_VISIBLE_DEVICES={})", role,
-                            device, count, std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES")
-                                                                                : "unset"));
+    throw Error(ErrorCode::InvalidUsage, fmt::format("{} GPU {} does not exist: this process sees {} GPU(s) ({})", role,
+                                                     device, count, visibleDevicesText()));
   }
 }
 
@@ -128,11 +126,6 @@ std::string uniqueSocketName() {
   return fmt::format("peerlink-share-{}-{}-{:08x}.sock", ::getpid(), counter.fetch_add(1), entropy());
 }
 
-std::string visibleDevicesText() {
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  return visible != nullptr ? fmt::format("CUDA_VISIBLE_DEVICES={}", visible) : "CUDA_VISIBLE_DEVICES unset";
-}
-
 }  // namespace
 
 // ---- ExportableBuffer -----------------------------------------------------------------------------
@@ -170,8 +163,7 @@ struct ExportableBuffer::Impl {
     const DriverApi& api = driverApi();
     const CUmemAllocationProp properties = posixFdProperties(device);
     std::size_t granularity = 0;
-    PEERLINK_CU_CHECK(
-        api.memGetAllocationGranularity(&granularity, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    PEERLINK_CU_CHECK(api.memGetAllocationGranularity(&granularity, &properties, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     if (granularity == 0) granularity = 1;
     allocated = (size + granularity - 1) / granularity * granularity;
     cumem.bytes = allocated;
@@ -193,10 +185,10 @@ struct ExportableBuffer::Impl {
       std::memcpy(exported.offer.ipcHandle.data(), &handle, sizeof(handle));
     } else {
       int fd = -1;
-      PEERLINK_CU_CHECK(driverApi().memExportToShareableHandle(&fd, cumem.handle,
-                                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+      PEERLINK_CU_CHECK(
+          driverApi().memExportToShareableHandle(&fd, cumem.handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
       exported.fd.reset(fd);
-      // The driver's descriptor is not close-on-exec; a child we exec must not inherit the memory.
+      // The driver does not promise close-on-exec; a program we exec must not inherit the memory.
       const int flags = ::fcntl(fd, F_GETFD);
       if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
     }
@@ -255,7 +247,8 @@ const std::string& ExportableBuffer::socketPath() const noexcept {
 
 ShareTimings ExportableBuffer::serveOne(std::chrono::milliseconds timeout) {
   if (!impl_ || !impl_->listener) throw Error(ErrorCode::InvalidUsage, "serveOne on a moved-from ExportableBuffer");
-  return serveShareOnce(*impl_->listener, [this] { return impl_->exportHandle(); }, timeout);
+  return serveShareOnce(
+      *impl_->listener, [this] { return impl_->exportHandle(); }, timeout);
 }
 
 // ---- ImportedBuffer -------------------------------------------------------------------------------
@@ -369,8 +362,8 @@ ImportedBuffer::ImportedBuffer(const std::string& socketPath, int localDevice, s
     DeviceGuard guard(localDevice);
     PEERLINK_CUDA_CHECK(cudaFree(nullptr));
   }
-  impl_->timings =
-      importShareOnce(socketPath, [this](ReceivedOffer& received) { return impl_->import(received); }, timeout);
+  impl_->timings = importShareOnce(
+      socketPath, [this](ReceivedOffer& received) { return impl_->import(received); }, timeout);
 }
 
 ImportedBuffer::~ImportedBuffer() = default;
