@@ -2,14 +2,18 @@
 // device events after warm-up, verified on the destination GPU, reported with median/min/max/p99.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "peerlink/params.hpp"
+#include "peerlink/shared_memory.hpp"
 #include "peerlink/topology.hpp"
 
 namespace peerlink {
@@ -25,6 +29,9 @@ struct BenchOptions {
   int warmup = 5;                                 ///< -w
   bool verify = true;                             ///< pattern into a poisoned destination, checked on the GPU
   std::vector<int> devices;                       ///< GPUs to use (CUDA ordinals); empty: all
+  /// A program that runs `_share-export` (the peerlink CLI passes itself): cross-process cases start it
+  /// as the exporting process. Empty: those cases are N/A.
+  std::string helperExecutable;
   /// Called before each cell with a short description, for progress lines; may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -42,6 +49,9 @@ struct BenchCell {
   bool verified = false;         ///< verification ran
   std::uint64_t wrongBytes = 0;  ///< verification's finding; non-zero marks the cell FAILED
   std::string error;             ///< set when the cell could not be measured (it is FAILED)
+  /// Cross-process cells: what setting up the mapping cost, in ms ("export", "handshake", "import",
+  /// "map", "total"); empty otherwise.
+  std::map<std::string, double> setupMs;
   bool failed() const noexcept { return wrongBytes != 0 || !error.empty(); }
 };
 
@@ -74,6 +84,20 @@ std::vector<BenchCaseInfo> selectBenchCases(const BenchOptions& options);
 /// The message sizes of a sweep: minBytes, minBytes*factor, ... up to maxBytes. Throws
 /// Error(InvalidUsage) for min > max, min == 0, or factor <= 1 when min < max.
 std::vector<std::size_t> sweepSizes(std::size_t minBytes, std::size_t maxBytes, double factor);
+
+/// The cross-process cases' helper process (`peerlink _share-export`): what it is asked to do.
+struct ShareExporterRequest {
+  int device = 0;
+  std::size_t bytes = 0;
+  ShareKind kind = ShareKind::Ipc;
+  std::uint64_t seed = 0;  ///< the buffer is filled with this pattern before it is offered
+  std::chrono::milliseconds timeout{10000};
+};
+
+/// The helper process's body: export a buffer filled with the pattern, print "socket <path>", serve one
+/// importer, print "served <export> <handshake> <import> <map>" (ms), then wait for standard input to
+/// close before freeing the buffer. Returns the process exit code; never throws (errors print "error ...").
+int runShareExporter(const ShareExporterRequest& request, std::ostream& out);
 
 /// Runs the selected cases on this machine's GPUs.
 std::vector<BenchCaseResult> runBench(const Topology& topology, const Params& params, const BenchOptions& options);

@@ -41,6 +41,7 @@ void runRelayCase(BenchContext& context, BenchCaseResult& result);
 void runHostCase(BenchContext& context, BenchCaseResult& result, bool toDevice);
 void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result);
+void runCrossProcessCase(BenchContext& context, BenchCaseResult& result, bool cumem);
 
 /// The sizes latency cases use: small messages, whatever -b/-e say.
 const std::vector<std::size_t>& latencySizes();

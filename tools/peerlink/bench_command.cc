@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -68,6 +69,10 @@ int runBenchCommand(const BenchCommandOptions& options, Context& context) {
     return kExitOk;
   }
   BenchOptions bench = toBenchOptions(options);
+  // Cross-process cases start this same program again as the exporting process.
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) bench.helperExecutable = self.string();
   if (isatty(STDERR_FILENO) != 0) {
     bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
   }
@@ -102,6 +107,28 @@ int runBenchCommand(const BenchCommandOptions& options, Context& context) {
     return kExitDegraded;
   }
   return kExitOk;
+}
+
+CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options) {
+  CLI::App* command =
+      app.add_subcommand("_share-export", "internal: the exporting process of cross-process benchmarks");
+  command->group("");  // hidden from --help
+  command->add_option("--device", options.device)->required();
+  command->add_option("--bytes", options.bytes)->required();
+  command->add_option("--kind", options.kind)->check(CLI::IsMember({"ipc", "cumem"}));
+  command->add_option("--seed", options.seed);
+  command->add_option("--timeout-ms", options.timeoutMs);
+  return command;
+}
+
+int runShareExportCommand(const ShareExportOptions& options, Context& context) {
+  ShareExporterRequest request;
+  request.device = options.device;
+  request.bytes = options.bytes;
+  request.kind = options.kind == "cumem" ? ShareKind::Cumem : ShareKind::Ipc;
+  request.seed = options.seed;
+  request.timeout = std::chrono::milliseconds(options.timeoutMs);
+  return runShareExporter(request, context.out);
 }
 
 }  // namespace peerlink::cli

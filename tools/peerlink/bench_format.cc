@@ -77,6 +77,12 @@ std::string formatBenchText(const Topology& topology, const std::vector<BenchCas
     for (const BenchCell& cell : result.cells) bySize[cell.bytes].push_back(&cell);
     for (const auto& [bytes, cells] : bySize) out += formatSizeBlock(topology, result, cells, bytes);
     for (const BenchCell& cell : result.cells) {
+      if (!cell.setupMs.empty() && !cell.failed()) {
+        out += fmt::format(
+            "  setup GPU {} -> GPU {}: {:.2f} ms (export {:.2f}, handshake {:.2f}, import {:.2f}, map {:.2f})\n",
+            cell.src, cell.dst, cell.setupMs.at("total"), cell.setupMs.at("export"), cell.setupMs.at("handshake"),
+            cell.setupMs.at("import"), cell.setupMs.at("map"));
+      }
       if (!cell.error.empty()) out += fmt::format("  ERROR GPU {} -> GPU {}: {}\n", cell.src, cell.dst, cell.error);
       if (cell.wrongBytes != 0) {
         out += fmt::format("  FAILED GPU {} -> GPU {} ({} bytes): {} wrong bytes after the copy\n", cell.src, cell.dst,
@@ -128,7 +134,8 @@ nlohmann::json benchToJson(const Topology& topology, const Params& params, const
                        {"verified", cell.verified},
                        {"wrong_bytes", cell.wrongBytes},
                        {"status", cell.failed() ? "FAILED" : "OK"},
-                       {"error", cell.error}});
+                       {"error", cell.error},
+                       {"setup_ms", cell.setupMs}});
     }
     entry["cells"] = cells;
     cases.push_back(entry);

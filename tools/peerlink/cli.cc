@@ -54,8 +54,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   TopoOptions topoOptions;
   EnvOptions envOptions;
   BenchCommandOptions benchOptions;
+  ShareExportOptions shareExportOptions;
   CLI::App* topo = addTopoCommand(app, topoOptions);
   CLI::App* bench = addBenchCommand(app, benchOptions);
+  CLI::App* shareExport = addShareExportCommand(app, shareExportOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
 
   try {
@@ -81,6 +83,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (topo->parsed()) return runTopo(topoOptions, context);
     if (env->parsed()) return runEnv(envOptions, context);
     if (bench->parsed()) return runBenchCommand(benchOptions, context);
+    if (shareExport->parsed()) return runShareExportCommand(shareExportOptions, context);
     err << "peerlink: no command given (run 'peerlink --help')\n";
     return kExitUsage;
   } catch (const Error& error) {

@@ -3,6 +3,7 @@
 // turned into exit codes by cli.cc).
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -45,6 +46,17 @@ struct BenchCommandOptions {
 };
 CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options);
 int runBenchCommand(const BenchCommandOptions& options, Context& context);
+
+/// `_share-export`: the hidden helper process of the cross-process benchmark cases (bench/share_helper.hpp).
+struct ShareExportOptions {
+  int device = 0;
+  std::size_t bytes = 0;
+  std::string kind = "ipc";
+  std::uint64_t seed = 0;
+  int timeoutMs = 10000;
+};
+CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options);
+int runShareExportCommand(const ShareExportOptions& options, Context& context);
 
 struct EnvOptions {
   bool json = false;  ///< --json: machine-readable list

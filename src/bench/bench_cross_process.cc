@@ -1,0 +1,124 @@
+// Cross-process cases: another process (started from BenchOptions::helperExecutable) owns a buffer on
+// GPU(column) and exports it as a legacy IPC handle or a cuMem fd; this process maps it on GPU(row), checks
+// it reads what the owner wrote, then times copy-engine writes into it from its own memory — the same
+// copies as d2d_write_ce, through the other process's mapping. Each cell reports the setup cost too.
+#include <fmt/format.h>
+
+#include "bench/bench_case.hpp"
+#include "bench/share_helper.hpp"
+#include "bench/stats.hpp"
+#include "core/cuda_check.hpp"
+#include "kernels/pattern_kernels.cuh"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+#include "peerlink/shared_memory.hpp"
+#include "transport/pattern_check.hpp"
+
+namespace peerlink {
+namespace {
+
+Route sharedRoute(bool cumem, Direction direction) {
+  Route route;
+  route.mode = cumem ? RouteMode::Cumem : RouteMode::Ipc;
+  route.engine = Engine::CopyEngine;
+  route.direction = direction;
+  route.reason = "the other process's buffer, mapped here";
+  return route;
+}
+
+std::vector<double> timeCopies(BenchContext& context, int device, cudaStream_t stream,
+                               const std::function<void()>& enqueue) {
+  DeviceGuard guard(device);
+  for (int i = 0; i < context.options.warmup; ++i) enqueue();
+  std::vector<double> microseconds;
+  Event start(device), stop(device);
+  for (int i = 0; i < context.options.iterations; ++i) {
+    PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+    enqueue();
+    PEERLINK_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+    PEERLINK_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    microseconds.push_back(static_cast<double>(ms) * 1000.0);
+  }
+  return microseconds;
+}
+
+void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
+  const int local = cell.src;
+  const int owner = cell.dst;
+  const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS"));
+  const std::uint64_t ownerSeed = 0xC0550000ull + cell.bytes;
+  ExporterProcess exporter(context.options.helperExecutable,
+                           {owner, cell.bytes, cumem ? ShareKind::Cumem : ShareKind::Ipc, ownerSeed, timeout});
+  {
+    ImportedBuffer remote(exporter.socketPath(), local, timeout);
+    const ShareTimings exported = exporter.served();
+    const ShareTimings imported = remote.timings();
+    cell.setupMs = {{"export", exported.exportMs},
+                    {"handshake", imported.handshakeMs},
+                    {"import", imported.importMs},
+                    {"map", imported.mapMs},
+                    {"total", exported.exportMs + imported.handshakeMs + imported.importMs + imported.mapMs}};
+    DeviceBuffer mine(local, cell.bytes);
+    Stream stream(local);
+    PatternChecker checker(local);
+    const Route write = sharedRoute(cumem, Direction::Write);
+    const Route read = sharedRoute(cumem, Direction::Read);
+    cell.route = describeRoute(context.topology, {local, owner, cell.bytes, Placement::CrossProcess}, write);
+    if (context.options.verify) {
+      // What the owner wrote is readable here, and what we write lands there (read back through the mapping).
+      context.transport.copy({mine.data(), local}, {remote.data(), owner}, cell.bytes, read, stream.get());
+      cell.wrongBytes = checker.checkPattern(mine.data(), cell.bytes, ownerSeed, stream.get()).mismatches;
+      const std::uint64_t seed = ownerSeed + 1;
+      {
+        DeviceGuard guard(local);
+        kernels::launchFillPattern(mine.data(), cell.bytes, seed, stream.get());
+      }
+      context.transport.copy({remote.data(), owner}, {mine.data(), local}, cell.bytes, write, stream.get());
+      {
+        DeviceGuard guard(local);
+        kernels::launchFillByte(mine.data(), cell.bytes, 0xA5, stream.get());
+      }
+      context.transport.copy({mine.data(), local}, {remote.data(), owner}, cell.bytes, read, stream.get());
+      cell.wrongBytes += checker.checkPattern(mine.data(), cell.bytes, seed, stream.get()).mismatches;
+      cell.verified = true;
+    }
+    const SampleStats stats = computeStats(timeCopies(context, local, stream.get(), [&] {
+      context.transport.copy({remote.data(), owner}, {mine.data(), local}, cell.bytes, write, stream.get());
+    }));
+    cell.medianUs = stats.median;
+    cell.minUs = stats.min;
+    cell.maxUs = stats.max;
+    cell.p99Us = stats.p99;
+    cell.gbps = stats.median > 0 ? static_cast<double>(cell.bytes) / (stats.median * 1e3) : 0;
+    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }  // unmapped before the owner may free it
+  exporter.finish();
+}
+
+}  // namespace
+
+void runCrossProcessCase(BenchContext& context, BenchCaseResult& result, bool cumem) {
+  for (std::size_t bytes : context.sizes) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        if (src == dst) continue;
+        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
+        BenchCell cell;
+        cell.src = src;
+        cell.dst = dst;
+        cell.bytes = bytes;
+        cell.expectedGBps = context.topology.pair(src, dst).expectedGBps;
+        try {
+          measureShared(context, cell, cumem);
+        } catch (const Error& error) {
+          cell.error = error.what();
+        }
+        result.cells.push_back(std::move(cell));
+      }
+    }
+  }
+}
+
+}  // namespace peerlink
