@@ -76,6 +76,61 @@ int run(int src, int dst, int relay) {
     }
   }
 
+  std::printf("\nSM copy by SM count (streaming, unroll 8, 512 threads): write / read GB/s\n");
+  for (int count : {sms, sms * 3 / 4, sms / 2, sms / 4}) {
+    const kernels::SmCopyConfig config{kernels::CopyHint::Streaming, 8, 512, 0};
+    const double write = medianGBps(
+        src, onSrc.get(), [&] { kernels::launchSmCopy(to.data(), from.data(), kBytes, count, onSrc.get(), config); });
+    const double read = medianGBps(
+        dst, onDst.get(), [&] { kernels::launchSmCopy(to.data(), from.data(), kBytes, count, onDst.get(), config); });
+    std::printf("  %3d SMs: %7.1f  %7.1f\n", count, write, read);
+  }
+
+  // Both ways at once: each GPU's kernel either pushes its data out (write) or pulls the other's in (read).
+  std::printf("\nSM copy both ways at once GPU %d <-> GPU %d (sum of the two directions, GB/s)\n", src, dst);
+  DeviceBuffer backFrom(dst, kBytes), backTo(src, kBytes);
+  for (bool pull : {false, true}) {
+    for (kernels::CopyHint hint : {kernels::CopyHint::Plain, kernels::CopyHint::Streaming}) {
+      const kernels::SmCopyConfig config{hint, 8, 512, 0};
+      std::vector<double> there, back;
+      for (int i = 0; i < kWarmup + kIterations; ++i) {
+        Event a0(src), a1(src), b0(dst), b1(dst);
+        // forward src -> dst runs on src (push) or dst (pull); backward dst -> src on the other side.
+        const int forwardDevice = pull ? dst : src;
+        const int backwardDevice = pull ? src : dst;
+        cudaStream_t forwardStream = pull ? onDst.get() : onSrc.get();
+        cudaStream_t backwardStream = pull ? onSrc.get() : onDst.get();
+        Event& f0 = pull ? b0 : a0;
+        Event& f1 = pull ? b1 : a1;
+        Event& g0 = pull ? a0 : b0;
+        Event& g1 = pull ? a1 : b1;
+        {
+          DeviceGuard guard(forwardDevice);
+          PEERLINK_CUDA_CHECK(cudaEventRecord(f0.get(), forwardStream));
+          kernels::launchSmCopy(to.data(), from.data(), kBytes, sms, forwardStream, config);
+          PEERLINK_CUDA_CHECK(cudaEventRecord(f1.get(), forwardStream));
+        }
+        {
+          DeviceGuard guard(backwardDevice);
+          PEERLINK_CUDA_CHECK(cudaEventRecord(g0.get(), backwardStream));
+          kernels::launchSmCopy(backTo.data(), backFrom.data(), kBytes, sms, backwardStream, config);
+          PEERLINK_CUDA_CHECK(cudaEventRecord(g1.get(), backwardStream));
+        }
+        PEERLINK_CUDA_CHECK(cudaEventSynchronize(f1.get()));
+        PEERLINK_CUDA_CHECK(cudaEventSynchronize(g1.get()));
+        if (i < kWarmup) continue;
+        float ms = 0;
+        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, f0.get(), f1.get()));
+        there.push_back(static_cast<double>(ms) * 1000.0);
+        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, g0.get(), g1.get()));
+        back.push_back(static_cast<double>(ms) * 1000.0);
+      }
+      const double gbps = static_cast<double>(kBytes) / (computeStats(there).median * 1e3) +
+                          static_cast<double>(kBytes) / (computeStats(back).median * 1e3);
+      std::printf("  %s, %s: %7.1f\n", pull ? "both pull" : "both push", kernels::copyHintName(hint), gbps);
+    }
+  }
+
   std::printf("\nRELAY GPU %d -> GPU %d via GPU %d, 256 MiB, by chunk size (GB/s, and x direct copy-engine write)\n",
               src, dst, relay);
   for (Engine engine : {Engine::CopyEngine, Engine::Sm}) {
