@@ -53,8 +53,8 @@ class Transport {
   /// naming the problem: null pointers, pointers not owned by the named device (checked with
   /// cudaPointerGetAttributes), device indices out of range, overlapping ranges on one device, a route
   /// the pair cannot use. `bytes == 0` does nothing. The first copy of each pair and route logs one line
-  /// under PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=P2P (describeRoute). Peer access is enabled on first use (idempotent;
-  /// only the pairs used, since the driver caps peer mappings per device at 8: error 711 becomes
+  /// under PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=P2P (describeRoute). Peer access is enabled on first use
+  /// (idempotent; only the pairs used, since the driver caps peer mappings per device at 8: error 711 becomes
   /// Error(Unsupported) with advice).
   void copy(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, const Route& route, cudaStream_t stream);
 

@@ -40,6 +40,7 @@ void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engi
 void runRelayCase(BenchContext& context, BenchCaseResult& result);
 void runHostCase(BenchContext& context, BenchCaseResult& result, bool toDevice);
 void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result);
+void runLlLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runCrossProcessCase(BenchContext& context, BenchCaseResult& result, bool cumem);
 

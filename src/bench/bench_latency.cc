@@ -9,6 +9,7 @@
 #include "bench/bench_case.hpp"
 #include "bench/stats.hpp"
 #include "core/cuda_check.hpp"
+#include "kernels/ll_protocol.cuh"
 #include "kernels/put_signal.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -100,9 +101,67 @@ double pingPongSample(BenchContext& context, int a, int b, std::size_t bytes) {
   return static_cast<double>(ns) / 1000.0 / (2.0 * kRoundsPerSample);
 }
 
-}  // namespace
+// One LL ping-pong sample: data and flag travel in the same 8-byte stores, so neither side fences.
+double llPingPongSample(BenchContext& context, int a, int b, std::size_t bytes) {
+  context.transport.enablePeerAccess(a, b);
+  context.transport.enablePeerAccess(b, a);
+  const std::size_t lineBytes = kernels::llLineBytes(bytes);
+  const std::size_t payload = std::max<std::size_t>(bytes, 1);
+  DeviceBuffer linesA(a, lineBytes), linesB(b, lineBytes), sendA(a, payload), sendB(b, payload), recvA(a, payload),
+      recvB(b, payload);
+  DeviceBuffer statusA(a, sizeof(kernels::DeviceStatus)), statusB(b, sizeof(kernels::DeviceStatus)),
+      elapsed(a, sizeof(std::uint64_t));
+  for (auto [buffer, device] : {std::pair{&linesA, a}, std::pair{&linesB, b}}) {
+    DeviceGuard guard(device);
+    PEERLINK_CUDA_CHECK(cudaMemset(buffer->data(), 0, lineBytes));
+    PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());  // the kernels' non-blocking streams do not wait for it
+  }
+  const auto timeoutNs = static_cast<std::uint64_t>(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000ull;
+  kernels::LlPingPongSide initiator;
+  initiator.localLines = linesA.data();
+  initiator.peerLines = linesB.data();
+  initiator.send = sendA.data();
+  initiator.receive = recvA.data();
+  initiator.payloadBytes = bytes;
+  initiator.warmup = 20;
+  initiator.iterations = kRoundsPerSample;
+  initiator.initiator = true;
+  initiator.timeoutNs = timeoutNs;
+  initiator.status = static_cast<kernels::DeviceStatus*>(statusA.data());
+  initiator.elapsedNs = static_cast<std::uint64_t*>(elapsed.data());
+  kernels::LlPingPongSide responder = initiator;
+  responder.localLines = linesB.data();
+  responder.peerLines = linesA.data();
+  responder.send = sendB.data();
+  responder.receive = recvB.data();
+  responder.initiator = false;
+  responder.status = static_cast<kernels::DeviceStatus*>(statusB.data());
+  responder.elapsedNs = nullptr;
+  Stream streamA(a), streamB(b);
+  {
+    DeviceGuard guard(b);
+    kernels::launchLlPingPong(responder, streamB.get());
+  }
+  {
+    DeviceGuard guard(a);
+    kernels::launchLlPingPong(initiator, streamA.get());
+  }
+  const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 2;
+  waitStream(streamA.get(), timeout, fmt::format("LL ping-pong GPU {} <-> GPU {}", a, b));
+  waitStream(streamB.get(), timeout, fmt::format("LL ping-pong GPU {} <-> GPU {}", a, b));
+  kernels::DeviceStatus status{};
+  std::uint64_t ns = 0;
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusA.data(), sizeof(status), cudaMemcpyDeviceToHost));
+  kernels::throwIfDeviceFailed(status, fmt::format("LL ping-pong GPU {} -> GPU {}", a, b));
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusB.data(), sizeof(status), cudaMemcpyDeviceToHost));
+  kernels::throwIfDeviceFailed(status, fmt::format("LL ping-pong GPU {} -> GPU {}", b, a));
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&ns, elapsed.data(), sizeof(ns), cudaMemcpyDeviceToHost));
+  return static_cast<double>(ns) / 1000.0 / (2.0 * kRoundsPerSample);
+}
 
-void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result) {
+using SampleFunction = double (*)(BenchContext&, int, int, std::size_t);
+
+void runPingPongCase(BenchContext& context, BenchCaseResult& result, SampleFunction sample, const char* how) {
   for (std::size_t bytes : latencySizes()) {
     for (int src : context.devices) {
       for (int dst : context.devices) {
@@ -112,12 +171,10 @@ void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result) {
         cell.src = src;
         cell.dst = dst;
         cell.bytes = bytes;
-        cell.route =
-            fmt::format("{}[{}] -> {}[{}] via P2P/DIRECT/SM/write (put-with-signal, ping-pong)", src, src, dst, dst);
+        cell.route = fmt::format("{}[{}] -> {}[{}] via P2P/DIRECT/SM/write ({}, ping-pong)", src, src, dst, dst, how);
         try {
           std::vector<double> samples;
-          for (int i = 0; i < context.options.iterations; ++i)
-            samples.push_back(pingPongSample(context, src, dst, bytes));
+          for (int i = 0; i < context.options.iterations; ++i) samples.push_back(sample(context, src, dst, bytes));
           fillLatency(cell, samples);
         } catch (const Error& error) {
           cell.error = error.what();
@@ -126,6 +183,16 @@ void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result) {
       }
     }
   }
+}
+
+}  // namespace
+
+void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result) {
+  runPingPongCase(context, result, pingPongSample, "put-with-signal: data, release fence, flag");
+}
+
+void runLlLatencyCase(BenchContext& context, BenchCaseResult& result) {
+  runPingPongCase(context, result, llPingPongSample, "LL: data and flag in the same 8-byte stores");
 }
 
 void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result) {

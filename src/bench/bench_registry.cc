@@ -80,9 +80,15 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs() {
       {{"d2h_ce", "each GPU -> pinned host memory, copy engine", M::Bandwidth, true},
        always,
        [](BenchContext& c, BenchCaseResult& r) { runHostCase(c, r, false); }},
+      {{"latency_put_ll",
+        "one-way latency GPU(row) -> GPU(column), LL put-with-signal: data and flag in the same 8-byte stores, the "
+        "peer's kernels poll them (ping-pong, 8 B to 64 KiB)",
+        M::Latency, true},
+       needsTwoGpus,
+       runLlLatencyCase},
       {{"latency_put_signal",
-        "one-way latency GPU(row) -> GPU(column): a kernel stores the payload and a flag, the peer's kernel polls it "
-        "(ping-pong, 8 B to 64 KiB)",
+        "one-way latency GPU(row) -> GPU(column): a kernel stores the payload, fences, then stores a flag the peer's "
+        "kernel polls (ping-pong, 8 B to 64 KiB)",
         M::Latency, true},
        needsTwoGpus,
        runPutSignalLatencyCase},

@@ -11,6 +11,7 @@
 #include "core/cuda_check.hpp"
 #include "kernels/copy_device.cuh"
 #include "kernels/copy_kernels.cuh"
+#include "kernels/kernel_preload.cuh"
 #include "peerlink/error.hpp"
 
 namespace peerlink::kernels {
@@ -70,7 +71,28 @@ void launchHinted(const Launch& launch, int unroll) {
   }
 }
 
+template <CopyHint H, int U>
+void preloadUnrolled() {
+  for (const int unit : {16, 8, 4, 2, 1}) {
+    detail::withUnitType(unit, [](auto element) {
+      using T = decltype(element);
+      detail::loadKernel(smCopyKernel<H, T, U>, "smCopyKernel");
+    });
+  }
+}
+
 }  // namespace
+
+namespace detail {
+
+void preloadCopyKernels() {
+  preloadUnrolled<CopyHint::Plain, 4>();
+  preloadUnrolled<CopyHint::Plain, 8>();
+  preloadUnrolled<CopyHint::Streaming, 4>();
+  preloadUnrolled<CopyHint::Streaming, 8>();
+}
+
+}  // namespace detail
 
 const char* copyHintName(CopyHint hint) noexcept {
   return hint == CopyHint::Plain ? "plain" : "streaming";

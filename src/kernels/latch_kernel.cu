@@ -1,4 +1,5 @@
 #include "core/cuda_check.hpp"
+#include "kernels/kernel_preload.cuh"
 #include "kernels/latch_kernel.cuh"
 
 namespace peerlink::kernels {
@@ -13,7 +14,16 @@ __global__ void latchKernel(const volatile uint64_t* flag, uint64_t timeoutNs, D
 
 }  // namespace
 
+namespace detail {
+
+void preloadLatchKernels() {
+  loadKernel(latchKernel, "latchKernel");
+}
+
+}  // namespace detail
+
 void launchLatch(const volatile uint64_t* flag, uint64_t timeoutNs, DeviceStatus* status, cudaStream_t stream) {
+  ensureKernelsLoaded();  // the copies queued behind the latch must not load while it spins
   latchKernel<<<1, 1, 0, stream>>>(flag, timeoutNs, status);
   PEERLINK_CUDA_CHECK_LAUNCH();
 }

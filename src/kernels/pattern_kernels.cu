@@ -1,4 +1,5 @@
 #include "core/cuda_check.hpp"
+#include "kernels/kernel_preload.cuh"
 #include "kernels/pattern_kernels.cuh"
 
 namespace peerlink::kernels {
@@ -55,6 +56,17 @@ __global__ void checkKernel(const std::uint8_t* data, std::size_t bytes, std::ui
 }
 
 }  // namespace
+
+namespace detail {
+
+void preloadPatternKernels() {
+  loadKernel(fillPatternKernel, "fillPatternKernel");
+  loadKernel(fillByteKernel, "fillByteKernel");
+  loadKernel(checkKernel<true>, "checkKernel<pattern>");
+  loadKernel(checkKernel<false>, "checkKernel<byte>");
+}
+
+}  // namespace detail
 
 std::uint8_t patternByte(std::uint64_t seed, std::size_t k) noexcept {
   return hashByte(seed, k);

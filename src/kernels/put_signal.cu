@@ -4,6 +4,7 @@
 
 #include "core/cuda_check.hpp"
 #include "kernels/copy_device.cuh"
+#include "kernels/kernel_preload.cuh"
 #include "peerlink/error.hpp"
 
 namespace peerlink::kernels {
@@ -81,6 +82,21 @@ void requireFlag(const void* flag, const char* call, const char* what) {
 
 }  // namespace
 
+namespace detail {
+
+void preloadPutSignalKernels() {
+  loadKernel(waitSignalKernel, "waitSignalKernel");
+  for (const int unit : {16, 8, 4, 2, 1}) {
+    withUnitType(unit, [](auto element) {
+      using T = decltype(element);
+      loadKernel(putSignalKernel<T>, "putSignalKernel");
+      loadKernel(pingPongKernel<T>, "pingPongKernel");
+    });
+  }
+}
+
+}  // namespace detail
+
 void launchPutSignal(void* peerDst, const void* src, size_t bytes, uint64_t* peerFlag, uint64_t value, bool dropFlag,
                      cudaStream_t stream) {
   requireFlag(peerFlag, "launchPutSignal", "peerFlag");
@@ -89,6 +105,7 @@ void launchPutSignal(void* peerDst, const void* src, size_t bytes, uint64_t* pee
   }
   const int unit = bytes > 0 ? detail::unitBytes(peerDst, src) : 16;
   const int threads = detail::oneBlockThreads(bytes, unit, kUnroll, kMaxThreads);
+  ensureKernelsLoaded();  // this put may be the partner of a wait already spinning on the current device
   detail::withUnitType(unit, [&](auto element) {
     using T = decltype(element);
     putSignalKernel<T><<<1, threads, 0, stream>>>(peerDst, src, bytes, peerFlag, value, dropFlag);
@@ -100,6 +117,7 @@ void launchWaitSignal(const volatile uint64_t* localFlag, uint64_t value, uint64
                       cudaStream_t stream) {
   requireFlag(const_cast<const uint64_t*>(localFlag), "launchWaitSignal", "localFlag");
   if (status == nullptr) throw Error(ErrorCode::InvalidUsage, "launchWaitSignal: status is null");
+  ensureKernelsLoaded();  // before it spins: its partner's first launch on this device must not load
   waitSignalKernel<<<1, 1, 0, stream>>>(localFlag, value, timeoutNs, status);
   PEERLINK_CUDA_CHECK_LAUNCH();
 }
@@ -120,6 +138,7 @@ void launchPingPong(const PingPongSide& side, cudaStream_t stream) {
   const bool payload = side.payloadBytes > 0;
   const int unit = payload ? detail::unitBytes(side.peerPayload, side.localPayload) : 16;
   const int threads = payload ? detail::oneBlockThreads(side.payloadBytes, unit, kUnroll, kMaxThreads) : 1;
+  ensureKernelsLoaded();
   detail::withUnitType(unit, [&](auto element) {
     using T = decltype(element);
     pingPongKernel<T><<<1, threads, 0, stream>>>(side);

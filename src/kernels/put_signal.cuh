@@ -12,6 +12,10 @@
 // PEERLINK_STATUS_TIMEOUT with the flag value it saw in a DeviceStatus; it never traps, because a trap
 // destroys the CUDA context (and every other transfer of the process). The host checks the status after
 // the stream completes and turns a failure into an Error naming the pair (throwIfDeviceFailed).
+//
+// Every launch function here loads all kernels of src/kernels/ on the current device before its first
+// launch (kernel_preload.cuh), so a put's first launch never waits behind a spinning wait. For small
+// messages the LL protocol (ll_protocol.cuh) avoids this protocol's fences.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -36,7 +36,7 @@ TEST(BenchCases, NamesAreStableSnakeCaseAndUnique) {
     EXPECT_FALSE(info.description.empty());
   }
   for (const char* name : {"d2d_write_ce", "d2d_read_ce", "d2d_write_sm", "d2d_read_sm", "d2d_bidir_ce", "d2d_staged",
-                           "d2d_relay", "latency_put_signal", "h2d_ce", "d2h_ce"}) {
+                           "d2d_relay", "latency_put_signal", "latency_put_ll", "h2d_ce", "d2h_ce"}) {
     EXPECT_EQ(names.count(name), 1u) << name;
   }
 }
@@ -47,7 +47,7 @@ TEST(BenchCases, SelectionByNameAndPrefix) {
   options.prefixes = {"latency_"};
   std::vector<std::string> selected;
   for (const BenchCaseInfo& info : selectBenchCases(options)) selected.push_back(info.name);
-  EXPECT_EQ(selected, (std::vector<std::string>{"d2d_read_sm", "latency_put_signal", "latency_ce"}));
+  EXPECT_EQ(selected, (std::vector<std::string>{"d2d_read_sm", "latency_put_ll", "latency_put_signal", "latency_ce"}));
   options = BenchOptions();
   EXPECT_EQ(selectBenchCases(options).size(), benchCases().size());  // every case is in the default set today
 }

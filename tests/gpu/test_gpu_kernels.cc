@@ -283,6 +283,7 @@ void checkPutSignal(int from, int to) {
   }
 }
 
+// The wait spins before the put's first launch on the same GPU: passes by kernel_preload.cuh.
 TEST(GpuKernels, PutSignalOnOneGpu) {
   PEERLINK_REQUIRE_GPUS(1);
   checkPutSignal(0, 0);

@@ -1,0 +1,74 @@
+#include "kernels/kernel_preload.cuh"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/cuda_check.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::kernels {
+namespace {
+
+// A loaded mark per device of this process, sized at the first call (the device count does not change).
+// Not std::call_once: libstdc++'s call_once can hang after an exception (GCC bug 66146), and a failed
+// load must be retried.
+struct PerDevice {
+  explicit PerDevice(int devices)
+      : count(devices), loaded(std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(devices))) {}
+  int count;
+  std::unique_ptr<std::atomic<bool>[]> loaded;  // value-initialized: false
+  std::mutex loading;
+};
+
+int deviceCount() {
+  int count = 0;
+  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
+  return count;
+}
+
+PerDevice& perDevice() {
+  static PerDevice devices(deviceCount());
+  return devices;
+}
+
+}  // namespace
+
+namespace detail {
+
+void loadKernel(const void* kernel, const char* name) {
+  cudaFuncAttributes attributes{};
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    int device = -1;
+    cudaGetDevice(&device);
+    throw Error(ErrorCode::CudaError, std::string("loading kernel ") + name + " on GPU " + std::to_string(device) +
+                                          ": cudaFuncGetAttributes returned " + cudaErrorText(status));
+  }
+}
+
+}  // namespace detail
+
+void ensureKernelsLoaded() {
+  int device = 0;
+  PEERLINK_CUDA_CHECK(cudaGetDevice(&device));
+  PerDevice& devices = perDevice();
+  if (device < 0 || device >= devices.count) {
+    throw Error(ErrorCode::InvalidUsage, "ensureKernelsLoaded: current device " + std::to_string(device) +
+                                             " is not one of the " + std::to_string(devices.count) + " devices");
+  }
+  std::atomic<bool>& loaded = devices.loaded[static_cast<std::size_t>(device)];
+  if (loaded.load(std::memory_order_acquire)) return;
+  const std::lock_guard<std::mutex> lock(devices.loading);
+  if (loaded.load(std::memory_order_relaxed)) return;
+  detail::preloadCopyKernels();
+  detail::preloadPutSignalKernels();
+  detail::preloadLatchKernels();
+  detail::preloadPatternKernels();
+  detail::preloadLlKernels();
+  loaded.store(true, std::memory_order_release);  // not reached when a load throws: the next call retries
+}
+
+}  // namespace peerlink::kernels

@@ -1,0 +1,49 @@
+// Loading every kernel of src/kernels/ before a spinning kernel runs.
+//
+// Driver fact: with lazy module loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2 on Linux) a
+// kernel's code is loaded into a device's context at its first use, and that load may need a context
+// synchronization: it waits for every kernel this process already runs on that device to finish. A spinning kernel
+// (a wait, a ping-pong side, a latch, an LL receive) finishes only after a partner kernel of the same
+// device has run; if the partner's first launch comes while the spinner runs, the launch waits for the
+// spinner and the spinner for the launch, until the spinner's deadline gives up (round 2 on the H200s:
+// GpuKernels.PutSignalOnOneGpu). The cure is to load the kernels beforehand, while nothing spins:
+// cudaFuncGetAttributes on a kernel loads it into the current device's context (NCCL does the same for
+// its kernels at init). A load waits only for kernels of its own device (round 2's cross-GPU tests loaded
+// the put on one GPU while the other GPU's wait spun).
+//
+// ensureKernelsLoaded() does that for every kernel (every launchable template instantiation) of
+// src/kernels/, once per device. Every launch function of a spinning kernel calls it before its launch,
+// and so do the launch functions of their partners (put-with-signal, LL put), so no order of first
+// launches can leave a load waiting behind a spinner. Kernels from outside src/kernels/ are not covered.
+// (A launch that needs more local memory than the context has reserved grows the reservation, which can
+// wait for the device too; every kernel here has a 0-byte stack frame in ptxas -v, so none does.)
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace peerlink::kernels {
+
+/// Loads every kernel of src/kernels/ into the current device's context, the first time it is called for
+/// that device (thread-safe; later calls cost a cudaGetDevice and an atomic load). Throws Error when a
+/// load fails; a later call tries again. Call it while no spinning kernel runs on the current device.
+void ensureKernelsLoaded();
+
+namespace detail {
+
+/// Loads one kernel into the current device's context (cudaFuncGetAttributes); throws Error naming it.
+void loadKernel(const void* kernel, const char* name);
+
+template <typename... Args>
+void loadKernel(void (*kernel)(Args...), const char* name) {
+  loadKernel(reinterpret_cast<const void*>(kernel), name);
+}
+
+// Each of these loads the kernels of one .cu file of src/kernels/; ensureKernelsLoaded() calls them all.
+void preloadCopyKernels();       // copy_kernels.cu
+void preloadPutSignalKernels();  // put_signal.cu
+void preloadLatchKernels();      // latch_kernel.cu
+void preloadPatternKernels();    // pattern_kernels.cu
+void preloadLlKernels();         // ll_protocol.cu
+
+}  // namespace detail
+}  // namespace peerlink::kernels
