@@ -9,13 +9,19 @@ export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
 
 scripts/device/run-gpu-tests.sh >"$out/tests.txt" 2>&1
 tests_rc=$?
-nvidia-smi topo -m >"$out/nvidia-smi-topo.txt" 2>&1
 dist/peerlink topo --json "$out/topo.json" >"$out/topo.txt" 2>&1
+{ echo; echo "== nvidia-smi topo -m (same machine, same run)"; nvidia-smi topo -m; } >>"$out/topo.txt" 2>&1
 start=$(date +%s)
 dist/peerlink bench --json "$out/bench.json" ${PEERLINK_BENCH_ARGS:-} >"$out/bench.txt" 2>&1
 bench_rc=$?
 echo "bench: exit $bench_rc in $(( $(date +%s) - start )) s" >>"$out/bench.txt"
+# Launch-shape and chunk sweeps, and the route log lines (PEERLINK_DEBUG_SUBSYS=P2P).
+if [ -x dist/peerlink_tune ]; then dist/peerlink_tune >"$out/tune.txt" 2>&1; fi
+{ echo "== PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=P2P peerlink bench -p d2d_ -d 0,1 -n 2 -w 1 --no-verify (stderr)";
+  PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=P2P dist/peerlink bench -p d2d_ -d 0,1 -n 2 -w 1 --no-verify 2>&1 >/dev/null; } \
+  >>"$out/tune.txt" 2>&1
 
 cat "$out/tests.txt"
 echo "tests exit $tests_rc; bench exit $bench_rc"
-grep -E '^(d2d|h2d|d2h|latency)|SUM|ERROR|FAILED|N/A' "$out/bench.txt" | head -60
+grep -E '^(d2d|h2d|d2h|latency)|SUM|ERROR|FAILED|N/A' "$out/bench.txt" | head -40
+grep -A12 '^SM copy both ways' "$out/tune.txt"
