@@ -190,15 +190,14 @@ void runOneWayCase(BenchContext& context, BenchCaseResult& result, RouteMode mod
   }
 }
 
-void runRelayCase(BenchContext& context, BenchCaseResult& result) {
+void runRelayCase(BenchContext& context, BenchCaseResult& result, Engine engine) {
   for (std::size_t bytes : context.sizes) {
     for (int src : context.devices) {
       for (int dst : context.devices) {
         for (int via : context.devices) {
           if (src == dst || via == src || via == dst) continue;
           context.progress(fmt::format("{} GPU {} -> GPU {} via {} {} bytes", result.name, src, dst, via, bytes));
-          const Route route =
-              forcedRoute(context, src, dst, bytes, RouteMode::Relay, Engine::CopyEngine, Direction::Write, via);
+          const Route route = forcedRoute(context, src, dst, bytes, RouteMode::Relay, engine, Direction::Write, via);
           measureCell(result, oneWayCell(context, route, src, dst, bytes),
                       [&](BenchCell& cell) { measureOneWay(context, cell, route); });
         }

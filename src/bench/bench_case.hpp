@@ -37,7 +37,7 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs();
 // Case bodies (bench_bandwidth.cc, bench_latency.cc).
 void runOneWayCase(BenchContext& context, BenchCaseResult& result, RouteMode mode, Engine engine, Direction direction);
 void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engine);
-void runRelayCase(BenchContext& context, BenchCaseResult& result);
+void runRelayCase(BenchContext& context, BenchCaseResult& result, Engine engine);
 void runHostCase(BenchContext& context, BenchCaseResult& result, bool toDevice);
 void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runLlLatencyCase(BenchContext& context, BenchCaseResult& result);

@@ -25,6 +25,26 @@ std::optional<std::string> always(const BenchContext&) {
   return std::nullopt;
 }
 
+std::optional<std::string> needsHelperProcess(const BenchContext& context) {
+  if (auto missing = needsTwoGpus(context)) return missing;
+  if (context.options.helperExecutable.empty()) {
+    return std::string("needs a second process: run it from the peerlink CLI (BenchOptions::helperExecutable)");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> needsCumemHandles(const BenchContext& context) {
+  if (auto missing = needsHelperProcess(context)) return missing;
+  for (int device : context.devices) {
+    const MemoryHandles& handles = context.topology.gpus[static_cast<std::size_t>(device)].handles;
+    if (!handles.vmm || !handles.posixFd) {
+      return fmt::format("GPU {} has no cuMem POSIX-fd handles (vmm {}, posix_fd {})", device, handles.vmm ? 1 : 0,
+                         handles.posixFd ? 1 : 0);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const std::vector<std::size_t>& latencySizes() {
@@ -70,10 +90,30 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs() {
        [](BenchContext& c, BenchCaseResult& r) {
          runOneWayCase(c, r, RouteMode::Staged, Engine::CopyEngine, Direction::Write);
        }},
-      {{"d2d_relay", "GPU(row) -> GPU(column) through each third GPU, two pipelined copy-engine hops (RELAY)",
+      {{"d2d_relay",
+        "GPU(row) -> GPU(column) through each third GPU: a kernel on it reads the source and writes the destination "
+        "(RELAY, SM)",
         M::Bandwidth, true},
        needsThreeGpus,
-       runRelayCase},
+       [](BenchContext& c, BenchCaseResult& r) { runRelayCase(c, r, Engine::Sm); }},
+      {{"d2d_relay_ce",
+        "GPU(row) -> GPU(column) through each third GPU: two pipelined copy-engine hops through a staging buffer on it "
+        "(RELAY, CE)",
+        M::Bandwidth, true},
+       needsThreeGpus,
+       [](BenchContext& c, BenchCaseResult& r) { runRelayCase(c, r, Engine::CopyEngine); }},
+      {{"d2d_ipc_ce",
+        "GPU(row) -> GPU(column) into a buffer another process exported as a legacy CUDA IPC handle, copy engine; "
+        "with the setup cost",
+        M::Bandwidth, true},
+       needsHelperProcess,
+       [](BenchContext& c, BenchCaseResult& r) { runCrossProcessCase(c, r, false); }},
+      {{"d2d_cumem_ce",
+        "GPU(row) -> GPU(column) into a cuMem buffer another process exported as a POSIX fd, copy engine; with "
+        "the setup cost",
+        M::Bandwidth, true},
+       needsCumemHandles,
+       [](BenchContext& c, BenchCaseResult& r) { runCrossProcessCase(c, r, true); }},
       {{"h2d_ce", "pinned host memory -> each GPU, copy engine", M::Bandwidth, true},
        always,
        [](BenchContext& c, BenchCaseResult& r) { runHostCase(c, r, true); }},

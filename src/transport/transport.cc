@@ -127,11 +127,19 @@ struct Transport::Impl {
         .enqueue(planChunks(bytes, chunkBytes, kPipelineSlots), slots, toHost, toDevice, caller, src.device);
   }
 
-  // WRITE: the source pushes into the relay GPU, the relay GPU pushes to the destination. READ: the relay
-  // GPU pulls from the source, the destination pulls from the relay. Either way each GPU's links carry
-  // one direction of the traffic and the two hops run on different GPUs' engines.
+  // SM: a pass-through kernel on the relay GPU. CE, WRITE: the source pushes into the relay GPU's staging
+  // slots, the relay GPU pushes to the destination; CE, READ: the relay GPU pulls from the source, the
+  // destination pulls from the relay. Either way each GPU's links carry one direction of the traffic.
   void enqueueRelay(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, const Route& route, cudaStream_t caller) {
     const int relay = route.relayGpu;
+    if (route.engine == Engine::Sm) {
+      // One kernel on the relay GPU reads the source and writes the destination, both as peer memory.
+      peers.enable(relay, src.device);
+      peers.enable(relay, dst.device);
+      DeviceGuard guard(relay);
+      kernels::launchSmCopy(dst.data, src.data, bytes, topology.gpus[static_cast<std::size_t>(relay)].smCount, caller);
+      return;
+    }
     const std::size_t chunkBytes = route.chunkBytes > 0 ? route.chunkBytes : bytes;
     const std::vector<void*> slots = slotsOf(relaySlots(relay, chunkBytes), chunkBytes);
     const auto* source = static_cast<const char*>(src.data);

@@ -81,7 +81,7 @@ const std::map<char, std::string> kCodes = {
     {'R', "DIRECT CE read"},  {'W', "DIRECT CE write"}, {'P', "DIRECT SM write put-with-signal"},
     {'M', "DIRECT SM read"},  {'C', "CUMEM CE read"},   {'c', "CUMEM CE write"}, {'N', "CUMEM SM read"},
     {'I', "IPC CE read"},     {'L', "RELAY CE read"},   {'l', "RELAY CE write"}, {'S', "STAGED CE write"},
-    {'i', "IPC CE write"},    {'w', "DIRECT SM write"}};
+    {'i', "IPC CE write"},    {'w', "DIRECT SM write"}, {'r', "RELAY SM read"}};
 // clang-format on
 
 void expectRoute(const Route& actual, char code) {
@@ -325,27 +325,36 @@ TEST(RouteSelect, CrossProcessHandles) {
 
 TEST(RouteSelect, RelayThroughTheBestConnectedGpu) {
   Topology noPeer = withoutP2p(load("h200x4_vm"), 0, 1);
+  // Over NVLink the relay GPU runs one kernel that reads the source and writes the destination.
   const Route relay = route(noPeer, Params(), 0, 1, kBig);
-  expectRoute(relay, 'l');
+  expectRoute(relay, 'r');
   EXPECT_EQ(relay.relayGpu, 2);  // 2 and 3 tie: the lower ordinal
-  EXPECT_EQ(relay.chunkBytes, 8 * kMiB);
+  EXPECT_EQ(relay.chunkBytes, 0u);
   EXPECT_EQ(relay.reason,
-            "no usable P2P: no peer access reported by the driver; GPU 2 reaches both (478 GB/s per hop); copy "
-            "engine for relay hops; copy engine writes: faster than reads on Hopper NVLink; 8 MiB chunks");
+            "no usable P2P: no peer access reported by the driver; GPU 2 reaches both (478 GB/s per hop); a kernel on "
+            "GPU 2 reads the source and writes the destination (no staging)");
   const Route small = route(noPeer, Params(), 1, 0, kSmall);
-  expectRoute(small, 'l');
+  expectRoute(small, 'r');
   EXPECT_EQ(small.relayGpu, 2);
-  EXPECT_EQ(small.chunkBytes, 256 * kKiB);
+  // Forced copy engines: two pipelined hops through staging slots on the relay GPU.
+  const Route staged = route(noPeer, with("PEERLINK_P2P_ENGINE", "ce"), 0, 1, kBig);
+  expectRoute(staged, 'l');
+  EXPECT_EQ(staged.chunkBytes, 8 * kMiB);
+  EXPECT_EQ(staged.reason,
+            "no usable P2P: no peer access reported by the driver; GPU 2 reaches both (478 GB/s per hop); "
+            "PEERLINK_P2P_ENGINE=ce; copy engine writes: faster than reads on Hopper NVLink; 8 MiB chunks");
   EXPECT_EQ(route(noPeer, with("PEERLINK_P2P_ENGINE", "sm"), 0, 1, kBig).engine, Engine::Sm);
   // The narrower hop counts: 0->2 is fast but 2->1 slow, so 3 wins.
   noPeer.pair(0, 2).expectedGBps = 900;
   noPeer.pair(2, 1).expectedGBps = 100;
   EXPECT_EQ(route(noPeer, Params(), 0, 1, kBig).relayGpu, 3);
-  // Link bandwidth unknown everywhere (the VM fixture): the lowest ordinal; PCIe hops write.
+  // Link bandwidth unknown everywhere (the VM fixture): the lowest ordinal; over PCIe the copy engines
+  // relay (kernel reads across PCIe are slow), and their hops write.
   const Route vm = route(withoutP2p(load("vm_flat_numa_unknown"), 0, 1), Params(), 0, 1, kBig);
   expectRoute(vm, 'l');
   EXPECT_EQ(vm.relayGpu, 2);
   EXPECT_TRUE(has(vm.reason, "; GPU 2 reaches both;"));
+  EXPECT_TRUE(has(vm.reason, "copy engine for relay hops: GPU 2 cannot map both ends over NVLink"));
   // Not across processes, not when switched off.
   const Route cross = route(noPeer, Params(), 0, 1, kBig, kCross);
   expectRoute(cross, 'S');
@@ -405,7 +414,7 @@ TEST(RouteSelect, ForcedModes) {
             "posix_fd 1))");
 
   const Route relay = route(h100, mode("relay"), 0, 1, kBig);
-  expectRoute(relay, 'l');
+  expectRoute(relay, 'r');
   EXPECT_EQ(relay.relayGpu, 2);
   EXPECT_TRUE(has(relay.reason, "PEERLINK_P2P_MODE=relay; GPU 2 reaches both (478 GB/s per hop);"));
   EXPECT_EQ(route(h100, mode("relay"), 2, 0, kBig).relayGpu, 1);
@@ -436,7 +445,9 @@ TEST(RouteSelect, ChunkSizes) {
   const Route staged = route(rtx, forced, 0, 1, kBig);
   EXPECT_EQ(staged.chunkBytes, 1 * kMiB);
   EXPECT_TRUE(has(staged.reason, "1 MiB chunks (PEERLINK_CHUNK_BYTES)"));
-  EXPECT_EQ(route(withoutP2p(load("h200x4_vm"), 0, 1), forced, 0, 1, kBig).chunkBytes, 1 * kMiB);
+  EXPECT_EQ(route(withoutP2p(load("h200x4_vm"), 0, 1), forced, 0, 1, kBig).chunkBytes, 0u);  // pass-through relay
+  const Params forcedCe = with({{"PEERLINK_CHUNK_BYTES", "1048576"}, {"PEERLINK_P2P_ENGINE", "ce"}});
+  EXPECT_EQ(route(withoutP2p(load("h200x4_vm"), 0, 1), forcedCe, 0, 1, kBig).chunkBytes, 1 * kMiB);
   EXPECT_EQ(route(load("h100x8_nvswitch"), forced, 0, 1, kBig).chunkBytes, 0u);
 }
 
@@ -476,9 +487,9 @@ TEST(RouteSelect, DescribeRoute) {
             "0[0] -> 1[1] via SHM/STAGED/CE/write (PHB; no usable P2P: no peer access reported by the driver; no "
             "third GPU to relay through; 256 KiB chunks)");
   EXPECT_EQ(line(withoutP2p(load("h200x4_vm"), 0, 1), Params(), 1, 0, kBig),
-            "1[1] -> 0[0] via RELAY/GPU2/CE/write (NV18; no usable P2P: no peer access reported by the driver; GPU 2 "
-            "reaches both (478 GB/s per hop); copy engine for relay hops; copy engine writes: faster than reads on "
-            "Hopper NVLink; 8 MiB chunks)");
+            "1[1] -> 0[0] via RELAY/GPU2/SM/read (NV18; no usable P2P: no peer access reported by the driver; GPU 2 "
+            "reaches both (478 GB/s per hop); a kernel on GPU 2 reads the source and writes the destination (no "
+            "staging))");
   // nvidia-smi numbering differs from CUDA's, or is unknown.
   Topology renumbered = load("pcie_10gpu");
   renumbered.gpus[0].nvmlIndex = -1;
