@@ -15,12 +15,15 @@ enum class CopyHint {
 
 const char* copyHintName(CopyHint hint) noexcept;  ///< "plain", "streaming"
 
-/// Tuning of launchSmCopy; the defaults are what the transport uses.
+/// Tuning of launchSmCopy and launchBulkCopy; the defaults are what the transport uses.
 struct SmCopyConfig {
   CopyHint hint = CopyHint::Streaming;
   int unroll = 8;             ///< independent 16-byte loads in flight per thread before its stores: 4 or 8
   int threadsPerBlock = 512;  ///< a multiple of 32 in [32, 1024]
   int blocksPerSm = 0;        ///< 0: as many as fit on an SM (occupancy of the compiled kernel)
+  // launchBulkCopy only (bulk_copy.cuh); blocksPerSm above applies to it too.
+  int bulkChunkBytes = 32 << 10;  ///< bytes per shared-memory stage: a multiple of 1024
+  int bulkStages = 3;             ///< shared-memory stages per block: 2, 3 or 4
 };
 
 /// Copies `bytes` from `src` to `dst` (memcpy semantics: the ranges must not overlap, and `src` must not

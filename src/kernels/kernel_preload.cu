@@ -64,6 +64,7 @@ void ensureKernelsLoaded() {
   const std::lock_guard<std::mutex> lock(devices.loading);
   if (loaded.load(std::memory_order_relaxed)) return;
   detail::preloadCopyKernels();
+  detail::preloadBulkCopyKernels();
   detail::preloadPutSignalKernels();
   detail::preloadLatchKernels();
   detail::preloadPatternKernels();

@@ -40,6 +40,7 @@ void loadKernel(void (*kernel)(Args...), const char* name) {
 
 // Each of these loads the kernels of one .cu file of src/kernels/; ensureKernelsLoaded() calls them all.
 void preloadCopyKernels();       // copy_kernels.cu
+void preloadBulkCopyKernels();   // bulk_copy.cu
 void preloadPutSignalKernels();  // put_signal.cu
 void preloadLatchKernels();      // latch_kernel.cu
 void preloadPatternKernels();    // pattern_kernels.cu

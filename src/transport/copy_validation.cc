@@ -13,7 +13,7 @@ bool rangesOverlap(std::uintptr_t a, std::uintptr_t b, std::size_t bytes) noexce
   return a < b ? b - a < bytes : a - b < bytes;
 }
 
-void validateDevicePointer(const Topology& topology, const void* pointer, int device, const char* what) {
+void validateDevicePointer(const Topology& topology, const void* pointer, int device, const char* what, int mappedBy) {
   const int count = static_cast<int>(topology.gpus.size());
   if (device < 0 || device >= count) {
     throw Error(ErrorCode::InvalidUsage,
@@ -31,7 +31,7 @@ void validateDevicePointer(const Topology& topology, const void* pointer, int de
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("{} pointer {} is pinned host memory, not memory of GPU {}", what, pointer, device));
   }
-  if (attributes.device != device) {
+  if (attributes.device != device && attributes.device != mappedBy) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("{} pointer {} belongs to GPU {}, not GPU {}", what, pointer, attributes.device, device));
   }

@@ -200,8 +200,12 @@ void Transport::enablePeerAccess(int device, int peer) {
 
 void Transport::copy(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, const Route& route, cudaStream_t stream) {
   if (bytes == 0) return;
-  validateDevicePointer(impl_->topology, src.data, src.device, "source");
-  validateDevicePointer(impl_->topology, dst.data, dst.device, "destination");
+  // Across processes one side is the other process's memory mapped here; CUDA may report it as memory of
+  // the GPU that mapped it (the executing one), so that is accepted for it too.
+  const bool shared = route.mode == RouteMode::Ipc || route.mode == RouteMode::Cumem;
+  const int mappedBy = shared ? executingDevice(route, src.device, dst.device) : -1;
+  validateDevicePointer(impl_->topology, src.data, src.device, "source", mappedBy);
+  validateDevicePointer(impl_->topology, dst.data, dst.device, "destination", mappedBy);
   if (src.device == dst.device) {
     if (rangesOverlap(reinterpret_cast<std::uintptr_t>(src.data), reinterpret_cast<std::uintptr_t>(dst.data), bytes)) {
       throw Error(ErrorCode::InvalidUsage,
