@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "peerlink/topology.hpp"
 
@@ -54,6 +55,9 @@ struct Route {
   Direction direction = Direction::Write;
   bool putWithSignal = false;  ///< small transfer: a kernel stores data then a flag (Engine::Sm)
   int relayGpu = -1;           ///< RELAY only: the intermediate GPU
+  /// RELAY by SM only: every GPU the transfer is split across (relayGpu first), each running a kernel that
+  /// reads its share of the source and writes it to the destination; empty or one entry: relayGpu alone.
+  std::vector<int> relayStripes;
   std::size_t chunkBytes = 0;  ///< RELAY/STAGED: pipeline chunk; 0 for one-shot routes
   std::string reason;          ///< why: each decision's reason joined by "; " (describeRoute adds the link)
 };

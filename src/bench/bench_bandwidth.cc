@@ -137,7 +137,8 @@ BenchCell oneWayCell(BenchContext& context, const Route& route, int src, int dst
   BenchCell cell;
   cell.src = src;
   cell.dst = dst;
-  cell.via = route.mode == RouteMode::Relay ? route.relayGpu : -1;
+  // A relay split across several GPUs is shown as a matrix cell of the pair; one relay GPU as "via k".
+  cell.via = route.mode == RouteMode::Relay && route.relayStripes.size() <= 1 ? route.relayGpu : -1;
   cell.bytes = bytes;
   cell.route = describeRoute(context.topology, {src, dst, bytes, Placement::SameProcess}, route);
   const GpuPair& pair = context.topology.pair(src, dst);
@@ -183,6 +184,20 @@ void runOneWayCase(BenchContext& context, BenchCaseResult& result, RouteMode mod
           result.cells.push_back(cell);
           continue;
         }
+        measureCell(result, oneWayCell(context, route, src, dst, bytes),
+                    [&](BenchCell& cell) { measureOneWay(context, cell, route); });
+      }
+    }
+  }
+}
+
+void runSplitRelayCase(BenchContext& context, BenchCaseResult& result) {
+  for (std::size_t bytes : context.sizes) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        if (src == dst) continue;
+        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
+        const Route route = forcedRoute(context, src, dst, bytes, RouteMode::Relay, Engine::Sm, Direction::Read);
         measureCell(result, oneWayCell(context, route, src, dst, bytes),
                     [&](BenchCell& cell) { measureOneWay(context, cell, route); });
       }

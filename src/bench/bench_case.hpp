@@ -38,6 +38,7 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs();
 void runOneWayCase(BenchContext& context, BenchCaseResult& result, RouteMode mode, Engine engine, Direction direction);
 void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engine);
 void runRelayCase(BenchContext& context, BenchCaseResult& result, Engine engine);
+void runSplitRelayCase(BenchContext& context, BenchCaseResult& result);
 void runHostCase(BenchContext& context, BenchCaseResult& result, bool toDevice);
 void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runLlLatencyCase(BenchContext& context, BenchCaseResult& result);

@@ -96,6 +96,12 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs() {
         M::Bandwidth, true},
        needsThreeGpus,
        [](BenchContext& c, BenchCaseResult& r) { runRelayCase(c, r, Engine::Sm); }},
+      {{"d2d_relay_split",
+        "GPU(row) -> GPU(column) relayed through every other GPU at once, each relaying an equal share with a "
+        "kernel (RELAY, SM, split)",
+        M::Bandwidth, true},
+       needsThreeGpus,
+       runSplitRelayCase},
       {{"d2d_relay_ce",
         "GPU(row) -> GPU(column) through each third GPU: two pipelined copy-engine hops through a staging buffer on it "
         "(RELAY, CE)",

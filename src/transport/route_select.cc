@@ -319,6 +319,26 @@ bool relayPassesThrough(const Topology& topology, const RouteRequest& request, i
   return in.canAccessPeer && out.canAccessPeer && in.path == PathClass::NVL && out.path == PathClass::NVL;
 }
 
+// The pass-through relay GPUs to split a transfer across: the chosen one, then every other that could relay
+// the pair itself (unless PEERLINK_RELAY_GPU picked one). Each relay GPU's SMs bound its kernel (one peer
+// read and one peer write per byte: 0.81x a direct hop on H200), so several relays together approach
+// what the two ends' links carry.
+std::vector<int> relayStripes(const Topology& topology, const Params& params, const RouteRequest& request, int relay,
+                              Reasons& reasons) {
+  std::vector<int> stripes = {relay};
+  if (params.getInt("PEERLINK_RELAY_GPU") < 0) {
+    for (int k = 0; k < gpuCount(topology); ++k) {
+      if (k == relay || k == request.src || k == request.dst) continue;
+      if (!relayProblem(topology, params, request.src, k, request.dst).empty()) continue;
+      if (relayPassesThrough(topology, request, k)) stripes.push_back(k);
+    }
+  }
+  if (stripes.size() > 1) {
+    reasons.push_back(fmt::format("split across GPUs {}", fmt::join(stripes, ", ")));
+  }
+  return stripes;
+}
+
 EngineChoice chooseEngine(const Topology& topology, const Params& params, const RouteRequest& request,
                           const ModeChoice& choice, Reasons& reasons) {
   const RouteMode mode = choice.mode;
@@ -471,6 +491,7 @@ Route selectRoute(const Topology& topology, const Params& params, const RouteReq
   route.putWithSignal = engine.putWithSignal;
   if (mode.mode == RouteMode::Relay && engine.engine == Engine::Sm) {
     route.direction = Direction::Read;  // the relay GPU pulls from the source (and pushes to the destination)
+    route.relayStripes = relayStripes(topology, params, request, mode.relayGpu, reasons);
   } else {
     route.direction = chooseDirection(topology, params, hopsOf(request, mode), engine, reasons);
     route.chunkBytes = chooseChunkBytes(params, mode.mode, request.bytes, reasons);

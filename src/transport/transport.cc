@@ -47,6 +47,7 @@ struct Transport::Impl {
   PinnedBuffer hostStaging;
   std::map<int, DeviceBuffer> relayStaging;  // per relay GPU
   std::map<std::pair<int, int>, std::unique_ptr<TwoHopPipeline>> pipelines;
+  std::map<int, std::array<Event, 2>> stripeEvents;  // per relay GPU: start (recorded there), done
   mutable std::set<std::tuple<int, int, RouteMode, Engine, Direction>> logged;
 
   cudaStream_t stream(int device, StreamRole role) {
@@ -133,11 +134,7 @@ struct Transport::Impl {
   void enqueueRelay(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, const Route& route, cudaStream_t caller) {
     const int relay = route.relayGpu;
     if (route.engine == Engine::Sm) {
-      // One kernel on the relay GPU reads the source and writes the destination, both as peer memory.
-      peers.enable(relay, src.device);
-      peers.enable(relay, dst.device);
-      DeviceGuard guard(relay);
-      kernels::launchSmCopy(dst.data, src.data, bytes, topology.gpus[static_cast<std::size_t>(relay)].smCount, caller);
+      enqueuePassThroughRelay(dst, src, bytes, route, caller);
       return;
     }
     const std::size_t chunkBytes = route.chunkBytes > 0 ? route.chunkBytes : bytes;
@@ -158,6 +155,55 @@ struct Transport::Impl {
                         }};
     pipeline(firstDevice, secondDevice)
         .enqueue(planChunks(bytes, chunkBytes, kPipelineSlots), slots, toRelay, fromRelay, caller, relay);
+  }
+
+  // A kernel on each relay GPU reads its share of the source and writes it to the destination, both as
+  // peer memory. The first share runs on the caller's stream (a stream of relayGpu); the others on the
+  // other relay GPUs' helper streams, gated by and joined back to the caller's stream with events.
+  void enqueuePassThroughRelay(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, const Route& route,
+                               cudaStream_t caller) {
+    std::vector<int> relays = route.relayStripes;
+    if (relays.empty()) relays = {route.relayGpu};
+    // Shares are whole multiples of 4 KiB so every kernel sees the same alignment as the whole transfer.
+    constexpr std::size_t kShareAlign = 4096;
+    const std::size_t share = (bytes / relays.size() + kShareAlign - 1) / kShareAlign * kShareAlign;
+    const auto* source = static_cast<const char*>(src.data);
+    auto* destination = static_cast<char*>(dst.data);
+    Event& start = stripeEvent(route.relayGpu, kStripeStart);
+    if (relays.size() > 1) {
+      DeviceGuard guard(route.relayGpu);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), caller));
+    }
+    for (std::size_t i = 0; i < relays.size(); ++i) {
+      const std::size_t offset = std::min(bytes, i * share);
+      const std::size_t length = std::min(share, bytes - offset);
+      const int relay = relays[i];
+      if (length == 0) continue;
+      peers.enable(relay, src.device);
+      peers.enable(relay, dst.device);
+      DeviceGuard guard(relay);
+      const cudaStream_t stream = i == 0 ? caller : this->stream(relay, kFirstHopStream);
+      if (i > 0) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, start.get(), 0));
+      kernels::launchSmCopy(destination + offset, source + offset, length,
+                            topology.gpus[static_cast<std::size_t>(relay)].smCount, stream);
+      if (i > 0) {
+        Event& done = stripeEvent(relay, kStripeDone);
+        PEERLINK_CUDA_CHECK(cudaEventRecord(done.get(), stream));
+        PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(caller, done.get(), 0));
+      }
+    }
+  }
+
+  enum StripeEventRole { kStripeStart = 0, kStripeDone = 1 };
+  Event& stripeEvent(int device, StripeEventRole role) {
+    auto found = stripeEvents.find(device);
+    if (found == stripeEvents.end()) {
+      found = stripeEvents
+                  .emplace(device, std::array<Event, 2>{Event(device, cudaEventDisableTiming),
+                                                        Event(device, cudaEventDisableTiming)})
+                  .first;
+    }
+    return found->second[role];
   }
 
   void logRoute(int src, int dst, std::size_t bytes, const Route& route) const {

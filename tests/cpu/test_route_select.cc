@@ -332,7 +332,10 @@ TEST(RouteSelect, RelayThroughTheBestConnectedGpu) {
   EXPECT_EQ(relay.chunkBytes, 0u);
   EXPECT_EQ(relay.reason,
             "no usable P2P: no peer access reported by the driver; GPU 2 reaches both (478 GB/s per hop); a kernel on "
-            "GPU 2 reads the source and writes the destination (no staging)");
+            "GPU 2 reads the source and writes the destination (no staging); split across GPUs 2, 3");
+  EXPECT_EQ(relay.relayStripes, (std::vector<int>{2, 3}));
+  // A forced relay GPU is used alone.
+  EXPECT_EQ(route(noPeer, with("PEERLINK_RELAY_GPU", "3"), 0, 1, kBig).relayStripes, (std::vector<int>{3}));
   const Route small = route(noPeer, Params(), 1, 0, kSmall);
   expectRoute(small, 'r');
   EXPECT_EQ(small.relayGpu, 2);
@@ -489,7 +492,7 @@ TEST(RouteSelect, DescribeRoute) {
   EXPECT_EQ(line(withoutP2p(load("h200x4_vm"), 0, 1), Params(), 1, 0, kBig),
             "1[1] -> 0[0] via RELAY/GPU2/SM/read (NV18; no usable P2P: no peer access reported by the driver; GPU 2 "
             "reaches both (478 GB/s per hop); a kernel on GPU 2 reads the source and writes the destination (no "
-            "staging))");
+            "staging); split across GPUs 2, 3)");
   // nvidia-smi numbering differs from CUDA's, or is unknown.
   Topology renumbered = load("pcie_10gpu");
   renumbered.gpus[0].nvmlIndex = -1;

@@ -122,6 +122,15 @@ TEST_F(TransportTest, EveryRouteBothDirectionsOfEveryPair) {
   }
 }
 
+TEST_F(TransportTest, RelaySplitAcrossSeveralGpus) {
+  if (transport_->topology().gpus.size() < 4) GTEST_SKIP() << "needs 4 GPUs (two relays)";
+  Route striped = makeRoute(RouteMode::Relay, Engine::Sm, Direction::Read, 2);
+  striped.relayStripes = {2, 3};
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{4096} + 1, std::size_t{8193}, 64 * kMiB + 13}) {
+    verifiedCopy(striped, 0, 1, bytes, 3, 5);
+  }
+}
+
 TEST_F(TransportTest, OneGibibyteByEachKindOfRoute) {
   const std::size_t bytes = 1024 * kMiB;
   for (const Route& route : {makeRoute(RouteMode::Direct, Engine::CopyEngine, Direction::Write),
