@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_case.hpp"
+#include "bench/bench_measure.hpp"
 #include "bench/share_helper.hpp"
 #include "bench/stats.hpp"
 #include "core/cuda_check.hpp"
@@ -24,24 +25,6 @@ Route sharedRoute(bool cumem, Direction direction) {
   route.direction = direction;
   route.reason = "the other process's buffer, mapped here";
   return route;
-}
-
-std::vector<double> timeCopies(BenchContext& context, int device, cudaStream_t stream,
-                               const std::function<void()>& enqueue) {
-  DeviceGuard guard(device);
-  for (int i = 0; i < context.options.warmup; ++i) enqueue();
-  std::vector<double> microseconds;
-  Event start(device), stop(device);
-  for (int i = 0; i < context.options.iterations; ++i) {
-    PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-    enqueue();
-    PEERLINK_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-    PEERLINK_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-    microseconds.push_back(static_cast<double>(ms) * 1000.0);
-  }
-  return microseconds;
 }
 
 void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
@@ -84,14 +67,9 @@ void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
       cell.wrongBytes += checker.checkPattern(mine.data(), cell.bytes, seed, stream.get()).mismatches;
       cell.verified = true;
     }
-    const SampleStats stats = computeStats(timeCopies(context, local, stream.get(), [&] {
-      context.transport.copy({remote.data(), owner}, {mine.data(), local}, cell.bytes, write, stream.get());
-    }));
-    cell.medianUs = stats.median;
-    cell.minUs = stats.min;
-    cell.maxUs = stats.max;
-    cell.p99Us = stats.p99;
-    cell.gbps = stats.median > 0 ? static_cast<double>(cell.bytes) / (stats.median * 1e3) : 0;
+    fillTiming(cell, timeIterations(local, stream.get(), context.options.warmup, context.options.iterations, [&](int) {
+                 context.transport.copy({remote.data(), owner}, {mine.data(), local}, cell.bytes, write, stream.get());
+               }));
     PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   }  // unmapped before the owner may free it
   exporter.finish();

@@ -1,0 +1,159 @@
+// Cases that load the machine as a whole or use other kinds of memory: every GPU sending to every other
+// at once, and a kernel reading a managed (unified-memory) buffer of another GPU.
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "bench/bench_case.hpp"
+#include "bench/bench_measure.hpp"
+#include "bench/stats.hpp"
+#include "core/cuda_check.hpp"
+#include "kernels/copy_kernels.cuh"
+#include "kernels/latch_kernel.cuh"
+#include "kernels/pattern_kernels.cuh"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+#include "transport/pattern_check.hpp"
+
+namespace peerlink {
+
+// All ordered pairs at once, copy-engine writes, each pair on its own stream of its source GPU and queued
+// behind one latch so they start together; each pair is timed by its own events. The text's SUM row is
+// the machine's aggregate.
+void runAllPairsCase(BenchContext& context, BenchCaseResult& result) {
+  const auto timeoutNs = static_cast<std::uint64_t>(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000ull;
+  for (std::size_t bytes : context.sizes) {
+    context.progress(fmt::format("{} {} bytes, {} GPUs at once", result.name, bytes, context.devices.size()));
+    struct PairRun {
+      int src, dst;
+      Route route;
+      BufferSet from, to;
+      Stream stream;
+    };
+    std::vector<std::unique_ptr<PairRun>> runs;
+    std::vector<BenchCell> cells;
+    try {
+      for (int src : context.devices) {
+        for (int dst : context.devices) {
+          if (src == dst) continue;
+          const Route route =
+              forcedRoute(context, src, dst, bytes, RouteMode::Direct, Engine::CopyEngine, Direction::Write);
+          runs.push_back(std::make_unique<PairRun>(
+              PairRun{src, dst, route, BufferSet(src, bytes, 1), BufferSet(dst, bytes, 1), Stream(src)}));
+        }
+      }
+      std::uint64_t wrong = 0;
+      if (context.options.verify) {
+        for (auto& run : runs) {
+          wrong += verifyCopy(context, run->route, run->src, run->dst, run->to.at(0), run->from.at(0), bytes,
+                              run->stream.get());
+        }
+      }
+      PinnedBuffer latch(sizeof(std::uint64_t) + runs.size() * sizeof(kernels::DeviceStatus),
+                         cudaHostAllocMapped | cudaHostAllocPortable);
+      auto* flag = static_cast<volatile std::uint64_t*>(latch.data());
+      auto* statuses = reinterpret_cast<kernels::DeviceStatus*>(static_cast<char*>(latch.data()) + 8);
+      *flag = 0;
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        statuses[i] = kernels::pendingStatus();
+        DeviceGuard guard(runs[i]->src);
+        kernels::launchLatch(flag, timeoutNs, &statuses[i], runs[i]->stream.get());
+      }
+      std::vector<TimedRun> timed;
+      for (auto& run : runs) {
+        PairRun& r = *run;
+        timed.emplace_back(r.src, r.stream.get(), context.options.warmup, context.options.iterations, [&](int) {
+          context.transport.copy({r.to.at(0), r.dst}, {r.from.at(0), r.src}, bytes, r.route, r.stream.get());
+        });
+      }
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      *flag = 1;  // every pair is queued: release them together
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        BenchCell cell;
+        cell.src = runs[i]->src;
+        cell.dst = runs[i]->dst;
+        cell.bytes = bytes;
+        cell.route =
+            describeRoute(context.topology, {cell.src, cell.dst, bytes, Placement::SameProcess}, runs[i]->route);
+        cell.expectedGBps = context.topology.pair(cell.src, cell.dst).expectedGBps;
+        cell.verified = context.options.verify;
+        fillTiming(cell, timed[i].microseconds());
+        kernels::throwIfDeviceFailed(statuses[i], fmt::format("latch on GPU {}", cell.src));
+        cells.push_back(cell);
+      }
+      if (wrong != 0 && !cells.empty()) cells.front().wrongBytes = wrong;
+    } catch (const Error& error) {
+      BenchCell cell;
+      cell.bytes = bytes;
+      cell.src = context.devices.front();
+      cell.dst = context.devices.back();
+      cell.error = error.what();
+      cells.assign(1, cell);
+    }
+    result.cells.insert(result.cells.end(), cells.begin(), cells.end());
+  }
+}
+
+// Unified memory: a managed buffer preferred on GPU(row) and advised as accessed by GPU(column) (which maps
+// it instead of migrating pages), read by a copy kernel on GPU(column) into its own memory.
+void runManagedCase(BenchContext& context, BenchCaseResult& result) {
+  for (std::size_t bytes : context.sizes) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        if (src == dst) continue;
+        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
+        BenchCell cell;
+        cell.src = src;
+        cell.dst = dst;
+        cell.bytes = bytes;
+        cell.route =
+            fmt::format("managed memory preferred on GPU {}, accessed by GPU {}; copy kernel on GPU {}", src, dst, dst);
+        measureCell(result, cell, [&](BenchCell& measured) {
+          // Never ask for more managed memory than the card has free: over-subscription can hang the GPU.
+          std::size_t free = 0, total = 0;
+          {
+            DeviceGuard guard(src);
+            PEERLINK_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+          }
+          if (bytes > free / 2) {
+            throw Error(ErrorCode::Unsupported, fmt::format("{} bytes of managed memory would exceed half of GPU {}'s "
+                                                            "free memory ({} bytes)",
+                                                            bytes, src, free));
+          }
+          context.transport.enablePeerAccess(dst, src);
+          void* managed = nullptr;
+          PEERLINK_CUDA_CHECK(cudaMallocManaged(&managed, bytes));
+          struct ManagedFree {
+            void* pointer;
+            ~ManagedFree() { cudaFree(pointer); }
+          } release{managed};
+          cudaMemLocation preferred{cudaMemLocationTypeDevice, src};
+          cudaMemLocation accessor{cudaMemLocationTypeDevice, dst};
+          PEERLINK_CUDA_CHECK(cudaMemAdvise(managed, bytes, cudaMemAdviseSetPreferredLocation, preferred));
+          PEERLINK_CUDA_CHECK(cudaMemAdvise(managed, bytes, cudaMemAdviseSetAccessedBy, accessor));
+          const std::uint64_t seed = 0x0A110000ull + bytes;
+          {
+            DeviceGuard guard(src);
+            kernels::launchFillPattern(managed, bytes, seed, nullptr);  // first touch on GPU src places the pages
+            PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+          }
+          DeviceBuffer target(dst, bytes);
+          Stream stream(dst);
+          const int sms = context.topology.gpus[static_cast<std::size_t>(dst)].smCount;
+          DeviceGuard guard(dst);
+          if (context.options.verify) {
+            kernels::launchSmCopy(target.data(), managed, bytes, sms, stream.get());
+            measured.verified = true;
+            measured.wrongBytes = PatternChecker(dst).checkPattern(target.data(), bytes, seed, stream.get()).mismatches;
+          }
+          fillTiming(measured,
+                     timeIterations(dst, stream.get(), context.options.warmup, context.options.iterations, [&](int) {
+                       kernels::launchSmCopy(target.data(), managed, bytes, sms, stream.get());
+                     }));
+        });
+      }
+    }
+  }
+}
+
+}  // namespace peerlink
