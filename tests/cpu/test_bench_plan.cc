@@ -152,3 +152,43 @@ TEST(BenchWriters, JsonHasEveryStatisticAsNumbers) {
 
 }  // namespace
 }  // namespace peerlink
+
+namespace peerlink {
+namespace {
+
+BenchCell pairCell(int src, int dst, double gbps, double expected) {
+  BenchCell cell;
+  cell.src = src;
+  cell.dst = dst;
+  cell.bytes = 256u << 20;
+  cell.gbps = gbps;
+  cell.expectedGBps = expected;
+  return cell;
+}
+
+TEST(BenchWriters, EfficiencyAgainstTheLinkModelIsFlaggedWhenLow) {
+  BenchCaseResult direct;
+  direct.name = "d2d_write_ce";
+  direct.description = "test";
+  direct.cells = {pairCell(0, 1, 393.9, 478.1), pairCell(1, 0, 100.0, 478.1)};
+  const std::string text = cli::formatBenchText(twoGpuTopology(), {direct});
+  EXPECT_NE(text.find("vs link model: 82% median (21%..82%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("LOW (under 60%): GPU 1 -> GPU 0 21%"), std::string::npos) << text;
+}
+
+TEST(BenchWriters, P2pIsComparedWithStagingPairByPair) {
+  BenchCaseResult direct;
+  direct.name = "d2d_write_ce";
+  direct.cells = {pairCell(0, 1, 393.9, 0), pairCell(1, 0, 20.0, 0)};
+  BenchCaseResult staged;
+  staged.name = "d2d_staged";
+  staged.cells = {pairCell(0, 1, 52.1, 0), pairCell(1, 0, 52.0, 0)};
+  const std::string text = cli::formatBenchText(twoGpuTopology(), {direct, staged});
+  EXPECT_NE(text.find("P2P vs STAGED (d2d_write_ce vs d2d_staged): 1 of 2 pairs faster by P2P"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("P2P SLOWER than staging"), std::string::npos) << text;
+  EXPECT_NE(text.find("7.6x"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace peerlink
