@@ -10,6 +10,8 @@
 // evenly; lanes of block 0 copy the head and tail bytes (fewer than 16 each) with plain accesses.
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "core/cuda_check.hpp"
@@ -106,7 +108,7 @@ __device__ void pipeline(unsigned char* dst, const unsigned char* src, size_t by
       issueLoad();
     }
   }
-  waitStoresDone();
+  waitStoresDone();  // the writes complete, not only read out of shared memory, before the block exits
 }
 #endif
 
@@ -130,55 +132,77 @@ __global__ void __launch_bounds__(kThreads) bulkCopyKernel(unsigned char* dst, c
 #endif
 }
 
-int currentDevice() {
-  int device = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
+// What launches need of a device: read, and the kernel's shared-memory limits raised there (per-device
+// attributes), at the first use of the device; the occupancy of each shared-memory size at its first use.
+// Cached because the calls would otherwise run before every launch, while the stream may wait on the host.
+struct DeviceInfo {
+  int major = 0, minor = 0, sms = 0, sharedLimit = 0;
+  std::map<size_t, int> fit;  // blocks per SM by dynamic shared memory per block
+};
+
+std::mutex infoMutex;
+std::map<int, DeviceInfo> infos;
+
+// The current device's entry; the caller holds infoMutex.
+DeviceInfo& currentInfo(int* device) {
+  PEERLINK_CUDA_CHECK(cudaGetDevice(device));
+  const auto known = infos.find(*device);
+  if (known != infos.end()) return known->second;
+  DeviceInfo info;
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, *device));
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, *device));
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&info.sms, cudaDevAttrMultiProcessorCount, *device));
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&info.sharedLimit, cudaDevAttrMaxSharedMemoryPerBlockOptin, *device));
+  if (info.major >= 9) {
+    PEERLINK_CUDA_CHECK(
+        cudaFuncSetAttribute(bulkCopyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, info.sharedLimit));
+    PEERLINK_CUDA_CHECK(cudaFuncSetAttribute(bulkCopyKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             cudaSharedmemCarveoutMaxShared));
+  }
+  return infos.emplace(*device, info).first->second;
 }
 
-// Checks the bulk fields of `config` on the current device and raises the kernel's shared-memory limits
-// there (a per-device attribute); returns the dynamic shared memory a block needs.
-size_t prepare(const SmCopyConfig& config, const char* caller) {
-  const int device = currentDevice();
-  if (!bulkCopySupported(device)) {
-    int major = 0, minor = 0;
-    PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    throw Error(ErrorCode::Unsupported, std::string(caller) + ": GPU " + std::to_string(device) +
-                                            " has compute capability " + std::to_string(major) + "." +
-                                            std::to_string(minor) + "; bulk copies need 9.0");
+struct Plan {
+  size_t shared;  // dynamic shared memory per block
+  int blocksPerSm;
+  int sms;
+};
+
+// Checks `config` on the current device and plans its launch there.
+Plan plan(const SmCopyConfig& config, const char* caller) {
+  const std::lock_guard<std::mutex> lock(infoMutex);
+  int device = 0;
+  DeviceInfo& info = currentInfo(&device);
+  const std::string where = std::string(caller) + ": ";
+  if (info.major < 9) {
+    throw Error(ErrorCode::Unsupported, where + "GPU " + std::to_string(device) + " has compute capability " +
+                                            std::to_string(info.major) + "." + std::to_string(info.minor) +
+                                            "; bulk copies need 9.0");
   }
   if (config.bulkChunkBytes < 1024 || config.bulkChunkBytes % 1024 != 0) {
-    throw Error(ErrorCode::InvalidUsage, std::string(caller) +
-                                             ": bulkChunkBytes must be a positive multiple of "
-                                             "1024, not " +
+    throw Error(ErrorCode::InvalidUsage, where + "bulkChunkBytes must be a positive multiple of 1024, not " +
                                              std::to_string(config.bulkChunkBytes));
   }
   if (config.bulkStages < 2 || config.bulkStages > 4) {
     throw Error(ErrorCode::InvalidUsage,
-                std::string(caller) + ": bulkStages must be 2, 3 or 4, not " + std::to_string(config.bulkStages));
+                where + "bulkStages must be 2, 3 or 4, not " + std::to_string(config.bulkStages));
   }
   const size_t stages = static_cast<size_t>(config.bulkStages);
   const size_t shared = stages * static_cast<size_t>(config.bulkChunkBytes) + stages * sizeof(uint64_t);
-  int limit = 0;
-  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (shared > static_cast<size_t>(limit)) {
-    throw Error(ErrorCode::InvalidUsage, std::string(caller) + ": " + std::to_string(config.bulkStages) +
-                                             " stages of " + std::to_string(config.bulkChunkBytes) + " bytes need " +
-                                             std::to_string(shared) + " bytes of shared memory; GPU " +
-                                             std::to_string(device) + " gives a block " + std::to_string(limit));
+  if (shared > static_cast<size_t>(info.sharedLimit)) {
+    throw Error(ErrorCode::InvalidUsage,
+                where + std::to_string(config.bulkStages) + " stages of " + std::to_string(config.bulkChunkBytes) +
+                    " bytes need " + std::to_string(shared) + " bytes of shared memory; GPU " + std::to_string(device) +
+                    " gives a block " + std::to_string(info.sharedLimit));
   }
-  PEERLINK_CUDA_CHECK(cudaFuncSetAttribute(bulkCopyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
-  PEERLINK_CUDA_CHECK(cudaFuncSetAttribute(bulkCopyKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                           cudaSharedmemCarveoutMaxShared));
-  return shared;
-}
-
-int blocksPerSm(const SmCopyConfig& config, size_t shared) {
-  int fit = 0;
-  PEERLINK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, bulkCopyKernel, kThreads, shared));
-  fit = std::max(fit, 1);
-  return config.blocksPerSm > 0 ? std::min(config.blocksPerSm, fit) : fit;
+  auto fit = info.fit.find(shared);
+  if (fit == info.fit.end()) {
+    int blocks = 0;
+    PEERLINK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, bulkCopyKernel, kThreads, shared));
+    fit = info.fit.emplace(shared, std::max(blocks, 1)).first;
+  }
+  const int perSm = config.blocksPerSm > 0 ? std::min(config.blocksPerSm, fit->second) : fit->second;
+  return Plan{shared, perSm, info.sms};
 }
 
 }  // namespace
@@ -198,7 +222,7 @@ bool bulkCopySupported(int device) {
 }
 
 int bulkCopyBlocksPerSm(const SmCopyConfig& config) {
-  return blocksPerSm(config, prepare(config, "bulkCopyBlocksPerSm"));
+  return plan(config, "bulkCopyBlocksPerSm").blocksPerSm;
 }
 
 void launchBulkCopy(void* dst, const void* src, size_t bytes, int smCount, cudaStream_t stream,
@@ -208,7 +232,7 @@ void launchBulkCopy(void* dst, const void* src, size_t bytes, int smCount, cudaS
     throw Error(ErrorCode::InvalidUsage, "launchBulkCopy: null " + std::string(dst == nullptr ? "dst" : "src") +
                                              " for a copy of " + std::to_string(bytes) + " bytes");
   }
-  const size_t shared = prepare(config, "launchBulkCopy");
+  const Plan launch = plan(config, "launchBulkCopy");
   const auto dstAddress = reinterpret_cast<uintptr_t>(dst);
   const size_t head = std::min<size_t>((kUnit - dstAddress % kUnit) % kUnit, bytes);
   const size_t units = (bytes - head) / kUnit;
@@ -216,14 +240,11 @@ void launchBulkCopy(void* dst, const void* src, size_t bytes, int smCount, cudaS
     launchSmCopy(dst, src, bytes, smCount, stream, config);
     return;
   }
-  if (smCount <= 0) {
-    PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&smCount, cudaDevAttrMultiProcessorCount, currentDevice()));
-  }
+  if (smCount <= 0) smCount = launch.sms;
   const size_t chunk = static_cast<size_t>(config.bulkChunkBytes);
   const size_t chunks = (units * kUnit + chunk - 1) / chunk;
-  const size_t blocks =
-      std::min(static_cast<size_t>(smCount) * static_cast<size_t>(blocksPerSm(config, shared)), chunks);
-  bulkCopyKernel<<<static_cast<unsigned int>(blocks), kThreads, shared, stream>>>(
+  const size_t blocks = std::min(static_cast<size_t>(smCount) * static_cast<size_t>(launch.blocksPerSm), chunks);
+  bulkCopyKernel<<<static_cast<unsigned int>(blocks), kThreads, launch.shared, stream>>>(
       static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), head, units,
       bytes - head - units * kUnit, static_cast<uint32_t>(chunk), config.bulkStages);
   PEERLINK_CUDA_CHECK_LAUNCH();

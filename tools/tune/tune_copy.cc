@@ -1,6 +1,6 @@
-// Development tool, not a test: sweeps the SM copy kernel's launch configuration and the relay's chunk
-// size on a real machine, beside the copy engine measured in the same run, so the transport's defaults
-// come from measurements. Usage: peerlink_tune [src dst relay]   (default 0 1 2)
+// Development tool, not a test: sweeps the SM copy kernel's launch configuration, the bulk-copy (TMA) kernel's
+// stages, and the relay's chunk size on a real machine, beside the copy engine measured in the same run, so the
+// transport's defaults come from measurements. Usage: peerlink_tune [src dst relay]   (default 0 1 2)
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -9,6 +9,7 @@
 
 #include "bench/stats.hpp"
 #include "core/cuda_check.hpp"
+#include "kernels/bulk_copy.cuh"
 #include "kernels/copy_kernels.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -36,6 +37,131 @@ double medianGBps(int device, cudaStream_t stream, const std::function<void()>& 
     us.push_back(static_cast<double>(ms) * 1000.0);
   }
   return static_cast<double>(kBytes) / (computeStats(us).median * 1e3);
+}
+
+// A copy of kBytes from src to dst enqueued on `stream` of the current device.
+using Launch = std::function<void(void* dst, const void* src, cudaStream_t stream)>;
+
+// Both ways at once between GPUs a and b: each GPU's kernel either pushes its data out (write) or pulls the
+// other's in (read). Returns the sum of the two directions' median GB/s.
+double bothWaysGBps(int a, int b, bool pull, const Launch& launch) {
+  DeviceBuffer aFrom(a, kBytes), aTo(b, kBytes), bFrom(b, kBytes), bTo(a, kBytes);
+  Stream onA(a), onB(b);
+  std::vector<double> there, back;
+  for (int i = 0; i < kWarmup + kIterations; ++i) {
+    Event a0(a), a1(a), b0(b), b1(b);
+    // forward a -> b runs on a (push) or b (pull); backward b -> a on the other side.
+    const int forwardDevice = pull ? b : a;
+    const int backwardDevice = pull ? a : b;
+    cudaStream_t forwardStream = pull ? onB.get() : onA.get();
+    cudaStream_t backwardStream = pull ? onA.get() : onB.get();
+    Event& f0 = pull ? b0 : a0;
+    Event& f1 = pull ? b1 : a1;
+    Event& g0 = pull ? a0 : b0;
+    Event& g1 = pull ? a1 : b1;
+    {
+      DeviceGuard guard(forwardDevice);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(f0.get(), forwardStream));
+      launch(aTo.data(), aFrom.data(), forwardStream);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(f1.get(), forwardStream));
+    }
+    {
+      DeviceGuard guard(backwardDevice);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(g0.get(), backwardStream));
+      launch(bTo.data(), bFrom.data(), backwardStream);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(g1.get(), backwardStream));
+    }
+    PEERLINK_CUDA_CHECK(cudaEventSynchronize(f1.get()));
+    PEERLINK_CUDA_CHECK(cudaEventSynchronize(g1.get()));
+    if (i < kWarmup) continue;
+    float ms = 0;
+    PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, f0.get(), f1.get()));
+    there.push_back(static_cast<double>(ms) * 1000.0);
+    PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, g0.get(), g1.get()));
+    back.push_back(static_cast<double>(ms) * 1000.0);
+  }
+  return static_cast<double>(kBytes) / (computeStats(there).median * 1e3) +
+         static_cast<double>(kBytes) / (computeStats(back).median * 1e3);
+}
+
+struct BulkResult {
+  kernels::SmCopyConfig config;
+  double gbps = 0;
+};
+
+std::string bulkName(const kernels::SmCopyConfig& config) {
+  return std::to_string(config.bulkChunkBytes >> 10) + " KiB x" + std::to_string(config.bulkStages) + ", " +
+         std::to_string(config.blocksPerSm) + " blk/SM";
+}
+
+// The bulk-copy (TMA) kernel: stage size x stages x blocks per SM, both placements, beside the copy engine;
+// then the best of each placement by SM count and both ways at once.
+void bulkSweep(int src, int dst, int sms, double ceWrite, double ceRead, DeviceBuffer& from, DeviceBuffer& to,
+               Stream& onSrc, Stream& onDst) {
+  std::printf("\nBULK copy (cp.async.bulk through shared memory) GPU %d -> GPU %d, 256 MiB (GB/s, x copy engine)\n",
+              src, dst);
+  if (!kernels::bulkCopySupported(src) || !kernels::bulkCopySupported(dst)) {
+    std::printf("  skipped: needs compute capability 9.0 on GPU %d and GPU %d\n", src, dst);
+    return;
+  }
+  std::printf("%9s %6s %6s  %8s %6s  %8s %6s\n", "chunk KiB", "stages", "blk/SM", "write", "xCE", "read", "xCE");
+  BulkResult bestWrite, bestRead;
+  for (int chunkKiB : {16, 32, 64}) {
+    for (int stages : {2, 3, 4}) {
+      for (int perSm : {1, 2, 4}) {
+        kernels::SmCopyConfig config;
+        config.bulkChunkBytes = chunkKiB << 10;
+        config.bulkStages = stages;
+        config.blocksPerSm = perSm;
+        int fit = 0;
+        try {
+          DeviceGuard guard(src);
+          fit = kernels::bulkCopyBlocksPerSm(config);
+        } catch (const Error&) {  // more shared memory than a block can have
+        }
+        if (fit < perSm) {
+          if (perSm == 1 || fit == perSm / 2) {
+            std::printf("%9d %6d %6d  (%d KiB of shared memory per block: %d fit on an SM)\n", chunkKiB, stages, perSm,
+                        chunkKiB * stages, fit);
+          }
+          continue;
+        }
+        const double write = medianGBps(src, onSrc.get(), [&] {
+          kernels::launchBulkCopy(to.data(), from.data(), kBytes, sms, onSrc.get(), config);
+        });
+        const double read = medianGBps(dst, onDst.get(), [&] {
+          kernels::launchBulkCopy(to.data(), from.data(), kBytes, sms, onDst.get(), config);
+        });
+        std::printf("%9d %6d %6d  %8.1f %6.3f  %8.1f %6.3f\n", chunkKiB, stages, perSm, write, write / ceWrite, read,
+                    read / ceRead);
+        if (write > bestWrite.gbps) bestWrite = {config, write};
+        if (read > bestRead.gbps) bestRead = {config, read};
+      }
+    }
+  }
+  std::printf("best bulk write: %s, %.1f GB/s (%.3f x CE); best bulk read: %s, %.1f GB/s (%.3f x CE)\n",
+              bulkName(bestWrite.config).c_str(), bestWrite.gbps, bestWrite.gbps / ceWrite,
+              bulkName(bestRead.config).c_str(), bestRead.gbps, bestRead.gbps / ceRead);
+
+  std::printf("\nBULK copy by SM count (best write config / best read config): write / read GB/s\n");
+  for (int count : {sms, sms * 3 / 4, sms / 2, sms / 4}) {
+    const double write = medianGBps(src, onSrc.get(), [&] {
+      kernels::launchBulkCopy(to.data(), from.data(), kBytes, count, onSrc.get(), bestWrite.config);
+    });
+    const double read = medianGBps(dst, onDst.get(), [&] {
+      kernels::launchBulkCopy(to.data(), from.data(), kBytes, count, onDst.get(), bestRead.config);
+    });
+    std::printf("  %3d SMs: %7.1f  %7.1f\n", count, write, read);
+  }
+
+  std::printf("\nBULK copy both ways at once GPU %d <-> GPU %d (sum of the two directions, GB/s)\n", src, dst);
+  for (bool pull : {false, true}) {
+    const kernels::SmCopyConfig& config = pull ? bestRead.config : bestWrite.config;
+    const double gbps = bothWaysGBps(src, dst, pull, [&](void* out, const void* in, cudaStream_t stream) {
+      kernels::launchBulkCopy(out, in, kBytes, sms, stream, config);
+    });
+    std::printf("  %s, %s: %7.1f\n", pull ? "both pull" : "both push", bulkName(config).c_str(), gbps);
+  }
 }
 
 int run(int src, int dst, int relay) {
@@ -86,50 +212,18 @@ int run(int src, int dst, int relay) {
     std::printf("  %3d SMs: %7.1f  %7.1f\n", count, write, read);
   }
 
-  // Both ways at once: each GPU's kernel either pushes its data out (write) or pulls the other's in (read).
   std::printf("\nSM copy both ways at once GPU %d <-> GPU %d (sum of the two directions, GB/s)\n", src, dst);
-  DeviceBuffer backFrom(dst, kBytes), backTo(src, kBytes);
   for (bool pull : {false, true}) {
     for (kernels::CopyHint hint : {kernels::CopyHint::Plain, kernels::CopyHint::Streaming}) {
       const kernels::SmCopyConfig config{hint, 8, 512, 0};
-      std::vector<double> there, back;
-      for (int i = 0; i < kWarmup + kIterations; ++i) {
-        Event a0(src), a1(src), b0(dst), b1(dst);
-        // forward src -> dst runs on src (push) or dst (pull); backward dst -> src on the other side.
-        const int forwardDevice = pull ? dst : src;
-        const int backwardDevice = pull ? src : dst;
-        cudaStream_t forwardStream = pull ? onDst.get() : onSrc.get();
-        cudaStream_t backwardStream = pull ? onSrc.get() : onDst.get();
-        Event& f0 = pull ? b0 : a0;
-        Event& f1 = pull ? b1 : a1;
-        Event& g0 = pull ? a0 : b0;
-        Event& g1 = pull ? a1 : b1;
-        {
-          DeviceGuard guard(forwardDevice);
-          PEERLINK_CUDA_CHECK(cudaEventRecord(f0.get(), forwardStream));
-          kernels::launchSmCopy(to.data(), from.data(), kBytes, sms, forwardStream, config);
-          PEERLINK_CUDA_CHECK(cudaEventRecord(f1.get(), forwardStream));
-        }
-        {
-          DeviceGuard guard(backwardDevice);
-          PEERLINK_CUDA_CHECK(cudaEventRecord(g0.get(), backwardStream));
-          kernels::launchSmCopy(backTo.data(), backFrom.data(), kBytes, sms, backwardStream, config);
-          PEERLINK_CUDA_CHECK(cudaEventRecord(g1.get(), backwardStream));
-        }
-        PEERLINK_CUDA_CHECK(cudaEventSynchronize(f1.get()));
-        PEERLINK_CUDA_CHECK(cudaEventSynchronize(g1.get()));
-        if (i < kWarmup) continue;
-        float ms = 0;
-        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, f0.get(), f1.get()));
-        there.push_back(static_cast<double>(ms) * 1000.0);
-        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, g0.get(), g1.get()));
-        back.push_back(static_cast<double>(ms) * 1000.0);
-      }
-      const double gbps = static_cast<double>(kBytes) / (computeStats(there).median * 1e3) +
-                          static_cast<double>(kBytes) / (computeStats(back).median * 1e3);
+      const double gbps = bothWaysGBps(src, dst, pull, [&](void* out, const void* in, cudaStream_t stream) {
+        kernels::launchSmCopy(out, in, kBytes, sms, stream, config);
+      });
       std::printf("  %s, %s: %7.1f\n", pull ? "both pull" : "both push", kernels::copyHintName(hint), gbps);
     }
   }
+
+  bulkSweep(src, dst, sms, ceWrite, ceRead, from, to, onSrc, onDst);
 
   std::printf("\nRELAY GPU %d -> GPU %d via GPU %d, 256 MiB, by chunk size (GB/s, and x direct copy-engine write)\n",
               src, dst, relay);

@@ -1,0 +1,247 @@
+// The Hopper bulk-copy kernel (launchBulkCopy) on real GPUs: one GPU, peer write, peer read; every size class
+// and offsets 0..17 on both sides (offsets that disagree modulo 16 take the SM-copy fallback); stage, chunk
+// and grid variants. Destinations are poisoned, guards included. Skipped below compute capability 9.0.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cuda_check.hpp"
+#include "gpu_test_support.hpp"
+#include "kernels/bulk_copy.cuh"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::kernels {
+namespace {
+
+constexpr unsigned char kPoison = 0xA5;
+constexpr size_t kGuard = 64;      // poisoned bytes checked on each side of a destination range
+constexpr size_t kMaxOffset = 17;  // offsets 0..17 on both sides
+constexpr size_t kKiB = size_t{1} << 10;
+constexpr size_t kMiB = size_t{1} << 20;
+
+std::vector<unsigned char> randomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<unsigned char> bytes(n);
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t word = rng();
+    std::memcpy(bytes.data() + i, &word, std::min<size_t>(8, n - i));
+  }
+  return bytes;
+}
+
+// "" when GPUs 0..count-1 all do bulk copies, else why not.
+std::string bulkUnavailable(int count) {
+  for (int device = 0; device < count; ++device) {
+    if (!bulkCopySupported(device)) {
+      cudaDeviceProp properties{};
+      PEERLINK_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+      return "bulk copies need compute capability 9.0; GPU " + std::to_string(device) + " is " +
+             std::to_string(properties.major) + "." + std::to_string(properties.minor);
+    }
+  }
+  return "";
+}
+
+// "" when GPUs 0 and 1 reach each other (and peer access is then enabled both ways), else why not.
+std::string peersUnavailable() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) return "needs 2 GPUs";
+  for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    int can = 0;
+    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+    if (!can) return "GPU " + std::to_string(from) + " cannot access GPU " + std::to_string(to) + " as a peer";
+    DeviceGuard guard(from);
+    const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
+    if (status != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(status);
+    cudaGetLastError();  // clears cudaErrorPeerAccessAlreadyEnabled
+  }
+  return "";
+}
+
+#define PEERLINK_REQUIRE_BULK(n)                                         \
+  do {                                                                   \
+    PEERLINK_REQUIRE_GPUS(n);                                            \
+    const std::string peerlink_bulk_why_ = bulkUnavailable(n);           \
+    if (!peerlink_bulk_why_.empty()) GTEST_SKIP() << peerlink_bulk_why_; \
+    if ((n) > 1) {                                                       \
+      const std::string peerlink_why_ = peersUnavailable();              \
+      if (!peerlink_why_.empty()) GTEST_SKIP() << peerlink_why_;         \
+    }                                                                    \
+  } while (0)
+
+struct Placement {  // where the buffers live and which GPU runs the kernel
+  const char* name;
+  int srcDevice, dstDevice, executing;
+};
+constexpr Placement kLocal{"local", 0, 0, 0};
+constexpr Placement kWrite{"write 0->1 (run on 0)", 0, 1, 0};
+constexpr Placement kRead{"read 0->1 (run on 1)", 0, 1, 1};
+
+// Random source on one GPU, poisoned destination on another, checked on the host after each copy.
+class BulkChecker {
+ public:
+  BulkChecker(const Placement& placement, size_t maxBytes)
+      : placement_(placement),
+        hostSource_(randomBytes(maxBytes + kMaxOffset, 0x5eed0b01)),
+        source_(placement.srcDevice, hostSource_.size()),
+        destination_(placement.dstDevice, maxBytes + kMaxOffset + 2 * kGuard),
+        readBack_(destination_.size()),
+        stream_(placement.executing) {
+    PEERLINK_CUDA_CHECK(cudaMemcpy(source_.data(), hostSource_.data(), hostSource_.size(), cudaMemcpyHostToDevice));
+  }
+
+  // Copies bytes from source+srcOffset to destination+kGuard+dstOffset; returns "" or what went wrong.
+  std::string check(size_t bytes, size_t srcOffset, size_t dstOffset, const SmCopyConfig& config, int smCount = 0) {
+    const size_t span = bytes + kMaxOffset + 2 * kGuard;
+    {
+      DeviceGuard guard(placement_.dstDevice);
+      PEERLINK_CUDA_CHECK(cudaMemset(destination_.data(), kPoison, span));
+      PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    auto* dst = static_cast<unsigned char*>(destination_.data()) + kGuard + dstOffset;
+    const auto* src = static_cast<const unsigned char*>(source_.data()) + srcOffset;
+    {
+      DeviceGuard guard(placement_.executing);
+      launchBulkCopy(dst, src, bytes, smCount, stream_.get(), config);
+    }
+    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    PEERLINK_CUDA_CHECK(cudaMemcpy(readBack_.data(), destination_.data(), span, cudaMemcpyDeviceToHost));
+    const auto* got = static_cast<const unsigned char*>(readBack_.data());
+    const size_t begin = kGuard + dstOffset;
+    const size_t end = begin + bytes;
+    const std::string what = std::string(placement_.name) + " " + std::to_string(bytes) + " B, src+" +
+                             std::to_string(srcOffset) + " dst+" + std::to_string(dstOffset) + ", chunk " +
+                             std::to_string(config.bulkChunkBytes) + " x" + std::to_string(config.bulkStages) +
+                             " stages, " + std::to_string(config.blocksPerSm) + " blk/SM, smCount " +
+                             std::to_string(smCount);
+    if (std::memcmp(got + begin, hostSource_.data() + srcOffset, bytes) != 0) {
+      size_t i = 0;
+      while (got[begin + i] == hostSource_[srcOffset + i]) ++i;
+      return what + ": data byte " + std::to_string(i) + " is " + std::to_string(got[begin + i]) + ", expected " +
+             std::to_string(hostSource_[srcOffset + i]);
+    }
+    for (size_t i = 0; i < span; i = i + 1 == begin ? end : i + 1) {  // the guard bytes only
+      if (got[i] != kPoison) return what + ": guard byte " + std::to_string(i) + " of the span written";
+    }
+    return "";
+  }
+
+ private:
+  Placement placement_;
+  std::vector<unsigned char> hostSource_;
+  DeviceBuffer source_;
+  DeviceBuffer destination_;
+  PinnedBuffer readBack_;
+  Stream stream_;
+};
+
+// Every size with offsets 0..17 on both sides; 64 MiB + 5 with every equal pair (heads of 0..15 bytes on the
+// bulk path) and a few unequal ones (the fallback), which keeps the host-side checks to about a second.
+void checkAllSizesAndOffsets(const Placement& placement) {
+  constexpr size_t kLarge = 64 * kMiB + 5;
+  const std::vector<size_t> sizes = {1, 15, 16, 17, 4095, 64 * kKiB + 13, kMiB + 7};
+  BulkChecker checker(placement, kLarge);
+  const SmCopyConfig config;
+  for (const size_t bytes : sizes) {
+    for (size_t srcOffset = 0; srcOffset <= kMaxOffset; ++srcOffset) {
+      for (size_t dstOffset = 0; dstOffset <= kMaxOffset; ++dstOffset) {
+        const std::string failure = checker.check(bytes, srcOffset, dstOffset, config);
+        ASSERT_TRUE(failure.empty()) << failure;
+      }
+    }
+  }
+  std::vector<std::pair<size_t, size_t>> pairs = {{16, 0}, {0, 16}, {17, 1}, {0, 8}, {4, 8}, {1, 0}};
+  for (size_t offset = 0; offset <= kMaxOffset; ++offset) pairs.emplace_back(offset, offset);
+  for (const auto& [srcOffset, dstOffset] : pairs) {
+    const std::string failure = checker.check(kLarge, srcOffset, dstOffset, config);
+    ASSERT_TRUE(failure.empty()) << failure;
+  }
+}
+
+TEST(GpuBulkCopy, OnOneGpuAllSizesAndOffsets) {
+  PEERLINK_REQUIRE_BULK(1);
+  checkAllSizesAndOffsets(kLocal);
+}
+
+TEST(GpuBulkCopy, WritesToPeerAllSizesAndOffsets) {
+  PEERLINK_REQUIRE_BULK(2);
+  checkAllSizesAndOffsets(kWrite);
+}
+
+TEST(GpuBulkCopy, ReadsFromPeerAllSizesAndOffsets) {
+  PEERLINK_REQUIRE_BULK(2);
+  checkAllSizesAndOffsets(kRead);
+}
+
+// Every chunk, stage count and blocks per SM of the tuning sweep, 1 KiB stages (many ring turns) and a
+// one-SM grid, on sizes that leave a partial last chunk and a partial last block share.
+TEST(GpuBulkCopy, ConfigVariantsAreCorrect) {
+  PEERLINK_REQUIRE_BULK(1);
+  std::vector<Placement> placements = {kLocal};
+  if (bulkUnavailable(2).empty() && peersUnavailable().empty()) placements.insert(placements.end(), {kWrite, kRead});
+  const std::vector<size_t> sizes = {4097, 200 * kKiB + 3, 8 * kMiB + 29};
+  const std::vector<std::pair<size_t, size_t>> pairs = {{0, 0}, {3, 3}, {17, 1}};
+  for (const Placement& placement : placements) {
+    BulkChecker checker(placement, 8 * kMiB + 29);
+    for (const int chunkKiB : {1, 16, 32, 64}) {
+      for (const int stages : {2, 3, 4}) {
+        for (const int perSm : {0, 1, 2}) {
+          if (chunkKiB * stages > 192) continue;  // more than a block's shared memory
+          SmCopyConfig config;
+          config.bulkChunkBytes = chunkKiB * 1024;
+          config.bulkStages = stages;
+          config.blocksPerSm = perSm;
+          for (const int smCount : {0, 1}) {
+            for (const size_t bytes : sizes) {
+              for (const auto& [srcOffset, dstOffset] : pairs) {
+                const std::string failure = checker.check(bytes, srcOffset, dstOffset, config, smCount);
+                ASSERT_TRUE(failure.empty()) << failure;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Each call throws before launching anything, so host pointers do.
+TEST(GpuBulkCopy, RejectsBadArguments) {
+  PEERLINK_REQUIRE_GPUS(1);
+  uint64_t word = 0;
+  EXPECT_NO_THROW(launchBulkCopy(nullptr, nullptr, 0, 0, nullptr));
+  EXPECT_THROW(launchBulkCopy(nullptr, &word, 8, 0, nullptr), Error);
+  if (!bulkUnavailable(1).empty()) {
+    try {
+      launchBulkCopy(&word, &word, 8, 0, nullptr);
+      ADD_FAILURE() << "launchBulkCopy ran below compute capability 9.0";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::Unsupported) << error.what();
+    }
+    return;
+  }
+  SmCopyConfig badChunk, badStages, tooBig;
+  badChunk.bulkChunkBytes = 1000;
+  badStages.bulkStages = 5;
+  tooBig.bulkChunkBytes = 128 << 10;
+  tooBig.bulkStages = 4;  // 512 KiB of shared memory
+  for (const SmCopyConfig& config : {badChunk, badStages, tooBig}) {
+    try {
+      launchBulkCopy(&word, &word, 8, 0, nullptr, config);
+      ADD_FAILURE() << "accepted chunk " << config.bulkChunkBytes << " x" << config.bulkStages;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::InvalidUsage) << error.what();
+    }
+  }
+  EXPECT_GE(bulkCopyBlocksPerSm(SmCopyConfig()), 1);
+}
+
+}  // namespace
+}  // namespace peerlink::kernels
