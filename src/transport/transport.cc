@@ -166,7 +166,8 @@ struct Transport::Impl {
     if (relays.empty()) relays = {route.relayGpu};
     // Shares are whole multiples of 4 KiB so every kernel sees the same alignment as the whole transfer.
     constexpr std::size_t kShareAlign = 4096;
-    const std::size_t share = (bytes / relays.size() + kShareAlign - 1) / kShareAlign * kShareAlign;
+    const std::size_t perRelay = (bytes + relays.size() - 1) / relays.size();
+    const std::size_t share = (perRelay + kShareAlign - 1) / kShareAlign * kShareAlign;  // shares cover every byte
     const auto* source = static_cast<const char*>(src.data);
     auto* destination = static_cast<char*>(dst.data);
     Event& start = stripeEvent(route.relayGpu, kStripeStart);
@@ -176,7 +177,7 @@ struct Transport::Impl {
     }
     for (std::size_t i = 0; i < relays.size(); ++i) {
       const std::size_t offset = std::min(bytes, i * share);
-      const std::size_t length = std::min(share, bytes - offset);
+      const std::size_t length = i + 1 == relays.size() ? bytes - offset : std::min(share, bytes - offset);
       const int relay = relays[i];
       if (length == 0) continue;
       peers.enable(relay, src.device);

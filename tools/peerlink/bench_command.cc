@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "bench_csv.hpp"
 #include "bench_format.hpp"
+#include "bench_html.hpp"
+#include "bench_json_read.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "matrix_format.hpp"
@@ -42,51 +45,49 @@ BenchOptions toBenchOptions(const BenchCommandOptions& options) {
   return bench;
 }
 
-}  // namespace
-
-CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options) {
-  CLI::App* command = app.add_subcommand(
-      "bench", "Measure bandwidth and latency of every route between GPUs, verified, as GPU x GPU matrices");
-  command->add_flag("-l,--list", options.list, "List the test cases and exit");
-  command->add_option("-t,--test", options.names, "Run this test case (repeatable)");
-  command->add_option("-p,--prefix", options.prefixes, "Run the test cases whose name starts with this (repeatable)");
-  command->add_option("-b,--minbytes", options.minBytes, "Smallest size, e.g. 8, 64K, 256M, 1G (default 256M)");
-  command->add_option("-e,--maxbytes", options.maxBytes, "Largest size (default: the smallest)");
-  command->add_option("-f,--stepfactor", options.factor, "Each size is the previous times this (default 2)");
-  command->add_option("-n,--iters", options.iterations,
-                      "Timed iterations per cell; the median is reported (default 20)");
-  command->add_option("-w,--warmup_iters", options.warmup, "Untimed iterations first (default 5)");
-  command->add_flag("--no-verify", options.noVerify, "Skip verifying the copied data");
-  command->add_option("-d,--devices", options.devices, "GPUs to use, e.g. -d 0,1 (default: all)")->delimiter(',');
-  command->add_option("--json", options.jsonPath, "Write every result as JSON to this file ('-' for stdout)");
-  command->add_option("--min-bw", options.minBandwidth, "Fail (exit 4) when a bandwidth cell is below this many GB/s");
-  return command;
+// Output files are written after the measurements, which take minutes: a mistyped folder must fail first.
+void checkOutputPaths(const BenchCommandOptions& options) {
+  int toStdout = 0;
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--json", &options.jsonPath}, {"--csv", &options.csvPath}, {"--html", &options.htmlPath}};
+  for (const auto& [flag, path] : outputs) {
+    if (path->empty()) continue;
+    if (*path == "-") {
+      ++toStdout;
+      continue;
+    }
+    const std::filesystem::path target(*path);
+    const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error)) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{} {}: folder {} does not exist", flag, *path, folder.string()));
+    }
+    if (access(folder.c_str(), W_OK) != 0) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{} {}: folder {} is not writable", flag, *path, folder.string()));
+    }
+    if (std::filesystem::is_directory(target, error)) {
+      throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: is a folder, not a file", flag, *path));
+    }
+  }
+  if (toStdout > 1) throw Error(ErrorCode::InvalidUsage, "only one of --json, --csv and --html can be '-' (stdout)");
 }
 
-int runBenchCommand(const BenchCommandOptions& options, Context& context) {
-  if (options.list) {
-    context.out << listText();
-    return kExitOk;
+// CSV, HTML and the text of a run, measured now or loaded with --from-json; the text gives way to a
+// file written to stdout.
+void writeReports(const BenchCommandOptions& options, const Topology& topology,
+                  const std::vector<BenchCaseResult>& results, const nlohmann::json& generatedBy, Context& context) {
+  if (!options.csvPath.empty()) writeOutputFile(options.csvPath, benchToCsv(results), context.out);
+  if (!options.htmlPath.empty()) {
+    writeOutputFile(options.htmlPath, benchToHtml(topology, results, generatedBy), context.out);
   }
-  BenchOptions bench = toBenchOptions(options);
-  // Cross-process cases start this same program again as the exporting process.
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) bench.helperExecutable = self.string();
-  if (isatty(STDERR_FILENO) != 0) {
-    bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
+  if (options.jsonPath != "-" && options.csvPath != "-" && options.htmlPath != "-") {
+    context.out << formatBenchText(topology, results);
   }
-  const Topology topology = discoverTopology(context.params);
-  const std::vector<BenchCaseResult> results = runBench(topology, context.params, bench);
-  if (bench.progress) std::fprintf(stderr, "\r\033[K");
+}
 
-  if (!options.jsonPath.empty()) {
-    nlohmann::json document = benchToJson(topology, context.params, bench, results);
-    document["generated_by"] = runMetadata(context.commandLine);
-    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
-  }
-  if (options.jsonPath != "-") context.out << formatBenchText(topology, results);
-
+int benchVerdict(const BenchCommandOptions& options, const std::vector<BenchCaseResult>& results, Context& context) {
   int failed = 0;
   int belowFloor = 0;
   for (const BenchCaseResult& result : results) {
@@ -107,6 +108,69 @@ int runBenchCommand(const BenchCommandOptions& options, Context& context) {
     return kExitDegraded;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "bench", "Measure bandwidth and latency of every route between GPUs, verified, as GPU x GPU matrices");
+  command->add_flag("-l,--list", options.list, "List the test cases and exit");
+  command->add_option("-t,--test", options.names, "Run this test case (repeatable)");
+  command->add_option("-p,--prefix", options.prefixes, "Run the test cases whose name starts with this (repeatable)");
+  command->add_option("-b,--minbytes", options.minBytes, "Smallest size, e.g. 8, 64K, 256M, 1G (default 256M)");
+  command->add_option("-e,--maxbytes", options.maxBytes, "Largest size (default: the smallest)");
+  command->add_option("-f,--stepfactor", options.factor, "Each size is the previous times this (default 2)");
+  command->add_option("-n,--iters", options.iterations,
+                      "Timed iterations per cell; the median is reported (default 20)");
+  command->add_option("-w,--warmup_iters", options.warmup, "Untimed iterations first (default 5)");
+  command->add_flag("--no-verify", options.noVerify, "Skip verifying the copied data");
+  command->add_option("-d,--devices", options.devices, "GPUs to use, e.g. -d 0,1 (default: all)")->delimiter(',');
+  command->add_option("--json", options.jsonPath, "Write every result as JSON to this file ('-' for stdout)");
+  command->add_option("--csv", options.csvPath, "Write one CSV row per cell to this file ('-' for stdout)");
+  command->add_option("--html", options.htmlPath,
+                      "Write a self-contained HTML report (heat maps, size charts) to this file ('-' for stdout)");
+  command->add_option("--min-bw", options.minBandwidth, "Fail (exit 4) when a bandwidth cell is below this many GB/s");
+  CLI::Option* fromJson = command->add_option(
+      "--from-json", options.fromJsonPath, "Render a run saved with --json (text, --csv, --html) instead of measuring");
+  for (const char* measuring : {"--test", "--prefix", "--minbytes", "--maxbytes", "--stepfactor", "--iters",
+                                "--warmup_iters", "--no-verify", "--devices", "--json"}) {
+    fromJson->excludes(command->get_option(measuring));
+  }
+  return command;
+}
+
+int runBenchCommand(const BenchCommandOptions& options, Context& context) {
+  if (options.list) {
+    context.out << listText();
+    return kExitOk;
+  }
+  checkOutputPaths(options);
+  if (!options.fromJsonPath.empty()) {
+    const SavedBench saved = loadBenchFile(options.fromJsonPath);
+    writeReports(options, saved.topology, saved.results, saved.generatedBy, context);
+    return benchVerdict(options, saved.results, context);
+  }
+  BenchOptions bench = toBenchOptions(options);
+  // Cross-process cases start this same program again as the exporting process.
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) bench.helperExecutable = self.string();
+  if (isatty(STDERR_FILENO) != 0) {
+    bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
+  }
+  const Topology topology = discoverTopology(context.params);
+  const std::vector<BenchCaseResult> results = runBench(topology, context.params, bench);
+  if (bench.progress) std::fprintf(stderr, "\r\033[K");
+
+  const nlohmann::json generatedBy = runMetadata(context.commandLine);
+  if (!options.jsonPath.empty()) {
+    nlohmann::json document = benchToJson(topology, context.params, bench, results);
+    document["generated_by"] = generatedBy;
+    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+  }
+  writeReports(options, topology, results, generatedBy, context);
+  return benchVerdict(options, results, context);
 }
 
 CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options) {

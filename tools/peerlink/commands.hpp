@@ -42,6 +42,9 @@ struct BenchCommandOptions {
   bool noVerify = false;              ///< --no-verify
   std::vector<int> devices;           ///< -d
   std::string jsonPath;               ///< --json
+  std::string csvPath;                ///< --csv
+  std::string htmlPath;               ///< --html
+  std::string fromJsonPath;           ///< --from-json: render a saved run instead of measuring
   double minBandwidth = 0;            ///< --min-bw
 };
 CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options);
