@@ -173,7 +173,7 @@ TEST(BenchWriters, EfficiencyAgainstTheLinkModelIsFlaggedWhenLow) {
   direct.cells = {pairCell(0, 1, 393.9, 478.1), pairCell(1, 0, 100.0, 478.1)};
   const std::string text = cli::formatBenchText(twoGpuTopology(), {direct});
   EXPECT_NE(text.find("vs link model: 82% median (21%..82%)"), std::string::npos) << text;
-  EXPECT_NE(text.find("LOW (under 60%): GPU 1 -> GPU 0 21%"), std::string::npos) << text;
+  EXPECT_NE(text.find("LOW (under 70%): GPU 1 -> GPU 0 21%"), std::string::npos) << text;
 }
 
 TEST(BenchWriters, P2pIsComparedWithStagingPairByPair) {

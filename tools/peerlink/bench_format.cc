@@ -12,10 +12,6 @@
 namespace peerlink::cli {
 namespace {
 
-// A cell under this fraction of the link model's raw bandwidth is flagged LOW. Healthy links measure well
-// above it: copy-engine writes over H200 NVLink reach 82% of the 478 GB/s the 18 links signal.
-constexpr double kLowEfficiency = 0.6;
-
 std::string valueText(const BenchCaseResult& result, const BenchCell& cell) {
   if (!cell.error.empty()) return "ERROR";
   if (cell.wrongBytes != 0) return "FAILED";

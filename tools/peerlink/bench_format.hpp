@@ -12,6 +12,11 @@
 
 namespace peerlink::cli {
 
+/// Below this fraction of the link model's raw figure a bandwidth cell is flagged (LOW in the text, outlined
+/// in the HTML report). Healthy links sit well above it: on H200 NVLink the copy engine reaches 82% of the
+/// 478 GB/s the 18 links signal, the SM copy kernel 77%.
+constexpr double kLowEfficiency = 0.7;
+
 /// Each case: title, then per size a GPU x GPU matrix (GB/s or us) or a list (relay, host), N/A with
 /// the reason for cases that cannot run, FAILED cells marked.
 std::string formatBenchText(const Topology& topology, const std::vector<BenchCaseResult>& results);

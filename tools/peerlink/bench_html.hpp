@@ -7,13 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_format.hpp"
 #include "peerlink/bench.hpp"
 #include "peerlink/topology.hpp"
 
 namespace peerlink::cli {
-
-/// Below this fraction of the link model's figure a cell is flagged in the report (outlined in orange).
-constexpr double kLowEfficiency = 0.8;
 
 /// The report. `generatedBy` is runMetadata()'s object (tool, version, git_commit, date, host, command);
 /// missing keys show as "?". Per case: N/A with the reason; GPU x GPU cases one heat map (<svg
