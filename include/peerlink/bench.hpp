@@ -64,6 +64,9 @@ struct BenchCaseResult {
   BenchMetric metric = BenchMetric::Bandwidth;
   std::optional<std::string> notApplicable;  ///< the reason, when the case cannot run here
   std::vector<BenchCell> cells;
+  /// Whole-case figures that are not a cell's (e.g. the aggregate of all pairs at once), name -> value;
+  /// units are in the name ("aggregate_gbps").
+  std::map<std::string, double> summary;
 };
 
 /// A registered case: name, one-line description, and whether it is in the default set.

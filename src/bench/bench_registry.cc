@@ -85,7 +85,9 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs() {
        needsTwoGpus,
        [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::Sm); }},
       {{"d2d_all_pairs_ce",
-        "every GPU(row) -> GPU(column) pair at once, copy engines, started together; SUM is the machine's aggregate",
+        "every GPU(row) -> GPU(column) pair at once, copy engines, started together; each cell is its pair's bytes "
+        "over "
+        "the time it took, the aggregate is every byte over the time the last pair took",
         M::Bandwidth, true},
        needsTwoGpus,
        runAllPairsCase},

@@ -133,6 +133,7 @@ std::string formatBenchText(const Topology& topology, const std::vector<BenchCas
       out += formatSizeBlock(topology, result, cells, bytes);
       if (result.metric == BenchMetric::Bandwidth) out += efficiencyLine(cells);
     }
+    for (const auto& [name, value] : result.summary) out += fmt::format("  {}: {:.1f}\n", name, value);
     for (const BenchCell& cell : result.cells) {
       if (!cell.setupMs.empty() && !cell.failed()) {
         out += fmt::format(
@@ -195,6 +196,7 @@ nlohmann::json benchToJson(const Topology& topology, const Params& params, const
                        {"setup_ms", cell.setupMs}});
     }
     entry["cells"] = cells;
+    entry["summary"] = result.summary;
     cases.push_back(entry);
   }
   document["cases"] = cases;

@@ -355,6 +355,9 @@ std::string caseSection(const Topology& topology, const BenchCaseResult& result)
   if (result.notApplicable) {
     return out + "<p class=\"na\">N/A: " + escapeHtml(*result.notApplicable) + "</p>\n</section>\n";
   }
+  for (const auto& [name, value] : result.summary) {
+    out += fmt::format("<p class=\"desc\">{}: {:.1f}</p>\n", escapeHtml(name), value);
+  }
   const CellsBySize bySize = cellsBySize(result);
   if (bySize.empty()) return out + "<p class=\"na\">no cells were measured</p>\n</section>\n";
   const std::string chart = bySize.size() >= 2 ? caseChart(result, bySize) : "";

@@ -50,6 +50,7 @@ BenchCaseResult caseFromJson(const json& entry) {
     result.notApplicable = entry.at("not_applicable").get<std::string>();
   }
   for (const json& cell : entry.value("cells", json::array())) result.cells.push_back(cellFromJson(cell));
+  if (entry.contains("summary")) result.summary = entry.at("summary").get<std::map<std::string, double>>();
   return result;
 }
 
