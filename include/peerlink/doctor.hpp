@@ -1,0 +1,90 @@
+// peerlink doctor: a functional verdict for every directed GPU pair, with the cause and the fix.
+//
+// Three kinds of input, all plain data: the topology, platform facts read from /sys and /proc (a
+// PlatformSnapshot, readable from fixture trees), and functional probe results (what really happened when
+// bytes were moved). Verdicts are pure functions of them (doctor_verdict.cc), so every verdict is tested
+// on CPU from fixtures; only the probe itself needs GPUs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peerlink/topology.hpp"
+
+namespace peerlink {
+
+/// How a directed pair (or the platform) fares, best first.
+enum class Verdict {
+  Ok,           ///< works and performs as the links promise
+  Degraded,     ///< works, but slower than it should or with a caveat
+  Broken,       ///< wrong data, a hang caught by a deadline, or P2P promised but not working
+  Unsupported,  ///< the platform does not offer it (no P2P on this pair); not an error
+};
+const char* verdictName(Verdict verdict) noexcept;  ///< "OK", "DEGRADED", "BROKEN", "UNSUPPORTED"
+
+/// The worse of two verdicts (Broken > Degraded > Unsupported > Ok).
+Verdict worse(Verdict a, Verdict b) noexcept;
+
+/// One thing the doctor found: a stable reason code, what it means in plain words, and the fix.
+struct Finding {
+  std::string code;     ///< stable snake_case, e.g. "acs_redirect", "iommu_translated", "link_trained_down"
+  Verdict severity = Verdict::Ok;
+  std::string summary;  ///< one line for people: what is wrong, naming devices/bus ids
+  std::string fix;      ///< one line: what to do about it
+  std::vector<int> gpus;  ///< CUDA ordinals concerned; empty for the whole platform
+};
+
+/// Platform facts read from the system. Every field has an "unknown" state; `unreadable` says what could
+/// not be read and how to check it by hand (e.g. ACS control needs root).
+struct PlatformSnapshot {
+  std::string kernelCommandLine;          ///< /proc/cmdline
+  std::optional<std::string> iommuMode;   ///< "DMA", "DMA-FQ", "identity", "passthrough", ... from iommu_group type
+  std::vector<std::string> iommuGroupTypes;  ///< per GPU, in CUDA order; empty string: unknown
+  bool hypervisor = false;                ///< /proc/cpuinfo "hypervisor" flag or DMI says a VM
+  std::string hypervisorVendor;           ///< e.g. "KVM", "Firecracker"; empty when unknown
+  struct Bridge {
+    std::string busId;
+    bool acsKnown = false;                ///< the ACS control register could be read
+    bool acsRedirect = false;             ///< P2P request/completion redirect or egress control enabled
+    std::string vendor;                   ///< PCI vendor id, e.g. "0x10b5" (PLX/Broadcom), "0x1022" (AMD)
+  };
+  std::vector<Bridge> bridges;            ///< every bridge on any GPU's PCI path
+  long openFileLimit = -1;                ///< RLIMIT_NOFILE soft limit; -1 unknown
+  bool pidNamespaceIsolated = false;      ///< this process's PID namespace differs from init's
+  bool ipcNamespaceIsolated = false;
+  std::int64_t devShmBytes = -1;          ///< size of /dev/shm; -1 unknown
+  int ptraceScope = -1;                   ///< /proc/sys/kernel/yama/ptrace_scope; -1 unknown
+  std::vector<std::string> unreadable;    ///< "what could not be read: how to check by hand"
+};
+
+/// What the functional probe saw for one directed pair and one method.
+struct ProbeResult {
+  int src = -1;
+  int dst = -1;
+  std::string method;          ///< "ce_write", "ce_read", "sm_write", "sm_read", "ipc", "cumem", "flag_handshake"
+  bool ran = false;            ///< false: could not run (see error); a probe that did not run is never OK
+  bool timedOut = false;       ///< a deadline passed (dropped write, hang)
+  std::uint64_t wrongBytes = 0;
+  std::uint64_t zeroBytes = 0;  ///< of the wrong bytes, how many read as zero (ACS/IOMMU dropping writes)
+  double gbps = 0;             ///< measured, when it ran
+  std::string error;           ///< what failed, when it did
+};
+
+/// The verdict of one directed pair, with the findings that decided it.
+struct PairVerdict {
+  int src = -1;
+  int dst = -1;
+  Verdict verdict = Verdict::Unsupported;
+  std::vector<std::string> reasons;  ///< finding codes, most severe first
+};
+
+/// Everything a doctor run concluded.
+struct DoctorReport {
+  std::vector<PairVerdict> pairs;    ///< every directed pair
+  std::vector<Finding> findings;     ///< platform and per-pair findings, most severe first
+  Verdict overall = Verdict::Ok;     ///< the worst pair verdict (Unsupported pairs do not make it worse than OK)
+};
+
+}  // namespace peerlink
