@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One GPU round on the device machine (nvidia-h200-x4), from the repository root with ./dist carried:
 # every test executable, `peerlink topo`, the default `peerlink bench`, and nvidia-smi's view, all under
-# $OUT (few files: the device tool returns at most 8). Prints a short summary last.
+# $OUT (few files: the device tool returns at most 8). Prints a short summary last. ROUND_TUNE=0 skips the
+# peerlink_tune sweeps. CSV and HTML reports are rendered afterwards from bench.json, without a GPU:
+# peerlink bench --from-json bench.json --csv bench.csv --html bench.html
 set -uo pipefail
 out=${OUT:-/tmp/peerlink-round}
 mkdir -p "$out"
@@ -16,7 +18,7 @@ dist/peerlink bench --json "$out/bench.json" ${PEERLINK_BENCH_ARGS:-} >"$out/ben
 bench_rc=$?
 echo "bench: exit $bench_rc in $(( $(date +%s) - start )) s" >>"$out/bench.txt"
 # Launch-shape and chunk sweeps, and the route log lines (PEERLINK_DEBUG_SUBSYS=P2P).
-if [ -x dist/peerlink_tune ]; then dist/peerlink_tune >"$out/tune.txt" 2>&1; fi
+if [ "${ROUND_TUNE:-1}" = 1 ] && [ -x dist/peerlink_tune ]; then dist/peerlink_tune >"$out/tune.txt" 2>&1; fi
 { echo "== PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=P2P peerlink bench -p d2d_ -d 0,1 -n 2 -w 1 --no-verify (stderr)";
   PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=P2P dist/peerlink bench -p d2d_ -d 0,1 -n 2 -w 1 --no-verify 2>&1 >/dev/null; } \
   >>"$out/tune.txt" 2>&1
@@ -24,4 +26,4 @@ if [ -x dist/peerlink_tune ]; then dist/peerlink_tune >"$out/tune.txt" 2>&1; fi
 cat "$out/tests.txt"
 echo "tests exit $tests_rc; bench exit $bench_rc"
 grep -E '^(d2d|h2d|d2h|latency)|SUM|ERROR|FAILED|N/A' "$out/bench.txt" | head -40
-grep -A12 '^SM copy both ways' "$out/tune.txt"
+[ -f "$out/tune.txt" ] && grep -A12 '^SM copy both ways' "$out/tune.txt"
