@@ -29,47 +29,47 @@ Verdict worse(Verdict a, Verdict b) noexcept;
 
 /// One thing the doctor found: a stable reason code, what it means in plain words, and the fix.
 struct Finding {
-  std::string code;     ///< stable snake_case, e.g. "acs_redirect", "iommu_translated", "link_trained_down"
+  std::string code;  ///< stable snake_case, e.g. "acs_redirect", "iommu_translated", "link_trained_down"
   Verdict severity = Verdict::Ok;
-  std::string summary;  ///< one line for people: what is wrong, naming devices/bus ids
-  std::string fix;      ///< one line: what to do about it
+  std::string summary;    ///< one line for people: what is wrong, naming devices/bus ids
+  std::string fix;        ///< one line: what to do about it
   std::vector<int> gpus;  ///< CUDA ordinals concerned; empty for the whole platform
 };
 
 /// Platform facts read from the system. Every field has an "unknown" state; `unreadable` says what could
 /// not be read and how to check it by hand (e.g. ACS control needs root).
 struct PlatformSnapshot {
-  std::string kernelCommandLine;          ///< /proc/cmdline
-  std::optional<std::string> iommuMode;   ///< "DMA", "DMA-FQ", "identity", "passthrough", ... from iommu_group type
+  std::string kernelCommandLine;             ///< /proc/cmdline
+  std::optional<std::string> iommuMode;      ///< "DMA", "DMA-FQ", "identity", "passthrough", ... from iommu_group type
   std::vector<std::string> iommuGroupTypes;  ///< per GPU, in CUDA order; empty string: unknown
-  bool hypervisor = false;                ///< /proc/cpuinfo "hypervisor" flag or DMI says a VM
-  std::string hypervisorVendor;           ///< e.g. "KVM", "Firecracker"; empty when unknown
+  bool hypervisor = false;                   ///< /proc/cpuinfo "hypervisor" flag or DMI says a VM
+  std::string hypervisorVendor;              ///< e.g. "KVM", "Firecracker"; empty when unknown
   struct Bridge {
     std::string busId;
-    bool acsKnown = false;                ///< the ACS control register could be read
-    bool acsRedirect = false;             ///< P2P request/completion redirect or egress control enabled
-    std::string vendor;                   ///< PCI vendor id, e.g. "0x10b5" (PLX/Broadcom), "0x1022" (AMD)
+    bool acsKnown = false;     ///< the ACS control register could be read
+    bool acsRedirect = false;  ///< P2P request/completion redirect or egress control enabled
+    std::string vendor;        ///< PCI vendor id, e.g. "0x10b5" (PLX/Broadcom), "0x1022" (AMD)
   };
-  std::vector<Bridge> bridges;            ///< every bridge on any GPU's PCI path
-  long openFileLimit = -1;                ///< RLIMIT_NOFILE soft limit; -1 unknown
-  bool pidNamespaceIsolated = false;      ///< this process's PID namespace differs from init's
+  std::vector<Bridge> bridges;        ///< every bridge on any GPU's PCI path
+  long openFileLimit = -1;            ///< RLIMIT_NOFILE soft limit; -1 unknown
+  bool pidNamespaceIsolated = false;  ///< this process's PID namespace differs from init's
   bool ipcNamespaceIsolated = false;
-  std::int64_t devShmBytes = -1;          ///< size of /dev/shm; -1 unknown
-  int ptraceScope = -1;                   ///< /proc/sys/kernel/yama/ptrace_scope; -1 unknown
-  std::vector<std::string> unreadable;    ///< "what could not be read: how to check by hand"
+  std::int64_t devShmBytes = -1;        ///< size of /dev/shm; -1 unknown
+  int ptraceScope = -1;                 ///< /proc/sys/kernel/yama/ptrace_scope; -1 unknown
+  std::vector<std::string> unreadable;  ///< "what could not be read: how to check by hand"
 };
 
 /// What the functional probe saw for one directed pair and one method.
 struct ProbeResult {
   int src = -1;
   int dst = -1;
-  std::string method;          ///< "ce_write", "ce_read", "sm_write", "sm_read", "ipc", "cumem", "flag_handshake"
-  bool ran = false;            ///< false: could not run (see error); a probe that did not run is never OK
-  bool timedOut = false;       ///< a deadline passed (dropped write, hang)
+  std::string method;     ///< "ce_write", "ce_read", "sm_write", "sm_read", "ipc", "cumem", "flag_handshake"
+  bool ran = false;       ///< false: could not run (see error); a probe that did not run is never OK
+  bool timedOut = false;  ///< a deadline passed (dropped write, hang)
   std::uint64_t wrongBytes = 0;
   std::uint64_t zeroBytes = 0;  ///< of the wrong bytes, how many read as zero (ACS/IOMMU dropping writes)
-  double gbps = 0;             ///< measured, when it ran
-  std::string error;           ///< what failed, when it did
+  double gbps = 0;              ///< measured, when it ran
+  std::string error;            ///< what failed, when it did
 };
 
 /// The verdict of one directed pair, with the findings that decided it.
@@ -82,9 +82,9 @@ struct PairVerdict {
 
 /// Everything a doctor run concluded.
 struct DoctorReport {
-  std::vector<PairVerdict> pairs;    ///< every directed pair
-  std::vector<Finding> findings;     ///< platform and per-pair findings, most severe first
-  Verdict overall = Verdict::Ok;     ///< the worst pair verdict (Unsupported pairs do not make it worse than OK)
+  std::vector<PairVerdict> pairs;  ///< every directed pair
+  std::vector<Finding> findings;   ///< platform and per-pair findings, most severe first
+  Verdict overall = Verdict::Ok;   ///< the worst pair verdict (Unsupported pairs do not make it worse than OK)
 };
 
 }  // namespace peerlink

@@ -41,6 +41,7 @@ void runRelayCase(BenchContext& context, BenchCaseResult& result, Engine engine)
 void runSplitRelayCase(BenchContext& context, BenchCaseResult& result);
 void runAllPairsCase(BenchContext& context, BenchCaseResult& result);
 void runManagedCase(BenchContext& context, BenchCaseResult& result);
+void runSetupCostsCase(BenchContext& context, BenchCaseResult& result);
 void runHostCase(BenchContext& context, BenchCaseResult& result, bool toDevice);
 void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runLlLatencyCase(BenchContext& context, BenchCaseResult& result);

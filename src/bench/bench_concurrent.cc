@@ -187,3 +187,66 @@ void runManagedCase(BenchContext& context, BenchCaseResult& result) {
 }
 
 }  // namespace peerlink
+
+namespace peerlink {
+
+// What it costs to get a pair ready, per pair: enabling peer access (disabled first if this process had it
+// on, so the cost is measured), exporting a legacy IPC handle, and the first copy of a fresh buffer against
+// the steady one. Importing and mapping across processes are in d2d_ipc_ce / d2d_cumem_ce's setup columns.
+void runSetupCostsCase(BenchContext& context, BenchCaseResult& result) {
+  using Clock = std::chrono::steady_clock;
+  const auto msSince = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  const std::size_t bytes = context.sizes.front();
+  for (int src : context.devices) {
+    for (int dst : context.devices) {
+      if (src == dst) continue;
+      context.progress(fmt::format("{} GPU {} -> GPU {}", result.name, src, dst));
+      BenchCell cell;
+      cell.src = src;
+      cell.dst = dst;
+      cell.bytes = bytes;
+      cell.route = fmt::format("{} -> {} cudaMemcpyPeerAsync on GPU {}", src, dst, src);
+      measureCell(result, cell, [&](BenchCell& measured) {
+        DeviceGuard guard(src);
+        PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+        if (cudaDeviceDisablePeerAccess(dst) != cudaSuccess) cudaGetLastError();  // not enabled before: fine
+        Clock::time_point start = Clock::now();
+        const cudaError_t enabled = cudaDeviceEnablePeerAccess(dst, 0);
+        measured.setupMs["enable_peer_access"] = msSince(start);
+        if (enabled != cudaSuccess && enabled != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(enabled);
+        cudaGetLastError();
+        context.transport.enablePeerAccess(src, dst);  // keep the transport's table in step
+
+        DeviceBuffer exported(src, bytes);
+        cudaIpcMemHandle_t handle{};
+        start = Clock::now();
+        PEERLINK_CUDA_CHECK(cudaIpcGetMemHandle(&handle, exported.data()));
+        measured.setupMs["ipc_get_handle"] = msSince(start);
+
+        DeviceBuffer to(dst, bytes);
+        Stream stream(src);
+        Event before(src), after(src);
+        std::vector<double> copies;
+        for (int i = 0; i < 1 + context.options.iterations; ++i) {
+          PEERLINK_CUDA_CHECK(cudaEventRecord(before.get(), stream.get()));
+          PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, exported.data(), src, bytes, stream.get()));
+          PEERLINK_CUDA_CHECK(cudaEventRecord(after.get(), stream.get()));
+          PEERLINK_CUDA_CHECK(cudaEventSynchronize(after.get()));
+          float ms = 0;
+          PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, before.get(), after.get()));
+          copies.push_back(static_cast<double>(ms) * 1000.0);
+        }
+        measured.setupMs["first_copy"] = copies.front() / 1000.0;
+        copies.erase(copies.begin());
+        fillTiming(measured, copies);
+        measured.setupMs["steady_copy"] = measured.medianUs / 1000.0;
+        measured.setupMs["total"] = measured.setupMs["enable_peer_access"] + measured.setupMs["ipc_get_handle"] +
+                                    measured.setupMs["first_copy"];
+      });
+    }
+  }
+}
+
+}  // namespace peerlink

@@ -133,6 +133,12 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs() {
         M::Bandwidth, true},
        needsCumemHandles,
        [](BenchContext& c, BenchCaseResult& r) { runCrossProcessCase(c, r, true); }},
+      {{"setup_costs",
+        "what getting GPU(row) -> GPU(column) ready costs: enabling peer access, exporting an IPC handle, the first "
+        "copy of a fresh buffer against the steady one (ms; the bandwidth is the steady copy's)",
+        M::Bandwidth, true},
+       needsTwoGpus,
+       runSetupCostsCase},
       {{"h2d_ce", "pinned host memory -> each GPU, copy engine", M::Bandwidth, true},
        always,
        [](BenchContext& c, BenchCaseResult& r) { runHostCase(c, r, true); }},

@@ -113,7 +113,7 @@ BenchCell cell(int src, int dst, std::size_t bytes, double gbps, double expected
 // case over two sizes, a single-size relay case, a latency case over two sizes, text needing escapes.
 std::vector<BenchCaseResult> syntheticResults() {
   std::vector<BenchCaseResult> results;
-  BenchCaseResult matrix{"d2d_write_ce", "copy <engine> & \"push\"", BenchMetric::Bandwidth, std::nullopt, {}};
+  BenchCaseResult matrix{"d2d_write_ce", "copy <engine> & \"push\"", BenchMetric::Bandwidth, std::nullopt, {}, {}};
   for (int k = 0; k < 8; ++k) {
     const std::size_t bytes = std::size_t{1024} << (2 * k);
     for (int src = 0; src < 4; ++src) {
@@ -128,18 +128,18 @@ std::vector<BenchCaseResult> syntheticResults() {
   matrix.cells[1].wrongBytes = 4096;
   matrix.cells[2].error = "<script>alert(\"x\")</script> & 'q'";
   results.push_back(matrix);
-  results.push_back({"d2d_staged", "through the host", BenchMetric::Bandwidth, "needs <2> GPUs & \"P2P\"", {}});
-  BenchCaseResult host{"h2d_ce", "pinned host memory -> each GPU", BenchMetric::Bandwidth, std::nullopt, {}};
+  results.push_back({"d2d_staged", "through the host", BenchMetric::Bandwidth, "needs <2> GPUs & \"P2P\"", {}, {}});
+  BenchCaseResult host{"h2d_ce", "pinned host memory -> each GPU", BenchMetric::Bandwidth, std::nullopt, {}, {}};
   for (std::size_t bytes : {std::size_t{1} << 20, std::size_t{256} << 20}) {
     for (int dst = 0; dst < 4; ++dst)
       host.cells.push_back(cell(-1, dst, bytes, bytes > (1u << 20) ? 40 : 20, 63));  // 63%: flagged
   }
   results.push_back(host);
-  BenchCaseResult relay{"d2d_relay", "through a third GPU", BenchMetric::Bandwidth, std::nullopt, {}};
+  BenchCaseResult relay{"d2d_relay", "through a third GPU", BenchMetric::Bandwidth, std::nullopt, {}, {}};
   relay.cells.push_back(cell(0, 1, 1 << 20, 300, 0, 2));
   relay.cells.push_back(cell(0, 1, 1 << 20, 301, 0, 3));
   results.push_back(relay);
-  BenchCaseResult latency{"latency_ce", "one copy", BenchMetric::Latency, std::nullopt, {}};
+  BenchCaseResult latency{"latency_ce", "one copy", BenchMetric::Latency, std::nullopt, {}, {}};
   for (std::size_t bytes : {std::size_t{8}, std::size_t{65536}}) {
     latency.cells.push_back(cell(0, 1, bytes, 0.01));
     latency.cells.back().medianUs = bytes == 8 ? 1.6 : 2.1;

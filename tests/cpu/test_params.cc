@@ -29,7 +29,9 @@ TEST(ParamRegistry, EveryParameterIsDeclaredOnceWithDescriptionAndValidDefault) 
     EXPECT_TRUE(names.insert(spec.name).second) << spec.name << " declared twice";
     EXPECT_FALSE(spec.description.empty()) << spec.name;
     EXPECT_EQ(canonicalParamValue(spec, spec.defaultValue), spec.defaultValue) << spec.name;
-    if (spec.type == ParamType::Enum || spec.type == ParamType::List) EXPECT_FALSE(spec.allowed.empty());
+    if (spec.type == ParamType::Enum || spec.type == ParamType::List) {
+      EXPECT_FALSE(spec.allowed.empty());
+    }
   }
   EXPECT_GE(names.size(), 5u);
 }

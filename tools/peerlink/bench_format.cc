@@ -136,10 +136,14 @@ std::string formatBenchText(const Topology& topology, const std::vector<BenchCas
     for (const auto& [name, value] : result.summary) out += fmt::format("  {}: {:.1f}\n", name, value);
     for (const BenchCell& cell : result.cells) {
       if (!cell.setupMs.empty() && !cell.failed()) {
-        out += fmt::format(
-            "  setup GPU {} -> GPU {}: {:.2f} ms (export {:.2f}, handshake {:.2f}, import {:.2f}, map {:.2f})\n",
-            cell.src, cell.dst, cell.setupMs.at("total"), cell.setupMs.at("export"), cell.setupMs.at("handshake"),
-            cell.setupMs.at("import"), cell.setupMs.at("map"));
+        std::vector<std::string> phases;
+        for (const auto& [phase, ms] : cell.setupMs) {
+          if (phase != "total") phases.push_back(fmt::format("{} {:.3f}", phase, ms));
+        }
+        const auto total = cell.setupMs.find("total");
+        out += fmt::format("  setup GPU {} -> GPU {}: {} ms ({})\n", cell.src, cell.dst,
+                           total == cell.setupMs.end() ? std::string("?") : fmt::format("{:.3f}", total->second),
+                           fmt::join(phases, ", "));
       }
       if (!cell.error.empty()) out += fmt::format("  ERROR GPU {} -> GPU {}: {}\n", cell.src, cell.dst, cell.error);
       if (cell.wrongBytes != 0) {

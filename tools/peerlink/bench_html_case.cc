@@ -183,12 +183,25 @@ std::string relayTable(const BenchCaseResult& result, std::size_t bytes, const s
 }
 
 std::string setupTable(const BenchCaseResult& result) {
-  std::vector<std::string> phases = {"export", "handshake", "import", "map", "total"};
-  for (const BenchCell& cell : result.cells) {
-    for (const auto& entry : cell.setupMs) {
-      if (std::find(phases.begin(), phases.end(), entry.first) == phases.end()) phases.push_back(entry.first);
+  // The phases the cells report, in the order a setup runs where known, "total" last.
+  std::vector<std::string> phases;
+  for (const char* known :
+       {"export", "handshake", "import", "map", "enable_peer_access", "ipc_get_handle", "first_copy", "steady_copy"}) {
+    for (const BenchCell& cell : result.cells) {
+      if (cell.setupMs.count(known) != 0) {
+        phases.emplace_back(known);
+        break;
+      }
     }
   }
+  for (const BenchCell& cell : result.cells) {
+    for (const auto& entry : cell.setupMs) {
+      if (entry.first != "total" && std::find(phases.begin(), phases.end(), entry.first) == phases.end()) {
+        phases.push_back(entry.first);
+      }
+    }
+  }
+  phases.emplace_back("total");
   std::string rows;
   for (const BenchCell& cell : result.cells) {
     if (cell.setupMs.empty()) continue;

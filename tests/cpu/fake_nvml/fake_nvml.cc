@@ -135,8 +135,8 @@ void fillPci(unsigned int bus, PciInfo* pci) {
     pci->pciDeviceId = 0x233010de;
   }
   // NVML prints bus ids in upper case with an 8-digit domain (NVML_DEVICE_PCI_BUS_ID_FMT).
-  std::snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0", pci->domain & 0xFFFF, pci->bus,
-                pci->device);
+  std::snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0", pci->domain & 0xFFFF, pci->bus & 0xFF,
+                pci->device & 0x1F);
   std::snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.0", pci->domain, pci->bus, pci->device);
 }
 
