@@ -112,7 +112,7 @@ void runRelayCase(BenchContext& context, BenchCaseResult& result, Engine engine)
 // Both directions of a pair at once: each direction's copies queue behind a latch kernel on its own
 // stream, so they start together; each direction is timed by its own events (events of two GPUs cannot
 // be compared), and the cell reports the sum of the two directions' bandwidths.
-void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engine) {
+void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engine, Direction direction) {
   const auto timeoutNs = static_cast<std::uint64_t>(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000ull;
   for (std::size_t bytes : context.sizes) {
     for (int a : context.devices) {
@@ -125,16 +125,21 @@ void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engi
         cell.bytes = bytes;
         cell.expectedGBps = context.topology.pair(a, b).expectedGBps + context.topology.pair(b, a).expectedGBps;
         measureCell(result, cell, [&](BenchCell& measured) {
-          const Route forward = forcedRoute(context, a, b, bytes, RouteMode::Direct, engine, Direction::Write);
-          const Route backward = forcedRoute(context, b, a, bytes, RouteMode::Direct, engine, Direction::Write);
+          const Route forward = forcedRoute(context, a, b, bytes, RouteMode::Direct, engine, direction);
+          const Route backward = forcedRoute(context, b, a, bytes, RouteMode::Direct, engine, direction);
           measured.route = describeRoute(context.topology, {a, b, bytes, Placement::SameProcess}, forward);
           const int count = bufferCount(bytes);
           BufferSet onA(a, bytes, count), fromA(a, bytes, count), onB(b, bytes, count), fromB(b, bytes, count);
           Stream streamA(a), streamB(b);
+          // Each direction runs on the GPU its route executes on: the source when writing, else the destination.
+          const int forwardDevice = executingDevice(forward, a, b);
+          const int backwardDevice = executingDevice(backward, b, a);
+          const cudaStream_t forwardStream = forwardDevice == a ? streamA.get() : streamB.get();
+          const cudaStream_t backwardStream = backwardDevice == a ? streamA.get() : streamB.get();
           if (context.options.verify) {
             measured.verified = true;
-            measured.wrongBytes = verifyCopy(context, forward, a, b, onB.at(0), fromA.at(0), bytes, streamA.get()) +
-                                  verifyCopy(context, backward, b, a, onA.at(0), fromB.at(0), bytes, streamB.get());
+            measured.wrongBytes = verifyCopy(context, forward, a, b, onB.at(0), fromA.at(0), bytes, forwardStream) +
+                                  verifyCopy(context, backward, b, a, onA.at(0), fromB.at(0), bytes, backwardStream);
           }
           PinnedBuffer latch(sizeof(std::uint64_t) + 2 * sizeof(kernels::DeviceStatus),
                              cudaHostAllocMapped | cudaHostAllocPortable);
@@ -150,11 +155,11 @@ void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engi
             DeviceGuard guard(b);
             kernels::launchLatch(flag, timeoutNs, &statuses[1], streamB.get());
           }
-          TimedRun there(a, streamA.get(), context.options.warmup, context.options.iterations, [&](int i) {
-            context.transport.copy({onB.at(i), b}, {fromA.at(i), a}, bytes, forward, streamA.get());
+          TimedRun there(forwardDevice, forwardStream, context.options.warmup, context.options.iterations, [&](int i) {
+            context.transport.copy({onB.at(i), b}, {fromA.at(i), a}, bytes, forward, forwardStream);
           });
-          TimedRun back(b, streamB.get(), context.options.warmup, context.options.iterations, [&](int i) {
-            context.transport.copy({onA.at(i), a}, {fromB.at(i), b}, bytes, backward, streamB.get());
+          TimedRun back(backwardDevice, backwardStream, context.options.warmup, context.options.iterations, [&](int i) {
+            context.transport.copy({onA.at(i), a}, {fromB.at(i), b}, bytes, backward, backwardStream);
           });
           std::atomic_thread_fence(std::memory_order_seq_cst);
           *flag = 1;  // both directions are queued: release them together

@@ -36,7 +36,7 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs();
 
 // Case bodies (bench_bandwidth.cc, bench_latency.cc).
 void runOneWayCase(BenchContext& context, BenchCaseResult& result, RouteMode mode, Engine engine, Direction direction);
-void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engine);
+void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engine, Direction direction);
 void runRelayCase(BenchContext& context, BenchCaseResult& result, Engine engine);
 void runSplitRelayCase(BenchContext& context, BenchCaseResult& result);
 void runAllPairsCase(BenchContext& context, BenchCaseResult& result);

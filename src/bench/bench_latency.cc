@@ -42,6 +42,35 @@ void waitStream(cudaStream_t stream, std::chrono::milliseconds timeout, const st
   }
 }
 
+// Runs one ping-pong: launches the responder on b, then the initiator on a, waits for both (twice
+// PEERLINK_TIMEOUT_MS at most), throws what either side reported, and returns the one-way time in us from the
+// initiator's `elapsed` ns. `name` ("ping-pong") leads the error messages.
+template <typename LaunchInitiator, typename LaunchResponder>
+double runPingPong(BenchContext& context, int a, int b, LaunchInitiator launchInitiator,
+                   LaunchResponder launchResponder, const DeviceBuffer& statusA, const DeviceBuffer& statusB,
+                   const DeviceBuffer& elapsed, const char* name) {
+  Stream streamA(a), streamB(b);
+  {
+    DeviceGuard guard(b);
+    launchResponder(streamB.get());
+  }
+  {
+    DeviceGuard guard(a);
+    launchInitiator(streamA.get());
+  }
+  const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 2;
+  waitStream(streamA.get(), timeout, fmt::format("{} GPU {} <-> GPU {}", name, a, b));
+  waitStream(streamB.get(), timeout, fmt::format("{} GPU {} <-> GPU {}", name, a, b));
+  kernels::DeviceStatus status{};
+  std::uint64_t ns = 0;
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusA.data(), sizeof(status), cudaMemcpyDeviceToHost));
+  kernels::throwIfDeviceFailed(status, fmt::format("{} GPU {} -> GPU {}", name, a, b));
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusB.data(), sizeof(status), cudaMemcpyDeviceToHost));
+  kernels::throwIfDeviceFailed(status, fmt::format("{} GPU {} -> GPU {}", name, b, a));
+  PEERLINK_CUDA_CHECK(cudaMemcpy(&ns, elapsed.data(), sizeof(ns), cudaMemcpyDeviceToHost));
+  return static_cast<double>(ns) / 1000.0 / (2.0 * kRoundsPerSample);
+}
+
 // One ping-pong sample: `kRoundsPerSample` round trips of `bytes` between a and b; returns one-way us.
 double pingPongSample(BenchContext& context, int a, int b, std::size_t bytes) {
   context.transport.enablePeerAccess(a, b);
@@ -79,26 +108,9 @@ double pingPongSample(BenchContext& context, int a, int b, std::size_t bytes) {
                                   timeoutNs,
                                   static_cast<kernels::DeviceStatus*>(statusB.data()),
                                   nullptr};
-  Stream streamA(a), streamB(b);
-  {
-    DeviceGuard guard(b);
-    kernels::launchPingPong(responder, streamB.get());
-  }
-  {
-    DeviceGuard guard(a);
-    kernels::launchPingPong(initiator, streamA.get());
-  }
-  const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 2;
-  waitStream(streamA.get(), timeout, fmt::format("ping-pong GPU {} <-> GPU {}", a, b));
-  waitStream(streamB.get(), timeout, fmt::format("ping-pong GPU {} <-> GPU {}", a, b));
-  kernels::DeviceStatus status{};
-  std::uint64_t ns = 0;
-  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusA.data(), sizeof(status), cudaMemcpyDeviceToHost));
-  kernels::throwIfDeviceFailed(status, fmt::format("ping-pong GPU {} -> GPU {}", a, b));
-  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusB.data(), sizeof(status), cudaMemcpyDeviceToHost));
-  kernels::throwIfDeviceFailed(status, fmt::format("ping-pong GPU {} -> GPU {}", b, a));
-  PEERLINK_CUDA_CHECK(cudaMemcpy(&ns, elapsed.data(), sizeof(ns), cudaMemcpyDeviceToHost));
-  return static_cast<double>(ns) / 1000.0 / (2.0 * kRoundsPerSample);
+  return runPingPong(
+      context, a, b, [&](cudaStream_t stream) { kernels::launchPingPong(initiator, stream); },
+      [&](cudaStream_t stream) { kernels::launchPingPong(responder, stream); }, statusA, statusB, elapsed, "ping-pong");
 }
 
 // One LL ping-pong sample: data and flag travel in the same 8-byte stores, so neither side fences.
@@ -137,26 +149,10 @@ double llPingPongSample(BenchContext& context, int a, int b, std::size_t bytes) 
   responder.initiator = false;
   responder.status = static_cast<kernels::DeviceStatus*>(statusB.data());
   responder.elapsedNs = nullptr;
-  Stream streamA(a), streamB(b);
-  {
-    DeviceGuard guard(b);
-    kernels::launchLlPingPong(responder, streamB.get());
-  }
-  {
-    DeviceGuard guard(a);
-    kernels::launchLlPingPong(initiator, streamA.get());
-  }
-  const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 2;
-  waitStream(streamA.get(), timeout, fmt::format("LL ping-pong GPU {} <-> GPU {}", a, b));
-  waitStream(streamB.get(), timeout, fmt::format("LL ping-pong GPU {} <-> GPU {}", a, b));
-  kernels::DeviceStatus status{};
-  std::uint64_t ns = 0;
-  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusA.data(), sizeof(status), cudaMemcpyDeviceToHost));
-  kernels::throwIfDeviceFailed(status, fmt::format("LL ping-pong GPU {} -> GPU {}", a, b));
-  PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusB.data(), sizeof(status), cudaMemcpyDeviceToHost));
-  kernels::throwIfDeviceFailed(status, fmt::format("LL ping-pong GPU {} -> GPU {}", b, a));
-  PEERLINK_CUDA_CHECK(cudaMemcpy(&ns, elapsed.data(), sizeof(ns), cudaMemcpyDeviceToHost));
-  return static_cast<double>(ns) / 1000.0 / (2.0 * kRoundsPerSample);
+  return runPingPong(
+      context, a, b, [&](cudaStream_t stream) { kernels::launchLlPingPong(initiator, stream); },
+      [&](cudaStream_t stream) { kernels::launchLlPingPong(responder, stream); }, statusA, statusB, elapsed,
+      "LL ping-pong");
 }
 
 using SampleFunction = double (*)(BenchContext&, int, int, std::size_t);

@@ -76,14 +76,27 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs() {
        [](BenchContext& c, BenchCaseResult& r) {
          runOneWayCase(c, r, RouteMode::Direct, Engine::Sm, Direction::Read);
        }},
-      {{"d2d_bidir_ce", "GPU(row) <-> GPU(column) both ways at once, copy engines; total of both directions",
+      {{"d2d_bidir_ce",
+        "GPU(row) <-> GPU(column) both ways at once, copy engines, each source pushing; total of both directions",
         M::Bandwidth, true},
        needsTwoGpus,
-       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::CopyEngine); }},
-      {{"d2d_bidir_sm", "GPU(row) <-> GPU(column) both ways at once, copy kernels; total of both directions",
+       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::CopyEngine, Direction::Write); }},
+      {{"d2d_bidir_sm",
+        "GPU(row) <-> GPU(column) both ways at once, copy kernels on each source pushing; total of both directions",
         M::Bandwidth, true},
        needsTwoGpus,
-       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::Sm); }},
+       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::Sm, Direction::Write); }},
+      {{"d2d_bidir_read_ce",
+        "GPU(row) <-> GPU(column) both ways at once, copy engines, each destination pulling; total of both directions",
+        M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::CopyEngine, Direction::Read); }},
+      {{"d2d_bidir_read_sm",
+        "GPU(row) <-> GPU(column) both ways at once, copy kernels on each destination pulling; total of both "
+        "directions",
+        M::Bandwidth, true},
+       needsTwoGpus,
+       [](BenchContext& c, BenchCaseResult& r) { runBothWaysCase(c, r, Engine::Sm, Direction::Read); }},
       {{"d2d_all_pairs_ce",
         "every GPU(row) -> GPU(column) pair at once, copy engines, started together; each cell is its pair's bytes "
         "over "

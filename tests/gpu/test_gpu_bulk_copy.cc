@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/cuda_check.hpp"
-#include "gpu_test_support.hpp"
+#include "gpu_test_buffers.hpp"
 #include "kernels/bulk_copy.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -20,21 +20,13 @@
 namespace peerlink::kernels {
 namespace {
 
+using namespace ::peerlink::testing;  // shared gpu test helpers
+
 constexpr unsigned char kPoison = 0xA5;
 constexpr size_t kGuard = 64;      // poisoned bytes checked on each side of a destination range
 constexpr size_t kMaxOffset = 17;  // offsets 0..17 on both sides
 constexpr size_t kKiB = size_t{1} << 10;
 constexpr size_t kMiB = size_t{1} << 20;
-
-std::vector<unsigned char> randomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<unsigned char> bytes(n);
-  for (size_t i = 0; i < n; i += 8) {
-    const uint64_t word = rng();
-    std::memcpy(bytes.data() + i, &word, std::min<size_t>(8, n - i));
-  }
-  return bytes;
-}
 
 // "" when GPUs 0..count-1 all do bulk copies, else why not.
 std::string bulkUnavailable(int count) {
@@ -45,22 +37,6 @@ std::string bulkUnavailable(int count) {
       return "bulk copies need compute capability 9.0; GPU " + std::to_string(device) + " is " +
              std::to_string(properties.major) + "." + std::to_string(properties.minor);
     }
-  }
-  return "";
-}
-
-// "" when GPUs 0 and 1 reach each other (and peer access is then enabled both ways), else why not.
-std::string peersUnavailable() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) return "needs 2 GPUs";
-  for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
-    int can = 0;
-    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-    if (!can) return "GPU " + std::to_string(from) + " cannot access GPU " + std::to_string(to) + " as a peer";
-    DeviceGuard guard(from);
-    const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
-    if (status != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(status);
-    cudaGetLastError();  // clears cudaErrorPeerAccessAlreadyEnabled
   }
   return "";
 }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/cuda_check.hpp"
-#include "gpu_test_support.hpp"
+#include "gpu_test_buffers.hpp"
 #include "kernels/copy_kernels.cuh"
 #include "kernels/put_signal.cuh"
 #include "peerlink/cuda.hpp"
@@ -21,86 +21,12 @@
 namespace peerlink::kernels {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace ::peerlink::testing;  // shared gpu test helpers
+
 constexpr unsigned char kPoison = 0xA5;
 constexpr size_t kGuard = 64;      // poisoned bytes checked on each side of a destination range
 constexpr size_t kMaxOffset = 17;  // offsets 0..17 on both sides
 constexpr size_t kMiB = size_t{1} << 20;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Polls the stream instead of blocking in cudaStreamSynchronize, so a stuck kernel fails the test.
-bool finishes(cudaStream_t stream, double seconds) {
-  const Clock::time_point start = Clock::now();
-  for (;;) {
-    const cudaError_t status = cudaStreamQuery(stream);
-    if (status == cudaSuccess) return true;
-    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
-    if (secondsSince(start) > seconds) return false;
-  }
-}
-
-std::vector<unsigned char> randomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<unsigned char> bytes(n);
-  for (size_t i = 0; i < n; i += 8) {
-    const uint64_t word = rng();
-    std::memcpy(bytes.data() + i, &word, std::min<size_t>(8, n - i));
-  }
-  return bytes;
-}
-
-// "" when GPUs 0 and 1 reach each other (and peer access is then enabled both ways), else why not.
-std::string peersUnavailable() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) return "needs 2 GPUs";
-  for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
-    int can = 0;
-    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-    if (!can) return "GPU " + std::to_string(from) + " cannot access GPU " + std::to_string(to) + " as a peer";
-    DeviceGuard guard(from);
-    const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
-    if (status != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(status);
-    cudaGetLastError();  // clears cudaErrorPeerAccessAlreadyEnabled
-  }
-  return "";
-}
-
-// Runs fn with `device` current (kernels launch on the current device).
-template <typename Fn>
-void on(int device, Fn&& fn) {
-  DeviceGuard guard(device);
-  fn();
-}
-
-#define PEERLINK_REQUIRE_PEERS_0_1()                           \
-  do {                                                         \
-    PEERLINK_REQUIRE_GPUS(2);                                  \
-    const std::string peerlink_why_ = peersUnavailable();      \
-    if (!peerlink_why_.empty()) GTEST_SKIP() << peerlink_why_; \
-  } while (0)
-
-DeviceBuffer filled(int device, size_t bytes, int value) {
-  DeviceBuffer buffer(device, bytes);
-  DeviceGuard guard(device);
-  PEERLINK_CUDA_CHECK(cudaMemset(buffer.data(), value, bytes));
-  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-  return buffer;
-}
-
-DeviceBuffer uploaded(int device, const std::vector<unsigned char>& bytes) {
-  DeviceBuffer buffer(device, bytes.size());
-  PEERLINK_CUDA_CHECK(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-  return buffer;
-}
-
-std::vector<unsigned char> downloaded(const DeviceBuffer& buffer) {
-  std::vector<unsigned char> bytes(buffer.size());
-  PEERLINK_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer.data(), bytes.size(), cudaMemcpyDeviceToHost));
-  return bytes;
-}
 
 struct Placement {  // where the buffers live and which GPU runs the kernel
   const char* name;

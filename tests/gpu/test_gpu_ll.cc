@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/cuda_check.hpp"
-#include "gpu_test_support.hpp"
+#include "gpu_test_buffers.hpp"
 #include "kernels/kernel_preload.cuh"
 #include "kernels/ll_protocol.cuh"
 #include "peerlink/cuda.hpp"
@@ -23,88 +23,18 @@
 namespace peerlink::kernels {
 namespace {
 
+using namespace ::peerlink::testing;  // shared gpu test helpers
+
 static_assert(llLines(0) == 1 && llLines(1) == 1 && llLines(8) == 1 && llLines(9) == 2, "8 payload bytes per line");
 static_assert(llLineBytes(65536) == 32 + 131072, "a header, then twice the payload");
 static_assert(llNextSeq(1) == 2 && llNextSeq(UINT32_MAX) == 1, "sequence numbers skip 0");
 
-using Clock = std::chrono::steady_clock;
 constexpr unsigned char kPoison = 0xA5;
 constexpr size_t kGuard = 64;
 constexpr size_t kMaxBytes = 65536;
 constexpr size_t kMaxOffset = 16;
 constexpr uint64_t kTimeoutNs = 2'000'000'000;
 const std::vector<size_t> kSizes = {1, 4, 8, 13, 4096, 4099, 65536};
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Polls the stream instead of blocking in cudaStreamSynchronize, so a stuck kernel fails the test.
-bool finishes(cudaStream_t stream, double seconds) {
-  const Clock::time_point start = Clock::now();
-  for (;;) {
-    const cudaError_t status = cudaStreamQuery(stream);
-    if (status == cudaSuccess) return true;
-    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
-    if (secondsSince(start) > seconds) return false;
-  }
-}
-
-std::vector<unsigned char> randomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<unsigned char> bytes(n);
-  for (auto& byte : bytes) byte = static_cast<unsigned char>(rng());
-  return bytes;
-}
-
-// "" when GPUs 0 and 1 reach each other (and peer access is then enabled both ways), else why not.
-std::string peersUnavailable() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) return "needs 2 GPUs";
-  for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
-    int can = 0;
-    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-    if (!can) return "GPU " + std::to_string(from) + " cannot access GPU " + std::to_string(to) + " as a peer";
-    DeviceGuard guard(from);
-    const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
-    if (status != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(status);
-    cudaGetLastError();  // clears cudaErrorPeerAccessAlreadyEnabled
-  }
-  return "";
-}
-
-#define PEERLINK_REQUIRE_PEERS_0_1()                           \
-  do {                                                         \
-    PEERLINK_REQUIRE_GPUS(2);                                  \
-    const std::string peerlink_why_ = peersUnavailable();      \
-    if (!peerlink_why_.empty()) GTEST_SKIP() << peerlink_why_; \
-  } while (0)
-
-template <typename Fn>
-void on(int device, Fn&& fn) {
-  DeviceGuard guard(device);
-  fn();
-}
-
-DeviceBuffer filled(int device, size_t bytes, int value) {
-  DeviceBuffer buffer(device, bytes);
-  DeviceGuard guard(device);
-  PEERLINK_CUDA_CHECK(cudaMemset(buffer.data(), value, bytes));
-  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-  return buffer;
-}
-
-DeviceBuffer uploaded(int device, const std::vector<unsigned char>& bytes) {
-  DeviceBuffer buffer(device, bytes.size());
-  PEERLINK_CUDA_CHECK(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-  return buffer;
-}
-
-std::vector<unsigned char> downloaded(const DeviceBuffer& buffer) {
-  std::vector<unsigned char> bytes(buffer.size());
-  PEERLINK_CUDA_CHECK(cudaMemcpy(bytes.data(), buffer.data(), bytes.size(), cudaMemcpyDeviceToHost));
-  return bytes;
-}
 
 // What the kernels report, in mapped pinned memory: the host reads it while they run.
 struct Reports {
