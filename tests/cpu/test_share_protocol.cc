@@ -2,13 +2,10 @@
 // (a memfd stands in for the cuMem descriptor; the child side reports through its exit code, never gtest).
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -17,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "child_process.hpp"
 #include "core/unix_socket.hpp"
 #include "peerlink/error.hpp"
 #include "transport/share_protocol.hpp"
@@ -25,89 +23,9 @@ namespace peerlink {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
+using namespace ::peerlink::testing;  // the forked-child harness
 
-constexpr milliseconds kLong = 5000ms;  // a bound only a broken implementation reaches
-constexpr int kChildOk = 0;
-constexpr int kChildWrong = 1;
-constexpr int kChildError = 2;
 const std::string kBusId = "0000:00:06.0";
-
-// A forked process running `body`; killed and reaped by the destructor if it is still there.
-class Child {
- public:
-  template <typename Body>
-  explicit Child(Body body) {
-    std::fflush(nullptr);
-    pid_ = ::fork();
-    if (pid_ != 0) return;
-    int code = kChildError;
-    try {
-      code = body();
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "[child %d] unexpected: %s\n", static_cast<int>(::getpid()), error.what());
-    }
-    std::fflush(nullptr);
-    ::_exit(code);
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  Child(const Child&) = delete;
-
-  // The exit code; -1 (after killing it) when it is still running at the deadline.
-  int wait(milliseconds timeout = kLong) {
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-      int status = 0;
-      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      if (done < 0 || Clock::now() >= deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-        pid_ = -1;
-        return -1;
-      }
-      std::this_thread::sleep_for(1ms);
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-// In a child: kChildOk when `action` throws Error(code) whose message contains `needle`.
-template <typename Action>
-int childExpects(ErrorCode code, const std::string& needle, Action action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    if (error.code() == code && std::string(error.what()).find(needle) != std::string::npos) return kChildOk;
-    std::fprintf(stderr, "[child] wrong error (%s): %s\n", errorCodeName(error.code()), error.what());
-    return kChildWrong;
-  }
-  std::fprintf(stderr, "[child] no error\n");
-  return kChildWrong;
-}
-
-template <typename Action>
-Error expectError(ErrorCode code, Action action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), code) << error.what();
-    return error;
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return Error(ErrorCode::Internal, "none");
-}
 
 bool contains(const Error& error, const std::string& needle) {
   return std::string(error.what()).find(needle) != std::string::npos;
@@ -307,7 +225,8 @@ TEST_F(ShareHandshakeTest, CumemOfferPassesTheDescriptor) {
         kLong);
     // The received descriptor is closed once imported.
     const bool closed = ::fcntl(received, F_GETFD) < 0 && errno == EBADF;
-    return closed && timings.importMs == 1.5 && timings.mapMs == 2.5 && timings.exportMs >= 0 ? kChildOk : kChildWrong;
+    return closed && timings.importMs == 1.5 && timings.mapMs == 2.5 && timings.exportMs >= 0 ? kChildOk
+                                                                                              : kChildWrongResult;
   });
   const ShareTimings timings = serveShareOnce(listener, exporting(ShareKind::Cumem, &memfd), kLong);
   EXPECT_EQ(timings.importMs, 1.5);
@@ -339,7 +258,7 @@ TEST_F(ShareHandshakeTest, ImporterFailureReachesTheExporter) {
   UnixListener listener("import-fails.sock", options_);
   const std::string text = "the exporting GPU 0000:00:06.0 is not visible in this process (CUDA_VISIBLE_DEVICES=1)";
   Child importer([&] {
-    return childExpects(ErrorCode::Unsupported, text, [&] {
+    return childExpectsError(ErrorCode::Unsupported, text, [&] {
       importShareOnce(
           listener.path(), [&](ReceivedOffer&) -> ImportCosts { throw Error(ErrorCode::Unsupported, text); }, kLong);
     });
@@ -355,7 +274,7 @@ TEST_F(ShareHandshakeTest, ImporterFailureReachesTheExporter) {
 TEST_F(ShareHandshakeTest, ExporterFailureReachesTheImporter) {
   UnixListener listener("export-fails.sock", options_);
   Child importer([&] {
-    return childExpects(ErrorCode::RemoteError, "cuMemExportToShareableHandle refused", [&] {
+    return childExpectsError(ErrorCode::RemoteError, "cuMemExportToShareableHandle refused", [&] {
       importShareOnce(
           listener.path(), [](ReceivedOffer&) -> ImportCosts { throw Error(ErrorCode::Internal, "not reached"); },
           kLong);
@@ -424,7 +343,7 @@ TEST_F(ShareHandshakeTest, ExporterThatVanishesFailsTheImporterPromptly) {
   UnixListener listener("vanishing-exporter.sock", options_);
   bool imported = false;
   Child importer([&] {
-    const int code = childExpects(ErrorCode::RemoteError, "receiving the offer", [&] {
+    const int code = childExpectsError(ErrorCode::RemoteError, "receiving the offer", [&] {
       importShareOnce(
           listener.path(),
           [&](ReceivedOffer&) {
@@ -433,7 +352,7 @@ TEST_F(ShareHandshakeTest, ExporterThatVanishesFailsTheImporterPromptly) {
           },
           kLong);
     });
-    return imported ? kChildWrong : code;
+    return imported ? kChildWrongResult : code;
   });
   { UnixConnection connection = listener.accept(kLong); }
   EXPECT_EQ(importer.wait(), kChildOk);
@@ -442,7 +361,7 @@ TEST_F(ShareHandshakeTest, ExporterThatVanishesFailsTheImporterPromptly) {
 TEST_F(ShareHandshakeTest, ExporterThatVanishesBeforeTheDescriptorFailsTheImporter) {
   UnixListener listener("no-fd.sock", options_);
   Child importer([&] {
-    return childExpects(ErrorCode::RemoteError, "receiving the file descriptor", [&] {
+    return childExpectsError(ErrorCode::RemoteError, "receiving the file descriptor", [&] {
       importShareOnce(
           listener.path(), [](ReceivedOffer&) -> ImportCosts { throw Error(ErrorCode::Internal, "not reached"); },
           kLong);
@@ -460,7 +379,7 @@ TEST_F(ShareHandshakeTest, ExporterGoneBeforeTheAnswerFailsTheImportAfterItRan) 
   UnixListener listener("gone-before-answer.sock", options_);
   Child importer([&] {
     bool imported = false;
-    const int code = childExpects(ErrorCode::RemoteError, "answering", [&] {
+    const int code = childExpectsError(ErrorCode::RemoteError, "answering", [&] {
       importShareOnce(
           listener.path(),
           [&](ReceivedOffer&) {
@@ -470,7 +389,7 @@ TEST_F(ShareHandshakeTest, ExporterGoneBeforeTheAnswerFailsTheImportAfterItRan) 
           },
           kLong);
     });
-    return imported ? code : kChildWrong;
+    return imported ? code : kChildWrongResult;
   });
   {
     UnixConnection connection = listener.accept(kLong);
@@ -483,7 +402,7 @@ TEST_F(ShareHandshakeTest, ExporterGoneBeforeTheAnswerFailsTheImportAfterItRan) 
 TEST_F(ShareHandshakeTest, ImporterRejectsAStranger) {
   UnixListener listener("stranger.sock", options_);
   Child importer([&] {
-    return childExpects(ErrorCode::InvalidInput, "magic", [&] {
+    return childExpectsError(ErrorCode::InvalidInput, "magic", [&] {
       importShareOnce(
           listener.path(), [](ReceivedOffer&) -> ImportCosts { throw Error(ErrorCode::Internal, "not reached"); },
           kLong);

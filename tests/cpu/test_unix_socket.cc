@@ -2,16 +2,13 @@
 // reports through its exit code (and messages on the socket), never through gtest.
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -21,6 +18,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "child_process.hpp"
 #include "core/unix_socket.hpp"
 #include "peerlink/error.hpp"
 
@@ -28,87 +26,7 @@ namespace peerlink {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
-
-constexpr milliseconds kLong = 5000ms;  // a bound only a broken implementation reaches
-constexpr int kChildOk = 0;
-constexpr int kChildWrongResult = 1;
-constexpr int kChildUnknownException = 99;
-constexpr int kChildErrorBase = 100;  // + ErrorCode of an Error the child did not expect
-
-// The exit code a child reports when it dies of an unexpected Error with `code`.
-int childErrorExit(ErrorCode code) {
-  return kChildErrorBase + static_cast<int>(code);
-}
-
-// A forked process running `body` (returns an exit code). The destructor kills and reaps a child that is
-// still there, so a failed ASSERT never leaves one behind.
-class Child {
- public:
-  template <typename Body>
-  explicit Child(Body body) {
-    std::fflush(nullptr);
-    pid_ = ::fork();
-    if (pid_ != 0) return;
-    int code = kChildUnknownException;
-    try {
-      code = body();
-    } catch (const Error& error) {
-      std::fprintf(stderr, "[child %d] unexpected: %s\n", static_cast<int>(::getpid()), error.what());
-      code = childErrorExit(error.code());
-    } catch (...) {
-    }
-    ::_exit(code);
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  pid_t pid() const { return pid_; }
-
-  // The child's exit code; -1 (after killing it) when it is still running at the deadline.
-  int wait(milliseconds timeout = kLong) {
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-      int status = 0;
-      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      if (done < 0 || Clock::now() >= deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-        pid_ = -1;
-        return -1;
-      }
-      std::this_thread::sleep_for(1ms);
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-// In a child: kChildOk when `action` throws Error(code) whose message contains `needle`.
-template <typename Action>
-int childExpectsError(ErrorCode code, const std::string& needle, Action action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    if (error.code() == code && std::string(error.what()).find(needle) != std::string::npos) return kChildOk;
-    std::fprintf(stderr, "[child] wrong error: %s\n", error.what());
-    return kChildWrongResult;
-  }
-  std::fprintf(stderr, "[child] no error\n");
-  return kChildWrongResult;
-}
+using namespace ::peerlink::testing;  // the forked-child harness
 
 std::string text(const std::vector<std::uint8_t>& data) {
   return std::string(data.begin(), data.end());
@@ -127,18 +45,6 @@ void sendRawHeader(UnixConnection& connection, std::uint64_t size, std::size_t h
   if (::send(connection.fd(), raw.data(), raw.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(raw.size())) {
     throw Error(ErrorCode::SystemError, "raw send");
   }
-}
-
-template <typename Action>
-Error expectError(ErrorCode code, Action action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), code) << error.what();
-    return error;
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return Error(ErrorCode::Internal, "none");
 }
 
 long long elapsedMs(Clock::time_point start) {
