@@ -93,9 +93,9 @@ inline std::vector<unsigned char> downloaded(const DeviceBuffer& buffer) {
 }  // namespace peerlink::testing
 
 /// Skips unless GPUs 0 and 1 exist and can map each other (then peer access is on both ways).
-#define PEERLINK_REQUIRE_PEERS_0_1()                                             \
-  do {                                                                           \
-    PEERLINK_REQUIRE_GPUS(2);                                                    \
-    const std::string peerlink_why_ = ::peerlink::testing::peersUnavailable();   \
-    if (!peerlink_why_.empty()) GTEST_SKIP() << peerlink_why_;                   \
+#define PEERLINK_REQUIRE_PEERS_0_1()                                           \
+  do {                                                                         \
+    PEERLINK_REQUIRE_GPUS(2);                                                  \
+    const std::string peerlink_why_ = ::peerlink::testing::peersUnavailable(); \
+    if (!peerlink_why_.empty()) GTEST_SKIP() << peerlink_why_;                 \
   } while (0)

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "copy_checker.hpp"
 #include "core/cuda_check.hpp"
 #include "gpu_test_buffers.hpp"
 #include "kernels/bulk_copy.cuh"
@@ -22,9 +23,7 @@ namespace {
 
 using namespace ::peerlink::testing;  // shared gpu test helpers
 
-constexpr unsigned char kPoison = 0xA5;
-constexpr size_t kGuard = 64;      // poisoned bytes checked on each side of a destination range
-constexpr size_t kMaxOffset = 17;  // offsets 0..17 on both sides
+constexpr size_t kMaxOffset = kCopyMaxOffset;  // offsets 0..17 on both sides
 constexpr size_t kKiB = size_t{1} << 10;
 constexpr size_t kMiB = size_t{1} << 20;
 
@@ -52,83 +51,29 @@ std::string bulkUnavailable(int count) {
     }                                                                    \
   } while (0)
 
-struct Placement {  // where the buffers live and which GPU runs the kernel
-  const char* name;
-  int srcDevice, dstDevice, executing;
-};
-constexpr Placement kLocal{"local", 0, 0, 0};
-constexpr Placement kWrite{"write 0->1 (run on 0)", 0, 1, 0};
-constexpr Placement kRead{"read 0->1 (run on 1)", 0, 1, 1};
-
-// Random source on one GPU, poisoned destination on another, checked on the host after each copy.
-class BulkChecker {
- public:
-  BulkChecker(const Placement& placement, size_t maxBytes)
-      : placement_(placement),
-        hostSource_(randomBytes(maxBytes + kMaxOffset, 0x5eed0b01)),
-        source_(placement.srcDevice, hostSource_.size()),
-        destination_(placement.dstDevice, maxBytes + kMaxOffset + 2 * kGuard),
-        readBack_(destination_.size()),
-        stream_(placement.executing) {
-    PEERLINK_CUDA_CHECK(cudaMemcpy(source_.data(), hostSource_.data(), hostSource_.size(), cudaMemcpyHostToDevice));
-  }
-
-  // Copies bytes from source+srcOffset to destination+kGuard+dstOffset; returns "" or what went wrong.
-  std::string check(size_t bytes, size_t srcOffset, size_t dstOffset, const SmCopyConfig& config, int smCount = 0) {
-    const size_t span = bytes + kMaxOffset + 2 * kGuard;
-    {
-      DeviceGuard guard(placement_.dstDevice);
-      PEERLINK_CUDA_CHECK(cudaMemset(destination_.data(), kPoison, span));
-      PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-    }
-    auto* dst = static_cast<unsigned char*>(destination_.data()) + kGuard + dstOffset;
-    const auto* src = static_cast<const unsigned char*>(source_.data()) + srcOffset;
-    {
-      DeviceGuard guard(placement_.executing);
-      launchBulkCopy(dst, src, bytes, smCount, stream_.get(), config);
-    }
-    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    PEERLINK_CUDA_CHECK(cudaMemcpy(readBack_.data(), destination_.data(), span, cudaMemcpyDeviceToHost));
-    const auto* got = static_cast<const unsigned char*>(readBack_.data());
-    const size_t begin = kGuard + dstOffset;
-    const size_t end = begin + bytes;
-    const std::string what = std::string(placement_.name) + " " + std::to_string(bytes) + " B, src+" +
-                             std::to_string(srcOffset) + " dst+" + std::to_string(dstOffset) + ", chunk " +
-                             std::to_string(config.bulkChunkBytes) + " x" + std::to_string(config.bulkStages) +
-                             " stages, " + std::to_string(config.blocksPerSm) + " blk/SM, smCount " +
-                             std::to_string(smCount);
-    if (std::memcmp(got + begin, hostSource_.data() + srcOffset, bytes) != 0) {
-      size_t i = 0;
-      while (got[begin + i] == hostSource_[srcOffset + i]) ++i;
-      return what + ": data byte " + std::to_string(i) + " is " + std::to_string(got[begin + i]) + ", expected " +
-             std::to_string(hostSource_[srcOffset + i]);
-    }
-    for (size_t i = 0; i < span; i = i + 1 == begin ? end : i + 1) {  // the guard bytes only
-      if (got[i] != kPoison) return what + ": guard byte " + std::to_string(i) + " of the span written";
-    }
-    return "";
-  }
-
- private:
-  Placement placement_;
-  std::vector<unsigned char> hostSource_;
-  DeviceBuffer source_;
-  DeviceBuffer destination_;
-  PinnedBuffer readBack_;
-  Stream stream_;
-};
+// One bulk-copy launch through the shared checker, described by its configuration.
+std::string check(CopyChecker& checker, size_t bytes, size_t srcOffset, size_t dstOffset, const SmCopyConfig& config,
+                  int smCount = 0) {
+  const std::string variant = "chunk " + std::to_string(config.bulkChunkBytes) + " x" +
+                              std::to_string(config.bulkStages) + " stages, " + std::to_string(config.blocksPerSm) +
+                              " blk/SM, smCount " + std::to_string(smCount);
+  return checker.check(bytes, srcOffset, dstOffset, variant,
+                       [&](void* dst, const void* src, size_t n, cudaStream_t stream) {
+                         launchBulkCopy(dst, src, n, smCount, stream, config);
+                       });
+}
 
 // Every size with offsets 0..17 on both sides; 64 MiB + 5 with every equal pair (heads of 0..15 bytes on the
 // bulk path) and a few unequal ones (the fallback), which keeps the host-side checks to about a second.
-void checkAllSizesAndOffsets(const Placement& placement) {
+void checkAllSizesAndOffsets(const CopyPlacement& placement) {
   constexpr size_t kLarge = 64 * kMiB + 5;
   const std::vector<size_t> sizes = {1, 15, 16, 17, 4095, 64 * kKiB + 13, kMiB + 7};
-  BulkChecker checker(placement, kLarge);
+  CopyChecker checker(placement, kLarge, 0x5eed0b01);
   const SmCopyConfig config;
   for (const size_t bytes : sizes) {
     for (size_t srcOffset = 0; srcOffset <= kMaxOffset; ++srcOffset) {
       for (size_t dstOffset = 0; dstOffset <= kMaxOffset; ++dstOffset) {
-        const std::string failure = checker.check(bytes, srcOffset, dstOffset, config);
+        const std::string failure = check(checker, bytes, srcOffset, dstOffset, config);
         ASSERT_TRUE(failure.empty()) << failure;
       }
     }
@@ -136,36 +81,37 @@ void checkAllSizesAndOffsets(const Placement& placement) {
   std::vector<std::pair<size_t, size_t>> pairs = {{16, 0}, {0, 16}, {17, 1}, {0, 8}, {4, 8}, {1, 0}};
   for (size_t offset = 0; offset <= kMaxOffset; ++offset) pairs.emplace_back(offset, offset);
   for (const auto& [srcOffset, dstOffset] : pairs) {
-    const std::string failure = checker.check(kLarge, srcOffset, dstOffset, config);
+    const std::string failure = check(checker, kLarge, srcOffset, dstOffset, config);
     ASSERT_TRUE(failure.empty()) << failure;
   }
 }
 
 TEST(GpuBulkCopy, OnOneGpuAllSizesAndOffsets) {
   PEERLINK_REQUIRE_BULK(1);
-  checkAllSizesAndOffsets(kLocal);
+  checkAllSizesAndOffsets(kLocalCopy);
 }
 
 TEST(GpuBulkCopy, WritesToPeerAllSizesAndOffsets) {
   PEERLINK_REQUIRE_BULK(2);
-  checkAllSizesAndOffsets(kWrite);
+  checkAllSizesAndOffsets(kWriteCopy);
 }
 
 TEST(GpuBulkCopy, ReadsFromPeerAllSizesAndOffsets) {
   PEERLINK_REQUIRE_BULK(2);
-  checkAllSizesAndOffsets(kRead);
+  checkAllSizesAndOffsets(kReadCopy);
 }
 
 // Every chunk, stage count and blocks per SM of the tuning sweep, 1 KiB stages (many ring turns) and a
 // one-SM grid, on sizes that leave a partial last chunk and a partial last block share.
 TEST(GpuBulkCopy, ConfigVariantsAreCorrect) {
   PEERLINK_REQUIRE_BULK(1);
-  std::vector<Placement> placements = {kLocal};
-  if (bulkUnavailable(2).empty() && peersUnavailable().empty()) placements.insert(placements.end(), {kWrite, kRead});
+  std::vector<CopyPlacement> placements = {kLocalCopy};
+  if (bulkUnavailable(2).empty() && peersUnavailable().empty())
+    placements.insert(placements.end(), {kWriteCopy, kReadCopy});
   const std::vector<size_t> sizes = {4097, 200 * kKiB + 3, 8 * kMiB + 29};
   const std::vector<std::pair<size_t, size_t>> pairs = {{0, 0}, {3, 3}, {17, 1}};
-  for (const Placement& placement : placements) {
-    BulkChecker checker(placement, 8 * kMiB + 29);
+  for (const CopyPlacement& placement : placements) {
+    CopyChecker checker(placement, 8 * kMiB + 29, 0x5eed0b01);
     for (const int chunkKiB : {1, 16, 32, 64}) {
       for (const int stages : {2, 3, 4}) {
         for (const int perSm : {0, 1, 2}) {
@@ -177,7 +123,7 @@ TEST(GpuBulkCopy, ConfigVariantsAreCorrect) {
           for (const int smCount : {0, 1}) {
             for (const size_t bytes : sizes) {
               for (const auto& [srcOffset, dstOffset] : pairs) {
-                const std::string failure = checker.check(bytes, srcOffset, dstOffset, config, smCount);
+                const std::string failure = check(checker, bytes, srcOffset, dstOffset, config, smCount);
                 ASSERT_TRUE(failure.empty()) << failure;
               }
             }

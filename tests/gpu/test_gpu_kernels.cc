@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "copy_checker.hpp"
 #include "core/cuda_check.hpp"
 #include "gpu_test_buffers.hpp"
 #include "kernels/copy_kernels.cuh"
@@ -24,79 +25,31 @@ namespace {
 using namespace ::peerlink::testing;  // shared gpu test helpers
 
 constexpr unsigned char kPoison = 0xA5;
-constexpr size_t kGuard = 64;      // poisoned bytes checked on each side of a destination range
-constexpr size_t kMaxOffset = 17;  // offsets 0..17 on both sides
+constexpr size_t kGuard = 64;                  // poisoned bytes checked on each side of a destination range
+constexpr size_t kMaxOffset = kCopyMaxOffset;  // offsets 0..17 on both sides
 constexpr size_t kMiB = size_t{1} << 20;
 
-struct Placement {  // where the buffers live and which GPU runs the kernel
-  const char* name;
-  int srcDevice, dstDevice, executing;
-};
-constexpr Placement kLocal{"local", 0, 0, 0};
-constexpr Placement kWrite{"write 0->1 (run on 0)", 0, 1, 0};
-constexpr Placement kRead{"read 0->1 (run on 1)", 0, 1, 1};
-
-// Random source on one GPU, poisoned destination on another, checked on the host after each copy.
-class CopyChecker {
- public:
-  CopyChecker(const Placement& placement, size_t maxBytes)
-      : placement_(placement),
-        hostSource_(randomBytes(maxBytes + kMaxOffset, 0x5eed0001)),
-        source_(uploaded(placement.srcDevice, hostSource_)),
-        destination_(placement.dstDevice, maxBytes + kMaxOffset + 2 * kGuard),
-        readBack_(destination_.size()),
-        stream_(placement.executing) {}
-
-  // Copies bytes from source+srcOffset to destination+kGuard+dstOffset; returns "" or what went wrong.
-  std::string check(size_t bytes, size_t srcOffset, size_t dstOffset, const SmCopyConfig& config, int smCount = 0) {
-    const size_t span = bytes + kMaxOffset + 2 * kGuard;
-    on(placement_.dstDevice, [&] {
-      PEERLINK_CUDA_CHECK(cudaMemset(destination_.data(), kPoison, span));
-      PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-    });
-    auto* dst = static_cast<unsigned char*>(destination_.data()) + kGuard + dstOffset;
-    const auto* src = static_cast<const unsigned char*>(source_.data()) + srcOffset;
-    on(placement_.executing, [&] { launchSmCopy(dst, src, bytes, smCount, stream_.get(), config); });
-    if (!finishes(stream_.get(), 10)) return "the copy kernel did not finish in 10 s";
-    PEERLINK_CUDA_CHECK(cudaMemcpy(readBack_.data(), destination_.data(), span, cudaMemcpyDeviceToHost));
-    const auto* got = static_cast<const unsigned char*>(readBack_.data());
-    const size_t begin = kGuard + dstOffset;
-    const size_t end = begin + bytes;
-    const std::string what = std::string(placement_.name) + " " + std::to_string(bytes) + " B, src+" +
-                             std::to_string(srcOffset) + " dst+" + std::to_string(dstOffset) + ", " +
-                             copyHintName(config.hint) + " unroll " + std::to_string(config.unroll) + " x" +
-                             std::to_string(config.threadsPerBlock) + " smCount " + std::to_string(smCount);
-    if (std::memcmp(got + begin, hostSource_.data() + srcOffset, bytes) != 0) {
-      size_t i = 0;
-      while (got[begin + i] == hostSource_[srcOffset + i]) ++i;
-      return what + ": data byte " + std::to_string(i) + " is " + std::to_string(got[begin + i]) + ", expected " +
-             std::to_string(hostSource_[srcOffset + i]);
-    }
-    for (size_t i = 0; i < span; i = i + 1 == begin ? end : i + 1) {  // the guard bytes only
-      if (got[i] != kPoison) return what + ": guard byte " + std::to_string(i) + " of the span written";
-    }
-    return "";
-  }
-
- private:
-  Placement placement_;
-  std::vector<unsigned char> hostSource_;
-  DeviceBuffer source_;
-  DeviceBuffer destination_;
-  PinnedBuffer readBack_;
-  Stream stream_;
-};
+// One SM-copy launch through the shared checker, described by its configuration.
+std::string check(CopyChecker& checker, size_t bytes, size_t srcOffset, size_t dstOffset, const SmCopyConfig& config,
+                  int smCount = 0) {
+  const std::string variant = std::string(copyHintName(config.hint)) + " unroll " + std::to_string(config.unroll) +
+                              " x" + std::to_string(config.threadsPerBlock) + " smCount " + std::to_string(smCount);
+  return checker.check(bytes, srcOffset, dstOffset, variant,
+                       [&](void* dst, const void* src, size_t n, cudaStream_t stream) {
+                         launchSmCopy(dst, src, n, smCount, stream, config);
+                       });
+}
 
 // Every size class with offsets 0..17 on both sides; 64 MiB + 13 with one offset pair per access unit.
-void checkAllSizesAndOffsets(const Placement& placement) {
+void checkAllSizesAndOffsets(const CopyPlacement& placement) {
   const std::vector<size_t> sizes = {1, 3, 15, 16, 17, 4095, 4097, kMiB + 7};
   constexpr size_t kLarge = 64 * kMiB + 13;
-  CopyChecker checker(placement, kLarge);
+  CopyChecker checker(placement, kLarge, 0x5eed0001);
   const SmCopyConfig config;
   for (const size_t bytes : sizes) {
     for (size_t srcOffset = 0; srcOffset <= kMaxOffset; ++srcOffset) {
       for (size_t dstOffset = 0; dstOffset <= kMaxOffset; ++dstOffset) {
-        const std::string failure = checker.check(bytes, srcOffset, dstOffset, config);
+        const std::string failure = check(checker, bytes, srcOffset, dstOffset, config);
         ASSERT_TRUE(failure.empty()) << failure;
       }
     }
@@ -105,35 +58,35 @@ void checkAllSizesAndOffsets(const Placement& placement) {
   const std::vector<std::pair<size_t, size_t>> pairs = {{0, 0}, {5, 5}, {16, 0}, {0, 8},
                                                         {4, 8}, {2, 4}, {17, 3}, {1, 0}};
   for (const auto& [srcOffset, dstOffset] : pairs) {
-    const std::string failure = checker.check(kLarge, srcOffset, dstOffset, config);
+    const std::string failure = check(checker, kLarge, srcOffset, dstOffset, config);
     ASSERT_TRUE(failure.empty()) << failure;
   }
 }
 
 TEST(GpuKernels, SmCopyOnOneGpuAllSizesAndOffsets) {
   PEERLINK_REQUIRE_GPUS(1);
-  checkAllSizesAndOffsets(kLocal);
+  checkAllSizesAndOffsets(kLocalCopy);
 }
 
 TEST(GpuKernels, SmCopyWritesToPeerAllSizesAndOffsets) {
   PEERLINK_REQUIRE_PEERS_0_1();
-  checkAllSizesAndOffsets(kWrite);
+  checkAllSizesAndOffsets(kWriteCopy);
 }
 
 TEST(GpuKernels, SmCopyReadsFromPeerAllSizesAndOffsets) {
   PEERLINK_REQUIRE_PEERS_0_1();
-  checkAllSizesAndOffsets(kRead);
+  checkAllSizesAndOffsets(kReadCopy);
 }
 
 // Both cache hints, both unrolls, odd block shapes and a one-SM grid (many grid-stride passes).
 TEST(GpuKernels, SmCopyVariantsAreCorrect) {
   PEERLINK_REQUIRE_GPUS(1);
-  std::vector<Placement> placements = {kLocal};
-  if (peersUnavailable().empty()) placements.insert(placements.end(), {kWrite, kRead});
+  std::vector<CopyPlacement> placements = {kLocalCopy};
+  if (peersUnavailable().empty()) placements.insert(placements.end(), {kWriteCopy, kReadCopy});
   const std::vector<size_t> sizes = {17, 4097, kMiB + 7, 16 * kMiB + 3};
   const std::vector<std::pair<size_t, size_t>> pairs = {{0, 0}, {3, 3}, {0, 8}, {4, 8}, {2, 4}, {1, 0}};
-  for (const Placement& placement : placements) {
-    CopyChecker checker(placement, 16 * kMiB + 3);
+  for (const CopyPlacement& placement : placements) {
+    CopyChecker checker(placement, 16 * kMiB + 3, 0x5eed0001);
     for (const CopyHint hint : {CopyHint::Plain, CopyHint::Streaming}) {
       for (const int unroll : {4, 8}) {
         for (const auto& [threads, smCount] : {std::pair{32, 0}, {512, 0}, {1024, 0}, {32, 1}, {1024, 1}}) {
@@ -141,7 +94,7 @@ TEST(GpuKernels, SmCopyVariantsAreCorrect) {
           for (const size_t bytes : sizes) {
             if (smCount == 1 && bytes > 2 * kMiB) continue;  // one block: many passes already at 1 MiB
             for (const auto& [srcOffset, dstOffset] : pairs) {
-              const std::string failure = checker.check(bytes, srcOffset, dstOffset, config, smCount);
+              const std::string failure = check(checker, bytes, srcOffset, dstOffset, config, smCount);
               ASSERT_TRUE(failure.empty()) << failure;
             }
           }
