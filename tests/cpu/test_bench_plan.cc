@@ -147,6 +147,11 @@ TEST(BenchWriters, JsonHasEveryStatisticAsNumbers) {
   EXPECT_EQ(document.at("cases").at(0).at("cells").at(1).at("status"), "FAILED");
   EXPECT_EQ(document.at("cases").at(1).at("not_applicable"), "needs 3 GPUs (a relay), 2 in use");
   EXPECT_EQ(document.at("topology").at("gpus").size(), 2u);
+  // The route peerlink would choose on its own, per ordered pair: no P2P between GeForce 4090s, so STAGED.
+  ASSERT_EQ(document.at("routes").size(), 2u);
+  EXPECT_EQ(document.at("routes").at(0).at("mode"), "STAGED");
+  EXPECT_NE(document.at("routes").at(0).at("route").get<std::string>().find("0[0] -> 1[1] via SHM/STAGED"),
+            std::string::npos);
   EXPECT_FALSE(document.at("parameters").empty());
 }
 

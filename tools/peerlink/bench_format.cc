@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "matrix_format.hpp"
+#include "peerlink/error.hpp"
+#include "peerlink/route.hpp"
 #include "size_parse.hpp"
 
 namespace peerlink::cli {
@@ -206,6 +208,25 @@ nlohmann::json benchToJson(const Topology& topology, const Params& params, const
   document["cases"] = cases;
   document["failed_cells"] = failed;
   document["topology"] = nlohmann::json::parse(topologyToJson(topology));
+  // What peerlink would choose for each pair on its own (a 256 MiB transfer in one process), beside the
+  // routes the cases forced.
+  nlohmann::json routes = nlohmann::json::array();
+  for (const GpuPair& pair : topology.pairs) {
+    const RouteRequest request{pair.src, pair.dst, std::size_t{256} << 20, Placement::SameProcess};
+    try {
+      const Route route = selectRoute(topology, params, request);
+      routes.push_back({{"src", pair.src},
+                        {"dst", pair.dst},
+                        {"mode", routeModeName(route.mode)},
+                        {"engine", engineName(route.engine)},
+                        {"direction", directionName(route.direction)},
+                        {"relay_gpu", route.relayGpu},
+                        {"route", describeRoute(topology, request, route)}});
+    } catch (const Error& error) {
+      routes.push_back({{"src", pair.src}, {"dst", pair.dst}, {"error", error.what()}});
+    }
+  }
+  document["routes"] = routes;
   return document;
 }
 
