@@ -2,13 +2,14 @@
 // other's memory; one way = round trip / 2, timed on the device's global timer over many rounds, so no
 // launch overhead is counted. Copy engine: back-to-back cudaMemcpyPeerAsync on one stream, per copy.
 #include <chrono>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "bench/bench_case.hpp"
+#include "bench/bench_measure.hpp"
 #include "bench/stats.hpp"
 #include "core/cuda_check.hpp"
+#include "core/stream_wait.hpp"
 #include "kernels/ll_protocol.cuh"
 #include "kernels/put_signal.cuh"
 #include "peerlink/cuda.hpp"
@@ -19,28 +20,6 @@ namespace {
 
 constexpr int kRoundsPerSample = 200;
 constexpr int kCopiesPerSample = 100;
-
-void fillLatency(BenchCell& cell, const std::vector<double>& microseconds) {
-  const SampleStats stats = computeStats(microseconds);
-  cell.medianUs = stats.median;
-  cell.minUs = stats.min;
-  cell.maxUs = stats.max;
-  cell.p99Us = stats.p99;
-  cell.gbps = stats.median > 0 ? static_cast<double>(cell.bytes) / (stats.median * 1e3) : 0;
-}
-
-void waitStream(cudaStream_t stream, std::chrono::milliseconds timeout, const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const cudaError_t status = cudaStreamQuery(stream);
-    if (status == cudaSuccess) return;
-    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
-    if (std::chrono::steady_clock::now() > deadline) {
-      throw Error(ErrorCode::Timeout, fmt::format("{} did not finish within {} ms", what, timeout.count()));
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
 
 // Runs one ping-pong: launches the responder on b, then the initiator on a, waits for both (twice
 // PEERLINK_TIMEOUT_MS at most), throws what either side reported, and returns the one-way time in us from the
@@ -59,8 +38,8 @@ double runPingPong(BenchContext& context, int a, int b, LaunchInitiator launchIn
     launchInitiator(streamA.get());
   }
   const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS")) * 2;
-  waitStream(streamA.get(), timeout, fmt::format("{} GPU {} <-> GPU {}", name, a, b));
-  waitStream(streamB.get(), timeout, fmt::format("{} GPU {} <-> GPU {}", name, a, b));
+  waitForStream(streamA.get(), timeout, fmt::format("{} GPU {} <-> GPU {}", name, a, b));
+  waitForStream(streamB.get(), timeout, fmt::format("{} GPU {} <-> GPU {}", name, a, b));
   kernels::DeviceStatus status{};
   std::uint64_t ns = 0;
   PEERLINK_CUDA_CHECK(cudaMemcpy(&status, statusA.data(), sizeof(status), cudaMemcpyDeviceToHost));
@@ -168,14 +147,11 @@ void runPingPongCase(BenchContext& context, BenchCaseResult& result, SampleFunct
         cell.dst = dst;
         cell.bytes = bytes;
         cell.route = fmt::format("{}[{}] -> {}[{}] via P2P/DIRECT/SM/write ({}, ping-pong)", src, src, dst, dst, how);
-        try {
+        measureCell(result, cell, [&](BenchCell& measured) {
           std::vector<double> samples;
           for (int i = 0; i < context.options.iterations; ++i) samples.push_back(sample(context, src, dst, bytes));
-          fillLatency(cell, samples);
-        } catch (const Error& error) {
-          cell.error = error.what();
-        }
-        result.cells.push_back(cell);
+          fillTiming(measured, samples);
+        });
       }
     }
   }
@@ -202,7 +178,7 @@ void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result) {
         cell.dst = dst;
         cell.bytes = bytes;
         cell.route = fmt::format("{} -> {} cudaMemcpyPeerAsync back to back", src, dst);
-        try {
+        measureCell(result, cell, [&](BenchCell& measured) {
           context.transport.enablePeerAccess(src, dst);
           DeviceBuffer from(src, bytes), to(dst, bytes);
           Stream stream(src);
@@ -223,11 +199,8 @@ void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result) {
             PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
             samples.push_back(static_cast<double>(ms) * 1000.0 / kCopiesPerSample);
           }
-          fillLatency(cell, samples);
-        } catch (const Error& error) {
-          cell.error = error.what();
-        }
-        result.cells.push_back(cell);
+          fillTiming(measured, samples);
+        });
       }
     }
   }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
 
@@ -20,13 +21,6 @@ constexpr const char* kPrefix = "PEERLINK_";
 std::string toUpper(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
   return text;
-}
-
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t");
-  return text.substr(first, last - first + 1);
 }
 
 [[noreturn]] void rejectValue(const ParamSpec& spec, const std::string& text) {
@@ -96,7 +90,7 @@ const char* paramSourceName(ParamSource source) noexcept {
 }
 
 std::string canonicalParamValue(const ParamSpec& spec, const std::string& text) {
-  std::string value = trim(text);
+  std::string value = trimSpace(text);
   switch (spec.type) {
     case ParamType::Bool: {
       const std::string upper = toUpper(value);
@@ -127,7 +121,7 @@ std::string canonicalParamValue(const ParamSpec& spec, const std::string& text) 
       size_t start = 0;
       while (start <= value.size()) {
         const size_t comma = std::min(value.find(',', start), value.size());
-        const std::string item = toUpper(trim(value.substr(start, comma - start)));
+        const std::string item = toUpper(trimSpace(value.substr(start, comma - start)));
         const auto match = std::find_if(spec.allowed.begin(), spec.allowed.end(),
                                         [&](const std::string& allowed) { return toUpper(allowed) == item; });
         if (match == spec.allowed.end()) rejectValue(spec, text);

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "peerlink/error.hpp"
 #include "topology/sysfs_pci.hpp"
 
@@ -41,14 +42,6 @@ std::optional<std::string> readText(const fs::path& file) {
   text << in.rdbuf();
   if (in.bad()) return std::nullopt;
   return text.str();
-}
-
-std::string trim(const std::string& text) {
-  size_t begin = 0;
-  size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return text.substr(begin, end - begin);
 }
 
 std::optional<std::string> readLink(const fs::path& link) {
@@ -78,7 +71,7 @@ std::uint32_t le32(const std::string& bytes, std::size_t offset) {
 void readCommandLine(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   const fs::path file = fs::path(roots.proc) / "cmdline";
   if (auto text = readText(file)) {
-    snapshot.kernelCommandLine = trim(*text);
+    snapshot.kernelCommandLine = trimSpace(*text);
   } else {
     snapshot.unreadable.push_back(
         fmt::format("kernel command line: cannot read {}: check by hand: cat /proc/cmdline", file.string()));
@@ -119,7 +112,7 @@ void readHypervisor(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
         fmt::format("DMI system vendor: cannot read {}/sys_vendor or product_name: check by hand: systemd-detect-virt",
                     dmi.string()));
   }
-  const auto dmiHypervisor = hypervisorFromDmi(trim(vendor.value_or("")), trim(product.value_or("")));
+  const auto dmiHypervisor = hypervisorFromDmi(trimSpace(vendor.value_or("")), trimSpace(product.value_or("")));
   snapshot.hypervisor = flag || dmiHypervisor.has_value();
   if (dmiHypervisor) snapshot.hypervisorVendor = *dmiHypervisor;
 }
@@ -147,7 +140,7 @@ std::string readIommuGroupType(const PlatformRoots& roots, const Gpu& gpu, size_
   if (!target) return "none";
   const std::string group = fs::path(*target).filename().string();
   const fs::path typeFile = fs::path(roots.sys) / "kernel" / "iommu_groups" / group / "type";
-  if (auto type = readText(typeFile)) return trim(*type);
+  if (auto type = readText(typeFile)) return trimSpace(*type);
   // The group's `type` attribute appeared in Linux 4.19.
   snapshot.unreadable.push_back(
       fmt::format("IOMMU domain type of GPU {} ({}, group {}): cannot read {}: check by hand: dmesg | grep -i "
@@ -187,7 +180,7 @@ PlatformSnapshot::Bridge readBridge(const PlatformRoots& roots, const std::strin
   const fs::path device = fs::path(roots.sys) / "bus" / "pci" / "devices" / busId;
   const std::string byHand = fmt::format("run as root: sudo lspci -vvv -s {} | grep -i ACSCtl", busId);
   if (auto vendor = readText(device / "vendor")) {
-    bridge.vendor = trim(*vendor);
+    bridge.vendor = trimSpace(*vendor);
   } else {
     snapshot.unreadable.push_back(fmt::format("PCI vendor of bridge {}: cannot read {}: check by hand: lspci -n -s {}",
                                               busId, (device / "vendor").string(), busId));
@@ -298,7 +291,7 @@ void readDevShm(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
 void readPtraceScope(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   const fs::path file = fs::path(roots.proc) / "sys" / "kernel" / "yama" / "ptrace_scope";
   const auto text = readText(file);
-  const std::string value = text ? trim(*text) : std::string();
+  const std::string value = text ? trimSpace(*text) : std::string();
   if (value.size() == 1 && value[0] >= '0' && value[0] <= '3') {
     snapshot.ptraceScope = value[0] - '0';
     return;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
+#include "core/text.hpp"
 #include "peerlink/version.hpp"
 
 namespace peerlink {
@@ -35,13 +36,6 @@ std::string sanitize(const std::string& text) {
     if (!std::isalnum(u) && c != '.' && c != '-') c = '_';
   }
   return out.empty() ? "unknown" : out;
-}
-
-std::string trim(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  std::size_t first = 0;
-  while (first < text.size() && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
-  return text.substr(first);
 }
 
 json keyToJson(const VerdictCacheKey& key) {
@@ -139,7 +133,7 @@ std::string readBootId(const std::string& procRoot) {
   std::ifstream in(fs::path(procRoot) / "sys/kernel/random/boot_id");
   std::string line;
   if (!in || !std::getline(in, line)) return {};
-  return trim(line);
+  return trimSpace(line);
 }
 
 std::string defaultVerdictCacheDirectory() {

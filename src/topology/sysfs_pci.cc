@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -37,14 +38,6 @@ std::optional<unsigned long> parseHex(const std::string& text, size_t begin, siz
   return value;
 }
 
-std::string trim(const std::string& text) {
-  size_t begin = 0;
-  size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return text.substr(begin, end - begin);
-}
-
 // "pci0000:00", "pci10000:e0": the directory the kernel creates for a PCI host bridge (root bus).
 bool isHostBridgeName(const std::string& name) {
   if (name.size() < 6 || name.compare(0, 3, "pci") != 0) return false;
@@ -63,7 +56,7 @@ std::optional<std::string> readAttribute(const fs::path& dir, const char* name, 
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return trim(text.str());
+  return trimSpace(text.str());
 }
 
 std::optional<int> parseInt(const std::string& text) {
@@ -167,7 +160,7 @@ std::string normalizePciBusId(const std::string& busId) {
 int pcieGenFromSpeed(const std::string& speed) {
   // Kernels write "8.0 GT/s PCIe" (4.17 and later) or "8 GT/s", "2.5 GT/s" (older); "Unknown" when the
   // link is down. Parsed by hand in tenths of GT/s: strtod would follow the locale's decimal point.
-  const std::string text = trim(speed);
+  const std::string text = trimSpace(speed);
   size_t pos = 0;
   int tenths = 0;
   while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) && tenths < 100000) {
@@ -181,7 +174,7 @@ int pcieGenFromSpeed(const std::string& speed) {
     tenths += text[pos++] - '0';
     while (pos < text.size() && text[pos] == '0') ++pos;
   }
-  if (trim(text.substr(pos)).compare(0, 4, "GT/s") != 0) return 0;
+  if (trimSpace(text.substr(pos)).compare(0, 4, "GT/s") != 0) return 0;
   // Transfer rate per lane of PCIe generations 1..6, in tenths of GT/s.
   constexpr int kTenths[] = {25, 50, 80, 160, 320, 640};
   for (int gen = 1; gen <= 6; ++gen) {

@@ -6,13 +6,13 @@
 #include <chrono>
 #include <map>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "core/cuda_check.hpp"
 #include "core/log.hpp"
+#include "core/stream_wait.hpp"
 #include "kernels/copy_kernels.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -297,20 +297,11 @@ Route Transport::copySync(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes
   if (bytes == 0) return chosen;
   const cudaStream_t stream = impl_->stream(executing, kSyncStream);
   copy(dst, src, bytes, chosen, stream);
-  const auto timeout = std::chrono::milliseconds(impl_->params.getInt("PEERLINK_TIMEOUT_MS"));
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const cudaError_t status = cudaStreamQuery(stream);
-    if (status == cudaSuccess) return chosen;
-    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
-    if (std::chrono::steady_clock::now() > deadline) {
-      throw Error(
-          ErrorCode::Timeout,
-          fmt::format("copy of {} bytes GPU {} -> GPU {} ({}) did not finish within {} ms (PEERLINK_TIMEOUT_MS)", bytes,
-                      src.device, dst.device, routeModeName(chosen.mode), timeout.count()));
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
+  waitForStream(
+      stream, std::chrono::milliseconds(impl_->params.getInt("PEERLINK_TIMEOUT_MS")),
+      fmt::format("copy of {} bytes GPU {} -> GPU {} ({})", bytes, src.device, dst.device, routeModeName(chosen.mode)),
+      "PEERLINK_TIMEOUT_MS");
+  return chosen;
 }
 
 }  // namespace peerlink

@@ -1,0 +1,27 @@
+#include "core/stream_wait.hpp"
+
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/cuda_check.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink {
+
+void waitForStream(cudaStream_t stream, std::chrono::milliseconds timeout, const std::string& what,
+                   const std::string& hint) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw Error(ErrorCode::Timeout, fmt::format("{} did not finish within {} ms{}", what, timeout.count(),
+                                                  hint.empty() ? std::string() : " (" + hint + ")"));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+}  // namespace peerlink
