@@ -55,8 +55,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   EnvOptions envOptions;
   BenchCommandOptions benchOptions;
   ShareExportOptions shareExportOptions;
+  DoctorOptions doctorOptions;
+  CollCommandOptions collOptions;
   CLI::App* topo = addTopoCommand(app, topoOptions);
   CLI::App* bench = addBenchCommand(app, benchOptions);
+  CLI::App* doctor = addDoctorCommand(app, doctorOptions);
+  CLI::App* coll = addCollCommand(app, collOptions);
   CLI::App* shareExport = addShareExportCommand(app, shareExportOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
 
@@ -83,6 +87,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (topo->parsed()) return runTopo(topoOptions, context);
     if (env->parsed()) return runEnv(envOptions, context);
     if (bench->parsed()) return runBenchCommand(benchOptions, context);
+    if (doctor->parsed()) return runDoctorCommand(doctorOptions, context);
+    if (coll->parsed()) return runCollCommand(collOptions, context);
     if (shareExport->parsed()) return runShareExportCommand(shareExportOptions, context);
     err << "peerlink: no command given (run 'peerlink --help')\n";
     return kExitUsage;

@@ -61,6 +61,27 @@ struct ShareExportOptions {
 CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options);
 int runShareExportCommand(const ShareExportOptions& options, Context& context);
 
+struct DoctorOptions {
+  bool quick = false;          ///< --quick: capabilities and the functional probe only (no bandwidth, no platform)
+  std::string jsonPath;        ///< --json: write the report ("-" = stdout)
+  bool noCache = false;        ///< --no-cache: probe again, do not read or write the verdict cache
+  std::vector<int> devices;    ///< -d: only these GPUs (default all)
+  std::string topoFile;        ///< --topo-file
+};
+CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options);
+int runDoctorCommand(const DoctorOptions& options, Context& context);
+
+/// `peerlink coll`: collectives in nccl-tests' shape with NCCL's figures from the same run (coll_command.cc).
+struct CollCommandOptions {
+  std::string minBytes = "8";     ///< -b
+  std::string maxBytes = "512M";  ///< -e
+  double factor = 2;              ///< -f
+  int iterations = 20;            ///< -n
+  int warmup = 5;                 ///< -w
+};
+CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options);
+int runCollCommand(const CollCommandOptions& options, Context& context);
+
 struct EnvOptions {
   bool json = false;  ///< --json: machine-readable list
 };

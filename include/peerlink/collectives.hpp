@@ -1,0 +1,48 @@
+// Vocabulary of peerlink's collectives: data types, reduction operations, collectives and algorithms,
+// with their names as the CLI, the logs and the JSON spell them. Plain data, no CUDA.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace peerlink {
+
+/// Element types of collective buffers.
+enum class DataType { F64, F32, F16, BF16, I32, U32, I64, U64, I8, U8 };
+
+/// Reduction operations. Avg is the sum divided by the number of ranks; it is defined for floating-point
+/// types only (integer division would silently truncate).
+enum class ReduceOp { Sum, Prod, Min, Max, Avg };
+
+enum class Collective { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllToAll, SendRecv };
+
+/// How a collective moves data (src/coll/plan.hpp describes each as a plan).
+enum class Algorithm {
+  Auto,     ///< chosen by size and topology (chooseAlgorithm)
+  OneShot,  ///< every rank reads every peer's whole buffer and reduces locally: fewest steps, small messages
+  TwoShot,  ///< reduce-scatter then all-gather over direct peer access: medium and large messages
+  Ring,     ///< chunks pipelined around a ring of ranks: for links where only neighbours are fast
+};
+
+std::size_t dataTypeSize(DataType type) noexcept;
+const char* dataTypeName(DataType type) noexcept;  ///< "f64", "f32", "f16", "bf16", "i32", ... "u8"
+bool isFloatingPoint(DataType type) noexcept;      ///< f64, f32, f16, bf16
+/// Our names, and nccl-tests' (double, float, half, bfloat16, int32, uint32, int64, uint64, int8, uint8).
+std::optional<DataType> parseDataType(const std::string& name);
+
+const char* reduceOpName(ReduceOp op) noexcept;  ///< "sum", "prod", "min", "max", "avg"
+std::optional<ReduceOp> parseReduceOp(const std::string& name);
+/// False for avg on integer types.
+bool reduceOpSupported(DataType type, ReduceOp op) noexcept;
+
+/// "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv".
+const char* collectiveName(Collective collective) noexcept;
+/// Our names and nccl-tests' spellings without underscores ("allreduce", "alltoall", "sendrecv").
+std::optional<Collective> parseCollective(const std::string& name);
+
+const char* algorithmName(Algorithm algorithm) noexcept;  ///< "auto", "one_shot", "two_shot", "ring"
+/// Our names and PEERLINK_ALGO's (AUTO, ONESHOT, TWOSHOT, RING), case-insensitive.
+std::optional<Algorithm> parseAlgorithm(const std::string& name);
+
+}  // namespace peerlink

@@ -1,0 +1,80 @@
+// A communicator: collectives over GPUs of this process (one process driving all local GPUs, like
+// ncclCommInitAll). Every rank's buffers are reachable from every GPU -- here through peer access; the
+// buffer mapping is kept behind one table of peer pointers so the same kernels can later serve one process
+// per GPU with IPC/cuMem-mapped buffers.
+//
+// Calling convention (as NCCL's with one thread and several GPUs): every collective is called once per
+// rank, with that rank's buffers and a stream of that rank's GPU. Calls are matched by order: the k-th call
+// of every rank must be the same collective with the same count, type, op and root, or the call that
+// completes the set throws Error(InvalidUsage) naming the mismatch -- nothing is launched and the
+// communicator stays usable. Kernels are launched when the last rank's call arrives, so the call order of
+// ranks does not matter and no call blocks. send/recv between groupStart() and groupEnd() are matched at
+// groupEnd(); a send/recv outside a group is its own group.
+//
+// Every call is stream-ordered and capturable in a CUDA graph (all ranks' streams captured together).
+// Kernels synchronize through flags with a deadline (PEERLINK_TIMEOUT_MS): a stalled peer becomes a
+// device-side error naming the rank and step, reported by the next call or by checkHealth().
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "peerlink/collectives.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink {
+
+class Communicator {
+ public:
+  /// Ranks 0..n-1 on `devices` (CUDA ordinals of this process, each at most once). Enables peer access
+  /// between every pair, allocates and maps each rank's staging buffers and flags. Throws Error naming
+  /// the problem (a device out of range or repeated, a pair without peer access).
+  explicit Communicator(const std::vector<int>& devices, Params params = Params::fromEnvironment());
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int size() const noexcept;
+  int device(int rank) const;
+
+  /// recv[i] = op over ranks of send[i], i < count. In place when send == recv.
+  void allReduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                 cudaStream_t stream);
+  /// recv = root's send on every rank (root's recv too; in place when send == recv on root).
+  void broadcast(int rank, const void* send, void* recv, std::size_t count, DataType type, int root,
+                 cudaStream_t stream);
+  /// root's recv = op over ranks of send; recv is ignored (may be null) on other ranks.
+  void reduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+              cudaStream_t stream);
+  /// recv[r * sendCount + i] = rank r's send[i]; recv holds size() * sendCount elements. In place when
+  /// send == recv + rank * sendCount.
+  void allGather(int rank, const void* send, void* recv, std::size_t sendCount, DataType type, cudaStream_t stream);
+  /// recv[i] = op over ranks of send[rank * recvCount + i]; send holds size() * recvCount elements. In place
+  /// when recv == send + rank * recvCount.
+  void reduceScatter(int rank, const void* send, void* recv, std::size_t recvCount, DataType type, ReduceOp op,
+                     cudaStream_t stream);
+  /// recv[r * count + i] = rank r's send[rank * count + i]; both hold size() * count elements; send and
+  /// recv must not overlap.
+  void allToAll(int rank, const void* send, void* recv, std::size_t count, DataType type, cudaStream_t stream);
+  /// Point to point: `count` elements from `rank` to `peer`; matched with peer's recv(.., rank, ..).
+  void send(int rank, const void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream);
+  void recv(int rank, void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream);
+  void groupStart();
+  void groupEnd();
+
+  /// The algorithm the next call of `collective` with `bytes` per rank would use, and why.
+  std::string describeChoice(Collective collective, std::size_t bytes) const;
+
+  /// Throws Error(Timeout) naming the rank and step if a kernel reported a stalled peer since the last check.
+  void checkHealth();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace peerlink

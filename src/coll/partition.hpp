@@ -1,0 +1,42 @@
+// How a buffer of `count` elements is cut among ranks and chunks. Shared by the plans (checked on CPU by
+// the host executor) and the GPU kernels, so both move exactly the same ranges.
+#pragma once
+
+#include <cstddef>
+
+namespace peerlink::coll {
+
+/// A range of elements [begin, begin + count).
+struct ElementRange {
+  std::size_t begin = 0;
+  std::size_t count = 0;
+};
+
+/// The part of `count` elements that `part` of `parts` owns: contiguous, in part order, sizes differing by
+/// at most `align` elements, every boundary but the last a multiple of `align` (so vector accesses stay
+/// aligned; `align` >= 1). Parts past the end are empty. Covers [0, count) exactly once.
+inline ElementRange partitionRange(std::size_t count, int parts, int part, std::size_t align = 1) {
+  if (parts <= 0 || part < 0 || part >= parts || count == 0) {
+    return {};
+  }
+  if (align == 0) {
+    align = 1;
+  }
+  const std::size_t units = (count + align - 1) / align;  // aligned units, the last maybe partial
+  const std::size_t base = units / static_cast<std::size_t>(parts);
+  const std::size_t extra = units % static_cast<std::size_t>(parts);
+  const auto index = static_cast<std::size_t>(part);
+  const std::size_t firstUnit = index * base + (index < extra ? index : extra);
+  const std::size_t unitCount = base + (index < extra ? 1 : 0);
+  std::size_t begin = firstUnit * align;
+  std::size_t end = (firstUnit + unitCount) * align;
+  if (begin > count) {
+    begin = count;
+  }
+  if (end > count) {
+    end = count;
+  }
+  return {begin, end - begin};
+}
+
+}  // namespace peerlink::coll
