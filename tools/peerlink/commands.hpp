@@ -62,11 +62,11 @@ CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options);
 int runShareExportCommand(const ShareExportOptions& options, Context& context);
 
 struct DoctorOptions {
-  bool quick = false;          ///< --quick: capabilities and the functional probe only (no bandwidth, no platform)
-  std::string jsonPath;        ///< --json: write the report ("-" = stdout)
-  bool noCache = false;        ///< --no-cache: probe again, do not read or write the verdict cache
-  std::vector<int> devices;    ///< -d: only these GPUs (default all)
-  std::string topoFile;        ///< --topo-file
+  bool quick = false;        ///< --quick: capabilities and the functional probe only (no bandwidth, no platform)
+  std::string jsonPath;      ///< --json: write the report ("-" = stdout)
+  bool noCache = false;      ///< --no-cache: probe again, do not read or write the verdict cache
+  std::vector<int> devices;  ///< -d: only these GPUs (default all)
+  std::string topoFile;      ///< --topo-file
 };
 CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options);
 int runDoctorCommand(const DoctorOptions& options, Context& context);
