@@ -88,20 +88,6 @@ std::vector<BenchCaseInfo> selectBenchCases(const BenchOptions& options);
 /// Error(InvalidUsage) for min > max, min == 0, or factor <= 1 when min < max.
 std::vector<std::size_t> sweepSizes(std::size_t minBytes, std::size_t maxBytes, double factor);
 
-/// The cross-process cases' helper process (`peerlink _share-export`): what it is asked to do.
-struct ShareExporterRequest {
-  int device = 0;
-  std::size_t bytes = 0;
-  ShareKind kind = ShareKind::Ipc;
-  std::uint64_t seed = 0;  ///< the buffer is filled with this pattern before it is offered
-  std::chrono::milliseconds timeout{10000};
-};
-
-/// The helper process's body: export a buffer filled with the pattern, print "socket <path>", serve one
-/// importer, print "served <export> <handshake> <import> <map>" (ms), then wait for standard input to
-/// close before freeing the buffer. Returns the process exit code; never throws (errors print "error ...").
-int runShareExporter(const ShareExporterRequest& request, std::ostream& out);
-
 /// Runs the selected cases on this machine's GPUs.
 std::vector<BenchCaseResult> runBench(const Topology& topology, const Params& params, const BenchOptions& options);
 

@@ -6,11 +6,14 @@
 // on CPU from fixtures; only the probe itself needs GPUs.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "peerlink/params.hpp"
 #include "peerlink/topology.hpp"
 
 namespace peerlink {
@@ -67,9 +70,13 @@ struct ProbeResult {
   bool ran = false;       ///< false: could not run (see error); a probe that did not run is never OK
   bool timedOut = false;  ///< a deadline passed (dropped write, hang)
   std::uint64_t wrongBytes = 0;
-  std::uint64_t zeroBytes = 0;  ///< of the wrong bytes, how many read as zero (ACS/IOMMU dropping writes)
+  std::uint64_t lostBytes = 0;  ///< of the wrong bytes, how many never landed: still the poison, or read as 0x00/0xFF
   double gbps = 0;              ///< measured, when it ran
   std::string error;            ///< what failed, when it did
+  /// When it could not run for a known cause: "peer_hidden" (the second process cannot see the GPU),
+  /// "open_file_limit" (no file descriptor left for the cuMem handle or socket); empty otherwise.
+  std::string errorCause;
+  double seconds = 0;  ///< how long the probe took (data check and timing)
 };
 
 /// The verdict of one directed pair, with the findings that decided it.
@@ -86,5 +93,39 @@ struct DoctorReport {
   std::vector<Finding> findings;   ///< platform and per-pair findings, most severe first
   Verdict overall = Verdict::Ok;   ///< the worst pair verdict (Unsupported pairs do not make it worse than OK)
 };
+
+/// How verifyPeers probes.
+struct VerifyOptions {
+  /// Capabilities and the functional probe only: no platform checks, no bandwidth, 1 MiB per method.
+  bool quick = false;
+  std::chrono::milliseconds timeout{2000};  ///< bound of every wait of the probe (a dropped flag costs this)
+  std::size_t probeBytes = 0;               ///< per method and pair; 0: 32 MiB, or 1 MiB when quick
+  /// An executable whose hidden `_share-export` command can own memory in a second process: the peerlink
+  /// CLI. Empty: the cross-process methods (ipc, cumem) are not probed, the verdicts say so, and they do
+  /// not count against OK.
+  std::string helperExecutable;
+  /// CUDA_VISIBLE_DEVICES of that second process; unset: inherited.
+  std::optional<std::string> helperVisibleDevices;
+  /// Progress lines (for a terminal); may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+/// What verifyPeers concluded, with what it was based on.
+struct VerifyResult {
+  Topology topology;
+  DoctorReport report;
+  std::vector<ProbeResult> probes;  ///< this run's probes (none for pairs answered from the cache)
+  int cachedPairs = 0;              ///< pairs whose verdict came from the cache
+  std::string cacheDirectory;       ///< where the cache is; empty when it is off or has no home
+  double seconds = 0;               ///< wall time of the whole call
+};
+
+/// A functional verdict for every directed pair of `devices` (CUDA ordinals; empty: every GPU), with the
+/// platform findings that explain it (docs/doctor.md, docs/doctor-verdicts.md). Verdicts are cached on disk
+/// per boot, driver, kernel command line and pair (PEERLINK_DOCTOR_CACHE, PEERLINK_DOCTOR_CACHE_DIR), so a
+/// second call is near-instant. Fails closed: a probe that could not run is never OK. Throws Error for bad
+/// input (a device out of range or repeated) and when no GPU can be used at all.
+VerifyResult verifyPeers(const std::vector<int>& devices = {}, const VerifyOptions& options = {},
+                         const Params& params = Params::fromEnvironment());
 
 }  // namespace peerlink

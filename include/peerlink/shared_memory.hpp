@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 
 namespace peerlink {
@@ -113,5 +115,23 @@ class ImportedBuffer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// What the exporting helper process (`peerlink _share-export`, started by src/transport/exporter_process.hpp
+/// for the cross-process benchmark cases and doctor probes) is asked to do.
+struct ShareExporterRequest {
+  int device = 0;     ///< CUDA ordinal of the owning GPU in the helper process...
+  std::string busId;  ///< ...or, when set, its PCI bus id (what survives a different CUDA_VISIBLE_DEVICES)
+  std::size_t bytes = 0;
+  ShareKind kind = ShareKind::Ipc;
+  std::uint64_t seed = 0;  ///< the buffer is filled with this pattern before it is offered
+  std::chrono::milliseconds timeout{10000};
+};
+
+/// The helper process's body: export a buffer filled with the pattern and print "socket <path>", then obey
+/// one command per line of standard input -- "serve": serve one importer and print "served <export>
+/// <handshake> <import> <map>" (ms); "check <seed>": check the buffer against that pattern on the owning GPU
+/// and print "checked <wrong bytes> <lost bytes>" -- until standard input closes, then free the buffer.
+/// Returns the process exit code; never throws (errors print "error ...").
+int runShareExporter(const ShareExporterRequest& request, std::ostream& out);
 
 }  // namespace peerlink

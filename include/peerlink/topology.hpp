@@ -73,6 +73,8 @@ struct Gpu {
   PcieLink pcie;
   NvlinkInfo nvlink;
   MemoryHandles handles;
+  int migMode = -1;             ///< NVML: 1 MIG enabled, 0 disabled, -1 unknown or no MIG support
+  std::uint64_t bar1Bytes = 0;  ///< NVML: BAR1 aperture, what PCIe peers can map of this GPU; 0 unknown
   /// PCI path from the root: the host bridge ("pci0000:00") then each bridge down to the GPU itself.
   /// Empty when sysfs could not be read.
   std::vector<std::string> pciPath;

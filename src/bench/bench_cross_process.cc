@@ -6,13 +6,13 @@
 
 #include "bench/bench_case.hpp"
 #include "bench/bench_measure.hpp"
-#include "bench/share_helper.hpp"
 #include "bench/stats.hpp"
 #include "core/cuda_check.hpp"
 #include "kernels/pattern_kernels.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/shared_memory.hpp"
+#include "transport/exporter_process.hpp"
 #include "transport/pattern_check.hpp"
 
 namespace peerlink {
@@ -32,8 +32,14 @@ void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
   const int owner = cell.dst;
   const auto timeout = std::chrono::milliseconds(context.params.getInt("PEERLINK_TIMEOUT_MS"));
   const std::uint64_t ownerSeed = 0xC0550000ull + cell.bytes;
-  ExporterProcess exporter(context.options.helperExecutable,
-                           {owner, cell.bytes, cumem ? ShareKind::Cumem : ShareKind::Ipc, ownerSeed, timeout});
+  ShareExporterRequest request;
+  request.device = owner;
+  request.bytes = cell.bytes;
+  request.kind = cumem ? ShareKind::Cumem : ShareKind::Ipc;
+  request.seed = ownerSeed;
+  request.timeout = timeout;
+  ExporterProcess exporter(context.options.helperExecutable, request);
+  exporter.requestServe();
   {
     ImportedBuffer remote(exporter.socketPath(), local, timeout);
     const ShareTimings exported = exporter.served();

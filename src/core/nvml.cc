@@ -81,6 +81,12 @@ struct nvmlFieldValue_t {
 };
 static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t layout");
 
+struct nvmlBAR1Memory_t {
+  unsigned long long bar1Total;
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
+};
+
 constexpr const char* kDefaultLibrary = "libnvidia-ml.so.1";
 
 std::string baseName(const char* path) {
@@ -129,6 +135,8 @@ struct Nvml::Api {
   nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2)(nvmlDevice_t, unsigned int, nvmlPciInfo_t*) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetNvLinkRemoteDeviceType)(nvmlDevice_t, unsigned int, nvmlIntNvLinkDeviceType_t*) = nullptr;
   nvmlReturn_t (*nvmlDeviceGetFieldValues)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetMigMode)(nvmlDevice_t, unsigned int*, unsigned int*) = nullptr;
+  nvmlReturn_t (*nvmlDeviceGetBAR1MemoryInfo)(nvmlDevice_t, nvmlBAR1Memory_t*) = nullptr;
 
   std::vector<std::string> problems;
 
@@ -371,6 +379,8 @@ std::unique_ptr<Nvml> Nvml::load(std::string* whyNot, const std::string& library
   optional("nvmlDeviceGetNvLinkRemotePciInfo_v2", &api->nvmlDeviceGetNvLinkRemotePciInfo_v2);
   optional("nvmlDeviceGetNvLinkRemoteDeviceType", &api->nvmlDeviceGetNvLinkRemoteDeviceType);
   optional("nvmlDeviceGetFieldValues", &api->nvmlDeviceGetFieldValues);
+  optional("nvmlDeviceGetMigMode", &api->nvmlDeviceGetMigMode);
+  optional("nvmlDeviceGetBAR1MemoryInfo", &api->nvmlDeviceGetBAR1MemoryInfo);
   if (!missing.empty()) {
     dlclose(handle);
     return fail(missing);
@@ -391,6 +401,33 @@ Nvml::~Nvml() {
   if (api_ && api_->nvmlShutdown) api_->nvmlShutdown();
   if (handle_) dlclose(handle_);
 }
+
+namespace {
+
+// MIG mode and the BAR1 aperture. NOT_SUPPORTED is the normal answer of GPUs without MIG, not a problem.
+void readMigAndBar1(const Nvml::Api& api, nvmlDevice_t handle, NvmlDeviceInfo& info) {
+  if (api.nvmlDeviceGetMigMode != nullptr) {
+    unsigned int current = 0;
+    unsigned int pending = 0;
+    const nvmlReturn_t rc = api.nvmlDeviceGetMigMode(handle, &current, &pending);
+    if (rc == NVML_SUCCESS) {
+      info.migMode = current != 0 ? 1 : 0;
+    } else if (rc != NVML_ERROR_NOT_SUPPORTED) {
+      info.problems.push_back(queryFailed(api, "nvmlDeviceGetMigMode", info.index, rc));
+    }
+  }
+  if (api.nvmlDeviceGetBAR1MemoryInfo != nullptr) {
+    nvmlBAR1Memory_t bar1{};
+    const nvmlReturn_t rc = api.nvmlDeviceGetBAR1MemoryInfo(handle, &bar1);
+    if (rc == NVML_SUCCESS) {
+      info.bar1Bytes = bar1.bar1Total;
+    } else if (rc != NVML_ERROR_NOT_SUPPORTED) {
+      info.problems.push_back(queryFailed(api, "nvmlDeviceGetBAR1MemoryInfo", info.index, rc));
+    }
+  }
+}
+
+}  // namespace
 
 const std::vector<std::string>& Nvml::problems() const {
   return api_->problems;
@@ -444,7 +481,9 @@ std::vector<NvmlDeviceInfo> Nvml::devices() const {
     }
   }
   for (unsigned int i = 0; i < count; ++i) {
-    if (handles[i]) readLinks(*api_, handles[i], gpuBusIds, infos[i]);
+    if (!handles[i]) continue;
+    readLinks(*api_, handles[i], gpuBusIds, infos[i]);
+    readMigAndBar1(*api_, handles[i], infos[i]);
   }
   return infos;
 }

@@ -3,6 +3,7 @@
 // missing and says what it could not learn.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@ struct NvmlDeviceInfo {
   std::string name;
   std::vector<NvmlLink> links;        ///< every link NVML answered for; empty without NVLink
   double linkRateGBps = 0;            ///< per link, per direction, from NVML's speed field; 0 unknown
+  int migMode = -1;                   ///< current MIG mode: 1 enabled, 0 disabled, -1 unknown or not a MIG GPU
+  std::uint64_t bar1Bytes = 0;        ///< BAR1 aperture (what peers can map over PCIe); 0 unknown
   std::vector<std::string> problems;  ///< NVML queries that failed, one line each
 };
 

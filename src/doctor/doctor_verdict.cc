@@ -1,6 +1,7 @@
 #include "doctor/doctor_verdict.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -51,14 +52,15 @@ void judgeRanProbe(const GpuPair& pair, const ProbeResult& probe, const VerdictT
         probe.src, probe.dst));
   }
   if (probe.wrongBytes > 0) {
-    // A peer access that never landed leaves the poison's zeros (or reads back zeros): what PCIe ACS redirect
-    // or an IOMMU without a mapping for the peer's BAR does. Any other wrong value is corruption.
-    const bool dropped = probe.zeroBytes >= probe.wrongBytes;
+    // A peer write that never landed leaves the destination's poison; a peer read that is dropped returns all
+    // zeros or all ones (a PCIe completion with Unsupported Request / master abort): what PCIe ACS redirect or
+    // an IOMMU without a mapping for the peer's BAR does. Any other wrong value is corruption.
+    const bool dropped = probe.lostBytes >= probe.wrongBytes;
     const char* access = isReadMethod(probe.method) ? "reads" : "writes";
     if (dropped) {
       out.push_back(pairFinding(
           probe.method + "_dropped", Verdict::Broken,
-          fmt::format("{}: {} bytes wrong, every one zero: the {} never landed (the signature of PCIe ACS "
+          fmt::format("{}: {} bytes wrong, none of them written: the {} never landed (the signature of PCIe ACS "
                       "redirect or an IOMMU blocking peer traffic)",
                       who, probe.wrongBytes, access),
           std::string("find the cause among the platform findings (ACS on the bridges between the GPUs, the IOMMU "
@@ -68,8 +70,8 @@ void judgeRanProbe(const GpuPair& pair, const ProbeResult& probe, const VerdictT
     } else {
       out.push_back(pairFinding(
           probe.method + "_corrupted", Verdict::Broken,
-          fmt::format("{}: {} bytes wrong ({} of them zero): data arrives corrupted", who, probe.wrongBytes,
-                      probe.zeroBytes),
+          fmt::format("{}: {} bytes wrong ({} of them never written): data arrives corrupted", who, probe.wrongBytes,
+                      probe.lostBytes),
           std::string("check `nvidia-smi -q` for ECC/Xid errors and dmesg for PCIe AER errors, and report it with "
                       "`peerlink doctor --json`; ") +
               kP2pOffFix,
@@ -91,7 +93,33 @@ void judgeRanProbe(const GpuPair& pair, const ProbeResult& probe, const VerdictT
   }
 }
 
+// A cross-process probe stopped by a known configuration cause: the data path itself was not shown broken,
+// but sharing memory between processes does not work as this system is set up.
+std::optional<Finding> knownCauseFinding(const ProbeResult& probe, int src, int dst) {
+  if (probe.errorCause == "peer_hidden") {
+    return pairFinding(probe.method + "_peer_hidden", Verdict::Degraded,
+                       fmt::format("{} {}: the second process cannot see GPU {} ({}), so it cannot share its "
+                                   "memory with this one",
+                                   pairName(src, dst), probe.method, dst, probe.error),
+                       "make both GPUs visible to every process that shares memory (CUDA_VISIBLE_DEVICES, the "
+                       "container's device list); within one process the pair works",
+                       src, dst);
+  }
+  if (probe.errorCause == "open_file_limit") {
+    return pairFinding(probe.method + "_open_file_limit", Verdict::Degraded,
+                       fmt::format("{} {}: no file descriptor was left to pass the memory handle ({})",
+                                   pairName(src, dst), probe.method, probe.error),
+                       "raise the open-file limit (`ulimit -n 65536`, LimitNOFILE= in systemd units, --ulimit "
+                       "nofile= for containers)",
+                       src, dst);
+  }
+  return std::nullopt;
+}
+
 Finding notRunFinding(const ProbeResult* probe, const std::string& method, int src, int dst) {
+  if (probe != nullptr) {
+    if (std::optional<Finding> known = knownCauseFinding(*probe, src, dst)) return *known;
+  }
   const std::string why = probe == nullptr       ? "no result was reported"
                           : probe->error.empty() ? "it could not run"
                                                  : "it could not run: " + probe->error;

@@ -34,7 +34,7 @@ struct PairDecision {
 
 /// Decides every directed pair's verdict, in these steps (docs/doctor-verdicts.md):
 ///  1. Each probe for the pair that ran: wrong bytes -> BROKEN "<method>_dropped" when every wrong byte
-///     reads as zero (a write or read that never landed: the ACS/IOMMU signature), else
+///     never landed (lostBytes: the ACS/IOMMU signature), else
 ///     "<method>_corrupted"; a passed deadline -> BROKEN "<method>_timeout"; measured bandwidth (gbps > 0;
 ///     0 means not measured, as in --quick) below degradedBelow x expectedGBps -> DEGRADED "<method>_slow".
 ///  2. No cudaDeviceCanAccessPeer: UNSUPPORTED "p2p_not_reported", unless step 1 found wrong data or a hang.

@@ -298,6 +298,42 @@ void checkLinks(const Context& c) {
   }
 }
 
+// MIG partitions a GPU into instances that CUDA does not let map peers: no P2P, no CUDA IPC between them
+// (CUDA's MIG user guide, "CUDA device enumeration" and its list of unsupported features).
+void checkMig(const Context& c) {
+  for (int i = 0; i < c.gpuCount(); ++i) {
+    if (c.topology.gpus[i].migMode != 1) continue;
+    c.add("mig_enabled", Verdict::Degraded,
+          fmt::format("{}: MIG mode is on; GPU instances cannot use peer access or CUDA IPC, so every transfer with "
+                      "this GPU goes through host memory",
+                      c.gpu(i)),
+          fmt::format("for P2P, turn MIG off: sudo nvidia-smi -i {} -mig 0 (then reset the GPU or reboot)", i), {i});
+  }
+}
+
+// Over PCIe a peer maps this GPU's memory through its BAR1 window: a small BAR1 (256 MiB without resizable
+// BAR) caps how much memory peers can map at once, and large peer buffers fail to map. NVLink does not use it.
+void checkBar1(const Context& c) {
+  constexpr std::uint64_t kSmallBar1 = std::uint64_t{1} << 30;
+  for (int i = 0; i < c.gpuCount(); ++i) {
+    const Gpu& gpu = c.topology.gpus[i];
+    if (gpu.bar1Bytes == 0 || gpu.bar1Bytes >= kSmallBar1 || gpu.bar1Bytes >= gpu.memoryBytes) continue;
+    std::vector<int> peers;
+    for (const auto& [a, b] : c.pciePeerPairs()) {
+      if (a == i) peers.push_back(b);
+      if (b == i) peers.push_back(a);
+    }
+    if (peers.empty()) continue;
+    c.add("bar1_small", Verdict::Degraded,
+          fmt::format("{}: BAR1 is {} MiB of {} GiB of memory, and GPU(s) {} reach it over PCIe: peers can map at "
+                      "most that much of its memory at once",
+                      c.gpu(i), gpu.bar1Bytes >> 20, gpu.memoryBytes >> 30, c.gpuList(peers)),
+          "enable Resizable BAR / Above 4G Decoding in the BIOS (and a large BAR1 in the VM's firmware for "
+          "passthrough); check with nvidia-smi -q -d MEMORY | grep -A3 BAR1",
+          {i});
+  }
+}
+
 void checkNvlink(const Context& c) {
   const auto& gpus = c.topology.gpus;
   for (int a = 0; a < c.gpuCount(); ++a) {
@@ -485,6 +521,8 @@ std::vector<Finding> checkPlatform(const Topology& topology, const PlatformSnaps
   checkAcs(context);
   checkLinks(context);
   checkNvlink(context);
+  checkMig(context);
+  checkBar1(context);
   checkPeerLimit(context);
   checkHandles(context);
   checkContainer(context);

@@ -36,22 +36,29 @@ __global__ void fillByteKernel(std::uint8_t* data, std::size_t bytes, std::uint8
   }
 }
 
+// In pattern mode `value` is the destination's poison: a wrong byte that still holds it, or reads 0x00 or
+// 0xFF (what a dropped PCIe read completes with), counts as lost as well when `lost` is given.
 template <bool kPattern>
 __global__ void checkKernel(const std::uint8_t* data, std::size_t bytes, std::uint64_t seed, std::uint8_t value,
-                            unsigned long long* mismatches, unsigned long long* firstMismatch) {
+                            unsigned long long* mismatches, unsigned long long* firstMismatch,
+                            unsigned long long* lost) {
   unsigned long long local = 0;
+  unsigned long long localLost = 0;
   unsigned long long first = ~0ull;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < bytes; k += stride) {
     const std::uint8_t expected = kPattern ? hashByte(seed, k) : value;
-    if (data[k] != expected) {
+    const std::uint8_t actual = data[k];
+    if (actual != expected) {
       ++local;
       if (k < first) first = k;
+      if (kPattern && (actual == value || actual == 0x00 || actual == 0xFF)) ++localLost;
     }
   }
   if (local != 0) {
     atomicAdd(mismatches, local);
     atomicMin(firstMismatch, first);
+    if (lost != nullptr && localLost != 0) atomicAdd(lost, localLost);
   }
 }
 
@@ -85,10 +92,11 @@ void launchFillByte(void* data, std::size_t bytes, std::uint8_t value, cudaStrea
 }
 
 void launchCheckPattern(const void* data, std::size_t bytes, std::uint64_t seed, unsigned long long* mismatches,
-                        unsigned long long* firstMismatch, cudaStream_t stream) {
+                        unsigned long long* firstMismatch, cudaStream_t stream, unsigned long long* lost,
+                        std::uint8_t poison) {
   if (bytes == 0) return;
-  checkKernel<true><<<blocksFor(bytes), kThreads, 0, stream>>>(static_cast<const std::uint8_t*>(data), bytes, seed, 0,
-                                                               mismatches, firstMismatch);
+  checkKernel<true><<<blocksFor(bytes), kThreads, 0, stream>>>(static_cast<const std::uint8_t*>(data), bytes, seed,
+                                                               poison, mismatches, firstMismatch, lost);
   PEERLINK_CUDA_CHECK_LAUNCH();
 }
 
@@ -96,7 +104,7 @@ void launchCheckByte(const void* data, std::size_t bytes, std::uint8_t value, un
                      unsigned long long* firstMismatch, cudaStream_t stream) {
   if (bytes == 0) return;
   checkKernel<false><<<blocksFor(bytes), kThreads, 0, stream>>>(static_cast<const std::uint8_t*>(data), bytes, 0, value,
-                                                                mismatches, firstMismatch);
+                                                                mismatches, firstMismatch, nullptr);
   PEERLINK_CUDA_CHECK_LAUNCH();
 }
 

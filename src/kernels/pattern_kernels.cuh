@@ -21,9 +21,11 @@ void launchFillByte(void* data, std::size_t bytes, std::uint8_t value, cudaStrea
 
 /// Adds to `*mismatches` (device memory, zeroed by the caller) the number of bytes of `data` that differ
 /// from the pattern of `seed`, and stores the first differing index in `*firstMismatch` (initialized by
-/// the caller to UINT64_MAX) via atomicMin.
+/// the caller to UINT64_MAX) via atomicMin. With `lost`, also adds there the wrong bytes that never landed:
+/// still `poison`, or 0x00 / 0xFF (what a dropped peer read returns).
 void launchCheckPattern(const void* data, std::size_t bytes, std::uint64_t seed, unsigned long long* mismatches,
-                        unsigned long long* firstMismatch, cudaStream_t stream);
+                        unsigned long long* firstMismatch, cudaStream_t stream, unsigned long long* lost = nullptr,
+                        std::uint8_t poison = 0xA5);
 
 /// Same for a constant byte (guard bytes that must still hold the poison).
 void launchCheckByte(const void* data, std::size_t bytes, std::uint8_t value, unsigned long long* mismatches,

@@ -62,6 +62,13 @@ int cudaDeviceCount() {
     if (status == cudaErrorInsufficientDriver && !driverLibraryPresent()) {
       throw Error(ErrorCode::NoDevice, "no CUDA GPU found: no NVIDIA driver on this machine (libcuda.so.1 not found)");
     }
+    if (status == cudaErrorSystemNotReady) {
+      // Error 802: on NVSwitch systems CUDA refuses to start until Fabric Manager has set up the fabric.
+      throw Error(ErrorCode::NoDevice,
+                  "no CUDA GPU usable: cudaGetDeviceCount returned cudaErrorSystemNotReady (802): the NVSwitch fabric "
+                  "is not ready; start Fabric Manager (sudo systemctl start nvidia-fabricmanager; its version must "
+                  "match the driver's exactly) and check `nvidia-smi -q | grep -A2 -i fabric`");
+    }
     throw Error(ErrorCode::NoDevice,
                 fmt::format("no CUDA GPU found: cudaGetDeviceCount returned {}", cudaErrorText(status)));
   }
@@ -136,6 +143,8 @@ void addNvml(Topology& topology, const Params& params) {
     if (self == gpuByBus.end()) continue;  // hidden from this process
     Gpu& gpu = topology.gpus[static_cast<size_t>(self->second)];
     gpu.nvmlIndex = device.index;
+    gpu.migMode = device.migMode;
+    gpu.bar1Bytes = device.bar1Bytes;
     gpu.nvlink.linkRateGBps = device.linkRateGBps;
     for (const NvmlLink& link : device.links) {
       if (!link.active) continue;

@@ -41,6 +41,8 @@ OrderedJson gpuToJson(const Gpu& gpu) {
   j["sm_count"] = gpu.smCount;
   j["memory_bytes"] = gpu.memoryBytes;
   j["numa_node"] = gpu.numaNode;
+  j["mig_mode"] = gpu.migMode;
+  j["bar1_bytes"] = gpu.bar1Bytes;
   j["cpu_affinity"] = gpu.cpuAffinity;
   j["pcie"] = OrderedJson{
       {"gen", gpu.pcie.gen}, {"width", gpu.pcie.width}, {"max_gen", gpu.pcie.maxGen}, {"max_width", gpu.pcie.maxWidth}};
@@ -241,6 +243,8 @@ Gpu readGpu(const Node& node) {
   readOptional(node, "sm_count", gpu.smCount);
   readOptional(node, "memory_bytes", gpu.memoryBytes);
   readOptional(node, "numa_node", gpu.numaNode);
+  readOptional(node, "mig_mode", gpu.migMode);
+  readOptional(node, "bar1_bytes", gpu.bar1Bytes);
   readOptional(node, "cpu_affinity", gpu.cpuAffinity);
   if (std::optional<Node> pcie = node.member("pcie")) readPcie(*pcie, gpu.pcie);
   if (std::optional<Node> nvlink = node.member("nvlink")) readNvlink(*nvlink, gpu.nvlink);

@@ -17,6 +17,7 @@ inline constexpr std::uint8_t kPoisonByte = 0xA5;
 struct CheckResult {
   std::uint64_t mismatches = 0;
   std::uint64_t firstMismatch = UINT64_MAX;  ///< byte index of the first wrong byte, UINT64_MAX when none
+  std::uint64_t lostBytes = 0;               ///< checkPattern: wrong bytes still holding kPoisonByte, or 0x00 / 0xFF
   bool ok() const noexcept { return mismatches == 0; }
 };
 
@@ -32,7 +33,7 @@ class PatternChecker {
  private:
   CheckResult read(cudaStream_t stream);
   int device_;
-  DeviceBuffer counters_;  // [mismatches, firstMismatch]
+  DeviceBuffer counters_;  // [mismatches, firstMismatch, lost]
 };
 
 }  // namespace peerlink

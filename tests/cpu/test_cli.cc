@@ -183,6 +183,33 @@ TEST(Cli, EnvListsEveryParameterWithValueAndSource) {
   }
 }
 
+TEST(Cli, DoctorOnASavedTopologyProbesNothingAndFailsClosed) {
+  const Result result = runCli({"doctor", "--topo-file", kH200, "--no-cross-process"});
+  EXPECT_EQ(result.code, kExitBroken) << result.err;  // no pair with P2P was tested, so none is OK
+  EXPECT_NE(result.out.find("topology_from_file"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("ce_write_not_run"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("12 pair(s)"), std::string::npos) << result.out;
+
+  const Result json = runCli({"doctor", "--topo-file", kH200, "--json", "-"});
+  EXPECT_EQ(json.code, kExitBroken) << json.err;
+  const nlohmann::json document = nlohmann::json::parse(json.out);
+  EXPECT_EQ(document.at("schema"), "peerlink.doctor");
+  EXPECT_EQ(document.at("overall"), "BROKEN");
+  EXPECT_EQ(document.at("run").at("cached_pairs"), 0);
+  EXPECT_EQ(document.at("run").at("cross_process"), true);
+  EXPECT_EQ(document.at("pairs").size(), 12u);
+}
+
+TEST(Cli, DoctorRejectsBadDevicesAndTimeouts) {
+  const Result missing = runCli({"doctor", "--topo-file", kH200, "-d", "0,7"});
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_NE(missing.err.find("GPU 7 does not exist"), std::string::npos) << missing.err;
+  const Result twice = runCli({"doctor", "--topo-file", kH200, "-d", "1,1"});
+  EXPECT_EQ(twice.code, kExitUsage);
+  EXPECT_NE(twice.err.find("listed twice"), std::string::npos) << twice.err;
+  EXPECT_EQ(runCli({"doctor", "--timeout-ms", "0"}).code, kExitUsage);
+}
+
 // The real binary, as a user runs it: exit code and a single stderr line without a GPU.
 TEST(CliBinary, TopoWithoutGpuSaysSoAndPointsToAnExample) {
   int count = 0;

@@ -99,7 +99,7 @@ TEST(DoctorVerdict, ReadDroppedWhileWriteWorksBreaksThatDirectionOnly) {
   const Topology topology = load("h200x4_vm");
   std::vector<ProbeResult> probes = passingProbes(topology);
   probeOf(probes, 0, 1, "ce_read").wrongBytes = 4096;
-  probeOf(probes, 0, 1, "ce_read").zeroBytes = 4096;
+  probeOf(probes, 0, 1, "ce_read").lostBytes = 4096;
   const DoctorReport report = decideVerdicts(topology, {}, probes);
   EXPECT_EQ(pairOf(report, 0, 1).verdict, Verdict::Broken);
   EXPECT_EQ(pairOf(report, 0, 1).reasons, std::vector<std::string>{"ce_read_dropped"});
@@ -118,7 +118,7 @@ TEST(DoctorVerdict, CopyEngineFineButSmCorruptsIsSmCorrupted) {
   const Topology topology = load("dual_socket_pcie");
   std::vector<ProbeResult> probes = passingProbes(topology);
   probeOf(probes, 1, 2, "sm_write").wrongBytes = 100;
-  probeOf(probes, 1, 2, "sm_write").zeroBytes = 3;  // some zeros among garbage: corruption, not a drop
+  probeOf(probes, 1, 2, "sm_write").lostBytes = 3;  // some zeros among garbage: corruption, not a drop
   const DoctorReport report = decideVerdicts(topology, {}, probes);
   EXPECT_EQ(pairOf(report, 1, 2).verdict, Verdict::Broken);
   EXPECT_EQ(pairOf(report, 1, 2).reasons, std::vector<std::string>{"sm_write_corrupted"});
@@ -241,7 +241,7 @@ TEST(DoctorVerdict, BrokenPlatformFindingWithPassingProbeIsDegraded) {
   const std::vector<Finding> acs = {platform("acs_redirect", Verdict::Broken, {1, 2})};
   std::vector<ProbeResult> probes = passingProbes(topology);
   probeOf(probes, 1, 2, "ce_write").wrongBytes = 8;
-  probeOf(probes, 1, 2, "ce_write").zeroBytes = 8;
+  probeOf(probes, 1, 2, "ce_write").lostBytes = 8;
   const DoctorReport report = decideVerdicts(topology, acs, probes);
   // The probe found 1 -> 2 broken: the platform finding explains it.
   EXPECT_EQ(pairOf(report, 1, 2).verdict, Verdict::Broken);
@@ -332,7 +332,7 @@ TEST(DoctorFormat, TextShowsTheMatrixReasonsAndFixes) {
   const Topology topology = load("dual_socket_pcie");
   std::vector<ProbeResult> probes = passingProbes(topology);
   probeOf(probes, 0, 1, "ce_read").wrongBytes = 4096;
-  probeOf(probes, 0, 1, "ce_read").zeroBytes = 4096;
+  probeOf(probes, 0, 1, "ce_read").lostBytes = 4096;
   probeOf(probes, 2, 1, "sm_write").gbps = 1.0;
   const std::string text = cli::formatDoctorText(topology, decideVerdicts(topology, {}, probes));
   EXPECT_NE(text.find("Verdict  GPU(row) -> GPU(column)"), std::string::npos) << text;
@@ -358,7 +358,7 @@ TEST(DoctorFormat, JsonRoundTripsTheNumbers) {
   const Topology topology = load("h200x4_vm");
   std::vector<ProbeResult> probes = passingProbes(topology);
   probeOf(probes, 3, 0, "sm_read").wrongBytes = (1ull << 40) + 3;
-  probeOf(probes, 3, 0, "sm_read").zeroBytes = 1ull << 40;
+  probeOf(probes, 3, 0, "sm_read").lostBytes = 1ull << 40;
   probeOf(probes, 1, 2, "ce_write").gbps = 123.456789012345;
   probeOf(probes, 2, 1, "ipc").ran = false;
   probeOf(probes, 2, 1, "ipc").error = "no \"second\" process";
@@ -398,7 +398,7 @@ TEST(DoctorFormat, JsonRoundTripsTheNumbers) {
     EXPECT_EQ(saved.probes[i].ran, probes[i].ran);
     EXPECT_EQ(saved.probes[i].timedOut, probes[i].timedOut);
     EXPECT_EQ(saved.probes[i].wrongBytes, probes[i].wrongBytes);
-    EXPECT_EQ(saved.probes[i].zeroBytes, probes[i].zeroBytes);
+    EXPECT_EQ(saved.probes[i].lostBytes, probes[i].lostBytes);
     EXPECT_EQ(saved.probes[i].gbps, probes[i].gbps);  // exactly: JSON numbers round-trip doubles
     EXPECT_EQ(saved.probes[i].error, probes[i].error);
   }
@@ -432,3 +432,26 @@ TEST(DoctorFormat, ExitCodes) {
 
 }  // namespace
 }  // namespace peerlink
+
+TEST(DoctorVerdict, CrossProcessStoppedByAKnownCauseIsDegradedWithItsFix) {
+  const Topology topology = load("h200x4_vm");
+  std::vector<ProbeResult> probes = passingProbes(topology);
+  ProbeResult& ipc = probeOf(probes, 0, 3, "ipc");
+  ipc.ran = false;
+  ipc.error = "exporter process: GPU 0000:00:09.0 is not visible to the exporting process (CUDA_VISIBLE_DEVICES=0)";
+  ipc.errorCause = "peer_hidden";
+  ProbeResult& cumem = probeOf(probes, 1, 2, "cumem");
+  cumem.ran = false;
+  cumem.error = "socket: Too many open files";
+  cumem.errorCause = "open_file_limit";
+  const DoctorReport report = decideVerdicts(topology, {}, probes);
+  EXPECT_EQ(pairOf(report, 0, 3).verdict, Verdict::Degraded);
+  EXPECT_EQ(pairOf(report, 0, 3).reasons, std::vector<std::string>{"ipc_peer_hidden"});
+  EXPECT_NE(findingOf(report, "ipc_peer_hidden")->fix.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+  EXPECT_EQ(pairOf(report, 1, 2).verdict, Verdict::Degraded);
+  EXPECT_EQ(pairOf(report, 1, 2).reasons, std::vector<std::string>{"cumem_open_file_limit"});
+  EXPECT_NE(findingOf(report, "cumem_open_file_limit")->fix.find("ulimit -n"), std::string::npos);
+  // An unknown cause still fails closed.
+  ipc.errorCause.clear();
+  EXPECT_EQ(pairOf(decideVerdicts(topology, {}, probes), 0, 3).verdict, Verdict::Broken);
+}

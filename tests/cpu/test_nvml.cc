@@ -147,6 +147,18 @@ TEST(Nvml, DevicesOfATwoGpuNvlinkBox) {
   EXPECT_EQ(devices[1].problems[0], "nvmlDeviceGetNvLinkVersion(device 1, link 1) failed: Unknown Error (999)");
 }
 
+TEST(Nvml, ReadsMigModeAndBar1) {
+  std::string whyNot;
+  const auto nvml = Nvml::load(&whyNot, PEERLINK_FAKE_NVML_PATH);
+  ASSERT_TRUE(nvml) << whyNot;
+  const std::vector<NvmlDeviceInfo> devices = nvml->devices();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].migMode, -1);  // NOT_SUPPORTED: a GPU without MIG, and no problem
+  EXPECT_EQ(devices[1].migMode, 1);
+  EXPECT_EQ(devices[0].bar1Bytes, 64ull << 30);
+  EXPECT_EQ(devices[1].bar1Bytes, 256ull << 20);
+}
+
 TEST(Nvml, OldDriverWithoutRemoteDeviceTypeInfersItFromBusIds) {
   auto nvml = loadFake(kFakeOld);
   ASSERT_NE(nvml, nullptr);

@@ -484,5 +484,37 @@ TEST(CheckPlatform, OrderingHandlesAndVisibility) {
   EXPECT_EQ(only(findings, "no_posix_fd_handles").gpus, (Gpus{1}));
 }
 
+TEST(CheckPlatform, MigModeOnAGpuDegradesIt) {
+  Topology topology = topologyFile("h100x8_nvswitch");
+  topology.gpus[2].migMode = 1;
+  topology.gpus[3].migMode = 0;
+  const auto findings = checkPlatform(topology, PlatformSnapshot{});
+  const Finding mig = only(findings, "mig_enabled");
+  EXPECT_EQ(mig.severity, Verdict::Degraded);
+  EXPECT_EQ(mig.gpus, (Gpus{2}));
+  EXPECT_TRUE(has(mig.fix, "nvidia-smi -i 2 -mig 0")) << mig.fix;
+}
+
+TEST(CheckPlatform, SmallBar1MattersOnlyForPciePeers) {
+  Topology dual = topologyFile("dual_socket_pcie");
+  for (Gpu& gpu : dual.gpus) {
+    gpu.pciPath.clear();  // leave ACS out of it
+    gpu.bar1Bytes = 256ull << 20;
+  }
+  const auto findings = checkPlatform(dual, PlatformSnapshot{});
+  ASSERT_FALSE(all(findings, "bar1_small").empty());
+  const Finding bar1 = all(findings, "bar1_small").front();
+  EXPECT_EQ(bar1.severity, Verdict::Degraded);
+  EXPECT_TRUE(has(bar1.summary, "BAR1 is 256 MiB")) << bar1.summary;
+
+  // The same small BAR1 behind NVLink changes nothing: peers do not map through it.
+  Topology nvswitch = topologyFile("h100x8_nvswitch");
+  for (Gpu& gpu : nvswitch.gpus) gpu.bar1Bytes = 256ull << 20;
+  EXPECT_TRUE(all(checkPlatform(nvswitch, PlatformSnapshot{}), "bar1_small").empty());
+  // A large BAR1 on PCIe peers is fine too.
+  for (Gpu& gpu : dual.gpus) gpu.bar1Bytes = 64ull << 30;
+  EXPECT_TRUE(all(checkPlatform(dual, PlatformSnapshot{}), "bar1_small").empty());
+}
+
 }  // namespace
 }  // namespace peerlink

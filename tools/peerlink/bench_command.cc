@@ -177,7 +177,8 @@ CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options) {
   CLI::App* command =
       app.add_subcommand("_share-export", "internal: the exporting process of cross-process benchmarks");
   command->group("");  // hidden from --help
-  command->add_option("--device", options.device)->required();
+  CLI::Option* device = command->add_option("--device", options.device);
+  command->add_option("--bus-id", options.busId)->excludes(device);
   command->add_option("--bytes", options.bytes)->required();
   command->add_option("--kind", options.kind)->check(CLI::IsMember({"ipc", "cumem"}));
   command->add_option("--seed", options.seed);
@@ -188,6 +189,7 @@ CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options) {
 int runShareExportCommand(const ShareExportOptions& options, Context& context) {
   ShareExporterRequest request;
   request.device = options.device;
+  request.busId = options.busId;
   request.bytes = options.bytes;
   request.kind = options.kind == "cumem" ? ShareKind::Cumem : ShareKind::Ipc;
   request.seed = options.seed;

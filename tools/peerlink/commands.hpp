@@ -50,9 +50,11 @@ struct BenchCommandOptions {
 CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options);
 int runBenchCommand(const BenchCommandOptions& options, Context& context);
 
-/// `_share-export`: the hidden helper process of the cross-process benchmark cases (bench/share_helper.hpp).
+/// `_share-export`: the hidden helper process of the cross-process benchmark cases and doctor probes
+/// (transport/exporter_process.hpp).
 struct ShareExportOptions {
   int device = 0;
+  std::string busId;
   std::size_t bytes = 0;
   std::string kind = "ipc";
   std::uint64_t seed = 0;
@@ -62,22 +64,36 @@ CLI::App* addShareExportCommand(CLI::App& app, ShareExportOptions& options);
 int runShareExportCommand(const ShareExportOptions& options, Context& context);
 
 struct DoctorOptions {
-  bool quick = false;        ///< --quick: capabilities and the functional probe only (no bandwidth, no platform)
-  std::string jsonPath;      ///< --json: write the report ("-" = stdout)
-  bool noCache = false;      ///< --no-cache: probe again, do not read or write the verdict cache
-  std::vector<int> devices;  ///< -d: only these GPUs (default all)
-  std::string topoFile;      ///< --topo-file
+  bool quick = false;                ///< --quick: capabilities and the functional probe only
+  std::string jsonPath;              ///< --json: write the report ("-" = stdout)
+  bool noCache = false;              ///< --no-cache: probe again; neither read nor write the verdict cache
+  std::vector<int> devices;          ///< -d: only these GPUs (default all)
+  std::string topoFile;              ///< --topo-file: check a saved topology (nothing can be probed)
+  int timeoutMs = 2000;              ///< --timeout-ms: bound of every probe wait
+  std::string helperVisibleDevices;  ///< --helper-visible-devices: CUDA_VISIBLE_DEVICES of the second process
+  bool noCrossProcess = false;       ///< --no-cross-process: skip the ipc and cumem methods
 };
 CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options);
 int runDoctorCommand(const DoctorOptions& options, Context& context);
 
 /// `peerlink coll`: collectives in nccl-tests' shape with NCCL's figures from the same run (coll_command.cc).
 struct CollCommandOptions {
-  std::string minBytes = "8";     ///< -b
-  std::string maxBytes = "512M";  ///< -e
-  double factor = 2;              ///< -f
-  int iterations = 20;            ///< -n
-  int warmup = 5;                 ///< -w
+  std::string minBytes = "8";                ///< -b
+  std::string maxBytes = "512M";             ///< -e
+  double factor = 2;                         ///< -f
+  int iterations = 20;                       ///< -n
+  int warmup = 5;                            ///< -w
+  int check = 1;                             ///< -c: 1 checks every configuration against a host reference
+  int gpus = 0;                              ///< -g: GPUs 0..g-1 (0: all)
+  std::string collective = "all_reduce";     ///< -o
+  std::string datatype = "float";            ///< -d
+  std::string op = "sum";                    ///< --op
+  int root = 0;                              ///< -r
+  bool noNccl = false;                       ///< --no-nccl
+  bool ncclOnly = false;                     ///< --nccl-only
+  std::string capture = "joined";            ///< --capture: joined | per-rank
+  std::string jsonPath;                      ///< --json
+  std::string fromJsonPath;                  ///< --from-json: render a saved run instead of measuring
 };
 CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options);
 int runCollCommand(const CollCommandOptions& options, Context& context);

@@ -1,15 +1,84 @@
-// `peerlink doctor` (placeholder until the command is built).
+// `peerlink doctor`: verifyPeers on this machine's GPUs, printed as a verdict matrix with findings and
+// fixes, or written as JSON; the exit code says OK (0), DEGRADED (4) or BROKEN (5).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
 #include "commands.hpp"
+#include "doctor_format.hpp"
+#include "output_file.hpp"
+#include "peerlink/doctor.hpp"
 #include "peerlink/error.hpp"
+#include "run_metadata.hpp"
 
 namespace peerlink::cli {
 
-CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& /*options*/) {
-  return app.add_subcommand("doctor", "A functional verdict for every directed GPU pair, with the cause and the fix");
+CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options) {
+  CLI::App* command =
+      app.add_subcommand("doctor", "A functional verdict for every directed GPU pair, with the cause and the fix");
+  command->add_flag("--quick", options.quick,
+                    "Capabilities and the functional probe only: no platform checks, no bandwidth (for start-up)");
+  command->add_option("--json", options.jsonPath, "Write the report as JSON to this file ('-' for stdout)");
+  command->add_flag("--no-cache", options.noCache,
+                    "Probe every pair again and leave the verdict cache alone (same as PEERLINK_DOCTOR_CACHE=off)");
+  command->add_option("-d,--devices", options.devices, "Only these GPUs (CUDA ordinals, e.g. -d 0 1)")->delimiter(',');
+  command->add_option("--topo-file", options.topoFile,
+                      "Check a topology saved by `peerlink topo --json` (platform checks only: nothing is probed)");
+  command->add_option("--timeout-ms", options.timeoutMs, "Deadline of every probe wait, in milliseconds")
+      ->check(CLI::Range(1, 3600000))
+      ->capture_default_str();
+  command->add_option("--helper-visible-devices", options.helperVisibleDevices,
+                      "CUDA_VISIBLE_DEVICES of the probe's second process, as launchers that give each process "
+                      "only some GPUs set it");
+  command->add_flag("--no-cross-process", options.noCrossProcess, "Skip the cross-process methods (ipc, cumem)");
+  return command;
 }
 
-int runDoctorCommand(const DoctorOptions& /*options*/, Context& /*context*/) {
-  throw Error(ErrorCode::Unsupported, "peerlink doctor is not built yet");
+int runDoctorCommand(const DoctorOptions& options, Context& context) {
+  if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);
+  if (options.noCache) context.params.set("PEERLINK_DOCTOR_CACHE", "off");
+  VerifyOptions verify;
+  verify.quick = options.quick;
+  verify.timeout = std::chrono::milliseconds(options.timeoutMs);
+  if (!options.helperVisibleDevices.empty()) verify.helperVisibleDevices = options.helperVisibleDevices;
+  if (!options.noCrossProcess) {
+    // The cross-process methods start this same program again as the process that owns the memory.
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (!error) verify.helperExecutable = self.string();
+  }
+  const bool showProgress = isatty(STDERR_FILENO) != 0;
+  if (showProgress) {
+    verify.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
+  }
+  const VerifyResult result = verifyPeers(options.devices, verify, context.params);
+  if (showProgress) std::fprintf(stderr, "\r\033[K");
+
+  const int exitCode = doctorExitCode(result.report);
+  if (!options.jsonPath.empty()) {
+    nlohmann::json document = doctorToJson(result.topology, result.report, result.probes);
+    document["run"] = {{"quick", options.quick},
+                       {"seconds", result.seconds},
+                       {"cached_pairs", result.cachedPairs},
+                       {"cache_directory", result.cacheDirectory},
+                       {"timeout_ms", options.timeoutMs},
+                       {"cross_process", !verify.helperExecutable.empty()}};
+    document["generated_by"] = runMetadata(context.commandLine);
+    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+    if (options.jsonPath == "-") return exitCode;
+  }
+  context.out << formatDoctorText(result.topology, result.report);
+  const int pairs = static_cast<int>(result.report.pairs.size());
+  context.out << fmt::format("\n{} pair(s) in {:.2f} s", pairs, result.seconds);
+  if (result.cachedPairs > 0) {
+    context.out << fmt::format("; {} from the verdict cache in {} (--no-cache probes again)", result.cachedPairs,
+                               result.cacheDirectory);
+  }
+  context.out << "\n";
+  return exitCode;
 }
 
 }  // namespace peerlink::cli

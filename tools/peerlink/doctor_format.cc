@@ -168,11 +168,13 @@ json doctorToJson(const Topology& topology, const DoctorReport& report, const st
          {"ran", probe.ran},
          {"timed_out", probe.timedOut},
          {"wrong_bytes", probe.wrongBytes},
-         {"zero_bytes", probe.zeroBytes},
+         {"lost_bytes", probe.lostBytes},
          {"gbps", probe.gbps},
          {"expected_gbps", expectedGBps},
          {"efficiency", probe.gbps > 0 && expectedGBps > 0 ? json(probe.gbps / expectedGBps) : json(nullptr)},
-         {"error", probe.error}});
+         {"error", probe.error},
+         {"error_cause", probe.errorCause},
+         {"seconds", probe.seconds}});
   }
   document["probes"] = probeArray;
   document["topology"] = json::parse(topologyToJson(topology));
@@ -209,9 +211,11 @@ SavedDoctorRun doctorFromJson(const json& document) {
       probe.ran = entry.at("ran").get<bool>();
       probe.timedOut = entry.at("timed_out").get<bool>();
       probe.wrongBytes = entry.at("wrong_bytes").get<std::uint64_t>();
-      probe.zeroBytes = entry.at("zero_bytes").get<std::uint64_t>();
+      probe.lostBytes = entry.at("lost_bytes").get<std::uint64_t>();
       probe.gbps = entry.at("gbps").get<double>();
       probe.error = entry.at("error").get<std::string>();
+      probe.errorCause = entry.value("error_cause", "");
+      probe.seconds = entry.value("seconds", 0.0);
       saved.probes.push_back(std::move(probe));
     }
   } catch (const json::exception& error) {

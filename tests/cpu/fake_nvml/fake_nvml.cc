@@ -10,6 +10,7 @@
 //   (INVALID_ARGUMENT). GPU 0 answers NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON; GPU 1, like an H200 with
 //   driver 580, only the per-link NVML_FI_DEV_NVLINK_GET_SPEED.
 //   nvmlDeviceGetNvLinkVersion(GPU 1, link 1) fails with NVML_ERROR_UNKNOWN
+//   MIG: GPU 0 answers NOT_SUPPORTED (no MIG), GPU 1 has MIG enabled. BAR1: GPU 0 64 GiB, GPU 1 256 MiB.
 //
 // FAKE_NVML_FAIL_INIT=1 makes nvmlInit_v2 fail with NVML_ERROR_DRIVER_NOT_LOADED,
 // FAKE_NVML_FAIL_DRIVER_VERSION=1 nvmlSystemGetDriverVersion with NVML_ERROR_UNKNOWN. Built with
@@ -265,6 +266,30 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, Fiel
       field.nvmlReturn = NVML_SUCCESS;
     }
   }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
+  if (gInitCount == 0) return NVML_ERROR_UNINITIALIZED;
+  if (indexOf(device) < 0 || !current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
+  if (indexOf(device) == 0) return NVML_ERROR_NOT_SUPPORTED;
+  *current = 1;
+  *pending = 1;
+  return NVML_SUCCESS;
+}
+
+struct Bar1Memory {  // nvmlBAR1Memory_t
+  unsigned long long bar1Total;
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
+};
+
+nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, Bar1Memory* bar1) {
+  if (gInitCount == 0) return NVML_ERROR_UNINITIALIZED;
+  if (indexOf(device) < 0 || !bar1) return NVML_ERROR_INVALID_ARGUMENT;
+  bar1->bar1Total = indexOf(device) == 0 ? (64ull << 30) : (256ull << 20);
+  bar1->bar1Free = bar1->bar1Total;
+  bar1->bar1Used = 0;
   return NVML_SUCCESS;
 }
 
