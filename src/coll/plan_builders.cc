@@ -1,0 +1,272 @@
+// The algorithms, one builder each (plan_builder.hpp). Every builder runs with nranks >= 2 and the layout
+// filled in (send/recv already point into Output or Input for in place). Each comment states why the plan
+// is race-free under the step model of plan.hpp; the host executor checks it anyway. Reductions always list
+// their sources in rank order where every rank computes the same value, so all ranks get bitwise-identical
+// results.
+#include <cstddef>
+#include <vector>
+
+#include "coll/plan_builder.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+std::vector<BufferRef> sendsOf(const PlanBuilder& b, std::size_t offset) {
+  std::vector<BufferRef> srcs;
+  for (int q = 0; q < b.nranks(); ++q) srcs.push_back(b.send(q, offset));
+  return srcs;
+}
+
+}  // namespace
+
+// Each rank reads every rank's whole buffer and reduces locally. In place a rank would overwrite data its
+// peers are still reading, so every rank first stages its data in its scratch (phase 0).
+void buildAllReduceOneShot(PlanBuilder& b) {
+  const ElementRange all{0, b.count()};
+  b.setChunks(all.count);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk(all, c);
+    for (int r = 0; r < b.nranks(); ++r) {
+      if (!b.inPlace()) {
+        b.reduce(c, 0, b.recv(r, ch.begin), sendsOf(b, ch.begin), ch.count, true);
+        continue;
+      }
+      b.setScratch(r, b.count());
+      b.copy(c, 0, b.scratch(r, ch.begin), b.send(r, ch.begin), ch.count);
+      std::vector<BufferRef> srcs;
+      for (int q = 0; q < b.nranks(); ++q) srcs.push_back(b.scratch(q, ch.begin));
+      b.reduce(c, 1, b.recv(r, ch.begin), srcs, ch.count, true);
+    }
+  }
+  b.emit(b.inPlace());
+}
+
+// Phase 0 (reduce-scatter): rank r reduces its shard s_r from every rank into its recv. Phase 1
+// (all-gather): rank r copies every other shard from its owner's recv. Rank r writes only s_r in phase 0
+// while peers read their own shards, so in place needs no staging.
+void buildAllReduceTwoShot(PlanBuilder& b) {
+  b.setChunks(b.shard(b.count(), 0).count);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    for (int r = 0; r < b.nranks(); ++r) {
+      const ElementRange own = b.chunk(b.shard(b.count(), r), c);
+      b.reduce(c, 0, b.recv(r, own.begin), sendsOf(b, own.begin), own.count, true);
+      for (int q = 0; q < b.nranks(); ++q) {
+        if (q == r) continue;
+        const ElementRange theirs = b.chunk(b.shard(b.count(), q), c);
+        b.copy(c, 1, b.recv(r, theirs.begin), b.recv(q, theirs.begin), theirs.count);
+      }
+    }
+  }
+  b.emit(true);
+}
+
+// Reduce-scatter round k (0..n-2): rank r reduces segment j = r-k-1 as op(partial of rank r-1, own data)
+// into its recv; the partial of rank r-1 is its send data at k = 0, else what it wrote in round k-1. After
+// n-1 rounds rank r holds segment r+1 complete. All-gather round k: rank r copies segment r-k from rank
+// r-1. In a round rank r writes segment j while rank r+1 reads segment j+1, and each rank writes each
+// segment once in the reduce-scatter, so in place needs no staging.
+void buildAllReduceRing(PlanBuilder& b) {
+  const int n = b.nranks();
+  b.setChunks(b.shard(b.count(), 0).count);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    for (int k = 0; k < n - 1; ++k) {
+      for (int r = 0; r < n; ++r) {
+        const int prev = b.wrap(r - 1);
+        const ElementRange ch = b.chunk(b.shard(b.count(), b.wrap(r - k - 1)), c);
+        const BufferRef partial = k == 0 ? b.send(prev, ch.begin) : b.recv(prev, ch.begin);
+        b.reduce(c, k, b.recv(r, ch.begin), {partial, b.send(r, ch.begin)}, ch.count, k == n - 2);
+      }
+    }
+    for (int k = 0; k < n - 1; ++k) {
+      for (int r = 0; r < n; ++r) {
+        const ElementRange ch = b.chunk(b.shard(b.count(), b.wrap(r - k)), c);
+        b.copy(c, n - 1 + k, b.recv(r, ch.begin), b.recv(b.wrap(r - 1), ch.begin), ch.count);
+      }
+    }
+  }
+  b.emit(true);
+}
+
+// Rank r reduces block r of every rank's send buffer. In place, rank r writes its own block r, which only
+// it reads (as the same range).
+void buildReduceScatterDirect(PlanBuilder& b) {
+  const std::size_t block = b.count();
+  b.setChunks(block);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, block}, c);
+    for (int r = 0; r < b.nranks(); ++r) {
+      const std::size_t at = static_cast<std::size_t>(r) * block + ch.begin;
+      b.reduce(c, 0, b.recv(r, ch.begin), sendsOf(b, at), ch.count, true);
+    }
+  }
+  b.emit(false);
+}
+
+// Round k (0..n-2): rank r reduces block j = r-k-2 as op(partial of rank r-1, own block j); the last round
+// (j = r) writes the recv buffer, the others a scratch slot. Partials alternate between two scratch
+// slots: rank r+1 reads slot (k-1) % 2 while rank r writes slot k % 2. The user's send buffer is never
+// written (in place too, where only block r is the recv).
+void buildReduceScatterRing(PlanBuilder& b) {
+  const int n = b.nranks();
+  const std::size_t block = b.count();
+  for (int r = 0; r < n; ++r) b.setScratch(r, static_cast<std::size_t>(n >= 4 ? 2 : n - 2) * block);
+  b.setChunks(block);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, block}, c);
+    for (int k = 0; k < n - 1; ++k) {
+      for (int r = 0; r < n; ++r) {
+        const int prev = b.wrap(r - 1);
+        const std::size_t at = static_cast<std::size_t>(b.wrap(r - k - 2)) * block + ch.begin;
+        const auto slot = [&](int round) { return static_cast<std::size_t>(round % 2) * block + ch.begin; };
+        const BufferRef partial = k == 0 ? b.send(prev, at) : b.scratch(prev, slot(k - 1));
+        const bool last = k == n - 2;
+        const BufferRef dst = last ? b.recv(r, ch.begin) : b.scratch(r, slot(k));
+        b.reduce(c, k, dst, {partial, b.send(r, at)}, ch.count, last);
+      }
+    }
+  }
+  b.emit(true);
+}
+
+// Rank r copies every rank's send buffer into block q of its recv (in place its own block is there).
+void buildAllGatherDirect(PlanBuilder& b) {
+  const std::size_t block = b.count();
+  b.setChunks(block);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, block}, c);
+    for (int r = 0; r < b.nranks(); ++r) {
+      for (int q = 0; q < b.nranks(); ++q) {
+        if (q == r && b.inPlace()) continue;
+        b.copy(c, 0, b.recv(r, static_cast<std::size_t>(q) * block + ch.begin), b.send(q, ch.begin), ch.count);
+      }
+    }
+  }
+  b.emit(false);
+}
+
+// Round k (0..n-2): rank r copies block j = r-k-1 from rank r-1 (its send buffer at k = 0, its recv
+// after). Rank r writes block j while rank r+1 reads block j+1. Out of place, rank r also copies its own
+// block locally in round 0, which rank r+1 does not read (it reads rank r's send buffer then).
+void buildAllGatherRing(PlanBuilder& b) {
+  const int n = b.nranks();
+  const std::size_t block = b.count();
+  b.setChunks(block);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, block}, c);
+    for (int r = 0; r < n; ++r) {
+      if (!b.inPlace()) {
+        b.copy(c, 0, b.recv(r, static_cast<std::size_t>(r) * block + ch.begin), b.send(r, ch.begin), ch.count);
+      }
+      for (int k = 0; k < n - 1; ++k) {
+        const int prev = b.wrap(r - 1);
+        const std::size_t at = static_cast<std::size_t>(b.wrap(r - k - 1)) * block + ch.begin;
+        const BufferRef src = k == 0 ? b.send(prev, ch.begin) : b.recv(prev, at);
+        b.copy(c, k, b.recv(r, at), src, ch.count);
+      }
+    }
+  }
+  b.emit(true);
+}
+
+// Every rank reads the root's whole buffer: the root's links carry (n-1) * count.
+void buildBroadcastDirect(PlanBuilder& b) {
+  b.setChunks(b.count());
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, b.count()}, c);
+    for (int r = 0; r < b.nranks(); ++r) {
+      if (r == b.root() && b.inPlace()) continue;
+      b.copy(c, 0, b.recv(r, ch.begin), b.send(b.root(), ch.begin), ch.count);
+    }
+  }
+  b.emit(false);
+}
+
+// Phase 0 (scatter): rank r copies shard s_r from the root; the root copies its buffer locally. Phase 1
+// (all-gather): rank r copies every other shard from its owner, the root's shard from the root's send
+// buffer (which nobody writes). The root's links carry 2 (n-1)/n * count instead of (n-1) * count.
+void buildBroadcastTwoShot(PlanBuilder& b) {
+  const int root = b.root();
+  b.setChunks(b.shard(b.count(), 0).count);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    for (int r = 0; r < b.nranks(); ++r) {
+      if (r == root) {
+        for (int q = 0; q < b.nranks() && !b.inPlace(); ++q) {
+          const ElementRange piece = b.chunk(b.shard(b.count(), q), c);
+          b.copy(c, 0, b.recv(root, piece.begin), b.send(root, piece.begin), piece.count);
+        }
+        continue;
+      }
+      const ElementRange own = b.chunk(b.shard(b.count(), r), c);
+      b.copy(c, 0, b.recv(r, own.begin), b.send(root, own.begin), own.count);
+      for (int q = 0; q < b.nranks(); ++q) {
+        if (q == r) continue;
+        const ElementRange theirs = b.chunk(b.shard(b.count(), q), c);
+        const BufferRef src = q == root ? b.send(root, theirs.begin) : b.recv(q, theirs.begin);
+        b.copy(c, 1, b.recv(r, theirs.begin), src, theirs.count);
+      }
+    }
+  }
+  b.emit(true);
+}
+
+// The root reads every rank's whole buffer and reduces (in place it reads its own as the range it writes).
+void buildReduceDirect(PlanBuilder& b) {
+  b.setChunks(b.count());
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, b.count()}, c);
+    b.reduce(c, 0, b.recv(b.root(), ch.begin), sendsOf(b, ch.begin), ch.count, true);
+  }
+  b.emit(false);
+}
+
+// Phase 0 (reduce-scatter): rank r reduces shard s_r from every rank into its scratch (the root: straight
+// into its recv). Phase 1 (gather): the root copies each shard from its owner's scratch. In place the root
+// writes s_r of its buffer while peers read their own shards of it.
+void buildReduceTwoShot(PlanBuilder& b) {
+  const int root = b.root();
+  const std::size_t largest = b.shard(b.count(), 0).count;
+  for (int r = 0; r < b.nranks(); ++r) b.setScratch(r, r == root ? 0 : largest);
+  b.setChunks(largest);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    for (int r = 0; r < b.nranks(); ++r) {
+      const ElementRange shard = b.shard(b.count(), r);
+      const ElementRange ch = b.chunk(shard, c);
+      if (r == root) {
+        b.reduce(c, 0, b.recv(root, ch.begin), sendsOf(b, ch.begin), ch.count, true);
+        continue;
+      }
+      const BufferRef partial = b.scratch(r, ch.begin - shard.begin);
+      b.reduce(c, 0, partial, sendsOf(b, ch.begin), ch.count, true);
+      b.copy(c, 1, b.recv(root, ch.begin), partial, ch.count);
+    }
+  }
+  b.emit(true);
+}
+
+// Rank r copies block r of every rank's send buffer into block q of its recv.
+void buildAllToAllDirect(PlanBuilder& b) {
+  const std::size_t block = b.count();
+  b.setChunks(block);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, block}, c);
+    for (int r = 0; r < b.nranks(); ++r) {
+      for (int q = 0; q < b.nranks(); ++q) {
+        const auto at = [&](int blockIndex) { return static_cast<std::size_t>(blockIndex) * block + ch.begin; };
+        b.copy(c, 0, b.recv(r, at(q)), b.send(q, at(r)), ch.count);
+      }
+    }
+  }
+  b.emit(false);
+}
+
+// Rank r receives rank r-1's buffer (nccl-tests' sendrecv pattern), read by the receiver.
+void buildSendRecvShift(PlanBuilder& b) {
+  b.setChunks(b.count());
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, b.count()}, c);
+    for (int r = 0; r < b.nranks(); ++r) b.copy(c, 0, b.recv(r, ch.begin), b.send(b.wrap(r - 1), ch.begin), ch.count);
+  }
+  b.emit(false);
+}
+
+}  // namespace peerlink::coll

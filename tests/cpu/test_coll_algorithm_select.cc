@@ -1,0 +1,139 @@
+// Algorithm choice on every topology fixture and size class, the reasons it gives, PEERLINK_ALGO, and
+// algorithmsOf's agreement with the plans that exist. Expected choices are written out by hand.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/algorithm_select.hpp"
+#include "coll/plan.hpp"
+#include "peerlink/topology.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * kKiB;
+const fs::path kFixtures = fs::path(PEERLINK_FIXTURES_DIR) / "topologies";
+
+Topology load(const std::string& name) {
+  return loadTopologyFile((kFixtures / (name + ".json")).string());
+}
+
+std::vector<int> allDevices(const Topology& topology) {
+  std::vector<int> devices;
+  for (const Gpu& gpu : topology.gpus) devices.push_back(gpu.cudaOrdinal);
+  return devices;
+}
+
+// Which fixtures are an NVLink mesh (every pair NVLink, directly or through NVSwitch). A new fixture must be
+// added here, so its expectations are thought about.
+const std::map<std::string, bool> kNvlinkMesh = {
+    {"h100x8_nvswitch", true}, {"h200x4_vm", true},  {"dual_socket_pcie", false},
+    {"pcie_10gpu", false},     {"rtx4090x2", false}, {"vm_flat_numa_unknown", false},
+};
+
+Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
+  switch (collective) {
+    case Collective::AllReduce:
+      if (bytes <= (mesh ? 256 * kKiB : 64 * kKiB)) return Algorithm::OneShot;
+      return mesh ? Algorithm::TwoShot : Algorithm::Ring;
+    case Collective::ReduceScatter:
+    case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
+    case Collective::Broadcast:
+    case Collective::Reduce: return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
+    case Collective::AllToAll:
+    case Collective::SendRecv: return Algorithm::OneShot;
+  }
+  return Algorithm::Auto;
+}
+
+TEST(AlgorithmSelect, EveryFixtureEverySize) {
+  int fixtures = 0;
+  for (const auto& entry : fs::directory_iterator(kFixtures)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string name = entry.path().stem().string();
+    ASSERT_EQ(kNvlinkMesh.count(name), 1u) << "new fixture " << name << ": add it to kNvlinkMesh";
+    const Topology topology = load(name);
+    const std::vector<int> devices = allDevices(topology);
+    const int n = static_cast<int>(devices.size());
+    for (Collective collective :
+         {Collective::AllReduce, Collective::Broadcast, Collective::Reduce, Collective::AllGather,
+          Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+      for (std::size_t bytes :
+           {std::size_t{0}, 4 * kKiB, 64 * kKiB, 64 * kKiB + 1, 256 * kKiB, 256 * kKiB + 1, 64 * kMiB, 8192 * kMiB}) {
+        const AlgorithmChoice choice = chooseAlgorithm(collective, bytes, topology, devices);
+        EXPECT_EQ(choice.algorithm, expected(collective, bytes, kNvlinkMesh.at(name), n))
+            << name << " " << collectiveName(collective) << " " << bytes << ": " << choice.reason;
+        EXPECT_FALSE(choice.reason.empty());
+        const std::vector<Algorithm> available = algorithmsOf(collective);
+        EXPECT_NE(std::find(available.begin(), available.end(), choice.algorithm), available.end());
+      }
+    }
+    ++fixtures;
+  }
+  EXPECT_EQ(fixtures, static_cast<int>(kNvlinkMesh.size()));
+}
+
+TEST(AlgorithmSelect, ReasonsNameSizesAndLinks) {
+  const Topology nvswitch = load("h100x8_nvswitch");
+  const Topology pcie = load("dual_socket_pcie");
+  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 64 * kKiB, nvswitch, allDevices(nvswitch)).reason,
+            "64 KiB per rank <= 256 KiB (NVLink between every pair): one-shot (latency-bound)");
+  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 3 * kMiB / 2, nvswitch, allDevices(nvswitch)).reason,
+            "1.5 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.75x the data per rank, 2 steps)");
+  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 16 * kMiB, pcie, allDevices(pcie)).reason,
+            "16 MiB per rank > 64 KiB, no NVLink mesh (GPU 0 -> 1 PXB): ring (reads 1.5x the data per rank, "
+            "neighbours only)");
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1 * kMiB, pcie, allDevices(pcie)).reason,
+            "1 MiB per rank > 256 KiB: two-shot (the root's link carries 1.5x the data, not 3x)");
+  EXPECT_EQ(chooseAlgorithm(Collective::AllToAll, 1 * kMiB, pcie, allDevices(pcie)).reason,
+            "the collective's only algorithm");
+}
+
+TEST(AlgorithmSelect, SubsetsOfDevices) {
+  const Topology nvswitch = load("h100x8_nvswitch");
+  // Two GPUs of the NVSwitch machine are still a mesh; one GPU is a local copy.
+  EXPECT_EQ(chooseAlgorithm(Collective::AllGather, 64 * kMiB, nvswitch, {3, 5}).algorithm, Algorithm::OneShot);
+  const AlgorithmChoice one = chooseAlgorithm(Collective::AllReduce, 64 * kMiB, nvswitch, {2});
+  EXPECT_EQ(one.algorithm, Algorithm::OneShot);
+  EXPECT_EQ(one.reason, "1 rank: a local copy");
+  // A device the topology does not know is not assumed to be on NVLink.
+  const AlgorithmChoice unknown = chooseAlgorithm(Collective::AllReduce, 64 * kMiB, nvswitch, {0, 99});
+  EXPECT_EQ(unknown.algorithm, Algorithm::Ring);
+  EXPECT_NE(unknown.reason.find("GPU 0 -> 99 unknown to the topology"), std::string::npos) << unknown.reason;
+}
+
+TEST(AlgorithmSelect, ForcedAlgorithm) {
+  const Topology nvswitch = load("h100x8_nvswitch");
+  const std::vector<int> devices = allDevices(nvswitch);
+  const AlgorithmChoice ring = chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
+  EXPECT_EQ(ring.algorithm, Algorithm::Ring);
+  EXPECT_EQ(ring.reason, "forced by PEERLINK_ALGO=ring");
+  const AlgorithmChoice fallback = chooseAlgorithm(Collective::Broadcast, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
+  EXPECT_EQ(fallback.algorithm, Algorithm::OneShot);
+  EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=ring is not an algorithm of broadcast; 4 KiB per rank", 0), 0u)
+      << fallback.reason;
+  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Auto).algorithm,
+            Algorithm::OneShot);
+}
+
+// Every algorithm algorithmsOf lists has a plan (test_coll_plan runs them all); Auto is never listed.
+TEST(AlgorithmSelect, ListedAlgorithmsHavePlans) {
+  for (Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::Reduce, Collective::AllGather,
+                                Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+    for (Algorithm algorithm : algorithmsOf(collective)) {
+      EXPECT_NE(algorithm, Algorithm::Auto);
+      EXPECT_NO_THROW(buildPlan(collective, algorithm, 4, 100, 1, false, 0, DataType::F32))
+          << collectiveName(collective) << " " << algorithmName(algorithm);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::coll

@@ -1,0 +1,383 @@
+// Every collective algorithm's plan, run by the host executor for 1 to 8 ranks, counts 0, 1, n-1, 7,
+// 1000, 1001, unchunked and chunked, in place and out of place, checked against the closed form
+// (hostReduceReference); every type x op; the traffic and step counts docs/collectives.md states; and the
+// executor's checks, on deliberately broken plans.
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/algorithm_select.hpp"
+#include "coll/collective_counts.hpp"
+#include "coll/host_executor.hpp"
+#include "coll/host_reduce.hpp"
+#include "coll/partition.hpp"
+#include "coll/plan.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+constexpr DataType kTypes[] = {DataType::F64, DataType::F32, DataType::F16, DataType::BF16, DataType::I32,
+                               DataType::U32, DataType::I64, DataType::U64, DataType::I8,   DataType::U8};
+constexpr ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
+constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                                       Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
+                                       Collective::SendRecv};
+
+struct Variant {
+  Collective collective;
+  Algorithm algorithm;
+};
+
+std::vector<Variant> allVariants() {
+  std::vector<Variant> variants;
+  for (Collective collective : kCollectives) {
+    for (Algorithm algorithm : algorithmsOf(collective)) variants.push_back({collective, algorithm});
+  }
+  return variants;
+}
+
+bool hasInPlace(Collective collective) {
+  return collective != Collective::AllToAll && collective != Collective::SendRecv;
+}
+
+// Send data whose reductions stay well inside every type's range where exactness is not the point: floats
+// in [-1, 1] for sums (magnitude 1), [0.5, 2] with random sign for products; integers any bit pattern
+// (they wrap exactly).
+std::vector<Bytes> makeSendData(const Plan& plan, ReduceOp op, std::uint32_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_real_distribution<double> factor(0.5, 2.0);
+  const std::size_t size = dataTypeSize(plan.type);
+  std::vector<Bytes> data(static_cast<std::size_t>(plan.nranks));
+  for (int r = 0; r < plan.nranks; ++r) {
+    Bytes& bytes = data[static_cast<std::size_t>(r)];
+    bytes.resize(sendElementsOf(plan.collective, plan.nranks, plan.count, r, plan.root) * size);
+    for (std::size_t i = 0; i < bytes.size() / size; ++i) {
+      if (!isFloatingPoint(plan.type)) {
+        const std::uint64_t bits = random();
+        std::memcpy(bytes.data() + i * size, &bits, size);
+      } else if (op == ReduceOp::Prod) {
+        storeElement(plan.type, bytes.data(), i, (random() & 1) != 0 ? factor(random) : -factor(random));
+      } else {
+        storeElement(plan.type, bytes.data(), i, unit(random));
+      }
+    }
+  }
+  return data;
+}
+
+// Runs the plan on the host and compares every rank's recv with the closed form; returns "" or what differs.
+std::string runAndCompare(const Plan& plan, ReduceOp op, std::uint32_t seed) {
+  const std::vector<Bytes> send = makeSendData(plan, op, seed);
+  const std::vector<Bytes> got = runPlanOnHost(plan, op, send);
+  const std::vector<Bytes> want =
+      hostReduceReference(plan.collective, plan.type, op, plan.nranks, plan.count, plan.root, send);
+  const Tolerance tol =
+      reduces(plan.collective) ? tolerance(plan.type, op, plan.nranks, op == ReduceOp::Prod ? 2.0 : 1.0) : Tolerance{};
+  for (std::size_t r = 0; r < want.size(); ++r) {
+    if (auto mismatch = findMismatch(plan.type, tol, want[r], got[r])) {
+      return planName(plan) + " " + reduceOpName(op) + ": rank " + std::to_string(r) + ": " + *mismatch;
+    }
+  }
+  return "";
+}
+
+// The sweep the issue asks for. Types and ops rotate from case to case so that every pair is met across
+// the sweep without multiplying its size by 50; AllTypesAndOps below runs every pair on every algorithm.
+class PlanSweep : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(PlanSweep, MatchesClosedFormForEveryShape) {
+  const Variant variant = GetParam();
+  std::vector<std::pair<DataType, ReduceOp>> typeOps;
+  for (DataType type : kTypes) {
+    for (ReduceOp op : kOps) {
+      if (reduceOpSupported(type, op) && (reduces(variant.collective) || op == ReduceOp::Sum)) {
+        typeOps.emplace_back(type, op);
+      }
+    }
+  }
+  std::size_t rotation = 0;
+  int runs = 0;
+  for (int n = 1; n <= 8; ++n) {
+    const std::set<std::size_t> counts = {0, 1, static_cast<std::size_t>(n - 1), 7, 1000, 1001};
+    for (std::size_t count : counts) {
+      for (std::size_t chunk : {std::size_t{0}, std::size_t{5}, std::size_t{64}}) {
+        for (bool inPlace : {false, true}) {
+          if (inPlace && !hasInPlace(variant.collective)) continue;
+          const auto [type, op] = typeOps[rotation++ % typeOps.size()];
+          const int root = static_cast<int>(count % static_cast<std::size_t>(n));
+          const Plan plan = buildPlan(variant.collective, variant.algorithm, n, count, root, inPlace, chunk, type);
+          const std::string failure = runAndCompare(plan, op, static_cast<std::uint32_t>(rotation));
+          ASSERT_EQ(failure, "");
+          ++runs;
+        }
+      }
+    }
+  }
+  RecordProperty("runs", runs);
+}
+
+TEST_P(PlanSweep, AllTypesAndOps) {
+  const Variant variant = GetParam();
+  for (DataType type : kTypes) {
+    for (ReduceOp op : kOps) {
+      if (!reduceOpSupported(type, op) || (!reduces(variant.collective) && op != ReduceOp::Sum)) continue;
+      for (bool inPlace : {false, true}) {
+        if (inPlace && !hasInPlace(variant.collective)) continue;
+        const Plan plan = buildPlan(variant.collective, variant.algorithm, 5, 203, 3, inPlace, 24, type);
+        ASSERT_EQ(runAndCompare(plan, op, 7), "");
+      }
+    }
+  }
+}
+
+// Out of place the user's send buffer is untouched, and every element of every recv is written (a poison
+// byte pattern would otherwise survive; checked with two different poisons).
+TEST_P(PlanSweep, LeavesSendIntactAndWritesAllOfRecv) {
+  const Variant variant = GetParam();
+  for (int n : {2, 3, 8}) {
+    const Plan plan = buildPlan(variant.collective, variant.algorithm, n, 77, n - 1, false, 16, DataType::U8);
+    const std::vector<Bytes> send = makeSendData(plan, ReduceOp::Max, 3);
+    std::vector<HostRankBuffers> buffers = allocateHostBuffers(plan, std::byte{0x5a});
+    for (std::size_t r = 0; r < send.size(); ++r) buffers[r].input = send[r];
+    executePlan(plan, ReduceOp::Max, buffers);
+    for (std::size_t r = 0; r < send.size(); ++r) EXPECT_TRUE(buffers[r].input == send[r]) << planName(plan);
+    const auto a = runPlanOnHost(plan, ReduceOp::Max, send, std::byte{0x00});
+    const auto b = runPlanOnHost(plan, ReduceOp::Max, send, std::byte{0xff});
+    EXPECT_TRUE(a == b) << planName(plan) << ": a recv element was never written";
+  }
+}
+
+std::string variantName(const ::testing::TestParamInfo<Variant>& info) {
+  return std::string(collectiveName(info.param.collective)) + "_" + algorithmName(info.param.algorithm);
+}
+
+INSTANTIATE_TEST_SUITE_P(Coll, PlanSweep, ::testing::ValuesIn(allVariants()), variantName);
+
+// All ranks of an all-reduce get bitwise the same floats (sources are listed in the same order).
+TEST(Plan, AllReduceRanksAgreeBitwise) {
+  for (Algorithm algorithm : algorithmsOf(Collective::AllReduce)) {
+    const Plan plan = buildPlan(Collective::AllReduce, algorithm, 7, 1001, 0, false, 0, DataType::F32);
+    const std::vector<Bytes> got = runPlanOnHost(plan, ReduceOp::Sum, makeSendData(plan, ReduceOp::Sum, 11));
+    for (const Bytes& rank : got) EXPECT_TRUE(rank == got[0]) << planName(plan);
+  }
+}
+
+TEST(Plan, ShardsAreThePartitionRanges) {
+  for (DataType type : {DataType::F64, DataType::F16, DataType::U8}) {
+    const std::size_t align = alignElementsOf(type);
+    EXPECT_EQ(align, std::max<std::size_t>(1, 16 / dataTypeSize(type)));
+    const Plan plan = buildPlan(Collective::AllReduce, Algorithm::TwoShot, 3, 1001, 0, false, 0, type);
+    ASSERT_EQ(plan.steps.size(), 2u);
+    ASSERT_EQ(plan.steps[0].transfers.size(), 3u);
+    for (const Transfer& transfer : plan.steps[0].transfers) {
+      const ElementRange shard = partitionRange(1001, 3, transfer.executor, align);
+      EXPECT_EQ(transfer.dst.offset, shard.begin);
+      EXPECT_EQ(transfer.count, shard.count);
+      EXPECT_TRUE(transfer.finish);
+      EXPECT_EQ(transfer.kind, TransferKind::Reduce);
+    }
+  }
+}
+
+// The traffic docs/collectives.md states, per rank, in elements read from peers (n = 4, count 4096).
+TEST(Plan, TrafficPerRankIsAsDocumented) {
+  const int n = 4;
+  const std::size_t count = 4096;
+  const std::size_t shard = count / n;
+  const auto reads = [&](Collective c, Algorithm a, int root = 0) {
+    return remoteReadElements(buildPlan(c, a, n, count, root, false, 0, DataType::F32));
+  };
+  using V = std::vector<std::size_t>;
+  EXPECT_EQ(reads(Collective::AllReduce, Algorithm::OneShot), V(4, 3 * count));
+  EXPECT_EQ(reads(Collective::AllReduce, Algorithm::TwoShot), V(4, 2 * 3 * shard));
+  EXPECT_EQ(reads(Collective::AllReduce, Algorithm::Ring), V(4, 2 * 3 * shard));
+  EXPECT_EQ(reads(Collective::ReduceScatter, Algorithm::OneShot), V(4, 3 * count));
+  EXPECT_EQ(reads(Collective::ReduceScatter, Algorithm::Ring), V(4, 3 * count));
+  EXPECT_EQ(reads(Collective::AllGather, Algorithm::OneShot), V(4, 3 * count));
+  EXPECT_EQ(reads(Collective::AllGather, Algorithm::Ring), V(4, 3 * count));
+  EXPECT_EQ(reads(Collective::Broadcast, Algorithm::OneShot, 1), (V{count, 0, count, count}));
+  EXPECT_EQ(reads(Collective::Broadcast, Algorithm::TwoShot, 1), (V{count, 0, count, count}));
+  EXPECT_EQ(reads(Collective::Reduce, Algorithm::OneShot, 1), (V{0, 3 * count, 0, 0}));
+  EXPECT_EQ(reads(Collective::Reduce, Algorithm::TwoShot, 1), (V{3 * shard, 6 * shard, 3 * shard, 3 * shard}));
+  EXPECT_EQ(reads(Collective::AllToAll, Algorithm::OneShot), V(4, 3 * count));
+  EXPECT_EQ(reads(Collective::SendRecv, Algorithm::OneShot), V(4, count));
+}
+
+TEST(Plan, StepCountsAndPipelining) {
+  const auto steps = [](Algorithm a, int n, std::size_t chunk) {
+    return buildPlan(Collective::AllReduce, a, n, 4096, 0, false, chunk, DataType::F32).steps.size();
+  };
+  EXPECT_EQ(steps(Algorithm::OneShot, 8, 0), 1u);
+  EXPECT_EQ(steps(Algorithm::TwoShot, 8, 0), 2u);
+  EXPECT_EQ(steps(Algorithm::Ring, 8, 0), 14u);  // 2 (n - 1)
+  // 4096 / 8 = 512 elements per shard in chunks of 128: 4 chunks, pipelined one step apart.
+  EXPECT_EQ(steps(Algorithm::TwoShot, 8, 128), 4u + 1u);
+  EXPECT_EQ(steps(Algorithm::Ring, 8, 128), 4u + 14u - 1u);
+  const Plan inPlace = buildPlan(Collective::AllReduce, Algorithm::OneShot, 4, 100, 0, true, 0, DataType::F32);
+  EXPECT_EQ(inPlace.steps.size(), 2u);  // stage in scratch, then reduce
+  EXPECT_EQ(inPlace.ranks[1].inputElements, 0u);
+  EXPECT_EQ(inPlace.ranks[1].scratchElements, 100u);
+  // One rank: a local copy out of place, nothing in place.
+  EXPECT_EQ(buildPlan(Collective::AllReduce, Algorithm::Ring, 1, 10, 0, false, 0, DataType::F32).steps.size(), 1u);
+  EXPECT_TRUE(buildPlan(Collective::AllReduce, Algorithm::Ring, 1, 10, 0, true, 0, DataType::F32).steps.empty());
+  EXPECT_TRUE(buildPlan(Collective::AllGather, Algorithm::Ring, 4, 0, 0, false, 0, DataType::F32).steps.empty());
+}
+
+TEST(Plan, InPlaceLayoutsFollowTheApi) {
+  const auto layout = [](Collective c, int rank, int root = 0) {
+    const Algorithm a = algorithmsOf(c).front();
+    return buildPlan(c, a, 4, 10, root, true, 0, DataType::F32).ranks[static_cast<std::size_t>(rank)];
+  };
+  EXPECT_EQ(layout(Collective::AllGather, 2).send.buffer, BufferKind::Output);
+  EXPECT_EQ(layout(Collective::AllGather, 2).send.offset, 20u);
+  EXPECT_EQ(layout(Collective::ReduceScatter, 3).recv.buffer, BufferKind::Input);
+  EXPECT_EQ(layout(Collective::ReduceScatter, 3).recv.offset, 30u);
+  EXPECT_EQ(layout(Collective::ReduceScatter, 3).outputElements, 0u);
+  EXPECT_EQ(layout(Collective::Broadcast, 1, 1).send.buffer, BufferKind::Output);
+  EXPECT_EQ(layout(Collective::Broadcast, 2, 1).inputElements, 0u);
+  EXPECT_EQ(layout(Collective::Reduce, 2, 1).outputElements, 0u);
+  EXPECT_EQ(layout(Collective::Reduce, 2, 1).send.buffer, BufferKind::Input);
+}
+
+TEST(Plan, BuildRejectsWhatTheCollectiveLacks) {
+  const auto code = [](Collective c, Algorithm a, int n, int root, bool inPlace) {
+    try {
+      buildPlan(c, a, n, 10, root, inPlace, 0, DataType::F32);
+    } catch (const Error& error) {
+      return error.code();
+    }
+    return ErrorCode::Internal;
+  };
+  EXPECT_EQ(code(Collective::AllReduce, Algorithm::Auto, 2, 0, false), ErrorCode::InvalidUsage);
+  EXPECT_EQ(code(Collective::Broadcast, Algorithm::Ring, 2, 0, false), ErrorCode::InvalidUsage);
+  EXPECT_EQ(code(Collective::AllToAll, Algorithm::OneShot, 2, 0, true), ErrorCode::InvalidUsage);
+  EXPECT_EQ(code(Collective::SendRecv, Algorithm::OneShot, 2, 0, true), ErrorCode::InvalidUsage);
+  EXPECT_EQ(code(Collective::Reduce, Algorithm::OneShot, 2, 2, false), ErrorCode::InvalidUsage);
+  EXPECT_EQ(code(Collective::AllReduce, Algorithm::Ring, 0, 0, false), ErrorCode::InvalidUsage);
+  // Every algorithm algorithmsOf lists builds, and no other.
+  for (Collective c : kCollectives) {
+    const std::vector<Algorithm> listed = algorithmsOf(c);
+    for (Algorithm a : {Algorithm::OneShot, Algorithm::TwoShot, Algorithm::Ring}) {
+      const bool has = std::find(listed.begin(), listed.end(), a) != listed.end();
+      EXPECT_EQ(code(c, a, 3, 0, false) == ErrorCode::Internal, has) << collectiveName(c) << " " << algorithmName(a);
+    }
+  }
+}
+
+TEST(Plan, SendRecvGroups) {
+  // 0 -> 1 twice, 1 -> 0, 2 -> 2 (to itself), 3 silent.
+  const std::vector<PointToPoint> pairs = {{0, 1, 5}, {1, 0, 3}, {0, 1, 2}, {2, 2, 4}};
+  const Plan plan = buildSendRecvPlan(4, pairs, DataType::I32, 2);
+  EXPECT_EQ(plan.ranks[0].inputElements, 7u);
+  EXPECT_EQ(plan.ranks[1].outputElements, 7u);
+  EXPECT_EQ(plan.ranks[3].inputElements, 0u);
+  std::vector<Bytes> send(4);
+  for (std::size_t r = 0; r < 4; ++r) {
+    for (std::size_t i = 0; i < plan.ranks[r].inputElements; ++i) {
+      const auto value = static_cast<std::int32_t>(100 * r + i);
+      const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+      send[r].insert(send[r].end(), bytes, bytes + sizeof value);
+    }
+  }
+  const std::vector<Bytes> got = runPlanOnHost(plan, ReduceOp::Sum, send);
+  const auto element = [&](std::size_t r, std::size_t i) {
+    std::int32_t value = 0;
+    std::memcpy(&value, got[r].data() + i * 4, 4);
+    return value;
+  };
+  EXPECT_EQ(element(1, 0), 0);
+  EXPECT_EQ(element(1, 4), 4);
+  EXPECT_EQ(element(1, 5), 5);  // the second send of rank 0 follows its first in both buffers
+  EXPECT_EQ(element(1, 6), 6);
+  EXPECT_EQ(element(0, 2), 102);
+  EXPECT_EQ(element(2, 3), 203);
+  EXPECT_THROW(buildSendRecvPlan(2, {{0, 2, 1}}, DataType::I32), Error);
+}
+
+// The executor's checks, on plans broken on purpose. Each must fail with Error(Internal) naming the step.
+std::string checkError(const Plan& plan) {
+  try {
+    checkPlan(plan);
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::Internal);
+    return error.what();
+  }
+  return "";
+}
+
+TEST(HostExecutor, CatchesAReadWhileWritten) {
+  // Two-shot with its all-gather merged into the reduce-scatter step: rank r copies shard q from rank q
+  // while rank q is still reducing it.
+  Plan plan = buildPlan(Collective::AllReduce, Algorithm::TwoShot, 3, 300, 0, false, 0, DataType::F32);
+  ASSERT_EQ(checkError(plan), "");
+  for (Transfer& transfer : plan.steps[1].transfers) plan.steps[0].transfers.push_back(transfer);
+  plan.steps.pop_back();
+  const std::string message = checkError(plan);
+  EXPECT_NE(message.find("step 0: race on rank "), std::string::npos) << message;
+  EXPECT_NE(message.find("reads it"), std::string::npos) << message;
+  std::vector<HostRankBuffers> buffers = allocateHostBuffers(plan);
+  EXPECT_THROW(executePlan(plan, ReduceOp::Sum, buffers), Error);
+}
+
+TEST(HostExecutor, CatchesTwoWritersAndPartialSelfOverlap) {
+  Plan plan = buildPlan(Collective::Broadcast, Algorithm::OneShot, 2, 100, 0, false, 0, DataType::F32);
+  Transfer second = plan.steps[0].transfers[1];
+  second.dst.offset = 50;
+  second.count = 10;
+  second.srcs[0].offset = 0;
+  plan.steps[0].transfers.push_back(second);
+  const std::string message = checkError(plan);
+  EXPECT_NE(message.find("race on rank 1 output[50, 60)"), std::string::npos) << message;
+  EXPECT_NE(message.find("writes it while transfer"), std::string::npos) << message;
+
+  Plan shifted = buildPlan(Collective::AllReduce, Algorithm::OneShot, 2, 100, 0, true, 0, DataType::F32);
+  // In-place one-shot without its staging step: every rank overwrites what its peer reads.
+  shifted.steps.erase(shifted.steps.begin());
+  for (Transfer& transfer : shifted.steps[0].transfers) {
+    for (int q = 0; q < 2; ++q) transfer.srcs[static_cast<std::size_t>(q)] = {q, BufferKind::Output, 0};
+  }
+  EXPECT_NE(checkError(shifted).find("race"), std::string::npos);
+}
+
+TEST(HostExecutor, CatchesOutOfBoundsAndWritesToTheSendBuffer) {
+  Plan plan = buildPlan(Collective::AllGather, Algorithm::Ring, 3, 10, 0, false, 0, DataType::F32);
+  Plan past = plan;
+  past.steps[0].transfers[0].count = 11;
+  EXPECT_NE(checkError(past).find("reaches past rank"), std::string::npos);
+  Plan intoSend = plan;
+  intoSend.steps[0].transfers[0].dst.buffer = BufferKind::Input;
+  EXPECT_NE(checkError(intoSend).find("writes the user's send buffer"), std::string::npos);
+  Plan badRank = plan;
+  badRank.steps[0].transfers[0].srcs[0].rank = 3;
+  EXPECT_NE(checkError(badRank).find("names rank 3"), std::string::npos);
+  Plan twoSources = plan;
+  twoSources.steps[0].transfers[0].srcs.push_back(twoSources.steps[0].transfers[0].srcs[0]);
+  EXPECT_NE(checkError(twoSources).find("copies from several sources"), std::string::npos);
+  std::vector<HostRankBuffers> small = allocateHostBuffers(plan);
+  small[1].output.resize(3);
+  try {
+    executePlan(plan, ReduceOp::Sum, small);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::InvalidUsage);
+  }
+}
+
+TEST(HostExecutor, DescribesPlans) {
+  const Plan plan = buildPlan(Collective::Reduce, Algorithm::TwoShot, 2, 40, 1, false, 0, DataType::F32);
+  const std::string text = describePlan(plan);
+  EXPECT_NE(text.find("reduce/two_shot n=2 count=40 f32 root=1 out-of-place: 2 steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 0: reduce rank 0 scratch[0, 20) <- rank 0 input[0, 20), rank 1 input[0, 20) (finish)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 1: copy rank 1 output[0, 20) <- rank 0 scratch[0, 20)"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace peerlink::coll
