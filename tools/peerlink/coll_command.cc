@@ -1,15 +1,150 @@
-// `peerlink coll` (placeholder until the command is built).
+// `peerlink coll`: collectives in nccl-tests' shape, peerlink (eager and CUDA graph) beside NCCL (plain,
+// CUDA graph, symmetric registration + graph) in the same run (docs/coll.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "coll/coll_bench.hpp"
+#include "coll_format.hpp"
+#include "coll_json_read.hpp"
 #include "commands.hpp"
+#include "exit_codes.hpp"
+#include "output_file.hpp"
+#include "peerlink/bench.hpp"
 #include "peerlink/error.hpp"
+#include "peerlink/topology.hpp"
+#include "run_metadata.hpp"
+#include "size_parse.hpp"
 
 namespace peerlink::cli {
+namespace {
 
-CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& /*options*/) {
-  return app.add_subcommand("coll", "Collective benchmark in nccl-tests' shape, with NCCL's figures in the same run");
+coll::CollBenchOptions toBenchOptions(const CollCommandOptions& options, const Params& params) {
+  coll::CollBenchOptions bench;
+  const std::optional<Collective> collective = parseCollective(options.collective);
+  if (!collective) {
+    throw Error(
+        ErrorCode::InvalidUsage,
+        fmt::format("-o {}: not a collective (all_reduce, broadcast, reduce, all_gather, reduce_scatter, "
+                    "all_to_all, send_recv){}",
+                    options.collective, parseReduceOp(options.collective) ? "; the reduction operation is --op" : ""));
+  }
+  const std::optional<DataType> type = parseDataType(options.datatype);
+  if (!type) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("-d {}: not a data type (float, double, half, bfloat16, int8, uint8, int32, uint32, "
+                            "int64, uint64, or f32, f64, f16, bf16, i8, ...)",
+                            options.datatype));
+  }
+  const std::optional<ReduceOp> op = parseReduceOp(options.op);
+  if (!op) throw Error(ErrorCode::InvalidUsage, fmt::format("--op {}: not sum, prod, min, max or avg", options.op));
+  if (options.check != 0 && options.check != 1) throw Error(ErrorCode::InvalidUsage, "-c must be 0 or 1");
+  if (options.capture != "joined" && options.capture != "per-rank") {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("--capture {}: not joined or per-rank", options.capture));
+  }
+  bench.collective = *collective;
+  bench.type = *type;
+  bench.op = *op;
+  bench.root = options.root;
+  bench.sizes = sweepSizes(parseSize(options.minBytes, "-b"), parseSize(options.maxBytes, "-e"), options.factor);
+  bench.iterations = options.iterations;
+  bench.warmup = options.warmup;
+  bench.check = options.check == 1;
+  bench.gpus = options.gpus;
+  bench.peerlink = !options.ncclOnly;
+  bench.nccl = !options.noNccl;
+  bench.ncclLibrary = params.getString("PEERLINK_NCCL_LIBRARY");
+  bench.capture = options.capture == "per-rank" ? coll::GraphCapture::PerRank : coll::GraphCapture::Joined;
+  coll::validateCollOptions(bench);
+  return bench;
 }
 
-int runCollCommand(const CollCommandOptions& /*options*/, Context& /*context*/) {
-  throw Error(ErrorCode::Unsupported, "peerlink coll is not built yet");
+// The JSON file is written after minutes of measuring: a mistyped folder must fail first.
+void checkOutputPath(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+  std::error_code error;
+  if (!std::filesystem::is_directory(folder, error)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("--json {}: folder {} does not exist", path, folder.string()));
+  }
+  if (access(folder.c_str(), W_OK) != 0) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("--json {}: folder {} is not writable", path, folder.string()));
+  }
+  if (std::filesystem::is_directory(target, error)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("--json {}: is a folder, not a file", path));
+  }
+}
+
+int collVerdict(const coll::CollRun& run, Context& context) {
+  const int failures = collFailures(run);
+  if (failures > 0) {
+    context.err << fmt::format("peerlink: {} measurement(s) FAILED (wrong data or errors; see above)\n", failures);
+    return kExitBroken;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
+  CLI::App* command =
+      app.add_subcommand("coll", "Collective benchmark in nccl-tests' shape, with NCCL's figures in the same run");
+  command->add_option("-o,--collective", options.collective,
+                      "all_reduce (default), broadcast, reduce, all_gather, reduce_scatter, all_to_all, send_recv "
+                      "(nccl-tests' spellings without underscores work too)");
+  command->add_option("-b,--minbytes", options.minBytes, "Smallest size, nccl-tests' meaning, e.g. 8, 64K (default 8)");
+  command->add_option("-e,--maxbytes", options.maxBytes, "Largest size (default 512M)");
+  command->add_option("-f,--stepfactor", options.factor, "Each size is the previous times this (default 2)");
+  command->add_option("-g,--ngpus", options.gpus, "Use GPUs 0..g-1 of this process (default: all)");
+  command->add_option("-n,--iters", options.iterations, "Timed iterations (default 20)");
+  command->add_option("-w,--warmup_iters", options.warmup, "Untimed iterations first (default 5)");
+  command->add_option("-c,--check", options.check, "1: check every configuration's result on the host (default 1)");
+  command->add_option("-d,--datatype", options.datatype, "float (default), double, half, bfloat16, int8, uint8, ...");
+  command->add_option("--op", options.op, "Reduction: sum (default), prod, min, max, avg");
+  command->add_option("-r,--root", options.root, "Root rank of broadcast and reduce (default 0)");
+  command->add_flag("--no-nccl", options.noNccl, "Measure peerlink only");
+  command->add_flag("--nccl-only", options.ncclOnly, "Measure NCCL only");
+  command->add_option("--capture", options.capture,
+                      "CUDA graph capture: joined (one graph for all GPUs, default) or per-rank (one per GPU, as "
+                      "nccl-tests -G)");
+  command->add_option("--json", options.jsonPath, "Write the run as JSON to this file ('-' for stdout)");
+  CLI::Option* fromJson =
+      command->add_option("--from-json", options.fromJsonPath, "Show a run saved with --json instead of measuring");
+  for (const char* measuring :
+       {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--iters", "--warmup_iters", "--check",
+        "--datatype", "--op", "--root", "--no-nccl", "--nccl-only", "--capture", "--json"}) {
+    fromJson->excludes(command->get_option(measuring));
+  }
+  command->get_option("--no-nccl")->excludes(command->get_option("--nccl-only"));
+  return command;
+}
+
+int runCollCommand(const CollCommandOptions& options, Context& context) {
+  if (!options.fromJsonPath.empty()) {
+    const SavedColl saved = loadCollFile(options.fromJsonPath);
+    context.out << formatCollText(saved.run);
+    return collVerdict(saved.run, context);
+  }
+  checkOutputPath(options.jsonPath);
+  coll::CollBenchOptions bench = toBenchOptions(options, context.params);
+  if (isatty(STDERR_FILENO) != 0) {
+    bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
+  }
+  const Topology topology = discoverTopology(context.params);  // Error(NoDevice) without a GPU: exit 3
+  const coll::CollRun run = coll::runCollBench(context.params, bench);
+  if (bench.progress) std::fprintf(stderr, "\r\033[K");
+  if (!options.jsonPath.empty()) {
+    nlohmann::json document = collToJson(run, context.params);
+    document["generated_by"] = runMetadata(context.commandLine);
+    document["topology"] = nlohmann::json::parse(topologyToJson(topology));
+    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+  }
+  if (options.jsonPath != "-") context.out << formatCollText(run);
+  return collVerdict(run, context);
 }
 
 }  // namespace peerlink::cli

@@ -1,0 +1,182 @@
+#include "coll/coll_bench.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "coll/coll_session.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+
+const char* collConfigName(CollConfig config) noexcept {
+  switch (config) {
+    case CollConfig::Peerlink: return "peerlink";
+    case CollConfig::PeerlinkGraph: return "peerlink_graph";
+    case CollConfig::Nccl: return "nccl";
+    case CollConfig::NcclGraph: return "nccl_graph";
+    case CollConfig::NcclSymmetric: return "nccl_symmetric";
+  }
+  return "?";
+}
+
+std::optional<CollConfig> parseCollConfig(const std::string& name) {
+  for (CollConfig config : kCollConfigs) {
+    if (name == collConfigName(config)) return config;
+  }
+  return std::nullopt;
+}
+
+const char* collConfigDescription(CollConfig config) noexcept {
+  switch (config) {
+    case CollConfig::Peerlink: return "peerlink, eager (one call per rank per iteration)";
+    case CollConfig::PeerlinkGraph: return "peerlink, the timed iterations captured in a CUDA graph";
+    case CollConfig::Nccl: return "NCCL, plain (ncclGroupStart/End over the ranks per iteration)";
+    case CollConfig::NcclGraph: return "NCCL, the timed iterations captured in a CUDA graph (nccl-tests -G)";
+    case CollConfig::NcclSymmetric:
+      return "NCCL, ncclMemAlloc buffers registered with ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC), "
+             "in a CUDA graph (nccl-tests -R 2 -G)";
+  }
+  return "?";
+}
+
+bool isNcclConfig(CollConfig config) noexcept {
+  return config == CollConfig::Nccl || config == CollConfig::NcclGraph || config == CollConfig::NcclSymmetric;
+}
+
+CollSizing collSizing(Collective collective, std::size_t requestedBytes, DataType type, int ranks) {
+  const std::size_t size = dataTypeSize(type);
+  const auto n = static_cast<std::size_t>(ranks > 0 ? ranks : 1);
+  const std::size_t count = requestedBytes / size;
+  // nccl-tests: (count / nranks) & -(16 / eltSize): per-rank parts in whole 16-byte units.
+  const std::size_t unit = 16 / size;
+  const std::size_t part = count / n / unit * unit;
+  CollSizing s;
+  switch (collective) {
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::SendRecv:
+      s.count = s.sendCount = s.recvCount = count;
+      s.bandwidthBytes = count * size;
+      break;
+    case Collective::AllGather:
+      s.count = s.sendCount = part;
+      s.recvCount = part * n;
+      s.sendInPlaceOffset = part;
+      s.bandwidthBytes = part * size * n;
+      break;
+    case Collective::ReduceScatter:
+      s.count = s.recvCount = part;
+      s.sendCount = part * n;
+      s.recvInPlaceOffset = part;
+      s.bandwidthBytes = part * size * n;
+      break;
+    case Collective::AllToAll:
+      s.count = part;
+      s.sendCount = s.recvCount = part * n;
+      s.bandwidthBytes = part * size * n;
+      break;
+  }
+  s.bytes = std::max(s.sendCount, s.recvCount) * size;
+  return s;
+}
+
+double busBandwidthFactor(Collective collective, int ranks) {
+  const double n = ranks > 0 ? ranks : 1;
+  switch (collective) {
+    case Collective::AllReduce: return 2.0 * (n - 1) / n;
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+    case Collective::AllToAll: return (n - 1) / n;
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::SendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+bool hasInPlace(Collective collective) noexcept {
+  return collective != Collective::AllToAll && collective != Collective::SendRecv;
+}
+
+std::optional<CollConfig> bestNccl(const CollRow& row, Placement placement) {
+  std::optional<CollConfig> best;
+  const auto& measurements = row.at(placement);
+  for (CollConfig config : kCollConfigs) {
+    const CollMeasurement& m = measurements[static_cast<int>(config)];
+    if (!isNcclConfig(config) || !m.ok()) continue;
+    if (!best || m.timeUs < measurements[static_cast<int>(*best)].timeUs) best = config;
+  }
+  return best;
+}
+
+std::optional<double> ratioToBestNccl(const CollRow& row, Placement placement, CollConfig config) {
+  const std::optional<CollConfig> best = bestNccl(row, placement);
+  const CollMeasurement& m = row.at(placement)[static_cast<int>(config)];
+  if (!best || !m.ok() || m.timeUs <= 0) return std::nullopt;
+  return row.at(placement)[static_cast<int>(*best)].timeUs / m.timeUs;
+}
+
+void validateCollOptions(const CollBenchOptions& options) {
+  if (options.sizes.empty()) throw Error(ErrorCode::InvalidUsage, "no sizes to measure");
+  if (options.iterations < 1) throw Error(ErrorCode::InvalidUsage, "-n must be at least 1");
+  if (options.warmup < 0) throw Error(ErrorCode::InvalidUsage, "-w must not be negative");
+  if (options.gpus < 0) throw Error(ErrorCode::InvalidUsage, "-g must not be negative (0: every GPU)");
+  if (options.root < 0) throw Error(ErrorCode::InvalidUsage, "-r must not be negative");
+  if (!options.peerlink && !options.nccl) {
+    throw Error(ErrorCode::InvalidUsage, "--no-nccl and --nccl-only together leave nothing to measure");
+  }
+  const bool reducing = options.collective == Collective::AllReduce || options.collective == Collective::Reduce ||
+                        options.collective == Collective::ReduceScatter;
+  if (reducing && !reduceOpSupported(options.type, options.op)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("--op {} is not defined for {} (integer division would truncate)",
+                                                     reduceOpName(options.op), dataTypeName(options.type)));
+  }
+}
+
+CollRun runCollBench(const Params& params, const CollBenchOptions& options) {
+  validateCollOptions(options);
+  CollRun run;
+  run.options = options;
+  run.options.progress = nullptr;
+  CollSession session(params, options, run);
+  const std::size_t elementSize = dataTypeSize(options.type);
+  for (std::size_t requested : options.sizes) {
+    const CollSizing sizing = collSizing(options.collective, requested, options.type, run.ranks);
+    CollRow row;
+    row.bytes = sizing.bytes;
+    row.count = sizing.count;
+    row.peerlinkChoice = session.peerlinkChoice(sizing.sendCount * elementSize);
+    for (Placement placement : {Placement::OutOfPlace, Placement::InPlace}) {
+      auto& measurements = placement == Placement::InPlace ? row.inPlace : row.outOfPlace;
+      for (CollConfig config : kCollConfigs) {
+        CollMeasurement& m = measurements[static_cast<int>(config)];
+        const CollConfigStatus& status = run.configs[static_cast<int>(config)];
+        if (!status.available) {
+          m.reason = status.reason;
+        } else if (placement == Placement::InPlace && !hasInPlace(options.collective)) {
+          m.reason = "no in-place variant";
+        } else if (sizing.count == 0) {
+          m.reason = "0 elements";
+        } else {
+          if (options.progress) {
+            options.progress(fmt::format("{} {} B {} {}", collectiveName(options.collective), sizing.bytes,
+                                         placement == Placement::InPlace ? "in-place" : "out-of-place",
+                                         collConfigName(config)));
+          }
+          try {
+            m = session.measure(config, placement, sizing);
+          } catch (...) {
+            session.abandon();
+            throw;
+          }
+        }
+      }
+    }
+    run.rows.push_back(row);
+  }
+  return run;
+}
+
+}  // namespace peerlink::coll

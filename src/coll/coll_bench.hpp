@@ -1,0 +1,147 @@
+// The measurement harness of `peerlink coll`: collectives in nccl-tests' shape, peerlink's communicator
+// (eager and captured in a CUDA graph) beside NCCL in its three configurations (plain, CUDA graph,
+// symmetric window registration + graph), all in one run on the same buffers and sizes.
+//
+// Sizes mean what nccl-tests means (its getCollByteCount): the size of a row is the larger of a rank's
+// send and receive buffers; all-gather and reduce-scatter round the per-rank part down to 16 bytes,
+// all-to-all the per-peer part. algbw is nccl-tests' base bandwidth (all-reduce, broadcast, reduce,
+// send/recv: count x type size / time; all-gather, reduce-scatter, all-to-all: that x ranks), busbw is
+// algbw times the bus factor (all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all (n-1)/n;
+// broadcast, reduce, send/recv 1). Time is per iteration: CUDA events around all timed iterations on each
+// GPU, divided by the iterations, the slowest GPU reported.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "peerlink/collectives.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink::coll {
+
+/// What is measured; the peerlink configurations first.
+enum class CollConfig { Peerlink, PeerlinkGraph, Nccl, NcclGraph, NcclSymmetric };
+constexpr int kCollConfigCount = 5;
+constexpr std::array<CollConfig, kCollConfigCount> kCollConfigs = {CollConfig::Peerlink, CollConfig::PeerlinkGraph,
+                                                                   CollConfig::Nccl, CollConfig::NcclGraph,
+                                                                   CollConfig::NcclSymmetric};
+/// "peerlink", "peerlink_graph", "nccl", "nccl_graph", "nccl_symmetric".
+const char* collConfigName(CollConfig config) noexcept;
+std::optional<CollConfig> parseCollConfig(const std::string& name);
+/// One line: "peerlink, eager (one call per rank per iteration)".
+const char* collConfigDescription(CollConfig config) noexcept;
+bool isNcclConfig(CollConfig config) noexcept;
+
+enum class Placement { OutOfPlace, InPlace };
+
+/// nccl-tests' getCollByteCount for one row, in elements and bytes.
+struct CollSizing {
+  std::size_t count = 0;                     ///< the count argument of the call (nccl-tests' "count")
+  std::size_t sendCount = 0, recvCount = 0;  ///< elements of each rank's send and receive buffer
+  std::size_t sendInPlaceOffset = 0;         ///< in place: send = buffer + rank x this (elements)
+  std::size_t recvInPlaceOffset = 0;         ///< in place: recv = buffer + rank x this (elements)
+  std::size_t bytes = 0;                     ///< the row's size: max(send, recv) bytes
+  std::size_t bandwidthBytes = 0;            ///< what algbw divides by time
+};
+
+/// The sizing of a requested size, as nccl-tests computes it for `ranks` ranks.
+CollSizing collSizing(Collective collective, std::size_t requestedBytes, DataType type, int ranks);
+/// nccl-tests' bus bandwidth factor.
+double busBandwidthFactor(Collective collective, int ranks);
+/// Whether nccl-tests checks the in-place variant (not for all-to-all and send/recv; peerlink does not
+/// run those in place either).
+bool hasInPlace(Collective collective) noexcept;
+
+/// How graph configurations are captured: all ranks' streams into one graph (forked from rank 0's stream
+/// and joined back), or one graph per rank's stream as nccl-tests does (-G).
+enum class GraphCapture { Joined, PerRank };
+
+struct CollBenchOptions {
+  Collective collective = Collective::AllReduce;
+  DataType type = DataType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;
+  std::vector<std::size_t> sizes;  ///< requested sizes (nccl-tests' -b/-e/-f), ascending
+  int iterations = 20;             ///< -n
+  int warmup = 5;                  ///< -w
+  bool check = true;               ///< -c 1: one more run per configuration, checked on the host
+  int gpus = 0;                    ///< -g: GPUs 0..g-1 of this process; 0 all
+  bool peerlink = true;            ///< measure peerlink's communicator
+  bool nccl = true;                ///< measure NCCL (when it loads)
+  std::string ncclLibrary;         ///< PEERLINK_NCCL_LIBRARY
+  GraphCapture capture = GraphCapture::Joined;
+  /// Called before each measurement with a short description, for progress lines; may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+/// One configuration, one placement, one size.
+struct CollMeasurement {
+  enum class Status { NotRun, Ok, Failed };
+  Status status = Status::NotRun;
+  std::string reason;  ///< NotRun: why (configuration unavailable, no in-place); Failed: the error
+  double timeUs = 0;   ///< per iteration, slowest rank
+  double algbwGBps = 0;
+  double busbwGBps = 0;
+  std::int64_t wrong = -1;  ///< elements that differ from the host reference over all ranks; -1 not checked
+  bool ok() const noexcept { return status == Status::Ok; }
+  bool failed() const noexcept { return status == Status::Failed || wrong > 0; }
+};
+
+struct CollRow {
+  std::size_t bytes = 0;       ///< nccl-tests' size
+  std::size_t count = 0;       ///< nccl-tests' count
+  std::string peerlinkChoice;  ///< Communicator::describeChoice for this size; empty without peerlink
+  std::array<CollMeasurement, kCollConfigCount> outOfPlace;
+  std::array<CollMeasurement, kCollConfigCount> inPlace;
+  const std::array<CollMeasurement, kCollConfigCount>& at(Placement placement) const {
+    return placement == Placement::InPlace ? inPlace : outOfPlace;
+  }
+};
+
+/// Why a configuration did not run at all ("" when it ran).
+struct CollConfigStatus {
+  bool available = false;
+  std::string reason;
+};
+
+struct NcclStatus {
+  bool loaded = false;
+  std::string path;
+  std::string version;  ///< "2.28.9"
+  int versionCode = 0;
+  std::string reason;  ///< why not loaded / not initialized
+  std::string nvls;    ///< the NCCL_NVLS_ENABLE line
+  std::vector<std::string> searched;
+};
+
+struct CollRun {
+  CollBenchOptions options;  ///< without the progress callback
+  int ranks = 0;
+  std::vector<int> devices;
+  std::vector<std::string> deviceNames;   ///< "NVIDIA H200", per rank
+  std::vector<std::string> deviceBusIds;  ///< "0000:00:06.0", per rank
+  NcclStatus nccl;
+  std::array<CollConfigStatus, kCollConfigCount> configs;
+  std::vector<CollRow> rows;
+};
+
+/// The NCCL configuration with the shortest time at this row and placement, if any ran.
+std::optional<CollConfig> bestNccl(const CollRow& row, Placement placement);
+/// best NCCL time / `config`'s time (> 1: peerlink faster); nullopt when either did not run.
+std::optional<double> ratioToBestNccl(const CollRow& row, Placement placement, CollConfig config);
+
+/// Rejects what no GPU is needed to reject: empty sizes, iterations < 1, warmup < 0, gpus < 0, a negative
+/// root, avg on integer types. Throws Error(InvalidUsage).
+void validateCollOptions(const CollBenchOptions& options);
+
+/// Measures every size with every available configuration. Throws Error(NoDevice) without a GPU,
+/// Error(InvalidUsage) for -g or a root beyond the GPUs, Error(Timeout) when a wait passes its deadline
+/// (PEERLINK_TIMEOUT_MS per collective waited for). Other failures of one measurement are recorded in it.
+CollRun runCollBench(const Params& params, const CollBenchOptions& options);
+
+}  // namespace peerlink::coll

@@ -1,0 +1,39 @@
+// The GPU side of `peerlink coll` (coll_bench.hpp): streams, buffers, peerlink's communicator and NCCL's
+// communicators for one run, and one measurement at a time (warm-up, timed iterations, the checked run).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "coll/coll_bench.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink::coll {
+
+class CollSession {
+ public:
+  /// Sets up everything the run's sizes need and records in `run` the devices, NCCL's status and which
+  /// configurations are available (with the reason for those that are not). Throws Error(NoDevice)
+  /// without a GPU and Error(InvalidUsage) for -g or a root beyond the GPUs.
+  CollSession(const Params& params, const CollBenchOptions& options, CollRun& run);
+  ~CollSession();
+  CollSession(const CollSession&) = delete;
+  CollSession& operator=(const CollSession&) = delete;
+
+  /// Communicator::describeChoice for `bytesPerRank`; empty without peerlink.
+  std::string peerlinkChoice(std::size_t bytesPerRank) const;
+
+  /// One configuration at one size and placement: the checked run (options.check), then warm-up and the
+  /// timed iterations. A failure is recorded in the result, except Error(Timeout), which is thrown: a
+  /// kernel that does not finish leaves nothing else runnable.
+  CollMeasurement measure(CollConfig config, Placement placement, const CollSizing& sizing);
+
+  /// After a timeout: leaks every resource instead of freeing it (freeing would wait for the stuck work).
+  void abandon() noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace peerlink::coll
