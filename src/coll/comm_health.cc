@@ -1,0 +1,77 @@
+// Stalls reported by the collective kernels (comm_health.hpp).
+#include "coll/comm_health.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+struct Report {
+  int rank = 0;
+  kernels::CollFailure record{};
+};
+
+// A copy of the record through volatile reads: the device may be writing it.
+kernels::CollFailure readRecord(const kernels::CollFailure* failure) {
+  const volatile kernels::CollFailure* f = failure;
+  kernels::CollFailure copy{};
+  copy.launch = f->launch;
+  copy.seq = f->seq;
+  copy.observed = f->observed;
+  copy.expected = f->expected;
+  copy.timeNs = f->timeNs;
+  copy.status = f->status;
+  copy.step = f->step;
+  copy.peer = f->peer;
+  copy.block = f->block;
+  copy.collective = f->collective;
+  return copy;
+}
+
+const char* collectiveOf(int collective) {
+  if (collective < 0 || collective > static_cast<int>(Collective::SendRecv)) return "collective";
+  return collectiveName(static_cast<Collective>(collective));
+}
+
+}  // namespace
+
+void throwIfFailed(CommState& state) {
+  std::vector<Report> reports;
+  for (int r = 0; r < state.nranks; ++r) {
+    const auto index = static_cast<std::size_t>(r);
+    const volatile unsigned long long* launch = &state.failure(r)->launch;
+    if (*launch <= state.reported[index]) continue;
+    Report report;
+    report.rank = r;
+    report.record = readRecord(state.failure(r));
+    state.reported[index] = report.record.launch;
+    reports.push_back(report);
+  }
+  if (reports.empty()) return;
+  std::sort(reports.begin(), reports.end(),
+            [](const Report& a, const Report& b) { return a.record.timeNs < b.record.timeNs; });
+  std::string message =
+      "collective kernels gave up waiting (PEERLINK_TIMEOUT_MS=" + std::to_string(state.timeoutNs / 1000000u) + "): ";
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const Report& report = reports[i];
+    const kernels::CollFailure& f = report.record;
+    const int peer = f.peer >= 0 && f.peer < state.nranks ? f.peer : -1;
+    message += fmt::format(
+        "{}{} #{} on rank {} (GPU {}) waited for rank {} (GPU {}) at the {} (block {}, flag {} observed, {} "
+        "expected)",
+        i == 0 ? "" : "; then ", collectiveOf(f.collective), f.seq, report.rank,
+        state.devices[static_cast<std::size_t>(report.rank)], f.peer,
+        peer >= 0 ? state.devices[static_cast<std::size_t>(peer)] : -1, kernels::collStepName(f.step), f.block,
+        f.observed, f.expected);
+  }
+  message += reports.size() > 1 ? " (earliest first: the first names the likely straggler)" : "";
+  throw Error(ErrorCode::Timeout, message);
+}
+
+}  // namespace peerlink::coll

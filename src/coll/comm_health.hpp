@@ -1,0 +1,15 @@
+// Stalls reported by the collective kernels (CollFailure records in mapped host memory) turned into
+// errors: read without synchronizing anything, so every call can check first.
+#pragma once
+
+#include "coll/comm_state.hpp"
+
+namespace peerlink::coll {
+
+/// Throws Error(Timeout) when a kernel of any rank reported a stalled peer since the last report, naming
+/// for each record the collective, its sequence number, the rank (GPU) that gave up, the rank it waited
+/// for, the step and the flag values, earliest first (the earliest is the likely cause; later ones are
+/// often its echo). Each record is reported once.
+void throwIfFailed(CommState& state);
+
+}  // namespace peerlink::coll

@@ -1,0 +1,307 @@
+// Kernel launches for matched calls (comm_launch.hpp).
+#include "coll/comm_launch.hpp"
+
+#include <fmt/format.h>
+
+#include "coll/algorithm_select.hpp"
+#include "coll/partition.hpp"
+#include "core/log.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+using kernels::CollCopyArgs;
+using kernels::CollCopyJob;
+using kernels::CollLlArgs;
+using kernels::CollReduceArgs;
+using kernels::CollSyncArgs;
+using kernels::kCollMaxJobs;
+using kernels::kCollMaxRanks;
+
+// Rank-independent: every rank of a call launches the same grid (the flags are per block).
+constexpr int kP2pBlocksCap = 64;
+
+const void* offsetBy(const void* pointer, std::size_t bytes) {
+  return static_cast<const unsigned char*>(pointer) + bytes;
+}
+void* offsetBy(void* pointer, std::size_t bytes) {
+  return static_cast<unsigned char*>(pointer) + bytes;
+}
+
+CollSyncArgs syncArgs(const CommState& state, int rank, Collective collective, bool p2p, unsigned int peerMask) {
+  CollSyncArgs sync;
+  for (int r = 0; r < kCollMaxRanks; ++r) sync.flags[r] = state.symmetric.flags[r];
+  const RankResources& resources = state.ranks[static_cast<std::size_t>(rank)];
+  sync.sync = static_cast<kernels::CollRankSync*>(resources.sync.data());
+  sync.failure = state.failure(rank);
+  sync.timeoutNs = state.timeoutNs;
+  sync.rank = rank;
+  sync.nranks = state.nranks;
+  sync.collective = static_cast<int>(collective);
+  sync.peerMask = peerMask;
+  sync.p2p = p2p;
+  return sync;
+}
+
+unsigned int allRanks(const CommState& state) {
+  return state.nranks >= 32 ? ~0u : (1u << state.nranks) - 1u;
+}
+
+kernels::CollType collType(DataType type) {
+  return static_cast<kernels::CollType>(static_cast<int>(type));
+}
+kernels::CollOp collOp(ReduceOp op) {
+  return static_cast<kernels::CollOp>(static_cast<int>(op));
+}
+
+void logOnce(CommState& state, Collective collective, const KernelChoice& choice, std::size_t bytes) {
+  const std::size_t index = static_cast<std::size_t>(collective) * 4 + static_cast<std::size_t>(choice.algorithm);
+  if (index >= state.logged.size() || state.logged[index]) return;
+  state.logged[index] = true;
+  logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} ({})", collectiveName(collective), bytes,
+          algorithmName(choice.algorithm), choice.reason);
+}
+
+// Launches on `rank`'s GPU and stream.
+template <typename Fn>
+void onRank(const CommState& state, int rank, Fn&& fn) {
+  DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
+  fn();
+}
+
+void addJob(CollCopyArgs& args, const void* src, void* dst, std::size_t bytes) {
+  if (bytes == 0 || src == dst) return;
+  CollCopyJob& job = args.jobs[args.njobs++];
+  job.src = src;
+  job.dst[0] = dst;
+  job.ndst = 1;
+  job.bytes = bytes;
+}
+
+void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice) {
+  const CallArgs& first = set.front();
+  const std::size_t size = dataTypeSize(first.type);
+  const std::size_t bytes = first.count * size;
+  const PeerPointerTable table = peerPointers(state, set);
+  const int n = state.nranks;
+  const bool reduce = first.collective == Collective::Reduce;
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const CollSyncArgs sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    if (choice.kernel == Kernel::LlOneShot) {
+      CollLlArgs args;
+      args.sync = sync;
+      for (int p = 0; p < kCollMaxRanks; ++p) args.scratch[p] = state.symmetric.scratch[p];
+      args.send = call.send;
+      args.recv = reduce && r != first.root ? nullptr : call.recv;
+      args.count = call.count;
+      onRank(state, r, [&] {
+        kernels::launchCollLl(args, collType(call.type), collOp(call.op), kernels::collLlBlocks(bytes),
+                              kernels::collLlThreads(bytes), call.stream);
+      });
+      continue;
+    }
+    CollReduceArgs args;
+    args.sync = sync;
+    std::size_t workBytes = bytes;
+    if (choice.kernel == Kernel::ReduceScatter) {
+      const std::size_t segment = bytes * static_cast<std::size_t>(r);  // count is the per-rank recvCount
+      for (int p = 0; p < n; ++p) args.src[p] = offsetBy(table.send[p], segment);
+      args.dst[0] = table.recv[r];
+      args.ndst = 1;
+      args.begin = 0;
+      args.end = call.count;
+    } else {
+      for (int p = 0; p < n; ++p) args.src[p] = table.send[p];
+      if (choice.kernel == Kernel::DirectOneShot) {
+        // All-reduce: every rank reduces everything into its own output; reduce: the root alone works,
+        // the others only meet it at the barriers (their inputs must stay until it has read them).
+        if (!reduce || r == first.root) {
+          args.dst[0] = table.recv[r];
+          args.ndst = 1;
+          args.begin = 0;
+          args.end = call.count;
+        }
+      } else {  // two-shot: this rank's shard, into every output (reduce: the root's)
+        const ElementRange shard = partitionRange(call.count, n, r, std::max<std::size_t>(1, 16 / size));
+        args.begin = shard.begin;
+        args.end = shard.begin + shard.count;
+        if (reduce) {
+          args.dst[0] = table.recv[first.root];
+          args.ndst = 1;
+        } else {
+          for (int p = 0; p < n; ++p) args.dst[p] = table.recv[(r + 1 + p) % n];  // own output last
+          args.ndst = n;
+        }
+        workBytes = (call.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
+      }
+    }
+    const int blocks = kernels::collReduceBlocks(workBytes, state.maxBlocks);
+    onRank(state, r,
+           [&] { kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream); });
+  }
+}
+
+// Broadcast, two-shot: the count is cut among the n-1 ranks other than the root (partitionRange(count, n - 1, k)
+// with k = (rank - root - 1) mod n); each pulls its shard from the root once and stores it into every
+// non-root rank's output, so the root sends every byte once. The root copies locally when out of place.
+CollCopyArgs broadcastArgs(const CommState& state, const PeerPointerTable& table, const CallArgs& call,
+                           Algorithm algorithm) {
+  CollCopyArgs args;
+  const int n = state.nranks;
+  const std::size_t size = dataTypeSize(call.type);
+  const std::size_t bytes = call.count * size;
+  if (call.rank == call.root || algorithm != Algorithm::TwoShot) {  // direct: every rank reads the root's buffer
+    addJob(args, table.send[call.root], table.recv[call.rank], bytes);
+    return args;
+  }
+  const int k = (call.rank - call.root - 1 + n) % n;
+  const ElementRange shard = partitionRange(call.count, n - 1, k, std::max<std::size_t>(1, 16 / size));
+  if (shard.count == 0) return args;
+  CollCopyJob& job = args.jobs[args.njobs++];
+  job.src = offsetBy(table.send[call.root], shard.begin * size);
+  job.bytes = shard.count * size;
+  for (int p = 1; p < n; ++p) {
+    const int to = (call.rank + p) % n;  // own output last
+    if (to != call.root) job.dst[job.ndst++] = offsetBy(table.recv[to], shard.begin * size);
+  }
+  job.dst[job.ndst++] = offsetBy(table.recv[call.rank], shard.begin * size);
+  return args;
+}
+
+void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice) {
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  const int blocks =
+      kernels::collCopyBlocks(first.collective == Collective::Broadcast ? bytes : bytes * n, state.maxBlocks);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    CollCopyArgs args;
+    if (call.collective == Collective::Broadcast) {
+      args = broadcastArgs(state, table, call, choice.algorithm);
+    } else {
+      for (int p = 1; p <= n; ++p) {  // peers from the next rank on, so ranks start on different links
+        const int from = (r + p) % n;
+        if (call.collective == Collective::AllGather) {
+          addJob(args, table.send[from], offsetBy(table.recv[r], bytes * static_cast<std::size_t>(from)), bytes);
+        } else {  // all-to-all
+          addJob(args, offsetBy(table.send[from], bytes * static_cast<std::size_t>(r)),
+                 offsetBy(table.recv[r], bytes * static_cast<std::size_t>(from)), bytes);
+        }
+      }
+    }
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream); });
+  }
+}
+
+}  // namespace
+
+KernelChoice chooseKernel(const CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
+  const AlgorithmChoice choice = chooseAlgorithm(collective, bytes, state.topology, state.devices, state.forced);
+  const bool ll = bytes <= kernels::kCollLlMaxBytes;
+  const std::string& why = choice.reason;
+  switch (collective) {
+    case Collective::AllReduce:
+      if (choice.algorithm == Algorithm::OneShot) {
+        if (ll) return {Algorithm::OneShot, Kernel::LlOneShot, why + "; LL protocol"};
+        if (!inPlace) return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; direct reads"};
+        return {Algorithm::TwoShot, Kernel::TwoShot,
+                why + "; but one-shot in place beyond the LL limit would overwrite inputs peers still read: two-shot"};
+      }
+      if (choice.algorithm == Algorithm::Ring) {
+        return {Algorithm::TwoShot, Kernel::TwoShot, why + "; ring is not built on GPUs yet: two-shot"};
+      }
+      return {Algorithm::TwoShot, Kernel::TwoShot, why};
+    case Collective::Reduce:
+      if (choice.algorithm == Algorithm::OneShot) {
+        if (ll) return {Algorithm::OneShot, Kernel::LlOneShot, why + "; LL protocol, output on the root only"};
+        return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; the root reads every rank"};
+      }
+      return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
+    case Collective::ReduceScatter:
+      return {Algorithm::OneShot, Kernel::ReduceScatter,
+              choice.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
+    case Collective::Broadcast:
+      if (choice.algorithm == Algorithm::TwoShot && state.nranks > 2) {
+        return {Algorithm::TwoShot, Kernel::Copy,
+                why +
+                    "; each non-root rank pulls 1/(n-1) of the root's buffer once and stores it to every non-root "
+                    "rank"};
+      }
+      return {Algorithm::OneShot, Kernel::Copy, why + "; every rank reads the root's buffer"};
+    default:
+      return {Algorithm::OneShot, Kernel::Copy,
+              choice.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
+  }
+}
+
+PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set) {
+  PeerPointerTable table;
+  for (int r = 0; r < state.nranks; ++r) {
+    table.send[r] = set[static_cast<std::size_t>(r)].send;
+    table.recv[r] = set[static_cast<std::size_t>(r)].recv;
+  }
+  return table;
+}
+
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& first = set.front();
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
+  if (bytes == 0) return;  // no rank launches, so the counters stay in step
+  bool inPlace = false;
+  for (const CallArgs& call : set) inPlace = inPlace || (call.send == call.recv && call.send != nullptr);
+  const KernelChoice choice = chooseKernel(state, first.collective, bytes, inPlace);
+  logOnce(state, first.collective, choice, bytes);
+  if (choice.kernel == Kernel::Copy) {
+    launchCopySet(state, set, choice);
+  } else {
+    launchReductionSet(state, set, choice);
+  }
+  ++state.sets;
+}
+
+void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
+  const int n = state.nranks;
+  std::vector<CollCopyArgs> args(static_cast<std::size_t>(n));
+  std::vector<cudaStream_t> streams(static_cast<std::size_t>(n), nullptr);
+  std::vector<bool> active(static_cast<std::size_t>(n), false);
+  const auto join = [&](const CallArgs& call) {
+    const auto r = static_cast<std::size_t>(call.rank);
+    if (active[r] && streams[r] != call.stream) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: rank {} gave two different streams to the send/recv calls of one group; use one "
+                              "stream per rank in a group",
+                              callLabel(state, call), call.rank));
+    }
+    active[r] = true;
+    streams[r] = call.stream;
+    args[r].sync.peerMask |= 1u << call.peer;
+  };
+  for (const Transfer& transfer : transfers) {
+    join(transfer.send);
+    join(transfer.recv);
+    CollCopyArgs& receiver = args[static_cast<std::size_t>(transfer.recv.rank)];
+    const std::size_t bytes = transfer.recv.count * dataTypeSize(transfer.recv.type);
+    if (bytes == 0) continue;
+    if (receiver.njobs == kCollMaxJobs) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: more than {} receives on one rank in one group; split the group",
+                              callLabel(state, transfer.recv), kCollMaxJobs));
+    }
+    addJob(receiver, transfer.send.send, transfer.recv.recv, bytes);
+  }
+  const int blocks = std::max(1, std::min(state.maxBlocks, kP2pBlocksCap));
+  for (int r = 0; r < n; ++r) {
+    const auto index = static_cast<std::size_t>(r);
+    if (!active[index]) continue;
+    const unsigned int mask = args[index].sync.peerMask;
+    args[index].sync = syncArgs(state, r, Collective::SendRecv, true, mask);
+    onRank(state, r, [&] { kernels::launchCollCopy(args[index], blocks, streams[index]); });
+  }
+}
+
+}  // namespace peerlink::coll

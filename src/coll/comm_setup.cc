@@ -1,0 +1,152 @@
+// Creating and destroying a communicator's resources (comm_setup.hpp).
+#include "coll/comm_setup.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <future>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/cuda_check.hpp"
+#include "core/log.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+void checkDevices(const std::vector<int>& devices) {
+  if (devices.empty()) throw Error(ErrorCode::InvalidUsage, "Communicator: no devices given");
+  if (devices.size() > static_cast<std::size_t>(kernels::kCollMaxRanks)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator: {} devices given, at most {} ranks are supported",
+                                                     devices.size(), kernels::kCollMaxRanks));
+  }
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw Error(ErrorCode::NoDevice, "Communicator: no CUDA GPU (" + cudaErrorText(status) + ")");
+  }
+  std::set<int> seen;
+  for (const int device : devices) {
+    if (device < 0 || device >= count) {
+      throw Error(
+          ErrorCode::InvalidUsage,
+          fmt::format("Communicator: device {} is out of range (this process has GPUs 0..{})", device, count - 1));
+    }
+    if (!seen.insert(device).second) {
+      throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator: device {} is given twice", device));
+    }
+  }
+}
+
+// One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
+// Runs on its own thread (context creation and module loads of several GPUs overlap).
+void setupRank(RankResources& rank, int device, int nranks) {
+  DeviceGuard guard(device);
+  PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
+  rank.device = device;
+  rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
+  rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
+  rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
+  PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
+  PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
+  PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
+  kernels::preloadCollKernels();
+  // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
+  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void enablePeers(CommState& state) {
+  for (int a = 0; a < state.nranks; ++a) {
+    for (int b = 0; b < state.nranks; ++b) {
+      if (a == b) continue;
+      const int from = state.devices[static_cast<std::size_t>(a)];
+      const int to = state.devices[static_cast<std::size_t>(b)];
+      int can = 0;
+      PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+      if (!can) {
+        throw Error(ErrorCode::Unsupported,
+                    fmt::format("Communicator: GPU {} (rank {}) cannot access GPU {} (rank {}) as a peer; the "
+                                "collectives need peer access between every pair (see `peerlink doctor`)",
+                                from, a, to, b));
+      }
+      state.peerAccess.enable(from, to);
+    }
+  }
+}
+
+}  // namespace
+
+void setupCommunicator(CommState& state, const std::vector<int>& devices, const Params& params) {
+  const auto start = std::chrono::steady_clock::now();
+  checkDevices(devices);
+  state.params = params;
+  state.devices = devices;
+  state.nranks = static_cast<int>(devices.size());
+  state.timeoutNs = static_cast<std::uint64_t>(params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000u;
+  const std::optional<Algorithm> forced = parseAlgorithm(params.getString("PEERLINK_ALGO"));
+  state.forced = forced.value_or(Algorithm::Auto);
+
+  // Discovery (CUDA, NVML, sysfs) runs while the GPUs are set up: it only feeds chooseAlgorithm.
+  std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
+  state.ranks.resize(devices.size());
+  std::vector<std::exception_ptr> errors(devices.size());
+  std::vector<std::thread> threads;
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        setupRank(state.ranks[r], devices[r], state.nranks);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  state.topology = topology.get();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  enablePeers(state);
+
+  state.failures =
+      PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
+  std::memset(state.failures.data(), 0, state.failures.size());
+  state.maxBlocks = kernels::kCollMaxBlocks;
+  for (int r = 0; r < state.nranks; ++r) {
+    const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
+    state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
+    state.symmetric.scratch[r] = rank.scratch.data();
+    state.maxBlocks = std::min(state.maxBlocks, rank.smCount);
+  }
+  state.pending.assign(devices.size(), {});
+  state.reported.assign(devices.size(), 0);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  logInfo(LogSubsys::Coll, "communicator of {} ranks on GPUs {} created in {:.1f} ms (deadline {} ms, algorithm {})",
+          state.nranks, fmt::join(devices, ","), ms, state.timeoutNs / 1000000u, algorithmName(state.forced));
+}
+
+void releaseCommunicator(CommState& state) noexcept {
+  // A kernel of one rank may still store into another rank's flags or scratch (a late peer finishing
+  // after a timeout): every GPU drains before any buffer is freed. Every wait is bounded by the deadline.
+  int current = -1;
+  const bool known = cudaGetDevice(&current) == cudaSuccess;
+  for (const RankResources& rank : state.ranks) {
+    if (rank.device < 0) continue;
+    if (cudaSetDevice(rank.device) == cudaSuccess) cudaDeviceSynchronize();
+    cudaGetLastError();
+  }
+  if (known) cudaSetDevice(current);
+  cudaGetLastError();
+  // Peer access stays as it is: other parts of the process may use it, and enabling is idempotent.
+}
+
+}  // namespace peerlink::coll

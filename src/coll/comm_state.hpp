@@ -1,0 +1,88 @@
+// The communicator's state (peerlink::Communicator keeps one): the ranks' devices and symmetric resources,
+// the peer pointer tables the kernels take, and the calls waiting for their partners.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "kernels/coll_kernels.cuh"
+#include "peerlink/collectives.hpp"
+#include "peerlink/cuda.hpp"
+#include "peerlink/params.hpp"
+#include "peerlink/topology.hpp"
+#include "transport/peer_access.hpp"
+
+namespace peerlink::coll {
+
+/// One rank's call as the caller made it (a send or recv too: peer and isSend).
+struct CallArgs {
+  Collective collective = Collective::AllReduce;
+  int rank = 0;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t count = 0;  ///< as the API counts it (per rank for allGather's send, reduceScatter's recv, ...)
+  DataType type = DataType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;
+  cudaStream_t stream = nullptr;
+  int peer = -1;        ///< send/recv: the other rank
+  bool isSend = false;  ///< send/recv: which of the two
+};
+
+/// One rank's symmetric resources, allocated at creation on its GPU and reachable from every peer.
+struct RankResources {
+  int device = -1;
+  int smCount = 0;
+  DeviceBuffer flags;    ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
+  DeviceBuffer scratch;  ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
+  DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed
+};
+
+/// The symmetric part of every kernel's arguments: each rank's flag area and LL scratch as every GPU
+/// addresses them. In one process a peer's cudaMalloc pointer is valid on every GPU (peer access, UVA), so
+/// the table is the same for all ranks; with one process per GPU each rank would hold its own mapping of
+/// the peers' buffers here (IPC / cuMem), and the kernels would not change.
+struct SymmetricTable {
+  unsigned long long* flags[kernels::kCollMaxRanks] = {};
+  void* scratch[kernels::kCollMaxRanks] = {};
+};
+
+/// Every rank's user buffers for one matched call, as the launching GPU addresses them. The one place
+/// where user pointers become peer pointers: one process passes them through (peer access makes any
+/// GPU's cudaMalloc memory addressable); one process per GPU will translate them into mapped registered
+/// buffers here.
+struct PeerPointerTable {
+  const void* send[kernels::kCollMaxRanks] = {};
+  void* recv[kernels::kCollMaxRanks] = {};
+};
+
+struct CommState {
+  Params params;
+  Topology topology;
+  std::vector<int> devices;
+  int nranks = 0;
+  std::vector<RankResources> ranks;
+  PinnedBuffer failures;  ///< kernels::CollFailure[nranks], mapped: kernels report stalls here
+  SymmetricTable symmetric;
+  PeerAccessTable peerAccess;
+  std::uint64_t timeoutNs = 0;
+  Algorithm forced = Algorithm::Auto;
+  int maxBlocks = 1;  ///< grid cap: the smallest SM count of the ranks' GPUs
+
+  std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
+  std::vector<CallArgs> group;                ///< send/recv calls of the open group
+  int groupDepth = 0;
+  std::vector<CallArgs> loose;               ///< send/recv outside a group, waiting for their partner
+  std::vector<unsigned long long> reported;  ///< per rank: the last failure launch id reported
+  std::array<bool, 7 * 4> logged = {};       ///< (collective, algorithm) choices logged once
+  std::uint64_t sets = 0;                    ///< collective sets launched (for messages)
+
+  kernels::CollFailure* failure(int rank) const { return static_cast<kernels::CollFailure*>(failures.data()) + rank; }
+};
+
+}  // namespace peerlink::coll

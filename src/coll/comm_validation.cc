@@ -1,0 +1,252 @@
+// Checks on collective calls (comm_validation.hpp).
+#include "coll/comm_validation.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/cuda_check.hpp"
+#include "peerlink/error.hpp"
+#include "transport/copy_validation.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+[[noreturn]] void fail(const CommState& state, const CallArgs& call, const std::string& problem) {
+  throw Error(ErrorCode::InvalidUsage, callLabel(state, call) + ": " + problem);
+}
+
+bool isReduction(Collective collective) {
+  return collective == Collective::AllReduce || collective == Collective::Reduce ||
+         collective == Collective::ReduceScatter;
+}
+
+bool hasRoot(Collective collective) {
+  return collective == Collective::Broadcast || collective == Collective::Reduce;
+}
+
+// A buffer of `bytes` the call uses: non-null, element-aligned, memory of the rank's GPU.
+void checkBuffer(const CommState& state, const CallArgs& call, const void* pointer, std::size_t bytes,
+                 const char* what) {
+  if (bytes == 0) return;
+  const int device = state.devices[static_cast<std::size_t>(call.rank)];
+  if (pointer == nullptr) fail(state, call, fmt::format("{} buffer is null for {} bytes", what, bytes));
+  if (reinterpret_cast<std::uintptr_t>(pointer) % dataTypeSize(call.type) != 0) {
+    fail(state, call,
+         fmt::format("{} buffer {} is not aligned to its {}-byte {} elements", what, pointer, dataTypeSize(call.type),
+                     dataTypeName(call.type)));
+  }
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+  cudaGetLastError();
+  if (status != cudaSuccess || attributes.type == cudaMemoryTypeUnregistered) {
+    fail(state, call,
+         fmt::format("{} buffer {} is not CUDA memory (plain host memory or a stale pointer)", what, pointer));
+  }
+  if (attributes.type == cudaMemoryTypeHost) {
+    fail(state, call, fmt::format("{} buffer {} is pinned host memory, not memory of GPU {}", what, pointer, device));
+  }
+  if (attributes.type == cudaMemoryTypeDevice && attributes.device != device) {
+    fail(state, call,
+         fmt::format("{} buffer {} belongs to GPU {}, not to the rank's GPU {}", what, pointer, attributes.device,
+                     device));
+  }
+}
+
+// send and recv either the in-place pair (send == recv + inPlaceOffset bytes) or disjoint.
+void checkAliasing(const CommState& state, const CallArgs& call, std::size_t sendBytes, std::size_t recvBytes,
+                   bool inPlaceAllowed, std::size_t inPlaceOffset) {
+  if (sendBytes == 0 || recvBytes == 0 || call.send == nullptr || call.recv == nullptr) return;
+  const auto send = reinterpret_cast<std::uintptr_t>(call.send);
+  const auto recv = reinterpret_cast<std::uintptr_t>(call.recv);
+  if (inPlaceAllowed && send == recv + inPlaceOffset) return;
+  const bool overlap = send < recv ? recv - send < sendBytes : send - recv < recvBytes;
+  if (!overlap) return;
+  if (inPlaceAllowed) {
+    fail(state, call,
+         fmt::format("send buffer {} and recv buffer {} overlap without being the in-place pair (send == recv + {} "
+                     "bytes)",
+                     call.send, call.recv, inPlaceOffset));
+  }
+  fail(state, call,
+       fmt::format("send buffer {} and recv buffer {} overlap; {} needs disjoint buffers", call.send, call.recv,
+                   callName(call.collective)));
+}
+
+void checkStream(const CommState& state, const CallArgs& call) {
+  if (call.stream == nullptr || call.stream == cudaStreamLegacy || call.stream == cudaStreamPerThread) return;
+  const int device = state.devices[static_cast<std::size_t>(call.rank)];
+  int streamDevice = -1;
+  const cudaError_t status = cudaStreamGetDevice(call.stream, &streamDevice);
+  cudaGetLastError();
+  if (status != cudaSuccess) fail(state, call, "the stream is not a valid CUDA stream (" + cudaErrorText(status) + ")");
+  if (streamDevice != device) {
+    fail(state, call, fmt::format("the stream belongs to GPU {}, not to the rank's GPU {}", streamDevice, device));
+  }
+}
+
+}  // namespace
+
+const char* callName(Collective collective, bool isSend) {
+  switch (collective) {
+    case Collective::AllReduce: return "allReduce";
+    case Collective::Broadcast: return "broadcast";
+    case Collective::Reduce: return "reduce";
+    case Collective::AllGather: return "allGather";
+    case Collective::ReduceScatter: return "reduceScatter";
+    case Collective::AllToAll: return "allToAll";
+    case Collective::SendRecv: return isSend ? "send" : "recv";
+  }
+  return "?";
+}
+
+std::string callLabel(const CommState& state, const CallArgs& call) {
+  if (call.rank < 0 || call.rank >= state.nranks) {
+    return fmt::format("{} on rank {}", callName(call.collective, call.isSend), call.rank);
+  }
+  return fmt::format("{} on rank {} (GPU {})", callName(call.collective, call.isSend), call.rank,
+                     state.devices[static_cast<std::size_t>(call.rank)]);
+}
+
+void validateCall(const CommState& state, const CallArgs& call) {
+  if (call.rank < 0 || call.rank >= state.nranks) {
+    fail(state, call,
+         fmt::format("rank {} is out of range (the communicator has ranks 0..{})", call.rank, state.nranks - 1));
+  }
+  checkStream(state, call);
+  if (isReduction(call.collective) && !reduceOpSupported(call.type, call.op)) {
+    fail(state, call,
+         fmt::format("{} is not defined for {} (avg is for floating-point types only)", reduceOpName(call.op),
+                     dataTypeName(call.type)));
+  }
+  if (hasRoot(call.collective) && (call.root < 0 || call.root >= state.nranks)) {
+    fail(state, call, fmt::format("root {} is out of range (ranks 0..{})", call.root, state.nranks - 1));
+  }
+  const auto n = static_cast<std::size_t>(state.nranks);
+  const std::size_t size = dataTypeSize(call.type);
+  if (call.count > std::numeric_limits<std::size_t>::max() / (size * n)) {
+    fail(state, call, fmt::format("count {} overflows the byte size", call.count));
+  }
+  const std::size_t bytes = call.count * size;
+  const bool isRoot = call.rank == call.root;
+  switch (call.collective) {
+    case Collective::AllReduce:
+      checkBuffer(state, call, call.send, bytes, "send");
+      checkBuffer(state, call, call.recv, bytes, "recv");
+      checkAliasing(state, call, bytes, bytes, true, 0);
+      break;
+    case Collective::Broadcast:
+      if (isRoot) checkBuffer(state, call, call.send, bytes, "send");
+      checkBuffer(state, call, call.recv, bytes, "recv");
+      if (isRoot) checkAliasing(state, call, bytes, bytes, true, 0);
+      break;
+    case Collective::Reduce:
+      checkBuffer(state, call, call.send, bytes, "send");
+      if (isRoot) checkBuffer(state, call, call.recv, bytes, "recv");
+      if (isRoot) checkAliasing(state, call, bytes, bytes, true, 0);
+      break;
+    case Collective::AllGather:
+      checkBuffer(state, call, call.send, bytes, "send");
+      checkBuffer(state, call, call.recv, bytes * n, "recv");
+      checkAliasing(state, call, bytes, bytes * n, true, bytes * static_cast<std::size_t>(call.rank));
+      break;
+    case Collective::ReduceScatter: {
+      checkBuffer(state, call, call.send, bytes * n, "send");
+      checkBuffer(state, call, call.recv, bytes, "recv");
+      // In place: recv == send + rank * bytes, i.e. send == recv - rank * bytes.
+      const auto send = reinterpret_cast<std::uintptr_t>(call.send);
+      const auto recv = reinterpret_cast<std::uintptr_t>(call.recv);
+      if (bytes == 0 || recv != send + bytes * static_cast<std::size_t>(call.rank)) {
+        checkAliasing(state, call, bytes * n, bytes, false, 0);
+      }
+      break;
+    }
+    case Collective::AllToAll:
+      checkBuffer(state, call, call.send, bytes * n, "send");
+      checkBuffer(state, call, call.recv, bytes * n, "recv");
+      checkAliasing(state, call, bytes * n, bytes * n, false, 0);
+      break;
+    case Collective::SendRecv:
+      if (call.peer < 0 || call.peer >= state.nranks) {
+        fail(state, call, fmt::format("peer {} is out of range (ranks 0..{})", call.peer, state.nranks - 1));
+      }
+      checkBuffer(state, call, call.isSend ? call.send : call.recv, bytes, "buffer");
+      break;
+  }
+}
+
+void checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& first = set.front();
+  int firstCapturing = -1;
+  for (const CallArgs& call : set) {
+    const auto mismatch = [&](const std::string& what, const std::string& mine, const std::string& theirs) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: its {} ({}) differs from rank 0's {} ({}); calls are matched in order, so the "
+                              "ranks' calls of this set disagree; nothing was launched",
+                              callLabel(state, call), what, mine, what, theirs));
+    };
+    if (call.collective != first.collective) {
+      mismatch("collective", callName(call.collective), callName(first.collective));
+    }
+    if (call.count != first.count) mismatch("count", std::to_string(call.count), std::to_string(first.count));
+    if (call.type != first.type) mismatch("data type", dataTypeName(call.type), dataTypeName(first.type));
+    const bool reduction = isReduction(call.collective);
+    if (reduction && call.op != first.op) mismatch("op", reduceOpName(call.op), reduceOpName(first.op));
+    if (hasRoot(call.collective) && call.root != first.root) {
+      mismatch("root", std::to_string(call.root), std::to_string(first.root));
+    }
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    PEERLINK_CUDA_CHECK(cudaStreamIsCapturing(call.stream, &capture));
+    const int capturing = capture == cudaStreamCaptureStatusActive ? 1 : 0;
+    if (firstCapturing < 0) firstCapturing = capturing;
+    if (capturing != firstCapturing) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: its stream is {}being captured into a graph while rank 0's is {}; capture every "
+                              "rank's stream of a collective or none",
+                              callLabel(state, call), capturing ? "" : "not ", firstCapturing ? "" : "not"));
+    }
+  }
+}
+
+std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<CallArgs>& calls) {
+  std::vector<Transfer> transfers;
+  std::vector<bool> used(calls.size(), false);
+  for (std::size_t s = 0; s < calls.size(); ++s) {
+    if (!calls[s].isSend) continue;
+    const CallArgs& send = calls[s];
+    std::size_t match = calls.size();
+    for (std::size_t r = 0; r < calls.size(); ++r) {
+      if (!used[r] && !calls[r].isSend && calls[r].rank == send.peer && calls[r].peer == send.rank) {
+        match = r;
+        break;
+      }
+    }
+    if (match == calls.size()) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: no matching recv on rank {} from rank {}; nothing of the group was launched",
+                              callLabel(state, send), send.peer, send.rank));
+    }
+    const CallArgs& recv = calls[match];
+    if (recv.count != send.count || recv.type != send.type) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: sends {} x {} to rank {}, whose recv expects {} x {}; nothing was launched",
+                              callLabel(state, send), send.count, dataTypeName(send.type), send.peer, recv.count,
+                              dataTypeName(recv.type)));
+    }
+    used[s] = used[match] = true;
+    transfers.push_back({send, recv});
+  }
+  for (std::size_t r = 0; r < calls.size(); ++r) {
+    if (!used[r]) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: no matching send from rank {} to rank {}; nothing of the group was launched",
+                              callLabel(state, calls[r]), calls[r].peer, calls[r].rank));
+    }
+  }
+  return transfers;
+}
+
+}  // namespace peerlink::coll

@@ -1,0 +1,38 @@
+// Checks on collective calls, before anything is launched: each call on its own (validateCall), then the
+// calls of one set against each other (checkSetMatches), and send/recv calls paired (pairTransfers). Every
+// failure is Error(InvalidUsage) naming the call, the rank and its GPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "coll/comm_state.hpp"
+
+namespace peerlink::coll {
+
+/// "allReduce", "broadcast", ... as the API spells the call.
+const char* callName(Collective collective, bool isSend = false);
+/// "allReduce on rank 2 (GPU 2)".
+std::string callLabel(const CommState& state, const CallArgs& call);
+
+/// The rank is in range; the stream belongs to the rank's GPU; type, op and root are valid; count * size
+/// does not overflow; every buffer the call uses is non-null, element-aligned, memory of the rank's GPU
+/// (cudaPointerGetAttributes); send and recv are either the documented in-place pair or disjoint
+/// (allToAll: always disjoint).
+void validateCall(const CommState& state, const CallArgs& call);
+
+/// The k-th calls of all ranks (set[r] is rank r's) agree with rank 0's: same collective, count, type,
+/// op and root; and either every rank's stream is being captured into a graph or none is.
+void checkSetMatches(const CommState& state, const std::vector<CallArgs>& set);
+
+/// One send matched with its recv.
+struct Transfer {
+  CallArgs send;
+  CallArgs recv;
+};
+
+/// Pairs the k-th send from r to p with the k-th recv on p from r, in call order. Throws naming the first
+/// send or recv without a partner, or a pair whose count or type differ. Consumes nothing when it throws.
+std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<CallArgs>& calls);
+
+}  // namespace peerlink::coll

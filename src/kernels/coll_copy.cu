@@ -1,0 +1,119 @@
+// Copies between barriers (CollCopyArgs): broadcast, all-gather, all-to-all and send/recv. Jobs are cut in
+// chunks of kChunkBytes and the chunks of all jobs interleaved (chunk c is chunk c / njobs of job
+// c % njobs), so the blocks working at any moment pull from every peer at once, not one link after another.
+// Each block copies its chunk with kUnroll accesses in flight per thread, at the widest unit (16 bytes
+// when every pointer and the size allow), storing every loaded unit to each of the job's destinations.
+#include <algorithm>
+
+#include "core/cuda_check.hpp"
+#include "kernels/coll_device.cuh"
+#include "kernels/coll_kernels.cuh"
+#include "kernels/kernel_preload.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+using namespace colldev;
+
+constexpr int kCopyThreads = 512;
+constexpr int kUnroll = 4;
+constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
+
+template <typename T>
+__device__ __forceinline__ void copyChunk(const CollCopyJob& job, std::size_t offset, std::size_t bytes) {
+  const T* src = reinterpret_cast<const T*>(static_cast<const unsigned char*>(job.src) + offset);
+  const std::size_t units = bytes / sizeof(T);
+  const std::size_t threads = blockDim.x;
+  for (std::size_t i = threadIdx.x; i < units; i += threads * kUnroll) {
+    T v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i + u * threads < units) v[u] = src[i + u * threads];
+    }
+#pragma unroll
+    for (int k = 0; k < kCollMaxRanks; ++k) {
+      if (k >= job.ndst) break;
+      T* dst = reinterpret_cast<T*>(static_cast<unsigned char*>(job.dst[k]) + offset);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (i + u * threads < units) dst[i + u * threads] = v[u];
+      }
+    }
+  }
+}
+
+// The widest unit at which the job's source, destinations and size are all aligned.
+__device__ __forceinline__ int unitOf(const CollCopyJob& job) {
+  uintptr_t bits = reinterpret_cast<uintptr_t>(job.src) | job.bytes;
+#pragma unroll
+  for (int k = 0; k < kCollMaxRanks; ++k) {
+    if (k < job.ndst) bits |= reinterpret_cast<uintptr_t>(job.dst[k]);
+  }
+  for (int unit = 16; unit > 1; unit /= 2) {
+    if (bits % static_cast<uintptr_t>(unit) == 0) return unit;
+  }
+  return 1;
+}
+
+__device__ __forceinline__ void copyJobs(const CollCopyArgs& args) {
+  std::size_t maxChunks = 0;
+  for (int j = 0; j < args.njobs; ++j) {
+    maxChunks = max(maxChunks, (args.jobs[j].bytes + kChunkBytes - 1) / kChunkBytes);
+  }
+  const std::size_t total = maxChunks * static_cast<std::size_t>(args.njobs);
+  for (std::size_t c = blockIdx.x; c < total; c += gridDim.x) {
+    const CollCopyJob& job = args.jobs[c % static_cast<std::size_t>(args.njobs)];
+    const std::size_t offset = c / static_cast<std::size_t>(args.njobs) * kChunkBytes;
+    if (offset >= job.bytes || job.ndst == 0) continue;
+    const std::size_t bytes = min(kChunkBytes, job.bytes - offset);
+    switch (unitOf(job)) {
+      case 16: copyChunk<uint4>(job, offset, bytes); break;
+      case 8: copyChunk<uint2>(job, offset, bytes); break;
+      case 4: copyChunk<unsigned int>(job, offset, bytes); break;
+      case 2: copyChunk<unsigned short>(job, offset, bytes); break;
+      default: copyChunk<unsigned char>(job, offset, bytes); break;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kCopyThreads, 1) collCopyKernel(const __grid_constant__ CollCopyArgs args) {
+  __shared__ KernelNumbers numbers;
+  readNumbers(args.sync, &numbers);
+  const int start = args.sync.p2p ? kPhaseP2pStart : kPhaseStart;
+  const int end = args.sync.p2p ? kPhaseP2pEnd : kPhaseEnd;
+  if (blockBarrier(args.sync, numbers, start, kStepStartBarrier)) {
+    copyJobs(args);
+    blockBarrier(args.sync, numbers, end, kStepEndBarrier);
+  }
+  finishKernel(args.sync);
+}
+
+}  // namespace
+
+const char* collStepName(int step) noexcept {
+  switch (step) {
+    case kStepStartBarrier: return "start barrier";
+    case kStepEndBarrier: return "end barrier";
+    case kStepLlData: return "LL data";
+    default: return "unknown step";
+  }
+}
+
+int collCopyBlocks(std::size_t bytes, int maxBlocks) {
+  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
+  const std::size_t wanted = (bytes + kChunkBytes - 1) / kChunkBytes;
+  return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
+}
+
+void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream) {
+  collCopyKernel<<<blocks, kCopyThreads, 0, stream>>>(args);
+  PEERLINK_CUDA_CHECK_LAUNCH();
+}
+
+void preloadCollKernels() {
+  detail::loadKernel(collCopyKernel, "collCopyKernel");
+  detail::preloadCollReduceKernels();
+  detail::preloadCollLlKernels();
+}
+
+}  // namespace peerlink::kernels

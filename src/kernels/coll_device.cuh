@@ -1,0 +1,125 @@
+// Device code shared by the collective kernels: counters, failure records, per-block barriers with
+// deadlines, and the bookkeeping at a kernel's end. Included by coll_*.cu only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/coll_kernels.cuh"
+#include "kernels/device_status.cuh"
+
+namespace peerlink::kernels::colldev {
+
+constexpr unsigned int kPollsPerTimerRead = 64;  // a power of two
+
+/// A kernel's numbers, read by thread 0 at the start and shared through shared memory.
+struct KernelNumbers {
+  unsigned long long launch;                  // this kernel's launch id
+  unsigned long long seq;                     // collective: the call's number
+  unsigned long long peerSeq[kCollMaxRanks];  // send/recv: the set's number with each peer
+};
+
+/// Thread 0 reads this rank's counters (the previous kernel on the stream wrote them); every thread then
+/// sees `numbers`. Call at the top of a kernel, by every thread.
+__device__ __forceinline__ void readNumbers(const CollSyncArgs& s, KernelNumbers* numbers) {
+  if (threadIdx.x == 0) {
+    const volatile CollRankSync* sync = s.sync;
+    numbers->launch = sync->launches + 1;
+    numbers->seq = sync->collSeq + 1;
+    for (int p = 0; p < kCollMaxRanks; ++p) numbers->peerSeq[p] = sync->pairSeq[p] + 1;
+  }
+  __syncthreads();
+}
+
+/// The value this rank and `peer` agree on for this kernel.
+__device__ __forceinline__ unsigned long long valueFor(const CollSyncArgs& s, const KernelNumbers& numbers, int peer) {
+  return s.p2p ? numbers.peerSeq[peer] : numbers.seq;
+}
+
+/// Records a stall; the first failing thread of a kernel run writes the host record (the launch id last).
+__device__ __forceinline__ void recordFailure(const CollSyncArgs& s, const KernelNumbers& numbers, int step, int peer,
+                                              unsigned long long observed, unsigned long long expected) {
+  if (atomicMax(&s.sync->failedLaunch, numbers.launch) >= numbers.launch) return;
+  volatile CollFailure* f = s.failure;
+  f->seq = s.p2p ? numbers.peerSeq[peer] : numbers.seq;
+  f->observed = observed;
+  f->expected = expected;
+  f->timeNs = globalTimerNs();
+  f->status = PEERLINK_STATUS_TIMEOUT;
+  f->step = step;
+  f->peer = peer;
+  f->block = static_cast<int>(blockIdx.x);
+  f->collective = s.collective;
+  __threadfence_system();
+  f->launch = numbers.launch;
+  __threadfence_system();
+}
+
+/// Spins until *flag >= value (then acquires at system scope) or timeoutNs pass; reads the timer only every
+/// kPollsPerTimerRead polls, and starts the deadline at the first read (a flag already set costs no read).
+__device__ __forceinline__ bool waitAtLeast(const unsigned long long* flag, unsigned long long value,
+                                            unsigned long long timeoutNs, unsigned long long* observed) {
+  Deadline deadline{0};
+  bool armed = false;
+  for (unsigned int polls = 1;; ++polls) {
+    const unsigned long long seen = loadRelaxedSys(reinterpret_cast<const volatile uint64_t*>(flag));
+    if (seen >= value) {
+      acquireFenceSys();
+      *observed = seen;
+      return true;
+    }
+    if (polls % kPollsPerTimerRead != 0) continue;
+    if (!armed) {
+      deadline = Deadline::after(timeoutNs);
+      armed = true;
+    } else if (deadline.passed()) {
+      *observed = seen;
+      return false;
+    }
+  }
+}
+
+__device__ __forceinline__ unsigned long long* flagSlot(unsigned long long* area, int phase, int block, int from) {
+  return area + (static_cast<size_t>(phase) * kCollMaxBlocks + static_cast<size_t>(block)) * kCollMaxRanks + from;
+}
+
+/// Block b of this rank meets block b of every peer of the call (every rank, or the send/recv set's
+/// peers): thread p < nranks releases this block's stores to peer p, then waits for peer p's signal.
+/// Every thread of the block calls it; returns false (failure recorded) when a peer did not come in time.
+__device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const KernelNumbers& numbers, int phase, int step) {
+  __syncthreads();  // the block's stores so far precede thread p's release (fences are cumulative)
+  bool ok = true;
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer < s.nranks && peer != s.rank && ((s.peerMask >> peer) & 1u) != 0) {
+    const unsigned long long value = valueFor(s, numbers, peer);
+    storeReleaseSys(reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], phase, static_cast<int>(blockIdx.x), s.rank)),
+                    value);
+    unsigned long long observed = 0;
+    ok = waitAtLeast(flagSlot(s.flags[s.rank], phase, static_cast<int>(blockIdx.x), peer), value, s.timeoutNs,
+                     &observed);
+    if (!ok) recordFailure(s, numbers, step, peer, observed, value);
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
+/// Every block calls it last: the last block to finish advances this rank's counters for the next kernel.
+__device__ __forceinline__ void finishKernel(const CollSyncArgs& s) {
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(&s.sync->blocksDone, 1u) != gridDim.x - 1) return;
+  __threadfence();
+  volatile CollRankSync* sync = s.sync;
+  sync->blocksDone = 0;
+  sync->launches = sync->launches + 1;
+  if (s.p2p) {
+    for (int p = 0; p < s.nranks; ++p) {
+      if (((s.peerMask >> p) & 1u) != 0) sync->pairSeq[p] = sync->pairSeq[p] + 1;
+    }
+  } else {
+    sync->collSeq = sync->collSeq + 1;
+  }
+  __threadfence();
+}
+
+}  // namespace peerlink::kernels::colldev

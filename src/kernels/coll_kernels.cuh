@@ -1,0 +1,164 @@
+// The collectives' kernels as host code sees them: argument structs (plain data, passed by value as kernel
+// arguments, so a call needs no host-to-device copy and is capturable in a CUDA graph) and launch
+// functions. Kernel bodies live in coll_ll.cu (LL one-shot reduction), coll_reduce.cu (direct-read
+// reductions: two-shot, one-shot, reduce-scatter) and coll_copy.cu (broadcast, all-gather, all-to-all,
+// send/recv). src/coll/ builds the arguments from a matched set of calls (comm_launch.cc).
+//
+// Peer pointers. Every pointer in these structs is an address the launching GPU can dereference: its own
+// memory, or a peer's reached through peer access (one process) -- later an IPC/cuMem mapping of another
+// process's registered buffer. The kernels never care which.
+//
+// Sequence numbers. Each rank keeps counters in its own device memory (CollRankSync): collectives done,
+// send/recv sets done with each peer, kernels launched. Every kernel reads them when it starts and its
+// last block advances them when it ends, so a CUDA graph replaying the same arguments still uses fresh
+// values, and flags never need resetting: a flag only grows, and a wait is "flag >= this call's number".
+// All ranks run the same collectives in the same order (the communicator matches calls), so their
+// collective counters agree; the pair counters agree because both sides of a pair join the same sets.
+// Calls of one rank must therefore be stream-ordered among themselves (one stream, or streams the caller
+// orders), as NCCL requires of a communicator.
+//
+// Flags. Each rank owns a flag area: [phase][block][from rank] 8-byte words. Block b of rank r signals
+// block b of rank p by a release store into p's area at [phase][b][r] and waits on its own [phase][b][p];
+// so no grid-wide barrier is needed, and every rank launches the same grid for a call.
+//
+// Deadlines. Every spin loop gives up after timeoutNs (global timer) and writes a CollFailure record
+// into mapped host memory (the host reads it without synchronizing), then finishes: a stalled peer is an
+// error naming the rank and the step, never a hang. Counters advance on failure too, so ranks stay in
+// step and the communicator stays usable once the late kernels have finished.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace peerlink::kernels {
+
+constexpr int kCollMaxRanks = 8;                                 ///< ranks of one communicator
+constexpr int kCollMaxBlocks = 256;                              ///< blocks of one collective kernel
+constexpr int kCollPhases = 4;                                   ///< flag phases (CollPhase)
+constexpr int kCollMaxJobs = 16;                                 ///< copy jobs of one kernel
+constexpr std::size_t kCollLlMaxBytes = std::size_t{256} << 10;  ///< largest LL one-shot message per rank
+constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;    ///< LL lines: 16 bytes per 8 of payload
+constexpr std::size_t kCollFlagBytes =                           ///< one rank's flag area
+    sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
+
+enum CollPhase : int { kPhaseStart = 0, kPhaseEnd = 1, kPhaseP2pStart = 2, kPhaseP2pEnd = 3 };
+
+/// Where a kernel stopped, in a CollFailure.
+enum CollStep : int { kStepStartBarrier = 1, kStepEndBarrier = 2, kStepLlData = 3 };
+const char* collStepName(int step) noexcept;  ///< "start barrier", "end barrier", "LL data"
+
+/// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
+/// and peerlink::ReduceOp).
+enum CollType : int { kF64, kF32, kF16, kBf16, kI32, kU32, kI64, kU64, kI8, kU8 };
+enum CollOp : int { kSum, kProd, kMin, kMax, kAvg };
+
+/// Per-rank counters in the rank's own device memory, zeroed at creation.
+struct CollRankSync {
+  unsigned long long collSeq;                 ///< collectives finished by this rank
+  unsigned long long pairSeq[kCollMaxRanks];  ///< send/recv sets finished with each peer
+  unsigned long long launches;                ///< kernels finished (a unique id per kernel run)
+  unsigned long long failedLaunch;            ///< the latest launch whose failure is recorded
+  unsigned int blocksDone;                    ///< blocks of the running kernel that finished
+  unsigned int unused;
+};
+
+/// A kernel's report of a stalled peer, in mapped pinned host memory (one per rank). The device writes
+/// every field, then `launch` last; the host reports a record whose launch it has not reported yet.
+struct CollFailure {
+  unsigned long long launch;    ///< 0: none yet; else the failed kernel's launch id (written last)
+  unsigned long long seq;       ///< the call's sequence number (collective or pair counter + 1)
+  unsigned long long observed;  ///< the flag value seen last
+  unsigned long long expected;  ///< the value awaited
+  unsigned long long timeNs;    ///< global timer at the failure (orders records of several ranks)
+  int status;                   ///< a peerlink_status_t (TIMEOUT)
+  int step;                     ///< a CollStep
+  int peer;                     ///< the rank waited for
+  int block;                    ///< the block that gave up
+  int collective;               ///< peerlink::Collective, as an int
+  int unused;
+};
+
+/// What every collective kernel needs to synchronize: the flag areas of all ranks (peer pointers), this
+/// rank's counters and failure record.
+struct CollSyncArgs {
+  unsigned long long* flags[kCollMaxRanks];  ///< rank p's flag area, as this GPU addresses it
+  CollRankSync* sync = nullptr;              ///< this rank's counters (its own memory)
+  CollFailure* failure = nullptr;            ///< this rank's record (mapped host memory)
+  unsigned long long timeoutNs = 0;          ///< per wait
+  int rank = 0;
+  int nranks = 0;
+  int collective = 0;         ///< peerlink::Collective, for the failure record
+  unsigned int peerMask = 0;  ///< send/recv kernels: the peers of this set; collectives: every rank
+  bool p2p = false;           ///< send/recv: pair counters and the p2p flag phases
+};
+
+/// LL one-shot reduction (all-reduce, small reduce): every rank pushes its whole input, packed with the
+/// call's flag into 16-byte lines, into a slot of every peer's scratch (slot [seq parity][sender]), then
+/// waits for every peer's lines in its own scratch and reduces in rank order. No barrier: the data carries
+/// its own flag, and the parity double-buffers the slots (a rank cannot be two calls ahead of a peer, as
+/// every collective hears from every rank).
+struct CollLlArgs {
+  CollSyncArgs sync;
+  void* scratch[kCollMaxRanks];  ///< rank p's LL area (2 * nranks slots of kCollLlSlotBytes)
+  const void* send = nullptr;    ///< this rank's input
+  void* recv = nullptr;          ///< this rank's output, or null (reduce: ranks other than the root)
+  std::size_t count = 0;         ///< elements, count * size <= kCollLlMaxBytes
+};
+
+/// Direct-read reduction: dst[k][i] = op over ranks j (in rank order) of src[j][i], for i in [begin, end),
+/// for every k < ndst. Between a start barrier (every rank's input is ready) and an end barrier (every
+/// rank is done reading this rank's input and writing its output). Two-shot all-reduce: [begin, end) is
+/// this rank's shard and dst every rank's output; reduce: dst the root's output; one-shot direct: the
+/// whole range into this rank's output; reduce-scatter: src offset to this rank's segment.
+struct CollReduceArgs {
+  CollSyncArgs sync;
+  const void* src[kCollMaxRanks];
+  void* dst[kCollMaxRanks];
+  int ndst = 0;
+  std::size_t begin = 0;  ///< elements
+  std::size_t end = 0;
+};
+
+/// A copy of `bytes` from `src` to each of `dst[0..ndst)`.
+struct CollCopyJob {
+  const void* src = nullptr;
+  void* dst[kCollMaxRanks];
+  std::size_t bytes = 0;
+  int ndst = 0;
+};
+
+/// Copies between barriers: broadcast, all-gather, all-to-all (every rank), send/recv (sync.p2p: the
+/// barriers are with sync.peerMask only, on the pair counters).
+struct CollCopyArgs {
+  CollSyncArgs sync;
+  CollCopyJob jobs[kCollMaxJobs];
+  int njobs = 0;
+};
+
+/// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
+int collLlThreads(std::size_t bytes);
+int collLlBlocks(std::size_t bytes);
+/// Blocks for `bytes` of reduction work per rank, capped at `maxBlocks` (the smallest SM count).
+int collReduceBlocks(std::size_t bytes, int maxBlocks);
+/// Blocks for `bytes` of copies per rank, capped at `maxBlocks`.
+int collCopyBlocks(std::size_t bytes, int maxBlocks);
+
+/// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
+/// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
+void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream);
+void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream);
+void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream);
+
+/// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
+/// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
+/// it on every device at creation.
+void preloadCollKernels();
+
+namespace detail {
+void preloadCollReduceKernels();  // coll_reduce.cu
+void preloadCollLlKernels();      // coll_ll.cu
+}  // namespace detail
+
+}  // namespace peerlink::kernels

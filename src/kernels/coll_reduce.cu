@@ -1,0 +1,177 @@
+// Direct-read reductions (CollReduceArgs): two-shot all-reduce and reduce, one-shot all-reduce beyond the
+// LL size, reduce-scatter. One kernel, between a start and an end barrier: each thread loads 16-byte
+// packs of every rank's input (kUnroll packs per rank in flight), reduces them in rank order and stores
+// the result to every destination. Unaligned buffers and the tail go element by element.
+#include <algorithm>
+
+#include "core/cuda_check.hpp"
+#include "kernels/coll_device.cuh"
+#include "kernels/coll_kernels.cuh"
+#include "kernels/coll_reduce_ops.cuh"
+#include "kernels/kernel_preload.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+using namespace colldev;
+
+constexpr int kReduceThreads = 512;
+constexpr int kUnroll = 2;
+constexpr std::size_t kReduceBytesPerBlock = std::size_t{16} << 10;
+
+template <int Type>
+union Pack16 {
+  uint4 raw;
+  typename Elem<Type>::S e[16 / sizeof(typename Elem<Type>::S)];
+};
+
+template <int Type, int Op>
+__device__ __forceinline__ uint4 reducePacks(const uint4 (&v)[kCollMaxRanks], int nranks) {
+  using E = Elem<Type>;
+  using A = typename E::A;
+  constexpr int kElems = 16 / static_cast<int>(sizeof(typename E::S));
+  Pack16<Type> in;
+  in.raw = v[0];
+  A acc[kElems];
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) acc[e] = E::load(in.e[e]);
+#pragma unroll
+  for (int j = 1; j < kCollMaxRanks; ++j) {
+    if (j < nranks) {
+      in.raw = v[j];
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) acc[e] = applyOp<A, Op>(acc[e], E::load(in.e[e]));
+    }
+  }
+  Pack16<Type> out;
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) out.e[e] = E::store(finishOp<A, Op>(acc[e], nranks));
+  return out.raw;
+}
+
+// Elements [from, to) one by one, spread over every thread of the grid.
+template <int Type, int Op>
+__device__ __forceinline__ void reduceElements(const CollReduceArgs& args, std::size_t from, std::size_t to) {
+  using E = Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  const int nranks = args.sync.nranks;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = from + static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < to; i += stride) {
+    S v[kCollMaxRanks];
+#pragma unroll
+    for (int j = 0; j < kCollMaxRanks; ++j) {
+      if (j < nranks) v[j] = static_cast<const S*>(args.src[j])[i];
+    }
+    A acc = E::load(v[0]);
+#pragma unroll
+    for (int j = 1; j < kCollMaxRanks; ++j) {
+      if (j < nranks) acc = applyOp<A, Op>(acc, E::load(v[j]));
+    }
+    const S out = E::store(finishOp<A, Op>(acc, nranks));
+#pragma unroll
+    for (int k = 0; k < kCollMaxRanks; ++k) {
+      if (k < args.ndst) static_cast<S*>(args.dst[k])[i] = out;
+    }
+  }
+}
+
+template <int Type>
+__device__ __forceinline__ bool packAligned(const CollReduceArgs& args) {
+  using S = typename Elem<Type>::S;
+  uintptr_t bits = 0;
+  for (int j = 0; j < args.sync.nranks; ++j)
+    bits |= reinterpret_cast<uintptr_t>(static_cast<const S*>(args.src[j]) + args.begin);
+  for (int k = 0; k < args.ndst; ++k)
+    bits |= reinterpret_cast<uintptr_t>(static_cast<const S*>(args.dst[k]) + args.begin);
+  return bits % 16 == 0;
+}
+
+template <int Type, int Op>
+__device__ __forceinline__ void reduceRange(const CollReduceArgs& args) {
+  using S = typename Elem<Type>::S;
+  constexpr std::size_t kElems = 16 / sizeof(S);
+  if (args.end <= args.begin) return;
+  if (!packAligned<Type>(args)) {
+    reduceElements<Type, Op>(args, args.begin, args.end);
+    return;
+  }
+  const int nranks = args.sync.nranks;
+  const std::size_t packs = (args.end - args.begin) / kElems;
+  const uint4* src[kCollMaxRanks];
+#pragma unroll
+  for (int j = 0; j < kCollMaxRanks; ++j) {
+    src[j] = j < nranks ? reinterpret_cast<const uint4*>(static_cast<const S*>(args.src[j]) + args.begin) : nullptr;
+  }
+  const std::size_t threads = blockDim.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * threads * kUnroll;
+  for (std::size_t p = static_cast<std::size_t>(blockIdx.x) * threads * kUnroll + threadIdx.x; p < packs; p += stride) {
+    uint4 v[kUnroll][kCollMaxRanks];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t at = p + u * threads;
+#pragma unroll
+      for (int j = 0; j < kCollMaxRanks; ++j) {
+        if (j < nranks && at < packs) v[u][j] = src[j][at];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t at = p + u * threads;
+      if (at >= packs) continue;
+      const uint4 out = reducePacks<Type, Op>(v[u], nranks);
+#pragma unroll
+      for (int k = 0; k < kCollMaxRanks; ++k) {
+        if (k < args.ndst) reinterpret_cast<uint4*>(static_cast<S*>(args.dst[k]) + args.begin)[at] = out;
+      }
+    }
+  }
+  reduceElements<Type, Op>(args, args.begin + packs * kElems, args.end);
+}
+
+template <int Type, int Op>
+__global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __grid_constant__ CollReduceArgs args) {
+  __shared__ KernelNumbers numbers;
+  readNumbers(args.sync, &numbers);
+  if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier)) {
+    reduceRange<Type, Op>(args);
+    blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier);
+  }
+  finishKernel(args.sync);
+}
+
+}  // namespace
+
+int collReduceBlocks(std::size_t bytes, int maxBlocks) {
+  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
+  const std::size_t wanted = (bytes + kReduceBytesPerBlock - 1) / kReduceBytesPerBlock;
+  return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
+}
+
+void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream) {
+  detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    collReduceKernel<kType, kOp><<<blocks, kReduceThreads, 0, stream>>>(args);
+  });
+  PEERLINK_CUDA_CHECK_LAUNCH();
+}
+
+namespace detail {
+
+void preloadCollReduceKernels() {
+  for (int type = kF64; type <= kU8; ++type) {
+    for (int op = kSum; op <= kAvg; ++op) {
+      const bool floating = type <= kBf16;
+      if (op == kAvg && !floating) continue;
+      dispatchTypeOp(static_cast<CollType>(type), static_cast<CollOp>(op), [](auto typeConstant, auto opConstant) {
+        constexpr int kType = decltype(typeConstant)::value;
+        constexpr int kOp = decltype(opConstant)::value;
+        loadKernel(collReduceKernel<kType, kOp>, "collReduceKernel");
+      });
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace peerlink::kernels

@@ -1,0 +1,251 @@
+// Shared by the communicator's gpu tests: a communicator over every GPU of the machine (skipping with the
+// reason when there are fewer than 2 or a pair lacks peer access), rank-dependent random inputs, one
+// collective run on all ranks and checked against the closed-form host reference (src/coll/host_reduce.hpp),
+// with poisoned guard bytes after every output.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coll/collective_counts.hpp"
+#include "coll/host_reduce.hpp"
+#include "core/cuda_check.hpp"
+#include "gpu_test_buffers.hpp"
+#include "peerlink/communicator.hpp"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::testing {
+
+constexpr std::size_t kGuardBytes = 256;
+constexpr unsigned char kPoison = 0xA5;
+constexpr double kStreamSeconds = 60;
+
+/// Every GPU of the process, up to 8; "" or why they cannot form a communicator.
+inline std::string communicatorUnavailable(std::vector<int>* devices) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return "no CUDA GPU";
+  }
+  if (count < 2) return "needs 2 GPUs, found " + std::to_string(count);
+  count = std::min(count, 8);
+  for (int a = 0; a < count; ++a) {
+    for (int b = 0; b < count; ++b) {
+      int can = 0;
+      if (a != b && (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can)) {
+        return "GPU " + std::to_string(a) + " cannot access GPU " + std::to_string(b) + " as a peer";
+      }
+    }
+  }
+  devices->clear();
+  for (int d = 0; d < count; ++d) devices->push_back(d);
+  return "";
+}
+
+/// Params from the environment with some values overridden (PEERLINK_ALGO, PEERLINK_TIMEOUT_MS).
+inline Params paramsWith(const std::vector<std::pair<std::string, std::string>>& overrides) {
+  Params params = Params::fromEnvironment();
+  for (const auto& [name, value] : overrides) params.set(name, value);
+  return params;
+}
+
+/// Rank-dependent random elements: floats in [-1, 1] ([0.5, 1.5] for prod, so products stay normal),
+/// integers over their whole range.
+inline coll::Bytes randomElements(DataType type, ReduceOp op, std::size_t count, std::uint64_t seed) {
+  const std::size_t size = dataTypeSize(type);
+  coll::Bytes bytes(count * size);
+  if (!isFloatingPoint(type)) {
+    const std::vector<unsigned char> raw = randomBytes(bytes.size(), seed);
+    if (!raw.empty()) std::memcpy(bytes.data(), raw.data(), raw.size());
+    return bytes;
+  }
+  std::mt19937_64 rng(seed);
+  const bool prod = op == ReduceOp::Prod;
+  std::uniform_real_distribution<double> value(prod ? 0.5 : -1.0, prod ? 1.5 : 1.0);
+  for (std::size_t i = 0; i < count; ++i) coll::storeElement(type, bytes.data(), i, value(rng));
+  return bytes;
+}
+
+/// One call of a collective on every rank, as a test describes it.
+struct CollCase {
+  Collective collective = Collective::AllReduce;
+  DataType type = DataType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  std::size_t count = 0;
+  int root = 0;
+  bool inPlace = false;
+  bool reverseOrder = false;  ///< call the ranks from the last to the first
+  std::uint64_t seed = 1;
+
+  std::string describe() const {
+    return std::string(collectiveName(collective)) + " " + dataTypeName(type) + " " + reduceOpName(op) + " count " +
+           std::to_string(count) + " root " + std::to_string(root) + (inPlace ? " in place" : " out of place");
+  }
+};
+
+/// The buffers of one rank for a case: one allocation holding send and recv (in place: where the API
+/// says they coincide), each followed by poisoned guard bytes.
+struct RankCase {
+  DeviceBuffer sendMemory;
+  DeviceBuffer recvMemory;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t recvBytes = 0;  ///< of the output the reference describes
+  unsigned char* recvGuard = nullptr;
+};
+
+/// Sets up the case's buffers on every rank: inputs uploaded, outputs poisoned.
+inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCase& c,
+                                         const std::vector<coll::Bytes>& inputs) {
+  const int n = comm.size();
+  const std::size_t size = dataTypeSize(c.type);
+  std::vector<RankCase> ranks(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    RankCase& rc = ranks[static_cast<std::size_t>(r)];
+    const int device = comm.device(r);
+    const std::size_t sendBytes = coll::sendElementsOf(c.collective, n, c.count, r, c.root) * size;
+    rc.recvBytes = coll::recvElementsOf(c.collective, n, c.count, r, c.root) * size;
+    DeviceGuard guard(device);
+    // In place: the API's pairing of send and recv inside one buffer.
+    const bool inPlace =
+        c.inPlace && c.collective != Collective::AllToAll && c.collective != Collective::SendRecv &&
+        !((c.collective == Collective::Broadcast || c.collective == Collective::Reduce) && r != c.root);
+    if (inPlace) {
+      const std::size_t total = std::max(sendBytes, rc.recvBytes);
+      rc.recvMemory = DeviceBuffer(device, total + kGuardBytes);
+      auto* base = static_cast<unsigned char*>(rc.recvMemory.data());
+      PEERLINK_CUDA_CHECK(cudaMemset(base, kPoison, total + kGuardBytes));
+      std::size_t sendOffset = 0;
+      std::size_t recvOffset = 0;
+      if (c.collective == Collective::AllGather) sendOffset = c.count * size * static_cast<std::size_t>(r);
+      if (c.collective == Collective::ReduceScatter) recvOffset = c.count * size * static_cast<std::size_t>(r);
+      rc.send = base + sendOffset;
+      rc.recv = base + recvOffset;
+      rc.recvGuard = base + total;
+      if (sendBytes > 0) {
+        PEERLINK_CUDA_CHECK(cudaMemcpy(base + sendOffset, inputs[static_cast<std::size_t>(r)].data(), sendBytes,
+                                       cudaMemcpyHostToDevice));
+      }
+      continue;
+    }
+    rc.sendMemory = DeviceBuffer(device, sendBytes + kGuardBytes);
+    rc.recvMemory = DeviceBuffer(device, rc.recvBytes + kGuardBytes);
+    PEERLINK_CUDA_CHECK(cudaMemset(rc.recvMemory.data(), kPoison, rc.recvBytes + kGuardBytes));
+    if (sendBytes > 0) {
+      PEERLINK_CUDA_CHECK(cudaMemcpy(rc.sendMemory.data(), inputs[static_cast<std::size_t>(r)].data(), sendBytes,
+                                     cudaMemcpyHostToDevice));
+    }
+    rc.send = sendBytes > 0 ? rc.sendMemory.data() : nullptr;
+    rc.recv = rc.recvBytes > 0 ? rc.recvMemory.data() : nullptr;
+    rc.recvGuard = static_cast<unsigned char*>(rc.recvMemory.data()) + rc.recvBytes;
+  }
+  for (int r = 0; r < n; ++r) {
+    DeviceGuard guard(comm.device(r));
+    PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  return ranks;
+}
+
+/// Calls the case's collective for `rank` (send/recv: the ring shift, one group over all ranks is the
+/// caller's business: see runCase).
+inline void callRank(Communicator& comm, const CollCase& c, int rank, const RankCase& rc, cudaStream_t stream) {
+  const int n = comm.size();
+  switch (c.collective) {
+    case Collective::AllReduce: comm.allReduce(rank, rc.send, rc.recv, c.count, c.type, c.op, stream); break;
+    case Collective::Broadcast: comm.broadcast(rank, rc.send, rc.recv, c.count, c.type, c.root, stream); break;
+    case Collective::Reduce: comm.reduce(rank, rc.send, rc.recv, c.count, c.type, c.op, c.root, stream); break;
+    case Collective::AllGather: comm.allGather(rank, rc.send, rc.recv, c.count, c.type, stream); break;
+    case Collective::ReduceScatter: comm.reduceScatter(rank, rc.send, rc.recv, c.count, c.type, c.op, stream); break;
+    case Collective::AllToAll: comm.allToAll(rank, rc.send, rc.recv, c.count, c.type, stream); break;
+    case Collective::SendRecv:
+      comm.send(rank, rc.send, c.count, c.type, (rank + 1) % n, stream);
+      comm.recv(rank, rc.recv, c.count, c.type, (rank + n - 1) % n, stream);
+      break;
+  }
+}
+
+/// Per-rank streams for a communicator.
+inline std::vector<Stream> rankStreams(const Communicator& comm) {
+  std::vector<Stream> streams;
+  for (int r = 0; r < comm.size(); ++r) streams.emplace_back(comm.device(r));
+  return streams;
+}
+
+/// Waits for every stream (bounded), then checks health.
+inline std::string finishAll(Communicator& comm, const std::vector<Stream>& streams) {
+  for (std::size_t r = 0; r < streams.size(); ++r) {
+    if (!finishes(streams[r].get(), kStreamSeconds)) return "rank " + std::to_string(r) + "'s stream did not finish";
+  }
+  comm.checkHealth();
+  return "";
+}
+
+/// Compares every rank's output (and its guard bytes) with the reference; "" or the first difference.
+inline std::string checkOutputs(const Communicator& comm, const CollCase& c, const std::vector<RankCase>& ranks,
+                                const std::vector<coll::Bytes>& expected) {
+  const coll::Tolerance tolerance = coll::tolerance(c.type, c.op, comm.size(), 1.5);
+  for (int r = 0; r < comm.size(); ++r) {
+    const RankCase& rc = ranks[static_cast<std::size_t>(r)];
+    const coll::Bytes& want = expected[static_cast<std::size_t>(r)];
+    if (want.empty()) continue;
+    coll::Bytes got(want.size());
+    std::vector<unsigned char> guard(kGuardBytes);
+    PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), rc.recv, got.size(), cudaMemcpyDeviceToHost));
+    PEERLINK_CUDA_CHECK(cudaMemcpy(guard.data(), rc.recvGuard, guard.size(), cudaMemcpyDeviceToHost));
+    if (const auto mismatch = coll::findMismatch(c.type, tolerance, want, got)) {
+      return c.describe() + ": rank " + std::to_string(r) + ": " + *mismatch;
+    }
+    for (std::size_t i = 0; i < guard.size(); ++i) {
+      if (guard[i] != kPoison) {
+        return c.describe() + ": rank " + std::to_string(r) + ": guard byte " + std::to_string(i) +
+               " after the output was overwritten";
+      }
+    }
+  }
+  return "";
+}
+
+/// Runs one case on every rank and checks it; "" when every output matches the host reference.
+inline std::string runCase(Communicator& comm, const CollCase& c) {
+  const int n = comm.size();
+  std::vector<coll::Bytes> inputs;
+  for (int r = 0; r < n; ++r) {
+    const std::size_t elements = coll::sendElementsOf(c.collective, n, c.count, r, c.root);
+    inputs.push_back(randomElements(c.type, c.op, elements, c.seed * 1000003u + static_cast<std::uint64_t>(r)));
+  }
+  const std::vector<coll::Bytes> expected =
+      coll::hostReduceReference(c.collective, c.type, c.op, n, c.count, c.root, inputs);
+  const std::vector<RankCase> ranks = prepareCase(comm, c, inputs);
+  const std::vector<Stream> streams = rankStreams(comm);
+  const bool group = c.collective == Collective::SendRecv;
+  if (group) comm.groupStart();
+  for (int i = 0; i < n; ++i) {
+    const int r = c.reverseOrder ? n - 1 - i : i;
+    callRank(comm, c, r, ranks[static_cast<std::size_t>(r)], streams[static_cast<std::size_t>(r)].get());
+  }
+  if (group) comm.groupEnd();
+  const std::string unfinished = finishAll(comm, streams);
+  if (!unfinished.empty()) return c.describe() + ": " + unfinished;
+  return checkOutputs(comm, c, ranks, expected);
+}
+
+}  // namespace peerlink::testing
+
+/// Skips unless the machine's GPUs can form a communicator; fills `devices`.
+#define PEERLINK_REQUIRE_COMMUNICATOR(devices)                                                  \
+  do {                                                                                          \
+    PEERLINK_REQUIRE_GPUS(2);                                                                   \
+    const std::string peerlink_why_ = ::peerlink::testing::communicatorUnavailable(&(devices)); \
+    if (!peerlink_why_.empty()) GTEST_SKIP() << peerlink_why_;                                  \
+  } while (0)

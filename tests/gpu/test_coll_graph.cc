@@ -1,0 +1,218 @@
+// The communicator inside CUDA graphs (every rank's stream captured into one graph, replayed several times
+// with new inputs between replays, mixed with eager calls: the kernels' own counters must advance), the
+// deadline path (one rank's stream held by a latch: the others report Error(Timeout) naming it, and the
+// communicator works again once the late kernel is done), and a latency report for small all-reduces.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "coll_test_support.hpp"
+#include "kernels/device_status.cuh"
+#include "kernels/latch_kernel.cuh"
+
+namespace peerlink::testing {
+namespace {
+
+// Captures `body` (which calls the collective for every rank on streams[r]) into one graph over all ranks:
+// stream 0 forks to the others through events and joins them back.
+template <typename Fn>
+cudaGraphExec_t captureAll(const Communicator& comm, const std::vector<Stream>& streams, const Fn& body) {
+  const int n = comm.size();
+  std::vector<Event> forks;
+  std::vector<Event> joins;
+  for (int r = 0; r < n; ++r) {
+    forks.emplace_back(comm.device(0), cudaEventDisableTiming);
+    joins.emplace_back(comm.device(r), cudaEventDisableTiming);
+  }
+  PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(streams[0].get(), cudaStreamCaptureModeGlobal));
+  PEERLINK_CUDA_CHECK(cudaEventRecord(forks[0].get(), streams[0].get()));
+  for (int r = 1; r < n; ++r) {
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[static_cast<std::size_t>(r)].get(), forks[0].get(), 0));
+  }
+  body();
+  for (int r = 1; r < n; ++r) {
+    PEERLINK_CUDA_CHECK(
+        cudaEventRecord(joins[static_cast<std::size_t>(r)].get(), streams[static_cast<std::size_t>(r)].get()));
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), joins[static_cast<std::size_t>(r)].get(), 0));
+  }
+  cudaGraph_t graph = nullptr;
+  PEERLINK_CUDA_CHECK(cudaStreamEndCapture(streams[0].get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  PEERLINK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));
+  return exec;
+}
+
+// Replays a graph of one collective several times with new inputs, with an eager call of another size
+// between replays; every replay's output matches the reference.
+void replayCase(const std::vector<int>& devices, const char* algorithm, CollCase c) {
+  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}}));
+  const int n = comm.size();
+  std::vector<coll::Bytes> inputs(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    inputs[static_cast<std::size_t>(r)] =
+        randomElements(c.type, c.op, coll::sendElementsOf(c.collective, n, c.count, r, c.root), c.seed + r);
+  }
+  const std::vector<RankCase> ranks = prepareCase(comm, c, inputs);
+  const std::vector<Stream> streams = rankStreams(comm);
+  cudaGraphExec_t exec = captureAll(comm, streams, [&] {
+    for (int r = n - 1; r >= 0; --r) {
+      callRank(comm, c, r, ranks[static_cast<std::size_t>(r)], streams[static_cast<std::size_t>(r)].get());
+    }
+  });
+  for (int replay = 0; replay < 6; ++replay) {
+    for (int r = 0; r < n; ++r) {  // new inputs (outside the graph)
+      auto& input = inputs[static_cast<std::size_t>(r)];
+      input = randomElements(c.type, c.op, input.size() / dataTypeSize(c.type), c.seed + 100 * (replay + 1) + r);
+      if (!input.empty()) {
+        PEERLINK_CUDA_CHECK(cudaMemcpy(const_cast<void*>(ranks[static_cast<std::size_t>(r)].send), input.data(),
+                                       input.size(), cudaMemcpyHostToDevice));
+      }
+    }
+    PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));
+    ASSERT_EQ(finishAll(comm, streams), "") << "replay " << replay;
+    const auto expected = coll::hostReduceReference(c.collective, c.type, c.op, n, c.count, c.root, inputs);
+    ASSERT_EQ(checkOutputs(comm, c, ranks, expected), "") << "replay " << replay << " of " << c.describe();
+    if (replay % 2 == 1) {  // an eager call between replays moves the counters on too
+      CollCase eager = c;
+      eager.count = c.count / 3 + 1;
+      eager.inPlace = false;
+      eager.seed = c.seed + 7 * replay;
+      ASSERT_EQ(runCase(comm, eager), "") << "eager call after replay " << replay;
+    }
+  }
+  PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
+}
+
+TEST(CommunicatorGraph, AllReduceReplaysSmallAndLarge) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  for (const char* algorithm : {"AUTO", "ONESHOT", "TWOSHOT"}) {
+    for (const std::size_t count : {std::size_t{2}, std::size_t{5000}, std::size_t{3} << 20}) {
+      CollCase c;
+      c.count = count;
+      c.seed = count;
+      replayCase(devices, algorithm, c);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(CommunicatorGraph, EveryCollectiveReplays) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  for (const Collective collective : {Collective::Broadcast, Collective::Reduce, Collective::AllGather,
+                                      Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+    for (const std::size_t count : {std::size_t{300}, std::size_t{1} << 20}) {
+      CollCase c;
+      c.collective = collective;
+      c.type = DataType::BF16;
+      c.op = ReduceOp::Max;
+      c.count = count;
+      c.root = 1;
+      c.seed = count + static_cast<std::size_t>(collective);
+      replayCase(devices, "AUTO", c);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// One rank's stream is held by a latch longer than the deadline: the other ranks' kernels give up and the
+// error names the held rank; once the latch opens and every kernel has finished, the communicator works.
+void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::size_t count) {
+  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}, {"PEERLINK_TIMEOUT_MS", "300"}}));
+  const int n = comm.size();
+  const int late = n - 1;
+  const std::vector<Stream> streams = rankStreams(comm);
+  PinnedBuffer latchMemory(sizeof(std::uint64_t) + sizeof(kernels::DeviceStatus),
+                           cudaHostAllocMapped | cudaHostAllocPortable);
+  auto* open = new (latchMemory.data()) std::uint64_t{0};
+  auto* latchStatus = new (static_cast<unsigned char*>(latchMemory.data()) + sizeof(std::uint64_t))
+      kernels::DeviceStatus{kernels::pendingStatus()};
+  std::vector<DeviceBuffer> buffers;
+  for (int r = 0; r < n; ++r) buffers.push_back(filled(comm.device(r), count * sizeof(float), 0));
+  on(comm.device(late), [&] { kernels::launchLatch(open, 20'000'000'000ull, latchStatus, streams[late].get()); });
+  for (int r = 0; r < n; ++r) {
+    comm.allReduce(r, buffers[static_cast<std::size_t>(r)].data(), buffers[static_cast<std::size_t>(r)].data(), count,
+                   DataType::F32, ReduceOp::Sum, streams[static_cast<std::size_t>(r)].get());
+  }
+  std::string message;
+  const Clock::time_point start = Clock::now();
+  while (message.empty() && secondsSince(start) < 10) {
+    try {
+      comm.checkHealth();
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::Timeout);
+      message = error.what();
+    }
+  }
+  *static_cast<volatile std::uint64_t*>(open) = 1;
+  ASSERT_FALSE(message.empty()) << "no Error(Timeout) within 10 s of a 300 ms deadline";
+  std::printf("%s, %zu elements: %s\n", algorithm, count, message.c_str());
+  EXPECT_NE(message.find("waited for rank " + std::to_string(late)), std::string::npos) << message;
+  for (const Stream& stream : streams) ASSERT_TRUE(finishes(stream.get(), 10)) << "a kernel is still running";
+  try {
+    comm.checkHealth();  // the late rank may report its own stall (its peers left before it came)
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::Timeout);
+    std::printf("after the latch opened: %s\n", error.what());
+  }
+  CollCase c;
+  c.count = count;
+  c.seed = 4242;
+  EXPECT_EQ(runCase(comm, c), "") << "the communicator is not usable after the timeout";
+}
+
+TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  stallOneRank(devices, "ONESHOT", 1000);     // LL data
+  stallOneRank(devices, "TWOSHOT", 1 << 20);  // barriers
+}
+
+// Not a performance gate: prints small all-reduce times, eager and in a graph (all ranks' kernels).
+TEST(CommunicatorLatency, SmallAllReduceReport) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  Communicator comm(devices, paramsWith({}));
+  const int n = comm.size();
+  const std::vector<Stream> streams = rankStreams(comm);
+  for (const std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536}}) {
+    const std::size_t count = bytes / sizeof(float);
+    std::vector<DeviceBuffer> buffers;
+    for (int r = 0; r < n; ++r) buffers.push_back(filled(comm.device(r), 2 * bytes, 0));
+    const auto callAll = [&] {
+      for (int r = 0; r < n; ++r) {
+        auto* base = static_cast<unsigned char*>(buffers[static_cast<std::size_t>(r)].data());
+        comm.allReduce(r, base, base + bytes, count, DataType::F32, ReduceOp::Sum,
+                       streams[static_cast<std::size_t>(r)].get());
+      }
+    };
+    constexpr int kIterations = 200;
+    for (int i = 0; i < 20; ++i) callAll();
+    ASSERT_EQ(finishAll(comm, streams), "");
+    const Clock::time_point eagerStart = Clock::now();
+    for (int i = 0; i < kIterations; ++i) callAll();
+    ASSERT_EQ(finishAll(comm, streams), "");
+    const double eagerUs = secondsSince(eagerStart) * 1e6 / kIterations;
+    cudaGraphExec_t exec = captureAll(comm, streams, [&] {
+      for (int i = 0; i < kIterations; ++i) callAll();
+    });
+    PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));
+    ASSERT_EQ(finishAll(comm, streams), "");
+    const Clock::time_point graphStart = Clock::now();
+    PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));
+    ASSERT_EQ(finishAll(comm, streams), "");
+    const double graphUs = secondsSince(graphStart) * 1e6 / kIterations;
+    PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    std::printf("all-reduce %zu B on %d GPUs: %.2f us per call eager, %.2f us in a graph (%s)\n", bytes, n, eagerUs,
+                graphUs, comm.describeChoice(Collective::AllReduce, bytes).c_str());
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::testing

@@ -1,0 +1,196 @@
+// The communicator on real GPUs: creation (and its time), then every collective x data type x op x size
+// class (0, 1, a count not divisible by the ranks, ~1000, ~1M) in place and out of place, called in rank
+// order and in reverse, under every PEERLINK_ALGO, checked against the closed-form host reference
+// (src/coll/host_reduce.hpp) with guard bytes; one 64M-element case per collective.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "coll_test_support.hpp"
+
+namespace peerlink::testing {
+namespace {
+
+const DataType kTypes[] = {DataType::F64, DataType::F32, DataType::F16, DataType::BF16, DataType::I32,
+                           DataType::U32, DataType::I64, DataType::U64, DataType::I8,   DataType::U8};
+const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
+const Collective kCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                                   Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
+                                   Collective::SendRecv};
+
+bool reduces(Collective collective) {
+  return coll::reduces(collective);
+}
+
+TEST(Communicator, CreatesOnEveryGpuAndReportsCreationTime) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  for (int round = 0; round < 2; ++round) {  // the first includes the CUDA contexts' creation
+    const auto start = std::chrono::steady_clock::now();
+    Communicator comm(devices, paramsWith({}));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("communicator of %zu GPUs created in %.1f ms (%s; target <= 500 ms)\n", devices.size(), ms,
+                round == 0 ? "first in the process" : "again");
+    RecordProperty(round == 0 ? "creation_ms_first" : "creation_ms_again", std::to_string(ms));
+    ASSERT_EQ(comm.size(), static_cast<int>(devices.size()));
+    for (int r = 0; r < comm.size(); ++r) EXPECT_EQ(comm.device(r), devices[static_cast<std::size_t>(r)]);
+    EXPECT_THROW(comm.device(comm.size()), Error);
+    EXPECT_FALSE(comm.describeChoice(Collective::AllReduce, 8).empty());
+    comm.checkHealth();
+  }
+}
+
+TEST(Communicator, RejectsBadDeviceLists) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  const auto codeOf = [](const std::vector<int>& list) {
+    try {
+      Communicator comm(list, paramsWith({}));
+    } catch (const Error& error) {
+      return error.code();
+    }
+    return ErrorCode::Internal;
+  };
+  EXPECT_EQ(codeOf({}), ErrorCode::InvalidUsage);
+  EXPECT_EQ(codeOf({0, 0}), ErrorCode::InvalidUsage);
+  EXPECT_EQ(codeOf({0, 99}), ErrorCode::InvalidUsage);
+  EXPECT_EQ(codeOf({-1}), ErrorCode::InvalidUsage);
+}
+
+// (PEERLINK_ALGO, collective): every type, op, size class, in place and not.
+class CommunicatorCorrectness : public ::testing::TestWithParam<std::tuple<const char*, Collective>> {};
+
+TEST_P(CommunicatorCorrectness, MatchesHostReference) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  const auto [algorithm, collective] = GetParam();
+  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}}));
+  const int n = comm.size();
+  const std::vector<std::size_t> counts = {0, 1, static_cast<std::size_t>(2 * n + 1), 1003};
+  std::uint64_t seed = 1;
+  int cases = 0;
+  for (const DataType type : kTypes) {
+    for (const ReduceOp op : kOps) {
+      if (!reduces(collective) && op != ReduceOp::Sum) continue;
+      if (!reduceOpSupported(type, op)) continue;
+      for (const std::size_t count : counts) {
+        for (const bool inPlace : {false, true}) {
+          CollCase c;
+          c.collective = collective;
+          c.type = type;
+          c.op = op;
+          c.count = count;
+          c.root = static_cast<int>(seed % static_cast<std::uint64_t>(n));
+          c.inPlace = inPlace;
+          c.reverseOrder = seed % 3 == 0;
+          c.seed = seed++;
+          ASSERT_EQ(runCase(comm, c), "");
+          ++cases;
+        }
+      }
+      // ~1M elements (not a multiple of the ranks or of 16 bytes) for sum and max of every type.
+      if (op == ReduceOp::Sum || op == ReduceOp::Max) {
+        CollCase c;
+        c.collective = collective;
+        c.type = type;
+        c.op = op;
+        c.count = (std::size_t{1} << 20) + 5;
+        c.root = n - 1;
+        c.inPlace = seed % 2 == 0;
+        c.seed = seed++;
+        ASSERT_EQ(runCase(comm, c), "");
+        ++cases;
+      }
+    }
+  }
+  std::printf("%s with PEERLINK_ALGO=%s: %d cases passed (%s)\n", collectiveName(collective), algorithm, cases,
+              comm.describeChoice(collective, 1 << 20).c_str());
+}
+
+std::string caseName(const ::testing::TestParamInfo<CommunicatorCorrectness::ParamType>& param) {
+  return std::string(std::get<0>(param.param)) + "_" + collectiveName(std::get<1>(param.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CommunicatorCorrectness,
+                         ::testing::Combine(::testing::Values("AUTO", "ONESHOT", "TWOSHOT", "RING"),
+                                            ::testing::ValuesIn(kCollectives)),
+                         caseName);
+
+// 64M elements in every rank's largest buffer, per collective, with the automatic choice.
+class CommunicatorLarge : public ::testing::TestWithParam<Collective> {};
+
+TEST_P(CommunicatorLarge, SixtyFourMillionElements) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  const Collective collective = GetParam();
+  Communicator comm(devices, paramsWith({}));
+  const auto n = static_cast<std::size_t>(comm.size());
+  const std::size_t elements = std::size_t{64} << 20;
+  const bool perRankBlocks = collective == Collective::AllGather || collective == Collective::ReduceScatter ||
+                             collective == Collective::AllToAll;
+  for (const bool inPlace : {false, true}) {
+    CollCase c;
+    c.collective = collective;
+    c.type = reduces(collective) ? DataType::F32 : DataType::I32;
+    c.op = ReduceOp::Sum;
+    c.count = perRankBlocks ? elements / n : elements;
+    c.root = 1;
+    c.inPlace = inPlace;
+    c.seed = inPlace ? 77 : 78;
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(runCase(comm, c), "");
+    std::printf("%s: %.1f s including the host reference\n", c.describe().c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+}
+
+std::string collectiveCaseName(const ::testing::TestParamInfo<Collective>& param) {
+  return collectiveName(param.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCollective, CommunicatorLarge, ::testing::ValuesIn(kCollectives), collectiveCaseName);
+
+// Several collectives queued by one rank before the others call: matched by order, launched in order.
+TEST(Communicator, RanksMayRunAheadBySeveralCalls) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  Communicator comm(devices, paramsWith({}));
+  const int n = comm.size();
+  const std::vector<Stream> streams = rankStreams(comm);
+  constexpr std::size_t kCount = 4099;
+  std::vector<DeviceBuffer> buffers;
+  for (int r = 0; r < n; ++r) {
+    buffers.push_back(filled(comm.device(r), kCount * sizeof(float), 0));
+    std::vector<float> ones(kCount, 1.0f);
+    PEERLINK_CUDA_CHECK(cudaMemcpy(buffers.back().data(), ones.data(), kCount * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  constexpr int kCalls = 5;  // in place: 1 -> n -> n^2 -> ...
+  for (int r = 0; r < n; ++r) {
+    for (int k = 0; k < kCalls; ++k) {
+      const std::size_t count = k % 2 == 0 ? kCount : 16;  // alternate LL and sizes, all in place
+      comm.allReduce(r, buffers[static_cast<std::size_t>(r)].data(), buffers[static_cast<std::size_t>(r)].data(), count,
+                     DataType::F32, ReduceOp::Sum, streams[static_cast<std::size_t>(r)].get());
+    }
+  }
+  ASSERT_EQ(finishAll(comm, streams), "");
+  double headWant = 1;
+  double tailWant = 1;
+  for (int k = 0; k < kCalls; ++k) {
+    headWant *= n;
+    if (k % 2 == 0) tailWant *= n;
+  }
+  for (int r = 0; r < n; ++r) {
+    std::vector<float> got(kCount);
+    PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), buffers[static_cast<std::size_t>(r)].data(), kCount * sizeof(float),
+                                   cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got[0], static_cast<float>(headWant)) << "rank " << r;
+    EXPECT_EQ(got[kCount - 1], static_cast<float>(tailWant)) << "rank " << r;
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::testing
