@@ -202,8 +202,8 @@ TEST(DoctorVerdict, NoP2pIsUnsupportedAndOverallOk) {
   EXPECT_EQ(cli::doctorExitCode(report), cli::kExitOk);
 
   // Probes that could not run there are expected; one that ran and returned wrong data is still BROKEN.
-  ProbeResult notRun{0, 1, "sm_write", false, false, 0, 0, 0, "peer access not supported"};
-  ProbeResult staged{1, 0, "ce_write", true, false, 64, 0, 20.0, ""};
+  ProbeResult notRun{0, 1, "sm_write", false, false, 0, 0, 0, "peer access not supported", "", 0};
+  ProbeResult staged{1, 0, "ce_write", true, false, 64, 0, 20.0, "", "", 0};
   const DoctorReport mixed = decideVerdicts(topology, {}, {notRun, staged});
   EXPECT_EQ(pairOf(mixed, 0, 1).verdict, Verdict::Unsupported);
   EXPECT_EQ(pairOf(mixed, 1, 0).verdict, Verdict::Broken);
@@ -301,7 +301,7 @@ TEST(DoctorVerdict, DegradedAndPlatformWideFindings) {
 
 TEST(DoctorVerdict, ProbeOutsideTheTopologyIsAnError) {
   const Topology topology = load("rtx4090x2");
-  ProbeResult self{1, 1, "ce_write", true, false, 0, 0, 1.0, ""};
+  ProbeResult self{1, 1, "ce_write", true, false, 0, 0, 1.0, "", "", 0};
   EXPECT_THROW(decideVerdicts(topology, {}, {self}), Error);
   self.dst = 2;
   EXPECT_THROW(decideVerdicts(topology, {}, {self}), Error);
@@ -430,9 +430,6 @@ TEST(DoctorFormat, ExitCodes) {
   EXPECT_EQ(parseVerdictName("degraded"), std::nullopt);
 }
 
-}  // namespace
-}  // namespace peerlink
-
 TEST(DoctorVerdict, CrossProcessStoppedByAKnownCauseIsDegradedWithItsFix) {
   const Topology topology = load("h200x4_vm");
   std::vector<ProbeResult> probes = passingProbes(topology);
@@ -455,3 +452,6 @@ TEST(DoctorVerdict, CrossProcessStoppedByAKnownCauseIsDegradedWithItsFix) {
   ipc.errorCause.clear();
   EXPECT_EQ(pairOf(decideVerdicts(topology, {}, probes), 0, 3).verdict, Verdict::Broken);
 }
+
+}  // namespace
+}  // namespace peerlink
