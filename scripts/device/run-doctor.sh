@@ -13,12 +13,12 @@ log="$out/doctor.txt"
 run() {  # run <title> <command...>
   local title=$1; shift
   { echo; echo "== $title"; echo "\$ $*"; } >>"$log"
-  local start end rc
-  start=$(date +%s.%N)
+  local start rc ms
+  start=$(date +%s%N)
   "$@" >>"$log" 2>&1
   rc=$?
-  end=$(date +%s.%N)
-  printf '%s: exit %d in %.2f s\n' "$title" "$rc" "$(echo "$end - $start" | bc)" | tee -a "$log"
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  printf '%s: exit %d in %d.%03d s\n' "$title" "$rc" $((ms / 1000)) $((ms % 1000)) | tee -a "$log"
 }
 run "full" dist/peerlink doctor --no-cache
 run "full, JSON" dist/peerlink doctor --json "$out/doctor.json"

@@ -79,6 +79,12 @@ void checkAliasing(const CommState& state, const CallArgs& call, std::size_t sen
 void checkStream(const CommState& state, const CallArgs& call) {
   if (call.stream == nullptr || call.stream == cudaStreamLegacy || call.stream == cudaStreamPerThread) return;
   const int device = state.devices[static_cast<std::size_t>(call.rank)];
+  // cudaStreamGetDevice is refused while the stream is being captured (cudaErrorStreamCaptureUnsupported
+  // on CUDA 13, measured on the 4xH200), and a refused call can invalidate the capture: a capturing stream
+  // was already checked by the eager calls that preceded the capture, or fails when the graph is launched.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(call.stream, &capture) == cudaSuccess && capture != cudaStreamCaptureStatusNone) return;
+  cudaGetLastError();
   int streamDevice = -1;
   const cudaError_t status = cudaStreamGetDevice(call.stream, &streamDevice);
   cudaGetLastError();

@@ -1,5 +1,6 @@
 // Cross-process methods of the functional probe: legacy CUDA IPC and cuMem POSIX-fd sharing with a real
 // second process (the `_share-export` helper), which owns the memory and checks it on its own GPU.
+#include <algorithm>
 #include <future>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@ namespace peerlink {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kExporterStartTimeout{30000};
 
 Route sharedRoute(ShareKind kind, Direction direction) {
   Route route;
@@ -115,7 +117,9 @@ std::vector<ProbeResult> probeCrossProcess(Transport& transport, const std::vect
       request.bytes = options.bytes;
       request.kind = kind;
       request.seed = 0xE7907000ull + static_cast<std::uint64_t>(pair.second);
-      request.timeout = options.timeout;
+      // Starting a process and initializing CUDA in it takes seconds when several start at once; the probe's
+      // own deadline bounds the data path, not the start-up.
+      request.timeout = std::max(options.timeout, kExporterStartTimeout);
       exporters[key].currentSeed = request.seed;
       starting[key] = std::async(std::launch::async, [request, &options] {
         return std::make_unique<ExporterProcess>(options.helperExecutable, request, options.helperVisibleDevices);

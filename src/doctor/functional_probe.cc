@@ -166,7 +166,9 @@ std::vector<ProbeResult> probeFlagHandshakes(Transport& transport, const std::ve
   std::vector<Handshake> handshakes(pairs.size());
   const auto start = Clock::now();
   report(options, fmt::format("flag handshakes on {} pairs at once", pairs.size()));
-  // Every receiver is waiting before any sender stores: the kernels of both GPUs are resident together.
+  // Everything is allocated and initialized before the first receive is launched: allocation and
+  // initialization can wait for all work of a device, including a receive already spinning there, which
+  // would then only see its flag after its deadline (measured on the 4xH200 when they were interleaved).
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     Handshake& h = handshakes[i];
     const auto [src, dst] = pairs[i];
@@ -188,6 +190,25 @@ std::vector<ProbeResult> probeFlagHandshakes(Transport& transport, const std::ve
         DeviceGuard guard(dst);
         kernels::launchFillByte(h.received->data(), kMessageBytes, kPoisonByte, h.receiveStream->get());
       }
+    } catch (const Error& error) {
+      h.result.error = error.what();
+      h.channel.reset();
+    }
+  }
+  for (Handshake& h : handshakes) {
+    if (!h.channel) continue;
+    try {
+      waitForStream(h.sendStream->get(), options.timeout, "filling the handshake's message");
+      waitForStream(h.receiveStream->get(), options.timeout, "poisoning the handshake's destination");
+    } catch (const Error& error) {
+      h.result.error = error.what();
+      h.channel.reset();
+    }
+  }
+  // Every receiver is waiting before any sender stores: the kernels of both GPUs are resident together.
+  for (Handshake& h : handshakes) {
+    if (!h.channel) continue;
+    try {
       h.channel->receive(h.received->data(), kMessageBytes, h.receiveStream->get());
     } catch (const Error& error) {
       h.result.error = error.what();
