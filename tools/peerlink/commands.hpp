@@ -78,22 +78,22 @@ int runDoctorCommand(const DoctorOptions& options, Context& context);
 
 /// `peerlink coll`: collectives in nccl-tests' shape with NCCL's figures from the same run (coll_command.cc).
 struct CollCommandOptions {
-  std::string minBytes = "8";                ///< -b
-  std::string maxBytes = "512M";             ///< -e
-  double factor = 2;                         ///< -f
-  int iterations = 20;                       ///< -n
-  int warmup = 5;                            ///< -w
-  int check = 1;                             ///< -c: 1 checks every configuration against a host reference
-  int gpus = 0;                              ///< -g: GPUs 0..g-1 (0: all)
-  std::string collective = "all_reduce";     ///< -o
-  std::string datatype = "float";            ///< -d
-  std::string op = "sum";                    ///< --op
-  int root = 0;                              ///< -r
-  bool noNccl = false;                       ///< --no-nccl
-  bool ncclOnly = false;                     ///< --nccl-only
-  std::string capture = "joined";            ///< --capture: joined | per-rank
-  std::string jsonPath;                      ///< --json
-  std::string fromJsonPath;                  ///< --from-json: render a saved run instead of measuring
+  std::string minBytes = "8";             ///< -b
+  std::string maxBytes = "512M";          ///< -e
+  double factor = 2;                      ///< -f
+  int iterations = 20;                    ///< -n
+  int warmup = 5;                         ///< -w
+  int check = 1;                          ///< -c: 1 checks every configuration against a host reference
+  int gpus = 0;                           ///< -g: GPUs 0..g-1 (0: all)
+  std::string collective = "all_reduce";  ///< -o
+  std::string datatype = "float";         ///< -d
+  std::string op = "sum";                 ///< --op
+  int root = 0;                           ///< -r
+  bool noNccl = false;                    ///< --no-nccl
+  bool ncclOnly = false;                  ///< --nccl-only
+  std::string capture = "joined";         ///< --capture: joined | per-rank
+  std::string jsonPath;                   ///< --json
+  std::string fromJsonPath;               ///< --from-json: render a saved run instead of measuring
 };
 CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options);
 int runCollCommand(const CollCommandOptions& options, Context& context);
