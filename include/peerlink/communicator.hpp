@@ -6,10 +6,10 @@
 // Calling convention (as NCCL's with one thread and several GPUs): every collective is called once per
 // rank, with that rank's buffers and a stream of that rank's GPU. Calls are matched by order: the k-th call
 // of every rank must be the same collective with the same count, type, op and root, or the call that
-// completes the set throws Error(InvalidUsage) naming the mismatch -- nothing is launched and the
-// communicator stays usable. Kernels are launched when the last rank's call arrives, so the call order of
-// ranks does not matter and no call blocks. send/recv between groupStart() and groupEnd() are matched at
-// groupEnd(); a send/recv outside a group is its own group.
+// completes the set throws Error(InvalidUsage) naming the mismatch -- nothing is launched, every
+// call not yet launched is discarded, and the communicator stays usable for a fresh set of calls. Kernels are launched
+// when the last rank's call arrives, so the call order of ranks does not matter and no call blocks. send/recv between
+// groupStart() and groupEnd() are matched at groupEnd(); a send/recv outside a group is its own group.
 //
 // Every call is stream-ordered and capturable in a CUDA graph (all ranks' streams captured together).
 // Kernels synchronize through flags with a deadline (PEERLINK_TIMEOUT_MS): a stalled peer becomes a
