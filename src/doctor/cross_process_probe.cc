@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "core/cuda_check.hpp"
 #include "core/stream_wait.hpp"
 #include "doctor/functional_probe.hpp"
 #include "kernels/pattern_kernels.cuh"
@@ -48,9 +47,8 @@ struct Exporter {
 void probeOneShare(Transport& transport, Exporter& exporter, ShareKind kind, const DirectedPair& pair,
                    const ProbeOptions& options, ProbeResult& result) {
   const auto [src, dst] = pair;
-  cudaStream_t stream = nullptr;
   Stream local(src);
-  stream = local.get();
+  cudaStream_t stream = local.get();
   exporter.process->requestServe();
   {
     ImportedBuffer remote(exporter.process->socketPath(), src, options.timeout);
@@ -79,21 +77,10 @@ void probeOneShare(Transport& transport, Exporter& exporter, ShareKind kind, con
     exporter.currentSeed = seed;
     result.wrongBytes = read.mismatches + owner.wrongBytes;
     result.lostBytes = read.lostBytes + owner.lostBytes;
-    if (options.timedIterations > 0 && result.wrongBytes == 0) {
-      DeviceGuard guard(src);
-      Event start(src);
-      Event end(src);
-      PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-      for (int i = 0; i < options.timedIterations; ++i) {
+    if (result.wrongBytes == 0) {
+      result.gbps = timeCopies(src, stream, options, "the cross-process writes", [&] {
         transport.copy({remote.data(), dst}, {mine.data(), src}, options.bytes, write, stream);
-      }
-      PEERLINK_CUDA_CHECK(cudaEventRecord(end.get(), stream));
-      waitForStream(stream, options.timeout, "timing the cross-process writes");
-      float ms = 0;
-      PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), end.get()));
-      if (ms > 0) {
-        result.gbps = static_cast<double>(options.bytes) * options.timedIterations / (static_cast<double>(ms) * 1e6);
-      }
+      });
     }
   }  // unmapped before the owner may free it
 }

@@ -93,21 +93,10 @@ void probeOneCopy(Transport& transport, StreamPool& streams, const CopyMethod& m
   const CheckResult check = checker.checkPattern(destination.data(), options.bytes, seed, streams.on(dst));
   result.wrongBytes = check.mismatches;
   result.lostBytes = check.lostBytes;
-  if (options.timedIterations <= 0 || !check.ok()) return;
-  DeviceGuard guard(executing);
-  Event start(executing);
-  Event end(executing);
-  PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-  for (int i = 0; i < options.timedIterations; ++i) {
+  if (!check.ok()) return;
+  result.gbps = timeCopies(executing, stream, options, what, [&] {
     transport.copy({destination.data(), dst}, {source.data(), src}, options.bytes, route, stream);
-  }
-  PEERLINK_CUDA_CHECK(cudaEventRecord(end.get(), stream));
-  waitForStream(stream, options.timeout, what + " timing", "the doctor's --timeout-ms");
-  float ms = 0;
-  PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), end.get()));
-  if (ms > 0) {
-    result.gbps = static_cast<double>(options.bytes) * options.timedIterations / (static_cast<double>(ms) * 1e6);
-  }
+  });
 }
 
 void report(const ProbeOptions& options, const std::string& line) {
@@ -115,6 +104,22 @@ void report(const ProbeOptions& options, const std::string& line) {
 }
 
 }  // namespace
+
+double timeCopies(int device, cudaStream_t stream, const ProbeOptions& options, const std::string& what,
+                  const std::function<void()>& enqueueCopy) {
+  if (options.timedIterations <= 0) return 0;
+  DeviceGuard guard(device);
+  Event start(device);
+  Event end(device);
+  PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+  for (int i = 0; i < options.timedIterations; ++i) enqueueCopy();
+  PEERLINK_CUDA_CHECK(cudaEventRecord(end.get(), stream));
+  waitForStream(stream, options.timeout, what + " timing", "the doctor's --timeout-ms");
+  float ms = 0;
+  PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), end.get()));
+  if (ms <= 0) return 0;
+  return static_cast<double>(options.bytes) * options.timedIterations / (static_cast<double>(ms) * 1e6);
+}
 
 std::string classifyProbeFailure(const std::string& error) {
   if (error.find("not visible") != std::string::npos) return "peer_hidden";

@@ -4,6 +4,8 @@
 // arrives shows as a passed deadline -- never a hang.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -47,6 +49,11 @@ std::vector<ProbeResult> probeFlagHandshakes(Transport& transport, const std::ve
 /// wrote it through its mapping on src; what the owner wrote is also read back here first.
 std::vector<ProbeResult> probeCrossProcess(Transport& transport, const std::vector<DirectedPair>& pairs,
                                            const ProbeOptions& options);
+
+/// Bandwidth of `options.timedIterations` calls of `enqueueCopy` (each moving options.bytes) on `stream` of
+/// `device`, timed with events and waited for within options.timeout; 0 when nothing was timed.
+double timeCopies(int device, cudaStream_t stream, const ProbeOptions& options, const std::string& what,
+                  const std::function<void()>& enqueueCopy);
 
 /// The known cause of a probe that could not run, from its error message: "peer_hidden",
 /// "open_file_limit", or empty.
