@@ -18,15 +18,6 @@
 namespace peerlink {
 namespace {
 
-Route sharedRoute(bool cumem, Direction direction) {
-  Route route;
-  route.mode = cumem ? RouteMode::Cumem : RouteMode::Ipc;
-  route.engine = Engine::CopyEngine;
-  route.direction = direction;
-  route.reason = "the other process's buffer, mapped here";
-  return route;
-}
-
 void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
   const int local = cell.src;
   const int owner = cell.dst;
@@ -52,8 +43,8 @@ void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
     DeviceBuffer mine(local, cell.bytes);
     Stream stream(local);
     PatternChecker checker(local);
-    const Route write = sharedRoute(cumem, Direction::Write);
-    const Route read = sharedRoute(cumem, Direction::Read);
+    const Route write = sharedRoute(request.kind, Direction::Write);
+    const Route read = sharedRoute(request.kind, Direction::Read);
     cell.route = describeRoute(context.topology, {local, owner, cell.bytes, Placement::CrossProcess}, write);
     if (context.options.verify) {
       // What the owner wrote is readable here, and what we write lands there (read back through the mapping).

@@ -23,15 +23,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kExporterStartTimeout{30000};
 
-Route sharedRoute(ShareKind kind, Direction direction) {
-  Route route;
-  route.mode = kind == ShareKind::Cumem ? RouteMode::Cumem : RouteMode::Ipc;
-  route.engine = Engine::CopyEngine;
-  route.direction = direction;
-  route.reason = "the other process's buffer, mapped here";
-  return route;
-}
-
 const char* methodName(ShareKind kind) {
   return kind == ShareKind::Cumem ? "cumem" : "ipc";
 }

@@ -44,19 +44,40 @@ bool waitReadable(int fd, Clock::time_point deadline) {
   }
 }
 
-// One line of standard input (without the newline); nullopt at end of input, or when nothing comes in time.
-std::optional<std::string> readCommand(std::string& buffered, Clock::time_point deadline) {
+// One line read from a pipe, or why there is none.
+struct PipeLine {
+  enum class End { Line, Closed, TimedOut, Failed };
+  End end = End::Line;
+  std::string text;  // the line, without the newline
+  int error = 0;     // errno of the read that failed
+};
+
+// The next line from `fd`: `buffered` holds what earlier reads got past the last line and keeps it for the
+// next call. Stops at end of input, at the deadline, or at a read error.
+PipeLine readPipeLine(int fd, std::string& buffered, Clock::time_point deadline) {
+  PipeLine result;
   for (;;) {
     const auto newline = buffered.find('\n');
     if (newline != std::string::npos) {
-      std::string line = buffered.substr(0, newline);
+      result.text = buffered.substr(0, newline);
       buffered.erase(0, newline + 1);
-      return line;
+      return result;
     }
-    if (!waitReadable(STDIN_FILENO, deadline)) return std::nullopt;
-    char chunk[256];
-    const ssize_t got = ::read(STDIN_FILENO, chunk, sizeof(chunk));
-    if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) return std::nullopt;
+    if (!waitReadable(fd, deadline)) {
+      result.end = PipeLine::End::TimedOut;
+      return result;
+    }
+    char chunk[512];
+    const ssize_t got = ::read(fd, chunk, sizeof(chunk));
+    if (got == 0) {
+      result.end = PipeLine::End::Closed;
+      return result;
+    }
+    if (got < 0 && errno != EINTR && errno != EAGAIN) {
+      result.end = PipeLine::End::Failed;
+      result.error = errno;
+      return result;
+    }
     if (got > 0) buffered.append(chunk, static_cast<std::size_t>(got));
   }
 }
@@ -76,6 +97,15 @@ int ownerDevice(const ShareExporterRequest& request) {
 
 }  // namespace
 
+Route sharedRoute(ShareKind kind, Direction direction) {
+  Route route;
+  route.mode = kind == ShareKind::Cumem ? RouteMode::Cumem : RouteMode::Ipc;
+  route.engine = Engine::CopyEngine;
+  route.direction = direction;
+  route.reason = "the other process's buffer, mapped here";
+  return route;
+}
+
 int runShareExporter(const ShareExporterRequest& request, std::ostream& out) {
   try {
     const int device = ownerDevice(request);
@@ -91,18 +121,19 @@ int runShareExporter(const ShareExporterRequest& request, std::ostream& out) {
     // Importers map our memory until they close our standard input; legacy IPC memory must outlive that.
     std::string buffered;
     for (;;) {
-      const std::optional<std::string> command = readCommand(buffered, Clock::now() + request.timeout * 10);
-      if (!command) return 0;
-      if (*command == "serve") {
+      // Input closed, silent past the deadline or unreadable: the parent is done or gone.
+      const PipeLine command = readPipeLine(STDIN_FILENO, buffered, Clock::now() + request.timeout * 10);
+      if (command.end != PipeLine::End::Line) return 0;
+      if (command.text == "serve") {
         const ShareTimings timings = buffer.serveOne(request.timeout);
         out << fmt::format("served {} {} {} {}", timings.exportMs, timings.handshakeMs, timings.importMs, timings.mapMs)
             << std::endl;
-      } else if (command->rfind("check ", 0) == 0) {
-        const std::uint64_t seed = std::stoull(command->substr(6));
+      } else if (command.text.rfind("check ", 0) == 0) {
+        const std::uint64_t seed = std::stoull(command.text.substr(6));
         const CheckResult result = checker.checkPattern(buffer.data(), request.bytes, seed, stream.get());
         out << fmt::format("checked {} {}", result.mismatches, result.lostBytes) << std::endl;
       } else {
-        out << "error unknown command '" << *command << "'" << std::endl;
+        out << "error unknown command '" << command.text << "'" << std::endl;
         return 1;
       }
     }
@@ -168,25 +199,15 @@ ExporterProcess::ExporterProcess(const std::string& executable, const ShareExpor
 }
 
 std::string ExporterProcess::readLine() {
-  const auto deadline = Clock::now() + timeout_;
-  for (;;) {
-    const auto newline = buffered_.find('\n');
-    if (newline != std::string::npos) {
-      std::string line = buffered_.substr(0, newline);
-      buffered_.erase(0, newline + 1);
-      return line;
-    }
-    if (!waitReadable(fromChild_.get(), deadline)) {
-      throw Error(ErrorCode::Timeout, fmt::format("the exporter process said nothing within {} ms", timeout_.count()));
-    }
-    char chunk[512];
-    const ssize_t got = ::read(fromChild_.get(), chunk, sizeof(chunk));
-    if (got == 0) throw Error(ErrorCode::RemoteError, "the exporter process exited early");
-    if (got < 0 && errno != EINTR) {
-      throw Error(ErrorCode::SystemError, fmt::format("reading the exporter process: {}", std::strerror(errno)));
-    }
-    if (got > 0) buffered_.append(chunk, static_cast<std::size_t>(got));
+  const PipeLine line = readPipeLine(fromChild_.get(), buffered_, Clock::now() + timeout_);
+  if (line.end == PipeLine::End::TimedOut) {
+    throw Error(ErrorCode::Timeout, fmt::format("the exporter process said nothing within {} ms", timeout_.count()));
   }
+  if (line.end == PipeLine::End::Closed) throw Error(ErrorCode::RemoteError, "the exporter process exited early");
+  if (line.end == PipeLine::End::Failed) {
+    throw Error(ErrorCode::SystemError, fmt::format("reading the exporter process: {}", std::strerror(line.error)));
+  }
+  return line.text;
 }
 
 // Writing to a pipe whose reader died raises SIGPIPE, which would kill the whole process. A library must not

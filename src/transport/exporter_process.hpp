@@ -3,7 +3,7 @@
 // starts a fresh process of a helper executable (the peerlink CLI, with its hidden `_share-export` command,
 // whose body is runShareExporter) and talks to it over pipes, one command per line: the child prints its
 // socket path, then serves importers and checks its buffer on its own GPU when asked, and exits when its
-// standard input closes.
+// standard input closes. sharedRoute names the route of copies through such a buffer once mapped here.
 #pragma once
 
 #include <sys/types.h>
@@ -14,9 +14,14 @@
 #include <string>
 
 #include "core/file_descriptor.hpp"
+#include "peerlink/route.hpp"
 #include "peerlink/shared_memory.hpp"
 
 namespace peerlink {
+
+/// The copy-engine route between this process's memory and another process's buffer shared as `kind` and
+/// mapped here (mode IPC or CUMEM).
+Route sharedRoute(ShareKind kind, Direction direction);
 
 /// The parent's side: a running exporter child.
 class ExporterProcess {

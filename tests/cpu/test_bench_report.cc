@@ -16,6 +16,7 @@
 #include "bench_html.hpp"
 #include "bench_json_read.hpp"
 #include "cli.hpp"
+#include "cli_runner.hpp"
 #include "exit_codes.hpp"
 #include "peerlink/error.hpp"
 #include "svg_chart.hpp"
@@ -391,25 +392,6 @@ TEST(BenchHtml, RendersInHeadlessChromium) {
     EXPECT_EQ(countOf(rendered, "<svg class=\"chart\""), countOf(html, "<svg class=\"chart\"")) << name;
     EXPECT_NE(rendered.find("message size (log2 scale)"), std::string::npos) << name;
   }
-}
-
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliResult runCli(std::vector<std::string> args) {
-  args.insert(args.begin(), "peerlink");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out;
-  std::ostringstream err;
-  CliResult result;
-  result.code = run(static_cast<int>(argv.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
 }
 
 TEST(BenchCommand, FromJsonRendersASavedRunWithoutAGpu) {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli.hpp"
+#include "cli_runner.hpp"
 #include "exit_codes.hpp"
 #include "peerlink/params.hpp"
 #include "peerlink/topology.hpp"
@@ -24,25 +24,6 @@ namespace fs = std::filesystem;
 
 const std::string kFixtures = PEERLINK_FIXTURES_DIR;
 const std::string kH200 = kFixtures + "/topologies/h200x4_vm.json";
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Result runCli(std::vector<std::string> args) {
-  args.insert(args.begin(), "peerlink");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out;
-  std::ostringstream err;
-  Result result;
-  result.code = run(static_cast<int>(argv.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 size_t lineCount(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
@@ -68,11 +49,11 @@ void writeFile(const fs::path& path, const std::string& content) {
 }
 
 TEST(Cli, HelpAndVersionSucceed) {
-  Result help = runCli({"--help"});
+  CliResult help = runCli({"--help"});
   EXPECT_EQ(help.code, kExitOk);
   EXPECT_NE(help.out.find("topo"), std::string::npos);
   EXPECT_NE(help.out.find("Exit codes"), std::string::npos);
-  Result version = runCli({"--version"});
+  CliResult version = runCli({"--version"});
   EXPECT_EQ(version.code, kExitOk);
   EXPECT_EQ(version.out.rfind("peerlink 0.", 0), 0u) << version.out;
 }
@@ -80,7 +61,7 @@ TEST(Cli, HelpAndVersionSucceed) {
 TEST(Cli, UsageErrorsAreOneLineWithExitCode2) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {}, {"frobnicate"}, {"topo", "--bogus"}, {"topo", "--json"}, {"env", "extra"}}) {
-    const Result result = runCli(args);
+    const CliResult result = runCli(args);
     EXPECT_EQ(result.code, kExitUsage) << testing::PrintToString(args);
     EXPECT_EQ(lineCount(result.err), 1u) << result.err;
     EXPECT_EQ(result.err.rfind("peerlink: ", 0), 0u) << result.err;
@@ -99,7 +80,7 @@ TEST(Cli, MissingOrMalformedTopologyFileIsAnInputError) {
   for (const Case& c :
        {Case{(dir / "missing.json").string(), "missing.json"}, Case{(dir / "broken.json").string(), "broken.json"},
         Case{(dir / "wrong.json").string(), "schema"}}) {
-    const Result result = runCli({"topo", "--topo-file", c.file});
+    const CliResult result = runCli({"topo", "--topo-file", c.file});
     EXPECT_EQ(result.code, kExitUsage) << result.err;
     EXPECT_EQ(lineCount(result.err), 1u) << result.err;
     EXPECT_NE(result.err.find(c.mentions), std::string::npos) << result.err;
@@ -107,7 +88,7 @@ TEST(Cli, MissingOrMalformedTopologyFileIsAnInputError) {
 }
 
 TEST(Cli, TopoFromFileShowsMatricesLikeNvidiaSmi) {
-  const Result result = runCli({"topo", "--topo-file", kH200});
+  const CliResult result = runCli({"topo", "--topo-file", kH200});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("Links  GPU(row) -> GPU(column)"), std::string::npos);
   EXPECT_NE(result.out.find("GPU0  X     NV18  NV18  NV18"), std::string::npos) << result.out;
@@ -118,7 +99,7 @@ TEST(Cli, TopoFromFileShowsMatricesLikeNvidiaSmi) {
 
 TEST(Cli, TopoFileFromEnvironmentWorksLikeTheFlag) {
   ::setenv("PEERLINK_TOPO_FILE", kH200.c_str(), 1);
-  const Result result = runCli({"topo"});
+  const CliResult result = runCli({"topo"});
   ::unsetenv("PEERLINK_TOPO_FILE");
   EXPECT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("NV18"), std::string::npos);
@@ -126,14 +107,14 @@ TEST(Cli, TopoFileFromEnvironmentWorksLikeTheFlag) {
 
 TEST(Cli, TopoJsonRoundTripsAndGoesToStdoutWithDash) {
   TempDir dir;
-  const Result toFile = runCli({"topo", "--topo-file", kH200, "--json", (dir / "out.json").string()});
+  const CliResult toFile = runCli({"topo", "--topo-file", kH200, "--json", (dir / "out.json").string()});
   ASSERT_EQ(toFile.code, kExitOk) << toFile.err;
   Topology written = loadTopologyFile((dir / "out.json").string());
   const Topology original = loadTopologyFile(kH200);
   EXPECT_EQ(written.gpus.size(), 4u);
   written.source = original.source;  // loading records where a topology came from
   EXPECT_EQ(topologyToJson(written), topologyToJson(original));
-  const Result toStdout = runCli({"topo", "--topo-file", kH200, "--json", "-"});
+  const CliResult toStdout = runCli({"topo", "--topo-file", kH200, "--json", "-"});
   ASSERT_EQ(toStdout.code, kExitOk);
   EXPECT_EQ(nlohmann::json::parse(toStdout.out).at("schema"), "peerlink.topology");
   for (const auto& entry : fs::directory_iterator(dir.path())) {
@@ -143,10 +124,10 @@ TEST(Cli, TopoJsonRoundTripsAndGoesToStdoutWithDash) {
 
 TEST(Cli, FailedRunsLeaveNoFiles) {
   TempDir dir;
-  const Result badInput =
+  const CliResult badInput =
       runCli({"topo", "--topo-file", (dir / "missing.json").string(), "--json", (dir / "out.json").string()});
   EXPECT_EQ(badInput.code, kExitUsage);
-  const Result badFolder = runCli({"topo", "--topo-file", kH200, "--json", (dir / "no/such/dir/out.json").string()});
+  const CliResult badFolder = runCli({"topo", "--topo-file", kH200, "--json", (dir / "no/such/dir/out.json").string()});
   EXPECT_EQ(badFolder.code, kExitUsage);
   EXPECT_EQ(lineCount(badFolder.err), 1u) << badFolder.err;
   EXPECT_TRUE(fs::is_empty(dir.path()));
@@ -154,7 +135,7 @@ TEST(Cli, FailedRunsLeaveNoFiles) {
 
 TEST(Cli, MalformedParameterIsAUsageErrorNamingIt) {
   ::setenv("PEERLINK_DEBUG", "LOUD", 1);
-  const Result result = runCli({"env"});
+  const CliResult result = runCli({"env"});
   ::unsetenv("PEERLINK_DEBUG");
   EXPECT_EQ(result.code, kExitUsage);
   EXPECT_EQ(lineCount(result.err), 1u) << result.err;
@@ -165,8 +146,8 @@ TEST(Cli, MalformedParameterIsAUsageErrorNamingIt) {
 TEST(Cli, EnvListsEveryParameterWithValueAndSource) {
   ::setenv("PEERLINK_NVML", "0", 1);
   ::setenv("PEERLINK_DEBG", "INFO", 1);
-  const Result text = runCli({"env"});
-  const Result json = runCli({"env", "--json"});
+  const CliResult text = runCli({"env"});
+  const CliResult json = runCli({"env", "--json"});
   ::unsetenv("PEERLINK_NVML");
   ::unsetenv("PEERLINK_DEBG");
   ASSERT_EQ(text.code, kExitOk);
@@ -184,13 +165,13 @@ TEST(Cli, EnvListsEveryParameterWithValueAndSource) {
 }
 
 TEST(Cli, DoctorOnASavedTopologyProbesNothingAndFailsClosed) {
-  const Result result = runCli({"doctor", "--topo-file", kH200, "--no-cross-process"});
+  const CliResult result = runCli({"doctor", "--topo-file", kH200, "--no-cross-process"});
   EXPECT_EQ(result.code, kExitBroken) << result.err;  // no pair with P2P was tested, so none is OK
   EXPECT_NE(result.out.find("topology_from_file"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("ce_write_not_run"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("12 pair(s)"), std::string::npos) << result.out;
 
-  const Result json = runCli({"doctor", "--topo-file", kH200, "--json", "-"});
+  const CliResult json = runCli({"doctor", "--topo-file", kH200, "--json", "-"});
   EXPECT_EQ(json.code, kExitBroken) << json.err;
   const nlohmann::json document = nlohmann::json::parse(json.out);
   EXPECT_EQ(document.at("schema"), "peerlink.doctor");
@@ -201,10 +182,10 @@ TEST(Cli, DoctorOnASavedTopologyProbesNothingAndFailsClosed) {
 }
 
 TEST(Cli, DoctorRejectsBadDevicesAndTimeouts) {
-  const Result missing = runCli({"doctor", "--topo-file", kH200, "-d", "0,7"});
+  const CliResult missing = runCli({"doctor", "--topo-file", kH200, "-d", "0,7"});
   EXPECT_EQ(missing.code, kExitUsage);
   EXPECT_NE(missing.err.find("GPU 7 does not exist"), std::string::npos) << missing.err;
-  const Result twice = runCli({"doctor", "--topo-file", kH200, "-d", "1,1"});
+  const CliResult twice = runCli({"doctor", "--topo-file", kH200, "-d", "1,1"});
   EXPECT_EQ(twice.code, kExitUsage);
   EXPECT_NE(twice.err.find("listed twice"), std::string::npos) << twice.err;
   EXPECT_EQ(runCli({"doctor", "--timeout-ms", "0"}).code, kExitUsage);

@@ -8,9 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
-#include "cli.hpp"
+#include "cli_runner.hpp"
 #include "coll/coll_bench.hpp"
 #include "coll/nccl_library.hpp"
 #include "coll_format.hpp"
@@ -20,25 +19,6 @@ namespace peerlink::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Result runCli(std::vector<std::string> args) {
-  args.insert(args.begin(), "peerlink");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out;
-  std::ostringstream err;
-  Result result;
-  result.code = run(static_cast<int>(argv.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 bool haveGpu() {
   int count = 0;
@@ -71,14 +51,14 @@ TEST(CollCommand, UsageErrorsExitTwo) {
   for (const std::vector<std::string>& args : bad) {
     std::string line;
     for (const std::string& arg : args) line += arg + " ";
-    const Result result = runCli(args);
+    const CliResult result = runCli(args);
     EXPECT_EQ(result.code, kExitUsage) << line << "\n" << result.err;
     EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << line << "\n" << result.err;
   }
 }
 
 TEST(CollCommand, OpFlagConfusionIsExplained) {
-  const Result result = runCli({"coll", "-o", "sum"});
+  const CliResult result = runCli({"coll", "-o", "sum"});
   EXPECT_EQ(result.code, kExitUsage);
   EXPECT_NE(result.err.find("--op"), std::string::npos) << result.err;
 }
@@ -94,7 +74,7 @@ TEST(CollCommand, AcceptsNcclTestsSpellings) {
 
 TEST(CollCommand, NoGpuExitsThree) {
   if (haveGpu()) GTEST_SKIP() << "this machine has a GPU";
-  const Result result = runCli({"coll", "-b", "8", "-e", "64"});
+  const CliResult result = runCli({"coll", "-b", "8", "-e", "64"});
   EXPECT_EQ(result.code, kExitNoGpu) << result.err;
   EXPECT_NE(result.err.find("GPU"), std::string::npos) << result.err;
 }
@@ -118,7 +98,7 @@ TEST(CollCommand, FromJsonShowsASavedRun) {
   run.rows.push_back(row);
   const fs::path file = fs::temp_directory_path() / ("peerlink-coll-" + std::to_string(::getpid()) + ".json");
   std::ofstream(file) << collToJson(run, Params()).dump(2);
-  Result result = runCli({"coll", "--from-json", file.string()});
+  CliResult result = runCli({"coll", "--from-json", file.string()});
   EXPECT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("# NCCL: not loaded (libnccl.so.2 not found)"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("     5.00"), std::string::npos) << result.out;
@@ -132,7 +112,7 @@ TEST(CollCommand, FromJsonShowsASavedRun) {
 }
 
 TEST(CollCommand, HelpListsTheFlags) {
-  const Result result = runCli({"coll", "--help"});
+  const CliResult result = runCli({"coll", "--help"});
   EXPECT_EQ(result.code, kExitOk);
   for (const char* flag : {"-b", "-e", "-f", "-g", "-n", "-w", "-c", "-o", "-d", "--op", "-r", "--json", "--no-nccl"}) {
     EXPECT_NE(result.out.find(flag), std::string::npos) << flag;

@@ -1,11 +1,9 @@
 #include "bench_json_read.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "peerlink/error.hpp"
+#include "saved_json_read.hpp"
 
 namespace peerlink::cli {
 namespace {
@@ -58,37 +56,16 @@ BenchCaseResult caseFromJson(const json& entry) {
 
 SavedBench benchFromJson(const json& document, const std::string& origin) {
   SavedBench saved;
-  try {
-    if (!document.is_object() || document.value("schema", std::string()) != "peerlink.bench") {
-      throw Error(ErrorCode::InvalidInput, "not a peerlink bench result (schema is not \"peerlink.bench\")");
-    }
+  saved.generatedBy = readSavedRun(document, "bench", origin, [&] {
     if (!document.contains("topology")) throw Error(ErrorCode::InvalidInput, "no \"topology\"");
     saved.topology = topologyFromJson(document.at("topology").dump(), origin);
     for (const json& entry : document.at("cases")) saved.results.push_back(caseFromJson(entry));
-    if (document.contains("generated_by") && document.at("generated_by").is_object()) {
-      saved.generatedBy = document.at("generated_by");
-    }
-  } catch (const Error& error) {
-    if (std::string(error.what()).rfind(origin, 0) == 0) throw;
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
-  } catch (const json::exception& error) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
-  }
+  });
   return saved;
 }
 
 SavedBench loadBenchFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(ErrorCode::InvalidInput, fmt::format("cannot read {}", path));
-  std::ostringstream text;
-  text << file.rdbuf();
-  json document;
-  try {
-    document = json::parse(text.str());
-  } catch (const json::exception& error) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: not valid JSON: {}", path, error.what()));
-  }
-  return benchFromJson(document, path);
+  return benchFromJson(readJsonFile(path), path);
 }
 
 }  // namespace peerlink::cli

@@ -1,11 +1,9 @@
 #include "coll_json_read.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "peerlink/error.hpp"
+#include "saved_json_read.hpp"
 
 namespace peerlink::cli {
 namespace {
@@ -64,10 +62,7 @@ coll::CollBenchOptions optionsFromJson(const json& entry) {
 SavedColl collFromJson(const json& document, const std::string& origin) {
   SavedColl saved;
   coll::CollRun& run = saved.run;
-  try {
-    if (!document.is_object() || document.value("schema", std::string()) != "peerlink.coll") {
-      throw Error(ErrorCode::InvalidInput, "not a peerlink coll result (schema is not \"peerlink.coll\")");
-    }
+  saved.generatedBy = readSavedRun(document, "coll", origin, [&] {
     if (document.value("version", 0) != 1) {
       throw Error(ErrorCode::InvalidInput, fmt::format("unsupported version {}", document.value("version", 0)));
     }
@@ -102,30 +97,12 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
       }
       run.rows.push_back(row);
     }
-    if (document.contains("generated_by") && document.at("generated_by").is_object()) {
-      saved.generatedBy = document.at("generated_by");
-    }
-  } catch (const Error& error) {
-    if (std::string(error.what()).rfind(origin, 0) == 0) throw;
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
-  } catch (const json::exception& error) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
-  }
+  });
   return saved;
 }
 
 SavedColl loadCollFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(ErrorCode::InvalidInput, fmt::format("cannot read {}", path));
-  std::ostringstream text;
-  text << file.rdbuf();
-  json document;
-  try {
-    document = json::parse(text.str());
-  } catch (const json::exception& error) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: not valid JSON: {}", path, error.what()));
-  }
-  return collFromJson(document, path);
+  return collFromJson(readJsonFile(path), path);
 }
 
 }  // namespace peerlink::cli
