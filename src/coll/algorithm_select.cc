@@ -4,6 +4,7 @@
 #include "coll/algorithm_select.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace peerlink::coll {
@@ -18,6 +19,9 @@ constexpr std::size_t kOneShotMaxNvlink = 256 * kKiB;
 constexpr std::size_t kOneShotMaxPcie = 64 * kKiB;
 // Direct broadcast/reduce put (n-1) times the data on the root's link; two-shot 2 (n-1)/n.
 constexpr std::size_t kDirectRootMax = 256 * kKiB;
+// Up to here the copy collectives (all-gather, all-to-all, broadcast) and reduce-scatter use the LL
+// protocol when it is not forced: one flag wait instead of two barriers, at twice the bytes on the wire.
+constexpr std::size_t kLlCopyMax = 64 * kKiB;
 
 std::string formatBytes(std::size_t bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -120,7 +124,84 @@ AlgorithmChoice rootedRule(std::size_t bytes, int n) {
                                   " the data, not " + times(n - 1) + ")"};
 }
 
+// Whether LL carries a one-shot message of `bytes`, and why.
+struct LlRule {
+  bool use = false;
+  std::string why;
+};
+
+LlRule llRule(Collective collective, std::size_t bytes, Protocol protocol, std::size_t llMaxBytes) {
+  if (bytes > llMaxBytes) return {false, ""};
+  if (protocol == Protocol::Ll) return {true, "LL protocol (forced by PEERLINK_PROTO=LL)"};
+  if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
+  const bool reduction = collective == Collective::AllReduce || collective == Collective::Reduce;
+  const std::size_t limit = reduction ? llMaxBytes : kLlCopyMax;
+  if (bytes > limit) return {false, ""};
+  return {true, "LL protocol (<= " + formatBytes(limit) + ": one flag wait, no barrier)"};
+}
+
+std::string joined(const std::string& reason, const std::string& more) {
+  return more.empty() ? reason : reason + "; " + more;
+}
+
 }  // namespace
+
+std::optional<Protocol> parseProtocol(const std::string& name) {
+  std::string upper;
+  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "AUTO") return Protocol::Auto;
+  if (upper == "LL") return Protocol::Ll;
+  if (upper == "SIMPLE") return Protocol::Simple;
+  return std::nullopt;
+}
+
+KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks,
+                          const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
+  const std::string& why = algorithm.reason;
+  const bool oneShot = algorithm.algorithm == Algorithm::OneShot;
+  const LlRule ll = llRule(collective, bytes, protocol, llMaxBytes);
+  switch (collective) {
+    case Collective::AllReduce:
+      if (oneShot) {
+        if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why)};
+        if (!inPlace) return {Algorithm::OneShot, Kernel::DirectOneShot, joined(why, "direct reads")};
+        return {Algorithm::TwoShot, Kernel::TwoShot,
+                why + "; but one-shot in place without LL would overwrite inputs peers still read: two-shot"};
+      }
+      if (algorithm.algorithm == Algorithm::Ring) {
+        return {Algorithm::TwoShot, Kernel::TwoShot, why + "; ring is not built on GPUs yet: two-shot"};
+      }
+      return {Algorithm::TwoShot, Kernel::TwoShot, why};
+    case Collective::Reduce:
+      if (oneShot) {
+        if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", output on the root only")};
+        return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; the root reads every rank"};
+      }
+      return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
+    case Collective::ReduceScatter:
+      if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why)};
+      return {Algorithm::OneShot, Kernel::ReduceScatter,
+              algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
+    case Collective::Broadcast:
+      if (ll.use && (oneShot || protocol == Protocol::Ll)) {
+        return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", the root stores to every rank")};
+      }
+      if (algorithm.algorithm == Algorithm::TwoShot && nranks > 2) {
+        return {Algorithm::TwoShot, Kernel::Copy,
+                why +
+                    "; each non-root rank pulls 1/(n-1) of the root's buffer once and stores it to every non-root "
+                    "rank"};
+      }
+      return {Algorithm::OneShot, Kernel::Copy, why + "; every rank reads the root's buffer"};
+    case Collective::AllGather:
+    case Collective::AllToAll:
+      if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why)};
+      return {Algorithm::OneShot, Kernel::Copy,
+              algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
+    case Collective::SendRecv: break;
+  }
+  return {Algorithm::OneShot, Kernel::Copy, why};
+}
 
 std::vector<Algorithm> algorithmsOf(Collective collective) {
   switch (collective) {

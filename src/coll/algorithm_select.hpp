@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,36 @@ struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::OneShot;
   std::string reason;  ///< one line for logs and `describeChoice`, e.g. "4 KiB per rank: one-shot (latency-bound)"
 };
+
+/// The wire protocol of one-shot kernels (PEERLINK_PROTO): LL packs a flag into every 8 bytes of data, so a
+/// receiver waits for the data itself (one step, no barrier; twice the bytes on the wire); Simple moves
+/// plain data between barriers.
+enum class Protocol { Auto, Ll, Simple };
+
+/// "AUTO", "LL", "SIMPLE" (PEERLINK_PROTO's spellings, case-insensitive); nullopt for anything else.
+std::optional<Protocol> parseProtocol(const std::string& name);
+
+/// The kernel a collective runs: the algorithm, then what the kernels can do with the buffers given.
+enum class Kernel {
+  Ll,             ///< LL one-shot (coll_ll.cu): every collective's small messages
+  DirectOneShot,  ///< every rank reads every input and reduces the whole buffer (coll_reduce.cu)
+  TwoShot,        ///< each rank reduces its shard into every output (coll_reduce.cu)
+  ReduceScatter,  ///< each rank reduces its own segment of every input (coll_reduce.cu)
+  Copy,           ///< direct copies between barriers (coll_copy.cu)
+};
+
+struct KernelChoice {
+  Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans
+  Kernel kernel = Kernel::Copy;
+  std::string reason;
+};
+
+/// What a call of `collective` with `bytes` per rank (every message's size: per-rank input of all-reduce,
+/// broadcast, reduce and all-gather, per-peer block of all-to-all, per-rank output of reduce-scatter) runs
+/// over `nranks` GPUs, given the algorithm chooseAlgorithm picked; `inPlace`: some rank calls it in place.
+/// `llMaxBytes` is the largest message the LL scratch holds.
+KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks,
+                          const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes);
 
 /// The algorithms `collective` has, in order of preference for large messages.
 std::vector<Algorithm> algorithmsOf(Collective collective);

@@ -56,7 +56,7 @@ kernels::CollOp collOp(ReduceOp op) {
 }
 
 void logOnce(CommState& state, Collective collective, const KernelChoice& choice, std::size_t bytes) {
-  const std::size_t index = static_cast<std::size_t>(collective) * 4 + static_cast<std::size_t>(choice.algorithm);
+  const std::size_t index = static_cast<std::size_t>(collective) * 5 + static_cast<std::size_t>(choice.kernel);
   if (index >= state.logged.size() || state.logged[index]) return;
   state.logged[index] = true;
   logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} ({})", collectiveName(collective), bytes,
@@ -79,6 +79,74 @@ void addJob(CollCopyArgs& args, const void* src, void* dst, std::size_t bytes) {
   job.bytes = bytes;
 }
 
+// Rank `call.rank`'s LL arguments: what it sends each rank (null: a token), where what it hears goes.
+CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t bytes) {
+  CollLlArgs args;
+  const int n = state.nranks;
+  const int rank = call.rank;
+  const unsigned int peers = allRanks(state) & ~(1u << rank);
+  args.sync = syncArgs(state, rank, call.collective, false, allRanks(state));
+  for (int p = 0; p < kCollMaxRanks; ++p) args.scratch[p] = state.symmetric.scratch[p];
+  args.bytes = bytes;
+  const auto block = [&](const void* base, int p) { return offsetBy(base, bytes * static_cast<std::size_t>(p)); };
+  const auto blockOf = [&](void* base, int p) { return offsetBy(base, bytes * static_cast<std::size_t>(p)); };
+  switch (call.collective) {
+    case Collective::AllReduce:
+      args.reduce = true;
+      for (int p = 0; p < n; ++p) args.toRank[p] = call.send;
+      args.out = call.recv;
+      break;
+    case Collective::Reduce:  // the root hears every rank's input; it sends tokens, the others tokens too
+      args.reduce = true;
+      args.toRank[rank] = call.send;
+      if (rank == call.root) {
+        args.out = call.recv;
+      } else {
+        args.toRank[call.root] = call.send;
+        args.tokenMask = peers;
+      }
+      break;
+    case Collective::ReduceScatter:
+      args.reduce = true;
+      for (int p = 0; p < n; ++p) args.toRank[p] = block(call.send, p);
+      args.out = call.recv;
+      break;
+    case Collective::AllGather:
+      for (int p = 0; p < n; ++p) {
+        args.toRank[p] = call.send;
+        args.fromRank[p] = blockOf(call.recv, p);
+      }
+      break;
+    case Collective::AllToAll:
+      for (int p = 0; p < n; ++p) {
+        args.toRank[p] = block(call.send, p);
+        args.fromRank[p] = blockOf(call.recv, p);
+      }
+      break;
+    case Collective::Broadcast:
+      args.fromRank[call.root] = call.recv;
+      if (rank == call.root) {
+        for (int p = 0; p < n; ++p) args.toRank[p] = call.send;
+        args.tokenMask = peers;
+      } else {
+        args.tokenMask = peers & ~(1u << call.root);
+      }
+      break;
+    case Collective::SendRecv: break;
+  }
+  return args;
+}
+
+void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes) {
+  const int blocks = kernels::collLlBlocks(bytes);
+  const int threads = kernels::collLlThreads(bytes);
+  for (const CallArgs& call : set) {
+    const CollLlArgs args = llArgs(state, call, bytes);
+    onRank(state, call.rank,
+           [&] { kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, threads, call.stream); });
+  }
+}
+
 void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice) {
   const CallArgs& first = set.front();
   const std::size_t size = dataTypeSize(first.type);
@@ -89,19 +157,6 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const CollSyncArgs sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    if (choice.kernel == Kernel::LlOneShot) {
-      CollLlArgs args;
-      args.sync = sync;
-      for (int p = 0; p < kCollMaxRanks; ++p) args.scratch[p] = state.symmetric.scratch[p];
-      args.send = call.send;
-      args.recv = reduce && r != first.root ? nullptr : call.recv;
-      args.count = call.count;
-      onRank(state, r, [&] {
-        kernels::launchCollLl(args, collType(call.type), collOp(call.op), kernels::collLlBlocks(bytes),
-                              kernels::collLlThreads(bytes), call.stream);
-      });
-      continue;
-    }
     CollReduceArgs args;
     args.sync = sync;
     std::size_t workBytes = bytes;
@@ -200,43 +255,16 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
 
 }  // namespace
 
-KernelChoice chooseKernel(const CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
-  const AlgorithmChoice choice = chooseAlgorithm(collective, bytes, state.topology, state.devices, state.forced);
-  const bool ll = bytes <= kernels::kCollLlMaxBytes;
-  const std::string& why = choice.reason;
-  switch (collective) {
-    case Collective::AllReduce:
-      if (choice.algorithm == Algorithm::OneShot) {
-        if (ll) return {Algorithm::OneShot, Kernel::LlOneShot, why + "; LL protocol"};
-        if (!inPlace) return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; direct reads"};
-        return {Algorithm::TwoShot, Kernel::TwoShot,
-                why + "; but one-shot in place beyond the LL limit would overwrite inputs peers still read: two-shot"};
-      }
-      if (choice.algorithm == Algorithm::Ring) {
-        return {Algorithm::TwoShot, Kernel::TwoShot, why + "; ring is not built on GPUs yet: two-shot"};
-      }
-      return {Algorithm::TwoShot, Kernel::TwoShot, why};
-    case Collective::Reduce:
-      if (choice.algorithm == Algorithm::OneShot) {
-        if (ll) return {Algorithm::OneShot, Kernel::LlOneShot, why + "; LL protocol, output on the root only"};
-        return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; the root reads every rank"};
-      }
-      return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
-    case Collective::ReduceScatter:
-      return {Algorithm::OneShot, Kernel::ReduceScatter,
-              choice.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
-    case Collective::Broadcast:
-      if (choice.algorithm == Algorithm::TwoShot && state.nranks > 2) {
-        return {Algorithm::TwoShot, Kernel::Copy,
-                why +
-                    "; each non-root rank pulls 1/(n-1) of the root's buffer once and stores it to every non-root "
-                    "rank"};
-      }
-      return {Algorithm::OneShot, Kernel::Copy, why + "; every rank reads the root's buffer"};
-    default:
-      return {Algorithm::OneShot, Kernel::Copy,
-              choice.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
-  }
+const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
+  ChoiceMemo& memo = state.choices[static_cast<std::size_t>(collective)];
+  if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace) return memo.choice;
+  const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, state.topology, state.devices, state.forced);
+  memo.choice =
+      coll::chooseKernel(collective, bytes, inPlace, state.nranks, algorithm, state.protocol, kernels::kCollLlMaxBytes);
+  memo.bytes = bytes;
+  memo.inPlace = inPlace;
+  memo.valid = true;
+  return memo.choice;
 }
 
 PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set) {
@@ -254,12 +282,12 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set) {
   if (bytes == 0) return;  // no rank launches, so the counters stay in step
   bool inPlace = false;
   for (const CallArgs& call : set) inPlace = inPlace || (call.send == call.recv && call.send != nullptr);
-  const KernelChoice choice = chooseKernel(state, first.collective, bytes, inPlace);
+  const KernelChoice& choice = chooseKernel(state, first.collective, bytes, inPlace);
   logOnce(state, first.collective, choice, bytes);
-  if (choice.kernel == Kernel::Copy) {
-    launchCopySet(state, set, choice);
-  } else {
-    launchReductionSet(state, set, choice);
+  switch (choice.kernel) {
+    case Kernel::Ll: launchLlSet(state, set, bytes); break;
+    case Kernel::Copy: launchCopySet(state, set, choice); break;
+    default: launchReductionSet(state, set, choice); break;
   }
   ++state.sets;
 }

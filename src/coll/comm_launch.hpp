@@ -12,17 +12,9 @@
 
 namespace peerlink::coll {
 
-/// The kernel a collective runs, after chooseAlgorithm and the build's limits.
-enum class Kernel { LlOneShot, DirectOneShot, TwoShot, ReduceScatter, Copy };
-
-struct KernelChoice {
-  Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans
-  Kernel kernel = Kernel::Copy;
-  std::string reason;
-};
-
-/// What a call of `collective` with `bytes` per rank runs; `inPlace`: some rank calls it in place.
-KernelChoice chooseKernel(const CommState& state, Collective collective, std::size_t bytes, bool inPlace);
+/// What a call of `collective` with `bytes` per rank runs (chooseAlgorithm, then chooseKernel), remembered
+/// per collective so a loop of equal calls builds no reasons; `inPlace`: some rank calls it in place.
+const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace);
 
 /// The peer pointer table of a set: every rank's send and recv as the GPUs address them.
 PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set);

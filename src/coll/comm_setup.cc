@@ -95,6 +95,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.timeoutNs = static_cast<std::uint64_t>(params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000u;
   const std::optional<Algorithm> forced = parseAlgorithm(params.getString("PEERLINK_ALGO"));
   state.forced = forced.value_or(Algorithm::Auto);
+  state.protocol = parseProtocol(params.getString("PEERLINK_PROTO")).value_or(Protocol::Auto);
 
   // Discovery (CUDA, NVML, sysfs) runs while the GPUs are set up: it only feeds chooseAlgorithm.
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });

@@ -10,6 +10,7 @@
 #include <deque>
 #include <vector>
 
+#include "coll/algorithm_select.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "peerlink/collectives.hpp"
 #include "peerlink/cuda.hpp"
@@ -61,6 +62,14 @@ struct PeerPointerTable {
   void* recv[kernels::kCollMaxRanks] = {};
 };
 
+/// A kernel choice and the call shape it was made for.
+struct ChoiceMemo {
+  bool valid = false;
+  std::size_t bytes = 0;
+  bool inPlace = false;
+  KernelChoice choice;
+};
+
 struct CommState {
   Params params;
   Topology topology;
@@ -71,15 +80,17 @@ struct CommState {
   SymmetricTable symmetric;
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
-  Algorithm forced = Algorithm::Auto;
-  int maxBlocks = 1;  ///< grid cap: the smallest SM count of the ranks' GPUs
+  Algorithm forced = Algorithm::Auto;  ///< PEERLINK_ALGO
+  Protocol protocol = Protocol::Auto;  ///< PEERLINK_PROTO
+  int maxBlocks = 1;                   ///< grid cap: the smallest SM count of the ranks' GPUs
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group
   int groupDepth = 0;
   std::vector<CallArgs> loose;               ///< send/recv outside a group, waiting for their partner
   std::vector<unsigned long long> reported;  ///< per rank: the last failure launch id reported
-  std::array<bool, 7 * 4> logged = {};       ///< (collective, algorithm) choices logged once
+  std::array<bool, 7 * 5> logged = {};       ///< (collective, kernel) choices logged once
+  std::array<ChoiceMemo, 7> choices;         ///< per collective: the last kernel choice
   std::uint64_t sets = 0;                    ///< collective sets launched (for messages)
 
   kernels::CollFailure* failure(int rank) const { return static_cast<kernels::CollFailure*>(failures.data()) + rank; }

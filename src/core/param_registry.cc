@@ -151,6 +151,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        "Collective algorithm: AUTO chooses by size and topology; ONESHOT (every GPU reads all peers and reduces), "
        "TWOSHOT (reduce-scatter then all-gather over peer access) or RING force one where the collective has it."},
+      {"PEERLINK_PROTO",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "LL", "SIMPLE"},
+       0,
+       0,
+       "Wire protocol of one-shot collectives: AUTO chooses by size; LL (data and flag in every 16-byte line: one "
+       "flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (256 KiB); SIMPLE (plain "
+       "copies between barriers) never LL."},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
        "",

@@ -9,6 +9,7 @@
 #include "kernels/coll_device.cuh"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_preload.cuh"
+#include "kernels/launch_kernel.cuh"
 
 namespace peerlink::kernels {
 namespace {
@@ -106,8 +107,7 @@ int collCopyBlocks(std::size_t bytes, int maxBlocks) {
 }
 
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream) {
-  collCopyKernel<<<blocks, kCopyThreads, 0, stream>>>(args);
-  PEERLINK_CUDA_CHECK_LAUNCH();
+  detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args);
 }
 
 void preloadCollKernels() {

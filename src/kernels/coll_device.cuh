@@ -103,14 +103,15 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
 }
 
 /// Every block calls it last: the last block to finish advances this rank's counters for the next kernel.
+/// The counters are read only by the next kernel on this rank's stream, which starts after this one has
+/// ended, so the kernel boundary orders them and no fence is needed (a fence here would also wait for this
+/// thread's stores to peers to be acknowledged, a microsecond on NVLink). A one-block grid needs no count.
 __device__ __forceinline__ void finishKernel(const CollSyncArgs& s) {
   __syncthreads();
   if (threadIdx.x != 0) return;
-  __threadfence();
-  if (atomicAdd(&s.sync->blocksDone, 1u) != gridDim.x - 1) return;
-  __threadfence();
+  if (gridDim.x > 1 && atomicAdd(&s.sync->blocksDone, 1u) != gridDim.x - 1) return;
   volatile CollRankSync* sync = s.sync;
-  sync->blocksDone = 0;
+  if (gridDim.x > 1) sync->blocksDone = 0;
   sync->launches = sync->launches + 1;
   if (s.p2p) {
     for (int p = 0; p < s.nranks; ++p) {
@@ -119,7 +120,6 @@ __device__ __forceinline__ void finishKernel(const CollSyncArgs& s) {
   } else {
     sync->collSeq = sync->collSeq + 1;
   }
-  __threadfence();
 }
 
 }  // namespace peerlink::kernels::colldev

@@ -1,7 +1,7 @@
 // The collectives' kernels as host code sees them: argument structs (plain data, passed by value as kernel
 // arguments, so a call needs no host-to-device copy and is capturable in a CUDA graph) and launch
-// functions. Kernel bodies live in coll_ll.cu (LL one-shot reduction), coll_reduce.cu (direct-read
-// reductions: two-shot, one-shot, reduce-scatter) and coll_copy.cu (broadcast, all-gather, all-to-all,
+// functions. Kernel bodies live in coll_ll.cu (LL one-shot, every collective's small messages), coll_reduce.cu
+// (direct-read reductions: two-shot, one-shot, reduce-scatter) and coll_copy.cu (broadcast, all-gather, all-to-all,
 // send/recv). src/coll/ builds the arguments from a matched set of calls (comm_launch.cc).
 //
 // Peer pointers. Every pointer in these structs is an address the launching GPU can dereference: its own
@@ -83,10 +83,10 @@ struct CollFailure {
 /// What every collective kernel needs to synchronize: the flag areas of all ranks (peer pointers), this
 /// rank's counters and failure record.
 struct CollSyncArgs {
-  unsigned long long* flags[kCollMaxRanks];  ///< rank p's flag area, as this GPU addresses it
-  CollRankSync* sync = nullptr;              ///< this rank's counters (its own memory)
-  CollFailure* failure = nullptr;            ///< this rank's record (mapped host memory)
-  unsigned long long timeoutNs = 0;          ///< per wait
+  unsigned long long* flags[kCollMaxRanks] = {};  ///< rank p's flag area, as this GPU addresses it
+  CollRankSync* sync = nullptr;                   ///< this rank's counters (its own memory)
+  CollFailure* failure = nullptr;                 ///< this rank's record (mapped host memory)
+  unsigned long long timeoutNs = 0;               ///< per wait
   int rank = 0;
   int nranks = 0;
   int collective = 0;         ///< peerlink::Collective, for the failure record
@@ -94,17 +94,25 @@ struct CollSyncArgs {
   bool p2p = false;           ///< send/recv: pair counters and the p2p flag phases
 };
 
-/// LL one-shot reduction (all-reduce, small reduce): every rank pushes its whole input, packed with the
-/// call's flag into 16-byte lines, into a slot of every peer's scratch (slot [seq parity][sender]), then
-/// waits for every peer's lines in its own scratch and reduces in rank order. No barrier: the data carries
-/// its own flag, and the parity double-buffers the slots (a rank cannot be two calls ahead of a peer, as
-/// every collective hears from every rank).
+/// LL one-shot (every collective's small messages): each rank stores its message for rank p, packed with
+/// the call's flag into 16-byte lines (ll_line.cuh), into its slot of p's scratch (slot [seq parity][sender]),
+/// then waits for every peer's lines in its own scratch and either reduces them with its own message in rank
+/// order (reduce: all-reduce, reduce, reduce-scatter) or stores each to its place (copy: all-gather,
+/// all-to-all, broadcast). No barrier: the data carries its own flag. Every rank sends to and hears from
+/// every rank in every call -- a rank with nothing to say to p sends one token line -- so a rank cannot be
+/// two calls ahead of any peer, and the parity double-buffers the slots. Thread t of block b owns line
+/// b * blockDim + t of every message and loads all its inputs before storing anything, so in-place calls
+/// are safe.
 struct CollLlArgs {
   CollSyncArgs sync;
-  void* scratch[kCollMaxRanks];  ///< rank p's LL area (2 * nranks slots of kCollLlSlotBytes)
-  const void* send = nullptr;    ///< this rank's input
-  void* recv = nullptr;          ///< this rank's output, or null (reduce: ranks other than the root)
-  std::size_t count = 0;         ///< elements, count * size <= kCollLlMaxBytes
+  void* scratch[kCollMaxRanks] = {};       ///< rank p's LL area (2 * nranks slots of kCollLlSlotBytes)
+  const void* toRank[kCollMaxRanks] = {};  ///< the message for rank p, or null (a token); toRank[rank]: own
+                                           ///< contribution (reduce) or the local copy's source (copy)
+  void* fromRank[kCollMaxRanks] = {};      ///< copy: where rank p's message goes, or null; [rank]: the local copy
+  void* out = nullptr;                     ///< reduce: the result, or null (this rank only contributes)
+  std::size_t bytes = 0;                   ///< every message's size, 1..kCollLlMaxBytes
+  unsigned int tokenMask = 0;              ///< peers that send this rank a token, not a message
+  bool reduce = false;
 };
 
 /// Direct-read reduction: dst[k][i] = op over ranks j (in rank order) of src[j][i], for i in [begin, end),
@@ -114,8 +122,8 @@ struct CollLlArgs {
 /// whole range into this rank's output; reduce-scatter: src offset to this rank's segment.
 struct CollReduceArgs {
   CollSyncArgs sync;
-  const void* src[kCollMaxRanks];
-  void* dst[kCollMaxRanks];
+  const void* src[kCollMaxRanks] = {};
+  void* dst[kCollMaxRanks] = {};
   int ndst = 0;
   std::size_t begin = 0;  ///< elements
   std::size_t end = 0;
@@ -124,7 +132,7 @@ struct CollReduceArgs {
 /// A copy of `bytes` from `src` to each of `dst[0..ndst)`.
 struct CollCopyJob {
   const void* src = nullptr;
-  void* dst[kCollMaxRanks];
+  void* dst[kCollMaxRanks] = {};
   std::size_t bytes = 0;
   int ndst = 0;
 };
@@ -147,6 +155,7 @@ int collCopyBlocks(std::size_t bytes, int maxBlocks);
 
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
 /// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
+/// `type`/`op` matter only when args.reduce.
 void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream);
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream);
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream);

@@ -9,6 +9,7 @@
 #include "kernels/coll_kernels.cuh"
 #include "kernels/coll_reduce_ops.cuh"
 #include "kernels/kernel_preload.cuh"
+#include "kernels/launch_kernel.cuh"
 
 namespace peerlink::kernels {
 namespace {
@@ -18,36 +19,6 @@ using namespace colldev;
 constexpr int kReduceThreads = 512;
 constexpr int kUnroll = 2;
 constexpr std::size_t kReduceBytesPerBlock = std::size_t{16} << 10;
-
-template <int Type>
-union Pack16 {
-  uint4 raw;
-  typename Elem<Type>::S e[16 / sizeof(typename Elem<Type>::S)];
-};
-
-template <int Type, int Op>
-__device__ __forceinline__ uint4 reducePacks(const uint4 (&v)[kCollMaxRanks], int nranks) {
-  using E = Elem<Type>;
-  using A = typename E::A;
-  constexpr int kElems = 16 / static_cast<int>(sizeof(typename E::S));
-  Pack16<Type> in;
-  in.raw = v[0];
-  A acc[kElems];
-#pragma unroll
-  for (int e = 0; e < kElems; ++e) acc[e] = E::load(in.e[e]);
-#pragma unroll
-  for (int j = 1; j < kCollMaxRanks; ++j) {
-    if (j < nranks) {
-      in.raw = v[j];
-#pragma unroll
-      for (int e = 0; e < kElems; ++e) acc[e] = applyOp<A, Op>(acc[e], E::load(in.e[e]));
-    }
-  }
-  Pack16<Type> out;
-#pragma unroll
-  for (int e = 0; e < kElems; ++e) out.e[e] = E::store(finishOp<A, Op>(acc[e], nranks));
-  return out.raw;
-}
 
 // Elements [from, to) one by one, spread over every thread of the grid.
 template <int Type, int Op>
@@ -119,7 +90,7 @@ __device__ __forceinline__ void reduceRange(const CollReduceArgs& args) {
     for (int u = 0; u < kUnroll; ++u) {
       const std::size_t at = p + u * threads;
       if (at >= packs) continue;
-      const uint4 out = reducePacks<Type, Op>(v[u], nranks);
+      const uint4 out = reducePack<Type, Op>(v[u], nranks);
 #pragma unroll
       for (int k = 0; k < kCollMaxRanks; ++k) {
         if (k < args.ndst) reinterpret_cast<uint4*>(static_cast<S*>(args.dst[k]) + args.begin)[at] = out;
@@ -152,9 +123,8 @@ void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int 
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    collReduceKernel<kType, kOp><<<blocks, kReduceThreads, 0, stream>>>(args);
+    detail::launchKernel(collReduceKernel<kType, kOp>, blocks, kReduceThreads, stream, args);
   });
-  PEERLINK_CUDA_CHECK_LAUNCH();
 }
 
 namespace detail {

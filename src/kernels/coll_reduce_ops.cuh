@@ -92,6 +92,37 @@ __device__ __forceinline__ A finishOp(A a, int nranks) {
   }
 }
 
+/// Reduces one pack per rank (v[j] is rank j's), element-wise in rank order: Raw is the pack's raw type
+/// (8 bytes for an LL line's payload, uint4 for the direct kernels' 16-byte loads).
+template <int Type, int Op, typename Raw>
+__device__ __forceinline__ Raw reducePack(const Raw (&v)[kCollMaxRanks], int nranks) {
+  using E = Elem<Type>;
+  using A = typename E::A;
+  using S = typename E::S;
+  constexpr int kElems = static_cast<int>(sizeof(Raw) / sizeof(S));
+  union Pack {
+    Raw raw;
+    S e[kElems];
+  };
+  Pack in;
+  in.raw = v[0];
+  A acc[kElems];
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) acc[e] = E::load(in.e[e]);
+#pragma unroll
+  for (int j = 1; j < kCollMaxRanks; ++j) {
+    if (j < nranks) {
+      in.raw = v[j];
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) acc[e] = applyOp<A, Op>(acc[e], E::load(in.e[e]));
+    }
+  }
+  Pack out;
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) out.e[e] = E::store(finishOp<A, Op>(acc[e], nranks));
+  return out.raw;
+}
+
 }  // namespace peerlink::kernels::colldev
 
 namespace peerlink::kernels::detail {

@@ -4,19 +4,18 @@
 
 #include "core/cuda_check.hpp"
 #include "kernels/kernel_preload.cuh"
+#include "kernels/ll_line.cuh"
 #include "peerlink/error.hpp"
 
 namespace peerlink::kernels {
 namespace {
 
+using namespace llline;
+
 constexpr int kThreads = 128;       // per block of a message of more than one slice
 constexpr int kLinesPerThread = 2;  // two 16-byte loads in flight per poll
 constexpr int kSliceLines = kThreads * kLinesPerThread;
 constexpr unsigned int kPollsPerTimerRead = 256;  // a power of two
-
-struct alignas(16) Line {
-  unsigned long long half[2];  // {data, flag} each: data in the low 4 bytes, flag in the high 4
-};
 
 // The receiver's bookkeeping at the start of its line buffer; only its own kernels touch it, and the last
 // block of each kernel leaves it zeroed for the next.
@@ -52,56 +51,6 @@ __device__ __forceinline__ Line* linesOf(void* buffer) {
 // consecutive lines, so its 16-byte accesses coalesce into 512 contiguous bytes.
 __device__ __forceinline__ size_t lineOf(int k) {
   return (static_cast<size_t>(blockIdx.x) * kLinesPerThread + k) * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ void storeLine(Line* line, unsigned long long data, uint32_t flag) {
-  const unsigned long long high = static_cast<unsigned long long>(flag) << 32;
-  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(line), "l"(high | (data & 0xffffffffull)),
-               "l"(high | (data >> 32)));
-}
-
-__device__ __forceinline__ Line loadLine(const Line* line) {
-  Line value;
-  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(value.half[0]), "=l"(value.half[1]) : "l"(line));
-  return value;
-}
-
-__device__ __forceinline__ uint32_t flagOf(unsigned long long half) {
-  return static_cast<uint32_t>(half >> 32);
-}
-
-__device__ __forceinline__ bool hasFlag(const Line& line, uint32_t seq) {
-  return flagOf(line.half[0]) == seq && flagOf(line.half[1]) == seq;
-}
-
-__device__ __forceinline__ unsigned long long dataOf(const Line& line) {
-  return (line.half[0] & 0xffffffffull) | (line.half[1] << 32);
-}
-
-// Bytes 8 * line .. 8 * line + 7 of the payload (those past its end read as 0).
-__device__ __forceinline__ unsigned long long loadPayload(const unsigned char* src, size_t bytes, size_t line) {
-  const size_t at = line * kLlBytesPerLine;
-  if (at + 8 <= bytes && reinterpret_cast<uintptr_t>(src) % 8 == 0) {
-    return *reinterpret_cast<const unsigned long long*>(src + at);
-  }
-  unsigned long long value = 0;
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    if (at + b < bytes) value |= static_cast<unsigned long long>(src[at + b]) << (8 * b);
-  }
-  return value;
-}
-
-__device__ __forceinline__ void storePayload(unsigned char* dst, size_t bytes, size_t line, unsigned long long value) {
-  const size_t at = line * kLlBytesPerLine;
-  if (at + 8 <= bytes && reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
-    *reinterpret_cast<unsigned long long*>(dst + at) = value;
-    return;
-  }
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    if (at + b < bytes) dst[at + b] = static_cast<unsigned char>(value >> (8 * b));
-  }
 }
 
 __device__ __forceinline__ void sendLines(Line* lines, size_t count,
@@ -144,7 +93,7 @@ __device__ __forceinline__ bool receiveLines(const Line* lines, size_t count, ui
       for (int k = kLinesPerThread - 1; k >= 0; --k) {
         if (pending[k]) {
           *stalled = lineOf(k);
-          *observed = flagOf(seen[k].half[0]) != seq ? flagOf(seen[k].half[0]) : flagOf(seen[k].half[1]);
+          *observed = staleFlagOf(seen[k], seq);
         }
       }
       return false;

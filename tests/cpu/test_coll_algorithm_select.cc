@@ -1,9 +1,11 @@
-// Algorithm choice on every topology fixture and size class, the reasons it gives, PEERLINK_ALGO, and
-// algorithmsOf's agreement with the plans that exist. Expected choices are written out by hand.
+// Algorithm choice on every topology fixture and size class, the reasons it gives, PEERLINK_ALGO,
+// algorithmsOf's agreement with the plans that exist, and the kernel (LL or not) under PEERLINK_PROTO.
+// Expected choices are written out by hand.
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -121,6 +123,59 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
       << fallback.reason;
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Auto).algorithm,
             Algorithm::OneShot);
+}
+
+// The kernel for each collective and size on the 4-GPU NVSwitch VM fixture, under each PEERLINK_PROTO.
+TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
+  const Topology vm = load("h200x4_vm");
+  const std::vector<int> devices = allDevices(vm);
+  const int n = static_cast<int>(devices.size());
+  const std::size_t llMax = 256 * kKiB;
+  const auto kernelOf = [&](Collective collective, std::size_t bytes, Protocol protocol, bool inPlace = false) {
+    return chooseKernel(collective, bytes, inPlace, n, chooseAlgorithm(collective, bytes, vm, devices), protocol, llMax)
+        .kernel;
+  };
+  for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
+    EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll);
+    EXPECT_EQ(kernelOf(collective, llMax, Protocol::Auto), Kernel::Ll);
+    EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Auto), Kernel::TwoShot);
+    EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), Kernel::DirectOneShot);
+  }
+  // One-shot in place without LL would overwrite inputs the peers still read.
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Simple, true), Kernel::TwoShot);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Auto, true), Kernel::Ll);
+  const std::vector<std::pair<Collective, Kernel>> copies = {{Collective::AllGather, Kernel::Copy},
+                                                             {Collective::AllToAll, Kernel::Copy},
+                                                             {Collective::ReduceScatter, Kernel::ReduceScatter},
+                                                             {Collective::Broadcast, Kernel::Copy}};
+  for (const auto& [collective, simple] : copies) {
+    EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, 64 * kKiB, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, 64 * kKiB + 1, Protocol::Auto), simple) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, llMax, Protocol::Ll), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Ll), simple) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), simple) << collectiveName(collective);
+  }
+  EXPECT_EQ(kernelOf(Collective::SendRecv, 8, Protocol::Ll), Kernel::Copy);
+  const AlgorithmChoice large = chooseAlgorithm(Collective::Broadcast, 1024 * kKiB, vm, devices);
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, n, large, Protocol::Auto, llMax).algorithm,
+            Algorithm::TwoShot);
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, 2, large, Protocol::Auto, llMax).algorithm,
+            Algorithm::OneShot);
+  const KernelChoice small =
+      chooseKernel(Collective::AllGather, 4 * kKiB, false, n,
+                   chooseAlgorithm(Collective::AllGather, 4 * kKiB, vm, devices), Protocol::Auto, llMax);
+  EXPECT_EQ(small.reason,
+            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 64 KiB: one "
+            "flag wait, no barrier)");
+}
+
+TEST(KernelSelect, ParsesProtocols) {
+  EXPECT_EQ(parseProtocol("auto"), Protocol::Auto);
+  EXPECT_EQ(parseProtocol("LL"), Protocol::Ll);
+  EXPECT_EQ(parseProtocol("Simple"), Protocol::Simple);
+  EXPECT_FALSE(parseProtocol("ll128").has_value());
+  EXPECT_FALSE(parseProtocol("").has_value());
 }
 
 // Every algorithm algorithmsOf lists has a plan (test_coll_plan runs them all); Auto is never listed.

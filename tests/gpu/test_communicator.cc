@@ -1,6 +1,6 @@
 // The communicator on real GPUs: creation (and its time), then every collective x data type x op x size
 // class (0, 1, a count not divisible by the ranks, ~1000, ~1M) in place and out of place, called in rank
-// order and in reverse, under every PEERLINK_ALGO, checked against the closed-form host reference
+// order and in reverse, under every PEERLINK_ALGO and PEERLINK_PROTO, checked against the closed-form host reference
 // (src/coll/host_reduce.hpp) with guard bytes; one 64M-element case per collective.
 #include <gtest/gtest.h>
 
@@ -61,16 +61,24 @@ TEST(Communicator, RejectsBadDeviceLists) {
   EXPECT_EQ(codeOf({-1}), ErrorCode::InvalidUsage);
 }
 
-// (PEERLINK_ALGO, collective): every type, op, size class, in place and not.
+// (configuration, collective): every type, op, size class, in place and not. A configuration is a
+// PEERLINK_ALGO value, or PROTO_LL / PROTO_SIMPLE for PEERLINK_PROTO (so small messages run both protocols).
 class CommunicatorCorrectness : public ::testing::TestWithParam<std::tuple<const char*, Collective>> {};
+
+Params paramsOfConfiguration(const std::string& configuration) {
+  const std::string proto = "PROTO_";
+  if (configuration.rfind(proto, 0) == 0) return paramsWith({{"PEERLINK_PROTO", configuration.substr(proto.size())}});
+  return paramsWith({{"PEERLINK_ALGO", configuration}});
+}
 
 TEST_P(CommunicatorCorrectness, MatchesHostReference) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   const auto [algorithm, collective] = GetParam();
-  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}}));
+  Communicator comm(devices, paramsOfConfiguration(algorithm));
   const int n = comm.size();
-  const std::vector<std::size_t> counts = {0, 1, static_cast<std::size_t>(2 * n + 1), 1003};
+  // 20011: several LL blocks for every type (and beyond the LL limit for 8-byte types).
+  const std::vector<std::size_t> counts = {0, 1, static_cast<std::size_t>(2 * n + 1), 1003, 20011};
   std::uint64_t seed = 1;
   int cases = 0;
   for (const DataType type : kTypes) {
@@ -107,8 +115,8 @@ TEST_P(CommunicatorCorrectness, MatchesHostReference) {
       }
     }
   }
-  std::printf("%s with PEERLINK_ALGO=%s: %d cases passed (%s)\n", collectiveName(collective), algorithm, cases,
-              comm.describeChoice(collective, 1 << 20).c_str());
+  std::printf("%s with %s: %d cases passed (4 KiB: %s; 1 MiB: %s)\n", collectiveName(collective), algorithm, cases,
+              comm.describeChoice(collective, 4096).c_str(), comm.describeChoice(collective, 1 << 20).c_str());
 }
 
 std::string caseName(const ::testing::TestParamInfo<CommunicatorCorrectness::ParamType>& param) {
@@ -116,7 +124,8 @@ std::string caseName(const ::testing::TestParamInfo<CommunicatorCorrectness::Par
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CommunicatorCorrectness,
-                         ::testing::Combine(::testing::Values("AUTO", "ONESHOT", "TWOSHOT", "RING"),
+                         ::testing::Combine(::testing::Values("AUTO", "ONESHOT", "TWOSHOT", "RING", "PROTO_LL",
+                                                              "PROTO_SIMPLE"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
 
