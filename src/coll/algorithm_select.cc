@@ -20,8 +20,11 @@ constexpr std::size_t kOneShotMaxPcie = 64 * kKiB;
 // Direct broadcast/reduce put (n-1) times the data on the root's link; two-shot 2 (n-1)/n.
 constexpr std::size_t kDirectRootMax = 256 * kKiB;
 // Up to here the copy collectives (all-gather, all-to-all, broadcast) and reduce-scatter use the LL
-// protocol when it is not forced: one flag wait instead of two barriers, at twice the bytes on the wire.
-constexpr std::size_t kLlCopyMax = 64 * kKiB;
+// protocol off an NVLink mesh when it is not forced: one flag wait instead of two barriers, at twice the
+// bytes on the wire, which shared PCIe links feel sooner. On a mesh they use it up to the LL scratch's
+// limit, as all-reduce does (on 2xH200, LL at 128 KiB per rank beat NCCL's best where the barrier-bound
+// copies did not: bench/results/2026-11-22-h200x2-round13-ll-all).
+constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
 
 std::string formatBytes(std::size_t bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -130,12 +133,12 @@ struct LlRule {
   std::string why;
 };
 
-LlRule llRule(Collective collective, std::size_t bytes, Protocol protocol, std::size_t llMaxBytes) {
+LlRule llRule(Collective collective, std::size_t bytes, bool nvlinkMesh, Protocol protocol, std::size_t llMaxBytes) {
   if (bytes > llMaxBytes) return {false, ""};
   if (protocol == Protocol::Ll) return {true, "LL protocol (forced by PEERLINK_PROTO=LL)"};
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
   const bool reduction = collective == Collective::AllReduce || collective == Collective::Reduce;
-  const std::size_t limit = reduction ? llMaxBytes : kLlCopyMax;
+  const std::size_t limit = reduction || nvlinkMesh ? llMaxBytes : kLlCopyMaxPcie;
   if (bytes > limit) return {false, ""};
   return {true, "LL protocol (<= " + formatBytes(limit) + ": one flag wait, no barrier)"};
 }
@@ -155,11 +158,15 @@ std::optional<Protocol> parseProtocol(const std::string& name) {
   return std::nullopt;
 }
 
-KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks,
+bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices) {
+  return fabricOf(topology, devices).nvlinkMesh;
+}
+
+KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
   const std::string& why = algorithm.reason;
   const bool oneShot = algorithm.algorithm == Algorithm::OneShot;
-  const LlRule ll = llRule(collective, bytes, protocol, llMaxBytes);
+  const LlRule ll = llRule(collective, bytes, nvlinkMesh, protocol, llMaxBytes);
   switch (collective) {
     case Collective::AllReduce:
       if (oneShot) {

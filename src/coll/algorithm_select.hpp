@@ -40,11 +40,14 @@ struct KernelChoice {
   std::string reason;
 };
 
+/// Whether every ordered pair of `devices` talks over NVLink (directly or through NVSwitch).
+bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices);
+
 /// What a call of `collective` with `bytes` per rank (every message's size: per-rank input of all-reduce,
 /// broadcast, reduce and all-gather, per-peer block of all-to-all, per-rank output of reduce-scatter) runs
-/// over `nranks` GPUs, given the algorithm chooseAlgorithm picked; `inPlace`: some rank calls it in place.
-/// `llMaxBytes` is the largest message the LL scratch holds.
-KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks,
+/// over `nranks` GPUs (`nvlinkMesh`: isNvlinkMesh), given the algorithm chooseAlgorithm picked; `inPlace`:
+/// some rank calls it in place. `llMaxBytes` is the largest message the LL scratch holds.
+KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes);
 
 /// The algorithms `collective` has, in order of preference for large messages.

@@ -259,8 +259,8 @@ const KernelChoice& chooseKernel(CommState& state, Collective collective, std::s
   ChoiceMemo& memo = state.choices[static_cast<std::size_t>(collective)];
   if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace) return memo.choice;
   const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, state.topology, state.devices, state.forced);
-  memo.choice =
-      coll::chooseKernel(collective, bytes, inPlace, state.nranks, algorithm, state.protocol, kernels::kCollLlMaxBytes);
+  memo.choice = coll::chooseKernel(collective, bytes, inPlace, state.nranks, state.nvlinkMesh, algorithm,
+                                   state.protocol, kernels::kCollLlMaxBytes);
   memo.bytes = bytes;
   memo.inPlace = inPlace;
   memo.valid = true;

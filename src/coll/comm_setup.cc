@@ -113,6 +113,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   }
   for (std::thread& thread : threads) thread.join();
   state.topology = topology.get();
+  state.nvlinkMesh = isNvlinkMesh(state.topology, state.devices);
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }

@@ -82,6 +82,7 @@ struct CommState {
   std::uint64_t timeoutNs = 0;
   Algorithm forced = Algorithm::Auto;  ///< PEERLINK_ALGO
   Protocol protocol = Protocol::Auto;  ///< PEERLINK_PROTO
+  bool nvlinkMesh = false;             ///< every pair of the ranks' GPUs on NVLink (isNvlinkMesh)
   int maxBlocks = 1;                   ///< grid cap: the smallest SM count of the ranks' GPUs
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks

@@ -40,8 +40,9 @@ enum class TransferKind {
   Reduce,  ///< dst = op(srcs[0], srcs[1], ...), left to right, accumulated in the type's accumulator
 };
 
-/// `count` elements into `dst`, carried out by the GPU of `executor` (always dst's rank: every plan
-/// pulls, i.e. a rank reads its peers' buffers and writes only its own).
+/// `count` elements into `dst`, carried out by the GPU of `executor`: dst's rank in every plan but
+/// broadcast two-shot (plans pull: a rank reads its peers' buffers and writes its own), whose shard owners
+/// push their shard into the other ranks' outputs, as the kernel does.
 struct Transfer {
   int executor = 0;
   TransferKind kind = TransferKind::Copy;

@@ -21,6 +21,8 @@ class PlanBuilder {
   int root() const { return plan_.root; }
   bool inPlace() const { return plan_.inPlace; }
   std::size_t count() const { return plan_.count; }
+  /// Shard and chunk boundaries are multiples of this (Plan::alignElements).
+  std::size_t alignElements() const { return plan_.alignElements; }
   /// r mod nranks for any r (ring neighbours).
   int wrap(int r) const { return ((r % plan_.nranks) + plan_.nranks) % plan_.nranks; }
 
@@ -47,6 +49,12 @@ class PlanBuilder {
   void copy(std::size_t chunkIndex, int phase, BufferRef dst, BufferRef src, std::size_t count);
   void reduce(std::size_t chunkIndex, int phase, BufferRef dst, std::vector<BufferRef> srcs, std::size_t count,
               bool finish);
+  /// A copy carried out by `executor`, which may store into another rank's buffer (a push). Only for a
+  /// kernel that does store to peers (broadcast two-shot): copy() and reduce() pull, executed by dst's rank.
+  void pushCopy(std::size_t chunkIndex, int phase, int executor, BufferRef dst, BufferRef src, std::size_t count) {
+    if (count == 0) return;
+    pending_[{chunkIndex, phase}].push_back(Transfer{executor, TransferKind::Copy, dst, {src}, count, false});
+  }
 
   /// Chunk c's phase p runs at step c + p (pipelined) when `pipelined`, else at step p with every chunk
   /// together. Appends the steps to the plan, dropping empty ones.

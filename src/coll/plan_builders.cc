@@ -3,6 +3,7 @@
 // is race-free under the step model of plan.hpp; the host executor checks it anyway. Reductions always list
 // their sources in rank order where every rank computes the same value, so all ranks get bitwise-identical
 // results.
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -181,32 +182,39 @@ void buildBroadcastDirect(PlanBuilder& b) {
   b.emit(false);
 }
 
-// Phase 0 (scatter): rank r copies shard s_r from the root; the root copies its buffer locally. Phase 1
-// (all-gather): rank r copies every other shard from its owner, the root's shard from the root's send
-// buffer (which nobody writes). The root's links carry 2 (n-1)/n * count instead of (n-1) * count.
+// What the kernel does (broadcastArgs in comm_launch.cc), in one step: the count is cut among the n-1
+// non-root ranks, rank r owning shard k = (r - root - 1) mod n of partitionRange(count, n - 1, k, align).
+// Rank r reads its shard from the root's send buffer and stores it into every non-root rank's output,
+// peers from rank r+1 on, its own last; out of place the root copies its buffer locally. These are the
+// plans' only pushes (executor r, dst another rank). The kernel reads the shard once and stores it n-1
+// times; a Transfer has one dst, so the plan lists one copy per destination, each naming the root as
+// source (remoteReadElements counts the shard n-1 times). The root sends every element once. Race-free
+// in one step: the shards are disjoint, every rank's output is written once per element, and the root's
+// send buffer (its output in place, which nobody writes then) is only read.
 void buildBroadcastTwoShot(PlanBuilder& b) {
+  const int n = b.nranks();
   const int root = b.root();
-  b.setChunks(b.shard(b.count(), 0).count);
+  const auto shardOf = [&](int r) { return partitionRange(b.count(), n - 1, b.wrap(r - root - 1), b.alignElements()); };
+  std::size_t largest = 0;
+  for (int r = 0; r < n; ++r) {
+    if (r != root) largest = std::max(largest, shardOf(r).count);
+  }
+  b.setChunks(largest);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
-    for (int r = 0; r < b.nranks(); ++r) {
-      if (r == root) {
-        for (int q = 0; q < b.nranks() && !b.inPlace(); ++q) {
-          const ElementRange piece = b.chunk(b.shard(b.count(), q), c);
-          b.copy(c, 0, b.recv(root, piece.begin), b.send(root, piece.begin), piece.count);
-        }
-        continue;
-      }
-      const ElementRange own = b.chunk(b.shard(b.count(), r), c);
-      b.copy(c, 0, b.recv(r, own.begin), b.send(root, own.begin), own.count);
-      for (int q = 0; q < b.nranks(); ++q) {
-        if (q == r) continue;
-        const ElementRange theirs = b.chunk(b.shard(b.count(), q), c);
-        const BufferRef src = q == root ? b.send(root, theirs.begin) : b.recv(q, theirs.begin);
-        b.copy(c, 1, b.recv(r, theirs.begin), src, theirs.count);
+    if (!b.inPlace()) {
+      const ElementRange all = b.chunk({0, b.count()}, c);
+      b.copy(c, 0, b.recv(root, all.begin), b.send(root, all.begin), all.count);
+    }
+    for (int r = 0; r < n; ++r) {
+      if (r == root) continue;
+      const ElementRange ch = b.chunk(shardOf(r), c);
+      for (int p = 1; p <= n; ++p) {
+        const int to = b.wrap(r + p);  // p = n is r itself: its own output last
+        if (to != root) b.pushCopy(c, 0, r, b.recv(to, ch.begin), b.send(root, ch.begin), ch.count);
       }
     }
   }
-  b.emit(true);
+  b.emit(false);
 }
 
 // The root reads every rank's whole buffer and reduces (in place it reads its own as the range it writes).

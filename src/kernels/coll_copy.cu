@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kCopyThreads, 1) collCopyKernel(const __grid_c
     copyJobs(args);
     blockBarrier(args.sync, numbers, end, kStepEndBarrier);
   }
-  finishKernel(args.sync);
+  finishKernel(args.sync, numbers);
 }
 
 }  // namespace

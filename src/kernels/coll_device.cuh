@@ -25,8 +25,11 @@ __device__ __forceinline__ void readNumbers(const CollSyncArgs& s, KernelNumbers
   if (threadIdx.x == 0) {
     const volatile CollRankSync* sync = s.sync;
     numbers->launch = sync->launches + 1;
-    numbers->seq = sync->collSeq + 1;
-    for (int p = 0; p < kCollMaxRanks; ++p) numbers->peerSeq[p] = sync->pairSeq[p] + 1;
+    if (s.p2p) {
+      for (int p = 0; p < kCollMaxRanks; ++p) numbers->peerSeq[p] = sync->pairSeq[p] + 1;
+    } else {
+      numbers->seq = sync->collSeq + 1;
+    }
   }
   __syncthreads();
 }
@@ -102,23 +105,25 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
   return __syncthreads_or(!ok) == 0;
 }
 
-/// Every block calls it last: the last block to finish advances this rank's counters for the next kernel.
-/// The counters are read only by the next kernel on this rank's stream, which starts after this one has
-/// ended, so the kernel boundary orders them and no fence is needed (a fence here would also wait for this
-/// thread's stores to peers to be acknowledged, a microsecond on NVLink). A one-block grid needs no count.
-__device__ __forceinline__ void finishKernel(const CollSyncArgs& s) {
+/// Every block calls it last: the last block to finish advances this rank's counters for the next kernel,
+/// storing the numbers every block read at the start (`numbers`) -- no load, so no memory round trip at the
+/// kernel's end. The counters are read only by the next kernel on this rank's stream, which starts after
+/// this one has ended, so the kernel boundary orders them and no fence is needed (a fence here would also
+/// wait for this thread's stores to peers to be acknowledged, a microsecond on NVLink). A one-block grid
+/// needs no count.
+__device__ __forceinline__ void finishKernel(const CollSyncArgs& s, const KernelNumbers& numbers) {
   __syncthreads();
   if (threadIdx.x != 0) return;
   if (gridDim.x > 1 && atomicAdd(&s.sync->blocksDone, 1u) != gridDim.x - 1) return;
   volatile CollRankSync* sync = s.sync;
   if (gridDim.x > 1) sync->blocksDone = 0;
-  sync->launches = sync->launches + 1;
+  sync->launches = numbers.launch;
   if (s.p2p) {
     for (int p = 0; p < s.nranks; ++p) {
-      if (((s.peerMask >> p) & 1u) != 0) sync->pairSeq[p] = sync->pairSeq[p] + 1;
+      if (((s.peerMask >> p) & 1u) != 0) sync->pairSeq[p] = numbers.peerSeq[p];
     }
   } else {
-    sync->collSeq = sync->collSeq + 1;
+    sync->collSeq = numbers.seq;
   }
 }
 

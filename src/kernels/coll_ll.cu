@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kLlThreads) collLlKernel(const __grid_constant
       });
     }
   }
-  finishKernel(s);
+  finishKernel(s, numbers);
 }
 
 template <int Type, int Op, bool Reduce>

@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __gr
     reduceRange<Type, Op>(args);
     blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier);
   }
-  finishKernel(args.sync);
+  finishKernel(args.sync, numbers);
 }
 
 }  // namespace

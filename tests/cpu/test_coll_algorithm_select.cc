@@ -132,7 +132,8 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const int n = static_cast<int>(devices.size());
   const std::size_t llMax = 256 * kKiB;
   const auto kernelOf = [&](Collective collective, std::size_t bytes, Protocol protocol, bool inPlace = false) {
-    return chooseKernel(collective, bytes, inPlace, n, chooseAlgorithm(collective, bytes, vm, devices), protocol, llMax)
+    return chooseKernel(collective, bytes, inPlace, n, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
+                        llMax)
         .kernel;
   };
   for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
@@ -150,24 +151,44 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
                                                              {Collective::Broadcast, Kernel::Copy}};
   for (const auto& [collective, simple] : copies) {
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, 64 * kKiB, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, 64 * kKiB + 1, Protocol::Auto), simple) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, llMax, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Auto), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, llMax, Protocol::Ll), Kernel::Ll) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Ll), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), simple) << collectiveName(collective);
   }
   EXPECT_EQ(kernelOf(Collective::SendRecv, 8, Protocol::Ll), Kernel::Copy);
   const AlgorithmChoice large = chooseAlgorithm(Collective::Broadcast, 1024 * kKiB, vm, devices);
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, n, large, Protocol::Auto, llMax).algorithm,
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, n, true, large, Protocol::Auto, llMax).algorithm,
             Algorithm::TwoShot);
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, 2, large, Protocol::Auto, llMax).algorithm,
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, 2, true, large, Protocol::Auto, llMax).algorithm,
             Algorithm::OneShot);
   const KernelChoice small =
-      chooseKernel(Collective::AllGather, 4 * kKiB, false, n,
+      chooseKernel(Collective::AllGather, 4 * kKiB, false, n, true,
                    chooseAlgorithm(Collective::AllGather, 4 * kKiB, vm, devices), Protocol::Auto, llMax);
   EXPECT_EQ(small.reason,
-            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 64 KiB: one "
+            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 256 KiB: one "
             "flag wait, no barrier)");
+}
+
+// Off an NVLink mesh the copy collectives stop using LL sooner (its doubled bytes share PCIe links); the
+// reductions' one-shot limit already is lower there.
+TEST(KernelSelect, LlLimitOffAMesh) {
+  const Topology pcie = load("dual_socket_pcie");
+  const std::vector<int> devices = allDevices(pcie);
+  const int n = static_cast<int>(devices.size());
+  ASSERT_FALSE(isNvlinkMesh(pcie, devices));
+  EXPECT_TRUE(isNvlinkMesh(load("h200x4_vm"), allDevices(load("h200x4_vm"))));
+  const auto kernelOf = [&](Collective collective, std::size_t bytes) {
+    return chooseKernel(collective, bytes, false, n, false, chooseAlgorithm(collective, bytes, pcie, devices),
+                        Protocol::Auto, 256 * kKiB)
+        .kernel;
+  };
+  EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB + 1), Kernel::Copy);
+  EXPECT_EQ(kernelOf(Collective::ReduceScatter, 64 * kKiB + 1), Kernel::ReduceScatter);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB + 1), Kernel::TwoShot);  // ring requested, not built
 }
 
 TEST(KernelSelect, ParsesProtocols) {

@@ -2,10 +2,12 @@
 // 1000, 1001, unchunked and chunked, in place and out of place, checked against the closed form
 // (hostReduceReference); every type x op; the traffic and step counts docs/collectives.md states; and the
 // executor's checks, on deliberately broken plans.
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -185,6 +187,221 @@ TEST(Plan, ShardsAreThePartitionRanges) {
   }
 }
 
+// Broadcast two-shot as the kernel runs it (broadcastArgs in src/coll/comm_launch.cc), modelled here
+// independently of the builder: the count is cut among the n-1 non-root ranks, rank r owning shard
+// k = (r - root - 1) mod n of partitionRange(count, n - 1, k, 16 / size); it reads the shard from the
+// root's send buffer and stores it into every non-root output, peers from r+1 on, its own last. Out of
+// place the root copies its buffer locally (in place its send and recv are one buffer: no job).
+std::size_t kernelAlign(DataType type) {
+  return std::max<std::size_t>(1, 16 / dataTypeSize(type));
+}
+
+ElementRange kernelBroadcastShard(int n, std::size_t count, int root, int rank, DataType type) {
+  if (rank == root) return {};
+  return partitionRange(count, n - 1, (rank - root - 1 + n) % n, kernelAlign(type));
+}
+
+std::vector<Transfer> kernelBroadcastTwoShot(int n, std::size_t count, int root, bool inPlace, DataType type) {
+  const BufferRef rootSend{root, inPlace ? BufferKind::Output : BufferKind::Input, 0};
+  std::vector<Transfer> jobs;
+  for (int r = 0; r < n; ++r) {
+    if (r == root) {
+      if (!inPlace && count > 0)
+        jobs.push_back({root, TransferKind::Copy, {root, BufferKind::Output, 0}, {rootSend}, count});
+      continue;
+    }
+    const ElementRange shard = kernelBroadcastShard(n, count, root, r, type);
+    if (shard.count == 0) continue;
+    BufferRef src = rootSend;
+    src.offset = shard.begin;
+    for (int p = 1; p < n; ++p) {
+      const int to = (r + p) % n;
+      if (to != root)
+        jobs.push_back({r, TransferKind::Copy, {to, BufferKind::Output, shard.begin}, {src}, shard.count});
+    }
+    jobs.push_back({r, TransferKind::Copy, {r, BufferKind::Output, shard.begin}, {src}, shard.count});
+  }
+  return jobs;
+}
+
+bool sameRef(const BufferRef& a, const BufferRef& b) {
+  return a.rank == b.rank && a.buffer == b.buffer && a.offset == b.offset;
+}
+
+bool sameTransfer(const Transfer& a, const Transfer& b) {
+  return a.executor == b.executor && a.kind == b.kind && sameRef(a.dst, b.dst) && a.srcs.size() == 1 &&
+         b.srcs.size() == 1 && sameRef(a.srcs[0], b.srcs[0]) && a.count == b.count && a.finish == b.finish;
+}
+
+// Counts that do not divide evenly among n-1 ranks or the alignment, smaller than n-1, 0 and 1.
+std::set<std::size_t> broadcastCounts(int n) {
+  const auto m = static_cast<std::size_t>(n - 1);
+  return {0, 1, 2, 3, m > 1 ? m - 1 : 1, m, m + 1, 7, 17, 33, 16 * m + 1, 1000, 1001, 1003};
+}
+
+// Unchunked, the plan is exactly the kernel's jobs: one step, the same transfers, each executor's in the
+// kernel's order. And it computes the broadcast.
+TEST(Plan, BroadcastTwoShotIsTheKernelsJobs) {
+  int runs = 0;
+  for (int n = 2; n <= 8; ++n) {
+    for (int root : {0, n / 2, n - 1}) {
+      for (std::size_t count : broadcastCounts(n)) {
+        for (DataType type : {DataType::F64, DataType::F32, DataType::F16, DataType::U8}) {
+          for (bool inPlace : {false, true}) {
+            const Plan plan = buildPlan(Collective::Broadcast, Algorithm::TwoShot, n, count, root, inPlace, 0, type);
+            const std::vector<Transfer> want = kernelBroadcastTwoShot(n, count, root, inPlace, type);
+            ASSERT_EQ(plan.steps.size(), want.empty() ? 0u : 1u) << describePlan(plan);
+            const std::vector<Transfer> got = want.empty() ? std::vector<Transfer>{} : plan.steps[0].transfers;
+            ASSERT_EQ(got.size(), want.size()) << describePlan(plan);
+            for (int r = 0; r < n; ++r) {  // per executor, in order (the executors run concurrently)
+              std::vector<const Transfer*> mine;
+              for (const Transfer& t : got) {
+                if (t.executor == r) mine.push_back(&t);
+              }
+              std::size_t i = 0;
+              for (const Transfer& w : want) {
+                if (w.executor != r) continue;
+                ASSERT_LT(i, mine.size()) << describePlan(plan);
+                ASSERT_TRUE(sameTransfer(*mine[i], w)) << planName(plan) << ": got " << describeTransfer(*mine[i])
+                                                       << ", the kernel does " << describeTransfer(w);
+                ++i;
+              }
+              EXPECT_EQ(i, mine.size()) << describePlan(plan);
+            }
+            ASSERT_EQ(runAndCompare(plan, ReduceOp::Sum, static_cast<std::uint32_t>(runs)), "");
+            ++runs;
+          }
+        }
+      }
+    }
+  }
+  RecordProperty("runs", runs);
+}
+
+// Chunked or not, each non-root rank reads exactly its kernel shard of the root's send buffer and
+// nothing else of any peer, the root reads only its own buffer, and every element of every non-root
+// output is written once, by the rank whose shard holds it; all in one step. (ASSERT: stops at the first
+// wrong element.)
+TEST(Plan, BroadcastTwoShotShardOwnersReadTheRoot) {
+  for (int n = 2; n <= 8; ++n) {
+    for (int root : {0, n / 2, n - 1}) {
+      for (std::size_t count : broadcastCounts(n)) {
+        for (DataType type : {DataType::F64, DataType::F32, DataType::U8}) {
+          for (std::size_t chunk : {std::size_t{0}, std::size_t{5}, std::size_t{64}}) {
+            for (bool inPlace : {false, true}) {
+              const Plan plan =
+                  buildPlan(Collective::Broadcast, Algorithm::TwoShot, n, count, root, inPlace, chunk, type);
+              ASSERT_LE(plan.steps.size(), 1u) << describePlan(plan);
+              const BufferKind rootSend = inPlace ? BufferKind::Output : BufferKind::Input;
+              std::vector<std::vector<int>> readBy(static_cast<std::size_t>(n), std::vector<int>(count, 0));
+              std::vector<std::vector<int>> writer(static_cast<std::size_t>(n), std::vector<int>(count, -1));
+              for (const Step& step : plan.steps) {
+                for (const Transfer& t : step.transfers) {
+                  ASSERT_EQ(t.kind, TransferKind::Copy);
+                  ASSERT_EQ(t.srcs.size(), 1u);
+                  const BufferRef& src = t.srcs[0];
+                  ASSERT_EQ(src.rank, root) << planName(plan) << ": " << describeTransfer(t);
+                  ASSERT_EQ(src.buffer, rootSend) << planName(plan) << ": " << describeTransfer(t);
+                  ASSERT_EQ(t.dst.buffer, BufferKind::Output) << planName(plan) << ": " << describeTransfer(t);
+                  ASSERT_EQ(t.dst.offset, src.offset) << planName(plan) << ": " << describeTransfer(t);
+                  ASSERT_LE(src.offset + t.count, count);
+                  for (std::size_t i = src.offset; i < src.offset + t.count; ++i) {
+                    readBy[static_cast<std::size_t>(t.executor)][i] = 1;
+                    int& w = writer[static_cast<std::size_t>(t.dst.rank)][i];
+                    ASSERT_EQ(w, -1) << planName(plan) << ": rank " << t.dst.rank << " output[" << i
+                                     << "] written twice";
+                    w = t.executor;
+                  }
+                }
+              }
+              for (int r = 0; r < n; ++r) {
+                const ElementRange shard = kernelBroadcastShard(n, count, root, r, type);
+                for (std::size_t i = 0; i < count; ++i) {
+                  const bool inShard = i >= shard.begin && i < shard.begin + shard.count;
+                  const bool rootReads = r == root && !inPlace;
+                  ASSERT_EQ(readBy[static_cast<std::size_t>(r)][i] == 1, r == root ? rootReads : inShard)
+                      << planName(plan) << ": rank " << r << ", element " << i << " of the root's buffer";
+                  int owner = root;
+                  for (int q = 0; q < n; ++q) {
+                    const ElementRange s = kernelBroadcastShard(n, count, root, q, type);
+                    if (i >= s.begin && i < s.begin + s.count) owner = q;
+                  }
+                  const int want = r == root ? (inPlace ? -1 : root) : owner;
+                  ASSERT_EQ(writer[static_cast<std::size_t>(r)][i], want)
+                      << planName(plan) << ": rank " << r << " output[" << i << "]";
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The kernel's shards, written out by hand (so that a change to partitionRange shows too): which rank
+// reads which range of the root's buffer.
+TEST(Plan, BroadcastTwoShotShardsByHand) {
+  struct Case {
+    int n;
+    int root;
+    std::size_t count;
+    DataType type;
+    std::vector<std::pair<std::size_t, std::size_t>> reads;  // per rank: [begin, end) of the root's buffer
+  };
+  const Case cases[] = {
+      {4, 1, 10, DataType::F32, {{8, 10}, {0, 0}, {0, 4}, {4, 8}}},  // align 4: 3 units for 3 ranks
+      {3, 0, 1, DataType::F32, {{0, 0}, {0, 1}, {0, 0}}},
+      {8, 5, 3, DataType::U8, {{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 3}, {0, 0}}},
+      {5, 4, 33, DataType::F64, {{0, 10}, {10, 18}, {18, 26}, {26, 33}, {0, 0}}},  // 17 units of 2
+      {3, 2, 1000, DataType::F16, {{0, 504}, {504, 1000}, {0, 0}}},                // 125 units of 8
+      {2, 1, 7, DataType::F32, {{0, 7}, {0, 0}}},
+      {7, 3, 6, DataType::U32, {{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 4}, {4, 6}, {0, 0}}},
+  };
+  for (const Case& c : cases) {
+    const Plan plan = buildPlan(Collective::Broadcast, Algorithm::TwoShot, c.n, c.count, c.root, false, 0, c.type);
+    ASSERT_EQ(plan.steps.size(), 1u) << describePlan(plan);
+    for (int r = 0; r < c.n; ++r) {
+      std::size_t begin = c.count;
+      std::size_t end = 0;
+      std::size_t stores = 0;
+      for (const Transfer& t : plan.steps[0].transfers) {
+        if (t.executor != r || r == c.root) continue;
+        EXPECT_EQ(t.srcs[0].rank, c.root);
+        begin = std::min(begin, t.srcs[0].offset);
+        end = std::max(end, t.srcs[0].offset + t.count);
+        ++stores;
+      }
+      const auto [wantBegin, wantEnd] = c.reads[static_cast<std::size_t>(r)];
+      if (wantBegin == wantEnd) {
+        EXPECT_EQ(stores, 0u) << describePlan(plan) << "rank " << r;
+        continue;
+      }
+      EXPECT_EQ(begin, wantBegin) << describePlan(plan) << "rank " << r;
+      EXPECT_EQ(end, wantEnd) << describePlan(plan) << "rank " << r;
+      EXPECT_EQ(stores, static_cast<std::size_t>(c.n - 1)) << describePlan(plan) << "rank " << r;  // every non-root
+    }
+  }
+}
+
+// Elements each rank reads from peers, each distinct range counted once (broadcast two-shot lists the
+// root's shard once per destination, where the kernel reads it once).
+std::vector<std::size_t> distinctRemoteReads(const Plan& plan) {
+  std::vector<std::size_t> reads(static_cast<std::size_t>(plan.nranks), 0);
+  std::set<std::tuple<int, int, int, std::size_t, std::size_t>> seen;
+  for (const Step& step : plan.steps) {
+    for (const Transfer& t : step.transfers) {
+      for (const BufferRef& src : t.srcs) {
+        if (src.rank == t.executor) continue;
+        if (seen.insert({t.executor, src.rank, static_cast<int>(src.buffer), src.offset, t.count}).second) {
+          reads[static_cast<std::size_t>(t.executor)] += t.count;
+        }
+      }
+    }
+  }
+  return reads;
+}
+
 // The traffic docs/collectives.md states, per rank, in elements read from peers (n = 4, count 4096).
 TEST(Plan, TrafficPerRankIsAsDocumented) {
   const int n = 4;
@@ -202,7 +419,13 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   EXPECT_EQ(reads(Collective::AllGather, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::AllGather, Algorithm::Ring), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::Broadcast, Algorithm::OneShot, 1), (V{count, 0, count, count}));
-  EXPECT_EQ(reads(Collective::Broadcast, Algorithm::TwoShot, 1), (V{count, 0, count, count}));
+  // Two-shot, root 1: the kernel's shards of 4096 f32 among ranks 2, 3, 0 are 1368, 1364, 1364 (342, 341,
+  // 341 units of 4); each is read once from the root (the root sends every element once) and stored into
+  // the 3 non-root outputs, which the plan lists as 3 copies from the root.
+  const Plan broadcastTwoShot =
+      buildPlan(Collective::Broadcast, Algorithm::TwoShot, n, count, 1, false, 0, DataType::F32);
+  EXPECT_EQ(distinctRemoteReads(broadcastTwoShot), (V{1364, 0, 1368, 1364}));
+  EXPECT_EQ(remoteReadElements(broadcastTwoShot), (V{3 * 1364, 0, 3 * 1368, 3 * 1364}));
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::OneShot, 1), (V{0, 3 * count, 0, 0}));
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::TwoShot, 1), (V{3 * shard, 6 * shard, 3 * shard, 3 * shard}));
   EXPECT_EQ(reads(Collective::AllToAll, Algorithm::OneShot), V(4, 3 * count));
