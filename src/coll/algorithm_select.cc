@@ -19,11 +19,13 @@ constexpr std::size_t kOneShotMaxNvlink = 256 * kKiB;
 constexpr std::size_t kOneShotMaxPcie = 64 * kKiB;
 // Direct broadcast/reduce put (n-1) times the data on the root's link; two-shot 2 (n-1)/n.
 constexpr std::size_t kDirectRootMax = 256 * kKiB;
-// Up to here the copy collectives (all-gather, all-to-all, broadcast) and reduce-scatter use the LL
-// protocol off an NVLink mesh when it is not forced: one flag wait instead of two barriers, at twice the
-// bytes on the wire, which shared PCIe links feel sooner. On a mesh they use it up to the LL scratch's
-// limit, as all-reduce does (on 2xH200, LL at 128 KiB per rank beat NCCL's best where the barrier-bound
-// copies did not: bench/results/2026-11-22-h200x2-round13-ll-all).
+// The copy collectives (all-gather, all-to-all, broadcast) and reduce-scatter use the LL protocol, when it
+// is not forced, while each rank puts at most this on its links, (n-1) messages of twice their size: LL
+// saves the two barriers of the direct kernels (their fixed cost was ~9 us in a graph on 2xH200 against
+// ~3-5 us for LL: bench/results/2026-11-22-h200x2-round14-ll-finish and round15), at twice the bytes on the
+// wire, which pays while the extra bytes take less than that at ~380 GB/s per direction.
+constexpr std::size_t kLlCopyWireBytes = 4096 * kKiB;
+// Off an NVLink mesh the doubled bytes share PCIe links: LL only for small messages.
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
 
 std::string formatBytes(std::size_t bytes) {
@@ -133,14 +135,21 @@ struct LlRule {
   std::string why;
 };
 
-LlRule llRule(Collective collective, std::size_t bytes, bool nvlinkMesh, Protocol protocol, std::size_t llMaxBytes) {
+LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh, Protocol protocol,
+              std::size_t llMaxBytes) {
   if (bytes > llMaxBytes) return {false, ""};
   if (protocol == Protocol::Ll) return {true, "LL protocol (forced by PEERLINK_PROTO=LL)"};
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
+  // All-reduce and reduce use LL whenever chooseAlgorithm picked one-shot (its size rule decides).
   const bool reduction = collective == Collective::AllReduce || collective == Collective::Reduce;
-  const std::size_t limit = reduction || nvlinkMesh ? llMaxBytes : kLlCopyMaxPcie;
+  std::size_t limit = llMaxBytes;
+  if (!reduction) {
+    limit = nvlinkMesh
+                ? std::min(llMaxBytes, kLlCopyWireBytes / (2 * static_cast<std::size_t>(std::max(1, nranks - 1))))
+                : kLlCopyMaxPcie;
+  }
   if (bytes > limit) return {false, ""};
-  return {true, "LL protocol (<= " + formatBytes(limit) + ": one flag wait, no barrier)"};
+  return {true, "LL protocol (<= " + formatBytes(limit) + " per message: one flag wait, no barrier)"};
 }
 
 std::string joined(const std::string& reason, const std::string& more) {
@@ -166,7 +175,7 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
   const std::string& why = algorithm.reason;
   const bool oneShot = algorithm.algorithm == Algorithm::OneShot;
-  const LlRule ll = llRule(collective, bytes, nvlinkMesh, protocol, llMaxBytes);
+  const LlRule ll = llRule(collective, bytes, nranks, nvlinkMesh, protocol, llMaxBytes);
   switch (collective) {
     case Collective::AllReduce:
       if (oneShot) {
@@ -190,7 +199,7 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
       return {Algorithm::OneShot, Kernel::ReduceScatter,
               algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
     case Collective::Broadcast:
-      if (ll.use && (oneShot || protocol == Protocol::Ll)) {
+      if (ll.use) {
         return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", the root stores to every rank")};
       }
       if (algorithm.algorithm == Algorithm::TwoShot && nranks > 2) {

@@ -138,7 +138,7 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
 }
 
 void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes) {
-  const int blocks = kernels::collLlBlocks(bytes);
+  const int blocks = kernels::collLlBlocks(bytes, state.maxBlocks);
   const int threads = kernels::collLlThreads(bytes);
   for (const CallArgs& call : set) {
     const CollLlArgs args = llArgs(state, call, bytes);
@@ -230,8 +230,9 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
   const int n = state.nranks;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const int blocks =
-      kernels::collCopyBlocks(first.collective == Collective::Broadcast ? bytes : bytes * n, state.maxBlocks);
+  const std::size_t perRank = first.collective == Collective::Broadcast ? bytes : bytes * n;
+  const int blocks = kernels::collCopyBlocks(perRank, state.maxBlocks);
+  const std::size_t chunkBytes = kernels::collCopyChunkBytes(perRank, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     CollCopyArgs args;
@@ -249,6 +250,7 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
       }
     }
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.chunkBytes = chunkBytes;
     onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream); });
   }
 }

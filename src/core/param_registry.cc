@@ -158,7 +158,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "Wire protocol of one-shot collectives: AUTO chooses by size; LL (data and flag in every 16-byte line: one "
-       "flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (256 KiB); SIMPLE (plain "
+       "flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (1 MiB); SIMPLE (plain "
        "copies between barriers) never LL."},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,

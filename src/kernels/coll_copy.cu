@@ -1,8 +1,9 @@
 // Copies between barriers (CollCopyArgs): broadcast, all-gather, all-to-all and send/recv. Jobs are cut in
-// chunks of kChunkBytes and the chunks of all jobs interleaved (chunk c is chunk c / njobs of job
-// c % njobs), so the blocks working at any moment pull from every peer at once, not one link after another.
-// Each block copies its chunk with kUnroll accesses in flight per thread, at the widest unit (16 bytes
-// when every pointer and the size allow), storing every loaded unit to each of the job's destinations.
+// chunks of args.chunkBytes (64 KiB, less for medium messages so they still reach every SM) and the chunks of all jobs
+// interleaved (chunk c is chunk c / njobs of job c % njobs), so the blocks working at any moment pull from every peer
+// at once, not one link after another. Each block copies its chunk with kUnroll accesses in flight per thread, at the
+// widest unit (16 bytes when every pointer and the size allow), storing every loaded unit to each of the job's
+// destinations.
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
@@ -18,7 +19,9 @@ using namespace colldev;
 
 constexpr int kCopyThreads = 512;
 constexpr int kUnroll = 4;
-constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
+constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
+// One pass of a block's 16-byte loads (kCopyThreads x 16 B): smaller chunks would leave threads idle.
+constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
 
 template <typename T>
 __device__ __forceinline__ void copyChunk(const CollCopyJob& job, std::size_t offset, std::size_t bytes) {
@@ -59,14 +62,14 @@ __device__ __forceinline__ int unitOf(const CollCopyJob& job) {
 __device__ __forceinline__ void copyJobs(const CollCopyArgs& args) {
   std::size_t maxChunks = 0;
   for (int j = 0; j < args.njobs; ++j) {
-    maxChunks = max(maxChunks, (args.jobs[j].bytes + kChunkBytes - 1) / kChunkBytes);
+    maxChunks = max(maxChunks, (args.jobs[j].bytes + args.chunkBytes - 1) / args.chunkBytes);
   }
   const std::size_t total = maxChunks * static_cast<std::size_t>(args.njobs);
   for (std::size_t c = blockIdx.x; c < total; c += gridDim.x) {
     const CollCopyJob& job = args.jobs[c % static_cast<std::size_t>(args.njobs)];
-    const std::size_t offset = c / static_cast<std::size_t>(args.njobs) * kChunkBytes;
+    const std::size_t offset = c / static_cast<std::size_t>(args.njobs) * args.chunkBytes;
     if (offset >= job.bytes || job.ndst == 0) continue;
-    const std::size_t bytes = min(kChunkBytes, job.bytes - offset);
+    const std::size_t bytes = min(args.chunkBytes, job.bytes - offset);
     switch (unitOf(job)) {
       case 16: copyChunk<uint4>(job, offset, bytes); break;
       case 8: copyChunk<uint2>(job, offset, bytes); break;
@@ -100,9 +103,17 @@ const char* collStepName(int step) noexcept {
   }
 }
 
+std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks) {
+  const std::size_t blocks = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
+  const std::size_t perBlock = (bytes + blocks - 1) / blocks;
+  const std::size_t rounded = (perBlock + kMinChunkBytes - 1) / kMinChunkBytes * kMinChunkBytes;
+  return std::min(kMaxChunkBytes, std::max(kMinChunkBytes, rounded));
+}
+
 int collCopyBlocks(std::size_t bytes, int maxBlocks) {
   const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  const std::size_t wanted = (bytes + kChunkBytes - 1) / kChunkBytes;
+  const std::size_t chunk = collCopyChunkBytes(bytes, maxBlocks);
+  const std::size_t wanted = (bytes + chunk - 1) / chunk;
   return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
 }
 

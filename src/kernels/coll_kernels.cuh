@@ -34,13 +34,13 @@
 
 namespace peerlink::kernels {
 
-constexpr int kCollMaxRanks = 8;                                 ///< ranks of one communicator
-constexpr int kCollMaxBlocks = 256;                              ///< blocks of one collective kernel
-constexpr int kCollPhases = 4;                                   ///< flag phases (CollPhase)
-constexpr int kCollMaxJobs = 16;                                 ///< copy jobs of one kernel
-constexpr std::size_t kCollLlMaxBytes = std::size_t{256} << 10;  ///< largest LL one-shot message per rank
-constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;    ///< LL lines: 16 bytes per 8 of payload
-constexpr std::size_t kCollFlagBytes =                           ///< one rank's flag area
+constexpr int kCollMaxRanks = 8;                               ///< ranks of one communicator
+constexpr int kCollMaxBlocks = 256;                            ///< blocks of one collective kernel
+constexpr int kCollPhases = 4;                                 ///< flag phases (CollPhase)
+constexpr int kCollMaxJobs = 16;                               ///< copy jobs of one kernel
+constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;  ///< largest LL one-shot message per rank
+constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;  ///< LL lines: 16 bytes per 8 of payload
+constexpr std::size_t kCollFlagBytes =                         ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
 
 enum CollPhase : int { kPhaseStart = 0, kPhaseEnd = 1, kPhaseP2pStart = 2, kPhaseP2pEnd = 3 };
@@ -100,9 +100,9 @@ struct CollSyncArgs {
 /// order (reduce: all-reduce, reduce, reduce-scatter) or stores each to its place (copy: all-gather,
 /// all-to-all, broadcast). No barrier: the data carries its own flag. Every rank sends to and hears from
 /// every rank in every call -- a rank with nothing to say to p sends one token line -- so a rank cannot be
-/// two calls ahead of any peer, and the parity double-buffers the slots. Thread t of block b owns line
-/// b * blockDim + t of every message and loads all its inputs before storing anything, so in-place calls
-/// are safe.
+/// two calls ahead of any peer, and the parity double-buffers the slots. A thread owns the same lines of
+/// every message and writes only its own lines of the outputs, after reading their inputs, so in-place
+/// calls are safe (coll_ll.cu).
 struct CollLlArgs {
   CollSyncArgs sync;
   void* scratch[kCollMaxRanks] = {};       ///< rank p's LL area (2 * nranks slots of kCollLlSlotBytes)
@@ -143,14 +143,19 @@ struct CollCopyArgs {
   CollSyncArgs sync;
   CollCopyJob jobs[kCollMaxJobs];
   int njobs = 0;
+  std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collCopyChunkBytes)
 };
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
 int collLlThreads(std::size_t bytes);
-int collLlBlocks(std::size_t bytes);
+/// LL blocks: one per kLlThreads lines, at most `maxBlocks` (every block resident; threads loop over lines).
+int collLlBlocks(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of reduction work per rank, capped at `maxBlocks` (the smallest SM count).
 int collReduceBlocks(std::size_t bytes, int maxBlocks);
-/// Blocks for `bytes` of copies per rank, capped at `maxBlocks`.
+/// The chunk copies of `bytes` per rank are cut in: 64 KiB, or down to 8 KiB so that `maxBlocks` blocks
+/// all get work (medium messages are latency-bound: more blocks keep more loads in flight).
+std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks);
+/// Blocks for `bytes` of copies per rank in chunks of collCopyChunkBytes, capped at `maxBlocks`.
 int collCopyBlocks(std::size_t bytes, int maxBlocks);
 
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the

@@ -1,8 +1,8 @@
-// LL one-shot (CollLlArgs): every collective's small messages, with no barrier. Each thread owns one line
-// (8 payload bytes) of every message: it loads all its inputs, stores its line of each outgoing message into
-// the receiving rank's scratch with the call's flag (ll_line.cuh), then polls its line of every incoming
-// message in its own scratch and reduces them in rank order (reduce) or stores each to its destination
-// (copy). The flag of call `seq` is seq mod (2^32 - 1) + 1: never 0 (what the zeroed scratch holds), and
+// LL one-shot (CollLlArgs): every collective's small and medium messages, with no barrier. Each thread
+// owns lines (8 payload bytes each) of every message: it loads its inputs, stores its lines of each outgoing
+// message into the receiving rank's scratch with the call's flag (ll_line.cuh), then polls its lines of
+// every incoming message in its own scratch and reduces them in rank order (reduce) or stores each to its
+// destination (copy). The flag of call `seq` is seq mod (2^32 - 1) + 1: never 0 (what the zeroed scratch holds), and
 // different for the calls before and after on the same parity slot.
 #include <algorithm>
 
@@ -63,49 +63,67 @@ __device__ __forceinline__ bool receiveLines(const CollLlArgs& args, const Kerne
   return true;
 }
 
+// The payload of `line` of every message this rank sends (own contribution at [rank]); a token's is 0.
+__device__ __forceinline__ void loadInputs(const CollLlArgs& args, std::size_t line,
+                                           unsigned long long (&payload)[kCollMaxRanks]) {
+#pragma unroll
+  for (int p = 0; p < kCollMaxRanks; ++p) {
+    const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
+    payload[p] = p < args.sync.nranks && from != nullptr ? loadPayload(from, args.bytes, line) : 0;
+  }
+}
+
+// A thread owns lines first, first + stride, ... of every message (the grid is at most one block per SM,
+// so every block is resident and no waiting block can keep a sender's block from running). It sends all
+// its lines, then receives them: it stores only to its own lines of the outputs, whose inputs it read in
+// the send pass (a reduction reloads its own contribution, which no one else writes), so in-place calls
+// are safe. Tokens are line 0 of their message: its thread sends and awaits them, the others only messages.
 template <int Type, int Op, bool Reduce>
 __global__ void __launch_bounds__(kLlThreads) collLlKernel(const __grid_constant__ CollLlArgs args) {
   __shared__ KernelNumbers numbers;
   const CollSyncArgs& s = args.sync;
   const std::size_t lines = (args.bytes + kPayloadBytes - 1) / kPayloadBytes;
-  const std::size_t line = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool mine = line < lines;
-  // Every input line first (independent loads, in flight together with the counters' read below); then
-  // nothing this thread stores can overwrite an input it still needs. A token's payload is 0.
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool single = first + stride >= lines;  // at most one line: payload keeps its inputs throughout
   unsigned long long payload[kCollMaxRanks];
-#pragma unroll
-  for (int p = 0; p < kCollMaxRanks; ++p) {
-    const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
-    payload[p] = mine && p < s.nranks && from != nullptr ? loadPayload(from, args.bytes, line) : 0;
-  }
+  if (first < lines) loadInputs(args, first, payload);  // in flight together with the counters' read
   readNumbers(s, &numbers);
   const uint32_t flag = static_cast<uint32_t>(numbers.seq % 0xffffffffull) + 1u;
   const int parity = static_cast<int>(numbers.seq & 1u);
   unsigned int peers = 0;
   for (int p = 0; p < s.nranks; ++p) peers |= p == s.rank ? 0u : 1u << p;
-  if (mine) {
-    // Tokens are line 0 of their message: its thread sends and awaits them, the others only messages.
-    const unsigned int messages = line == 0 ? peers : peers & ~args.tokenMask;
+  auto* local = static_cast<unsigned char*>(args.fromRank[s.rank]);
+  const bool localCopy = !Reduce && local != nullptr && local != args.toRank[s.rank];
+  for (std::size_t line = first; line < lines; line += stride) {
+    if (line != first) loadInputs(args, line, payload);
 #pragma unroll
     for (int p = 0; p < kCollMaxRanks; ++p) {
       if (inMask(peers, p) && (line == 0 || args.toRank[p] != nullptr)) {
         storeLine(slotOf(args.scratch[p], parity, s.rank, s.nranks) + line, payload[p], flag);
       }
     }
+    if (localCopy) storePayload(local, args.bytes, line, payload[s.rank]);
+  }
+  for (std::size_t line = first; line < lines; line += stride) {
+    const unsigned int messages = line == 0 ? peers : peers & ~args.tokenMask;
     if constexpr (Reduce) {
+      if (!single) {
+        payload[s.rank] = loadPayload(static_cast<const unsigned char*>(args.toRank[s.rank]), args.bytes, line);
+      }
       // The incoming lines take the places of the outgoing ones, own contribution at [rank].
       const bool ok = receiveLines(args, numbers, parity, flag, line, messages,
                                    [&](int p, unsigned long long data) { payload[p] = data; });
-      if (ok && args.out != nullptr) {
+      if (!ok) break;
+      if (args.out != nullptr) {
         storePayload(static_cast<unsigned char*>(args.out), args.bytes, line, reducePack<Type, Op>(payload, s.nranks));
       }
     } else {
-      auto* local = static_cast<unsigned char*>(args.fromRank[s.rank]);
-      if (local != nullptr && local != args.toRank[s.rank]) storePayload(local, args.bytes, line, payload[s.rank]);
-      receiveLines(args, numbers, parity, flag, line, messages, [&](int p, unsigned long long data) {
+      const bool ok = receiveLines(args, numbers, parity, flag, line, messages, [&](int p, unsigned long long data) {
         auto* to = static_cast<unsigned char*>(args.fromRank[p]);
         if (to != nullptr && !inMask(args.tokenMask, p)) storePayload(to, args.bytes, line, data);
       });
+      if (!ok) break;
     }
   }
   finishKernel(s, numbers);
@@ -124,9 +142,11 @@ int collLlThreads(std::size_t bytes) {
   return static_cast<int>((lines + 31) / 32 * 32);
 }
 
-int collLlBlocks(std::size_t bytes) {
+int collLlBlocks(std::size_t bytes, int maxBlocks) {
   const std::size_t lines = std::max<std::size_t>(1, (bytes + 7) / 8);
-  return static_cast<int>((lines + kLlThreads - 1) / kLlThreads);
+  const std::size_t wanted = (lines + kLlThreads - 1) / kLlThreads;
+  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
+  return static_cast<int>(std::min(wanted, cap));
 }
 
 void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream) {

@@ -130,7 +130,9 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const Topology vm = load("h200x4_vm");
   const std::vector<int> devices = allDevices(vm);
   const int n = static_cast<int>(devices.size());
-  const std::size_t llMax = 256 * kKiB;
+  const std::size_t llMax = 1024 * kKiB;
+  // Copy collectives: LL while a rank's links carry at most 4 MiB of lines, 2 (n-1) x the message.
+  const std::size_t copyLimit = 4096 * kKiB / (2 * 3);
   const auto kernelOf = [&](Collective collective, std::size_t bytes, Protocol protocol, bool inPlace = false) {
     return chooseKernel(collective, bytes, inPlace, n, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
                         llMax)
@@ -138,8 +140,8 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   };
   for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, llMax, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Auto), Kernel::TwoShot);
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Auto), Kernel::Ll);  // one-shot's limit on a mesh
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Auto), Kernel::TwoShot);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), Kernel::DirectOneShot);
   }
   // One-shot in place without LL would overwrite inputs the peers still read.
@@ -151,8 +153,8 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
                                                              {Collective::Broadcast, Kernel::Copy}};
   for (const auto& [collective, simple] : copies) {
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, llMax, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Auto), simple) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, copyLimit, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, copyLimit + 1, Protocol::Auto), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, llMax, Protocol::Ll), Kernel::Ll) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Ll), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), simple) << collectiveName(collective);
@@ -161,14 +163,24 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const AlgorithmChoice large = chooseAlgorithm(Collective::Broadcast, 1024 * kKiB, vm, devices);
   EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, n, true, large, Protocol::Auto, llMax).algorithm,
             Algorithm::TwoShot);
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, 2, true, large, Protocol::Auto, llMax).algorithm,
-            Algorithm::OneShot);
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, 2, true, large, Protocol::Auto, llMax).kernel,
+            Kernel::Ll);  // 2 ranks: the root's link carries 2 MiB of lines
+  // 8 ranks: the copy limit shrinks to 4 MiB / 14.
+  EXPECT_EQ(chooseKernel(Collective::AllGather, 4096 * kKiB / 14, false, 8, true,
+                         chooseAlgorithm(Collective::AllGather, 4096 * kKiB / 14, vm, devices), Protocol::Auto, llMax)
+                .kernel,
+            Kernel::Ll);
+  EXPECT_EQ(
+      chooseKernel(Collective::AllGather, 4096 * kKiB / 14 + 1, false, 8, true,
+                   chooseAlgorithm(Collective::AllGather, 4096 * kKiB / 14 + 1, vm, devices), Protocol::Auto, llMax)
+          .kernel,
+      Kernel::Copy);
   const KernelChoice small =
       chooseKernel(Collective::AllGather, 4 * kKiB, false, n, true,
                    chooseAlgorithm(Collective::AllGather, 4 * kKiB, vm, devices), Protocol::Auto, llMax);
   EXPECT_EQ(small.reason,
-            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 256 KiB: one "
-            "flag wait, no barrier)");
+            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 682.7 KiB per "
+            "message: one flag wait, no barrier)");
 }
 
 // Off an NVLink mesh the copy collectives stop using LL sooner (its doubled bytes share PCIe links); the
@@ -181,7 +193,7 @@ TEST(KernelSelect, LlLimitOffAMesh) {
   EXPECT_TRUE(isNvlinkMesh(load("h200x4_vm"), allDevices(load("h200x4_vm"))));
   const auto kernelOf = [&](Collective collective, std::size_t bytes) {
     return chooseKernel(collective, bytes, false, n, false, chooseAlgorithm(collective, bytes, pcie, devices),
-                        Protocol::Auto, 256 * kKiB)
+                        Protocol::Auto, 1024 * kKiB)
         .kernel;
   };
   EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB), Kernel::Ll);

@@ -77,8 +77,9 @@ TEST_P(CommunicatorCorrectness, MatchesHostReference) {
   const auto [algorithm, collective] = GetParam();
   Communicator comm(devices, paramsOfConfiguration(algorithm));
   const int n = comm.size();
-  // 20011: several LL blocks for every type (and beyond the LL limit for 8-byte types).
-  const std::vector<std::size_t> counts = {0, 1, static_cast<std::size_t>(2 * n + 1), 1003, 20011};
+  // 20011: several LL blocks for every type; 100003: several LL lines per thread for 4- and 8-byte types
+  // (more lines than one block per SM holds).
+  const std::vector<std::size_t> counts = {0, 1, static_cast<std::size_t>(2 * n + 1), 1003, 20011, 100003};
   std::uint64_t seed = 1;
   int cases = 0;
   for (const DataType type : kTypes) {

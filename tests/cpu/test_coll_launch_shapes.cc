@@ -1,0 +1,53 @@
+// The collective kernels' launch shapes (coll_kernels.cuh): host functions, so checked without a GPU. Every
+// rank of a call must compute the same grid from the same rank-independent sizes; these pin down the rules.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "kernels/coll_kernels.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * kKiB;
+
+TEST(CollLaunchShapes, CopyChunksShrinkSoMediumMessagesReachEverySm) {
+  const int sms = 132;  // H200
+  EXPECT_EQ(collCopyChunkBytes(1, sms), 8 * kKiB);
+  EXPECT_EQ(collCopyBlocks(1, sms), 1);
+  // 512 KiB over 132 SMs: 8 KiB chunks, 64 blocks (64 KiB chunks gave 8).
+  EXPECT_EQ(collCopyChunkBytes(512 * kKiB, sms), 8 * kKiB);
+  EXPECT_EQ(collCopyBlocks(512 * kKiB, sms), 64);
+  // 2 MiB: 16 KiB chunks (15.5 KiB per SM, rounded up to 8 KiB steps), 128 blocks.
+  EXPECT_EQ(collCopyChunkBytes(2 * kMiB, sms), 16 * kKiB);
+  EXPECT_EQ(collCopyBlocks(2 * kMiB, sms), 128);
+  // Large: 64 KiB chunks, every SM.
+  EXPECT_EQ(collCopyChunkBytes(512 * kMiB, sms), 64 * kKiB);
+  EXPECT_EQ(collCopyBlocks(512 * kMiB, sms), sms);
+  for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 3 * kMiB + 5, 1024 * kMiB}) {
+    EXPECT_EQ(collCopyChunkBytes(bytes, sms) % 16, 0u) << bytes;  // the copy kernel's widest unit
+    EXPECT_LE(collCopyBlocks(bytes, sms), sms) << bytes;
+  }
+  // A cap beyond the kernels' limit is held to it.
+  EXPECT_EQ(collCopyBlocks(1024 * kMiB, 100000), kCollMaxBlocks);
+}
+
+TEST(CollLaunchShapes, LlLinesPerThreadWithEveryBlockResident) {
+  EXPECT_EQ(collLlThreads(1), 32);
+  EXPECT_EQ(collLlBlocks(1, 132), 1);
+  EXPECT_EQ(collLlThreads(8 * 40), 64);  // 40 lines: two warps
+  EXPECT_EQ(collLlThreads(kCollLlMaxBytes), 256);
+  EXPECT_EQ(collLlBlocks(256 * kKiB, 132), 128);       // one line per thread
+  EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 132), 132);  // at most one block per SM: threads loop over lines
+  EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 100000), kCollMaxBlocks);
+}
+
+TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {
+  EXPECT_EQ(collReduceBlocks(1, 132), 1);
+  EXPECT_EQ(collReduceBlocks(16 * kKiB + 1, 132), 2);
+  EXPECT_EQ(collReduceBlocks(512 * kMiB, 132), 132);
+}
+
+}  // namespace
+}  // namespace peerlink::kernels
