@@ -276,4 +276,14 @@ std::vector<std::size_t> remoteReadElements(const Plan& plan) {
   return reads;
 }
 
+std::vector<std::size_t> remoteWriteElements(const Plan& plan) {
+  std::vector<std::size_t> writes(static_cast<std::size_t>(plan.nranks), 0);
+  for (const Step& step : plan.steps) {
+    for (const Transfer& transfer : step.transfers) {
+      if (transfer.dst.rank != transfer.executor) writes[static_cast<std::size_t>(transfer.executor)] += transfer.count;
+    }
+  }
+  return writes;
+}
+
 }  // namespace peerlink::coll

@@ -40,9 +40,9 @@ enum class TransferKind {
   Reduce,  ///< dst = op(srcs[0], srcs[1], ...), left to right, accumulated in the type's accumulator
 };
 
-/// `count` elements into `dst`, carried out by the GPU of `executor`: dst's rank in every plan but
-/// broadcast two-shot (plans pull: a rank reads its peers' buffers and writes its own), whose shard owners
-/// push their shard into the other ranks' outputs, as the kernel does.
+/// `count` elements into `dst`, carried out by the GPU of `executor`: dst's rank when the plan pulls (a rank
+/// reads its peers' buffers and writes its own), the source's when it pushes (broadcast two-shot's shard
+/// owners, all-gather and all-to-all direct), as the kernels do.
 struct Transfer {
   int executor = 0;
   TransferKind kind = TransferKind::Copy;
@@ -120,5 +120,7 @@ std::string planName(const Plan& plan);
 
 /// Elements each rank reads from other ranks' buffers over the whole plan (the traffic on its links).
 std::vector<std::size_t> remoteReadElements(const Plan& plan);
+/// Per rank, the elements its transfers store into other ranks' buffers (pushes).
+std::vector<std::size_t> remoteWriteElements(const Plan& plan);
 
 }  // namespace peerlink::coll

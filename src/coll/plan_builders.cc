@@ -129,16 +129,17 @@ void buildReduceScatterRing(PlanBuilder& b) {
   b.emit(true);
 }
 
-// Rank r copies every rank's send buffer into block q of its recv (in place its own block is there).
+// Rank q pushes its send buffer into block q of every rank's recv (in place its own block is there), as
+// the kernel does (comm_launch.cc: both directions pushing beat both pulling on NVLink).
 void buildAllGatherDirect(PlanBuilder& b) {
   const std::size_t block = b.count();
   b.setChunks(block);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
     const ElementRange ch = b.chunk({0, block}, c);
-    for (int r = 0; r < b.nranks(); ++r) {
-      for (int q = 0; q < b.nranks(); ++q) {
+    for (int q = 0; q < b.nranks(); ++q) {
+      for (int r = 0; r < b.nranks(); ++r) {
         if (q == r && b.inPlace()) continue;
-        b.copy(c, 0, b.recv(r, static_cast<std::size_t>(q) * block + ch.begin), b.send(q, ch.begin), ch.count);
+        b.pushCopy(c, 0, q, b.recv(r, static_cast<std::size_t>(q) * block + ch.begin), b.send(q, ch.begin), ch.count);
       }
     }
   }
@@ -251,16 +252,16 @@ void buildReduceTwoShot(PlanBuilder& b) {
   b.emit(true);
 }
 
-// Rank r copies block r of every rank's send buffer into block q of its recv.
+// Rank q pushes block r of its send buffer into block q of rank r's recv, as the kernel does.
 void buildAllToAllDirect(PlanBuilder& b) {
   const std::size_t block = b.count();
   b.setChunks(block);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
     const ElementRange ch = b.chunk({0, block}, c);
-    for (int r = 0; r < b.nranks(); ++r) {
-      for (int q = 0; q < b.nranks(); ++q) {
+    for (int q = 0; q < b.nranks(); ++q) {
+      for (int r = 0; r < b.nranks(); ++r) {
         const auto at = [&](int blockIndex) { return static_cast<std::size_t>(blockIndex) * block + ch.begin; };
-        b.copy(c, 0, b.recv(r, at(q)), b.send(q, at(r)), ch.count);
+        b.pushCopy(c, 0, q, b.recv(r, at(q)), b.send(q, at(r)), ch.count);
       }
     }
   }

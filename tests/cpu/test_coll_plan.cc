@@ -402,7 +402,8 @@ std::vector<std::size_t> distinctRemoteReads(const Plan& plan) {
   return reads;
 }
 
-// The traffic docs/collectives.md states, per rank, in elements read from peers (n = 4, count 4096).
+// The traffic docs/collectives.md states, per rank, in elements read from peers or, for the plans that push
+// (all-gather and all-to-all direct, broadcast two-shot), stored into them (n = 4, count 4096).
 TEST(Plan, TrafficPerRankIsAsDocumented) {
   const int n = 4;
   const std::size_t count = 4096;
@@ -416,8 +417,14 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   EXPECT_EQ(reads(Collective::AllReduce, Algorithm::Ring), V(4, 2 * 3 * shard));
   EXPECT_EQ(reads(Collective::ReduceScatter, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::ReduceScatter, Algorithm::Ring), V(4, 3 * count));
-  EXPECT_EQ(reads(Collective::AllGather, Algorithm::OneShot), V(4, 3 * count));
+  const auto writes = [&](Collective c, Algorithm a) {
+    return remoteWriteElements(buildPlan(c, a, n, count, 0, false, 0, DataType::F32));
+  };
+  EXPECT_EQ(reads(Collective::AllGather, Algorithm::OneShot), V(4, 0));
+  EXPECT_EQ(writes(Collective::AllGather, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::AllGather, Algorithm::Ring), V(4, 3 * count));
+  EXPECT_EQ(writes(Collective::AllGather, Algorithm::Ring), V(4, 0));
+  EXPECT_EQ(writes(Collective::AllReduce, Algorithm::TwoShot), V(4, 0));
   EXPECT_EQ(reads(Collective::Broadcast, Algorithm::OneShot, 1), (V{count, 0, count, count}));
   // Two-shot, root 1: the kernel's shards of 4096 f32 among ranks 2, 3, 0 are 1368, 1364, 1364 (342, 341,
   // 341 units of 4); each is read once from the root (the root sends every element once) and stored into
@@ -426,9 +433,11 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
       buildPlan(Collective::Broadcast, Algorithm::TwoShot, n, count, 1, false, 0, DataType::F32);
   EXPECT_EQ(distinctRemoteReads(broadcastTwoShot), (V{1364, 0, 1368, 1364}));
   EXPECT_EQ(remoteReadElements(broadcastTwoShot), (V{3 * 1364, 0, 3 * 1368, 3 * 1364}));
+  EXPECT_EQ(remoteWriteElements(broadcastTwoShot), (V{2 * 1364, 0, 2 * 1368, 2 * 1364}));  // the other two
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::OneShot, 1), (V{0, 3 * count, 0, 0}));
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::TwoShot, 1), (V{3 * shard, 6 * shard, 3 * shard, 3 * shard}));
-  EXPECT_EQ(reads(Collective::AllToAll, Algorithm::OneShot), V(4, 3 * count));
+  EXPECT_EQ(reads(Collective::AllToAll, Algorithm::OneShot), V(4, 0));
+  EXPECT_EQ(writes(Collective::AllToAll, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::SendRecv, Algorithm::OneShot), V(4, count));
 }
 
