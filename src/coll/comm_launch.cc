@@ -137,17 +137,25 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
   return args;
 }
 
-void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes) {
+// Rank r's eager KernelGraph, or null when the set is being captured (launch directly into the capture).
+kernels::KernelGraph* eagerGraphOf(const CommState& state, int rank, bool capturing) {
+  return capturing ? nullptr : state.ranks[static_cast<std::size_t>(rank)].eagerGraph.get();
+}
+
+void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes, bool capturing) {
   const int blocks = kernels::collLlBlocks(bytes, state.maxBlocks);
   const int threads = kernels::collLlThreads(bytes);
   for (const CallArgs& call : set) {
     const CollLlArgs args = llArgs(state, call, bytes);
-    onRank(state, call.rank,
-           [&] { kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, threads, call.stream); });
+    onRank(state, call.rank, [&] {
+      kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, threads, call.stream,
+                            eagerGraphOf(state, call.rank, capturing));
+    });
   }
 }
 
-void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice) {
+void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice,
+                        bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t size = dataTypeSize(first.type);
   const std::size_t bytes = first.count * size;
@@ -193,8 +201,10 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
       }
     }
     const int blocks = kernels::collReduceBlocks(workBytes, state.maxBlocks);
-    onRank(state, r,
-           [&] { kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream); });
+    onRank(state, r, [&] {
+      kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
+                                eagerGraphOf(state, r, capturing));
+    });
   }
 }
 
@@ -251,7 +261,7 @@ CollCopyArgs pushArgs(const PeerPointerTable& table, const CallArgs& call, int n
   return args;
 }
 
-void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice) {
+void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
@@ -266,7 +276,7 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
                                                                  : pushArgs(table, call, n, bytes);
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.chunkBytes = chunkBytes;
-    onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream); });
+    onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
   }
 }
 
@@ -293,7 +303,7 @@ PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs
   return table;
 }
 
-void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set) {
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   if (bytes == 0) return;  // no rank launches, so the counters stay in step
@@ -302,9 +312,9 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set) {
   const KernelChoice& choice = chooseKernel(state, first.collective, bytes, inPlace);
   logOnce(state, first.collective, choice, bytes);
   switch (choice.kernel) {
-    case Kernel::Ll: launchLlSet(state, set, bytes); break;
-    case Kernel::Copy: launchCopySet(state, set, choice); break;
-    default: launchReductionSet(state, set, choice); break;
+    case Kernel::Ll: launchLlSet(state, set, bytes, capturing); break;
+    case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
+    default: launchReductionSet(state, set, choice, capturing); break;
   }
   ++state.sets;
 }
@@ -345,7 +355,8 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
     if (!active[index]) continue;
     const unsigned int mask = args[index].sync.peerMask;
     args[index].sync = syncArgs(state, r, Collective::SendRecv, true, mask);
-    onRank(state, r, [&] { kernels::launchCollCopy(args[index], blocks, streams[index]); });
+    // Send/recv sets launch directly: their streams' capture state is not checked here.
+    onRank(state, r, [&] { kernels::launchCollCopy(args[index], blocks, streams[index], nullptr); });
   }
 }
 

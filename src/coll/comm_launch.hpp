@@ -19,8 +19,10 @@ const KernelChoice& chooseKernel(CommState& state, Collective collective, std::s
 /// The peer pointer table of a set: every rank's send and recv as the GPUs address them.
 PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set);
 
-/// Launches the set (set[r] is rank r's call, already validated and matched) on every rank's stream.
-void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set);
+/// Launches the set (set[r] is rank r's call, already validated and matched) on every rank's stream;
+/// `capturing`: the streams are being captured into a graph (else the launches go through each rank's
+/// eager KernelGraph, the cheaper way on the host).
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 /// Launches matched send/recv pairs: one kernel on every rank that takes part (receivers pull).
 void launchTransfers(CommState& state, const std::vector<Transfer>& transfers);

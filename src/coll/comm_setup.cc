@@ -57,6 +57,7 @@ void setupRank(RankResources& rank, int device, int nranks) {
   rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
   rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
+  rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));

@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "coll/algorithm_select.hpp"
 #include "kernels/coll_kernels.cuh"
+#include "kernels/kernel_graph.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/params.hpp"
@@ -42,6 +44,7 @@ struct RankResources {
   DeviceBuffer flags;    ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
   DeviceBuffer scratch;  ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
   DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed
+  std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
 };
 
 /// The symmetric part of every kernel's arguments: each rank's flag area and LL scratch as every GPU

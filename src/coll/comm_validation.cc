@@ -184,7 +184,7 @@ void validateCall(const CommState& state, const CallArgs& call) {
   }
 }
 
-void checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
+bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   int firstCapturing = -1;
   for (const CallArgs& call : set) {
@@ -215,6 +215,7 @@ void checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
                               callLabel(state, call), capturing ? "" : "not ", firstCapturing ? "" : "not"));
     }
   }
+  return firstCapturing == 1;
 }
 
 std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<CallArgs>& calls) {

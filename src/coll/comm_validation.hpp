@@ -23,7 +23,7 @@ void validateCall(const CommState& state, const CallArgs& call);
 
 /// The k-th calls of all ranks (set[r] is rank r's) agree with rank 0's: same collective, count, type,
 /// op and root; and either every rank's stream is being captured into a graph or none is.
-void checkSetMatches(const CommState& state, const std::vector<CallArgs>& set);
+bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set);
 
 /// One send matched with its recv.
 struct Transfer {

@@ -85,8 +85,8 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
       set.push_back(queue.front());
       queue.pop_front();
     }
-    coll::checkSetMatches(state, set);
-    coll::launchCollectiveSet(state, set);
+    const bool capturing = coll::checkSetMatches(state, set);
+    coll::launchCollectiveSet(state, set, capturing);
   }
 }
 

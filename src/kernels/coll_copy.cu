@@ -117,8 +117,8 @@ int collCopyBlocks(std::size_t bytes, int maxBlocks) {
   return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
 }
 
-void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream) {
-  detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args);
+void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph) {
+  detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, graph);
 }
 
 void preloadCollKernels() {

@@ -34,6 +34,8 @@
 
 namespace peerlink::kernels {
 
+class KernelGraph;
+
 constexpr int kCollMaxRanks = 8;                               ///< ranks of one communicator
 constexpr int kCollMaxBlocks = 256;                            ///< blocks of one collective kernel
 constexpr int kCollPhases = 4;                                 ///< flag phases (CollPhase)
@@ -161,9 +163,12 @@ int collCopyBlocks(std::size_t bytes, int maxBlocks);
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
 /// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
 /// `type`/`op` matter only when args.reduce.
-void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream);
-void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream);
-void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream);
+/// `graph`: launch through it (eager calls; kernel_graph.hpp), or null (streams being captured).
+void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream,
+                  KernelGraph* graph);
+void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                      KernelGraph* graph);
+void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph);
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls

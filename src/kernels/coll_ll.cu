@@ -149,15 +149,16 @@ int collLlBlocks(std::size_t bytes, int maxBlocks) {
   return static_cast<int>(std::min(wanted, cap));
 }
 
-void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream) {
+void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream,
+                  KernelGraph* graph) {
   if (!args.reduce) {
-    detail::launchKernel(collLlKernel<kU8, kSum, false>, blocks, threads, stream, args);
+    detail::launchKernel(collLlKernel<kU8, kSum, false>, blocks, threads, stream, args, graph);
     return;
   }
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(collLlKernel<kType, kOp, true>, blocks, threads, stream, args);
+    detail::launchKernel(collLlKernel<kType, kOp, true>, blocks, threads, stream, args, graph);
   });
 }
 

@@ -119,11 +119,12 @@ int collReduceBlocks(std::size_t bytes, int maxBlocks) {
   return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
 }
 
-void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream) {
+void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                      KernelGraph* graph) {
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(collReduceKernel<kType, kOp>, blocks, kReduceThreads, stream, args);
+    detail::launchKernel(collReduceKernel<kType, kOp>, blocks, kReduceThreads, stream, args, graph);
   });
 }
 

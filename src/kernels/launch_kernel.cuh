@@ -8,13 +8,20 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda_check.hpp"
+#include "kernels/kernel_graph.hpp"
 
 namespace peerlink::kernels::detail {
 
-/// Launches kernel(args) with `blocks` x `threads` on `stream` (the current device's); throws
-/// Error(CudaError) when the launch is refused.
+/// Launches kernel(args) with `blocks` x `threads` on `stream` (the current device's), through `graph` when
+/// given (cheaper on the host; kernel_graph.hpp) and directly when not or when the graph turned itself
+/// off; throws Error(CudaError) when the launch is refused.
 template <typename Args>
-void launchKernel(void (*kernel)(Args), int blocks, int threads, cudaStream_t stream, const Args& args) {
+void launchKernel(void (*kernel)(Args), int blocks, int threads, cudaStream_t stream, const Args& args,
+                  KernelGraph* graph = nullptr) {
+  if (graph != nullptr) {
+    void* params[] = {const_cast<Args*>(&args)};
+    if (graph->launch(reinterpret_cast<const void*>(kernel), blocks, threads, params, stream) == cudaSuccess) return;
+  }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned int>(blocks));
   config.blockDim = dim3(static_cast<unsigned int>(threads));

@@ -1,0 +1,37 @@
+// An eager kernel launch through a one-node CUDA graph, re-aimed at each launch: the node's function, grid
+// and arguments are updated in the instantiated graph (cudaGraphExecKernelNodeSetParams), then the graph
+// is launched. On the H200 VMs that costs 1.75 us of host time per launch against 3.2 us for
+// cudaLaunchKernelEx (bench/results/2026-11-22-h200x2-host-costs/eager_launch.txt), and an eager collective
+// pays it once per rank from the caller's thread.
+//
+// One KernelGraph per GPU and owner (the communicator keeps one per rank): CUDA orders every launch of one
+// instantiated graph behind the previous one, so all launches through it are serialized, whatever stream
+// they go to -- harmless for a communicator, whose calls on one rank must be stream-ordered anyway, but a
+// reason not to share one between owners. Not for streams being captured (launch directly there).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace peerlink::kernels {
+
+class KernelGraph {
+ public:
+  KernelGraph() = default;
+  ~KernelGraph();
+  KernelGraph(const KernelGraph&) = delete;
+  KernelGraph& operator=(const KernelGraph&) = delete;
+
+  /// Launches func<<<blocks, threads, 0, stream>>> with `params` (the kernel's argument pointers, as for
+  /// cudaLaunchKernel) on the current device, which must be the same at every call. Returns the CUDA
+  /// status; when the graph cannot be built or updated it returns that error, turns itself off (later
+  /// calls return cudaErrorNotSupported at once), and the caller launches directly.
+  cudaError_t launch(const void* func, int blocks, int threads, void** params, cudaStream_t stream) noexcept;
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  cudaGraphNode_t node_ = nullptr;
+  bool off_ = false;
+};
+
+}  // namespace peerlink::kernels
