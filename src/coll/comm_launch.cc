@@ -29,6 +29,13 @@ void* offsetBy(void* pointer, std::size_t bytes) {
   return static_cast<unsigned char*>(pointer) + bytes;
 }
 
+// Block `index` of a buffer cut in blocks of `bytes` (all-gather's output, all-to-all's and reduce-scatter's
+// per-rank blocks).
+template <typename Pointer>
+Pointer blockOf(Pointer base, std::size_t bytes, int index) {
+  return offsetBy(base, bytes * static_cast<std::size_t>(index));
+}
+
 CollSyncArgs syncArgs(const CommState& state, int rank, Collective collective, bool p2p, unsigned int peerMask) {
   CollSyncArgs sync;
   for (int r = 0; r < kCollMaxRanks; ++r) sync.flags[r] = state.symmetric.flags[r];
@@ -88,8 +95,6 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
   args.sync = syncArgs(state, rank, call.collective, false, allRanks(state));
   for (int p = 0; p < kCollMaxRanks; ++p) args.scratch[p] = state.symmetric.scratch[p];
   args.bytes = bytes;
-  const auto block = [&](const void* base, int p) { return offsetBy(base, bytes * static_cast<std::size_t>(p)); };
-  const auto blockOf = [&](void* base, int p) { return offsetBy(base, bytes * static_cast<std::size_t>(p)); };
   switch (call.collective) {
     case Collective::AllReduce:
       args.reduce = true;
@@ -108,19 +113,19 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
       break;
     case Collective::ReduceScatter:
       args.reduce = true;
-      for (int p = 0; p < n; ++p) args.toRank[p] = block(call.send, p);
+      for (int p = 0; p < n; ++p) args.toRank[p] = blockOf(call.send, bytes, p);
       args.out = call.recv;
       break;
     case Collective::AllGather:
       for (int p = 0; p < n; ++p) {
         args.toRank[p] = call.send;
-        args.fromRank[p] = blockOf(call.recv, p);
+        args.fromRank[p] = blockOf(call.recv, bytes, p);
       }
       break;
     case Collective::AllToAll:
       for (int p = 0; p < n; ++p) {
-        args.toRank[p] = block(call.send, p);
-        args.fromRank[p] = blockOf(call.recv, p);
+        args.toRank[p] = blockOf(call.send, bytes, p);
+        args.fromRank[p] = blockOf(call.recv, bytes, p);
       }
       break;
     case Collective::Broadcast:
@@ -242,13 +247,12 @@ CollCopyArgs broadcastArgs(const CommState& state, const PeerPointerTable& table
 CollCopyArgs pushArgs(const PeerPointerTable& table, const CallArgs& call, int n, std::size_t bytes) {
   CollCopyArgs args;
   const int r = call.rank;
-  const auto blockAt = [&](void* base, int index) { return offsetBy(base, bytes * static_cast<std::size_t>(index)); };
   if (call.collective == Collective::AllGather) {
     CollCopyJob& job = args.jobs[args.njobs++];
     job.src = table.send[r];
     job.bytes = bytes;
     for (int p = 1; p <= n; ++p) {
-      void* dst = blockAt(table.recv[(r + p) % n], r);
+      void* dst = blockOf(table.recv[(r + p) % n], bytes, r);
       if (dst != job.src) job.dst[job.ndst++] = dst;
     }
     if (job.ndst == 0) args.njobs = 0;
@@ -256,7 +260,7 @@ CollCopyArgs pushArgs(const PeerPointerTable& table, const CallArgs& call, int n
   }
   for (int p = 1; p <= n; ++p) {  // all-to-all
     const int to = (r + p) % n;
-    addJob(args, offsetBy(table.send[r], bytes * static_cast<std::size_t>(to)), blockAt(table.recv[to], r), bytes);
+    addJob(args, blockOf(table.send[r], bytes, to), blockOf(table.recv[to], bytes, r), bytes);
   }
   return args;
 }
