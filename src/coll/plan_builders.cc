@@ -18,6 +18,25 @@ std::vector<BufferRef> sendsOf(const PlanBuilder& b, std::size_t offset) {
   return srcs;
 }
 
+// Rank q pushes a block of its send buffer -- all of it (all-gather) or block r (all-to-all) -- into block q
+// of every rank r's recv, as the kernels do (comm_launch.cc: both directions pushing beat both pulling on
+// NVLink). All-gather in place has its own block there already.
+void pushBlocks(PlanBuilder& b, bool perDestination) {
+  const std::size_t block = b.count();
+  b.setChunks(block);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, block}, c);
+    const auto at = [&](int blockIndex) { return static_cast<std::size_t>(blockIndex) * block + ch.begin; };
+    for (int q = 0; q < b.nranks(); ++q) {
+      for (int r = 0; r < b.nranks(); ++r) {
+        if (q == r && b.inPlace()) continue;
+        b.pushCopy(c, 0, q, b.recv(r, at(q)), b.send(q, perDestination ? at(r) : ch.begin), ch.count);
+      }
+    }
+  }
+  b.emit(false);
+}
+
 }  // namespace
 
 // Each rank reads every rank's whole buffer and reduces locally. In place a rank would overwrite data its
@@ -129,21 +148,8 @@ void buildReduceScatterRing(PlanBuilder& b) {
   b.emit(true);
 }
 
-// Rank q pushes its send buffer into block q of every rank's recv (in place its own block is there), as
-// the kernel does (comm_launch.cc: both directions pushing beat both pulling on NVLink).
 void buildAllGatherDirect(PlanBuilder& b) {
-  const std::size_t block = b.count();
-  b.setChunks(block);
-  for (std::size_t c = 0; c < b.chunks(); ++c) {
-    const ElementRange ch = b.chunk({0, block}, c);
-    for (int q = 0; q < b.nranks(); ++q) {
-      for (int r = 0; r < b.nranks(); ++r) {
-        if (q == r && b.inPlace()) continue;
-        b.pushCopy(c, 0, q, b.recv(r, static_cast<std::size_t>(q) * block + ch.begin), b.send(q, ch.begin), ch.count);
-      }
-    }
-  }
-  b.emit(false);
+  pushBlocks(b, false);
 }
 
 // Round k (0..n-2): rank r copies block j = r-k-1 from rank r-1 (its send buffer at k = 0, its recv
@@ -252,20 +258,8 @@ void buildReduceTwoShot(PlanBuilder& b) {
   b.emit(true);
 }
 
-// Rank q pushes block r of its send buffer into block q of rank r's recv, as the kernel does.
 void buildAllToAllDirect(PlanBuilder& b) {
-  const std::size_t block = b.count();
-  b.setChunks(block);
-  for (std::size_t c = 0; c < b.chunks(); ++c) {
-    const ElementRange ch = b.chunk({0, block}, c);
-    for (int q = 0; q < b.nranks(); ++q) {
-      for (int r = 0; r < b.nranks(); ++r) {
-        const auto at = [&](int blockIndex) { return static_cast<std::size_t>(blockIndex) * block + ch.begin; };
-        b.pushCopy(c, 0, q, b.recv(r, at(q)), b.send(q, at(r)), ch.count);
-      }
-    }
-  }
-  b.emit(false);
+  pushBlocks(b, true);
 }
 
 // Rank r receives rank r-1's buffer (nccl-tests' sendrecv pattern), read by the receiver.
