@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Collectives on the device machine, from the repository root with ./dist carried: the communicator's
-# GPU tests (the deadline test last, in its own process) and `peerlink coll` for every collective against
+# GPU tests (3-8 ranks sharing the GPUs too; the deadline test in its own process) and `peerlink coll` for every collective against
 # PyTorch's NCCL in the same run. Logs and JSON go to $OUT; a summary is printed.
 set -uo pipefail
 out=${OUT:-/tmp/peerlink-coll}
@@ -24,6 +24,7 @@ if [ "${COLL_TESTS:-1}" = 1 ]; then
   t coll_errors 120 dist/tests/gpu_test_coll_errors --gtest_color=no
   t communicator 300 dist/tests/gpu_test_communicator --gtest_color=no --gtest_filter='-CommunicatorLarge.*'
   t communicator_large 200 dist/tests/gpu_test_communicator --gtest_color=no --gtest_filter='*CommunicatorLarge*'
+  t communicator_shared 400 dist/tests/gpu_test_communicator_shared --gtest_color=no
   t coll_graph 200 dist/tests/gpu_test_coll_graph --gtest_color=no --gtest_filter='-CommunicatorDeadline.*'
   t coll_deadline 60 dist/tests/gpu_test_coll_graph --gtest_color=no --gtest_filter='CommunicatorDeadline.*'
   t coll_bench_test 200 dist/tests/gpu_test_coll_bench --gtest_color=no

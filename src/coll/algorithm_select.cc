@@ -135,21 +135,36 @@ struct LlRule {
   std::string why;
 };
 
+// The largest message whose LL lines keep each rank's links within kLlCopyWireBytes: (n-1) messages of twice
+// their size.
+std::size_t llWireLimit(int nranks, std::size_t llMaxBytes) {
+  return std::min(llMaxBytes, kLlCopyWireBytes / (2 * static_cast<std::size_t>(std::max(1, nranks - 1))));
+}
+
+// All-reduce and reduce: every rank's whole message is an operand (reduce-scatter reduces blocks).
+bool reducesWholeMessages(Collective collective) {
+  return collective == Collective::AllReduce || collective == Collective::Reduce;
+}
+
 LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh, Protocol protocol,
               std::size_t llMaxBytes) {
   if (bytes > llMaxBytes) return {false, ""};
   if (protocol == Protocol::Ll) return {true, "LL protocol (forced by PEERLINK_PROTO=LL)"};
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
   // All-reduce and reduce use LL whenever chooseAlgorithm picked one-shot (its size rule decides).
-  const bool reduction = collective == Collective::AllReduce || collective == Collective::Reduce;
   std::size_t limit = llMaxBytes;
-  if (!reduction) {
-    limit = nvlinkMesh
-                ? std::min(llMaxBytes, kLlCopyWireBytes / (2 * static_cast<std::size_t>(std::max(1, nranks - 1))))
-                : kLlCopyMaxPcie;
-  }
+  if (!reducesWholeMessages(collective)) limit = nvlinkMesh ? llWireLimit(nranks, llMaxBytes) : kLlCopyMaxPcie;
   if (bytes > limit) return {false, ""};
   return {true, "LL protocol (<= " + formatBytes(limit) + " per message: one flag wait, no barrier)"};
+}
+
+// A reduction past the one-shot size limit on an NVLink mesh still runs LL one-shot while its lines fit the
+// same wire budget as the copy collectives': one flag wait beats two-shot's two barriers (on 2xH200 a
+// 512 KiB all-reduce took 9.8 us two-shot, an all-gather moving the same LL lines 7.6 us: round 16).
+bool llInsteadOfTwoShot(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
+                        const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
+  return reducesWholeMessages(collective) && algorithm.algorithm == Algorithm::TwoShot && !algorithm.forced &&
+         nvlinkMesh && protocol != Protocol::Simple && bytes <= llWireLimit(nranks, llMaxBytes);
 }
 
 std::string joined(const std::string& reason, const std::string& more) {
@@ -176,6 +191,11 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
   const std::string& why = algorithm.reason;
   const bool oneShot = algorithm.algorithm == Algorithm::OneShot;
   const LlRule ll = llRule(collective, bytes, nranks, nvlinkMesh, protocol, llMaxBytes);
+  if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes)) {
+    return {Algorithm::OneShot, Kernel::Ll,
+            why + "; but LL one-shot puts " + formatBytes(2 * static_cast<std::size_t>(nranks - 1) * bytes) +
+                " <= " + formatBytes(kLlCopyWireBytes) + " of lines on a rank's links: one step, no barrier"};
+  }
   switch (collective) {
     case Collective::AllReduce:
       if (oneShot) {
@@ -236,7 +256,7 @@ AlgorithmChoice chooseAlgorithm(Collective collective, std::size_t bytesPerRank,
                                 const std::vector<int>& devices, Algorithm forced) {
   const std::vector<Algorithm> available = algorithmsOf(collective);
   if (forced != Algorithm::Auto && std::find(available.begin(), available.end(), forced) != available.end()) {
-    return {forced, std::string("forced by PEERLINK_ALGO=") + algorithmName(forced)};
+    return {forced, std::string("forced by PEERLINK_ALGO=") + algorithmName(forced), true};
   }
   const std::string ignored = forced == Algorithm::Auto
                                   ? std::string()

@@ -14,7 +14,8 @@ namespace peerlink::coll {
 
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::OneShot;
-  std::string reason;  ///< one line for logs and `describeChoice`, e.g. "4 KiB per rank: one-shot (latency-bound)"
+  std::string reason;   ///< one line for logs and `describeChoice`, e.g. "4 KiB per rank: one-shot (latency-bound)"
+  bool forced = false;  ///< PEERLINK_ALGO chose it: chooseKernel keeps the algorithm
 };
 
 /// The wire protocol of one-shot kernels (PEERLINK_PROTO): LL packs a flag into every 8 bytes of data, so a

@@ -22,7 +22,7 @@
 namespace peerlink::coll {
 namespace {
 
-void checkDevices(const std::vector<int>& devices) {
+void checkDevices(const std::vector<int>& devices, bool shareGpus) {
   if (devices.empty()) throw Error(ErrorCode::InvalidUsage, "Communicator: no devices given");
   if (devices.size() > static_cast<std::size_t>(kernels::kCollMaxRanks)) {
     throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator: {} devices given, at most {} ranks are supported",
@@ -41,8 +41,11 @@ void checkDevices(const std::vector<int>& devices) {
           ErrorCode::InvalidUsage,
           fmt::format("Communicator: device {} is out of range (this process has GPUs 0..{})", device, count - 1));
     }
-    if (!seen.insert(device).second) {
-      throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator: device {} is given twice", device));
+    if (!seen.insert(device).second && !shareGpus) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("Communicator: device {} is given twice (one rank per GPU; PEERLINK_COLL_SHARE_GPUS=1 "
+                              "lets ranks share a GPU for testing)",
+                              device));
     }
   }
 }
@@ -72,6 +75,7 @@ void enablePeers(CommState& state) {
       if (a == b) continue;
       const int from = state.devices[static_cast<std::size_t>(a)];
       const int to = state.devices[static_cast<std::size_t>(b)];
+      if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
       int can = 0;
       PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
       if (!can) {
@@ -89,7 +93,8 @@ void enablePeers(CommState& state) {
 
 void setupCommunicator(CommState& state, const std::vector<int>& devices, const Params& params) {
   const auto start = std::chrono::steady_clock::now();
-  checkDevices(devices);
+  const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
+  checkDevices(devices, shareGpus);
   state.params = params;
   state.devices = devices;
   state.nranks = static_cast<int>(devices.size());
@@ -128,7 +133,10 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
     state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
     state.symmetric.scratch[r] = rank.scratch.data();
-    state.maxBlocks = std::min(state.maxBlocks, rank.smCount);
+    // Ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) split its SMs: a kernel waits for its peers' kernels, so
+    // all of them must fit on the GPU at once.
+    const auto sharing = std::count(devices.begin(), devices.end(), rank.device);
+    state.maxBlocks = std::min(state.maxBlocks, std::max(1, rank.smCount / static_cast<int>(sharing)));
   }
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/collective_counts.hpp"
 #include "core/cuda_check.hpp"
 #include "peerlink/error.hpp"
 #include "transport/copy_validation.hpp"
@@ -17,15 +18,6 @@ namespace {
 
 [[noreturn]] void fail(const CommState& state, const CallArgs& call, const std::string& problem) {
   throw Error(ErrorCode::InvalidUsage, callLabel(state, call) + ": " + problem);
-}
-
-bool isReduction(Collective collective) {
-  return collective == Collective::AllReduce || collective == Collective::Reduce ||
-         collective == Collective::ReduceScatter;
-}
-
-bool hasRoot(Collective collective) {
-  return collective == Collective::Broadcast || collective == Collective::Reduce;
 }
 
 // A buffer of `bytes` the call uses: non-null, element-aligned, memory of the rank's GPU.
@@ -123,7 +115,7 @@ void validateCall(const CommState& state, const CallArgs& call) {
          fmt::format("rank {} is out of range (the communicator has ranks 0..{})", call.rank, state.nranks - 1));
   }
   checkStream(state, call);
-  if (isReduction(call.collective) && !reduceOpSupported(call.type, call.op)) {
+  if (reduces(call.collective) && !reduceOpSupported(call.type, call.op)) {
     fail(state, call,
          fmt::format("{} is not defined for {} (avg is for floating-point types only)", reduceOpName(call.op),
                      dataTypeName(call.type)));
@@ -199,7 +191,7 @@ bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
     }
     if (call.count != first.count) mismatch("count", std::to_string(call.count), std::to_string(first.count));
     if (call.type != first.type) mismatch("data type", dataTypeName(call.type), dataTypeName(first.type));
-    const bool reduction = isReduction(call.collective);
+    const bool reduction = reduces(call.collective);
     if (reduction && call.op != first.op) mismatch("op", reduceOpName(call.op), reduceOpName(first.op));
     if (hasRoot(call.collective) && call.root != first.root) {
       mismatch("root", std::to_string(call.root), std::to_string(first.root));

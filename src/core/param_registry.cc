@@ -160,6 +160,14 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Wire protocol of one-shot collectives: AUTO chooses by size; LL (data and flag in every 16-byte line: one "
        "flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (1 MiB); SIMPLE (plain "
        "copies between barriers) never LL."},
+      {"PEERLINK_COLL_SHARE_GPUS",
+       ParamType::Bool,
+       "0",
+       {},
+       0,
+       0,
+       "Testing only: a communicator may list a GPU more than once, its ranks sharing the GPU (each kernel's grid "
+       "shrinks so every rank's blocks stay resident), so 3-8 rank algorithms run on fewer GPUs; not for speed."},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
        "",

@@ -141,9 +141,34 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll);
     EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Auto), Kernel::Ll);  // one-shot's limit on a mesh
-    EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Auto), Kernel::TwoShot);
+    // Past it, LL one-shot still while the lines fit the copy collectives' wire budget, then two-shot.
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Auto), Kernel::Ll);
+    EXPECT_EQ(kernelOf(collective, copyLimit, Protocol::Auto), Kernel::Ll);
+    EXPECT_EQ(kernelOf(collective, copyLimit + 1, Protocol::Auto), Kernel::TwoShot);
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Simple), Kernel::TwoShot);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), Kernel::DirectOneShot);
   }
+  // PEERLINK_ALGO=TWOSHOT keeps two-shot where LL would otherwise take over.
+  const AlgorithmChoice forced = chooseAlgorithm(Collective::AllReduce, 512 * kKiB, vm, devices, Algorithm::TwoShot);
+  EXPECT_TRUE(forced.forced);
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 512 * kKiB, false, n, true, forced, Protocol::Auto, llMax).kernel,
+            Kernel::TwoShot);
+  const KernelChoice overTwoShot =
+      chooseKernel(Collective::AllReduce, 512 * kKiB, false, n, true,
+                   chooseAlgorithm(Collective::AllReduce, 512 * kKiB, vm, devices), Protocol::Auto, llMax);
+  EXPECT_EQ(overTwoShot.algorithm, Algorithm::OneShot);
+  EXPECT_EQ(overTwoShot.reason,
+            "512 KiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); but LL "
+            "one-shot puts 3 MiB <= 4 MiB of lines on a rank's links: one step, no barrier");
+  // 2 ranks: up to the LL scratch's 1 MiB.
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, llMax, false, 2, true,
+                         chooseAlgorithm(Collective::AllReduce, llMax, vm, {0, 1}), Protocol::Auto, llMax)
+                .kernel,
+            Kernel::Ll);
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, llMax + 1, false, 2, true,
+                         chooseAlgorithm(Collective::AllReduce, llMax + 1, vm, {0, 1}), Protocol::Auto, llMax)
+                .kernel,
+            Kernel::TwoShot);
   // One-shot in place without LL would overwrite inputs the peers still read.
   EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Simple, true), Kernel::TwoShot);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Auto, true), Kernel::Ll);
