@@ -26,6 +26,13 @@ enum class Protocol { Auto, Ll, Simple };
 /// "AUTO", "LL", "SIMPLE" (PEERLINK_PROTO's spellings, case-insensitive); nullopt for anything else.
 std::optional<Protocol> parseProtocol(const std::string& name);
 
+/// How large reductions move data between GPUs (PEERLINK_COLL_PUSH): Push stores every byte to the peer
+/// that needs it (into its stage, then the results into the outputs); Pull reads peers' inputs directly.
+enum class PushMode { Auto, Push, Pull };
+
+/// "AUTO", "1" (push), "0" (pull), case-insensitive; nullopt for anything else.
+std::optional<PushMode> parsePushMode(const std::string& name);
+
 /// The kernel a collective runs: the algorithm, then what the kernels can do with the buffers given.
 enum class Kernel {
   Ll,             ///< LL one-shot (coll_ll.cu): every collective's small messages
@@ -33,7 +40,9 @@ enum class Kernel {
   TwoShot,        ///< each rank reduces its shard into every output (coll_reduce.cu)
   ReduceScatter,  ///< each rank reduces its own segment of every input (coll_reduce.cu)
   Copy,           ///< direct copies between barriers (coll_copy.cu)
+  PushReduce,     ///< two-shot all-reduce / reduce-scatter by stores only, through stages (coll_push_reduce.cu)
 };
+constexpr int kKernelCount = 6;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans
@@ -48,8 +57,10 @@ bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices);
 /// broadcast, reduce and all-gather, per-peer block of all-to-all, per-rank output of reduce-scatter) runs
 /// over `nranks` GPUs (`nvlinkMesh`: isNvlinkMesh), given the algorithm chooseAlgorithm picked; `inPlace`:
 /// some rank calls it in place. `llMaxBytes` is the largest message the LL scratch holds.
+/// `push` (PEERLINK_COLL_PUSH) decides between the push and the direct-read kernel where both apply.
 KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
-                          const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes);
+                          const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
+                          PushMode push = PushMode::Auto);
 
 /// The algorithms `collective` has, in order of preference for large messages.
 std::vector<Algorithm> algorithmsOf(Collective collective);

@@ -1,6 +1,9 @@
 // Kernel launches for matched calls (comm_launch.hpp).
 #include "coll/comm_launch.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "coll/algorithm_select.hpp"
@@ -63,7 +66,8 @@ kernels::CollOp collOp(ReduceOp op) {
 }
 
 void logOnce(CommState& state, Collective collective, const KernelChoice& choice, std::size_t bytes) {
-  const std::size_t index = static_cast<std::size_t>(collective) * 5 + static_cast<std::size_t>(choice.kernel);
+  const std::size_t index =
+      static_cast<std::size_t>(collective) * kKernelCount + static_cast<std::size_t>(choice.kernel);
   if (index >= state.logged.size() || state.logged[index]) return;
   state.logged[index] = true;
   logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} ({})", collectiveName(collective), bytes,
@@ -213,6 +217,71 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
   }
 }
 
+// Push reduction needs 16-byte aligned buffers and shards (its stages are; reduce-scatter's shards are the
+// per-rank blocks of count elements).
+bool pushable(const PeerPointerTable& table, const CallArgs& first, int n) {
+  std::uintptr_t bits = 0;
+  for (int r = 0; r < n; ++r) {
+    bits |= reinterpret_cast<std::uintptr_t>(table.send[r]) | reinterpret_cast<std::uintptr_t>(table.recv[r]);
+  }
+  if (first.collective == Collective::ReduceScatter) bits |= first.count * dataTypeSize(first.type);
+  return bits % 16 == 0;
+}
+
+// Rank r's part of a push reduction: the shards (all-reduce: partitionRange's; reduce-scatter: the count
+// elements of each rank's block), its input for each, and where its own shard's result goes.
+kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPointerTable& table, const CallArgs& call,
+                                           std::size_t chunkBytes) {
+  kernels::CollPushReduceArgs args;
+  const int n = state.nranks;
+  const int r = call.rank;
+  const std::size_t size = dataTypeSize(call.type);
+  const bool allReduce = call.collective == Collective::AllReduce;
+  args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+  args.chunkBytes = chunkBytes;
+  args.endBarrier = allReduce;
+  std::size_t ownBegin = 0;
+  for (int p = 0; p < n; ++p) {
+    args.stage[p] = state.symmetric.stage[p];
+    const ElementRange shard = allReduce ? partitionRange(call.count, n, p, std::max<std::size_t>(1, 16 / size))
+                                         : ElementRange{call.count * static_cast<std::size_t>(p), call.count};
+    args.shardInput[p] = offsetBy(table.send[r], shard.begin * size);
+    args.shardCount[p] = shard.count;
+    if (p == r) ownBegin = shard.begin;
+  }
+  if (allReduce) {
+    for (int p = 1; p <= n; ++p)
+      args.dst[args.ndst++] = offsetBy(table.recv[(r + p) % n], ownBegin * size);  // own last
+  } else {
+    args.dst[args.ndst++] = table.recv[r];
+  }
+  return args;
+}
+
+void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const std::size_t size = dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  std::size_t longest = first.count;  // reduce-scatter: every shard is count elements
+  if (first.collective == Collective::AllReduce) {
+    longest = 0;
+    for (int p = 0; p < n; ++p) {
+      longest = std::max(longest, partitionRange(first.count, n, p, std::max<std::size_t>(1, 16 / size)).count);
+    }
+  }
+  const int blocks = kernels::collPushBlocks(longest * size, state.maxBlocks);
+  const std::size_t chunkBytes = kernels::collPushChunkBytes(blocks);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const kernels::CollPushReduceArgs args = pushReduceArgs(state, table, call, chunkBytes);
+    onRank(state, r, [&] {
+      kernels::launchCollPushReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
+                                    eagerGraphOf(state, r, capturing));
+    });
+  }
+}
+
 // Broadcast, two-shot: the count is cut among the n-1 ranks other than the root (partitionRange(count, n - 1, k)
 // with k = (rank - root - 1) mod n); each pulls its shard from the root once and stores it into every
 // non-root rank's output, so the root sends every byte once. The root copies locally when out of place.
@@ -291,7 +360,7 @@ const KernelChoice& chooseKernel(CommState& state, Collective collective, std::s
   if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace) return memo.choice;
   const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, state.topology, state.devices, state.forced);
   memo.choice = coll::chooseKernel(collective, bytes, inPlace, state.nranks, state.nvlinkMesh, algorithm,
-                                   state.protocol, kernels::kCollLlMaxBytes);
+                                   state.protocol, kernels::kCollLlMaxBytes, state.push);
   memo.bytes = bytes;
   memo.inPlace = inPlace;
   memo.valid = true;
@@ -318,6 +387,15 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
   switch (choice.kernel) {
     case Kernel::Ll: launchLlSet(state, set, bytes, capturing); break;
     case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
+    case Kernel::PushReduce:
+      if (pushable(peerPointers(state, set), first, state.nranks)) {
+        launchPushSet(state, set, capturing);
+      } else {  // unaligned buffers: the direct-read kernel of the same algorithm
+        KernelChoice reading = choice;
+        reading.kernel = first.collective == Collective::AllReduce ? Kernel::TwoShot : Kernel::ReduceScatter;
+        launchReductionSet(state, set, reading, capturing);
+      }
+      break;
     default: launchReductionSet(state, set, choice, capturing); break;
   }
   ++state.sets;

@@ -59,6 +59,7 @@ void setupRank(RankResources& rank, int device, int nranks) {
   rank.device = device;
   rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
   rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
+  rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
   rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
@@ -102,6 +103,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   const std::optional<Algorithm> forced = parseAlgorithm(params.getString("PEERLINK_ALGO"));
   state.forced = forced.value_or(Algorithm::Auto);
   state.protocol = parseProtocol(params.getString("PEERLINK_PROTO")).value_or(Protocol::Auto);
+  state.push = parsePushMode(params.getString("PEERLINK_COLL_PUSH")).value_or(PushMode::Auto);
 
   // Discovery (CUDA, NVML, sysfs) runs while the GPUs are set up: it only feeds chooseAlgorithm.
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
@@ -133,6 +135,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
     state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
     state.symmetric.scratch[r] = rank.scratch.data();
+    state.symmetric.stage[r] = rank.stage.data();
     // Ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) split its SMs: a kernel waits for its peers' kernels, so
     // all of them must fit on the GPU at once.
     const auto sharing = std::count(devices.begin(), devices.end(), rank.device);

@@ -43,6 +43,7 @@ struct RankResources {
   int smCount = 0;
   DeviceBuffer flags;    ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
   DeviceBuffer scratch;  ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
+  DeviceBuffer stage;    ///< push reductions: nranks senders x kCollPushSlotBytes (flags guard it: not zeroed)
   DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed
   std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
 };
@@ -54,6 +55,7 @@ struct RankResources {
 struct SymmetricTable {
   unsigned long long* flags[kernels::kCollMaxRanks] = {};
   void* scratch[kernels::kCollMaxRanks] = {};
+  void* stage[kernels::kCollMaxRanks] = {};
 };
 
 /// Every rank's user buffers for one matched call, as the launching GPU addresses them. The one place
@@ -85,17 +87,18 @@ struct CommState {
   std::uint64_t timeoutNs = 0;
   Algorithm forced = Algorithm::Auto;  ///< PEERLINK_ALGO
   Protocol protocol = Protocol::Auto;  ///< PEERLINK_PROTO
+  PushMode push = PushMode::Auto;      ///< PEERLINK_COLL_PUSH
   bool nvlinkMesh = false;             ///< every pair of the ranks' GPUs on NVLink (isNvlinkMesh)
   int maxBlocks = 1;                   ///< grid cap: the smallest SM count of the ranks' GPUs
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group
   int groupDepth = 0;
-  std::vector<CallArgs> loose;               ///< send/recv outside a group, waiting for their partner
-  std::vector<unsigned long long> reported;  ///< per rank: the last failure launch id reported
-  std::array<bool, 7 * 5> logged = {};       ///< (collective, kernel) choices logged once
-  std::array<ChoiceMemo, 7> choices;         ///< per collective: the last kernel choice
-  std::uint64_t sets = 0;                    ///< collective sets launched (for messages)
+  std::vector<CallArgs> loose;                     ///< send/recv outside a group, waiting for their partner
+  std::vector<unsigned long long> reported;        ///< per rank: the last failure launch id reported
+  std::array<bool, 7 * kKernelCount> logged = {};  ///< (collective, kernel) choices logged once
+  std::array<ChoiceMemo, 7> choices;               ///< per collective: the last kernel choice
+  std::uint64_t sets = 0;                          ///< collective sets launched (for messages)
 
   kernels::CollFailure* failure(int rank) const { return static_cast<kernels::CollFailure*>(failures.data()) + rank; }
 };

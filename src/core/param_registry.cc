@@ -160,6 +160,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Wire protocol of one-shot collectives: AUTO chooses by size; LL (data and flag in every 16-byte line: one "
        "flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (1 MiB); SIMPLE (plain "
        "copies between barriers) never LL."},
+      {"PEERLINK_COLL_PUSH",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "0", "1"},
+       0,
+       0,
+       "How two-shot all-reduce and reduce-scatter move data past LL: 1 pushes (each rank stores its pieces into "
+       "the owners' stage buffers, they reduce locally and store the results), 0 reads peers' inputs directly, "
+       "AUTO pushes from 16 MiB per rank on an NVLink mesh."},
       {"PEERLINK_COLL_SHARE_GPUS",
        ParamType::Bool,
        "0",

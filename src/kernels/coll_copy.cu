@@ -99,6 +99,8 @@ const char* collStepName(int step) noexcept {
     case kStepStartBarrier: return "start barrier";
     case kStepEndBarrier: return "end barrier";
     case kStepLlData: return "LL data";
+    case kStepPushData: return "push data";
+    case kStepPushFree: return "push stage free";
     default: return "unknown step";
   }
 }
@@ -125,6 +127,7 @@ void preloadCollKernels() {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
+  detail::preloadCollPushKernels();
 }
 
 }  // namespace peerlink::kernels

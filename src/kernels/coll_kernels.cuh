@@ -36,20 +36,35 @@ namespace peerlink::kernels {
 
 class KernelGraph;
 
-constexpr int kCollMaxRanks = 8;                               ///< ranks of one communicator
-constexpr int kCollMaxBlocks = 256;                            ///< blocks of one collective kernel
-constexpr int kCollPhases = 4;                                 ///< flag phases (CollPhase)
-constexpr int kCollMaxJobs = 16;                               ///< copy jobs of one kernel
-constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;  ///< largest LL one-shot message per rank
-constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;  ///< LL lines: 16 bytes per 8 of payload
-constexpr std::size_t kCollFlagBytes =                         ///< one rank's flag area
+constexpr int kCollMaxRanks = 8;                                  ///< ranks of one communicator
+constexpr int kCollMaxBlocks = 256;                               ///< blocks of one collective kernel
+constexpr int kCollPhases = 6;                                    ///< flag phases (CollPhase)
+constexpr int kCollMaxJobs = 16;                                  ///< copy jobs of one kernel
+constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;     ///< largest LL one-shot message per rank
+constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;     ///< LL lines: 16 bytes per 8 of payload
+constexpr std::size_t kCollPushSlotBytes = std::size_t{4} << 20;  ///< one sender's stage slot at a rank
+constexpr std::size_t kCollFlagBytes =                            ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
 
-enum CollPhase : int { kPhaseStart = 0, kPhaseEnd = 1, kPhaseP2pStart = 2, kPhaseP2pEnd = 3 };
+enum CollPhase : int {
+  kPhaseStart = 0,
+  kPhaseEnd = 1,
+  kPhaseP2pStart = 2,
+  kPhaseP2pEnd = 3,
+  kPhasePushReady = 4,  ///< push reduction: a round's data is in the receiver's stage
+  kPhasePushFree = 5,   ///< push reduction: the receiver has reduced a round, its stage may be refilled
+};
 
 /// Where a kernel stopped, in a CollFailure.
-enum CollStep : int { kStepStartBarrier = 1, kStepEndBarrier = 2, kStepLlData = 3 };
-const char* collStepName(int step) noexcept;  ///< "start barrier", "end barrier", "LL data"
+enum CollStep : int {
+  kStepStartBarrier = 1,
+  kStepEndBarrier = 2,
+  kStepLlData = 3,
+  kStepPushData = 4,
+  kStepPushFree = 5
+};
+/// "start barrier", "end barrier", "LL data", "push data", "push stage free"
+const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
 /// and peerlink::ReduceOp).
@@ -131,6 +146,27 @@ struct CollReduceArgs {
   std::size_t end = 0;
 };
 
+/// Push reduction (two-shot all-reduce and reduce-scatter of large messages): no rank loads from a peer.
+/// Every rank stores its input's piece of each peer's shard into that peer's stage (slot [sender], a ring
+/// of two stages per block), and reduces its own shard from its input and the stages, in rank order, into
+/// dst (all-reduce: every rank's output, own last; reduce-scatter: its own output). Pipelined per block:
+/// round k of block b moves chunk k * grid + b of every shard; the sender releases a ready flag per round
+/// (phase kPhasePushReady) and refills a stage only when the receiver's free flag (kPhasePushFree) says it
+/// has reduced the round that used it before. Flag values are (call number << 20) + round + 1, so they
+/// only grow. Between a start barrier and, for all-reduce (peers store into this rank's output), an end
+/// barrier. Every pointer 16-byte aligned and every shard but the last a multiple of 16 bytes
+/// (comm_launch.cc falls back to the direct-read kernel otherwise).
+struct CollPushReduceArgs {
+  CollSyncArgs sync;
+  void* stage[kCollMaxRanks] = {};             ///< rank p's stage area: nranks slots of kCollPushSlotBytes
+  const void* shardInput[kCollMaxRanks] = {};  ///< this rank's input for rank p's shard ([rank]: its own)
+  std::size_t shardCount[kCollMaxRanks] = {};  ///< elements of rank p's shard (the same table on every rank)
+  void* dst[kCollMaxRanks] = {};               ///< where this rank's reduced shard goes
+  int ndst = 0;
+  std::size_t chunkBytes = 0;  ///< per block, round and shard: a multiple of 16 (collPushChunkBytes)
+  bool endBarrier = false;     ///< all-reduce: wait until every peer's stores into this rank's output landed
+};
+
 /// A copy of `bytes` from `src` to each of `dst[0..ndst)`.
 struct CollCopyJob {
   const void* src = nullptr;
@@ -160,6 +196,11 @@ std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of copies per rank in chunks of collCopyChunkBytes, capped at `maxBlocks`.
 int collCopyBlocks(std::size_t bytes, int maxBlocks);
 
+/// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
+/// moves per round, so that two stages of every block fit one kCollPushSlotBytes slot.
+int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);
+std::size_t collPushChunkBytes(int blocks);
+
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
 /// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
 /// `type`/`op` matter only when args.reduce.
@@ -169,6 +210,8 @@ void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, 
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                       KernelGraph* graph);
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph);
+void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                          KernelGraph* graph);
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
@@ -178,6 +221,7 @@ void preloadCollKernels();
 namespace detail {
 void preloadCollReduceKernels();  // coll_reduce.cu
 void preloadCollLlKernels();      // coll_ll.cu
+void preloadCollPushKernels();    // coll_push_reduce.cu
 }  // namespace detail
 
 }  // namespace peerlink::kernels

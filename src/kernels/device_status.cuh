@@ -80,6 +80,12 @@ __device__ __forceinline__ void storeReleaseSys(uint64_t* flag, uint64_t value) 
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(flag), "l"(value) : "memory");
 }
 
+/// Relaxed store at system scope: orders nothing before it; for a signal that only says "I have read"
+/// (loads whose values were used before a __syncthreads() are complete).
+__device__ __forceinline__ void storeRelaxedSys(uint64_t* flag, uint64_t value) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(flag), "l"(value) : "memory");
+}
+
 /// Spins until *flag >= value (then acquires) or the deadline passes. Returns whether the value arrived;
 /// `observed` gets the last value read either way.
 __device__ __forceinline__ bool waitFlagAtLeast(const volatile uint64_t* flag, uint64_t value, Deadline deadline,

@@ -36,11 +36,33 @@ TEST(CollLaunchShapes, CopyChunksShrinkSoMediumMessagesReachEverySm) {
 TEST(CollLaunchShapes, LlLinesPerThreadWithEveryBlockResident) {
   EXPECT_EQ(collLlThreads(1), 32);
   EXPECT_EQ(collLlBlocks(1, 132), 1);
-  EXPECT_EQ(collLlThreads(8 * 40), 64);  // 40 lines: two warps
+  EXPECT_EQ(collLlThreads(8 * 40), 64);    // 40 lines: two warps
+  EXPECT_EQ(collLlThreads(8 * 512), 512);  // one block up to 512 lines (a second block costs an atomic)
+  EXPECT_EQ(collLlBlocks(8 * 512, 132), 1);
+  EXPECT_EQ(collLlThreads(8 * 513), 256);
+  EXPECT_EQ(collLlBlocks(8 * 513, 132), 3);
   EXPECT_EQ(collLlThreads(kCollLlMaxBytes), 256);
   EXPECT_EQ(collLlBlocks(256 * kKiB, 132), 128);       // one line per thread
   EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 132), 132);  // at most one block per SM: threads loop over lines
   EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 100000), kCollMaxBlocks);
+}
+
+// Push reduction: a block per 8 KiB of the longest shard up to the SM count; two stages of every block
+// fit a sender's 4 MiB slot, chunks at most 64 KiB and whole 16-byte units.
+TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
+  EXPECT_EQ(collPushBlocks(1, 132), 1);
+  EXPECT_EQ(collPushBlocks(8 * kKiB, 132), 1);
+  EXPECT_EQ(collPushBlocks(8 * kKiB + 1, 132), 2);
+  EXPECT_EQ(collPushBlocks(512 * kMiB, 132), 132);
+  EXPECT_EQ(collPushBlocks(512 * kMiB, 100000), kCollMaxBlocks);
+  EXPECT_EQ(collPushChunkBytes(1), 64 * kKiB);
+  EXPECT_EQ(collPushChunkBytes(132), 15872u);  // 4 MiB / 264, down to 16 bytes
+  for (int blocks : {1, 7, 64, 132, kCollMaxBlocks}) {
+    const std::size_t chunk = collPushChunkBytes(blocks);
+    EXPECT_EQ(chunk % 16, 0u) << blocks;
+    EXPECT_GE(chunk, 8 * kKiB) << blocks;
+    EXPECT_LE(2 * chunk * static_cast<std::size_t>(blocks), kCollPushSlotBytes) << blocks;
+  }
 }
 
 TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {

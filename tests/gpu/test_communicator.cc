@@ -62,12 +62,14 @@ TEST(Communicator, RejectsBadDeviceLists) {
 }
 
 // (configuration, collective): every type, op, size class, in place and not. A configuration is a
-// PEERLINK_ALGO value, or PROTO_LL / PROTO_SIMPLE for PEERLINK_PROTO (so small messages run both protocols).
+// PEERLINK_ALGO value, PROTO_LL / PROTO_SIMPLE for PEERLINK_PROTO (so small messages run both protocols), or
+// PUSH for PEERLINK_COLL_PUSH=1 (every reduction past LL through the push kernel).
 class CommunicatorCorrectness : public ::testing::TestWithParam<std::tuple<const char*, Collective>> {};
 
 Params paramsOfConfiguration(const std::string& configuration) {
   const std::string proto = "PROTO_";
   if (configuration.rfind(proto, 0) == 0) return paramsWith({{"PEERLINK_PROTO", configuration.substr(proto.size())}});
+  if (configuration == "PUSH") return paramsWith({{"PEERLINK_COLL_PUSH", "1"}});
   return paramsWith({{"PEERLINK_ALGO", configuration}});
 }
 
@@ -126,7 +128,7 @@ std::string caseName(const ::testing::TestParamInfo<CommunicatorCorrectness::Par
 
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CommunicatorCorrectness,
                          ::testing::Combine(::testing::Values("AUTO", "ONESHOT", "TWOSHOT", "RING", "PROTO_LL",
-                                                              "PROTO_SIMPLE"),
+                                                              "PROTO_SIMPLE", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
 

@@ -2,7 +2,8 @@
 // take the GPUs round-robin and share them), so the algorithms' n-rank paths — two-shot broadcast and
 // reduce, tokens between non-root ranks, blocks of n - 1 peers — run against the host reference on a one-
 // or two-GPU machine too. Every collective, a few types and ops, every size class, in place and out of
-// place, under AUTO, TWOSHOT and SIMPLE. What they measure is not speed: ranks on one GPU split its SMs.
+// place, under AUTO, TWOSHOT, SIMPLE and PUSH (PEERLINK_COLL_PUSH=1). What they measure is not speed: ranks on one GPU
+// split its SMs.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -39,6 +40,8 @@ TEST_P(SharedGpuCorrectness, MatchesHostReference) {
   const std::string config = configuration;
   if (config == "SIMPLE") {
     overrides.emplace_back("PEERLINK_PROTO", "SIMPLE");
+  } else if (config == "PUSH") {
+    overrides.emplace_back("PEERLINK_COLL_PUSH", "1");
   } else {
     overrides.emplace_back("PEERLINK_ALGO", config);
   }
@@ -84,7 +87,8 @@ std::string caseName(const ::testing::TestParamInfo<SharedGpuCorrectness::ParamT
 }
 
 INSTANTIATE_TEST_SUITE_P(SeveralRanksPerGpu, SharedGpuCorrectness,
-                         ::testing::Combine(::testing::Values(3, 4, 8), ::testing::Values("AUTO", "TWOSHOT", "SIMPLE"),
+                         ::testing::Combine(::testing::Values(3, 4, 8),
+                                            ::testing::Values("AUTO", "TWOSHOT", "SIMPLE", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
 

@@ -1,0 +1,190 @@
+// Push reduction (CollPushReduceArgs): large two-shot all-reduce and reduce-scatter with no load from a
+// peer. On H200 NVLink both directions pushing carry ~365 GB/s each way, both pulling ~335 (the direct-read
+// two-shot mixes the two: 340 on 2 GPUs at 512 MiB, round 16), so every byte crosses as a store: into the
+// owner's stage, then (all-reduce) as the owner's result into every output.
+//
+// Block b works through rounds; in round k it handles chunk c = k * grid + b of every shard:
+//   send:   for each peer p whose shard has chunk c, wait (k >= 2) until p has freed stage k % 2 of our slot,
+//           copy our input's chunk c of p's shard there, then release ready = base + k + 1 to p;
+//   reduce: if our own shard has chunk c, wait for every peer's ready >= base + k + 1, reduce our input's
+//           chunk with the peers' stages in rank order into dst, then tell each peer free = base + k + 1.
+// Waits only point at earlier rounds of the peers (their sends of this round, their reduces of round
+// k - 2), so the rounds cannot deadlock; every wait has the call's deadline.
+#include <algorithm>
+
+#include "core/cuda_check.hpp"
+#include "kernels/coll_device.cuh"
+#include "kernels/coll_kernels.cuh"
+#include "kernels/coll_reduce_ops.cuh"
+#include "kernels/copy_device.cuh"
+#include "kernels/kernel_preload.cuh"
+#include "kernels/launch_kernel.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+using namespace colldev;
+
+constexpr int kPushThreads = 512;
+constexpr int kCopyUnroll = 4;
+constexpr int kStages = 2;
+constexpr int kRoundBits = 20;  // flag value = (call number << kRoundBits) + round + 1
+// Below this a block's chunk would leave its threads idle (kPushThreads x 16 bytes is one pass).
+constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
+constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
+
+__device__ __forceinline__ unsigned char* stageOf(const CollPushReduceArgs& args, int receiver, int sender, int stage) {
+  return static_cast<unsigned char*>(args.stage[receiver]) + static_cast<std::size_t>(sender) * kCollPushSlotBytes +
+         (static_cast<std::size_t>(blockIdx.x) * kStages + static_cast<std::size_t>(stage)) * args.chunkBytes;
+}
+
+// Thread `peer` (< nranks, not this rank, `active`) waits until its flag of `phase` from peer reaches
+// `value`; false for the whole block when any did not in time (failure recorded).
+__device__ __forceinline__ bool waitPeers(const CollPushReduceArgs& args, const KernelNumbers& numbers, int phase,
+                                          int step, unsigned long long value, bool active) {
+  const CollSyncArgs& s = args.sync;
+  const int peer = static_cast<int>(threadIdx.x);
+  bool ok = true;
+  if (active && peer < s.nranks && peer != s.rank) {
+    unsigned long long observed = 0;
+    ok = waitAtLeast(flagSlot(s.flags[s.rank], phase, static_cast<int>(blockIdx.x), peer), value, s.timeoutNs,
+                     &observed);
+    if (!ok) recordFailure(s, numbers, step, peer, observed, value);
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
+// Elements [0, count) of dst[k] = op over ranks j of src[j], by the threads of this block: 16-byte packs,
+// then the elements past the last whole pack.
+template <int Type, int Op>
+__device__ __forceinline__ void reduceChunk(const void* const (&src)[kCollMaxRanks], void* const (&dst)[kCollMaxRanks],
+                                            int ndst, int nranks, std::size_t count) {
+  using E = Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  constexpr std::size_t kElems = 16 / sizeof(S);
+  const std::size_t packs = count / kElems;
+  for (std::size_t p = threadIdx.x; p < packs; p += blockDim.x) {
+    uint4 v[kCollMaxRanks];
+#pragma unroll
+    for (int j = 0; j < kCollMaxRanks; ++j) {
+      if (j < nranks) v[j] = static_cast<const uint4*>(src[j])[p];
+    }
+    const uint4 out = reducePack<Type, Op>(v, nranks);
+#pragma unroll
+    for (int k = 0; k < kCollMaxRanks; ++k) {
+      if (k < ndst) static_cast<uint4*>(dst[k])[p] = out;
+    }
+  }
+  for (std::size_t i = packs * kElems + threadIdx.x; i < count; i += blockDim.x) {
+    A acc = E::load(static_cast<const S*>(src[0])[i]);
+    for (int j = 1; j < nranks; ++j) acc = applyOp<A, Op>(acc, E::load(static_cast<const S*>(src[j])[i]));
+    const S out = E::store(finishOp<A, Op>(acc, nranks));
+    for (int k = 0; k < ndst; ++k) static_cast<S*>(dst[k])[i] = out;
+  }
+}
+
+template <int Type, int Op>
+__device__ bool pushRounds(const CollPushReduceArgs& args, const KernelNumbers& numbers) {
+  using S = typename Elem<Type>::S;
+  const CollSyncArgs& s = args.sync;
+  const int n = s.nranks;
+  const int rank = s.rank;
+  const int peer = static_cast<int>(threadIdx.x);  // thread p signals peer p
+  const bool signals = peer < n && peer != rank;
+  const std::size_t chunkElems = args.chunkBytes / sizeof(S);
+  std::size_t longest = 0;
+  for (int p = 0; p < n; ++p) longest = max(longest, args.shardCount[p]);
+  const unsigned long long base = numbers.seq << kRoundBits;
+  for (std::size_t k = 0;; ++k) {
+    const std::size_t first = (k * gridDim.x + blockIdx.x) * chunkElems;
+    if (first >= longest) break;
+    const int stage = static_cast<int>(k % kStages);
+    const auto has = [&](int p) { return first < args.shardCount[p]; };
+    if (k >= kStages &&
+        !waitPeers(args, numbers, kPhasePushFree, kStepPushFree, base + k - kStages + 1, signals && has(peer))) {
+      return false;
+    }
+    for (int p = 0; p < n; ++p) {
+      if (p == rank || !has(p)) continue;
+      const std::size_t bytes = min(chunkElems, args.shardCount[p] - first) * sizeof(S);
+      detail::copyRange<CopyHint::Plain, uint4, kCopyUnroll>(stageOf(args, p, rank, stage),
+                                                             static_cast<const S*>(args.shardInput[p]) + first, bytes,
+                                                             threadIdx.x, blockDim.x);
+    }
+    __syncthreads();  // the block's stores precede thread p's release (fences are cumulative)
+    if (signals && has(peer)) {
+      storeReleaseSys(
+          reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhasePushReady, static_cast<int>(blockIdx.x), rank)),
+          base + k + 1);
+    }
+    if (!has(rank)) continue;
+    if (!waitPeers(args, numbers, kPhasePushReady, kStepPushData, base + k + 1, signals)) return false;
+    const void* src[kCollMaxRanks] = {};
+    void* dst[kCollMaxRanks] = {};
+    for (int j = 0; j < n; ++j) {
+      src[j] = j == rank ? static_cast<const void*>(static_cast<const S*>(args.shardInput[rank]) + first)
+                         : static_cast<const void*>(stageOf(args, rank, j, stage));
+    }
+    for (int d = 0; d < args.ndst; ++d) dst[d] = static_cast<S*>(args.dst[d]) + first;
+    reduceChunk<Type, Op>(src, dst, args.ndst, n, min(chunkElems, args.shardCount[rank] - first));
+    __syncthreads();  // every load of the stages has returned (its value was stored)
+    if (signals) {
+      storeRelaxedSys(
+          reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhasePushFree, static_cast<int>(blockIdx.x), rank)),
+          base + k + 1);
+    }
+  }
+  return true;
+}
+
+template <int Type, int Op>
+__global__ void __launch_bounds__(kPushThreads, 1)
+    collPushReduceKernel(const __grid_constant__ CollPushReduceArgs args) {
+  __shared__ KernelNumbers numbers;
+  readNumbers(args.sync, &numbers);
+  if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier) && pushRounds<Type, Op>(args, numbers) &&
+      args.endBarrier) {
+    blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier);
+  }
+  finishKernel(args.sync, numbers);
+}
+
+}  // namespace
+
+int collPushBlocks(std::size_t maxShardBytes, int maxBlocks) {
+  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
+  const std::size_t wanted = (maxShardBytes + kMinChunkBytes - 1) / kMinChunkBytes;
+  return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
+}
+
+std::size_t collPushChunkBytes(int blocks) {
+  const std::size_t perBlock = kCollPushSlotBytes / (kStages * static_cast<std::size_t>(std::max(1, blocks)));
+  return std::min(kMaxChunkBytes, perBlock / 16 * 16);
+}
+
+void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                          KernelGraph* graph) {
+  detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    detail::launchKernel(collPushReduceKernel<kType, kOp>, blocks, kPushThreads, stream, args, graph);
+  });
+}
+
+namespace detail {
+
+void preloadCollPushKernels() {
+  for (int type = kF64; type <= kU8; ++type) {
+    for (int op = kSum; op <= kAvg; ++op) {
+      if (op == kAvg && type > kBf16) continue;
+      dispatchTypeOp(static_cast<CollType>(type), static_cast<CollOp>(op), [](auto typeConstant, auto opConstant) {
+        loadKernel(collPushReduceKernel<decltype(typeConstant)::value, decltype(opConstant)::value>,
+                   "collPushReduceKernel");
+      });
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace peerlink::kernels
