@@ -27,10 +27,6 @@ constexpr std::size_t kDirectRootMax = 256 * kKiB;
 constexpr std::size_t kLlCopyWireBytes = 4096 * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: LL only for small messages.
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
-// From here (per rank) large reductions on an NVLink mesh push instead of reading peers' inputs: stores
-// cross NVLink faster than loads when both directions are busy (H200: ~365 against ~335 GB/s each way),
-// which outweighs the push kernel's per-round flags once rounds are long.
-constexpr std::size_t kPushMinBytes = 16 * 1024 * kKiB;
 
 std::string formatBytes(std::size_t bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -175,18 +171,16 @@ std::string joined(const std::string& reason, const std::string& more) {
   return more.empty() ? reason : reason + "; " + more;
 }
 
-// The push kernel instead of the direct-read `kernel` (TwoShot or ReduceScatter), when `push` allows it.
-std::optional<KernelChoice> pushInstead(Kernel kernel, std::size_t bytes, bool nvlinkMesh, PushMode push,
-                                        const std::string& why) {
-  if (kernel != Kernel::TwoShot && kernel != Kernel::ReduceScatter) return std::nullopt;
+// The push kernel instead of the direct-read `kernel` (TwoShot or ReduceScatter), when asked for. AUTO
+// never pushes: on 2xH200 the push kernel took 1.2-1.7x the direct reads' time from 4 MiB to 1 GiB (rounds 20
+// and 21: its per-block rounds wait for each round's release fence and flags in lock step).
+std::optional<KernelChoice> pushInstead(Kernel kernel, PushMode push, const std::string& why) {
+  if (push != PushMode::Push || (kernel != Kernel::TwoShot && kernel != Kernel::ReduceScatter)) return std::nullopt;
   const Algorithm algorithm = kernel == Kernel::TwoShot ? Algorithm::TwoShot : Algorithm::OneShot;
-  const std::string how = "; pushed: each rank stores its pieces into the owners' stages and they reduce locally";
-  if (push == PushMode::Push) return KernelChoice{algorithm, Kernel::PushReduce, why + how + " (PEERLINK_COLL_PUSH=1)"};
-  if (push == PushMode::Auto && nvlinkMesh && bytes >= kPushMinBytes) {
-    return KernelChoice{algorithm, Kernel::PushReduce,
-                        why + how + " (>= " + formatBytes(kPushMinBytes) + " on NVLink: stores beat loads)"};
-  }
-  return std::nullopt;
+  return KernelChoice{algorithm, Kernel::PushReduce,
+                      why +
+                          "; pushed (PEERLINK_COLL_PUSH=1): each rank stores its pieces into the owners' stages and "
+                          "they reduce locally"};
 }
 
 }  // namespace
@@ -276,7 +270,7 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
   KernelChoice choice = readingKernel(collective, bytes, inPlace, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes);
   // Reduce's two-shot stores into the root only: it stays a direct read.
   if (collective == Collective::AllReduce || collective == Collective::ReduceScatter) {
-    if (auto pushed = pushInstead(choice.kernel, bytes, nvlinkMesh, push, choice.reason)) return *pushed;
+    if (auto pushed = pushInstead(choice.kernel, push, choice.reason)) return *pushed;
   }
   return choice;
 }

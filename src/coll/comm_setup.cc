@@ -52,14 +52,14 @@ void checkDevices(const std::vector<int>& devices, bool shareGpus) {
 
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
-void setupRank(RankResources& rank, int device, int nranks) {
+void setupRank(RankResources& rank, int device, int nranks, bool push) {
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   rank.device = device;
   rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
   rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
-  rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
+  if (push) rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
   rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
@@ -113,7 +113,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks);
+        setupRank(state.ranks[r], devices[r], state.nranks, state.push == PushMode::Push);
       } catch (...) {
         errors[r] = std::current_exception();
       }

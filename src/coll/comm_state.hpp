@@ -43,7 +43,7 @@ struct RankResources {
   int smCount = 0;
   DeviceBuffer flags;    ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
   DeviceBuffer scratch;  ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
-  DeviceBuffer stage;    ///< push reductions: nranks senders x kCollPushSlotBytes (flags guard it: not zeroed)
+  DeviceBuffer stage;    ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
   DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed
   std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
 };

@@ -167,8 +167,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "How two-shot all-reduce and reduce-scatter move data past LL: 1 pushes (each rank stores its pieces into "
-       "the owners' stage buffers, they reduce locally and store the results), 0 reads peers' inputs directly, "
-       "AUTO pushes from 16 MiB per rank on an NVLink mesh."},
+       "the owners' stage buffers, they reduce locally and store the results; experimental, slower today, and "
+       "allocates nranks x 8 MiB per GPU), 0 and AUTO read peers' inputs directly."},
       {"PEERLINK_COLL_SHARE_GPUS",
        ParamType::Bool,
        "0",

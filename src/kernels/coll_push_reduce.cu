@@ -3,13 +3,14 @@
 // two-shot mixes the two: 340 on 2 GPUs at 512 MiB, round 16), so every byte crosses as a store: into the
 // owner's stage, then (all-reduce) as the owner's result into every output.
 //
-// Block b works through rounds; in round k it handles chunk c = k * grid + b of every shard:
-//   send:   for each peer p whose shard has chunk c, wait (k >= 2) until p has freed stage k % 2 of our slot,
+// Block b works through rounds; round k handles chunk c = k * grid + b of every shard, through stage k % 3:
+//   send:   for each peer p whose shard has chunk c, wait (k >= 3) until p has freed the stage of our slot,
 //           copy our input's chunk c of p's shard there, then release ready = base + k + 1 to p;
 //   reduce: if our own shard has chunk c, wait for every peer's ready >= base + k + 1, reduce our input's
 //           chunk with the peers' stages in rank order into dst, then tell each peer free = base + k + 1.
-// Waits only point at earlier rounds of the peers (their sends of this round, their reduces of round
-// k - 2), so the rounds cannot deadlock; every wait has the call's deadline.
+// A block sends round k + 1 before it reduces round k. Waits only point at earlier steps of the peers (their
+// sends of this round, their reduces of round k - 3), so the rounds cannot deadlock; every wait has the
+// call's deadline.
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
@@ -27,7 +28,7 @@ using namespace colldev;
 
 constexpr int kPushThreads = 512;
 constexpr int kCopyUnroll = 4;
-constexpr int kStages = 2;
+constexpr int kStages = 3;      // round k + 1 is sent while round k waits: two rounds of slack for the frees
 constexpr int kRoundBits = 20;  // flag value = (call number << kRoundBits) + round + 1
 // Below this a block's chunk would leave its threads idle (kPushThreads x 16 bytes is one pass).
 constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
@@ -84,56 +85,87 @@ __device__ __forceinline__ void reduceChunk(const void* const (&src)[kCollMaxRan
   }
 }
 
+// The rounds of this block: chunk (k * grid + block) * chunkElems of every shard, and flag values.
+struct Rounds {
+  std::size_t chunkElems;
+  std::size_t longest;  // elements of the longest shard
+  unsigned long long base;
+  __device__ std::size_t first(std::size_t k) const { return (k * gridDim.x + blockIdx.x) * chunkElems; }
+  __device__ bool exists(std::size_t k) const { return first(k) < longest; }
+};
+
+// Send step of round k: once each receiver has freed the stage (round k - kStages reduced), copy this
+// rank's input of the receiver's chunk there and release the receiver's ready flag.
+template <typename S>
+__device__ bool sendRound(const CollPushReduceArgs& args, const KernelNumbers& numbers, const Rounds& rounds,
+                          std::size_t k) {
+  const CollSyncArgs& s = args.sync;
+  const int peer = static_cast<int>(threadIdx.x);  // thread p waits for and signals peer p
+  const std::size_t first = rounds.first(k);
+  const bool sendsToPeer = peer < s.nranks && peer != s.rank && first < args.shardCount[peer];
+  if (k >= kStages &&
+      !waitPeers(args, numbers, kPhasePushFree, kStepPushFree, rounds.base + k - kStages + 1, sendsToPeer)) {
+    return false;
+  }
+  const int stage = static_cast<int>(k % kStages);
+  for (int p = 0; p < s.nranks; ++p) {
+    if (p == s.rank || first >= args.shardCount[p]) continue;
+    const std::size_t bytes = min(rounds.chunkElems, args.shardCount[p] - first) * sizeof(S);
+    detail::copyRange<CopyHint::Plain, uint4, kCopyUnroll>(stageOf(args, p, s.rank, stage),
+                                                           static_cast<const S*>(args.shardInput[p]) + first, bytes,
+                                                           threadIdx.x, blockDim.x);
+  }
+  __syncthreads();  // the block's stores precede thread p's release (fences are cumulative)
+  if (sendsToPeer) {
+    storeReleaseSys(
+        reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhasePushReady, static_cast<int>(blockIdx.x), s.rank)),
+        rounds.base + k + 1);
+  }
+  return true;
+}
+
+// Reduce step of round k (when this rank's shard has the chunk): wait for every peer's data, reduce in rank
+// order into dst, then free the stage for each peer.
+template <int Type, int Op>
+__device__ bool reduceRound(const CollPushReduceArgs& args, const KernelNumbers& numbers, const Rounds& rounds,
+                            std::size_t k) {
+  using S = typename Elem<Type>::S;
+  const CollSyncArgs& s = args.sync;
+  const int peer = static_cast<int>(threadIdx.x);
+  const bool signals = peer < s.nranks && peer != s.rank;
+  const std::size_t first = rounds.first(k);
+  if (first >= args.shardCount[s.rank]) return true;
+  if (!waitPeers(args, numbers, kPhasePushReady, kStepPushData, rounds.base + k + 1, signals)) return false;
+  const int stage = static_cast<int>(k % kStages);
+  const void* src[kCollMaxRanks] = {};
+  void* dst[kCollMaxRanks] = {};
+  for (int j = 0; j < s.nranks; ++j) {
+    src[j] = j == s.rank ? static_cast<const void*>(static_cast<const S*>(args.shardInput[s.rank]) + first)
+                         : static_cast<const void*>(stageOf(args, s.rank, j, stage));
+  }
+  for (int d = 0; d < args.ndst; ++d) dst[d] = static_cast<S*>(args.dst[d]) + first;
+  reduceChunk<Type, Op>(src, dst, args.ndst, s.nranks, min(rounds.chunkElems, args.shardCount[s.rank] - first));
+  __syncthreads();  // every load of the stages has returned (its value was stored)
+  if (signals) {
+    storeRelaxedSys(
+        reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhasePushFree, static_cast<int>(blockIdx.x), s.rank)),
+        rounds.base + k + 1);
+  }
+  return true;
+}
+
+// Skewed by one round: round k + 1 is sent before round k is reduced, so the peers' data of round k has a
+// whole copy's time to arrive, and the release fence of one round overlaps the next round's copy.
 template <int Type, int Op>
 __device__ bool pushRounds(const CollPushReduceArgs& args, const KernelNumbers& numbers) {
   using S = typename Elem<Type>::S;
-  const CollSyncArgs& s = args.sync;
-  const int n = s.nranks;
-  const int rank = s.rank;
-  const int peer = static_cast<int>(threadIdx.x);  // thread p signals peer p
-  const bool signals = peer < n && peer != rank;
-  const std::size_t chunkElems = args.chunkBytes / sizeof(S);
-  std::size_t longest = 0;
-  for (int p = 0; p < n; ++p) longest = max(longest, args.shardCount[p]);
-  const unsigned long long base = numbers.seq << kRoundBits;
-  for (std::size_t k = 0;; ++k) {
-    const std::size_t first = (k * gridDim.x + blockIdx.x) * chunkElems;
-    if (first >= longest) break;
-    const int stage = static_cast<int>(k % kStages);
-    const auto has = [&](int p) { return first < args.shardCount[p]; };
-    if (k >= kStages &&
-        !waitPeers(args, numbers, kPhasePushFree, kStepPushFree, base + k - kStages + 1, signals && has(peer))) {
-      return false;
-    }
-    for (int p = 0; p < n; ++p) {
-      if (p == rank || !has(p)) continue;
-      const std::size_t bytes = min(chunkElems, args.shardCount[p] - first) * sizeof(S);
-      detail::copyRange<CopyHint::Plain, uint4, kCopyUnroll>(stageOf(args, p, rank, stage),
-                                                             static_cast<const S*>(args.shardInput[p]) + first, bytes,
-                                                             threadIdx.x, blockDim.x);
-    }
-    __syncthreads();  // the block's stores precede thread p's release (fences are cumulative)
-    if (signals && has(peer)) {
-      storeReleaseSys(
-          reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhasePushReady, static_cast<int>(blockIdx.x), rank)),
-          base + k + 1);
-    }
-    if (!has(rank)) continue;
-    if (!waitPeers(args, numbers, kPhasePushReady, kStepPushData, base + k + 1, signals)) return false;
-    const void* src[kCollMaxRanks] = {};
-    void* dst[kCollMaxRanks] = {};
-    for (int j = 0; j < n; ++j) {
-      src[j] = j == rank ? static_cast<const void*>(static_cast<const S*>(args.shardInput[rank]) + first)
-                         : static_cast<const void*>(stageOf(args, rank, j, stage));
-    }
-    for (int d = 0; d < args.ndst; ++d) dst[d] = static_cast<S*>(args.dst[d]) + first;
-    reduceChunk<Type, Op>(src, dst, args.ndst, n, min(chunkElems, args.shardCount[rank] - first));
-    __syncthreads();  // every load of the stages has returned (its value was stored)
-    if (signals) {
-      storeRelaxedSys(
-          reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhasePushFree, static_cast<int>(blockIdx.x), rank)),
-          base + k + 1);
-    }
+  Rounds rounds{args.chunkBytes / sizeof(S), 0, numbers.seq << kRoundBits};
+  for (int p = 0; p < args.sync.nranks; ++p) rounds.longest = max(rounds.longest, args.shardCount[p]);
+  if (!rounds.exists(0)) return true;
+  if (!sendRound<S>(args, numbers, rounds, 0)) return false;
+  for (std::size_t k = 0; rounds.exists(k); ++k) {
+    if (rounds.exists(k + 1) && !sendRound<S>(args, numbers, rounds, k + 1)) return false;
+    if (!reduceRound<Type, Op>(args, numbers, rounds, k)) return false;
   }
   return true;
 }
