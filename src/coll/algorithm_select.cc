@@ -27,6 +27,10 @@ constexpr std::size_t kDirectRootMax = 256 * kKiB;
 constexpr std::size_t kLlCopyWireBytes = 4096 * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: LL only for small messages.
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
+// A reduction past the one-shot size limit stays LL while a rank's links carry at most this: on 2xH200 a
+// 1 MiB all-reduce took 11.5 us LL (2 MiB of lines) against 12.2 two-shot (rounds 19 and 16); on 4xH200
+// 512 KiB took 16.4 us LL (3 MiB of lines, round 23) against 13.7 two-shot (round 12).
+constexpr std::size_t kLlReduceWireBytes = 2048 * kKiB;
 
 std::string formatBytes(std::size_t bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -135,10 +139,10 @@ struct LlRule {
   std::string why;
 };
 
-// The largest message whose LL lines keep each rank's links within kLlCopyWireBytes: (n-1) messages of twice
+// The largest message whose LL lines keep each rank's links within `wireBytes`: (n-1) messages of twice
 // their size.
-std::size_t llWireLimit(int nranks, std::size_t llMaxBytes) {
-  return std::min(llMaxBytes, kLlCopyWireBytes / (2 * static_cast<std::size_t>(std::max(1, nranks - 1))));
+std::size_t llWireLimit(int nranks, std::size_t llMaxBytes, std::size_t wireBytes) {
+  return std::min(llMaxBytes, wireBytes / (2 * static_cast<std::size_t>(std::max(1, nranks - 1))));
 }
 
 // All-reduce and reduce: every rank's whole message is an operand (reduce-scatter reduces blocks).
@@ -153,18 +157,20 @@ LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkM
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
   // All-reduce and reduce use LL whenever chooseAlgorithm picked one-shot (its size rule decides).
   std::size_t limit = llMaxBytes;
-  if (!reducesWholeMessages(collective)) limit = nvlinkMesh ? llWireLimit(nranks, llMaxBytes) : kLlCopyMaxPcie;
+  if (!reducesWholeMessages(collective)) {
+    limit = nvlinkMesh ? llWireLimit(nranks, llMaxBytes, kLlCopyWireBytes) : kLlCopyMaxPcie;
+  }
   if (bytes > limit) return {false, ""};
   return {true, "LL protocol (<= " + formatBytes(limit) + " per message: one flag wait, no barrier)"};
 }
 
-// A reduction past the one-shot size limit on an NVLink mesh still runs LL one-shot while its lines fit the
-// same wire budget as the copy collectives': one flag wait beats two-shot's two barriers (on 2xH200 a
-// 512 KiB all-reduce took 9.8 us two-shot, an all-gather moving the same LL lines 7.6 us: round 16).
+// A reduction past the one-shot size limit on an NVLink mesh still runs LL one-shot while its lines fit
+// kLlReduceWireBytes: one flag wait beats two-shot's two barriers (on 2xH200 a 512 KiB all-reduce took
+// 9.8 us two-shot, 7.9 LL: rounds 16 and 19).
 bool llInsteadOfTwoShot(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
                         const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
   return reducesWholeMessages(collective) && algorithm.algorithm == Algorithm::TwoShot && !algorithm.forced &&
-         nvlinkMesh && protocol != Protocol::Simple && bytes <= llWireLimit(nranks, llMaxBytes);
+         nvlinkMesh && protocol != Protocol::Simple && bytes <= llWireLimit(nranks, llMaxBytes, kLlReduceWireBytes);
 }
 
 std::string joined(const std::string& reason, const std::string& more) {
@@ -218,7 +224,7 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
   if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes)) {
     return {Algorithm::OneShot, Kernel::Ll,
             why + "; but LL one-shot puts " + formatBytes(2 * static_cast<std::size_t>(nranks - 1) * bytes) +
-                " <= " + formatBytes(kLlCopyWireBytes) + " of lines on a rank's links: one step, no barrier"};
+                " <= " + formatBytes(kLlReduceWireBytes) + " of lines on a rank's links: one step, no barrier"};
   }
   switch (collective) {
     case Collective::AllReduce:

@@ -133,6 +133,7 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const std::size_t llMax = 1024 * kKiB;
   // Copy collectives: LL while a rank's links carry at most 4 MiB of lines, 2 (n-1) x the message.
   const std::size_t copyLimit = 4096 * kKiB / (2 * 3);
+  const std::size_t reduceLimit = 2048 * kKiB / (2 * 3);
   const auto kernelOf = [&](Collective collective, std::size_t bytes, Protocol protocol, bool inPlace = false) {
     return chooseKernel(collective, bytes, inPlace, n, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
                         llMax)
@@ -141,25 +142,26 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll);
     EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Auto), Kernel::Ll);  // one-shot's limit on a mesh
-    // Past it, LL one-shot still while the lines fit the copy collectives' wire budget, then two-shot.
+    // Past it, LL one-shot still while a rank's links carry at most 2 MiB of lines (4 ranks: 2 MiB / 6),
+    // then two-shot.
     EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, copyLimit, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, copyLimit + 1, Protocol::Auto), Kernel::TwoShot);
+    EXPECT_EQ(kernelOf(collective, reduceLimit, Protocol::Auto), Kernel::Ll);
+    EXPECT_EQ(kernelOf(collective, reduceLimit + 1, Protocol::Auto), Kernel::TwoShot);
     EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Simple), Kernel::TwoShot);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), Kernel::DirectOneShot);
   }
   // PEERLINK_ALGO=TWOSHOT keeps two-shot where LL would otherwise take over.
-  const AlgorithmChoice forced = chooseAlgorithm(Collective::AllReduce, 512 * kKiB, vm, devices, Algorithm::TwoShot);
+  const AlgorithmChoice forced = chooseAlgorithm(Collective::AllReduce, 320 * kKiB, vm, devices, Algorithm::TwoShot);
   EXPECT_TRUE(forced.forced);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 512 * kKiB, false, n, true, forced, Protocol::Auto, llMax).kernel,
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 320 * kKiB, false, n, true, forced, Protocol::Auto, llMax).kernel,
             Kernel::TwoShot);
   const KernelChoice overTwoShot =
-      chooseKernel(Collective::AllReduce, 512 * kKiB, false, n, true,
-                   chooseAlgorithm(Collective::AllReduce, 512 * kKiB, vm, devices), Protocol::Auto, llMax);
+      chooseKernel(Collective::AllReduce, 320 * kKiB, false, n, true,
+                   chooseAlgorithm(Collective::AllReduce, 320 * kKiB, vm, devices), Protocol::Auto, llMax);
   EXPECT_EQ(overTwoShot.algorithm, Algorithm::OneShot);
   EXPECT_EQ(overTwoShot.reason,
-            "512 KiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); but LL "
-            "one-shot puts 3 MiB <= 4 MiB of lines on a rank's links: one step, no barrier");
+            "320 KiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); but LL "
+            "one-shot puts 1.9 MiB <= 2 MiB of lines on a rank's links: one step, no barrier");
   // 2 ranks: up to the LL scratch's 1 MiB.
   EXPECT_EQ(chooseKernel(Collective::AllReduce, llMax, false, 2, true,
                          chooseAlgorithm(Collective::AllReduce, llMax, vm, {0, 1}), Protocol::Auto, llMax)
