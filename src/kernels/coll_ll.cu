@@ -20,12 +20,7 @@ namespace {
 using namespace colldev;
 using namespace llline;
 
-// Threads of a block when the message takes several blocks.
 constexpr int kLlThreads = 256;
-// Up to this many lines one block carries the whole message: a grid of more than one block ends with an
-// atomic count in finishKernel, a memory round trip (~0.5 us on H200: 2 KiB all-reduce 3.9 us, 4 KiB on two
-// blocks 4.5 us in round 19).
-constexpr int kLlSingleBlockThreads = 512;
 
 __device__ __forceinline__ Line* slotOf(void* scratch, int parity, int sender, int nranks) {
   return reinterpret_cast<Line*>(static_cast<unsigned char*>(scratch) +
@@ -84,7 +79,7 @@ __device__ __forceinline__ void loadInputs(const CollLlArgs& args, std::size_t l
 // the send pass (a reduction reloads its own contribution, which no one else writes), so in-place calls
 // are safe. Tokens are line 0 of their message: its thread sends and awaits them, the others only messages.
 template <int Type, int Op, bool Reduce>
-__global__ void __launch_bounds__(kLlSingleBlockThreads) collLlKernel(const __grid_constant__ CollLlArgs args) {
+__global__ void __launch_bounds__(kLlThreads) collLlKernel(const __grid_constant__ CollLlArgs args) {
   __shared__ KernelNumbers numbers;
   const CollSyncArgs& s = args.sync;
   const std::size_t lines = (args.bytes + kPayloadBytes - 1) / kPayloadBytes;
@@ -143,13 +138,12 @@ void loadLlKernel() {
 
 int collLlThreads(std::size_t bytes) {
   const std::size_t lines = std::max<std::size_t>(1, (bytes + 7) / 8);
-  if (lines > static_cast<std::size_t>(kLlSingleBlockThreads)) return kLlThreads;
+  if (lines >= static_cast<std::size_t>(kLlThreads)) return kLlThreads;
   return static_cast<int>((lines + 31) / 32 * 32);
 }
 
 int collLlBlocks(std::size_t bytes, int maxBlocks) {
   const std::size_t lines = std::max<std::size_t>(1, (bytes + 7) / 8);
-  if (lines <= static_cast<std::size_t>(kLlSingleBlockThreads)) return 1;
   const std::size_t wanted = (lines + kLlThreads - 1) / kLlThreads;
   const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
   return static_cast<int>(std::min(wanted, cap));

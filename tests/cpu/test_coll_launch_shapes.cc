@@ -37,10 +37,6 @@ TEST(CollLaunchShapes, LlLinesPerThreadWithEveryBlockResident) {
   EXPECT_EQ(collLlThreads(1), 32);
   EXPECT_EQ(collLlBlocks(1, 132), 1);
   EXPECT_EQ(collLlThreads(8 * 40), 64);    // 40 lines: two warps
-  EXPECT_EQ(collLlThreads(8 * 512), 512);  // one block up to 512 lines (a second block costs an atomic)
-  EXPECT_EQ(collLlBlocks(8 * 512, 132), 1);
-  EXPECT_EQ(collLlThreads(8 * 513), 256);
-  EXPECT_EQ(collLlBlocks(8 * 513, 132), 3);
   EXPECT_EQ(collLlThreads(kCollLlMaxBytes), 256);
   EXPECT_EQ(collLlBlocks(256 * kKiB, 132), 128);       // one line per thread
   EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 132), 132);  // at most one block per SM: threads loop over lines
