@@ -189,11 +189,16 @@ std::optional<KernelChoice> pushInstead(Kernel kernel, PushMode push, const std:
                           "they reduce locally"};
 }
 
+std::string upperCase(const std::string& text) {
+  std::string upper;
+  for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper;
+}
+
 }  // namespace
 
 std::optional<PushMode> parsePushMode(const std::string& name) {
-  std::string upper;
-  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string upper = upperCase(name);
   if (upper == "AUTO") return PushMode::Auto;
   if (upper == "1") return PushMode::Push;
   if (upper == "0") return PushMode::Pull;
@@ -201,8 +206,7 @@ std::optional<PushMode> parsePushMode(const std::string& name) {
 }
 
 std::optional<Protocol> parseProtocol(const std::string& name) {
-  std::string upper;
-  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string upper = upperCase(name);
   if (upper == "AUTO") return Protocol::Auto;
   if (upper == "LL") return Protocol::Ll;
   if (upper == "SIMPLE") return Protocol::Simple;

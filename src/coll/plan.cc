@@ -65,7 +65,12 @@ void validate(Collective collective, Algorithm algorithm, int nranks, int root, 
 
 using Builder = void (*)(PlanBuilder&);
 
-Builder builderOf(Collective collective, Algorithm algorithm) {
+Builder builderOf(Collective collective, Algorithm algorithm, bool push) {
+  if (push) {
+    if (collective == Collective::AllReduce && algorithm == Algorithm::TwoShot) return buildAllReduceTwoShotPush;
+    if (collective == Collective::ReduceScatter && algorithm == Algorithm::OneShot) return buildReduceScatterPush;
+    return nullptr;
+  }
   struct Entry {
     Collective collective;
     Algorithm algorithm;
@@ -152,12 +157,13 @@ void PlanBuilder::emit(bool pipelined) {
 }
 
 Plan buildPlan(Collective collective, Algorithm algorithm, int nranks, std::size_t count, int root, bool inPlace,
-               std::size_t chunkElements, DataType type) {
+               std::size_t chunkElements, DataType type, bool push) {
   validate(collective, algorithm, nranks, root, inPlace);
-  const Builder builder = builderOf(collective, algorithm);
+  const Builder builder = builderOf(collective, algorithm, push);
   if (builder == nullptr) {
     throw Error(ErrorCode::InvalidUsage, std::string(collectiveName(collective)) + " has no " +
-                                             algorithmName(algorithm) + " plan (see algorithmsOf)");
+                                             algorithmName(algorithm) + (push ? " push" : "") +
+                                             " plan (see algorithmsOf)");
   }
   Plan plan;
   plan.collective = collective;
@@ -169,6 +175,7 @@ Plan buildPlan(Collective collective, Algorithm algorithm, int nranks, std::size
   plan.inPlace = inPlace;
   plan.chunkElements = chunkElements;
   plan.alignElements = alignElementsOf(type);
+  plan.push = push;
   fillLayout(plan);
   PlanBuilder b(plan);
   if (nranks == 1) {
@@ -240,8 +247,8 @@ std::string describeTransfer(const Transfer& transfer) {
 
 std::string planName(const Plan& plan) {
   std::ostringstream out;
-  out << collectiveName(plan.collective) << '/' << algorithmName(plan.algorithm) << " n=" << plan.nranks
-      << " count=" << plan.count << ' ' << dataTypeName(plan.type);
+  out << collectiveName(plan.collective) << '/' << algorithmName(plan.algorithm) << (plan.push ? "/push" : "")
+      << " n=" << plan.nranks << " count=" << plan.count << ' ' << dataTypeName(plan.type);
   if (hasRoot(plan.collective)) out << " root=" << plan.root;
   out << (plan.inPlace ? " in-place" : " out-of-place");
   if (plan.chunkElements > 0) out << " chunk=" << plan.chunkElements;

@@ -81,6 +81,7 @@ struct Plan {
   std::size_t chunkElements = 0;  ///< requested chunk, 0 = unchunked
   std::size_t alignElements = 1;  ///< shard and chunk boundaries are multiples of this (16 bytes)
   std::size_t chunks = 1;         ///< chunks each shard (or block) was cut into
+  bool push = false;              ///< the push variant (all-reduce two-shot, reduce-scatter direct)
   std::vector<RankLayout> ranks;  ///< indexed by rank
   std::vector<Step> steps;
 };
@@ -93,10 +94,14 @@ std::size_t alignElementsOf(DataType type) noexcept;
 /// (or block) into chunks of about that many elements (rounded up to alignElementsOf(type)), pipelined
 /// across steps where the algorithm has several phases; 0 = one chunk. Send/recv is the ring shift
 /// nccl-tests runs (rank r receives from rank r - 1); buildSendRecvPlan takes any set of pairs.
-/// Throws Error(InvalidUsage) for an algorithm the collective lacks (algorithmsOf) or Auto, nranks < 1, a
-/// root out of range, or in place for all-to-all and send/recv (which have no in-place form).
+/// `push`: the data flow of the push kernel (PEERLINK_COLL_PUSH=1; all-reduce two-shot and reduce-scatter
+/// direct only): every rank stores its pieces into the owners' scratch, the owners reduce locally and
+/// (all-reduce) store the result to every rank; no rank reads a peer's buffer.
+/// Throws Error(InvalidUsage) for an algorithm the collective lacks (algorithmsOf) or Auto, a push variant it
+/// lacks, nranks < 1, a root out of range, or in place for all-to-all and send/recv (which have no in-place
+/// form).
 Plan buildPlan(Collective collective, Algorithm algorithm, int nranks, std::size_t count, int root, bool inPlace,
-               std::size_t chunkElements, DataType type);
+               std::size_t chunkElements, DataType type, bool push = false);
 
 /// One send/recv pair of a group: `count` elements from rank `from` to rank `to`.
 struct PointToPoint {

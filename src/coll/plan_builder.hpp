@@ -49,8 +49,9 @@ class PlanBuilder {
   void copy(std::size_t chunkIndex, int phase, BufferRef dst, BufferRef src, std::size_t count);
   void reduce(std::size_t chunkIndex, int phase, BufferRef dst, std::vector<BufferRef> srcs, std::size_t count,
               bool finish);
-  /// A copy carried out by `executor`, which may store into another rank's buffer (a push). Only for a
-  /// kernel that does store to peers (broadcast two-shot): copy() and reduce() pull, executed by dst's rank.
+  /// A copy carried out by `executor`, which may store into another rank's buffer (a push). Only for
+  /// kernels that do store to peers (broadcast two-shot, all-gather and all-to-all direct, the push
+  /// reductions): copy() and reduce() pull, executed by dst's rank.
   void pushCopy(std::size_t chunkIndex, int phase, int executor, BufferRef dst, BufferRef src, std::size_t count) {
     if (count == 0) return;
     pending_[{chunkIndex, phase}].push_back(Transfer{executor, TransferKind::Copy, dst, {src}, count, false});
@@ -77,8 +78,10 @@ class PlanBuilder {
 // One builder per (collective, algorithm), in plan_builders.cc; nranks >= 2, layout filled in.
 void buildAllReduceOneShot(PlanBuilder& b);
 void buildAllReduceTwoShot(PlanBuilder& b);
+void buildAllReduceTwoShotPush(PlanBuilder& b);
 void buildAllReduceRing(PlanBuilder& b);
 void buildReduceScatterDirect(PlanBuilder& b);
+void buildReduceScatterPush(PlanBuilder& b);
 void buildReduceScatterRing(PlanBuilder& b);
 void buildAllGatherDirect(PlanBuilder& b);
 void buildAllGatherRing(PlanBuilder& b);

@@ -80,6 +80,36 @@ void buildAllReduceTwoShot(PlanBuilder& b) {
   b.emit(true);
 }
 
+// The push kernel's flow (coll_push_reduce.cu): phase 0, rank q stores chunk c of its send data's shard r
+// into slot q of rank r's scratch; phase 1, rank r reduces its own send data and the slots in rank order
+// into its recv; phase 2, rank r stores that result into every other rank's recv. No rank reads a peer.
+// In place, rank q's shard r is read in phase 0 of a chunk and overwritten by rank r in phase 2 of the same
+// chunk, two steps later.
+void buildAllReduceTwoShotPush(PlanBuilder& b) {
+  const int n = b.nranks();
+  const std::size_t slot = b.shard(b.count(), 0).count;  // the longest shard
+  for (int r = 0; r < n; ++r) b.setScratch(r, slot * static_cast<std::size_t>(n));
+  b.setChunks(slot);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    for (int r = 0; r < n; ++r) {
+      const ElementRange shard = b.shard(b.count(), r);
+      const ElementRange own = b.chunk(shard, c);
+      const std::size_t at = own.begin - shard.begin;  // within a slot
+      std::vector<BufferRef> srcs;
+      for (int q = 0; q < n; ++q) {
+        const BufferRef stage = b.scratch(r, static_cast<std::size_t>(q) * slot + at);
+        if (q != r) b.pushCopy(c, 0, q, stage, b.send(q, own.begin), own.count);
+        srcs.push_back(q == r ? b.send(r, own.begin) : stage);
+      }
+      b.reduce(c, 1, b.recv(r, own.begin), srcs, own.count, true);
+      for (int q = 0; q < n; ++q) {
+        if (q != r) b.pushCopy(c, 2, r, b.recv(q, own.begin), b.recv(r, own.begin), own.count);
+      }
+    }
+  }
+  b.emit(true);
+}
+
 // Reduce-scatter round k (0..n-2): rank r reduces segment j = r-k-1 as op(partial of rank r-1, own data)
 // into its recv; the partial of rank r-1 is its send data at k = 0, else what it wrote in round k-1. After
 // n-1 rounds rank r holds segment r+1 complete. All-gather round k: rank r copies segment r-k from rank
@@ -120,6 +150,29 @@ void buildReduceScatterDirect(PlanBuilder& b) {
     }
   }
   b.emit(false);
+}
+
+// The push kernel's flow: rank q stores chunk c of its block r into slot q of rank r's scratch (phase 0);
+// rank r reduces its own block r and the slots in rank order into its recv (phase 1).
+void buildReduceScatterPush(PlanBuilder& b) {
+  const int n = b.nranks();
+  const std::size_t block = b.count();
+  for (int r = 0; r < n; ++r) b.setScratch(r, block * static_cast<std::size_t>(n));
+  b.setChunks(block);
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, block}, c);
+    for (int r = 0; r < n; ++r) {
+      const std::size_t at = static_cast<std::size_t>(r) * block + ch.begin;
+      std::vector<BufferRef> srcs;
+      for (int q = 0; q < n; ++q) {
+        const BufferRef stage = b.scratch(r, static_cast<std::size_t>(q) * block + ch.begin);
+        if (q != r) b.pushCopy(c, 0, q, stage, b.send(q, at), ch.count);
+        srcs.push_back(q == r ? b.send(r, at) : stage);
+      }
+      b.reduce(c, 1, b.recv(r, ch.begin), srcs, ch.count, true);
+    }
+  }
+  b.emit(true);
 }
 
 // Round k (0..n-2): rank r reduces block j = r-k-2 as op(partial of rank r-1, own block j); the last round

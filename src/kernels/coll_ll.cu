@@ -166,14 +166,9 @@ namespace detail {
 
 void preloadCollLlKernels() {
   loadLlKernel<kU8, kSum, false>();
-  for (int type = kF64; type <= kU8; ++type) {
-    for (int op = kSum; op <= kAvg; ++op) {
-      if (op == kAvg && type > kBf16) continue;
-      dispatchTypeOp(static_cast<CollType>(type), static_cast<CollOp>(op), [](auto typeConstant, auto opConstant) {
-        loadLlKernel<decltype(typeConstant)::value, decltype(opConstant)::value, true>();
-      });
-    }
-  }
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    loadLlKernel<decltype(typeConstant)::value, decltype(opConstant)::value, true>();
+  });
 }
 
 }  // namespace detail

@@ -207,15 +207,10 @@ void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp 
 namespace detail {
 
 void preloadCollPushKernels() {
-  for (int type = kF64; type <= kU8; ++type) {
-    for (int op = kSum; op <= kAvg; ++op) {
-      if (op == kAvg && type > kBf16) continue;
-      dispatchTypeOp(static_cast<CollType>(type), static_cast<CollOp>(op), [](auto typeConstant, auto opConstant) {
-        loadKernel(collPushReduceKernel<decltype(typeConstant)::value, decltype(opConstant)::value>,
-                   "collPushReduceKernel");
-      });
-    }
-  }
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    loadKernel(collPushReduceKernel<decltype(typeConstant)::value, decltype(opConstant)::value>,
+               "collPushReduceKernel");
+  });
 }
 
 }  // namespace detail

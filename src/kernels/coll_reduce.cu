@@ -131,17 +131,9 @@ void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int 
 namespace detail {
 
 void preloadCollReduceKernels() {
-  for (int type = kF64; type <= kU8; ++type) {
-    for (int op = kSum; op <= kAvg; ++op) {
-      const bool floating = type <= kBf16;
-      if (op == kAvg && !floating) continue;
-      dispatchTypeOp(static_cast<CollType>(type), static_cast<CollOp>(op), [](auto typeConstant, auto opConstant) {
-        constexpr int kType = decltype(typeConstant)::value;
-        constexpr int kOp = decltype(opConstant)::value;
-        loadKernel(collReduceKernel<kType, kOp>, "collReduceKernel");
-      });
-    }
-  }
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    loadKernel(collReduceKernel<decltype(typeConstant)::value, decltype(opConstant)::value>, "collReduceKernel");
+  });
 }
 
 }  // namespace detail

@@ -163,4 +163,17 @@ void dispatchTypeOp(CollType type, CollOp op, Fn&& fn) {
   throw Error(ErrorCode::Internal, "collective kernel: unknown type");
 }
 
+/// Calls fn(typeConstant, opConstant), as dispatchTypeOp does, for every pair the kernels instantiate (avg on
+/// the floating types only): the preloads load every instantiation this way.
+template <typename Fn>
+void forEachTypeOp(Fn&& fn) {
+  for (int type = kF64; type <= kU8; ++type) {
+    for (int op = kSum; op <= kAvg; ++op) {
+      const bool floating = type <= kBf16;
+      if (op == kAvg && !floating) continue;
+      dispatchTypeOp(static_cast<CollType>(type), static_cast<CollOp>(op), fn);
+    }
+  }
+}
+
 }  // namespace peerlink::kernels::detail

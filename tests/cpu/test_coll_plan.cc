@@ -33,6 +33,7 @@ constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::Broadc
 struct Variant {
   Collective collective;
   Algorithm algorithm;
+  bool push = false;  ///< the push kernel's flow (PEERLINK_COLL_PUSH=1)
 };
 
 std::vector<Variant> allVariants() {
@@ -40,6 +41,8 @@ std::vector<Variant> allVariants() {
   for (Collective collective : kCollectives) {
     for (Algorithm algorithm : algorithmsOf(collective)) variants.push_back({collective, algorithm});
   }
+  variants.push_back({Collective::AllReduce, Algorithm::TwoShot, true});
+  variants.push_back({Collective::ReduceScatter, Algorithm::OneShot, true});
   return variants;
 }
 
@@ -113,7 +116,8 @@ TEST_P(PlanSweep, MatchesClosedFormForEveryShape) {
           if (inPlace && !hasInPlace(variant.collective)) continue;
           const auto [type, op] = typeOps[rotation++ % typeOps.size()];
           const int root = static_cast<int>(count % static_cast<std::size_t>(n));
-          const Plan plan = buildPlan(variant.collective, variant.algorithm, n, count, root, inPlace, chunk, type);
+          const Plan plan =
+              buildPlan(variant.collective, variant.algorithm, n, count, root, inPlace, chunk, type, variant.push);
           const std::string failure = runAndCompare(plan, op, static_cast<std::uint32_t>(rotation));
           ASSERT_EQ(failure, "");
           ++runs;
@@ -131,7 +135,7 @@ TEST_P(PlanSweep, AllTypesAndOps) {
       if (!reduceOpSupported(type, op) || (!reduces(variant.collective) && op != ReduceOp::Sum)) continue;
       for (bool inPlace : {false, true}) {
         if (inPlace && !hasInPlace(variant.collective)) continue;
-        const Plan plan = buildPlan(variant.collective, variant.algorithm, 5, 203, 3, inPlace, 24, type);
+        const Plan plan = buildPlan(variant.collective, variant.algorithm, 5, 203, 3, inPlace, 24, type, variant.push);
         ASSERT_EQ(runAndCompare(plan, op, 7), "");
       }
     }
@@ -143,7 +147,8 @@ TEST_P(PlanSweep, AllTypesAndOps) {
 TEST_P(PlanSweep, LeavesSendIntactAndWritesAllOfRecv) {
   const Variant variant = GetParam();
   for (int n : {2, 3, 8}) {
-    const Plan plan = buildPlan(variant.collective, variant.algorithm, n, 77, n - 1, false, 16, DataType::U8);
+    const Plan plan =
+        buildPlan(variant.collective, variant.algorithm, n, 77, n - 1, false, 16, DataType::U8, variant.push);
     const std::vector<Bytes> send = makeSendData(plan, ReduceOp::Max, 3);
     std::vector<HostRankBuffers> buffers = allocateHostBuffers(plan, std::byte{0x5a});
     for (std::size_t r = 0; r < send.size(); ++r) buffers[r].input = send[r];
@@ -156,7 +161,8 @@ TEST_P(PlanSweep, LeavesSendIntactAndWritesAllOfRecv) {
 }
 
 std::string variantName(const ::testing::TestParamInfo<Variant>& info) {
-  return std::string(collectiveName(info.param.collective)) + "_" + algorithmName(info.param.algorithm);
+  return std::string(collectiveName(info.param.collective)) + "_" + algorithmName(info.param.algorithm) +
+         (info.param.push ? "_push" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Coll, PlanSweep, ::testing::ValuesIn(allVariants()), variantName);
@@ -403,7 +409,8 @@ std::vector<std::size_t> distinctRemoteReads(const Plan& plan) {
 }
 
 // The traffic docs/collectives.md states, per rank, in elements read from peers or, for the plans that push
-// (all-gather and all-to-all direct, broadcast two-shot), stored into them (n = 4, count 4096).
+// (all-gather and all-to-all direct, broadcast two-shot, the push reductions), stored into them (n = 4,
+// count 4096).
 TEST(Plan, TrafficPerRankIsAsDocumented) {
   const int n = 4;
   const std::size_t count = 4096;
@@ -439,6 +446,17 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   EXPECT_EQ(reads(Collective::AllToAll, Algorithm::OneShot), V(4, 0));
   EXPECT_EQ(writes(Collective::AllToAll, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::SendRecv, Algorithm::OneShot), V(4, count));
+  // The push variants read no peer: all-reduce stores 3 shards into stages and 3 results into outputs,
+  // reduce-scatter 3 blocks into stages.
+  const auto pushed = [&](Collective c, Algorithm a) {
+    return buildPlan(c, a, n, count, 0, false, 0, DataType::F32, true);
+  };
+  EXPECT_EQ(remoteReadElements(pushed(Collective::AllReduce, Algorithm::TwoShot)), V(4, 0));
+  EXPECT_EQ(remoteWriteElements(pushed(Collective::AllReduce, Algorithm::TwoShot)), V(4, 2 * 3 * shard));
+  EXPECT_EQ(remoteReadElements(pushed(Collective::ReduceScatter, Algorithm::OneShot)), V(4, 0));
+  EXPECT_EQ(remoteWriteElements(pushed(Collective::ReduceScatter, Algorithm::OneShot)), V(4, 3 * count));
+  EXPECT_THROW(pushed(Collective::AllGather, Algorithm::OneShot), Error);
+  EXPECT_THROW(pushed(Collective::AllReduce, Algorithm::Ring), Error);
 }
 
 TEST(Plan, StepCountsAndPipelining) {
