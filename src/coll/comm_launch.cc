@@ -54,6 +54,11 @@ CollSyncArgs syncArgs(const CommState& state, int rank, Collective collective, b
   return sync;
 }
 
+// Part `part` of `parts` of a call's count, cut as the plans cut it (16-byte boundaries: partition.hpp).
+ElementRange shardOf(const CallArgs& call, int parts, int part) {
+  return partitionRange(call.count, parts, part, std::max<std::size_t>(1, 16 / dataTypeSize(call.type)));
+}
+
 unsigned int allRanks(const CommState& state) {
   return state.nranks >= 32 ? ~0u : (1u << state.nranks) - 1u;
 }
@@ -196,7 +201,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
           args.end = call.count;
         }
       } else {  // two-shot: this rank's shard, into every output (reduce: the root's)
-        const ElementRange shard = partitionRange(call.count, n, r, std::max<std::size_t>(1, 16 / size));
+        const ElementRange shard = shardOf(call, n, r);
         args.begin = shard.begin;
         args.end = shard.begin + shard.count;
         if (reduce) {
@@ -243,8 +248,8 @@ kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPoi
   std::size_t ownBegin = 0;
   for (int p = 0; p < n; ++p) {
     args.stage[p] = state.symmetric.stage[p];
-    const ElementRange shard = allReduce ? partitionRange(call.count, n, p, std::max<std::size_t>(1, 16 / size))
-                                         : ElementRange{call.count * static_cast<std::size_t>(p), call.count};
+    const ElementRange shard =
+        allReduce ? shardOf(call, n, p) : ElementRange{call.count * static_cast<std::size_t>(p), call.count};
     args.shardInput[p] = offsetBy(table.send[r], shard.begin * size);
     args.shardCount[p] = shard.count;
     if (p == r) ownBegin = shard.begin;
@@ -267,7 +272,7 @@ void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capt
   if (first.collective == Collective::AllReduce) {
     longest = 0;
     for (int p = 0; p < n; ++p) {
-      longest = std::max(longest, partitionRange(first.count, n, p, std::max<std::size_t>(1, 16 / size)).count);
+      longest = std::max(longest, shardOf(first, n, p).count);
     }
   }
   const int blocks = kernels::collPushBlocks(longest * size, state.maxBlocks);
@@ -296,7 +301,7 @@ CollCopyArgs broadcastArgs(const CommState& state, const PeerPointerTable& table
     return args;
   }
   const int k = (call.rank - call.root - 1 + n) % n;
-  const ElementRange shard = partitionRange(call.count, n - 1, k, std::max<std::size_t>(1, 16 / size));
+  const ElementRange shard = shardOf(call, n - 1, k);
   if (shard.count == 0) return args;
   CollCopyJob& job = args.jobs[args.njobs++];
   job.src = offsetBy(table.send[call.root], shard.begin * size);
