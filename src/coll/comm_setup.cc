@@ -65,7 +65,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push) {
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
-  kernels::preloadCollKernels();
+  kernels::preloadCollKernels(push);
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -123,11 +123,11 @@ void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, K
   detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, graph);
 }
 
-void preloadCollKernels() {
+void preloadCollKernels(bool push) {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
-  detail::preloadCollPushKernels();
+  if (push) detail::preloadCollPushKernels();
 }
 
 }  // namespace peerlink::kernels

@@ -215,8 +215,8 @@ void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp 
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
-/// it on every device at creation.
-void preloadCollKernels();
+/// it on every device at creation; the push reduction's kernels only with `push` (PEERLINK_COLL_PUSH=1).
+void preloadCollKernels(bool push);
 
 namespace detail {
 void preloadCollReduceKernels();  // coll_reduce.cu

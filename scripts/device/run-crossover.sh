@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Crossover sweeps on the device machine, from the repository root with ./dist carried: each collective of
+# COLL_LIST from CROSS_MIN to CROSS_MAX (factor 2) under the defaults, with NCCL in the same run, then
+# under each setting of CROSS_VARIANTS (space-separated NAME=VALUE, peerlink only), and a side-by-side
+# table per collective (scripts/coll_compare.py) to place the LL / direct / push crossovers. Everything
+# lands in $OUT/crossover.tar.gz (the device tool returns few files); the tables are printed too.
+set -uo pipefail
+out=${OUT:-/tmp/peerlink-crossover}
+work="$out/crossover"
+mkdir -p "$work"
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
+if [ -z "${PEERLINK_NCCL_LIBRARY:-}" ]; then
+  PEERLINK_NCCL_LIBRARY=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
+  export PEERLINK_NCCL_LIBRARY
+fi
+min=${CROSS_MIN:-64K}
+max=${CROSS_MAX:-16M}
+for c in ${COLL_LIST:-all_reduce all_gather reduce_scatter all_to_all broadcast}; do
+  runs=("$work/$c-defaults.json")
+  timeout 200 dist/peerlink coll -o "$c" -b "$min" -e "$max" -f 2 --json "${runs[0]}" >"$work/$c-defaults.txt" 2>&1
+  echo "$c defaults: exit $?"
+  for v in ${CROSS_VARIANTS:-PEERLINK_PROTO=LL PEERLINK_PROTO=SIMPLE}; do
+    name=$(echo "$v" | tr -c 'A-Za-z0-9_\n' '_')
+    runs+=("$work/$c-$name.json")
+    env "$v" timeout 200 dist/peerlink coll -o "$c" -b "$min" -e "$max" -f 2 --no-nccl --json "$work/$c-$name.json" \
+      >"$work/$c-$name.txt" 2>&1
+    echo "$c $v: exit $?"
+  done
+  python3 scripts/coll_compare.py "${runs[@]}" | tee "$work/compare-$c.md"
+  python3 scripts/coll_compare.py --in-place "${runs[@]}" >"$work/compare-$c-in-place.md" 2>/dev/null
+done
+tar -czf "$out/crossover.tar.gz" -C "$out" crossover && rm -rf "$work"
