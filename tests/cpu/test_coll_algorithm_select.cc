@@ -12,6 +12,7 @@
 
 #include "coll/algorithm_select.hpp"
 #include "coll/plan.hpp"
+#include "coll_lists.hpp"
 #include "peerlink/topology.hpp"
 
 namespace peerlink::coll {
@@ -64,9 +65,7 @@ TEST(AlgorithmSelect, EveryFixtureEverySize) {
     const Topology topology = load(name);
     const std::vector<int> devices = allDevices(topology);
     const int n = static_cast<int>(devices.size());
-    for (Collective collective :
-         {Collective::AllReduce, Collective::Broadcast, Collective::Reduce, Collective::AllGather,
-          Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+    for (Collective collective : kEveryCollective) {
       for (std::size_t bytes :
            {std::size_t{0}, 4 * kKiB, 64 * kKiB, 64 * kKiB + 1, 256 * kKiB, 256 * kKiB + 1, 64 * kMiB, 8192 * kMiB}) {
         const AlgorithmChoice choice = chooseAlgorithm(collective, bytes, topology, devices);
@@ -272,8 +271,7 @@ TEST(KernelSelect, ParsesProtocols) {
 
 // Every algorithm algorithmsOf lists has a plan (test_coll_plan runs them all); Auto is never listed.
 TEST(AlgorithmSelect, ListedAlgorithmsHavePlans) {
-  for (Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::Reduce, Collective::AllGather,
-                                Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+  for (Collective collective : kEveryCollective) {
     for (Algorithm algorithm : algorithmsOf(collective)) {
       EXPECT_NE(algorithm, Algorithm::Auto);
       EXPECT_NO_THROW(buildPlan(collective, algorithm, 4, 100, 1, false, 0, DataType::F32))

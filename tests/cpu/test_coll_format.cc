@@ -10,6 +10,7 @@
 #include "coll/coll_bench_data.hpp"
 #include "coll_format.hpp"
 #include "coll_json_read.hpp"
+#include "coll_lists.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::cli {
@@ -306,8 +307,7 @@ TEST(CollReference, ReductionsOtherThanSum) {
 }
 
 TEST(CollReference, ElementCodecsAreExactForSmallIntegers) {
-  for (DataType type : {DataType::F64, DataType::F32, DataType::F16, DataType::BF16, DataType::I32, DataType::U32,
-                        DataType::I64, DataType::U64, DataType::I8, DataType::U8}) {
+  for (DataType type : kEveryDataType) {
     for (double value : {0.0, 1.0, 2.0, 15.0, 120.0}) {
       unsigned char bytes[8] = {};
       coll::encodeElement(type, value, bytes);

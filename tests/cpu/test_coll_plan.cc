@@ -18,17 +18,15 @@
 #include "coll/host_reduce.hpp"
 #include "coll/partition.hpp"
 #include "coll/plan.hpp"
+#include "coll_lists.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
 namespace {
 
-constexpr DataType kTypes[] = {DataType::F64, DataType::F32, DataType::F16, DataType::BF16, DataType::I32,
-                               DataType::U32, DataType::I64, DataType::U64, DataType::I8,   DataType::U8};
-constexpr ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
-constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
-                                       Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
-                                       Collective::SendRecv};
+constexpr const auto& kTypes = kEveryDataType;
+constexpr const auto& kOps = kEveryReduceOp;
+constexpr const auto& kCollectives = kEveryCollective;
 
 struct Variant {
   Collective collective;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "coll/coll_bench.hpp"
+#include "coll_lists.hpp"
 #include "gpu_test_support.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
@@ -49,8 +50,7 @@ void expectCorrect(const CollRun& run) {
 
 TEST(GpuCollBench, EveryCollectiveIsCorrectInEveryConfiguration) {
   PEERLINK_REQUIRE_GPUS(2);
-  for (Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::Reduce, Collective::AllGather,
-                                Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+  for (Collective collective : kEveryCollective) {
     SCOPED_TRACE(collectiveName(collective));
     CollBenchOptions options = smallRun(collective);
     options.root = 1;

@@ -10,17 +10,15 @@
 #include <tuple>
 #include <vector>
 
+#include "coll_lists.hpp"
 #include "coll_test_support.hpp"
 
 namespace peerlink::testing {
 namespace {
 
-const DataType kTypes[] = {DataType::F64, DataType::F32, DataType::F16, DataType::BF16, DataType::I32,
-                           DataType::U32, DataType::I64, DataType::U64, DataType::I8,   DataType::U8};
-const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
-const Collective kCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
-                                   Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
-                                   Collective::SendRecv};
+constexpr const auto& kTypes = kEveryDataType;
+constexpr const auto& kOps = kEveryReduceOp;
+constexpr const auto& kCollectives = kEveryCollective;
 
 bool reduces(Collective collective) {
   return coll::reduces(collective);

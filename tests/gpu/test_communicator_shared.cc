@@ -11,14 +11,13 @@
 #include <tuple>
 #include <vector>
 
+#include "coll_lists.hpp"
 #include "coll_test_support.hpp"
 
 namespace peerlink::testing {
 namespace {
 
-const Collective kCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
-                                   Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
-                                   Collective::SendRecv};
+constexpr const auto& kCollectives = kEveryCollective;
 
 // Ranks 0..n-1 on GPUs 0, 1, ..., 0, 1, ...: neighbours sit on different GPUs where there are two.
 std::vector<int> roundRobin(int ranks, int gpus) {
