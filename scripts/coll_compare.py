@@ -9,13 +9,7 @@ usage: scripts/coll_compare.py [--in-place] run1.json run2.json ...
 import json
 import sys
 
-
-def size_label(n):
-    for unit in ["B", "K", "M", "G"]:
-        if n < 1024:
-            return f"{n:g}{unit}"
-        n /= 1024
-    return f"{n:g}T"
+from coll_chart import size_label  # the same size labels as the chart's tables (scripts/ is on sys.path)
 
 
 # Settings that do not change what peerlink runs.
