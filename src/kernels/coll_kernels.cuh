@@ -36,14 +36,14 @@ namespace peerlink::kernels {
 
 class KernelGraph;
 
-constexpr int kCollMaxRanks = 8;                                  ///< ranks of one communicator
-constexpr int kCollMaxBlocks = 256;                               ///< blocks of one collective kernel
-constexpr int kCollPhases = 6;                                    ///< flag phases (CollPhase)
-constexpr int kCollMaxJobs = 16;                                  ///< copy jobs of one kernel
-constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;     ///< largest LL one-shot message per rank
-constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;     ///< LL lines: 16 bytes per 8 of payload
-constexpr std::size_t kCollPushSlotBytes = std::size_t{8} << 20;  ///< one sender's stage slot at a rank
-constexpr std::size_t kCollFlagBytes =                            ///< one rank's flag area
+constexpr int kCollMaxRanks = 8;                                   ///< ranks of one communicator
+constexpr int kCollMaxBlocks = 256;                                ///< blocks of one collective kernel
+constexpr int kCollPhases = 6;                                     ///< flag phases (CollPhase)
+constexpr int kCollMaxJobs = 16;                                   ///< copy jobs of one kernel
+constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;      ///< largest LL one-shot message per rank
+constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;      ///< LL lines: 16 bytes per 8 of payload
+constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;  ///< one sender's stage slot at a rank
+constexpr std::size_t kCollFlagBytes =                             ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
 
 enum CollPhase : int {
@@ -148,7 +148,7 @@ struct CollReduceArgs {
 
 /// Push reduction (two-shot all-reduce and reduce-scatter of large messages): no rank loads from a peer.
 /// Every rank stores its input's piece of each peer's shard into that peer's stage (slot [sender], a ring
-/// of three stages per block), and reduces its own shard from its input and the stages, in rank order, into
+/// of four stages per block), and reduces its own shard from its input and the stages, in rank order, into
 /// dst (all-reduce: every rank's output, own last; reduce-scatter: its own output). Pipelined per block:
 /// round k of block b moves chunk k * grid + b of every shard; the sender releases a ready flag per round
 /// (phase kPhasePushReady) and refills a stage only when the receiver's free flag (kPhasePushFree) says it
@@ -197,7 +197,7 @@ std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks);
 int collCopyBlocks(std::size_t bytes, int maxBlocks);
 
 /// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
-/// moves per round, so that the three stages of every block fit one kCollPushSlotBytes slot.
+/// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
 int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);
 std::size_t collPushChunkBytes(int blocks);
 

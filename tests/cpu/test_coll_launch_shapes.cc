@@ -43,8 +43,8 @@ TEST(CollLaunchShapes, LlLinesPerThreadWithEveryBlockResident) {
   EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 100000), kCollMaxBlocks);
 }
 
-// Push reduction: a block per 8 KiB of the longest shard up to the SM count; three stages of every block
-// fit a sender's 8 MiB slot, chunks at most 64 KiB and whole 16-byte units.
+// Push reduction: a block per 8 KiB of the longest shard up to the SM count; four stages of every block
+// fit a sender's 16 MiB slot, chunks at most 64 KiB and whole 16-byte units.
 TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
   EXPECT_EQ(collPushBlocks(1, 132), 1);
   EXPECT_EQ(collPushBlocks(8 * kKiB, 132), 1);
@@ -52,12 +52,12 @@ TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
   EXPECT_EQ(collPushBlocks(512 * kMiB, 132), 132);
   EXPECT_EQ(collPushBlocks(512 * kMiB, 100000), kCollMaxBlocks);
   EXPECT_EQ(collPushChunkBytes(1), 64 * kKiB);
-  EXPECT_EQ(collPushChunkBytes(132), 21168u);  // 8 MiB / 396, down to 16 bytes
+  EXPECT_EQ(collPushChunkBytes(132), 31760u);  // 16 MiB / 528, down to 16 bytes
   for (int blocks : {1, 7, 64, 132, kCollMaxBlocks}) {
     const std::size_t chunk = collPushChunkBytes(blocks);
     EXPECT_EQ(chunk % 16, 0u) << blocks;
     EXPECT_GE(chunk, 8 * kKiB) << blocks;
-    EXPECT_LE(3 * chunk * static_cast<std::size_t>(blocks), kCollPushSlotBytes) << blocks;
+    EXPECT_LE(4 * chunk * static_cast<std::size_t>(blocks), kCollPushSlotBytes) << blocks;
   }
 }
 
