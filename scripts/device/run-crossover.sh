@@ -3,7 +3,8 @@
 # COLL_LIST from CROSS_MIN to CROSS_MAX (factor 2) under the defaults, with NCCL in the same run, then
 # under each setting of CROSS_VARIANTS (space-separated NAME=VALUE, peerlink only), and a side-by-side
 # table per collective (scripts/coll_compare.py) to place the LL / direct / push crossovers. Everything
-# lands in $OUT/crossover.tar.gz (the device tool returns few files); the tables are printed too.
+# lands in $OUT/crossover.tar.gz (the device tool returns few files), rewritten after each collective; the
+# tables are printed too.
 set -uo pipefail
 out=${OUT:-/tmp/peerlink-crossover}
 work="$out/crossover"
@@ -28,5 +29,7 @@ for c in ${COLL_LIST:-all_reduce all_gather reduce_scatter all_to_all broadcast}
   done
   python3 scripts/coll_compare.py "${runs[@]}" | tee "$work/compare-$c.md"
   python3 scripts/coll_compare.py --in-place "${runs[@]}" >"$work/compare-$c-in-place.md" 2>/dev/null
+  # After every collective, so a run cut off by its time limit still returns what it finished.
+  tar -czf "$out/crossover.tar.gz" -C "$out" crossover
 done
-tar -czf "$out/crossover.tar.gz" -C "$out" crossover && rm -rf "$work"
+rm -rf "$work"
