@@ -19,12 +19,17 @@ constexpr std::size_t kOneShotMaxNvlink = 256 * kKiB;
 constexpr std::size_t kOneShotMaxPcie = 64 * kKiB;
 // Direct broadcast/reduce put (n-1) times the data on the root's link; two-shot 2 (n-1)/n.
 constexpr std::size_t kDirectRootMax = 256 * kKiB;
-// The copy collectives (all-gather, all-to-all, broadcast) and reduce-scatter use the LL protocol, when it
-// is not forced, while each rank puts at most this on its links, (n-1) messages of twice their size: LL
-// saves the two barriers of the direct kernels (their fixed cost was ~9 us in a graph on 2xH200 against
-// ~3-5 us for LL: bench/results/2026-11-22-h200x2-round14-ll-finish and round15), at twice the bytes on the
-// wire, which pays while the extra bytes take less than that at ~380 GB/s per direction.
-constexpr std::size_t kLlCopyWireBytes = 4096 * kKiB;
+// All-gather, all-to-all and reduce-scatter use the LL protocol, when it is not forced, while each rank puts
+// at most this on its links, (n-1) messages of twice their size: LL saves the two barriers of the direct
+// kernels (their fixed cost was ~9 us in a graph on 2xH200 against ~3-5 us for LL:
+// bench/results/2026-11-22-h200x2-round14-ll-finish and round15), at twice the bytes on the wire, which pays
+// while the extra bytes take less than that. Every rank sends and receives, so both directions of every
+// link carry the lines: on 4xH200 LL won at 1.5 MiB of lines per rank and lost at 3 MiB (all-gather 2 MiB:
+// 16.7 us LL, 14.7 direct; round 24). For 2 ranks this is the LL scratch's 1 MiB message.
+constexpr std::size_t kLlCopyWireBytes = 2048 * kKiB;
+// Broadcast loads only the root's outgoing links: on 4xH200 LL still won at 3 MiB of lines (512 KiB: 11.9 us
+// LL, 12.9 direct) and lost at 6 MiB (1 MiB: 21.0 against 15.6; round 24).
+constexpr std::size_t kLlRootWireBytes = 4096 * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: LL only for small messages.
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
 // A reduction past the one-shot size limit stays LL while a rank's links carry at most this: on 2xH200 a
@@ -158,7 +163,8 @@ LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkM
   // All-reduce and reduce use LL whenever chooseAlgorithm picked one-shot (its size rule decides).
   std::size_t limit = llMaxBytes;
   if (!reducesWholeMessages(collective)) {
-    limit = nvlinkMesh ? llWireLimit(nranks, llMaxBytes, kLlCopyWireBytes) : kLlCopyMaxPcie;
+    const std::size_t wire = collective == Collective::Broadcast ? kLlRootWireBytes : kLlCopyWireBytes;
+    limit = nvlinkMesh ? llWireLimit(nranks, llMaxBytes, wire) : kLlCopyMaxPcie;
   }
   if (bytes > limit) return {false, ""};
   return {true, "LL protocol (<= " + formatBytes(limit) + " per message: one flag wait, no barrier)"};

@@ -130,8 +130,10 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const std::vector<int> devices = allDevices(vm);
   const int n = static_cast<int>(devices.size());
   const std::size_t llMax = 1024 * kKiB;
-  // Copy collectives: LL while a rank's links carry at most 4 MiB of lines, 2 (n-1) x the message.
-  const std::size_t copyLimit = 4096 * kKiB / (2 * 3);
+  // Copy collectives: LL while a rank's links carry at most 2 MiB of lines, 2 (n-1) x the message (broadcast,
+  // which loads only the root's links, 4 MiB).
+  const std::size_t copyLimit = 2048 * kKiB / (2 * 3);
+  const std::size_t rootLimit = 4096 * kKiB / (2 * 3);
   const std::size_t reduceLimit = 2048 * kKiB / (2 * 3);
   const auto kernelOf = [&](Collective collective, std::size_t bytes, Protocol protocol, bool inPlace = false) {
     return chooseKernel(collective, bytes, inPlace, n, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
@@ -178,9 +180,10 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
                                                              {Collective::ReduceScatter, Kernel::ReduceScatter},
                                                              {Collective::Broadcast, Kernel::Copy}};
   for (const auto& [collective, simple] : copies) {
+    const std::size_t limit = collective == Collective::Broadcast ? rootLimit : copyLimit;
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, copyLimit, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, copyLimit + 1, Protocol::Auto), simple) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, limit, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, limit + 1, Protocol::Auto), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, llMax, Protocol::Ll), Kernel::Ll) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Ll), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), simple) << collectiveName(collective);
@@ -191,21 +194,29 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
             Algorithm::TwoShot);
   EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, 2, true, large, Protocol::Auto, llMax).kernel,
             Kernel::Ll);  // 2 ranks: the root's link carries 2 MiB of lines
-  // 8 ranks: the copy limit shrinks to 4 MiB / 14.
-  EXPECT_EQ(chooseKernel(Collective::AllGather, 4096 * kKiB / 14, false, 8, true,
-                         chooseAlgorithm(Collective::AllGather, 4096 * kKiB / 14, vm, devices), Protocol::Auto, llMax)
+  // 8 ranks: the copy limit shrinks to 2 MiB / 14.
+  EXPECT_EQ(chooseKernel(Collective::AllGather, 2048 * kKiB / 14, false, 8, true,
+                         chooseAlgorithm(Collective::AllGather, 2048 * kKiB / 14, vm, devices), Protocol::Auto, llMax)
                 .kernel,
             Kernel::Ll);
   EXPECT_EQ(
-      chooseKernel(Collective::AllGather, 4096 * kKiB / 14 + 1, false, 8, true,
-                   chooseAlgorithm(Collective::AllGather, 4096 * kKiB / 14 + 1, vm, devices), Protocol::Auto, llMax)
+      chooseKernel(Collective::AllGather, 2048 * kKiB / 14 + 1, false, 8, true,
+                   chooseAlgorithm(Collective::AllGather, 2048 * kKiB / 14 + 1, vm, devices), Protocol::Auto, llMax)
           .kernel,
       Kernel::Copy);
+  // 2 ranks: every copy collective up to the LL scratch's 1 MiB, as before the 4-GPU tuning.
+  for (Collective collective : {Collective::AllGather, Collective::AllToAll, Collective::ReduceScatter}) {
+    EXPECT_EQ(chooseKernel(collective, llMax, false, 2, true, chooseAlgorithm(collective, llMax, vm, {0, 1}),
+                           Protocol::Auto, llMax)
+                  .kernel,
+              Kernel::Ll)
+        << collectiveName(collective);
+  }
   const KernelChoice small =
       chooseKernel(Collective::AllGather, 4 * kKiB, false, n, true,
                    chooseAlgorithm(Collective::AllGather, 4 * kKiB, vm, devices), Protocol::Auto, llMax);
   EXPECT_EQ(small.reason,
-            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 682.7 KiB per "
+            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 341.3 KiB per "
             "message: one flag wait, no barrier)");
 }
 
