@@ -85,9 +85,9 @@ __global__ void __launch_bounds__(kCopyThreads, 1) collCopyKernel(const __grid_c
   readNumbers(args.sync, &numbers);
   const int start = args.sync.p2p ? kPhaseP2pStart : kPhaseStart;
   const int end = args.sync.p2p ? kPhaseP2pEnd : kPhaseEnd;
-  if (blockBarrier(args.sync, numbers, start, kStepStartBarrier)) {
+  if (blockBarrier(args.sync, numbers, start, kStepStartBarrier, BarrierAt::Start)) {
     copyJobs(args);
-    blockBarrier(args.sync, numbers, end, kStepEndBarrier);
+    blockBarrier(args.sync, numbers, end, kStepEndBarrier, BarrierAt::End);
   }
   finishKernel(args.sync, numbers);
 }

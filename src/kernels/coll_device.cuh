@@ -58,17 +58,19 @@ __device__ __forceinline__ void recordFailure(const CollSyncArgs& s, const Kerne
   __threadfence_system();
 }
 
-/// Spins until *flag >= value (then acquires at system scope) or timeoutNs pass; reads the timer only every
-/// kPollsPerTimerRead polls, and starts the deadline at the first read (a flag already set costs no read).
+/// Spins until *flag >= value (then, with `acquire`, acquires at system scope) or timeoutNs pass; reads the
+/// timer only every kPollsPerTimerRead polls, and starts the deadline at the first read (a flag already set
+/// costs no read).
 __device__ __forceinline__ bool waitAtLeast(const unsigned long long* flag, unsigned long long value,
-                                            unsigned long long timeoutNs, unsigned long long* observed) {
+                                            unsigned long long timeoutNs, unsigned long long* observed,
+                                            bool acquire = true) {
   Deadline deadline{0};
   bool armed = false;
+  const volatile uint64_t* word = reinterpret_cast<const volatile uint64_t*>(flag);
   for (unsigned int polls = 1;; ++polls) {
-    const unsigned long long seen = loadRelaxedSys(reinterpret_cast<const volatile uint64_t*>(flag));
+    const unsigned long long seen = loadRelaxedSys(word);
     if (seen >= value) {
-      acquireFenceSys();
-      *observed = seen;
+      *observed = acquire ? loadAcquireSys(word) : seen;
       return true;
     }
     if (polls % kPollsPerTimerRead != 0) continue;
@@ -86,20 +88,39 @@ __device__ __forceinline__ unsigned long long* flagSlot(unsigned long long* area
   return area + (static_cast<size_t>(phase) * kCollMaxBlocks + static_cast<size_t>(block)) * kCollMaxRanks + from;
 }
 
+/// Which of a kernel's two barriers blockBarrier is: what it must order differs.
+enum class BarrierAt {
+  // Before any data moves. It says only "this rank's kernel has started": the work before it on the
+  // rank's stream has ended with its kernel, so a relaxed signal publishes nothing new, and no fence waits.
+  // The wait acquires, so this block's accesses to peers' buffers follow the peers' arrival.
+  Start,
+  // After the data. With CollSyncArgs::peersStore it releases this block's stores to the peers and
+  // acquires theirs; without (every access to a peer was a load, whose value is already in hand) it only
+  // says "done reading", relaxed.
+  End,
+};
+
 /// Block b of this rank meets block b of every peer of the call (every rank, or the send/recv set's
-/// peers): thread p < nranks releases this block's stores to peer p, then waits for peer p's signal.
-/// Every thread of the block calls it; returns false (failure recorded) when a peer did not come in time.
-__device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const KernelNumbers& numbers, int phase, int step) {
+/// peers): thread p < nranks signals peer p, then waits for peer p's signal. Every thread of the block
+/// calls it; returns false (failure recorded) when a peer did not come in time.
+__device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const KernelNumbers& numbers, int phase, int step,
+                                             BarrierAt at) {
   __syncthreads();  // the block's stores so far precede thread p's release (fences are cumulative)
   bool ok = true;
   const int peer = static_cast<int>(threadIdx.x);
   if (peer < s.nranks && peer != s.rank && ((s.peerMask >> peer) & 1u) != 0) {
     const unsigned long long value = valueFor(s, numbers, peer);
-    storeReleaseSys(reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], phase, static_cast<int>(blockIdx.x), s.rank)),
-                    value);
+    const bool ordered = at == BarrierAt::End && s.peersStore;
+    uint64_t* signal =
+        reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], phase, static_cast<int>(blockIdx.x), s.rank));
+    if (ordered) {
+      storeReleaseSys(signal, value);
+    } else {
+      storeRelaxedSys(signal, value);
+    }
     unsigned long long observed = 0;
     ok = waitAtLeast(flagSlot(s.flags[s.rank], phase, static_cast<int>(blockIdx.x), peer), value, s.timeoutNs,
-                     &observed);
+                     &observed, at == BarrierAt::Start || ordered);
     if (!ok) recordFailure(s, numbers, step, peer, observed, value);
   }
   return __syncthreads_or(!ok) == 0;

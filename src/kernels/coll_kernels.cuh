@@ -109,6 +109,11 @@ struct CollSyncArgs {
   int collective = 0;         ///< peerlink::Collective, for the failure record
   unsigned int peerMask = 0;  ///< send/recv kernels: the peers of this set; collectives: every rank
   bool p2p = false;           ///< send/recv: pair counters and the p2p flag phases
+  /// Whether some rank of the call stores into another rank's memory (pushed copies, two-shot outputs): the
+  /// end barrier then releases the block's stores and acquires the peers'. When every access to a peer is
+  /// a load, the end barrier only says "done reading" and is relaxed (the stores are local, and the kernel
+  /// boundary orders them for the next kernel).
+  bool peersStore = true;
 };
 
 /// LL one-shot (every collective's small messages): each rank stores its message for rank p, packed with

@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(kPushThreads, 1)
     shared.signaled = 0;
   }
   readNumbers(args.sync, &shared.numbers);
-  if (blockBarrier(args.sync, shared.numbers, kPhaseStart, kStepStartBarrier)) {
+  if (blockBarrier(args.sync, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
     Rounds rounds{args.chunkBytes / sizeof(S), 0, shared.numbers.seq << kRoundBits};
     for (int p = 0; p < args.sync.nranks; ++p) rounds.longest = max(rounds.longest, args.shardCount[p]);
     if (threadIdx.x < kSenderThreads) {
@@ -257,7 +257,8 @@ __global__ void __launch_bounds__(kPushThreads, 1)
       reduceRounds<Type, Op>(args, shared, rounds);
     }
     __syncthreads();
-    if (args.endBarrier && shared.failed == 0) blockBarrier(args.sync, shared.numbers, kPhaseEnd, kStepEndBarrier);
+    if (args.endBarrier && shared.failed == 0)
+      blockBarrier(args.sync, shared.numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
   }
   finishKernel(args.sync, shared.numbers);
 }

@@ -104,9 +104,9 @@ template <int Type, int Op>
 __global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __grid_constant__ CollReduceArgs args) {
   __shared__ KernelNumbers numbers;
   readNumbers(args.sync, &numbers);
-  if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier)) {
+  if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
     reduceRange<Type, Op>(args);
-    blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier);
+    blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
   }
   finishKernel(args.sync, numbers);
 }

@@ -73,6 +73,15 @@ __device__ __forceinline__ void acquireFenceSys() {
   asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
+/// Acquire load at system scope: after relaxed polls have seen a flag, one of these makes the stores the
+/// peer released before it visible to this thread's later accesses, without a fence's wait for this
+/// thread's own outstanding stores (a coherent re-read of the same flag sees at least what the polls saw).
+__device__ __forceinline__ uint64_t loadAcquireSys(const volatile uint64_t* flag) {
+  uint64_t value;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 /// Release store at system scope: every store this thread made, and those of the threads of its block
 /// that reached a __syncthreads() before it (PTX fences are cumulative), is visible to a peer GPU or the
 /// host before it sees `value`.
