@@ -19,23 +19,23 @@ constexpr std::size_t kOneShotMaxNvlink = 256 * kKiB;
 constexpr std::size_t kOneShotMaxPcie = 64 * kKiB;
 // Direct broadcast/reduce put (n-1) times the data on the root's link; two-shot 2 (n-1)/n.
 constexpr std::size_t kDirectRootMax = 256 * kKiB;
-// All-gather, all-to-all and reduce-scatter use the LL protocol, when it is not forced, while each rank puts
-// at most this on its links, (n-1) messages of twice their size: LL saves the two barriers of the direct
-// kernels (their fixed cost was ~9 us in a graph on 2xH200 against ~3-5 us for LL:
-// bench/results/2026-11-22-h200x2-round14-ll-finish and round15), at twice the bytes on the wire, which pays
-// while the extra bytes take less than that. Every rank sends and receives, so both directions of every
-// link carry the lines: on 4xH200 LL won at 1.5 MiB of lines per rank and lost at 3 MiB (all-gather 2 MiB:
-// 16.7 us LL, 14.7 direct; round 24). For 2 ranks this is the LL scratch's 1 MiB message.
-constexpr std::size_t kLlCopyWireBytes = 2048 * kKiB;
-// Broadcast loads only the root's outgoing links: on 4xH200 LL still won at 3 MiB of lines (512 KiB: 11.9 us
-// LL, 12.9 direct) and lost at 6 MiB (1 MiB: 21.0 against 15.6; round 24).
-constexpr std::size_t kLlRootWireBytes = 4096 * kKiB;
-// Off an NVLink mesh the doubled bytes share PCIe links: LL only for small messages.
+// LL carries a message, when it is not forced, while each rank puts at most a budget of lines on its links,
+// (n-1) messages of twice their size: LL saves the two barriers of the direct kernels at twice the bytes on
+// the wire, which pays while the extra bytes take less time than the barriers. Measured on H200 NVLink with
+// the barriers of round 25 (a direct kernel's fixed cost ~6-7 us in a graph against ~4-5 us for LL),
+// bench/results/2026-11-22-h200x4-round25-barriers, on 2 and 4 GPUs from 16 KiB to 4 MiB:
+// - all-gather, all-to-all, reduce-scatter (every rank sends and receives) and the reductions: LL won at
+//   768 KiB of lines per rank (4 GPUs) and lost at 1.5 MiB; on 2 GPUs it won at 512 KiB and was within
+//   +-10% either way at 1 MiB (all-reduce 512 KiB: 7.9 us LL, 8.4 two-shot; all-gather 1 MiB: 7.6 LL, 7.4
+//   direct). One budget for all: 1 MiB.
+constexpr std::size_t kLlWireBytes = 1024 * kKiB;
+// - broadcast loads only the root's outgoing links: LL won at 1.5 MiB of lines on 4 GPUs (256 KiB: 7.4 us
+//   LL, 8.5 direct) and 1 MiB on 2, lost at 3 MiB on 4 (512 KiB: 11.7 against 9.2) and 2 MiB on 2 (1 MiB:
+//   8.7-9.1 against 8.4).
+constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
+// Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
+// messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
-// A reduction past the one-shot size limit stays LL while a rank's links carry at most this: on 2xH200 a
-// 1 MiB all-reduce took 11.5 us LL (2 MiB of lines) against 12.2 two-shot (rounds 19 and 16); on 4xH200
-// 512 KiB took 16.4 us LL (3 MiB of lines, round 23) against 13.7 two-shot (round 12).
-constexpr std::size_t kLlReduceWireBytes = 2048 * kKiB;
 
 std::string formatBytes(std::size_t bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -160,23 +160,22 @@ LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkM
   if (bytes > llMaxBytes) return {false, ""};
   if (protocol == Protocol::Ll) return {true, "LL protocol (forced by PEERLINK_PROTO=LL)"};
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
-  // All-reduce and reduce use LL whenever chooseAlgorithm picked one-shot (its size rule decides).
   std::size_t limit = llMaxBytes;
-  if (!reducesWholeMessages(collective)) {
-    const std::size_t wire = collective == Collective::Broadcast ? kLlRootWireBytes : kLlCopyWireBytes;
-    limit = nvlinkMesh ? llWireLimit(nranks, llMaxBytes, wire) : kLlCopyMaxPcie;
+  if (nvlinkMesh) {
+    limit = llWireLimit(nranks, llMaxBytes, collective == Collective::Broadcast ? kLlRootWireBytes : kLlWireBytes);
+  } else if (!reducesWholeMessages(collective)) {
+    limit = kLlCopyMaxPcie;  // off a mesh all-reduce and reduce take LL wherever one-shot's own limit allows
   }
   if (bytes > limit) return {false, ""};
   return {true, "LL protocol (<= " + formatBytes(limit) + " per message: one flag wait, no barrier)"};
 }
 
 // A reduction past the one-shot size limit on an NVLink mesh still runs LL one-shot while its lines fit
-// kLlReduceWireBytes: one flag wait beats two-shot's two barriers (on 2xH200 a 512 KiB all-reduce took
-// 9.8 us two-shot, 7.9 LL: rounds 16 and 19).
+// kLlWireBytes (2 ranks: up to 512 KiB; 2 GPUs, 512 KiB: 7.9 us LL, 8.4 two-shot, round 25).
 bool llInsteadOfTwoShot(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
                         const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
   return reducesWholeMessages(collective) && algorithm.algorithm == Algorithm::TwoShot && !algorithm.forced &&
-         nvlinkMesh && protocol != Protocol::Simple && bytes <= llWireLimit(nranks, llMaxBytes, kLlReduceWireBytes);
+         nvlinkMesh && protocol != Protocol::Simple && bytes <= llWireLimit(nranks, llMaxBytes, kLlWireBytes);
 }
 
 std::string joined(const std::string& reason, const std::string& more) {
@@ -234,7 +233,7 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
   if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes)) {
     return {Algorithm::OneShot, Kernel::Ll,
             why + "; but LL one-shot puts " + formatBytes(2 * static_cast<std::size_t>(nranks - 1) * bytes) +
-                " <= " + formatBytes(kLlReduceWireBytes) + " of lines on a rank's links: one step, no barrier"};
+                " <= " + formatBytes(kLlWireBytes) + " of lines on a rank's links: one step, no barrier"};
   }
   switch (collective) {
     case Collective::AllReduce:

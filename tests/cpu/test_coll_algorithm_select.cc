@@ -130,11 +130,10 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const std::vector<int> devices = allDevices(vm);
   const int n = static_cast<int>(devices.size());
   const std::size_t llMax = 1024 * kKiB;
-  // Copy collectives: LL while a rank's links carry at most 2 MiB of lines, 2 (n-1) x the message (broadcast,
-  // which loads only the root's links, 4 MiB).
-  const std::size_t copyLimit = 2048 * kKiB / (2 * 3);
-  const std::size_t rootLimit = 4096 * kKiB / (2 * 3);
-  const std::size_t reduceLimit = 2048 * kKiB / (2 * 3);
+  // LL while a rank's links carry at most 1 MiB of lines, 2 (n-1) x the message (broadcast, which loads only
+  // the root's links, 1.5 MiB).
+  const std::size_t wireLimit = 1024 * kKiB / (2 * 3);
+  const std::size_t rootLimit = 1536 * kKiB / (2 * 3);
   const auto kernelOf = [&](Collective collective, std::size_t bytes, Protocol protocol, bool inPlace = false) {
     return chooseKernel(collective, bytes, inPlace, n, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
                         llMax)
@@ -142,45 +141,47 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   };
   for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Auto), Kernel::Ll);  // one-shot's limit on a mesh
-    // Past it, LL one-shot still while a rank's links carry at most 2 MiB of lines (4 ranks: 2 MiB / 6),
-    // then two-shot.
-    EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, reduceLimit, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, reduceLimit + 1, Protocol::Auto), Kernel::TwoShot);
+    EXPECT_EQ(kernelOf(collective, wireLimit, Protocol::Auto), Kernel::Ll);
+    // Past the budget, direct reads while one-shot's size rule holds (256 KiB on a mesh), then two-shot.
+    EXPECT_EQ(kernelOf(collective, wireLimit + 1, Protocol::Auto), Kernel::DirectOneShot);
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Auto), Kernel::DirectOneShot);
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Auto), Kernel::TwoShot);
     EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Simple), Kernel::TwoShot);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), Kernel::DirectOneShot);
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Ll), Kernel::Ll);  // forced: wherever one-shot runs
   }
-  // PEERLINK_ALGO=TWOSHOT keeps two-shot where LL would otherwise take over.
-  const AlgorithmChoice forced = chooseAlgorithm(Collective::AllReduce, 320 * kKiB, vm, devices, Algorithm::TwoShot);
-  EXPECT_TRUE(forced.forced);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 320 * kKiB, false, n, true, forced, Protocol::Auto, llMax).kernel,
-            Kernel::TwoShot);
-  const KernelChoice overTwoShot =
-      chooseKernel(Collective::AllReduce, 320 * kKiB, false, n, true,
-                   chooseAlgorithm(Collective::AllReduce, 320 * kKiB, vm, devices), Protocol::Auto, llMax);
-  EXPECT_EQ(overTwoShot.algorithm, Algorithm::OneShot);
-  EXPECT_EQ(overTwoShot.reason,
-            "320 KiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); but LL "
-            "one-shot puts 1.9 MiB <= 2 MiB of lines on a rank's links: one step, no barrier");
-  // 2 ranks: up to the LL scratch's 1 MiB.
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, llMax, false, 2, true,
-                         chooseAlgorithm(Collective::AllReduce, llMax, vm, {0, 1}), Protocol::Auto, llMax)
+  // 2 ranks: LL one-shot past one-shot's 256 KiB while the lines fit (512 KiB), then two-shot.
+  const std::vector<int> two = {0, 1};
+  const auto kernelOfTwo = [&](Collective collective, std::size_t bytes, const AlgorithmChoice& algorithm) {
+    return chooseKernel(collective, bytes, false, 2, true, algorithm, Protocol::Auto, llMax);
+  };
+  EXPECT_EQ(kernelOfTwo(Collective::AllReduce, 512 * kKiB, chooseAlgorithm(Collective::AllReduce, 512 * kKiB, vm, two))
                 .kernel,
             Kernel::Ll);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, llMax + 1, false, 2, true,
-                         chooseAlgorithm(Collective::AllReduce, llMax + 1, vm, {0, 1}), Protocol::Auto, llMax)
+  EXPECT_EQ(kernelOfTwo(Collective::AllReduce, 512 * kKiB + 1,
+                        chooseAlgorithm(Collective::AllReduce, 512 * kKiB + 1, vm, two))
                 .kernel,
             Kernel::TwoShot);
+  const KernelChoice overTwoShot =
+      kernelOfTwo(Collective::AllReduce, 320 * kKiB, chooseAlgorithm(Collective::AllReduce, 320 * kKiB, vm, two));
+  EXPECT_EQ(overTwoShot.algorithm, Algorithm::OneShot);
+  EXPECT_EQ(overTwoShot.reason,
+            "320 KiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1x the data per rank, 2 steps); but LL "
+            "one-shot puts 640 KiB <= 1 MiB of lines on a rank's links: one step, no barrier");
+  // PEERLINK_ALGO=TWOSHOT keeps two-shot where LL would otherwise take over.
+  const AlgorithmChoice forced = chooseAlgorithm(Collective::AllReduce, 320 * kKiB, vm, two, Algorithm::TwoShot);
+  EXPECT_TRUE(forced.forced);
+  EXPECT_EQ(kernelOfTwo(Collective::AllReduce, 320 * kKiB, forced).kernel, Kernel::TwoShot);
   // One-shot in place without LL would overwrite inputs the peers still read.
   EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Simple, true), Kernel::TwoShot);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Auto, true), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, wireLimit + 1, Protocol::Auto, true), Kernel::TwoShot);
   const std::vector<std::pair<Collective, Kernel>> copies = {{Collective::AllGather, Kernel::Copy},
                                                              {Collective::AllToAll, Kernel::Copy},
                                                              {Collective::ReduceScatter, Kernel::ReduceScatter},
                                                              {Collective::Broadcast, Kernel::Copy}};
   for (const auto& [collective, simple] : copies) {
-    const std::size_t limit = collective == Collective::Broadcast ? rootLimit : copyLimit;
+    const std::size_t limit = collective == Collective::Broadcast ? rootLimit : wireLimit;
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, limit, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, limit + 1, Protocol::Auto), simple) << collectiveName(collective);
@@ -192,23 +193,26 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const AlgorithmChoice large = chooseAlgorithm(Collective::Broadcast, 1024 * kKiB, vm, devices);
   EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, n, true, large, Protocol::Auto, llMax).algorithm,
             Algorithm::TwoShot);
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, 2, true, large, Protocol::Auto, llMax).kernel,
-            Kernel::Ll);  // 2 ranks: the root's link carries 2 MiB of lines
-  // 8 ranks: the copy limit shrinks to 2 MiB / 14.
-  EXPECT_EQ(chooseKernel(Collective::AllGather, 2048 * kKiB / 14, false, 8, true,
-                         chooseAlgorithm(Collective::AllGather, 2048 * kKiB / 14, vm, devices), Protocol::Auto, llMax)
+  // 2 ranks: the root's link carries up to 1.5 MiB of lines.
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 768 * kKiB, false, 2, true, large, Protocol::Auto, llMax).kernel,
+            Kernel::Ll);
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 768 * kKiB + 1, false, 2, true, large, Protocol::Auto, llMax).kernel,
+            Kernel::Copy);
+  // 8 ranks: the limit shrinks to 1 MiB / 14.
+  EXPECT_EQ(chooseKernel(Collective::AllGather, 1024 * kKiB / 14, false, 8, true,
+                         chooseAlgorithm(Collective::AllGather, 1024 * kKiB / 14, vm, devices), Protocol::Auto, llMax)
                 .kernel,
             Kernel::Ll);
   EXPECT_EQ(
-      chooseKernel(Collective::AllGather, 2048 * kKiB / 14 + 1, false, 8, true,
-                   chooseAlgorithm(Collective::AllGather, 2048 * kKiB / 14 + 1, vm, devices), Protocol::Auto, llMax)
+      chooseKernel(Collective::AllGather, 1024 * kKiB / 14 + 1, false, 8, true,
+                   chooseAlgorithm(Collective::AllGather, 1024 * kKiB / 14 + 1, vm, devices), Protocol::Auto, llMax)
           .kernel,
       Kernel::Copy);
-  // 2 ranks: every copy collective up to the LL scratch's 1 MiB, as before the 4-GPU tuning.
+  // 2 ranks: up to 512 KiB.
   for (Collective collective : {Collective::AllGather, Collective::AllToAll, Collective::ReduceScatter}) {
-    EXPECT_EQ(chooseKernel(collective, llMax, false, 2, true, chooseAlgorithm(collective, llMax, vm, {0, 1}),
-                           Protocol::Auto, llMax)
-                  .kernel,
+    EXPECT_EQ(kernelOfTwo(collective, 512 * kKiB, chooseAlgorithm(collective, 512 * kKiB, vm, two)).kernel, Kernel::Ll)
+        << collectiveName(collective);
+    EXPECT_NE(kernelOfTwo(collective, 512 * kKiB + 1, chooseAlgorithm(collective, 512 * kKiB + 1, vm, two)).kernel,
               Kernel::Ll)
         << collectiveName(collective);
   }
@@ -216,7 +220,7 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
       chooseKernel(Collective::AllGather, 4 * kKiB, false, n, true,
                    chooseAlgorithm(Collective::AllGather, 4 * kKiB, vm, devices), Protocol::Auto, llMax);
   EXPECT_EQ(small.reason,
-            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 341.3 KiB per "
+            "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 170.7 KiB per "
             "message: one flag wait, no barrier)");
 }
 
