@@ -141,6 +141,9 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     const auto sharing = std::count(devices.begin(), devices.end(), rank.device);
     state.maxBlocks = std::min(state.maxBlocks, std::max(1, rank.smCount / static_cast<int>(sharing)));
   }
+  if (const auto cap = params.getInt("PEERLINK_COLL_MAX_BLOCKS"); cap > 0) {
+    state.maxBlocks = std::min(state.maxBlocks, static_cast<int>(cap));
+  }
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

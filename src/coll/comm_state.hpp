@@ -89,7 +89,7 @@ struct CommState {
   Protocol protocol = Protocol::Auto;  ///< PEERLINK_PROTO
   PushMode push = PushMode::Auto;      ///< PEERLINK_COLL_PUSH
   bool nvlinkMesh = false;             ///< every pair of the ranks' GPUs on NVLink (isNvlinkMesh)
-  int maxBlocks = 1;                   ///< grid cap: the smallest SM count of the ranks' GPUs
+  int maxBlocks = 1;  ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group

@@ -168,7 +168,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        "How two-shot all-reduce and reduce-scatter move data past LL: 1 pushes (each rank stores its pieces into "
        "the owners' stage buffers, they reduce locally and store the results; experimental, slower today, and "
-       "allocates nranks x 8 MiB per GPU), 0 and AUTO read peers' inputs directly."},
+       "allocates nranks x 16 MiB per GPU), 0 and AUTO read peers' inputs directly."},
+      {"PEERLINK_COLL_MAX_BLOCKS",
+       ParamType::Int,
+       "0",
+       {},
+       0,
+       256,
+       "Most thread blocks one collective kernel launches on each GPU (as NCCL_MAX_CTAS); 0: one per SM. For "
+       "tuning: fewer blocks leave SMs to other work and may load NVLink differently."},
       {"PEERLINK_COLL_SHARE_GPUS",
        ParamType::Bool,
        "0",
