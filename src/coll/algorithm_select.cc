@@ -17,7 +17,8 @@ constexpr std::size_t kOneShotMaxNvlink = 256 * kKiB;
 // Over PCIe the (n-1)-fold reads of one-shot share the switches' and root complex's links, so bandwidth
 // costs sooner.
 constexpr std::size_t kOneShotMaxPcie = 64 * kKiB;
-// Direct broadcast/reduce put (n-1) times the data on the root's link; two-shot 2 (n-1)/n.
+// Direct broadcast/reduce put (n-1) times the data on the root's link; two-shot, where each of the n-1
+// others owns a shard, once.
 constexpr std::size_t kDirectRootMax = 256 * kKiB;
 // LL carries a message, when it is not forced, while each rank puts at most a budget of lines on its links,
 // (n-1) messages of twice their size: LL saves the two barriers of the direct kernels at twice the bytes on
@@ -134,8 +135,7 @@ AlgorithmChoice rootedRule(std::size_t bytes, int n) {
     return {Algorithm::OneShot, perRank(bytes) + " <= " + formatBytes(kDirectRootMax) + ": direct (latency-bound)"};
   }
   return {Algorithm::TwoShot, perRank(bytes) + " > " + formatBytes(kDirectRootMax) +
-                                  ": two-shot (the root's link carries " + times(2.0 * (n - 1) / n) +
-                                  " the data, not " + times(n - 1) + ")"};
+                                  ": two-shot (the root's link carries the data once, not " + times(n - 1) + ")"};
 }
 
 // Whether LL carries a one-shot message of `bytes`, and why.

@@ -50,11 +50,18 @@ class PlanBuilder {
   void reduce(std::size_t chunkIndex, int phase, BufferRef dst, std::vector<BufferRef> srcs, std::size_t count,
               bool finish);
   /// A copy carried out by `executor`, which may store into another rank's buffer (a push). Only for
-  /// kernels that do store to peers (broadcast two-shot, all-gather and all-to-all direct, the push
-  /// reductions): copy() and reduce() pull, executed by dst's rank.
+  /// kernels that do store to peers (broadcast and reduce two-shot, all-gather and all-to-all direct, the
+  /// push reductions): copy() and reduce() pull, executed by dst's rank.
   void pushCopy(std::size_t chunkIndex, int phase, int executor, BufferRef dst, BufferRef src, std::size_t count) {
     if (count == 0) return;
     pending_[{chunkIndex, phase}].push_back(Transfer{executor, TransferKind::Copy, dst, {src}, count, false});
+  }
+  /// A reduction carried out by `executor` into another rank's buffer (reduce two-shot), as pushCopy.
+  void pushReduce(std::size_t chunkIndex, int phase, int executor, BufferRef dst, std::vector<BufferRef> srcs,
+                  std::size_t count, bool finish) {
+    if (count == 0) return;
+    pending_[{chunkIndex, phase}].push_back(
+        Transfer{executor, TransferKind::Reduce, dst, std::move(srcs), count, finish});
   }
 
   /// Chunk c's phase p runs at step c + p (pipelined) when `pipelined`, else at step p with every chunk

@@ -37,6 +37,21 @@ void pushBlocks(PlanBuilder& b, bool perDestination) {
   b.emit(false);
 }
 
+// Rank r's part of the count cut among the n-1 non-root ranks, k = (r - root - 1) mod n (the rooted two-shot
+// kernels, broadcast and reduce, cut it the same way: comm_launch.cc).
+ElementRange nonRootShard(const PlanBuilder& b, int r) {
+  return partitionRange(b.count(), b.nranks() - 1, b.wrap(r - b.root() - 1), b.alignElements());
+}
+
+// Chunks every non-root shard alike, from the largest.
+void setNonRootChunks(PlanBuilder& b) {
+  std::size_t largest = 0;
+  for (int r = 0; r < b.nranks(); ++r) {
+    if (r != b.root()) largest = std::max(largest, nonRootShard(b, r).count);
+  }
+  b.setChunks(largest);
+}
+
 }  // namespace
 
 // Each rank reads every rank's whole buffer and reduces locally. In place a rank would overwrite data its
@@ -254,12 +269,7 @@ void buildBroadcastDirect(PlanBuilder& b) {
 void buildBroadcastTwoShot(PlanBuilder& b) {
   const int n = b.nranks();
   const int root = b.root();
-  const auto shardOf = [&](int r) { return partitionRange(b.count(), n - 1, b.wrap(r - root - 1), b.alignElements()); };
-  std::size_t largest = 0;
-  for (int r = 0; r < n; ++r) {
-    if (r != root) largest = std::max(largest, shardOf(r).count);
-  }
-  b.setChunks(largest);
+  setNonRootChunks(b);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
     if (!b.inPlace()) {
       const ElementRange all = b.chunk({0, b.count()}, c);
@@ -267,7 +277,7 @@ void buildBroadcastTwoShot(PlanBuilder& b) {
     }
     for (int r = 0; r < n; ++r) {
       if (r == root) continue;
-      const ElementRange ch = b.chunk(shardOf(r), c);
+      const ElementRange ch = b.chunk(nonRootShard(b, r), c);
       for (int p = 1; p <= n; ++p) {
         const int to = b.wrap(r + p);  // p = n is r itself: its own output last
         if (to != root) b.pushCopy(c, 0, r, b.recv(to, ch.begin), b.send(root, ch.begin), ch.count);
@@ -287,28 +297,25 @@ void buildReduceDirect(PlanBuilder& b) {
   b.emit(false);
 }
 
-// Phase 0 (reduce-scatter): rank r reduces shard s_r from every rank into its scratch (the root: straight
-// into its recv). Phase 1 (gather): the root copies each shard from its owner's scratch. In place the root
-// writes s_r of its buffer while peers read their own shards of it.
+// What the kernel does (launchReductionSet in comm_launch.cc), in one step: the count is cut among the n-1
+// non-root ranks as broadcast two-shot cuts it, rank r owning shard k = (r - root - 1) mod n; rank r reduces
+// its shard of every rank's send buffer in rank order and stores the result into the root's output (a
+// push). The root only lends its input: its links carry the data once each way (its input read once, the
+// results stored once), where reducing a shard itself as well would bring 2(n-1)/n of it in. Race-free in
+// one step: the shards are disjoint, and in place each element of the root's buffer is read and then
+// written by the one transfer that owns it.
 void buildReduceTwoShot(PlanBuilder& b) {
+  const int n = b.nranks();
   const int root = b.root();
-  const std::size_t largest = b.shard(b.count(), 0).count;
-  for (int r = 0; r < b.nranks(); ++r) b.setScratch(r, r == root ? 0 : largest);
-  b.setChunks(largest);
+  setNonRootChunks(b);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
-    for (int r = 0; r < b.nranks(); ++r) {
-      const ElementRange shard = b.shard(b.count(), r);
-      const ElementRange ch = b.chunk(shard, c);
-      if (r == root) {
-        b.reduce(c, 0, b.recv(root, ch.begin), sendsOf(b, ch.begin), ch.count, true);
-        continue;
-      }
-      const BufferRef partial = b.scratch(r, ch.begin - shard.begin);
-      b.reduce(c, 0, partial, sendsOf(b, ch.begin), ch.count, true);
-      b.copy(c, 1, b.recv(root, ch.begin), partial, ch.count);
+    for (int r = 0; r < n; ++r) {
+      if (r == root) continue;
+      const ElementRange ch = b.chunk(nonRootShard(b, r), c);
+      b.pushReduce(c, 0, r, b.recv(root, ch.begin), sendsOf(b, ch.begin), ch.count, true);
     }
   }
-  b.emit(true);
+  b.emit(false);
 }
 
 void buildAllToAllDirect(PlanBuilder& b) {

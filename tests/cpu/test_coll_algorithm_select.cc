@@ -92,7 +92,7 @@ TEST(AlgorithmSelect, ReasonsNameSizesAndLinks) {
             "16 MiB per rank > 64 KiB, no NVLink mesh (GPU 0 -> 1 PXB): ring (reads 1.5x the data per rank, "
             "neighbours only)");
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1 * kMiB, pcie, allDevices(pcie)).reason,
-            "1 MiB per rank > 256 KiB: two-shot (the root's link carries 1.5x the data, not 3x)");
+            "1 MiB per rank > 256 KiB: two-shot (the root's link carries the data once, not 3x)");
   EXPECT_EQ(chooseAlgorithm(Collective::AllToAll, 1 * kMiB, pcie, allDevices(pcie)).reason,
             "the collective's only algorithm");
 }

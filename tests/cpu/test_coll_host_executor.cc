@@ -82,13 +82,15 @@ TEST(HostExecutor, CatchesOutOfBoundsAndWritesToTheSendBuffer) {
 }
 
 TEST(HostExecutor, DescribesPlans) {
-  const Plan plan = buildPlan(Collective::Reduce, Algorithm::TwoShot, 2, 40, 1, false, 0, DataType::F32);
+  // Two-shot reduce: the non-root ranks (2, then 0) each reduce half into the root's output.
+  const Plan plan = buildPlan(Collective::Reduce, Algorithm::TwoShot, 3, 40, 1, false, 0, DataType::F32);
   const std::string text = describePlan(plan);
-  EXPECT_NE(text.find("reduce/two_shot n=2 count=40 f32 root=1 out-of-place: 2 steps"), std::string::npos) << text;
-  EXPECT_NE(text.find("rank 0: reduce rank 0 scratch[0, 20) <- rank 0 input[0, 20), rank 1 input[0, 20) (finish)"),
+  EXPECT_NE(text.find("reduce/two_shot n=3 count=40 f32 root=1 out-of-place: 1 steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 2: reduce rank 1 output[0, 20) <- rank 0 input[0, 20), rank 1 input[0, 20), rank 2 "
+                      "input[0, 20) (finish)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("rank 1: copy rank 1 output[0, 20) <- rank 0 scratch[0, 20)"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 0: reduce rank 1 output[20, 40) <- rank 0 input[20, 40)"), std::string::npos) << text;
 }
 
 }  // namespace

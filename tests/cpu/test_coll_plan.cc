@@ -440,7 +440,11 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   EXPECT_EQ(remoteReadElements(broadcastTwoShot), (V{3 * 1364, 0, 3 * 1368, 3 * 1364}));
   EXPECT_EQ(remoteWriteElements(broadcastTwoShot), (V{2 * 1364, 0, 2 * 1368, 2 * 1364}));  // the other two
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::OneShot, 1), (V{0, 3 * count, 0, 0}));
-  EXPECT_EQ(reads(Collective::Reduce, Algorithm::TwoShot, 1), (V{3 * shard, 6 * shard, 3 * shard, 3 * shard}));
+  // Two-shot reduce, root 1: ranks 2, 3, 0 reduce the same shards as broadcast's from every rank (3 peers
+  // each) and store the results into the root; the root reads and stores nothing.
+  const Plan reduceTwoShot = buildPlan(Collective::Reduce, Algorithm::TwoShot, n, count, 1, false, 0, DataType::F32);
+  EXPECT_EQ(remoteReadElements(reduceTwoShot), (V{3 * 1364, 0, 3 * 1368, 3 * 1364}));
+  EXPECT_EQ(remoteWriteElements(reduceTwoShot), (V{1364, 0, 1368, 1364}));
   EXPECT_EQ(reads(Collective::AllToAll, Algorithm::OneShot), V(4, 0));
   EXPECT_EQ(writes(Collective::AllToAll, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::SendRecv, Algorithm::OneShot), V(4, count));
