@@ -214,7 +214,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
           args.begin = 0;
           args.end = call.count;
         }
-      } else if (reduce) {
+      } else if (reduce && n > 1) {
         // Two-shot reduce: the count is cut among the n-1 non-root ranks; each reduces its shard into the
         // root's output, so the root's links carry the data once each way (its input read, the results
         // stored) instead of 2(n-1)/n of it coming in (on 4xH200, 512 MiB: 2.29 ms with the root reducing a
@@ -228,7 +228,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
         }
         const std::size_t parts = static_cast<std::size_t>(n - 1);
         workBytes = (call.count + parts - 1) / parts * size;
-      } else {  // two-shot all-reduce: this rank's shard, into every output
+      } else {  // two-shot all-reduce (and a forced two-shot reduce of one rank): its shard, into every output
         const ElementRange shard = shardOf(call, n, r);
         args.begin = shard.begin;
         args.end = shard.begin + shard.count;
