@@ -200,34 +200,26 @@ std::vector<ProbeResult> probeFlagHandshakes(Transport& transport, const std::ve
       h.channel.reset();
     }
   }
-  for (Handshake& h : handshakes) {
-    if (!h.channel) continue;
-    try {
-      waitForStream(h.sendStream->get(), options.timeout, "filling the handshake's message");
-      waitForStream(h.receiveStream->get(), options.timeout, "poisoning the handshake's destination");
-    } catch (const Error& error) {
-      h.result.error = error.what();
-      h.channel.reset();
+  // Runs `step` on every handshake still live; an error is recorded on it and, with `drop`, ends it (a
+  // failed send keeps it: its receive is already launched and must still be waited for).
+  const auto eachLive = [&handshakes](bool drop, const auto& step) {
+    for (Handshake& h : handshakes) {
+      if (!h.channel) continue;
+      try {
+        step(h);
+      } catch (const Error& error) {
+        h.result.error = error.what();
+        if (drop) h.channel.reset();
+      }
     }
-  }
+  };
+  eachLive(true, [&](Handshake& h) {
+    waitForStream(h.sendStream->get(), options.timeout, "filling the handshake's message");
+    waitForStream(h.receiveStream->get(), options.timeout, "poisoning the handshake's destination");
+  });
   // Every receiver is waiting before any sender stores: the kernels of both GPUs are resident together.
-  for (Handshake& h : handshakes) {
-    if (!h.channel) continue;
-    try {
-      h.channel->receive(h.received->data(), kMessageBytes, h.receiveStream->get());
-    } catch (const Error& error) {
-      h.result.error = error.what();
-      h.channel.reset();
-    }
-  }
-  for (Handshake& h : handshakes) {
-    if (!h.channel) continue;
-    try {
-      h.channel->send(h.sent->data(), kMessageBytes, h.sendStream->get());
-    } catch (const Error& error) {
-      h.result.error = error.what();
-    }
-  }
+  eachLive(true, [&](Handshake& h) { h.channel->receive(h.received->data(), kMessageBytes, h.receiveStream->get()); });
+  eachLive(false, [&](Handshake& h) { h.channel->send(h.sent->data(), kMessageBytes, h.sendStream->get()); });
   // The receive kernels give up at their own deadline (PEERLINK_TIMEOUT_MS of the transport's parameters,
   // which the doctor sets to its probe timeout); the host waits a little longer than that.
   const auto hostTimeout = options.timeout * 2 + std::chrono::milliseconds(500);
