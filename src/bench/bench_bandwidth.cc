@@ -22,12 +22,9 @@ namespace peerlink {
 namespace {
 
 BenchCell oneWayCell(BenchContext& context, const Route& route, int src, int dst, std::size_t bytes) {
-  BenchCell cell;
-  cell.src = src;
-  cell.dst = dst;
+  BenchCell cell = pairCell(src, dst, bytes);
   // A relay split across several GPUs is shown as a matrix cell of the pair; one relay GPU as "via k".
   cell.via = route.mode == RouteMode::Relay && route.relayStripes.size() <= 1 ? route.relayGpu : -1;
-  cell.bytes = bytes;
   cell.route = describeRoute(context.topology, {src, dst, bytes, Placement::SameProcess}, route);
   const GpuPair& pair = context.topology.pair(src, dst);
   cell.expectedGBps = route.mode == RouteMode::Direct ? pair.expectedGBps : 0;
@@ -55,42 +52,27 @@ void measureOneWay(BenchContext& context, BenchCell& cell, const Route& route) {
 }  // namespace
 
 void runOneWayCase(BenchContext& context, BenchCaseResult& result, RouteMode mode, Engine engine, Direction direction) {
-  for (std::size_t bytes : context.sizes) {
-    for (int src : context.devices) {
-      for (int dst : context.devices) {
-        if (src == dst) continue;
-        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
-        Route route;
-        try {
-          route = forcedRoute(context, src, dst, bytes, mode, engine, direction);
-        } catch (const Error& error) {
-          BenchCell cell;
-          cell.src = src;
-          cell.dst = dst;
-          cell.bytes = bytes;
-          cell.error = error.what();
-          result.cells.push_back(cell);
-          continue;
-        }
-        measureCell(result, oneWayCell(context, route, src, dst, bytes),
-                    [&](BenchCell& cell) { measureOneWay(context, cell, route); });
-      }
+  forEachPair(context, result, context.sizes, [&](int src, int dst, std::size_t bytes) {
+    Route route;
+    try {
+      route = forcedRoute(context, src, dst, bytes, mode, engine, direction);
+    } catch (const Error& error) {
+      BenchCell cell = pairCell(src, dst, bytes);
+      cell.error = error.what();
+      result.cells.push_back(cell);
+      return;
     }
-  }
+    measureCell(result, oneWayCell(context, route, src, dst, bytes),
+                [&](BenchCell& cell) { measureOneWay(context, cell, route); });
+  });
 }
 
 void runSplitRelayCase(BenchContext& context, BenchCaseResult& result) {
-  for (std::size_t bytes : context.sizes) {
-    for (int src : context.devices) {
-      for (int dst : context.devices) {
-        if (src == dst) continue;
-        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
-        const Route route = forcedRoute(context, src, dst, bytes, RouteMode::Relay, Engine::Sm, Direction::Read);
-        measureCell(result, oneWayCell(context, route, src, dst, bytes),
-                    [&](BenchCell& cell) { measureOneWay(context, cell, route); });
-      }
-    }
-  }
+  forEachPair(context, result, context.sizes, [&](int src, int dst, std::size_t bytes) {
+    const Route route = forcedRoute(context, src, dst, bytes, RouteMode::Relay, Engine::Sm, Direction::Read);
+    measureCell(result, oneWayCell(context, route, src, dst, bytes),
+                [&](BenchCell& cell) { measureOneWay(context, cell, route); });
+  });
 }
 
 void runRelayCase(BenchContext& context, BenchCaseResult& result, Engine engine) {

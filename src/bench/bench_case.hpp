@@ -1,6 +1,8 @@
 // What a benchmark case is inside the library: its public info, when it cannot run, and how it runs.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -47,6 +49,31 @@ void runPutSignalLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runLlLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result);
 void runCrossProcessCase(BenchContext& context, BenchCaseResult& result, bool cumem);
+
+/// Calls fn(src, dst, bytes) for every size of `sizes` and, within it, every ordered pair of distinct GPUs
+/// in use, reporting each as progress: the sweep of the per-pair cases.
+template <typename Fn>
+void forEachPair(const BenchContext& context, const BenchCaseResult& result, const std::vector<std::size_t>& sizes,
+                 Fn&& fn) {
+  for (std::size_t bytes : sizes) {
+    for (int src : context.devices) {
+      for (int dst : context.devices) {
+        if (src == dst) continue;
+        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
+        fn(src, dst, bytes);
+      }
+    }
+  }
+}
+
+/// A cell of `bytes` from GPU src to GPU dst, to be measured.
+inline BenchCell pairCell(int src, int dst, std::size_t bytes) {
+  BenchCell cell;
+  cell.src = src;
+  cell.dst = dst;
+  cell.bytes = bytes;
+  return cell;
+}
 
 /// The sizes latency cases use: small messages, whatever -b/-e say.
 const std::vector<std::size_t>& latencySizes();

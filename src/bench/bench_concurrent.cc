@@ -127,63 +127,53 @@ void runAllPairsCase(BenchContext& context, BenchCaseResult& result) {
 // Unified memory: a managed buffer preferred on GPU(row) and advised as accessed by GPU(column) (which maps
 // it instead of migrating pages), read by a copy kernel on GPU(column) into its own memory.
 void runManagedCase(BenchContext& context, BenchCaseResult& result) {
-  for (std::size_t bytes : context.sizes) {
-    for (int src : context.devices) {
-      for (int dst : context.devices) {
-        if (src == dst) continue;
-        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
-        BenchCell cell;
-        cell.src = src;
-        cell.dst = dst;
-        cell.bytes = bytes;
-        cell.route =
-            fmt::format("managed memory preferred on GPU {}, accessed by GPU {}; copy kernel on GPU {}", src, dst, dst);
-        measureCell(result, cell, [&](BenchCell& measured) {
-          // Never ask for more managed memory than the card has free: over-subscription can hang the GPU.
-          std::size_t free = 0, total = 0;
-          {
-            DeviceGuard guard(src);
-            PEERLINK_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-          }
-          if (bytes > free / 2) {
-            throw Error(ErrorCode::Unsupported, fmt::format("{} bytes of managed memory would exceed half of GPU {}'s "
-                                                            "free memory ({} bytes)",
-                                                            bytes, src, free));
-          }
-          context.transport.enablePeerAccess(dst, src);
-          void* managed = nullptr;
-          PEERLINK_CUDA_CHECK(cudaMallocManaged(&managed, bytes));
-          struct ManagedFree {
-            void* pointer;
-            ~ManagedFree() { cudaFree(pointer); }
-          } release{managed};
-          cudaMemLocation preferred{cudaMemLocationTypeDevice, src};
-          cudaMemLocation accessor{cudaMemLocationTypeDevice, dst};
-          PEERLINK_CUDA_CHECK(cudaMemAdvise(managed, bytes, cudaMemAdviseSetPreferredLocation, preferred));
-          PEERLINK_CUDA_CHECK(cudaMemAdvise(managed, bytes, cudaMemAdviseSetAccessedBy, accessor));
-          const std::uint64_t seed = 0x0A110000ull + bytes;
-          {
-            DeviceGuard guard(src);
-            kernels::launchFillPattern(managed, bytes, seed, nullptr);  // first touch on GPU src places the pages
-            PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-          }
-          DeviceBuffer target(dst, bytes);
-          Stream stream(dst);
-          const int sms = context.topology.gpus[static_cast<std::size_t>(dst)].smCount;
-          DeviceGuard guard(dst);
-          if (context.options.verify) {
-            kernels::launchSmCopy(target.data(), managed, bytes, sms, stream.get());
-            measured.verified = true;
-            measured.wrongBytes = PatternChecker(dst).checkPattern(target.data(), bytes, seed, stream.get()).mismatches;
-          }
-          fillTiming(measured,
-                     timeIterations(dst, stream.get(), context.options.warmup, context.options.iterations, [&](int) {
-                       kernels::launchSmCopy(target.data(), managed, bytes, sms, stream.get());
-                     }));
-        });
+  forEachPair(context, result, context.sizes, [&](int src, int dst, std::size_t bytes) {
+    BenchCell cell = pairCell(src, dst, bytes);
+    cell.route =
+        fmt::format("managed memory preferred on GPU {}, accessed by GPU {}; copy kernel on GPU {}", src, dst, dst);
+    measureCell(result, cell, [&](BenchCell& measured) {
+      // Never ask for more managed memory than the card has free: over-subscription can hang the GPU.
+      std::size_t free = 0, total = 0;
+      {
+        DeviceGuard guard(src);
+        PEERLINK_CUDA_CHECK(cudaMemGetInfo(&free, &total));
       }
-    }
-  }
+      if (bytes > free / 2) {
+        throw Error(ErrorCode::Unsupported, fmt::format("{} bytes of managed memory would exceed half of GPU {}'s "
+                                                        "free memory ({} bytes)",
+                                                        bytes, src, free));
+      }
+      context.transport.enablePeerAccess(dst, src);
+      void* managed = nullptr;
+      PEERLINK_CUDA_CHECK(cudaMallocManaged(&managed, bytes));
+      struct ManagedFree {
+        void* pointer;
+        ~ManagedFree() { cudaFree(pointer); }
+      } release{managed};
+      cudaMemLocation preferred{cudaMemLocationTypeDevice, src};
+      cudaMemLocation accessor{cudaMemLocationTypeDevice, dst};
+      PEERLINK_CUDA_CHECK(cudaMemAdvise(managed, bytes, cudaMemAdviseSetPreferredLocation, preferred));
+      PEERLINK_CUDA_CHECK(cudaMemAdvise(managed, bytes, cudaMemAdviseSetAccessedBy, accessor));
+      const std::uint64_t seed = 0x0A110000ull + bytes;
+      {
+        DeviceGuard guard(src);
+        kernels::launchFillPattern(managed, bytes, seed, nullptr);  // first touch on GPU src places the pages
+        PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+      }
+      DeviceBuffer target(dst, bytes);
+      Stream stream(dst);
+      const int sms = context.topology.gpus[static_cast<std::size_t>(dst)].smCount;
+      DeviceGuard guard(dst);
+      if (context.options.verify) {
+        kernels::launchSmCopy(target.data(), managed, bytes, sms, stream.get());
+        measured.verified = true;
+        measured.wrongBytes = PatternChecker(dst).checkPattern(target.data(), bytes, seed, stream.get()).mismatches;
+      }
+      fillTiming(measured,
+                 timeIterations(dst, stream.get(), context.options.warmup, context.options.iterations,
+                                [&](int) { kernels::launchSmCopy(target.data(), managed, bytes, sms, stream.get()); }));
+    });
+  });
 }
 
 }  // namespace peerlink
@@ -203,10 +193,7 @@ void runSetupCostsCase(BenchContext& context, BenchCaseResult& result) {
     for (int dst : context.devices) {
       if (src == dst) continue;
       context.progress(fmt::format("{} GPU {} -> GPU {}", result.name, src, dst));
-      BenchCell cell;
-      cell.src = src;
-      cell.dst = dst;
-      cell.bytes = bytes;
+      BenchCell cell = pairCell(src, dst, bytes);
       cell.route = fmt::format("{} -> {} cudaMemcpyPeerAsync on GPU {}", src, dst, src);
       measureCell(result, cell, [&](BenchCell& measured) {
         DeviceGuard guard(src);

@@ -75,25 +75,16 @@ void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
 }  // namespace
 
 void runCrossProcessCase(BenchContext& context, BenchCaseResult& result, bool cumem) {
-  for (std::size_t bytes : context.sizes) {
-    for (int src : context.devices) {
-      for (int dst : context.devices) {
-        if (src == dst) continue;
-        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
-        BenchCell cell;
-        cell.src = src;
-        cell.dst = dst;
-        cell.bytes = bytes;
-        cell.expectedGBps = context.topology.pair(src, dst).expectedGBps;
-        try {
-          measureShared(context, cell, cumem);
-        } catch (const Error& error) {
-          cell.error = error.what();
-        }
-        result.cells.push_back(std::move(cell));
-      }
+  forEachPair(context, result, context.sizes, [&](int src, int dst, std::size_t bytes) {
+    BenchCell cell = pairCell(src, dst, bytes);
+    cell.expectedGBps = context.topology.pair(src, dst).expectedGBps;
+    try {
+      measureShared(context, cell, cumem);
+    } catch (const Error& error) {
+      cell.error = error.what();
     }
-  }
+    result.cells.push_back(std::move(cell));
+  });
 }
 
 }  // namespace peerlink

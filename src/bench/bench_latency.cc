@@ -137,24 +137,15 @@ double llPingPongSample(BenchContext& context, int a, int b, std::size_t bytes) 
 using SampleFunction = double (*)(BenchContext&, int, int, std::size_t);
 
 void runPingPongCase(BenchContext& context, BenchCaseResult& result, SampleFunction sample, const char* how) {
-  for (std::size_t bytes : latencySizes()) {
-    for (int src : context.devices) {
-      for (int dst : context.devices) {
-        if (src == dst) continue;
-        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
-        BenchCell cell;
-        cell.src = src;
-        cell.dst = dst;
-        cell.bytes = bytes;
-        cell.route = fmt::format("{}[{}] -> {}[{}] via P2P/DIRECT/SM/write ({}, ping-pong)", src, src, dst, dst, how);
-        measureCell(result, cell, [&](BenchCell& measured) {
-          std::vector<double> samples;
-          for (int i = 0; i < context.options.iterations; ++i) samples.push_back(sample(context, src, dst, bytes));
-          fillTiming(measured, samples);
-        });
-      }
-    }
-  }
+  forEachPair(context, result, latencySizes(), [&](int src, int dst, std::size_t bytes) {
+    BenchCell cell = pairCell(src, dst, bytes);
+    cell.route = fmt::format("{}[{}] -> {}[{}] via P2P/DIRECT/SM/write ({}, ping-pong)", src, src, dst, dst, how);
+    measureCell(result, cell, [&](BenchCell& measured) {
+      std::vector<double> samples;
+      for (int i = 0; i < context.options.iterations; ++i) samples.push_back(sample(context, src, dst, bytes));
+      fillTiming(measured, samples);
+    });
+  });
 }
 
 }  // namespace
@@ -168,42 +159,33 @@ void runLlLatencyCase(BenchContext& context, BenchCaseResult& result) {
 }
 
 void runCopyEngineLatencyCase(BenchContext& context, BenchCaseResult& result) {
-  for (std::size_t bytes : latencySizes()) {
-    for (int src : context.devices) {
-      for (int dst : context.devices) {
-        if (src == dst) continue;
-        context.progress(fmt::format("{} GPU {} -> GPU {} {} bytes", result.name, src, dst, bytes));
-        BenchCell cell;
-        cell.src = src;
-        cell.dst = dst;
-        cell.bytes = bytes;
-        cell.route = fmt::format("{} -> {} cudaMemcpyPeerAsync back to back", src, dst);
-        measureCell(result, cell, [&](BenchCell& measured) {
-          context.transport.enablePeerAccess(src, dst);
-          DeviceBuffer from(src, bytes), to(dst, bytes);
-          Stream stream(src);
-          DeviceGuard guard(src);
-          Event start(src), stop(src);
-          std::vector<double> samples;
-          for (int copy = 0; copy < 10; ++copy) {  // warm-up
-            PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, stream.get()));
-          }
-          for (int i = 0; i < context.options.iterations; ++i) {
-            PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
-            for (int copy = 0; copy < kCopiesPerSample; ++copy) {
-              PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, stream.get()));
-            }
-            PEERLINK_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
-            PEERLINK_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-            float ms = 0;
-            PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-            samples.push_back(static_cast<double>(ms) * 1000.0 / kCopiesPerSample);
-          }
-          fillTiming(measured, samples);
-        });
+  forEachPair(context, result, latencySizes(), [&](int src, int dst, std::size_t bytes) {
+    BenchCell cell = pairCell(src, dst, bytes);
+    cell.route = fmt::format("{} -> {} cudaMemcpyPeerAsync back to back", src, dst);
+    measureCell(result, cell, [&](BenchCell& measured) {
+      context.transport.enablePeerAccess(src, dst);
+      DeviceBuffer from(src, bytes), to(dst, bytes);
+      Stream stream(src);
+      DeviceGuard guard(src);
+      Event start(src), stop(src);
+      std::vector<double> samples;
+      for (int copy = 0; copy < 10; ++copy) {  // warm-up
+        PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, stream.get()));
       }
-    }
-  }
+      for (int i = 0; i < context.options.iterations; ++i) {
+        PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+        for (int copy = 0; copy < kCopiesPerSample; ++copy) {
+          PEERLINK_CUDA_CHECK(cudaMemcpyPeerAsync(to.data(), dst, from.data(), src, bytes, stream.get()));
+        }
+        PEERLINK_CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+        PEERLINK_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+        float ms = 0;
+        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+        samples.push_back(static_cast<double>(ms) * 1000.0 / kCopiesPerSample);
+      }
+      fillTiming(measured, samples);
+    });
+  });
 }
 
 }  // namespace peerlink
