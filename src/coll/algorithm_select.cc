@@ -290,6 +290,22 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
   return choice;
 }
 
+bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
+  switch (choice.kernel) {
+    case Kernel::DirectOneShot:
+    case Kernel::ReduceScatter: return false;
+    case Kernel::Copy:
+      // The receivers of send/recv and of the direct broadcast pull; all-gather, all-to-all and the
+      // two-shot broadcast push.
+      if (collective == Collective::SendRecv) return false;
+      return collective != Collective::Broadcast || choice.algorithm == Algorithm::TwoShot;
+    case Kernel::Ll:
+    case Kernel::TwoShot:
+    case Kernel::PushReduce: return true;
+  }
+  return true;
+}
+
 std::vector<Algorithm> algorithmsOf(Collective collective) {
   switch (collective) {
     case Collective::AllReduce: return {Algorithm::TwoShot, Algorithm::Ring, Algorithm::OneShot};

@@ -62,6 +62,12 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
                           PushMode push = PushMode::Auto);
 
+/// Whether a call of `collective` running `choice` stores into another rank's memory (pushed copies,
+/// two-shot outputs, LL lines, the push reduction's stages). Its end barrier then releases this rank's
+/// stores and acquires the peers'; when every access to a peer is a load (one-shot and reduce-scatter
+/// reads, the direct broadcast, send/recv) it only says "done reading".
+bool storesIntoPeers(Collective collective, const KernelChoice& choice);
+
 /// The algorithms `collective` has, in order of preference for large messages.
 std::vector<Algorithm> algorithmsOf(Collective collective);
 

@@ -192,9 +192,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     CollReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    // Reduce-scatter and one-shot only load from peers (each rank writes its own output); two-shot stores
-    // its shard into the peers' outputs (reduce: the root's).
-    args.sync.peersStore = choice.kernel != Kernel::ReduceScatter && choice.kernel != Kernel::DirectOneShot;
+    args.sync.peersStore = storesIntoPeers(call.collective, choice);
     std::size_t workBytes = bytes;
     if (choice.kernel == Kernel::ReduceScatter) {
       const std::size_t segment = bytes * static_cast<std::size_t>(r);  // count is the per-rank recvCount
@@ -379,8 +377,7 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
     CollCopyArgs args = call.collective == Collective::Broadcast ? broadcastArgs(state, table, call, choice.algorithm)
                                                                  : pushArgs(table, call, n, bytes);
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    // Every copy stores into the peers' outputs but the direct broadcast's, where each rank pulls the root's.
-    args.sync.peersStore = first.collective != Collective::Broadcast || choice.algorithm == Algorithm::TwoShot;
+    args.sync.peersStore = storesIntoPeers(call.collective, choice);
     args.chunkBytes = chunkBytes;
     onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
   }
@@ -470,7 +467,7 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
     if (!active[index]) continue;
     const unsigned int mask = args[index].sync.peerMask;
     args[index].sync = syncArgs(state, r, Collective::SendRecv, true, mask);
-    args[index].sync.peersStore = false;  // each receiver pulls from its senders
+    args[index].sync.peersStore = storesIntoPeers(Collective::SendRecv, KernelChoice{});  // receivers pull
     // Send/recv sets launch directly: their streams' capture state is not checked here.
     onRank(state, r, [&] { kernels::launchCollCopy(args[index], blocks, streams[index], nullptr); });
   }

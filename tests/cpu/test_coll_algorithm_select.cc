@@ -276,6 +276,37 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
   EXPECT_FALSE(parsePushMode("yes").has_value());
 }
 
+// The end barrier releases and acquires only for calls that store into a peer's memory: a missing release
+// would let a peer read a stale output, a needless one costs a microsecond (round 25).
+TEST(KernelSelect, EndBarrierOrdersStoresOnlyWhereTheCallPushes) {
+  const Topology vm = load("h200x4_vm");
+  const std::vector<int> devices = allDevices(vm);
+  const auto stores = [&](Collective collective, std::size_t bytes, Protocol protocol, PushMode push = PushMode::Auto) {
+    const KernelChoice choice =
+        chooseKernel(collective, bytes, false, 4, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
+                     1024 * kKiB, push);
+    return storesIntoPeers(collective, choice);
+  };
+  // LL lines, pushed copies, two-shot outputs and the push reduction's stages are stores into peers.
+  for (Collective collective : kEveryCollective) {
+    if (collective == Collective::SendRecv) continue;
+    EXPECT_TRUE(stores(collective, 8, Protocol::Auto)) << collectiveName(collective);
+  }
+  EXPECT_TRUE(stores(Collective::AllReduce, 64 * kMiB, Protocol::Auto));
+  EXPECT_TRUE(stores(Collective::Reduce, 64 * kMiB, Protocol::Auto));
+  EXPECT_TRUE(stores(Collective::AllGather, 64 * kMiB, Protocol::Auto));
+  EXPECT_TRUE(stores(Collective::AllToAll, 64 * kMiB, Protocol::Auto));
+  EXPECT_TRUE(stores(Collective::Broadcast, 64 * kMiB, Protocol::Auto));  // two-shot
+  EXPECT_TRUE(stores(Collective::AllReduce, 64 * kMiB, Protocol::Auto, PushMode::Push));
+  EXPECT_TRUE(stores(Collective::ReduceScatter, 64 * kMiB, Protocol::Auto, PushMode::Push));
+  // Direct reads: one-shot without LL, reduce-scatter, the direct broadcast, send/recv.
+  EXPECT_FALSE(stores(Collective::AllReduce, 8, Protocol::Simple));
+  EXPECT_FALSE(stores(Collective::Reduce, 8, Protocol::Simple));
+  EXPECT_FALSE(stores(Collective::ReduceScatter, 64 * kMiB, Protocol::Auto));
+  EXPECT_FALSE(stores(Collective::Broadcast, 8, Protocol::Simple));
+  EXPECT_FALSE(stores(Collective::SendRecv, 64 * kMiB, Protocol::Auto));
+}
+
 TEST(KernelSelect, ParsesProtocols) {
   EXPECT_EQ(parseProtocol("auto"), Protocol::Auto);
   EXPECT_EQ(parseProtocol("LL"), Protocol::Ll);
