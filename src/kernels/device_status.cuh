@@ -60,7 +60,7 @@ struct Deadline {
 };
 
 /// Relaxed load at system scope: sees stores of other GPUs and the host without the cost of an acquire on
-/// every poll; follow a successful poll with acquireFenceSys().
+/// every poll; follow a successful poll with acquireFenceSys() or loadAcquireSys().
 __device__ __forceinline__ uint64_t loadRelaxedSys(const volatile uint64_t* flag) {
   uint64_t value;
   asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(flag) : "memory");
