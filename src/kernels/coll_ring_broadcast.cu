@@ -42,13 +42,6 @@ static_assert(kBarFirstStage + kStages <= 16, "16 named barriers per block");
 constexpr std::size_t kMinChunkBytes = std::size_t{16} << 10;
 constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
 
-__device__ __forceinline__ void barSync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void barArrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 struct RingShared {
   KernelNumbers numbers;
   int failed;                   // a wait timed out (failure recorded): both groups stop waiting and moving data
