@@ -307,7 +307,8 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
       return collective != Collective::Broadcast || choice.algorithm == Algorithm::TwoShot;
     case Kernel::Ll:
     case Kernel::TwoShot:
-    case Kernel::PushReduce: return true;
+    case Kernel::PushReduce:
+    case Kernel::RingBroadcast: return true;
   }
   return true;
 }
