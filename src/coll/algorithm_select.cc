@@ -261,6 +261,12 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
       if (ll.use) {
         return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", the root stores to every rank")};
       }
+      if (algorithm.algorithm == Algorithm::Ring) {
+        return {Algorithm::Ring, Kernel::RingBroadcast,
+                why +
+                    "; each rank stores every chunk into the next rank's output as it arrives (stores only, "
+                    "each link carries the data once)"};
+      }
       if (algorithm.algorithm == Algorithm::TwoShot && nranks > 2) {
         return {Algorithm::TwoShot, Kernel::Copy,
                 why +
@@ -301,7 +307,8 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
       return collective != Collective::Broadcast || choice.algorithm == Algorithm::TwoShot;
     case Kernel::Ll:
     case Kernel::TwoShot:
-    case Kernel::PushReduce: return true;
+    case Kernel::PushReduce:
+    case Kernel::RingBroadcast: return true;
   }
   return true;
 }
@@ -311,7 +318,7 @@ std::vector<Algorithm> algorithmsOf(Collective collective) {
     case Collective::AllReduce: return {Algorithm::TwoShot, Algorithm::Ring, Algorithm::OneShot};
     case Collective::ReduceScatter:
     case Collective::AllGather: return {Algorithm::OneShot, Algorithm::Ring};
-    case Collective::Broadcast:
+    case Collective::Broadcast: return {Algorithm::TwoShot, Algorithm::Ring, Algorithm::OneShot};
     case Collective::Reduce: return {Algorithm::TwoShot, Algorithm::OneShot};
     case Collective::AllToAll:
     case Collective::SendRecv: return {Algorithm::OneShot};

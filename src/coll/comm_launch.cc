@@ -383,6 +383,41 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
   }
 }
 
+// The ring broadcast copies 16-byte units: the root's input and every output must be 16-byte aligned.
+bool ringable(const PeerPointerTable& table, const CallArgs& first, int n) {
+  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(table.send[first.root]);
+  for (int r = 0; r < n; ++r) bits |= reinterpret_cast<std::uintptr_t>(table.recv[r]);
+  return bits % 16 == 0;
+}
+
+// Ring broadcast: position i = (rank - root) mod n takes each chunk from position i - 1 and passes it to
+// position i + 1 (plan: buildBroadcastRing).
+void launchRingSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const int root = first.root;
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const int position = (r - root + n) % n;
+    kernels::CollRingArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.bytes = bytes;
+    args.chunkBytes = kernels::collRingChunkBytes(bytes, state.maxBlocks);
+    args.src = r == root ? table.send[root] : table.recv[r];
+    if (position > 0) args.prev = (r - 1 + n) % n;
+    if (position < n - 1) {
+      args.next = (r + 1) % n;
+      args.nextDst = table.recv[args.next];
+    }
+    if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
+    onRank(state, r,
+           [&] { kernels::launchCollRingBroadcast(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
+  }
+}
+
 }  // namespace
 
 const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
@@ -417,6 +452,13 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
   switch (choice.kernel) {
     case Kernel::Ll: launchLlSet(state, set, bytes, capturing); break;
     case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
+    case Kernel::RingBroadcast:
+      if (ringable(peerPointers(state, set), first, state.nranks)) {
+        launchRingSet(state, set, capturing);
+      } else {  // buffers not 16-byte aligned: every rank reads the root's buffer
+        launchCopySet(state, set, KernelChoice{Algorithm::OneShot, Kernel::Copy, choice.reason}, capturing);
+      }
+      break;
     case Kernel::PushReduce:
       if (pushable(peerPointers(state, set), first, state.nranks)) {
         launchPushSet(state, set, capturing);

@@ -86,6 +86,7 @@ Builder builderOf(Collective collective, Algorithm algorithm, bool push) {
       {Collective::AllGather, Algorithm::Ring, buildAllGatherRing},
       {Collective::Broadcast, Algorithm::OneShot, buildBroadcastDirect},
       {Collective::Broadcast, Algorithm::TwoShot, buildBroadcastTwoShot},
+      {Collective::Broadcast, Algorithm::Ring, buildBroadcastRing},
       {Collective::Reduce, Algorithm::OneShot, buildReduceDirect},
       {Collective::Reduce, Algorithm::TwoShot, buildReduceTwoShot},
       {Collective::AllToAll, Algorithm::OneShot, buildAllToAllDirect},

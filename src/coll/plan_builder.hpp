@@ -94,6 +94,7 @@ void buildAllGatherDirect(PlanBuilder& b);
 void buildAllGatherRing(PlanBuilder& b);
 void buildBroadcastDirect(PlanBuilder& b);
 void buildBroadcastTwoShot(PlanBuilder& b);
+void buildBroadcastRing(PlanBuilder& b);
 void buildReduceDirect(PlanBuilder& b);
 void buildReduceTwoShot(PlanBuilder& b);
 void buildAllToAllDirect(PlanBuilder& b);

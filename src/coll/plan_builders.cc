@@ -287,6 +287,28 @@ void buildBroadcastTwoShot(PlanBuilder& b) {
   b.emit(false);
 }
 
+// What the ring kernel does (launchRingSet in comm_launch.cc): position i = (rank - root) mod n stores each
+// chunk into position i + 1's output, the root from its send buffer, the others from their own output where
+// the chunk arrived the step before; out of place the root also copies its buffer locally. Hop i of chunk c
+// runs at step c + i, so every link carries the data once and the chunks stream down the chain. Race-free:
+// at a step, hop i reads chunk c of position i's output (written by hop i - 1 a step earlier) and writes
+// chunk c of position i + 1's output, and no two hops of a step touch one chunk of one rank's output.
+void buildBroadcastRing(PlanBuilder& b) {
+  const int n = b.nranks();
+  const int root = b.root();
+  b.setChunks(b.count());
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, b.count()}, c);
+    if (!b.inPlace()) b.copy(c, 0, b.recv(root, ch.begin), b.send(root, ch.begin), ch.count);
+    for (int hop = 0; hop + 1 < n; ++hop) {
+      const int from = b.wrap(root + hop);
+      const BufferRef src = hop == 0 ? b.send(root, ch.begin) : b.recv(from, ch.begin);
+      b.pushCopy(c, hop, from, b.recv(b.wrap(from + 1), ch.begin), src, ch.count);
+    }
+  }
+  b.emit(true);
+}
+
 // The root reads every rank's whole buffer and reduces (in place it reads its own as the range it writes).
 void buildReduceDirect(PlanBuilder& b) {
   b.setChunks(b.count());

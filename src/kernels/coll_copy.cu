@@ -101,6 +101,7 @@ const char* collStepName(int step) noexcept {
     case kStepLlData: return "LL data";
     case kStepPushData: return "push data";
     case kStepPushFree: return "push stage free";
+    case kStepRingData: return "ring data";
     default: return "unknown step";
   }
 }
@@ -127,6 +128,7 @@ void preloadCollKernels(bool push) {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
+  detail::preloadCollRingKernels();
   if (push) detail::preloadCollPushKernels();
 }
 

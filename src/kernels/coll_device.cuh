@@ -126,6 +126,17 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
   return __syncthreads_or(!ok) == 0;
 }
 
+/// Named barrier `id` (1-15; 0 is __syncthreads) of `threads` threads, a multiple of 32: bar.sync waits for
+/// all of them, bar.arrive counts this warp in and goes on (a producer warp handing work to consumers that
+/// sync on the same id). Both order the warp's earlier memory accesses before the consumers' later ones at
+/// block scope.
+__device__ __forceinline__ void barSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void barArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 /// Every block calls it last: the last block to finish advances this rank's counters for the next kernel,
 /// storing the numbers every block read at the start (`numbers`) -- no load, so no memory round trip at the
 /// kernel's end. The counters are read only by the next kernel on this rank's stream, which starts after

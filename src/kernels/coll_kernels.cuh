@@ -38,7 +38,7 @@ class KernelGraph;
 
 constexpr int kCollMaxRanks = 8;                                   ///< ranks of one communicator
 constexpr int kCollMaxBlocks = 256;                                ///< blocks of one collective kernel
-constexpr int kCollPhases = 6;                                     ///< flag phases (CollPhase)
+constexpr int kCollPhases = 7;                                     ///< flag phases (CollPhase)
 constexpr int kCollMaxJobs = 16;                                   ///< copy jobs of one kernel
 constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;      ///< largest LL one-shot message per rank
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;      ///< LL lines: 16 bytes per 8 of payload
@@ -53,6 +53,7 @@ enum CollPhase : int {
   kPhaseP2pEnd = 3,
   kPhasePushReady = 4,  ///< push reduction: a round's data is in the receiver's stage
   kPhasePushFree = 5,   ///< push reduction: the receiver has reduced a round, its stage may be refilled
+  kPhaseRingReady = 6,  ///< ring broadcast: a round's chunk is in the receiver's output
 };
 
 /// Where a kernel stopped, in a CollFailure.
@@ -61,9 +62,10 @@ enum CollStep : int {
   kStepEndBarrier = 2,
   kStepLlData = 3,
   kStepPushData = 4,
-  kStepPushFree = 5
+  kStepPushFree = 5,
+  kStepRingData = 6
 };
-/// "start barrier", "end barrier", "LL data", "push data", "push stage free"
+/// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
@@ -189,6 +191,20 @@ struct CollCopyArgs {
   std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collCopyChunkBytes)
 };
 
+/// Ring broadcast (coll_ring_broadcast.cu): position i = (rank - root) mod n stores each chunk into position
+/// i + 1's output once it has it (the root from its input) and releases a ready flag per chunk; no rank
+/// loads from a peer.
+struct CollRingArgs {
+  CollSyncArgs sync;
+  const void* src = nullptr;  ///< the root: its input; the others: their own output
+  void* nextDst = nullptr;    ///< the next rank's output; null on the last rank of the chain
+  void* localDst = nullptr;   ///< the root out of place: its own output; else null
+  int prev = -1;              ///< the rank whose ready flags this one waits for; -1 on the root
+  int next = -1;              ///< the rank this one signals; -1 on the last
+  std::size_t bytes = 0;
+  std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collRingChunkBytes)
+};
+
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
 int collLlThreads(std::size_t bytes);
 /// LL blocks: one per kLlThreads lines, at most `maxBlocks` (every block resident; threads loop over lines).
@@ -201,6 +217,9 @@ std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of copies per rank in chunks of collCopyChunkBytes, capped at `maxBlocks`.
 int collCopyBlocks(std::size_t bytes, int maxBlocks);
 
+/// Ring broadcast: the chunk a block moves per round (16-64 KiB, aiming at 8 rounds per block) and the blocks.
+std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks);
+int collRingBlocks(std::size_t bytes, int maxBlocks);
 /// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
 /// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
 int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);
@@ -217,6 +236,7 @@ void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int 
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph);
 void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                           KernelGraph* graph);
+void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph);
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
@@ -227,6 +247,7 @@ namespace detail {
 void preloadCollReduceKernels();  // coll_reduce.cu
 void preloadCollLlKernels();      // coll_ll.cu
 void preloadCollPushKernels();    // coll_push_reduce.cu
+void preloadCollRingKernels();    // coll_ring_broadcast.cu
 }  // namespace detail
 
 }  // namespace peerlink::kernels

@@ -52,12 +52,6 @@ static_assert(kBarFirstStage + kStages <= 16, "16 named barriers per block");
 constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
 constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
 
-__device__ __forceinline__ void barSync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void barArrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
 // bar.sync that also returns whether `value` was true for any participant (the same answer for all).
 __device__ __forceinline__ bool barSyncOr(int id, int threads, bool value) {
   int any = 0;

@@ -116,10 +116,20 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
   const AlgorithmChoice ring = chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
   EXPECT_EQ(ring.algorithm, Algorithm::Ring);
   EXPECT_EQ(ring.reason, "forced by PEERLINK_ALGO=ring");
-  const AlgorithmChoice fallback = chooseAlgorithm(Collective::Broadcast, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
+  const AlgorithmChoice fallback = chooseAlgorithm(Collective::Reduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
   EXPECT_EQ(fallback.algorithm, Algorithm::OneShot);
-  EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=ring is not an algorithm of broadcast; 4 KiB per rank", 0), 0u)
+  EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=ring is not an algorithm of reduce; 4 KiB per rank", 0), 0u)
       << fallback.reason;
+  // Broadcast has a ring (the chain of stores), only when asked for.
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices, Algorithm::Ring).algorithm,
+            Algorithm::Ring);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  const KernelChoice ringKernel =
+      chooseKernel(Collective::Broadcast, 64 * kMiB, false, 8, true,
+                   chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices, Algorithm::Ring),
+                   Protocol::Auto, 1024 * kKiB);
+  EXPECT_EQ(ringKernel.kernel, Kernel::RingBroadcast);
+  EXPECT_EQ(ringKernel.algorithm, Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Auto).algorithm,
             Algorithm::OneShot);
 }

@@ -61,6 +61,24 @@ TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
   }
 }
 
+// The ring broadcast aims at 8 rounds per block (the chain's fill is n - 1 rounds), chunks of 16-64 KiB.
+TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
+  EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132), 64 * kKiB);
+  EXPECT_EQ(collRingBlocks(512 * kMiB, 132), 132);
+  EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132), 31760u);  // 32 MiB / (132 x 8), down to 16 bytes
+  EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132), 16 * kKiB);
+  EXPECT_EQ(collRingBlocks(1 * kMiB, 132), 64);
+  EXPECT_EQ(collRingBlocks(1, 132), 1);
+  for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
+    const std::size_t chunk = collRingChunkBytes(bytes, 132);
+    EXPECT_EQ(chunk % 16, 0u) << bytes;
+    EXPECT_GE(chunk, 16 * kKiB) << bytes;
+    EXPECT_LE(chunk, 64 * kKiB) << bytes;
+    EXPECT_LE(collRingBlocks(bytes, 132), 132) << bytes;
+    EXPECT_LE(collRingBlocks(bytes, 7), 7) << bytes;
+  }
+}
+
 TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {
   EXPECT_EQ(collReduceBlocks(1, 132), 1);
   EXPECT_EQ(collReduceBlocks(16 * kKiB + 1, 132), 2);

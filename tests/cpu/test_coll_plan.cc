@@ -439,6 +439,11 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   EXPECT_EQ(distinctRemoteReads(broadcastTwoShot), (V{1364, 0, 1368, 1364}));
   EXPECT_EQ(remoteReadElements(broadcastTwoShot), (V{3 * 1364, 0, 3 * 1368, 3 * 1364}));
   EXPECT_EQ(remoteWriteElements(broadcastTwoShot), (V{2 * 1364, 0, 2 * 1368, 2 * 1364}));  // the other two
+  // Ring, root 1: ranks 1, 2, 3 each store the whole buffer into the next rank's output (1 -> 2 -> 3 -> 0).
+  EXPECT_EQ(reads(Collective::Broadcast, Algorithm::Ring, 1), V(4, 0));
+  EXPECT_EQ(
+      remoteWriteElements(buildPlan(Collective::Broadcast, Algorithm::Ring, n, count, 1, false, 0, DataType::F32)),
+      (V{0, count, count, count}));
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::OneShot, 1), (V{0, 3 * count, 0, 0}));
   // Two-shot reduce, root 1: ranks 2, 3, 0 reduce the same shards as broadcast's from every rank (3 peers
   // each) and store the results into the root; the root reads and stores nothing.
@@ -507,7 +512,7 @@ TEST(Plan, BuildRejectsWhatTheCollectiveLacks) {
     return ErrorCode::Internal;
   };
   EXPECT_EQ(code(Collective::AllReduce, Algorithm::Auto, 2, 0, false), ErrorCode::InvalidUsage);
-  EXPECT_EQ(code(Collective::Broadcast, Algorithm::Ring, 2, 0, false), ErrorCode::InvalidUsage);
+  EXPECT_EQ(code(Collective::Reduce, Algorithm::Ring, 2, 0, false), ErrorCode::InvalidUsage);
   EXPECT_EQ(code(Collective::AllToAll, Algorithm::OneShot, 2, 0, true), ErrorCode::InvalidUsage);
   EXPECT_EQ(code(Collective::SendRecv, Algorithm::OneShot, 2, 0, true), ErrorCode::InvalidUsage);
   EXPECT_EQ(code(Collective::Reduce, Algorithm::OneShot, 2, 2, false), ErrorCode::InvalidUsage);
