@@ -41,8 +41,9 @@ enum class Kernel {
   ReduceScatter,  ///< each rank reduces its own segment of every input (coll_reduce.cu)
   Copy,           ///< direct copies between barriers (coll_copy.cu)
   PushReduce,     ///< two-shot all-reduce / reduce-scatter by stores only, through stages (coll_push_reduce.cu)
+  SplitTwoShot,   ///< large two-shot all-reduce as two kernels: a direct-read reduce-scatter, a pushing all-gather
 };
-constexpr int kKernelCount = 6;
+constexpr int kKernelCount = 7;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans
