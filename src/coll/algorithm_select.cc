@@ -34,6 +34,12 @@ constexpr std::size_t kLlWireBytes = 1024 * kKiB;
 //   LL, 8.5 direct) and 1 MiB on 2, lost at 3 MiB on 4 (512 KiB: 11.7 against 9.2) and 2 MiB on 2 (1 MiB:
 //   8.7-9.1 against 8.4).
 constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
+// From here a two-shot all-reduce runs as two kernels, a direct-read reduce-scatter of each rank's shard and
+// then an all-gather that pushes it, instead of one kernel whose threads load their shard from the peers
+// and store the result to them pack by pack: on 4xH200 the reduce-scatter and all-gather collectives took
+// 312 + 296 us at 128 MiB and 1237 + 1149 at 512 MiB against the fused kernel's 635 and 2513, and 84 + 79
+// against 163 at 32 MiB (round 26); below, the second kernel's barriers cost more than the split gains.
+constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
@@ -186,8 +192,9 @@ std::string joined(const std::string& reason, const std::string& more) {
 // never pushes: on 4xH200 it took 1.01-1.31x the direct reads' time for all-reduce from 4 MiB to 256 MiB (0.99x
 // at 512 MiB) and 1.15-1.55x for reduce-scatter (round 24).
 std::optional<KernelChoice> pushInstead(Kernel kernel, PushMode push, const std::string& why) {
-  if (push != PushMode::Push || (kernel != Kernel::TwoShot && kernel != Kernel::ReduceScatter)) return std::nullopt;
-  const Algorithm algorithm = kernel == Kernel::TwoShot ? Algorithm::TwoShot : Algorithm::OneShot;
+  const bool twoShot = kernel == Kernel::TwoShot || kernel == Kernel::SplitTwoShot;
+  if (push != PushMode::Push || (!twoShot && kernel != Kernel::ReduceScatter)) return std::nullopt;
+  const Algorithm algorithm = twoShot ? Algorithm::TwoShot : Algorithm::OneShot;
   return KernelChoice{algorithm, Kernel::PushReduce,
                       why +
                           "; pushed (PEERLINK_COLL_PUSH=1): each rank stores its pieces into the owners' stages and "
@@ -243,10 +250,17 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
         return {Algorithm::TwoShot, Kernel::TwoShot,
                 why + "; but one-shot in place without LL would overwrite inputs peers still read: two-shot"};
       }
-      if (algorithm.algorithm == Algorithm::Ring) {
-        return {Algorithm::TwoShot, Kernel::TwoShot, why + "; ring is not built on GPUs yet: two-shot"};
+      {
+        const std::string reason =
+            algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: two-shot" : why;
+        if (bytes >= kSplitTwoShotFrom && nvlinkMesh) {
+          return {Algorithm::TwoShot, Kernel::SplitTwoShot,
+                  reason + "; >= " + formatBytes(kSplitTwoShotFrom) +
+                      ": as two kernels, a direct-read reduce-scatter into each rank's shard, then an all-gather "
+                      "that stores it into the peers"};
+        }
+        return {Algorithm::TwoShot, Kernel::TwoShot, reason};
       }
-      return {Algorithm::TwoShot, Kernel::TwoShot, why};
     case Collective::Reduce:
       if (oneShot) {
         if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", output on the root only")};
@@ -307,6 +321,7 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
       return collective != Collective::Broadcast || choice.algorithm == Algorithm::TwoShot;
     case Kernel::Ll:
     case Kernel::TwoShot:
+    case Kernel::SplitTwoShot:  // its all-gather kernel (its reduce-scatter kernel only loads)
     case Kernel::PushReduce:
     case Kernel::RingBroadcast: return true;
   }

@@ -42,8 +42,9 @@ enum class Kernel {
   Copy,           ///< direct copies between barriers (coll_copy.cu)
   PushReduce,     ///< two-shot all-reduce / reduce-scatter by stores only, through stages (coll_push_reduce.cu)
   RingBroadcast,  ///< broadcast along the ranks from the root, stores only, a flag per chunk (coll_ring_broadcast.cu)
+  SplitTwoShot,   ///< large two-shot all-reduce as two kernels: a direct-read reduce-scatter, a pushing all-gather
 };
-constexpr int kKernelCount = 7;
+constexpr int kKernelCount = 8;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans

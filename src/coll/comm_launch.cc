@@ -243,6 +243,55 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
   }
 }
 
+// Two-shot all-reduce of large messages as two kernels per rank (Kernel::SplitTwoShot): a direct-read
+// reduce-scatter of the rank's shard (partitionRange's, as the fused kernel and the plan cut it) into its own
+// output, then an all-gather that stores that shard into every peer's output. The reduce-scatter kernel's
+// start barrier finds every input ready; the all-gather writes only shards their owners have finished (each
+// rank's own shard, after its own reduce-scatter on its stream), and its end barrier, which releases the
+// pushes, also tells every rank that all reads of its input are done. In place, rank r's all-gather writes
+// shard r of a peer's buffer, which only rank r's reduce-scatter read.
+void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const std::size_t size = dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  const std::size_t shardBytes = (first.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
+  const int reduceBlocks = kernels::collReduceBlocks(shardBytes, state.maxBlocks);
+  const int copyBlocks = kernels::collCopyBlocks(shardBytes, state.maxBlocks);
+  const std::size_t chunkBytes = kernels::collCopyChunkBytes(shardBytes, state.maxBlocks);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const ElementRange shard = shardOf(call, n, r);
+    CollReduceArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.sync.peersStore = false;  // it only loads from the peers
+    for (int p = 0; p < n; ++p) args.src[p] = table.send[p];
+    args.begin = shard.begin;
+    args.end = shard.begin + shard.count;
+    args.dst[0] = table.recv[r];
+    args.ndst = 1;
+    onRank(state, r, [&] {
+      kernels::launchCollReduce(args, collType(call.type), collOp(call.op), reduceBlocks, call.stream,
+                                eagerGraphOf(state, r, capturing));
+    });
+  }
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const ElementRange shard = shardOf(call, n, r);
+    CollCopyArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.chunkBytes = chunkBytes;
+    if (shard.count > 0) {
+      CollCopyJob& job = args.jobs[args.njobs++];
+      job.src = offsetBy(table.recv[r], shard.begin * size);
+      job.bytes = shard.count * size;
+      for (int p = 1; p < n; ++p) job.dst[job.ndst++] = offsetBy(table.recv[(r + p) % n], shard.begin * size);
+    }
+    onRank(state, r,
+           [&] { kernels::launchCollCopy(args, copyBlocks, call.stream, eagerGraphOf(state, r, capturing)); });
+  }
+}
+
 // Push reduction needs 16-byte aligned buffers and shards (its stages are; reduce-scatter's shards are the
 // per-rank blocks of count elements).
 bool pushable(const PeerPointerTable& table, const CallArgs& first, int n) {
@@ -468,6 +517,7 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
         launchReductionSet(state, set, reading, capturing);
       }
       break;
+    case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
     default: launchReductionSet(state, set, choice, capturing); break;
   }
   ++state.sets;

@@ -265,14 +265,21 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
                         Protocol::Auto, 1024 * kKiB, push);
   };
   for (const std::size_t bytes : {2 * kMiB, 1024 * kMiB}) {
-    EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Auto).kernel, Kernel::TwoShot) << bytes;
-    EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Pull).kernel, Kernel::TwoShot) << bytes;
+    // From 64 MiB the direct reads run as two kernels (a reduce-scatter, then a pushing all-gather).
+    const Kernel reading = bytes >= 64 * kMiB ? Kernel::SplitTwoShot : Kernel::TwoShot;
+    EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Auto).kernel, reading) << bytes;
+    EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Pull).kernel, reading) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push).kernel, Kernel::PushReduce) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push, false).kernel, Kernel::PushReduce) << bytes;
     EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Auto).kernel, Kernel::ReduceScatter) << bytes;
     EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Push).kernel, Kernel::PushReduce) << bytes;
   }
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).algorithm, Algorithm::TwoShot);
+  // The split needs the mesh (its thresholds were measured there) and starts at 64 MiB.
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB - 1, PushMode::Auto).kernel, Kernel::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).kernel, Kernel::SplitTwoShot);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto, false).kernel, Kernel::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Push).algorithm, Algorithm::OneShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::Ll);
   EXPECT_EQ(choiceOf(Collective::Reduce, 64 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);

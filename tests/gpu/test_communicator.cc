@@ -158,6 +158,28 @@ TEST_P(CommunicatorLarge, SixtyFourMillionElements) {
   }
 }
 
+// From 64 MiB an all-reduce runs as two kernels (a reduce-scatter of each rank's shard, then an all-gather
+// that pushes it): counts that leave uneven shards and a tail, several types and ops, in place and out.
+TEST(CommunicatorSplitTwoShot, UnevenShardsAndTails) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  Communicator comm(devices, paramsWith({}));
+  const std::vector<std::pair<DataType, ReduceOp>> cases = {
+      {DataType::F32, ReduceOp::Sum}, {DataType::BF16, ReduceOp::Avg}, {DataType::I64, ReduceOp::Max}};
+  for (const auto& [type, op] : cases) {
+    for (const bool inPlace : {false, true}) {
+      CollCase c;
+      c.collective = Collective::AllReduce;
+      c.type = type;
+      c.op = op;
+      c.count = (std::size_t{64} << 20) / dataTypeSize(type) + 5;
+      c.inPlace = inPlace;
+      c.seed = inPlace ? 91 : 92;
+      ASSERT_EQ(runCase(comm, c), "") << c.describe();
+    }
+  }
+}
+
 std::string collectiveCaseName(const ::testing::TestParamInfo<Collective>& param) {
   return collectiveName(param.param);
 }
