@@ -22,6 +22,12 @@
 namespace peerlink::coll {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double millisecondsBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
 void checkDevices(const std::vector<int>& devices, bool shareGpus) {
   if (devices.empty()) throw Error(ErrorCode::InvalidUsage, "Communicator: no devices given");
   if (devices.size() > static_cast<std::size_t>(kernels::kCollMaxRanks)) {
@@ -53,8 +59,10 @@ void checkDevices(const std::vector<int>& devices, bool shareGpus) {
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
 void setupRank(RankResources& rank, int device, int nranks, bool push) {
+  const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
+  const auto contextReady = Clock::now();
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   rank.device = device;
   rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
@@ -65,9 +73,13 @@ void setupRank(RankResources& rank, int device, int nranks, bool push) {
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
+  const auto buffersReady = Clock::now();
   kernels::preloadCollKernels(push);
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+  logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
+          millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, buffersReady),
+          millisecondsBetween(buffersReady, Clock::now()));
 }
 
 void enablePeers(CommState& state) {
@@ -93,7 +105,7 @@ void enablePeers(CommState& state) {
 }  // namespace
 
 void setupCommunicator(CommState& state, const std::vector<int>& devices, const Params& params) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
   checkDevices(devices, shareGpus);
   state.params = params;
@@ -120,12 +132,15 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     });
   }
   for (std::thread& thread : threads) thread.join();
+  const auto ranksReady = Clock::now();
   state.topology = topology.get();
+  const auto topologyReady = Clock::now();
   state.nvlinkMesh = isNvlinkMesh(state.topology, state.devices);
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }
   enablePeers(state);
+  const auto peersReady = Clock::now();
 
   state.failures =
       PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
@@ -146,9 +161,12 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   }
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  logInfo(LogSubsys::Coll, "communicator of {} ranks on GPUs {} created in {:.1f} ms (deadline {} ms, algorithm {})",
-          state.nranks, fmt::join(devices, ","), ms, state.timeoutNs / 1000000u, algorithmName(state.forced));
+  logInfo(LogSubsys::Coll,
+          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
+          "peer access {:.1f}; deadline {} ms, algorithm {})",
+          state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
+          millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
+          millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u, algorithmName(state.forced));
 }
 
 void releaseCommunicator(CommState& state) noexcept {
