@@ -38,8 +38,16 @@ constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
 // then an all-gather that pushes it, instead of one kernel whose threads load their shard from the peers
 // and store the result to them pack by pack: on 4xH200 the reduce-scatter and all-gather collectives took
 // 312 + 296 us at 128 MiB and 1237 + 1149 at 512 MiB against the fused kernel's 635 and 2513, and 84 + 79
-// against 163 at 32 MiB (round 26); below, the second kernel's barriers cost more than the split gains.
+// against 163 at 32 MiB (round 26). Split, all-reduce took 311 us at 64 MiB against the fused 323, 609
+// against 635 at 128 MiB, 2395 against 2515 at 512 MiB (session 6, round 28); below 64 MiB the second
+// kernel's barriers cost more than the split gains.
 constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
+// From here a broadcast on 3 or more ranks of an NVLink mesh runs as a ring (each rank stores each chunk into
+// the next one's output as it arrives) instead of two-shot (the non-root ranks load the root's shards and
+// store them to each other): on 4xH200 the ring took 787 us at 256 MiB against 833, 1522 against 1651 at
+// 512 MiB and 2980 against 3298 at 1 GiB; at 128 MiB both took 422-425 us and below the chain's fill of
+// n - 1 rounds loses (64 MiB: 250 against 215; session 6, round 28).
+constexpr std::size_t kRingBroadcastFrom = 256 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
@@ -142,6 +150,14 @@ AlgorithmChoice rootedRule(std::size_t bytes, int n) {
   }
   return {Algorithm::TwoShot, perRank(bytes) + " > " + formatBytes(kDirectRootMax) +
                                   ": two-shot (the root's link carries the data once, not " + times(n - 1) + ")"};
+}
+
+AlgorithmChoice broadcastRule(std::size_t bytes, int n, const Fabric& fabric) {
+  if (n > 2 && fabric.nvlinkMesh && bytes >= kRingBroadcastFrom) {
+    return {Algorithm::Ring, perRank(bytes) + " >= " + formatBytes(kRingBroadcastFrom) +
+                                 " on an NVLink mesh: ring (pipelined along the ranks)"};
+  }
+  return rootedRule(bytes, n);
 }
 
 // Whether LL carries a one-shot message of `bytes`, and why.
@@ -362,7 +378,7 @@ AlgorithmChoice chooseAlgorithm(Collective collective, std::size_t bytesPerRank,
       case Collective::AllReduce: choice = allReduceRule(bytesPerRank, n, fabricOf(topology, devices)); break;
       case Collective::ReduceScatter:
       case Collective::AllGather: choice = scatterGatherRule(bytesPerRank, fabricOf(topology, devices)); break;
-      case Collective::Broadcast:
+      case Collective::Broadcast: choice = broadcastRule(bytesPerRank, n, fabricOf(topology, devices)); break;
       case Collective::Reduce: choice = rootedRule(bytesPerRank, n); break;
       case Collective::AllToAll:
       case Collective::SendRecv: choice = {available.front(), "the collective's only algorithm"}; break;

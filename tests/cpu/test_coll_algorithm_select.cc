@@ -49,6 +49,8 @@ Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
     case Collective::ReduceScatter:
     case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::Broadcast:
+      if (n > 2 && mesh && bytes >= 256 * kMiB) return Algorithm::Ring;
+      return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
     case Collective::Reduce: return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
     case Collective::AllToAll:
     case Collective::SendRecv: return Algorithm::OneShot;
@@ -120,7 +122,7 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
   EXPECT_EQ(fallback.algorithm, Algorithm::OneShot);
   EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=ring is not an algorithm of reduce; 4 KiB per rank", 0), 0u)
       << fallback.reason;
-  // Broadcast has a ring (the chain of stores), only when asked for.
+  // Broadcast has a ring (the chain of stores): below 256 MiB only when asked for.
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices, Algorithm::Ring).algorithm,
             Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
@@ -132,6 +134,26 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
   EXPECT_EQ(ringKernel.algorithm, Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Auto).algorithm,
             Algorithm::OneShot);
+}
+
+// From 256 MiB a broadcast over 3 or more ranks of an NVLink mesh is a ring; on 2 ranks, off a mesh and
+// below it stays two-shot or direct.
+TEST(AlgorithmSelect, RingBroadcastForLargeMessagesOnAMesh) {
+  const Topology nvswitch = load("h100x8_nvswitch");
+  const std::vector<int> devices = allDevices(nvswitch);
+  const AlgorithmChoice ring = chooseAlgorithm(Collective::Broadcast, 256 * kMiB, nvswitch, devices);
+  EXPECT_EQ(ring.algorithm, Algorithm::Ring);
+  EXPECT_EQ(ring.reason, "256 MiB per rank >= 256 MiB on an NVLink mesh: ring (pipelined along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 256 * kMiB, false, 8, true, ring, Protocol::Auto, 1024 * kKiB).kernel,
+            Kernel::RingBroadcast);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 256 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1, 2}).algorithm, Algorithm::Ring);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
+  const Topology pcie = load("dual_socket_pcie");
+  ASSERT_GT(pcie.gpus.size(), 2u);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
+  // Reduce has no ring.
+  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
 }
 
 // The kernel for each collective and size on the 4-GPU NVSwitch VM fixture, under each PEERLINK_PROTO.
