@@ -48,6 +48,9 @@ constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
 // 512 MiB and 2980 against 3298 at 1 GiB; at 128 MiB both took 422-425 us and below the chain's fill of
 // n - 1 rounds loses (64 MiB: 250 against 215; session 6, round 28).
 constexpr std::size_t kRingBroadcastFrom = 256 * kKiB * kKiB;
+// The same for reduce: a chain of stores towards the root through each rank's stage, instead of two-shot
+// (the non-root ranks load their shard from n - 1 peers).
+constexpr std::size_t kRingReduceFrom = 256 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
@@ -152,10 +155,11 @@ AlgorithmChoice rootedRule(std::size_t bytes, int n) {
                                   ": two-shot (the root's link carries the data once, not " + times(n - 1) + ")"};
 }
 
-AlgorithmChoice broadcastRule(std::size_t bytes, int n, const Fabric& fabric) {
-  if (n > 2 && fabric.nvlinkMesh && bytes >= kRingBroadcastFrom) {
-    return {Algorithm::Ring, perRank(bytes) + " >= " + formatBytes(kRingBroadcastFrom) +
-                                 " on an NVLink mesh: ring (pipelined along the ranks)"};
+// Broadcast and reduce: the ring from `ringFrom` on 3+ ranks of an NVLink mesh, else rootedRule.
+AlgorithmChoice rootedRingRule(std::size_t bytes, int n, const Fabric& fabric, std::size_t ringFrom) {
+  if (n > 2 && fabric.nvlinkMesh && bytes >= ringFrom) {
+    return {Algorithm::Ring,
+            perRank(bytes) + " >= " + formatBytes(ringFrom) + " on an NVLink mesh: ring (pipelined along the ranks)"};
   }
   return rootedRule(bytes, n);
 }
@@ -278,11 +282,15 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
         return {Algorithm::TwoShot, Kernel::TwoShot, reason};
       }
     case Collective::Reduce:
-      if (oneShot) {
-        if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", output on the root only")};
-        return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; the root reads every rank"};
+      if (algorithm.algorithm == Algorithm::TwoShot) {
+        return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
       }
-      return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
+      if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", output on the root only")};
+      if (oneShot) return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; the root reads every rank"};
+      return {Algorithm::Ring, Kernel::RingReduce,
+              why +
+                  "; each rank combines every chunk with its input and stores it into the next rank's stage, the root "
+                  "into its output (stores only, each link carries the data once)"};
     case Collective::ReduceScatter:
       if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why)};
       return {Algorithm::OneShot, Kernel::ReduceScatter,
@@ -339,7 +347,8 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
     case Kernel::TwoShot:
     case Kernel::SplitTwoShot:  // its all-gather kernel (its reduce-scatter kernel only loads)
     case Kernel::PushReduce:
-    case Kernel::RingBroadcast: return true;
+    case Kernel::RingBroadcast:
+    case Kernel::RingReduce: return true;
   }
   return true;
 }
@@ -350,7 +359,7 @@ std::vector<Algorithm> algorithmsOf(Collective collective) {
     case Collective::ReduceScatter:
     case Collective::AllGather: return {Algorithm::OneShot, Algorithm::Ring};
     case Collective::Broadcast: return {Algorithm::TwoShot, Algorithm::Ring, Algorithm::OneShot};
-    case Collective::Reduce: return {Algorithm::TwoShot, Algorithm::OneShot};
+    case Collective::Reduce: return {Algorithm::TwoShot, Algorithm::Ring, Algorithm::OneShot};
     case Collective::AllToAll:
     case Collective::SendRecv: return {Algorithm::OneShot};
   }
@@ -378,8 +387,12 @@ AlgorithmChoice chooseAlgorithm(Collective collective, std::size_t bytesPerRank,
       case Collective::AllReduce: choice = allReduceRule(bytesPerRank, n, fabricOf(topology, devices)); break;
       case Collective::ReduceScatter:
       case Collective::AllGather: choice = scatterGatherRule(bytesPerRank, fabricOf(topology, devices)); break;
-      case Collective::Broadcast: choice = broadcastRule(bytesPerRank, n, fabricOf(topology, devices)); break;
-      case Collective::Reduce: choice = rootedRule(bytesPerRank, n); break;
+      case Collective::Broadcast:
+        choice = rootedRingRule(bytesPerRank, n, fabricOf(topology, devices), kRingBroadcastFrom);
+        break;
+      case Collective::Reduce:
+        choice = rootedRingRule(bytesPerRank, n, fabricOf(topology, devices), kRingReduceFrom);
+        break;
       case Collective::AllToAll:
       case Collective::SendRecv: choice = {available.front(), "the collective's only algorithm"}; break;
     }

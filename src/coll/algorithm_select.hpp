@@ -43,8 +43,9 @@ enum class Kernel {
   PushReduce,     ///< two-shot all-reduce / reduce-scatter by stores only, through stages (coll_push_reduce.cu)
   RingBroadcast,  ///< broadcast along the ranks from the root, stores only, a flag per chunk (coll_ring_broadcast.cu)
   SplitTwoShot,   ///< large two-shot all-reduce as two kernels: a direct-read reduce-scatter, a pushing all-gather
+  RingReduce,     ///< reduce along the ranks towards the root, stores only, through stages (coll_ring_reduce.cu)
 };
-constexpr int kKernelCount = 8;
+constexpr int kKernelCount = 9;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans

@@ -467,6 +467,49 @@ void launchRingSet(CommState& state, const std::vector<CallArgs>& set, bool capt
   }
 }
 
+// The ring reduce combines 16-byte packs: every input and the root's output must be 16-byte aligned.
+bool ringReducible(const PeerPointerTable& table, const CallArgs& first, int n) {
+  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(table.recv[first.root]);
+  for (int r = 0; r < n; ++r) bits |= reinterpret_cast<std::uintptr_t>(table.send[r]);
+  return bits % 16 == 0;
+}
+
+// Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its
+// stage with its input and passes it to position i + 1's stage; the root, last, into its output (plan:
+// buildReduceRing).
+void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const int root = first.root;
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks);
+  const std::size_t chunkBytes = kernels::collRingReduceChunkBytes(bytes, blocks, state.maxBlocks);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const int position = (r - root - 1 + 2 * n) % n;
+    kernels::CollRingReduceArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.input = table.send[r];
+    args.bytes = bytes;
+    args.chunkBytes = chunkBytes;
+    if (position > 0) {
+      args.prev = (r - 1 + n) % n;
+      args.stage = state.symmetric.ringStage[r];
+    }
+    if (r == root) {
+      args.out = table.recv[root];
+    } else {
+      args.next = (r + 1) % n;
+      args.nextStage = state.symmetric.ringStage[args.next];
+    }
+    onRank(state, r, [&] {
+      kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
+                                    eagerGraphOf(state, r, capturing));
+    });
+  }
+}
+
 }  // namespace
 
 const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
@@ -518,6 +561,13 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
       }
       break;
     case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
+    case Kernel::RingReduce:
+      if (ringReducible(peerPointers(state, set), first, state.nranks)) {
+        launchRingReduceSet(state, set, capturing);
+      } else {  // buffers not 16-byte aligned: two-shot's direct reads
+        launchReductionSet(state, set, KernelChoice{Algorithm::TwoShot, Kernel::TwoShot, choice.reason}, capturing);
+      }
+      break;
     default: launchReductionSet(state, set, choice, capturing); break;
   }
   ++state.sets;

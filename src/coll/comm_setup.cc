@@ -68,6 +68,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push) {
   rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
   rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
   if (push) rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
+  if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
   rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
@@ -151,6 +152,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
     state.symmetric.scratch[r] = rank.scratch.data();
     state.symmetric.stage[r] = rank.stage.data();
+    state.symmetric.ringStage[r] = rank.ringStage.data();
     // Ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) split its SMs: a kernel waits for its peers' kernels, so
     // all of them must fit on the GPU at once.
     const auto sharing = std::count(devices.begin(), devices.end(), rank.device);

@@ -41,10 +41,11 @@ struct CallArgs {
 struct RankResources {
   int device = -1;
   int smCount = 0;
-  DeviceBuffer flags;    ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
-  DeviceBuffer scratch;  ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
-  DeviceBuffer stage;    ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
-  DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed
+  DeviceBuffer flags;      ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
+  DeviceBuffer scratch;    ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
+  DeviceBuffer stage;      ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
+  DeviceBuffer ringStage;  ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
+  DeviceBuffer sync;       ///< kernels::CollRankSync, zeroed
   std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
 };
 
@@ -56,6 +57,7 @@ struct SymmetricTable {
   unsigned long long* flags[kernels::kCollMaxRanks] = {};
   void* scratch[kernels::kCollMaxRanks] = {};
   void* stage[kernels::kCollMaxRanks] = {};
+  void* ringStage[kernels::kCollMaxRanks] = {};
 };
 
 /// Every rank's user buffers for one matched call, as the launching GPU addresses them. The one place

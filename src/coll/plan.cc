@@ -89,6 +89,7 @@ Builder builderOf(Collective collective, Algorithm algorithm, bool push) {
       {Collective::Broadcast, Algorithm::Ring, buildBroadcastRing},
       {Collective::Reduce, Algorithm::OneShot, buildReduceDirect},
       {Collective::Reduce, Algorithm::TwoShot, buildReduceTwoShot},
+      {Collective::Reduce, Algorithm::Ring, buildReduceRing},
       {Collective::AllToAll, Algorithm::OneShot, buildAllToAllDirect},
       {Collective::SendRecv, Algorithm::OneShot, buildSendRecvShift},
   };

@@ -97,6 +97,7 @@ void buildBroadcastTwoShot(PlanBuilder& b);
 void buildBroadcastRing(PlanBuilder& b);
 void buildReduceDirect(PlanBuilder& b);
 void buildReduceTwoShot(PlanBuilder& b);
+void buildReduceRing(PlanBuilder& b);
 void buildAllToAllDirect(PlanBuilder& b);
 void buildSendRecvShift(PlanBuilder& b);
 

@@ -340,6 +340,34 @@ void buildReduceTwoShot(PlanBuilder& b) {
   b.emit(false);
 }
 
+// What the ring reduce kernel does (launchRingReduceSet in comm_launch.cc): position i = (rank - root - 1)
+// mod n; position 0 stores its input's chunk into position 1's scratch (the kernel's stage), position i
+// combines the partial in its scratch with its input into position i + 1's scratch, and the root, last,
+// combines its scratch with its input into its output and finishes. Hop i of chunk c runs at step c + i.
+// The scratch holds the whole count here; the kernel cycles four slots per block, the flags keeping a slot
+// from being refilled before it is combined.
+void buildReduceRing(PlanBuilder& b) {
+  const int n = b.nranks();
+  const int root = b.root();
+  for (int r = 0; r < n; ++r) b.setScratch(r, b.count());
+  b.setChunks(b.count());
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, b.count()}, c);
+    for (int i = 0; i < n; ++i) {
+      const int r = b.wrap(root + 1 + i);
+      if (i == n - 1) {
+        b.reduce(c, i, b.recv(r, ch.begin), {b.scratch(r, ch.begin), b.send(r, ch.begin)}, ch.count, true);
+      } else if (i == 0) {
+        b.pushCopy(c, i, r, b.scratch(b.wrap(r + 1), ch.begin), b.send(r, ch.begin), ch.count);
+      } else {
+        b.pushReduce(c, i, r, b.scratch(b.wrap(r + 1), ch.begin), {b.scratch(r, ch.begin), b.send(r, ch.begin)},
+                     ch.count, false);
+      }
+    }
+  }
+  b.emit(true);
+}
+
 void buildAllToAllDirect(PlanBuilder& b) {
   pushBlocks(b, true);
 }

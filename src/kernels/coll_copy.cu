@@ -102,6 +102,7 @@ const char* collStepName(int step) noexcept {
     case kStepPushData: return "push data";
     case kStepPushFree: return "push stage free";
     case kStepRingData: return "ring data";
+    case kStepRingFree: return "ring stage free";
     default: return "unknown step";
   }
 }
@@ -129,6 +130,7 @@ void preloadCollKernels(bool push) {
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
   detail::preloadCollRingKernels();
+  detail::preloadCollRingReduceKernels();
   if (push) detail::preloadCollPushKernels();
 }
 

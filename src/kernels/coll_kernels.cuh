@@ -1,8 +1,9 @@
 // The collectives' kernels as host code sees them: argument structs (plain data, passed by value as kernel
 // arguments, so a call needs no host-to-device copy and is capturable in a CUDA graph) and launch
 // functions. Kernel bodies live in coll_ll.cu (LL one-shot, every collective's small messages), coll_reduce.cu
-// (direct-read reductions: two-shot, one-shot, reduce-scatter) and coll_copy.cu (broadcast, all-gather, all-to-all,
-// send/recv). src/coll/ builds the arguments from a matched set of calls (comm_launch.cc).
+// (direct-read reductions: two-shot, one-shot, reduce-scatter), coll_copy.cu (broadcast, all-gather, all-to-all,
+// send/recv), coll_push_reduce.cu (the push reductions), coll_ring_broadcast.cu and coll_ring_reduce.cu (the rings).
+// src/coll/ builds the arguments from a matched set of calls (comm_launch.cc).
 //
 // Peer pointers. Every pointer in these structs is an address the launching GPU can dereference: its own
 // memory, or a peer's reached through peer access (one process) -- later an IPC/cuMem mapping of another
@@ -36,14 +37,15 @@ namespace peerlink::kernels {
 
 class KernelGraph;
 
-constexpr int kCollMaxRanks = 8;                                   ///< ranks of one communicator
-constexpr int kCollMaxBlocks = 256;                                ///< blocks of one collective kernel
-constexpr int kCollPhases = 7;                                     ///< flag phases (CollPhase)
-constexpr int kCollMaxJobs = 16;                                   ///< copy jobs of one kernel
-constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;      ///< largest LL one-shot message per rank
-constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;      ///< LL lines: 16 bytes per 8 of payload
-constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;  ///< one sender's stage slot at a rank
-constexpr std::size_t kCollFlagBytes =                             ///< one rank's flag area
+constexpr int kCollMaxRanks = 8;                                    ///< ranks of one communicator
+constexpr int kCollMaxBlocks = 256;                                 ///< blocks of one collective kernel
+constexpr int kCollPhases = 8;                                      ///< flag phases (CollPhase)
+constexpr int kCollMaxJobs = 16;                                    ///< copy jobs of one kernel
+constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;       ///< largest LL one-shot message per rank
+constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;       ///< LL lines: 16 bytes per 8 of payload
+constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sender's stage slot at a rank
+constexpr std::size_t kCollRingStageBytes = std::size_t{16} << 20;  ///< a rank's ring reduce stage (from prev)
+constexpr std::size_t kCollFlagBytes =                              ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
 
 enum CollPhase : int {
@@ -53,7 +55,8 @@ enum CollPhase : int {
   kPhaseP2pEnd = 3,
   kPhasePushReady = 4,  ///< push reduction: a round's data is in the receiver's stage
   kPhasePushFree = 5,   ///< push reduction: the receiver has reduced a round, its stage may be refilled
-  kPhaseRingReady = 6,  ///< ring broadcast: a round's chunk is in the receiver's output
+  kPhaseRingReady = 6,  ///< ring broadcast / reduce: a round's chunk is in the receiver's output / stage
+  kPhaseRingFree = 7,   ///< ring reduce: the receiver has combined a round, its stage may be refilled
 };
 
 /// Where a kernel stopped, in a CollFailure.
@@ -63,9 +66,10 @@ enum CollStep : int {
   kStepLlData = 3,
   kStepPushData = 4,
   kStepPushFree = 5,
-  kStepRingData = 6
+  kStepRingData = 6,
+  kStepRingFree = 7
 };
-/// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data"
+/// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data", "ring stage free"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
@@ -205,6 +209,24 @@ struct CollRingArgs {
   std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collRingChunkBytes)
 };
 
+/// Ring reduce (coll_ring_reduce.cu): position i = (rank - root - 1) mod n combines each chunk of the partial
+/// result that position i - 1 stored into its stage with its input and stores that into position i + 1's
+/// stage (position 0 stores its input; the root, last, combines into its output and finishes avg). A ring
+/// of four stage slots per block; a ready flag per round to the next rank (kPhaseRingReady) and a free flag
+/// per round back to the previous one (kPhaseRingFree); no rank loads from a peer. Every pointer 16-byte
+/// aligned (comm_launch.cc falls back to two-shot otherwise).
+struct CollRingReduceArgs {
+  CollSyncArgs sync;
+  const void* input = nullptr;  ///< this rank's send buffer
+  const void* stage = nullptr;  ///< this rank's stage (position i - 1 stores into it); null on position 0
+  void* nextStage = nullptr;    ///< the next rank's stage; null on the root
+  void* out = nullptr;          ///< the root: its output; else null
+  int prev = -1;                ///< the rank whose ready flags this one waits for; -1 on position 0
+  int next = -1;                ///< the rank this one stores into and signals; -1 on the root
+  std::size_t bytes = 0;
+  std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
+};
+
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
 int collLlThreads(std::size_t bytes);
 /// LL blocks: one per kLlThreads lines, at most `maxBlocks` (every block resident; threads loop over lines).
@@ -220,6 +242,9 @@ int collCopyBlocks(std::size_t bytes, int maxBlocks);
 /// Ring broadcast: the chunk a block moves per round (16-64 KiB, aiming at 8 rounds per block) and the blocks.
 std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks);
 int collRingBlocks(std::size_t bytes, int maxBlocks);
+/// Ring reduce: the broadcast's chunk, capped so that four stage slots per block of `blocks` fit one
+/// kCollRingStageBytes stage.
+std::size_t collRingReduceChunkBytes(std::size_t bytes, int blocks, int maxBlocks);
 /// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
 /// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
 int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);
@@ -237,6 +262,8 @@ void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, K
 void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                           KernelGraph* graph);
 void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph);
+void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                          KernelGraph* graph);
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
@@ -244,10 +271,11 @@ void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t 
 void preloadCollKernels(bool push);
 
 namespace detail {
-void preloadCollReduceKernels();  // coll_reduce.cu
-void preloadCollLlKernels();      // coll_ll.cu
-void preloadCollPushKernels();    // coll_push_reduce.cu
-void preloadCollRingKernels();    // coll_ring_broadcast.cu
+void preloadCollReduceKernels();      // coll_reduce.cu
+void preloadCollLlKernels();          // coll_ll.cu
+void preloadCollPushKernels();        // coll_push_reduce.cu
+void preloadCollRingKernels();        // coll_ring_broadcast.cu
+void preloadCollRingReduceKernels();  // coll_ring_reduce.cu
 }  // namespace detail
 
 }  // namespace peerlink::kernels

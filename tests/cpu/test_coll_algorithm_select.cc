@@ -49,9 +49,9 @@ Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
     case Collective::ReduceScatter:
     case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::Broadcast:
+    case Collective::Reduce:
       if (n > 2 && mesh && bytes >= 256 * kMiB) return Algorithm::Ring;
       return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
-    case Collective::Reduce: return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
     case Collective::AllToAll:
     case Collective::SendRecv: return Algorithm::OneShot;
   }
@@ -118,9 +118,10 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
   const AlgorithmChoice ring = chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
   EXPECT_EQ(ring.algorithm, Algorithm::Ring);
   EXPECT_EQ(ring.reason, "forced by PEERLINK_ALGO=ring");
-  const AlgorithmChoice fallback = chooseAlgorithm(Collective::Reduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
+  const AlgorithmChoice fallback =
+      chooseAlgorithm(Collective::AllGather, 4 * kKiB, nvswitch, devices, Algorithm::TwoShot);
   EXPECT_EQ(fallback.algorithm, Algorithm::OneShot);
-  EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=ring is not an algorithm of reduce; 4 KiB per rank", 0), 0u)
+  EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=two_shot is not an algorithm of all_gather; 4 KiB per rank", 0), 0u)
       << fallback.reason;
   // Broadcast has a ring (the chain of stores): below 256 MiB only when asked for.
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices, Algorithm::Ring).algorithm,
@@ -136,9 +137,9 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
             Algorithm::OneShot);
 }
 
-// From 256 MiB a broadcast over 3 or more ranks of an NVLink mesh is a ring; on 2 ranks, off a mesh and
-// below it stays two-shot or direct.
-TEST(AlgorithmSelect, RingBroadcastForLargeMessagesOnAMesh) {
+// From 256 MiB a broadcast or reduce over 3 or more ranks of an NVLink mesh is a ring; on 2 ranks, off a
+// mesh and below it stays two-shot or direct.
+TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology nvswitch = load("h100x8_nvswitch");
   const std::vector<int> devices = allDevices(nvswitch);
   const AlgorithmChoice ring = chooseAlgorithm(Collective::Broadcast, 256 * kMiB, nvswitch, devices);
@@ -152,8 +153,18 @@ TEST(AlgorithmSelect, RingBroadcastForLargeMessagesOnAMesh) {
   const Topology pcie = load("dual_socket_pcie");
   ASSERT_GT(pcie.gpus.size(), 2u);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  // Reduce has no ring.
-  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 256 * kMiB, nvswitch, devices);
+  EXPECT_EQ(reduce.algorithm, Algorithm::Ring);
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 256 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
+            Kernel::RingReduce);
+  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 256 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
+  // Forced, small messages still take LL.
+  const AlgorithmChoice forced = chooseAlgorithm(Collective::Reduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 4 * kKiB, false, 8, true, forced, Protocol::Auto, 1024 * kKiB).kernel,
+            Kernel::Ll);
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 4 * kKiB, false, 8, true, forced, Protocol::Simple, 1024 * kKiB).kernel,
+            Kernel::RingReduce);
 }
 
 // The kernel for each collective and size on the 4-GPU NVSwitch VM fixture, under each PEERLINK_PROTO.

@@ -444,6 +444,10 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   EXPECT_EQ(
       remoteWriteElements(buildPlan(Collective::Broadcast, Algorithm::Ring, n, count, 1, false, 0, DataType::F32)),
       (V{0, count, count, count}));
+  // Ring reduce, root 1: ranks 2, 3, 0 each store the whole buffer (a partial) into the next rank's stage.
+  EXPECT_EQ(reads(Collective::Reduce, Algorithm::Ring, 1), V(4, 0));
+  EXPECT_EQ(remoteWriteElements(buildPlan(Collective::Reduce, Algorithm::Ring, n, count, 1, false, 0, DataType::F32)),
+            (V{count, 0, count, count}));
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::OneShot, 1), (V{0, 3 * count, 0, 0}));
   // Two-shot reduce, root 1: ranks 2, 3, 0 reduce the same shards as broadcast's from every rank (3 peers
   // each) and store the results into the root; the root reads and stores nothing.
@@ -512,7 +516,7 @@ TEST(Plan, BuildRejectsWhatTheCollectiveLacks) {
     return ErrorCode::Internal;
   };
   EXPECT_EQ(code(Collective::AllReduce, Algorithm::Auto, 2, 0, false), ErrorCode::InvalidUsage);
-  EXPECT_EQ(code(Collective::Reduce, Algorithm::Ring, 2, 0, false), ErrorCode::InvalidUsage);
+  EXPECT_EQ(code(Collective::AllToAll, Algorithm::Ring, 2, 0, false), ErrorCode::InvalidUsage);
   EXPECT_EQ(code(Collective::AllToAll, Algorithm::OneShot, 2, 0, true), ErrorCode::InvalidUsage);
   EXPECT_EQ(code(Collective::SendRecv, Algorithm::OneShot, 2, 0, true), ErrorCode::InvalidUsage);
   EXPECT_EQ(code(Collective::Reduce, Algorithm::OneShot, 2, 2, false), ErrorCode::InvalidUsage);

@@ -2,8 +2,8 @@
 // take the GPUs round-robin and share them), so the algorithms' n-rank paths — two-shot broadcast and
 // reduce, tokens between non-root ranks, blocks of n - 1 peers — run against the host reference on a one-
 // or two-GPU machine too. Every collective, a few types and ops, every size class, in place and out of
-// place, under AUTO, TWOSHOT, SIMPLE and PUSH (PEERLINK_COLL_PUSH=1), and the ring broadcast. What they measure is not
-// speed: ranks on one GPU split its SMs.
+// place, under AUTO, TWOSHOT, SIMPLE and PUSH (PEERLINK_COLL_PUSH=1), and the ring broadcast and reduce. What they
+// measure is not speed: ranks on one GPU split its SMs.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -90,10 +90,11 @@ INSTANTIATE_TEST_SUITE_P(SeveralRanksPerGpu, SharedGpuCorrectness,
                                             ::testing::Values("AUTO", "TWOSHOT", "SIMPLE", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
-// The ring broadcast (PEERLINK_ALGO=RING): a chain of 3-8 ranks, some passing chunks to a rank on their own GPU.
-INSTANTIATE_TEST_SUITE_P(RingBroadcast, SharedGpuCorrectness,
+// The rings (PEERLINK_ALGO=RING): broadcast and reduce along a chain of 3-8 ranks, some passing chunks to a
+// rank on their own GPU.
+INSTANTIATE_TEST_SUITE_P(Rings, SharedGpuCorrectness,
                          ::testing::Combine(::testing::Values(3, 4, 8), ::testing::Values("RING"),
-                                            ::testing::Values(Collective::Broadcast)),
+                                            ::testing::Values(Collective::Broadcast, Collective::Reduce)),
                          caseName);
 
 TEST(SharedGpuCommunicator, NeedsTheSwitchToListAGpuTwice) {

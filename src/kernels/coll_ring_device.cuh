@@ -1,0 +1,107 @@
+// Device code shared by the ring kernels (coll_ring_broadcast.cu, coll_ring_reduce.cu): a block's warp
+// roles, its rounds, and the signal warp that releases each round's ready flag to the next rank.
+//
+// Block b works through rounds; round k moves bytes [(k * grid + b) * chunk, + chunk) of the buffer. Two
+// groups of warps run independently: the work warps wait for what round k needs, move its chunk and arrive
+// at the round's stage barrier without waiting; the signal warp passes that barrier and releases ready =
+// (call << 20) + k + 1 to the next rank (its fence waits for the stores to land while the work warps go on
+// with round k + 1). The work warps may be kRingStages rounds ahead of the signal warp: a stage's barrier
+// id is reused that many rounds later, once the signal warp has passed it. After a timeout both groups
+// still pass every barrier they share; they only stop waiting and moving data. Included by coll_ring_*.cu.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/coll_device.cuh"
+
+namespace peerlink::kernels::colldev {
+
+constexpr int kRingWorkThreads = 480;   // warps 0-14
+constexpr int kRingSignalThreads = 32;  // warp 15
+constexpr int kRingThreads = kRingWorkThreads + kRingSignalThreads;
+constexpr int kRingStages = 4;      // rounds the work warps may be ahead of the signal warp (and stage slots)
+constexpr int kRingRoundBits = 20;  // flag value = (call number << kRingRoundBits) + round + 1
+// Named barriers (0 is __syncthreads): the work warps among themselves, and one per stage from the work
+// warps to the signal warp.
+constexpr int kBarRingWork = 1;
+constexpr int kBarRingFirstStage = 2;
+static_assert(kBarRingFirstStage + kRingStages <= 16, "16 named barriers per block");
+
+/// What the two groups of a block share.
+struct RingShared {
+  KernelNumbers numbers;
+  int failed;                   // a wait timed out (failure recorded): both groups stop waiting and moving data
+  unsigned long long signaled;  // rounds whose ready flag the signal warp has released
+};
+
+/// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of the buffer, and the flag base.
+struct RingRounds {
+  std::size_t chunkBytes;
+  std::size_t bytes;
+  unsigned long long base;
+  __device__ std::size_t first(std::size_t k) const { return (k * gridDim.x + blockIdx.x) * chunkBytes; }
+  __device__ bool exists(std::size_t k) const { return first(k) < bytes; }
+  __device__ std::size_t size(std::size_t k) const { return min(chunkBytes, bytes - first(k)); }
+};
+
+__device__ __forceinline__ void initRingShared(RingShared& shared) {
+  if (threadIdx.x == 0) {
+    shared.failed = 0;
+    shared.signaled = 0;
+  }
+}
+
+__device__ __forceinline__ bool ringFailed(const RingShared& shared) {
+  return *static_cast<const volatile int*>(&shared.failed) != 0;
+}
+
+/// One work thread: waits until the signal warp has passed round k - kRingStages (so round k's stage
+/// barrier is free again).
+__device__ __forceinline__ void waitForStageBarrier(const RingShared& shared, std::size_t k) {
+  while (*static_cast<const volatile unsigned long long*>(&shared.signaled) + kRingStages <= k) {
+  }
+}
+
+/// One work thread: waits until rank `from`'s flag of `phase` for this block reaches `value`; on a timeout
+/// records the failure and sets shared.failed. Returns whether it came.
+__device__ __forceinline__ bool ringWait(const CollSyncArgs& s, RingShared& shared, int phase, int step, int from,
+                                         unsigned long long value) {
+  if (ringFailed(shared)) return false;
+  unsigned long long observed = 0;
+  if (waitAtLeast(flagSlot(s.flags[s.rank], phase, static_cast<int>(blockIdx.x), from), value, s.timeoutNs,
+                  &observed)) {
+    return true;
+  }
+  recordFailure(s, shared.numbers, step, from, observed, value);
+  *static_cast<volatile int*>(&shared.failed) = 1;
+  return false;
+}
+
+/// Every work thread, after moving round k's chunk to the next rank: hands the round to the signal warp.
+__device__ __forceinline__ void arriveAtStage(std::size_t k) {
+  // The stores are ordered before the arrival at block scope; the signal warp's release at system scope is
+  // cumulative over what the barrier made visible to it.
+  __threadfence_block();
+  barArrive(kBarRingFirstStage + static_cast<int>(k % kRingStages), kRingThreads);
+}
+
+/// The signal warp (only where there is a next rank): after round k's stage barrier, lane 0 releases
+/// ready = base + k + 1 into `next`'s flags.
+__device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShared& shared, const RingRounds& rounds,
+                                                 int next) {
+  const int lane = static_cast<int>(threadIdx.x) - kRingWorkThreads;
+  for (std::size_t k = 0; rounds.exists(k); ++k) {
+    barSync(kBarRingFirstStage + static_cast<int>(k % kRingStages), kRingThreads);
+    if (lane == 0) {
+      if (!ringFailed(shared)) {
+        storeReleaseSys(
+            reinterpret_cast<uint64_t*>(flagSlot(s.flags[next], kPhaseRingReady, static_cast<int>(blockIdx.x), s.rank)),
+            rounds.base + k + 1);
+      }
+      *static_cast<volatile unsigned long long*>(&shared.signaled) = k + 1;
+    }
+    __syncwarp();
+  }
+}
+
+}  // namespace peerlink::kernels::colldev

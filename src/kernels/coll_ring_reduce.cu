@@ -1,0 +1,186 @@
+// Ring reduce (CollRingReduceArgs): a large reduce as a chain of stores towards the root, so every byte
+// crosses NVLink once per link, as a store (the two-shot reduce loads every shard from n - 1 peers: on
+// 4xH200 at 512 MiB 293 GB/s against NCCL's ring at 361, round 27). Position i = (rank - root - 1) mod n:
+// position 0 stores its input, position i (0 < i < n - 1) the partial result of positions 0..i, into the
+// stage of position i + 1; the root, last, combines the partial with its input into its output and
+// finishes (avg divides by n). Floating results are rounded at every hop (the tolerance of host_reduce.hpp
+// allows n - 1 roundings); f16 and bf16 combine in float.
+//
+// Rounds and warp roles as coll_ring_device.cuh describes; each block owns kRingStages slots of the stage
+// at offset (block * kRingStages + slot) * chunk, round k using slot k mod kRingStages. Work warps, round k:
+// (not the root) wait until the next rank has freed the slot (its free flag for round k - kRingStages),
+// (not position 0) wait for the previous rank's ready flag, combine, then (not position 0) send the
+// previous rank a free flag for round k once every load of the slot has returned, and (not the root) hand
+// the round to the signal warp. Waits only point at earlier steps of the chain or of the next rank's
+// rounds, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
+// combined yet, its input is read only by itself, and the next call's start barrier keeps the previous
+// rank from refilling the first slots before this rank has finished.
+#include <algorithm>
+
+#include "core/cuda_check.hpp"
+#include "kernels/coll_device.cuh"
+#include "kernels/coll_kernels.cuh"
+#include "kernels/coll_reduce_ops.cuh"
+#include "kernels/coll_ring_device.cuh"
+#include "kernels/copy_device.cuh"
+#include "kernels/kernel_preload.cuh"
+#include "kernels/launch_kernel.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+using namespace colldev;
+
+constexpr int kUnroll = 4;  // 16-byte packs per thread in flight from each source
+
+// One pack of partial op input, element-wise; `finish`: the root's last step (avg / nranks).
+template <int Type, int Op>
+__device__ __forceinline__ uint4 combinePack(uint4 partial, uint4 input, bool finish, int nranks) {
+  using E = Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  constexpr int kElems = static_cast<int>(sizeof(uint4) / sizeof(S));
+  union Pack {
+    uint4 raw;
+    S e[kElems];
+  };
+  Pack a;
+  Pack b;
+  Pack out;
+  a.raw = partial;
+  b.raw = input;
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) {
+    const A acc = applyOp<A, Op>(E::load(a.e[e]), E::load(b.e[e]));
+    out.e[e] = E::store(finish ? finishOp<A, Op>(acc, nranks) : acc);
+  }
+  return out.raw;
+}
+
+// dst = partial op input over `bytes` (a multiple of the element size) by the work warps; without a
+// partial (position 0, or a one-rank root, whose avg divides by 1), a copy of input.
+template <int Type, int Op>
+__device__ void combineChunk(unsigned char* dst, const unsigned char* partial, const unsigned char* input,
+                             std::size_t bytes, bool finish, int nranks, int tid) {
+  using E = Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  if (partial == nullptr) {
+    detail::copyRange<CopyHint::Plain, uint4, kUnroll>(dst, input, bytes, static_cast<std::size_t>(tid),
+                                                       kRingWorkThreads);
+    return;
+  }
+  const std::size_t packs = bytes / sizeof(uint4);
+  const auto* in4 = reinterpret_cast<const uint4*>(input);
+  const auto* part4 = reinterpret_cast<const uint4*>(partial);
+  auto* dst4 = reinterpret_cast<uint4*>(dst);
+  constexpr std::size_t kStride = kRingWorkThreads;
+  for (std::size_t base = static_cast<std::size_t>(tid); base < packs; base += kStride * kUnroll) {
+    uint4 a[kUnroll];
+    uint4 b[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t p = base + static_cast<std::size_t>(u) * kStride;
+      if (p < packs) {
+        a[u] = part4[p];
+        b[u] = in4[p];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t p = base + static_cast<std::size_t>(u) * kStride;
+      if (p < packs) dst4[p] = combinePack<Type, Op>(a[u], b[u], finish, nranks);
+    }
+  }
+  const auto* inS = reinterpret_cast<const S*>(input);
+  const auto* partS = reinterpret_cast<const S*>(partial);
+  auto* dstS = reinterpret_cast<S*>(dst);
+  for (std::size_t i = packs * (sizeof(uint4) / sizeof(S)) + static_cast<std::size_t>(tid); i < bytes / sizeof(S);
+       i += kStride) {
+    const A acc = applyOp<A, Op>(E::load(partS[i]), E::load(inS[i]));
+    dstS[i] = E::store(finish ? finishOp<A, Op>(acc, nranks) : acc);
+  }
+}
+
+template <int Type, int Op>
+__device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared, const RingRounds& rounds) {
+  const CollSyncArgs& s = args.sync;
+  const int tid = static_cast<int>(threadIdx.x);
+  const bool root = args.next < 0;
+  for (std::size_t k = 0; rounds.exists(k); ++k) {
+    const std::size_t first = rounds.first(k);
+    const std::size_t slot = (static_cast<std::size_t>(blockIdx.x) * kRingStages + k % kRingStages) * rounds.chunkBytes;
+    if (tid == 0) {
+      if (!root) {
+        waitForStageBarrier(shared, k);
+        if (k >= kRingStages) {
+          ringWait(s, shared, kPhaseRingFree, kStepRingFree, args.next, rounds.base + k - kRingStages + 1);
+        }
+      }
+      if (args.prev >= 0) ringWait(s, shared, kPhaseRingReady, kStepRingData, args.prev, rounds.base + k + 1);
+    }
+    barSync(kBarRingWork, kRingWorkThreads);  // the slots are ready (thread 0 acquired them) or the call failed
+    if (!ringFailed(shared)) {
+      unsigned char* dst =
+          root ? static_cast<unsigned char*>(args.out) + first : static_cast<unsigned char*>(args.nextStage) + slot;
+      const unsigned char* partial = args.prev >= 0 ? static_cast<const unsigned char*>(args.stage) + slot : nullptr;
+      combineChunk<Type, Op>(dst, partial, static_cast<const unsigned char*>(args.input) + first, rounds.size(k), root,
+                             s.nranks, tid);
+    }
+    if (args.prev >= 0) {
+      barSync(kBarRingWork, kRingWorkThreads);  // every load of this rank's slot has returned (its value was used)
+      if (tid == 0 && !ringFailed(shared)) {
+        storeRelaxedSys(reinterpret_cast<uint64_t*>(
+                            flagSlot(s.flags[args.prev], kPhaseRingFree, static_cast<int>(blockIdx.x), s.rank)),
+                        rounds.base + k + 1);
+      }
+    }
+    if (!root) arriveAtStage(k);
+  }
+}
+
+template <int Type, int Op>
+__global__ void __launch_bounds__(kRingThreads, 1)
+    collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
+  __shared__ RingShared shared;
+  initRingShared(shared);
+  readNumbers(args.sync, &shared.numbers);
+  if (blockBarrier(args.sync, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
+    const RingRounds rounds{args.chunkBytes, args.bytes, shared.numbers.seq << kRingRoundBits};
+    if (threadIdx.x < kRingWorkThreads) {
+      combineRounds<Type, Op>(args, shared, rounds);
+    } else if (args.next >= 0) {
+      signalRingRounds(args.sync, shared, rounds, args.next);
+    }
+  }
+  finishKernel(args.sync, shared.numbers);
+}
+
+}  // namespace
+
+std::size_t collRingReduceChunkBytes(std::size_t bytes, int blocks, int maxBlocks) {
+  const std::size_t fit = kCollRingStageBytes / (static_cast<std::size_t>(colldev::kRingStages) *
+                                                 static_cast<std::size_t>(std::max(1, blocks)));
+  return std::min(collRingChunkBytes(bytes, maxBlocks), fit / 16 * 16);
+}
+
+void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                          KernelGraph* graph) {
+  detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    detail::launchKernel(collRingReduceKernel<kType, kOp>, blocks, colldev::kRingThreads, stream, args, graph);
+  });
+}
+
+namespace detail {
+
+void preloadCollRingReduceKernels() {
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    loadKernel(collRingReduceKernel<decltype(typeConstant)::value, decltype(opConstant)::value>,
+               "collRingReduceKernel");
+  });
+}
+
+}  // namespace detail
+}  // namespace peerlink::kernels
