@@ -48,9 +48,11 @@ constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
 // 512 MiB and 2980 against 3298 at 1 GiB; at 128 MiB both took 422-425 us and below the chain's fill of
 // n - 1 rounds loses (64 MiB: 250 against 215; session 6, round 28).
 constexpr std::size_t kRingBroadcastFrom = 256 * kKiB * kKiB;
-// The same for reduce: a chain of stores towards the root through each rank's stage, instead of two-shot
-// (the non-root ranks load their shard from n - 1 peers).
-constexpr std::size_t kRingReduceFrom = 256 * kKiB * kKiB;
+// The same for reduce from 128 MiB: a chain of stores towards the root through each rank's stage, instead
+// of two-shot (the non-root ranks load their shard from n - 1 peers). On 4xH200 the ring took 450 us at
+// 128 MiB against 464 (438 on its 64-block grid), 845 against 918 at 256 MiB, 1640 against 1837 at 512 MiB
+// (1615 on 64 blocks); below its fill loses (64 MiB: 252 against 241, 8 MiB: 59 against 47; round 29).
+constexpr std::size_t kRingReduceFrom = 128 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;

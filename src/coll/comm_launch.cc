@@ -483,8 +483,8 @@ void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, boo
   const int root = first.root;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks);
-  const std::size_t chunkBytes = kernels::collRingReduceChunkBytes(bytes, blocks, state.maxBlocks);
+  const int blocks = kernels::collRingReduceBlocks(bytes, state.maxBlocks);
+  const std::size_t chunkBytes = kernels::collRingReduceChunkBytes(bytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const int position = (r - root - 1 + 2 * n) % n;

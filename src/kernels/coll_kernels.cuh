@@ -242,9 +242,10 @@ int collCopyBlocks(std::size_t bytes, int maxBlocks);
 /// Ring broadcast: the chunk a block moves per round (16-64 KiB, aiming at 8 rounds per block) and the blocks.
 std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks);
 int collRingBlocks(std::size_t bytes, int maxBlocks);
-/// Ring reduce: the broadcast's chunk, capped so that four stage slots per block of `blocks` fit one
-/// kCollRingStageBytes stage.
-std::size_t collRingReduceChunkBytes(std::size_t bytes, int blocks, int maxBlocks);
+/// Ring reduce: the broadcast's blocks, at most 64, and its chunk, capped so that four stage slots per block
+/// fit one kCollRingStageBytes stage.
+int collRingReduceBlocks(std::size_t bytes, int maxBlocks);
+std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks);
 /// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
 /// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
 int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);

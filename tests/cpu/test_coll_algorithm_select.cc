@@ -50,7 +50,7 @@ Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
     case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::Broadcast:
     case Collective::Reduce:
-      if (n > 2 && mesh && bytes >= 256 * kMiB) return Algorithm::Ring;
+      if (n > 2 && mesh && bytes >= (collective == Collective::Broadcast ? 256 : 128) * kMiB) return Algorithm::Ring;
       return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
     case Collective::AllToAll:
     case Collective::SendRecv: return Algorithm::OneShot;
@@ -137,8 +137,8 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
             Algorithm::OneShot);
 }
 
-// From 256 MiB a broadcast or reduce over 3 or more ranks of an NVLink mesh is a ring; on 2 ranks, off a
-// mesh and below it stays two-shot or direct.
+// From 256 MiB a broadcast, from 128 MiB a reduce, over 3 or more ranks of an NVLink mesh is a ring; on 2
+// ranks, off a mesh and below it stays two-shot or direct.
 TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology nvswitch = load("h100x8_nvswitch");
   const std::vector<int> devices = allDevices(nvswitch);
@@ -153,11 +153,12 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology pcie = load("dual_socket_pcie");
   ASSERT_GT(pcie.gpus.size(), 2u);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 256 * kMiB, nvswitch, devices);
+  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 128 * kMiB, nvswitch, devices);
   EXPECT_EQ(reduce.algorithm, Algorithm::Ring);
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 256 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
+  EXPECT_EQ(reduce.reason, "128 MiB per rank >= 128 MiB on an NVLink mesh: ring (pipelined along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 128 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
             Kernel::RingReduce);
-  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 256 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 128 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
   // Forced, small messages still take LL.
   const AlgorithmChoice forced = chooseAlgorithm(Collective::Reduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);

@@ -79,6 +79,26 @@ TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
   }
 }
 
+// The ring reduce's four stage slots per block fit its stage; at most 64 blocks, so large messages move 64 KiB
+// per round.
+TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132), 64);
+  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132), 64 * kKiB);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 32), 32);
+  EXPECT_EQ(collRingReduceBlocks(1, 132), 1);
+  for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
+    for (int maxBlocks : {1, 7, 66, 132, 256}) {
+      const std::size_t chunk = collRingReduceChunkBytes(bytes, maxBlocks);
+      const auto blocks = static_cast<std::size_t>(collRingReduceBlocks(bytes, maxBlocks));
+      EXPECT_EQ(chunk % 16, 0u) << bytes;
+      EXPECT_GE(chunk, 16 * kKiB) << bytes;
+      EXPECT_LE(blocks, 64u) << bytes;
+      EXPECT_LE(blocks, static_cast<std::size_t>(maxBlocks)) << bytes;
+      EXPECT_LE(4 * blocks * chunk, kCollRingStageBytes) << bytes << " " << maxBlocks;
+    }
+  }
+}
+
 TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {
   EXPECT_EQ(collReduceBlocks(1, 132), 1);
   EXPECT_EQ(collReduceBlocks(16 * kKiB + 1, 132), 2);
