@@ -432,11 +432,17 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
   }
 }
 
-// The ring broadcast copies 16-byte units: the root's input and every output must be 16-byte aligned.
-bool ringable(const PeerPointerTable& table, const CallArgs& first, int n) {
-  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(table.send[first.root]);
-  for (int r = 0; r < n; ++r) bits |= reinterpret_cast<std::uintptr_t>(table.recv[r]);
+// Whether `one` and each of `each[0..n)` are 16-byte aligned (the rings move 16-byte units).
+template <typename Pointer>
+bool aligned16(const void* one, const Pointer (&each)[kernels::kCollMaxRanks], int n) {
+  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(one);
+  for (int r = 0; r < n; ++r) bits |= reinterpret_cast<std::uintptr_t>(each[r]);
   return bits % 16 == 0;
+}
+
+// The ring broadcast reads the root's input and every output, stores into every output.
+bool ringable(const PeerPointerTable& table, const CallArgs& first, int n) {
+  return aligned16(table.send[first.root], table.recv, n);
 }
 
 // Ring broadcast: position i = (rank - root) mod n takes each chunk from position i - 1 and passes it to
@@ -467,11 +473,9 @@ void launchRingSet(CommState& state, const std::vector<CallArgs>& set, bool capt
   }
 }
 
-// The ring reduce combines 16-byte packs: every input and the root's output must be 16-byte aligned.
+// The ring reduce reads every input and writes the root's output.
 bool ringReducible(const PeerPointerTable& table, const CallArgs& first, int n) {
-  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(table.recv[first.root]);
-  for (int r = 0; r < n; ++r) bits |= reinterpret_cast<std::uintptr_t>(table.send[r]);
-  return bits % 16 == 0;
+  return aligned16(table.recv[first.root], table.send, n);
 }
 
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its

@@ -56,18 +56,8 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
 }
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
-  __shared__ RingShared shared;
-  initRingShared(shared);
-  readNumbers(args.sync, &shared.numbers);
-  if (blockBarrier(args.sync, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
-    const RingRounds rounds{args.chunkBytes, args.bytes, shared.numbers.seq << kRingRoundBits};
-    if (threadIdx.x < kRingWorkThreads) {
-      copyRounds(args, shared, rounds);
-    } else if (args.nextDst != nullptr) {
-      signalRingRounds(args.sync, shared, rounds, args.next);
-    }
-  }
-  finishKernel(args.sync, shared.numbers);
+  runRing(args.sync, args.bytes, args.chunkBytes, args.next,
+          [&](RingShared& shared, const RingRounds& rounds) { copyRounds(args, shared, rounds); });
 }
 
 }  // namespace

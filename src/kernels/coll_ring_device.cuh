@@ -104,4 +104,23 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
   }
 }
 
+/// A ring kernel's body, by every thread: the start barrier; then the work warps run work(shared, rounds)
+/// and the signal warp, where there is a next rank, signals each round; the counters at the end.
+template <typename Work>
+__device__ __forceinline__ void runRing(const CollSyncArgs& s, std::size_t bytes, std::size_t chunkBytes, int next,
+                                        Work&& work) {
+  __shared__ RingShared shared;
+  initRingShared(shared);
+  readNumbers(s, &shared.numbers);
+  if (blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
+    const RingRounds rounds{chunkBytes, bytes, shared.numbers.seq << kRingRoundBits};
+    if (threadIdx.x < kRingWorkThreads) {
+      work(shared, rounds);
+    } else if (next >= 0) {
+      signalRingRounds(s, shared, rounds, next);
+    }
+  }
+  finishKernel(s, shared.numbers);
+}
+
 }  // namespace peerlink::kernels::colldev

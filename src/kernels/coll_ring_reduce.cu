@@ -146,18 +146,8 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  __shared__ RingShared shared;
-  initRingShared(shared);
-  readNumbers(args.sync, &shared.numbers);
-  if (blockBarrier(args.sync, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
-    const RingRounds rounds{args.chunkBytes, args.bytes, shared.numbers.seq << kRingRoundBits};
-    if (threadIdx.x < kRingWorkThreads) {
-      combineRounds<Type, Op>(args, shared, rounds);
-    } else if (args.next >= 0) {
-      signalRingRounds(args.sync, shared, rounds, args.next);
-    }
-  }
-  finishKernel(args.sync, shared.numbers);
+  runRing(args.sync, args.bytes, args.chunkBytes, args.next,
+          [&](RingShared& shared, const RingRounds& rounds) { combineRounds<Type, Op>(args, shared, rounds); });
 }
 
 }  // namespace
