@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "coll/algorithm_select.hpp"
+#include "coll/comm_launch_large.hpp"
+#include "coll/comm_launch_support.hpp"
 #include "coll/partition.hpp"
 #include "core/log.hpp"
 #include "peerlink/error.hpp"
@@ -31,57 +33,6 @@ constexpr int kP2pBlocksCap = 64;
 constexpr int kBroadcastTwoShotBlocks = 32;
 constexpr std::size_t kBroadcastFewBlocksFrom = std::size_t{8} << 20;
 
-const void* offsetBy(const void* pointer, std::size_t bytes) {
-  return static_cast<const unsigned char*>(pointer) + bytes;
-}
-void* offsetBy(void* pointer, std::size_t bytes) {
-  return static_cast<unsigned char*>(pointer) + bytes;
-}
-
-// Block `index` of a buffer cut in blocks of `bytes` (all-gather's output, all-to-all's and reduce-scatter's
-// per-rank blocks).
-template <typename Pointer>
-Pointer blockOf(Pointer base, std::size_t bytes, int index) {
-  return offsetBy(base, bytes * static_cast<std::size_t>(index));
-}
-
-CollSyncArgs syncArgs(const CommState& state, int rank, Collective collective, bool p2p, unsigned int peerMask) {
-  CollSyncArgs sync;
-  for (int r = 0; r < kCollMaxRanks; ++r) sync.flags[r] = state.symmetric.flags[r];
-  const RankResources& resources = state.ranks[static_cast<std::size_t>(rank)];
-  sync.sync = static_cast<kernels::CollRankSync*>(resources.sync.data());
-  sync.failure = state.failure(rank);
-  sync.timeoutNs = state.timeoutNs;
-  sync.rank = rank;
-  sync.nranks = state.nranks;
-  sync.collective = static_cast<int>(collective);
-  sync.peerMask = peerMask;
-  sync.p2p = p2p;
-  return sync;
-}
-
-// Part `part` of `parts` of a call's count, cut as the plans cut it (16-byte boundaries: partition.hpp).
-ElementRange shardOf(const CallArgs& call, int parts, int part) {
-  return partitionRange(call.count, parts, part, std::max<std::size_t>(1, 16 / dataTypeSize(call.type)));
-}
-
-// A non-root rank's part of a rooted two-shot (broadcast, reduce): the count cut among the n-1 ranks other
-// than the root, part (rank - root - 1) mod n, as the plans cut it (plan_builders.cc).
-ElementRange nonRootShardOf(const CallArgs& call, int n) {
-  return shardOf(call, n - 1, (call.rank - call.root - 1 + n) % n);
-}
-
-unsigned int allRanks(const CommState& state) {
-  return state.nranks >= 32 ? ~0u : (1u << state.nranks) - 1u;
-}
-
-kernels::CollType collType(DataType type) {
-  return static_cast<kernels::CollType>(static_cast<int>(type));
-}
-kernels::CollOp collOp(ReduceOp op) {
-  return static_cast<kernels::CollOp>(static_cast<int>(op));
-}
-
 void logOnce(CommState& state, Collective collective, const KernelChoice& choice, std::size_t bytes) {
   const std::size_t index =
       static_cast<std::size_t>(collective) * kKernelCount + static_cast<std::size_t>(choice.kernel);
@@ -89,13 +40,6 @@ void logOnce(CommState& state, Collective collective, const KernelChoice& choice
   state.logged[index] = true;
   logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} ({})", collectiveName(collective), bytes,
           algorithmName(choice.algorithm), choice.reason);
-}
-
-// Launches on `rank`'s GPU and stream.
-template <typename Fn>
-void onRank(const CommState& state, int rank, Fn&& fn) {
-  DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
-  fn();
 }
 
 void addJob(CollCopyArgs& args, const void* src, void* dst, std::size_t bytes) {
@@ -161,11 +105,6 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
     case Collective::SendRecv: break;
   }
   return args;
-}
-
-// Rank r's eager KernelGraph, or null when the set is being captured (launch directly into the capture).
-kernels::KernelGraph* eagerGraphOf(const CommState& state, int rank, bool capturing) {
-  return capturing ? nullptr : state.ranks[static_cast<std::size_t>(rank)].eagerGraph.get();
 }
 
 void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes, bool capturing) {
@@ -240,55 +179,6 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
       kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                                 eagerGraphOf(state, r, capturing));
     });
-  }
-}
-
-// Two-shot all-reduce of large messages as two kernels per rank (Kernel::SplitTwoShot): a direct-read
-// reduce-scatter of the rank's shard (partitionRange's, as the fused kernel and the plan cut it) into its own
-// output, then an all-gather that stores that shard into every peer's output. The reduce-scatter kernel's
-// start barrier finds every input ready; the all-gather writes only shards their owners have finished (each
-// rank's own shard, after its own reduce-scatter on its stream), and its end barrier, which releases the
-// pushes, also tells every rank that all reads of its input are done. In place, rank r's all-gather writes
-// shard r of a peer's buffer, which only rank r's reduce-scatter read.
-void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  const CallArgs& first = set.front();
-  const int n = state.nranks;
-  const std::size_t size = dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
-  const std::size_t shardBytes = (first.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
-  const int reduceBlocks = kernels::collReduceBlocks(shardBytes, state.maxBlocks);
-  const int copyBlocks = kernels::collCopyBlocks(shardBytes, state.maxBlocks);
-  const std::size_t chunkBytes = kernels::collCopyChunkBytes(shardBytes, state.maxBlocks);
-  for (int r = 0; r < n; ++r) {
-    const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const ElementRange shard = shardOf(call, n, r);
-    CollReduceArgs args;
-    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.sync.peersStore = false;  // it only loads from the peers
-    for (int p = 0; p < n; ++p) args.src[p] = table.send[p];
-    args.begin = shard.begin;
-    args.end = shard.begin + shard.count;
-    args.dst[0] = table.recv[r];
-    args.ndst = 1;
-    onRank(state, r, [&] {
-      kernels::launchCollReduce(args, collType(call.type), collOp(call.op), reduceBlocks, call.stream,
-                                eagerGraphOf(state, r, capturing));
-    });
-  }
-  for (int r = 0; r < n; ++r) {
-    const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const ElementRange shard = shardOf(call, n, r);
-    CollCopyArgs args;
-    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.chunkBytes = chunkBytes;
-    if (shard.count > 0) {
-      CollCopyJob& job = args.jobs[args.njobs++];
-      job.src = offsetBy(table.recv[r], shard.begin * size);
-      job.bytes = shard.count * size;
-      for (int p = 1; p < n; ++p) job.dst[job.ndst++] = offsetBy(table.recv[(r + p) % n], shard.begin * size);
-    }
-    onRank(state, r,
-           [&] { kernels::launchCollCopy(args, copyBlocks, call.stream, eagerGraphOf(state, r, capturing)); });
   }
 }
 
@@ -432,88 +322,6 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
   }
 }
 
-// Whether `one` and each of `each[0..n)` are 16-byte aligned (the rings move 16-byte units).
-template <typename Pointer>
-bool aligned16(const void* one, const Pointer (&each)[kernels::kCollMaxRanks], int n) {
-  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(one);
-  for (int r = 0; r < n; ++r) bits |= reinterpret_cast<std::uintptr_t>(each[r]);
-  return bits % 16 == 0;
-}
-
-// The ring broadcast reads the root's input and every output, stores into every output.
-bool ringable(const PeerPointerTable& table, const CallArgs& first, int n) {
-  return aligned16(table.send[first.root], table.recv, n);
-}
-
-// Ring broadcast: position i = (rank - root) mod n takes each chunk from position i - 1 and passes it to
-// position i + 1 (plan: buildBroadcastRing).
-void launchRingSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  const CallArgs& first = set.front();
-  const int n = state.nranks;
-  const int root = first.root;
-  const std::size_t bytes = first.count * dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
-  const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks);
-  for (int r = 0; r < n; ++r) {
-    const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const int position = (r - root + n) % n;
-    kernels::CollRingArgs args;
-    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.bytes = bytes;
-    args.chunkBytes = kernels::collRingChunkBytes(bytes, state.maxBlocks);
-    args.src = r == root ? table.send[root] : table.recv[r];
-    if (position > 0) args.prev = (r - 1 + n) % n;
-    if (position < n - 1) {
-      args.next = (r + 1) % n;
-      args.nextDst = table.recv[args.next];
-    }
-    if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
-    onRank(state, r,
-           [&] { kernels::launchCollRingBroadcast(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
-  }
-}
-
-// The ring reduce reads every input and writes the root's output.
-bool ringReducible(const PeerPointerTable& table, const CallArgs& first, int n) {
-  return aligned16(table.recv[first.root], table.send, n);
-}
-
-// Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its
-// stage with its input and passes it to position i + 1's stage; the root, last, into its output (plan:
-// buildReduceRing).
-void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  const CallArgs& first = set.front();
-  const int n = state.nranks;
-  const int root = first.root;
-  const std::size_t bytes = first.count * dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
-  const int blocks = kernels::collRingReduceBlocks(bytes, state.maxBlocks);
-  const std::size_t chunkBytes = kernels::collRingReduceChunkBytes(bytes, state.maxBlocks);
-  for (int r = 0; r < n; ++r) {
-    const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const int position = (r - root - 1 + 2 * n) % n;
-    kernels::CollRingReduceArgs args;
-    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.input = table.send[r];
-    args.bytes = bytes;
-    args.chunkBytes = chunkBytes;
-    if (position > 0) {
-      args.prev = (r - 1 + n) % n;
-      args.stage = state.symmetric.ringStage[r];
-    }
-    if (r == root) {
-      args.out = table.recv[root];
-    } else {
-      args.next = (r + 1) % n;
-      args.nextStage = state.symmetric.ringStage[args.next];
-    }
-    onRank(state, r, [&] {
-      kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
-                                    eagerGraphOf(state, r, capturing));
-    });
-  }
-}
-
 }  // namespace
 
 const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
@@ -549,8 +357,8 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
     case Kernel::Ll: launchLlSet(state, set, bytes, capturing); break;
     case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
     case Kernel::RingBroadcast:
-      if (ringable(peerPointers(state, set), first, state.nranks)) {
-        launchRingSet(state, set, capturing);
+      if (ringBroadcastAligned(peerPointers(state, set), first, state.nranks)) {
+        launchRingBroadcastSet(state, set, capturing);
       } else {  // buffers not 16-byte aligned: every rank reads the root's buffer
         launchCopySet(state, set, KernelChoice{Algorithm::OneShot, Kernel::Copy, choice.reason}, capturing);
       }
@@ -566,7 +374,7 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
       break;
     case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
     case Kernel::RingReduce:
-      if (ringReducible(peerPointers(state, set), first, state.nranks)) {
+      if (ringReduceAligned(peerPointers(state, set), first, state.nranks)) {
         launchRingReduceSet(state, set, capturing);
       } else {  // buffers not 16-byte aligned: two-shot's direct reads
         launchReductionSet(state, set, KernelChoice{Algorithm::TwoShot, Kernel::TwoShot, choice.reason}, capturing);

@@ -1,0 +1,23 @@
+// Launchers of the large-message kernels (comm_launch_large.cc): the all-reduce split into a reduce-scatter
+// and an all-gather kernel, and the ring broadcast and reduce. comm_launch.cc dispatches to them.
+#pragma once
+
+#include <vector>
+
+#include "coll/comm_state.hpp"
+
+namespace peerlink::coll {
+
+/// Two-shot all-reduce as two kernels per rank (Kernel::SplitTwoShot).
+void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+
+/// Whether the rings can run this set: they move 16-byte units, so the buffers they touch must be 16-byte
+/// aligned (the broadcast: the root's input and every output; the reduce: every input and the root's output).
+bool ringBroadcastAligned(const PeerPointerTable& table, const CallArgs& first, int n);
+bool ringReduceAligned(const PeerPointerTable& table, const CallArgs& first, int n);
+
+/// The ring broadcast (Kernel::RingBroadcast) and the ring reduce (Kernel::RingReduce).
+void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+
+}  // namespace peerlink::coll

@@ -1,0 +1,80 @@
+// What the launchers of every kernel family share (comm_launch.cc, comm_launch_large.cc): the synchronization
+// part of the kernels' arguments, shards cut as the plans cut them, and launching on a rank's GPU. Internal
+// to src/coll/.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+
+#include "coll/comm_state.hpp"
+#include "coll/partition.hpp"
+#include "kernels/coll_kernels.cuh"
+#include "peerlink/cuda.hpp"
+
+namespace peerlink::coll {
+
+inline const void* offsetBy(const void* pointer, std::size_t bytes) {
+  return static_cast<const unsigned char*>(pointer) + bytes;
+}
+inline void* offsetBy(void* pointer, std::size_t bytes) {
+  return static_cast<unsigned char*>(pointer) + bytes;
+}
+
+// Block `index` of a buffer cut in blocks of `bytes` (all-gather's output, all-to-all's and reduce-scatter's
+// per-rank blocks).
+template <typename Pointer>
+Pointer blockOf(Pointer base, std::size_t bytes, int index) {
+  return offsetBy(base, bytes * static_cast<std::size_t>(index));
+}
+
+inline kernels::CollSyncArgs syncArgs(const CommState& state, int rank, Collective collective, bool p2p,
+                                      unsigned int peerMask) {
+  kernels::CollSyncArgs sync;
+  for (int r = 0; r < kernels::kCollMaxRanks; ++r) sync.flags[r] = state.symmetric.flags[r];
+  const RankResources& resources = state.ranks[static_cast<std::size_t>(rank)];
+  sync.sync = static_cast<kernels::CollRankSync*>(resources.sync.data());
+  sync.failure = state.failure(rank);
+  sync.timeoutNs = state.timeoutNs;
+  sync.rank = rank;
+  sync.nranks = state.nranks;
+  sync.collective = static_cast<int>(collective);
+  sync.peerMask = peerMask;
+  sync.p2p = p2p;
+  return sync;
+}
+
+// Part `part` of `parts` of a call's count, cut as the plans cut it (16-byte boundaries: partition.hpp).
+inline ElementRange shardOf(const CallArgs& call, int parts, int part) {
+  return partitionRange(call.count, parts, part, std::max<std::size_t>(1, 16 / dataTypeSize(call.type)));
+}
+
+// A non-root rank's part of a rooted two-shot (broadcast, reduce): the count cut among the n-1 ranks other
+// than the root, part (rank - root - 1) mod n, as the plans cut it (plan_builders.cc).
+inline ElementRange nonRootShardOf(const CallArgs& call, int n) {
+  return shardOf(call, n - 1, (call.rank - call.root - 1 + n) % n);
+}
+
+inline unsigned int allRanks(const CommState& state) {
+  return state.nranks >= 32 ? ~0u : (1u << state.nranks) - 1u;
+}
+
+inline kernels::CollType collType(DataType type) {
+  return static_cast<kernels::CollType>(static_cast<int>(type));
+}
+inline kernels::CollOp collOp(ReduceOp op) {
+  return static_cast<kernels::CollOp>(static_cast<int>(op));
+}
+
+// Launches on `rank`'s GPU and stream.
+template <typename Fn>
+void onRank(const CommState& state, int rank, Fn&& fn) {
+  DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
+  fn();
+}
+
+// Rank r's eager KernelGraph, or null when the set is being captured (launch directly into the capture).
+inline kernels::KernelGraph* eagerGraphOf(const CommState& state, int rank, bool capturing) {
+  return capturing ? nullptr : state.ranks[static_cast<std::size_t>(rank)].eagerGraph.get();
+}
+
+}  // namespace peerlink::coll
