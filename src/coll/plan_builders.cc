@@ -287,7 +287,7 @@ void buildBroadcastTwoShot(PlanBuilder& b) {
   b.emit(false);
 }
 
-// What the ring kernel does (launchRingSet in comm_launch.cc): position i = (rank - root) mod n stores each
+// What the ring kernel does (launchRingBroadcastSet in comm_launch_large.cc): position i = (rank - root) mod n stores each
 // chunk into position i + 1's output, the root from its send buffer, the others from their own output where
 // the chunk arrived the step before; out of place the root also copies its buffer locally. Hop i of chunk c
 // runs at step c + i, so every link carries the data once and the chunks stream down the chain. Race-free:
@@ -340,7 +340,7 @@ void buildReduceTwoShot(PlanBuilder& b) {
   b.emit(false);
 }
 
-// What the ring reduce kernel does (launchRingReduceSet in comm_launch.cc): position i = (rank - root - 1)
+// What the ring reduce kernel does (launchRingReduceSet in comm_launch_large.cc): position i = (rank - root - 1)
 // mod n; position 0 stores its input's chunk into position 1's scratch (the kernel's stage), position i
 // combines the partial in its scratch with its input into position i + 1's scratch, and the root, last,
 // combines its scratch with its input into its output and finishes. Hop i of chunk c runs at step c + i.

@@ -3,7 +3,7 @@
 // functions. Kernel bodies live in coll_ll.cu (LL one-shot, every collective's small messages), coll_reduce.cu
 // (direct-read reductions: two-shot, one-shot, reduce-scatter), coll_copy.cu (broadcast, all-gather, all-to-all,
 // send/recv), coll_push_reduce.cu (the push reductions), coll_ring_broadcast.cu and coll_ring_reduce.cu (the rings).
-// src/coll/ builds the arguments from a matched set of calls (comm_launch.cc).
+// src/coll/ builds the arguments from a matched set of calls (comm_launch.cc, comm_launch_large.cc).
 //
 // Peer pointers. Every pointer in these structs is an address the launching GPU can dereference: its own
 // memory, or a peer's reached through peer access (one process) -- later an IPC/cuMem mapping of another
