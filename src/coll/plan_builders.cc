@@ -287,12 +287,13 @@ void buildBroadcastTwoShot(PlanBuilder& b) {
   b.emit(false);
 }
 
-// What the ring kernel does (launchRingBroadcastSet in comm_launch_large.cc): position i = (rank - root) mod n stores
-// each chunk into position i + 1's output, the root from its send buffer, the others from their own output where the
-// chunk arrived the step before; out of place the root also copies its buffer locally. Hop i of chunk c runs at step c
-// + i, so every link carries the data once and the chunks stream down the chain. Race-free: at a step, hop i reads
-// chunk c of position i's output (written by hop i - 1 a step earlier) and writes chunk c of position i + 1's output,
-// and no two hops of a step touch one chunk of one rank's output.
+// What the ring kernel does (launchRingBroadcastSet in comm_launch_large.cc): position i = (rank - root)
+// mod n stores each chunk into position i + 1's output, the root from its send buffer, the others from
+// their own output where the chunk arrived the step before; out of place the root also copies its buffer
+// locally. Hop i of chunk c runs at step c + i, so every link carries the data once and the chunks stream
+// down the chain. Race-free: at a step, hop i reads chunk c of position i's output (written by hop i - 1 a
+// step earlier) and writes chunk c of position i + 1's output, and no two hops of a step touch one chunk of
+// one rank's output.
 void buildBroadcastRing(PlanBuilder& b) {
   const int n = b.nranks();
   const int root = b.root();
