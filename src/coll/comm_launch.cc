@@ -223,25 +223,43 @@ kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPoi
   return args;
 }
 
-void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  const CallArgs& first = set.front();
+// A push reduction's grid: the longest shard's bytes, the blocks and each round's chunk.
+struct PushShape {
+  std::size_t longestBytes = 0;
+  int blocks = 0;
+  std::size_t chunkBytes = 0;
+};
+
+PushShape pushShape(const CommState& state, const CallArgs& first) {
   const int n = state.nranks;
-  const std::size_t size = dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
   std::size_t longest = first.count;  // reduce-scatter: every shard is count elements
   if (first.collective == Collective::AllReduce) {
     longest = 0;
-    for (int p = 0; p < n; ++p) {
-      longest = std::max(longest, shardOf(first, n, p).count);
-    }
+    for (int p = 0; p < n; ++p) longest = std::max(longest, shardOf(first, n, p).count);
   }
-  const int blocks = kernels::collPushBlocks(longest * size, state.maxBlocks);
-  const std::size_t chunkBytes = kernels::collPushChunkBytes(blocks);
-  for (int r = 0; r < n; ++r) {
+  PushShape shape;
+  shape.longestBytes = longest * dataTypeSize(first.type);
+  shape.blocks = kernels::collPushBlocks(shape.longestBytes, state.maxBlocks);
+  shape.chunkBytes = kernels::collPushChunkBytes(shape.blocks);
+  return shape;
+}
+
+// Whether the push kernel can run this set: aligned buffers, and flags that number every round of a block.
+bool pushRuns(const CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& first = set.front();
+  const PushShape shape = pushShape(state, first);
+  return pushable(peerPointers(state, set), first, state.nranks) &&
+         kernels::collRoundsFit(shape.longestBytes, shape.blocks, shape.chunkBytes);
+}
+
+void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const PeerPointerTable table = peerPointers(state, set);
+  const PushShape shape = pushShape(state, set.front());
+  for (int r = 0; r < state.nranks; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const kernels::CollPushReduceArgs args = pushReduceArgs(state, table, call, chunkBytes);
+    const kernels::CollPushReduceArgs args = pushReduceArgs(state, table, call, shape.chunkBytes);
     onRank(state, r, [&] {
-      kernels::launchCollPushReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
+      kernels::launchCollPushReduce(args, collType(call.type), collOp(call.op), shape.blocks, call.stream,
                                     eagerGraphOf(state, r, capturing));
     });
   }
@@ -357,16 +375,16 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
     case Kernel::Ll: launchLlSet(state, set, bytes, capturing); break;
     case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
     case Kernel::RingBroadcast:
-      if (ringBroadcastAligned(peerPointers(state, set), first, state.nranks)) {
+      if (ringBroadcastRuns(state, set)) {
         launchRingBroadcastSet(state, set, capturing);
-      } else {  // buffers not 16-byte aligned: every rank reads the root's buffer
+      } else {  // buffers not 16-byte aligned, or more rounds than flags number: every rank reads the root's
         launchCopySet(state, set, KernelChoice{Algorithm::OneShot, Kernel::Copy, choice.reason}, capturing);
       }
       break;
     case Kernel::PushReduce:
-      if (pushable(peerPointers(state, set), first, state.nranks)) {
+      if (pushRuns(state, set)) {
         launchPushSet(state, set, capturing);
-      } else {  // unaligned buffers: the direct-read kernel of the same algorithm
+      } else {  // unaligned buffers, or more rounds than flags number: the direct-read kernel of the algorithm
         KernelChoice reading = choice;
         reading.kernel = first.collective == Collective::AllReduce ? Kernel::TwoShot : Kernel::ReduceScatter;
         launchReductionSet(state, set, reading, capturing);
@@ -374,9 +392,9 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
       break;
     case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
     case Kernel::RingReduce:
-      if (ringReduceAligned(peerPointers(state, set), first, state.nranks)) {
+      if (ringReduceRuns(state, set)) {
         launchRingReduceSet(state, set, capturing);
-      } else {  // buffers not 16-byte aligned: two-shot's direct reads
+      } else {  // buffers not 16-byte aligned, or more rounds than flags number: two-shot's direct reads
         launchReductionSet(state, set, KernelChoice{Algorithm::TwoShot, Kernel::TwoShot, choice.reason}, capturing);
       }
       break;

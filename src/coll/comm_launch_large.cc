@@ -73,8 +73,13 @@ bool aligned16(const void* one, const Pointer (&each)[kernels::kCollMaxRanks], i
 
 }  // namespace
 
-bool ringBroadcastAligned(const PeerPointerTable& table, const CallArgs& first, int n) {
-  return aligned16(table.send[first.root], table.recv, n);
+bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& first = set.front();
+  const PeerPointerTable table = peerPointers(state, set);
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
+  return aligned16(table.send[first.root], table.recv, state.nranks) &&
+         kernels::collRoundsFit(bytes, kernels::collRingBlocks(bytes, state.maxBlocks),
+                                kernels::collRingChunkBytes(bytes, state.maxBlocks));
 }
 
 // Ring broadcast: position i = (rank - root) mod n takes each chunk from position i - 1 and passes it to
@@ -105,8 +110,13 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   }
 }
 
-bool ringReduceAligned(const PeerPointerTable& table, const CallArgs& first, int n) {
-  return aligned16(table.recv[first.root], table.send, n);
+bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& first = set.front();
+  const PeerPointerTable table = peerPointers(state, set);
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
+  return aligned16(table.recv[first.root], table.send, state.nranks) &&
+         kernels::collRoundsFit(bytes, kernels::collRingReduceBlocks(bytes, state.maxBlocks),
+                                kernels::collRingReduceChunkBytes(bytes, state.maxBlocks));
 }
 
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its

@@ -12,9 +12,10 @@ namespace peerlink::coll {
 void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 /// Whether the rings can run this set: they move 16-byte units, so the buffers they touch must be 16-byte
-/// aligned (the broadcast: the root's input and every output; the reduce: every input and the root's output).
-bool ringBroadcastAligned(const PeerPointerTable& table, const CallArgs& first, int n);
-bool ringReduceAligned(const PeerPointerTable& table, const CallArgs& first, int n);
+/// aligned (the broadcast: the root's input and every output; the reduce: every input and the root's output),
+/// and their flags must number every round of a block (kernels::collRoundsFit).
+bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set);
+bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set);
 
 /// The ring broadcast (Kernel::RingBroadcast) and the ring reduce (Kernel::RingReduce).
 void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);

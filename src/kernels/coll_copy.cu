@@ -107,6 +107,11 @@ const char* collStepName(int step) noexcept {
   }
 }
 
+bool collRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes) {
+  const std::size_t perRound = static_cast<std::size_t>(std::max(1, blocks)) * std::max<std::size_t>(1, chunkBytes);
+  return (bytes + perRound - 1) / perRound < (std::size_t{1} << kCollRoundBits);
+}
+
 std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks) {
   const std::size_t blocks = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
   const std::size_t perBlock = (bytes + blocks - 1) / blocks;

@@ -45,7 +45,9 @@ constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;       ///< largest
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;       ///< LL lines: 16 bytes per 8 of payload
 constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sender's stage slot at a rank
 constexpr std::size_t kCollRingStageBytes = std::size_t{16} << 20;  ///< a rank's ring reduce stage (from prev)
-constexpr std::size_t kCollFlagBytes =                              ///< one rank's flag area
+/// The pipelined kernels (rings, push reduction) flag round k of call c as (c << kCollRoundBits) + k + 1.
+constexpr int kCollRoundBits = 20;
+constexpr std::size_t kCollFlagBytes =  ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
 
 enum CollPhase : int {
@@ -228,6 +230,10 @@ struct CollRingReduceArgs {
 };
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
+/// Whether `bytes` cut in rounds of `chunkBytes` per block over `blocks` blocks leaves fewer rounds per block
+/// than the flags can number (2^kCollRoundBits: 64 GiB on one block of 64 KiB chunks). A pipelined kernel
+/// whose rounds would wrap into the next call's values must not run (its waits could pass early).
+bool collRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes);
 int collLlThreads(std::size_t bytes);
 /// LL blocks: one per kLlThreads lines, at most `maxBlocks` (every block resident; threads loop over lines).
 int collLlBlocks(std::size_t bytes, int maxBlocks);

@@ -39,8 +39,8 @@ constexpr int kSignalThreads = 32;    // warp 8
 constexpr int kReducerThreads = 224;  // warps 9-15
 constexpr int kPushThreads = kSenderThreads + kSignalThreads + kReducerThreads;
 constexpr int kCopyUnroll = 4;
-constexpr int kStages = 4;      // rounds a sender may be ahead of the receivers' frees
-constexpr int kRoundBits = 20;  // flag value = (call number << kRoundBits) + round + 1
+constexpr int kStages = 4;                  // rounds a sender may be ahead of the receivers' frees
+constexpr int kRoundBits = kCollRoundBits;  // flag value = (call number << kRoundBits) + round + 1
 // Named barriers (0 is __syncthreads): the senders among themselves, the reducers among themselves, and
 // one per stage from the senders to the signal warp (a stage's barrier is reused kStages rounds later,
 // after the signal warp has passed it: the senders wait for that).

@@ -19,8 +19,8 @@ namespace peerlink::kernels::colldev {
 constexpr int kRingWorkThreads = 480;   // warps 0-14
 constexpr int kRingSignalThreads = 32;  // warp 15
 constexpr int kRingThreads = kRingWorkThreads + kRingSignalThreads;
-constexpr int kRingStages = 4;      // rounds the work warps may be ahead of the signal warp (and stage slots)
-constexpr int kRingRoundBits = 20;  // flag value = (call number << kRingRoundBits) + round + 1
+constexpr int kRingStages = 4;  // rounds the work warps may be ahead of the signal warp (and stage slots)
+constexpr int kRingRoundBits = kCollRoundBits;  // flag value = (call number << kRingRoundBits) + round + 1
 // Named barriers (0 is __syncthreads): the work warps among themselves, and one per stage from the work
 // warps to the signal warp.
 constexpr int kBarRingWork = 1;

@@ -99,6 +99,20 @@ TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
   }
 }
 
+// The pipelined kernels' flags number 2^20 rounds per block and call: past that a launch must not happen.
+TEST(CollLaunchShapes, RoundsFitTheFlags) {
+  const std::size_t rounds = std::size_t{1} << kCollRoundBits;
+  EXPECT_TRUE(collRoundsFit(0, 1, 64 * kKiB));
+  EXPECT_TRUE(collRoundsFit((rounds - 1) * 64 * kKiB, 1, 64 * kKiB));
+  EXPECT_FALSE(collRoundsFit(rounds * 64 * kKiB, 1, 64 * kKiB));
+  EXPECT_TRUE(collRoundsFit(rounds * 64 * kKiB, 2, 64 * kKiB));
+  EXPECT_FALSE(collRoundsFit((rounds - 1) * 64 * kKiB + 1, 1, 64 * kKiB));  // the partial round counts
+  // On every grid the rings choose, 1 GiB fits; on one block of 64 KiB chunks 64 GiB does not.
+  EXPECT_TRUE(collRoundsFit(1024 * kMiB, collRingBlocks(1024 * kMiB, 1), collRingChunkBytes(1024 * kMiB, 1)));
+  EXPECT_FALSE(
+      collRoundsFit(64 * 1024 * kMiB, collRingBlocks(64 * 1024 * kMiB, 1), collRingChunkBytes(64 * 1024 * kMiB, 1)));
+}
+
 TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {
   EXPECT_EQ(collReduceBlocks(1, 132), 1);
   EXPECT_EQ(collReduceBlocks(16 * kKiB + 1, 132), 2);
