@@ -347,7 +347,10 @@ TEST(KernelSelect, EndBarrierOrdersStoresOnlyWhereTheCallPushes) {
   EXPECT_TRUE(stores(Collective::Reduce, 64 * kMiB, Protocol::Auto));
   EXPECT_TRUE(stores(Collective::AllGather, 64 * kMiB, Protocol::Auto));
   EXPECT_TRUE(stores(Collective::AllToAll, 64 * kMiB, Protocol::Auto));
-  EXPECT_TRUE(stores(Collective::Broadcast, 64 * kMiB, Protocol::Auto));  // two-shot
+  EXPECT_TRUE(stores(Collective::Broadcast, 64 * kMiB, Protocol::Auto));   // two-shot
+  EXPECT_TRUE(stores(Collective::Broadcast, 256 * kMiB, Protocol::Auto));  // ring
+  EXPECT_TRUE(stores(Collective::Reduce, 256 * kMiB, Protocol::Auto));     // ring
+  EXPECT_TRUE(stores(Collective::AllReduce, 256 * kMiB, Protocol::Auto));  // split: its all-gather pushes
   EXPECT_TRUE(stores(Collective::AllReduce, 64 * kMiB, Protocol::Auto, PushMode::Push));
   EXPECT_TRUE(stores(Collective::ReduceScatter, 64 * kMiB, Protocol::Auto, PushMode::Push));
   // Direct reads: one-shot without LL, reduce-scatter, the direct broadcast, send/recv.
