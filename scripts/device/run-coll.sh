@@ -30,7 +30,7 @@ if [ "${COLL_TESTS:-1}" = 1 ]; then
   t coll_bench_test 200 dist/tests/gpu_test_coll_bench --gtest_color=no
   tar -czf "$out/coll-test-logs.tar.gz" -C "$out" $(cd "$out" && ls *.log) && rm -f "$out"/*.log
 fi
-for c in ${COLL_LIST:-all_reduce all_gather reduce_scatter all_to_all broadcast}; do
+for c in ${COLL_LIST:-all_reduce all_gather reduce_scatter all_to_all broadcast reduce}; do
   timeout 240 dist/peerlink coll -o "$c" -b 8 -e "${COLL_MAX:-512M}" -f "${COLL_FACTOR:-4}" --json "$out/coll-$c.json" \
     >"$out/coll-$c.txt" 2>&1
   echo "coll $c: exit $?"
