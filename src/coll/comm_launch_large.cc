@@ -71,6 +71,20 @@ bool aligned16(const void* one, const Pointer (&each)[kernels::kCollMaxRanks], i
   return bits % 16 == 0;
 }
 
+// Rank r's neighbours in the chain that starts at rank `start` and ends at start - 1 (mod n); -1 at the ends.
+struct ChainLinks {
+  int prev = -1;
+  int next = -1;
+};
+
+ChainLinks chainLinks(int r, int start, int n) {
+  const int position = ((r - start) % n + n) % n;
+  ChainLinks links;
+  if (position > 0) links.prev = (r - 1 + n) % n;
+  if (position < n - 1) links.next = (r + 1) % n;
+  return links;
+}
+
 }  // namespace
 
 bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set) {
@@ -93,17 +107,15 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const int position = (r - root + n) % n;
+    const ChainLinks links = chainLinks(r, root, n);
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.bytes = bytes;
     args.chunkBytes = kernels::collRingChunkBytes(bytes, state.maxBlocks);
     args.src = r == root ? table.send[root] : table.recv[r];
-    if (position > 0) args.prev = (r - 1 + n) % n;
-    if (position < n - 1) {
-      args.next = (r + 1) % n;
-      args.nextDst = table.recv[args.next];
-    }
+    args.prev = links.prev;
+    args.next = links.next;
+    if (links.next >= 0) args.nextDst = table.recv[links.next];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
     onRank(state, r,
            [&] { kernels::launchCollRingBroadcast(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
@@ -132,21 +144,19 @@ void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, boo
   const std::size_t chunkBytes = kernels::collRingReduceChunkBytes(bytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const int position = (r - root - 1 + 2 * n) % n;
+    const ChainLinks links = chainLinks(r, root + 1, n);  // the chain ends at the root
     kernels::CollRingReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.input = table.send[r];
     args.bytes = bytes;
     args.chunkBytes = chunkBytes;
-    if (position > 0) {
-      args.prev = (r - 1 + n) % n;
-      args.stage = state.symmetric.ringStage[r];
-    }
-    if (r == root) {
-      args.out = table.recv[root];
+    args.prev = links.prev;
+    args.next = links.next;
+    if (links.prev >= 0) args.stage = state.symmetric.ringStage[r];
+    if (links.next >= 0) {
+      args.nextStage = state.symmetric.ringStage[links.next];
     } else {
-      args.next = (r + 1) % n;
-      args.nextStage = state.symmetric.ringStage[args.next];
+      args.out = table.recv[root];
     }
     onRank(state, r, [&] {
       kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
