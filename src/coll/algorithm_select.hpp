@@ -65,6 +65,10 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
                           PushMode push = PushMode::Auto);
 
+/// Whether a two-shot reduce of `bytes` per rank cuts the count among all n ranks, the root reducing a shard
+/// too, rather than among the n - 1 others while the root only lends its input. One rank: always.
+bool reduceTwoShotSharesRoot(std::size_t bytes, int nranks);
+
 /// Whether a call of `collective` running `choice` stores into another rank's memory (pushed copies,
 /// two-shot outputs, LL lines, the push reduction's stages). Its end barrier then releases this rank's
 /// stores and acquires the peers'; when every access to a peer is a load (one-shot and reduce-scatter

@@ -151,7 +151,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
           args.begin = 0;
           args.end = call.count;
         }
-      } else if (reduce && n > 1) {
+      } else if (reduce && !reduceTwoShotSharesRoot(bytes, n)) {
         // Two-shot reduce: the count is cut among the n-1 non-root ranks; each reduces its shard into the
         // root's output, so the root's links carry the data once each way (its input read, the results
         // stored) instead of 2(n-1)/n of it coming in (on 4xH200, 512 MiB: 2.29 ms with the root reducing a
@@ -165,7 +165,16 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
         }
         const std::size_t parts = static_cast<std::size_t>(n - 1);
         workBytes = (call.count + parts - 1) / parts * size;
-      } else {  // two-shot all-reduce (and a forced two-shot reduce of one rank): its shard, into every output
+      } else if (reduce) {
+        // Two-shot reduce of a smaller message: every rank, the root too, reduces shard r of every input into
+        // the root's output.
+        const ElementRange shard = shardOf(call, n, r);
+        args.begin = shard.begin;
+        args.end = shard.begin + shard.count;
+        args.dst[0] = table.recv[first.root];
+        args.ndst = 1;
+        workBytes = (call.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
+      } else {  // two-shot all-reduce: its shard, into every output
         const ElementRange shard = shardOf(call, n, r);
         args.begin = shard.begin;
         args.end = shard.begin + shard.count;

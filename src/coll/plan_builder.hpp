@@ -21,6 +21,8 @@ class PlanBuilder {
   int root() const { return plan_.root; }
   bool inPlace() const { return plan_.inPlace; }
   std::size_t count() const { return plan_.count; }
+  /// The call's message in bytes (count elements of the plan's type).
+  std::size_t bytes() const { return plan_.count * dataTypeSize(plan_.type); }
   /// Shard and chunk boundaries are multiples of this (Plan::alignElements).
   std::size_t alignElements() const { return plan_.alignElements; }
   /// r mod nranks for any r (ring neighbours).

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "coll/algorithm_select.hpp"
 #include "coll/plan_builder.hpp"
 
 namespace peerlink::coll {
@@ -330,6 +331,23 @@ void buildReduceDirect(PlanBuilder& b) {
 void buildReduceTwoShot(PlanBuilder& b) {
   const int n = b.nranks();
   const int root = b.root();
+  if (reduceTwoShotSharesRoot(b.bytes(), n)) {
+    // A smaller message: every rank, the root too, reduces shard r of every send buffer into the root's
+    // output (the root's own shard locally).
+    b.setChunks(b.shard(b.count(), 0).count);
+    for (std::size_t c = 0; c < b.chunks(); ++c) {
+      for (int r = 0; r < n; ++r) {
+        const ElementRange ch = b.chunk(b.shard(b.count(), r), c);
+        if (r == root) {
+          b.reduce(c, 0, b.recv(root, ch.begin), sendsOf(b, ch.begin), ch.count, true);
+        } else {
+          b.pushReduce(c, 0, r, b.recv(root, ch.begin), sendsOf(b, ch.begin), ch.count, true);
+        }
+      }
+    }
+    b.emit(false);
+    return;
+  }
   setNonRootChunks(b);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
     for (int r = 0; r < n; ++r) {

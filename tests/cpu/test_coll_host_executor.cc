@@ -82,15 +82,25 @@ TEST(HostExecutor, CatchesOutOfBoundsAndWritesToTheSendBuffer) {
 }
 
 TEST(HostExecutor, DescribesPlans) {
-  // Two-shot reduce: the non-root ranks (2, then 0) each reduce half into the root's output.
+  // Two-shot reduce of a smaller message: every rank, the root too, reduces its shard into the root's output.
   const Plan plan = buildPlan(Collective::Reduce, Algorithm::TwoShot, 3, 40, 1, false, 0, DataType::F32);
   const std::string text = describePlan(plan);
   EXPECT_NE(text.find("reduce/two_shot n=3 count=40 f32 root=1 out-of-place: 1 steps"), std::string::npos) << text;
-  EXPECT_NE(text.find("rank 2: reduce rank 1 output[0, 20) <- rank 0 input[0, 20), rank 1 input[0, 20), rank 2 "
-                      "input[0, 20) (finish)"),
+  EXPECT_NE(text.find("rank 0: reduce rank 1 output[0, 16) <- rank 0 input[0, 16), rank 1 input[0, 16), rank 2 "
+                      "input[0, 16) (finish)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("rank 0: reduce rank 1 output[20, 40) <- rank 0 input[20, 40)"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 1: reduce rank 1 output[16, 28) <- rank 0 input[16, 28)"), std::string::npos) << text;
+  // From 32 MiB the non-root ranks (2, then 0) each reduce half into the root's output.
+  const std::size_t count = (std::size_t{32} << 20) / 4;
+  const std::string large =
+      describePlan(buildPlan(Collective::Reduce, Algorithm::TwoShot, 3, count, 1, false, 0, DataType::F32));
+  EXPECT_NE(large.find("rank 2: reduce rank 1 output[0, 4194304) <- rank 0 input[0, 4194304)"), std::string::npos)
+      << large;
+  EXPECT_NE(large.find("rank 0: reduce rank 1 output[4194304, 8388608) <- rank 0 input[4194304, 8388608)"),
+            std::string::npos)
+      << large;
+  EXPECT_EQ(large.find("rank 1: reduce"), std::string::npos) << large;
 }
 
 }  // namespace

@@ -166,6 +166,16 @@ std::string variantName(const ::testing::TestParamInfo<Variant>& info) {
 INSTANTIATE_TEST_SUITE_P(Coll, PlanSweep, ::testing::ValuesIn(allVariants()), variantName);
 
 // All ranks of an all-reduce get bitwise the same floats (sources are listed in the same order).
+// Two-shot reduce cuts large messages among the non-root ranks only (reduceTwoShotSharesRoot), which the
+// sweeps' small counts never reach: run that plan once, in place and out, against the closed form.
+TEST(Plan, LargeTwoShotReduceMatchesClosedForm) {
+  const std::size_t count = (std::size_t{32} << 20) / 4 + 3;
+  for (const bool inPlace : {false, true}) {
+    const Plan plan = buildPlan(Collective::Reduce, Algorithm::TwoShot, 3, count, 2, inPlace, 0, DataType::F32);
+    EXPECT_EQ(runAndCompare(plan, ReduceOp::Sum, 7), "") << describePlan(plan).substr(0, 600);
+  }
+}
+
 TEST(Plan, AllReduceRanksAgreeBitwise) {
   for (Algorithm algorithm : algorithmsOf(Collective::AllReduce)) {
     const Plan plan = buildPlan(Collective::AllReduce, algorithm, 7, 1001, 0, false, 0, DataType::F32);
@@ -449,11 +459,20 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   EXPECT_EQ(remoteWriteElements(buildPlan(Collective::Reduce, Algorithm::Ring, n, count, 1, false, 0, DataType::F32)),
             (V{count, 0, count, count}));
   EXPECT_EQ(reads(Collective::Reduce, Algorithm::OneShot, 1), (V{0, 3 * count, 0, 0}));
-  // Two-shot reduce, root 1: ranks 2, 3, 0 reduce the same shards as broadcast's from every rank (3 peers
-  // each) and store the results into the root; the root reads and stores nothing.
+  // Two-shot reduce of a smaller message, root 1: every rank reduces shard r from the 3 peers into the root
+  // (the root's own shard locally).
   const Plan reduceTwoShot = buildPlan(Collective::Reduce, Algorithm::TwoShot, n, count, 1, false, 0, DataType::F32);
-  EXPECT_EQ(remoteReadElements(reduceTwoShot), (V{3 * 1364, 0, 3 * 1368, 3 * 1364}));
-  EXPECT_EQ(remoteWriteElements(reduceTwoShot), (V{1364, 0, 1368, 1364}));
+  EXPECT_EQ(remoteReadElements(reduceTwoShot), V(4, 3 * shard));
+  EXPECT_EQ(remoteWriteElements(reduceTwoShot), (V{shard, 0, shard, shard}));
+  // From 32 MiB, root 1: ranks 2, 3, 0 reduce the same shards as broadcast's (a third each, scaled) from
+  // every rank and store the results into the root; the root reads and stores nothing.
+  const std::size_t large = (std::size_t{32} << 20) / 4;
+  const Plan reduceLarge = buildPlan(Collective::Reduce, Algorithm::TwoShot, n, large, 1, false, 0, DataType::F32);
+  // partitionRange(large, 3, k, 4): 2796204, 2796204, 2796200 for k = (r - 2) mod 4 = 0 (rank 2), 1 (3), 2 (0).
+  const std::size_t third = 2796204;
+  const std::size_t last = large - 2 * third;
+  EXPECT_EQ(remoteReadElements(reduceLarge), (V{3 * last, 0, 3 * third, 3 * third}));
+  EXPECT_EQ(remoteWriteElements(reduceLarge), (V{last, 0, third, third}));
   EXPECT_EQ(reads(Collective::AllToAll, Algorithm::OneShot), V(4, 0));
   EXPECT_EQ(writes(Collective::AllToAll, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::SendRecv, Algorithm::OneShot), V(4, count));

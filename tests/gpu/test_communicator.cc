@@ -180,6 +180,29 @@ TEST(CommunicatorSplitTwoShot, UnevenShardsAndTails) {
   }
 }
 
+// A two-shot reduce from 32 MiB cuts the count among the non-root ranks only (below, every rank reduces a
+// shard): forced two-shot at both sides of that line, roots 0 and 3, in place and out.
+TEST(CommunicatorTwoShotReduce, BothSidesOfTheRootShardLine) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", "TWOSHOT"}}));
+  for (const std::size_t bytes : {std::size_t{8} << 20, std::size_t{32} << 20}) {
+    for (const int root : {0, comm.size() - 1}) {
+      for (const bool inPlace : {false, true}) {
+        CollCase c;
+        c.collective = Collective::Reduce;
+        c.type = DataType::F32;
+        c.op = ReduceOp::Sum;
+        c.count = bytes / 4 + 7;
+        c.root = root;
+        c.inPlace = inPlace;
+        c.seed = (bytes >> 20) + static_cast<std::uint64_t>(root);
+        ASSERT_EQ(runCase(comm, c), "") << c.describe();
+      }
+    }
+  }
+}
+
 std::string collectiveCaseName(const ::testing::TestParamInfo<Collective>& param) {
   return collectiveName(param.param);
 }
