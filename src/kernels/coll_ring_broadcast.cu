@@ -51,7 +51,7 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
                                                                bytes, static_cast<std::size_t>(tid), kRingWorkThreads);
       }
     }
-    if (args.nextDst != nullptr) arriveAtStage(k);
+    if (args.nextDst != nullptr) arriveAtStage(shared, k);
   }
 }
 

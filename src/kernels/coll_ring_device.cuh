@@ -32,6 +32,7 @@ struct RingShared {
   KernelNumbers numbers;
   int failed;                   // a wait timed out (failure recorded): both groups stop waiting and moving data
   unsigned long long signaled;  // rounds whose ready flag the signal warp has released
+  unsigned long long handed;    // rounds thread 0 of the work warps has handed to the signal warp
 };
 
 /// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of the buffer, and the flag base.
@@ -48,6 +49,7 @@ __device__ __forceinline__ void initRingShared(RingShared& shared) {
   if (threadIdx.x == 0) {
     shared.failed = 0;
     shared.signaled = 0;
+    shared.handed = 0;
   }
 }
 
@@ -78,29 +80,48 @@ __device__ __forceinline__ bool ringWait(const CollSyncArgs& s, RingShared& shar
 }
 
 /// Every work thread, after moving round k's chunk to the next rank: hands the round to the signal warp.
-__device__ __forceinline__ void arriveAtStage(std::size_t k) {
+__device__ __forceinline__ void arriveAtStage(RingShared& shared, std::size_t k) {
   // The stores are ordered before the arrival at block scope; the signal warp's release at system scope is
   // cumulative over what the barrier made visible to it.
   __threadfence_block();
   barArrive(kBarRingFirstStage + static_cast<int>(k % kRingStages), kRingThreads);
+  if (threadIdx.x == 0) *static_cast<volatile unsigned long long*>(&shared.handed) = k + 1;
 }
 
 /// The signal warp (only where there is a next rank): after round k's stage barrier, lane 0 releases
-/// ready = base + k + 1 into `next`'s flags.
+/// ready = base + k + 1 into `next`'s flags. A release waits for the block's stores to land (a microsecond or
+/// two over NVLink), while the work warps may hand over a round in less: the rounds handed over meanwhile
+/// share one release. Their barriers are passed first (each work thread arrives right after issuing its
+/// stores, waiting on nothing of this warp, so these syncs end at once or soon), and the release of the last
+/// covers every store those barriers made visible; the next rank waits for "at least round k", so a larger
+/// value answers every earlier round too.
 __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShared& shared, const RingRounds& rounds,
                                                  int next) {
   const int lane = static_cast<int>(threadIdx.x) - kRingWorkThreads;
-  for (std::size_t k = 0; rounds.exists(k); ++k) {
+  std::size_t k = 0;
+  while (rounds.exists(k)) {
     barSync(kBarRingFirstStage + static_cast<int>(k % kRingStages), kRingThreads);
+    // Every lane must pass the same barriers: lane 0's view of the hand-overs decides for the warp. The
+    // work warps are at most kRingStages rounds ahead of `signaled` (still k here), so `last` stays below
+    // k + kRingStages and no barrier id is passed twice.
+    unsigned long long handed = 0;
+    if (lane == 0) handed = *static_cast<volatile unsigned long long*>(&shared.handed);
+    handed = __shfl_sync(0xffffffffu, handed, 0);
+    std::size_t last = k;
+    while (last + 1 < handed && last + 1 < k + kRingStages && rounds.exists(last + 1)) {
+      ++last;
+      barSync(kBarRingFirstStage + static_cast<int>(last % kRingStages), kRingThreads);
+    }
     if (lane == 0) {
       if (!ringFailed(shared)) {
         storeReleaseSys(
             reinterpret_cast<uint64_t*>(flagSlot(s.flags[next], kPhaseRingReady, static_cast<int>(blockIdx.x), s.rank)),
-            rounds.base + k + 1);
+            rounds.base + last + 1);
       }
-      *static_cast<volatile unsigned long long*>(&shared.signaled) = k + 1;
+      *static_cast<volatile unsigned long long*>(&shared.signaled) = last + 1;
     }
     __syncwarp();
+    k = last + 1;
   }
 }
 

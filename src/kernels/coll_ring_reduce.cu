@@ -139,7 +139,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
                         rounds.base + k + 1);
       }
     }
-    if (!root) arriveAtStage(k);
+    if (!root) arriveAtStage(shared, k);
   }
 }
 
