@@ -277,17 +277,21 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
         return {Algorithm::TwoShot, Kernel::TwoShot,
                 why + "; but one-shot in place without LL would overwrite inputs peers still read: two-shot"};
       }
-      {
-        const std::string reason =
-            algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: two-shot" : why;
-        if (bytes >= kSplitTwoShotFrom && nvlinkMesh) {
-          return {Algorithm::TwoShot, Kernel::SplitTwoShot,
-                  reason + "; >= " + formatBytes(kSplitTwoShotFrom) +
-                      ": as two kernels, a direct-read reduce-scatter into each rank's shard, then an all-gather "
-                      "that stores it into the peers"};
-        }
-        return {Algorithm::TwoShot, Kernel::TwoShot, reason};
+      if (algorithm.algorithm == Algorithm::Ring) {
+        // Chosen (off a mesh, past one-shot's limit) it carries the message; forced, small messages stay LL.
+        if (algorithm.forced && ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why)};
+        return {Algorithm::Ring, Kernel::RingAllReduce,
+                why +
+                    "; n chains side by side: each rank's segment reduced along the ranks into it, then passed on "
+                    "from it (stores only)"};
       }
+      if (bytes >= kSplitTwoShotFrom && nvlinkMesh) {
+        return {Algorithm::TwoShot, Kernel::SplitTwoShot,
+                why + "; >= " + formatBytes(kSplitTwoShotFrom) +
+                    ": as two kernels, a direct-read reduce-scatter into each rank's shard, then an all-gather that "
+                    "stores it into the peers"};
+      }
+      return {Algorithm::TwoShot, Kernel::TwoShot, why};
     case Collective::Reduce:
       if (algorithm.algorithm == Algorithm::TwoShot) {
         return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
@@ -359,7 +363,8 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
     case Kernel::SplitTwoShot:  // its all-gather kernel (its reduce-scatter kernel only loads)
     case Kernel::PushReduce:
     case Kernel::RingBroadcast:
-    case Kernel::RingReduce: return true;
+    case Kernel::RingReduce:
+    case Kernel::RingAllReduce: return true;
   }
   return true;
 }

@@ -44,8 +44,9 @@ enum class Kernel {
   RingBroadcast,  ///< broadcast along the ranks from the root, stores only, a flag per chunk (coll_ring_broadcast.cu)
   SplitTwoShot,   ///< large two-shot all-reduce as two kernels: a direct-read reduce-scatter, a pushing all-gather
   RingReduce,     ///< reduce along the ranks towards the root, stores only, through stages (coll_ring_reduce.cu)
+  RingAllReduce,  ///< all-reduce as n ring reduces then n ring broadcasts, one per segment, side by side
 };
-constexpr int kKernelCount = 9;
+constexpr int kKernelCount = 10;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans

@@ -400,6 +400,13 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
       }
       break;
     case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
+    case Kernel::RingAllReduce:
+      if (ringAllReduceRuns(state, set)) {
+        launchRingAllReduceSet(state, set, capturing);
+      } else {  // buffers not 16-byte aligned, or more rounds than flags number: two-shot
+        launchReductionSet(state, set, KernelChoice{Algorithm::TwoShot, Kernel::TwoShot, choice.reason}, capturing);
+      }
+      break;
     case Kernel::RingReduce:
       if (ringReduceRuns(state, set)) {
         launchRingReduceSet(state, set, capturing);

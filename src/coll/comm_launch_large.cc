@@ -71,20 +71,6 @@ bool aligned16(const void* one, const Pointer (&each)[kernels::kCollMaxRanks], i
   return bits % 16 == 0;
 }
 
-// Rank r's neighbours in the chain that starts at rank `start` and ends at start - 1 (mod n); -1 at the ends.
-struct ChainLinks {
-  int prev = -1;
-  int next = -1;
-};
-
-ChainLinks chainLinks(int r, int start, int n) {
-  const int position = ((r - start) % n + n) % n;
-  ChainLinks links;
-  if (position > 0) links.prev = (r - 1 + n) % n;
-  if (position < n - 1) links.next = (r + 1) % n;
-  return links;
-}
-
 }  // namespace
 
 bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set) {
@@ -95,6 +81,22 @@ bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set)
          kernels::collRoundsFit(bytes, kernels::collRingBlocks(bytes, state.maxBlocks),
                                 kernels::collRingChunkBytes(bytes, state.maxBlocks));
 }
+
+namespace {
+
+// Rank r's part of the chain that starts at rank `start` and ends at start - 1 (mod n), over bytes
+// [offset, offset + bytes): its predecessor and successor, -1 at the ends.
+kernels::CollRingChain chainAt(int r, int start, int n, std::size_t offset, std::size_t bytes) {
+  kernels::CollRingChain chain;
+  chain.offset = offset;
+  chain.bytes = bytes;
+  const int position = ((r - start) % n + n) % n;
+  if (position > 0) chain.prev = (r - 1 + n) % n;
+  if (position < n - 1) chain.next = (r + 1) % n;
+  return chain;
+}
+
+}  // namespace
 
 // Ring broadcast: position i = (rank - root) mod n takes each chunk from position i - 1 and passes it to
 // position i + 1 (plan: buildBroadcastRing).
@@ -107,15 +109,12 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const ChainLinks links = chainLinks(r, root, n);
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.bytes = bytes;
+    args.chain[0] = chainAt(r, root, n, 0, bytes);
     args.chunkBytes = kernels::collRingChunkBytes(bytes, state.maxBlocks);
     args.src = r == root ? table.send[root] : table.recv[r];
-    args.prev = links.prev;
-    args.next = links.next;
-    if (links.next >= 0) args.nextDst = table.recv[links.next];
+    args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
     onRank(state, r,
            [&] { kernels::launchCollRingBroadcast(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
@@ -131,36 +130,112 @@ bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set) {
                                 kernels::collRingReduceChunkBytes(bytes, state.maxBlocks));
 }
 
+namespace {
+
+// The all-reduce's two kernels: the longest segment (the first: partitionRange never makes it shorter)
+// sets both grids, n chains each.
+struct RingAllReduceShape {
+  int reduceBlocks = 0;
+  std::size_t reduceChunk = 0;
+  int gatherBlocks = 0;
+  std::size_t gatherChunk = 0;
+};
+
+RingAllReduceShape ringAllReduceShape(const CommState& state, const CallArgs& first) {
+  const int n = state.nranks;
+  const std::size_t longest = shardOf(first, n, 0).count * dataTypeSize(first.type);
+  RingAllReduceShape shape;
+  shape.reduceBlocks = n * kernels::collRingReduceChainBlocks(longest, n, state.maxBlocks);
+  shape.reduceChunk = kernels::collRingReduceChainChunkBytes(longest, n, state.maxBlocks);
+  shape.gatherBlocks = n * kernels::collRingChainBlocks(longest, n, state.maxBlocks);
+  shape.gatherChunk = kernels::collRingChunkBytes(longest, std::max(1, state.maxBlocks / n));
+  return shape;
+}
+
+}  // namespace
+
+bool ringAllReduceRuns(const CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& first = set.front();
+  const PeerPointerTable table = peerPointers(state, set);
+  const int n = state.nranks;
+  const std::size_t longest = shardOf(first, n, 0).count * dataTypeSize(first.type);
+  const RingAllReduceShape shape = ringAllReduceShape(state, first);
+  return aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n) &&
+         kernels::collRoundsFit(longest, shape.reduceBlocks / n, shape.reduceChunk) &&
+         kernels::collRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk);
+}
+
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its
 // stage with its input and passes it to position i + 1's stage; the root, last, into its output (plan:
 // buildReduceRing).
 void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
-  const int root = first.root;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
   const int blocks = kernels::collRingReduceBlocks(bytes, state.maxBlocks);
   const std::size_t chunkBytes = kernels::collRingReduceChunkBytes(bytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const ChainLinks links = chainLinks(r, root + 1, n);  // the chain ends at the root
     kernels::CollRingReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.input = table.send[r];
-    args.bytes = bytes;
+    args.stage = state.symmetric.ringStage[r];
+    args.nextStage = state.symmetric.ringStage[(r + 1) % n];
+    args.out = table.recv[r];  // written only on the root, the chain's end
+    args.chain[0] = chainAt(r, first.root + 1, n, 0, bytes);
     args.chunkBytes = chunkBytes;
-    args.prev = links.prev;
-    args.next = links.next;
-    if (links.prev >= 0) args.stage = state.symmetric.ringStage[r];
-    if (links.next >= 0) {
-      args.nextStage = state.symmetric.ringStage[links.next];
-    } else {
-      args.out = table.recv[root];
-    }
     onRank(state, r, [&] {
       kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                                     eagerGraphOf(state, r, capturing));
+    });
+  }
+}
+
+// Ring all-reduce: n chains side by side in each of two kernels. The first reduces segment j (the two-shot
+// shards, partitionRange's) along the chain that ends at rank j, into rank j's output; the second
+// broadcasts it from rank j along the chain that starts there. Every link carries 2(n-1)/n of the data, as
+// stores. In place, rank r's input segment j is read only by rank r, in the first kernel, and overwritten
+// (by rank r - 1) only in the second, whose start barrier follows rank r's first kernel.
+void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const std::size_t size = dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  const RingAllReduceShape shape = ringAllReduceShape(state, first);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    kernels::CollRingReduceArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.input = table.send[r];
+    args.stage = state.symmetric.ringStage[r];
+    args.nextStage = state.symmetric.ringStage[(r + 1) % n];
+    args.out = table.recv[r];
+    args.chains = n;
+    for (int j = 0; j < n; ++j) {
+      const ElementRange segment = shardOf(call, n, j);
+      args.chain[j] = chainAt(r, j + 1, n, segment.begin * size, segment.count * size);
+    }
+    args.chunkBytes = shape.reduceChunk;
+    onRank(state, r, [&] {
+      kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), shape.reduceBlocks, call.stream,
+                                    eagerGraphOf(state, r, capturing));
+    });
+  }
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    kernels::CollRingArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.src = table.recv[r];
+    args.nextDst = table.recv[(r + 1) % n];
+    args.chains = n;
+    for (int j = 0; j < n; ++j) {
+      const ElementRange segment = shardOf(call, n, j);
+      args.chain[j] = chainAt(r, j, n, segment.begin * size, segment.count * size);
+    }
+    args.chunkBytes = shape.gatherChunk;
+    onRank(state, r, [&] {
+      kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, eagerGraphOf(state, r, capturing));
     });
   }
 }

@@ -16,9 +16,12 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
 /// and their flags must number every round of a block (kernels::collRoundsFit).
 bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set);
 bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set);
+bool ringAllReduceRuns(const CommState& state, const std::vector<CallArgs>& set);
 
 /// The ring broadcast (Kernel::RingBroadcast) and the ring reduce (Kernel::RingReduce).
 void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+/// The ring all-reduce (Kernel::RingAllReduce): the two above with one chain per segment, as two kernels.
+void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 }  // namespace peerlink::coll

@@ -197,17 +197,28 @@ struct CollCopyArgs {
   std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collCopyChunkBytes)
 };
 
+/// One chain of a ring kernel. A kernel runs `chains` chains side by side, each on gridDim.x / chains blocks
+/// (block b on chain b / (gridDim.x / chains)): chain c moves bytes [offset, offset + bytes) of every buffer
+/// it names, receiving from `prev` and passing to `next`. A rank's neighbours are the same in every chain
+/// (rank - 1 and rank + 1); where the chain starts and ends differs.
+struct CollRingChain {
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+  int prev = -1;  ///< the rank whose ready flags this one waits for; -1 where the chain starts
+  int next = -1;  ///< the rank this one passes chunks to and signals; -1 where it ends
+};
+
 /// Ring broadcast (coll_ring_broadcast.cu): position i = (rank - root) mod n stores each chunk into position
 /// i + 1's output once it has it (the root from its input) and releases a ready flag per chunk; no rank
-/// loads from a peer.
+/// loads from a peer. With n chains, chain j broadcasting segment j from rank j, it is the ring
+/// all-reduce's all-gather.
 struct CollRingArgs {
   CollSyncArgs sync;
   const void* src = nullptr;  ///< the root: its input; the others: their own output
-  void* nextDst = nullptr;    ///< the next rank's output; null on the last rank of the chain
+  void* nextDst = nullptr;    ///< the next rank's output (used by the chains that have a next)
   void* localDst = nullptr;   ///< the root out of place: its own output; else null
-  int prev = -1;              ///< the rank whose ready flags this one waits for; -1 on the root
-  int next = -1;              ///< the rank this one signals; -1 on the last
-  std::size_t bytes = 0;
+  CollRingChain chain[kCollMaxRanks];
+  int chains = 1;
   std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collRingChunkBytes)
 };
 
@@ -217,15 +228,16 @@ struct CollRingArgs {
 /// of four stage slots per block; a ready flag per round to the next rank (kPhaseRingReady) and a free flag
 /// per round back to the previous one (kPhaseRingFree); no rank loads from a peer. Every pointer 16-byte
 /// aligned (comm_launch.cc falls back to two-shot otherwise).
+/// With n chains, chain j reducing segment j towards rank j (its root: the chain's end, next = -1), it is the
+/// ring all-reduce's reduce-scatter.
 struct CollRingReduceArgs {
   CollSyncArgs sync;
   const void* input = nullptr;  ///< this rank's send buffer
-  const void* stage = nullptr;  ///< this rank's stage (position i - 1 stores into it); null on position 0
-  void* nextStage = nullptr;    ///< the next rank's stage; null on the root
-  void* out = nullptr;          ///< the root: its output; else null
-  int prev = -1;                ///< the rank whose ready flags this one waits for; -1 on position 0
-  int next = -1;                ///< the rank this one stores into and signals; -1 on the root
-  std::size_t bytes = 0;
+  const void* stage = nullptr;  ///< this rank's stage (the previous rank stores into it)
+  void* nextStage = nullptr;    ///< the next rank's stage
+  void* out = nullptr;          ///< this rank's output (written by the chains it ends)
+  CollRingChain chain[kCollMaxRanks];
+  int chains = 1;
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
 };
 
@@ -252,6 +264,11 @@ int collRingBlocks(std::size_t bytes, int maxBlocks);
 /// fit one kCollRingStageBytes stage.
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks);
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks);
+/// The same for `chains` chains of at most `bytes` each, side by side: blocks per chain (the grid is chains
+/// times that) and the chunk. collRingChainBlocks: the broadcast's.
+int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks);
+int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks);
+std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks);
 /// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
 /// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
 int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);

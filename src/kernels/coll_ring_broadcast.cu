@@ -30,19 +30,23 @@ constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
 
 // Work warps: round k waits (thread 0) for the predecessor's ready flag, then copies the chunk from this
 // rank's source into the next rank's output (and, on the root out of place, its own).
-__device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const RingRounds& rounds) {
+__device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const RingRounds& rounds,
+                           const CollRingChain& chain) {
   const int tid = static_cast<int>(threadIdx.x);
+  const bool passes = chain.next >= 0;
   for (std::size_t k = 0; rounds.exists(k); ++k) {
-    const std::size_t first = rounds.first(k);
+    const std::size_t first = chain.offset + rounds.first(k);
     const std::size_t bytes = rounds.size(k);
     if (tid == 0) {
-      if (args.nextDst != nullptr) waitForStageBarrier(shared, k);
-      if (args.prev >= 0) ringWait(args.sync, shared, kPhaseRingReady, kStepRingData, args.prev, rounds.base + k + 1);
+      if (passes) waitForStageBarrier(shared, k);
+      if (chain.prev >= 0) {
+        ringWait(args.sync, shared, kPhaseRingReady, kStepRingData, chain.prev, rounds.base + k + 1);
+      }
     }
     barSync(kBarRingWork, kRingWorkThreads);  // the chunk has arrived (thread 0 acquired it) or the call failed
     if (!ringFailed(shared)) {
       const auto* src = static_cast<const unsigned char*>(args.src) + first;
-      if (args.nextDst != nullptr) {
+      if (passes) {
         detail::copyRange<CopyHint::Plain, uint4, kCopyUnroll>(static_cast<unsigned char*>(args.nextDst) + first, src,
                                                                bytes, static_cast<std::size_t>(tid), kRingWorkThreads);
       }
@@ -51,13 +55,15 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
                                                                bytes, static_cast<std::size_t>(tid), kRingWorkThreads);
       }
     }
-    if (args.nextDst != nullptr) arriveAtStage(shared, k);
+    if (passes) arriveAtStage(shared, k);
   }
 }
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
-  runRing(args.sync, args.bytes, args.chunkBytes, args.next,
-          [&](RingShared& shared, const RingRounds& rounds) { copyRounds(args, shared, rounds); });
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes,
+          [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
+            copyRounds(args, shared, rounds, chain);
+          });
 }
 
 }  // namespace
@@ -73,6 +79,10 @@ int collRingBlocks(std::size_t bytes, int maxBlocks) {
   const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
   const std::size_t chunk = collRingChunkBytes(bytes, maxBlocks);
   return static_cast<int>(std::max<std::size_t>(1, std::min(cap, (bytes + chunk - 1) / chunk)));
+}
+
+int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks) {
+  return collRingBlocks(bytes, std::max(1, maxBlocks / std::max(1, chains)));
 }
 
 void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph) {

@@ -35,12 +35,15 @@ struct RingShared {
   unsigned long long handed;    // rounds thread 0 of the work warps has handed to the signal warp
 };
 
-/// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of the buffer, and the flag base.
+/// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of its chain's range (offsets from the
+/// chain's start), and the flag base. `blocks` blocks share the chain; this one is number `index` of them.
 struct RingRounds {
   std::size_t chunkBytes;
   std::size_t bytes;
   unsigned long long base;
-  __device__ std::size_t first(std::size_t k) const { return (k * gridDim.x + blockIdx.x) * chunkBytes; }
+  std::size_t blocks;
+  std::size_t index;
+  __device__ std::size_t first(std::size_t k) const { return (k * blocks + index) * chunkBytes; }
   __device__ bool exists(std::size_t k) const { return first(k) < bytes; }
   __device__ std::size_t size(std::size_t k) const { return min(chunkBytes, bytes - first(k)); }
 };
@@ -125,20 +128,24 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
   }
 }
 
-/// A ring kernel's body, by every thread: the start barrier; then the work warps run work(shared, rounds)
-/// and the signal warp, where there is a next rank, signals each round; the counters at the end.
+/// A ring kernel's body, by every thread: the start barrier; then, on this block's chain (of `chains`, the
+/// grid cut evenly among them), the work warps run work(shared, rounds, chain) and the signal warp, where
+/// the chain has a next rank, signals each round; the counters at the end.
 template <typename Work>
-__device__ __forceinline__ void runRing(const CollSyncArgs& s, std::size_t bytes, std::size_t chunkBytes, int next,
-                                        Work&& work) {
+__device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingChain (&chains)[kCollMaxRanks],
+                                        int chainCount, std::size_t chunkBytes, Work&& work) {
   __shared__ RingShared shared;
   initRingShared(shared);
   readNumbers(s, &shared.numbers);
   if (blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
-    const RingRounds rounds{chunkBytes, bytes, shared.numbers.seq << kRingRoundBits};
+    const std::size_t perChain = gridDim.x / static_cast<unsigned int>(chainCount);
+    const CollRingChain& chain = chains[blockIdx.x / perChain];
+    const RingRounds rounds{chunkBytes, chain.bytes, shared.numbers.seq << kRingRoundBits, perChain,
+                            blockIdx.x % perChain};
     if (threadIdx.x < kRingWorkThreads) {
-      work(shared, rounds);
-    } else if (next >= 0) {
-      signalRingRounds(s, shared, rounds, next);
+      work(shared, rounds, chain);
+    } else if (chain.next >= 0) {
+      signalRingRounds(s, shared, rounds, chain.next);
     }
   }
   finishKernel(s, shared.numbers);

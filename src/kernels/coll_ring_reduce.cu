@@ -107,35 +107,36 @@ __device__ void combineChunk(unsigned char* dst, const unsigned char* partial, c
 }
 
 template <int Type, int Op>
-__device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared, const RingRounds& rounds) {
+__device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared, const RingRounds& rounds,
+                              const CollRingChain& chain) {
   const CollSyncArgs& s = args.sync;
   const int tid = static_cast<int>(threadIdx.x);
-  const bool root = args.next < 0;
+  const bool root = chain.next < 0;
   for (std::size_t k = 0; rounds.exists(k); ++k) {
-    const std::size_t first = rounds.first(k);
+    const std::size_t first = chain.offset + rounds.first(k);
     const std::size_t slot = (static_cast<std::size_t>(blockIdx.x) * kRingStages + k % kRingStages) * rounds.chunkBytes;
     if (tid == 0) {
       if (!root) {
         waitForStageBarrier(shared, k);
         if (k >= kRingStages) {
-          ringWait(s, shared, kPhaseRingFree, kStepRingFree, args.next, rounds.base + k - kRingStages + 1);
+          ringWait(s, shared, kPhaseRingFree, kStepRingFree, chain.next, rounds.base + k - kRingStages + 1);
         }
       }
-      if (args.prev >= 0) ringWait(s, shared, kPhaseRingReady, kStepRingData, args.prev, rounds.base + k + 1);
+      if (chain.prev >= 0) ringWait(s, shared, kPhaseRingReady, kStepRingData, chain.prev, rounds.base + k + 1);
     }
     barSync(kBarRingWork, kRingWorkThreads);  // the slots are ready (thread 0 acquired them) or the call failed
     if (!ringFailed(shared)) {
       unsigned char* dst =
           root ? static_cast<unsigned char*>(args.out) + first : static_cast<unsigned char*>(args.nextStage) + slot;
-      const unsigned char* partial = args.prev >= 0 ? static_cast<const unsigned char*>(args.stage) + slot : nullptr;
+      const unsigned char* partial = chain.prev >= 0 ? static_cast<const unsigned char*>(args.stage) + slot : nullptr;
       combineChunk<Type, Op>(dst, partial, static_cast<const unsigned char*>(args.input) + first, rounds.size(k), root,
                              s.nranks, tid);
     }
-    if (args.prev >= 0) {
+    if (chain.prev >= 0) {
       barSync(kBarRingWork, kRingWorkThreads);  // every load of this rank's slot has returned (its value was used)
       if (tid == 0 && !ringFailed(shared)) {
         storeRelaxedSys(reinterpret_cast<uint64_t*>(
-                            flagSlot(s.flags[args.prev], kPhaseRingFree, static_cast<int>(blockIdx.x), s.rank)),
+                            flagSlot(s.flags[chain.prev], kPhaseRingFree, static_cast<int>(blockIdx.x), s.rank)),
                         rounds.base + k + 1);
       }
     }
@@ -146,21 +147,32 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  runRing(args.sync, args.bytes, args.chunkBytes, args.next,
-          [&](RingShared& shared, const RingRounds& rounds) { combineRounds<Type, Op>(args, shared, rounds); });
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes,
+          [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
+            combineRounds<Type, Op>(args, shared, rounds, chain);
+          });
 }
 
 }  // namespace
 
+int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks) {
+  return collRingChainBlocks(bytes, chains, std::min(maxBlocks, kMaxBlocks));
+}
+
+std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks) {
+  const int capped = std::min(maxBlocks, kMaxBlocks);
+  const std::size_t slots = static_cast<std::size_t>(colldev::kRingStages) * static_cast<std::size_t>(chains) *
+                            static_cast<std::size_t>(collRingChainBlocks(bytes, chains, capped));
+  return std::min(collRingChunkBytes(bytes, std::max(1, capped / std::max(1, chains))),
+                  kCollRingStageBytes / slots / 16 * 16);
+}
+
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks) {
-  return collRingBlocks(bytes, std::min(maxBlocks, kMaxBlocks));
+  return collRingReduceChainBlocks(bytes, 1, maxBlocks);
 }
 
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks) {
-  const int capped = std::min(maxBlocks, kMaxBlocks);
-  const std::size_t slots =
-      static_cast<std::size_t>(colldev::kRingStages) * static_cast<std::size_t>(collRingBlocks(bytes, capped));
-  return std::min(collRingChunkBytes(bytes, capped), kCollRingStageBytes / slots / 16 * 16);
+  return collRingReduceChainChunkBytes(bytes, 1, maxBlocks);
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

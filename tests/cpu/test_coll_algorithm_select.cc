@@ -160,7 +160,17 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
             Kernel::RingReduce);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 128 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  // Forced, small messages still take LL.
+  // The ring all-reduce only when asked for on a mesh; small messages forced still take LL.
+  const AlgorithmChoice ringAllReduce =
+      chooseAlgorithm(Collective::AllReduce, 256 * kMiB, nvswitch, devices, Algorithm::Ring);
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 256 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
+                .kernel,
+            Kernel::RingAllReduce);
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 4 * kKiB, false, 8, true,
+                         chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring),
+                         Protocol::Auto, 1024 * kKiB)
+                .kernel,
+            Kernel::Ll);
   const AlgorithmChoice forced = chooseAlgorithm(Collective::Reduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
   EXPECT_EQ(chooseKernel(Collective::Reduce, 4 * kKiB, false, 8, true, forced, Protocol::Auto, 1024 * kKiB).kernel,
             Kernel::Ll);
@@ -285,7 +295,7 @@ TEST(KernelSelect, LlLimitOffAMesh) {
   EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB + 1), Kernel::Copy);
   EXPECT_EQ(kernelOf(Collective::ReduceScatter, 64 * kKiB + 1), Kernel::ReduceScatter);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB), Kernel::Ll);
-  EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB + 1), Kernel::TwoShot);  // ring requested, not built
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB + 1), Kernel::RingAllReduce);
 }
 
 // Two-shot all-reduce and reduce-scatter past LL push only under PEERLINK_COLL_PUSH=1 (AUTO and 0 read

@@ -95,6 +95,16 @@ TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
       EXPECT_LE(blocks, 64u) << bytes;
       EXPECT_LE(blocks, static_cast<std::size_t>(maxBlocks)) << bytes;
       EXPECT_LE(4 * blocks * chunk, kCollRingStageBytes) << bytes << " " << maxBlocks;
+      // The all-reduce's chains side by side share the stage too.
+      for (int chains : {2, 4, 8}) {
+        const auto perChain = static_cast<std::size_t>(collRingReduceChainBlocks(bytes, chains, maxBlocks));
+        const std::size_t chainChunk = collRingReduceChainChunkBytes(bytes, chains, maxBlocks);
+        EXPECT_EQ(chainChunk % 16, 0u) << bytes;
+        EXPECT_GE(perChain, 1u);
+        EXPECT_LE(4 * static_cast<std::size_t>(chains) * perChain * chainChunk, kCollRingStageBytes)
+            << bytes << " " << maxBlocks << " " << chains;
+        EXPECT_LE(static_cast<std::size_t>(chains) * perChain, std::max<std::size_t>(64, chains)) << bytes;
+      }
     }
   }
 }

@@ -94,7 +94,8 @@ INSTANTIATE_TEST_SUITE_P(SeveralRanksPerGpu, SharedGpuCorrectness,
 // rank on their own GPU.
 INSTANTIATE_TEST_SUITE_P(Rings, SharedGpuCorrectness,
                          ::testing::Combine(::testing::Values(3, 4, 8), ::testing::Values("RING"),
-                                            ::testing::Values(Collective::Broadcast, Collective::Reduce)),
+                                            ::testing::Values(Collective::Broadcast, Collective::Reduce,
+                                                              Collective::AllReduce)),
                          caseName);
 
 TEST(SharedGpuCommunicator, NeedsTheSwitchToListAGpuTwice) {
