@@ -53,11 +53,17 @@ constexpr std::size_t kRingBroadcastFrom = 256 * kKiB * kKiB;
 // 128 MiB against 464 (438 on its 64-block grid), 845 against 918 at 256 MiB, 1640 against 1837 at 512 MiB
 // (1615 on 64 blocks); below its fill loses (64 MiB: 252 against 241, 8 MiB: 59 against 47; round 29).
 constexpr std::size_t kRingReduceFrom = 128 * kKiB * kKiB;
+// The same for all-reduce from 256 MiB: n ring reduces then n ring broadcasts side by side (every link
+// carries 2(n-1)/n of the data as stores) instead of the split two-shot. On 4xH200 in one run (round 32)
+// the ring took 1147 us at 256 MiB against 1209, 2300 against 2394 at 512 MiB, 4654 against 4777 at 1 GiB;
+// at 128 MiB 598 against 608 and at 64 MiB 315 against 313, within the runs' spread of 2-3%.
+constexpr std::size_t kRingAllReduceFrom = 256 * kKiB * kKiB;
 // Below this a two-shot reduce cuts the count among all n ranks, the root reducing a shard too: more ranks
 // share the reads while the root's links, which then bring 2(n-1)/n of the data in, are not yet the bound.
-// On 4xH200 with the root: 8 MiB 43.4 us, 2 MiB 15.9, 512 KiB 9.35 (round 26); without: 49.0, 16.7, 9.9
-// (rounds 27, 30); from 32 MiB without it was 1.14-1.25x faster (round 27). WIP: not measured in one run.
-constexpr std::size_t kReduceRootShardBelow = 32 * kKiB * kKiB;
+// On 4xH200 in one run (round 32) with the root against without: 512 KiB 9.46 us against 10.50, 4 MiB 24.7
+// against 29.3, 8 MiB 43.4 against 49.0; 16 MiB 79.3 against 77.1, 32 and 64 MiB even (the root's links
+// become the bound); from 32 MiB without it was 1.14-1.25x faster in round 27.
+constexpr std::size_t kReduceRootShardBelow = 16 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
@@ -132,13 +138,17 @@ AlgorithmChoice allReduceRule(std::size_t bytes, int n, const Fabric& fabric) {
     return {Algorithm::OneShot,
             perRank(bytes) + " <= " + formatBytes(limit) + " (" + fabric.detail + "): one-shot (latency-bound)"};
   }
-  const std::string share = "reads " + times(2.0 * (n - 1) / n) + " the data per rank";
+  const std::string share = times(2.0 * (n - 1) / n) + " the data per rank";
+  if (fabric.nvlinkMesh && n > 2 && bytes >= kRingAllReduceFrom) {
+    return {Algorithm::Ring, perRank(bytes) + " >= " + formatBytes(kRingAllReduceFrom) +
+                                 " on an NVLink mesh: ring (stores " + share + " along the ranks)"};
+  }
   if (fabric.nvlinkMesh) {
-    return {Algorithm::TwoShot,
-            perRank(bytes) + " > " + formatBytes(limit) + " on an NVLink mesh: two-shot (" + share + ", 2 steps)"};
+    return {Algorithm::TwoShot, perRank(bytes) + " > " + formatBytes(limit) + " on an NVLink mesh: two-shot (reads " +
+                                    share + ", 2 steps)"};
   }
   return {Algorithm::Ring, perRank(bytes) + " > " + formatBytes(limit) + ", no NVLink mesh (" + fabric.detail +
-                               "): ring (" + share + ", neighbours only)"};
+                               "): ring (stores " + share + ", neighbours only)"};
 }
 
 AlgorithmChoice scatterGatherRule(std::size_t bytes, const Fabric& fabric) {

@@ -53,6 +53,36 @@ void setNonRootChunks(PlanBuilder& b) {
   b.setChunks(largest);
 }
 
+// The ring reduce's hops for chunk `ch` (its chain ends at rank `end`): position i = (rank - end - 1) mod n
+// runs hop i at phase i; position 0 stores its input's chunk into position 1's scratch, position i combines
+// the partial in its scratch with its input into position i + 1's scratch, and `end`, last, combines its
+// scratch with its input into its output and finishes. Scratch holds the whole count at the chunk's offsets.
+void reduceAlongChain(PlanBuilder& b, std::size_t c, ElementRange ch, int end) {
+  const int n = b.nranks();
+  for (int i = 0; i < n; ++i) {
+    const int r = b.wrap(end + 1 + i);
+    if (i == n - 1) {
+      b.reduce(c, i, b.recv(r, ch.begin), {b.scratch(r, ch.begin), b.send(r, ch.begin)}, ch.count, true);
+    } else if (i == 0) {
+      b.pushCopy(c, i, r, b.scratch(b.wrap(r + 1), ch.begin), b.send(r, ch.begin), ch.count);
+    } else {
+      b.pushReduce(c, i, r, b.scratch(b.wrap(r + 1), ch.begin), {b.scratch(r, ch.begin), b.send(r, ch.begin)}, ch.count,
+                   false);
+    }
+  }
+}
+
+// The ring broadcast's hops for chunk `ch` from rank `start`: hop h (phase firstPhase + h) has rank start + h
+// store the chunk into the next rank's output, `start` from `src`, the others from their own output where
+// the hop before put it.
+void passAlongChain(PlanBuilder& b, std::size_t c, ElementRange ch, int start, BufferRef src, int firstPhase) {
+  for (int hop = 0; hop + 1 < b.nranks(); ++hop) {
+    const int from = b.wrap(start + hop);
+    b.pushCopy(c, firstPhase + hop, from, b.recv(b.wrap(from + 1), ch.begin), hop == 0 ? src : b.recv(from, ch.begin),
+               ch.count);
+  }
+}
+
 }  // namespace
 
 // Each rank reads every rank's whole buffer and reduces locally. In place a rank would overwrite data its
@@ -126,28 +156,22 @@ void buildAllReduceTwoShotPush(PlanBuilder& b) {
   b.emit(true);
 }
 
-// Reduce-scatter round k (0..n-2): rank r reduces segment j = r-k-1 as op(partial of rank r-1, own data)
-// into its recv; the partial of rank r-1 is its send data at k = 0, else what it wrote in round k-1. After
-// n-1 rounds rank r holds segment r+1 complete. All-gather round k: rank r copies segment r-k from rank
-// r-1. In a round rank r writes segment j while rank r+1 reads segment j+1, and each rank writes each
-// segment once in the reduce-scatter, so in place needs no staging.
+// What the ring all-reduce kernels do (launchRingAllReduceSet in comm_launch_large.cc): segment j (the
+// count cut as shard(count, j)) is reduced along the chain that ends at rank j, into its output, as the ring
+// reduce with root j (reduceAlongChain), and then passed on from rank j along the chain that starts there, as
+// the ring broadcast (passAlongChain); the n segments side by side. The broadcast hops come after every
+// reduce hop of their chunk (the kernel: a second launch), so in place a rank's input segment is read before
+// the broadcast overwrites it; the scratch ranges of the segments are disjoint (the kernel: each chain's
+// blocks own their stage slots).
 void buildAllReduceRing(PlanBuilder& b) {
   const int n = b.nranks();
+  for (int r = 0; r < n; ++r) b.setScratch(r, b.count());
   b.setChunks(b.shard(b.count(), 0).count);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
-    for (int k = 0; k < n - 1; ++k) {
-      for (int r = 0; r < n; ++r) {
-        const int prev = b.wrap(r - 1);
-        const ElementRange ch = b.chunk(b.shard(b.count(), b.wrap(r - k - 1)), c);
-        const BufferRef partial = k == 0 ? b.send(prev, ch.begin) : b.recv(prev, ch.begin);
-        b.reduce(c, k, b.recv(r, ch.begin), {partial, b.send(r, ch.begin)}, ch.count, k == n - 2);
-      }
-    }
-    for (int k = 0; k < n - 1; ++k) {
-      for (int r = 0; r < n; ++r) {
-        const ElementRange ch = b.chunk(b.shard(b.count(), b.wrap(r - k)), c);
-        b.copy(c, n - 1 + k, b.recv(r, ch.begin), b.recv(b.wrap(r - 1), ch.begin), ch.count);
-      }
+    for (int j = 0; j < n; ++j) {
+      const ElementRange ch = b.chunk(b.shard(b.count(), j), c);
+      reduceAlongChain(b, c, ch, j);
+      passAlongChain(b, c, ch, j, b.recv(j, ch.begin), n);
     }
   }
   b.emit(true);
@@ -296,17 +320,12 @@ void buildBroadcastTwoShot(PlanBuilder& b) {
 // step earlier) and writes chunk c of position i + 1's output, and no two hops of a step touch one chunk of
 // one rank's output.
 void buildBroadcastRing(PlanBuilder& b) {
-  const int n = b.nranks();
   const int root = b.root();
   b.setChunks(b.count());
   for (std::size_t c = 0; c < b.chunks(); ++c) {
     const ElementRange ch = b.chunk({0, b.count()}, c);
     if (!b.inPlace()) b.copy(c, 0, b.recv(root, ch.begin), b.send(root, ch.begin), ch.count);
-    for (int hop = 0; hop + 1 < n; ++hop) {
-      const int from = b.wrap(root + hop);
-      const BufferRef src = hop == 0 ? b.send(root, ch.begin) : b.recv(from, ch.begin);
-      b.pushCopy(c, hop, from, b.recv(b.wrap(from + 1), ch.begin), src, ch.count);
-    }
+    passAlongChain(b, c, ch, root, b.send(root, ch.begin), 0);
   }
   b.emit(true);
 }
@@ -366,24 +385,9 @@ void buildReduceTwoShot(PlanBuilder& b) {
 // The scratch holds the whole count here; the kernel cycles four slots per block, the flags keeping a slot
 // from being refilled before it is combined.
 void buildReduceRing(PlanBuilder& b) {
-  const int n = b.nranks();
-  const int root = b.root();
-  for (int r = 0; r < n; ++r) b.setScratch(r, b.count());
+  for (int r = 0; r < b.nranks(); ++r) b.setScratch(r, b.count());
   b.setChunks(b.count());
-  for (std::size_t c = 0; c < b.chunks(); ++c) {
-    const ElementRange ch = b.chunk({0, b.count()}, c);
-    for (int i = 0; i < n; ++i) {
-      const int r = b.wrap(root + 1 + i);
-      if (i == n - 1) {
-        b.reduce(c, i, b.recv(r, ch.begin), {b.scratch(r, ch.begin), b.send(r, ch.begin)}, ch.count, true);
-      } else if (i == 0) {
-        b.pushCopy(c, i, r, b.scratch(b.wrap(r + 1), ch.begin), b.send(r, ch.begin), ch.count);
-      } else {
-        b.pushReduce(c, i, r, b.scratch(b.wrap(r + 1), ch.begin), {b.scratch(r, ch.begin), b.send(r, ch.begin)},
-                     ch.count, false);
-      }
-    }
-  }
+  for (std::size_t c = 0; c < b.chunks(); ++c) reduceAlongChain(b, c, b.chunk({0, b.count()}, c), b.root());
   b.emit(true);
 }
 

@@ -257,7 +257,7 @@ std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of copies per rank in chunks of collCopyChunkBytes, capped at `maxBlocks`.
 int collCopyBlocks(std::size_t bytes, int maxBlocks);
 
-/// Ring broadcast: the chunk a block moves per round (16-64 KiB, aiming at 8 rounds per block) and the blocks.
+/// Ring broadcast: the chunk a block moves per round (8-64 KiB, aiming at 16 rounds per block) and the blocks.
 std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks);
 int collRingBlocks(std::size_t bytes, int maxBlocks);
 /// Ring reduce: the broadcast's blocks, at most 64, and its chunk, capped so that four stage slots per block

@@ -25,7 +25,12 @@ namespace {
 using namespace colldev;
 
 constexpr int kCopyUnroll = 4;
-constexpr std::size_t kMinChunkBytes = std::size_t{16} << 10;
+constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
+// Rounds per block aimed at: the chain's fill costs n - 1 rounds. On 4xH200 (round 32, forced ring) 16
+// rounds of at least 8 KiB took 79-80 us at 16 MiB against 86 with 8 rounds of at least 16 KiB, 134 against
+// 140 at 32 MiB and 238 against 241-250 at 64 MiB (broadcast and reduce), and the same from 128 MiB; 32 rounds
+// of 4 KiB helped the broadcast at 32-64 MiB but cost the reduce 40% at 8 MiB.
+constexpr std::size_t kRoundsPerBlock = 16;
 constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
 
 // Work warps: round k waits (thread 0) for the predecessor's ready flag, then copies the chunk from this
@@ -69,9 +74,8 @@ __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const
 }  // namespace
 
 std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks) {
-  // At least 8 rounds per block where the buffer allows, so the chain's fill (n - 1 rounds) stays small.
   const std::size_t blocks = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  const std::size_t perRound = bytes / (blocks * 8) / 16 * 16;
+  const std::size_t perRound = bytes / (blocks * kRoundsPerBlock) / 16 * 16;
   return std::min(kMaxChunkBytes, std::max(kMinChunkBytes, perRound));
 }
 

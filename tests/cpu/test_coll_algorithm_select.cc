@@ -45,7 +45,7 @@ Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
   switch (collective) {
     case Collective::AllReduce:
       if (bytes <= (mesh ? 256 * kKiB : 64 * kKiB)) return Algorithm::OneShot;
-      return mesh ? Algorithm::TwoShot : Algorithm::Ring;
+      return mesh && (n <= 2 || bytes < 256 * kMiB) ? Algorithm::TwoShot : Algorithm::Ring;
     case Collective::ReduceScatter:
     case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::Broadcast:
@@ -91,7 +91,7 @@ TEST(AlgorithmSelect, ReasonsNameSizesAndLinks) {
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 3 * kMiB / 2, nvswitch, allDevices(nvswitch)).reason,
             "1.5 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.75x the data per rank, 2 steps)");
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 16 * kMiB, pcie, allDevices(pcie)).reason,
-            "16 MiB per rank > 64 KiB, no NVLink mesh (GPU 0 -> 1 PXB): ring (reads 1.5x the data per rank, "
+            "16 MiB per rank > 64 KiB, no NVLink mesh (GPU 0 -> 1 PXB): ring (stores 1.5x the data per rank, "
             "neighbours only)");
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1 * kMiB, pcie, allDevices(pcie)).reason,
             "1 MiB per rank > 256 KiB: two-shot (the root's link carries the data once, not 3x)");
@@ -137,8 +137,8 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
             Algorithm::OneShot);
 }
 
-// From 256 MiB a broadcast, from 128 MiB a reduce, over 3 or more ranks of an NVLink mesh is a ring; on 2
-// ranks, off a mesh and below it stays two-shot or direct.
+// From 256 MiB a broadcast and an all-reduce, from 128 MiB a reduce, over 3 or more ranks of an NVLink mesh is a ring;
+// on 2 ranks, off a mesh and below it stays two-shot or direct.
 TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology nvswitch = load("h100x8_nvswitch");
   const std::vector<int> devices = allDevices(nvswitch);
@@ -160,9 +160,14 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
             Kernel::RingReduce);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 128 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  // The ring all-reduce only when asked for on a mesh; small messages forced still take LL.
-  const AlgorithmChoice ringAllReduce =
-      chooseAlgorithm(Collective::AllReduce, 256 * kMiB, nvswitch, devices, Algorithm::Ring);
+  // The ring all-reduce from 256 MiB on 3+ ranks of a mesh (below, the split two-shot); small messages forced
+  // to the ring still take LL.
+  const AlgorithmChoice ringAllReduce = chooseAlgorithm(Collective::AllReduce, 256 * kMiB, nvswitch, devices);
+  EXPECT_EQ(ringAllReduce.algorithm, Algorithm::Ring);
+  EXPECT_EQ(ringAllReduce.reason,
+            "256 MiB per rank >= 256 MiB on an NVLink mesh: ring (stores 1.75x the data per rank along the ranks)");
+  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 256 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseKernel(Collective::AllReduce, 256 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
                 .kernel,
             Kernel::RingAllReduce);
@@ -308,8 +313,9 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
     return chooseKernel(collective, bytes, false, n, mesh, chooseAlgorithm(collective, bytes, vm, devices),
                         Protocol::Auto, 1024 * kKiB, push);
   };
-  for (const std::size_t bytes : {2 * kMiB, 1024 * kMiB}) {
-    // From 64 MiB the direct reads run as two kernels (a reduce-scatter, then a pushing all-gather).
+  for (const std::size_t bytes : {2 * kMiB, 128 * kMiB}) {
+    // From 64 MiB the direct reads run as two kernels (a reduce-scatter, then a pushing all-gather); from
+    // 256 MiB all-reduce is a ring (RingForLargeBroadcastsAndReducesOnAMesh).
     const Kernel reading = bytes >= 64 * kMiB ? Kernel::SplitTwoShot : Kernel::TwoShot;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Auto).kernel, reading) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Pull).kernel, reading) << bytes;

@@ -61,18 +61,18 @@ TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
   }
 }
 
-// The ring broadcast aims at 8 rounds per block (the chain's fill is n - 1 rounds), chunks of 16-64 KiB.
+// The ring broadcast aims at 16 rounds per block (the chain's fill is n - 1 rounds), chunks of 8-64 KiB.
 TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
   EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132), 64 * kKiB);
   EXPECT_EQ(collRingBlocks(512 * kMiB, 132), 132);
-  EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132), 31760u);  // 32 MiB / (132 x 8), down to 16 bytes
-  EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132), 16 * kKiB);
-  EXPECT_EQ(collRingBlocks(1 * kMiB, 132), 64);
+  EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132), 15872u);  // 32 MiB / (132 x 16), down to 16 bytes
+  EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132), 8 * kKiB);
+  EXPECT_EQ(collRingBlocks(1 * kMiB, 132), 128);
   EXPECT_EQ(collRingBlocks(1, 132), 1);
   for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
     const std::size_t chunk = collRingChunkBytes(bytes, 132);
     EXPECT_EQ(chunk % 16, 0u) << bytes;
-    EXPECT_GE(chunk, 16 * kKiB) << bytes;
+    EXPECT_GE(chunk, 8 * kKiB) << bytes;
     EXPECT_LE(chunk, 64 * kKiB) << bytes;
     EXPECT_LE(collRingBlocks(bytes, 132), 132) << bytes;
     EXPECT_LE(collRingBlocks(bytes, 7), 7) << bytes;
@@ -91,7 +91,7 @@ TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
       const std::size_t chunk = collRingReduceChunkBytes(bytes, maxBlocks);
       const auto blocks = static_cast<std::size_t>(collRingReduceBlocks(bytes, maxBlocks));
       EXPECT_EQ(chunk % 16, 0u) << bytes;
-      EXPECT_GE(chunk, 16 * kKiB) << bytes;
+      EXPECT_GE(chunk, 8 * kKiB) << bytes;
       EXPECT_LE(blocks, 64u) << bytes;
       EXPECT_LE(blocks, static_cast<std::size_t>(maxBlocks)) << bytes;
       EXPECT_LE(4 * blocks * chunk, kCollRingStageBytes) << bytes << " " << maxBlocks;

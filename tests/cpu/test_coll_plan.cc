@@ -429,7 +429,12 @@ TEST(Plan, TrafficPerRankIsAsDocumented) {
   using V = std::vector<std::size_t>;
   EXPECT_EQ(reads(Collective::AllReduce, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::AllReduce, Algorithm::TwoShot), V(4, 2 * 3 * shard));
-  EXPECT_EQ(reads(Collective::AllReduce, Algorithm::Ring), V(4, 2 * 3 * shard));
+  // Ring: stores only; each rank passes a partial of the 3 segments it does not own on, then each finished
+  // segment but the one its successor owns.
+  EXPECT_EQ(reads(Collective::AllReduce, Algorithm::Ring), V(4, 0));
+  EXPECT_EQ(
+      remoteWriteElements(buildPlan(Collective::AllReduce, Algorithm::Ring, n, count, 0, false, 0, DataType::F32)),
+      V(4, 2 * 3 * shard));
   EXPECT_EQ(reads(Collective::ReduceScatter, Algorithm::OneShot), V(4, 3 * count));
   EXPECT_EQ(reads(Collective::ReduceScatter, Algorithm::Ring), V(4, 3 * count));
   const auto writes = [&](Collective c, Algorithm a) {
@@ -495,10 +500,10 @@ TEST(Plan, StepCountsAndPipelining) {
   };
   EXPECT_EQ(steps(Algorithm::OneShot, 8, 0), 1u);
   EXPECT_EQ(steps(Algorithm::TwoShot, 8, 0), 2u);
-  EXPECT_EQ(steps(Algorithm::Ring, 8, 0), 14u);  // 2 (n - 1)
+  EXPECT_EQ(steps(Algorithm::Ring, 8, 0), 15u);  // n reduce hops (the last into the owner), n - 1 broadcast hops
   // 4096 / 8 = 512 elements per shard in chunks of 128: 4 chunks, pipelined one step apart.
   EXPECT_EQ(steps(Algorithm::TwoShot, 8, 128), 4u + 1u);
-  EXPECT_EQ(steps(Algorithm::Ring, 8, 128), 4u + 14u - 1u);
+  EXPECT_EQ(steps(Algorithm::Ring, 8, 128), 4u + 15u - 1u);
   const Plan inPlace = buildPlan(Collective::AllReduce, Algorithm::OneShot, 4, 100, 0, true, 0, DataType::F32);
   EXPECT_EQ(inPlace.steps.size(), 2u);  // stage in scratch, then reduce
   EXPECT_EQ(inPlace.ranks[1].inputElements, 0u);
