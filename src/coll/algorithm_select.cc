@@ -58,6 +58,10 @@ constexpr std::size_t kRingReduceFrom = 128 * kKiB * kKiB;
 // the ring took 1147 us at 256 MiB against 1209, 2300 against 2394 at 512 MiB, 4654 against 4777 at 1 GiB;
 // at 128 MiB 598 against 608 and at 64 MiB 315 against 313, within the runs' spread of 2-3%.
 constexpr std::size_t kRingAllReduceFrom = 256 * kKiB * kKiB;
+// The same for a reduce-scatter whose blocks (the per-rank output) reach this: n ring reduces side by side
+// instead of each rank reading its block from every peer. A first estimate from the ring all-reduce, whose
+// first kernel this is (round 32: at 256 MiB, blocks of 64 MiB, the ring all-reduce beat the split).
+constexpr std::size_t kRingReduceScatterFrom = 64 * kKiB * kKiB;
 // Below this a two-shot reduce cuts the count among all n ranks, the root reducing a shard too: more ranks
 // share the reads while the root's links, which then bring 2(n-1)/n of the data in, are not yet the bound.
 // On 4xH200 in one run (round 32) with the root against without: 512 KiB 9.46 us against 10.50, 4 MiB 24.7
@@ -161,6 +165,17 @@ AlgorithmChoice scatterGatherRule(std::size_t bytes, const Fabric& fabric) {
   }
   return {Algorithm::Ring, perRank(bytes) + " > " + formatBytes(kOneShotMaxPcie) + ", no NVLink mesh (" +
                                fabric.detail + "): ring (neighbours only)"};
+}
+
+// Reduce-scatter: the ring from kRingReduceScatterFrom per block on 3+ ranks of an NVLink mesh, else as
+// all-gather.
+AlgorithmChoice reduceScatterRule(std::size_t bytes, int n, const Fabric& fabric) {
+  if (fabric.nvlinkMesh && n > 2 && bytes >= kRingReduceScatterFrom) {
+    return {Algorithm::Ring, perRank(bytes) + " >= " + formatBytes(kRingReduceScatterFrom) +
+                                 " on an NVLink mesh: ring (stores " + times(n - 1) +
+                                 " the block per rank along the ranks)"};
+  }
+  return scatterGatherRule(bytes, fabric);
 }
 
 AlgorithmChoice rootedRule(std::size_t bytes, int n) {
@@ -314,8 +329,11 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
                   "into its output (stores only, each link carries the data once)"};
     case Collective::ReduceScatter:
       if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why)};
-      return {Algorithm::OneShot, Kernel::ReduceScatter,
-              algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
+      if (algorithm.algorithm == Algorithm::Ring) {
+        return {Algorithm::Ring, Kernel::RingReduceScatter,
+                why + "; n chains side by side: block j reduced along the ranks into rank j (stores only)"};
+      }
+      return {Algorithm::OneShot, Kernel::ReduceScatter, why};
     case Collective::Broadcast:
       if (ll.use) {
         return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", the root stores to every rank")};
@@ -374,7 +392,8 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
     case Kernel::PushReduce:
     case Kernel::RingBroadcast:
     case Kernel::RingReduce:
-    case Kernel::RingAllReduce: return true;
+    case Kernel::RingAllReduce:
+    case Kernel::RingReduceScatter: return true;
   }
   return true;
 }
@@ -411,7 +430,7 @@ AlgorithmChoice chooseAlgorithm(Collective collective, std::size_t bytesPerRank,
   } else {
     switch (collective) {
       case Collective::AllReduce: choice = allReduceRule(bytesPerRank, n, fabricOf(topology, devices)); break;
-      case Collective::ReduceScatter:
+      case Collective::ReduceScatter: choice = reduceScatterRule(bytesPerRank, n, fabricOf(topology, devices)); break;
       case Collective::AllGather: choice = scatterGatherRule(bytesPerRank, fabricOf(topology, devices)); break;
       case Collective::Broadcast:
         choice = rootedRingRule(bytesPerRank, n, fabricOf(topology, devices), kRingBroadcastFrom);

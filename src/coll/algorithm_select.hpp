@@ -45,8 +45,9 @@ enum class Kernel {
   SplitTwoShot,   ///< large two-shot all-reduce as two kernels: a direct-read reduce-scatter, a pushing all-gather
   RingReduce,     ///< reduce along the ranks towards the root, stores only, through stages (coll_ring_reduce.cu)
   RingAllReduce,  ///< all-reduce as n ring reduces then n ring broadcasts, one per segment, side by side
+  RingReduceScatter,  ///< reduce-scatter as n ring reduces side by side, block j along the chain ending at rank j
 };
-constexpr int kKernelCount = 10;
+constexpr int kKernelCount = 11;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans

@@ -407,6 +407,14 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
         launchReductionSet(state, set, KernelChoice{Algorithm::TwoShot, Kernel::TwoShot, choice.reason}, capturing);
       }
       break;
+    case Kernel::RingReduceScatter:
+      if (ringReduceScatterRuns(state, set)) {
+        launchRingReduceScatterSet(state, set, capturing);
+      } else {  // blocks not 16-byte aligned, or more rounds than flags number: the direct reads
+        launchReductionSet(state, set, KernelChoice{Algorithm::OneShot, Kernel::ReduceScatter, choice.reason},
+                           capturing);
+      }
+      break;
     case Kernel::RingReduce:
       if (ringReduceRuns(state, set)) {
         launchRingReduceSet(state, set, capturing);

@@ -90,6 +90,7 @@ kernels::CollRingChain chainAt(int r, int start, int n, std::size_t offset, std:
   kernels::CollRingChain chain;
   chain.offset = offset;
   chain.bytes = bytes;
+  chain.outOffset = offset;
   const int position = ((r - start) % n + n) % n;
   if (position > 0) chain.prev = (r - 1 + n) % n;
   if (position < n - 1) chain.next = (r + 1) % n;
@@ -132,24 +133,71 @@ bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set) {
 
 namespace {
 
-// The all-reduce's two kernels: the longest segment (the first: partitionRange never makes it shorter)
-// sets both grids, n chains each.
-struct RingAllReduceShape {
+// n chains side by side on one grid of each ring kernel: the longest chain's bytes set the grids (the
+// ring all-reduce's segments and the reduce-scatter's blocks; partitionRange never makes the first shorter).
+struct RingChainsShape {
   int reduceBlocks = 0;
   std::size_t reduceChunk = 0;
   int gatherBlocks = 0;
   std::size_t gatherChunk = 0;
 };
 
-RingAllReduceShape ringAllReduceShape(const CommState& state, const CallArgs& first) {
+RingChainsShape ringChainsShape(const CommState& state, std::size_t longest) {
   const int n = state.nranks;
-  const std::size_t longest = shardOf(first, n, 0).count * dataTypeSize(first.type);
-  RingAllReduceShape shape;
+  RingChainsShape shape;
   shape.reduceBlocks = n * kernels::collRingReduceChainBlocks(longest, n, state.maxBlocks);
   shape.reduceChunk = kernels::collRingReduceChainChunkBytes(longest, n, state.maxBlocks);
   shape.gatherBlocks = n * kernels::collRingChainBlocks(longest, n, state.maxBlocks);
   shape.gatherChunk = kernels::collRingChunkBytes(longest, std::max(1, state.maxBlocks / n));
   return shape;
+}
+
+std::size_t allReduceLongestBytes(const CallArgs& first, int n) {
+  return shardOf(first, n, 0).count * dataTypeSize(first.type);
+}
+
+// Bytes [offset, offset + bytes) of every input, reduced along the chain that ends at rank j into rank j's
+// output at outOffset: the chains of one ring reduce kernel with n of them.
+struct ReduceSegment {
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+  std::size_t outOffset = 0;
+};
+
+// Every rank launches the ring reduce kernel with chain j carrying segments[j] to rank j.
+void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, bool capturing,
+                            const std::vector<ReduceSegment>& segments, int blocks, std::size_t chunkBytes) {
+  const int n = state.nranks;
+  const PeerPointerTable table = peerPointers(state, set);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    kernels::CollRingReduceArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    args.input = table.send[r];
+    args.stage = state.symmetric.ringStage[r];
+    args.nextStage = state.symmetric.ringStage[(r + 1) % n];
+    args.out = table.recv[r];
+    args.chains = n;
+    for (int j = 0; j < n; ++j) {
+      const ReduceSegment& segment = segments[static_cast<std::size_t>(j)];
+      args.chain[j] = chainAt(r, j + 1, n, segment.offset, segment.bytes);
+      args.chain[j].outOffset = segment.outOffset;
+    }
+    args.chunkBytes = chunkBytes;
+    onRank(state, r, [&] {
+      kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
+                                    eagerGraphOf(state, r, capturing));
+    });
+  }
+}
+
+// The reduce-scatter's blocks: block j of every input (count elements at j * count) into rank j's output.
+std::vector<ReduceSegment> reduceScatterBlocks(const CallArgs& first, int n) {
+  const std::size_t blockBytes = first.count * dataTypeSize(first.type);
+  std::vector<ReduceSegment> blocks(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j)
+    blocks[static_cast<std::size_t>(j)] = {static_cast<std::size_t>(j) * blockBytes, blockBytes, 0};
+  return blocks;
 }
 
 }  // namespace
@@ -158,11 +206,22 @@ bool ringAllReduceRuns(const CommState& state, const std::vector<CallArgs>& set)
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const int n = state.nranks;
-  const std::size_t longest = shardOf(first, n, 0).count * dataTypeSize(first.type);
-  const RingAllReduceShape shape = ringAllReduceShape(state, first);
+  const std::size_t longest = allReduceLongestBytes(first, n);
+  const RingChainsShape shape = ringChainsShape(state, longest);
   return aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n) &&
          kernels::collRoundsFit(longest, shape.reduceBlocks / n, shape.reduceChunk) &&
          kernels::collRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk);
+}
+
+bool ringReduceScatterRuns(const CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& first = set.front();
+  const PeerPointerTable table = peerPointers(state, set);
+  const int n = state.nranks;
+  const std::size_t blockBytes = first.count * dataTypeSize(first.type);
+  const RingChainsShape shape = ringChainsShape(state, blockBytes);
+  // Every block must start on a 16-byte boundary too.
+  return blockBytes % 16 == 0 && aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n) &&
+         kernels::collRoundsFit(blockBytes, shape.reduceBlocks / n, shape.reduceChunk);
 }
 
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its
@@ -202,26 +261,13 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const RingAllReduceShape shape = ringAllReduceShape(state, first);
-  for (int r = 0; r < n; ++r) {
-    const CallArgs& call = set[static_cast<std::size_t>(r)];
-    kernels::CollRingReduceArgs args;
-    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.input = table.send[r];
-    args.stage = state.symmetric.ringStage[r];
-    args.nextStage = state.symmetric.ringStage[(r + 1) % n];
-    args.out = table.recv[r];
-    args.chains = n;
-    for (int j = 0; j < n; ++j) {
-      const ElementRange segment = shardOf(call, n, j);
-      args.chain[j] = chainAt(r, j + 1, n, segment.begin * size, segment.count * size);
-    }
-    args.chunkBytes = shape.reduceChunk;
-    onRank(state, r, [&] {
-      kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), shape.reduceBlocks, call.stream,
-                                    eagerGraphOf(state, r, capturing));
-    });
+  const RingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
+  std::vector<ReduceSegment> segments(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    const ElementRange segment = shardOf(first, n, j);
+    segments[static_cast<std::size_t>(j)] = {segment.begin * size, segment.count * size, segment.begin * size};
   }
+  launchRingReduceChains(state, set, capturing, segments, shape.reduceBlocks, shape.reduceChunk);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
@@ -238,6 +284,16 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
       kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, eagerGraphOf(state, r, capturing));
     });
   }
+}
+
+// Ring reduce-scatter: the ring all-reduce's first kernel over the blocks, block j of every input reduced
+// along the chain that ends at rank j into its output (plan: buildReduceScatterRing). In place rank j's
+// output is its own input block j, which only rank j reads, each element before writing it.
+void launchRingReduceScatterSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
+  const RingChainsShape shape = ringChainsShape(state, first.count * dataTypeSize(first.type));
+  launchRingReduceChains(state, set, capturing, reduceScatterBlocks(first, state.nranks), shape.reduceBlocks,
+                         shape.reduceChunk);
 }
 
 }  // namespace peerlink::coll

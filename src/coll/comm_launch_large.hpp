@@ -1,5 +1,6 @@
 // Launchers of the large-message kernels (comm_launch_large.cc): the all-reduce split into a reduce-scatter
-// and an all-gather kernel, and the ring broadcast and reduce. comm_launch.cc dispatches to them.
+// and an all-gather kernel, and the rings (broadcast, reduce, all-reduce, reduce-scatter). comm_launch.cc
+// dispatches to them.
 #pragma once
 
 #include <vector>
@@ -17,11 +18,15 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
 bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set);
 bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set);
 bool ringAllReduceRuns(const CommState& state, const std::vector<CallArgs>& set);
+/// The reduce-scatter also needs each block's bytes to be a multiple of 16.
+bool ringReduceScatterRuns(const CommState& state, const std::vector<CallArgs>& set);
 
 /// The ring broadcast (Kernel::RingBroadcast) and the ring reduce (Kernel::RingReduce).
 void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 /// The ring all-reduce (Kernel::RingAllReduce): the two above with one chain per segment, as two kernels.
 void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+/// The ring reduce-scatter (Kernel::RingReduceScatter): the ring reduce with one chain per block.
+void launchRingReduceScatterSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 }  // namespace peerlink::coll

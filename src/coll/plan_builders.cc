@@ -56,13 +56,13 @@ void setNonRootChunks(PlanBuilder& b) {
 // The ring reduce's hops for chunk `ch` (its chain ends at rank `end`): position i = (rank - end - 1) mod n
 // runs hop i at phase i; position 0 stores its input's chunk into position 1's scratch, position i combines
 // the partial in its scratch with its input into position i + 1's scratch, and `end`, last, combines its
-// scratch with its input into its output and finishes. Scratch holds the whole count at the chunk's offsets.
-void reduceAlongChain(PlanBuilder& b, std::size_t c, ElementRange ch, int end) {
+// scratch with its input into `out` and finishes. Scratch holds the inputs' size, the chunk at its offsets.
+void reduceAlongChain(PlanBuilder& b, std::size_t c, ElementRange ch, int end, BufferRef out) {
   const int n = b.nranks();
   for (int i = 0; i < n; ++i) {
     const int r = b.wrap(end + 1 + i);
     if (i == n - 1) {
-      b.reduce(c, i, b.recv(r, ch.begin), {b.scratch(r, ch.begin), b.send(r, ch.begin)}, ch.count, true);
+      b.reduce(c, i, out, {b.scratch(r, ch.begin), b.send(r, ch.begin)}, ch.count, true);
     } else if (i == 0) {
       b.pushCopy(c, i, r, b.scratch(b.wrap(r + 1), ch.begin), b.send(r, ch.begin), ch.count);
     } else {
@@ -170,7 +170,7 @@ void buildAllReduceRing(PlanBuilder& b) {
   for (std::size_t c = 0; c < b.chunks(); ++c) {
     for (int j = 0; j < n; ++j) {
       const ElementRange ch = b.chunk(b.shard(b.count(), j), c);
-      reduceAlongChain(b, c, ch, j);
+      reduceAlongChain(b, c, ch, j, b.recv(j, ch.begin));
       passAlongChain(b, c, ch, j, b.recv(j, ch.begin), n);
     }
   }
@@ -215,27 +215,20 @@ void buildReduceScatterPush(PlanBuilder& b) {
   b.emit(true);
 }
 
-// Round k (0..n-2): rank r reduces block j = r-k-2 as op(partial of rank r-1, own block j); the last round
-// (j = r) writes the recv buffer, the others a scratch slot. Partials alternate between two scratch
-// slots: rank r+1 reads slot (k-1) % 2 while rank r writes slot k % 2. The user's send buffer is never
-// written (in place too, where only block r is the recv).
+// What the ring reduce-scatter kernel does (launchRingReduceScatterSet in comm_launch_large.cc): block j of
+// every send buffer is reduced along the chain that ends at rank j (reduceAlongChain) into rank j's recv;
+// the n blocks side by side, their scratch ranges disjoint. In place rank j's recv is its own send block j,
+// which only rank j reads, in the hop that writes it.
 void buildReduceScatterRing(PlanBuilder& b) {
   const int n = b.nranks();
   const std::size_t block = b.count();
-  for (int r = 0; r < n; ++r) b.setScratch(r, static_cast<std::size_t>(n >= 4 ? 2 : n - 2) * block);
+  for (int r = 0; r < n; ++r) b.setScratch(r, static_cast<std::size_t>(n) * block);
   b.setChunks(block);
   for (std::size_t c = 0; c < b.chunks(); ++c) {
     const ElementRange ch = b.chunk({0, block}, c);
-    for (int k = 0; k < n - 1; ++k) {
-      for (int r = 0; r < n; ++r) {
-        const int prev = b.wrap(r - 1);
-        const std::size_t at = static_cast<std::size_t>(b.wrap(r - k - 2)) * block + ch.begin;
-        const auto slot = [&](int round) { return static_cast<std::size_t>(round % 2) * block + ch.begin; };
-        const BufferRef partial = k == 0 ? b.send(prev, at) : b.scratch(prev, slot(k - 1));
-        const bool last = k == n - 2;
-        const BufferRef dst = last ? b.recv(r, ch.begin) : b.scratch(r, slot(k));
-        b.reduce(c, k, dst, {partial, b.send(r, at)}, ch.count, last);
-      }
+    for (int j = 0; j < n; ++j) {
+      const std::size_t at = static_cast<std::size_t>(j) * block;
+      reduceAlongChain(b, c, {at + ch.begin, ch.count}, j, b.recv(j, ch.begin));
     }
   }
   b.emit(true);
@@ -387,7 +380,10 @@ void buildReduceTwoShot(PlanBuilder& b) {
 void buildReduceRing(PlanBuilder& b) {
   for (int r = 0; r < b.nranks(); ++r) b.setScratch(r, b.count());
   b.setChunks(b.count());
-  for (std::size_t c = 0; c < b.chunks(); ++c) reduceAlongChain(b, c, b.chunk({0, b.count()}, c), b.root());
+  for (std::size_t c = 0; c < b.chunks(); ++c) {
+    const ElementRange ch = b.chunk({0, b.count()}, c);
+    reduceAlongChain(b, c, ch, b.root(), b.recv(b.root(), ch.begin));
+  }
   b.emit(true);
 }
 

@@ -202,10 +202,11 @@ struct CollCopyArgs {
 /// it names, receiving from `prev` and passing to `next`. A rank's neighbours are the same in every chain
 /// (rank - 1 and rank + 1); where the chain starts and ends differs.
 struct CollRingChain {
-  std::size_t offset = 0;
+  std::size_t offset = 0;  ///< where the chain's bytes start in the inputs, stages and outputs
   std::size_t bytes = 0;
-  int prev = -1;  ///< the rank whose ready flags this one waits for; -1 where the chain starts
-  int next = -1;  ///< the rank this one passes chunks to and signals; -1 where it ends
+  std::size_t outOffset = 0;  ///< ring reduce: where the chain's end writes them in its output (reduce-scatter: 0)
+  int prev = -1;              ///< the rank whose ready flags this one waits for; -1 where the chain starts
+  int next = -1;              ///< the rank this one passes chunks to and signals; -1 where it ends
 };
 
 /// Ring broadcast (coll_ring_broadcast.cu): position i = (rank - root) mod n stores each chunk into position

@@ -126,8 +126,8 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
     }
     barSync(kBarRingWork, kRingWorkThreads);  // the slots are ready (thread 0 acquired them) or the call failed
     if (!ringFailed(shared)) {
-      unsigned char* dst =
-          root ? static_cast<unsigned char*>(args.out) + first : static_cast<unsigned char*>(args.nextStage) + slot;
+      unsigned char* dst = root ? static_cast<unsigned char*>(args.out) + chain.outOffset + rounds.first(k)
+                                : static_cast<unsigned char*>(args.nextStage) + slot;
       const unsigned char* partial = chain.prev >= 0 ? static_cast<const unsigned char*>(args.stage) + slot : nullptr;
       combineChunk<Type, Op>(dst, partial, static_cast<const unsigned char*>(args.input) + first, rounds.size(k), root,
                              s.nranks, tid);

@@ -47,6 +47,8 @@ Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
       if (bytes <= (mesh ? 256 * kKiB : 64 * kKiB)) return Algorithm::OneShot;
       return mesh && (n <= 2 || bytes < 256 * kMiB) ? Algorithm::TwoShot : Algorithm::Ring;
     case Collective::ReduceScatter:
+      if (mesh && n > 2 && bytes >= 64 * kMiB) return Algorithm::Ring;
+      return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::Broadcast:
     case Collective::Reduce:
@@ -168,6 +170,16 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
             "256 MiB per rank >= 256 MiB on an NVLink mesh: ring (stores 1.75x the data per rank along the ranks)");
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 256 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::TwoShot);
+  // The ring reduce-scatter from 64 MiB blocks on 3+ ranks of a mesh.
+  const AlgorithmChoice ringScatter = chooseAlgorithm(Collective::ReduceScatter, 64 * kMiB, nvswitch, devices);
+  EXPECT_EQ(ringScatter.algorithm, Algorithm::Ring);
+  EXPECT_EQ(ringScatter.reason,
+            "64 MiB per rank >= 64 MiB on an NVLink mesh: ring (stores 7x the block per rank along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::ReduceScatter, 64 * kMiB, false, 8, true, ringScatter, Protocol::Auto, 1024 * kKiB)
+                .kernel,
+            Kernel::RingReduceScatter);
+  EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 64 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::OneShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
   EXPECT_EQ(chooseKernel(Collective::AllReduce, 256 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
                 .kernel,
             Kernel::RingAllReduce);
@@ -298,7 +310,7 @@ TEST(KernelSelect, LlLimitOffAMesh) {
   };
   EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB), Kernel::Ll);
   EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB + 1), Kernel::Copy);
-  EXPECT_EQ(kernelOf(Collective::ReduceScatter, 64 * kKiB + 1), Kernel::ReduceScatter);
+  EXPECT_EQ(kernelOf(Collective::ReduceScatter, 64 * kKiB + 1), Kernel::RingReduceScatter);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB), Kernel::Ll);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB + 1), Kernel::RingAllReduce);
 }
@@ -321,8 +333,12 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Pull).kernel, reading) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push).kernel, Kernel::PushReduce) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push, false).kernel, Kernel::PushReduce) << bytes;
-    EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Auto).kernel, Kernel::ReduceScatter) << bytes;
-    EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Push).kernel, Kernel::PushReduce) << bytes;
+    // From 64 MiB per block a reduce-scatter is a ring, pushed or not (the ring stores only).
+    const Kernel scatter = bytes >= 64 * kMiB ? Kernel::RingReduceScatter : Kernel::ReduceScatter;
+    EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Auto).kernel, scatter) << bytes;
+    EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Push).kernel,
+              bytes >= 64 * kMiB ? Kernel::RingReduceScatter : Kernel::PushReduce)
+        << bytes;
   }
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).algorithm, Algorithm::TwoShot);
   // The split needs the mesh (its thresholds were measured there) and starts at 64 MiB.
@@ -363,16 +379,18 @@ TEST(KernelSelect, EndBarrierOrdersStoresOnlyWhereTheCallPushes) {
   EXPECT_TRUE(stores(Collective::Reduce, 64 * kMiB, Protocol::Auto));
   EXPECT_TRUE(stores(Collective::AllGather, 64 * kMiB, Protocol::Auto));
   EXPECT_TRUE(stores(Collective::AllToAll, 64 * kMiB, Protocol::Auto));
-  EXPECT_TRUE(stores(Collective::Broadcast, 64 * kMiB, Protocol::Auto));   // two-shot
-  EXPECT_TRUE(stores(Collective::Broadcast, 256 * kMiB, Protocol::Auto));  // ring
-  EXPECT_TRUE(stores(Collective::Reduce, 256 * kMiB, Protocol::Auto));     // ring
-  EXPECT_TRUE(stores(Collective::AllReduce, 256 * kMiB, Protocol::Auto));  // split: its all-gather pushes
+  EXPECT_TRUE(stores(Collective::Broadcast, 64 * kMiB, Protocol::Auto));      // two-shot
+  EXPECT_TRUE(stores(Collective::Broadcast, 256 * kMiB, Protocol::Auto));     // ring
+  EXPECT_TRUE(stores(Collective::Reduce, 256 * kMiB, Protocol::Auto));        // ring
+  EXPECT_TRUE(stores(Collective::AllReduce, 128 * kMiB, Protocol::Auto));     // split: its all-gather pushes
+  EXPECT_TRUE(stores(Collective::AllReduce, 256 * kMiB, Protocol::Auto));     // ring
+  EXPECT_TRUE(stores(Collective::ReduceScatter, 64 * kMiB, Protocol::Auto));  // ring
   EXPECT_TRUE(stores(Collective::AllReduce, 64 * kMiB, Protocol::Auto, PushMode::Push));
-  EXPECT_TRUE(stores(Collective::ReduceScatter, 64 * kMiB, Protocol::Auto, PushMode::Push));
+  EXPECT_TRUE(stores(Collective::ReduceScatter, 16 * kMiB, Protocol::Auto, PushMode::Push));
   // Direct reads: one-shot without LL, reduce-scatter, the direct broadcast, send/recv.
   EXPECT_FALSE(stores(Collective::AllReduce, 8, Protocol::Simple));
   EXPECT_FALSE(stores(Collective::Reduce, 8, Protocol::Simple));
-  EXPECT_FALSE(stores(Collective::ReduceScatter, 64 * kMiB, Protocol::Auto));
+  EXPECT_FALSE(stores(Collective::ReduceScatter, 16 * kMiB, Protocol::Auto));
   EXPECT_FALSE(stores(Collective::Broadcast, 8, Protocol::Simple));
   EXPECT_FALSE(stores(Collective::SendRecv, 64 * kMiB, Protocol::Auto));
 }

@@ -101,18 +101,21 @@ TEST_P(CommunicatorCorrectness, MatchesHostReference) {
           ++cases;
         }
       }
-      // ~1M elements (not a multiple of the ranks or of 16 bytes) for sum and max of every type.
+      // ~1M elements (not a multiple of the ranks or of 16 bytes) for sum and max of every type, and 1 Mi
+      // (a multiple of 16 bytes: the ring reduce-scatter runs only where every block starts on one).
       if (op == ReduceOp::Sum || op == ReduceOp::Max) {
-        CollCase c;
-        c.collective = collective;
-        c.type = type;
-        c.op = op;
-        c.count = (std::size_t{1} << 20) + 5;
-        c.root = n - 1;
-        c.inPlace = seed % 2 == 0;
-        c.seed = seed++;
-        ASSERT_EQ(runCase(comm, c), "");
-        ++cases;
+        for (const std::size_t count : {(std::size_t{1} << 20) + 5, std::size_t{1} << 20}) {
+          CollCase c;
+          c.collective = collective;
+          c.type = type;
+          c.op = op;
+          c.count = count;
+          c.root = n - 1;
+          c.inPlace = seed % 2 == 0;
+          c.seed = seed++;
+          ASSERT_EQ(runCase(comm, c), "");
+          ++cases;
+        }
       }
     }
   }

@@ -47,8 +47,10 @@ TEST_P(SharedGpuCorrectness, MatchesHostReference) {
   Communicator comm(roundRobin(ranks, gpus), paramsWith(overrides));
   ASSERT_EQ(comm.size(), ranks);
   const std::size_t n = static_cast<std::size_t>(ranks);
-  // 2n+1: not divisible by the ranks; 100003: several LL lines per thread; 1M+5: past LL, several blocks.
-  const std::vector<std::size_t> counts = {0, 1, 2 * n + 1, 1003, 100003, (std::size_t{1} << 20) + 5};
+  // 2n+1: not divisible by the ranks; 100003: several LL lines per thread; 1M+5: past LL, several blocks;
+  // 1 Mi: the same in 16-byte multiples (the ring reduce-scatter runs only where every block starts on one).
+  const std::vector<std::size_t> counts = {
+      0, 1, 2 * n + 1, 1003, 100003, (std::size_t{1} << 20) + 5, std::size_t{1} << 20};
   const std::vector<std::pair<DataType, ReduceOp>> kinds = {{DataType::F32, ReduceOp::Sum},
                                                             {DataType::BF16, ReduceOp::Avg},
                                                             {DataType::I8, ReduceOp::Max},
@@ -90,12 +92,12 @@ INSTANTIATE_TEST_SUITE_P(SeveralRanksPerGpu, SharedGpuCorrectness,
                                             ::testing::Values("AUTO", "TWOSHOT", "SIMPLE", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
-// The rings (PEERLINK_ALGO=RING): broadcast and reduce along a chain of 3-8 ranks, some passing chunks to a
-// rank on their own GPU.
+// The rings (PEERLINK_ALGO=RING): broadcast, reduce, all-reduce and reduce-scatter along chains of 3-8
+// ranks, some passing chunks to a rank on their own GPU.
 INSTANTIATE_TEST_SUITE_P(Rings, SharedGpuCorrectness,
                          ::testing::Combine(::testing::Values(3, 4, 8), ::testing::Values("RING"),
                                             ::testing::Values(Collective::Broadcast, Collective::Reduce,
-                                                              Collective::AllReduce)),
+                                                              Collective::AllReduce, Collective::ReduceScatter)),
                          caseName);
 
 TEST(SharedGpuCommunicator, NeedsTheSwitchToListAGpuTwice) {
