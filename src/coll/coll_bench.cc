@@ -147,7 +147,7 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options) {
     CollRow row;
     row.bytes = sizing.bytes;
     row.count = sizing.count;
-    row.peerlinkChoice = session.peerlinkChoice(sizing.sendCount * elementSize);
+    row.peerlinkChoice = session.peerlinkChoice(sizing.count * elementSize);  // what the call passes
     for (Placement placement : {Placement::OutOfPlace, Placement::InPlace}) {
       auto& measurements = placement == Placement::InPlace ? row.inPlace : row.outOfPlace;
       for (CollConfig config : kCollConfigs) {

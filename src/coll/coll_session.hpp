@@ -20,7 +20,8 @@ class CollSession {
   CollSession(const CollSession&) = delete;
   CollSession& operator=(const CollSession&) = delete;
 
-  /// Communicator::describeChoice for `bytesPerRank`; empty without peerlink.
+  /// Communicator::describeChoice for a call of `bytesPerRank` (its count argument in bytes, as the call
+  /// passes it: reduce-scatter its block, all-to-all one peer's part); empty without peerlink.
   std::string peerlinkChoice(std::size_t bytesPerRank) const;
 
   /// One configuration at one size and placement: the checked run (options.check), then warm-up and the
