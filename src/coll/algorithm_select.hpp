@@ -80,7 +80,8 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice);
 /// The algorithms `collective` has, in order of preference for large messages.
 std::vector<Algorithm> algorithmsOf(Collective collective);
 
-/// The algorithm for `collective` with `bytesPerRank` (the per-rank send size) over the GPUs `devices` of
+/// The algorithm for `collective` with `bytesPerRank` (the call's count in bytes: the per-rank send size, for
+/// reduce-scatter the block a rank receives) over the GPUs `devices` of
 /// `topology`. `forced` (from PEERLINK_ALGO) wins when the collective has it; Auto or an algorithm the
 /// collective does not have falls back to the size rule, and the reason says so.
 AlgorithmChoice chooseAlgorithm(Collective collective, std::size_t bytesPerRank, const Topology& topology,
