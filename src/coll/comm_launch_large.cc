@@ -156,15 +156,16 @@ std::size_t allReduceLongestBytes(const CallArgs& first, int n) {
   return shardOf(first, n, 0).count * dataTypeSize(first.type);
 }
 
-// Bytes [offset, offset + bytes) of every input, reduced along the chain that ends at rank j into rank j's
-// output at outOffset: the chains of one ring reduce kernel with n of them.
+// Bytes [offset, offset + bytes) of every input, reduced along the chain that ends at rank `end` into its
+// output at outOffset: one chain of a ring reduce kernel.
 struct ReduceSegment {
   std::size_t offset = 0;
   std::size_t bytes = 0;
   std::size_t outOffset = 0;
+  int end = 0;
 };
 
-// Every rank launches the ring reduce kernel with chain j carrying segments[j] to rank j.
+// Every rank launches the ring reduce kernel with one chain per segment, on equal slices of its grid.
 void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, bool capturing,
                             const std::vector<ReduceSegment>& segments, int blocks, std::size_t chunkBytes) {
   const int n = state.nranks;
@@ -176,11 +177,11 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
     args.input = table.send[r];
     args.stage = state.symmetric.ringStage[r];
     args.nextStage = state.symmetric.ringStage[(r + 1) % n];
-    args.out = table.recv[r];
-    args.chains = n;
-    for (int j = 0; j < n; ++j) {
+    args.out = table.recv[r];  // written only by the chains this rank ends
+    args.chains = static_cast<int>(segments.size());
+    for (int j = 0; j < args.chains; ++j) {
       const ReduceSegment& segment = segments[static_cast<std::size_t>(j)];
-      args.chain[j] = chainAt(r, j + 1, n, segment.offset, segment.bytes);
+      args.chain[j] = chainAt(r, segment.end + 1, n, segment.offset, segment.bytes);
       args.chain[j].outOffset = segment.outOffset;
     }
     args.chunkBytes = chunkBytes;
@@ -196,7 +197,7 @@ std::vector<ReduceSegment> reduceScatterBlocks(const CallArgs& first, int n) {
   const std::size_t blockBytes = first.count * dataTypeSize(first.type);
   std::vector<ReduceSegment> blocks(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j)
-    blocks[static_cast<std::size_t>(j)] = {static_cast<std::size_t>(j) * blockBytes, blockBytes, 0};
+    blocks[static_cast<std::size_t>(j)] = {static_cast<std::size_t>(j) * blockBytes, blockBytes, 0, j};
   return blocks;
 }
 
@@ -229,26 +230,10 @@ bool ringReduceScatterRuns(const CommState& state, const std::vector<CallArgs>& 
 // buildReduceRing).
 void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
-  const int n = state.nranks;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
-  const int blocks = kernels::collRingReduceBlocks(bytes, state.maxBlocks);
-  const std::size_t chunkBytes = kernels::collRingReduceChunkBytes(bytes, state.maxBlocks);
-  for (int r = 0; r < n; ++r) {
-    const CallArgs& call = set[static_cast<std::size_t>(r)];
-    kernels::CollRingReduceArgs args;
-    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.input = table.send[r];
-    args.stage = state.symmetric.ringStage[r];
-    args.nextStage = state.symmetric.ringStage[(r + 1) % n];
-    args.out = table.recv[r];  // written only on the root, the chain's end
-    args.chain[0] = chainAt(r, first.root + 1, n, 0, bytes);
-    args.chunkBytes = chunkBytes;
-    onRank(state, r, [&] {
-      kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
-                                    eagerGraphOf(state, r, capturing));
-    });
-  }
+  launchRingReduceChains(state, set, capturing, {ReduceSegment{0, bytes, 0, first.root}},
+                         kernels::collRingReduceBlocks(bytes, state.maxBlocks),
+                         kernels::collRingReduceChunkBytes(bytes, state.maxBlocks));
 }
 
 // Ring all-reduce: n chains side by side in each of two kernels. The first reduces segment j (the two-shot
@@ -265,7 +250,7 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
   std::vector<ReduceSegment> segments(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j) {
     const ElementRange segment = shardOf(first, n, j);
-    segments[static_cast<std::size_t>(j)] = {segment.begin * size, segment.count * size, segment.begin * size};
+    segments[static_cast<std::size_t>(j)] = {segment.begin * size, segment.count * size, segment.begin * size, j};
   }
   launchRingReduceChains(state, set, capturing, segments, shape.reduceBlocks, shape.reduceChunk);
   for (int r = 0; r < n; ++r) {
