@@ -254,11 +254,11 @@ PushShape pushShape(const CommState& state, const CallArgs& first) {
 }
 
 // Whether the push kernel can run this set: aligned buffers, and flags that number every round of a block.
-bool pushRuns(const CommState& state, const std::vector<CallArgs>& set) {
+std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   const PushShape shape = pushShape(state, first);
-  return pushable(peerPointers(state, set), first, state.nranks) &&
-         kernels::collRoundsFit(shape.longestBytes, shape.blocks, shape.chunkBytes);
+  return pipelinedBlocker(pushable(peerPointers(state, set), first, state.nranks),
+                          kernels::collRoundsFit(shape.longestBytes, shape.blocks, shape.chunkBytes));
 }
 
 void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
@@ -372,6 +372,30 @@ PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs
   return table;
 }
 
+namespace {
+
+// A pipelined kernel (`chosen`, named `what` in the log) that cannot run this set: says why (`blocker`) once
+// per collective and kernel in the COLL log, then runs `instead`, a direct kernel of the collective.
+void stepAside(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& chosen, const char* what,
+               const std::string& blocker, const KernelChoice& instead, bool capturing) {
+  const CallArgs& first = set.front();
+  const std::size_t index =
+      static_cast<std::size_t>(first.collective) * kKernelCount + static_cast<std::size_t>(chosen.kernel);
+  if (index < state.steppedAside.size() && !state.steppedAside[index]) {
+    state.steppedAside[index] = true;
+    logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} steps aside ({}): {} instead",
+            collectiveName(first.collective), first.count * dataTypeSize(first.type), what, blocker,
+            algorithmName(instead.algorithm));
+  }
+  if (instead.kernel == Kernel::Copy) {
+    launchCopySet(state, set, instead, capturing);
+  } else {
+    launchReductionSet(state, set, instead, capturing);
+  }
+}
+
+}  // namespace
+
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
@@ -384,42 +408,45 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
     case Kernel::Ll: launchLlSet(state, set, bytes, capturing); break;
     case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
     case Kernel::RingBroadcast:
-      if (ringBroadcastRuns(state, set)) {
+      if (const std::string blocker = ringBroadcastBlocker(state, set); !blocker.empty()) {
+        stepAside(state, set, choice, "the ring", blocker, {Algorithm::OneShot, Kernel::Copy, choice.reason},
+                  capturing);  // every rank reads the root's buffer
+      } else {
         launchRingBroadcastSet(state, set, capturing);
-      } else {  // buffers not 16-byte aligned, or more rounds than flags number: every rank reads the root's
-        launchCopySet(state, set, KernelChoice{Algorithm::OneShot, Kernel::Copy, choice.reason}, capturing);
       }
       break;
     case Kernel::PushReduce:
-      if (pushRuns(state, set)) {
-        launchPushSet(state, set, capturing);
-      } else {  // unaligned buffers, or more rounds than flags number: the direct-read kernel of the algorithm
-        KernelChoice reading = choice;
+      if (const std::string blocker = pushBlocker(state, set); !blocker.empty()) {
+        KernelChoice reading = choice;  // the direct-read kernel of the algorithm
         reading.kernel = first.collective == Collective::AllReduce ? Kernel::TwoShot : Kernel::ReduceScatter;
-        launchReductionSet(state, set, reading, capturing);
+        stepAside(state, set, choice, "the push reduction", blocker, reading, capturing);
+      } else {
+        launchPushSet(state, set, capturing);
       }
       break;
     case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
     case Kernel::RingAllReduce:
-      if (ringAllReduceRuns(state, set)) {
+      if (const std::string blocker = ringAllReduceBlocker(state, set); !blocker.empty()) {
+        stepAside(state, set, choice, "the ring", blocker, {Algorithm::TwoShot, Kernel::TwoShot, choice.reason},
+                  capturing);
+      } else {
         launchRingAllReduceSet(state, set, capturing);
-      } else {  // buffers not 16-byte aligned, or more rounds than flags number: two-shot
-        launchReductionSet(state, set, KernelChoice{Algorithm::TwoShot, Kernel::TwoShot, choice.reason}, capturing);
       }
       break;
     case Kernel::RingReduceScatter:
-      if (ringReduceScatterRuns(state, set)) {
+      if (const std::string blocker = ringReduceScatterBlocker(state, set); !blocker.empty()) {
+        stepAside(state, set, choice, "the ring", blocker, {Algorithm::OneShot, Kernel::ReduceScatter, choice.reason},
+                  capturing);
+      } else {
         launchRingReduceScatterSet(state, set, capturing);
-      } else {  // blocks not 16-byte aligned, or more rounds than flags number: the direct reads
-        launchReductionSet(state, set, KernelChoice{Algorithm::OneShot, Kernel::ReduceScatter, choice.reason},
-                           capturing);
       }
       break;
     case Kernel::RingReduce:
-      if (ringReduceRuns(state, set)) {
+      if (const std::string blocker = ringReduceBlocker(state, set); !blocker.empty()) {
+        stepAside(state, set, choice, "the ring", blocker, {Algorithm::TwoShot, Kernel::TwoShot, choice.reason},
+                  capturing);  // two-shot's direct reads
+      } else {
         launchRingReduceSet(state, set, capturing);
-      } else {  // buffers not 16-byte aligned, or more rounds than flags number: two-shot's direct reads
-        launchReductionSet(state, set, KernelChoice{Algorithm::TwoShot, Kernel::TwoShot, choice.reason}, capturing);
       }
       break;
     default: launchReductionSet(state, set, choice, capturing); break;

@@ -73,13 +73,13 @@ bool aligned16(const void* one, const Pointer (&each)[kernels::kCollMaxRanks], i
 
 }  // namespace
 
-bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set) {
+std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return aligned16(table.send[first.root], table.recv, state.nranks) &&
-         kernels::collRoundsFit(bytes, kernels::collRingBlocks(bytes, state.maxBlocks),
-                                kernels::collRingChunkBytes(bytes, state.maxBlocks));
+  return pipelinedBlocker(aligned16(table.send[first.root], table.recv, state.nranks),
+                          kernels::collRoundsFit(bytes, kernels::collRingBlocks(bytes, state.maxBlocks),
+                                                 kernels::collRingChunkBytes(bytes, state.maxBlocks)));
 }
 
 namespace {
@@ -122,13 +122,13 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   }
 }
 
-bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set) {
+std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return aligned16(table.recv[first.root], table.send, state.nranks) &&
-         kernels::collRoundsFit(bytes, kernels::collRingReduceBlocks(bytes, state.maxBlocks),
-                                kernels::collRingReduceChunkBytes(bytes, state.maxBlocks));
+  return pipelinedBlocker(aligned16(table.recv[first.root], table.send, state.nranks),
+                          kernels::collRoundsFit(bytes, kernels::collRingReduceBlocks(bytes, state.maxBlocks),
+                                                 kernels::collRingReduceChunkBytes(bytes, state.maxBlocks)));
 }
 
 namespace {
@@ -203,26 +203,26 @@ std::vector<ReduceSegment> reduceScatterBlocks(const CallArgs& first, int n) {
 
 }  // namespace
 
-bool ringAllReduceRuns(const CommState& state, const std::vector<CallArgs>& set) {
+std::string ringAllReduceBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const int n = state.nranks;
   const std::size_t longest = allReduceLongestBytes(first, n);
   const RingChainsShape shape = ringChainsShape(state, longest);
-  return aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n) &&
-         kernels::collRoundsFit(longest, shape.reduceBlocks / n, shape.reduceChunk) &&
-         kernels::collRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk);
+  return pipelinedBlocker(aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
+                          kernels::collRoundsFit(longest, shape.reduceBlocks / n, shape.reduceChunk) &&
+                              kernels::collRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk));
 }
 
-bool ringReduceScatterRuns(const CommState& state, const std::vector<CallArgs>& set) {
+std::string ringReduceScatterBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const int n = state.nranks;
   const std::size_t blockBytes = first.count * dataTypeSize(first.type);
   const RingChainsShape shape = ringChainsShape(state, blockBytes);
-  // Every block must start on a 16-byte boundary too.
-  return blockBytes % 16 == 0 && aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n) &&
-         kernels::collRoundsFit(blockBytes, shape.reduceBlocks / n, shape.reduceChunk);
+  return pipelinedBlocker(
+      blockBytes % 16 == 0 && aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
+      kernels::collRoundsFit(blockBytes, shape.reduceBlocks / n, shape.reduceChunk));
 }
 
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its

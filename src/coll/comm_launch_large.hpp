@@ -3,6 +3,7 @@
 // dispatches to them.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "coll/comm_state.hpp"
@@ -12,14 +13,14 @@ namespace peerlink::coll {
 /// Two-shot all-reduce as two kernels per rank (Kernel::SplitTwoShot).
 void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
-/// Whether the rings can run this set: they move 16-byte units, so the buffers they touch must be 16-byte
-/// aligned (the broadcast: the root's input and every output; the reduce: every input and the root's output),
-/// and their flags must number every round of a block (kernels::collRoundsFit).
-bool ringBroadcastRuns(const CommState& state, const std::vector<CallArgs>& set);
-bool ringReduceRuns(const CommState& state, const std::vector<CallArgs>& set);
-bool ringAllReduceRuns(const CommState& state, const std::vector<CallArgs>& set);
-/// The reduce-scatter also needs each block's bytes to be a multiple of 16.
-bool ringReduceScatterRuns(const CommState& state, const std::vector<CallArgs>& set);
+/// Why the rings cannot run this set (pipelinedBlocker), empty when they can: they move 16-byte units, so
+/// the buffers they touch must be 16-byte aligned (the broadcast: the root's input and every output; the
+/// reduce: every input and the root's output; the reduce-scatter: every block's start too), and their flags
+/// must number every round of a block (kernels::collRoundsFit).
+std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallArgs>& set);
+std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs>& set);
+std::string ringAllReduceBlocker(const CommState& state, const std::vector<CallArgs>& set);
+std::string ringReduceScatterBlocker(const CommState& state, const std::vector<CallArgs>& set);
 
 /// The ring broadcast (Kernel::RingBroadcast) and the ring reduce (Kernel::RingReduce).
 void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);

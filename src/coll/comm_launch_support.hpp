@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 
 #include "coll/comm_state.hpp"
 #include "coll/partition.hpp"
@@ -75,6 +76,15 @@ void onRank(const CommState& state, int rank, Fn&& fn) {
 // Rank r's eager KernelGraph, or null when the set is being captured (launch directly into the capture).
 inline kernels::KernelGraph* eagerGraphOf(const CommState& state, int rank, bool capturing) {
   return capturing ? nullptr : state.ranks[static_cast<std::size_t>(rank)].eagerGraph.get();
+}
+
+// Why a pipelined kernel (a ring, the push reduction) cannot run a call, for the COLL log; empty when it can.
+// It moves 16-byte units, so what it touches must start on 16-byte boundaries, and its flags number every
+// round of a block in kCollRoundBits bits.
+inline std::string pipelinedBlocker(bool aligned, bool roundsFit) {
+  if (!aligned) return "a buffer or block does not start on a 16-byte boundary";
+  if (!roundsFit) return "a block would need more than 2^" + std::to_string(kernels::kCollRoundBits) + " rounds";
+  return {};
 }
 
 }  // namespace peerlink::coll

@@ -96,11 +96,12 @@ struct CommState {
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group
   int groupDepth = 0;
-  std::vector<CallArgs> loose;                     ///< send/recv outside a group, waiting for their partner
-  std::vector<unsigned long long> reported;        ///< per rank: the last failure launch id reported
-  std::array<bool, 7 * kKernelCount> logged = {};  ///< (collective, kernel) choices logged once
-  std::array<ChoiceMemo, 7> choices;               ///< per collective: the last kernel choice
-  std::uint64_t sets = 0;                          ///< collective sets launched (for messages)
+  std::vector<CallArgs> loose;                           ///< send/recv outside a group, waiting for their partner
+  std::vector<unsigned long long> reported;              ///< per rank: the last failure launch id reported
+  std::array<bool, 7 * kKernelCount> logged = {};        ///< (collective, kernel) choices logged once
+  std::array<bool, 7 * kKernelCount> steppedAside = {};  ///< (collective, kernel): a fallback logged once
+  std::array<ChoiceMemo, 7> choices;                     ///< per collective: the last kernel choice
+  std::uint64_t sets = 0;                                ///< collective sets launched (for messages)
 
   kernels::CollFailure* failure(int rank) const { return static_cast<kernels::CollFailure*>(failures.data()) + rank; }
 };
