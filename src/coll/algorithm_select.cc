@@ -59,8 +59,10 @@ constexpr std::size_t kRingReduceFrom = 128 * kKiB * kKiB;
 // at 128 MiB 598 against 608 and at 64 MiB 315 against 313, within the runs' spread of 2-3%.
 constexpr std::size_t kRingAllReduceFrom = 256 * kKiB * kKiB;
 // The same for a reduce-scatter whose blocks (the per-rank output) reach this: n ring reduces side by side
-// instead of each rank reading its block from every peer. A first estimate from the ring all-reduce, whose
-// first kernel this is (round 32: at 256 MiB, blocks of 64 MiB, the ring all-reduce beat the split).
+// instead of each rank reading its block from every peer. On 4xH200 (round 35, medians of 8 samples against
+// 4) the ring took 607 us with 64 MiB blocks against 631, 1182 against 1253 with 128 MiB, 2411 against 2492
+// with 256 MiB, but spread wider (128 MiB blocks: 1150-1284 against 1244-1259); 309 against 316 with 32 MiB,
+// and below it lost (16 MiB: 169 against 162).
 constexpr std::size_t kRingReduceScatterFrom = 64 * kKiB * kKiB;
 // Below this a two-shot reduce cuts the count among all n ranks, the root reducing a shard too: more ranks
 // share the reads while the root's links, which then bring 2(n-1)/n of the data in, are not yet the bound.

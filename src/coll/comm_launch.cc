@@ -253,7 +253,8 @@ PushShape pushShape(const CommState& state, const CallArgs& first) {
   return shape;
 }
 
-// Whether the push kernel can run this set: aligned buffers, and flags that number every round of a block.
+// Why the push kernel cannot run this set (pipelinedBlocker; empty when it can): it needs aligned buffers,
+// and flags that number every round of a block.
 std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   const PushShape shape = pushShape(state, first);
