@@ -355,9 +355,7 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
 const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
   ChoiceMemo& memo = state.choices[static_cast<std::size_t>(collective)];
   if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace) return memo.choice;
-  const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, state.topology, state.devices, state.forced);
-  memo.choice = coll::chooseKernel(collective, bytes, inPlace, state.nranks, state.nvlinkMesh, algorithm,
-                                   state.protocol, kernels::kCollLlMaxBytes, state.push);
+  memo.choice = chooseCallKernel(collective, bytes, inPlace, state.topology, state.devices, state.settings);
   memo.bytes = bytes;
   memo.inPlace = inPlace;
   memo.valid = true;

@@ -113,10 +113,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.devices = devices;
   state.nranks = static_cast<int>(devices.size());
   state.timeoutNs = static_cast<std::uint64_t>(params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000u;
-  const std::optional<Algorithm> forced = parseAlgorithm(params.getString("PEERLINK_ALGO"));
-  state.forced = forced.value_or(Algorithm::Auto);
-  state.protocol = parseProtocol(params.getString("PEERLINK_PROTO")).value_or(Protocol::Auto);
-  state.push = parsePushMode(params.getString("PEERLINK_COLL_PUSH")).value_or(PushMode::Auto);
+  state.settings = choiceSettingsFrom(params);
 
   // Discovery (CUDA, NVML, sysfs) runs while the GPUs are set up: it only feeds chooseAlgorithm.
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
@@ -126,7 +123,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.push == PushMode::Push);
+        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push);
       } catch (...) {
         errors[r] = std::current_exception();
       }
@@ -136,7 +133,6 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   const auto ranksReady = Clock::now();
   state.topology = topology.get();
   const auto topologyReady = Clock::now();
-  state.nvlinkMesh = isNvlinkMesh(state.topology, state.devices);
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }
@@ -168,7 +164,8 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
           "peer access {:.1f}; deadline {} ms, algorithm {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
           millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
-          millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u, algorithmName(state.forced));
+          millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u,
+          algorithmName(state.settings.forced));
 }
 
 void releaseCommunicator(CommState& state) noexcept {

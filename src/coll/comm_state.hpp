@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "coll/algorithm_select.hpp"
+#include "coll/choice_settings.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_graph.hpp"
 #include "peerlink/collectives.hpp"
@@ -87,11 +88,8 @@ struct CommState {
   SymmetricTable symmetric;
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
-  Algorithm forced = Algorithm::Auto;  ///< PEERLINK_ALGO
-  Protocol protocol = Protocol::Auto;  ///< PEERLINK_PROTO
-  PushMode push = PushMode::Auto;      ///< PEERLINK_COLL_PUSH
-  bool nvlinkMesh = false;             ///< every pair of the ranks' GPUs on NVLink (isNvlinkMesh)
-  int maxBlocks = 1;  ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
+  ChoiceSettings settings;  ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH
+  int maxBlocks = 1;        ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group

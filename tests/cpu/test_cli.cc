@@ -192,6 +192,42 @@ TEST(Cli, DoctorRejectsBadDevicesAndTimeouts) {
 }
 
 // The real binary, as a user runs it: exit code and a single stderr line without a GPU.
+// `peerlink coll --explain` on a saved topology: what each size would run, without a GPU. On the 4-GPU
+// NVLink fixture a reduce-scatter of 64 MiB blocks (256 MiB in nccl-tests' sizes) is a ring, 32 MiB blocks
+// read directly; PEERLINK_ALGO steers it as it steers the communicator.
+TEST(Cli, CollExplainNeedsNoGpu) {
+  const CliResult scatter =
+      runCli({"coll", "--explain", "--topo-file", kH200, "-o", "reduce_scatter", "-b", "128M", "-e", "256M"});
+  ASSERT_EQ(scatter.code, kExitOk) << scatter.err;
+  EXPECT_NE(scatter.out.find("reduce_scatter, f32, 4 ranks (an NVLink mesh)"), std::string::npos) << scatter.out;
+  EXPECT_NE(scatter.out.find("   134217728     33554432  one_shot  reduce_scatter "), std::string::npos) << scatter.out;
+  EXPECT_NE(scatter.out.find("   268435456     67108864  ring      ring_reduce_scatter "), std::string::npos)
+      << scatter.out;
+  // All-reduce of 256 KiB reads directly out of place and runs two-shot in place.
+  const CliResult json =
+      runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "1G", "-f", "4096", "--json", "-"});
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  const nlohmann::json document = nlohmann::json::parse(json.out);
+  EXPECT_EQ(document.at("schema"), "peerlink.coll_explain");
+  ASSERT_EQ(document.at("rows").size(), 2u);
+  EXPECT_EQ(document["rows"][0]["out_of_place"]["kernel"], "one_shot_direct");
+  EXPECT_EQ(document["rows"][0]["in_place"]["kernel"], "two_shot");
+  EXPECT_EQ(document["rows"][1]["out_of_place"]["kernel"], "ring_all_reduce");
+  ::setenv("PEERLINK_ALGO", "TWOSHOT", 1);
+  const CliResult forced = runCli({"coll", "--explain", "--topo-file", kH200, "-b", "1G", "-e", "1G", "--json", "-"});
+  ::unsetenv("PEERLINK_ALGO");
+  ASSERT_EQ(forced.code, kExitOk) << forced.err;
+  EXPECT_EQ(nlohmann::json::parse(forced.out)["rows"][0]["out_of_place"]["kernel"], "split_two_shot");
+}
+
+TEST(Cli, CollExplainRejectsMeasuringOptionsAndTooManyGpus) {
+  EXPECT_EQ(runCli({"coll", "--explain", "--topo-file", kH200, "-n", "5"}).code, kExitUsage);
+  EXPECT_EQ(runCli({"coll", "--topo-file", kH200}).code, kExitUsage);  // --topo-file only explains
+  const CliResult gpus = runCli({"coll", "--explain", "--topo-file", kH200, "-g", "5"});
+  EXPECT_EQ(gpus.code, kExitUsage);
+  EXPECT_EQ(gpus.err, "peerlink: -g 5: the topology has 4 GPU(s)\n");
+}
+
 TEST(CliBinary, TopoWithoutGpuSaysSoAndPointsToAnExample) {
   int count = 0;
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "this machine has a GPU";

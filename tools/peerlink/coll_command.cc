@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "coll/choice_settings.hpp"
 #include "coll/coll_bench.hpp"
+#include "coll_explain.hpp"
 #include "coll_format.hpp"
 #include "coll_json_read.hpp"
 #include "commands.hpp"
@@ -79,6 +81,27 @@ void checkOutputPath(const std::string& path) {
   }
 }
 
+// --explain: the sweep's choices from the topology (PEERLINK_TOPO_FILE / --topo-file, else this machine's)
+// and the PEERLINK_* settings; the GPUs are 0..g-1 of that topology.
+int runCollExplain(const CollCommandOptions& options, Context& context) {
+  const coll::CollBenchOptions bench = toBenchOptions(options, context.params);
+  const Topology topology = discoverTopology(context.params);  // Error(NoDevice) without a GPU or file: exit 3
+  const int gpus = static_cast<int>(topology.gpus.size());
+  if (options.gpus > gpus) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("-g {}: the topology has {} GPU(s)", options.gpus, gpus));
+  }
+  std::vector<int> devices;
+  for (int g = 0; g < (options.gpus > 0 ? options.gpus : gpus); ++g) {
+    devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
+  }
+  const CollExplain explain = explainColl(bench.collective, bench.type, bench.sizes, topology, devices,
+                                          coll::choiceSettingsFrom(context.params));
+  if (!options.jsonPath.empty())
+    writeOutputFile(options.jsonPath, collExplainToJson(explain).dump(2) + "\n", context.out);
+  if (options.jsonPath != "-") context.out << formatCollExplain(explain);
+  return kExitOk;
+}
+
 int collVerdict(const coll::CollRun& run, Context& context) {
   const int failures = collFailures(run);
   if (failures > 0) {
@@ -112,11 +135,21 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
                       "CUDA graph capture: joined (one graph for all GPUs, default) or per-rank (one per GPU, as "
                       "nccl-tests -G)");
   command->add_option("--json", options.jsonPath, "Write the run as JSON to this file ('-' for stdout)");
+  CLI::Option* explain =
+      command->add_flag("--explain", options.explain,
+                        "Measure nothing: print the algorithm and kernel peerlink would run at each size, and why");
+  command
+      ->add_option("--topo-file", options.topoFile,
+                   "With --explain: the saved topology to explain for (no GPU needed), same as PEERLINK_TOPO_FILE")
+      ->needs(explain);
+  for (const char* measuring : {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture"}) {
+    explain->excludes(command->get_option(measuring));
+  }
   CLI::Option* fromJson =
       command->add_option("--from-json", options.fromJsonPath, "Show a run saved with --json instead of measuring");
   for (const char* measuring :
        {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--iters", "--warmup_iters", "--check",
-        "--datatype", "--op", "--root", "--no-nccl", "--nccl-only", "--capture", "--json"}) {
+        "--datatype", "--op", "--root", "--no-nccl", "--nccl-only", "--capture", "--json", "--explain"}) {
     fromJson->excludes(command->get_option(measuring));
   }
   command->get_option("--no-nccl")->excludes(command->get_option("--nccl-only"));
@@ -130,6 +163,8 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
     return collVerdict(saved.run, context);
   }
   checkOutputPath(options.jsonPath);
+  if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);
+  if (options.explain) return runCollExplain(options, context);
   coll::CollBenchOptions bench = toBenchOptions(options, context.params);
   if (isatty(STDERR_FILENO) != 0) {
     bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };

@@ -94,6 +94,8 @@ struct CollCommandOptions {
   std::string capture = "joined";         ///< --capture: joined | per-rank
   std::string jsonPath;                   ///< --json
   std::string fromJsonPath;               ///< --from-json: render a saved run instead of measuring
+  bool explain = false;                   ///< --explain: print what would run at each size, measure nothing
+  std::string topoFile;                   ///< --topo-file: the topology to explain for (no GPU needed)
 };
 CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options);
 int runCollCommand(const CollCommandOptions& options, Context& context);

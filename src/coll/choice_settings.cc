@@ -1,0 +1,40 @@
+// The collectives' choice for one call from the settings and the topology (choice_settings.hpp).
+#include "coll/choice_settings.hpp"
+
+#include "kernels/coll_kernels.cuh"
+
+namespace peerlink::coll {
+
+ChoiceSettings choiceSettingsFrom(const Params& params) {
+  ChoiceSettings settings;
+  settings.forced = parseAlgorithm(params.getString("PEERLINK_ALGO")).value_or(Algorithm::Auto);
+  settings.protocol = parseProtocol(params.getString("PEERLINK_PROTO")).value_or(Protocol::Auto);
+  settings.push = parsePushMode(params.getString("PEERLINK_COLL_PUSH")).value_or(PushMode::Auto);
+  return settings;
+}
+
+KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inPlace, const Topology& topology,
+                              const std::vector<int>& devices, const ChoiceSettings& settings) {
+  const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, topology, devices, settings.forced);
+  return chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
+                      algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push);
+}
+
+const char* kernelName(Kernel kernel) noexcept {
+  switch (kernel) {
+    case Kernel::Ll: return "ll";
+    case Kernel::DirectOneShot: return "one_shot_direct";
+    case Kernel::TwoShot: return "two_shot";
+    case Kernel::ReduceScatter: return "reduce_scatter";
+    case Kernel::Copy: return "copy";
+    case Kernel::PushReduce: return "push_reduce";
+    case Kernel::RingBroadcast: return "ring_broadcast";
+    case Kernel::SplitTwoShot: return "split_two_shot";
+    case Kernel::RingReduce: return "ring_reduce";
+    case Kernel::RingAllReduce: return "ring_all_reduce";
+    case Kernel::RingReduceScatter: return "ring_reduce_scatter";
+  }
+  return "?";
+}
+
+}  // namespace peerlink::coll
