@@ -27,9 +27,10 @@ using namespace colldev;
 constexpr int kCopyUnroll = 4;
 constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
 // Rounds per block aimed at: the chain's fill costs n - 1 rounds. On 4xH200 (round 32, forced ring) 16
-// rounds of at least 8 KiB took 79-80 us at 16 MiB against 86 with 8 rounds of at least 16 KiB, 134 against
-// 140 at 32 MiB and 238 against 241-250 at 64 MiB (broadcast and reduce), and the same from 128 MiB; 32 rounds
-// of 4 KiB helped the broadcast at 32-64 MiB but cost the reduce 40% at 8 MiB.
+// rounds of at least 8 KiB took 79-80 us at 16 MiB against 86 with 8 rounds of at least 16 KiB (broadcast and
+// reduce), 238 against 241-250 at 64 MiB, at 32 MiB 134 against 140 (broadcast) and 141 against 140 (reduce),
+// and the same from 128 MiB; 32 rounds of 4 KiB helped the broadcast at 32-64 MiB but cost the reduce 40% at
+// 8 MiB.
 constexpr std::size_t kRoundsPerBlock = 16;
 constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
 
