@@ -271,6 +271,24 @@ std::optional<PushMode> parsePushMode(const std::string& name) {
   return std::nullopt;
 }
 
+const char* pushModeName(PushMode push) noexcept {
+  switch (push) {
+    case PushMode::Auto: return "AUTO";
+    case PushMode::Push: return "1";
+    case PushMode::Pull: return "0";
+  }
+  return "?";
+}
+
+const char* protocolName(Protocol protocol) noexcept {
+  switch (protocol) {
+    case Protocol::Auto: return "AUTO";
+    case Protocol::Ll: return "LL";
+    case Protocol::Simple: return "SIMPLE";
+  }
+  return "?";
+}
+
 std::optional<Protocol> parseProtocol(const std::string& name) {
   const std::string upper = upperCase(name);
   if (upper == "AUTO") return Protocol::Auto;

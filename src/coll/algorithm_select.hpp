@@ -25,6 +25,8 @@ enum class Protocol { Auto, Ll, Simple };
 
 /// "AUTO", "LL", "SIMPLE" (PEERLINK_PROTO's spellings, case-insensitive); nullopt for anything else.
 std::optional<Protocol> parseProtocol(const std::string& name);
+/// The spelling parseProtocol reads back: "AUTO", "LL", "SIMPLE".
+const char* protocolName(Protocol protocol) noexcept;
 
 /// How large reductions move data between GPUs (PEERLINK_COLL_PUSH): Push stores every byte to the peer
 /// that needs it (into its stage, then the results into the outputs); Pull reads peers' inputs directly.
@@ -32,6 +34,8 @@ enum class PushMode { Auto, Push, Pull };
 
 /// "AUTO", "1" (push), "0" (pull), case-insensitive; nullopt for anything else.
 std::optional<PushMode> parsePushMode(const std::string& name);
+/// The spelling parsePushMode reads back: "AUTO", "1", "0".
+const char* pushModeName(PushMode push) noexcept;
 
 /// The kernel a collective runs: the algorithm, then what the kernels can do with the buffers given.
 enum class Kernel {

@@ -401,6 +401,12 @@ TEST(KernelSelect, ParsesProtocols) {
   EXPECT_EQ(parseProtocol("Simple"), Protocol::Simple);
   EXPECT_FALSE(parseProtocol("ll128").has_value());
   EXPECT_FALSE(parseProtocol("").has_value());
+  // The names read back as what they name (peerlink coll --explain prints them as settings).
+  for (Protocol protocol : {Protocol::Auto, Protocol::Ll, Protocol::Simple}) {
+    EXPECT_EQ(parseProtocol(protocolName(protocol)), protocol);
+  }
+  for (PushMode push : {PushMode::Auto, PushMode::Push, PushMode::Pull})
+    EXPECT_EQ(parsePushMode(pushModeName(push)), push);
 }
 
 // Every algorithm algorithmsOf lists has a plan (test_coll_plan runs them all); Auto is never listed.

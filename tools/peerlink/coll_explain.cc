@@ -11,24 +11,6 @@
 namespace peerlink::cli {
 namespace {
 
-const char* protocolSetting(coll::Protocol protocol) {
-  switch (protocol) {
-    case coll::Protocol::Auto: return "AUTO";
-    case coll::Protocol::Ll: return "LL";
-    case coll::Protocol::Simple: return "SIMPLE";
-  }
-  return "?";
-}
-
-const char* pushSetting(coll::PushMode push) {
-  switch (push) {
-    case coll::PushMode::Auto: return "AUTO";
-    case coll::PushMode::Push: return "1";
-    case coll::PushMode::Pull: return "0";
-  }
-  return "?";
-}
-
 // PEERLINK_ALGO's spelling: "AUTO", "ONE_SHOT", "TWO_SHOT", "RING".
 std::string algorithmSetting(Algorithm algorithm) {
   std::string name = algorithmName(algorithm);
@@ -38,7 +20,7 @@ std::string algorithmSetting(Algorithm algorithm) {
 
 std::string settingsLine(const coll::ChoiceSettings& settings) {
   return fmt::format("PEERLINK_ALGO={} PEERLINK_PROTO={} PEERLINK_COLL_PUSH={}", algorithmSetting(settings.forced),
-                     protocolSetting(settings.protocol), pushSetting(settings.push));
+                     coll::protocolName(settings.protocol), coll::pushModeName(settings.push));
 }
 
 }  // namespace
@@ -95,8 +77,8 @@ nlohmann::json collExplainToJson(const CollExplain& explain) {
   document["devices"] = explain.devices;
   document["nvlink_mesh"] = explain.nvlinkMesh;
   document["settings"] = {{"PEERLINK_ALGO", algorithmSetting(explain.settings.forced)},
-                          {"PEERLINK_PROTO", protocolSetting(explain.settings.protocol)},
-                          {"PEERLINK_COLL_PUSH", pushSetting(explain.settings.push)}};
+                          {"PEERLINK_PROTO", coll::protocolName(explain.settings.protocol)},
+                          {"PEERLINK_COLL_PUSH", coll::pushModeName(explain.settings.push)}};
   nlohmann::json rows = nlohmann::json::array();
   for (const CollExplainRow& row : explain.rows) {
     const auto choice = [](const coll::KernelChoice& c) {
