@@ -44,7 +44,7 @@ constexpr int kCollMaxJobs = 16;                                    ///< copy jo
 constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;       ///< largest LL one-shot message per rank
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;       ///< LL lines: 16 bytes per 8 of payload
 constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sender's stage slot at a rank
-constexpr std::size_t kCollRingStageBytes = std::size_t{16} << 20;  ///< a rank's ring reduce stage (from prev)
+constexpr std::size_t kCollRingStageBytes = std::size_t{32} << 20;  ///< a rank's ring reduce stage (from prev)
 /// The pipelined kernels (rings, push reduction) flag round k of call c as (c << kCollRoundBits) + k + 1.
 constexpr int kCollRoundBits = 20;
 constexpr std::size_t kCollFlagBytes =  ///< one rank's flag area

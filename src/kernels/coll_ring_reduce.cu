@@ -35,7 +35,9 @@ constexpr int kUnroll = 4;  // 16-byte packs per thread in flight from each sour
 // The grid's cap. With a 16 MiB stage, 64 blocks get 64 KiB per slot; on 4xH200 they beat a block per SM
 // (132, 31 KiB slots) at every size measured: 141.6 against 147.1 us at 32 MiB, 437.9 against 450.4 at
 // 128 MiB, 1614.8 against 1640.3 at 512 MiB; 32 blocks were slower from 128 MiB (session 6, round 29).
-constexpr int kMaxBlocks = 64;
+// WIP (not run on a GPU): a 32 MiB stage gives 128 blocks 64 KiB slots, to tell the block count from the
+// slot size (the ring all-reduce and reduce-scatter run n chains of 16 blocks each on 64).
+constexpr int kMaxBlocks = 128;
 
 // One pack of partial op input, element-wise; `finish`: the root's last step (avg / nranks).
 template <int Type, int Op>

@@ -80,10 +80,10 @@ TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
   }
 }
 
-// The ring reduce's four stage slots per block fit its stage; at most 64 blocks, so large messages move 64 KiB
+// The ring reduce's four stage slots per block fit its stage; at most 128 blocks, so large messages move 64 KiB
 // per round.
 TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
-  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132), 64);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132), 128);
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132), 64 * kKiB);
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 32), 32);
   EXPECT_EQ(collRingReduceBlocks(1, 132), 1);
@@ -93,7 +93,7 @@ TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
       const auto blocks = static_cast<std::size_t>(collRingReduceBlocks(bytes, maxBlocks));
       EXPECT_EQ(chunk % 16, 0u) << bytes;
       EXPECT_GE(chunk, 8 * kKiB) << bytes;
-      EXPECT_LE(blocks, 64u) << bytes;
+      EXPECT_LE(blocks, 128u) << bytes;
       EXPECT_LE(blocks, static_cast<std::size_t>(maxBlocks)) << bytes;
       EXPECT_LE(4 * blocks * chunk, kCollRingStageBytes) << bytes << " " << maxBlocks;
       // The all-reduce's chains side by side share the stage too.
@@ -104,7 +104,7 @@ TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
         EXPECT_GE(perChain, 1u);
         EXPECT_LE(4 * static_cast<std::size_t>(chains) * perChain * chainChunk, kCollRingStageBytes)
             << bytes << " " << maxBlocks << " " << chains;
-        EXPECT_LE(static_cast<std::size_t>(chains) * perChain, std::max<std::size_t>(64, chains)) << bytes;
+        EXPECT_LE(static_cast<std::size_t>(chains) * perChain, std::max<std::size_t>(128, chains)) << bytes;
       }
     }
   }
