@@ -48,22 +48,23 @@ constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
 // 512 MiB and 2980 against 3298 at 1 GiB; at 128 MiB both took 422-425 us and below the chain's fill of
 // n - 1 rounds loses (64 MiB: 250 against 215; session 6, round 28).
 constexpr std::size_t kRingBroadcastFrom = 256 * kKiB * kKiB;
-// The same for reduce from 128 MiB: a chain of stores towards the root through each rank's stage, instead
+// The same for reduce from 64 MiB: a chain of stores towards the root through each rank's stage, instead
 // of two-shot (the non-root ranks load their shard from n - 1 peers). On 4xH200 the ring took 450 us at
-// 128 MiB against 464 (438 on its 64-block grid), 845 against 918 at 256 MiB, 1640 against 1837 at 512 MiB
-// (1615 on 64 blocks); below its fill loses (64 MiB: 252 against 241, 8 MiB: 59 against 47; round 29).
-constexpr std::size_t kRingReduceFrom = 128 * kKiB * kKiB;
-// The same for all-reduce from 256 MiB: n ring reduces then n ring broadcasts side by side (every link
+// 128 MiB against 464, 845 against 918 at 256 MiB, 1640 against 1837 at 512 MiB (round 29); on 128 blocks
+// with a 32 MiB stage (session 8, round 36) 234 against 241 at 64 MiB and even at 128 MiB, while below its
+// n - 1 rounds of fill lose (32 MiB: 136 against 132, 8 MiB: 55 against 43).
+constexpr std::size_t kRingReduceFrom = 64 * kKiB * kKiB;
+// The same for all-reduce from 128 MiB: n ring reduces then n ring broadcasts side by side (every link
 // carries 2(n-1)/n of the data as stores) instead of the split two-shot. On 4xH200 in one run (round 32)
 // the ring took 1147 us at 256 MiB against 1209, 2300 against 2394 at 512 MiB, 4654 against 4777 at 1 GiB;
-// at 128 MiB 598 against 608 and at 64 MiB 315 against 313, within the runs' spread of 2-3%.
-constexpr std::size_t kRingAllReduceFrom = 256 * kKiB * kKiB;
+// with the ring reduce on 128 blocks (round 36) 594 against 609 at 128 MiB, at 64 MiB 315 against 311.
+constexpr std::size_t kRingAllReduceFrom = 128 * kKiB * kKiB;
 // The same for a reduce-scatter whose blocks (the per-rank output) reach this: n ring reduces side by side
 // instead of each rank reading its block from every peer. On 4xH200 (round 35, medians of 8 samples against
-// 4) the ring took 607 us with 64 MiB blocks against 631, 1182 against 1253 with 128 MiB, 2411 against 2492
-// with 256 MiB, but spread wider (128 MiB blocks: 1150-1284 against 1244-1259); 309 against 316 with 32 MiB,
-// and below it lost (16 MiB: 169 against 162).
-constexpr std::size_t kRingReduceScatterFrom = 64 * kKiB * kKiB;
+// 4) the ring took 607 us with 64 MiB blocks against 631, 1182 against 1253 with 128 MiB, but spread wider
+// (128 MiB blocks: 1150-1284 against 1244-1259). With the ring reduce on 128 blocks (round 36): 297 against
+// 317 with 32 MiB blocks; 159 against 162 with 16 MiB, within the spread; 8 MiB: 89 against 85.
+constexpr std::size_t kRingReduceScatterFrom = 32 * kKiB * kKiB;
 // Below this a two-shot reduce cuts the count among all n ranks, the root reducing a shard too: more ranks
 // share the reads while the root's links, which then bring 2(n-1)/n of the data in, are not yet the bound.
 // On 4xH200 in one run (round 32) with the root against without: 512 KiB 9.46 us against 10.50, 4 MiB 24.7

@@ -32,11 +32,11 @@ namespace {
 using namespace colldev;
 
 constexpr int kUnroll = 4;  // 16-byte packs per thread in flight from each source
-// The grid's cap. With a 16 MiB stage, 64 blocks get 64 KiB per slot; on 4xH200 they beat a block per SM
-// (132, 31 KiB slots) at every size measured: 141.6 against 147.1 us at 32 MiB, 437.9 against 450.4 at
-// 128 MiB, 1614.8 against 1640.3 at 512 MiB; 32 blocks were slower from 128 MiB (session 6, round 29).
-// WIP (not run on a GPU): a 32 MiB stage gives 128 blocks 64 KiB slots, to tell the block count from the
-// slot size (the ring all-reduce and reduce-scatter run n chains of 16 blocks each on 64).
+// The grid's cap; with the 32 MiB stage every block gets 64 KiB slots. On 4xH200 the block count at 64 KiB
+// slots is what counts: 128 blocks took 1536 us at 512 MiB against 1611 on 64 (a 16 MiB stage), and the
+// ring reduce-scatter and all-reduce 1125 against 1197 and 2234 against 2304 (session 8, round 36); 132
+// blocks (a 48 MiB stage) took the same as 128. With a 16 MiB stage 132 blocks (31 KiB slots) had lost to 64
+// (1640 against 1615 us at 512 MiB; session 6, round 29).
 constexpr int kMaxBlocks = 128;
 
 // One pack of partial op input, element-wise; `finish`: the root's last step (avg / nranks).

@@ -197,11 +197,11 @@ TEST(Cli, DoctorRejectsBadDevicesAndTimeouts) {
 // read directly; PEERLINK_ALGO steers it as it steers the communicator.
 TEST(Cli, CollExplainNeedsNoGpu) {
   const CliResult scatter =
-      runCli({"coll", "--explain", "--topo-file", kH200, "-o", "reduce_scatter", "-b", "128M", "-e", "256M"});
+      runCli({"coll", "--explain", "--topo-file", kH200, "-o", "reduce_scatter", "-b", "64M", "-e", "128M"});
   ASSERT_EQ(scatter.code, kExitOk) << scatter.err;
   EXPECT_NE(scatter.out.find("reduce_scatter, f32, 4 ranks (an NVLink mesh)"), std::string::npos) << scatter.out;
-  EXPECT_NE(scatter.out.find("   134217728     33554432  one_shot  reduce_scatter "), std::string::npos) << scatter.out;
-  EXPECT_NE(scatter.out.find("   268435456     67108864  ring      ring_reduce_scatter "), std::string::npos)
+  EXPECT_NE(scatter.out.find("    67108864     16777216  one_shot  reduce_scatter "), std::string::npos) << scatter.out;
+  EXPECT_NE(scatter.out.find("   134217728     33554432  ring      ring_reduce_scatter "), std::string::npos)
       << scatter.out;
   // All-reduce of 256 KiB reads directly out of place and runs two-shot in place.
   const CliResult json =

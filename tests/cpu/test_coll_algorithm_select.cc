@@ -45,14 +45,14 @@ Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
   switch (collective) {
     case Collective::AllReduce:
       if (bytes <= (mesh ? 256 * kKiB : 64 * kKiB)) return Algorithm::OneShot;
-      return mesh && (n <= 2 || bytes < 256 * kMiB) ? Algorithm::TwoShot : Algorithm::Ring;
+      return mesh && (n <= 2 || bytes < 128 * kMiB) ? Algorithm::TwoShot : Algorithm::Ring;
     case Collective::ReduceScatter:
-      if (mesh && n > 2 && bytes >= 64 * kMiB) return Algorithm::Ring;
+      if (mesh && n > 2 && bytes >= 32 * kMiB) return Algorithm::Ring;
       return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::Broadcast:
     case Collective::Reduce:
-      if (n > 2 && mesh && bytes >= (collective == Collective::Broadcast ? 256 : 128) * kMiB) return Algorithm::Ring;
+      if (n > 2 && mesh && bytes >= (collective == Collective::Broadcast ? 256 : 64) * kMiB) return Algorithm::Ring;
       return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
     case Collective::AllToAll:
     case Collective::SendRecv: return Algorithm::OneShot;
@@ -155,32 +155,32 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology pcie = load("dual_socket_pcie");
   ASSERT_GT(pcie.gpus.size(), 2u);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 128 * kMiB, nvswitch, devices);
+  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 64 * kMiB, nvswitch, devices);
   EXPECT_EQ(reduce.algorithm, Algorithm::Ring);
-  EXPECT_EQ(reduce.reason, "128 MiB per rank >= 128 MiB on an NVLink mesh: ring (pipelined along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 128 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
+  EXPECT_EQ(reduce.reason, "64 MiB per rank >= 64 MiB on an NVLink mesh: ring (pipelined along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 64 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
             Kernel::RingReduce);
-  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 128 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 64 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  // The ring all-reduce from 256 MiB on 3+ ranks of a mesh (below, the split two-shot); small messages forced
+  // The ring all-reduce from 128 MiB on 3+ ranks of a mesh (below, the split two-shot); small messages forced
   // to the ring still take LL.
-  const AlgorithmChoice ringAllReduce = chooseAlgorithm(Collective::AllReduce, 256 * kMiB, nvswitch, devices);
+  const AlgorithmChoice ringAllReduce = chooseAlgorithm(Collective::AllReduce, 128 * kMiB, nvswitch, devices);
   EXPECT_EQ(ringAllReduce.algorithm, Algorithm::Ring);
   EXPECT_EQ(ringAllReduce.reason,
-            "256 MiB per rank >= 256 MiB on an NVLink mesh: ring (stores 1.75x the data per rank along the ranks)");
-  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 256 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+            "128 MiB per rank >= 128 MiB on an NVLink mesh: ring (stores 1.75x the data per rank along the ranks)");
+  EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 128 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::TwoShot);
-  // The ring reduce-scatter from 64 MiB blocks on 3+ ranks of a mesh.
-  const AlgorithmChoice ringScatter = chooseAlgorithm(Collective::ReduceScatter, 64 * kMiB, nvswitch, devices);
+  // The ring reduce-scatter from 32 MiB blocks on 3+ ranks of a mesh.
+  const AlgorithmChoice ringScatter = chooseAlgorithm(Collective::ReduceScatter, 32 * kMiB, nvswitch, devices);
   EXPECT_EQ(ringScatter.algorithm, Algorithm::Ring);
   EXPECT_EQ(ringScatter.reason,
-            "64 MiB per rank >= 64 MiB on an NVLink mesh: ring (stores 7x the block per rank along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::ReduceScatter, 64 * kMiB, false, 8, true, ringScatter, Protocol::Auto, 1024 * kKiB)
+            "32 MiB per rank >= 32 MiB on an NVLink mesh: ring (stores 7x the block per rank along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::ReduceScatter, 32 * kMiB, false, 8, true, ringScatter, Protocol::Auto, 1024 * kKiB)
                 .kernel,
             Kernel::RingReduceScatter);
-  EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 64 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::OneShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 32 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::OneShot);
   EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 256 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
                 .kernel,
             Kernel::RingAllReduce);
   EXPECT_EQ(chooseKernel(Collective::AllReduce, 4 * kKiB, false, 8, true,
@@ -325,19 +325,19 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
     return chooseKernel(collective, bytes, false, n, mesh, chooseAlgorithm(collective, bytes, vm, devices),
                         Protocol::Auto, 1024 * kKiB, push);
   };
-  for (const std::size_t bytes : {2 * kMiB, 128 * kMiB}) {
+  for (const std::size_t bytes : {2 * kMiB, 96 * kMiB}) {
     // From 64 MiB the direct reads run as two kernels (a reduce-scatter, then a pushing all-gather); from
-    // 256 MiB all-reduce is a ring (RingForLargeBroadcastsAndReducesOnAMesh).
+    // 128 MiB all-reduce is a ring (RingForLargeBroadcastsAndReducesOnAMesh).
     const Kernel reading = bytes >= 64 * kMiB ? Kernel::SplitTwoShot : Kernel::TwoShot;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Auto).kernel, reading) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Pull).kernel, reading) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push).kernel, Kernel::PushReduce) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push, false).kernel, Kernel::PushReduce) << bytes;
-    // From 64 MiB per block a reduce-scatter is a ring, pushed or not (the ring stores only).
-    const Kernel scatter = bytes >= 64 * kMiB ? Kernel::RingReduceScatter : Kernel::ReduceScatter;
+    // From 32 MiB per block a reduce-scatter is a ring, pushed or not (the ring stores only).
+    const Kernel scatter = bytes >= 32 * kMiB ? Kernel::RingReduceScatter : Kernel::ReduceScatter;
     EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Auto).kernel, scatter) << bytes;
     EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Push).kernel,
-              bytes >= 64 * kMiB ? Kernel::RingReduceScatter : Kernel::PushReduce)
+              bytes >= 32 * kMiB ? Kernel::RingReduceScatter : Kernel::PushReduce)
         << bytes;
   }
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).algorithm, Algorithm::TwoShot);
@@ -348,7 +348,7 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Push).algorithm, Algorithm::OneShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::Ll);
-  EXPECT_EQ(choiceOf(Collective::Reduce, 64 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::Reduce, 32 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);
   EXPECT_EQ(choiceOf(Collective::AllGather, 64 * kMiB, PushMode::Push).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).reason,
             "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "
