@@ -9,6 +9,8 @@ import json
 import os
 import sys
 
+from coll_chart import size_label  # the size labels of the chart's tables (scripts/ is on sys.path)
+
 
 def main(paths):
     for path in paths:
@@ -18,7 +20,7 @@ def main(paths):
         for row in run["rows"]:
             graph = row["out_of_place"]["peerlink_graph"]
             time = f"{graph['time_us']:.1f}" if graph.get("status") == "ok" else graph.get("status", "?")
-            cells.append(f"{row['bytes'] >> 20}M {time}")
+            cells.append(f"{size_label(row['bytes'])} {time}")
         print(f"{os.path.basename(path)}: " + ", ".join(cells))
 
 
