@@ -1,0 +1,30 @@
+# shellcheck shell=bash
+# Sourced by a device call script (`source scripts/device/call-lib.sh NAME` from the repository root, with
+# ./dist packed by scripts/device/pack-call.sh): NCCL's environment, the test executables unpacked from
+# dist/xz, and two helpers. Results go to /tmp/NAME; `save` packs them into $OUT/NAME.tar.gz (only a few
+# files come back from the machine, so save after each step).
+call_name=${1:?usage: source scripts/device/call-lib.sh NAME}
+p=/tmp/$call_name
+mkdir -p "$p"
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
+if [ -z "${PEERLINK_NCCL_LIBRARY:-}" ]; then
+  PEERLINK_NCCL_LIBRARY=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
+  export PEERLINK_NCCL_LIBRARY
+fi
+for packed in dist/xz/*.xz; do
+  [ -e "$packed" ] || continue
+  unpacked=dist/tests/$(basename "$packed" .xz)
+  xz -dc "$packed" >"$unpacked" && chmod +x "$unpacked"
+done
+dist/peerlink --version
+
+save() { tar czf "$OUT/$call_name.tar.gz" -C /tmp "$call_name"; }
+
+# t NAME LIMIT_S COMMAND...: runs a gtest executable into $p/NAME.txt and prints its verdict and failures.
+t() {
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" >"$p/$name.txt" 2>&1
+  echo "$name: exit $? $(grep -E '^\[  (PASSED|FAILED) *\]' "$p/$name.txt" | tr '\n' ' ')$(grep -E '^\[==========\]' "$p/$name.txt" | tail -1)"
+  grep -E "^\[  FAILED  \] [A-Z]" "$p/$name.txt" | head -5
+}

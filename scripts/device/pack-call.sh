@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Packs ./dist for one device call under the carry limit (64 MiB): the CLI stripped, the named GPU test
+# executables stripped and xz-compressed into dist/xz (scripts/device/call-lib.sh unpacks them there), and
+# the call script itself. Build first (scripts/build.sh) and commit, so the binary's version names a commit.
+# usage: scripts/device/pack-call.sh CALL_SCRIPT [gpu_test_name ...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+script=${1:?usage: scripts/device/pack-call.sh CALL_SCRIPT [gpu_test_name ...]}
+shift
+./scripts/make-dist.sh >/dev/null
+rm -f dist/peerlink_tune dist/tests/cpu_test_*
+mkdir -p dist/xz
+for name in "$@"; do
+  [ -x "dist/tests/$name" ] || { echo "no such test executable: dist/tests/$name" >&2; exit 2; }
+  strip "dist/tests/$name"
+  xz -T2 -6 -c "dist/tests/$name" >"dist/xz/$name.xz"
+done
+rm -f dist/tests/gpu_test_*
+strip dist/peerlink
+cp "$script" dist/
+du -sh dist
+dist/peerlink --version
