@@ -2,11 +2,17 @@
 // relay GPUs A and B runs a pass-through kernel (peer read, peer write) on each, B's gated by an event on
 // A's stream and joined back to it, as Transport does. This times, per size, each kernel on its own GPU
 // (events of one GPU only), the whole transfer on A, the same two kernels without the cross-GPU events
-// (started together after a host synchronization), one kernel alone, and the transport itself.
+// (started together after a host synchronization) and by launch shape, one kernel alone, and the transport
+// itself.
 // Usage: peerlink_relay_timeline [src dst relayA relayB]   (default 0 1 2 3)
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/stats.hpp"
@@ -43,7 +49,8 @@ struct Marks {
   }
   std::vector<double> timed() const {  // the timed iterations, after the warm-up
     std::vector<double> us;
-    for (std::size_t i = static_cast<std::size_t>(kWarmup); i < before.size(); ++i) us.push_back(elapsedUs(before[i], after[i]));
+    for (std::size_t i = static_cast<std::size_t>(kWarmup); i < before.size(); ++i)
+      us.push_back(elapsedUs(before[i], after[i]));
     return us;
   }
 };
@@ -58,6 +65,52 @@ struct Setup {
 
 void printRow(const char* what, std::size_t bytes, double us) {
   std::printf("  %-52s %9.1f us  %7.1f GB/s\n", what, us, static_cast<double>(bytes) / (us * 1e3));
+}
+
+// The split's two kernels started together after a host synchronization (no cross-GPU events), each on
+// `smsA` / `smsB` SMs with `config`: the medians of each kernel's time on its own GPU.
+std::pair<double, double> splitWithoutEvents(const Setup& s, int smsA, int smsB, const kernels::SmCopyConfig& config) {
+  const std::size_t half = s.bytes / 2 / 4096 * 4096;
+  const auto* source = static_cast<const char*>(s.from.data());
+  auto* destination = static_cast<char*>(s.to.data());
+  Stream onA(s.a), onB(s.b);
+  constexpr std::size_t n = kWarmup + kIterations;
+  Marks kernelA(s.a, n), kernelB(s.b, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
+    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onB.get()));
+    {
+      DeviceGuard guard(s.b);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(kernelB.before[i].get(), onB.get()));
+      kernels::launchSmCopy(destination + half, source + half, s.bytes - half, smsB, onB.get(), config);
+      PEERLINK_CUDA_CHECK(cudaEventRecord(kernelB.after[i].get(), onB.get()));
+    }
+    DeviceGuard guard(s.a);
+    PEERLINK_CUDA_CHECK(cudaEventRecord(kernelA.before[i].get(), onA.get()));
+    kernels::launchSmCopy(destination, source, half, smsA, onA.get(), config);
+    PEERLINK_CUDA_CHECK(cudaEventRecord(kernelA.after[i].get(), onA.get()));
+  }
+  PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
+  PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onB.get()));
+  return {median(kernelA.timed()), median(kernelB.timed())};
+}
+
+// The split's kernels by launch shape: SMs per relay GPU, cache hint and loads in flight per thread. The
+// transfer takes the slower kernel's time.
+void sweepShapes(const Setup& s) {
+  std::printf("%zu MiB, split without events, by shape: the slower kernel's time\n", s.bytes >> 20);
+  for (int sms : {s.smsA, s.smsA * 3 / 4, s.smsA / 2, s.smsA / 4}) {
+    for (kernels::CopyHint hint : {kernels::CopyHint::Streaming, kernels::CopyHint::Plain}) {
+      for (int unroll : {4, 8}) {
+        kernels::SmCopyConfig config;
+        config.hint = hint;
+        config.unroll = unroll;
+        const auto [onA, onB] = splitWithoutEvents(s, sms, sms, config);
+        const std::string what = fmt::format("{} SMs each, {}, unroll {}", sms, kernels::copyHintName(hint), unroll);
+        printRow(what.c_str(), s.bytes, std::max(onA, onB));
+      }
+    }
+  }
 }
 
 void timeSize(const Setup& s, Transport& transport) {
@@ -123,27 +176,9 @@ void timeSize(const Setup& s, Transport& transport) {
     printRow("  its kernel on A", half, median(kernelA.timed()));
     printRow("  its kernel on B", s.bytes - half, median(kernelB.timed()));
   }
-  {  // the same two kernels started together after a host synchronization, no cross-GPU events
-    Marks kernelA(s.a, n), kernelB(s.b, n);
-    for (std::size_t i = 0; i < n; ++i) {
-      PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
-      PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onB.get()));
-      {
-        DeviceGuard guard(s.b);
-        PEERLINK_CUDA_CHECK(cudaEventRecord(kernelB.before[i].get(), onB.get()));
-        kernels::launchSmCopy(destination + half, source + half, s.bytes - half, s.smsB, onB.get());
-        PEERLINK_CUDA_CHECK(cudaEventRecord(kernelB.after[i].get(), onB.get()));
-      }
-      DeviceGuard guard(s.a);
-      PEERLINK_CUDA_CHECK(cudaEventRecord(kernelA.before[i].get(), onA.get()));
-      kernels::launchSmCopy(destination, source, half, s.smsA, onA.get());
-      PEERLINK_CUDA_CHECK(cudaEventRecord(kernelA.after[i].get(), onA.get()));
-    }
-    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
-    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onB.get()));
-    printRow("split, no events (host-synchronized start): kernel on A", half, median(kernelA.timed()));
-    printRow("  kernel on B", s.bytes - half, median(kernelB.timed()));
-  }
+  const auto [kernelOnA, kernelOnB] = splitWithoutEvents(s, s.smsA, s.smsB, kernels::SmCopyConfig());
+  printRow("split, no events (host-synchronized start): kernel on A", half, kernelOnA);
+  printRow("  kernel on B", s.bytes - half, kernelOnB);
   {  // the transport's own split relay, back to back on A's stream (as peerlink bench runs it)
     Route route;
     route.mode = RouteMode::Relay;
@@ -187,6 +222,7 @@ int run(int src, int dst, int a, int b) {
                       from,
                       to};
     timeSize(setup, transport);
+    if (bytes == (std::size_t{64} << 20) || bytes == (std::size_t{256} << 20)) sweepShapes(setup);
   }
   return 0;
 }
