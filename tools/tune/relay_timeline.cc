@@ -95,12 +95,31 @@ std::pair<double, double> splitWithoutEvents(const Setup& s, int smsA, int smsB,
   return {median(kernelA.timed()), median(kernelB.timed())};
 }
 
-// The split's kernels by launch shape: SMs per relay GPU, cache hint and loads in flight per thread. The
+// One relay GPU's pass-through kernel moving the whole transfer, by SMs: the median time.
+void sweepOneRelay(const Setup& s) {
+  std::printf("%zu MiB, one relay kernel (GPU %d) moving all of it, by SMs\n", s.bytes >> 20, s.a);
+  Stream onA(s.a);
+  DeviceGuard guard(s.a);
+  for (int sms : {s.smsA, s.smsA / 2, s.smsA / 4, s.smsA / 8}) {
+    constexpr std::size_t n = kWarmup + kIterations;
+    Marks marks(s.a, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.before[i].get(), onA.get()));
+      kernels::launchSmCopy(s.to.data(), s.from.data(), s.bytes, sms, onA.get());
+      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.after[i].get(), onA.get()));
+    }
+    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
+    const std::string what = fmt::format("{} SMs", sms);
+    printRow(what.c_str(), s.bytes, median(marks.timed()));
+  }
+}
+
+// The split's kernels by launch shape: SMs per relay GPU and loads in flight per thread. The
 // transfer takes the slower kernel's time.
 void sweepShapes(const Setup& s) {
   std::printf("%zu MiB, split without events, by shape: the slower kernel's time\n", s.bytes >> 20);
-  for (int sms : {s.smsA, s.smsA * 3 / 4, s.smsA / 2, s.smsA / 4}) {
-    for (kernels::CopyHint hint : {kernels::CopyHint::Streaming, kernels::CopyHint::Plain}) {
+  for (int sms : {s.smsA, s.smsA / 2, s.smsA / 4, s.smsA / 6, s.smsA / 8, s.smsA / 16}) {
+    for (kernels::CopyHint hint : {kernels::CopyHint::Streaming}) {
       for (int unroll : {4, 8}) {
         kernels::SmCopyConfig config;
         config.hint = hint;
@@ -222,7 +241,10 @@ int run(int src, int dst, int a, int b) {
                       from,
                       to};
     timeSize(setup, transport);
-    if (bytes == (std::size_t{64} << 20) || bytes == (std::size_t{256} << 20)) sweepShapes(setup);
+    if (bytes == (std::size_t{64} << 20) || bytes == (std::size_t{256} << 20)) {
+      sweepShapes(setup);
+      sweepOneRelay(setup);
+    }
   }
   return 0;
 }
