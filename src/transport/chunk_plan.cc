@@ -18,4 +18,15 @@ std::vector<PipelineChunk> planChunks(std::size_t bytes, std::size_t chunkBytes,
   return chunks;
 }
 
+// On 4xH200 (session 8, round 37, peerlink_relay_timeline) the pass-through kernels ran faster on fewer
+// SMs: split across two relays, both kernels together took 236 us for 64 MiB on all 132 SMs each, 194 on 33,
+// 187 on 16 and 8 (359 GB/s, a direct SM read's 356), and 774 / 734 / 723 us for 256 MiB; one relay moving
+// it all took 239 us on 132 SMs, 212 on 33, 213 on 16 (820-826 us for 256 MiB from 33 SMs down, 840 on 132).
+// Why is not measured: on all SMs each of the two relays' kernels took about 1.8x as long as one kernel
+// alone on the same bytes (242 against 135 us for 32 MiB).
+int relayKernelSms(int smCount, std::size_t relays) {
+  const int divisor = relays > 1 ? 8 : 4;
+  return std::max(1, smCount / divisor);
+}
+
 }  // namespace peerlink

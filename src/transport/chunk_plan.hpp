@@ -1,5 +1,6 @@
-// How a pipelined two-hop transfer (STAGED through host memory, RELAY through a third GPU) is cut into
-// chunks and which staging slot each chunk uses. Pure; the executor (two_hop_pipeline.cc) follows it.
+// How a two-hop transfer is laid out: a pipelined one (STAGED through host memory, RELAY by copy engines
+// through a third GPU) cut into chunks with a staging slot each, and how many SMs a pass-through RELAY
+// kernel gets. Pure; the executors (two_hop_pipeline.cc, transport.cc) follow it.
 #pragma once
 
 #include <cstddef>
@@ -17,5 +18,9 @@ struct PipelineChunk {
 /// staging slots. Chunk i may reuse slot i % slots only after chunk i - slots has left it (hop 2 done).
 /// Throws Error(InvalidUsage) for chunkBytes == 0 or slots < 1.
 std::vector<PipelineChunk> planChunks(std::size_t bytes, std::size_t chunkBytes, int slots);
+
+/// The SMs a pass-through RELAY kernel (a peer read and a peer write per byte) runs on, of its relay GPU's
+/// `smCount`, when the transfer is split across `relays` relay GPUs (1: one relay). At least 1.
+int relayKernelSms(int smCount, std::size_t relays);
 
 }  // namespace peerlink

@@ -186,7 +186,8 @@ struct Transport::Impl {
       const cudaStream_t stream = i == 0 ? caller : this->stream(relay, kFirstHopStream);
       if (i > 0) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, start.get(), 0));
       kernels::launchSmCopy(destination + offset, source + offset, length,
-                            topology.gpus[static_cast<std::size_t>(relay)].smCount, stream);
+                            relayKernelSms(topology.gpus[static_cast<std::size_t>(relay)].smCount, relays.size()),
+                            stream);
       if (i > 0) {
         Event& done = stripeEvent(relay, kStripeDone);
         PEERLINK_CUDA_CHECK(cudaEventRecord(done.get(), stream));

@@ -33,6 +33,16 @@ TEST(ChunkPlan, RejectsZeroChunkOrNoSlots) {
   EXPECT_THROW(planChunks(10, 4, 0), Error);
 }
 
+// A split relay's kernels run on an eighth of each relay GPU's SMs, one relay's on a quarter; never none.
+TEST(ChunkPlan, RelayKernelsRunOnAFewSms) {
+  EXPECT_EQ(relayKernelSms(132, 2), 16);
+  EXPECT_EQ(relayKernelSms(132, 3), 16);
+  EXPECT_EQ(relayKernelSms(132, 1), 33);
+  EXPECT_EQ(relayKernelSms(4, 2), 1);
+  EXPECT_EQ(relayKernelSms(1, 1), 1);
+  EXPECT_EQ(relayKernelSms(0, 1), 1);
+}
+
 TEST(CopyValidation, RangesOverlap) {
   EXPECT_TRUE(rangesOverlap(100, 100, 1));
   EXPECT_TRUE(rangesOverlap(100, 115, 16));
