@@ -158,16 +158,14 @@ struct Transport::Impl {
   }
 
   // A kernel on each relay GPU reads its share of the source and writes it to the destination, both as
-  // peer memory. The first share runs on the caller's stream (a stream of relayGpu); the others on the
-  // other relay GPUs' helper streams, gated by and joined back to the caller's stream with events.
+  // peer memory (planRelayShares, relayKernelSms). The first share runs on the caller's stream (a stream of
+  // relayGpu); the others on the other relay GPUs' helper streams, gated by and joined back to the caller's
+  // stream with events.
   void enqueuePassThroughRelay(DeviceSpan dst, ConstDeviceSpan src, std::size_t bytes, const Route& route,
                                cudaStream_t caller) {
     std::vector<int> relays = route.relayStripes;
     if (relays.empty()) relays = {route.relayGpu};
-    // Shares are whole multiples of 4 KiB so every kernel sees the same alignment as the whole transfer.
-    constexpr std::size_t kShareAlign = 4096;
-    const std::size_t perRelay = (bytes + relays.size() - 1) / relays.size();
-    const std::size_t share = (perRelay + kShareAlign - 1) / kShareAlign * kShareAlign;  // shares cover every byte
+    const std::vector<RelayShare> shares = planRelayShares(bytes, relays.size());
     const auto* source = static_cast<const char*>(src.data);
     auto* destination = static_cast<char*>(dst.data);
     Event& start = stripeEvent(route.relayGpu, kStripeStart);
@@ -176,8 +174,8 @@ struct Transport::Impl {
       PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), caller));
     }
     for (std::size_t i = 0; i < relays.size(); ++i) {
-      const std::size_t offset = std::min(bytes, i * share);
-      const std::size_t length = i + 1 == relays.size() ? bytes - offset : std::min(share, bytes - offset);
+      const std::size_t offset = shares[i].offset;
+      const std::size_t length = shares[i].bytes;
       const int relay = relays[i];
       if (length == 0) continue;
       peers.enable(relay, src.device);

@@ -126,7 +126,9 @@ TEST_F(TransportTest, RelaySplitAcrossSeveralGpus) {
   if (transport_->topology().gpus.size() < 4) GTEST_SKIP() << "needs 4 GPUs (two relays)";
   Route striped = makeRoute(RouteMode::Relay, Engine::Sm, Direction::Read, 2);
   striped.relayStripes = {2, 3};
-  for (std::size_t bytes : {std::size_t{1}, std::size_t{4096} + 1, std::size_t{8193}, 64 * kMiB + 13}) {
+  // The caller's stripe takes 1 MiB more (planRelayShares): below that the others get nothing.
+  for (std::size_t bytes :
+       {std::size_t{1}, std::size_t{4096} + 1, std::size_t{8193}, kMiB + 5, 2 * kMiB + 4097, 64 * kMiB + 13}) {
     verifiedCopy(striped, 0, 1, bytes, 3, 5);
   }
 }
