@@ -1,6 +1,7 @@
 // How a two-hop transfer is laid out: a pipelined one (STAGED through host memory, RELAY by copy engines
-// through a third GPU) cut into chunks with a staging slot each, and how many SMs a pass-through RELAY
-// kernel gets. Pure; the executors (two_hop_pipeline.cc, transport.cc) follow it.
+// through a third GPU) cut into chunks with a staging slot each; a pass-through RELAY shared among relay
+// GPUs, and on how many SMs each kernel runs. Pure; the executors (two_hop_pipeline.cc, transport.cc)
+// follow it.
 #pragma once
 
 #include <cstddef>
