@@ -222,6 +222,18 @@ int run(int src, int dst, int relay) {
       std::printf("  %s, %s: %7.1f\n", pull ? "both pull" : "both push", kernels::copyHintName(hint), gbps);
     }
   }
+  // Two GPUs' pass-through kernels reading one source ran faster on fewer SMs (round 37): the same question
+  // for the two directions of a pair.
+  std::printf("\nSM copy both ways by SMs per direction (streaming, unroll 8, 512 threads; sum, GB/s)\n");
+  for (int count : {sms, sms / 2, sms / 4, sms / 8}) {
+    const kernels::SmCopyConfig config{kernels::CopyHint::Streaming, 8, 512, 0};
+    for (bool pull : {false, true}) {
+      const double gbps = bothWaysGBps(src, dst, pull, [&](void* out, const void* in, cudaStream_t stream) {
+        kernels::launchSmCopy(out, in, kBytes, count, stream, config);
+      });
+      std::printf("  %3d SMs, %s: %7.1f\n", count, pull ? "both pull" : "both push", gbps);
+    }
+  }
 
   bulkSweep(src, dst, sms, ceWrite, ceRead, from, to, onSrc, onDst);
 
