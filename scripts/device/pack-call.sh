@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Packs ./dist for one device call under the carry limit (64 MiB): the CLI stripped, the named GPU test
 # executables stripped and xz-compressed into dist/xz (scripts/device/call-lib.sh unpacks them there), and
-# the call script itself. Build first (scripts/build.sh) and commit, so the binary's version names a commit.
+# the call script itself; the development tools only when PACK_TOOLS=1. Build first (scripts/build.sh) and commit, so the binary's version names a commit.
 # usage: scripts/device/pack-call.sh CALL_SCRIPT [gpu_test_name ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 script=${1:?usage: scripts/device/pack-call.sh CALL_SCRIPT [gpu_test_name ...]}
 shift
 ./scripts/make-dist.sh >/dev/null
-rm -f dist/peerlink_tune dist/tests/cpu_test_*
+rm -f dist/tests/cpu_test_*
+if [ "${PACK_TOOLS:-0}" = 1 ]; then
+  strip dist/peerlink_tune dist/peerlink_relay_timeline
+else
+  rm -f dist/peerlink_tune dist/peerlink_relay_timeline
+fi
 mkdir -p dist/xz
 for name in "$@"; do
   [ -x "dist/tests/$name" ] || { echo "no such test executable: dist/tests/$name" >&2; exit 2; }
