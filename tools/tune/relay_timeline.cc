@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_measure.hpp"
 #include "bench/stats.hpp"
 #include "core/cuda_check.hpp"
 #include "kernels/copy_kernels.cuh"
@@ -63,6 +64,11 @@ struct Setup {
   DeviceBuffer& to;
 };
 
+// The median of kIterations timed calls of `enqueue` on `stream` (of `device`), after kWarmup untimed.
+double medianOn(int device, cudaStream_t stream, const std::function<void()>& enqueue) {
+  return median(timeIterations(device, stream, kWarmup, kIterations, [&](int) { enqueue(); }));
+}
+
 void printRow(const char* what, std::size_t bytes, double us) {
   std::printf("  %-52s %9.1f us  %7.1f GB/s\n", what, us, static_cast<double>(bytes) / (us * 1e3));
 }
@@ -99,18 +105,11 @@ std::pair<double, double> splitWithoutEvents(const Setup& s, int smsA, int smsB,
 void sweepOneRelay(const Setup& s) {
   std::printf("%zu MiB, one relay kernel (GPU %d) moving all of it, by SMs\n", s.bytes >> 20, s.a);
   Stream onA(s.a);
-  DeviceGuard guard(s.a);
   for (int sms : {s.smsA, s.smsA / 2, s.smsA / 4, s.smsA / 8}) {
-    constexpr std::size_t n = kWarmup + kIterations;
-    Marks marks(s.a, n);
-    for (std::size_t i = 0; i < n; ++i) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.before[i].get(), onA.get()));
-      kernels::launchSmCopy(s.to.data(), s.from.data(), s.bytes, sms, onA.get());
-      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.after[i].get(), onA.get()));
-    }
-    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
     const std::string what = fmt::format("{} SMs", sms);
-    printRow(what.c_str(), s.bytes, median(marks.timed()));
+    printRow(what.c_str(), s.bytes, medianOn(s.a, onA.get(), [&] {
+               kernels::launchSmCopy(s.to.data(), s.from.data(), s.bytes, sms, onA.get());
+             }));
   }
 }
 
@@ -119,15 +118,12 @@ void sweepOneRelay(const Setup& s) {
 void sweepShapes(const Setup& s) {
   std::printf("%zu MiB, split without events, by shape: the slower kernel's time\n", s.bytes >> 20);
   for (int sms : {s.smsA, s.smsA / 2, s.smsA / 4, s.smsA / 6, s.smsA / 8, s.smsA / 16}) {
-    for (kernels::CopyHint hint : {kernels::CopyHint::Streaming}) {
-      for (int unroll : {4, 8}) {
-        kernels::SmCopyConfig config;
-        config.hint = hint;
-        config.unroll = unroll;
-        const auto [onA, onB] = splitWithoutEvents(s, sms, sms, config);
-        const std::string what = fmt::format("{} SMs each, {}, unroll {}", sms, kernels::copyHintName(hint), unroll);
-        printRow(what.c_str(), s.bytes, std::max(onA, onB));
-      }
+    for (int unroll : {4, 8}) {
+      kernels::SmCopyConfig config;  // streaming hint (calls I: plain within 3%)
+      config.unroll = unroll;
+      const auto [onA, onB] = splitWithoutEvents(s, sms, sms, config);
+      const std::string what = fmt::format("{} SMs each, unroll {}", sms, unroll);
+      printRow(what.c_str(), s.bytes, std::max(onA, onB));
     }
   }
 }
@@ -140,28 +136,11 @@ void timeSize(const Setup& s, Transport& transport) {
   constexpr std::size_t n = kWarmup + kIterations;
   std::printf("%zu MiB\n", s.bytes >> 20);
 
-  {  // reference: a direct SM read on the destination
-    Marks marks(s.dst, n);
-    DeviceGuard guard(s.dst);
-    for (std::size_t i = 0; i < n; ++i) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.before[i].get(), onDst.get()));
-      kernels::launchSmCopy(destination, source, s.bytes, s.smsDst, onDst.get());
-      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.after[i].get(), onDst.get()));
-    }
-    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onDst.get()));
-    printRow("direct SM read (reference)", s.bytes, median(marks.timed()));
-  }
-  {  // one pass-through kernel alone, half the bytes
-    Marks marks(s.a, n);
-    DeviceGuard guard(s.a);
-    for (std::size_t i = 0; i < n; ++i) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.before[i].get(), onA.get()));
-      kernels::launchSmCopy(destination, source, half, s.smsA, onA.get());
-      PEERLINK_CUDA_CHECK(cudaEventRecord(marks.after[i].get(), onA.get()));
-    }
-    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
-    printRow("one relay kernel alone, half the bytes", half, median(marks.timed()));
-  }
+  printRow("direct SM read (reference)", s.bytes, medianOn(s.dst, onDst.get(), [&] {
+             kernels::launchSmCopy(destination, source, s.bytes, s.smsDst, onDst.get());
+           }));
+  printRow("one relay kernel alone, half the bytes", half,
+           medianOn(s.a, onA.get(), [&] { kernels::launchSmCopy(destination, source, half, s.smsA, onA.get()); }));
   {  // the split as the transport runs it: B gated on A's stream and joined back, back to back
     Marks total(s.a, n), kernelA(s.a, n), kernelB(s.b, n);
     std::vector<Event> start, done;
@@ -205,15 +184,10 @@ void timeSize(const Setup& s, Transport& transport) {
     route.direction = Direction::Read;
     route.relayGpu = s.a;
     route.relayStripes = {s.a, s.b};
-    Marks total(s.a, n);
-    DeviceGuard guard(s.a);
-    for (std::size_t i = 0; i < n; ++i) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(total.before[i].get(), onA.get()));
+    const double us = medianOn(s.a, onA.get(), [&] {
       transport.copy({s.to.data(), s.dst}, {s.from.data(), s.src}, s.bytes, route, onA.get());
-      PEERLINK_CUDA_CHECK(cudaEventRecord(total.after[i].get(), onA.get()));
-    }
-    PEERLINK_CUDA_CHECK(cudaStreamSynchronize(onA.get()));
-    printRow("Transport::copy, the split relay route", s.bytes, median(total.timed()));
+    });
+    printRow("Transport::copy, the split relay route", s.bytes, us);
   }
 }
 
