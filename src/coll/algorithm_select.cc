@@ -67,10 +67,20 @@ constexpr std::size_t kRingAllReduceFrom = 128 * kKiB * kKiB;
 constexpr std::size_t kRingReduceScatterFrom = 32 * kKiB * kKiB;
 // Below this a two-shot reduce cuts the count among all n ranks, the root reducing a shard too: more ranks
 // share the reads while the root's links, which then bring 2(n-1)/n of the data in, are not yet the bound.
-// On 4xH200 in one run (round 32) with the root against without: 512 KiB 9.46 us against 10.50, 4 MiB 24.7
-// against 29.3, 8 MiB 43.4 against 49.0; 16 MiB 79.3 against 77.1, 32 and 64 MiB even (the root's links
-// become the bound); from 32 MiB without it was 1.14-1.25x faster in round 27.
-constexpr std::size_t kReduceRootShardBelow = 16 * kKiB * kKiB;
+// On 4xH200 in one run (round 32, both on one block per SM) with the root against without: 512 KiB 9.46 us
+// against 10.50, 4 MiB 24.7 against 29.3, 8 MiB 43.4 against 49.0; 16 MiB 79.3 against 77.1. With the
+// non-root ranks on 32 blocks (kRootedTwoShotBlocks; round 38) the root's share only pays below 4 MiB:
+// 2 MiB 15.7 against 16.8, 4 MiB 24.7-25.0 against 23.6-23.7, 8 MiB 43.4 against 38.5, 16 MiB 77.2 against
+// 65.9.
+constexpr std::size_t kReduceRootShardBelow = 4 * kKiB * kKiB;
+// Two-shot broadcasts and reduces from this size run on at most kRootedTwoShotBlocks blocks per rank: all
+// n-1 non-root ranks read the root at once (broadcast) or read it and store into it (reduce), and fewer
+// blocks moved more on 4xH200. Broadcast (round 26): 32 MiB 113 us against 133 on a block per SM, 128 MiB
+// 422 against 448; 4 MiB 20.8-20.9 against 22.5-22.8 (round 38). Reduce without the root's shard (round
+// 38): 16 blocks 37.9 us at 8 MiB, 24 38.6, 32 38.5, 132 (a block per SM) 43.4 with the root; 32 MiB 123.4
+// on 32 blocks, 124.9 on 24, 127.2 on 48, 132.1 on 132. At 2 MiB neither moved.
+constexpr std::size_t kRootedFewBlocksFrom = 4 * kKiB * kKiB;
+constexpr int kRootedTwoShotBlocks = 32;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
@@ -197,6 +207,12 @@ AlgorithmChoice rootedRingRule(std::size_t bytes, int n, const Fabric& fabric, s
             perRank(bytes) + " >= " + formatBytes(ringFrom) + " on an NVLink mesh: ring (pipelined along the ranks)"};
   }
   return rootedRule(bytes, n);
+}
+
+// ", on 32 blocks" where rootedTwoShotBlocks caps the grid, else nothing.
+std::string gridCapNote(Collective collective, std::size_t bytes, int nranks) {
+  const int cap = rootedTwoShotBlocks(collective, bytes, nranks);
+  return cap > 0 ? " (on " + std::to_string(cap) + " blocks)" : "";
 }
 
 // Whether LL carries a one-shot message of `bytes`, and why.
@@ -340,7 +356,13 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
       return {Algorithm::TwoShot, Kernel::TwoShot, why};
     case Collective::Reduce:
       if (algorithm.algorithm == Algorithm::TwoShot) {
-        return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
+        if (reduceTwoShotSharesRoot(bytes, nranks)) {
+          return {Algorithm::TwoShot, Kernel::TwoShot, why + "; each rank reduces its shard into the root's output"};
+        }
+        return {Algorithm::TwoShot, Kernel::TwoShot,
+                why + "; >= " + formatBytes(kReduceRootShardBelow) +
+                    ": each non-root rank reduces its shard of every input into the root's output" +
+                    gridCapNote(Collective::Reduce, bytes, nranks) + ", the root only lends its input"};
       }
       if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why + ", output on the root only")};
       if (oneShot) return {Algorithm::OneShot, Kernel::DirectOneShot, why + "; the root reads every rank"};
@@ -369,7 +391,8 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
         return {Algorithm::TwoShot, Kernel::Copy,
                 why +
                     "; each non-root rank pulls 1/(n-1) of the root's buffer once and stores it to every non-root "
-                    "rank"};
+                    "rank" +
+                    gridCapNote(Collective::Broadcast, bytes, nranks)};
       }
       return {Algorithm::OneShot, Kernel::Copy, why + "; every rank reads the root's buffer"};
     case Collective::AllGather:
@@ -396,6 +419,13 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
 
 bool reduceTwoShotSharesRoot(std::size_t bytes, int nranks) {
   return nranks <= 1 || bytes < kReduceRootShardBelow;
+}
+
+int rootedTwoShotBlocks(Collective collective, std::size_t bytes, int nranks) {
+  if (nranks < 3 || bytes < kRootedFewBlocksFrom) return 0;  // one non-root rank does not crowd the root
+  if (collective == Collective::Broadcast) return kRootedTwoShotBlocks;
+  if (collective == Collective::Reduce && !reduceTwoShotSharesRoot(bytes, nranks)) return kRootedTwoShotBlocks;
+  return 0;
 }
 
 bool storesIntoPeers(Collective collective, const KernelChoice& choice) {

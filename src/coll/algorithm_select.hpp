@@ -75,6 +75,11 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
 /// too, rather than among the n - 1 others while the root only lends its input. One rank: always.
 bool reduceTwoShotSharesRoot(std::size_t bytes, int nranks);
 
+/// The most blocks per rank of a two-shot broadcast or reduce of `bytes` per rank, whose non-root ranks all
+/// read the root (broadcast) or reduce into it (reduce) at once; 0 where the grid is only capped by the SM
+/// count (smaller messages, fewer than 3 ranks, the reduce whose root reduces a shard too, other collectives).
+int rootedTwoShotBlocks(Collective collective, std::size_t bytes, int nranks);
+
 /// Whether a call of `collective` running `choice` stores into another rank's memory (pushed copies,
 /// two-shot outputs, LL lines, the push reduction's stages). Its end barrier then releases this rank's
 /// stores and acquires the peers'; when every access to a peer is a load (one-shot and reduce-scatter

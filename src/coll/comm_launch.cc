@@ -26,12 +26,6 @@ using kernels::kCollMaxRanks;
 
 // Rank-independent: every rank of a call launches the same grid (the flags are per block).
 constexpr int kP2pBlocksCap = 64;
-// Large two-shot broadcasts run on at most this many blocks per rank: every non-root rank pulls from the
-// root at once, and on 4xH200 fewer readers moved more (32 blocks: 32 MiB 113 us, 128 MiB 422 us, 512 MiB
-// 1659 us; one per SM, 132: 133, 448, 1684; 8 MiB alike; round 26). The other collectives were fastest with
-// one block per SM.
-constexpr int kBroadcastTwoShotBlocks = 32;
-constexpr std::size_t kBroadcastFewBlocksFrom = std::size_t{8} << 20;
 
 void logOnce(CommState& state, Collective collective, const KernelChoice& choice, std::size_t bytes) {
   const std::size_t index =
@@ -183,7 +177,10 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
         workBytes = (call.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
       }
     }
-    const int blocks = kernels::collReduceBlocks(workBytes, state.maxBlocks);
+    int blocks = kernels::collReduceBlocks(workBytes, state.maxBlocks);
+    if (reduce && choice.kernel != Kernel::DirectOneShot) {
+      if (const int cap = rootedTwoShotBlocks(Collective::Reduce, bytes, n); cap > 0) blocks = std::min(blocks, cap);
+    }
     onRank(state, r, [&] {
       kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                                 eagerGraphOf(state, r, capturing));
@@ -334,9 +331,8 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
   // The bytes a rank's kernel reads: all-gather's one job is read once, whatever its destinations.
   const std::size_t work = first.collective == Collective::AllToAll ? bytes * n : bytes;
   int blocks = kernels::collCopyBlocks(work, state.maxBlocks);
-  if (first.collective == Collective::Broadcast && choice.algorithm == Algorithm::TwoShot &&
-      bytes >= kBroadcastFewBlocksFrom) {
-    blocks = std::min(blocks, kBroadcastTwoShotBlocks);
+  if (first.collective == Collective::Broadcast && choice.algorithm == Algorithm::TwoShot) {
+    if (const int cap = rootedTwoShotBlocks(Collective::Broadcast, bytes, n); cap > 0) blocks = std::min(blocks, cap);
   }
   const std::size_t chunkBytes = kernels::collCopyChunkBytes(work, state.maxBlocks);
   for (int r = 0; r < n; ++r) {

@@ -409,6 +409,31 @@ TEST(KernelSelect, ParsesProtocols) {
     EXPECT_EQ(parsePushMode(pushModeName(push)), push);
 }
 
+// Two-shot reduce: the root reduces a shard too only below 4 MiB per rank; one rank always does.
+TEST(KernelSelect, ReduceTwoShotSharesTheRootBelowFourMiB) {
+  EXPECT_TRUE(reduceTwoShotSharesRoot(4 * kMiB - 1, 4));
+  EXPECT_FALSE(reduceTwoShotSharesRoot(4 * kMiB, 4));
+  EXPECT_FALSE(reduceTwoShotSharesRoot(512 * kMiB, 2));
+  EXPECT_TRUE(reduceTwoShotSharesRoot(512 * kMiB, 1));
+}
+
+// The rooted two-shot kernels whose non-root ranks all work on the root at once run on 32 blocks from
+// 4 MiB per rank on 3+ ranks; smaller messages, 2 ranks, a reduce whose root takes a shard, and other
+// collectives are uncapped.
+TEST(KernelSelect, RootedTwoShotGridsAreCappedFromFourMiB) {
+  for (Collective collective : {Collective::Broadcast, Collective::Reduce}) {
+    EXPECT_EQ(rootedTwoShotBlocks(collective, 4 * kMiB - 16, 4), 0) << collectiveName(collective);
+    EXPECT_EQ(rootedTwoShotBlocks(collective, 4 * kMiB, 4), 32) << collectiveName(collective);
+    EXPECT_EQ(rootedTwoShotBlocks(collective, 128 * kMiB, 8), 32) << collectiveName(collective);
+  }
+  EXPECT_EQ(rootedTwoShotBlocks(Collective::Reduce, 64 * kMiB, 1), 0);     // one rank reduces everything itself
+  EXPECT_EQ(rootedTwoShotBlocks(Collective::Broadcast, 64 * kMiB, 2), 0);  // one reader does not crowd the root
+  for (Collective collective : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
+                                Collective::AllToAll, Collective::SendRecv}) {
+    EXPECT_EQ(rootedTwoShotBlocks(collective, 64 * kMiB, 4), 0) << collectiveName(collective);
+  }
+}
+
 // Every algorithm algorithmsOf lists has a plan (test_coll_plan runs them all); Auto is never listed.
 TEST(AlgorithmSelect, ListedAlgorithmsHavePlans) {
   for (Collective collective : kEveryCollective) {

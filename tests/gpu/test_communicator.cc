@@ -183,13 +183,14 @@ TEST(CommunicatorSplitTwoShot, UnevenShardsAndTails) {
   }
 }
 
-// A two-shot reduce from 32 MiB cuts the count among the non-root ranks only (below, every rank reduces a
-// shard): forced two-shot at both sides of that line, roots 0 and 3, in place and out.
+// A two-shot reduce from 4 MiB per rank cuts the count among the non-root ranks only, on 32 blocks (below,
+// every rank reduces a shard on a block per SM; reduceTwoShotSharesRoot, rootedTwoShotBlocks): forced
+// two-shot at both sides of that line, the first and the last rank as root, in place and out.
 TEST(CommunicatorTwoShotReduce, BothSidesOfTheRootShardLine) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", "TWOSHOT"}}));
-  for (const std::size_t bytes : {std::size_t{8} << 20, std::size_t{32} << 20}) {
+  for (const std::size_t bytes : {std::size_t{2} << 20, std::size_t{8} << 20}) {
     for (const int root : {0, comm.size() - 1}) {
       for (const bool inPlace : {false, true}) {
         CollCase c;
