@@ -123,8 +123,8 @@ const std::vector<BenchCaseSpec>& benchCaseSpecs() {
        needsThreeGpus,
        [](BenchContext& c, BenchCaseResult& r) { runRelayCase(c, r, Engine::Sm); }},
       {{"d2d_relay_split",
-        "GPU(row) -> GPU(column) relayed through every other GPU at once, each relaying an equal share with a "
-        "kernel (RELAY, SM, split)",
+        "GPU(row) -> GPU(column) relayed through every other GPU at once, each relaying a share with a kernel "
+        "(RELAY, SM, split)",
         M::Bandwidth, true},
        needsThreeGpus,
        runSplitRelayCase},
