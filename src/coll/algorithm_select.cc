@@ -209,7 +209,7 @@ AlgorithmChoice rootedRingRule(std::size_t bytes, int n, const Fabric& fabric, s
   return rootedRule(bytes, n);
 }
 
-// ", on 32 blocks" where rootedTwoShotBlocks caps the grid, else nothing.
+// " (on 32 blocks)" where rootedTwoShotBlocks caps the grid, else nothing.
 std::string gridCapNote(Collective collective, std::size_t bytes, int nranks) {
   const int cap = rootedTwoShotBlocks(collective, bytes, nranks);
   return cap > 0 ? " (on " + std::to_string(cap) + " blocks)" : "";
