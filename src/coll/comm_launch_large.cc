@@ -126,9 +126,9 @@ std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return pipelinedBlocker(aligned16(table.recv[first.root], table.send, state.nranks),
-                          kernels::collRoundsFit(bytes, kernels::collRingReduceBlocks(bytes, state.maxBlocks),
-                                                 kernels::collRingReduceChunkBytes(bytes, state.maxBlocks)));
+  return pipelinedBlocker(
+      aligned16(table.recv[first.root], table.send, state.nranks),
+      kernels::collRingReduceRoundsFit(bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks)));
 }
 
 namespace {
@@ -210,7 +210,7 @@ std::string ringAllReduceBlocker(const CommState& state, const std::vector<CallA
   const std::size_t longest = allReduceLongestBytes(first, n);
   const RingChainsShape shape = ringChainsShape(state, longest);
   return pipelinedBlocker(aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
-                          kernels::collRoundsFit(longest, shape.reduceBlocks / n, shape.reduceChunk) &&
+                          kernels::collRingReduceRoundsFit(longest, shape.reduceChunk) &&
                               kernels::collRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk));
 }
 
@@ -222,7 +222,7 @@ std::string ringReduceScatterBlocker(const CommState& state, const std::vector<C
   const RingChainsShape shape = ringChainsShape(state, blockBytes);
   return pipelinedBlocker(
       blockBytes % 16 == 0 && aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
-      kernels::collRoundsFit(blockBytes, shape.reduceBlocks / n, shape.reduceChunk));
+      kernels::collRingReduceRoundsFit(blockBytes, shape.reduceChunk));
 }
 
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its

@@ -39,7 +39,7 @@ class KernelGraph;
 
 constexpr int kCollMaxRanks = 8;                                    ///< ranks of one communicator
 constexpr int kCollMaxBlocks = 256;                                 ///< blocks of one collective kernel
-constexpr int kCollPhases = 8;                                      ///< flag phases (CollPhase)
+constexpr int kCollPhases = 10;                                     ///< flag phases (CollPhase)
 constexpr int kCollMaxJobs = 16;                                    ///< copy jobs of one kernel
 constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;       ///< largest LL one-shot message per rank
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;       ///< LL lines: 16 bytes per 8 of payload
@@ -59,7 +59,14 @@ enum CollPhase : int {
   kPhasePushFree = 5,   ///< push reduction: the receiver has reduced a round, its stage may be refilled
   kPhaseRingReady = 6,  ///< ring broadcast / reduce: a round's chunk is in the receiver's output / stage
   kPhaseRingFree = 7,   ///< ring reduce: the receiver has combined a round, its stage may be refilled
+  /// Not flags. Ring reduce, [block][slot]: the chunk the previous rank stored into this rank's stage slot
+  /// (or kCollRingEnd), written before that round's ready flag.
+  kPhaseRingChunk = 8,
+  /// Not flags. Ring reduce, at a chain's first rank, [chain][0]: the call's tag and the next chunk to claim.
+  kPhaseRingClaim = 9,
 };
+/// The chunk number a ring reduce block passes on when its chain has no more chunks for it.
+constexpr unsigned long long kCollRingEnd = ~0ull;
 
 /// Where a kernel stopped, in a CollFailure.
 enum CollStep : int {
@@ -264,6 +271,9 @@ int collRingBlocks(std::size_t bytes, int maxBlocks);
 /// Ring reduce: the broadcast's blocks, at most 64, and its chunk, capped so that four stage slots per block
 /// fit one kCollRingStageBytes stage.
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks);
+/// Whether a ring reduce chain of `bytes` in chunks of `chunkBytes` fits the flags' round numbers: its blocks
+/// claim chunks as they go, so one block may run every chunk and the end marker.
+bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes);
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks);
 /// The same for `chains` chains of at most `bytes` each, side by side: blocks per chain (the grid is chains
 /// times that) and the chunk. collRingChainBlocks: the broadcast's.

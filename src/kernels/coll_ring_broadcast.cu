@@ -66,7 +66,7 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
 }
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, false,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             copyRounds(args, shared, rounds, chain);
           });

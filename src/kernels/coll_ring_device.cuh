@@ -33,6 +33,12 @@ struct RingShared {
   int failed;                   // a wait timed out (failure recorded): both groups stop waiting and moving data
   unsigned long long signaled;  // rounds whose ready flag the signal warp has released
   unsigned long long handed;    // rounds thread 0 of the work warps has handed to the signal warp
+  // Rounds the work warps hand in all, once they know (a kernel whose blocks claim chunks as they go: set
+  // before the last round is handed); ~0 until then.
+  unsigned long long endRound;
+  // The chunk of round k in chunk[k % 2], from thread 0 to the work warps: thread 0 writes round k + 2's only
+  // after every work thread has passed round k + 1's barrier, so after it read round k's.
+  unsigned long long chunk[2];
 };
 
 /// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of its chain's range (offsets from the
@@ -46,6 +52,9 @@ struct RingRounds {
   __device__ std::size_t first(std::size_t k) const { return (k * blocks + index) * chunkBytes; }
   __device__ bool exists(std::size_t k) const { return first(k) < bytes; }
   __device__ std::size_t size(std::size_t k) const { return min(chunkBytes, bytes - first(k)); }
+  __device__ std::size_t chunks() const { return (bytes + chunkBytes - 1) / chunkBytes; }
+  /// Rounds of this block when chunk k * blocks + index is its round k (the static assignment).
+  __device__ std::size_t count() const { return chunks() > index ? (chunks() - index + blocks - 1) / blocks : 0; }
 };
 
 __device__ __forceinline__ void initRingShared(RingShared& shared) {
@@ -53,6 +62,9 @@ __device__ __forceinline__ void initRingShared(RingShared& shared) {
     shared.failed = 0;
     shared.signaled = 0;
     shared.handed = 0;
+    shared.endRound = ~0ull;
+    shared.chunk[0] = 0;
+    shared.chunk[1] = 0;
   }
 }
 
@@ -98,11 +110,14 @@ __device__ __forceinline__ void arriveAtStage(RingShared& shared, std::size_t k)
 /// stores, waiting on nothing of this warp, so these syncs end at once or soon), and the release of the last
 /// covers every store those barriers made visible; the next rank waits for "at least round k", so a larger
 /// value answers every earlier round too.
-__device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShared& shared, const RingRounds& rounds,
-                                                 int next) {
+///
+/// `staticRounds`: the block's rounds where they are known up front (RingRounds::count), else ~0: then the
+/// work warps set shared.endRound before handing over their last round, and the warp stops after it.
+__device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShared& shared, std::size_t staticRounds,
+                                                 unsigned long long base, int next) {
   const int lane = static_cast<int>(threadIdx.x) - kRingWorkThreads;
   std::size_t k = 0;
-  while (rounds.exists(k)) {
+  while (k < staticRounds) {
     barSync(kBarRingFirstStage + static_cast<int>(k % kRingStages), kRingThreads);
     // Every lane must pass the same barriers: lane 0's view of the hand-overs decides for the warp. The
     // work warps are at most kRingStages rounds ahead of `signaled` (still k here), so `last` stays below
@@ -111,7 +126,7 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
     if (lane == 0) handed = *static_cast<volatile unsigned long long*>(&shared.handed);
     handed = __shfl_sync(0xffffffffu, handed, 0);
     std::size_t last = k;
-    while (last + 1 < handed && last + 1 < k + kRingStages && rounds.exists(last + 1)) {
+    while (last + 1 < handed && last + 1 < k + kRingStages && last + 1 < staticRounds) {
       ++last;
       barSync(kBarRingFirstStage + static_cast<int>(last % kRingStages), kRingThreads);
     }
@@ -119,21 +134,26 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
       if (!ringFailed(shared)) {
         storeReleaseSys(
             reinterpret_cast<uint64_t*>(flagSlot(s.flags[next], kPhaseRingReady, static_cast<int>(blockIdx.x), s.rank)),
-            rounds.base + last + 1);
+            base + last + 1);
       }
       *static_cast<volatile unsigned long long*>(&shared.signaled) = last + 1;
     }
     __syncwarp();
     k = last + 1;
+    // The work warps wrote endRound before arriving at its last round's barrier, which this warp has passed
+    // if that round is in the batch just released.
+    if (k >= *static_cast<volatile unsigned long long*>(&shared.endRound)) break;
   }
 }
 
 /// A ring kernel's body, by every thread: the start barrier; then, on this block's chain (of `chains`, the
 /// grid cut evenly among them), the work warps run work(shared, rounds, chain) and the signal warp, where
 /// the chain has a next rank, signals each round; the counters at the end.
+/// `claims`: the work warps claim chunks as they go and set shared.endRound (the ring reduce); otherwise
+/// round k of a block is chunk k * blocks + index (RingRounds).
 template <typename Work>
 __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingChain (&chains)[kCollMaxRanks],
-                                        int chainCount, std::size_t chunkBytes, Work&& work) {
+                                        int chainCount, std::size_t chunkBytes, bool claims, Work&& work) {
   __shared__ RingShared shared;
   initRingShared(shared);
   readNumbers(s, &shared.numbers);
@@ -145,7 +165,7 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
     if (threadIdx.x < kRingWorkThreads) {
       work(shared, rounds, chain);
     } else if (chain.next >= 0) {
-      signalRingRounds(s, shared, rounds, chain.next);
+      signalRingRounds(s, shared, claims ? ~std::size_t{0} : rounds.count(), rounds.base, chain.next);
     }
   }
   finishKernel(s, shared.numbers);

@@ -108,15 +108,48 @@ __device__ void combineChunk(unsigned char* dst, const unsigned char* partial, c
   }
 }
 
+// Thread 0 of a chain's first position: the next chunk of the chain for this block, or kCollRingEnd; blocks
+// that go faster take more chunks (on 4xH200 a ring's blocks ran up to 1.4x apart over a whole call, the same
+// blocks slow at every position of the chain: session 9, round 38). The counter, in this rank's flag area at
+// [kPhaseRingClaim][chain][0], holds the call it counts for in its high bits (the call's sequence number, 40
+// bits) and the next chunk in its low 24 (chunks < 2^20 and 256 blocks claim at most 2^20 + 256 times): the
+// first claim of a call finds an earlier call's tag and replaces it, so nothing has to reset the counter,
+// not even after a call that timed out.
+__device__ __forceinline__ unsigned long long claimChunk(const CollSyncArgs& s, const KernelNumbers& numbers, int chain,
+                                                         std::size_t chunks) {
+  constexpr int kIndexBits = 24;
+  constexpr unsigned long long kIndexMask = (1ull << kIndexBits) - 1;
+  const unsigned long long tag = numbers.seq & ((1ull << (64 - kIndexBits)) - 1);
+  unsigned long long* word = flagSlot(s.flags[s.rank], kPhaseRingClaim, chain, 0);
+  unsigned long long index = 0;
+  for (;;) {
+    const unsigned long long seen = *static_cast<volatile unsigned long long*>(word);
+    if ((seen >> kIndexBits) == tag) {
+      index = atomicAdd(word, 1ull) & kIndexMask;  // the tag cannot change back within this call
+      break;
+    }
+    if (atomicCAS(word, seen, (tag << kIndexBits) | 1ull) == seen) break;  // first of the call: chunk 0
+  }
+  return index < chunks ? index : kCollRingEnd;
+}
+
+// Round k of a block: thread 0 waits for the slot it stores into to be free (not the root) and, past the
+// chain's first position, for the previous rank's ready flag; then it learns the round's chunk — claimed at
+// the first position, read from the slot's chunk word elsewhere — and writes it into the next rank's chunk
+// word for that slot (covered by the round's release). A block runs until its chunk is kCollRingEnd, which it
+// passes on as its last round.
 template <int Type, int Op>
 __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared, const RingRounds& rounds,
                               const CollRingChain& chain) {
   const CollSyncArgs& s = args.sync;
   const int tid = static_cast<int>(threadIdx.x);
   const bool root = chain.next < 0;
-  for (std::size_t k = 0; rounds.exists(k); ++k) {
-    const std::size_t first = chain.offset + rounds.first(k);
-    const std::size_t slot = (static_cast<std::size_t>(blockIdx.x) * kRingStages + k % kRingStages) * rounds.chunkBytes;
+  const bool head = chain.prev < 0;
+  const int chainIndex = static_cast<int>(blockIdx.x / rounds.blocks);
+  const std::size_t chunks = rounds.chunks();
+  for (std::size_t k = 0;; ++k) {
+    const int slotIndex = static_cast<int>(k % kRingStages);
+    const std::size_t slot = (static_cast<std::size_t>(blockIdx.x) * kRingStages + slotIndex) * rounds.chunkBytes;
     if (tid == 0) {
       if (!root) {
         waitForStageBarrier(shared, k);
@@ -124,17 +157,31 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
           ringWait(s, shared, kPhaseRingFree, kStepRingFree, chain.next, rounds.base + k - kRingStages + 1);
         }
       }
-      if (chain.prev >= 0) ringWait(s, shared, kPhaseRingReady, kStepRingData, chain.prev, rounds.base + k + 1);
+      unsigned long long c = kCollRingEnd;
+      if (head) {
+        if (!ringFailed(shared)) c = claimChunk(s, shared.numbers, chainIndex, chunks);
+      } else if (ringWait(s, shared, kPhaseRingReady, kStepRingData, chain.prev, rounds.base + k + 1)) {
+        c = *static_cast<const volatile unsigned long long*>(
+            flagSlot(s.flags[s.rank], kPhaseRingChunk, static_cast<int>(blockIdx.x), slotIndex));
+      }
+      if (!root) {
+        *static_cast<volatile unsigned long long*>(
+            flagSlot(s.flags[chain.next], kPhaseRingChunk, static_cast<int>(blockIdx.x), slotIndex)) = c;
+      }
+      if (c == kCollRingEnd) *static_cast<volatile unsigned long long*>(&shared.endRound) = k + 1;
+      *static_cast<volatile unsigned long long*>(&shared.chunk[k % 2]) = c;
     }
-    barSync(kBarRingWork, kRingWorkThreads);  // the slots are ready (thread 0 acquired them) or the call failed
-    if (!ringFailed(shared)) {
-      unsigned char* dst = root ? static_cast<unsigned char*>(args.out) + chain.outOffset + rounds.first(k)
+    barSync(kBarRingWork, kRingWorkThreads);  // the slots are ready and the chunk known, or the call failed
+    const unsigned long long c = *static_cast<const volatile unsigned long long*>(&shared.chunk[k % 2]);
+    if (c != kCollRingEnd && !ringFailed(shared)) {
+      const std::size_t offset = static_cast<std::size_t>(c) * rounds.chunkBytes;
+      unsigned char* dst = root ? static_cast<unsigned char*>(args.out) + chain.outOffset + offset
                                 : static_cast<unsigned char*>(args.nextStage) + slot;
       const unsigned char* partial = chain.prev >= 0 ? static_cast<const unsigned char*>(args.stage) + slot : nullptr;
-      combineChunk<Type, Op>(dst, partial, static_cast<const unsigned char*>(args.input) + first, rounds.size(k), root,
-                             s.nranks, tid);
+      combineChunk<Type, Op>(dst, partial, static_cast<const unsigned char*>(args.input) + chain.offset + offset,
+                             min(rounds.chunkBytes, chain.bytes - offset), root, s.nranks, tid);
     }
-    if (chain.prev >= 0) {
+    if (chain.prev >= 0 && c != kCollRingEnd) {
       barSync(kBarRingWork, kRingWorkThreads);  // every load of this rank's slot has returned (its value was used)
       if (tid == 0 && !ringFailed(shared)) {
         storeRelaxedSys(reinterpret_cast<uint64_t*>(
@@ -143,13 +190,14 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
       }
     }
     if (!root) arriveAtStage(shared, k);
+    if (c == kCollRingEnd) break;
   }
 }
 
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             combineRounds<Type, Op>(args, shared, rounds, chain);
           });
@@ -167,6 +215,10 @@ std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int max
                             static_cast<std::size_t>(collRingChainBlocks(bytes, chains, capped));
   return std::min(collRingChunkBytes(bytes, std::max(1, capped / std::max(1, chains))),
                   kCollRingStageBytes / slots / 16 * 16);
+}
+
+bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {
+  return collRoundsFit(bytes + chunkBytes, 1, chunkBytes);  // every chunk and the end marker on one block
 }
 
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks) {
