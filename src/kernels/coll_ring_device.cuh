@@ -1,7 +1,8 @@
 // Device code shared by the ring kernels (coll_ring_broadcast.cu, coll_ring_reduce.cu): a block's warp
 // roles, its rounds, and the signal warp that releases each round's ready flag to the next rank.
 //
-// Block b works through rounds; round k moves bytes [(k * grid + b) * chunk, + chunk) of the buffer. Two
+// Block b works through rounds; in the ring broadcast round k moves bytes [(k * grid + b) * chunk, + chunk)
+// of the buffer, in the ring reduce the chunk its chain's first rank claimed for that round. Two
 // groups of warps run independently: the work warps wait for what round k needs, move its chunk and arrive
 // at the round's stage barrier without waiting; the signal warp passes that barrier and releases ready =
 // (call << 20) + k + 1 to the next rank (its fence waits for the stores to land while the work warps go on

@@ -11,7 +11,10 @@
 // (not the root) wait until the next rank has freed the slot (its free flag for round k - kRingStages),
 // (not position 0) wait for the previous rank's ready flag, combine, then (not position 0) send the
 // previous rank a free flag for round k once every load of the slot has returned, and (not the root) hand
-// the round to the signal warp. Waits only point at earlier steps of the chain or of the next rank's
+// the round to the signal warp. Which chunk a round carries is not fixed: position 0's blocks claim the
+// chain's chunks one by one as they go, and every position passes the chunk number on with the slot, so a
+// block-chain that runs faster carries more; a block's last round carries kCollRingEnd, which ends the
+// block at every position. Waits only point at earlier steps of the chain or of the next rank's
 // rounds, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
 // combined yet, its input is read only by itself, and the next call's start barrier keeps the previous
 // rank from refilling the first slots before this rank has finished.
@@ -38,6 +41,14 @@ constexpr int kUnroll = 4;  // 16-byte packs per thread in flight from each sour
 // blocks (a 48 MiB stage) took the same as 128. With a 16 MiB stage 132 blocks (31 KiB slots) had lost to 64
 // (1640 against 1615 us at 512 MiB; session 6, round 29).
 constexpr int kMaxBlocks = 128;
+// The reduce's single chain runs on fewer: with blocks claiming chunks as they go (claimChunk) a chain on
+// fewer, faster blocks fills sooner. On 4xH200 (session 9, round 38, calls X and Y, forced ring): 32 blocks
+// 227 / 411 / 780 / 1509 us at 64 / 128 / 256 / 512 MiB against 239 / 436 / 803 / 1533 on 128; 24 blocks
+// 1-2% faster still, 20 and 16 slower (1616 and 1985 us at 512 MiB: one block moves at most ~13.5 GB/s), so
+// 32 keeps a margin. Statically assigned, 32 blocks had lost (254 / 464 / 901 / 1760 us): a quarter of them
+// ran 1.4x slower than the rest and finished alone, the link idle. The ring reduce-scatter and all-reduce
+// (a chain per rank) were slower on 64 blocks than on 128 with claiming too.
+constexpr int kSingleChainBlocks = 32;
 
 // One pack of partial op input, element-wise; `finish`: the root's last step (avg / nranks).
 template <int Type, int Op>
@@ -222,11 +233,11 @@ bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {
 }
 
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks) {
-  return collRingReduceChainBlocks(bytes, 1, maxBlocks);
+  return collRingReduceChainBlocks(bytes, 1, std::min(maxBlocks, kSingleChainBlocks));
 }
 
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks) {
-  return collRingReduceChainChunkBytes(bytes, 1, maxBlocks);
+  return collRingReduceChainChunkBytes(bytes, 1, std::min(maxBlocks, kSingleChainBlocks));
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

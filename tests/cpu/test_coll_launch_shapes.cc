@@ -80,12 +80,15 @@ TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
   }
 }
 
-// The ring reduce's four stage slots per block fit its stage; at most 128 blocks, so large messages move 64 KiB
-// per round.
+// The ring reduce's four stage slots per block fit its stage. The reduce's single chain runs on at most 32
+// blocks (they claim chunks as they go), the reduce-scatter's and all-reduce's chains side by side on at most
+// 128 in all; large messages move 64 KiB per round.
 TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
-  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132), 128);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132), 32);
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132), 64 * kKiB);
-  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 32), 32);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 16), 16);
+  EXPECT_EQ(collRingReduceChainBlocks(512 * kMiB, 4, 132), 32);  // per chain: 128 / 4
+  EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132), 64 * kKiB);
   EXPECT_EQ(collRingReduceBlocks(1, 132), 1);
   for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
     for (int maxBlocks : {1, 7, 66, 132, 256}) {
@@ -93,7 +96,7 @@ TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
       const auto blocks = static_cast<std::size_t>(collRingReduceBlocks(bytes, maxBlocks));
       EXPECT_EQ(chunk % 16, 0u) << bytes;
       EXPECT_GE(chunk, 8 * kKiB) << bytes;
-      EXPECT_LE(blocks, 128u) << bytes;
+      EXPECT_LE(blocks, 32u) << bytes;
       EXPECT_LE(blocks, static_cast<std::size_t>(maxBlocks)) << bytes;
       EXPECT_LE(4 * blocks * chunk, kCollRingStageBytes) << bytes << " " << maxBlocks;
       // The all-reduce's chains side by side share the stage too.
