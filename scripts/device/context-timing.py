@@ -3,7 +3,9 @@
 contexts (one after another, and one thread per GPU), and NCCL's ncclCommInitAll on the same GPUs in a fresh
 process (contexts included) and after the contexts exist. Each measurement runs in its own process
 (`context-timing.py MODE`); without a mode every mode runs REPEAT times (default 2) and the medians print.
-Needs only libcuda and, for the NCCL modes, PEERLINK_NCCL_LIBRARY (or PyTorch's nvidia.nccl package).
+Needs only libcuda and, for the NCCL modes, PEERLINK_NCCL_LIBRARY (or PyTorch's nvidia.nccl package). The
+nccl-fresh mode touches the driver only through NCCL, so it takes the GPU count from CONTEXT_TIMING_GPUS
+(default 4).
 Development aid for the creation target (docs/performance.md); peerlink's own figure is the
 Communicator.CreatesOnEveryGpuAndReportsCreationTime GPU test."""
 import ctypes
