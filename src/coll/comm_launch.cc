@@ -108,7 +108,7 @@ void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::
     const CollLlArgs args = llArgs(state, call, bytes);
     onRank(state, call.rank, [&] {
       kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, threads, call.stream,
-                            eagerGraphOf(state, call.rank, capturing));
+                            launchOf(state, call.rank, capturing));
     });
   }
 }
@@ -183,7 +183,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
     }
     onRank(state, r, [&] {
       kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
-                                eagerGraphOf(state, r, capturing));
+                                launchOf(state, r, capturing));
     });
   }
 }
@@ -267,7 +267,7 @@ void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capt
     const kernels::CollPushReduceArgs args = pushReduceArgs(state, table, call, shape.chunkBytes);
     onRank(state, r, [&] {
       kernels::launchCollPushReduce(args, collType(call.type), collOp(call.op), shape.blocks, call.stream,
-                                    eagerGraphOf(state, r, capturing));
+                                    launchOf(state, r, capturing));
     });
   }
 }
@@ -342,7 +342,7 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.sync.peersStore = storesIntoPeers(call.collective, choice);
     args.chunkBytes = chunkBytes;
-    onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
+    onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream, launchOf(state, r, capturing)); });
   }
 }
 
@@ -487,7 +487,9 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
     args[index].sync = syncArgs(state, r, Collective::SendRecv, true, mask);
     args[index].sync.peersStore = storesIntoPeers(Collective::SendRecv, KernelChoice{});  // receivers pull
     // Send/recv sets launch directly: their streams' capture state is not checked here.
-    onRank(state, r, [&] { kernels::launchCollCopy(args[index], blocks, streams[index], nullptr); });
+    kernels::KernelLaunch launch;
+    launch.overlapPrevious = state.overlapLaunches;
+    onRank(state, r, [&] { kernels::launchCollCopy(args[index], blocks, streams[index], launch); });
   }
 }
 

@@ -41,7 +41,7 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
     args.ndst = 1;
     onRank(state, r, [&] {
       kernels::launchCollReduce(args, collType(call.type), collOp(call.op), reduceBlocks, call.stream,
-                                eagerGraphOf(state, r, capturing));
+                                launchOf(state, r, capturing));
     });
   }
   for (int r = 0; r < n; ++r) {
@@ -56,8 +56,7 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
       job.bytes = shard.count * size;
       for (int p = 1; p < n; ++p) job.dst[job.ndst++] = offsetBy(table.recv[(r + p) % n], shard.begin * size);
     }
-    onRank(state, r,
-           [&] { kernels::launchCollCopy(args, copyBlocks, call.stream, eagerGraphOf(state, r, capturing)); });
+    onRank(state, r, [&] { kernels::launchCollCopy(args, copyBlocks, call.stream, launchOf(state, r, capturing)); });
   }
 }
 
@@ -118,7 +117,7 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
     args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
     onRank(state, r,
-           [&] { kernels::launchCollRingBroadcast(args, blocks, call.stream, eagerGraphOf(state, r, capturing)); });
+           [&] { kernels::launchCollRingBroadcast(args, blocks, call.stream, launchOf(state, r, capturing)); });
   }
 }
 
@@ -187,7 +186,7 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
     args.chunkBytes = chunkBytes;
     onRank(state, r, [&] {
       kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
-                                    eagerGraphOf(state, r, capturing));
+                                    launchOf(state, r, capturing));
     });
   }
 }
@@ -266,7 +265,7 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
     }
     args.chunkBytes = shape.gatherChunk;
     onRank(state, r, [&] {
-      kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, eagerGraphOf(state, r, capturing));
+      kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, launchOf(state, r, capturing));
     });
   }
 }

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "coll/comm_state.hpp"
 #include "coll/partition.hpp"
 #include "kernels/coll_kernels.cuh"
+#include "kernels/kernel_launch.hpp"
 #include "peerlink/cuda.hpp"
 
 namespace peerlink::coll {
@@ -73,9 +75,23 @@ void onRank(const CommState& state, int rank, Fn&& fn) {
   fn();
 }
 
-// Rank r's eager KernelGraph, or null when the set is being captured (launch directly into the capture).
-inline kernels::KernelGraph* eagerGraphOf(const CommState& state, int rank, bool capturing) {
-  return capturing ? nullptr : state.ranks[static_cast<std::size_t>(rank)].eagerGraph.get();
+// How rank r's kernel goes on its stream: eager calls through its KernelGraph, captured ones directly into
+// the capture; direct launches overlap the previous kernel where the communicator allows it.
+inline kernels::KernelLaunch launchOf(const CommState& state, int rank, bool capturing) {
+  kernels::KernelLaunch launch;
+  launch.graph = capturing ? nullptr : state.ranks[static_cast<std::size_t>(rank)].eagerGraph.get();
+  launch.overlapPrevious = state.overlapLaunches;
+  return launch;
+}
+
+// Whether a communicator's direct launches may overlap the previous kernel in their stream (programmatic
+// dependent launch, KernelLaunch::overlapPrevious): when `requested` (PEERLINK_COLL_PDL), every GPU is of
+// compute capability 9.0 or later (older ones have no griddepcontrol: the kernels built for them would not
+// wait), and no GPU drives two ranks (a kernel there waits for its peers' kernels on the same GPU, so all of
+// them must be resident at once; one rank's early next kernel could hold the SMs another rank's needs).
+inline bool launchesMayOverlap(bool requested, const std::vector<int>& computeMajors, bool gpusShared) {
+  if (!requested || gpusShared || computeMajors.empty()) return false;
+  return std::all_of(computeMajors.begin(), computeMajors.end(), [](int major) { return major >= 9; });
 }
 
 // Why a pipelined kernel (a ring, the push reduction) cannot run a call, for the COLL log; empty when it can.

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "coll/comm_launch_support.hpp"
 #include "core/cuda_check.hpp"
 #include "core/log.hpp"
 #include "peerlink/error.hpp"
@@ -64,6 +65,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push) {
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
   const auto contextReady = Clock::now();
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
   rank.device = device;
   rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
   rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
@@ -157,6 +159,10 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   if (const auto cap = params.getInt("PEERLINK_COLL_MAX_BLOCKS"); cap > 0) {
     state.maxBlocks = std::min(state.maxBlocks, static_cast<int>(cap));
   }
+  std::vector<int> computeMajors;
+  for (const RankResources& rank : state.ranks) computeMajors.push_back(rank.computeMajor);
+  const bool gpusShared = std::set<int>(devices.begin(), devices.end()).size() != devices.size();
+  state.overlapLaunches = launchesMayOverlap(params.getBool("PEERLINK_COLL_PDL"), computeMajors, gpusShared);
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,

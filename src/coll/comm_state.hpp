@@ -42,6 +42,7 @@ struct CallArgs {
 struct RankResources {
   int device = -1;
   int smCount = 0;
+  int computeMajor = 0;    ///< the GPU's compute capability, major part
   DeviceBuffer flags;      ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
   DeviceBuffer scratch;    ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
   DeviceBuffer stage;      ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
@@ -88,8 +89,9 @@ struct CommState {
   SymmetricTable symmetric;
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
-  ChoiceSettings settings;  ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH
-  int maxBlocks = 1;        ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
+  ChoiceSettings settings;       ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH
+  int maxBlocks = 1;             ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
+  bool overlapLaunches = false;  ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group

@@ -177,6 +177,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        256,
        "Most thread blocks one collective kernel launches on each GPU (as NCCL_MAX_CTAS); 0: one per SM. For "
        "tuning: fewer blocks leave SMs to other work and may load NVLink differently."},
+      {"PEERLINK_COLL_PDL",
+       ParamType::Bool,
+       "1",
+       {},
+       0,
+       0,
+       "Let a collective kernel start while the previous kernel in its stream finishes (programmatic dependent "
+       "launch; compute capability 9.0+, not with PEERLINK_COLL_SHARE_GPUS): saves launch latency between "
+       "collectives in a stream or CUDA graph. Eager calls through peerlink's launch graphs are not affected."},
       {"PEERLINK_COLL_SHARE_GPUS",
        ParamType::Bool,
        "0",

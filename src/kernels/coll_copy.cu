@@ -126,8 +126,8 @@ int collCopyBlocks(std::size_t bytes, int maxBlocks) {
   return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
 }
 
-void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph) {
-  detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, graph);
+void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch) {
+  detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, launch);
 }
 
 void preloadCollKernels(bool push) {

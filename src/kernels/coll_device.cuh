@@ -19,9 +19,32 @@ struct KernelNumbers {
   unsigned long long peerSeq[kCollMaxRanks];  // send/recv: the set's number with each peer
 };
 
-/// Thread 0 reads this rank's counters (the previous kernel on the stream wrote them); every thread then
+/// Programmatic dependent launch (KernelLaunch::overlapPrevious): a kernel launched that way may start
+/// while the previous kernel in its stream runs, and must not touch global memory -- its inputs, the
+/// counters, its peers' flags and scratch -- until that kernel has finished and its stores are visible,
+/// which griddepcontrol.wait awaits (at once when the kernel was launched normally). Every thread that
+/// touches memory calls it; before it only shared memory.
+__device__ __forceinline__ void awaitPreviousKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/// Lets the next kernel in the stream, if launched overlapping, be scheduled once every block of this one
+/// has called it: its blocks wait in awaitPreviousKernel, so this kernel keeps every SM it already holds
+/// and every one of its blocks is resident before any of the next kernel's can be.
+__device__ __forceinline__ void allowNextKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Waits for the previous kernel (awaitPreviousKernel), lets the next be scheduled (allowNextKernel), then
+/// thread 0 reads this rank's counters (the previous kernel on the stream wrote them); every thread then
 /// sees `numbers`. Call at the top of a kernel, by every thread.
 __device__ __forceinline__ void readNumbers(const CollSyncArgs& s, KernelNumbers* numbers) {
+  awaitPreviousKernel();
+  allowNextKernel();
   if (threadIdx.x == 0) {
     const volatile CollRankSync* sync = s.sync;
     numbers->launch = sync->launches + 1;

@@ -35,7 +35,7 @@
 
 namespace peerlink::kernels {
 
-class KernelGraph;
+struct KernelLaunch;
 
 constexpr int kCollMaxRanks = 8;                                    ///< ranks of one communicator
 constexpr int kCollMaxBlocks = 256;                                 ///< blocks of one collective kernel
@@ -288,17 +288,17 @@ std::size_t collPushChunkBytes(int blocks);
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
 /// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
 /// `type`/`op` matter only when args.reduce.
-/// `graph`: launch through it (eager calls; kernel_graph.hpp), or null (streams being captured).
+/// `launch`: through the rank's eager graph or directly, overlapping the previous kernel or not (kernel_launch.hpp).
 void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream,
-                  KernelGraph* graph);
+                  const KernelLaunch& launch);
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
-                      KernelGraph* graph);
-void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph);
+                      const KernelLaunch& launch);
+void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
-                          KernelGraph* graph);
-void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph);
+                          const KernelLaunch& launch);
+void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
-                          KernelGraph* graph);
+                          const KernelLaunch& launch);
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls

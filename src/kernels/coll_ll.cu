@@ -87,6 +87,7 @@ __global__ void __launch_bounds__(kLlThreads) collLlKernel(const __grid_constant
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool single = first + stride >= lines;  // at most one line: payload keeps its inputs throughout
   unsigned long long payload[kCollMaxRanks];
+  awaitPreviousKernel();
   if (first < lines) loadInputs(args, first, payload);  // in flight together with the counters' read
   readNumbers(s, &numbers);
   const uint32_t flag = static_cast<uint32_t>(numbers.seq % 0xffffffffull) + 1u;
@@ -150,15 +151,15 @@ int collLlBlocks(std::size_t bytes, int maxBlocks) {
 }
 
 void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream,
-                  KernelGraph* graph) {
+                  const KernelLaunch& launch) {
   if (!args.reduce) {
-    detail::launchKernel(collLlKernel<kU8, kSum, false>, blocks, threads, stream, args, graph);
+    detail::launchKernel(collLlKernel<kU8, kSum, false>, blocks, threads, stream, args, launch);
     return;
   }
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(collLlKernel<kType, kOp, true>, blocks, threads, stream, args, graph);
+    detail::launchKernel(collLlKernel<kType, kOp, true>, blocks, threads, stream, args, launch);
   });
 }
 

@@ -271,11 +271,11 @@ std::size_t collPushChunkBytes(int blocks) {
 }
 
 void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
-                          KernelGraph* graph) {
+                          const KernelLaunch& launch) {
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(collPushReduceKernel<kType, kOp>, blocks, kPushThreads, stream, args, graph);
+    detail::launchKernel(collPushReduceKernel<kType, kOp>, blocks, kPushThreads, stream, args, launch);
   });
 }
 

@@ -120,11 +120,11 @@ int collReduceBlocks(std::size_t bytes, int maxBlocks) {
 }
 
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
-                      KernelGraph* graph) {
+                      const KernelLaunch& launch) {
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(collReduceKernel<kType, kOp>, blocks, kReduceThreads, stream, args, graph);
+    detail::launchKernel(collReduceKernel<kType, kOp>, blocks, kReduceThreads, stream, args, launch);
   });
 }
 

@@ -90,8 +90,8 @@ int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks) {
   return collRingBlocks(bytes, std::max(1, maxBlocks / std::max(1, chains)));
 }
 
-void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, KernelGraph* graph) {
-  detail::launchKernel(collRingBroadcastKernel, blocks, colldev::kRingThreads, stream, args, graph);
+void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch) {
+  detail::launchKernel(collRingBroadcastKernel, blocks, colldev::kRingThreads, stream, args, launch);
 }
 
 namespace detail {

@@ -241,11 +241,11 @@ std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks) {
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
-                          KernelGraph* graph) {
+                          const KernelLaunch& launch) {
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(collRingReduceKernel<kType, kOp>, blocks, colldev::kRingThreads, stream, args, graph);
+    detail::launchKernel(collRingReduceKernel<kType, kOp>, blocks, colldev::kRingThreads, stream, args, launch);
   });
 }
 

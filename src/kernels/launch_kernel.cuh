@@ -9,23 +9,34 @@
 
 #include "core/cuda_check.hpp"
 #include "kernels/kernel_graph.hpp"
+#include "kernels/kernel_launch.hpp"
 
 namespace peerlink::kernels::detail {
 
-/// Launches kernel(args) with `blocks` x `threads` on `stream` (the current device's), through `graph` when
-/// given (cheaper on the host; kernel_graph.hpp) and directly when not or when the graph turned itself
-/// off; throws Error(CudaError) when the launch is refused.
+/// Launches kernel(args) with `blocks` x `threads` on `stream` (the current device's), through
+/// launch.graph when given (cheaper on the host; kernel_graph.hpp) and directly when not or when the graph
+/// turned itself off, then overlapping the previous kernel when launch.overlapPrevious
+/// (kernel_launch.hpp); throws Error(CudaError) when the launch is refused.
 template <typename Args>
 void launchKernel(void (*kernel)(Args), int blocks, int threads, cudaStream_t stream, const Args& args,
-                  KernelGraph* graph = nullptr) {
-  if (graph != nullptr) {
+                  const KernelLaunch& launch = {}) {
+  if (launch.graph != nullptr) {
     void* params[] = {const_cast<Args*>(&args)};
-    if (graph->launch(reinterpret_cast<const void*>(kernel), blocks, threads, params, stream) == cudaSuccess) return;
+    if (launch.graph->launch(reinterpret_cast<const void*>(kernel), blocks, threads, params, stream) == cudaSuccess) {
+      return;
+    }
   }
+  cudaLaunchAttribute overlap = {};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned int>(blocks));
   config.blockDim = dim3(static_cast<unsigned int>(threads));
   config.stream = stream;
+  if (launch.overlapPrevious) {
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+  }
   PEERLINK_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args));
 }
 

@@ -44,6 +44,18 @@ TEST(CollLaunchShapes, LlLinesPerThreadWithEveryBlockResident) {
   EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 100000), kCollMaxBlocks);
 }
 
+// Programmatic dependent launch: only when asked for, on compute capability 9.0+ everywhere (the kernels
+// built for older GPUs do not wait for the previous kernel), and never with two ranks on one GPU.
+TEST(CollLaunchShapes, LaunchesOverlapOnlyOnHopperAndWithoutSharedGpus) {
+  using coll::launchesMayOverlap;
+  EXPECT_TRUE(launchesMayOverlap(true, {9, 9, 9, 9}, false));
+  EXPECT_TRUE(launchesMayOverlap(true, {10, 9}, false));
+  EXPECT_FALSE(launchesMayOverlap(false, {9, 9, 9, 9}, false));  // PEERLINK_COLL_PDL=0
+  EXPECT_FALSE(launchesMayOverlap(true, {9, 8, 9, 9}, false));   // one Ampere GPU
+  EXPECT_FALSE(launchesMayOverlap(true, {9, 9}, true));          // PEERLINK_COLL_SHARE_GPUS
+  EXPECT_FALSE(launchesMayOverlap(true, {}, false));
+}
+
 // Push reduction: a block per 8 KiB of the longest shard up to the SM count; four stages of every block
 // fit a sender's 16 MiB slot, chunks at most 64 KiB and whole 16-byte units.
 TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {

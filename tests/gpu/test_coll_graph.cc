@@ -1,10 +1,12 @@
 // The communicator inside CUDA graphs (every rank's stream captured into one graph, replayed several times
-// with new inputs between replays, mixed with eager calls: the kernels' own counters must advance), the
-// deadline path (one rank's stream held by a latch: the others report Error(Timeout) naming it, and the
+// with new inputs between replays, mixed with eager calls: the kernels' own counters must advance; calls
+// back to back, each reading the previous one's result, which programmatic dependent launch must not
+// break), the deadline path (one rank's stream held by a latch: the others report Error(Timeout) naming it, and the
 // communicator works again once the late kernel is done), and a latency report for small all-reduces.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -117,6 +119,60 @@ TEST(CommunicatorGraph, EveryCollectiveReplays) {
       c.seed = count + static_cast<std::size_t>(collective);
       replayCase(devices, "AUTO", c);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// In-place all-reduces of one buffer back to back in one captured graph, each reading what the one before
+// wrote, then the graph replayed: with programmatic dependent launch (PEERLINK_COLL_PDL, on by default on
+// compute capability 9.0+) each kernel may start while the previous one finishes, so a kernel that touched
+// memory before awaiting it would read stale data here. Sizes run LL, two-shot and ring kernels (forced
+// RING too); i32 sums stay exact: S * n^(k-1) after k calls, S the sum of the ranks' inputs.
+TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  constexpr int kCallsPerGraph = 4;
+  constexpr int kReplays = 2;
+  for (const char* algorithm : {"AUTO", "RING"}) {
+    Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}}));
+    const int n = comm.size();
+    const std::vector<Stream> streams = rankStreams(comm);
+    for (const std::size_t count : {std::size_t{5}, std::size_t{40000}, std::size_t{3} << 20, std::size_t{72} << 20}) {
+      const auto inputOf = [](int rank, std::size_t i) { return static_cast<std::int32_t>((i * 7 + rank * 3) % 4); };
+      std::vector<DeviceBuffer> buffers;
+      for (int r = 0; r < n; ++r) {
+        std::vector<std::int32_t> input(count);
+        for (std::size_t i = 0; i < count; ++i) input[i] = inputOf(r, i);
+        buffers.push_back(DeviceBuffer(comm.device(r), count * sizeof(std::int32_t)));
+        PEERLINK_CUDA_CHECK(
+            cudaMemcpy(buffers.back().data(), input.data(), count * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+      }
+      cudaGraphExec_t exec = captureAll(comm, streams, [&] {
+        for (int call = 0; call < kCallsPerGraph; ++call) {
+          for (int r = 0; r < n; ++r) {
+            void* data = buffers[static_cast<std::size_t>(r)].data();
+            comm.allReduce(r, data, data, count, DataType::I32, ReduceOp::Sum,
+                           streams[static_cast<std::size_t>(r)].get());
+          }
+        }
+      });
+      for (int replay = 0; replay < kReplays; ++replay) {
+        PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));
+        ASSERT_EQ(finishAll(comm, streams), "") << algorithm << ", " << count << " elements, replay " << replay;
+      }
+      PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
+      std::int32_t scale = 1;
+      for (int k = 1; k < kCallsPerGraph * kReplays; ++k) scale *= n;
+      for (int r = 0; r < n; ++r) {
+        const std::vector<unsigned char> bytes = downloaded(buffers[static_cast<std::size_t>(r)]);
+        const auto* got = reinterpret_cast<const std::int32_t*>(bytes.data());
+        for (std::size_t i = 0; i < count; ++i) {
+          std::int32_t sum = 0;
+          for (int q = 0; q < n; ++q) sum += inputOf(q, i);
+          ASSERT_EQ(got[i], sum * scale) << algorithm << ", " << count << " elements: rank " << r << ", element " << i
+                                         << " (" << comm.describeChoice(Collective::AllReduce, count * 4) << ")";
+        }
+      }
     }
   }
 }
