@@ -46,12 +46,12 @@ __device__ __forceinline__ void readNumbers(const CollSyncArgs& s, KernelNumbers
   awaitPreviousKernel();
   allowNextKernel();
   if (threadIdx.x == 0) {
-    const volatile CollRankSync* sync = s.sync;
-    numbers->launch = sync->launches + 1;
+    const volatile CollCounters* counters = &s.sync->copies[blockIdx.x];
+    numbers->launch = counters->launches + 1;
     if (s.p2p) {
-      for (int p = 0; p < kCollMaxRanks; ++p) numbers->peerSeq[p] = sync->pairSeq[p] + 1;
+      for (int p = 0; p < kCollMaxRanks; ++p) numbers->peerSeq[p] = counters->pairSeq[p] + 1;
     } else {
-      numbers->seq = sync->collSeq + 1;
+      numbers->seq = counters->collSeq + 1;
     }
   }
   __syncthreads();
@@ -160,25 +160,24 @@ __device__ __forceinline__ void barArrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-/// Every block calls it last: the last block to finish advances this rank's counters for the next kernel,
-/// storing the numbers every block read at the start (`numbers`) -- no load, so no memory round trip at the
-/// kernel's end. The counters are read only by the next kernel on this rank's stream, which starts after
-/// this one has ended, so the kernel boundary orders them and no fence is needed (a fence here would also
-/// wait for this thread's stores to peers to be acknowledged, a microsecond on NVLink). A one-block grid
-/// needs no count.
+/// Every block calls it last: advances this rank's counters for the next kernel in this block's copies
+/// (CollRankSync), storing the numbers the block read at the start -- no load, no atomic, no barrier, so
+/// no memory round trip at the kernel's end. The counters are read only by the next kernel on this rank's
+/// stream, which starts after this one has ended, so the kernel boundary orders them and no fence is needed
+/// (a fence here would also wait for this thread's stores to peers to be acknowledged, a microsecond on
+/// NVLink).
 __device__ __forceinline__ void finishKernel(const CollSyncArgs& s, const KernelNumbers& numbers) {
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  if (gridDim.x > 1 && atomicAdd(&s.sync->blocksDone, 1u) != gridDim.x - 1) return;
-  volatile CollRankSync* sync = s.sync;
-  if (gridDim.x > 1) sync->blocksDone = 0;
-  sync->launches = numbers.launch;
-  if (s.p2p) {
-    for (int p = 0; p < s.nranks; ++p) {
-      if (((s.peerMask >> p) & 1u) != 0) sync->pairSeq[p] = numbers.peerSeq[p];
+  for (unsigned int copy = blockIdx.x + threadIdx.x * gridDim.x; copy < kCollMaxBlocks;
+       copy += blockDim.x * gridDim.x) {
+    volatile CollCounters* counters = &s.sync->copies[copy];
+    counters->launches = numbers.launch;
+    if (s.p2p) {
+      for (int p = 0; p < s.nranks; ++p) {
+        if (((s.peerMask >> p) & 1u) != 0) counters->pairSeq[p] = numbers.peerSeq[p];
+      }
+    } else {
+      counters->collSeq = numbers.seq;
     }
-  } else {
-    sync->collSeq = numbers.seq;
   }
 }
 
