@@ -46,12 +46,13 @@ __device__ __forceinline__ void readNumbers(const CollSyncArgs& s, KernelNumbers
   awaitPreviousKernel();
   allowNextKernel();
   if (threadIdx.x == 0) {
-    const volatile CollCounters* counters = &s.sync->copies[blockIdx.x];
-    numbers->launch = counters->launches + 1;
+    const volatile CollRankSync* sync = s.sync;
+    const unsigned int copy = blockIdx.x;
+    numbers->launch = sync->launches[copy] + 1;
     if (s.p2p) {
-      for (int p = 0; p < kCollMaxRanks; ++p) numbers->peerSeq[p] = counters->pairSeq[p] + 1;
+      for (int p = 0; p < kCollMaxRanks; ++p) numbers->peerSeq[p] = sync->pairSeq[p][copy] + 1;
     } else {
-      numbers->seq = counters->collSeq + 1;
+      numbers->seq = sync->collSeq[copy] + 1;
     }
   }
   __syncthreads();
@@ -160,25 +161,27 @@ __device__ __forceinline__ void barArrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-/// Every block calls it last: advances this rank's counters for the next kernel in this block's copies
-/// (CollRankSync), storing the numbers the block read at the start -- no load, no atomic, no barrier, so
-/// no memory round trip at the kernel's end. The counters are read only by the next kernel on this rank's
-/// stream, which starts after this one has ended, so the kernel boundary orders them and no fence is needed
-/// (a fence here would also wait for this thread's stores to peers to be acknowledged, a microsecond on
-/// NVLink).
+/// Every block calls it last: advances this rank's counters for the next kernel (CollRankSync) -- thread 0
+/// its block's own copy, block 0's threads also the copies past the grid, side by side -- storing the
+/// numbers the block read at the start: no load, no atomic, no barrier, so no memory round trip at the
+/// kernel's end. The counters are read only by the next kernel on this rank's stream, which starts after
+/// this one has ended, so the kernel boundary orders them and no fence is needed (a fence here would also
+/// wait for this thread's stores to peers to be acknowledged, a microsecond on NVLink).
 __device__ __forceinline__ void finishKernel(const CollSyncArgs& s, const KernelNumbers& numbers) {
-  for (unsigned int copy = blockIdx.x + threadIdx.x * gridDim.x; copy < kCollMaxBlocks;
-       copy += blockDim.x * gridDim.x) {
-    volatile CollCounters* counters = &s.sync->copies[copy];
-    counters->launches = numbers.launch;
+  volatile CollRankSync* sync = s.sync;
+  const auto advance = [&](unsigned int copy) {
+    sync->launches[copy] = numbers.launch;
     if (s.p2p) {
       for (int p = 0; p < s.nranks; ++p) {
-        if (((s.peerMask >> p) & 1u) != 0) counters->pairSeq[p] = numbers.peerSeq[p];
+        if (((s.peerMask >> p) & 1u) != 0) sync->pairSeq[p][copy] = numbers.peerSeq[p];
       }
     } else {
-      counters->collSeq = numbers.seq;
+      sync->collSeq[copy] = numbers.seq;
     }
-  }
+  };
+  if (threadIdx.x == 0) advance(blockIdx.x);
+  if (blockIdx.x != 0) return;
+  for (unsigned int copy = gridDim.x + threadIdx.x; copy < kCollMaxBlocks; copy += blockDim.x) advance(copy);
 }
 
 }  // namespace peerlink::kernels::colldev

@@ -86,21 +86,17 @@ const char* collStepName(int step) noexcept;
 enum CollType : int { kF64, kF32, kF16, kBf16, kI32, kU32, kI64, kU64, kI8, kU8 };
 enum CollOp : int { kSum, kProd, kMin, kMax, kAvg };
 
-/// A rank's counters as one block reads them.
-struct CollCounters {
-  unsigned long long collSeq;                 ///< collectives finished by this rank
-  unsigned long long launches;                ///< kernels finished (a unique id per kernel run)
-  unsigned long long pairSeq[kCollMaxRanks];  ///< send/recv sets finished with each peer
-};
-
-/// Per-rank counters in the rank's own device memory, zeroed at creation. Between kernels every copy holds
-/// the same values; block b of a kernel reads copy b at its start, and at its end writes copies b, b + grid,
-/// b + 2 * grid, ... -- its own, which it has read, and ones no block of its grid reads -- so no block can
-/// see a count its own kernel already advanced (a block may start after another has finished), and no
-/// block needs to know which finishes last.
+/// Per-rank counters in the rank's own device memory, zeroed at creation, in kCollMaxBlocks copies. Between
+/// kernels every copy holds the same values; block b of a kernel reads copy b at its start, and at its end
+/// writes copy b (which it has read) and, block 0, the copies past the grid (which no block of it reads) --
+/// so no block can see a count its own kernel already advanced (a block may start after another has
+/// finished), and no block needs to know which finishes last. Copy-major arrays, so a warp writes
+/// neighbouring copies in one transaction.
 struct CollRankSync {
-  CollCounters copies[kCollMaxBlocks];
-  unsigned long long failedLaunch;  ///< the latest launch whose failure is recorded
+  unsigned long long collSeq[kCollMaxBlocks];                 ///< collectives finished by this rank
+  unsigned long long launches[kCollMaxBlocks];                ///< kernels finished (a unique id per kernel run)
+  unsigned long long pairSeq[kCollMaxRanks][kCollMaxBlocks];  ///< send/recv sets finished with each peer
+  unsigned long long failedLaunch;                            ///< the latest launch whose failure is recorded
 };
 
 /// A kernel's report of a stalled peer, in mapped pinned host memory (one per rank). The device writes
