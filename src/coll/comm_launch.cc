@@ -103,11 +103,10 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
 
 void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes, bool capturing) {
   const int blocks = kernels::collLlBlocks(bytes, state.maxBlocks);
-  const int threads = kernels::collLlThreads(bytes);
   for (const CallArgs& call : set) {
     const CollLlArgs args = llArgs(state, call, bytes);
     onRank(state, call.rank, [&] {
-      kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, threads, call.stream,
+      kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, call.stream,
                             launchOf(state, call.rank, capturing));
     });
   }

@@ -257,8 +257,10 @@ struct CollRingReduceArgs {
 /// than the flags can number (2^kCollRoundBits: 64 GiB on one block of 64 KiB chunks). A pipelined kernel
 /// whose rounds would wrap into the next call's values must not run (its waits could pass early).
 bool collRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes);
-int collLlThreads(std::size_t bytes);
-/// LL blocks: one per kLlThreads lines, at most `maxBlocks` (every block resident; threads loop over lines).
+/// LL threads per block, whatever the size: a kernel's block 0 also writes the counters' copies past its
+/// grid, one per thread (finishKernel) -- with one warp, eight stores each made 8-128 B calls ~1 us slower.
+constexpr int kCollLlThreads = 256;
+/// LL blocks: one per kCollLlThreads lines, at most `maxBlocks` (every block resident; threads loop over lines).
 int collLlBlocks(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of reduction work per rank, capped at `maxBlocks` (the smallest SM count).
 int collReduceBlocks(std::size_t bytes, int maxBlocks);
@@ -292,7 +294,7 @@ std::size_t collPushChunkBytes(int blocks);
 /// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
 /// `type`/`op` matter only when args.reduce.
 /// `launch`: through the rank's eager graph or directly, overlapping the previous kernel or not (kernel_launch.hpp).
-void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream,
+void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                   const KernelLaunch& launch);
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                       const KernelLaunch& launch);

@@ -20,8 +20,6 @@ namespace {
 using namespace colldev;
 using namespace llline;
 
-constexpr int kLlThreads = 256;
-
 __device__ __forceinline__ Line* slotOf(void* scratch, int parity, int sender, int nranks) {
   return reinterpret_cast<Line*>(static_cast<unsigned char*>(scratch) +
                                  (static_cast<std::size_t>(parity) * nranks + sender) * kCollLlSlotBytes);
@@ -79,7 +77,7 @@ __device__ __forceinline__ void loadInputs(const CollLlArgs& args, std::size_t l
 // the send pass (a reduction reloads its own contribution, which no one else writes), so in-place calls
 // are safe. Tokens are line 0 of their message: its thread sends and awaits them, the others only messages.
 template <int Type, int Op, bool Reduce>
-__global__ void __launch_bounds__(kLlThreads) collLlKernel(const __grid_constant__ CollLlArgs args) {
+__global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_constant__ CollLlArgs args) {
   __shared__ KernelNumbers numbers;
   const CollSyncArgs& s = args.sync;
   const std::size_t lines = (args.bytes + kPayloadBytes - 1) / kPayloadBytes;
@@ -137,29 +135,23 @@ void loadLlKernel() {
 
 }  // namespace
 
-int collLlThreads(std::size_t bytes) {
-  const std::size_t lines = std::max<std::size_t>(1, (bytes + 7) / 8);
-  if (lines >= static_cast<std::size_t>(kLlThreads)) return kLlThreads;
-  return static_cast<int>((lines + 31) / 32 * 32);
-}
-
 int collLlBlocks(std::size_t bytes, int maxBlocks) {
   const std::size_t lines = std::max<std::size_t>(1, (bytes + 7) / 8);
-  const std::size_t wanted = (lines + kLlThreads - 1) / kLlThreads;
+  const std::size_t wanted = (lines + kCollLlThreads - 1) / kCollLlThreads;
   const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
   return static_cast<int>(std::min(wanted, cap));
 }
 
-void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, int threads, cudaStream_t stream,
+void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                   const KernelLaunch& launch) {
   if (!args.reduce) {
-    detail::launchKernel(collLlKernel<kU8, kSum, false>, blocks, threads, stream, args, launch);
+    detail::launchKernel(collLlKernel<kU8, kSum, false>, blocks, kCollLlThreads, stream, args, launch);
     return;
   }
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(collLlKernel<kType, kOp, true>, blocks, threads, stream, args, launch);
+    detail::launchKernel(collLlKernel<kType, kOp, true>, blocks, kCollLlThreads, stream, args, launch);
   });
 }
 

@@ -35,10 +35,9 @@ TEST(CollLaunchShapes, CopyChunksShrinkSoMediumMessagesReachEverySm) {
 }
 
 TEST(CollLaunchShapes, LlLinesPerThreadWithEveryBlockResident) {
-  EXPECT_EQ(collLlThreads(1), 32);
   EXPECT_EQ(collLlBlocks(1, 132), 1);
-  EXPECT_EQ(collLlThreads(8 * 40), 64);  // 40 lines: two warps
-  EXPECT_EQ(collLlThreads(kCollLlMaxBytes), 256);
+  EXPECT_EQ(collLlBlocks(8 * 256, 132), 1);  // 256 lines: one block
+  EXPECT_EQ(collLlBlocks(8 * 257, 132), 2);
   EXPECT_EQ(collLlBlocks(256 * kKiB, 132), 128);       // one line per thread
   EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 132), 132);  // at most one block per SM: threads loop over lines
   EXPECT_EQ(collLlBlocks(kCollLlMaxBytes, 100000), kCollMaxBlocks);
