@@ -167,11 +167,11 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
           "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
-          "peer access {:.1f}; deadline {} ms, algorithm {})",
+          "peer access {:.1f}; deadline {} ms, algorithm {}, direct launches {} the previous kernel)",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
           millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
           millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u,
-          algorithmName(state.settings.forced));
+          algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for");
 }
 
 void releaseCommunicator(CommState& state) noexcept {
