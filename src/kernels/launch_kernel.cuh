@@ -22,7 +22,8 @@ void launchKernel(void (*kernel)(Args), int blocks, int threads, cudaStream_t st
                   const KernelLaunch& launch = {}) {
   if (launch.graph != nullptr) {
     void* params[] = {const_cast<Args*>(&args)};
-    if (launch.graph->launch(reinterpret_cast<const void*>(kernel), blocks, threads, params, stream) == cudaSuccess) {
+    if (launch.graph->launch(reinterpret_cast<const void*>(kernel), blocks, threads, params, &args, sizeof(Args),
+                             stream) == cudaSuccess) {
       return;
     }
   }

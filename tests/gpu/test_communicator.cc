@@ -251,5 +251,50 @@ TEST(Communicator, RanksMayRunAheadBySeveralCalls) {
   }
 }
 
+// Eager calls repeating their arguments exactly (the launch graph then skips its update) still run each
+// time, and a call with other arguments in between is not replaced by the repeated ones: in-place
+// all-reduces of buffer a three times, b once, a twice more -- a ends at n^5, b at n.
+TEST(Communicator, EagerCallsWithRepeatedArgumentsEachRun) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  Communicator comm(devices, paramsWith({}));
+  const int n = comm.size();
+  const std::vector<Stream> streams = rankStreams(comm);
+  for (const std::size_t count : {std::size_t{5}, std::size_t{300000}}) {  // LL, and a direct kernel
+    std::vector<DeviceBuffer> a;
+    std::vector<DeviceBuffer> b;
+    const std::vector<float> ones(count, 1.0f);
+    for (int r = 0; r < n; ++r) {
+      for (auto* buffers : {&a, &b}) {
+        buffers->push_back(DeviceBuffer(comm.device(r), count * sizeof(float)));
+        PEERLINK_CUDA_CHECK(
+            cudaMemcpy(buffers->back().data(), ones.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+      }
+    }
+    const auto allReduce = [&](std::vector<DeviceBuffer>& buffers) {
+      for (int r = 0; r < n; ++r) {
+        void* data = buffers[static_cast<std::size_t>(r)].data();
+        comm.allReduce(r, data, data, count, DataType::F32, ReduceOp::Sum, streams[static_cast<std::size_t>(r)].get());
+      }
+    };
+    for (int k = 0; k < 3; ++k) allReduce(a);
+    allReduce(b);
+    for (int k = 0; k < 2; ++k) allReduce(a);
+    ASSERT_EQ(finishAll(comm, streams), "");
+    const auto nf = static_cast<float>(n);
+    const float n5 = nf * nf * nf * nf * nf;
+    for (int r = 0; r < n; ++r) {
+      for (const auto& [buffers, want] : {std::pair{&a, n5}, std::pair{&b, nf}}) {
+        std::vector<float> got(count);
+        PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), (*buffers)[static_cast<std::size_t>(r)].data(),
+                                       count * sizeof(float), cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(got[i], want) << count << " elements, rank " << r << ", element " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace peerlink::testing
