@@ -34,6 +34,9 @@ constexpr std::size_t kLlWireBytes = 1024 * kKiB;
 //   LL, 8.5 direct) and 1 MiB on 2, lost at 3 MiB on 4 (512 KiB: 11.7 against 9.2) and 2 MiB on 2 (1 MiB:
 //   8.7-9.1 against 8.4).
 constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
+// LL128 in place of LL from this message size on (withLineFormat). PROVISIONAL, not yet measured: LL128's
+// lines cost half of LL's bytes, but a line takes eight lanes, so small messages run on fewer threads.
+constexpr std::size_t kLl128FromBytes = 8 * kKiB;
 // From here a two-shot all-reduce runs as two kernels, a direct-read reduce-scatter of each rank's shard and
 // then an all-gather that pushes it, instead of one kernel whose threads load their shard from the peers
 // and store the result to them pack by pack: on 4xH200 the reduce-scatter and all-gather collectives took
@@ -235,7 +238,9 @@ bool reducesWholeMessages(Collective collective) {
 LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh, Protocol protocol,
               std::size_t llMaxBytes) {
   if (bytes > llMaxBytes) return {false, ""};
-  if (protocol == Protocol::Ll) return {true, "LL protocol (forced by PEERLINK_PROTO=LL)"};
+  if (protocol == Protocol::Ll || protocol == Protocol::Ll128) {
+    return {true, std::string("LL protocol (forced by PEERLINK_PROTO=") + protocolName(protocol) + ")"};
+  }
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
   std::size_t limit = llMaxBytes;
   if (nvlinkMesh) {
@@ -301,6 +306,7 @@ const char* protocolName(Protocol protocol) noexcept {
   switch (protocol) {
     case Protocol::Auto: return "AUTO";
     case Protocol::Ll: return "LL";
+    case Protocol::Ll128: return "LL128";
     case Protocol::Simple: return "SIMPLE";
   }
   return "?";
@@ -310,6 +316,7 @@ std::optional<Protocol> parseProtocol(const std::string& name) {
   const std::string upper = upperCase(name);
   if (upper == "AUTO") return Protocol::Auto;
   if (upper == "LL") return Protocol::Ll;
+  if (upper == "LL128") return Protocol::Ll128;
   if (upper == "SIMPLE") return Protocol::Simple;
   return std::nullopt;
 }
@@ -417,6 +424,34 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
   return choice;
 }
 
+bool ll128Capable(const Topology& topology, const std::vector<int>& devices) {
+  if (!isNvlinkMesh(topology, devices)) return false;
+  for (int device : devices) {
+    const int index = gpuIndexOf(topology, device);
+    if (index < 0 || topology.gpus[static_cast<std::size_t>(index)].ccMajor < 9) return false;
+  }
+  return true;
+}
+
+KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, Protocol protocol, bool capable) {
+  if (choice.kernel != Kernel::Ll || protocol == Protocol::Ll || protocol == Protocol::Simple) return choice;
+  if (!capable) {
+    if (protocol == Protocol::Ll128) {
+      choice.reason += "; LL lines: LL128 needs NVLink between every pair and compute capability 9.0+";
+    }
+    return choice;
+  }
+  if (protocol == Protocol::Ll128) {
+    choice.kernel = Kernel::Ll128;
+    choice.reason += "; in LL128 lines (forced by PEERLINK_PROTO=LL128)";
+  } else if (bytes >= kLl128FromBytes) {
+    choice.kernel = Kernel::Ll128;
+    choice.reason += "; in LL128 lines (>= " + formatBytes(kLl128FromBytes) +
+                     ": 120 payload bytes per 128 on the wire, LL's 8 per 16)";
+  }
+  return choice;
+}
+
 bool reduceTwoShotSharesRoot(std::size_t bytes, int nranks) {
   return nranks <= 1 || bytes < kReduceRootShardBelow;
 }
@@ -438,6 +473,7 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
       if (collective == Collective::SendRecv) return false;
       return collective != Collective::Broadcast || choice.algorithm == Algorithm::TwoShot;
     case Kernel::Ll:
+    case Kernel::Ll128:
     case Kernel::TwoShot:
     case Kernel::SplitTwoShot:  // its all-gather kernel (its reduce-scatter kernel only loads)
     case Kernel::PushReduce:

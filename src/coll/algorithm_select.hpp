@@ -19,13 +19,14 @@ struct AlgorithmChoice {
 };
 
 /// The wire protocol of one-shot kernels (PEERLINK_PROTO): LL packs a flag into every 8 bytes of data, so a
-/// receiver waits for the data itself (one step, no barrier; twice the bytes on the wire); Simple moves
-/// plain data between barriers.
-enum class Protocol { Auto, Ll, Simple };
+/// receiver waits for the data itself (one step, no barrier; twice the bytes on the wire); LL128 does the
+/// same with one 8-byte flag per 128-byte line (NVLink only: coll_ll128.cu); Simple moves plain data
+/// between barriers.
+enum class Protocol { Auto, Ll, Ll128, Simple };
 
-/// "AUTO", "LL", "SIMPLE" (PEERLINK_PROTO's spellings, case-insensitive); nullopt for anything else.
+/// "AUTO", "LL", "LL128", "SIMPLE" (PEERLINK_PROTO's spellings, case-insensitive); nullopt for anything else.
 std::optional<Protocol> parseProtocol(const std::string& name);
-/// The spelling parseProtocol reads back: "AUTO", "LL", "SIMPLE".
+/// The spelling parseProtocol reads back: "AUTO", "LL", "LL128", "SIMPLE".
 const char* protocolName(Protocol protocol) noexcept;
 
 /// How large reductions move data between GPUs (PEERLINK_COLL_PUSH): Push stores every byte to the peer
@@ -50,8 +51,9 @@ enum class Kernel {
   RingReduce,     ///< reduce along the ranks towards the root, stores only, through stages (coll_ring_reduce.cu)
   RingAllReduce,  ///< all-reduce as n ring reduces then n ring broadcasts, one per segment, side by side
   RingReduceScatter,  ///< reduce-scatter as n ring reduces side by side, block j along the chain ending at rank j
+  Ll128,              ///< the LL one-shot in 128-byte lines of 120 payload bytes (coll_ll128.cu): NVLink only
 };
-constexpr int kKernelCount = 11;
+constexpr int kKernelCount = 12;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans
@@ -70,6 +72,18 @@ bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices);
 KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
                           PushMode push = PushMode::Auto);
+
+/// Whether the GPUs `devices` of `topology` may carry LL128 lines: every pair over NVLink (isNvlinkMesh) and
+/// every GPU of compute capability 9.0 or later. LL128 trusts the path between two GPUs' SMs to deliver a
+/// warp's 128-byte store whole (coll_ll128.cu); NCCL trusts NVLink on Volta to Hopper, peerlink only what
+/// it has run on (Hopper).
+bool ll128Capable(const Topology& topology, const std::vector<int>& devices);
+
+/// The line format of an LL choice: `choice` (what chooseKernel returned) with Kernel::Ll128 in place of
+/// Kernel::Ll where the GPUs are `capable` (ll128Capable) and PEERLINK_PROTO=LL128 forces it or, under AUTO,
+/// the message of `bytes` is one whose LL lines cost more time on the wire than LL128's cost in latency.
+/// Any other choice comes back as it was.
+KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, Protocol protocol, bool capable);
 
 /// Whether a two-shot reduce of `bytes` per rank cuts the count among all n ranks, the root reducing a shard
 /// too, rather than among the n - 1 others while the root only lends its input. One rank: always.

@@ -16,8 +16,10 @@ ChoiceSettings choiceSettingsFrom(const Params& params) {
 KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inPlace, const Topology& topology,
                               const std::vector<int>& devices, const ChoiceSettings& settings) {
   const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, topology, devices, settings.forced);
-  return chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
-                      algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push);
+  const KernelChoice choice =
+      chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
+                   algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push);
+  return withLineFormat(choice, bytes, settings.protocol, ll128Capable(topology, devices));
 }
 
 const char* kernelName(Kernel kernel) noexcept {
@@ -33,6 +35,7 @@ const char* kernelName(Kernel kernel) noexcept {
     case Kernel::RingReduce: return "ring_reduce";
     case Kernel::RingAllReduce: return "ring_all_reduce";
     case Kernel::RingReduceScatter: return "ring_reduce_scatter";
+    case Kernel::Ll128: return "ll128";
   }
   return "?";
 }

@@ -21,14 +21,15 @@ struct ChoiceSettings {
 ChoiceSettings choiceSettingsFrom(const Params& params);
 
 /// The kernel a call of `collective` with `bytes` per rank (chooseKernel's meaning) runs over the GPUs
-/// `devices` of `topology`: chooseAlgorithm, then chooseKernel with the LL scratch the communicator has.
+/// `devices` of `topology`: chooseAlgorithm, then chooseKernel with the LL scratch the communicator has,
+/// then the LL line format (withLineFormat).
 /// Assumes what the pipelined kernels need of the buffers (16-byte alignment); where a call's buffers
 /// do not give it, the communicator runs a direct kernel instead and logs why.
 KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inPlace, const Topology& topology,
                               const std::vector<int>& devices, const ChoiceSettings& settings);
 
 /// "ll", "one_shot_direct", "two_shot", "reduce_scatter", "copy", "push_reduce", "ring_broadcast",
-/// "split_two_shot", "ring_reduce", "ring_all_reduce", "ring_reduce_scatter".
+/// "split_two_shot", "ring_reduce", "ring_all_reduce", "ring_reduce_scatter", "ll128".
 const char* kernelName(Kernel kernel) noexcept;
 
 }  // namespace peerlink::coll

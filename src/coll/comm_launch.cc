@@ -45,14 +45,17 @@ void addJob(CollCopyArgs& args, const void* src, void* dst, std::size_t bytes) {
   job.bytes = bytes;
 }
 
-// Rank `call.rank`'s LL arguments: what it sends each rank (null: a token), where what it hears goes.
-CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t bytes) {
+// Rank `call.rank`'s LL arguments: what it sends each rank (null: a token), where what it hears goes; the
+// LL or the LL128 scratch areas.
+CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t bytes, bool ll128) {
   CollLlArgs args;
   const int n = state.nranks;
   const int rank = call.rank;
   const unsigned int peers = allRanks(state) & ~(1u << rank);
   args.sync = syncArgs(state, rank, call.collective, false, allRanks(state));
-  for (int p = 0; p < kCollMaxRanks; ++p) args.scratch[p] = state.symmetric.scratch[p];
+  for (int p = 0; p < kCollMaxRanks; ++p) {
+    args.scratch[p] = ll128 ? state.symmetric.ll128Scratch[p] : state.symmetric.scratch[p];
+  }
   args.bytes = bytes;
   switch (call.collective) {
     case Collective::AllReduce:
@@ -101,13 +104,15 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
   return args;
 }
 
-void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes, bool capturing) {
-  const int blocks = kernels::collLlBlocks(bytes, state.maxBlocks);
+void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes, bool ll128,
+                 bool capturing) {
+  const int blocks =
+      ll128 ? kernels::collLl128Blocks(bytes, state.maxBlocks) : kernels::collLlBlocks(bytes, state.maxBlocks);
+  const auto launch = ll128 ? kernels::launchCollLl128 : kernels::launchCollLl;
   for (const CallArgs& call : set) {
-    const CollLlArgs args = llArgs(state, call, bytes);
+    const CollLlArgs args = llArgs(state, call, bytes, ll128);
     onRank(state, call.rank, [&] {
-      kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, call.stream,
-                            launchOf(state, call.rank, capturing));
+      launch(args, collType(call.type), collOp(call.op), blocks, call.stream, launchOf(state, call.rank, capturing));
     });
   }
 }
@@ -399,7 +404,8 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
   const KernelChoice& choice = chooseKernel(state, first.collective, bytes, inPlace);
   logOnce(state, first.collective, choice, bytes);
   switch (choice.kernel) {
-    case Kernel::Ll: launchLlSet(state, set, bytes, capturing); break;
+    case Kernel::Ll: launchLlSet(state, set, bytes, false, capturing); break;
+    case Kernel::Ll128: launchLlSet(state, set, bytes, true, capturing); break;
     case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
     case Kernel::RingBroadcast:
       if (const std::string blocker = ringBroadcastBlocker(state, set); !blocker.empty()) {

@@ -69,15 +69,19 @@ void setupRank(RankResources& rank, int device, int nranks, bool push) {
   rank.device = device;
   rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
   rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
+  // Apart from LL's: an LL receiver must never find LL128 payload where it expects its flags.
+  rank.ll128Scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLl128SlotBytes);
   if (push) rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
   if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
   rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
+  PEERLINK_CUDA_CHECK(cudaMemset(rank.ll128Scratch.data(), 0, rank.ll128Scratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
   const auto buffersReady = Clock::now();
-  kernels::preloadCollKernels(push);
+  // LL128 runs on compute capability 9.0+ only (ll128Capable): its kernels are loaded there only.
+  kernels::preloadCollKernels(push, rank.computeMajor >= 9);
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
   logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
@@ -149,6 +153,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
     state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
     state.symmetric.scratch[r] = rank.scratch.data();
+    state.symmetric.ll128Scratch[r] = rank.ll128Scratch.data();
     state.symmetric.stage[r] = rank.stage.data();
     state.symmetric.ringStage[r] = rank.ringStage.data();
     // Ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) split its SMs: a kernel waits for its peers' kernels, so

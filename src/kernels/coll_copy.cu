@@ -130,10 +130,11 @@ void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, c
   detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, launch);
 }
 
-void preloadCollKernels(bool push) {
+void preloadCollKernels(bool push, bool ll128) {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
+  if (ll128) detail::preloadCollLl128Kernels();
   detail::preloadCollRingKernels();
   detail::preloadCollRingReduceKernels();
   if (push) detail::preloadCollPushKernels();

@@ -43,6 +43,10 @@ constexpr int kCollPhases = 10;                                     ///< flag ph
 constexpr int kCollMaxJobs = 16;                                    ///< copy jobs of one kernel
 constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;       ///< largest LL one-shot message per rank
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;       ///< LL lines: 16 bytes per 8 of payload
+constexpr std::size_t kCollLl128LineBytes = 128;                     ///< an LL128 line (coll_ll128.cu)
+constexpr std::size_t kCollLl128LinePayload = 120;                   ///< its payload; the rest is the flag
+constexpr std::size_t kCollLl128SlotBytes =                          ///< LL128 lines of a largest LL message
+    (kCollLlMaxBytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload * kCollLl128LineBytes;
 constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sender's stage slot at a rank
 constexpr std::size_t kCollRingStageBytes = std::size_t{32} << 20;  ///< a rank's ring reduce stage (from prev)
 /// The pipelined kernels (rings, push reduction) flag round k of call c as (c << kCollRoundBits) + k + 1.
@@ -145,7 +149,8 @@ struct CollSyncArgs {
 /// calls are safe (coll_ll.cu).
 struct CollLlArgs {
   CollSyncArgs sync;
-  void* scratch[kCollMaxRanks] = {};       ///< rank p's LL area (2 * nranks slots of kCollLlSlotBytes)
+  void* scratch[kCollMaxRanks] = {};       ///< rank p's LL area (2 * nranks slots of kCollLlSlotBytes), or
+                                           ///< for LL128 its LL128 area (2 * nranks of kCollLl128SlotBytes)
   const void* toRank[kCollMaxRanks] = {};  ///< the message for rank p, or null (a token); toRank[rank]: own
                                            ///< contribution (reduce) or the local copy's source (copy)
   void* fromRank[kCollMaxRanks] = {};      ///< copy: where rank p's message goes, or null; [rank]: the local copy
@@ -262,6 +267,8 @@ bool collRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes);
 constexpr int kCollLlThreads = 256;
 /// LL blocks: one per kCollLlThreads lines, at most `maxBlocks` (every block resident; threads loop over lines).
 int collLlBlocks(std::size_t bytes, int maxBlocks);
+/// LL128 blocks (kCollLlThreads threads, eight lanes per line): one per kCollLlThreads / 8 lines, at most `maxBlocks`.
+int collLl128Blocks(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of reduction work per rank, capped at `maxBlocks` (the smallest SM count).
 int collReduceBlocks(std::size_t bytes, int maxBlocks);
 /// The chunk copies of `bytes` per rank are cut in: 64 KiB, or down to 8 KiB so that `maxBlocks` blocks
@@ -296,6 +303,9 @@ std::size_t collPushChunkBytes(int blocks);
 /// `launch`: through the rank's eager graph or directly, overlapping the previous kernel or not (kernel_launch.hpp).
 void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                   const KernelLaunch& launch);
+/// The same exchange in LL128 lines (coll_ll128.cu; only over NVLink: see there); args.scratch: LL128 areas.
+void launchCollLl128(const CollLlArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                     const KernelLaunch& launch);
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                       const KernelLaunch& launch);
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
@@ -307,12 +317,14 @@ void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp 
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
-/// it on every device at creation; the push reduction's kernels only with `push` (PEERLINK_COLL_PUSH=1).
-void preloadCollKernels(bool push);
+/// it on every device at creation; the push reduction's kernels only with `push` (PEERLINK_COLL_PUSH=1), the
+/// LL128 kernels only with `ll128` (a GPU that may run them).
+void preloadCollKernels(bool push, bool ll128);
 
 namespace detail {
 void preloadCollReduceKernels();      // coll_reduce.cu
 void preloadCollLlKernels();          // coll_ll.cu
+void preloadCollLl128Kernels();       // coll_ll128.cu
 void preloadCollPushKernels();        // coll_push_reduce.cu
 void preloadCollRingKernels();        // coll_ring_broadcast.cu
 void preloadCollRingReduceKernels();  // coll_ring_reduce.cu
