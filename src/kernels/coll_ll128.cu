@@ -86,6 +86,11 @@ __device__ __forceinline__ void loadInputs(const CollLlArgs& args, std::size_t p
 #pragma unroll
   for (int p = 0; p < kCollMaxRanks; ++p) {
     const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
+    if (p > 0 && from == args.toRank[p - 1]) {  // all-reduce sends one buffer to everyone: load it once
+      lo[p] = lo[p - 1];
+      hi[p] = hi[p - 1];
+      continue;
+    }
     const bool has = p < args.sync.nranks && from != nullptr;
     lo[p] = has ? loadPayload(from, args.bytes, pack) : 0;
     hi[p] = has && twoPacks ? loadPayload(from, args.bytes, pack + 1) : 0;

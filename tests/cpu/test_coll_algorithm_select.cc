@@ -399,10 +399,11 @@ TEST(KernelSelect, ParsesProtocols) {
   EXPECT_EQ(parseProtocol("auto"), Protocol::Auto);
   EXPECT_EQ(parseProtocol("LL"), Protocol::Ll);
   EXPECT_EQ(parseProtocol("Simple"), Protocol::Simple);
-  EXPECT_FALSE(parseProtocol("ll128").has_value());
+  EXPECT_EQ(parseProtocol("ll128"), Protocol::Ll128);
+  EXPECT_FALSE(parseProtocol("ll64").has_value());
   EXPECT_FALSE(parseProtocol("").has_value());
   // The names read back as what they name (peerlink coll --explain prints them as settings).
-  for (Protocol protocol : {Protocol::Auto, Protocol::Ll, Protocol::Simple}) {
+  for (Protocol protocol : {Protocol::Auto, Protocol::Ll, Protocol::Ll128, Protocol::Simple}) {
     EXPECT_EQ(parseProtocol(protocolName(protocol)), protocol);
   }
   for (PushMode push : {PushMode::Auto, PushMode::Push, PushMode::Pull})

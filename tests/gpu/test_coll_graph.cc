@@ -19,36 +19,6 @@
 namespace peerlink::testing {
 namespace {
 
-// Captures `body` (which calls the collective for every rank on streams[r]) into one graph over all ranks:
-// stream 0 forks to the others through events and joins them back.
-template <typename Fn>
-cudaGraphExec_t captureAll(const Communicator& comm, const std::vector<Stream>& streams, const Fn& body) {
-  const int n = comm.size();
-  std::vector<Event> forks;
-  std::vector<Event> joins;
-  for (int r = 0; r < n; ++r) {
-    forks.emplace_back(comm.device(0), cudaEventDisableTiming);
-    joins.emplace_back(comm.device(r), cudaEventDisableTiming);
-  }
-  PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(streams[0].get(), cudaStreamCaptureModeGlobal));
-  PEERLINK_CUDA_CHECK(cudaEventRecord(forks[0].get(), streams[0].get()));
-  for (int r = 1; r < n; ++r) {
-    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[static_cast<std::size_t>(r)].get(), forks[0].get(), 0));
-  }
-  body();
-  for (int r = 1; r < n; ++r) {
-    PEERLINK_CUDA_CHECK(
-        cudaEventRecord(joins[static_cast<std::size_t>(r)].get(), streams[static_cast<std::size_t>(r)].get()));
-    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), joins[static_cast<std::size_t>(r)].get(), 0));
-  }
-  cudaGraph_t graph = nullptr;
-  PEERLINK_CUDA_CHECK(cudaStreamEndCapture(streams[0].get(), &graph));
-  cudaGraphExec_t exec = nullptr;
-  PEERLINK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));
-  return exec;
-}
-
 // Replays a graph of one collective several times with new inputs, with an eager call of another size
 // between replays; every replay's output matches the reference.
 void replayCase(const std::vector<int>& devices, const char* algorithm, CollCase c) {

@@ -60,8 +60,8 @@ TEST(Communicator, RejectsBadDeviceLists) {
 }
 
 // (configuration, collective): every type, op, size class, in place and not. A configuration is a
-// PEERLINK_ALGO value, PROTO_LL / PROTO_SIMPLE for PEERLINK_PROTO (so small messages run both protocols), or
-// PUSH for PEERLINK_COLL_PUSH=1 (every reduction past LL through the push kernel).
+// PEERLINK_ALGO value, PROTO_LL / PROTO_LL128 / PROTO_SIMPLE for PEERLINK_PROTO (so small messages run every
+// protocol), or PUSH for PEERLINK_COLL_PUSH=1 (every reduction past LL through the push kernel).
 class CommunicatorCorrectness : public ::testing::TestWithParam<std::tuple<const char*, Collective>> {};
 
 Params paramsOfConfiguration(const std::string& configuration) {
@@ -129,7 +129,7 @@ std::string caseName(const ::testing::TestParamInfo<CommunicatorCorrectness::Par
 
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CommunicatorCorrectness,
                          ::testing::Combine(::testing::Values("AUTO", "ONESHOT", "TWOSHOT", "RING", "PROTO_LL",
-                                                              "PROTO_SIMPLE", "PUSH"),
+                                                              "PROTO_LL128", "PROTO_SIMPLE", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
 

@@ -1,0 +1,103 @@
+// The LL line format (withLineFormat, ll128Capable): LL128 only where every pair talks over NVLink and every
+// GPU is compute capability 9.0+, forced by PEERLINK_PROTO=LL128 or under AUTO from its size on; LL128
+// never replaces anything but LL. Expected choices are written out by hand.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "coll/algorithm_select.hpp"
+#include "coll/choice_settings.hpp"
+#include "coll_lists.hpp"
+#include "peerlink/topology.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * kKiB;
+
+Topology load(const std::string& name) {
+  return loadTopologyFile((fs::path(PEERLINK_FIXTURES_DIR) / "topologies" / (name + ".json")).string());
+}
+
+std::vector<int> allDevices(const Topology& topology) {
+  std::vector<int> devices;
+  for (const Gpu& gpu : topology.gpus) devices.push_back(gpu.cudaOrdinal);
+  return devices;
+}
+
+TEST(LineFormat, ProtocolSpellings) {
+  EXPECT_EQ(parseProtocol("ll128"), Protocol::Ll128);
+  EXPECT_EQ(parseProtocol("LL128"), Protocol::Ll128);
+  EXPECT_STREQ(protocolName(Protocol::Ll128), "LL128");
+  EXPECT_EQ(parseProtocol("LL12"), std::nullopt);
+  EXPECT_STREQ(kernelName(Kernel::Ll128), "ll128");
+}
+
+TEST(LineFormat, CapableOnlyOnAnNvlinkMeshOfHopper) {
+  const Topology h200 = load("h200x4_vm");
+  EXPECT_TRUE(ll128Capable(h200, allDevices(h200)));
+  EXPECT_TRUE(ll128Capable(h200, {1, 3}));
+  const Topology h100 = load("h100x8_nvswitch");
+  EXPECT_TRUE(ll128Capable(h100, allDevices(h100)));
+  for (const char* name : {"rtx4090x2", "dual_socket_pcie", "pcie_10gpu", "vm_flat_numa_unknown"}) {
+    const Topology pcie = load(name);
+    EXPECT_FALSE(ll128Capable(pcie, allDevices(pcie))) << name;
+  }
+  // An NVLink mesh of an older GPU: the 128-byte ordering is trusted only where it has been run.
+  Topology older = h200;
+  older.gpus[2].ccMajor = 8;
+  EXPECT_FALSE(ll128Capable(older, allDevices(older)));
+  EXPECT_TRUE(ll128Capable(older, {0, 1}));
+}
+
+TEST(LineFormat, ReplacesOnlyLl) {
+  const KernelChoice ll{Algorithm::OneShot, Kernel::Ll, "why"};
+  const KernelChoice copy{Algorithm::OneShot, Kernel::Copy, "why"};
+  // AUTO: LL128 from 8 KiB.
+  EXPECT_EQ(withLineFormat(ll, 8 * kKiB - 1, Protocol::Auto, true).kernel, Kernel::Ll);
+  const KernelChoice auto128 = withLineFormat(ll, 8 * kKiB, Protocol::Auto, true);
+  EXPECT_EQ(auto128.kernel, Kernel::Ll128);
+  EXPECT_EQ(auto128.algorithm, Algorithm::OneShot);
+  EXPECT_EQ(auto128.reason, "why; in LL128 lines (>= 8 KiB: 120 payload bytes per 128 on the wire, LL's 8 per 16)");
+  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, Protocol::Auto, false).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, Protocol::Auto, false).reason, "why");
+  // PEERLINK_PROTO=LL keeps LL; =LL128 takes LL128 at every LL size where capable, says why not elsewhere.
+  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, Protocol::Ll, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, 8, Protocol::Ll128, true).kernel, Kernel::Ll128);
+  const KernelChoice refused = withLineFormat(ll, 8, Protocol::Ll128, false);
+  EXPECT_EQ(refused.kernel, Kernel::Ll);
+  EXPECT_EQ(refused.reason, "why; LL lines: LL128 needs NVLink between every pair and compute capability 9.0+");
+  for (Protocol protocol : {Protocol::Auto, Protocol::Ll, Protocol::Ll128, Protocol::Simple}) {
+    EXPECT_EQ(withLineFormat(copy, 64 * kKiB, protocol, true).kernel, Kernel::Copy);
+  }
+}
+
+// The whole choice as the communicator makes it, on the fixtures.
+TEST(LineFormat, CallKernelOnFixtures) {
+  const Topology h200 = load("h200x4_vm");
+  const Topology pcie = load("rtx4090x2");
+  ChoiceSettings forced;
+  forced.protocol = Protocol::Ll128;
+  for (Collective collective : kEveryCollective) {
+    if (collective == Collective::SendRecv) continue;  // no LL kernel
+    EXPECT_EQ(chooseCallKernel(collective, 8, false, h200, allDevices(h200), forced).kernel, Kernel::Ll128)
+        << collectiveName(collective);
+    EXPECT_EQ(chooseCallKernel(collective, 64 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128)
+        << collectiveName(collective);
+    EXPECT_EQ(chooseCallKernel(collective, 8, false, pcie, allDevices(pcie), forced).kernel, Kernel::Ll)
+        << collectiveName(collective);
+    // Past LL's range nothing changes.
+    EXPECT_NE(chooseCallKernel(collective, 64 * kMiB, false, h200, allDevices(h200), forced).kernel, Kernel::Ll128)
+        << collectiveName(collective);
+  }
+  EXPECT_EQ(chooseCallKernel(Collective::SendRecv, 64 * kKiB, false, h200, allDevices(h200), forced).kernel,
+            Kernel::Copy);
+}
+
+}  // namespace
+}  // namespace peerlink::coll
