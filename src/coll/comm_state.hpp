@@ -42,13 +42,13 @@ struct CallArgs {
 struct RankResources {
   int device = -1;
   int smCount = 0;
-  int computeMajor = 0;    ///< the GPU's compute capability, major part
-  DeviceBuffer flags;      ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
-  DeviceBuffer scratch;    ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
+  int computeMajor = 0;       ///< the GPU's compute capability, major part
+  DeviceBuffer flags;         ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
+  DeviceBuffer scratch;       ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
   DeviceBuffer ll128Scratch;  ///< LL128 slots: 2 parities x nranks senders x kCollLl128SlotBytes, zeroed
-  DeviceBuffer stage;      ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
-  DeviceBuffer ringStage;  ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
-  DeviceBuffer sync;       ///< kernels::CollRankSync, zeroed
+  DeviceBuffer stage;         ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
+  DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
+  DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
   std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
 };
 

@@ -37,15 +37,15 @@ namespace peerlink::kernels {
 
 struct KernelLaunch;
 
-constexpr int kCollMaxRanks = 8;                                    ///< ranks of one communicator
-constexpr int kCollMaxBlocks = 256;                                 ///< blocks of one collective kernel
-constexpr int kCollPhases = 10;                                     ///< flag phases (CollPhase)
-constexpr int kCollMaxJobs = 16;                                    ///< copy jobs of one kernel
-constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;       ///< largest LL one-shot message per rank
-constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;       ///< LL lines: 16 bytes per 8 of payload
-constexpr std::size_t kCollLl128LineBytes = 128;                     ///< an LL128 line (coll_ll128.cu)
-constexpr std::size_t kCollLl128LinePayload = 120;                   ///< its payload; the rest is the flag
-constexpr std::size_t kCollLl128SlotBytes =                          ///< LL128 lines of a largest LL message
+constexpr int kCollMaxRanks = 8;                               ///< ranks of one communicator
+constexpr int kCollMaxBlocks = 256;                            ///< blocks of one collective kernel
+constexpr int kCollPhases = 10;                                ///< flag phases (CollPhase)
+constexpr int kCollMaxJobs = 16;                               ///< copy jobs of one kernel
+constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;  ///< largest LL one-shot message per rank
+constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;  ///< LL lines: 16 bytes per 8 of payload
+constexpr std::size_t kCollLl128LineBytes = 128;               ///< an LL128 line (coll_ll128.cu)
+constexpr std::size_t kCollLl128LinePayload = 120;             ///< its payload; the rest is the flag
+constexpr std::size_t kCollLl128SlotBytes =                    ///< LL128 lines of a largest LL message
     (kCollLlMaxBytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload * kCollLl128LineBytes;
 constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sender's stage slot at a rank
 constexpr std::size_t kCollRingStageBytes = std::size_t{32} << 20;  ///< a rank's ring reduce stage (from prev)

@@ -55,11 +55,11 @@ __device__ __forceinline__ void loadPiece(const unsigned char* at, unsigned long
 
 // Where a thread works: its lane in its line's lane group, the group's place in the warp, the first line.
 struct LanePlace {
-  int lane;                 // 0..7 within the line
-  int groupInWarp;          // 0..3
-  std::size_t firstLine;    // this lane group's first line
-  std::size_t warpFirst;    // the warp's first group's first line (the warp loops while it has a line)
-  std::size_t lineStride;   // lane groups in the grid
+  int lane;                // 0..7 within the line
+  int groupInWarp;         // 0..3
+  std::size_t firstLine;   // this lane group's first line
+  std::size_t warpFirst;   // the warp's first group's first line (the warp loops while it has a line)
+  std::size_t lineStride;  // lane groups in the grid
 };
 
 __device__ __forceinline__ LanePlace lanePlace() {
@@ -169,8 +169,7 @@ __global__ void __launch_bounds__(kCollLlThreads) collLl128Kernel(const __grid_c
         unsigned long long a = 0;
         unsigned long long b = 0;
         if (needs) {
-          loadPiece(slotOf(args.scratch[s.rank], parity, p, s.nranks) + line * kCollLl128LineBytes + pieceOffset, a,
-                    b);
+          loadPiece(slotOf(args.scratch[s.rank], parity, p, s.nranks) + line * kCollLl128LineBytes + pieceOffset, a, b);
         }
         const unsigned int seen = __ballot_sync(kFullWarp, !needs || !flagLane || b == flag);
         const bool lineReady = ((seen >> (place.groupInWarp * kLanesPerLine)) & 0xffu) == 0xffu;
@@ -197,8 +196,8 @@ __global__ void __launch_bounds__(kCollLlThreads) collLl128Kernel(const __grid_c
           const int peer = __ffs(pending) - 1;
           unsigned long long a = 0;
           unsigned long long b = 0;
-          loadPiece(slotOf(args.scratch[s.rank], parity, peer, s.nranks) + line * kCollLl128LineBytes + pieceOffset,
-                    a, b);
+          loadPiece(slotOf(args.scratch[s.rank], parity, peer, s.nranks) + line * kCollLl128LineBytes + pieceOffset, a,
+                    b);
           recordFailure(s, numbers, kStepLlData, peer, b, flag);
         }
         failed = true;
