@@ -2,7 +2,8 @@
 // take the GPUs round-robin and share them), so the algorithms' n-rank paths — two-shot broadcast and
 // reduce, tokens between non-root ranks, blocks of n - 1 peers — run against the host reference on a one-
 // or two-GPU machine too. Every collective, a few types and ops, every size class, in place and out of
-// place, under AUTO, TWOSHOT, SIMPLE and PUSH (PEERLINK_COLL_PUSH=1), and the ring broadcast and reduce. What they
+// place, under AUTO, TWOSHOT, SIMPLE, LL128 (PEERLINK_PROTO; LL128 lines wherever LL fits, n - 1 senders per
+// scratch area) and PUSH (PEERLINK_COLL_PUSH=1), and the ring broadcast and reduce. What they
 // measure is not speed: ranks on one GPU split its SMs.
 #include <gtest/gtest.h>
 
@@ -37,8 +38,8 @@ TEST_P(SharedGpuCorrectness, MatchesHostReference) {
   const auto [ranks, configuration, collective] = GetParam();
   std::vector<std::pair<std::string, std::string>> overrides = {{"PEERLINK_COLL_SHARE_GPUS", "1"}};
   const std::string config = configuration;
-  if (config == "SIMPLE") {
-    overrides.emplace_back("PEERLINK_PROTO", "SIMPLE");
+  if (config == "SIMPLE" || config == "LL128") {
+    overrides.emplace_back("PEERLINK_PROTO", config);
   } else if (config == "PUSH") {
     overrides.emplace_back("PEERLINK_COLL_PUSH", "1");
   } else {
@@ -89,7 +90,7 @@ std::string caseName(const ::testing::TestParamInfo<SharedGpuCorrectness::ParamT
 
 INSTANTIATE_TEST_SUITE_P(SeveralRanksPerGpu, SharedGpuCorrectness,
                          ::testing::Combine(::testing::Values(3, 4, 8),
-                                            ::testing::Values("AUTO", "TWOSHOT", "SIMPLE", "PUSH"),
+                                            ::testing::Values("AUTO", "TWOSHOT", "SIMPLE", "LL128", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
 // The rings (PEERLINK_ALGO=RING): broadcast, reduce, all-reduce and reduce-scatter along chains of 3-8
