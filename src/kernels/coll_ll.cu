@@ -29,46 +29,34 @@ __device__ __forceinline__ bool inMask(unsigned int mask, int rank) {
   return ((mask >> rank) & 1u) != 0;
 }
 
-// Polls line `line` of the slots of the ranks in `pending` until each shows `flag`, handing each arrival to
-// `arrived(rank, payload)`; false (failure recorded) on a timeout.
-template <typename Arrived>
-__device__ __forceinline__ bool receiveLines(const CollLlArgs& args, const KernelNumbers& numbers, int parity,
-                                             uint32_t flag, std::size_t line, unsigned int pending, Arrived&& arrived) {
+// Polls line `line` of `sender`'s slot until it shows `flag`; false (failure recorded) on a timeout.
+__device__ __forceinline__ bool awaitLine(const CollLlArgs& args, const KernelNumbers& numbers, int parity,
+                                          uint32_t flag, std::size_t line, int sender, unsigned long long& data) {
   const CollSyncArgs& s = args.sync;
+  const Line* at = slotOf(args.scratch[s.rank], parity, sender, s.nranks) + line;
   Deadline deadline{0};
   bool armed = false;
-  for (unsigned int polls = 1; pending != 0; ++polls) {
-#pragma unroll
-    for (int p = 0; p < kCollMaxRanks; ++p) {
-      if (!inMask(pending, p)) continue;
-      const Line seen = loadLine(slotOf(args.scratch[s.rank], parity, p, s.nranks) + line);
-      if (hasFlag(seen, flag)) {
-        arrived(p, dataOf(seen));
-        pending &= ~(1u << p);
-      }
+  for (unsigned int polls = 1;; ++polls) {
+    const Line seen = loadLine(at);
+    if (hasFlag(seen, flag)) {
+      data = dataOf(seen);
+      return true;
     }
-    if (pending == 0 || polls % kPollsPerTimerRead != 0) continue;
+    if (polls % kPollsPerTimerRead != 0) continue;
     if (!armed) {
       deadline = Deadline::after(s.timeoutNs);
       armed = true;
     } else if (deadline.passed()) {
-      const int peer = __ffs(pending) - 1;
-      const Line seen = loadLine(slotOf(args.scratch[s.rank], parity, peer, s.nranks) + line);
-      recordFailure(s, numbers, kStepLlData, peer, staleFlagOf(seen, flag), flag);
+      recordFailure(s, numbers, kStepLlData, sender, staleFlagOf(seen, flag), flag);
       return false;
     }
   }
-  return true;
 }
 
-// The payload of `line` of every message this rank sends (own contribution at [rank]); a token's is 0.
-__device__ __forceinline__ void loadInputs(const CollLlArgs& args, std::size_t line,
-                                           unsigned long long (&payload)[kCollMaxRanks]) {
-#pragma unroll
-  for (int p = 0; p < kCollMaxRanks; ++p) {
-    const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
-    payload[p] = p < args.sync.nranks && from != nullptr ? loadPayload(from, args.bytes, line) : 0;
-  }
+// The payload of `line` of the message at `from` (null: a token, 0).
+__device__ __forceinline__ unsigned long long payloadOf(const unsigned char* from, std::size_t bytes,
+                                                        std::size_t line) {
+  return from != nullptr ? loadPayload(from, bytes, line) : 0;
 }
 
 // A thread owns lines first, first + stride, ... of every message (the grid is at most one block per SM,
@@ -76,52 +64,74 @@ __device__ __forceinline__ void loadInputs(const CollLlArgs& args, std::size_t l
 // its lines, then receives them: it stores only to its own lines of the outputs, whose inputs it read in
 // the send pass (a reduction reloads its own contribution, which no one else writes), so in-place calls
 // are safe. Tokens are line 0 of their message: its thread sends and awaits them, the others only messages.
+//
+// The loops over ranks run at run time, not unrolled over kCollMaxRanks, a message's payload is loaded only
+// where it differs from the last one sent (an all-reduce loads its input once), and a reduction folds each
+// rank's payload in as it comes, in rank order (PackReducer), rather than gathering them in an array: the
+// kernel's code and its path stay short, which is what a one-line call's time is made of.
 template <int Type, int Op, bool Reduce>
 __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_constant__ CollLlArgs args) {
   __shared__ KernelNumbers numbers;
   const CollSyncArgs& s = args.sync;
+  const int n = s.nranks;
+  const int rank = s.rank;
   const std::size_t lines = (args.bytes + kPayloadBytes - 1) / kPayloadBytes;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool single = first + stride >= lines;  // at most one line: payload keeps its inputs throughout
-  unsigned long long payload[kCollMaxRanks];
+  const auto* own = static_cast<const unsigned char*>(args.toRank[rank]);
+  unsigned long long ownFirst = 0;  // this thread's first line of its own message, loaded with the counters
   awaitPreviousKernel();
-  if (first < lines) loadInputs(args, first, payload);  // in flight together with the counters' read
+  if (first < lines) ownFirst = payloadOf(own, args.bytes, first);
   readNumbers(s, &numbers);
   const uint32_t flag = static_cast<uint32_t>(numbers.seq % 0xffffffffull) + 1u;
   const int parity = static_cast<int>(numbers.seq & 1u);
-  unsigned int peers = 0;
-  for (int p = 0; p < s.nranks; ++p) peers |= p == s.rank ? 0u : 1u << p;
-  auto* local = static_cast<unsigned char*>(args.fromRank[s.rank]);
-  const bool localCopy = !Reduce && local != nullptr && local != args.toRank[s.rank];
+  auto* local = static_cast<unsigned char*>(args.fromRank[rank]);
+  const bool localCopy = !Reduce && local != nullptr && local != own;
   for (std::size_t line = first; line < lines; line += stride) {
-    if (line != first) loadInputs(args, line, payload);
-#pragma unroll
-    for (int p = 0; p < kCollMaxRanks; ++p) {
-      if (inMask(peers, p) && (line == 0 || args.toRank[p] != nullptr)) {
-        storeLine(slotOf(args.scratch[p], parity, s.rank, s.nranks) + line, payload[p], flag);
+    const unsigned long long ownPayload = line == first ? ownFirst : payloadOf(own, args.bytes, line);
+    unsigned long long payload = ownPayload;
+    const unsigned char* loadedFrom = own;
+    for (int k = 1; k < n; ++k) {
+      const int p = rank + k < n ? rank + k : rank + k - n;  // from the next rank on
+      const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
+      if (line != 0 && from == nullptr) continue;  // a token is line 0 alone
+      if (from != loadedFrom) {
+        payload = payloadOf(from, args.bytes, line);
+        loadedFrom = from;
       }
+      storeLine(slotOf(args.scratch[p], parity, rank, n) + line, payload, flag);
     }
-    if (localCopy) storePayload(local, args.bytes, line, payload[s.rank]);
+    if (localCopy) storePayload(local, args.bytes, line, ownPayload);
   }
   for (std::size_t line = first; line < lines; line += stride) {
-    const unsigned int messages = line == 0 ? peers : peers & ~args.tokenMask;
     if constexpr (Reduce) {
-      if (!single) {
-        payload[s.rank] = loadPayload(static_cast<const unsigned char*>(args.toRank[s.rank]), args.bytes, line);
+      PackReducer<Type, Op, unsigned long long> reducer;
+      bool ok = true;
+      for (int p = 0; p < n && ok; ++p) {
+        unsigned long long data = 0;
+        if (p == rank) {
+          if (args.out != nullptr) data = line == first ? ownFirst : payloadOf(own, args.bytes, line);
+        } else if (line == 0 || !inMask(args.tokenMask, p)) {
+          ok = awaitLine(args, numbers, parity, flag, line, p, data);
+        }
+        if (p == 0) {
+          reducer.first(data);
+        } else {
+          reducer.add(data);
+        }
       }
-      // The incoming lines take the places of the outgoing ones, own contribution at [rank].
-      const bool ok = receiveLines(args, numbers, parity, flag, line, messages,
-                                   [&](int p, unsigned long long data) { payload[p] = data; });
       if (!ok) break;
-      if (args.out != nullptr) {
-        storePayload(static_cast<unsigned char*>(args.out), args.bytes, line, reducePack<Type, Op>(payload, s.nranks));
-      }
+      if (args.out != nullptr) storePayload(static_cast<unsigned char*>(args.out), args.bytes, line, reducer.result(n));
     } else {
-      const bool ok = receiveLines(args, numbers, parity, flag, line, messages, [&](int p, unsigned long long data) {
+      bool ok = true;
+      for (int k = 1; k < n && ok; ++k) {
+        const int p = rank + k < n ? rank + k : rank + k - n;
+        if (line != 0 && inMask(args.tokenMask, p)) continue;
+        unsigned long long data = 0;
+        ok = awaitLine(args, numbers, parity, flag, line, p, data);
         auto* to = static_cast<unsigned char*>(args.fromRank[p]);
-        if (to != nullptr && !inMask(args.tokenMask, p)) storePayload(to, args.bytes, line, data);
-      });
+        if (ok && to != nullptr && !inMask(args.tokenMask, p)) storePayload(to, args.bytes, line, data);
+      }
       if (!ok) break;
     }
   }

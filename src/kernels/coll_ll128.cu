@@ -7,12 +7,12 @@
 // aligned 128-byte store without splitting and reordering it, so a load that sees the flag at the line's
 // end sees the bytes before it: NCCL's LL128 rests on the same assumption and enables it by default only
 // over NVLink on Volta, Ampere and Hopper (NVIDIA/nccl#281, #786; a PCIe or C2C path may split the line and
-// corrupt data silently, nccl#2053). chooseLineFormat (algorithm_select.hpp) therefore uses it only on an
+// corrupt data silently, nccl#2053). ll128Capable (algorithm_select.hpp) therefore allows it only on an
 // NVLink mesh of compute capability 9.0 and up.
 //
 // Line k of a message holds payload bytes 120 k .. 120 k + 119: lane j < 7 of its lane group bytes
 // 120 k + 16 j .. + 15, lane 7 bytes 120 k + 112 .. + 119 and the flag. Payload moves in 8-byte packs
-// (reducePack), so every type's elements stay whole. LL128 lines live in their own scratch area, apart
+// (PackReducer), so every type's elements stay whole. LL128 lines live in their own scratch area, apart
 // from LL's: an LL receiver must never find an LL128 call's payload where it expects its flags.
 #include <algorithm>
 
@@ -35,9 +35,9 @@ constexpr int kLanesPerLine = 8;
 constexpr unsigned int kFullWarp = 0xffffffffu;
 constexpr int kFlagLane = kLanesPerLine - 1;
 
-__device__ __forceinline__ unsigned char* slotOf(void* scratch, int parity, int sender, int nranks) {
-  return static_cast<unsigned char*>(scratch) +
-         (static_cast<std::size_t>(parity) * nranks + sender) * kCollLl128SlotBytes;
+template <typename Byte>
+__device__ __forceinline__ Byte* slotOf(Byte* scratch, int parity, int sender, int nranks) {
+  return scratch + (static_cast<std::size_t>(parity) * nranks + sender) * kCollLl128SlotBytes;
 }
 
 __device__ __forceinline__ bool inMask(unsigned int mask, int rank) {
@@ -56,7 +56,7 @@ __device__ __forceinline__ void loadPiece(const unsigned char* at, unsigned long
 // Where a thread works: its lane in its line's lane group, the group's place in the warp, the first line.
 struct LanePlace {
   int lane;                // 0..7 within the line
-  int groupInWarp;         // 0..3
+  int groupShift;          // the group's first lane in the warp (its bits in a ballot)
   std::size_t firstLine;   // this lane group's first line
   std::size_t warpFirst;   // the warp's first group's first line (the warp loops while it has a line)
   std::size_t lineStride;  // lane groups in the grid
@@ -66,7 +66,7 @@ __device__ __forceinline__ LanePlace lanePlace() {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   LanePlace place;
   place.lane = static_cast<int>(threadIdx.x % kLanesPerLine);
-  place.groupInWarp = static_cast<int>((threadIdx.x % 32) / kLanesPerLine);
+  place.groupShift = static_cast<int>(threadIdx.x % 32) / kLanesPerLine * kLanesPerLine;
   place.firstLine = thread / kLanesPerLine;
   place.warpFirst = (thread - threadIdx.x % 32) / kLanesPerLine;
   place.lineStride = static_cast<std::size_t>(gridDim.x) * blockDim.x / kLanesPerLine;
@@ -79,138 +79,157 @@ __device__ __forceinline__ std::size_t packOf(std::size_t line, int lane) {
   return line * (kCollLl128LinePayload / 8) + 2 * static_cast<std::size_t>(lane);
 }
 
-// This lane's packs of every message this rank sends (own contribution at [rank]); a token's are 0.
-__device__ __forceinline__ void loadInputs(const CollLlArgs& args, std::size_t pack, bool twoPacks,
-                                           unsigned long long (&lo)[kCollMaxRanks],
-                                           unsigned long long (&hi)[kCollMaxRanks]) {
-#pragma unroll
-  for (int p = 0; p < kCollMaxRanks; ++p) {
-    const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
-    if (p > 0 && from == args.toRank[p - 1]) {  // all-reduce sends one buffer to everyone: load it once
-      lo[p] = lo[p - 1];
-      hi[p] = hi[p - 1];
-      continue;
+// A lane's share of a line: packs `a` and `b` (the flag lane: `a` and the flag).
+struct Piece {
+  unsigned long long a = 0;
+  unsigned long long b = 0;
+};
+
+// This lane's packs of the message at `from` (null: a token, zeros).
+__device__ __forceinline__ Piece payloadOf(const unsigned char* from, std::size_t bytes, std::size_t pack,
+                                           bool flagLane) {
+  Piece piece;
+  if (from == nullptr) return piece;
+  piece.a = loadPayload(from, bytes, pack);
+  if (!flagLane) piece.b = loadPayload(from, bytes, pack + 1);
+  return piece;
+}
+
+__device__ __forceinline__ void storePayloads(unsigned char* to, std::size_t bytes, std::size_t pack, bool flagLane,
+                                              const Piece& piece) {
+  storePayload(to, bytes, pack, piece.a);
+  if (!flagLane) storePayload(to, bytes, pack + 1, piece.b);
+}
+
+// Polls this lane's 16 bytes at `at` until its group's flag lane sees `flag` in the same load (the line's
+// eight lanes load it in one instruction). Every lane of the warp calls it for the same peer; `waits`:
+// whether this lane's group expects a line from it. True once every group of the warp has its line; false
+// (failure recorded) when the deadline passes first, for the whole warp.
+__device__ __forceinline__ bool awaitPiece(const unsigned char* at, bool waits, bool flagLane, int groupShift,
+                                           unsigned long long flag, const CollSyncArgs& s, const KernelNumbers& numbers,
+                                           int peer, Piece& piece) {
+  bool got = !waits;
+  Deadline deadline{0};
+  bool armed = false;
+  for (unsigned int polls = 1;; ++polls) {
+    if (!got) loadPiece(at, piece.a, piece.b);
+    const unsigned int seen = __ballot_sync(kFullWarp, got || !flagLane || piece.b == flag);
+    if (seen == kFullWarp) return true;
+    got = ((seen >> groupShift) & 0xffu) == 0xffu;
+    if (polls % kPollsPerTimerRead != 0) continue;
+    if (!armed) {
+      deadline = Deadline::after(s.timeoutNs);
+      armed = true;
+    } else if (__any_sync(kFullWarp, deadline.passed())) {
+      if (!got && flagLane) recordFailure(s, numbers, kStepLlData, peer, piece.b, flag);
+      return false;
     }
-    const bool has = p < args.sync.nranks && from != nullptr;
-    lo[p] = has ? loadPayload(from, args.bytes, pack) : 0;
-    hi[p] = has && twoPacks ? loadPayload(from, args.bytes, pack + 1) : 0;
   }
 }
 
 // Every lane of a warp runs the same iterations (a line's eight lanes must store and load it in one
-// instruction, and the ballots below need the whole warp): iteration i is line firstLine + i * lineStride
-// of each lane group, active where that line exists. The group with the warp's first line has the most.
+// instruction, and the ballots need the whole warp): iteration i is line firstLine + i * lineStride of each
+// lane group, active where that line exists. The group with the warp's first line has the most.
 //
-// Sending: each active lane loads its packs of every message and stores its 16 bytes of each peer's line.
-// Receiving: per pending peer every active lane loads its 16 bytes of the line; the flag lane checks the
-// flag; a ballot tells each group whether its flag lane saw it, and then all eight lanes take the line. A
-// lane stores only its own packs of the outputs, whose inputs it read before (a reduction reloads its own
-// contribution, which no one else writes), so in-place calls are safe, as in coll_ll.cu.
+// The loops over ranks run at run time, not unrolled over kCollMaxRanks, and a reduction folds each rank's
+// packs in as they come (in rank order, PackReducer) instead of gathering them in arrays: the kernel's code
+// and its path stay short, which is what a one-line call's time is made of.
+//
+// Sending: per peer (from the next rank on) each active lane stores its 16 bytes of the peer's line,
+// loading the message's packs only where the message differs from the last (an all-reduce loads its input
+// once). Receiving: per peer the warp polls until every group has its line (awaitPiece), then a reduction
+// folds it in, a copy stores it. A lane stores only its own packs of the outputs, whose inputs it read
+// before (a reduction reloads its own contribution, which no one else writes), so in-place calls are safe,
+// as in coll_ll.cu.
 template <int Type, int Op, bool Reduce>
 __global__ void __launch_bounds__(kCollLlThreads) collLl128Kernel(const __grid_constant__ CollLlArgs args) {
   __shared__ KernelNumbers numbers;
   const CollSyncArgs& s = args.sync;
+  const int n = s.nranks;
+  const int rank = s.rank;
   const std::size_t lines = (args.bytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload;
   const LanePlace place = lanePlace();
   const bool flagLane = place.lane == kFlagLane;
-  const bool twoPacks = !flagLane;
-  const bool single = place.firstLine + place.lineStride >= lines;  // one line at most: inputs stay loaded
-  unsigned long long lo[kCollMaxRanks];
-  unsigned long long hi[kCollMaxRanks];
+  const std::size_t pieceOffset = static_cast<std::size_t>(place.lane) * 16;
+  const auto* own = static_cast<const unsigned char*>(args.toRank[rank]);
+  Piece ownFirst;  // this lane's packs of its first line of its own message, loaded with the counters
   awaitPreviousKernel();
-  if (place.firstLine < lines) loadInputs(args, packOf(place.firstLine, place.lane), twoPacks, lo, hi);
+  if (place.firstLine < lines) ownFirst = payloadOf(own, args.bytes, packOf(place.firstLine, place.lane), flagLane);
   readNumbers(s, &numbers);
   const unsigned long long flag = numbers.seq;  // >= 1; a zeroed line shows 0
   const int parity = static_cast<int>(numbers.seq & 1u);
-  unsigned int peers = 0;
-  for (int p = 0; p < s.nranks; ++p) peers |= p == s.rank ? 0u : 1u << p;
-  auto* local = static_cast<unsigned char*>(args.fromRank[s.rank]);
-  const bool localCopy = !Reduce && local != nullptr && local != args.toRank[s.rank];
-  const std::size_t pieceOffset = static_cast<std::size_t>(place.lane) * 16;
+  auto* local = static_cast<unsigned char*>(args.fromRank[rank]);
+  const bool localCopy = !Reduce && local != nullptr && local != own;
 
   for (std::size_t i = 0; place.warpFirst + i * place.lineStride < lines; ++i) {
     const std::size_t line = place.firstLine + i * place.lineStride;
     if (line >= lines) continue;  // the warp's other groups still have this iteration
     const std::size_t pack = packOf(line, place.lane);
-    if (i != 0) loadInputs(args, pack, twoPacks, lo, hi);
-#pragma unroll
-    for (int p = 0; p < kCollMaxRanks; ++p) {
-      if (inMask(peers, p) && (line == 0 || args.toRank[p] != nullptr)) {
-        unsigned char* at = slotOf(args.scratch[p], parity, s.rank, s.nranks) + line * kCollLl128LineBytes;
-        storePiece(at + pieceOffset, lo[p], flagLane ? flag : hi[p]);
+    Piece piece = ownFirst;
+    const unsigned char* loadedFrom = own;
+    bool loaded = i == 0;
+    for (int k = 1; k < n; ++k) {
+      const int p = rank + k < n ? rank + k : rank + k - n;
+      const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
+      if (line != 0 && from == nullptr) continue;  // a token is line 0 alone
+      if (!loaded || from != loadedFrom) {
+        piece = payloadOf(from, args.bytes, pack, flagLane);
+        loadedFrom = from;
+        loaded = true;
       }
+      unsigned char* at = slotOf(static_cast<unsigned char*>(args.scratch[p]), parity, rank, n) +
+                          line * kCollLl128LineBytes + pieceOffset;
+      storePiece(at, piece.a, flagLane ? flag : piece.b);
     }
-    if (localCopy) {
-      storePayload(local, args.bytes, pack, lo[s.rank]);
-      if (twoPacks) storePayload(local, args.bytes, pack + 1, hi[s.rank]);
-    }
+    if (localCopy)
+      storePayloads(local, args.bytes, pack, flagLane, i == 0 ? ownFirst : payloadOf(own, args.bytes, pack, flagLane));
   }
 
-  bool failed = false;
-  for (std::size_t i = 0; !failed && place.warpFirst + i * place.lineStride < lines; ++i) {
+  const auto* mine = static_cast<const unsigned char*>(args.scratch[rank]);
+  for (std::size_t i = 0; place.warpFirst + i * place.lineStride < lines; ++i) {
     const std::size_t line = place.firstLine + i * place.lineStride;
     const bool active = line < lines;
     const std::size_t pack = packOf(line, place.lane);
-    unsigned int pending = !active ? 0u : line == 0 ? peers : peers & ~args.tokenMask;
+    const std::size_t lineOffset = line * kCollLl128LineBytes + pieceOffset;
+    bool failed = false;
     if constexpr (Reduce) {
-      if (active && !single) {
-        const auto* own = static_cast<const unsigned char*>(args.toRank[s.rank]);
-        lo[s.rank] = loadPayload(own, args.bytes, pack);
-        if (twoPacks) hi[s.rank] = loadPayload(own, args.bytes, pack + 1);
-      }
-    }
-    Deadline deadline{0};
-    bool armed = false;
-    for (unsigned int polls = 1; __any_sync(kFullWarp, pending != 0); ++polls) {
-#pragma unroll
-      for (int p = 0; p < kCollMaxRanks; ++p) {
-        if (p >= s.nranks) break;  // the same for the whole warp
-        const bool needs = inMask(pending, p);
-        unsigned long long a = 0;
-        unsigned long long b = 0;
-        if (needs) {
-          loadPiece(slotOf(args.scratch[s.rank], parity, p, s.nranks) + line * kCollLl128LineBytes + pieceOffset, a, b);
+      const bool result = active && args.out != nullptr;
+      PackReducer<Type, Op, unsigned long long> lo;
+      PackReducer<Type, Op, unsigned long long> hi;  // the flag lane's second pack is the flag: never stored
+      for (int p = 0; p < n; ++p) {
+        Piece piece;
+        if (p == rank) {
+          if (result) piece = i == 0 ? ownFirst : payloadOf(own, args.bytes, pack, flagLane);
+        } else {
+          const bool waits = active && (line == 0 || !inMask(args.tokenMask, p));
+          failed = !awaitPiece(slotOf(mine, parity, p, n) + lineOffset, waits, flagLane, place.groupShift, flag, s,
+                               numbers, p, piece);
+          if (failed) break;
         }
-        const unsigned int seen = __ballot_sync(kFullWarp, !needs || !flagLane || b == flag);
-        const bool lineReady = ((seen >> (place.groupInWarp * kLanesPerLine)) & 0xffu) == 0xffu;
-        if (needs && lineReady) {
-          if constexpr (Reduce) {
-            lo[p] = a;
-            hi[p] = b;
-          } else {
-            auto* to = static_cast<unsigned char*>(args.fromRank[p]);
-            if (to != nullptr && !inMask(args.tokenMask, p)) {
-              storePayload(to, args.bytes, pack, a);
-              if (twoPacks) storePayload(to, args.bytes, pack + 1, b);
-            }
-          }
-          pending &= ~(1u << p);
+        if (p == 0) {
+          lo.first(piece.a);
+          hi.first(piece.b);
+        } else {
+          lo.add(piece.a);
+          hi.add(piece.b);
         }
       }
-      if (polls % kPollsPerTimerRead != 0) continue;
-      if (!armed) {
-        deadline = Deadline::after(s.timeoutNs);
-        armed = true;
-      } else if (__any_sync(kFullWarp, deadline.passed())) {
-        if (pending != 0 && flagLane) {
-          const int peer = __ffs(pending) - 1;
-          unsigned long long a = 0;
-          unsigned long long b = 0;
-          loadPiece(slotOf(args.scratch[s.rank], parity, peer, s.nranks) + line * kCollLl128LineBytes + pieceOffset, a,
-                    b);
-          recordFailure(s, numbers, kStepLlData, peer, b, flag);
-        }
-        failed = true;
-        break;
+      if (!failed && result) {
+        storePayloads(static_cast<unsigned char*>(args.out), args.bytes, pack, flagLane, {lo.result(n), hi.result(n)});
+      }
+    } else {
+      for (int k = 1; k < n; ++k) {
+        const int p = rank + k < n ? rank + k : rank + k - n;
+        const bool message = line == 0 || !inMask(args.tokenMask, p);
+        Piece piece;
+        failed = !awaitPiece(slotOf(mine, parity, p, n) + lineOffset, active && message, flagLane, place.groupShift,
+                             flag, s, numbers, p, piece);
+        if (failed) break;
+        auto* to = static_cast<unsigned char*>(args.fromRank[p]);
+        if (active && to != nullptr && !inMask(args.tokenMask, p)) storePayloads(to, args.bytes, pack, flagLane, piece);
       }
     }
-    if constexpr (Reduce) {
-      if (!failed && active && args.out != nullptr) {
-        auto* out = static_cast<unsigned char*>(args.out);
-        storePayload(out, args.bytes, pack, reducePack<Type, Op>(lo, s.nranks));
-        if (twoPacks) storePayload(out, args.bytes, pack + 1, reducePack<Type, Op>(hi, s.nranks));
-      }
-    }
+    if (failed) break;  // the same for the whole warp (awaitPiece)
   }
   finishKernel(s, numbers);
 }

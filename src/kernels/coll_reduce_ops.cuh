@@ -92,35 +92,51 @@ __device__ __forceinline__ A finishOp(A a, int nranks) {
   }
 }
 
-/// Reduces one pack per rank (v[j] is rank j's), element-wise in rank order: Raw is the pack's raw type
-/// (8 bytes for an LL line's payload, uint4 for the direct kernels' 16-byte loads).
+/// An element-wise reduction of packs in rank order, one rank's pack at a time: first(rank 0's), add(rank
+/// 1's), ..., then result(nranks). Raw is the pack's raw type (8 bytes for an LL line's payload, uint4 for
+/// the direct kernels' 16-byte loads); the elements accumulate in Elem<Type>::A (f16/bf16 in float).
 template <int Type, int Op, typename Raw>
-__device__ __forceinline__ Raw reducePack(const Raw (&v)[kCollMaxRanks], int nranks) {
+struct PackReducer {
   using E = Elem<Type>;
   using A = typename E::A;
   using S = typename E::S;
-  constexpr int kElems = static_cast<int>(sizeof(Raw) / sizeof(S));
+  static constexpr int kElems = static_cast<int>(sizeof(Raw) / sizeof(S));
   union Pack {
     Raw raw;
     S e[kElems];
   };
-  Pack in;
-  in.raw = v[0];
   A acc[kElems];
+
+  __device__ __forceinline__ void first(Raw raw) {
+    Pack in;
+    in.raw = raw;
 #pragma unroll
-  for (int e = 0; e < kElems; ++e) acc[e] = E::load(in.e[e]);
+    for (int e = 0; e < kElems; ++e) acc[e] = E::load(in.e[e]);
+  }
+  __device__ __forceinline__ void add(Raw raw) {
+    Pack in;
+    in.raw = raw;
+#pragma unroll
+    for (int e = 0; e < kElems; ++e) acc[e] = applyOp<A, Op>(acc[e], E::load(in.e[e]));
+  }
+  __device__ __forceinline__ Raw result(int nranks) const {
+    Pack out;
+#pragma unroll
+    for (int e = 0; e < kElems; ++e) out.e[e] = E::store(finishOp<A, Op>(acc[e], nranks));
+    return out.raw;
+  }
+};
+
+/// Reduces one pack per rank (v[j] is rank j's), element-wise in rank order (PackReducer).
+template <int Type, int Op, typename Raw>
+__device__ __forceinline__ Raw reducePack(const Raw (&v)[kCollMaxRanks], int nranks) {
+  PackReducer<Type, Op, Raw> reducer;
+  reducer.first(v[0]);
 #pragma unroll
   for (int j = 1; j < kCollMaxRanks; ++j) {
-    if (j < nranks) {
-      in.raw = v[j];
-#pragma unroll
-      for (int e = 0; e < kElems; ++e) acc[e] = applyOp<A, Op>(acc[e], E::load(in.e[e]));
-    }
+    if (j < nranks) reducer.add(v[j]);
   }
-  Pack out;
-#pragma unroll
-  for (int e = 0; e < kElems; ++e) out.e[e] = E::store(finishOp<A, Op>(acc[e], nranks));
-  return out.raw;
+  return reducer.result(nranks);
 }
 
 }  // namespace peerlink::kernels::colldev

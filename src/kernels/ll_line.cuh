@@ -52,6 +52,25 @@ __device__ __forceinline__ unsigned long long dataOf(const Line& line) {
   return (line.half[0] & 0xffffffffull) | (line.half[1] << 32);
 }
 
+// The byte-wise paths of loadPayload and storePayload (a message's tail, or an unaligned buffer), out of
+// line: inlined, they made every use of a payload several times its size in the kernels' code, which a
+// launch's blocks fetch into their SMs' instruction caches.
+static __device__ __noinline__ unsigned long long loadPayloadBytes(const unsigned char* src, std::size_t bytes,
+                                                                   std::size_t at) {
+  unsigned long long value = 0;
+  for (int b = 0; b < 8; ++b) {
+    if (at + b < bytes) value |= static_cast<unsigned long long>(src[at + b]) << (8 * b);
+  }
+  return value;
+}
+
+static __device__ __noinline__ void storePayloadBytes(unsigned char* dst, std::size_t bytes, std::size_t at,
+                                                      unsigned long long value) {
+  for (int b = 0; b < 8; ++b) {
+    if (at + b < bytes) dst[at + b] = static_cast<unsigned char>(value >> (8 * b));
+  }
+}
+
 /// Payload bytes 8 * line .. 8 * line + 7 of a message of `bytes` at `src`, any alignment (those past the
 /// end read as 0).
 __device__ __forceinline__ unsigned long long loadPayload(const unsigned char* src, std::size_t bytes,
@@ -60,12 +79,7 @@ __device__ __forceinline__ unsigned long long loadPayload(const unsigned char* s
   if (at + 8 <= bytes && reinterpret_cast<uintptr_t>(src) % 8 == 0) {
     return *reinterpret_cast<const unsigned long long*>(src + at);
   }
-  unsigned long long value = 0;
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    if (at + b < bytes) value |= static_cast<unsigned long long>(src[at + b]) << (8 * b);
-  }
-  return value;
+  return at < bytes ? loadPayloadBytes(src, bytes, at) : 0;
 }
 
 /// Stores payload bytes 8 * line .. of a message of `bytes` to `dst` (none past the end), any alignment.
@@ -74,11 +88,8 @@ __device__ __forceinline__ void storePayload(unsigned char* dst, std::size_t byt
   const std::size_t at = line * kPayloadBytes;
   if (at + 8 <= bytes && reinterpret_cast<uintptr_t>(dst) % 8 == 0) {
     *reinterpret_cast<unsigned long long*>(dst + at) = value;
-    return;
-  }
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    if (at + b < bytes) dst[at + b] = static_cast<unsigned char>(value >> (8 * b));
+  } else if (at < bytes) {
+    storePayloadBytes(dst, bytes, at, value);
   }
 }
 
