@@ -34,9 +34,12 @@ constexpr std::size_t kLlWireBytes = 1024 * kKiB;
 //   LL, 8.5 direct) and 1 MiB on 2, lost at 3 MiB on 4 (512 KiB: 11.7 against 9.2) and 2 MiB on 2 (1 MiB:
 //   8.7-9.1 against 8.4).
 constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
-// LL128 in place of LL from this message size on (withLineFormat). PROVISIONAL, not yet measured: LL128's
-// lines cost half of LL's bytes, but a line takes eight lanes, so small messages run on fewer threads.
-constexpr std::size_t kLl128FromBytes = 8 * kKiB;
+// LL128 in place of LL once a rank's LL lines, 2 (n - 1) x the message, reach this (withLineFormat): LL128
+// costs about 0.05-0.25 us more at one line and half of LL's wire bytes per payload byte. 2xH200, graph,
+// all-reduce (round 40 call C): 8 KiB per message (32 KiB of lines) 2.63 us LL, 2.68 LL128; 32 KiB 2.95 and
+// 2.84; 512 KiB 6.83 and 4.73; every other collective tied at 8 KiB per peer and LL128 ahead from 32 KiB. On
+// more ranks the lines grow with n - 1 and the line moves down with them (not yet measured on 4 GPUs).
+constexpr std::size_t kLl128FromWireBytes = 32 * kKiB;
 // From here a two-shot all-reduce runs as two kernels, a direct-read reduce-scatter of each rank's shard and
 // then an all-gather that pushes it, instead of one kernel whose threads load their shard from the peers
 // and store the result to them pack by pack: on 4xH200 the reduce-scatter and all-gather collectives took
@@ -433,7 +436,7 @@ bool ll128Capable(const Topology& topology, const std::vector<int>& devices) {
   return true;
 }
 
-KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, Protocol protocol, bool capable) {
+KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, int nranks, Protocol protocol, bool capable) {
   if (choice.kernel != Kernel::Ll || protocol == Protocol::Ll || protocol == Protocol::Simple) return choice;
   if (!capable) {
     if (protocol == Protocol::Ll128) {
@@ -441,13 +444,15 @@ KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, Protocol pro
     }
     return choice;
   }
+  const std::size_t llLines = 2 * static_cast<std::size_t>(std::max(1, nranks - 1)) * bytes;
   if (protocol == Protocol::Ll128) {
     choice.kernel = Kernel::Ll128;
     choice.reason += "; in LL128 lines (forced by PEERLINK_PROTO=LL128)";
-  } else if (bytes >= kLl128FromBytes) {
+  } else if (llLines >= kLl128FromWireBytes) {
     choice.kernel = Kernel::Ll128;
-    choice.reason += "; in LL128 lines (>= " + formatBytes(kLl128FromBytes) +
-                     ": 120 payload bytes per 128 on the wire, LL's 8 per 16)";
+    choice.reason += "; in LL128 lines (LL's would put " + formatBytes(llLines) +
+                     " >= " + formatBytes(kLl128FromWireBytes) +
+                     " on a rank's links; LL128 carries 120 payload bytes per 128)";
   }
   return choice;
 }

@@ -19,7 +19,8 @@ KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inP
   const KernelChoice choice =
       chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
                    algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push);
-  return withLineFormat(choice, bytes, settings.protocol, ll128Capable(topology, devices));
+  return withLineFormat(choice, bytes, static_cast<int>(devices.size()), settings.protocol,
+                        ll128Capable(topology, devices));
 }
 
 const char* kernelName(Kernel kernel) noexcept {

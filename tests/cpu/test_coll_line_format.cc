@@ -58,22 +58,31 @@ TEST(LineFormat, CapableOnlyOnAnNvlinkMeshOfHopper) {
 TEST(LineFormat, ReplacesOnlyLl) {
   const KernelChoice ll{Algorithm::OneShot, Kernel::Ll, "why"};
   const KernelChoice copy{Algorithm::OneShot, Kernel::Copy, "why"};
-  // AUTO: LL128 from 8 KiB.
-  EXPECT_EQ(withLineFormat(ll, 8 * kKiB - 1, Protocol::Auto, true).kernel, Kernel::Ll);
-  const KernelChoice auto128 = withLineFormat(ll, 8 * kKiB, Protocol::Auto, true);
+  // AUTO: LL128 once a rank's LL lines, 2 (n - 1) x the message, reach 32 KiB: 16 KiB messages on 2 ranks,
+  // 5462 bytes on 4, 2341 on 8.
+  EXPECT_EQ(withLineFormat(ll, 16 * kKiB - 1, 2, Protocol::Auto, true).kernel, Kernel::Ll);
+  const KernelChoice auto128 = withLineFormat(ll, 16 * kKiB, 2, Protocol::Auto, true);
   EXPECT_EQ(auto128.kernel, Kernel::Ll128);
   EXPECT_EQ(auto128.algorithm, Algorithm::OneShot);
-  EXPECT_EQ(auto128.reason, "why; in LL128 lines (>= 8 KiB: 120 payload bytes per 128 on the wire, LL's 8 per 16)");
-  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, Protocol::Auto, false).kernel, Kernel::Ll);
-  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, Protocol::Auto, false).reason, "why");
+  EXPECT_EQ(auto128.reason,
+            "why; in LL128 lines (LL's would put 32 KiB >= 32 KiB on a rank's links; LL128 carries 120 payload bytes "
+            "per 128)");
+  EXPECT_EQ(withLineFormat(ll, 5461, 4, Protocol::Auto, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, 5462, 4, Protocol::Auto, true).kernel, Kernel::Ll128);
+  EXPECT_EQ(withLineFormat(ll, 2340, 8, Protocol::Auto, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, 2341, 8, Protocol::Auto, true).kernel, Kernel::Ll128);
+  // One rank sends nothing: its lines count as one peer's, so it follows the 2-rank line.
+  EXPECT_EQ(withLineFormat(ll, 16 * kKiB, 1, Protocol::Auto, true).kernel, Kernel::Ll128);
+  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, 2, Protocol::Auto, false).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, 2, Protocol::Auto, false).reason, "why");
   // PEERLINK_PROTO=LL keeps LL; =LL128 takes LL128 at every LL size where capable, says why not elsewhere.
-  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, Protocol::Ll, true).kernel, Kernel::Ll);
-  EXPECT_EQ(withLineFormat(ll, 8, Protocol::Ll128, true).kernel, Kernel::Ll128);
-  const KernelChoice refused = withLineFormat(ll, 8, Protocol::Ll128, false);
+  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, 2, Protocol::Ll, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, 8, 2, Protocol::Ll128, true).kernel, Kernel::Ll128);
+  const KernelChoice refused = withLineFormat(ll, 8, 2, Protocol::Ll128, false);
   EXPECT_EQ(refused.kernel, Kernel::Ll);
   EXPECT_EQ(refused.reason, "why; LL lines: LL128 needs NVLink between every pair and compute capability 9.0+");
   for (Protocol protocol : {Protocol::Auto, Protocol::Ll, Protocol::Ll128, Protocol::Simple}) {
-    EXPECT_EQ(withLineFormat(copy, 64 * kKiB, protocol, true).kernel, Kernel::Copy);
+    EXPECT_EQ(withLineFormat(copy, 64 * kKiB, 4, protocol, true).kernel, Kernel::Copy);
   }
 }
 
@@ -97,6 +106,12 @@ TEST(LineFormat, CallKernelOnFixtures) {
   }
   EXPECT_EQ(chooseCallKernel(Collective::SendRecv, 64 * kKiB, false, h200, allDevices(h200), forced).kernel,
             Kernel::Copy);
+  // AUTO's line moves with the ranks: 16 KiB all-reduces on two GPUs, 8 KiB ones on four.
+  const std::vector<int> two = {0, 1};
+  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 8 * kKiB, false, h200, two, {}).kernel, Kernel::Ll);
+  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 16 * kKiB, false, h200, two, {}).kernel, Kernel::Ll128);
+  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 4 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll);
+  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 8 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
 }
 
 }  // namespace
