@@ -19,4 +19,4 @@ for c in all_gather reduce_scatter broadcast reduce all_to_all; do
 done
 for f in $p/coll-*.json; do python3 scripts/coll_compare.py $f | tail -n +3; done >$p/compare.md
 save
-grep -E "^ +[0-9]+ " $p/coll-all_reduce-n200.txt | head -20 | cut -c1-100
+python3 scripts/coll_compare.py $p/coll-all_reduce-n200.json | tee $p/compare-all_reduce-n200.md
