@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "kernels/coll_kernels.cuh"
+
 namespace peerlink::coll {
 namespace {
 
@@ -227,10 +229,26 @@ struct LlRule {
   std::string why;
 };
 
-// The largest message whose LL lines keep each rank's links within `wireBytes`: (n-1) messages of twice
-// their size.
-std::size_t llWireLimit(int nranks, std::size_t llMaxBytes, std::size_t wireBytes) {
-  return std::min(llMaxBytes, wireBytes / (2 * static_cast<std::size_t>(std::max(1, nranks - 1))));
+// The lines a rank puts on its links sending a message of `bytes` to each of its n - 1 peers: 16 bytes per
+// 8 of payload in LL lines, 128 per 120 in LL128's.
+std::size_t lineWireBytes(std::size_t bytes, int nranks, bool ll128Lines) {
+  const auto peers = static_cast<std::size_t>(std::max(1, nranks - 1));
+  return ll128Lines ? peers * ((bytes + kernels::kCollLl128LinePayload - 1) / kernels::kCollLl128LinePayload *
+                               kernels::kCollLl128LineBytes)
+                    : 2 * peers * bytes;
+}
+
+// The largest message whose lines (lineWireBytes) keep each rank's links within `wireBytes`. The budgets
+// were measured with LL lines; LL128's carry the same time on the wire in about half the lines' worth of
+// payload: on 4xH200 (round 40 call G, graph) all-reduce 256 KiB took 5.9 us in LL128 lines against 8.0
+// two-shot, reduce 4.6 against 7.5, all-gather, reduce-scatter and all-to-all of 256 KiB per peer 6.0-6.4
+// against 7.8-8.7 direct; at 512 KiB (1.6 MiB of LL128 lines) LL128 and two-shot were even.
+std::size_t llWireLimit(int nranks, std::size_t llMaxBytes, std::size_t wireBytes, bool ll128Lines) {
+  const auto peers = static_cast<std::size_t>(std::max(1, nranks - 1));
+  const std::size_t limit = ll128Lines
+                                ? wireBytes / peers / kernels::kCollLl128LineBytes * kernels::kCollLl128LinePayload
+                                : wireBytes / (2 * peers);
+  return std::min(llMaxBytes, limit);
 }
 
 // All-reduce and reduce: every rank's whole message is an operand (reduce-scatter reduces blocks).
@@ -239,7 +257,7 @@ bool reducesWholeMessages(Collective collective) {
 }
 
 LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh, Protocol protocol,
-              std::size_t llMaxBytes) {
+              std::size_t llMaxBytes, bool ll128Lines) {
   if (bytes > llMaxBytes) return {false, ""};
   if (protocol == Protocol::Ll || protocol == Protocol::Ll128) {
     return {true, std::string("LL protocol (forced by PEERLINK_PROTO=") + protocolName(protocol) + ")"};
@@ -247,7 +265,8 @@ LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkM
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
   std::size_t limit = llMaxBytes;
   if (nvlinkMesh) {
-    limit = llWireLimit(nranks, llMaxBytes, collective == Collective::Broadcast ? kLlRootWireBytes : kLlWireBytes);
+    limit = llWireLimit(nranks, llMaxBytes, collective == Collective::Broadcast ? kLlRootWireBytes : kLlWireBytes,
+                        ll128Lines);
   } else if (!reducesWholeMessages(collective)) {
     limit = kLlCopyMaxPcie;  // off a mesh all-reduce and reduce take LL wherever one-shot's own limit allows
   }
@@ -258,9 +277,10 @@ LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkM
 // A reduction past the one-shot size limit on an NVLink mesh still runs LL one-shot while its lines fit
 // kLlWireBytes (2 ranks: up to 512 KiB; 2 GPUs, 512 KiB: 7.9 us LL, 8.4 two-shot, round 25).
 bool llInsteadOfTwoShot(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
-                        const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
+                        const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes, bool ll128Lines) {
   return reducesWholeMessages(collective) && algorithm.algorithm == Algorithm::TwoShot && !algorithm.forced &&
-         nvlinkMesh && protocol != Protocol::Simple && bytes <= llWireLimit(nranks, llMaxBytes, kLlWireBytes);
+         nvlinkMesh && protocol != Protocol::Simple &&
+         bytes <= llWireLimit(nranks, llMaxBytes, kLlWireBytes, ll128Lines);
 }
 
 std::string joined(const std::string& reason, const std::string& more) {
@@ -332,14 +352,16 @@ namespace {
 
 // The kernel before the push choice.
 KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
-                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes) {
+                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
+                           bool ll128Lines) {
   const std::string& why = algorithm.reason;
   const bool oneShot = algorithm.algorithm == Algorithm::OneShot;
-  const LlRule ll = llRule(collective, bytes, nranks, nvlinkMesh, protocol, llMaxBytes);
-  if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes)) {
+  const LlRule ll = llRule(collective, bytes, nranks, nvlinkMesh, protocol, llMaxBytes, ll128Lines);
+  if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes, ll128Lines)) {
     return {Algorithm::OneShot, Kernel::Ll,
-            why + "; but LL one-shot puts " + formatBytes(2 * static_cast<std::size_t>(nranks - 1) * bytes) +
-                " <= " + formatBytes(kLlWireBytes) + " of lines on a rank's links: one step, no barrier"};
+            why + "; but LL one-shot puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) +
+                " <= " + formatBytes(kLlWireBytes) + (ll128Lines ? " of LL128 lines" : " of lines") +
+                " on a rank's links: one step, no barrier"};
   }
   switch (collective) {
     case Collective::AllReduce:
@@ -418,8 +440,10 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
 }  // namespace
 
 KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
-                          const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes, PushMode push) {
-  KernelChoice choice = readingKernel(collective, bytes, inPlace, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes);
+                          const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes, PushMode push,
+                          bool ll128Lines) {
+  KernelChoice choice =
+      readingKernel(collective, bytes, inPlace, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes, ll128Lines);
   // Reduce's two-shot stores into the root only: it stays a direct read.
   if (collective == Collective::AllReduce || collective == Collective::ReduceScatter) {
     if (auto pushed = pushInstead(choice.kernel, push, choice.reason)) return *pushed;

@@ -69,9 +69,11 @@ bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices);
 /// over `nranks` GPUs (`nvlinkMesh`: isNvlinkMesh), given the algorithm chooseAlgorithm picked; `inPlace`:
 /// some rank calls it in place. `llMaxBytes` is the largest message the LL scratch holds.
 /// `push` (PEERLINK_COLL_PUSH) decides between the push and the direct-read kernel where both apply.
+/// `ll128Lines`: past its smallest sizes an LL choice will carry LL128 lines (ll128Capable, PEERLINK_PROTO
+/// AUTO or LL128), so LL's size limits count LL128's bytes on the wire, not LL's.
 KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
-                          PushMode push = PushMode::Auto);
+                          PushMode push = PushMode::Auto, bool ll128Lines = false);
 
 /// Whether the GPUs `devices` of `topology` may carry LL128 lines: every pair over NVLink (isNvlinkMesh) and
 /// every GPU of compute capability 9.0 or later. LL128 trusts the path between two GPUs' SMs to deliver a

@@ -16,11 +16,12 @@ ChoiceSettings choiceSettingsFrom(const Params& params) {
 KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inPlace, const Topology& topology,
                               const std::vector<int>& devices, const ChoiceSettings& settings) {
   const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, topology, devices, settings.forced);
+  const bool ll128 = ll128Capable(topology, devices);
+  const bool ll128Lines = ll128 && (settings.protocol == Protocol::Auto || settings.protocol == Protocol::Ll128);
   const KernelChoice choice =
       chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
-                   algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push);
-  return withLineFormat(choice, bytes, static_cast<int>(devices.size()), settings.protocol,
-                        ll128Capable(topology, devices));
+                   algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push, ll128Lines);
+  return withLineFormat(choice, bytes, static_cast<int>(devices.size()), settings.protocol, ll128);
 }
 
 const char* kernelName(Kernel kernel) noexcept {

@@ -203,16 +203,25 @@ TEST(Cli, CollExplainNeedsNoGpu) {
   EXPECT_NE(scatter.out.find("    67108864     16777216  one_shot  reduce_scatter "), std::string::npos) << scatter.out;
   EXPECT_NE(scatter.out.find("   134217728     33554432  ring      ring_reduce_scatter "), std::string::npos)
       << scatter.out;
-  // All-reduce of 256 KiB reads directly out of place and runs two-shot in place.
+  // All-reduce of 256 KiB runs in LL128 lines (their 0.8 MiB per rank fit LL's wire budget, LL's 1.5 MiB
+  // would not); without LL (PEERLINK_PROTO=SIMPLE) it reads directly out of place and runs two-shot in place.
   const CliResult json =
       runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "1G", "-f", "4096", "--json", "-"});
   ASSERT_EQ(json.code, kExitOk) << json.err;
   const nlohmann::json document = nlohmann::json::parse(json.out);
   EXPECT_EQ(document.at("schema"), "peerlink.coll_explain");
   ASSERT_EQ(document.at("rows").size(), 2u);
-  EXPECT_EQ(document["rows"][0]["out_of_place"]["kernel"], "one_shot_direct");
-  EXPECT_EQ(document["rows"][0]["in_place"]["kernel"], "two_shot");
+  EXPECT_EQ(document["rows"][0]["out_of_place"]["kernel"], "ll128");
+  EXPECT_EQ(document["rows"][0]["in_place"]["kernel"], "ll128");
   EXPECT_EQ(document["rows"][1]["out_of_place"]["kernel"], "ring_all_reduce");
+  ::setenv("PEERLINK_PROTO", "SIMPLE", 1);
+  const CliResult simple =
+      runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "256K", "--json", "-"});
+  ::unsetenv("PEERLINK_PROTO");
+  ASSERT_EQ(simple.code, kExitOk) << simple.err;
+  const nlohmann::json simpleDocument = nlohmann::json::parse(simple.out);
+  EXPECT_EQ(simpleDocument["rows"][0]["out_of_place"]["kernel"], "one_shot_direct");
+  EXPECT_EQ(simpleDocument["rows"][0]["in_place"]["kernel"], "two_shot");
   ::setenv("PEERLINK_ALGO", "TWOSHOT", 1);
   const CliResult forced = runCli({"coll", "--explain", "--topo-file", kH200, "-b", "1G", "-e", "1G", "--json", "-"});
   ::unsetenv("PEERLINK_ALGO");

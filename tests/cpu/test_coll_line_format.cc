@@ -112,6 +112,22 @@ TEST(LineFormat, CallKernelOnFixtures) {
   EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 16 * kKiB, false, h200, two, {}).kernel, Kernel::Ll128);
   EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 4 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll);
   EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 8 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
+  // LL's size limit counts LL128 lines where they carry the message: 1 MiB of them per rank is 327600-byte
+  // messages on four GPUs (LL lines: 174762), 960 KiB on two, past one-shot's own 256 KiB for reductions.
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 327600, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 327601, false, h200, allDevices(h200), {}).kernel, Kernel::Copy);
+  ChoiceSettings ll;
+  ll.protocol = Protocol::Ll;
+  ChoiceSettings simple;
+  simple.protocol = Protocol::Simple;
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 174762, false, h200, allDevices(h200), simple).kernel,
+            Kernel::Copy);
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 256 * kKiB, false, h200, allDevices(h200), ll).kernel, Kernel::Ll);
+  const KernelChoice twoGpus = chooseCallKernel(Collective::AllReduce, 960 * kKiB, false, h200, two, {});
+  EXPECT_EQ(twoGpus.kernel, Kernel::Ll128);
+  EXPECT_NE(twoGpus.reason.find("but LL one-shot puts 1 MiB <= 1 MiB of LL128 lines"), std::string::npos)
+      << twoGpus.reason;
+  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 961 * kKiB, false, h200, two, {}).kernel, Kernel::TwoShot);
 }
 
 }  // namespace
