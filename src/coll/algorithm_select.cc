@@ -40,7 +40,8 @@ constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
 // costs about 0.05-0.25 us more at one line and half of LL's wire bytes per payload byte. 2xH200, graph,
 // all-reduce (round 40 call C): 8 KiB per message (32 KiB of lines) 2.63 us LL, 2.68 LL128; 32 KiB 2.95 and
 // 2.84; 512 KiB 6.83 and 4.73; every other collective tied at 8 KiB per peer and LL128 ahead from 32 KiB. On
-// more ranks the lines grow with n - 1 and the line moves down with them (not yet measured on 4 GPUs).
+// more ranks the lines grow with n - 1 and the line moves down with them: on 4xH200 (call F) the two tied at
+// 8 KiB messages (48 KiB of lines, 3.4 us) and LL128 led from 16 KiB (3.5 against 3.6; 64 KiB 4.0 / 4.8).
 constexpr std::size_t kLl128FromWireBytes = 32 * kKiB;
 // From here a two-shot all-reduce runs as two kernels, a direct-read reduce-scatter of each rank's shard and
 // then an all-gather that pushes it, instead of one kernel whose threads load their shard from the peers
