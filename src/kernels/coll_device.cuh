@@ -19,6 +19,11 @@ struct KernelNumbers {
   unsigned long long peerSeq[kCollMaxRanks];  // send/recv: the set's number with each peer
 };
 
+/// Whether `rank`'s bit is set in a mask of ranks (tokens, peers, pending senders).
+__device__ __forceinline__ bool inMask(unsigned int mask, int rank) {
+  return ((mask >> rank) & 1u) != 0;
+}
+
 /// Programmatic dependent launch (KernelLaunch::overlapPrevious): a kernel launched that way may start
 /// while the previous kernel in its stream runs, and must not touch global memory -- its inputs, the
 /// counters, its peers' flags and scratch -- until that kernel has finished and its stores are visible,

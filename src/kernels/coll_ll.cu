@@ -25,10 +25,6 @@ __device__ __forceinline__ Line* slotOf(void* scratch, int parity, int sender, i
                                  (static_cast<std::size_t>(parity) * nranks + sender) * kCollLlSlotBytes);
 }
 
-__device__ __forceinline__ bool inMask(unsigned int mask, int rank) {
-  return ((mask >> rank) & 1u) != 0;
-}
-
 // Polls line `line` of `sender`'s slot until it shows `flag`; false (failure recorded) on a timeout.
 __device__ __forceinline__ bool awaitLine(const CollLlArgs& args, const KernelNumbers& numbers, int parity,
                                           uint32_t flag, std::size_t line, int sender, unsigned long long& data) {

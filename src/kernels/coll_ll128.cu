@@ -40,10 +40,6 @@ __device__ __forceinline__ Byte* slotOf(Byte* scratch, int parity, int sender, i
   return scratch + (static_cast<std::size_t>(parity) * nranks + sender) * kCollLl128SlotBytes;
 }
 
-__device__ __forceinline__ bool inMask(unsigned int mask, int rank) {
-  return ((mask >> rank) & 1u) != 0;
-}
-
 // This lane's 16 bytes of a line: st/ld.relaxed.sys.v2.u64, one instruction for the warp's 512 bytes.
 __device__ __forceinline__ void storePiece(unsigned char* at, unsigned long long a, unsigned long long b) {
   asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(at), "l"(a), "l"(b) : "memory");
@@ -181,8 +177,9 @@ __global__ void __launch_bounds__(kCollLlThreads) collLl128Kernel(const __grid_c
                           line * kCollLl128LineBytes + pieceOffset;
       storePiece(at, piece.a, flagLane ? flag : piece.b);
     }
-    if (localCopy)
+    if (localCopy) {
       storePayloads(local, args.bytes, pack, flagLane, i == 0 ? ownFirst : payloadOf(own, args.bytes, pack, flagLane));
+    }
   }
 
   const auto* mine = static_cast<const unsigned char*>(args.scratch[rank]);
