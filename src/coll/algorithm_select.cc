@@ -469,7 +469,7 @@ KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, int nranks, 
     }
     return choice;
   }
-  const std::size_t llLines = 2 * static_cast<std::size_t>(std::max(1, nranks - 1)) * bytes;
+  const std::size_t llLines = lineWireBytes(bytes, nranks, false);
   if (protocol == Protocol::Ll128) {
     choice.kernel = Kernel::Ll128;
     choice.reason += "; in LL128 lines (forced by PEERLINK_PROTO=LL128)";

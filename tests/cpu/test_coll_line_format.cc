@@ -118,10 +118,16 @@ TEST(LineFormat, CallKernelOnFixtures) {
   EXPECT_EQ(chooseCallKernel(Collective::AllGather, 327601, false, h200, allDevices(h200), {}).kernel, Kernel::Copy);
   ChoiceSettings ll;
   ll.protocol = Protocol::Ll;
-  ChoiceSettings simple;
-  simple.protocol = Protocol::Simple;
-  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 174762, false, h200, allDevices(h200), simple).kernel,
+  // Counted in LL lines (chooseKernel without ll128Lines) the same budget ends at 174762 bytes.
+  const AlgorithmChoice direct{Algorithm::OneShot, "why"};
+  EXPECT_EQ(chooseKernel(Collective::AllGather, 174762, false, 4, true, direct, Protocol::Auto, kMiB).kernel,
+            Kernel::Ll);
+  EXPECT_EQ(chooseKernel(Collective::AllGather, 174763, false, 4, true, direct, Protocol::Auto, kMiB).kernel,
             Kernel::Copy);
+  EXPECT_EQ(
+      chooseKernel(Collective::AllGather, 174763, false, 4, true, direct, Protocol::Auto, kMiB, PushMode::Auto, true)
+          .kernel,
+      Kernel::Ll);
   EXPECT_EQ(chooseCallKernel(Collective::AllGather, 256 * kKiB, false, h200, allDevices(h200), ll).kernel, Kernel::Ll);
   const KernelChoice twoGpus = chooseCallKernel(Collective::AllReduce, 960 * kKiB, false, h200, two, {});
   EXPECT_EQ(twoGpus.kernel, Kernel::Ll128);
