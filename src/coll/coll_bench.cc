@@ -142,6 +142,14 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options) {
   run.options.progress = nullptr;
   CollSession session(params, options, run);
   const std::size_t elementSize = dataTypeSize(options.type);
+  try {
+    const auto [smallest, largest] = std::minmax_element(options.sizes.begin(), options.sizes.end());
+    session.warmUp(collSizing(options.collective, *largest, options.type, run.ranks));
+    session.warmUp(collSizing(options.collective, *smallest, options.type, run.ranks));
+  } catch (...) {
+    session.abandon();
+    throw;
+  }
   for (std::size_t requested : options.sizes) {
     const CollSizing sizing = collSizing(options.collective, requested, options.type, run.ranks);
     CollRow row;

@@ -473,6 +473,20 @@ std::string CollSession::peerlinkChoice(std::size_t bytesPerRank) const {
   }
 }
 
+void CollSession::warmUp(const CollSizing& sizing) {
+  State& s = *state_;
+  if (sizing.count == 0 || s.options.warmup == 0) return;
+  for (CollConfig config : kCollConfigs) {
+    if (!s.configs[static_cast<int>(config)].available) continue;
+    try {
+      s.issue(config, Placement::OutOfPlace, sizing, s.options.warmup);
+      s.waitAll(s.options.warmup, "the sweep's warm-up");
+    } catch (const Error& error) {
+      if (error.code() == ErrorCode::Timeout) throw;
+    }
+  }
+}
+
 CollMeasurement CollSession::measure(CollConfig config, Placement placement, const CollSizing& sizing) {
   State& s = *state_;
   CollMeasurement result;

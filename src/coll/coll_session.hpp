@@ -29,6 +29,13 @@ class CollSession {
   /// kernel that does not finish leaves nothing else runnable.
   CollMeasurement measure(CollConfig config, Placement placement, const CollSizing& sizing);
 
+  /// nccl-tests' warm-up before its sweep: options.warmup iterations of every available configuration
+  /// out of place at `sizing`, untimed and unchecked (the sweep runs it at its largest and smallest size).
+  /// The first cells of a sweep then do not carry the process's first collectives -- lazily created
+  /// resources, cold caches, clocks still rising. A configuration that fails here is left to measure()
+  /// to report; Error(Timeout) is thrown as there.
+  void warmUp(const CollSizing& sizing);
+
   /// After a timeout: leaks every resource instead of freeing it (freeing would wait for the stuck work).
   void abandon() noexcept;
 

@@ -24,6 +24,18 @@ __device__ __forceinline__ bool inMask(unsigned int mask, int rank) {
   return ((mask >> rank) & 1u) != 0;
 }
 
+/// The rank `k` places after `rank` in a ring of `nranks` (0 <= k < nranks): the order in which a one-shot
+/// kernel sends and awaits its peers, so that no two ranks send to the same peer first.
+__device__ __forceinline__ int rankAfter(int rank, int k, int nranks) {
+  return rank + k < nranks ? rank + k : rank + k - nranks;
+}
+
+/// Peers' lines a one-shot kernel polls together: each thread issues the loads of every line still
+/// pending before it looks at any of them, so their round trips to memory overlap instead of following one
+/// another (a poll is a load whose value is needed at once). Four keep the loads' registers small; eight
+/// ranks poll in two batches.
+constexpr int kPollBatch = 4;
+
 /// Programmatic dependent launch (KernelLaunch::overlapPrevious): a kernel launched that way may start
 /// while the previous kernel in its stream runs, and must not touch global memory -- its inputs, the
 /// counters, its peers' flags and scratch -- until that kernel has finished and its stores are visible,

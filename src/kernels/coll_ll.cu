@@ -25,25 +25,57 @@ __device__ __forceinline__ Line* slotOf(void* scratch, int parity, int sender, i
                                  (static_cast<std::size_t>(parity) * nranks + sender) * kCollLlSlotBytes);
 }
 
-// Polls line `line` of `sender`'s slot until it shows `flag`; false (failure recorded) on a timeout.
-__device__ __forceinline__ bool awaitLine(const CollLlArgs& args, const KernelNumbers& numbers, int parity,
-                                          uint32_t flag, std::size_t line, int sender, unsigned long long& data) {
-  const CollSyncArgs& s = args.sync;
-  const Line* at = slotOf(args.scratch[s.rank], parity, sender, s.nranks) + line;
+// Up to kPollBatch peers' lines of one thread, polled together (awaitLines). Indexed only in unrolled
+// loops, so the arrays stay in registers.
+struct PendingLines {
+  const Line* at[kPollBatch];  // the line in this rank's scratch
+  int peer[kPollBatch];
+  bool waits[kPollBatch];
+  unsigned long long data[kPollBatch];  // the payload once the line shows the flag (left as set elsewhere)
+};
+
+// Polls every pending line until it shows `flag`: each pass issues the loads of all lines still missing,
+// then looks at them. False (failure recorded for the first peer missing) on a timeout.
+__device__ __forceinline__ bool awaitLines(PendingLines& lines, const CollSyncArgs& s, const KernelNumbers& numbers,
+                                           uint32_t flag) {
+  bool got[kPollBatch];
+#pragma unroll
+  for (int j = 0; j < kPollBatch; ++j) got[j] = !lines.waits[j];
   Deadline deadline{0};
   bool armed = false;
   for (unsigned int polls = 1;; ++polls) {
-    const Line seen = loadLine(at);
-    if (hasFlag(seen, flag)) {
-      data = dataOf(seen);
-      return true;
+    Line seen[kPollBatch];
+#pragma unroll
+    for (int j = 0; j < kPollBatch; ++j) {
+      if (!got[j]) seen[j] = loadLine(lines.at[j]);
     }
+    bool all = true;
+#pragma unroll
+    for (int j = 0; j < kPollBatch; ++j) {
+      if (!got[j] && hasFlag(seen[j], flag)) {
+        lines.data[j] = dataOf(seen[j]);
+        got[j] = true;
+      }
+      all = all && got[j];
+    }
+    if (all) return true;
     if (polls % kPollsPerTimerRead != 0) continue;
     if (!armed) {
       deadline = Deadline::after(s.timeoutNs);
       armed = true;
     } else if (deadline.passed()) {
-      recordFailure(s, numbers, kStepLlData, sender, staleFlagOf(seen, flag), flag);
+      // The first peer missing, picked by value: a loop that breaks at it leads the compiler to index the
+      // arrays at run time, which moves them to local memory.
+      int stalled = -1;
+      uint32_t observed = 0;
+#pragma unroll
+      for (int j = kPollBatch - 1; j >= 0; --j) {
+        if (!got[j]) {
+          stalled = lines.peer[j];
+          observed = staleFlagOf(seen[j], flag);
+        }
+      }
+      if (stalled >= 0) recordFailure(s, numbers, kStepLlData, stalled, observed, flag);
       return false;
     }
   }
@@ -61,10 +93,11 @@ __device__ __forceinline__ unsigned long long payloadOf(const unsigned char* fro
 // the send pass (a reduction reloads its own contribution, which no one else writes), so in-place calls
 // are safe. Tokens are line 0 of their message: its thread sends and awaits them, the others only messages.
 //
-// The loops over ranks run at run time, not unrolled over kCollMaxRanks, a message's payload is loaded only
-// where it differs from the last one sent (an all-reduce loads its input once), and a reduction folds each
-// rank's payload in as it comes, in rank order (PackReducer), rather than gathering them in an array: the
-// kernel's code and its path stay short, which is what a one-line call's time is made of.
+// The loops over ranks run at run time, not unrolled over kCollMaxRanks (only a batch of kPollBatch peers
+// polled together is), a message's payload is loaded only where it differs from the last one sent (an
+// all-reduce loads its input once), and a reduction folds the ranks' payloads in rank order as each batch
+// comes (PackReducer) rather than gathering every rank's in an array: the kernel's code and its path stay
+// short, which is what a one-line call's time is made of.
 template <int Type, int Op, bool Reduce>
 __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_constant__ CollLlArgs args) {
   __shared__ KernelNumbers numbers;
@@ -88,7 +121,7 @@ __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_cons
     unsigned long long payload = ownPayload;
     const unsigned char* loadedFrom = own;
     for (int k = 1; k < n; ++k) {
-      const int p = rank + k < n ? rank + k : rank + k - n;  // from the next rank on
+      const int p = rankAfter(rank, k, n);  // from the next rank on
       const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
       if (line != 0 && from == nullptr) continue;  // a token is line 0 alone
       if (from != loadedFrom) {
@@ -100,36 +133,60 @@ __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_cons
     if (localCopy) storePayload(local, args.bytes, line, ownPayload);
   }
   for (std::size_t line = first; line < lines; line += stride) {
+    bool ok = true;
     if constexpr (Reduce) {
       PackReducer<Type, Op, unsigned long long> reducer;
-      bool ok = true;
-      for (int p = 0; p < n && ok; ++p) {
-        unsigned long long data = 0;
-        if (p == rank) {
-          if (args.out != nullptr) data = line == first ? ownFirst : payloadOf(own, args.bytes, line);
-        } else if (line == 0 || !inMask(args.tokenMask, p)) {
-          ok = awaitLine(args, numbers, parity, flag, line, p, data);
+      for (int base = 0; base < n && ok; base += kPollBatch) {
+        PendingLines pending;
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          const int p = base + j;
+          pending.at[j] = slotOf(args.scratch[rank], parity, p, n) + line;
+          pending.peer[j] = p;
+          pending.waits[j] = p < n && p != rank && (line == 0 || !inMask(args.tokenMask, p));
+          pending.data[j] = 0;
+          if (p == rank && args.out != nullptr) pending.data[j] = line == first ? ownFirst : payloadOf(own, args.bytes, line);
         }
-        if (p == 0) {
-          reducer.first(data);
-        } else {
-          reducer.add(data);
+        ok = awaitLines(pending, s, numbers, flag);
+        if (!ok) break;
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          if (base + j >= n) break;
+          if (base + j == 0) {
+            reducer.first(pending.data[j]);
+          } else {
+            reducer.add(pending.data[j]);
+          }
         }
       }
-      if (!ok) break;
-      if (args.out != nullptr) storePayload(static_cast<unsigned char*>(args.out), args.bytes, line, reducer.result(n));
+      if (ok && args.out != nullptr) {
+        storePayload(static_cast<unsigned char*>(args.out), args.bytes, line, reducer.result(n));
+      }
     } else {
-      bool ok = true;
-      for (int k = 1; k < n && ok; ++k) {
-        const int p = rank + k < n ? rank + k : rank + k - n;
-        if (line != 0 && inMask(args.tokenMask, p)) continue;
-        unsigned long long data = 0;
-        ok = awaitLine(args, numbers, parity, flag, line, p, data);
-        auto* to = static_cast<unsigned char*>(args.fromRank[p]);
-        if (ok && to != nullptr && !inMask(args.tokenMask, p)) storePayload(to, args.bytes, line, data);
+      for (int base = 1; base < n && ok; base += kPollBatch) {
+        PendingLines pending;
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          const int k = base + j;
+          const int p = k < n ? rankAfter(rank, k, n) : rank;
+          pending.at[j] = slotOf(args.scratch[rank], parity, p, n) + line;
+          pending.peer[j] = p;
+          pending.waits[j] = k < n && (line == 0 || !inMask(args.tokenMask, p));
+          pending.data[j] = 0;
+        }
+        ok = awaitLines(pending, s, numbers, flag);
+        if (!ok) break;
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          if (base + j >= n) break;
+          auto* to = static_cast<unsigned char*>(args.fromRank[pending.peer[j]]);
+          if (to != nullptr && !inMask(args.tokenMask, pending.peer[j])) {
+            storePayload(to, args.bytes, line, pending.data[j]);
+          }
+        }
       }
-      if (!ok) break;
     }
+    if (!ok) break;
   }
   finishKernel(s, numbers);
 }

@@ -97,27 +97,59 @@ __device__ __forceinline__ void storePayloads(unsigned char* to, std::size_t byt
   if (!flagLane) storePayload(to, bytes, pack + 1, piece.b);
 }
 
-// Polls this lane's 16 bytes at `at` until its group's flag lane sees `flag` in the same load (the line's
-// eight lanes load it in one instruction). Every lane of the warp calls it for the same peer; `waits`:
-// whether this lane's group expects a line from it. True once every group of the warp has its line; false
-// (failure recorded) when the deadline passes first, for the whole warp.
-__device__ __forceinline__ bool awaitPiece(const unsigned char* at, bool waits, bool flagLane, int groupShift,
-                                           unsigned long long flag, const CollSyncArgs& s, const KernelNumbers& numbers,
-                                           int peer, Piece& piece) {
-  bool got = !waits;
+// Up to kPollBatch peers' lines of one iteration, polled together (awaitPieces). Indexed only in unrolled
+// loops, so the arrays stay in registers.
+struct PendingLines {
+  const unsigned char* at[kPollBatch];  // this lane's 16 bytes of the peer's line in this rank's scratch
+  int peer[kPollBatch];
+  bool waits[kPollBatch];  // whether this lane's group expects the line (the same for its eight lanes)
+  Piece piece[kPollBatch];  // what this lane loaded (left as set where it does not wait)
+};
+
+// Polls every pending line until its group's flag lane sees `flag` in the same load (the line's eight lanes
+// load it in one instruction): each pass issues the loads of all lines still missing, then looks at them.
+// Every lane of the warp calls it with the same batch. True once every group of the warp has its lines;
+// false (failure recorded for the first peer missing) when the deadline passes first, for the whole warp.
+__device__ __forceinline__ bool awaitPieces(PendingLines& lines, bool flagLane, int groupShift,
+                                            unsigned long long flag, const CollSyncArgs& s,
+                                            const KernelNumbers& numbers) {
+  bool got[kPollBatch];  // whether this lane's group has line j
+#pragma unroll
+  for (int j = 0; j < kPollBatch; ++j) got[j] = !lines.waits[j];
   Deadline deadline{0};
   bool armed = false;
   for (unsigned int polls = 1;; ++polls) {
-    if (!got) loadPiece(at, piece.a, piece.b);
-    const unsigned int seen = __ballot_sync(kFullWarp, got || !flagLane || piece.b == flag);
-    if (seen == kFullWarp) return true;
-    got = ((seen >> groupShift) & 0xffu) == 0xffu;
+#pragma unroll
+    for (int j = 0; j < kPollBatch; ++j) {
+      if (!got[j]) loadPiece(lines.at[j], lines.piece[j].a, lines.piece[j].b);
+    }
+    bool seen[kPollBatch];
+    bool all = true;
+#pragma unroll
+    for (int j = 0; j < kPollBatch; ++j) {
+      seen[j] = got[j] || !flagLane || lines.piece[j].b == flag;
+      all = all && seen[j];
+    }
+    if (__all_sync(kFullWarp, all)) return true;
+#pragma unroll
+    for (int j = 0; j < kPollBatch; ++j) got[j] = ((__ballot_sync(kFullWarp, seen[j]) >> groupShift) & 0xffu) == 0xffu;
     if (polls % kPollsPerTimerRead != 0) continue;
     if (!armed) {
       deadline = Deadline::after(s.timeoutNs);
       armed = true;
     } else if (__any_sync(kFullWarp, deadline.passed())) {
-      if (!got && flagLane) recordFailure(s, numbers, kStepLlData, peer, piece.b, flag);
+      // The first peer missing, picked by value: a loop that breaks at it leads the compiler to index the
+      // arrays at run time, which moves them to local memory.
+      int stalled = -1;
+      unsigned long long observed = 0;
+#pragma unroll
+      for (int j = kPollBatch - 1; j >= 0; --j) {
+        if (!got[j]) {
+          stalled = lines.peer[j];
+          observed = lines.piece[j].b;
+        }
+      }
+      if (stalled >= 0 && flagLane) recordFailure(s, numbers, kStepLlData, stalled, observed, flag);
       return false;
     }
   }
@@ -127,16 +159,17 @@ __device__ __forceinline__ bool awaitPiece(const unsigned char* at, bool waits, 
 // instruction, and the ballots need the whole warp): iteration i is line firstLine + i * lineStride of each
 // lane group, active where that line exists. The group with the warp's first line has the most.
 //
-// The loops over ranks run at run time, not unrolled over kCollMaxRanks, and a reduction folds each rank's
-// packs in as they come (in rank order, PackReducer) instead of gathering them in arrays: the kernel's code
-// and its path stay short, which is what a one-line call's time is made of.
+// The loops over ranks run at run time, not unrolled over kCollMaxRanks (only a batch of kPollBatch peers
+// is), and a reduction folds the ranks' packs in rank order as each batch comes (PackReducer) instead of
+// gathering every rank's in arrays: the kernel's code and its path stay short, which is what a one-line
+// call's time is made of.
 //
 // Sending: per peer (from the next rank on) each active lane stores its 16 bytes of the peer's line,
 // loading the message's packs only where the message differs from the last (an all-reduce loads its input
-// once). Receiving: per peer the warp polls until every group has its line (awaitPiece), then a reduction
-// folds it in, a copy stores it. A lane stores only its own packs of the outputs, whose inputs it read
-// before (a reduction reloads its own contribution, which no one else writes), so in-place calls are safe,
-// as in coll_ll.cu.
+// once). Receiving: the warp polls up to kPollBatch peers' lines at once until every group has them
+// (awaitPieces), then a reduction folds them in, a copy stores each. A lane stores only its own packs of
+// the outputs, whose inputs it read before (a reduction reloads its own contribution, which no one else
+// writes), so in-place calls are safe, as in coll_ll.cu.
 template <int Type, int Op, bool Reduce>
 __global__ void __launch_bounds__(kCollLlThreads) collLl128Kernel(const __grid_constant__ CollLlArgs args) {
   __shared__ KernelNumbers numbers;
@@ -165,7 +198,7 @@ __global__ void __launch_bounds__(kCollLlThreads) collLl128Kernel(const __grid_c
     const unsigned char* loadedFrom = own;
     bool loaded = i == 0;
     for (int k = 1; k < n; ++k) {
-      const int p = rank + k < n ? rank + k : rank + k - n;
+      const int p = rankAfter(rank, k, n);
       const auto* from = static_cast<const unsigned char*>(args.toRank[p]);
       if (line != 0 && from == nullptr) continue;  // a token is line 0 alone
       if (!loaded || from != loadedFrom) {
@@ -193,40 +226,60 @@ __global__ void __launch_bounds__(kCollLlThreads) collLl128Kernel(const __grid_c
       const bool result = active && args.out != nullptr;
       PackReducer<Type, Op, unsigned long long> lo;
       PackReducer<Type, Op, unsigned long long> hi;  // the flag lane's second pack is the flag: never stored
-      for (int p = 0; p < n; ++p) {
-        Piece piece;
-        if (p == rank) {
-          if (result) piece = i == 0 ? ownFirst : payloadOf(own, args.bytes, pack, flagLane);
-        } else {
-          const bool waits = active && (line == 0 || !inMask(args.tokenMask, p));
-          failed = !awaitPiece(slotOf(mine, parity, p, n) + lineOffset, waits, flagLane, place.groupShift, flag, s,
-                               numbers, p, piece);
-          if (failed) break;
+      for (int base = 0; base < n && !failed; base += kPollBatch) {
+        PendingLines pending;
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          const int p = base + j;
+          pending.at[j] = slotOf(mine, parity, p, n) + lineOffset;
+          pending.peer[j] = p;
+          pending.waits[j] = active && p < n && p != rank && (line == 0 || !inMask(args.tokenMask, p));
+          pending.piece[j] = Piece{};
+          if (p == rank && result) pending.piece[j] = i == 0 ? ownFirst : payloadOf(own, args.bytes, pack, flagLane);
         }
-        if (p == 0) {
-          lo.first(piece.a);
-          hi.first(piece.b);
-        } else {
-          lo.add(piece.a);
-          hi.add(piece.b);
+        failed = !awaitPieces(pending, flagLane, place.groupShift, flag, s, numbers);
+        if (failed) break;
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          if (base + j >= n) break;
+          if (base + j == 0) {
+            lo.first(pending.piece[j].a);
+            hi.first(pending.piece[j].b);
+          } else {
+            lo.add(pending.piece[j].a);
+            hi.add(pending.piece[j].b);
+          }
         }
       }
       if (!failed && result) {
         storePayloads(static_cast<unsigned char*>(args.out), args.bytes, pack, flagLane, {lo.result(n), hi.result(n)});
       }
     } else {
-      for (int k = 1; k < n; ++k) {
-        const int p = rank + k < n ? rank + k : rank + k - n;
-        const bool message = line == 0 || !inMask(args.tokenMask, p);
-        Piece piece;
-        failed = !awaitPiece(slotOf(mine, parity, p, n) + lineOffset, active && message, flagLane, place.groupShift,
-                             flag, s, numbers, p, piece);
+      for (int base = 1; base < n && !failed; base += kPollBatch) {
+        PendingLines pending;
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          const int k = base + j;
+          const int p = k < n ? rankAfter(rank, k, n) : rank;
+          pending.at[j] = slotOf(mine, parity, p, n) + lineOffset;
+          pending.peer[j] = p;
+          pending.waits[j] = active && k < n && (line == 0 || !inMask(args.tokenMask, p));
+          pending.piece[j] = Piece{};
+        }
+        failed = !awaitPieces(pending, flagLane, place.groupShift, flag, s, numbers);
         if (failed) break;
-        auto* to = static_cast<unsigned char*>(args.fromRank[p]);
-        if (active && to != nullptr && !inMask(args.tokenMask, p)) storePayloads(to, args.bytes, pack, flagLane, piece);
+#pragma unroll
+        for (int j = 0; j < kPollBatch; ++j) {
+          if (base + j >= n) break;
+          const int p = pending.peer[j];
+          auto* to = static_cast<unsigned char*>(args.fromRank[p]);
+          if (active && to != nullptr && !inMask(args.tokenMask, p)) {
+            storePayloads(to, args.bytes, pack, flagLane, pending.piece[j]);
+          }
+        }
       }
     }
-    if (failed) break;  // the same for the whole warp (awaitPiece)
+    if (failed) break;  // the same for the whole warp (awaitPieces)
   }
   finishKernel(s, numbers);
 }
