@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <limits>
 
 #include "kernels/coll_kernels.cuh"
 
@@ -36,12 +37,28 @@ constexpr std::size_t kLlWireBytes = 1024 * kKiB;
 //   LL, 8.5 direct) and 1 MiB on 2, lost at 3 MiB on 4 (512 KiB: 11.7 against 9.2) and 2 MiB on 2 (1 MiB:
 //   8.7-9.1 against 8.4).
 constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
+// The budgets above were measured with LL lines. In LL128 lines (round 41's kernels, 4xH200, graph, call B2:
+// LL128 one-shot forced against AUTO's choice), 512 KiB messages -- 1.6 MiB of lines per rank -- ran faster
+// in LL128 for every collective: all-reduce 8.24-8.28 us against two-shot's 8.85, broadcast 7.13-7.37
+// against 7.78-7.82, all-gather, reduce-scatter and all-to-all of 512 KiB per peer 8.67-9.21 against
+// 10.12-10.81 direct; at 768 KiB (2.4 MiB) all-reduce (10.7 against 9.65) and broadcast (9.6 against 8.55)
+// were behind, and at 1 MiB per peer (3.2 MiB) the copies even or behind (all-to-all 16.9 against 15.2).
+// One budget for all, between the two: 1.75 MiB (560 KiB messages on 4 ranks, the whole LL scratch on 2).
+constexpr std::size_t kLl128WireBytes = 1792 * kKiB;
+// Reduce is the exception: its non-root ranks send to the root alone, and in LL128 lines one-shot led up to
+// the LL scratch's 1 MiB (768 KiB: 6.98-7.28 us against two-shot's 9.0; 1 MiB: 9.30 against 10.1).
+constexpr std::size_t kNoLineBudget = std::numeric_limits<std::size_t>::max();
 // LL128 in place of LL once a rank's LL lines, 2 (n - 1) x the message, reach this (withLineFormat): LL128
 // costs about 0.05-0.25 us more at one line and half of LL's wire bytes per payload byte. 2xH200, graph,
 // all-reduce (round 40 call C): 8 KiB per message (32 KiB of lines) 2.63 us LL, 2.68 LL128; 32 KiB 2.95 and
 // 2.84; 512 KiB 6.83 and 4.73; every other collective tied at 8 KiB per peer and LL128 ahead from 32 KiB. On
 // more ranks the lines grow with n - 1 and the line moves down with them: on 4xH200 (call F) the two tied at
 // 8 KiB messages (48 KiB of lines, 3.4 us) and LL128 led from 16 KiB (3.5 against 3.6; 64 KiB 4.0 / 4.8).
+// With round 41's kernels (polls of several peers at once; 4xH200, graph, call B) the copies still ran
+// faster in LL lines below it -- all-gather of 64 B - 4 KiB per rank 2.96-3.05 us against 3.29-3.40,
+// all-to-all 3.34-3.51 against 3.81-3.99, reduce-scatter and broadcast even -- but the reductions of whole
+// messages did not: all-reduce 2.90-3.01 against LL's 2.93-3.05 (2 GPUs: 2.50-2.65 against 2.60-2.70),
+// reduce 2.87-2.93 against 2.98-3.18. So all-reduce and reduce take LL128 lines at every size.
 constexpr std::size_t kLl128FromWireBytes = 32 * kKiB;
 // From here a two-shot all-reduce runs as two kernels, a direct-read reduce-scatter of each rank's shard and
 // then an all-gather that pushes it, instead of one kernel whose threads load their shard from the peers
@@ -239,12 +256,15 @@ std::size_t lineWireBytes(std::size_t bytes, int nranks, bool ll128Lines) {
                     : 2 * peers * bytes;
 }
 
-// The largest message whose lines (lineWireBytes) keep each rank's links within `wireBytes`. The budgets
-// were measured with LL lines; LL128's carry the same time on the wire in about half the lines' worth of
-// payload: on 4xH200 (round 40 call G, graph) all-reduce 256 KiB took 5.9 us in LL128 lines against 8.0
-// two-shot, reduce 4.6 against 7.5, all-gather, reduce-scatter and all-to-all of 256 KiB per peer 6.0-6.4
-// against 7.8-8.7 direct; at 512 KiB (1.6 MiB of LL128 lines) LL128 and two-shot were even.
+// The lines a rank may put on its links for LL to carry a message of `collective` (above).
+std::size_t lineBudget(Collective collective, bool ll128Lines) {
+  if (ll128Lines) return collective == Collective::Reduce ? kNoLineBudget : kLl128WireBytes;
+  return collective == Collective::Broadcast ? kLlRootWireBytes : kLlWireBytes;
+}
+
+// The largest message whose lines (lineWireBytes) keep each rank's links within `wireBytes`.
 std::size_t llWireLimit(int nranks, std::size_t llMaxBytes, std::size_t wireBytes, bool ll128Lines) {
+  if (wireBytes == kNoLineBudget) return llMaxBytes;
   const auto peers = static_cast<std::size_t>(std::max(1, nranks - 1));
   const std::size_t limit = ll128Lines
                                 ? wireBytes / peers / kernels::kCollLl128LineBytes * kernels::kCollLl128LinePayload
@@ -266,8 +286,7 @@ LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkM
   if (protocol == Protocol::Simple) return {false, "PEERLINK_PROTO=SIMPLE"};
   std::size_t limit = llMaxBytes;
   if (nvlinkMesh) {
-    limit = llWireLimit(nranks, llMaxBytes, collective == Collective::Broadcast ? kLlRootWireBytes : kLlWireBytes,
-                        ll128Lines);
+    limit = llWireLimit(nranks, llMaxBytes, lineBudget(collective, ll128Lines), ll128Lines);
   } else if (!reducesWholeMessages(collective)) {
     limit = kLlCopyMaxPcie;  // off a mesh all-reduce and reduce take LL wherever one-shot's own limit allows
   }
@@ -281,7 +300,7 @@ bool llInsteadOfTwoShot(Collective collective, std::size_t bytes, int nranks, bo
                         const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes, bool ll128Lines) {
   return reducesWholeMessages(collective) && algorithm.algorithm == Algorithm::TwoShot && !algorithm.forced &&
          nvlinkMesh && protocol != Protocol::Simple &&
-         bytes <= llWireLimit(nranks, llMaxBytes, kLlWireBytes, ll128Lines);
+         bytes <= llWireLimit(nranks, llMaxBytes, lineBudget(collective, ll128Lines), ll128Lines);
 }
 
 std::string joined(const std::string& reason, const std::string& more) {
@@ -359,10 +378,13 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
   const bool oneShot = algorithm.algorithm == Algorithm::OneShot;
   const LlRule ll = llRule(collective, bytes, nranks, nvlinkMesh, protocol, llMaxBytes, ll128Lines);
   if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes, ll128Lines)) {
-    return {Algorithm::OneShot, Kernel::Ll,
-            why + "; but LL one-shot puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) +
-                " <= " + formatBytes(kLlWireBytes) + (ll128Lines ? " of LL128 lines" : " of lines") +
-                " on a rank's links: one step, no barrier"};
+    const std::size_t budget = lineBudget(collective, ll128Lines);
+    const std::string fits = budget == kNoLineBudget
+                                 ? "fits the LL scratch (a reduce's ranks send to the root alone)"
+                                 : "puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) + " <= " +
+                                       formatBytes(budget) + (ll128Lines ? " of LL128 lines" : " of lines") +
+                                       " on a rank's links";
+    return {Algorithm::OneShot, Kernel::Ll, why + "; but LL one-shot " + fits + ": one step, no barrier"};
   }
   switch (collective) {
     case Collective::AllReduce:
@@ -461,7 +483,8 @@ bool ll128Capable(const Topology& topology, const std::vector<int>& devices) {
   return true;
 }
 
-KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, int nranks, Protocol protocol, bool capable) {
+KernelChoice withLineFormat(KernelChoice choice, Collective collective, std::size_t bytes, int nranks,
+                            Protocol protocol, bool capable) {
   if (choice.kernel != Kernel::Ll || protocol == Protocol::Ll || protocol == Protocol::Simple) return choice;
   if (!capable) {
     if (protocol == Protocol::Ll128) {
@@ -473,6 +496,9 @@ KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, int nranks, 
   if (protocol == Protocol::Ll128) {
     choice.kernel = Kernel::Ll128;
     choice.reason += "; in LL128 lines (forced by PEERLINK_PROTO=LL128)";
+  } else if (reducesWholeMessages(collective)) {
+    choice.kernel = Kernel::Ll128;
+    choice.reason += "; in LL128 lines (a reduction of whole messages: LL128's as fast as LL's at one line)";
   } else if (llLines >= kLl128FromWireBytes) {
     choice.kernel = Kernel::Ll128;
     choice.reason += "; in LL128 lines (LL's would put " + formatBytes(llLines) +

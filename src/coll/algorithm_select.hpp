@@ -81,12 +81,13 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
 /// it has run on (Hopper).
 bool ll128Capable(const Topology& topology, const std::vector<int>& devices);
 
-/// The line format of an LL choice: `choice` (what chooseKernel returned for messages of `bytes` on `nranks`
-/// ranks) with Kernel::Ll128 in place of Kernel::Ll where the GPUs are `capable` (ll128Capable) and
-/// PEERLINK_PROTO=LL128 forces it or, under AUTO, the LL lines a rank would send to its n - 1 peers are
-/// enough that their wire time outweighs LL128's slightly longer path (32 KiB of lines). Any other choice
-/// comes back as it was.
-KernelChoice withLineFormat(KernelChoice choice, std::size_t bytes, int nranks, Protocol protocol, bool capable);
+/// The line format of an LL choice: `choice` (what chooseKernel returned for `collective` with messages of
+/// `bytes` on `nranks` ranks) with Kernel::Ll128 in place of Kernel::Ll where the GPUs are `capable`
+/// (ll128Capable) and PEERLINK_PROTO=LL128 forces it or, under AUTO, the collective is all-reduce or reduce
+/// (LL128 at every size) or the LL lines a rank would send to its n - 1 peers are enough that their wire
+/// time outweighs LL128's slightly longer path (32 KiB of lines). Any other choice comes back as it was.
+KernelChoice withLineFormat(KernelChoice choice, Collective collective, std::size_t bytes, int nranks,
+                            Protocol protocol, bool capable);
 
 /// Whether a two-shot reduce of `bytes` per rank cuts the count among all n ranks, the root reducing a shard
 /// too, rather than among the n - 1 others while the root only lends its input. One rank: always.

@@ -21,7 +21,7 @@ KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inP
   const KernelChoice choice =
       chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
                    algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push, ll128Lines);
-  return withLineFormat(choice, bytes, static_cast<int>(devices.size()), settings.protocol, ll128);
+  return withLineFormat(choice, collective, bytes, static_cast<int>(devices.size()), settings.protocol, ll128);
 }
 
 const char* kernelName(Kernel kernel) noexcept {

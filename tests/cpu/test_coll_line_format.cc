@@ -1,6 +1,7 @@
 // The LL line format (withLineFormat, ll128Capable): LL128 only where every pair talks over NVLink and every
-// GPU is compute capability 9.0+, forced by PEERLINK_PROTO=LL128 or under AUTO from its size on; LL128
-// never replaces anything but LL. Expected choices are written out by hand.
+// GPU is compute capability 9.0+, forced by PEERLINK_PROTO=LL128 or under AUTO for all-reduce and reduce at
+// every size and for the other collectives from a size on; LL128 never replaces anything but LL. Expected
+// choices are written out by hand.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -58,31 +59,48 @@ TEST(LineFormat, CapableOnlyOnAnNvlinkMeshOfHopper) {
 TEST(LineFormat, ReplacesOnlyLl) {
   const KernelChoice ll{Algorithm::OneShot, Kernel::Ll, "why"};
   const KernelChoice copy{Algorithm::OneShot, Kernel::Copy, "why"};
+  const Collective gather = Collective::AllGather;
   // AUTO: LL128 once a rank's LL lines, 2 (n - 1) x the message, reach 32 KiB: 16 KiB messages on 2 ranks,
   // 5462 bytes on 4, 2341 on 8.
-  EXPECT_EQ(withLineFormat(ll, 16 * kKiB - 1, 2, Protocol::Auto, true).kernel, Kernel::Ll);
-  const KernelChoice auto128 = withLineFormat(ll, 16 * kKiB, 2, Protocol::Auto, true);
+  EXPECT_EQ(withLineFormat(ll, gather, 16 * kKiB - 1, 2, Protocol::Auto, true).kernel, Kernel::Ll);
+  const KernelChoice auto128 = withLineFormat(ll, gather, 16 * kKiB, 2, Protocol::Auto, true);
   EXPECT_EQ(auto128.kernel, Kernel::Ll128);
   EXPECT_EQ(auto128.algorithm, Algorithm::OneShot);
   EXPECT_EQ(auto128.reason,
             "why; in LL128 lines (LL's would put 32 KiB >= 32 KiB on a rank's links; LL128 carries 120 payload bytes "
             "per 128)");
-  EXPECT_EQ(withLineFormat(ll, 5461, 4, Protocol::Auto, true).kernel, Kernel::Ll);
-  EXPECT_EQ(withLineFormat(ll, 5462, 4, Protocol::Auto, true).kernel, Kernel::Ll128);
-  EXPECT_EQ(withLineFormat(ll, 2340, 8, Protocol::Auto, true).kernel, Kernel::Ll);
-  EXPECT_EQ(withLineFormat(ll, 2341, 8, Protocol::Auto, true).kernel, Kernel::Ll128);
+  EXPECT_EQ(withLineFormat(ll, gather, 5461, 4, Protocol::Auto, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, gather, 5462, 4, Protocol::Auto, true).kernel, Kernel::Ll128);
+  EXPECT_EQ(withLineFormat(ll, gather, 2340, 8, Protocol::Auto, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, gather, 2341, 8, Protocol::Auto, true).kernel, Kernel::Ll128);
   // One rank sends nothing: its lines count as one peer's, so it follows the 2-rank line.
-  EXPECT_EQ(withLineFormat(ll, 16 * kKiB, 1, Protocol::Auto, true).kernel, Kernel::Ll128);
-  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, 2, Protocol::Auto, false).kernel, Kernel::Ll);
-  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, 2, Protocol::Auto, false).reason, "why");
+  EXPECT_EQ(withLineFormat(ll, gather, 16 * kKiB, 1, Protocol::Auto, true).kernel, Kernel::Ll128);
+  EXPECT_EQ(withLineFormat(ll, gather, 64 * kKiB, 2, Protocol::Auto, false).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, gather, 64 * kKiB, 2, Protocol::Auto, false).reason, "why");
+  // The line holds for every collective but the reductions of whole messages, which take LL128 at any size.
+  for (Collective collective : {Collective::ReduceScatter, Collective::Broadcast, Collective::AllToAll}) {
+    EXPECT_EQ(withLineFormat(ll, collective, 8, 4, Protocol::Auto, true).kernel, Kernel::Ll)
+        << collectiveName(collective);
+  }
+  for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
+    const KernelChoice reduction = withLineFormat(ll, collective, 8, 4, Protocol::Auto, true);
+    EXPECT_EQ(reduction.kernel, Kernel::Ll128) << collectiveName(collective);
+    EXPECT_EQ(reduction.reason,
+              "why; in LL128 lines (a reduction of whole messages: LL128's as fast as LL's at one line)");
+    EXPECT_EQ(withLineFormat(ll, collective, 8, 2, Protocol::Auto, true).kernel, Kernel::Ll128);
+    EXPECT_EQ(withLineFormat(ll, collective, 8, 4, Protocol::Auto, false).kernel, Kernel::Ll);
+  }
   // PEERLINK_PROTO=LL keeps LL; =LL128 takes LL128 at every LL size where capable, says why not elsewhere.
-  EXPECT_EQ(withLineFormat(ll, 64 * kKiB, 2, Protocol::Ll, true).kernel, Kernel::Ll);
-  EXPECT_EQ(withLineFormat(ll, 8, 2, Protocol::Ll128, true).kernel, Kernel::Ll128);
-  const KernelChoice refused = withLineFormat(ll, 8, 2, Protocol::Ll128, false);
+  EXPECT_EQ(withLineFormat(ll, gather, 64 * kKiB, 2, Protocol::Ll, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, Collective::AllReduce, 8, 2, Protocol::Ll, true).kernel, Kernel::Ll);
+  EXPECT_EQ(withLineFormat(ll, gather, 8, 2, Protocol::Ll128, true).kernel, Kernel::Ll128);
+  const KernelChoice refused = withLineFormat(ll, gather, 8, 2, Protocol::Ll128, false);
   EXPECT_EQ(refused.kernel, Kernel::Ll);
   EXPECT_EQ(refused.reason, "why; LL lines: LL128 needs NVLink between every pair and compute capability 9.0+");
   for (Protocol protocol : {Protocol::Auto, Protocol::Ll, Protocol::Ll128, Protocol::Simple}) {
-    EXPECT_EQ(withLineFormat(copy, 64 * kKiB, 4, protocol, true).kernel, Kernel::Copy);
+    for (Collective collective : {gather, Collective::AllReduce}) {
+      EXPECT_EQ(withLineFormat(copy, collective, 64 * kKiB, 4, protocol, true).kernel, Kernel::Copy);
+    }
   }
 }
 
@@ -106,19 +124,31 @@ TEST(LineFormat, CallKernelOnFixtures) {
   }
   EXPECT_EQ(chooseCallKernel(Collective::SendRecv, 64 * kKiB, false, h200, allDevices(h200), forced).kernel,
             Kernel::Copy);
-  // AUTO's line moves with the ranks: 16 KiB all-reduces on two GPUs, 8 KiB ones on four.
+  // AUTO's line moves with the ranks: 16 KiB all-gathers on two GPUs, 8 KiB ones on four. All-reduce and
+  // reduce take LL128 from one element, where the GPUs can.
   const std::vector<int> two = {0, 1};
-  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 8 * kKiB, false, h200, two, {}).kernel, Kernel::Ll);
-  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 16 * kKiB, false, h200, two, {}).kernel, Kernel::Ll128);
-  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 4 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll);
-  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 8 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
-  // LL's size limit counts LL128 lines where they carry the message: 1 MiB of them per rank is 327600-byte
-  // messages on four GPUs (LL lines: 174762), 960 KiB on two, past one-shot's own 256 KiB for reductions.
-  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 327600, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
-  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 327601, false, h200, allDevices(h200), {}).kernel, Kernel::Copy);
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 8 * kKiB, false, h200, two, {}).kernel, Kernel::Ll);
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 16 * kKiB, false, h200, two, {}).kernel, Kernel::Ll128);
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 4 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll);
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 8 * kKiB, false, h200, allDevices(h200), {}).kernel,
+            Kernel::Ll128);
+  for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
+    EXPECT_EQ(chooseCallKernel(collective, 4, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
+    EXPECT_EQ(chooseCallKernel(collective, 4, false, h200, two, {}).kernel, Kernel::Ll128);
+    EXPECT_EQ(chooseCallKernel(collective, 4, false, pcie, allDevices(pcie), {}).kernel, Kernel::Ll);
+  }
+  // LL's size limit counts LL128 lines where they carry the message, with their own budget: 1.75 MiB of
+  // them per rank is 573360-byte messages on four GPUs (LL lines, 1 MiB: 174762), past one-shot's own
+  // 256 KiB for all-reduce and broadcast, and the whole LL scratch (1 MiB) on two.
+  for (Collective collective : {Collective::AllGather, Collective::AllReduce, Collective::Broadcast}) {
+    EXPECT_EQ(chooseCallKernel(collective, 573360, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128)
+        << collectiveName(collective);
+    EXPECT_NE(chooseCallKernel(collective, 573361, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128)
+        << collectiveName(collective);
+  }
   ChoiceSettings ll;
   ll.protocol = Protocol::Ll;
-  // Counted in LL lines (chooseKernel without ll128Lines) the same budget ends at 174762 bytes.
+  // Counted in LL lines (chooseKernel without ll128Lines) the LL budget ends at 174762 bytes.
   const AlgorithmChoice direct{Algorithm::OneShot, "why"};
   EXPECT_EQ(chooseKernel(Collective::AllGather, 174762, false, 4, true, direct, Protocol::Auto, kMiB).kernel,
             Kernel::Ll);
@@ -129,11 +159,20 @@ TEST(LineFormat, CallKernelOnFixtures) {
           .kernel,
       Kernel::Ll);
   EXPECT_EQ(chooseCallKernel(Collective::AllGather, 256 * kKiB, false, h200, allDevices(h200), ll).kernel, Kernel::Ll);
-  const KernelChoice twoGpus = chooseCallKernel(Collective::AllReduce, 960 * kKiB, false, h200, two, {});
+  const KernelChoice twoGpus = chooseCallKernel(Collective::AllReduce, kMiB, false, h200, two, {});
   EXPECT_EQ(twoGpus.kernel, Kernel::Ll128);
-  EXPECT_NE(twoGpus.reason.find("but LL one-shot puts 1 MiB <= 1 MiB of LL128 lines"), std::string::npos)
+  EXPECT_NE(twoGpus.reason.find("but LL one-shot puts 1.1 MiB <= 1.8 MiB of LL128 lines"), std::string::npos)
       << twoGpus.reason;
-  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, 961 * kKiB, false, h200, two, {}).kernel, Kernel::TwoShot);
+  EXPECT_EQ(chooseCallKernel(Collective::AllReduce, kMiB + 1, false, h200, two, {}).kernel, Kernel::TwoShot);
+  // A reduce's ranks send to the root alone: in LL128 lines it stays one-shot to the LL scratch's size.
+  const KernelChoice reduce = chooseCallKernel(Collective::Reduce, kMiB, false, h200, allDevices(h200), {});
+  EXPECT_EQ(reduce.kernel, Kernel::Ll128);
+  EXPECT_NE(reduce.reason.find("but LL one-shot fits the LL scratch (a reduce's ranks send to the root alone)"), std::string::npos)
+      << reduce.reason;
+  EXPECT_EQ(chooseCallKernel(Collective::Reduce, kMiB + 1, false, h200, allDevices(h200), {}).kernel,
+            Kernel::TwoShot);
+  EXPECT_EQ(chooseCallKernel(Collective::Reduce, 256 * kKiB + 1, false, h200, allDevices(h200), ll).kernel,
+            Kernel::TwoShot);
 }
 
 }  // namespace
