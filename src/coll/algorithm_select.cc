@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <limits>
 
 #include "kernels/coll_kernels.cuh"
 
@@ -46,8 +45,11 @@ constexpr std::size_t kLlRootWireBytes = 1536 * kKiB;
 // One budget for all, between the two: 1.75 MiB (560 KiB messages on 4 ranks, the whole LL scratch on 2).
 constexpr std::size_t kLl128WireBytes = 1792 * kKiB;
 // Reduce is the exception: its non-root ranks send to the root alone, and in LL128 lines one-shot led up to
-// the LL scratch's 1 MiB (768 KiB: 6.98-7.28 us against two-shot's 9.0; 1 MiB: 9.30 against 10.1).
-constexpr std::size_t kNoLineBudget = std::numeric_limits<std::size_t>::max();
+// the LL scratch's 1 MiB on 4 ranks (768 KiB: 6.98-7.28 us against two-shot's 9.0; 1 MiB: 9.30 against
+// 10.1), 3.2 MiB of lines into the root and still 0.8 us ahead. Its budget, counted as the others' (n - 1
+// messages' lines on a rank's links, here the root's), is a little past that: 3.5 MiB, the whole scratch
+// on 2 and 4 ranks, 480 KiB messages on 8.
+constexpr std::size_t kLl128ReduceWireBytes = 3584 * kKiB;
 // LL128 in place of LL once a rank's LL lines, 2 (n - 1) x the message, reach this (withLineFormat): LL128
 // costs about 0.05-0.25 us more at one line and half of LL's wire bytes per payload byte. 2xH200, graph,
 // all-reduce (round 40 call C): 8 KiB per message (32 KiB of lines) 2.63 us LL, 2.68 LL128; 32 KiB 2.95 and
@@ -258,13 +260,12 @@ std::size_t lineWireBytes(std::size_t bytes, int nranks, bool ll128Lines) {
 
 // The lines a rank may put on its links for LL to carry a message of `collective` (above).
 std::size_t lineBudget(Collective collective, bool ll128Lines) {
-  if (ll128Lines) return collective == Collective::Reduce ? kNoLineBudget : kLl128WireBytes;
+  if (ll128Lines) return collective == Collective::Reduce ? kLl128ReduceWireBytes : kLl128WireBytes;
   return collective == Collective::Broadcast ? kLlRootWireBytes : kLlWireBytes;
 }
 
 // The largest message whose lines (lineWireBytes) keep each rank's links within `wireBytes`.
 std::size_t llWireLimit(int nranks, std::size_t llMaxBytes, std::size_t wireBytes, bool ll128Lines) {
-  if (wireBytes == kNoLineBudget) return llMaxBytes;
   const auto peers = static_cast<std::size_t>(std::max(1, nranks - 1));
   const std::size_t limit = ll128Lines
                                 ? wireBytes / peers / kernels::kCollLl128LineBytes * kernels::kCollLl128LinePayload
@@ -378,13 +379,10 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
   const bool oneShot = algorithm.algorithm == Algorithm::OneShot;
   const LlRule ll = llRule(collective, bytes, nranks, nvlinkMesh, protocol, llMaxBytes, ll128Lines);
   if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes, ll128Lines)) {
-    const std::size_t budget = lineBudget(collective, ll128Lines);
-    const std::string fits = budget == kNoLineBudget
-                                 ? "fits the LL scratch (a reduce's ranks send to the root alone)"
-                                 : "puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) + " <= " +
-                                       formatBytes(budget) + (ll128Lines ? " of LL128 lines" : " of lines") +
-                                       " on a rank's links";
-    return {Algorithm::OneShot, Kernel::Ll, why + "; but LL one-shot " + fits + ": one step, no barrier"};
+    return {Algorithm::OneShot, Kernel::Ll,
+            why + "; but LL one-shot puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) + " <= " +
+                formatBytes(lineBudget(collective, ll128Lines)) + (ll128Lines ? " of LL128 lines" : " of lines") +
+                " on a rank's links: one step, no barrier"};
   }
   switch (collective) {
     case Collective::AllReduce:

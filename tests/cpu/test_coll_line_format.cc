@@ -164,11 +164,21 @@ TEST(LineFormat, CallKernelOnFixtures) {
   EXPECT_NE(twoGpus.reason.find("but LL one-shot puts 1.1 MiB <= 1.8 MiB of LL128 lines"), std::string::npos)
       << twoGpus.reason;
   EXPECT_EQ(chooseCallKernel(Collective::AllReduce, kMiB + 1, false, h200, two, {}).kernel, Kernel::TwoShot);
-  // A reduce's ranks send to the root alone: in LL128 lines it stays one-shot to the LL scratch's size.
+  // A reduce's ranks send to the root alone: its LL128 lines may put 3.5 MiB on the root's links, the
+  // whole LL scratch on four GPUs, 480 KiB messages on eight.
   const KernelChoice reduce = chooseCallKernel(Collective::Reduce, kMiB, false, h200, allDevices(h200), {});
   EXPECT_EQ(reduce.kernel, Kernel::Ll128);
-  EXPECT_NE(reduce.reason.find("but LL one-shot fits the LL scratch (a reduce's ranks send to the root alone)"), std::string::npos)
+  EXPECT_NE(reduce.reason.find("but LL one-shot puts 3.2 MiB <= 3.5 MiB of LL128 lines"), std::string::npos)
       << reduce.reason;
+  const AlgorithmChoice twoShot{Algorithm::TwoShot, "why"};
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 480 * kKiB, false, 8, true, twoShot, Protocol::Auto, kMiB, PushMode::Auto,
+                         true)
+                .kernel,
+            Kernel::Ll);
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 480 * kKiB + 1, false, 8, true, twoShot, Protocol::Auto, kMiB, PushMode::Auto,
+                         true)
+                .kernel,
+            Kernel::TwoShot);
   EXPECT_EQ(chooseCallKernel(Collective::Reduce, kMiB + 1, false, h200, allDevices(h200), {}).kernel,
             Kernel::TwoShot);
   EXPECT_EQ(chooseCallKernel(Collective::Reduce, 256 * kKiB + 1, false, h200, allDevices(h200), ll).kernel,
