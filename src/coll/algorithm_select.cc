@@ -380,9 +380,9 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
   const LlRule ll = llRule(collective, bytes, nranks, nvlinkMesh, protocol, llMaxBytes, ll128Lines);
   if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes, ll128Lines)) {
     return {Algorithm::OneShot, Kernel::Ll,
-            why + "; but LL one-shot puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) + " <= " +
-                formatBytes(lineBudget(collective, ll128Lines)) + (ll128Lines ? " of LL128 lines" : " of lines") +
-                " on a rank's links: one step, no barrier"};
+            why + "; but LL one-shot puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) +
+                " <= " + formatBytes(lineBudget(collective, ll128Lines)) +
+                (ll128Lines ? " of LL128 lines" : " of lines") + " on a rank's links: one step, no barrier"};
   }
   switch (collective) {
     case Collective::AllReduce:

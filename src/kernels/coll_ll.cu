@@ -145,7 +145,9 @@ __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_cons
           pending.peer[j] = p;
           pending.waits[j] = p < n && p != rank && (line == 0 || !inMask(args.tokenMask, p));
           pending.data[j] = 0;
-          if (p == rank && args.out != nullptr) pending.data[j] = line == first ? ownFirst : payloadOf(own, args.bytes, line);
+          if (p == rank && args.out != nullptr) {
+            pending.data[j] = line == first ? ownFirst : payloadOf(own, args.bytes, line);
+          }
         }
         ok = awaitLines(pending, s, numbers, flag);
         if (!ok) break;

@@ -102,7 +102,7 @@ __device__ __forceinline__ void storePayloads(unsigned char* to, std::size_t byt
 struct PendingLines {
   const unsigned char* at[kPollBatch];  // this lane's 16 bytes of the peer's line in this rank's scratch
   int peer[kPollBatch];
-  bool waits[kPollBatch];  // whether this lane's group expects the line (the same for its eight lanes)
+  bool waits[kPollBatch];   // whether this lane's group expects the line (the same for its eight lanes)
   Piece piece[kPollBatch];  // what this lane loaded (left as set where it does not wait)
 };
 
@@ -110,9 +110,8 @@ struct PendingLines {
 // load it in one instruction): each pass issues the loads of all lines still missing, then looks at them.
 // Every lane of the warp calls it with the same batch. True once every group of the warp has its lines;
 // false (failure recorded for the first peer missing) when the deadline passes first, for the whole warp.
-__device__ __forceinline__ bool awaitPieces(PendingLines& lines, bool flagLane, int groupShift,
-                                            unsigned long long flag, const CollSyncArgs& s,
-                                            const KernelNumbers& numbers) {
+__device__ __forceinline__ bool awaitPieces(PendingLines& lines, bool flagLane, int groupShift, unsigned long long flag,
+                                            const CollSyncArgs& s, const KernelNumbers& numbers) {
   bool got[kPollBatch];  // whether this lane's group has line j
 #pragma unroll
   for (int j = 0; j < kPollBatch; ++j) got[j] = !lines.waits[j];

@@ -130,8 +130,7 @@ TEST(LineFormat, CallKernelOnFixtures) {
   EXPECT_EQ(chooseCallKernel(Collective::AllGather, 8 * kKiB, false, h200, two, {}).kernel, Kernel::Ll);
   EXPECT_EQ(chooseCallKernel(Collective::AllGather, 16 * kKiB, false, h200, two, {}).kernel, Kernel::Ll128);
   EXPECT_EQ(chooseCallKernel(Collective::AllGather, 4 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll);
-  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 8 * kKiB, false, h200, allDevices(h200), {}).kernel,
-            Kernel::Ll128);
+  EXPECT_EQ(chooseCallKernel(Collective::AllGather, 8 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
   for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
     EXPECT_EQ(chooseCallKernel(collective, 4, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128);
     EXPECT_EQ(chooseCallKernel(collective, 4, false, h200, two, {}).kernel, Kernel::Ll128);
@@ -171,16 +170,15 @@ TEST(LineFormat, CallKernelOnFixtures) {
   EXPECT_NE(reduce.reason.find("but LL one-shot puts 3.2 MiB <= 3.5 MiB of LL128 lines"), std::string::npos)
       << reduce.reason;
   const AlgorithmChoice twoShot{Algorithm::TwoShot, "why"};
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 480 * kKiB, false, 8, true, twoShot, Protocol::Auto, kMiB, PushMode::Auto,
-                         true)
-                .kernel,
-            Kernel::Ll);
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 480 * kKiB + 1, false, 8, true, twoShot, Protocol::Auto, kMiB, PushMode::Auto,
-                         true)
+  EXPECT_EQ(
+      chooseKernel(Collective::Reduce, 480 * kKiB, false, 8, true, twoShot, Protocol::Auto, kMiB, PushMode::Auto, true)
+          .kernel,
+      Kernel::Ll);
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 480 * kKiB + 1, false, 8, true, twoShot, Protocol::Auto, kMiB,
+                         PushMode::Auto, true)
                 .kernel,
             Kernel::TwoShot);
-  EXPECT_EQ(chooseCallKernel(Collective::Reduce, kMiB + 1, false, h200, allDevices(h200), {}).kernel,
-            Kernel::TwoShot);
+  EXPECT_EQ(chooseCallKernel(Collective::Reduce, kMiB + 1, false, h200, allDevices(h200), {}).kernel, Kernel::TwoShot);
   EXPECT_EQ(chooseCallKernel(Collective::Reduce, 256 * kKiB + 1, false, h200, allDevices(h200), ll).kernel,
             Kernel::TwoShot);
 }

@@ -43,21 +43,25 @@ void run(int calls) {
   cudaPointerAttributes attributes{};
   std::printf("host cost per call, ns (%d calls each)\n", calls);
   std::printf("  cudaPointerGetAttributes       %8.0f\n",
-              nsPerCall(calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer.data()); }, none));
+              nsPerCall(
+                  calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer.data()); }, none));
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   std::printf("  cudaStreamIsCapturing          %8.0f\n",
-              nsPerCall(calls, [&] { (void)cudaStreamIsCapturing(stream.get(), &capture); }, none));
+              nsPerCall(
+                  calls, [&] { (void)cudaStreamIsCapturing(stream.get(), &capture); }, none));
   int device = -1;
   std::printf("  cudaStreamGetDevice            %8.0f\n",
-              nsPerCall(calls, [&] { (void)cudaStreamGetDevice(stream.get(), &device); }, none));
+              nsPerCall(
+                  calls, [&] { (void)cudaStreamGetDevice(stream.get(), &device); }, none));
   const auto syncOne = [&] { PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream.get())); };
   {
     Communicator one({0});
-    std::printf("  allReduce, 1 GPU, 8 B          %8.0f\n",
-                nsPerCall(
-                    calls,
-                    [&] { one.allReduce(0, buffer.data(), buffer.data(), 2, DataType::F32, ReduceOp::Sum, stream.get()); },
-                    syncOne));
+    std::printf(
+        "  allReduce, 1 GPU, 8 B          %8.0f\n",
+        nsPerCall(
+            calls,
+            [&] { one.allReduce(0, buffer.data(), buffer.data(), 2, DataType::F32, ReduceOp::Sum, stream.get()); },
+            syncOne));
   }
   std::vector<int> devices;
   std::vector<DeviceBuffer> buffers;
@@ -79,9 +83,13 @@ void run(int calls) {
     }
   };
   std::printf("  allReduce, %d GPUs, 8 B, in place, per rank      %8.0f\n", gpus,
-              nsPerCall(calls, [&] { everyRank(true); }, syncAll) / gpus);
+              nsPerCall(
+                  calls, [&] { everyRank(true); }, syncAll) /
+                  gpus);
   std::printf("  allReduce, %d GPUs, 8 B, out of place, per rank  %8.0f\n", gpus,
-              nsPerCall(calls, [&] { everyRank(false); }, syncAll) / gpus);
+              nsPerCall(
+                  calls, [&] { everyRank(false); }, syncAll) /
+                  gpus);
 }
 
 }  // namespace
