@@ -19,7 +19,7 @@ def main(paths):
         cells = []
         for row in run["rows"]:
             graph = row["out_of_place"]["peerlink_graph"]
-            time = f"{graph["time_us"]:.2f}" if graph.get("status") == "ok" else graph.get("status", "?")
+            time = f"{graph['time_us']:.2f}" if graph.get("status") == "ok" else graph.get("status", "?")
             cells.append(f"{size_label(row['bytes'])} {time}")
         print(f"{os.path.basename(path)}: " + ", ".join(cells))
 
