@@ -157,10 +157,10 @@ const std::vector<ParamSpec>& paramRegistry() {
        {"AUTO", "LL", "LL128", "SIMPLE"},
        0,
        0,
-       "Wire protocol of one-shot collectives: AUTO chooses by size; LL (data and flag in every 16-byte line: one "
-       "flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (1 MiB); LL128 (the same "
-       "with 120 data bytes per 128-byte line; only where every pair talks over NVLink and every GPU is compute "
-       "capability 9.0+, else LL); SIMPLE (plain copies between barriers) never LL."},
+       "Wire protocol of one-shot collectives: AUTO chooses by collective and size; LL (data and flag in every "
+       "16-byte line: one flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (1 MiB); "
+       "LL128 (the same with 120 data bytes per 128-byte line; only where every pair talks over NVLink and every "
+       "GPU is compute capability 9.0+, else LL); SIMPLE (plain copies between barriers) never LL."},
       {"PEERLINK_COLL_PUSH",
        ParamType::Enum,
        "AUTO",
