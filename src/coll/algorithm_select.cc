@@ -490,14 +490,13 @@ KernelChoice withLineFormat(KernelChoice choice, Collective collective, std::siz
     }
     return choice;
   }
-  const std::size_t llLines = lineWireBytes(bytes, nranks, false);
   if (protocol == Protocol::Ll128) {
     choice.kernel = Kernel::Ll128;
     choice.reason += "; in LL128 lines (forced by PEERLINK_PROTO=LL128)";
   } else if (reducesWholeMessages(collective)) {
     choice.kernel = Kernel::Ll128;
     choice.reason += "; in LL128 lines (a reduction of whole messages: LL128's as fast as LL's at one line)";
-  } else if (llLines >= kLl128FromWireBytes) {
+  } else if (const std::size_t llLines = lineWireBytes(bytes, nranks, false); llLines >= kLl128FromWireBytes) {
     choice.kernel = Kernel::Ll128;
     choice.reason += "; in LL128 lines (LL's would put " + formatBytes(llLines) +
                      " >= " + formatBytes(kLl128FromWireBytes) +

@@ -203,8 +203,8 @@ TEST(Cli, CollExplainNeedsNoGpu) {
   EXPECT_NE(scatter.out.find("    67108864     16777216  one_shot  reduce_scatter "), std::string::npos) << scatter.out;
   EXPECT_NE(scatter.out.find("   134217728     33554432  ring      ring_reduce_scatter "), std::string::npos)
       << scatter.out;
-  // All-reduce of 256 KiB runs in LL128 lines (their 0.8 MiB per rank fit LL's wire budget, LL's 1.5 MiB
-  // would not); without LL (PEERLINK_PROTO=SIMPLE) it reads directly out of place and runs two-shot in place.
+  // All-reduce of 256 KiB runs in LL128 lines (their 0.8 MiB per rank fit LL128's 1.75 MiB budget); without
+  // LL (PEERLINK_PROTO=SIMPLE) it reads directly out of place and runs two-shot in place.
   const CliResult json =
       runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "1G", "-f", "4096", "--json", "-"});
   ASSERT_EQ(json.code, kExitOk) << json.err;
