@@ -109,6 +109,11 @@ constexpr std::size_t kReduceRootShardBelow = 4 * kKiB * kKiB;
 // on 32 blocks, 124.9 on 24, 127.2 on 48, 132.1 on 132. At 2 MiB neither moved.
 constexpr std::size_t kRootedFewBlocksFrom = 4 * kKiB * kKiB;
 constexpr int kRootedTwoShotBlocks = 32;
+// From here (the bytes one rank pushes to its peers: n - 1 messages of all-gather and all-to-all, n - 1 shards
+// of all-reduce) the copy engines move the copies of a large collective on an NVLink mesh (copyEngineInstead):
+// they carry more than SM stores on links loaded both ways, and below it their fixed costs -- a barrier
+// kernel more, a copy's ~2 us start -- outweigh that.
+constexpr std::size_t kCeFromPushedBytes = 48 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
@@ -327,7 +332,65 @@ std::string upperCase(const std::string& text) {
   return upper;
 }
 
+// The bytes one rank of `collective` with `bytes` per rank pushes to its n - 1 peers in the copy-engine form.
+std::size_t pushedBytes(Collective collective, std::size_t bytes, int nranks) {
+  const auto peers = static_cast<std::size_t>(nranks - 1);
+  if (collective == Collective::AllReduce) return (bytes + static_cast<std::size_t>(nranks) - 1) / nranks * peers;
+  return bytes * peers;
+}
+
 }  // namespace
+
+std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
+                                              const KernelChoice& choice, CopyEngineMode mode) {
+  if (mode == CopyEngineMode::Off || nranks < 2) return std::nullopt;
+  KernelChoice engine = choice;
+  std::string how;
+  switch (choice.kernel) {
+    case Kernel::Copy:
+      if (collective != Collective::AllGather && collective != Collective::AllToAll) return std::nullopt;
+      engine.kernel = Kernel::CeCopy;
+      how = "the copy engines push each rank's data to its peers, the next rank first, between two barrier kernels";
+      break;
+    case Kernel::TwoShot:
+    case Kernel::SplitTwoShot:
+      if (collective != Collective::AllReduce) return std::nullopt;
+      engine.kernel = Kernel::CeTwoShot;
+      how = "a direct-read reduce-scatter kernel, then the copy engines push each rank's shard to its peers";
+      break;
+    case Kernel::RingAllReduce:
+      engine.kernel = Kernel::CeRingAllReduce;
+      how = "the ring reduces each rank's segment into it, then the copy engines push it to the peers";
+      break;
+    default: return std::nullopt;
+  }
+  const std::size_t pushed = pushedBytes(collective, bytes, nranks);
+  if (mode == CopyEngineMode::On) {
+    engine.reason += "; copies on the copy engines (PEERLINK_COLL_CE=1): " + how;
+  } else if (nvlinkMesh && pushed >= kCeFromPushedBytes) {
+    engine.reason += "; a rank pushes " + formatBytes(pushed) + " >= " + formatBytes(kCeFromPushedBytes) + ": " + how;
+  } else {
+    return std::nullopt;
+  }
+  return engine;
+}
+
+std::optional<CopyEngineMode> parseCopyEngineMode(const std::string& name) {
+  const std::string upper = upperCase(name);
+  if (upper == "AUTO") return CopyEngineMode::Auto;
+  if (upper == "1") return CopyEngineMode::On;
+  if (upper == "0") return CopyEngineMode::Off;
+  return std::nullopt;
+}
+
+const char* copyEngineModeName(CopyEngineMode mode) noexcept {
+  switch (mode) {
+    case CopyEngineMode::Auto: return "AUTO";
+    case CopyEngineMode::On: return "1";
+    case CopyEngineMode::Off: return "0";
+  }
+  return "?";
+}
 
 std::optional<PushMode> parsePushMode(const std::string& name) {
   const std::string upper = upperCase(name);
@@ -462,13 +525,14 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
 
 KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes, PushMode push,
-                          bool ll128Lines) {
+                          bool ll128Lines, CopyEngineMode copyEngine) {
   KernelChoice choice =
       readingKernel(collective, bytes, inPlace, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes, ll128Lines);
   // Reduce's two-shot stores into the root only: it stays a direct read.
   if (collective == Collective::AllReduce || collective == Collective::ReduceScatter) {
     if (auto pushed = pushInstead(choice.kernel, push, choice.reason)) return *pushed;
   }
+  if (auto engine = copyEngineInstead(collective, bytes, nranks, nvlinkMesh, choice, copyEngine)) return *engine;
   return choice;
 }
 
@@ -533,7 +597,10 @@ bool storesIntoPeers(Collective collective, const KernelChoice& choice) {
     case Kernel::RingBroadcast:
     case Kernel::RingReduce:
     case Kernel::RingAllReduce:
-    case Kernel::RingReduceScatter: return true;
+    case Kernel::RingReduceScatter:
+    case Kernel::CeCopy:
+    case Kernel::CeTwoShot:
+    case Kernel::CeRingAllReduce: return true;
   }
   return true;
 }

@@ -38,6 +38,16 @@ std::optional<PushMode> parsePushMode(const std::string& name);
 /// The spelling parsePushMode reads back: "AUTO", "1", "0".
 const char* pushModeName(PushMode push) noexcept;
 
+/// Where the large-message kernels' copies run (PEERLINK_COLL_CE): On moves all-gather's and all-to-all's
+/// data and all-reduce's gathered shards with the copy engines (cudaMemcpyAsync between barrier kernels), Off
+/// with SM kernels; Auto by size, on an NVLink mesh.
+enum class CopyEngineMode { Auto, On, Off };
+
+/// "AUTO", "1" (on), "0" (off), case-insensitive; nullopt for anything else.
+std::optional<CopyEngineMode> parseCopyEngineMode(const std::string& name);
+/// The spelling parseCopyEngineMode reads back: "AUTO", "1", "0".
+const char* copyEngineModeName(CopyEngineMode mode) noexcept;
+
 /// The kernel a collective runs: the algorithm, then what the kernels can do with the buffers given.
 enum class Kernel {
   Ll,             ///< LL one-shot (coll_ll.cu): every collective's small messages
@@ -52,8 +62,11 @@ enum class Kernel {
   RingAllReduce,  ///< all-reduce as n ring reduces then n ring broadcasts, one per segment, side by side
   RingReduceScatter,  ///< reduce-scatter as n ring reduces side by side, block j along the chain ending at rank j
   Ll128,              ///< the LL one-shot in 128-byte lines of 120 payload bytes (coll_ll128.cu): NVLink only
+  CeCopy,             ///< all-gather, all-to-all: copy-engine pushes between barrier kernels
+  CeTwoShot,          ///< all-reduce: SplitTwoShot's reduce-scatter kernel, then copy-engine pushes of the shards
+  CeRingAllReduce,    ///< all-reduce: RingAllReduce's ring reduces, then copy-engine pushes of the segments
 };
-constexpr int kKernelCount = 12;
+constexpr int kKernelCount = 15;
 
 struct KernelChoice {
   Algorithm algorithm = Algorithm::OneShot;  ///< what the kernel is, in the vocabulary of the plans
@@ -70,10 +83,21 @@ bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices);
 /// some rank calls it in place. `llMaxBytes` is the largest message the LL scratch holds.
 /// `push` (PEERLINK_COLL_PUSH) decides between the push and the direct-read kernel where both apply.
 /// `ll128Lines`: past its smallest sizes an LL choice will carry LL128 lines (ll128Capable, PEERLINK_PROTO
-/// AUTO or LL128), so LL's size limits count LL128's bytes on the wire, not LL's.
+/// AUTO or LL128), so LL's size limits count LL128's bytes on the wire, not LL's. `copyEngine`
+/// (PEERLINK_COLL_CE) decides whether the copies of a large all-gather, all-to-all or all-reduce run on the
+/// copy engines (copyEngineInstead).
 KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
-                          PushMode push = PushMode::Auto, bool ll128Lines = false);
+                          PushMode push = PushMode::Auto, bool ll128Lines = false,
+                          CopyEngineMode copyEngine = CopyEngineMode::Auto);
+
+/// The copy-engine form of `choice` (chooseKernel's SM kernel for `collective` with `bytes` per rank on
+/// `nranks` ranks), or nullopt where it keeps the SM kernel: all-gather's and all-to-all's direct copies
+/// become Kernel::CeCopy, all-reduce's two-shot kernels Kernel::CeTwoShot and its ring Kernel::CeRingAllReduce.
+/// On: wherever the form exists; Off: never; Auto: on an NVLink mesh where the data a rank pushes to its
+/// peers reaches the size from which the copy engines were measured faster (kCeFromPushedBytes).
+std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
+                                              const KernelChoice& choice, CopyEngineMode mode);
 
 /// Whether the GPUs `devices` of `topology` may carry LL128 lines: every pair over NVLink (isNvlinkMesh) and
 /// every GPU of compute capability 9.0 or later. LL128 trusts the path between two GPUs' SMs to deliver a

@@ -10,6 +10,7 @@ ChoiceSettings choiceSettingsFrom(const Params& params) {
   settings.forced = parseAlgorithm(params.getString("PEERLINK_ALGO")).value_or(Algorithm::Auto);
   settings.protocol = parseProtocol(params.getString("PEERLINK_PROTO")).value_or(Protocol::Auto);
   settings.push = parsePushMode(params.getString("PEERLINK_COLL_PUSH")).value_or(PushMode::Auto);
+  settings.copyEngine = parseCopyEngineMode(params.getString("PEERLINK_COLL_CE")).value_or(CopyEngineMode::Auto);
   return settings;
 }
 
@@ -20,7 +21,8 @@ KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inP
   const bool ll128Lines = ll128 && (settings.protocol == Protocol::Auto || settings.protocol == Protocol::Ll128);
   const KernelChoice choice =
       chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
-                   algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push, ll128Lines);
+                   algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push, ll128Lines,
+                   settings.copyEngine);
   return withLineFormat(choice, collective, bytes, static_cast<int>(devices.size()), settings.protocol, ll128);
 }
 
@@ -38,6 +40,9 @@ const char* kernelName(Kernel kernel) noexcept {
     case Kernel::RingAllReduce: return "ring_all_reduce";
     case Kernel::RingReduceScatter: return "ring_reduce_scatter";
     case Kernel::Ll128: return "ll128";
+    case Kernel::CeCopy: return "ce_copy";
+    case Kernel::CeTwoShot: return "ce_two_shot";
+    case Kernel::CeRingAllReduce: return "ce_ring_all_reduce";
   }
   return "?";
 }

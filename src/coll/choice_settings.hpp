@@ -1,5 +1,5 @@
 // What a collective call runs, as one pure function of the call, the topology and the settings that steer
-// the choice (PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH): the communicator asks it at every call,
+// the choice (PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE): the communicator asks it at every call,
 // `peerlink coll --explain` for a sweep of sizes without a GPU, so both say the same.
 #pragma once
 
@@ -15,6 +15,7 @@ struct ChoiceSettings {
   Algorithm forced = Algorithm::Auto;  ///< PEERLINK_ALGO
   Protocol protocol = Protocol::Auto;  ///< PEERLINK_PROTO
   PushMode push = PushMode::Auto;      ///< PEERLINK_COLL_PUSH
+  CopyEngineMode copyEngine = CopyEngineMode::Auto;  ///< PEERLINK_COLL_CE
 };
 
 /// The settings as `params` hold them (the registry has checked their values; anything else reads as AUTO).
@@ -29,7 +30,8 @@ KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inP
                               const std::vector<int>& devices, const ChoiceSettings& settings);
 
 /// "ll", "one_shot_direct", "two_shot", "reduce_scatter", "copy", "push_reduce", "ring_broadcast",
-/// "split_two_shot", "ring_reduce", "ring_all_reduce", "ring_reduce_scatter", "ll128".
+/// "split_two_shot", "ring_reduce", "ring_all_reduce", "ring_reduce_scatter", "ll128", "ce_copy", "ce_two_shot",
+/// "ce_ring_all_reduce".
 const char* kernelName(Kernel kernel) noexcept;
 
 }  // namespace peerlink::coll

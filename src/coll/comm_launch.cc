@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "coll/algorithm_select.hpp"
+#include "coll/comm_launch_copy_engine.hpp"
 #include "coll/comm_launch_large.hpp"
 #include "coll/comm_launch_support.hpp"
 #include "coll/partition.hpp"
@@ -374,7 +375,8 @@ PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs
 namespace {
 
 // A pipelined kernel (`chosen`, named `what` in the log) that cannot run this set: says why (`blocker`) once
-// per collective and kernel in the COLL log, then runs `instead`, a direct kernel of the collective.
+// per collective and kernel in the COLL log, then runs `instead`, a direct kernel of the collective (the
+// copy-engine ring: the copy-engine two-shot).
 void stepAside(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& chosen, const char* what,
                const std::string& blocker, const KernelChoice& instead, bool capturing) {
   const CallArgs& first = set.front();
@@ -388,6 +390,8 @@ void stepAside(CommState& state, const std::vector<CallArgs>& set, const KernelC
   }
   if (instead.kernel == Kernel::Copy) {
     launchCopySet(state, set, instead, capturing);
+  } else if (instead.kernel == Kernel::CeTwoShot) {
+    launchCeTwoShotSet(state, set, capturing);
   } else {
     launchReductionSet(state, set, instead, capturing);
   }
@@ -425,6 +429,16 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
       }
       break;
     case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
+    case Kernel::CeCopy: launchCeCopySet(state, set, capturing); break;
+    case Kernel::CeTwoShot: launchCeTwoShotSet(state, set, capturing); break;
+    case Kernel::CeRingAllReduce:
+      if (const std::string blocker = ringAllReduceBlocker(state, set); !blocker.empty()) {
+        stepAside(state, set, choice, "the ring", blocker, {Algorithm::TwoShot, Kernel::CeTwoShot, choice.reason},
+                  capturing);
+      } else {
+        launchCeRingAllReduceSet(state, set, capturing);
+      }
+      break;
     case Kernel::RingAllReduce:
       if (const std::string blocker = ringAllReduceBlocker(state, set); !blocker.empty()) {
         stepAside(state, set, choice, "the ring", blocker, {Algorithm::TwoShot, Kernel::TwoShot, choice.reason},

@@ -12,22 +12,16 @@ using kernels::CollCopyArgs;
 using kernels::CollCopyJob;
 using kernels::CollReduceArgs;
 
-// Two-shot all-reduce of large messages as two kernels per rank (Kernel::SplitTwoShot): a direct-read
-// reduce-scatter of the rank's shard (partitionRange's, as the fused kernel and the plan cut it) into its own
-// output, then an all-gather that stores that shard into every peer's output. The reduce-scatter kernel's
-// start barrier finds every input ready; the all-gather writes only shards their owners have finished (each
-// rank's own shard, after its own reduce-scatter on its stream), and its end barrier, which releases the
-// pushes, also tells every rank that all reads of its input are done. In place, rank r's all-gather writes
-// shard r of a peer's buffer, which only rank r's reduce-scatter read.
-void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+// The first kernel of a two-shot all-reduce of large messages: a direct-read reduce-scatter of each rank's
+// shard (partitionRange's, as the fused kernel and the plan cut it) into its own output. Its start barrier
+// finds every input ready.
+void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t shardBytes = (first.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
   const int reduceBlocks = kernels::collReduceBlocks(shardBytes, state.maxBlocks);
-  const int copyBlocks = kernels::collCopyBlocks(shardBytes, state.maxBlocks);
-  const std::size_t chunkBytes = kernels::collCopyChunkBytes(shardBytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
@@ -44,6 +38,22 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
                                 launchOf(state, r, capturing));
     });
   }
+}
+
+// Two-shot all-reduce of large messages as two kernels per rank (Kernel::SplitTwoShot): the reduce-scatter
+// above, then an all-gather kernel that stores each rank's shard into every peer's output. It writes only
+// shards their owners have finished (each rank's own shard, after its own reduce-scatter on its stream), and
+// its end barrier, which releases the pushes, also tells every rank that all reads of its input are done. In
+// place, rank r's all-gather writes shard r of a peer's buffer, which only rank r's reduce-scatter read.
+void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  launchShardReduceScatter(state, set, capturing);
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const std::size_t size = dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  const std::size_t shardBytes = (first.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
+  const int copyBlocks = kernels::collCopyBlocks(shardBytes, state.maxBlocks);
+  const std::size_t chunkBytes = kernels::collCopyChunkBytes(shardBytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
@@ -235,16 +245,13 @@ void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, boo
                          kernels::collRingReduceChunkBytes(bytes, state.maxBlocks));
 }
 
-// Ring all-reduce: n chains side by side in each of two kernels. The first reduces segment j (the two-shot
-// shards, partitionRange's) along the chain that ends at rank j, into rank j's output; the second
-// broadcasts it from rank j along the chain that starts there. Every link carries 2(n-1)/n of the data, as
-// stores. In place, rank r's input segment j is read only by rank r, in the first kernel, and overwritten
-// (by rank r - 1) only in the second, whose start barrier follows rank r's first kernel.
-void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+// The first kernel of the ring all-reduce: n chains side by side, segment j (the two-shot shards,
+// partitionRange's) reduced along the chain that ends at rank j, into rank j's output. Rank j's segment is
+// complete once its kernel has ended, and by then every rank has read its own input segment j.
+void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
   const RingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
   std::vector<ReduceSegment> segments(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j) {
@@ -252,6 +259,19 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
     segments[static_cast<std::size_t>(j)] = {segment.begin * size, segment.count * size, segment.begin * size, j};
   }
   launchRingReduceChains(state, set, capturing, segments, shape.reduceBlocks, shape.reduceChunk);
+}
+
+// Ring all-reduce: the segment reduces above, then n ring broadcasts side by side in a second kernel, segment
+// j from rank j along the chain that starts there. Every link carries 2(n-1)/n of the data, as stores. In
+// place, rank r's input segment j is read only by rank r, in the first kernel, and overwritten (by rank r - 1)
+// only in the second, whose start barrier follows rank r's first kernel.
+void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
+  const int n = state.nranks;
+  const std::size_t size = dataTypeSize(first.type);
+  const PeerPointerTable table = peerPointers(state, set);
+  const RingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
+  launchRingSegmentReduces(state, set, capturing);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;

@@ -27,6 +27,11 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
 void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 /// The ring all-reduce (Kernel::RingAllReduce): the two above with one chain per segment, as two kernels.
 void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+/// The first kernel of each all-reduce above on its own: once it has ended on rank j, rank j's shard
+/// (segment) of the result is complete in its output and no rank reads that shard of any input any more.
+/// The copy-engine all-reduces (comm_launch_copy_engine.cc) gather the shards after them.
+void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 /// The ring reduce-scatter (Kernel::RingReduceScatter): the ring reduce with one chain per block.
 void launchRingReduceScatterSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 

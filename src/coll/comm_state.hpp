@@ -50,6 +50,11 @@ struct RankResources {
   DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
   DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
   std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
+  /// The copy-engine kernels' second stream and its fork and join events (comm_launch_copy_engine.cc): the
+  /// pushes to the peers run there while the caller's stream makes the local copy.
+  Stream copyStream;
+  Event forkEvent;
+  Event joinEvent;
 };
 
 /// The symmetric part of every kernel's arguments: each rank's flag area and LL scratch as every GPU
@@ -91,7 +96,7 @@ struct CommState {
   SymmetricTable symmetric;
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
-  ChoiceSettings settings;       ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH
+  ChoiceSettings settings;       ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE
   int maxBlocks = 1;             ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
   bool overlapLaunches = false;  ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
 

@@ -170,6 +170,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        "How two-shot all-reduce and reduce-scatter move data past LL: 1 pushes (each rank stores its pieces into "
        "the owners' stage buffers, they reduce locally and store the results; experimental, slower today, and "
        "allocates nranks x 16 MiB per GPU), 0 and AUTO read peers' inputs directly."},
+      {"PEERLINK_COLL_CE",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "0", "1"},
+       0,
+       0,
+       "Where large all-gathers, all-to-alls and all-reduces copy: 1 on the copy engines (cudaMemcpyAsync between "
+       "barrier kernels; all-reduce gathers each rank's reduced shard that way), 0 in SM kernels, AUTO on the copy "
+       "engines from the size where they were measured faster on an NVLink mesh."},
       {"PEERLINK_COLL_MAX_BLOCKS",
        ParamType::Int,
        "0",

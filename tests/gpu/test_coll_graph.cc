@@ -21,8 +21,8 @@ namespace {
 
 // Replays a graph of one collective several times with new inputs, with an eager call of another size
 // between replays; every replay's output matches the reference.
-void replayCase(const std::vector<int>& devices, const char* algorithm, CollCase c) {
-  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}}));
+void replayCase(const std::vector<int>& devices, const Params& params, CollCase c) {
+  Communicator comm(devices, params);
   const int n = comm.size();
   std::vector<coll::Bytes> inputs(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -68,7 +68,7 @@ TEST(CommunicatorGraph, AllReduceReplaysSmallAndLarge) {
       CollCase c;
       c.count = count;
       c.seed = count;
-      replayCase(devices, algorithm, c);
+      replayCase(devices, paramsWith({{"PEERLINK_ALGO", algorithm}}), c);
       if (HasFatalFailure()) return;
     }
   }
@@ -87,8 +87,31 @@ TEST(CommunicatorGraph, EveryCollectiveReplays) {
       c.count = count;
       c.root = 1;
       c.seed = count + static_cast<std::size_t>(collective);
-      replayCase(devices, "AUTO", c);
+      replayCase(devices, paramsWith({}), c);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// The copy-engine collectives (PEERLINK_COLL_CE=1) in graphs: their copies become memcpy nodes, the local
+// copy a branch forked from and joined to the rank's stream; all-reduce's shards gathered after the direct
+// reduce-scatter and after the ring (odd counts: uneven shards; the ring needs 16-byte segments and steps
+// aside to the direct one for the odd count).
+TEST(CommunicatorGraph, CopyEngineCollectivesReplay) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  for (const Collective collective : {Collective::AllGather, Collective::AllToAll, Collective::AllReduce}) {
+    for (const char* algorithm : {"AUTO", "RING"}) {
+      if (algorithm == std::string("RING") && collective != Collective::AllReduce) continue;
+      for (const std::size_t count : {std::size_t{3} << 20, (std::size_t{3} << 20) + 7}) {
+        CollCase c;
+        c.collective = collective;
+        c.type = DataType::F32;
+        c.count = count;
+        c.seed = count + static_cast<std::size_t>(collective);
+        replayCase(devices, paramsWith({{"PEERLINK_ALGO", algorithm}, {"PEERLINK_COLL_CE", "1"}}), c);
+        if (HasFatalFailure()) return;
+      }
     }
   }
 }
@@ -103,8 +126,10 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   constexpr int kCallsPerGraph = 4;
   constexpr int kReplays = 2;
-  for (const char* algorithm : {"AUTO", "RING"}) {
-    Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}}));
+  for (const std::string configuration : {"AUTO", "RING", "AUTO+CE", "RING+CE"}) {
+    const std::string algorithm = configuration.substr(0, configuration.find('+'));
+    const std::string copyEngine = configuration.find("+CE") != std::string::npos ? "1" : "AUTO";
+    Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}, {"PEERLINK_COLL_CE", copyEngine}}));
     const int n = comm.size();
     const std::vector<Stream> streams = rankStreams(comm);
     for (const std::size_t count : {std::size_t{5}, std::size_t{40000}, std::size_t{3} << 20, std::size_t{72} << 20}) {
@@ -128,7 +153,7 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
       });
       for (int replay = 0; replay < kReplays; ++replay) {
         PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));
-        ASSERT_EQ(finishAll(comm, streams), "") << algorithm << ", " << count << " elements, replay " << replay;
+        ASSERT_EQ(finishAll(comm, streams), "") << configuration << ", " << count << " elements, replay " << replay;
       }
       PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
       std::int32_t scale = 1;
@@ -139,7 +164,7 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
         for (std::size_t i = 0; i < count; ++i) {
           std::int32_t sum = 0;
           for (int q = 0; q < n; ++q) sum += inputOf(q, i);
-          ASSERT_EQ(got[i], sum * scale) << algorithm << ", " << count << " elements: rank " << r << ", element " << i
+          ASSERT_EQ(got[i], sum * scale) << configuration << ", " << count << " elements: rank " << r << ", element " << i
                                          << " (" << comm.describeChoice(Collective::AllReduce, count * 4) << ")";
         }
       }
@@ -149,8 +174,11 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
 
 // One rank's stream is held by a latch longer than the deadline: the other ranks' kernels give up and the
 // error names the held rank; once the latch opens and every kernel has finished, the communicator works.
-void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::size_t count) {
-  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm}, {"PEERLINK_TIMEOUT_MS", "300"}}));
+void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::size_t count,
+                  const char* copyEngine = "AUTO") {
+  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm},
+                                         {"PEERLINK_TIMEOUT_MS", "300"},
+                                         {"PEERLINK_COLL_CE", copyEngine}}));
   const int n = comm.size();
   const int late = n - 1;
   const std::vector<Stream> streams = rankStreams(comm);
@@ -198,6 +226,7 @@ TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   stallOneRank(devices, "ONESHOT", 1000);     // LL data
   stallOneRank(devices, "TWOSHOT", 1 << 20);  // barriers
+  stallOneRank(devices, "TWOSHOT", 1 << 20, "1");  // the copy-engine two-shot: copies between kernels
 }
 
 // Not a performance gate: prints small all-reduce times, eager and in a graph (all ranks' kernels).

@@ -61,13 +61,17 @@ TEST(Communicator, RejectsBadDeviceLists) {
 
 // (configuration, collective): every type, op, size class, in place and not. A configuration is a
 // PEERLINK_ALGO value, PROTO_LL / PROTO_LL128 / PROTO_SIMPLE for PEERLINK_PROTO (so small messages run every
-// protocol), or PUSH for PEERLINK_COLL_PUSH=1 (every reduction past LL through the push kernel).
+// protocol), PUSH for PEERLINK_COLL_PUSH=1 (every reduction past LL through the push kernel), or CE / CE_RING
+// for PEERLINK_COLL_CE=1 (all-gather, all-to-all and all-reduce past LL on the copy engines; CE_RING with
+// PEERLINK_ALGO=RING: the ring all-reduce's gather too).
 class CommunicatorCorrectness : public ::testing::TestWithParam<std::tuple<const char*, Collective>> {};
 
 Params paramsOfConfiguration(const std::string& configuration) {
   const std::string proto = "PROTO_";
   if (configuration.rfind(proto, 0) == 0) return paramsWith({{"PEERLINK_PROTO", configuration.substr(proto.size())}});
   if (configuration == "PUSH") return paramsWith({{"PEERLINK_COLL_PUSH", "1"}});
+  if (configuration == "CE") return paramsWith({{"PEERLINK_COLL_CE", "1"}});
+  if (configuration == "CE_RING") return paramsWith({{"PEERLINK_COLL_CE", "1"}, {"PEERLINK_ALGO", "RING"}});
   return paramsWith({{"PEERLINK_ALGO", configuration}});
 }
 
@@ -129,7 +133,8 @@ std::string caseName(const ::testing::TestParamInfo<CommunicatorCorrectness::Par
 
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CommunicatorCorrectness,
                          ::testing::Combine(::testing::Values("AUTO", "ONESHOT", "TWOSHOT", "RING", "PROTO_LL",
-                                                              "PROTO_LL128", "PROTO_SIMPLE", "PUSH"),
+                                                              "PROTO_LL128", "PROTO_SIMPLE", "PUSH", "CE",
+                                                              "CE_RING"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
 

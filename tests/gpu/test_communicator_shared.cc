@@ -3,7 +3,7 @@
 // reduce, tokens between non-root ranks, blocks of n - 1 peers — run against the host reference on a one-
 // or two-GPU machine too. Every collective, a few types and ops, every size class, in place and out of
 // place, under AUTO, TWOSHOT, SIMPLE, LL128 (PEERLINK_PROTO; LL128 lines wherever LL fits, n - 1 senders per
-// scratch area) and PUSH (PEERLINK_COLL_PUSH=1), and the ring broadcast and reduce. What they
+// scratch area) and PUSH (PEERLINK_COLL_PUSH=1), the rings, and the copy engines (PEERLINK_COLL_CE=1). What they
 // measure is not speed: ranks on one GPU split its SMs.
 #include <gtest/gtest.h>
 
@@ -42,6 +42,8 @@ TEST_P(SharedGpuCorrectness, MatchesHostReference) {
     overrides.emplace_back("PEERLINK_PROTO", config);
   } else if (config == "PUSH") {
     overrides.emplace_back("PEERLINK_COLL_PUSH", "1");
+  } else if (config == "CE") {
+    overrides.emplace_back("PEERLINK_COLL_CE", "1");
   } else {
     overrides.emplace_back("PEERLINK_ALGO", config);
   }
@@ -92,6 +94,13 @@ INSTANTIATE_TEST_SUITE_P(SeveralRanksPerGpu, SharedGpuCorrectness,
                          ::testing::Combine(::testing::Values(3, 4, 8),
                                             ::testing::Values("AUTO", "TWOSHOT", "SIMPLE", "LL128", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
+                         caseName);
+// The copy engines (PEERLINK_COLL_CE=1): all-gather, all-to-all and all-reduce past LL, some copies between
+// two ranks of one GPU.
+INSTANTIATE_TEST_SUITE_P(CopyEngines, SharedGpuCorrectness,
+                         ::testing::Combine(::testing::Values(3, 4, 8), ::testing::Values("CE"),
+                                            ::testing::Values(Collective::AllGather, Collective::AllToAll,
+                                                              Collective::AllReduce)),
                          caseName);
 // The rings (PEERLINK_ALGO=RING): broadcast, reduce, all-reduce and reduce-scatter along chains of 3-8
 // ranks, some passing chunks to a rank on their own GPU.

@@ -1,0 +1,118 @@
+// Collectives whose data the copy engines move (comm_launch_copy_engine.hpp). On NVLink the copy engines
+// carry more than SM stores, most of all when every link carries traffic both ways at once, as in these
+// collectives: on 4x H200 nvbandwidth measured 396 GB/s one way and 389 each way both ways for copy-engine
+// writes, 370 and 338 for SM copies (../shared/reference/nvbandwidth-4xH200.txt).
+//
+// Each rank pushes with cudaMemcpyAsync on its own GPU's stream, so its copy engine writes into the peer
+// (the faster direction), one peer after another, the next rank first: at any moment the ranks' copies form
+// a permutation and no GPU receives from two at once. A copy engine cannot wait on a flag with a deadline, so
+// the waits stay in kernels: a one-block kernel meets every rank before the copies (their destinations are
+// free, their sources ready) and after them (every copy into this rank has landed: each rank's kernel starts
+// only once its copies have completed, and its barrier releases that to the peers).
+#include "coll/comm_launch_copy_engine.hpp"
+
+#include "coll/comm_launch.hpp"
+#include "coll/comm_launch_large.hpp"
+#include "coll/comm_launch_support.hpp"
+#include "core/cuda_check.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+struct EngineCopy {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::size_t bytes = 0;
+};
+
+// Every rank meets every other: a one-block copy kernel without jobs (its start and end barriers, each with
+// a deadline).
+void launchBarriers(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  for (int r = 0; r < state.nranks; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    kernels::CollCopyArgs args;
+    args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+    onRank(state, r, [&] { kernels::launchCollCopy(args, 1, call.stream, launchOf(state, r, capturing)); });
+  }
+}
+
+void copyAsync(const EngineCopy& copy, cudaStream_t stream) {
+  if (copy.bytes == 0 || copy.src == copy.dst) return;
+  PEERLINK_CUDA_CHECK(cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDefault, stream));
+}
+
+// Rank r's copies on its stream: `pushes` one after another; a `local` copy (its own block, out of place)
+// meanwhile on its copy stream, forked from and joined back into the caller's stream (in a capture the
+// events become the graph's edges), so it does not wait behind the pushes.
+void enqueueCopies(CommState& state, int r, cudaStream_t stream, const std::vector<EngineCopy>& pushes,
+                   const EngineCopy& local) {
+  RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
+  onRank(state, r, [&] {
+    const bool fork = local.bytes > 0 && local.src != local.dst;
+    if (fork) {
+      PEERLINK_CUDA_CHECK(cudaEventRecord(rank.forkEvent.get(), stream));
+      PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(rank.copyStream.get(), rank.forkEvent.get(), 0));
+      copyAsync(local, rank.copyStream.get());
+      PEERLINK_CUDA_CHECK(cudaEventRecord(rank.joinEvent.get(), rank.copyStream.get()));
+    }
+    for (const EngineCopy& push : pushes) copyAsync(push, stream);
+    if (fork) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, rank.joinEvent.get(), 0));
+  });
+}
+
+// Each rank's shard of an all-reduce, complete in its output, copied into every peer's output at the same
+// place, then the closing barrier. No barrier before: the reduce kernel before has ended on the rank that
+// copies, so its shard is final, every peer has joined the call (its output is free) and no rank reads that
+// shard of any input any more (in place, the copies overwrite only it).
+void gatherShards(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const int n = state.nranks;
+  const std::size_t size = dataTypeSize(set.front().type);
+  const PeerPointerTable table = peerPointers(state, set);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const ElementRange shard = shardOf(call, n, r);
+    std::vector<EngineCopy> pushes;
+    for (int p = 1; p < n; ++p) {
+      pushes.push_back({offsetBy(table.recv[r], shard.begin * size),
+                        offsetBy(table.recv[(r + p) % n], shard.begin * size), shard.count * size});
+    }
+    enqueueCopies(state, r, call.stream, pushes, EngineCopy{});
+  }
+  launchBarriers(state, set, capturing);
+}
+
+}  // namespace
+
+// All-gather: rank r's input into block r of every output; all-to-all: block p of rank r's input into block
+// r of rank p's output (all-to-all is never in place: comm_validation.cc).
+void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const int n = state.nranks;
+  const CallArgs& first = set.front();
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
+  const bool allGather = first.collective == Collective::AllGather;
+  const PeerPointerTable table = peerPointers(state, set);
+  launchBarriers(state, set, capturing);
+  for (int r = 0; r < n; ++r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    const auto sourceFor = [&](int to) { return allGather ? table.send[r] : blockOf(table.send[r], bytes, to); };
+    std::vector<EngineCopy> pushes;
+    for (int p = 1; p < n; ++p) {
+      const int to = (r + p) % n;
+      pushes.push_back({sourceFor(to), blockOf(table.recv[to], bytes, r), bytes});
+    }
+    enqueueCopies(state, r, call.stream, pushes, EngineCopy{sourceFor(r), blockOf(table.recv[r], bytes, r), bytes});
+  }
+  launchBarriers(state, set, capturing);
+}
+
+void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  launchShardReduceScatter(state, set, capturing);
+  gatherShards(state, set, capturing);
+}
+
+void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  launchRingSegmentReduces(state, set, capturing);
+  gatherShards(state, set, capturing);
+}
+
+}  // namespace peerlink::coll
