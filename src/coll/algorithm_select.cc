@@ -109,11 +109,20 @@ constexpr std::size_t kReduceRootShardBelow = 4 * kKiB * kKiB;
 // on 32 blocks, 124.9 on 24, 127.2 on 48, 132.1 on 132. At 2 MiB neither moved.
 constexpr std::size_t kRootedFewBlocksFrom = 4 * kKiB * kKiB;
 constexpr int kRootedTwoShotBlocks = 32;
-// From here (the bytes one rank pushes to its peers: n - 1 messages of all-gather and all-to-all, n - 1 shards
-// of all-reduce) the copy engines move the copies of a large collective on an NVLink mesh (copyEngineInstead):
-// they carry more than SM stores on links loaded both ways, and below it their fixed costs -- a barrier
-// kernel more, a copy's ~2 us start -- outweigh that.
-constexpr std::size_t kCeFromPushedBytes = 48 * kKiB * kKiB;
+// From here (the bytes one rank pushes to its peers: n - 1 messages) the copy engines move an all-gather's or
+// all-to-all's data on an NVLink mesh (copyEngineInstead): past 380 GB/s where the SM kernels' stores reach
+// ~350 on links loaded both ways, but every copy costs ~8 us more than its bytes, and a barrier kernel more.
+// On 4x H100 (round 42 call A, graph times) all-to-all took 575.6 us at 64 MiB per peer (192 MiB pushed)
+// against the SM kernel's 581.2 and 1094.6 against 1159.0 at 128 MiB, 311.6 against 296.8 at 32 MiB;
+// all-gather 1105.5 against 1149.4 with 128 MiB per rank, 586.4 against 579.8 with 64 MiB (its local copy
+// then on a copy engine too, ~40 us of the difference: now an SM kernel).
+constexpr std::size_t kCeCopyFromPushedBytes = 192 * kKiB * kKiB;
+// The same for the ring all-reduce's second half: each rank's reduced segment pushed to the peers by the copy
+// engines instead of n ring broadcasts. Call A: 583.4 us at 128 MiB (96 MiB pushed) against the SM ring's
+// 590.4, 1112.6 against 1127.2 at 256 MiB, 2189.2 against 2223.2 at 512 MiB; at 64 MiB (the two-shot's
+// reduce-scatter then the copies) 317.3 against 308.1. After the two-shot's direct-read reduce-scatter the
+// copies lose to the ring's even where they win (512 MiB: 2305.3), so AUTO never pairs them.
+constexpr std::size_t kCeGatherFromPushedBytes = 96 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
@@ -360,18 +369,18 @@ std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t
       break;
     case Kernel::RingAllReduce:
       engine.kernel = Kernel::CeRingAllReduce;
-      how = "the ring reduces each rank's segment into it, then the copy engines push it to the peers";
+      how = "the copy engines push each rank's reduced segment to its peers instead of the ring broadcasts";
       break;
     default: return std::nullopt;
   }
-  const std::size_t pushed = pushedBytes(collective, bytes, nranks);
   if (mode == CopyEngineMode::On) {
     engine.reason += "; copies on the copy engines (PEERLINK_COLL_CE=1): " + how;
-  } else if (nvlinkMesh && pushed >= kCeFromPushedBytes) {
-    engine.reason += "; a rank pushes " + formatBytes(pushed) + " >= " + formatBytes(kCeFromPushedBytes) + ": " + how;
-  } else {
-    return std::nullopt;
+    return engine;
   }
+  const std::size_t pushed = pushedBytes(collective, bytes, nranks);
+  const std::size_t from = engine.kernel == Kernel::CeCopy ? kCeCopyFromPushedBytes : kCeGatherFromPushedBytes;
+  if (!nvlinkMesh || engine.kernel == Kernel::CeTwoShot || pushed < from) return std::nullopt;
+  engine.reason += "; a rank pushes " + formatBytes(pushed) + " >= " + formatBytes(from) + ": " + how;
   return engine;
 }
 

@@ -3,14 +3,17 @@
 // collectives: on 4x H200 nvbandwidth measured 396 GB/s one way and 389 each way both ways for copy-engine
 // writes, 370 and 338 for SM copies (../shared/reference/nvbandwidth-4xH200.txt).
 //
-// Each rank pushes with cudaMemcpyAsync on its own GPU, so its copy engines write into the peers (the faster
-// direction), each push on a stream of its own forked from the caller's stream: copies queued one after
-// another on one stream cost ~8 us each however small (../shared/DEVICE.md; round 42 call A: 3 pushes in a
-// row made a 4 MiB all-gather 26 us slower than the SM kernel), and side by side those costs overlap. The
-// local copy (out of place) is an SM kernel on the caller's stream meanwhile. A copy engine cannot wait on a
-// flag with a deadline, so the waits stay in kernels: a one-block kernel meets every rank before the copies
-// (their destinations are free, their sources ready) and after them (every copy into this rank has landed:
-// each rank's kernel starts only once its copies have completed, and its barrier releases that to the peers).
+// Each rank pushes with cudaMemcpyAsync on its own GPU, so its copy engine writes into the peers (the faster
+// direction), one peer after another, the next rank first: at any moment the ranks' copies form a
+// permutation and no GPU receives from two at once. Side by side on streams of their own the pushes took
+// 1.6x as long at 512 MiB (4x H100, round 42 call B: a GPU's flows to several peers at once share its copy
+// engines badly, as the all-pairs benchmark saw); one after another each costs ~8 us more than its bytes
+// (../shared/DEVICE.md), which is why AUTO keeps the SM kernels below some hundred MiB. The local copy (out
+// of place) is an SM kernel on the caller's stream meanwhile (on a copy engine it added ~40 us at 512 MiB,
+// call A). A copy engine cannot wait on a flag with a deadline, so the waits stay in kernels: a one-block
+// kernel meets every rank before the copies (their destinations are free, their sources ready) and after
+// them (every copy into this rank has landed: each rank's kernel starts only once its copies have
+// completed, and its barrier releases that to the peers).
 #include "coll/comm_launch_copy_engine.hpp"
 
 #include "coll/comm_launch.hpp"
@@ -39,29 +42,25 @@ void launchBarriers(CommState& state, const std::vector<CallArgs>& set, bool cap
   }
 }
 
-// Rank r's copies: each of `pushes` (to its peers) on its own copy stream, forked from and joined back into
-// the caller's stream (in a capture the events become the graph's edges); the `local` copy meanwhile on the
-// caller's stream, by SMs: a few, as it only has to keep up with the pushes.
+// Rank r's copies: `pushes` (to its peers) one after another on its copy stream, forked from and joined back
+// into the caller's stream (in a capture the events become the graph's edges); the `local` copy meanwhile on
+// the caller's stream, by a few SMs, as it only has to keep up with the pushes.
 void enqueueCopies(CommState& state, int r, cudaStream_t stream, const std::vector<EngineCopy>& pushes,
                    const EngineCopy& local) {
   constexpr int kLocalCopySms = 16;
   RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
+  const cudaStream_t side = rank.copyStream.get();
   onRank(state, r, [&] {
     PEERLINK_CUDA_CHECK(cudaEventRecord(rank.forkEvent.get(), stream));
-    for (std::size_t j = 0; j < pushes.size(); ++j) {
-      const EngineCopy& push = pushes[j];
-      if (push.bytes == 0) continue;
-      const cudaStream_t side = rank.copyStreams[j].get();
-      PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, rank.forkEvent.get(), 0));
-      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(push.dst, push.src, push.bytes, cudaMemcpyDefault, side));
-      PEERLINK_CUDA_CHECK(cudaEventRecord(rank.joinEvents[j].get(), side));
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, rank.forkEvent.get(), 0));
+    for (const EngineCopy& push : pushes) {
+      if (push.bytes > 0) PEERLINK_CUDA_CHECK(cudaMemcpyAsync(push.dst, push.src, push.bytes, cudaMemcpyDefault, side));
     }
+    PEERLINK_CUDA_CHECK(cudaEventRecord(rank.joinEvent.get(), side));
     if (local.bytes > 0 && local.src != local.dst) {
       kernels::launchSmCopy(local.dst, local.src, local.bytes, kLocalCopySms, stream);
     }
-    for (std::size_t j = 0; j < pushes.size(); ++j) {
-      if (pushes[j].bytes > 0) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, rank.joinEvents[j].get(), 0));
-    }
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, rank.joinEvent.get(), 0));
   });
 }
 

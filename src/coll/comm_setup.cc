@@ -75,11 +75,9 @@ void setupRank(RankResources& rank, int device, int nranks, bool push) {
   if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
   rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
+  rank.copyStream = Stream(device);
   rank.forkEvent = Event(device, cudaEventDisableTiming);
-  for (int p = 1; p < nranks; ++p) {
-    rank.copyStreams.emplace_back(device);
-    rank.joinEvents.emplace_back(device, cudaEventDisableTiming);
-  }
+  rank.joinEvent = Event(device, cudaEventDisableTiming);
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.ll128Scratch.data(), 0, rank.ll128Scratch.size()));

@@ -50,11 +50,11 @@ struct RankResources {
   DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
   DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
   std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
-  /// The copy-engine collectives' streams, one per peer, and their fork and join events
-  /// (comm_launch_copy_engine.cc): each push to a peer runs on its own stream, forked from the caller's.
-  std::vector<Stream> copyStreams;
+  /// The copy-engine collectives' second stream and its fork and join events (comm_launch_copy_engine.cc):
+  /// the pushes to the peers run there while the caller's stream makes the local copy.
+  Stream copyStream;
   Event forkEvent;
-  std::vector<Event> joinEvents;
+  Event joinEvent;
 };
 
 /// The symmetric part of every kernel's arguments: each rank's flag area and LL scratch as every GPU

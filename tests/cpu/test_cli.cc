@@ -204,7 +204,8 @@ TEST(Cli, CollExplainNeedsNoGpu) {
   EXPECT_NE(scatter.out.find("   134217728     33554432  ring      ring_reduce_scatter "), std::string::npos)
       << scatter.out;
   // All-reduce of 256 KiB runs in LL128 lines (their 0.8 MiB per rank fit LL128's 1.75 MiB budget); without
-  // LL (PEERLINK_PROTO=SIMPLE) it reads directly out of place and runs two-shot in place.
+  // LL (PEERLINK_PROTO=SIMPLE) it reads directly out of place and runs two-shot in place. 1 GiB: the ring,
+  // its segments gathered by the copy engines.
   const CliResult json =
       runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "1G", "-f", "4096", "--json", "-"});
   ASSERT_EQ(json.code, kExitOk) << json.err;
@@ -213,7 +214,7 @@ TEST(Cli, CollExplainNeedsNoGpu) {
   ASSERT_EQ(document.at("rows").size(), 2u);
   EXPECT_EQ(document["rows"][0]["out_of_place"]["kernel"], "ll128");
   EXPECT_EQ(document["rows"][0]["in_place"]["kernel"], "ll128");
-  EXPECT_EQ(document["rows"][1]["out_of_place"]["kernel"], "ring_all_reduce");
+  EXPECT_EQ(document["rows"][1]["out_of_place"]["kernel"], "ce_ring_all_reduce");
   ::setenv("PEERLINK_PROTO", "SIMPLE", 1);
   const CliResult simple =
       runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "256K", "--json", "-"});

@@ -180,9 +180,14 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
             Kernel::RingReduceScatter);
   EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 32 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::OneShot);
   EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
+  // Its second half on the copy engines (CopyEnginesForLargeCopiesAndTheRingsGather) unless PEERLINK_COLL_CE=0.
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB,
+                         PushMode::Auto, false, CopyEngineMode::Off)
                 .kernel,
             Kernel::RingAllReduce);
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
+                .kernel,
+            Kernel::CeRingAllReduce);
   EXPECT_EQ(chooseKernel(Collective::AllReduce, 4 * kKiB, false, 8, true,
                          chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring),
                          Protocol::Auto, 1024 * kKiB)
@@ -349,7 +354,7 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
   EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Push).algorithm, Algorithm::OneShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::Ll);
   EXPECT_EQ(choiceOf(Collective::Reduce, 32 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);
-  EXPECT_EQ(choiceOf(Collective::AllGather, 64 * kMiB, PushMode::Push).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(Collective::AllGather, 32 * kMiB, PushMode::Push).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).reason,
             "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "
             "(PEERLINK_COLL_PUSH=1): each rank stores its pieces into the owners' stages and they reduce locally");
@@ -357,6 +362,81 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
   EXPECT_EQ(parsePushMode("1"), PushMode::Push);
   EXPECT_EQ(parsePushMode("0"), PushMode::Pull);
   EXPECT_FALSE(parsePushMode("yes").has_value());
+}
+
+// PEERLINK_COLL_CE: AUTO moves all-gather's and all-to-all's data on the copy engines from 192 MiB pushed per
+// rank (n - 1 messages) and gathers the ring all-reduce's segments with them from 96 MiB, on an NVLink mesh
+// only, and never after the two-shot's reduce-scatter; 1 wherever a copy-engine form exists (never instead of
+// LL, the rooted collectives or reduce-scatter); 0 never.
+TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
+  const Topology vm = load("h200x4_vm");
+  const std::vector<int> devices = allDevices(vm);
+  const auto kernelOf = [&](Collective collective, std::size_t bytes, CopyEngineMode mode, bool mesh = true,
+                            int n = 4) {
+    return chooseKernel(collective, bytes, false, n, mesh, chooseAlgorithm(collective, bytes, vm, devices),
+                        Protocol::Auto, 1024 * kKiB, PushMode::Auto, true, mode)
+        .kernel;
+  };
+  const CopyEngineMode autoMode = CopyEngineMode::Auto;
+  // 64 MiB to each of 3 peers: 192 MiB pushed.
+  EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kMiB, autoMode), Kernel::CeCopy);
+  EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kMiB - 4, autoMode), Kernel::Copy);
+  EXPECT_EQ(kernelOf(Collective::AllToAll, 64 * kMiB, autoMode), Kernel::CeCopy);
+  EXPECT_EQ(kernelOf(Collective::AllToAll, 32 * kMiB, autoMode), Kernel::Copy);
+  EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kMiB, autoMode, false), Kernel::Copy);  // no mesh: unmeasured
+  // 7 peers: 28 MiB messages already push 196 MiB.
+  EXPECT_EQ(kernelOf(Collective::AllGather, 28 * kMiB, autoMode, true, 8), Kernel::CeCopy);
+  // All-reduce: the ring from 128 MiB (32 MiB segments to 3 peers: 96 MiB), the two-shot below never.
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 128 * kMiB, autoMode), Kernel::CeRingAllReduce);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 128 * kMiB - 16, autoMode), Kernel::SplitTwoShot);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 16 * kMiB, autoMode), Kernel::TwoShot);
+  // Forced on.
+  const CopyEngineMode on = CopyEngineMode::On;
+  EXPECT_EQ(kernelOf(Collective::AllGather, 2 * kMiB, on), Kernel::CeCopy);
+  EXPECT_EQ(kernelOf(Collective::AllGather, 2 * kMiB, on, false), Kernel::CeCopy);
+  EXPECT_EQ(kernelOf(Collective::AllToAll, 2 * kMiB, on), Kernel::CeCopy);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 16 * kMiB, on), Kernel::CeTwoShot);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 96 * kMiB, on), Kernel::CeTwoShot);  // the split two-shot's too
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 512 * kMiB, on), Kernel::CeRingAllReduce);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 4 * kKiB, on), Kernel::Ll);  // LL stays
+  EXPECT_EQ(kernelOf(Collective::AllGather, 4 * kKiB, on), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::Broadcast, 512 * kMiB, on), Kernel::RingBroadcast);
+  EXPECT_EQ(kernelOf(Collective::Broadcast, 8 * kMiB, on), Kernel::Copy);  // the two-shot broadcast
+  EXPECT_EQ(kernelOf(Collective::Reduce, 512 * kMiB, on), Kernel::RingReduce);
+  EXPECT_EQ(kernelOf(Collective::ReduceScatter, 512 * kMiB, on), Kernel::RingReduceScatter);
+  // Off.
+  const CopyEngineMode off = CopyEngineMode::Off;
+  EXPECT_EQ(kernelOf(Collective::AllGather, 512 * kMiB, off), Kernel::Copy);
+  EXPECT_EQ(kernelOf(Collective::AllToAll, 512 * kMiB, off), Kernel::Copy);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 512 * kMiB, off), Kernel::RingAllReduce);
+  // The reasons say why.
+  const KernelChoice gather =
+      chooseKernel(Collective::AllGather, 64 * kMiB, false, 4, true,
+                   chooseAlgorithm(Collective::AllGather, 64 * kMiB, vm, devices), Protocol::Auto, 1024 * kKiB);
+  EXPECT_EQ(gather.algorithm, Algorithm::OneShot);
+  EXPECT_NE(gather.reason.find("; a rank pushes 192 MiB >= 192 MiB: the copy engines push each rank's data to its "
+                               "peers, the next rank first, between two barrier kernels"),
+            std::string::npos)
+      << gather.reason;
+  const KernelChoice forced = chooseKernel(Collective::AllReduce, 16 * kMiB, false, 4, true,
+                                           chooseAlgorithm(Collective::AllReduce, 16 * kMiB, vm, devices),
+                                           Protocol::Auto, 1024 * kKiB, PushMode::Auto, true, on);
+  EXPECT_EQ(forced.algorithm, Algorithm::TwoShot);
+  EXPECT_NE(forced.reason.find("; copies on the copy engines (PEERLINK_COLL_CE=1): a direct-read reduce-scatter "
+                               "kernel, then the copy engines push each rank's shard to its peers"),
+            std::string::npos)
+      << forced.reason;
+  // PEERLINK_COLL_PUSH=1 wins over it for the two-shot (the push kernel has no copies to move).
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 16 * kMiB, false, 4, true,
+                         chooseAlgorithm(Collective::AllReduce, 16 * kMiB, vm, devices), Protocol::Auto, 1024 * kKiB,
+                         PushMode::Push, true, on)
+                .kernel,
+            Kernel::PushReduce);
+  EXPECT_EQ(parseCopyEngineMode("auto"), CopyEngineMode::Auto);
+  EXPECT_EQ(parseCopyEngineMode("1"), CopyEngineMode::On);
+  EXPECT_EQ(parseCopyEngineMode("0"), CopyEngineMode::Off);
+  EXPECT_FALSE(parseCopyEngineMode("on").has_value());
+  EXPECT_STREQ(copyEngineModeName(CopyEngineMode::On), "1");
 }
 
 // The end barrier releases and acquires only for calls that store into a peer's memory: a missing release

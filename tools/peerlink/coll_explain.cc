@@ -19,8 +19,9 @@ std::string algorithmSetting(Algorithm algorithm) {
 }
 
 std::string settingsLine(const coll::ChoiceSettings& settings) {
-  return fmt::format("PEERLINK_ALGO={} PEERLINK_PROTO={} PEERLINK_COLL_PUSH={}", algorithmSetting(settings.forced),
-                     coll::protocolName(settings.protocol), coll::pushModeName(settings.push));
+  return fmt::format("PEERLINK_ALGO={} PEERLINK_PROTO={} PEERLINK_COLL_PUSH={} PEERLINK_COLL_CE={}",
+                     algorithmSetting(settings.forced), coll::protocolName(settings.protocol),
+                     coll::pushModeName(settings.push), coll::copyEngineModeName(settings.copyEngine));
 }
 
 }  // namespace
@@ -78,7 +79,8 @@ nlohmann::json collExplainToJson(const CollExplain& explain) {
   document["nvlink_mesh"] = explain.nvlinkMesh;
   document["settings"] = {{"PEERLINK_ALGO", algorithmSetting(explain.settings.forced)},
                           {"PEERLINK_PROTO", coll::protocolName(explain.settings.protocol)},
-                          {"PEERLINK_COLL_PUSH", coll::pushModeName(explain.settings.push)}};
+                          {"PEERLINK_COLL_PUSH", coll::pushModeName(explain.settings.push)},
+                          {"PEERLINK_COLL_CE", coll::copyEngineModeName(explain.settings.copyEngine)}};
   nlohmann::json rows = nlohmann::json::array();
   for (const CollExplainRow& row : explain.rows) {
     const auto choice = [](const coll::KernelChoice& c) {
