@@ -19,10 +19,9 @@ KernelChoice chooseCallKernel(Collective collective, std::size_t bytes, bool inP
   const AlgorithmChoice algorithm = chooseAlgorithm(collective, bytes, topology, devices, settings.forced);
   const bool ll128 = ll128Capable(topology, devices);
   const bool ll128Lines = ll128 && (settings.protocol == Protocol::Auto || settings.protocol == Protocol::Ll128);
-  const KernelChoice choice =
-      chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()), isNvlinkMesh(topology, devices),
-                   algorithm, settings.protocol, kernels::kCollLlMaxBytes, settings.push, ll128Lines,
-                   settings.copyEngine);
+  const KernelChoice choice = chooseKernel(collective, bytes, inPlace, static_cast<int>(devices.size()),
+                                           isNvlinkMesh(topology, devices), algorithm, settings.protocol,
+                                           kernels::kCollLlMaxBytes, settings.push, ll128Lines, settings.copyEngine);
   return withLineFormat(choice, collective, bytes, static_cast<int>(devices.size()), settings.protocol, ll128);
 }
 

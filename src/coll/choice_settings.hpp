@@ -1,6 +1,6 @@
 // What a collective call runs, as one pure function of the call, the topology and the settings that steer
-// the choice (PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE): the communicator asks it at every call,
-// `peerlink coll --explain` for a sweep of sizes without a GPU, so both say the same.
+// the choice (PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE): the communicator asks it at every
+// call, `peerlink coll --explain` for a sweep of sizes without a GPU, so both say the same.
 #pragma once
 
 #include <cstddef>
@@ -12,9 +12,9 @@
 namespace peerlink::coll {
 
 struct ChoiceSettings {
-  Algorithm forced = Algorithm::Auto;  ///< PEERLINK_ALGO
-  Protocol protocol = Protocol::Auto;  ///< PEERLINK_PROTO
-  PushMode push = PushMode::Auto;      ///< PEERLINK_COLL_PUSH
+  Algorithm forced = Algorithm::Auto;                ///< PEERLINK_ALGO
+  Protocol protocol = Protocol::Auto;                ///< PEERLINK_PROTO
+  PushMode push = PushMode::Auto;                    ///< PEERLINK_COLL_PUSH
   CopyEngineMode copyEngine = CopyEngineMode::Auto;  ///< PEERLINK_COLL_CE
 };
 

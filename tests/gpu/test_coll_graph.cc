@@ -164,8 +164,8 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
         for (std::size_t i = 0; i < count; ++i) {
           std::int32_t sum = 0;
           for (int q = 0; q < n; ++q) sum += inputOf(q, i);
-          ASSERT_EQ(got[i], sum * scale) << configuration << ", " << count << " elements: rank " << r << ", element " << i
-                                         << " (" << comm.describeChoice(Collective::AllReduce, count * 4) << ")";
+          ASSERT_EQ(got[i], sum * scale) << configuration << ", " << count << " elements: rank " << r << ", element "
+                                         << i << " (" << comm.describeChoice(Collective::AllReduce, count * 4) << ")";
         }
       }
     }
@@ -176,9 +176,9 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
 // error names the held rank; once the latch opens and every kernel has finished, the communicator works.
 void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::size_t count,
                   const char* copyEngine = "AUTO") {
-  Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", algorithm},
-                                         {"PEERLINK_TIMEOUT_MS", "300"},
-                                         {"PEERLINK_COLL_CE", copyEngine}}));
+  Communicator comm(
+      devices,
+      paramsWith({{"PEERLINK_ALGO", algorithm}, {"PEERLINK_TIMEOUT_MS", "300"}, {"PEERLINK_COLL_CE", copyEngine}}));
   const int n = comm.size();
   const int late = n - 1;
   const std::vector<Stream> streams = rankStreams(comm);
@@ -224,8 +224,8 @@ void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::s
 TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
-  stallOneRank(devices, "ONESHOT", 1000);     // LL data
-  stallOneRank(devices, "TWOSHOT", 1 << 20);  // barriers
+  stallOneRank(devices, "ONESHOT", 1000);          // LL data
+  stallOneRank(devices, "TWOSHOT", 1 << 20);       // barriers
   stallOneRank(devices, "TWOSHOT", 1 << 20, "1");  // the copy-engine two-shot: copies between kernels
 }
 

@@ -133,8 +133,7 @@ std::string caseName(const ::testing::TestParamInfo<CommunicatorCorrectness::Par
 
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, CommunicatorCorrectness,
                          ::testing::Combine(::testing::Values("AUTO", "ONESHOT", "TWOSHOT", "RING", "PROTO_LL",
-                                                              "PROTO_LL128", "PROTO_SIMPLE", "PUSH", "CE",
-                                                              "CE_RING"),
+                                                              "PROTO_LL128", "PROTO_SIMPLE", "PUSH", "CE", "CE_RING"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
 
