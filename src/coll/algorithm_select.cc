@@ -115,13 +115,16 @@ constexpr int kRootedTwoShotBlocks = 32;
 // On 4x H100 (round 42 call A, graph times) all-to-all took 575.6 us at 64 MiB per peer (192 MiB pushed)
 // against the SM kernel's 581.2 and 1094.6 against 1159.0 at 128 MiB, 311.6 against 296.8 at 32 MiB;
 // all-gather 1105.5 against 1149.4 with 128 MiB per rank, 586.4 against 579.8 with 64 MiB (its local copy
-// then on a copy engine too, ~40 us of the difference: now an SM kernel).
+// then on a copy engine too, ~40 us of the difference: now an SM kernel). On 2 GPUs (call E) the copy
+// engines already won with 128 MiB pushed (all-gather 363.7 against 375.7 us) and tied with 64 MiB.
 constexpr std::size_t kCeCopyFromPushedBytes = 192 * kKiB * kKiB;
-// The same for the ring all-reduce's second half: each rank's reduced segment pushed to the peers by the copy
-// engines instead of n ring broadcasts. Call A: 583.4 us at 128 MiB (96 MiB pushed) against the SM ring's
-// 590.4, 1112.6 against 1127.2 at 256 MiB, 2189.2 against 2223.2 at 512 MiB; at 64 MiB (the two-shot's
-// reduce-scatter then the copies) 317.3 against 308.1. After the two-shot's direct-read reduce-scatter the
-// copies lose to the ring's even where they win (512 MiB: 2305.3), so AUTO never pairs them.
+// The same for an all-reduce's second half: each rank's reduced segment pushed to the peers by the copy
+// engines instead of n ring broadcasts or the split two-shot's all-gather kernel. On 4 GPUs (call A) after
+// the ring: 583.4 us at 128 MiB (96 MiB pushed) against the SM ring's 590.4, 1112.6 against 1127.2 at 256
+// MiB, 2189.2 against 2223.2 at 512 MiB; after the two-shot's reduce-scatter at 64 MiB (48 MiB pushed)
+// 317.3 against 308.1. On 2 GPUs, where the two-shot carries the large messages (call E): 769.3 against
+// 779.9 at 256 MiB (128 MiB pushed), 1507.1 against 1545.3 at 512 MiB, 2981.6 against 3074.0 at 1 GiB,
+// even at 128 MiB (397.8 against 398.4).
 constexpr std::size_t kCeGatherFromPushedBytes = 96 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
@@ -379,7 +382,7 @@ std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t
   }
   const std::size_t pushed = pushedBytes(collective, bytes, nranks);
   const std::size_t from = engine.kernel == Kernel::CeCopy ? kCeCopyFromPushedBytes : kCeGatherFromPushedBytes;
-  if (!nvlinkMesh || engine.kernel == Kernel::CeTwoShot || pushed < from) return std::nullopt;
+  if (!nvlinkMesh || pushed < from) return std::nullopt;
   engine.reason += "; a rank pushes " + formatBytes(pushed) + " >= " + formatBytes(from) + ": " + how;
   return engine;
 }

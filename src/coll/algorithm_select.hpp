@@ -94,9 +94,9 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
 /// The copy-engine form of `choice` (chooseKernel's SM kernel for `collective` with `bytes` per rank on
 /// `nranks` ranks), or nullopt where it keeps the SM kernel: all-gather's and all-to-all's direct copies
 /// become Kernel::CeCopy, all-reduce's two-shot kernels Kernel::CeTwoShot and its ring Kernel::CeRingAllReduce.
-/// On: wherever the form exists; Off: never; Auto: the copies and the ring's gather on an NVLink mesh where
-/// the data a rank pushes to its peers reaches the size from which the copy engines were measured faster
-/// (kCeCopyFromPushedBytes, kCeGatherFromPushedBytes), the two-shot's never.
+/// On: wherever the form exists; Off: never; Auto: on an NVLink mesh where the data a rank pushes to its
+/// peers reaches the size from which the copy engines were measured faster (kCeCopyFromPushedBytes for the
+/// copies, kCeGatherFromPushedBytes for an all-reduce's gather).
 std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
                                               const KernelChoice& choice, CopyEngineMode mode);
 

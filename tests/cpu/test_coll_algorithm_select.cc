@@ -365,9 +365,9 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
 }
 
 // PEERLINK_COLL_CE: AUTO moves all-gather's and all-to-all's data on the copy engines from 192 MiB pushed per
-// rank (n - 1 messages) and gathers the ring all-reduce's segments with them from 96 MiB, on an NVLink mesh
-// only, and never after the two-shot's reduce-scatter; 1 wherever a copy-engine form exists (never instead of
-// LL, the rooted collectives or reduce-scatter); 0 never.
+// rank (n - 1 messages) and gathers an all-reduce's segments with them from 96 MiB, on an NVLink mesh only;
+// 1 wherever a copy-engine form exists (never instead of LL, the rooted collectives or reduce-scatter); 0
+// never.
 TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   const Topology vm = load("h200x4_vm");
   const std::vector<int> devices = allDevices(vm);
@@ -386,10 +386,21 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kMiB, autoMode, false), Kernel::Copy);  // no mesh: unmeasured
   // 7 peers: 28 MiB messages already push 196 MiB.
   EXPECT_EQ(kernelOf(Collective::AllGather, 28 * kMiB, autoMode, true, 8), Kernel::CeCopy);
-  // All-reduce: the ring from 128 MiB (32 MiB segments to 3 peers: 96 MiB), the two-shot below never.
+  // All-reduce: the ring from 128 MiB (32 MiB segments to 3 peers: 96 MiB); below it the two-shot's shards
+  // push less.
   EXPECT_EQ(kernelOf(Collective::AllReduce, 128 * kMiB, autoMode), Kernel::CeRingAllReduce);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 128 * kMiB - 16, autoMode), Kernel::SplitTwoShot);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 16 * kMiB, autoMode), Kernel::TwoShot);
+  // On 2 ranks (no ring) the split two-shot's shard gathered by the copy engines from 192 MiB messages.
+  const auto pairKernel = [&](std::size_t bytes) {
+    return chooseKernel(Collective::AllReduce, bytes, false, 2, true,
+                        chooseAlgorithm(Collective::AllReduce, bytes, vm, {0, 1}), Protocol::Auto, 1024 * kKiB,
+                        PushMode::Auto, true, CopyEngineMode::Auto)
+        .kernel;
+  };
+  EXPECT_EQ(pairKernel(192 * kMiB), Kernel::CeTwoShot);
+  EXPECT_EQ(pairKernel(192 * kMiB - 16), Kernel::SplitTwoShot);
+  EXPECT_EQ(pairKernel(1024 * kMiB), Kernel::CeTwoShot);
   // Forced on.
   const CopyEngineMode on = CopyEngineMode::On;
   EXPECT_EQ(kernelOf(Collective::AllGather, 2 * kMiB, on), Kernel::CeCopy);
