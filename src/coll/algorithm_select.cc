@@ -344,6 +344,22 @@ std::string upperCase(const std::string& text) {
   return upper;
 }
 
+// The settings spelled "AUTO", "1" and "0" (PEERLINK_COLL_PUSH, PEERLINK_COLL_CE): Mode::Auto, `one`, `zero`.
+template <typename Mode>
+std::optional<Mode> parseAutoOneZero(const std::string& name, Mode one, Mode zero) {
+  const std::string upper = upperCase(name);
+  if (upper == "AUTO") return Mode::Auto;
+  if (upper == "1") return one;
+  if (upper == "0") return zero;
+  return std::nullopt;
+}
+
+template <typename Mode>
+const char* autoOneZeroName(Mode mode, Mode one) noexcept {
+  if (mode == Mode::Auto) return "AUTO";
+  return mode == one ? "1" : "0";
+}
+
 // The bytes one rank of `collective` with `bytes` per rank pushes to its n - 1 peers in the copy-engine form.
 std::size_t pushedBytes(Collective collective, std::size_t bytes, int nranks) {
   const auto peers = static_cast<std::size_t>(nranks - 1);
@@ -388,37 +404,19 @@ std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t
 }
 
 std::optional<CopyEngineMode> parseCopyEngineMode(const std::string& name) {
-  const std::string upper = upperCase(name);
-  if (upper == "AUTO") return CopyEngineMode::Auto;
-  if (upper == "1") return CopyEngineMode::On;
-  if (upper == "0") return CopyEngineMode::Off;
-  return std::nullopt;
+  return parseAutoOneZero(name, CopyEngineMode::On, CopyEngineMode::Off);
 }
 
 const char* copyEngineModeName(CopyEngineMode mode) noexcept {
-  switch (mode) {
-    case CopyEngineMode::Auto: return "AUTO";
-    case CopyEngineMode::On: return "1";
-    case CopyEngineMode::Off: return "0";
-  }
-  return "?";
+  return autoOneZeroName(mode, CopyEngineMode::On);
 }
 
 std::optional<PushMode> parsePushMode(const std::string& name) {
-  const std::string upper = upperCase(name);
-  if (upper == "AUTO") return PushMode::Auto;
-  if (upper == "1") return PushMode::Push;
-  if (upper == "0") return PushMode::Pull;
-  return std::nullopt;
+  return parseAutoOneZero(name, PushMode::Push, PushMode::Pull);
 }
 
 const char* pushModeName(PushMode push) noexcept {
-  switch (push) {
-    case PushMode::Auto: return "AUTO";
-    case PushMode::Push: return "1";
-    case PushMode::Pull: return "0";
-  }
-  return "?";
+  return autoOneZeroName(push, PushMode::Push);
 }
 
 const char* protocolName(Protocol protocol) noexcept {

@@ -12,16 +12,22 @@ using kernels::CollCopyArgs;
 using kernels::CollCopyJob;
 using kernels::CollReduceArgs;
 
+namespace {
+
+// The two-shot grids' size: a shard of ceil(count / n) elements.
+std::size_t twoShotShardBytes(const CallArgs& first, int n) {
+  return (first.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * dataTypeSize(first.type);
+}
+
+}  // namespace
+
 // The first kernel of a two-shot all-reduce of large messages: a direct-read reduce-scatter of each rank's
 // shard (partitionRange's, as the fused kernel and the plan cut it) into its own output. Its start barrier
 // finds every input ready.
 void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  const CallArgs& first = set.front();
   const int n = state.nranks;
-  const std::size_t size = dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const std::size_t shardBytes = (first.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
-  const int reduceBlocks = kernels::collReduceBlocks(shardBytes, state.maxBlocks);
+  const int reduceBlocks = kernels::collReduceBlocks(twoShotShardBytes(set.front(), n), state.maxBlocks);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
@@ -51,7 +57,7 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const std::size_t shardBytes = (first.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * size;
+  const std::size_t shardBytes = twoShotShardBytes(first, n);
   const int copyBlocks = kernels::collCopyBlocks(shardBytes, state.maxBlocks);
   const std::size_t chunkBytes = kernels::collCopyChunkBytes(shardBytes, state.maxBlocks);
   for (int r = 0; r < n; ++r) {
