@@ -363,7 +363,8 @@ const char* autoOneZeroName(Mode mode, Mode one) noexcept {
 // The bytes one rank of `collective` with `bytes` per rank pushes to its n - 1 peers in the copy-engine form.
 std::size_t pushedBytes(Collective collective, std::size_t bytes, int nranks) {
   const auto peers = static_cast<std::size_t>(nranks - 1);
-  if (collective == Collective::AllReduce) return (bytes + static_cast<std::size_t>(nranks) - 1) / nranks * peers;
+  const auto ranks = static_cast<std::size_t>(nranks);
+  if (collective == Collective::AllReduce) return (bytes + ranks - 1) / ranks * peers;  // a shard to each peer
   return bytes * peers;
 }
 

@@ -1,7 +1,7 @@
 // Collectives whose data the copy engines move (comm_launch_copy_engine.hpp). On NVLink the copy engines
 // carry more than SM stores, most of all when every link carries traffic both ways at once, as in these
-// collectives: on 4x H200 nvbandwidth measured 396 GB/s one way and 389 each way both ways for copy-engine
-// writes, 370 and 338 for SM copies (../shared/reference/nvbandwidth-4xH200.txt).
+// collectives: on 4x H200 nvbandwidth measured copy-engine copies at 396 GB/s one way (writes) and 389 each
+// way with both directions loaded, SM copies at 370 and 338 (../shared/reference/nvbandwidth-4xH200.txt).
 //
 // Each rank pushes with cudaMemcpyAsync on its own GPU, so its copy engine writes into the peers (the faster
 // direction), one peer after another, the next rank first: at any moment the ranks' copies form a
