@@ -66,7 +66,8 @@ class Communicator {
   void groupStart();
   void groupEnd();
 
-  /// The algorithm the next call of `collective` with `bytes` per rank would use, and why.
+  /// The algorithm and kernel the next call of `collective` with `bytes` per rank would use, and why:
+  /// "algorithm (kernel): reason", e.g. "one_shot (ce_copy): ..." (`peerlink coll --explain`'s names).
   std::string describeChoice(Collective collective, std::size_t bytes) const;
 
   /// Throws Error(Timeout) naming the rank and step if a kernel reported a stalled peer since the last check.

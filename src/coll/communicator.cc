@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/choice_settings.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
 #include "coll/comm_setup.hpp"
@@ -236,7 +237,7 @@ void Communicator::groupEnd() {
 std::string Communicator::describeChoice(Collective collective, std::size_t bytes) const {
   const std::lock_guard<std::mutex> lock(state_->mutex);
   const coll::KernelChoice choice = coll::chooseKernel(state_->comm, collective, bytes, false);
-  return std::string(algorithmName(choice.algorithm)) + ": " + choice.reason;
+  return std::string(algorithmName(choice.algorithm)) + " (" + coll::kernelName(choice.kernel) + "): " + choice.reason;
 }
 
 void Communicator::checkHealth() {
