@@ -1,5 +1,6 @@
 // The communicator inside CUDA graphs (every rank's stream captured into one graph, replayed several times
-// with new inputs between replays, mixed with eager calls: the kernels' own counters must advance; calls
+// with new inputs between replays, mixed with eager calls: the kernels' own counters must advance; the
+// copy-engine collectives' copies and forked branches too; calls
 // back to back, each reading the previous one's result, which programmatic dependent launch must not
 // break), the deadline path (one rank's stream held by a latch: the others report Error(Timeout) naming it, and the
 // communicator works again once the late kernel is done), and a latency report for small all-reduces.
@@ -93,10 +94,9 @@ TEST(CommunicatorGraph, EveryCollectiveReplays) {
   }
 }
 
-// The copy-engine collectives (PEERLINK_COLL_CE=1) in graphs: their copies become memcpy nodes, the local
-// copy a branch forked from and joined to the rank's stream; all-reduce's shards gathered after the direct
-// reduce-scatter and after the ring (odd counts: uneven shards; the ring needs 16-byte segments and steps
-// aside to the direct one for the odd count).
+// The copy-engine collectives (PEERLINK_COLL_CE=1) in graphs: their copies become memcpy nodes on a branch
+// forked from and joined to the rank's stream; all-reduce's shards gathered after the direct reduce-scatter
+// (AUTO: two-shot at 12 MiB) and after the ring (RING); the odd count leaves uneven shards and a tail.
 TEST(CommunicatorGraph, CopyEngineCollectivesReplay) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
