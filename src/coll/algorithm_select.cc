@@ -4,12 +4,29 @@
 #include "coll/algorithm_select.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 #include "kernels/coll_kernels.cuh"
 
 namespace peerlink::coll {
+
+std::string formatBytes(std::size_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < sizeof kUnits / sizeof kUnits[0]) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  if (value == static_cast<double>(static_cast<std::size_t>(value))) {
+    std::snprintf(text, sizeof text, "%zu %s", static_cast<std::size_t>(value), kUnits[unit]);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
+  }
+  return text;
+}
+
 namespace {
 
 constexpr std::size_t kKiB = 1024;
@@ -109,43 +126,9 @@ constexpr std::size_t kReduceRootShardBelow = 4 * kKiB * kKiB;
 // on 32 blocks, 124.9 on 24, 127.2 on 48, 132.1 on 132. At 2 MiB neither moved.
 constexpr std::size_t kRootedFewBlocksFrom = 4 * kKiB * kKiB;
 constexpr int kRootedTwoShotBlocks = 32;
-// From here (the bytes one rank pushes to its peers: n - 1 messages) the copy engines move an all-gather's or
-// all-to-all's data on an NVLink mesh (copyEngineInstead): past 380 GB/s where the SM kernels' stores reach
-// ~350 on links loaded both ways, but every copy costs ~8 us more than its bytes, and a barrier kernel more.
-// On 4x H100 (round 42 call A, graph times) all-to-all took 575.6 us at 64 MiB per peer (192 MiB pushed)
-// against the SM kernel's 581.2 and 1094.6 against 1159.0 at 128 MiB, 311.6 against 296.8 at 32 MiB;
-// all-gather 1105.5 against 1149.4 with 128 MiB per rank, 586.4 against 579.8 with 64 MiB (its local copy
-// then on a copy engine too, ~40 us of the difference: now an SM kernel). On 2 GPUs (call E) the copy
-// engines already won with 128 MiB pushed (all-gather 363.7 against 375.7 us) and tied with 64 MiB.
-constexpr std::size_t kCeCopyFromPushedBytes = 192 * kKiB * kKiB;
-// The same for an all-reduce's second half: each rank's reduced segment pushed to the peers by the copy
-// engines instead of n ring broadcasts or the split two-shot's all-gather kernel. On 4 GPUs (call A) after
-// the ring: 583.4 us at 128 MiB (96 MiB pushed) against the SM ring's 590.4, 1112.6 against 1127.2 at 256
-// MiB, 2189.2 against 2223.2 at 512 MiB; after the two-shot's reduce-scatter at 64 MiB (48 MiB pushed)
-// 317.3 against 308.1. On 2 GPUs, where the two-shot carries the large messages (call E): 769.3 against
-// 779.9 at 256 MiB (128 MiB pushed), 1507.1 against 1545.3 at 512 MiB, 2981.6 against 3074.0 at 1 GiB,
-// even at 128 MiB (397.8 against 398.4).
-constexpr std::size_t kCeGatherFromPushedBytes = 96 * kKiB * kKiB;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
-
-std::string formatBytes(std::size_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < sizeof kUnits / sizeof kUnits[0]) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  if (value == static_cast<double>(static_cast<std::size_t>(value))) {
-    std::snprintf(text, sizeof text, "%zu %s", static_cast<std::size_t>(value), kUnits[unit]);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
-  }
-  return text;
-}
 
 // Whether every ordered pair of `devices` talks over NVLink (directly or through NVSwitch), and if not the
 // first pair that does not, for the reason.
@@ -338,106 +321,7 @@ std::optional<KernelChoice> pushInstead(Kernel kernel, PushMode push, const std:
                           "they reduce locally"};
 }
 
-std::string upperCase(const std::string& text) {
-  std::string upper;
-  for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return upper;
-}
-
-// The settings spelled "AUTO", "1" and "0" (PEERLINK_COLL_PUSH, PEERLINK_COLL_CE): Mode::Auto, `one`, `zero`.
-template <typename Mode>
-std::optional<Mode> parseAutoOneZero(const std::string& name, Mode one, Mode zero) {
-  const std::string upper = upperCase(name);
-  if (upper == "AUTO") return Mode::Auto;
-  if (upper == "1") return one;
-  if (upper == "0") return zero;
-  return std::nullopt;
-}
-
-template <typename Mode>
-const char* autoOneZeroName(Mode mode, Mode one) noexcept {
-  if (mode == Mode::Auto) return "AUTO";
-  return mode == one ? "1" : "0";
-}
-
-// The bytes one rank of `collective` with `bytes` per rank pushes to its n - 1 peers in the copy-engine form.
-std::size_t pushedBytes(Collective collective, std::size_t bytes, int nranks) {
-  const auto peers = static_cast<std::size_t>(nranks - 1);
-  const auto ranks = static_cast<std::size_t>(nranks);
-  if (collective == Collective::AllReduce) return (bytes + ranks - 1) / ranks * peers;  // a shard to each peer
-  return bytes * peers;
-}
-
 }  // namespace
-
-std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
-                                              const KernelChoice& choice, CopyEngineMode mode) {
-  if (mode == CopyEngineMode::Off || nranks < 2) return std::nullopt;
-  KernelChoice engine = choice;
-  std::string how;
-  switch (choice.kernel) {
-    case Kernel::Copy:
-      if (collective != Collective::AllGather && collective != Collective::AllToAll) return std::nullopt;
-      engine.kernel = Kernel::CeCopy;
-      how = "the copy engines push each rank's data to its peers, the next rank first, between two barrier kernels";
-      break;
-    case Kernel::TwoShot:
-    case Kernel::SplitTwoShot:
-      if (collective != Collective::AllReduce) return std::nullopt;
-      engine.kernel = Kernel::CeTwoShot;
-      how = "a direct-read reduce-scatter kernel, then the copy engines push each rank's shard to its peers";
-      break;
-    case Kernel::RingAllReduce:
-      engine.kernel = Kernel::CeRingAllReduce;
-      how = "the copy engines push each rank's reduced segment to its peers instead of the ring broadcasts";
-      break;
-    default: return std::nullopt;
-  }
-  if (mode == CopyEngineMode::On) {
-    engine.reason += "; copies on the copy engines (PEERLINK_COLL_CE=1): " + how;
-    return engine;
-  }
-  const std::size_t pushed = pushedBytes(collective, bytes, nranks);
-  const std::size_t from = engine.kernel == Kernel::CeCopy ? kCeCopyFromPushedBytes : kCeGatherFromPushedBytes;
-  if (!nvlinkMesh || pushed < from) return std::nullopt;
-  engine.reason += "; a rank pushes " + formatBytes(pushed) + " >= " + formatBytes(from) + ": " + how;
-  return engine;
-}
-
-std::optional<CopyEngineMode> parseCopyEngineMode(const std::string& name) {
-  return parseAutoOneZero(name, CopyEngineMode::On, CopyEngineMode::Off);
-}
-
-const char* copyEngineModeName(CopyEngineMode mode) noexcept {
-  return autoOneZeroName(mode, CopyEngineMode::On);
-}
-
-std::optional<PushMode> parsePushMode(const std::string& name) {
-  return parseAutoOneZero(name, PushMode::Push, PushMode::Pull);
-}
-
-const char* pushModeName(PushMode push) noexcept {
-  return autoOneZeroName(push, PushMode::Push);
-}
-
-const char* protocolName(Protocol protocol) noexcept {
-  switch (protocol) {
-    case Protocol::Auto: return "AUTO";
-    case Protocol::Ll: return "LL";
-    case Protocol::Ll128: return "LL128";
-    case Protocol::Simple: return "SIMPLE";
-  }
-  return "?";
-}
-
-std::optional<Protocol> parseProtocol(const std::string& name) {
-  const std::string upper = upperCase(name);
-  if (upper == "AUTO") return Protocol::Auto;
-  if (upper == "LL") return Protocol::Ll;
-  if (upper == "LL128") return Protocol::Ll128;
-  if (upper == "SIMPLE") return Protocol::Simple;
-  return std::nullopt;
-}
 
 bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices) {
   return fabricOf(topology, devices).nvlinkMesh;

@@ -24,7 +24,11 @@ struct AlgorithmChoice {
 /// between barriers.
 enum class Protocol { Auto, Ll, Ll128, Simple };
 
+/// A size as the choices' reasons write it: "512 B", "4 KiB", "1.5 MiB".
+std::string formatBytes(std::size_t bytes);
+
 /// "AUTO", "LL", "LL128", "SIMPLE" (PEERLINK_PROTO's spellings, case-insensitive); nullopt for anything else.
+/// (This and the other settings' parsers and names are defined in choice_settings.cc.)
 std::optional<Protocol> parseProtocol(const std::string& name);
 /// The spelling parseProtocol reads back: "AUTO", "LL", "LL128", "SIMPLE".
 const char* protocolName(Protocol protocol) noexcept;
@@ -96,7 +100,7 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
 /// become Kernel::CeCopy, all-reduce's two-shot kernels Kernel::CeTwoShot and its ring Kernel::CeRingAllReduce.
 /// On: wherever the form exists; Off: never; Auto: on an NVLink mesh where the data a rank pushes to its
 /// peers reaches the size from which the copy engines were measured faster (kCeCopyFromPushedBytes for the
-/// copies, kCeGatherFromPushedBytes for an all-reduce's gather).
+/// copies, kCeGatherFromPushedBytes for an all-reduce's gather: copy_engine_select.cc).
 std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
                                               const KernelChoice& choice, CopyEngineMode mode);
 

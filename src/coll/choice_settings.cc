@@ -1,9 +1,72 @@
 // The collectives' choice for one call from the settings and the topology (choice_settings.hpp).
 #include "coll/choice_settings.hpp"
 
+#include <cctype>
+
 #include "kernels/coll_kernels.cuh"
 
 namespace peerlink::coll {
+namespace {
+
+std::string upperCase(const std::string& text) {
+  std::string upper;
+  for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper;
+}
+
+// The settings spelled "AUTO", "1" and "0" (PEERLINK_COLL_PUSH, PEERLINK_COLL_CE): Mode::Auto, `one`, `zero`.
+template <typename Mode>
+std::optional<Mode> parseAutoOneZero(const std::string& name, Mode one, Mode zero) {
+  const std::string upper = upperCase(name);
+  if (upper == "AUTO") return Mode::Auto;
+  if (upper == "1") return one;
+  if (upper == "0") return zero;
+  return std::nullopt;
+}
+
+template <typename Mode>
+const char* autoOneZeroName(Mode mode, Mode one) noexcept {
+  if (mode == Mode::Auto) return "AUTO";
+  return mode == one ? "1" : "0";
+}
+
+}  // namespace
+
+// The settings' spellings (declared in algorithm_select.hpp beside the enums they name).
+std::optional<CopyEngineMode> parseCopyEngineMode(const std::string& name) {
+  return parseAutoOneZero(name, CopyEngineMode::On, CopyEngineMode::Off);
+}
+
+const char* copyEngineModeName(CopyEngineMode mode) noexcept {
+  return autoOneZeroName(mode, CopyEngineMode::On);
+}
+
+std::optional<PushMode> parsePushMode(const std::string& name) {
+  return parseAutoOneZero(name, PushMode::Push, PushMode::Pull);
+}
+
+const char* pushModeName(PushMode push) noexcept {
+  return autoOneZeroName(push, PushMode::Push);
+}
+
+const char* protocolName(Protocol protocol) noexcept {
+  switch (protocol) {
+    case Protocol::Auto: return "AUTO";
+    case Protocol::Ll: return "LL";
+    case Protocol::Ll128: return "LL128";
+    case Protocol::Simple: return "SIMPLE";
+  }
+  return "?";
+}
+
+std::optional<Protocol> parseProtocol(const std::string& name) {
+  const std::string upper = upperCase(name);
+  if (upper == "AUTO") return Protocol::Auto;
+  if (upper == "LL") return Protocol::Ll;
+  if (upper == "LL128") return Protocol::Ll128;
+  if (upper == "SIMPLE") return Protocol::Simple;
+  return std::nullopt;
+}
 
 ChoiceSettings choiceSettingsFrom(const Params& params) {
   ChoiceSettings settings;
