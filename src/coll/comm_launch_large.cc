@@ -93,8 +93,8 @@ std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallA
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   return pipelinedBlocker(aligned16(table.send[first.root], table.recv, state.nranks),
-                          kernels::collRoundsFit(bytes, kernels::collRingBlocks(bytes, state.maxBlocks),
-                                                 kernels::collRingChunkBytes(bytes, state.maxBlocks)));
+                          kernels::collRoundsFit(bytes, kernels::collRingBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
+                                                 kernels::collRingChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
 }
 
 namespace {
@@ -122,13 +122,13 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   const int root = first.root;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks);
+  const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks, state.ringChunkBytes);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.chain[0] = chainAt(r, root, n, 0, bytes);
-    args.chunkBytes = kernels::collRingChunkBytes(bytes, state.maxBlocks);
+    args.chunkBytes = kernels::collRingChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes);
     args.src = r == root ? table.send[root] : table.recv[r];
     args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
@@ -143,7 +143,7 @@ std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   return pipelinedBlocker(
       aligned16(table.recv[first.root], table.send, state.nranks),
-      kernels::collRingReduceRoundsFit(bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks)));
+      kernels::collRingReduceRoundsFit(bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
 }
 
 namespace {
@@ -160,10 +160,10 @@ struct RingChainsShape {
 RingChainsShape ringChainsShape(const CommState& state, std::size_t longest) {
   const int n = state.nranks;
   RingChainsShape shape;
-  shape.reduceBlocks = n * kernels::collRingReduceChainBlocks(longest, n, state.maxBlocks);
-  shape.reduceChunk = kernels::collRingReduceChainChunkBytes(longest, n, state.maxBlocks);
-  shape.gatherBlocks = n * kernels::collRingChainBlocks(longest, n, state.maxBlocks);
-  shape.gatherChunk = kernels::collRingChunkBytes(longest, std::max(1, state.maxBlocks / n));
+  shape.reduceBlocks = n * kernels::collRingReduceChainBlocks(longest, n, state.maxBlocks, state.ringChunkBytes);
+  shape.reduceChunk = kernels::collRingReduceChainChunkBytes(longest, n, state.maxBlocks, state.ringChunkBytes);
+  shape.gatherBlocks = n * kernels::collRingChainBlocks(longest, n, state.maxBlocks, state.ringChunkBytes);
+  shape.gatherChunk = kernels::collRingChunkBytes(longest, std::max(1, state.maxBlocks / n), state.ringChunkBytes);
   return shape;
 }
 
@@ -247,8 +247,8 @@ void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, boo
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   launchRingReduceChains(state, set, capturing, {ReduceSegment{0, bytes, 0, first.root}},
-                         kernels::collRingReduceBlocks(bytes, state.maxBlocks),
-                         kernels::collRingReduceChunkBytes(bytes, state.maxBlocks));
+                         kernels::collRingReduceBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
+                         kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes));
 }
 
 // The first kernel of the ring all-reduce: n chains side by side, segment j (the two-shot shards,

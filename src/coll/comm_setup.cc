@@ -57,6 +57,18 @@ void checkDevices(const std::vector<int>& devices, bool shareGpus) {
   }
 }
 
+// PEERLINK_COLL_RING_CHUNK, checked before any GPU work (0: the default).
+std::size_t ringChunkBytesFrom(const Params& params) {
+  const auto chunk = params.getInt("PEERLINK_COLL_RING_CHUNK");
+  if (chunk == 0) return kernels::kCollRingMaxChunkBytes;
+  if (chunk % 16 != 0 || chunk < 1024) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("PEERLINK_COLL_RING_CHUNK={}: a ring chunk is a multiple of 16 "
+                                                     "bytes, at least 1024 (or 0 for the default, 64 KiB)",
+                                                     chunk));
+  }
+  return static_cast<std::size_t>(chunk);
+}
+
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
 void setupRank(RankResources& rank, int device, int nranks, bool push) {
@@ -117,6 +129,7 @@ void enablePeers(CommState& state) {
 void setupCommunicator(CommState& state, const std::vector<int>& devices, const Params& params) {
   const auto start = Clock::now();
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
+  state.ringChunkBytes = ringChunkBytesFrom(params);
   checkDevices(devices, shareGpus);
   state.params = params;
   state.devices = devices;

@@ -187,6 +187,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        256,
        "Most thread blocks one collective kernel launches on each GPU (as NCCL_MAX_CTAS); 0: one per SM. For "
        "tuning: fewer blocks leave SMs to other work and may load NVLink differently."},
+      {"PEERLINK_COLL_RING_CHUNK",
+       ParamType::Int,
+       "0",
+       {},
+       0,
+       1048576,
+       "Largest chunk in bytes a ring kernel's block moves per round (broadcast, reduce, and the ring all-reduce "
+       "and reduce-scatter; the reduce's stage slots may cap it lower); 0: 64 KiB. For tuning: smaller chunks "
+       "fill the ring sooner, larger ones spend less per round. A multiple of 16, at least 1024."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

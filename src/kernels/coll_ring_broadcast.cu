@@ -32,7 +32,6 @@ constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
 // and the same from 128 MiB; 32 rounds of 4 KiB helped the broadcast at 32-64 MiB but cost the reduce 40% at
 // 8 MiB.
 constexpr std::size_t kRoundsPerBlock = 16;
-constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
 
 // Work warps: round k waits (thread 0) for the predecessor's ready flag, then copies the chunk from this
 // rank's source into the next rank's output (and, on the root out of place, its own).
@@ -74,20 +73,21 @@ __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const
 
 }  // namespace
 
-std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks) {
+std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk) {
   const std::size_t blocks = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
   const std::size_t perRound = bytes / (blocks * kRoundsPerBlock) / 16 * 16;
-  return std::min(kMaxChunkBytes, std::max(kMinChunkBytes, perRound));
+  const std::size_t largest = std::max<std::size_t>(16, maxChunk / 16 * 16);
+  return std::min(largest, std::max(std::min(kMinChunkBytes, largest), perRound));
 }
 
-int collRingBlocks(std::size_t bytes, int maxBlocks) {
+int collRingBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk) {
   const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  const std::size_t chunk = collRingChunkBytes(bytes, maxBlocks);
+  const std::size_t chunk = collRingChunkBytes(bytes, maxBlocks, maxChunk);
   return static_cast<int>(std::max<std::size_t>(1, std::min(cap, (bytes + chunk - 1) / chunk)));
 }
 
-int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks) {
-  return collRingBlocks(bytes, std::max(1, maxBlocks / std::max(1, chains)));
+int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk) {
+  return collRingBlocks(bytes, std::max(1, maxBlocks / std::max(1, chains)), maxChunk);
 }
 
 void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch) {

@@ -216,15 +216,15 @@ __global__ void __launch_bounds__(kRingThreads, 1)
 
 }  // namespace
 
-int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks) {
-  return collRingChainBlocks(bytes, chains, std::min(maxBlocks, kMaxBlocks));
+int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk) {
+  return collRingChainBlocks(bytes, chains, std::min(maxBlocks, kMaxBlocks), maxChunk);
 }
 
-std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks) {
+std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk) {
   const int capped = std::min(maxBlocks, kMaxBlocks);
   const std::size_t slots = static_cast<std::size_t>(colldev::kRingStages) * static_cast<std::size_t>(chains) *
-                            static_cast<std::size_t>(collRingChainBlocks(bytes, chains, capped));
-  return std::min(collRingChunkBytes(bytes, std::max(1, capped / std::max(1, chains))),
+                            static_cast<std::size_t>(collRingChainBlocks(bytes, chains, capped, maxChunk));
+  return std::min(collRingChunkBytes(bytes, std::max(1, capped / std::max(1, chains)), maxChunk),
                   kCollRingStageBytes / slots / 16 * 16);
 }
 
@@ -232,12 +232,12 @@ bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {
   return collRoundsFit(bytes + chunkBytes, 1, chunkBytes);  // every chunk and the end marker on one block
 }
 
-int collRingReduceBlocks(std::size_t bytes, int maxBlocks) {
-  return collRingReduceChainBlocks(bytes, 1, std::min(maxBlocks, kSingleChainBlocks));
+int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk) {
+  return collRingReduceChainBlocks(bytes, 1, std::min(maxBlocks, kSingleChainBlocks), maxChunk);
 }
 
-std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks) {
-  return collRingReduceChainChunkBytes(bytes, 1, std::min(maxBlocks, kSingleChainBlocks));
+std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk) {
+  return collRingReduceChainChunkBytes(bytes, 1, std::min(maxBlocks, kSingleChainBlocks), maxChunk);
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

@@ -6,6 +6,8 @@
 
 #include "coll/comm_launch_support.hpp"
 #include "kernels/coll_kernels.cuh"
+#include "peerlink/communicator.hpp"
+#include "peerlink/error.hpp"
 
 namespace peerlink::kernels {
 namespace {
@@ -120,6 +122,37 @@ TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
             << bytes << " " << maxBlocks << " " << chains;
         EXPECT_LE(static_cast<std::size_t>(chains) * perChain, std::max<std::size_t>(128, chains)) << bytes;
       }
+    }
+  }
+}
+
+// PEERLINK_COLL_RING_CHUNK lowers (or raises) the rings' largest chunk; the reduce's stage slots still cap it,
+// and a limit under the 8 KiB floor is the chunk itself.
+TEST(CollLaunchShapes, RingChunkLimitFromTheSetting) {
+  EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132, 16 * kKiB), 16 * kKiB);
+  EXPECT_EQ(collRingBlocks(512 * kMiB, 132, 16 * kKiB), 132);
+  EXPECT_EQ(collRingChunkBytes(1024 * kMiB, 132, 256 * kKiB), 256 * kKiB);
+  EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132, 256 * kKiB), 254192u);  // 16 rounds per block still
+  EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132, 4 * kKiB), 4 * kKiB);
+  EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132, 4 * kKiB), 4 * kKiB);
+  EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132, 1000), 992u);  // rounded down to 16 bytes
+  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 16 * kKiB), 16 * kKiB);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 16 * kKiB), 32);
+  // Four chains of 32 blocks, four slots each: 64 KiB slots fill the 32 MiB stage, whatever the setting.
+  EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132, 1024 * kKiB), 64 * kKiB);
+  EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132, 32 * kKiB), 32 * kKiB);
+}
+
+// A chunk the rings cannot move is refused when the communicator is made, before any GPU is touched (so
+// this runs without one).
+TEST(CollLaunchShapes, RingChunkSettingCheckedAtCreation) {
+  for (const char* bad : {"100", "1000", "4100"}) {
+    try {
+      Communicator comm({0}, Params::fromMap({{"PEERLINK_COLL_RING_CHUNK", bad}}));
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::InvalidUsage) << bad;
+      EXPECT_NE(std::string(error.what()).find("PEERLINK_COLL_RING_CHUNK"), std::string::npos) << error.what();
     }
   }
 }
