@@ -32,3 +32,6 @@ for c in broadcast reduce; do
   timeout 120 dist/peerlink coll -o $c -b 32M -e 1G -f 2 -n 10 -w 3 --json $p/coll-$c.json >$p/coll-$c.txt 2>&1; echo "$c AUTO+NCCL: $?"
   save
 done
+# The ring kernels' results with 4 KiB chunks (many rounds per block), every collective the ring serves.
+PEERLINK_COLL_RING_CHUNK=4096 t ring-chunk4k 150 dist/tests/gpu_test_communicator --gtest_filter='*RING_*'
+save
