@@ -91,8 +91,10 @@ constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
 // the next one's output as it arrives) instead of two-shot (the non-root ranks load the root's shards and
 // store them to each other): on 4xH200 the ring took 787 us at 256 MiB against 833, 1522 against 1651 at
 // 512 MiB and 2980 against 3298 at 1 GiB; at 128 MiB both took 422-425 us and below the chain's fill of
-// n - 1 rounds loses (64 MiB: 250 against 215; session 6, round 28).
-constexpr std::size_t kRingBroadcastFrom = 256 * kKiB * kKiB;
+// n - 1 rounds loses (64 MiB: 250 against 215; session 6, round 28). In chunks of 8-16 KiB at 128 MiB (the
+// ring's since round 43) the ring took 404.8-408.5 us against two-shot's 421.6 on 4x H100, at 64 MiB 221.2
+// against 215.7 (round 43 call A).
+constexpr std::size_t kRingBroadcastFrom = 128 * kKiB * kKiB;
 // The same for reduce from 64 MiB: a chain of stores towards the root through each rank's stage, instead
 // of two-shot (the non-root ranks load their shard from n - 1 peers). On 4xH200 the ring took 450 us at
 // 128 MiB against 464, 845 against 918 at 256 MiB, 1640 against 1837 at 512 MiB (round 29); on 128 blocks

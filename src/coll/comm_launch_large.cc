@@ -93,8 +93,8 @@ std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallA
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   return pipelinedBlocker(aligned16(table.send[first.root], table.recv, state.nranks),
-                          kernels::collRoundsFit(bytes, kernels::collRingBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
-                                                 kernels::collRingChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
+                          kernels::collRoundsFit(bytes, kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
+                                                 kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
 }
 
 namespace {
@@ -122,13 +122,13 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   const int root = first.root;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const int blocks = kernels::collRingBlocks(bytes, state.maxBlocks, state.ringChunkBytes);
+  const int blocks = kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes);
   for (int r = 0; r < n; ++r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.chain[0] = chainAt(r, root, n, 0, bytes);
-    args.chunkBytes = kernels::collRingChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes);
+    args.chunkBytes = kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes);
     args.src = r == root ? table.send[root] : table.recv[r];
     args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];

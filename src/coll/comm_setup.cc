@@ -57,13 +57,13 @@ void checkDevices(const std::vector<int>& devices, bool shareGpus) {
   }
 }
 
-// PEERLINK_COLL_RING_CHUNK, checked before any GPU work (0: the default).
+// PEERLINK_COLL_RING_CHUNK, checked before any GPU work (0: each ring kernel's own chunk).
 std::size_t ringChunkBytesFrom(const Params& params) {
   const auto chunk = params.getInt("PEERLINK_COLL_RING_CHUNK");
-  if (chunk == 0) return kernels::kCollRingMaxChunkBytes;
+  if (chunk == 0) return 0;  // each ring kernel's own
   if (chunk % 16 != 0 || chunk < 1024) {
     throw Error(ErrorCode::InvalidUsage, fmt::format("PEERLINK_COLL_RING_CHUNK={}: a ring chunk is a multiple of 16 "
-                                                     "bytes, at least 1024 (or 0 for the default, 64 KiB)",
+                                                     "bytes, at least 1024 (or 0 for each ring kernel's own)",
                                                      chunk));
   }
   return static_cast<std::size_t>(chunk);

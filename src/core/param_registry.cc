@@ -194,8 +194,9 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        1048576,
        "Largest chunk in bytes a ring kernel's block moves per round (broadcast, reduce, and the ring all-reduce "
-       "and reduce-scatter; the reduce's stage slots may cap it lower); 0: 64 KiB. For tuning: smaller chunks "
-       "fill the ring sooner, larger ones spend less per round. A multiple of 16, at least 1024."},
+       "and reduce-scatter; the reduce's stage slots may cap it lower); 0: each kernel's own (broadcast 32 KiB; "
+       "reductions 32 KiB on grids of 64+ blocks, else 64 KiB). For tuning: smaller chunks fill the ring sooner, "
+       "larger ones spend less per round. A multiple of 16, at least 1024."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

@@ -49,7 +49,7 @@ constexpr std::size_t kCollLl128SlotBytes =                    ///< LL128 lines 
     (kCollLlMaxBytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload * kCollLl128LineBytes;
 constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sender's stage slot at a rank
 constexpr std::size_t kCollRingStageBytes = std::size_t{32} << 20;  ///< a rank's ring reduce stage (from prev)
-/// The largest chunk a ring block moves per round unless PEERLINK_COLL_RING_CHUNK says otherwise.
+/// The largest chunk of the chains of stores (collRingChunkBytes) and small reduce grids per round.
 constexpr std::size_t kCollRingMaxChunkBytes = std::size_t{64} << 10;
 /// The pipelined kernels (rings, push reduction) flag round k of call c as (c << kCollRoundBits) + k + 1.
 constexpr int kCollRoundBits = 20;
@@ -279,24 +279,29 @@ std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of copies per rank in chunks of collCopyChunkBytes, capped at `maxBlocks`.
 int collCopyBlocks(std::size_t bytes, int maxBlocks);
 
-/// Ring broadcast: the chunk a block moves per round (8 KiB to `maxChunk`, aiming at 16 rounds per block; a
-/// `maxChunk` under 8 KiB is the chunk) and the blocks. `maxChunk`: a multiple of 16.
-std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = kCollRingMaxChunkBytes);
-int collRingBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = kCollRingMaxChunkBytes);
-/// Ring reduce: the broadcast's blocks, at most 32, and its chunk, capped so that four stage slots per block
-/// fit one kCollRingStageBytes stage.
-int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = kCollRingMaxChunkBytes);
+/// The rings' chunks and grids. `maxChunk` is the largest chunk a block moves per round
+/// (PEERLINK_COLL_RING_CHUNK, a multiple of 16), 0 for each kernel's own; chunks are at least 8 KiB unless
+/// `maxChunk` is less.
+/// Ring broadcast: up to 32 KiB, aiming at 64 rounds per block, and the blocks.
+std::size_t collRingBroadcastChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
+int collRingBroadcastBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
+/// A chain of stores (the ring broadcast's kernel as the ring all-reduce's SM gather): up to 64 KiB, aiming
+/// at 16 rounds per block, and the blocks; collRingChainBlocks for `chains` chains of at most `bytes` each,
+/// side by side (blocks per chain: the grid is chains times that).
+std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
+int collRingBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
+int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
+/// Ring reduce: at most 32 blocks, chunks as collRingChunkBytes's (up to 32 KiB on grids of 64+ blocks, else
+/// 64 KiB), capped so that four stage slots per block fit one kCollRingStageBytes stage.
+int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
+std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
 /// Whether a ring reduce chain of `bytes` in chunks of `chunkBytes` fits the flags' round numbers: its blocks
 /// claim chunks as they go, so one block may run every chunk and the end marker.
 bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes);
-std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = kCollRingMaxChunkBytes);
-/// The same for `chains` chains of at most `bytes` each, side by side: blocks per chain (the grid is chains
-/// times that) and the chunk. collRingChainBlocks: the broadcast's.
-int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = kCollRingMaxChunkBytes);
-int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks,
-                              std::size_t maxChunk = kCollRingMaxChunkBytes);
-std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks,
-                                          std::size_t maxChunk = kCollRingMaxChunkBytes);
+/// The same for `chains` reduce chains side by side (the ring reduce-scatter and all-reduce), on at most 128
+/// blocks in all.
+int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
+std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
 /// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
 /// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
 int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);

@@ -125,7 +125,7 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
   EXPECT_EQ(fallback.algorithm, Algorithm::OneShot);
   EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=two_shot is not an algorithm of all_gather; 4 KiB per rank", 0), 0u)
       << fallback.reason;
-  // Broadcast has a ring (the chain of stores): below 256 MiB only when asked for.
+  // Broadcast has a ring (the chain of stores): below 128 MiB only when asked for.
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices, Algorithm::Ring).algorithm,
             Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
@@ -139,17 +139,17 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
             Algorithm::OneShot);
 }
 
-// From 256 MiB a broadcast and an all-reduce, from 128 MiB a reduce, over 3 or more ranks of an NVLink mesh is a ring;
+// From 128 MiB a broadcast and an all-reduce, from 64 MiB a reduce, over 3 or more ranks of an NVLink mesh is a ring;
 // on 2 ranks, off a mesh and below it stays two-shot or direct.
 TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology nvswitch = load("h100x8_nvswitch");
   const std::vector<int> devices = allDevices(nvswitch);
-  const AlgorithmChoice ring = chooseAlgorithm(Collective::Broadcast, 256 * kMiB, nvswitch, devices);
+  const AlgorithmChoice ring = chooseAlgorithm(Collective::Broadcast, 128 * kMiB, nvswitch, devices);
   EXPECT_EQ(ring.algorithm, Algorithm::Ring);
-  EXPECT_EQ(ring.reason, "256 MiB per rank >= 256 MiB on an NVLink mesh: ring (pipelined along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 256 * kMiB, false, 8, true, ring, Protocol::Auto, 1024 * kKiB).kernel,
+  EXPECT_EQ(ring.reason, "128 MiB per rank >= 128 MiB on an NVLink mesh: ring (pipelined along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 128 * kMiB, false, 8, true, ring, Protocol::Auto, 1024 * kKiB).kernel,
             Kernel::RingBroadcast);
-  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 256 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 128 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1, 2}).algorithm, Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
   const Topology pcie = load("dual_socket_pcie");

@@ -75,8 +75,22 @@ TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
   }
 }
 
-// The ring broadcast aims at 16 rounds per block (the chain's fill is n - 1 rounds), chunks of 8-64 KiB.
+// The ring broadcast aims at 64 rounds per block in chunks of 8-32 KiB (a grid's round is the chain's fill per
+// hop); the chains of the SM gather at 16 rounds of 8-64 KiB.
 TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
+  EXPECT_EQ(collRingBroadcastChunkBytes(512 * kMiB, 132), 32 * kKiB);
+  EXPECT_EQ(collRingBroadcastBlocks(512 * kMiB, 132), 132);
+  EXPECT_EQ(collRingBroadcastChunkBytes(128 * kMiB, 132), 15872u);  // 128 MiB / (132 x 64), down to 16 bytes
+  EXPECT_EQ(collRingBroadcastChunkBytes(32 * kMiB, 132), 8 * kKiB);
+  EXPECT_EQ(collRingBroadcastBlocks(1, 132), 1);
+  for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
+    const std::size_t chunk = collRingBroadcastChunkBytes(bytes, 132);
+    EXPECT_EQ(chunk % 16, 0u) << bytes;
+    EXPECT_GE(chunk, 8 * kKiB) << bytes;
+    EXPECT_LE(chunk, 32 * kKiB) << bytes;
+    EXPECT_LE(collRingBroadcastBlocks(bytes, 132), 132) << bytes;
+    EXPECT_LE(collRingBroadcastBlocks(bytes, 7), 7) << bytes;
+  }
   EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132), 64 * kKiB);
   EXPECT_EQ(collRingBlocks(512 * kMiB, 132), 132);
   EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132), 15872u);  // 32 MiB / (132 x 16), down to 16 bytes
@@ -95,13 +109,14 @@ TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
 
 // The ring reduce's four stage slots per block fit its stage. The reduce's single chain runs on at most 32
 // blocks (they claim chunks as they go), the reduce-scatter's and all-reduce's chains side by side on at most
-// 128 in all; large messages move 64 KiB per round.
+// 128 in all; large messages move 64 KiB per round on the reduce's 32 blocks, 32 KiB on the chains' 128.
 TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132), 32);
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132), 64 * kKiB);
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 16), 16);
   EXPECT_EQ(collRingReduceChainBlocks(512 * kMiB, 4, 132), 32);  // per chain: 128 / 4
-  EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132), 64 * kKiB);
+  EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132), 32 * kKiB);
+  EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 48), 64 * kKiB);  // 48 blocks: 64 KiB again
   EXPECT_EQ(collRingReduceBlocks(1, 132), 1);
   for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
     for (int maxBlocks : {1, 7, 66, 132, 256}) {
@@ -136,6 +151,8 @@ TEST(CollLaunchShapes, RingChunkLimitFromTheSetting) {
   EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132, 4 * kKiB), 4 * kKiB);
   EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132, 4 * kKiB), 4 * kKiB);
   EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132, 1000), 992u);  // rounded down to 16 bytes
+  EXPECT_EQ(collRingBroadcastChunkBytes(1024 * kMiB, 132, 64 * kKiB), 64 * kKiB);
+  EXPECT_EQ(collRingBroadcastChunkBytes(512 * kMiB, 132, 64 * kKiB), 63536u);  // 64 rounds per block still
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 16 * kKiB), 16 * kKiB);
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 16 * kKiB), 32);
   // Four chains of 32 blocks, four slots each: 64 KiB slots fill the 32 MiB stage, whatever the setting.
