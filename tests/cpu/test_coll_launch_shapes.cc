@@ -80,12 +80,13 @@ TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
 TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
   EXPECT_EQ(collRingBroadcastChunkBytes(512 * kMiB, 132), 32 * kKiB);
   EXPECT_EQ(collRingBroadcastBlocks(512 * kMiB, 132), 132);
-  EXPECT_EQ(collRingBroadcastChunkBytes(128 * kMiB, 132), 15872u);  // 128 MiB / (132 x 64), down to 16 bytes
+  EXPECT_EQ(collRingBroadcastChunkBytes(128 * kMiB, 132), 15872u);  // 128 MiB / (132 x 64), down to 128 bytes
+  EXPECT_EQ(collRingBroadcastChunkBytes(256 * kMiB, 132), 31744u);  // not 31776: whole 128-byte lines
   EXPECT_EQ(collRingBroadcastChunkBytes(32 * kMiB, 132), 8 * kKiB);
   EXPECT_EQ(collRingBroadcastBlocks(1, 132), 1);
   for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
     const std::size_t chunk = collRingBroadcastChunkBytes(bytes, 132);
-    EXPECT_EQ(chunk % 16, 0u) << bytes;
+    EXPECT_EQ(chunk % 128, 0u) << bytes;
     EXPECT_GE(chunk, 8 * kKiB) << bytes;
     EXPECT_LE(chunk, 32 * kKiB) << bytes;
     EXPECT_LE(collRingBroadcastBlocks(bytes, 132), 132) << bytes;
@@ -93,7 +94,7 @@ TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
   }
   EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132), 64 * kKiB);
   EXPECT_EQ(collRingBlocks(512 * kMiB, 132), 132);
-  EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132), 15872u);  // 32 MiB / (132 x 16), down to 16 bytes
+  EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132), 15872u);  // 32 MiB / (132 x 16), down to 128 bytes
   EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132), 8 * kKiB);
   EXPECT_EQ(collRingBlocks(1 * kMiB, 132), 128);
   EXPECT_EQ(collRingBlocks(1, 132), 1);
@@ -147,12 +148,12 @@ TEST(CollLaunchShapes, RingChunkLimitFromTheSetting) {
   EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132, 16 * kKiB), 16 * kKiB);
   EXPECT_EQ(collRingBlocks(512 * kMiB, 132, 16 * kKiB), 132);
   EXPECT_EQ(collRingChunkBytes(1024 * kMiB, 132, 256 * kKiB), 256 * kKiB);
-  EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132, 256 * kKiB), 254192u);  // 16 rounds per block still
+  EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132, 256 * kKiB), 254080u);  // 16 rounds per block still
   EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132, 4 * kKiB), 4 * kKiB);
   EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132, 4 * kKiB), 4 * kKiB);
   EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132, 1000), 992u);  // rounded down to 16 bytes
   EXPECT_EQ(collRingBroadcastChunkBytes(1024 * kMiB, 132, 64 * kKiB), 64 * kKiB);
-  EXPECT_EQ(collRingBroadcastChunkBytes(512 * kMiB, 132, 64 * kKiB), 63536u);  // 64 rounds per block still
+  EXPECT_EQ(collRingBroadcastChunkBytes(512 * kMiB, 132, 64 * kKiB), 63488u);  // 64 rounds per block still
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 16 * kKiB), 16 * kKiB);
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 16 * kKiB), 32);
   // Four chains of 32 blocks, four slots each: 64 KiB slots fill the 32 MiB stage, whatever the setting.
