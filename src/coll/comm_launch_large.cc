@@ -92,9 +92,10 @@ std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallA
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return pipelinedBlocker(aligned16(table.send[first.root], table.recv, state.nranks),
-                          kernels::collRoundsFit(bytes, kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
-                                                 kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
+  return pipelinedBlocker(
+      aligned16(table.send[first.root], table.recv, state.nranks),
+      kernels::collRoundsFit(bytes, kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
+                             kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
 }
 
 namespace {
@@ -141,9 +142,9 @@ std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return pipelinedBlocker(
-      aligned16(table.recv[first.root], table.send, state.nranks),
-      kernels::collRingReduceRoundsFit(bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
+  return pipelinedBlocker(aligned16(table.recv[first.root], table.send, state.nranks),
+                          kernels::collRingReduceRoundsFit(
+                              bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
 }
 
 namespace {
