@@ -219,11 +219,12 @@ __global__ void __launch_bounds__(kRingThreads, 1)
 namespace {
 
 // The largest chunk when the setting leaves it (0): 32 KiB on grids of 64 blocks or more, where each block
-// moves at most 1/64 of the GPU's link rate (a 32 KiB round still takes ~6 us), 64 KiB on smaller ones. On
+// moves at most 1/64 of the GPU's link rate (a 32 KiB round still takes 6 us or more), 64 KiB on smaller ones. On
 // 4x H100 (round 43 call A, forced ring) the reduce-scatter's four chains of 32 blocks took 293.4 / 567.6 /
 // 1120.5 us at 128 / 256 / 512 MiB in 32 KiB chunks against 297.7 / 569.5 / 1132.6 in 64 KiB (the
 // all-reduce's the same within 0.5%), while the reduce's single chain of 32 blocks took 1661.5 us at 512 MiB
-// in 32 KiB chunks against 1501.1 in 64 KiB (its blocks' rounds came too fast for their flags and barriers).
+// in 32 KiB chunks against 1501.1 in 64 KiB (each of its blocks carries 1/32 of the rate; what a 32 KiB round
+// lost there was not isolated).
 std::size_t reduceLargestChunk(int grid, std::size_t maxChunk) {
   if (maxChunk != 0) return maxChunk;
   return grid >= 64 ? std::size_t{32} << 10 : kCollRingMaxChunkBytes;
@@ -242,7 +243,7 @@ std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int max
   const std::size_t slots = static_cast<std::size_t>(colldev::kRingStages) * static_cast<std::size_t>(chains) *
                             static_cast<std::size_t>(collRingChainBlocks(bytes, chains, capped, largest));
   return std::min(collRingChunkBytes(bytes, std::max(1, capped / std::max(1, chains)), largest),
-                  kCollRingStageBytes / slots / 16 * 16);
+                  kCollRingStageBytes / slots / 128 * 128);  // whole lines, as ringChunk's
 }
 
 bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {

@@ -75,6 +75,19 @@ TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
   }
 }
 
+// Over sizes from 1 byte to 1 GiB: chunks of whole 128-byte lines from 8 KiB to `largest`, grids within the cap.
+void expectRingShapes(std::size_t (*chunkBytes)(std::size_t, int, std::size_t),
+                      int (*blocks)(std::size_t, int, std::size_t), std::size_t largest) {
+  for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
+    const std::size_t chunk = chunkBytes(bytes, 132, 0);
+    EXPECT_EQ(chunk % 128, 0u) << bytes;
+    EXPECT_GE(chunk, 8 * kKiB) << bytes;
+    EXPECT_LE(chunk, largest) << bytes;
+    EXPECT_LE(blocks(bytes, 132, 0), 132) << bytes;
+    EXPECT_LE(blocks(bytes, 7, 0), 7) << bytes;
+  }
+}
+
 // The ring broadcast aims at 64 rounds per block in chunks of 8-32 KiB (a grid's round is the chain's fill per
 // hop); the chains of the SM gather at 16 rounds of 8-64 KiB.
 TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
@@ -84,28 +97,14 @@ TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
   EXPECT_EQ(collRingBroadcastChunkBytes(256 * kMiB, 132), 31744u);  // not 31776: whole 128-byte lines
   EXPECT_EQ(collRingBroadcastChunkBytes(32 * kMiB, 132), 8 * kKiB);
   EXPECT_EQ(collRingBroadcastBlocks(1, 132), 1);
-  for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
-    const std::size_t chunk = collRingBroadcastChunkBytes(bytes, 132);
-    EXPECT_EQ(chunk % 128, 0u) << bytes;
-    EXPECT_GE(chunk, 8 * kKiB) << bytes;
-    EXPECT_LE(chunk, 32 * kKiB) << bytes;
-    EXPECT_LE(collRingBroadcastBlocks(bytes, 132), 132) << bytes;
-    EXPECT_LE(collRingBroadcastBlocks(bytes, 7), 7) << bytes;
-  }
+  expectRingShapes(collRingBroadcastChunkBytes, collRingBroadcastBlocks, 32 * kKiB);
   EXPECT_EQ(collRingChunkBytes(512 * kMiB, 132), 64 * kKiB);
   EXPECT_EQ(collRingBlocks(512 * kMiB, 132), 132);
   EXPECT_EQ(collRingChunkBytes(32 * kMiB, 132), 15872u);  // 32 MiB / (132 x 16), down to 128 bytes
   EXPECT_EQ(collRingChunkBytes(1 * kMiB, 132), 8 * kKiB);
   EXPECT_EQ(collRingBlocks(1 * kMiB, 132), 128);
   EXPECT_EQ(collRingBlocks(1, 132), 1);
-  for (std::size_t bytes : {std::size_t{1}, 100 * kKiB, 32 * kMiB + 3, 1024 * kMiB}) {
-    const std::size_t chunk = collRingChunkBytes(bytes, 132);
-    EXPECT_EQ(chunk % 16, 0u) << bytes;
-    EXPECT_GE(chunk, 8 * kKiB) << bytes;
-    EXPECT_LE(chunk, 64 * kKiB) << bytes;
-    EXPECT_LE(collRingBlocks(bytes, 132), 132) << bytes;
-    EXPECT_LE(collRingBlocks(bytes, 7), 7) << bytes;
-  }
+  expectRingShapes(collRingChunkBytes, collRingBlocks, 64 * kKiB);
 }
 
 // The ring reduce's four stage slots per block fit its stage. The reduce's single chain runs on at most 32
