@@ -144,7 +144,8 @@ std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   return pipelinedBlocker(aligned16(table.recv[first.root], table.send, state.nranks),
                           kernels::collRingReduceRoundsFit(
-                              bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
+                              bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes,
+                                                                       state.ringReduceBlocks)));
 }
 
 namespace {
@@ -247,9 +248,10 @@ std::string ringReduceScatterBlocker(const CommState& state, const std::vector<C
 void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  launchRingReduceChains(state, set, capturing, {ReduceSegment{0, bytes, 0, first.root}},
-                         kernels::collRingReduceBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
-                         kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes));
+  launchRingReduceChains(
+      state, set, capturing, {ReduceSegment{0, bytes, 0, first.root}},
+      kernels::collRingReduceBlocks(bytes, state.maxBlocks, state.ringChunkBytes, state.ringReduceBlocks),
+      kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes, state.ringReduceBlocks));
 }
 
 // The first kernel of the ring all-reduce: n chains side by side, segment j (the two-shot shards,

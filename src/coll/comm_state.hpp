@@ -99,6 +99,7 @@ struct CommState {
   ChoiceSettings settings;         ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE
   int maxBlocks = 1;               ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
   std::size_t ringChunkBytes = 0;  ///< PEERLINK_COLL_RING_CHUNK: the rings' largest chunk, 0 each kernel's own
+  int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own
   bool overlapLaunches = false;    ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks

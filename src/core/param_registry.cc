@@ -197,6 +197,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        "and reduce-scatter; the reduce's stage slots may cap it lower); 0: each kernel's own (broadcast 32 KiB; "
        "reductions 32 KiB on grids of 64+ blocks, else 64 KiB). For tuning: smaller chunks fill the ring sooner, "
        "larger ones spend less per round. A multiple of 16, at least 1024."},
+      {"PEERLINK_COLL_RING_REDUCE_BLOCKS",
+       ParamType::Int,
+       "0",
+       {},
+       0,
+       128,
+       "Thread blocks of the ring reduce's chain (reduce from 64 MiB), within PEERLINK_COLL_MAX_BLOCKS; 0: 32. For "
+       "tuning, with PEERLINK_COLL_RING_CHUNK: a round of the chain moves blocks x chunk, and the chain fills in "
+       "n - 1 rounds."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

@@ -291,10 +291,11 @@ int collRingBroadcastBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChu
 std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
 int collRingBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
 int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
-/// Ring reduce: at most 32 blocks, chunks as collRingChunkBytes's (up to 32 KiB on grids of 64+ blocks, else
-/// 64 KiB), capped so that four stage slots per block fit one kCollRingStageBytes stage.
-int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
-std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0);
+/// Ring reduce: at most `chainBlocks` blocks (PEERLINK_COLL_RING_REDUCE_BLOCKS; 0: 32, and never more than 128),
+/// chunks as collRingChunkBytes's (up to 32 KiB on grids of 64+ blocks, else 64 KiB), capped so that four stage
+/// slots per block fit one kCollRingStageBytes stage.
+int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0, int chainBlocks = 0);
+std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0, int chainBlocks = 0);
 /// Whether a ring reduce chain of `bytes` in chunks of `chunkBytes` fits the flags' round numbers: its blocks
 /// claim chunks as they go, so one block may run every chunk and the end marker.
 bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes);

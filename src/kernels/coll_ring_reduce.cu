@@ -250,12 +250,14 @@ bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {
   return collRoundsFit(bytes + chunkBytes, 1, chunkBytes);  // every chunk and the end marker on one block
 }
 
-int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk) {
-  return collRingReduceChainBlocks(bytes, 1, std::min(maxBlocks, kSingleChainBlocks), maxChunk);
+int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
+  const int cap = chainBlocks > 0 ? chainBlocks : kSingleChainBlocks;
+  return collRingReduceChainBlocks(bytes, 1, std::min(maxBlocks, cap), maxChunk);
 }
 
-std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk) {
-  return collRingReduceChainChunkBytes(bytes, 1, std::min(maxBlocks, kSingleChainBlocks), maxChunk);
+std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
+  const int cap = chainBlocks > 0 ? chainBlocks : kSingleChainBlocks;
+  return collRingReduceChainChunkBytes(bytes, 1, std::min(maxBlocks, cap), maxChunk);
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

@@ -155,6 +155,15 @@ TEST(CollLaunchShapes, RingChunkLimitFromTheSetting) {
   EXPECT_EQ(collRingBroadcastChunkBytes(512 * kMiB, 132, 64 * kKiB), 63488u);  // 64 rounds per block still
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 16 * kKiB), 16 * kKiB);
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 16 * kKiB), 32);
+  // PEERLINK_COLL_RING_REDUCE_BLOCKS widens the reduce's chain (a grid of 64+ takes 32 KiB chunks), at most
+  // 128 blocks and within the grid cap; four slots per block still fit the stage.
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 0, 64), 64);
+  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 0, 64), 32 * kKiB);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 16 * kKiB, 128), 128);
+  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 16 * kKiB, 128), 16 * kKiB);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 0, 256), 128);
+  EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 48, 0, 64), 48);
+  EXPECT_LE(4 * 128 * collRingReduceChunkBytes(512 * kMiB, 132, 1024 * kKiB, 128), kCollRingStageBytes);
   // Four chains of 32 blocks, four slots each: 64 KiB slots fill the 32 MiB stage, whatever the setting.
   EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132, 1024 * kKiB), 64 * kKiB);
   EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132, 32 * kKiB), 32 * kKiB);
