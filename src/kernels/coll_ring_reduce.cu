@@ -47,7 +47,9 @@ constexpr int kMaxBlocks = 128;
 // 1-2% faster still, 20 and 16 slower (1616 and 1985 us at 512 MiB: one block moves at most ~13.5 GB/s), so
 // 32 keeps a margin. Statically assigned, 32 blocks had lost (254 / 464 / 901 / 1760 us): a quarter of them
 // ran 1.4x slower than the rest and finished alone, the link idle. The ring reduce-scatter and all-reduce
-// (a chain per rank) were slower on 64 blocks than on 128 with claiming too.
+// (a chain per rank) were slower on 64 blocks than on 128 with claiming too. On 4x H100 (round 43 call E) wider
+// grids with the same or shorter rounds lost: 1499 us at 512 MiB on 64 x 32 KiB, 1507 on 128 x 16 KiB, 1601 on
+// 64 x 16 KiB against 1495 on 32 x 64 KiB (PEERLINK_COLL_RING_REDUCE_BLOCKS tunes it).
 constexpr int kSingleChainBlocks = 32;
 
 // One pack of partial op input, element-wise; `finish`: the root's last step (avg / nranks).
