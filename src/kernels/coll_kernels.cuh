@@ -237,7 +237,8 @@ struct CollRingArgs {
   void* localDst = nullptr;   ///< the root out of place: its own output; else null
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
-  std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collRingChunkBytes)
+  std::size_t chunkBytes = std::size_t{32}
+                           << 10;  ///< a multiple of 16 (collRingBroadcastChunkBytes, collRingChunkBytes)
 };
 
 /// Ring reduce (coll_ring_reduce.cu): position i = (rank - root - 1) mod n combines each chunk of the partial
