@@ -35,10 +35,11 @@ constexpr std::size_t kRoundsPerBlock = 16;
 // The broadcast aims at 64 rounds of at most 32 KiB. A round of the whole grid, chunk x 132 blocks, takes a
 // chunk's time on every block at once, so a chain of n ranks ends n - 2 such rounds after the root's last
 // store: with 64 KiB chunks ~23 us each (8.25 MiB at the ring's 372 GB/s). On 4x H100 (round 43 call A,
-// forced ring, a fit of 128 MiB - 1 GiB) 64 KiB chunks cost 82 us per call plus 2.816 us per MiB, 32 KiB
-// 52 + 2.833, 16 KiB 44 + 2.849, 8 KiB 35 + 2.891 (smaller rounds fill sooner and pay their flag and barriers
-// more often): 128 MiB took 404.8-408.5 us in 8-16 KiB chunks against 442.8 in 64 KiB
-// (NCCL 405.3), 512 MiB 1503-1506 in 16-32 KiB against 1518 (NCCL 1499), 1 GiB 2954 against 2966 (NCCL 2966).
+// forced ring, least squares over 128 MiB - 1 GiB, scripts/coll_fit.py) 64 KiB chunks cost 76.4 us per call
+// plus 2.820 us per MiB, 32 KiB 52.0 + 2.834, 16 KiB 46.3 + 2.848, 8 KiB 34.9 + 2.891, 4 KiB 34.3 + 3.118
+// (smaller rounds fill sooner and pay their flag and barriers more often): 128 MiB took 404.8-408.5 us in
+// 8-16 KiB chunks against 442.8 in 64 KiB (NCCL 405.3), 512 MiB 1503-1506 in 16-32 KiB against 1518 (NCCL
+// 1499), 1 GiB 2954 against 2966 (NCCL 2966).
 constexpr std::size_t kBroadcastRoundsPerBlock = 64;
 constexpr std::size_t kBroadcastMaxChunkBytes = std::size_t{32} << 10;
 
