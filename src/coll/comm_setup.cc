@@ -131,6 +131,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
   state.ringChunkBytes = ringChunkBytesFrom(params);
   state.ringReduceBlocks = static_cast<int>(params.getInt("PEERLINK_COLL_RING_REDUCE_BLOCKS"));
+  state.ringNeighborStart = params.getBool("PEERLINK_COLL_RING_NEIGHBOR_START");
   checkDevices(devices, shareGpus);
   state.params = params;
   state.devices = devices;

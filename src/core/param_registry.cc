@@ -206,6 +206,16 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Thread blocks of the ring reduce's chain (reduce from 64 MiB), within PEERLINK_COLL_MAX_BLOCKS; 0: 32. For "
        "tuning, with PEERLINK_COLL_RING_CHUNK: a round of the chain moves blocks x chunk, and the chain fills in "
        "n - 1 rounds."},
+      {"PEERLINK_COLL_RING_NEIGHBOR_START",
+       ParamType::Bool,
+       "1",
+       {},
+       0,
+       0,
+       "Ring kernels (broadcast, reduce, and the ring all-reduce and reduce-scatter) start by waiting for the next "
+       "rank of their chain to start, the only rank they store into, so a chain's first ranks begin a call while "
+       "the last ones finish the previous one (as NCCL's rings do); 0: every rank waits for every rank, as the "
+       "other kernels do. For measuring what that overlap is worth."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

@@ -167,6 +167,31 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
   return __syncthreads_or(!ok) == 0;
 }
 
+/// A ring kernel's start, in place of blockBarrier's (CollRingArgs::neighborStart): block b of this rank tells
+/// block b of `prev` that it has started, and waits until block b of `next` has (-1: none). A ring block
+/// stores only into the next rank (its output or stage, and flags; the free flags it sends back follow the
+/// previous rank's ready flags of this call), so the next rank's start is all it must await: by then that
+/// rank's kernels before this call, and the user's work on its stream, have ended. The chain's first ranks
+/// thus start a call while the last ones still finish the previous one, as NCCL's do. The slots are
+/// blockBarrier's kPhaseStart ones, with the same values (the call's number), so the two kinds of start mix.
+__device__ __forceinline__ bool neighborStart(const CollSyncArgs& s, const KernelNumbers& numbers, int prev, int next) {
+  bool ok = true;
+  if (threadIdx.x == 0) {
+    if (prev >= 0) {
+      storeRelaxedSys(
+          reinterpret_cast<uint64_t*>(flagSlot(s.flags[prev], kPhaseStart, static_cast<int>(blockIdx.x), s.rank)),
+          numbers.seq);
+    }
+    if (next >= 0) {
+      unsigned long long observed = 0;
+      ok = waitAtLeast(flagSlot(s.flags[s.rank], kPhaseStart, static_cast<int>(blockIdx.x), next), numbers.seq,
+                       s.timeoutNs, &observed);
+      if (!ok) recordFailure(s, numbers, kStepStartBarrier, next, observed, numbers.seq);
+    }
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
 /// Named barrier `id` (1-15; 0 is __syncthreads) of `threads` threads, a multiple of 32: bar.sync waits for
 /// all of them, bar.arrive counts this warp in and goes on (a producer warp handing work to consumers that
 /// sync on the same id). Both order the warp's earlier memory accesses before the consumers' later ones at

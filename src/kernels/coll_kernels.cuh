@@ -239,6 +239,9 @@ struct CollRingArgs {
   int chains = 1;
   std::size_t chunkBytes = std::size_t{32}
                            << 10;  ///< a multiple of 16 (collRingBroadcastChunkBytes, collRingChunkBytes)
+  /// Start by meeting the next rank only (colldev::neighborStart; PEERLINK_COLL_RING_NEIGHBOR_START), not
+  /// every rank.
+  bool neighborStart = true;
 };
 
 /// Ring reduce (coll_ring_reduce.cu): position i = (rank - root - 1) mod n combines each chunk of the partial
@@ -258,6 +261,7 @@ struct CollRingReduceArgs {
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
+  bool neighborStart = true;                       ///< as CollRingArgs's
 };
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).

@@ -147,20 +147,23 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
   }
 }
 
-/// A ring kernel's body, by every thread: the start barrier; then, on this block's chain (of `chains`, the
-/// grid cut evenly among them), the work warps run work(shared, rounds, chain) and the signal warp, where
-/// the chain has a next rank, signals each round; the counters at the end.
+/// A ring kernel's body, by every thread: the start (with `neighbors`, neighborStart's; else the barrier of
+/// every rank); then, on this block's chain (of `chains`, the grid cut evenly among them), the work warps run
+/// work(shared, rounds, chain) and the signal warp, where the chain has a next rank, signals each round; the
+/// counters at the end.
 /// `claims`: the work warps claim chunks as they go and set shared.endRound (the ring reduce); otherwise
 /// round k of a block is chunk k * blocks + index (RingRounds).
 template <typename Work>
 __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingChain (&chains)[kCollMaxRanks],
-                                        int chainCount, std::size_t chunkBytes, bool claims, Work&& work) {
+                                        int chainCount, std::size_t chunkBytes, bool claims, bool neighbors,
+                                        Work&& work) {
   __shared__ RingShared shared;
   initRingShared(shared);
   readNumbers(s, &shared.numbers);
-  if (blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
-    const std::size_t perChain = gridDim.x / static_cast<unsigned int>(chainCount);
-    const CollRingChain& chain = chains[blockIdx.x / perChain];
+  const std::size_t perChain = gridDim.x / static_cast<unsigned int>(chainCount);
+  const CollRingChain& chain = chains[blockIdx.x / perChain];
+  if (neighbors ? neighborStart(s, shared.numbers, chain.prev, chain.next)
+                : blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
     const RingRounds rounds{chunkBytes, chain.bytes, shared.numbers.seq << kRingRoundBits, perChain,
                             blockIdx.x % perChain};
     if (threadIdx.x < kRingWorkThreads) {

@@ -16,8 +16,9 @@
 // block-chain that runs faster carries more; a block's last round carries kCollRingEnd, which ends the
 // block at every position. Waits only point at earlier steps of the chain or of the next rank's
 // rounds, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
-// combined yet, its input is read only by itself, and the next call's start barrier keeps the previous
-// rank from refilling the first slots before this rank has finished.
+// combined yet, its input is read only by itself, and the next call's start (the previous rank waits for
+// this rank's: neighborStart; or the barrier) keeps the previous rank from refilling the first slots before
+// this rank has finished.
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
@@ -210,7 +211,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             combineRounds<Type, Op>(args, shared, rounds, chain);
           });
