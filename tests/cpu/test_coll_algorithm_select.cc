@@ -52,7 +52,7 @@ Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {
     case Collective::AllGather: return mesh || bytes <= 64 * kKiB ? Algorithm::OneShot : Algorithm::Ring;
     case Collective::Broadcast:
     case Collective::Reduce:
-      if (n > 2 && mesh && bytes >= (collective == Collective::Broadcast ? 256 : 64) * kMiB) return Algorithm::Ring;
+      if (n > 2 && mesh && bytes >= (collective == Collective::Broadcast ? 64 : 32) * kMiB) return Algorithm::Ring;
       return n > 2 && bytes > 256 * kKiB ? Algorithm::TwoShot : Algorithm::OneShot;
     case Collective::AllToAll:
     case Collective::SendRecv: return Algorithm::OneShot;
@@ -125,13 +125,13 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
   EXPECT_EQ(fallback.algorithm, Algorithm::OneShot);
   EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=two_shot is not an algorithm of all_gather; 4 KiB per rank", 0), 0u)
       << fallback.reason;
-  // Broadcast has a ring (the chain of stores): below 128 MiB only when asked for.
-  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices, Algorithm::Ring).algorithm,
+  // Broadcast has a ring (the chain of stores): below 64 MiB only when asked for.
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 32 * kMiB, nvswitch, devices, Algorithm::Ring).algorithm,
             Algorithm::Ring);
-  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 32 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
   const KernelChoice ringKernel =
-      chooseKernel(Collective::Broadcast, 64 * kMiB, false, 8, true,
-                   chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices, Algorithm::Ring),
+      chooseKernel(Collective::Broadcast, 32 * kMiB, false, 8, true,
+                   chooseAlgorithm(Collective::Broadcast, 32 * kMiB, nvswitch, devices, Algorithm::Ring),
                    Protocol::Auto, 1024 * kKiB);
   EXPECT_EQ(ringKernel.kernel, Kernel::RingBroadcast);
   EXPECT_EQ(ringKernel.algorithm, Algorithm::Ring);
@@ -139,28 +139,28 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
             Algorithm::OneShot);
 }
 
-// From 128 MiB a broadcast and an all-reduce, from 64 MiB a reduce, over 3 or more ranks of an NVLink mesh is a ring;
-// on 2 ranks, off a mesh and below it stays two-shot or direct.
+// From 64 MiB a broadcast, from 32 MiB a reduce, from 128 MiB an all-reduce, over 3 or more ranks of an NVLink
+// mesh is a ring; on 2 ranks, off a mesh and below it stays two-shot or direct.
 TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology nvswitch = load("h100x8_nvswitch");
   const std::vector<int> devices = allDevices(nvswitch);
-  const AlgorithmChoice ring = chooseAlgorithm(Collective::Broadcast, 128 * kMiB, nvswitch, devices);
+  const AlgorithmChoice ring = chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices);
   EXPECT_EQ(ring.algorithm, Algorithm::Ring);
-  EXPECT_EQ(ring.reason, "128 MiB per rank >= 128 MiB on an NVLink mesh: ring (pipelined along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 128 * kMiB, false, 8, true, ring, Protocol::Auto, 1024 * kKiB).kernel,
+  EXPECT_EQ(ring.reason, "64 MiB per rank >= 64 MiB on an NVLink mesh: ring (pipelined along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::Broadcast, 64 * kMiB, false, 8, true, ring, Protocol::Auto, 1024 * kKiB).kernel,
             Kernel::RingBroadcast);
-  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 128 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1, 2}).algorithm, Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
   const Topology pcie = load("dual_socket_pcie");
   ASSERT_GT(pcie.gpus.size(), 2u);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 64 * kMiB, nvswitch, devices);
+  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 32 * kMiB, nvswitch, devices);
   EXPECT_EQ(reduce.algorithm, Algorithm::Ring);
-  EXPECT_EQ(reduce.reason, "64 MiB per rank >= 64 MiB on an NVLink mesh: ring (pipelined along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 64 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
+  EXPECT_EQ(reduce.reason, "32 MiB per rank >= 32 MiB on an NVLink mesh: ring (pipelined along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 32 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
             Kernel::RingReduce);
-  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 64 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 32 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
   // The ring all-reduce from 128 MiB on 3+ ranks of a mesh (below, the split two-shot); small messages forced
   // to the ring still take LL.
@@ -353,7 +353,7 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Push).algorithm, Algorithm::OneShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::Ll);
-  EXPECT_EQ(choiceOf(Collective::Reduce, 32 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::Reduce, 16 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);
   EXPECT_EQ(choiceOf(Collective::AllGather, 32 * kMiB, PushMode::Push).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).reason,
             "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "

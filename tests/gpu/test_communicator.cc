@@ -307,27 +307,30 @@ TEST(Communicator, EagerCallsWithRepeatedArgumentsEachRun) {
 // Ring calls queued back to back, no host wait between them, on buffers each call's successor reads or
 // overwrites across ranks. A ring broadcast stores into the next rank's buffer once that rank has started
 // the call (the neighbour start), so before each broadcast every rank's stream first sleeps (a host function,
-// longer the further the rank is from the root along the chain) and then refills its buffer from the host:
-// a predecessor that stored before its successor's refill had ended would see its data overwritten, and
-// the successor would pass the refill on. Between the broadcasts, reduces and all-reduces read what the
-// broadcasts wrote. In place, u32 sums (exact), roots moving, forced onto the rings, with the neighbour start
-// and with the barrier of every rank; 16 MiB + 12 bytes per call (several rounds per block).
+// 20 ms longer for each position further from the root along the chain) and then refills its buffer from
+// the host: a predecessor that stored before its successor's refill had ended would see its data
+// overwritten, and the successor would pass the refill on. Between the broadcasts, reduces and all-reduces
+// read what the broadcasts wrote. Everything is queued before the host computes the expected values, so the
+// GPUs run the calls back to back. In place, u32 sums (exact), roots moving, forced onto the rings, with the
+// neighbour start and with the barrier of every rank; 16 MiB + 12 bytes per call (several rounds per block).
 TEST(CommunicatorRing, BackToBackCallsOnSharedBuffers) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   constexpr std::size_t kCount = (std::size_t{4} << 20) + 3;
   constexpr std::size_t kBytes = kCount * sizeof(std::uint32_t);
   constexpr int kSteps = 12;  // reduce, broadcast after a refill, all-reduce; four times, roots moving
+  const auto rootOf = [](int step, int n) { return (step * 3 + step / 3) % n; };
   for (const char* neighbors : {"1", "0"}) {
     Communicator comm(devices,
                       paramsWith({{"PEERLINK_ALGO", "RING"}, {"PEERLINK_COLL_RING_NEIGHBOR_START", neighbors}}));
     const int n = comm.size();
+    const auto rankCount = static_cast<std::size_t>(n);
     const std::vector<Stream> streams = rankStreams(comm);
     std::mt19937_64 random(static_cast<std::uint64_t>(n) * 1000 + (neighbors[0] == '1' ? 1 : 2));
     const auto randomWords = [&](std::uint32_t* words) {
       for (std::size_t i = 0; i < kCount; ++i) words[i] = static_cast<std::uint32_t>(random());
     };
-    std::vector<std::vector<std::uint32_t>> want(static_cast<std::size_t>(n), std::vector<std::uint32_t>(kCount));
+    std::vector<std::vector<std::uint32_t>> want(rankCount, std::vector<std::uint32_t>(kCount));
     std::vector<DeviceBuffer> buffers;
     for (int r = 0; r < n; ++r) {
       randomWords(want[static_cast<std::size_t>(r)].data());
@@ -335,8 +338,40 @@ TEST(CommunicatorRing, BackToBackCallsOnSharedBuffers) {
       PEERLINK_CUDA_CHECK(
           cudaMemcpy(buffers.back().data(), want[static_cast<std::size_t>(r)].data(), kBytes, cudaMemcpyHostToDevice));
     }
-    std::vector<PinnedBuffer> refills;  // one per rank and broadcast: each is read by a copy still queued
-    std::vector<int> sleepMs(static_cast<std::size_t>(n));
+    // refills[step / 3 * n + rank], made before anything is queued.
+    std::vector<PinnedBuffer> refills;
+    for (int k = 0; k < kSteps / 3 * n; ++k) {
+      refills.emplace_back(kBytes);
+      randomWords(static_cast<std::uint32_t*>(refills.back().data()));
+    }
+    const auto refillOf = [&](int step, int r) {
+      return static_cast<std::uint32_t*>(refills[static_cast<std::size_t>(step / 3 * n + r)].data());
+    };
+    std::vector<int> sleepMs(rankCount);
+    for (int step = 0; step < kSteps; ++step) {
+      const int root = rootOf(step, n);
+      for (int position = 0; position < n; ++position) {
+        const int r = (root + position) % n;
+        void* data = buffers[static_cast<std::size_t>(r)].data();
+        cudaStream_t stream = streams[static_cast<std::size_t>(r)].get();
+        switch (step % 3) {
+          case 0: comm.reduce(r, data, data, kCount, DataType::U32, ReduceOp::Sum, root, stream); break;
+          case 1:
+            // Host functions may run one after another on one driver thread: 20 ms per position apart
+            // either way, far longer than queueing the calls takes.
+            sleepMs[static_cast<std::size_t>(r)] = 20 * position;
+            PEERLINK_CUDA_CHECK(cudaLaunchHostFunc(
+                stream,
+                [](void* ms) { std::this_thread::sleep_for(std::chrono::milliseconds(*static_cast<int*>(ms))); },
+                &sleepMs[static_cast<std::size_t>(r)]));
+            PEERLINK_CUDA_CHECK(cudaMemcpyAsync(data, refillOf(step, r), kBytes, cudaMemcpyHostToDevice, stream));
+            comm.broadcast(r, data, data, kCount, DataType::U32, root, stream);
+            break;
+          default: comm.allReduce(r, data, data, kCount, DataType::U32, ReduceOp::Sum, stream); break;
+        }
+      }
+    }
+    // The expected values, while the GPUs run.
     const auto sumOfRanks = [&] {
       std::vector<std::uint32_t> sum(kCount, 0);
       for (const auto& x : want) {
@@ -346,41 +381,18 @@ TEST(CommunicatorRing, BackToBackCallsOnSharedBuffers) {
     };
     std::string steps;
     for (int step = 0; step < kSteps; ++step) {
-      const int root = (step * 3 + step / 3) % n;
-      for (int position = 0; position < n; ++position) {
-        const int r = (root + position) % n;
-        void* data = buffers[static_cast<std::size_t>(r)].data();
-        cudaStream_t stream = streams[static_cast<std::size_t>(r)].get();
-        switch (step % 3) {
-          case 0: comm.reduce(r, data, data, kCount, DataType::U32, ReduceOp::Sum, root, stream); break;
-          case 1: {
-            // Host functions may run one after another on one driver thread: 2 ms per position apart
-            // either way.
-            sleepMs[static_cast<std::size_t>(r)] = 2 * position;
-            PEERLINK_CUDA_CHECK(cudaLaunchHostFunc(
-                stream,
-                [](void* ms) { std::this_thread::sleep_for(std::chrono::milliseconds(*static_cast<int*>(ms))); },
-                &sleepMs[static_cast<std::size_t>(r)]));
-            refills.emplace_back(kBytes);
-            auto* words = static_cast<std::uint32_t*>(refills.back().data());
-            randomWords(words);
-            want[static_cast<std::size_t>(r)].assign(words, words + kCount);
-            PEERLINK_CUDA_CHECK(cudaMemcpyAsync(data, words, kBytes, cudaMemcpyHostToDevice, stream));
-            comm.broadcast(r, data, data, kCount, DataType::U32, root, stream);
-            break;
-          }
-          default: comm.allReduce(r, data, data, kCount, DataType::U32, ReduceOp::Sum, stream); break;
-        }
-      }
+      const int root = rootOf(step, n);
       switch (step % 3) {
         case 0:
           want[static_cast<std::size_t>(root)] = sumOfRanks();  // the others' buffers are only inputs
           steps += " reduce(" + std::to_string(root) + ")";
           break;
-        case 1:
-          for (int r = 0; r < n; ++r) want[static_cast<std::size_t>(r)] = want[static_cast<std::size_t>(root)];
+        case 1: {
+          const std::uint32_t* refill = refillOf(step, root);
+          for (auto& x : want) x.assign(refill, refill + kCount);
           steps += " refill+broadcast(" + std::to_string(root) + ")";
           break;
+        }
         default: {
           const std::vector<std::uint32_t> sum = sumOfRanks();
           for (auto& x : want) x = sum;
