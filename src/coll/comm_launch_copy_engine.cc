@@ -66,8 +66,9 @@ void enqueueCopies(CommState& state, int r, cudaStream_t stream, const std::vect
 
 // Each rank's shard of an all-reduce, complete in its output, copied into every peer's output at the same
 // place, then the closing barrier. No barrier before: the reduce kernel before has ended on the rank that
-// copies, so its shard is final, every peer has joined the call (its output is free) and no rank reads that
-// shard of any input any more (in place, the copies overwrite only it).
+// copies, so its shard is final, every peer has joined the call (its output is free: the ring reduce's chain
+// that ends at this rank passed through every peer's kernel, the reduce-scatter kernel began with a barrier
+// of every rank) and no rank reads that shard of any input any more (in place, the copies overwrite only it).
 void gatherShards(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(set.front().type);
