@@ -203,7 +203,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        {},
        0,
        128,
-       "Thread blocks of the ring reduce's chain (reduce from 64 MiB), within PEERLINK_COLL_MAX_BLOCKS; 0: 32. For "
+       "Thread blocks of the ring reduce's chain (reduce from 32 MiB), within PEERLINK_COLL_MAX_BLOCKS; 0: 32. For "
        "tuning, with PEERLINK_COLL_RING_CHUNK: a round of the chain moves blocks x chunk, and the chain fills in "
        "n - 1 rounds."},
       {"PEERLINK_COLL_RING_NEIGHBOR_START",
