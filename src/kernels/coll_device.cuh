@@ -168,28 +168,43 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
 }
 
 /// A ring kernel's start, in place of blockBarrier's (CollRingArgs::neighborStart): block b of this rank tells
-/// block b of `prev` that it has started, and waits until block b of `next` has (-1: none). A ring block
-/// stores only into the next rank (its output or stage, and flags; the free flags it sends back follow the
-/// previous rank's ready flags of this call), so the next rank's start is all it must await: by then that
-/// rank's kernels before this call, and the user's work on its stream, have ended. The chain's first ranks
-/// thus start a call while the last ones still finish the previous one, as NCCL's do. The slots are
-/// blockBarrier's kPhaseStart ones, with the same values (the call's number), so the two kinds of start mix.
-__device__ __forceinline__ bool neighborStart(const CollSyncArgs& s, const KernelNumbers& numbers, int prev, int next) {
+/// block b of every peer that it has started, as blockBarrier does, but waits only until block b of `next`
+/// has (-1: none). A ring block stores only into the next rank (its output or stage, and flags; the free
+/// flags it sends back follow the previous rank's ready flags of this call), so the next rank's start is all
+/// it must await: by then that rank's kernels before this call, and the user's work on its stream, have
+/// ended. The chain's first ranks thus start a call while the last ones still finish the previous one, as
+/// NCCL's do. The slots and values (the call's number) are blockBarrier's, so the two kinds of start mix.
+__device__ __forceinline__ bool neighborStart(const CollSyncArgs& s, const KernelNumbers& numbers, int next) {
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer < s.nranks && peer != s.rank) {
+    storeRelaxedSys(
+        reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhaseStart, static_cast<int>(blockIdx.x), s.rank)),
+        numbers.seq);
+  }
   bool ok = true;
-  if (threadIdx.x == 0) {
-    if (prev >= 0) {
-      storeRelaxedSys(
-          reinterpret_cast<uint64_t*>(flagSlot(s.flags[prev], kPhaseStart, static_cast<int>(blockIdx.x), s.rank)),
-          numbers.seq);
-    }
-    if (next >= 0) {
-      unsigned long long observed = 0;
-      ok = waitAtLeast(flagSlot(s.flags[s.rank], kPhaseStart, static_cast<int>(blockIdx.x), next), numbers.seq,
-                       s.timeoutNs, &observed);
-      if (!ok) recordFailure(s, numbers, kStepStartBarrier, next, observed, numbers.seq);
-    }
+  if (threadIdx.x == 0 && next >= 0) {
+    unsigned long long observed = 0;
+    ok = waitAtLeast(flagSlot(s.flags[s.rank], kPhaseStart, static_cast<int>(blockIdx.x), next), numbers.seq,
+                     s.timeoutNs, &observed);
+    if (!ok) recordFailure(s, numbers, kStepStartBarrier, next, observed, numbers.seq);
   }
   return __syncthreads_or(!ok) == 0;
+}
+
+/// The end of a kernel that began with neighborStart, by threads 0..n-1 of block 0 after their work: waits
+/// until block 0 of every peer has started this call (its neighborStart signal), so that once this rank's
+/// kernel has ended every rank has started the call and so ended every kernel before it. The kernels that
+/// follow rely on that as they would on a start barrier: the LL protocol's two parity slots hold because a
+/// rank is never two calls ahead of any peer (without this wait, a ring's first rank could finish a call,
+/// and start the next LL call, while a rank further down the chain still read the LL call before). In a
+/// run of large calls the signals came long before. Relaxed: it orders only this kernel's end.
+__device__ __forceinline__ void awaitEveryStart(const CollSyncArgs& s, const KernelNumbers& numbers) {
+  const int peer = static_cast<int>(threadIdx.x);
+  if (blockIdx.x != 0 || peer >= s.nranks || peer == s.rank) return;
+  unsigned long long observed = 0;
+  if (!waitAtLeast(flagSlot(s.flags[s.rank], kPhaseStart, 0, peer), numbers.seq, s.timeoutNs, &observed, false)) {
+    recordFailure(s, numbers, kStepStartBarrier, peer, observed, numbers.seq);
+  }
 }
 
 /// Named barrier `id` (1-15; 0 is __syncthreads) of `threads` threads, a multiple of 32: bar.sync waits for

@@ -149,8 +149,8 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
 
 /// A ring kernel's body, by every thread: the start (with `neighbors`, neighborStart's; else the barrier of
 /// every rank); then, on this block's chain (of `chains`, the grid cut evenly among them), the work warps run
-/// work(shared, rounds, chain) and the signal warp, where the chain has a next rank, signals each round; the
-/// counters at the end.
+/// work(shared, rounds, chain) and the signal warp, where the chain has a next rank, signals each round;
+/// with `neighbors`, block 0 then waits for every rank's start (awaitEveryStart); the counters at the end.
 /// `claims`: the work warps claim chunks as they go and set shared.endRound (the ring reduce); otherwise
 /// round k of a block is chunk k * blocks + index (RingRounds).
 template <typename Work>
@@ -162,7 +162,7 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
   readNumbers(s, &shared.numbers);
   const std::size_t perChain = gridDim.x / static_cast<unsigned int>(chainCount);
   const CollRingChain& chain = chains[blockIdx.x / perChain];
-  if (neighbors ? neighborStart(s, shared.numbers, chain.prev, chain.next)
+  if (neighbors ? neighborStart(s, shared.numbers, chain.next)
                 : blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
     const RingRounds rounds{chunkBytes, chain.bytes, shared.numbers.seq << kRingRoundBits, perChain,
                             blockIdx.x % perChain};
@@ -171,6 +171,7 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
     } else if (chain.next >= 0) {
       signalRingRounds(s, shared, claims ? ~std::size_t{0} : rounds.count(), rounds.base, chain.next);
     }
+    if (neighbors && !ringFailed(shared)) awaitEveryStart(s, shared.numbers);
   }
   finishKernel(s, shared.numbers);
 }
