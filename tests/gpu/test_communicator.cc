@@ -1,7 +1,8 @@
 // The communicator on real GPUs: creation (and its time), then every collective x data type x op x size
 // class (0, 1, a count not divisible by the ranks, ~1000, ~1M) in place and out of place, called in rank
 // order and in reverse, under every PEERLINK_ALGO and PEERLINK_PROTO, checked against the closed-form host reference
-// (src/coll/host_reduce.hpp) with guard bytes; one 64M-element case per collective.
+// (src/coll/host_reduce.hpp) with guard bytes; one 64M-element case per collective; ring calls back to back on
+// shared buffers (the rings' neighbour start).
 #include <gtest/gtest.h>
 
 #include <algorithm>
