@@ -103,6 +103,8 @@ const char* collStepName(int step) noexcept {
     case kStepPushFree: return "push stage free";
     case kStepRingData: return "ring data";
     case kStepRingFree: return "ring stage free";
+    case kStepRingStart: return "ring start";
+    case kStepRingEnd: return "ring end";
     default: return "unknown step";
   }
 }

@@ -141,6 +141,29 @@ enum class BarrierAt {
   End,
 };
 
+/// Block b of this rank tells block b of `peer` that it has got to `phase`, with `value` (thread p of a
+/// block signals peer p). `release`: this block's stores before it (ordered by a __syncthreads) are visible
+/// to the peer once the value is; else relaxed, which says only "got here".
+__device__ __forceinline__ void signalPeer(const CollSyncArgs& s, int phase, int peer, unsigned long long value,
+                                           bool release) {
+  uint64_t* signal = reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], phase, static_cast<int>(blockIdx.x), s.rank));
+  if (release) {
+    storeReleaseSys(signal, value);
+  } else {
+    storeRelaxedSys(signal, value);
+  }
+}
+
+/// Waits until block `block` of `peer` has signalled `phase` to this rank with at least `value` (acquiring
+/// with `acquire`); on a timeout records the failure at `step` and returns false.
+__device__ __forceinline__ bool awaitPeer(const CollSyncArgs& s, const KernelNumbers& numbers, int phase, int block,
+                                          int peer, unsigned long long value, int step, bool acquire) {
+  unsigned long long observed = 0;
+  if (waitAtLeast(flagSlot(s.flags[s.rank], phase, block, peer), value, s.timeoutNs, &observed, acquire)) return true;
+  recordFailure(s, numbers, step, peer, observed, value);
+  return false;
+}
+
 /// Block b of this rank meets block b of every peer of the call (every rank, or the send/recv set's
 /// peers): thread p < nranks signals peer p, then waits for peer p's signal. Every thread of the block
 /// calls it; returns false (failure recorded) when a peer did not come in time.
@@ -152,17 +175,9 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
   if (peer < s.nranks && peer != s.rank && ((s.peerMask >> peer) & 1u) != 0) {
     const unsigned long long value = valueFor(s, numbers, peer);
     const bool ordered = at == BarrierAt::End && s.peersStore;
-    uint64_t* signal =
-        reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], phase, static_cast<int>(blockIdx.x), s.rank));
-    if (ordered) {
-      storeReleaseSys(signal, value);
-    } else {
-      storeRelaxedSys(signal, value);
-    }
-    unsigned long long observed = 0;
-    ok = waitAtLeast(flagSlot(s.flags[s.rank], phase, static_cast<int>(blockIdx.x), peer), value, s.timeoutNs,
-                     &observed, at == BarrierAt::Start || ordered);
-    if (!ok) recordFailure(s, numbers, step, peer, observed, value);
+    signalPeer(s, phase, peer, value, ordered);
+    ok = awaitPeer(s, numbers, phase, static_cast<int>(blockIdx.x), peer, value, step,
+                   at == BarrierAt::Start || ordered);
   }
   return __syncthreads_or(!ok) == 0;
 }
@@ -174,19 +189,13 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
 /// it must await: by then that rank's kernels before this call, and the user's work on its stream, have
 /// ended. The chain's first ranks thus start a call while the last ones still finish the previous one, as
 /// NCCL's do. The slots and values (the call's number) are blockBarrier's, so the two kinds of start mix.
+/// A timeout reports as kStepRingStart.
 __device__ __forceinline__ bool neighborStart(const CollSyncArgs& s, const KernelNumbers& numbers, int next) {
   const int peer = static_cast<int>(threadIdx.x);
-  if (peer < s.nranks && peer != s.rank) {
-    storeRelaxedSys(
-        reinterpret_cast<uint64_t*>(flagSlot(s.flags[peer], kPhaseStart, static_cast<int>(blockIdx.x), s.rank)),
-        numbers.seq);
-  }
+  if (peer < s.nranks && peer != s.rank) signalPeer(s, kPhaseStart, peer, numbers.seq, false);
   bool ok = true;
   if (threadIdx.x == 0 && next >= 0) {
-    unsigned long long observed = 0;
-    ok = waitAtLeast(flagSlot(s.flags[s.rank], kPhaseStart, static_cast<int>(blockIdx.x), next), numbers.seq,
-                     s.timeoutNs, &observed);
-    if (!ok) recordFailure(s, numbers, kStepStartBarrier, next, observed, numbers.seq);
+    ok = awaitPeer(s, numbers, kPhaseStart, static_cast<int>(blockIdx.x), next, numbers.seq, kStepRingStart, true);
   }
   return __syncthreads_or(!ok) == 0;
 }
@@ -197,14 +206,12 @@ __device__ __forceinline__ bool neighborStart(const CollSyncArgs& s, const Kerne
 /// follow rely on that as they would on a start barrier: the LL protocol's two parity slots hold because a
 /// rank is never two calls ahead of any peer (without this wait, a ring's first rank could finish a call,
 /// and start the next LL call, while a rank further down the chain still read the LL call before). In a
-/// run of large calls the signals came long before. Relaxed: it orders only this kernel's end.
+/// run of large calls the signals came long before. Relaxed: it orders only this kernel's end. A timeout
+/// reports as kStepRingEnd.
 __device__ __forceinline__ void awaitEveryStart(const CollSyncArgs& s, const KernelNumbers& numbers) {
   const int peer = static_cast<int>(threadIdx.x);
   if (blockIdx.x != 0 || peer >= s.nranks || peer == s.rank) return;
-  unsigned long long observed = 0;
-  if (!waitAtLeast(flagSlot(s.flags[s.rank], kPhaseStart, 0, peer), numbers.seq, s.timeoutNs, &observed, false)) {
-    recordFailure(s, numbers, kStepStartBarrier, peer, observed, numbers.seq);
-  }
+  awaitPeer(s, numbers, kPhaseStart, 0, peer, numbers.seq, kStepRingEnd, false);
 }
 
 /// Named barrier `id` (1-15; 0 is __syncthreads) of `threads` threads, a multiple of 32: bar.sync waits for

@@ -82,9 +82,12 @@ enum CollStep : int {
   kStepPushData = 4,
   kStepPushFree = 5,
   kStepRingData = 6,
-  kStepRingFree = 7
+  kStepRingFree = 7,
+  kStepRingStart = 8,  ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
+  kStepRingEnd = 9,    ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
 };
-/// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data", "ring stage free"
+/// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data", "ring stage free",
+/// "ring start", "ring end"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
@@ -242,6 +245,8 @@ struct CollRingArgs {
   /// Start by meeting the next rank only (colldev::neighborStart; PEERLINK_COLL_RING_NEIGHBOR_START), not
   /// every rank.
   bool neighborStart = true;
+  /// Tiers of smaller chunks at the end of each chain (RingChunkLayout; PEERLINK_COLL_RING_TAIL).
+  int tailTiers = 0;
 };
 
 /// Ring reduce (coll_ring_reduce.cu): position i = (rank - root - 1) mod n combines each chunk of the partial
@@ -262,6 +267,7 @@ struct CollRingReduceArgs {
   int chains = 1;
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
   bool neighborStart = true;                       ///< as CollRingArgs's
+  int tailTiers = 0;                               ///< as CollRingArgs's
 };
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
@@ -301,9 +307,12 @@ int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_
 /// slots per block fit one kCollRingStageBytes stage.
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0, int chainBlocks = 0);
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0, int chainBlocks = 0);
-/// Whether a ring reduce chain of `bytes` in chunks of `chunkBytes` fits the flags' round numbers: its blocks
-/// claim chunks as they go, so one block may run every chunk and the end marker.
-bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes);
+/// Whether a ring chain of `bytes` on `blocks` blocks, cut by RingChunkLayout (chunks of `chunkBytes`, then
+/// `tailTiers` tiers of smaller ones), fits the flags' round numbers: with the static assignment (the
+/// broadcast's chains) a block runs every `blocks`-th chunk; the reduce's blocks claim chunks as they go, so
+/// one block may run every chunk and the end marker.
+bool collRingRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes, int tailTiers);
+bool collRingReduceRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes, int tailTiers);
 /// The same for `chains` reduce chains side by side (the ring reduce-scatter and all-reduce), on at most 128
 /// blocks in all.
 int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);

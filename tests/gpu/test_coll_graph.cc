@@ -176,9 +176,10 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
 }
 
 // One rank's stream is held by a latch longer than the deadline: the other ranks' kernels give up and the
-// error names the held rank; once the latch opens and every kernel has finished, the communicator works.
+// error names the held rank (and, given `step`, names that step: collStepName's words); once the latch opens
+// and every kernel has finished, the communicator works.
 void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::size_t count,
-                  const char* copyEngine = "AUTO") {
+                  const char* copyEngine = "AUTO", const char* step = nullptr) {
   Communicator comm(
       devices,
       paramsWith({{"PEERLINK_ALGO", algorithm}, {"PEERLINK_TIMEOUT_MS", "300"}, {"PEERLINK_COLL_CE", copyEngine}}));
@@ -220,6 +221,12 @@ void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::s
   ASSERT_FALSE(message.empty()) << "no Error(Timeout) within 10 s of a 300 ms deadline";
   std::printf("%s, %zu elements: %s\n", algorithm, count, message.c_str());
   EXPECT_NE(message.find("waited for rank " + std::to_string(late)), std::string::npos) << message;
+  if (step != nullptr) {
+    EXPECT_NE(message.find("waited for rank " + std::to_string(late) + " (GPU " + std::to_string(comm.device(late)) +
+                           ") at the " + step + " "),
+              std::string::npos)
+        << message;
+  }
   for (const Stream& stream : streams) ASSERT_TRUE(finishes(stream.get(), 10)) << "a kernel is still running";
   try {
     comm.checkHealth();  // the late rank may report its own stall (its peers left before it came)
@@ -236,10 +243,10 @@ void stallOneRank(const std::vector<int>& devices, const char* algorithm, std::s
 TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
-  stallOneRank(devices, "ONESHOT", 1000);          // LL data
-  stallOneRank(devices, "TWOSHOT", 1 << 20);       // barriers
-  stallOneRank(devices, "TWOSHOT", 1 << 20, "1");  // the copy-engine two-shot: copies between kernels
-  stallOneRank(devices, "RING", 4 << 20);          // the ring kernels' start (the next rank only) and flags
+  stallOneRank(devices, "ONESHOT", 1000, "AUTO", "LL data");
+  stallOneRank(devices, "TWOSHOT", 1 << 20, "AUTO", "start barrier");
+  stallOneRank(devices, "TWOSHOT", 1 << 20, "1");                // the copy-engine two-shot: copies between kernels
+  stallOneRank(devices, "RING", 4 << 20, "AUTO", "ring start");  // the rank before the late one waits there
 }
 
 // Not a performance gate: prints small all-reduce times, eager and in a graph (all ranks' kernels).
