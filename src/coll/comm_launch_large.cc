@@ -94,9 +94,8 @@ std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallA
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   return pipelinedBlocker(
       aligned16(table.send[first.root], table.recv, state.nranks),
-      kernels::collRingRoundsFit(bytes, kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
-                                 kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes),
-                                 state.ringTailTiers));
+      kernels::collRoundsFit(bytes, kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
+                             kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
 }
 
 namespace {
@@ -132,7 +131,6 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
     args.chain[0] = chainAt(r, root, n, 0, bytes);
     args.chunkBytes = kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes);
     args.neighborStart = state.ringNeighborStart;
-    args.tailTiers = state.ringTailTiers;
     args.src = r == root ? table.send[root] : table.recv[r];
     args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
@@ -145,12 +143,10 @@ std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs
   const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return pipelinedBlocker(
-      aligned16(table.recv[first.root], table.send, state.nranks),
-      kernels::collRingReduceRoundsFit(
-          bytes, kernels::collRingReduceBlocks(bytes, state.maxBlocks, state.ringChunkBytes, state.ringReduceBlocks),
-          kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes, state.ringReduceBlocks),
-          state.ringTailTiers));
+  return pipelinedBlocker(aligned16(table.recv[first.root], table.send, state.nranks),
+                          kernels::collRingReduceRoundsFit(
+                              bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes,
+                                                                       state.ringReduceBlocks)));
 }
 
 namespace {
@@ -208,7 +204,6 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
     }
     args.chunkBytes = chunkBytes;
     args.neighborStart = state.ringNeighborStart;
-    args.tailTiers = state.ringTailTiers;
     onRank(state, r, [&] {
       kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                                     launchOf(state, r, capturing));
@@ -233,10 +228,9 @@ std::string ringAllReduceBlocker(const CommState& state, const std::vector<CallA
   const int n = state.nranks;
   const std::size_t longest = allReduceLongestBytes(first, n);
   const RingChainsShape shape = ringChainsShape(state, longest);
-  return pipelinedBlocker(
-      aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
-      kernels::collRingReduceRoundsFit(longest, shape.reduceBlocks / n, shape.reduceChunk, state.ringTailTiers) &&
-          kernels::collRingRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk, state.ringTailTiers));
+  return pipelinedBlocker(aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
+                          kernels::collRingReduceRoundsFit(longest, shape.reduceChunk) &&
+                              kernels::collRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk));
 }
 
 std::string ringReduceScatterBlocker(const CommState& state, const std::vector<CallArgs>& set) {
@@ -247,7 +241,7 @@ std::string ringReduceScatterBlocker(const CommState& state, const std::vector<C
   const RingChainsShape shape = ringChainsShape(state, blockBytes);
   return pipelinedBlocker(
       blockBytes % 16 == 0 && aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
-      kernels::collRingReduceRoundsFit(blockBytes, shape.reduceBlocks / n, shape.reduceChunk, state.ringTailTiers));
+      kernels::collRingReduceRoundsFit(blockBytes, shape.reduceChunk));
 }
 
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its
@@ -303,7 +297,6 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
     }
     args.chunkBytes = shape.gatherChunk;
     args.neighborStart = state.ringNeighborStart;
-    args.tailTiers = state.ringTailTiers;
     onRank(state, r, [&] {
       kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, launchOf(state, r, capturing));
     });

@@ -16,7 +16,7 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
 /// Why the rings cannot run this set (pipelinedBlocker), empty when they can: they move 16-byte units, so
 /// the buffers they touch must be 16-byte aligned (the broadcast: the root's input and every output; the
 /// reduce: every input and the root's output; the reduce-scatter: every block's start too), and their flags
-/// must number every round of a block (kernels::collRingRoundsFit, collRingReduceRoundsFit).
+/// must number every round of a block (kernels::collRoundsFit).
 std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallArgs>& set);
 std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs>& set);
 std::string ringAllReduceBlocker(const CommState& state, const std::vector<CallArgs>& set);

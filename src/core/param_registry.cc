@@ -216,16 +216,6 @@ const std::vector<ParamSpec>& paramRegistry() {
        "rank of their chain to start, the only rank they store into, so a chain's first ranks begin a call while "
        "the last ones finish the previous one (as NCCL's rings do); 0: every rank waits for every rank, as the "
        "other kernels do. For measuring what that overlap is worth."},
-      {"PEERLINK_COLL_RING_TAIL",
-       ParamType::Int,
-       "2",
-       {},
-       0,
-       3,
-       "Tiers of smaller chunks at the end of each ring chain (broadcast, reduce, and the ring all-reduce and "
-       "reduce-scatter): tier t cuts one chunk per block to 1/2^t of the ring's chunk, so the chain drains "
-       "after small chunks, not large ones (its last hops each take a chunk's time); 0: every chunk full size. "
-       "For tuning."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

@@ -245,8 +245,6 @@ struct CollRingArgs {
   /// Start by meeting the next rank only (colldev::neighborStart; PEERLINK_COLL_RING_NEIGHBOR_START), not
   /// every rank.
   bool neighborStart = true;
-  /// Tiers of smaller chunks at the end of each chain (RingChunkLayout; PEERLINK_COLL_RING_TAIL).
-  int tailTiers = 0;
 };
 
 /// Ring reduce (coll_ring_reduce.cu): position i = (rank - root - 1) mod n combines each chunk of the partial
@@ -267,7 +265,6 @@ struct CollRingReduceArgs {
   int chains = 1;
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
   bool neighborStart = true;                       ///< as CollRingArgs's
-  int tailTiers = 0;                               ///< as CollRingArgs's
 };
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
@@ -307,12 +304,9 @@ int collRingChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_
 /// slots per block fit one kCollRingStageBytes stage.
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0, int chainBlocks = 0);
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk = 0, int chainBlocks = 0);
-/// Whether a ring chain of `bytes` on `blocks` blocks, cut by RingChunkLayout (chunks of `chunkBytes`, then
-/// `tailTiers` tiers of smaller ones), fits the flags' round numbers: with the static assignment (the
-/// broadcast's chains) a block runs every `blocks`-th chunk; the reduce's blocks claim chunks as they go, so
-/// one block may run every chunk and the end marker.
-bool collRingRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes, int tailTiers);
-bool collRingReduceRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes, int tailTiers);
+/// Whether a ring reduce chain of `bytes` in chunks of `chunkBytes` fits the flags' round numbers: its blocks
+/// claim chunks as they go, so one block may run every chunk and the end marker.
+bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes);
 /// The same for `chains` reduce chains side by side (the ring reduce-scatter and all-reduce), on at most 128
 /// blocks in all.
 int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);

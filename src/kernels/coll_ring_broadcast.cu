@@ -19,7 +19,6 @@
 #include "kernels/copy_device.cuh"
 #include "kernels/kernel_preload.cuh"
 #include "kernels/launch_kernel.cuh"
-#include "kernels/ring_chunk_layout.hpp"
 
 namespace peerlink::kernels {
 namespace {
@@ -69,9 +68,8 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
   const int tid = static_cast<int>(threadIdx.x);
   const bool passes = chain.next >= 0;
   for (std::size_t k = 0; rounds.exists(k); ++k) {
-    const RingChunk chunk = rounds.chunk(k);
-    const std::size_t first = chain.offset + chunk.offset;
-    const std::size_t bytes = chunk.bytes;
+    const std::size_t first = chain.offset + rounds.first(k);
+    const std::size_t bytes = rounds.size(k);
     if (tid == 0) {
       if (passes) waitForStageBarrier(shared, k);
       if (chain.prev >= 0) {
@@ -95,19 +93,13 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
 }
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes, args.tailTiers, false, args.neighborStart,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, false, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             copyRounds(args, shared, rounds, chain);
           });
 }
 
 }  // namespace
-
-bool collRingRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes, int tailTiers) {
-  const std::size_t perChain = static_cast<std::size_t>(std::max(1, blocks));
-  const std::size_t chunks = RingChunkLayout::make(bytes, chunkBytes, perChain, tailTiers).count();
-  return (chunks + perChain - 1) / perChain < (std::size_t{1} << kCollRoundBits);
-}
 
 std::size_t collRingChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk) {
   return ringChunk(bytes, maxBlocks, kRoundsPerBlock, maxChunk == 0 ? kCollRingMaxChunkBytes : maxChunk);

@@ -1,9 +1,8 @@
 // Device code shared by the ring kernels (coll_ring_broadcast.cu, coll_ring_reduce.cu): a block's warp
 // roles, its rounds, and the signal warp that releases each round's ready flag to the next rank.
 //
-// Block b works through rounds over its chain's chunks (RingChunkLayout: the chain's chunk size, then a tail
-// of smaller ones); in the ring broadcast round k moves chunk k * blocks + b, in the ring reduce the chunk
-// its chain's first rank claimed for that round. Two
+// Block b works through rounds; in the ring broadcast round k moves bytes [(k * grid + b) * chunk, + chunk)
+// of the buffer, in the ring reduce the chunk its chain's first rank claimed for that round. Two
 // groups of warps run independently: the work warps wait for what round k needs, move its chunk and arrive
 // at the round's stage barrier without waiting; the signal warp passes that barrier and releases ready =
 // (call << 20) + k + 1 to the next rank (its fence waits for the stores to land while the work warps go on
@@ -15,7 +14,6 @@
 #include <cstddef>
 
 #include "kernels/coll_device.cuh"
-#include "kernels/ring_chunk_layout.hpp"
 
 namespace peerlink::kernels::colldev {
 
@@ -44,21 +42,20 @@ struct RingShared {
   unsigned long long chunk[2];
 };
 
-/// The rounds of this block over its chain's chunks (RingChunkLayout: offsets from the chain's start), and
-/// the flag base. `blocks` blocks share the chain; this one is number `index` of them.
+/// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of its chain's range (offsets from the
+/// chain's start), and the flag base. `blocks` blocks share the chain; this one is number `index` of them.
 struct RingRounds {
-  RingChunkLayout layout;
+  std::size_t chunkBytes;
+  std::size_t bytes;
   unsigned long long base;
   std::size_t blocks;
   std::size_t index;
-  /// Chunk k * blocks + index, the block's round k in the static assignment.
-  __device__ RingChunk chunk(std::size_t k) const { return layout.at(k * blocks + index); }
-  __device__ bool exists(std::size_t k) const { return k * blocks + index < layout.count(); }
-  /// Rounds of this block in the static assignment.
-  __device__ std::size_t count() const {
-    const std::size_t chunks = layout.count();
-    return chunks > index ? (chunks - index + blocks - 1) / blocks : 0;
-  }
+  __device__ std::size_t first(std::size_t k) const { return (k * blocks + index) * chunkBytes; }
+  __device__ bool exists(std::size_t k) const { return first(k) < bytes; }
+  __device__ std::size_t size(std::size_t k) const { return min(chunkBytes, bytes - first(k)); }
+  __device__ std::size_t chunks() const { return (bytes + chunkBytes - 1) / chunkBytes; }
+  /// Rounds of this block when chunk k * blocks + index is its round k (the static assignment).
+  __device__ std::size_t count() const { return chunks() > index ? (chunks() - index + blocks - 1) / blocks : 0; }
 };
 
 __device__ __forceinline__ void initRingShared(RingShared& shared) {
@@ -150,12 +147,11 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
 /// work(shared, rounds, chain) and the signal warp, where the chain has a next rank, signals each round;
 /// with `neighbors`, block 0 then waits for every rank's start (awaitEveryStart); the counters at the end.
 /// `claims`: the work warps claim chunks as they go and set shared.endRound (the ring reduce); otherwise
-/// round k of a block is chunk k * blocks + index (RingRounds). The chunks: RingChunkLayout's of
-/// `chunkBytes` with `tailTiers` tiers.
+/// round k of a block is chunk k * blocks + index (RingRounds).
 template <typename Work>
 __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingChain (&chains)[kCollMaxRanks],
-                                        int chainCount, std::size_t chunkBytes, int tailTiers, bool claims,
-                                        bool neighbors, Work&& work) {
+                                        int chainCount, std::size_t chunkBytes, bool claims, bool neighbors,
+                                        Work&& work) {
   __shared__ RingShared shared;
   initRingShared(shared);
   readNumbers(s, &shared.numbers);
@@ -163,8 +159,8 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
   const CollRingChain& chain = chains[blockIdx.x / perChain];
   if (neighbors ? neighborStart(s, shared.numbers, chain.next)
                 : blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
-    const RingRounds rounds{RingChunkLayout::make(chain.bytes, chunkBytes, perChain, tailTiers),
-                            shared.numbers.seq << kRingRoundBits, perChain, blockIdx.x % perChain};
+    const RingRounds rounds{chunkBytes, chain.bytes, shared.numbers.seq << kRingRoundBits, perChain,
+                            blockIdx.x % perChain};
     if (threadIdx.x < kRingWorkThreads) {
       work(shared, rounds, chain);
     } else if (chain.next >= 0) {

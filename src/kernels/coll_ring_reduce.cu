@@ -29,7 +29,6 @@
 #include "kernels/copy_device.cuh"
 #include "kernels/kernel_preload.cuh"
 #include "kernels/launch_kernel.cuh"
-#include "kernels/ring_chunk_layout.hpp"
 
 namespace peerlink::kernels {
 namespace {
@@ -161,11 +160,10 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
   const bool root = chain.next < 0;
   const bool head = chain.prev < 0;
   const int chainIndex = static_cast<int>(blockIdx.x / rounds.blocks);
-  const std::size_t chunks = rounds.layout.count();
+  const std::size_t chunks = rounds.chunks();
   for (std::size_t k = 0;; ++k) {
     const int slotIndex = static_cast<int>(k % kRingStages);
-    const std::size_t slot =
-        (static_cast<std::size_t>(blockIdx.x) * kRingStages + slotIndex) * rounds.layout.chunkBytes;
+    const std::size_t slot = (static_cast<std::size_t>(blockIdx.x) * kRingStages + slotIndex) * rounds.chunkBytes;
     if (tid == 0) {
       if (!root) {
         waitForStageBarrier(shared, k);
@@ -190,12 +188,12 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
     barSync(kBarRingWork, kRingWorkThreads);  // the slots are ready and the chunk known, or the call failed
     const unsigned long long c = *static_cast<const volatile unsigned long long*>(&shared.chunk[k % 2]);
     if (c != kCollRingEnd && !ringFailed(shared)) {
-      const RingChunk chunk = rounds.layout.at(static_cast<std::size_t>(c));
-      unsigned char* dst = root ? static_cast<unsigned char*>(args.out) + chain.outOffset + chunk.offset
+      const std::size_t offset = static_cast<std::size_t>(c) * rounds.chunkBytes;
+      unsigned char* dst = root ? static_cast<unsigned char*>(args.out) + chain.outOffset + offset
                                 : static_cast<unsigned char*>(args.nextStage) + slot;
       const unsigned char* partial = chain.prev >= 0 ? static_cast<const unsigned char*>(args.stage) + slot : nullptr;
-      combineChunk<Type, Op>(dst, partial, static_cast<const unsigned char*>(args.input) + chain.offset + chunk.offset,
-                             chunk.bytes, root, s.nranks, tid);
+      combineChunk<Type, Op>(dst, partial, static_cast<const unsigned char*>(args.input) + chain.offset + offset,
+                             min(rounds.chunkBytes, chain.bytes - offset), root, s.nranks, tid);
     }
     if (chain.prev >= 0 && c != kCollRingEnd) {
       barSync(kBarRingWork, kRingWorkThreads);  // every load of this rank's slot has returned (its value was used)
@@ -213,7 +211,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes, args.tailTiers, true, args.neighborStart,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             combineRounds<Type, Op>(args, shared, rounds, chain);
           });
@@ -251,10 +249,8 @@ std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int max
                   kCollRingStageBytes / slots / 128 * 128);  // whole lines, as ringChunk's
 }
 
-bool collRingReduceRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes, int tailTiers) {
-  const std::size_t chunks =
-      RingChunkLayout::make(bytes, chunkBytes, static_cast<std::size_t>(std::max(1, blocks)), tailTiers).count();
-  return chunks + 1 < (std::size_t{1} << kCollRoundBits);  // every chunk and the end marker on one block
+bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {
+  return collRoundsFit(bytes + chunkBytes, 1, chunkBytes);  // every chunk and the end marker on one block
 }
 
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
