@@ -105,6 +105,7 @@ const char* collStepName(int step) noexcept {
     case kStepRingFree: return "ring stage free";
     case kStepRingStart: return "ring start";
     case kStepRingEnd: return "ring end";
+    case kStepRingStage: return "ring stage";
     default: return "unknown step";
   }
 }

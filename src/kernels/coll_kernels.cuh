@@ -39,7 +39,7 @@ struct KernelLaunch;
 
 constexpr int kCollMaxRanks = 8;                               ///< ranks of one communicator
 constexpr int kCollMaxBlocks = 256;                            ///< blocks of one collective kernel
-constexpr int kCollPhases = 10;                                ///< flag phases (CollPhase)
+constexpr int kCollPhases = 11;                                ///< flag phases (CollPhase)
 constexpr int kCollMaxJobs = 16;                               ///< copy jobs of one kernel
 constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;  ///< largest LL one-shot message per rank
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;  ///< LL lines: 16 bytes per 8 of payload
@@ -70,7 +70,13 @@ enum CollPhase : int {
   kPhaseRingChunk = 8,
   /// Not flags. Ring reduce, at a chain's first rank, [chain][0]: the call's tag and the next chunk to claim.
   kPhaseRingClaim = 9,
+  /// Ring reduce, [block][from]: the call whose kernel block `block` of rank `from` (this rank's next) has
+  /// ended, so no longer reads its stage (colldev::releaseStage).
+  kPhaseRingDone = 10,
 };
+/// Bits of CollRankSync::ringStage that hold the grid (at most kCollMaxBlocks).
+constexpr int kCollRingStageGridBits = 9;
+static_assert(kCollMaxBlocks < (1 << kCollRingStageGridBits), "a grid fits its bits");
 /// The chunk number a ring reduce block passes on when its chain has no more chunks for it.
 constexpr unsigned long long kCollRingEnd = ~0ull;
 
@@ -83,11 +89,12 @@ enum CollStep : int {
   kStepPushFree = 5,
   kStepRingData = 6,
   kStepRingFree = 7,
-  kStepRingStart = 8,  ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
-  kStepRingEnd = 9,    ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
+  kStepRingStart = 8,   ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
+  kStepRingEnd = 9,     ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
+  kStepRingStage = 10,  ///< a ring reduce's start: waiting for the next rank to release its stage
 };
 /// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data", "ring stage free",
-/// "ring start", "ring end"
+/// "ring start", "ring end", "ring stage"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
@@ -105,7 +112,10 @@ struct CollRankSync {
   unsigned long long collSeq[kCollMaxBlocks];                 ///< collectives finished by this rank
   unsigned long long launches[kCollMaxBlocks];                ///< kernels finished (a unique id per kernel run)
   unsigned long long pairSeq[kCollMaxRanks][kCollMaxBlocks];  ///< send/recv sets finished with each peer
-  unsigned long long failedLaunch;                            ///< the latest launch whose failure is recorded
+  /// The last ring reduce kernel of this rank that stored into the next rank's stage: its call number <<
+  /// kCollRingStageGridBits | its grid (colldev::awaitStageReleased); 0 none yet.
+  unsigned long long ringStage[kCollMaxBlocks];
+  unsigned long long failedLaunch;  ///< the latest launch whose failure is recorded
 };
 
 /// A kernel's report of a stalled peer, in mapped pinned host memory (one per rank). The device writes

@@ -40,6 +40,7 @@ struct RingShared {
   // The chunk of round k in chunk[k % 2], from thread 0 to the work warps: thread 0 writes round k + 2's only
   // after every work thread has passed round k + 1's barrier, so after it read round k's.
   unsigned long long chunk[2];
+  unsigned long long lastStage;  // the ring reduce: CollRankSync::ringStage as this kernel found it
 };
 
 /// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of its chain's range (offsets from the
@@ -142,31 +143,100 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
   }
 }
 
-/// A ring kernel's body, by every thread: the start (with `neighbors`, neighborStart's; else the barrier of
-/// every rank); then, on this block's chain (of `chains`, the grid cut evenly among them), the work warps run
-/// work(shared, rounds, chain) and the signal warp, where the chain has a next rank, signals each round;
-/// with `neighbors`, block 0 then waits for every rank's start (awaitEveryStart); the counters at the end.
-/// `claims`: the work warps claim chunks as they go and set shared.endRound (the ring reduce); otherwise
-/// round k of a block is chunk k * blocks + index (RingRounds).
+/// The ring reduce's start on a block that stores into the next rank's stage, in place of waiting for that
+/// rank to start (neighborStart): waits until every block of the next rank's kernel of `lastStage` (this
+/// rank's last ring reduce that stored into that stage: call << kCollRingStageGridBits | grid) has released
+/// the stage (releaseStage). The stage is peerlink's own memory, read only by ring reduce kernels and
+/// written only by the previous rank (the rings always run rank r -> r + 1), and the next rank's input and
+/// output are not touched, so this is all the chain's stores need: a sender starts a call as soon as the
+/// next rank has read its last chunk of the previous one, without waiting for that rank's kernel to end and
+/// the next to launch. The ready and free flags carry the call's number, so no wait of one call can pass on
+/// another's. A whole earlier grid is awaited because stage slots move with the grid and chunk (the ring
+/// reduce's 32 blocks of 64 KiB, the reduce-scatter's 128 of 32 KiB). Thread t < grid waits for block t.
+__device__ __forceinline__ bool awaitStageReleased(const CollSyncArgs& s, const KernelNumbers& numbers,
+                                                   unsigned long long lastStage, int next) {
+  const unsigned long long call = lastStage >> kCollRingStageGridBits;
+  const unsigned int grid = static_cast<unsigned int>(lastStage & ((1u << kCollRingStageGridBits) - 1));
+  bool ok = true;
+  if (next >= 0 && call != 0) {
+    for (unsigned int block = threadIdx.x; block < grid; block += blockDim.x) {
+      ok = awaitPeer(s, numbers, kPhaseRingDone, static_cast<int>(block), next, call, kStepRingStage, true) && ok;
+    }
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
+/// The end of a ring reduce kernel, by thread 0 of every block once its work warps are done (their loads of
+/// this rank's stage have returned: they passed a block barrier after each round's loads), or at once when
+/// the block did not start: tells the previous rank that this block no longer reads the stage. Even after a
+/// timeout, so no later call waits for a release that never comes. Release: the loads precede the stores
+/// the previous rank makes once it sees this.
+__device__ __forceinline__ void releaseStage(const CollSyncArgs& s, const KernelNumbers& numbers) {
+  const int previous = (s.rank + s.nranks - 1) % s.nranks;
+  storeReleaseSys(
+      reinterpret_cast<uint64_t*>(flagSlot(s.flags[previous], kPhaseRingDone, static_cast<int>(blockIdx.x), s.rank)),
+      numbers.seq);
+}
+
+/// The end of a ring reduce kernel, by every thread: where this rank stored into the next rank's stage (a
+/// chain of the call has a next rank here), records the call and grid in CollRankSync::ringStage for the next
+/// ring reduce's awaitStageReleased -- copy b by block b, the copies past the grid by block 0, as
+/// finishKernel does with the counters.
+__device__ __forceinline__ void recordStage(const CollSyncArgs& s, const KernelNumbers& numbers,
+                                            const CollRingChain (&chains)[kCollMaxRanks], int chainCount) {
+  bool sends = false;
+  for (int j = 0; j < chainCount; ++j) sends = sends || chains[j].next >= 0;
+  if (!sends) return;
+  const unsigned long long value = (numbers.seq << kCollRingStageGridBits) | gridDim.x;
+  volatile CollRankSync* sync = s.sync;
+  if (threadIdx.x == 0) sync->ringStage[blockIdx.x] = value;
+  if (blockIdx.x != 0) return;
+  for (unsigned int copy = gridDim.x + threadIdx.x; copy < kCollMaxBlocks; copy += blockDim.x) {
+    sync->ringStage[copy] = value;
+  }
+}
+
+/// A ring kernel's body, by every thread: the start (with `neighbors`, neighborStart's -- for the ring reduce
+/// its signal only, then awaitStageReleased; else the barrier of every rank); then, on this block's chain (of
+/// `chains`, the grid cut evenly among them), the work warps run work(shared, rounds, chain) and the signal
+/// warp, where the chain has a next rank, signals each round; with `neighbors`, block 0 then waits for every
+/// rank's start (awaitEveryStart); the ring reduce's stage hand-over (releaseStage, recordStage); the counters
+/// at the end. `reduce`: the ring reduce kernel, whose work warps claim chunks as they go and set
+/// shared.endRound and store into the next rank's stage; otherwise (the broadcast, storing into the next
+/// rank's output) round k of a block is chunk k * blocks + index (RingRounds).
 template <typename Work>
 __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingChain (&chains)[kCollMaxRanks],
-                                        int chainCount, std::size_t chunkBytes, bool claims, bool neighbors,
+                                        int chainCount, std::size_t chunkBytes, bool reduce, bool neighbors,
                                         Work&& work) {
   __shared__ RingShared shared;
   initRingShared(shared);
   readNumbers(s, &shared.numbers);
+  if (reduce && threadIdx.x == 0)
+    shared.lastStage = static_cast<const volatile CollRankSync*>(s.sync)->ringStage[blockIdx.x];
   const std::size_t perChain = gridDim.x / static_cast<unsigned int>(chainCount);
   const CollRingChain& chain = chains[blockIdx.x / perChain];
-  if (neighbors ? neighborStart(s, shared.numbers, chain.next)
-                : blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
+  bool started = false;
+  if (!neighbors) {
+    started = blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start);
+  } else if (reduce) {
+    started = neighborStart(s, shared.numbers, -1) &&  // its __syncthreads_or publishes lastStage
+              awaitStageReleased(s, shared.numbers, shared.lastStage, chain.next);
+  } else {
+    started = neighborStart(s, shared.numbers, chain.next);
+  }
+  if (started) {
     const RingRounds rounds{chunkBytes, chain.bytes, shared.numbers.seq << kRingRoundBits, perChain,
                             blockIdx.x % perChain};
     if (threadIdx.x < kRingWorkThreads) {
       work(shared, rounds, chain);
     } else if (chain.next >= 0) {
-      signalRingRounds(s, shared, claims ? ~std::size_t{0} : rounds.count(), rounds.base, chain.next);
+      signalRingRounds(s, shared, reduce ? ~std::size_t{0} : rounds.count(), rounds.base, chain.next);
     }
     if (neighbors && !ringFailed(shared)) awaitEveryStart(s, shared.numbers);
+  }
+  if (reduce) {
+    if (threadIdx.x == 0) releaseStage(s, shared.numbers);
+    recordStage(s, shared.numbers, chains, chainCount);
   }
   finishKernel(s, shared.numbers);
 }

@@ -16,9 +16,10 @@
 // block-chain that runs faster carries more; a block's last round carries kCollRingEnd, which ends the
 // block at every position. Waits only point at earlier steps of the chain or of the next rank's
 // rounds, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
-// combined yet, its input is read only by itself, and the next call's start (the previous rank waits for
-// this rank's: neighborStart; or the barrier) keeps the previous rank from refilling the first slots before
-// this rank has finished.
+// combined yet, its input is read only by itself, and the next call's start keeps the previous rank from
+// refilling the first slots before this rank has finished: the previous rank waits until every block of
+// this kernel has released the stage (awaitStageReleased, coll_ring_device.cuh; or, with
+// PEERLINK_COLL_RING_NEIGHBOR_START=0, the barrier of every rank), not for this rank's next kernel to start.
 #include <algorithm>
 
 #include "core/cuda_check.hpp"

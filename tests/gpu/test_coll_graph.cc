@@ -245,8 +245,8 @@ TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   stallOneRank(devices, "ONESHOT", 1000, "AUTO", "LL data");
   stallOneRank(devices, "TWOSHOT", 1 << 20, "AUTO", "start barrier");
-  stallOneRank(devices, "TWOSHOT", 1 << 20, "1");                // the copy-engine two-shot: copies between kernels
-  stallOneRank(devices, "RING", 4 << 20, "AUTO", "ring start");  // the rank before the late one waits there
+  stallOneRank(devices, "TWOSHOT", 1 << 20, "1");               // the copy-engine two-shot: copies between kernels
+  stallOneRank(devices, "RING", 4 << 20, "AUTO", "ring data");  // the rank after the late one waits there
 }
 
 // Not a performance gate: prints small all-reduce times, eager and in a graph (all ranks' kernels).
