@@ -213,10 +213,10 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "Ring kernels wait only for the next rank of their chain, the only rank they store into: the broadcast's "
-       "(and the ring all-reduce's gather) for it to start the call, the reduce's (and the ring reduce-scatter's "
-       "and all-reduce's first half) for it to release its stage from the previous ring reduce; so a chain's "
-       "first ranks begin a call while the last ones finish the previous one (as NCCL's rings do); 0: every rank "
-       "waits for every rank, as the other kernels do. For measuring what that overlap is worth."},
+       "and the ring all-reduce's and reduce-scatter's for it to start the call, the reduce's for it to release "
+       "its stage from the previous ring reduce; so a chain's first ranks begin a call while the last ones "
+       "finish the previous one (as NCCL's rings do); 0: every rank waits for every rank, as the other kernels "
+       "do. For measuring what that overlap is worth."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

@@ -189,8 +189,8 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
 /// it must await: by then that rank's kernels before this call, and the user's work on its stream, have
 /// ended. The chain's first ranks thus start a call while the last ones still finish the previous one, as
 /// NCCL's do. The slots and values (the call's number) are blockBarrier's, so the two kinds of start mix.
-/// A timeout reports as kStepRingStart. The ring reduce, which stores into a stage rather than an output,
-/// signals only (`next` -1) and waits for the stage instead (colldev::awaitStageReleased).
+/// A timeout reports as kStepRingStart. The reduce collective's ring, which stores into a stage rather than
+/// an output, signals only (`next` -1) and waits for the stage instead (colldev::awaitStageReleased).
 __device__ __forceinline__ bool neighborStart(const CollSyncArgs& s, const KernelNumbers& numbers, int next) {
   const int peer = static_cast<int>(threadIdx.x);
   if (peer < s.nranks && peer != s.rank) signalPeer(s, kPhaseStart, peer, numbers.seq, false);

@@ -17,9 +17,10 @@
 // block at every position. Waits only point at earlier steps of the chain or of the next rank's
 // rounds, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
 // combined yet, its input is read only by itself, and the next call's start keeps the previous rank from
-// refilling the first slots before this rank has finished: the previous rank waits until every block of
-// this kernel has released the stage (awaitStageReleased, coll_ring_device.cuh; or, with
-// PEERLINK_COLL_RING_NEIGHBOR_START=0, the barrier of every rank), not for this rank's next kernel to start.
+// refilling the first slots before this rank has finished: in the reduce collective the previous rank
+// waits until every block of this kernel has released the stage (awaitStageReleased, coll_ring_device.cuh),
+// not for this rank's next kernel to start; in the reduce-scatter and all-reduce (n chains) it waits for
+// this rank to start (neighborStart); with PEERLINK_COLL_RING_NEIGHBOR_START=0 for the barrier of every rank.
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
