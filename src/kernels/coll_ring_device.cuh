@@ -150,9 +150,11 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
 /// written only by the previous rank (the rings always run rank r -> r + 1), and the next rank's input and
 /// output are not touched, so this is all the chain's stores need: a sender starts a call as soon as the
 /// next rank has read its last chunk of the previous one, without waiting for that rank's kernel to end and
-/// the next to launch. The ready and free flags carry the call's number, so no wait of one call can pass on
-/// another's. A whole earlier grid is awaited because stage slots move with the grid and chunk (the ring
-/// reduce's 32 blocks of 64 KiB, the reduce-scatter's 128 of 32 KiB). Thread t < grid waits for block t.
+/// the next to launch. The ready and free flags carry the call's number and only grow; a next rank still in
+/// an earlier ring call of ours (a broadcast) may see this call's value answer a wait, but this rank sent
+/// every round of that call, released, before this kernel began, so the data waited for is in place. A whole
+/// earlier grid is awaited because stage slots move with the grid and chunk (the ring reduce's 32 blocks of
+/// 64 KiB, the reduce-scatter's 128 of 32 KiB). Thread t < grid waits for block t.
 __device__ __forceinline__ bool awaitStageReleased(const CollSyncArgs& s, const KernelNumbers& numbers,
                                                    unsigned long long lastStage, int next) {
   const unsigned long long call = lastStage >> kCollRingStageGridBits;
