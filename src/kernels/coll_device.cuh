@@ -226,6 +226,15 @@ __device__ __forceinline__ void barArrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// Writes every copy of a CollRankSync counter for the next kernel, write(copy) for each: copy b by thread 0
+/// of block b, the copies past the grid by block 0's threads side by side (CollRankSync says why).
+template <typename Write>
+__device__ __forceinline__ void writeEveryCopy(Write&& write) {
+  if (threadIdx.x == 0) write(blockIdx.x);
+  if (blockIdx.x != 0) return;
+  for (unsigned int copy = gridDim.x + threadIdx.x; copy < kCollMaxBlocks; copy += blockDim.x) write(copy);
+}
+
 /// Every block calls it last: advances this rank's counters for the next kernel (CollRankSync) -- thread 0
 /// its block's own copy, block 0's threads also the copies past the grid, side by side -- storing the
 /// numbers the block read at the start: no load, no atomic, no barrier, so no memory round trip at the
@@ -234,7 +243,7 @@ __device__ __forceinline__ void barArrive(int id, int threads) {
 /// wait for this thread's stores to peers to be acknowledged, a microsecond on NVLink).
 __device__ __forceinline__ void finishKernel(const CollSyncArgs& s, const KernelNumbers& numbers) {
   volatile CollRankSync* sync = s.sync;
-  const auto advance = [&](unsigned int copy) {
+  writeEveryCopy([&](unsigned int copy) {
     sync->launches[copy] = numbers.launch;
     if (s.p2p) {
       for (int p = 0; p < s.nranks; ++p) {
@@ -243,10 +252,7 @@ __device__ __forceinline__ void finishKernel(const CollSyncArgs& s, const Kernel
     } else {
       sync->collSeq[copy] = numbers.seq;
     }
-  };
-  if (threadIdx.x == 0) advance(blockIdx.x);
-  if (blockIdx.x != 0) return;
-  for (unsigned int copy = gridDim.x + threadIdx.x; copy < kCollMaxBlocks; copy += blockDim.x) advance(copy);
+  });
 }
 
 }  // namespace peerlink::kernels::colldev

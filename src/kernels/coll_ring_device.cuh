@@ -182,8 +182,7 @@ __device__ __forceinline__ void releaseStage(const CollSyncArgs& s, const Kernel
 
 /// The end of a ring reduce kernel, by every thread: where this rank stored into the next rank's stage (a
 /// chain of the call has a next rank here), records the call and grid in CollRankSync::ringStage for the next
-/// ring reduce's awaitStageReleased -- copy b by block b, the copies past the grid by block 0, as
-/// finishKernel does with the counters.
+/// ring reduce's awaitStageReleased, in every copy (writeEveryCopy).
 __device__ __forceinline__ void recordStage(const CollSyncArgs& s, const KernelNumbers& numbers,
                                             const CollRingChain (&chains)[kCollMaxRanks], int chainCount) {
   bool sends = false;
@@ -191,11 +190,7 @@ __device__ __forceinline__ void recordStage(const CollSyncArgs& s, const KernelN
   if (!sends) return;
   const unsigned long long value = (numbers.seq << kCollRingStageGridBits) | gridDim.x;
   volatile CollRankSync* sync = s.sync;
-  if (threadIdx.x == 0) sync->ringStage[blockIdx.x] = value;
-  if (blockIdx.x != 0) return;
-  for (unsigned int copy = gridDim.x + threadIdx.x; copy < kCollMaxBlocks; copy += blockDim.x) {
-    sync->ringStage[copy] = value;
-  }
+  writeEveryCopy([&](unsigned int copy) { sync->ringStage[copy] = value; });
 }
 
 /// A ring kernel's body, by every thread: the start (with `neighbors`, neighborStart's -- for the reduce
