@@ -39,7 +39,7 @@ struct KernelLaunch;
 
 constexpr int kCollMaxRanks = 8;                               ///< ranks of one communicator
 constexpr int kCollMaxBlocks = 256;                            ///< blocks of one collective kernel
-constexpr int kCollPhases = 11;                                ///< flag phases (CollPhase)
+constexpr int kCollPhases = 10;                                ///< flag phases (CollPhase)
 constexpr int kCollMaxJobs = 16;                               ///< copy jobs of one kernel
 constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;  ///< largest LL one-shot message per rank
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;  ///< LL lines: 16 bytes per 8 of payload
@@ -53,6 +53,23 @@ constexpr std::size_t kCollRingStageBytes = std::size_t{32} << 20;  ///< a rank'
 constexpr std::size_t kCollRingMaxChunkBytes = std::size_t{64} << 10;
 /// The pipelined kernels (rings, push reduction) flag round k of call c as (c << kCollRoundBits) + k + 1.
 constexpr int kCollRoundBits = 20;
+/// The ring reduce's stage slots per block: round k uses slot k mod kCollRingSlots.
+constexpr int kCollRingSlots = 4;
+
+/// The ring reduce's credit across calls (colldev::stageCredit): a block's previous call had rounds 0..e (e,
+/// the last, carries only the end marker), and `credit` = (call << kCollRoundBits) + e + 1. Returns the free
+/// flag value at which the next rank, which frees its rounds in order, left slot `slot` (< kCollRingSlots)
+/// free: that of the call's last round on the slot, e - (e - slot) mod kCollRingSlots; a slot the call did
+/// not use was last used before it, so all of the call (the credit).
+// clang-format off
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr unsigned long long collRingSlotReleased(unsigned long long credit, unsigned long long slot) {
+  const unsigned long long rounds = credit & ((1ull << kCollRoundBits) - 1);
+  return slot >= rounds ? credit : credit - (rounds - 1 - slot) % kCollRingSlots;
+}
+// clang-format on
 constexpr std::size_t kCollFlagBytes =  ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
 
@@ -64,15 +81,14 @@ enum CollPhase : int {
   kPhasePushReady = 4,  ///< push reduction: a round's data is in the receiver's stage
   kPhasePushFree = 5,   ///< push reduction: the receiver has reduced a round, its stage may be refilled
   kPhaseRingReady = 6,  ///< ring broadcast / reduce: a round's chunk is in the receiver's output / stage
-  kPhaseRingFree = 7,   ///< ring reduce: the receiver has combined a round, its stage may be refilled
+  /// Ring reduce: the receiver has read a round of its stage (value (call << kCollRoundBits) + round + 1), or
+  /// every round of a call (the call's largest value, colldev::releaseStage, at each block's end).
+  kPhaseRingFree = 7,
   /// Not flags. Ring reduce, [block][slot]: the chunk the previous rank stored into this rank's stage slot
   /// (or kCollRingEnd), written before that round's ready flag.
   kPhaseRingChunk = 8,
   /// Not flags. Ring reduce, at a chain's first rank, [chain][0]: the call's tag and the next chunk to claim.
   kPhaseRingClaim = 9,
-  /// Ring reduce, [block][from]: the call whose kernel block `block` of rank `from` (this rank's next) has
-  /// ended, so no longer reads its stage (colldev::releaseStage).
-  kPhaseRingDone = 10,
 };
 /// Bits of CollRankSync::ringStage that hold the grid (at most kCollMaxBlocks).
 constexpr int kCollRingStageGridBits = 9;
@@ -91,7 +107,7 @@ enum CollStep : int {
   kStepRingFree = 7,
   kStepRingStart = 8,   ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
   kStepRingEnd = 9,     ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
-  kStepRingStage = 10,  ///< a ring reduce's start: waiting for the next rank to release its stage
+  kStepRingStage = 10,  ///< a ring reduce's start: waiting for the next rank to release its stage, or a slot of it
 };
 /// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data", "ring stage free",
 /// "ring start", "ring end", "ring stage"
@@ -115,6 +131,12 @@ struct CollRankSync {
   /// The last ring reduce kernel of this rank that stored into the next rank's stage: its call number <<
   /// kCollRingStageGridBits | its grid (colldev::awaitStageReleased); 0 none yet.
   unsigned long long ringStage[kCollMaxBlocks];
+  /// That kernel's chunk in bytes (its stage slots' size), in every copy like ringStage.
+  unsigned long long ringStageChunk[kCollMaxBlocks];
+  /// Not copies: block b of that kernel, where it stored into the next rank's stage and finished every round,
+  /// the free flag (kPhaseRingFree) the next rank's block b gives once it has read b's last round, (call <<
+  /// kCollRoundBits) + end round + 1; else 0 (colldev::stageCredit).
+  unsigned long long ringCredit[kCollMaxBlocks];
   unsigned long long failedLaunch;  ///< the latest launch whose failure is recorded
 };
 

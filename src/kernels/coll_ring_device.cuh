@@ -20,7 +20,7 @@ namespace peerlink::kernels::colldev {
 constexpr int kRingWorkThreads = 480;   // warps 0-14
 constexpr int kRingSignalThreads = 32;  // warp 15
 constexpr int kRingThreads = kRingWorkThreads + kRingSignalThreads;
-constexpr int kRingStages = 4;  // rounds the work warps may be ahead of the signal warp (and stage slots)
+constexpr int kRingStages = kCollRingSlots;  // rounds the work warps may be ahead of the signal warp (and stage slots)
 constexpr int kRingRoundBits = kCollRoundBits;  // flag value = (call number << kRingRoundBits) + round + 1
 // Named barriers (0 is __syncthreads): the work warps among themselves, and one per stage from the work
 // warps to the signal warp.
@@ -40,7 +40,8 @@ struct RingShared {
   // The chunk of round k in chunk[k % 2], from thread 0 to the work warps: thread 0 writes round k + 2's only
   // after every work thread has passed round k + 1's barrier, so after it read round k's.
   unsigned long long chunk[2];
-  unsigned long long lastStage;  // the ring reduce: CollRankSync::ringStage as this kernel found it
+  unsigned long long lastStage;   // the reduce's single chain: CollRankSync::ringStage as this kernel found it
+  unsigned long long slotCredit;  // the reduce's single chain: stageCredit, or 0 (the whole stage is awaited)
 };
 
 /// The rounds of this block: bytes [first(k), first(k) + chunkBytes) of its chain's range (offsets from the
@@ -67,6 +68,8 @@ __device__ __forceinline__ void initRingShared(RingShared& shared) {
     shared.endRound = ~0ull;
     shared.chunk[0] = 0;
     shared.chunk[1] = 0;
+    shared.lastStage = 0;
+    shared.slotCredit = 0;
   }
 }
 
@@ -143,18 +146,23 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
   }
 }
 
+/// The free flag value that says "every round of call `call` read": the largest a round of it can give (a
+/// block has fewer than 2^kRingRoundBits - 1 rounds, collRingReduceRoundsFit), below the next call's first.
+__device__ __forceinline__ unsigned long long stageReleasedValue(unsigned long long call) {
+  return (call << kRingRoundBits) | ((1ull << kRingRoundBits) - 1);
+}
+
 /// The reduce collective's ring start on a block that stores into the next rank's stage, in place of waiting
-/// for that rank to start (neighborStart): waits until every block of the next rank's kernel of `lastStage` (this
-/// rank's last ring reduce that stored into that stage: call << kCollRingStageGridBits | grid) has released
-/// the stage (releaseStage). The stage is peerlink's own memory, read only by ring reduce kernels and
-/// written only by the previous rank (the rings always run rank r -> r + 1), and the next rank's input and
-/// output are not touched, so this is all the chain's stores need: a sender starts a call as soon as the
-/// next rank has read its last chunk of the previous one, without waiting for that rank's kernel to end and
-/// the next to launch. The ready and free flags carry the call's number and only grow; a next rank still in
-/// an earlier ring call of ours (a broadcast) may see this call's value answer a wait, but this rank sent
-/// every round of that call, released, before this kernel began, so the data waited for is in place. A whole
-/// earlier grid is awaited because stage slots move with the grid and chunk (the ring reduce's 32 blocks of
-/// 64 KiB, the reduce-scatter's 128 of 32 KiB). Thread t < grid waits for block t.
+/// for that rank to start (neighborStart), where the stage's slots moved since this rank's last ring reduce
+/// that stored there (`lastStage`, call << kCollRingStageGridBits | grid; stageCredit says when they did not):
+/// waits until every block of the next rank's kernel of that call has released the stage (releaseStage). The
+/// stage is peerlink's own memory, read only by ring reduce kernels and written only by the previous rank
+/// (the rings always run rank r -> r + 1), and the next rank's input and output are not touched, so this is
+/// all the chain's stores need: a sender starts a call once the next rank has read its last chunk of the
+/// previous one, without waiting for that rank's kernel to end and the next to launch. The ready and free
+/// flags carry the call's number and only grow; a next rank still in an earlier ring call of ours (a
+/// broadcast) may see this call's value answer a wait, but this rank sent every round of that call,
+/// released, before this kernel began, so the data waited for is in place. Thread t < grid waits for block t.
 __device__ __forceinline__ bool awaitStageReleased(const CollSyncArgs& s, const KernelNumbers& numbers,
                                                    unsigned long long lastStage, int next) {
   const unsigned long long call = lastStage >> kCollRingStageGridBits;
@@ -162,45 +170,73 @@ __device__ __forceinline__ bool awaitStageReleased(const CollSyncArgs& s, const 
   bool ok = true;
   if (next >= 0 && call != 0) {
     for (unsigned int block = threadIdx.x; block < grid; block += blockDim.x) {
-      ok = awaitPeer(s, numbers, kPhaseRingDone, static_cast<int>(block), next, call, kStepRingStage, true) && ok;
+      ok = awaitPeer(s, numbers, kPhaseRingFree, static_cast<int>(block), next, stageReleasedValue(call),
+                     kStepRingStage, true) &&
+           ok;
     }
   }
   return __syncthreads_or(!ok) == 0;
 }
 
+/// Thread 0 of a reduce collective's ring block at its start: this block's credit from this rank's last ring
+/// reduce that stored into the next rank's stage (CollRankSync::ringCredit) where that kernel's slots are this
+/// one's -- the same grid and chunk, so block b owns the same slots and chunk words -- and this block finished
+/// every round there; else 0, and the block waits for the whole stage instead (awaitStageReleased). With a
+/// credit each of the block's first kRingStages rounds waits only until the next rank's block has read the
+/// last round of the previous call that used its slot (collRingSlotReleased): the chain's senders refill slots while
+/// the next rank still drains the previous call, as the credits of NCCL's connections outlive its kernels.
+__device__ __forceinline__ unsigned long long stageCredit(const CollSyncArgs& s, std::size_t chunkBytes) {
+  const volatile CollRankSync* sync = s.sync;
+  const unsigned long long lastStage = sync->ringStage[blockIdx.x];
+  const unsigned long long credit = sync->ringCredit[blockIdx.x];
+  const bool sameSlots =
+      (lastStage & ((1u << kCollRingStageGridBits) - 1)) == gridDim.x && sync->ringStageChunk[blockIdx.x] == chunkBytes;
+  const bool sameCall = (credit >> kRingRoundBits) == (lastStage >> kCollRingStageGridBits);
+  return credit != 0 && sameSlots && sameCall ? credit : 0;
+}
+
 /// The end of a ring reduce kernel, by thread 0 of every block once its work warps are done (their loads of
 /// this rank's stage have returned: they passed a block barrier after each round's loads), or at once when
-/// the block did not start: tells the previous rank that this block no longer reads the stage. Even after a
-/// timeout, so no later call waits for a release that never comes. Release: the loads precede the stores
-/// the previous rank makes once it sees this.
+/// the block did not start: tells the previous rank that this block no longer reads the stage for this call
+/// (its free flag at stageReleasedValue). Even after a timeout, so no later call waits for a release that
+/// never comes; a previous rank still in this call then finds its free waits answered and stores rounds no
+/// one reads, which a timed-out call may. Release: the loads precede the stores the previous rank makes once
+/// it sees this.
 __device__ __forceinline__ void releaseStage(const CollSyncArgs& s, const KernelNumbers& numbers) {
   const int previous = (s.rank + s.nranks - 1) % s.nranks;
   storeReleaseSys(
-      reinterpret_cast<uint64_t*>(flagSlot(s.flags[previous], kPhaseRingDone, static_cast<int>(blockIdx.x), s.rank)),
-      numbers.seq);
+      reinterpret_cast<uint64_t*>(flagSlot(s.flags[previous], kPhaseRingFree, static_cast<int>(blockIdx.x), s.rank)),
+      stageReleasedValue(numbers.seq));
 }
 
 /// The end of a ring reduce kernel, by every thread: where this rank stored into the next rank's stage (a
-/// chain of the call has a next rank here), records the call and grid in CollRankSync::ringStage for the next
-/// ring reduce's awaitStageReleased, in every copy (writeEveryCopy).
+/// chain of the call has a next rank here), records the call, grid and chunk in CollRankSync::ringStage and
+/// ringStageChunk for the next ring reduce, in every copy (writeEveryCopy), and thread 0 this block's `credit`
+/// (stageCredit: 0 where the block stored nothing or did not finish).
 __device__ __forceinline__ void recordStage(const CollSyncArgs& s, const KernelNumbers& numbers,
-                                            const CollRingChain (&chains)[kCollMaxRanks], int chainCount) {
+                                            const CollRingChain (&chains)[kCollMaxRanks], int chainCount,
+                                            std::size_t chunkBytes, unsigned long long credit) {
   bool sends = false;
   for (int j = 0; j < chainCount; ++j) sends = sends || chains[j].next >= 0;
   if (!sends) return;
   const unsigned long long value = (numbers.seq << kCollRingStageGridBits) | gridDim.x;
   volatile CollRankSync* sync = s.sync;
-  writeEveryCopy([&](unsigned int copy) { sync->ringStage[copy] = value; });
+  writeEveryCopy([&](unsigned int copy) {
+    sync->ringStage[copy] = value;
+    sync->ringStageChunk[copy] = chunkBytes;
+  });
+  if (threadIdx.x == 0) sync->ringCredit[blockIdx.x] = credit;
 }
 
 /// A ring kernel's body, by every thread: the start (with `neighbors`, neighborStart's -- for the reduce
-/// collective's single chain its signal only, then awaitStageReleased; else the barrier of every rank); then, on this
-/// block's chain (of `chains`, the grid cut evenly among them), the work warps run work(shared, rounds, chain) and the
-/// signal warp, where the chain has a next rank, signals each round; with `neighbors`, block 0 then waits for every
-/// rank's start (awaitEveryStart); the ring reduce's stage hand-over (releaseStage, recordStage); the counters
-/// at the end. `reduce`: the ring reduce kernel, whose work warps claim chunks as they go and set
-/// shared.endRound and store into the next rank's stage; otherwise (the broadcast, storing into the next
-/// rank's output) round k of a block is chunk k * blocks + index (RingRounds).
+/// collective's single chain its signal only, then, without a slot credit (stageCredit), awaitStageReleased;
+/// else the barrier of every rank); then, on this block's chain (of `chains`, the grid cut evenly among them),
+/// the work warps run work(shared, rounds, chain) and the signal warp, where the chain has a next rank,
+/// signals each round; with `neighbors`, block 0 then waits for every rank's start (awaitEveryStart); the ring
+/// reduce's stage hand-over (releaseStage, recordStage); the counters at the end. `reduce`: the ring reduce
+/// kernel, whose work warps claim chunks as they go and set shared.endRound and store into the next rank's
+/// stage; otherwise (the broadcast, storing into the next rank's output) round k of a block is chunk k *
+/// blocks + index (RingRounds).
 template <typename Work>
 __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingChain (&chains)[kCollMaxRanks],
                                         int chainCount, std::size_t chunkBytes, bool reduce, bool neighbors,
@@ -208,25 +244,29 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
   __shared__ RingShared shared;
   initRingShared(shared);
   readNumbers(s, &shared.numbers);
-  if (reduce && threadIdx.x == 0)
-    shared.lastStage = static_cast<const volatile CollRankSync*>(s.sync)->ringStage[blockIdx.x];
   const std::size_t perChain = gridDim.x / static_cast<unsigned int>(chainCount);
   const CollRingChain& chain = chains[blockIdx.x / perChain];
   // The stage hand-over replaces the start wait of the reduce collective's single chain only: there it took
   // 2 us off each call (round 45 call E, 4x H100: 25.4 us + 2.843 us/MiB against NCCL's 27.3 + 2.846), while
-  // the reduce-scatter's n chains, where every rank heads one, did not move (19.1 us per call against round
-  // 44's 18.8), and the forced ring all-reduce was not measured against the start wait in the same run.
-  // Every ring reduce kernel still releases and records the stage, which the hand-over relies on.
-  const bool handover = reduce && chainCount == 1;
+  // in the reduce-scatter's and all-reduce's n chains, where every rank heads one, it made no difference
+  // (round 46 call A, forced ring, in one run: 18.7-25.0 against 21.0-21.8 us per call, 49.5-51.1 against
+  // 49.9-53.4). Every ring reduce kernel still releases and records the stage, which the hand-over relies on.
+  const bool handover = reduce && neighbors && chainCount == 1;
+  if (handover && threadIdx.x == 0) {
+    shared.lastStage = static_cast<const volatile CollRankSync*>(s.sync)->ringStage[blockIdx.x];
+    shared.slotCredit = chain.next >= 0 ? stageCredit(s, chunkBytes) : 0;
+  }
   bool started = false;
   if (!neighbors) {
     started = blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start);
   } else if (handover) {
-    started = neighborStart(s, shared.numbers, -1) &&  // its __syncthreads_or publishes lastStage
-              awaitStageReleased(s, shared.numbers, shared.lastStage, chain.next);
+    started = neighborStart(s, shared.numbers, -1);  // its __syncthreads_or publishes lastStage and slotCredit
+    if (shared.slotCredit == 0)
+      started = started && awaitStageReleased(s, shared.numbers, shared.lastStage, chain.next);
   } else {
     started = neighborStart(s, shared.numbers, chain.next);
   }
+  unsigned long long credit = 0;
   if (started) {
     const RingRounds rounds{chunkBytes, chain.bytes, shared.numbers.seq << kRingRoundBits, perChain,
                             blockIdx.x % perChain};
@@ -236,10 +276,12 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
       signalRingRounds(s, shared, reduce ? ~std::size_t{0} : rounds.count(), rounds.base, chain.next);
     }
     if (neighbors && !ringFailed(shared)) awaitEveryStart(s, shared.numbers);
+    // Thread 0 made every wait of the block's rounds (ringWait) and set endRound at the last.
+    if (threadIdx.x == 0 && chain.next >= 0 && !ringFailed(shared)) credit = rounds.base + shared.endRound;
   }
   if (reduce) {
     if (threadIdx.x == 0) releaseStage(s, shared.numbers);
-    recordStage(s, shared.numbers, chains, chainCount);
+    recordStage(s, shared.numbers, chains, chainCount, chunkBytes, credit);
   }
   finishKernel(s, shared.numbers);
 }

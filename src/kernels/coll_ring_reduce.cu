@@ -17,9 +17,13 @@
 // block at every position. Waits only point at earlier steps of the chain or of the next rank's
 // rounds, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
 // combined yet, its input is read only by itself, and the next call's start keeps the previous rank from
-// refilling the first slots before this rank has finished: in the reduce collective the previous rank
-// waits until every block of this kernel has released the stage (awaitStageReleased, coll_ring_device.cuh),
-// not for this rank's next kernel to start; in the reduce-scatter and all-reduce (n chains) it waits for
+// refilling the first slots before this rank has read them. In the reduce collective, where the grid and
+// chunk stay from call to call, each block of the previous rank waits, before each of its first kRingStages
+// rounds, only until this rank's block has read the previous call's last round on that slot (its free flag;
+// the end marker's slot too, freed once its chunk word is read: stageCredit and collRingSlotReleased in
+// coll_ring_device.cuh), so it refills slots while this rank still drains the previous call; where they
+// changed, until every block of this kernel has released the stage (awaitStageReleased: the free flag at the
+// call's largest value, at each block's end). In the reduce-scatter and all-reduce (n chains) it waits for
 // this rank to start (neighborStart); with PEERLINK_COLL_RING_NEIGHBOR_START=0 for the barrier of every rank.
 #include <algorithm>
 
@@ -171,6 +175,8 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
         waitForStageBarrier(shared, k);
         if (k >= kRingStages) {
           ringWait(s, shared, kPhaseRingFree, kStepRingFree, chain.next, rounds.base + k - kRingStages + 1);
+        } else if (shared.slotCredit != 0) {  // the previous call's last round on this slot (stageCredit)
+          ringWait(s, shared, kPhaseRingFree, kStepRingStage, chain.next, collRingSlotReleased(shared.slotCredit, k));
         }
       }
       unsigned long long c = kCollRingEnd;
@@ -184,7 +190,16 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
         *static_cast<volatile unsigned long long*>(
             flagSlot(s.flags[chain.next], kPhaseRingChunk, static_cast<int>(blockIdx.x), slotIndex)) = c;
       }
-      if (c == kCollRingEnd) *static_cast<volatile unsigned long long*>(&shared.endRound) = k + 1;
+      if (c == kCollRingEnd) {
+        *static_cast<volatile unsigned long long*>(&shared.endRound) = k + 1;
+        // The end marker's slot is free once its chunk word is read (the branch used it): tell the previous
+        // rank, whose next call may refill the slot before this block ends (collRingSlotReleased).
+        if (!head && !ringFailed(shared)) {
+          storeRelaxedSys(reinterpret_cast<uint64_t*>(
+                              flagSlot(s.flags[chain.prev], kPhaseRingFree, static_cast<int>(blockIdx.x), s.rank)),
+                          rounds.base + k + 1);
+        }
+      }
       *static_cast<volatile unsigned long long*>(&shared.chunk[k % 2]) = c;
     }
     barSync(kBarRingWork, kRingWorkThreads);  // the slots are ready and the chunk known, or the call failed
