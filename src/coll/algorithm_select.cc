@@ -97,13 +97,15 @@ constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
 // 44 call A, 4x H100) the ring took 206.8 us at 64 MiB against two-shot's 211.0, at 32 MiB 115.3 against
 // 112.7.
 constexpr std::size_t kRingBroadcastFrom = 64 * kKiB * kKiB;
-// The same for reduce from 64 MiB: a chain of stores towards the root through each rank's stage, instead
+// The same for reduce from 16 MiB: a chain of stores towards the root through each rank's stage, instead
 // of two-shot (the non-root ranks load their shard from n - 1 peers). On 4xH200 the ring took 450 us at
 // 128 MiB against 464, 845 against 918 at 256 MiB, 1640 against 1837 at 512 MiB (round 29); on 128 blocks
 // with a 32 MiB stage (session 8, round 36) 234 against 241 at 64 MiB and even at 128 MiB, while below its
 // n - 1 rounds of fill lose (32 MiB: 136 against 132, 8 MiB: 55 against 43). With the neighbour start (round 44
-// call A, 4x H100) the ring took 118.7 us at 32 MiB against two-shot's 123.4, at 16 MiB 71.2 against 65.3.
-constexpr std::size_t kRingReduceFrom = 32 * kKiB * kKiB;
+// call A, 4x H100) the ring took 118.7 us at 32 MiB against two-shot's 123.4, at 16 MiB 71.2 against 65.3. With
+// credits across calls (round 46 call C, 4x H100, in a graph, two runs) 63.4-64.3 us at 16 MiB against
+// two-shot's 67.4, at 32 MiB 109.1-109.8 against 124.0-125.8; at 8 MiB 49.2-49.6 against 38.7-39.0.
+constexpr std::size_t kRingReduceFrom = 16 * kKiB * kKiB;
 // The same for all-reduce from 128 MiB: n ring reduces then n ring broadcasts side by side (every link
 // carries 2(n-1)/n of the data as stores) instead of the split two-shot. On 4xH200 in one run (round 32)
 // the ring took 1147 us at 256 MiB against 1209, 2300 against 2394 at 512 MiB, 4654 against 4777 at 1 GiB;

@@ -203,7 +203,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        {},
        0,
        128,
-       "Thread blocks of the ring reduce's chain (reduce from 32 MiB), within PEERLINK_COLL_MAX_BLOCKS; 0: 32. For "
+       "Thread blocks of the ring reduce's chain (reduce from 16 MiB), within PEERLINK_COLL_MAX_BLOCKS; 0: 32. For "
        "tuning, with PEERLINK_COLL_RING_CHUNK: a round of the chain moves blocks x chunk, and the chain fills in "
        "n - 1 rounds."},
       {"PEERLINK_COLL_RING_NEIGHBOR_START",
@@ -213,8 +213,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "Ring kernels wait only for the next rank of their chain, the only rank they store into: the broadcast's "
-       "and the ring all-reduce's and reduce-scatter's for it to start the call, the reduce's for it to release "
-       "its stage from the previous ring reduce; so a chain's first ranks begin a call while the last ones "
+       "and the ring all-reduce's and reduce-scatter's for it to start the call, the reduce's for it to have read "
+       "the previous call's last round on each stage slot; so a chain's first ranks begin a call while the last ones "
        "finish the previous one (as NCCL's rings do); 0: every rank waits for every rank, as the other kernels "
        "do. For measuring what that overlap is worth."},
       {"PEERLINK_COLL_PDL",

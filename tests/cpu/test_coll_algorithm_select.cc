@@ -139,7 +139,7 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
             Algorithm::OneShot);
 }
 
-// From 64 MiB a broadcast, from 32 MiB a reduce, from 128 MiB an all-reduce, over 3 or more ranks of an NVLink
+// From 64 MiB a broadcast, from 16 MiB a reduce, from 128 MiB an all-reduce, over 3 or more ranks of an NVLink
 // mesh is a ring; on 2 ranks, off a mesh and below it stays two-shot or direct.
 TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology nvswitch = load("h100x8_nvswitch");
@@ -155,12 +155,12 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const Topology pcie = load("dual_socket_pcie");
   ASSERT_GT(pcie.gpus.size(), 2u);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
-  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 32 * kMiB, nvswitch, devices);
+  const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 16 * kMiB, nvswitch, devices);
   EXPECT_EQ(reduce.algorithm, Algorithm::Ring);
-  EXPECT_EQ(reduce.reason, "32 MiB per rank >= 32 MiB on an NVLink mesh: ring (pipelined along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 32 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
+  EXPECT_EQ(reduce.reason, "16 MiB per rank >= 16 MiB on an NVLink mesh: ring (pipelined along the ranks)");
+  EXPECT_EQ(chooseKernel(Collective::Reduce, 16 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
             Kernel::RingReduce);
-  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 32 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 16 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
   // The ring all-reduce from 128 MiB on 3+ ranks of a mesh (below, the split two-shot); small messages forced
   // to the ring still take LL.
@@ -353,7 +353,7 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Push).algorithm, Algorithm::OneShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::Ll);
-  EXPECT_EQ(choiceOf(Collective::Reduce, 16 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::Reduce, 8 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);  // no push reduce
   EXPECT_EQ(choiceOf(Collective::AllGather, 32 * kMiB, PushMode::Push).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).reason,
             "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "
