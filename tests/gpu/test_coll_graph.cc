@@ -222,9 +222,9 @@ void stallOneRank(const std::vector<int>& devices, const Stall& stall) {
     }
   }
   const std::string lateRank = "waited for rank " + std::to_string(late);
-  const std::string wanted =
-      stall.step == nullptr ? lateRank
-                            : lateRank + " (GPU " + std::to_string(comm.device(late)) + ") at the " + stall.step + " (block";
+  const std::string wanted = stall.step == nullptr ? lateRank
+                                                   : lateRank + " (GPU " + std::to_string(comm.device(late)) +
+                                                         ") at the " + stall.step + " (block";
   std::string message;
   const Clock::time_point start = Clock::now();
   while (message.find(wanted) == std::string::npos && secondsSince(start) < 10) {
