@@ -20,9 +20,9 @@
 // refilling the first slots before this rank has read them. In the reduce collective, where the grid and
 // chunk stay from call to call, each block of the previous rank waits, before each of its first kRingStages
 // rounds, only until this rank's block has read the previous call's last round on that slot (its free flag;
-// the end marker's slot too, freed once its chunk word is read: stageCredit and collRingSlotReleased in
-// coll_ring_device.cuh), so it refills slots while this rank still drains the previous call; where they
-// changed, until every block of this kernel has released the stage (awaitStageReleased: the free flag at the
+// the end marker's slot too, freed once its chunk word is read: stageCredit in coll_ring_device.cuh,
+// collRingSlotReleased in coll_kernels.cuh), so it refills slots while this rank still drains the previous call; where
+// they changed, until every block of this kernel has released the stage (awaitStageReleased: the free flag at the
 // call's largest value, at each block's end). In the reduce-scatter and all-reduce (n chains) it waits for
 // this rank to start (neighborStart); with PEERLINK_COLL_RING_NEIGHBOR_START=0 for the barrier of every rank.
 #include <algorithm>
