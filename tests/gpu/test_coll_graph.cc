@@ -1,10 +1,10 @@
 // The communicator inside CUDA graphs (every rank's stream captured into one graph, replayed several times
 // with new inputs between replays, mixed with eager calls: the kernels' own counters must advance; the
-// copy-engine collectives' copies and forked branches too; calls
-// back to back, each reading the previous one's result, which programmatic dependent launch must not
-// break), the deadline path (one rank's stream held by a latch: the others report Error(Timeout) naming it, and the
-// communicator works again once the late kernel is done; LL, barriers, copy engines and the rings' start), and a
-// latency report for small all-reduces.
+// copy-engine collectives' copies and forked branches too; calls back to back, each reading the previous
+// one's result, which programmatic dependent launch must not break), the deadline path (one rank's stream
+// held by a latch: the others report Error(Timeout) naming it and the step, and the communicator works again
+// once the late kernel is done; LL, barriers, copy engines, the ring's data and the ring reduce's end and
+// stage waits), and a latency report for small all-reduces.
 #include <gtest/gtest.h>
 
 #include <algorithm>
