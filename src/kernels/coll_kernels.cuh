@@ -69,6 +69,16 @@ constexpr unsigned long long collRingSlotReleased(unsigned long long credit, uns
   const unsigned long long rounds = credit & ((1ull << kCollRoundBits) - 1);
   return slot >= rounds ? credit : credit - (rounds - 1 - slot) % kCollRingSlots;
 }
+
+/// The free flag value that says "every round of call `call` read" (colldev::releaseStage): the largest a round
+/// of it can give (a block has fewer than 2^kCollRoundBits - 1 rounds, collRingReduceRoundsFit), below the next
+/// call's first.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr unsigned long long collRingStageReleased(unsigned long long call) {
+  return (call << kCollRoundBits) | ((1ull << kCollRoundBits) - 1);
+}
 // clang-format on
 constexpr std::size_t kCollFlagBytes =  ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;

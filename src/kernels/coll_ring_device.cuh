@@ -146,12 +146,6 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
   }
 }
 
-/// The free flag value that says "every round of call `call` read": the largest a round of it can give (a
-/// block has fewer than 2^kRingRoundBits - 1 rounds, collRingReduceRoundsFit), below the next call's first.
-__device__ __forceinline__ unsigned long long stageReleasedValue(unsigned long long call) {
-  return (call << kRingRoundBits) | ((1ull << kRingRoundBits) - 1);
-}
-
 /// The reduce collective's ring start on a block that stores into the next rank's stage, in place of waiting
 /// for that rank to start (neighborStart), where the stage's slots moved since this rank's last ring reduce
 /// that stored there (`lastStage`, call << kCollRingStageGridBits | grid; stageCredit says when they did not):
@@ -170,7 +164,7 @@ __device__ __forceinline__ bool awaitStageReleased(const CollSyncArgs& s, const 
   bool ok = true;
   if (next >= 0 && call != 0) {
     for (unsigned int block = threadIdx.x; block < grid; block += blockDim.x) {
-      ok = awaitPeer(s, numbers, kPhaseRingFree, static_cast<int>(block), next, stageReleasedValue(call),
+      ok = awaitPeer(s, numbers, kPhaseRingFree, static_cast<int>(block), next, collRingStageReleased(call),
                      kStepRingStage, true) &&
            ok;
     }
@@ -179,15 +173,15 @@ __device__ __forceinline__ bool awaitStageReleased(const CollSyncArgs& s, const 
 }
 
 /// Thread 0 of a reduce collective's ring block at its start: this block's credit from this rank's last ring
-/// reduce that stored into the next rank's stage (CollRankSync::ringCredit) where that kernel's slots are this
-/// one's -- the same grid and chunk, so block b owns the same slots and chunk words -- and this block finished
-/// every round there; else 0, and the block waits for the whole stage instead (awaitStageReleased). With a
-/// credit each of the block's first kRingStages rounds waits only until the next rank's block has read the
-/// last round of the previous call that used its slot (collRingSlotReleased): the chain's senders refill slots while
-/// the next rank still drains the previous call, as the credits of NCCL's connections outlive its kernels.
-__device__ __forceinline__ unsigned long long stageCredit(const CollSyncArgs& s, std::size_t chunkBytes) {
+/// reduce that stored into the next rank's stage (CollRankSync::ringCredit; `lastStage`, its ringStage) where that
+/// kernel's slots are this one's -- the same grid and chunk, so block b owns the same slots and chunk words -- and this
+/// block finished every round there; else 0, and the block waits for the whole stage instead (awaitStageReleased). With
+/// a credit each of the block's first kRingStages rounds waits only until the next rank's block has read the last round
+/// of the previous call that used its slot (collRingSlotReleased): the chain's senders refill slots while the next rank
+/// still drains the previous call, as the credits of NCCL's connections outlive its kernels.
+__device__ __forceinline__ unsigned long long stageCredit(const CollSyncArgs& s, unsigned long long lastStage,
+                                                          std::size_t chunkBytes) {
   const volatile CollRankSync* sync = s.sync;
-  const unsigned long long lastStage = sync->ringStage[blockIdx.x];
   const unsigned long long credit = sync->ringCredit[blockIdx.x];
   const bool sameSlots =
       (lastStage & ((1u << kCollRingStageGridBits) - 1)) == gridDim.x && sync->ringStageChunk[blockIdx.x] == chunkBytes;
@@ -198,7 +192,7 @@ __device__ __forceinline__ unsigned long long stageCredit(const CollSyncArgs& s,
 /// The end of a ring reduce kernel, by thread 0 of every block once its work warps are done (their loads of
 /// this rank's stage have returned: they passed a block barrier after each round's loads), or at once when
 /// the block did not start: tells the previous rank that this block no longer reads the stage for this call
-/// (its free flag at stageReleasedValue). Even after a timeout, so no later call waits for a release that
+/// (its free flag at collRingStageReleased). Even after a timeout, so no later call waits for a release that
 /// never comes; a previous rank still in this call then finds its free waits answered and stores rounds no
 /// one reads, which a timed-out call may. Release: the loads precede the stores the previous rank makes once
 /// it sees this.
@@ -206,7 +200,7 @@ __device__ __forceinline__ void releaseStage(const CollSyncArgs& s, const Kernel
   const int previous = (s.rank + s.nranks - 1) % s.nranks;
   storeReleaseSys(
       reinterpret_cast<uint64_t*>(flagSlot(s.flags[previous], kPhaseRingFree, static_cast<int>(blockIdx.x), s.rank)),
-      stageReleasedValue(numbers.seq));
+      collRingStageReleased(numbers.seq));
 }
 
 /// The end of a ring reduce kernel, by every thread: where this rank stored into the next rank's stage (a
@@ -255,7 +249,7 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
   const bool handover = reduce && neighbors && chainCount == 1;
   if (handover && threadIdx.x == 0) {
     shared.lastStage = static_cast<const volatile CollRankSync*>(s.sync)->ringStage[blockIdx.x];
-    shared.slotCredit = chain.next >= 0 ? stageCredit(s, chunkBytes) : 0;
+    shared.slotCredit = chain.next >= 0 ? stageCredit(s, shared.lastStage, chunkBytes) : 0;
   }
   bool started = false;
   if (!neighbors) {

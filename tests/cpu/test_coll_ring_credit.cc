@@ -1,6 +1,7 @@
 // The ring reduce's stage credit across calls (collRingSlotReleased, kernels/coll_kernels.cuh): the free
 // flag value after which a sender may refill a slot of the next rank's stage for a new call, checked against
-// a model of the next rank reading the previous call's rounds in order.
+// a model of the next rank reading the previous call's rounds in order; and the release of a whole call
+// (collRingStageReleased) against both calls' rounds.
 #include <gtest/gtest.h>
 
 #include "kernels/coll_kernels.cuh"
@@ -49,7 +50,7 @@ TEST(CollRingCredit, ASlotIsReleasedExactlyWhenNoUnreadRoundOfTheCallUsesIt) {
 
 TEST(CollRingCredit, TheReleaseOfAWholeCallAnswersEverySlotAndNoLaterCallsWait) {
   const unsigned long long call = 77;
-  const unsigned long long released = (call << kCollRoundBits) | ((1ull << kCollRoundBits) - 1);
+  const unsigned long long released = collRingStageReleased(call);
   for (const unsigned long long end : {0ull, 3ull, 4ull, 1000ull, (1ull << kCollRoundBits) - 2}) {
     for (unsigned long long slot = 0; slot < kSlots; ++slot) {
       EXPECT_LE(collRingSlotReleased(creditOf(call, end), slot), released) << end << ", slot " << slot;
