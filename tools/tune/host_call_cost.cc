@@ -1,14 +1,19 @@
 // Development tool, not a test: what an eager collective costs the host. Times, on this machine's host,
 // the CUDA runtime queries a call's validation makes (pointer attributes, capture status, a stream's device)
 // and whole eager Communicator::allReduce calls of 8 bytes, on one GPU and on every GPU, so the eager path's
-// time can be split between peerlink's checks, its launch and the driver. Usage: peerlink_host_cost [calls]
+// time can be split between peerlink's checks, its launch and the driver; then launches of a kept one-node
+// graph on every GPU, by one thread in turn and by one thread per GPU at once, to say whether the driver lets
+// launches to different GPUs proceed side by side. Usage: peerlink_host_cost [calls]
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "core/cuda_check.hpp"
+#include "kernels/copy_kernels.cuh"
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -31,6 +36,104 @@ double nsPerCall(int calls, const std::function<void()>& call, const std::functi
   }
   const int timed = (calls + kSyncEvery - 1) / kSyncEvery * kSyncEvery;
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()) / timed;
+}
+
+// A one-node graph on `device` (an SM copy of 16 bytes within `buffer`), instantiated.
+cudaGraphExec_t copyGraph(int device, void* buffer, cudaStream_t stream) {
+  DeviceGuard guard(device);
+  PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  kernels::launchSmCopy(static_cast<char*>(buffer) + 16, buffer, 16, 1, stream);
+  cudaGraph_t graph = nullptr;
+  PEERLINK_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  PEERLINK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));
+  return exec;
+}
+
+// One set = one launch of each GPU's graph. In turn: this thread switches device and launches each. Side by
+// side: thread d > 0 spins until set i is released, launches GPU d's graph and reports; this thread launches
+// GPU 0's and spins until every other has reported, as a launcher that hands launches to threads would.
+void rawLaunches(int calls, const std::vector<DeviceBuffer>& buffers, const std::vector<Stream>& streams,
+                 const std::function<void()>& syncAll) {
+  const int gpus = static_cast<int>(buffers.size());
+  std::vector<cudaGraphExec_t> execs;
+  for (int d = 0; d < gpus; ++d) {
+    execs.push_back(copyGraph(d, const_cast<void*>(buffers[static_cast<std::size_t>(d)].data()),
+                              streams[static_cast<std::size_t>(d)].get()));
+  }
+  const auto launch = [&](int d) {
+    PEERLINK_CUDA_CHECK(
+        cudaGraphLaunch(execs[static_cast<std::size_t>(d)], streams[static_cast<std::size_t>(d)].get()));
+  };
+  std::printf("  graph launch, GPU 0 only                          %8.0f\n", nsPerCall(
+                                                                                 calls, [&] { launch(0); }, syncAll));
+  std::printf("  graph launch on %d GPUs in turn (with cudaSetDevice), per set  %8.0f\n", gpus,
+              nsPerCall(
+                  calls,
+                  [&] {
+                    for (int d = 0; d < gpus; ++d) {
+                      PEERLINK_CUDA_CHECK(cudaSetDevice(d));
+                      launch(d);
+                    }
+                    PEERLINK_CUDA_CHECK(cudaSetDevice(0));
+                  },
+                  syncAll));
+  std::atomic<long> released{0};
+  std::atomic<long> reported{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int d = 1; d < gpus; ++d) {
+    threads.emplace_back([&, d] {
+      PEERLINK_CUDA_CHECK(cudaSetDevice(d));
+      long seen = 0;
+      while (!stop.load(std::memory_order_acquire)) {
+        if (released.load(std::memory_order_acquire) == seen) continue;
+        ++seen;
+        launch(d);
+        reported.fetch_add(1, std::memory_order_acq_rel);
+      }
+    });
+  }
+  long set = 0;
+  PEERLINK_CUDA_CHECK(cudaSetDevice(0));
+  std::printf("  graph launch on %d GPUs by a thread each, per set  %8.0f\n", gpus,
+              nsPerCall(
+                  calls,
+                  [&] {
+                    ++set;
+                    released.store(set, std::memory_order_release);
+                    launch(0);
+                    while (reported.load(std::memory_order_acquire) < set * (gpus - 1)) {
+                    }
+                  },
+                  syncAll));
+  std::printf("  hand-off only (threads report without launching)  ");
+  stop.store(true, std::memory_order_release);
+  for (std::thread& t : threads) t.join();
+  std::atomic<long> echoed{0};
+  std::atomic<bool> done{false};
+  long round = 0;
+  std::thread echo([&] {
+    long seen = 0;
+    while (!done.load(std::memory_order_acquire)) {
+      if (released.load(std::memory_order_acquire) == seen + set) continue;
+      ++seen;
+      echoed.fetch_add(1, std::memory_order_acq_rel);
+    }
+  });
+  std::printf("%8.0f\n", nsPerCall(
+                             calls,
+                             [&] {
+                               ++round;
+                               released.store(set + round, std::memory_order_release);
+                               while (echoed.load(std::memory_order_acquire) < round) {
+                               }
+                             },
+                             [] {}));
+  done.store(true, std::memory_order_release);
+  echo.join();
+  for (cudaGraphExec_t exec : execs) PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
 }
 
 void run(int calls) {
@@ -90,6 +193,7 @@ void run(int calls) {
               nsPerCall(
                   calls, [&] { everyRank(false); }, syncAll) /
                   gpus);
+  rawLaunches(calls, buffers, streams, syncAll);
 }
 
 }  // namespace
