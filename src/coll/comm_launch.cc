@@ -110,12 +110,11 @@ void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::
   const int blocks =
       ll128 ? kernels::collLl128Blocks(bytes, state.maxBlocks) : kernels::collLlBlocks(bytes, state.maxBlocks);
   const auto launch = ll128 ? kernels::launchCollLl128 : kernels::launchCollLl;
-  for (const CallArgs& call : set) {
+  forEachRank(state, capturing, [&](int r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
     const CollLlArgs args = llArgs(state, call, bytes, ll128);
-    onRank(state, call.rank, [&] {
-      launch(args, collType(call.type), collOp(call.op), blocks, call.stream, launchOf(state, call.rank, capturing));
-    });
-  }
+    launch(args, collType(call.type), collOp(call.op), blocks, call.stream, launchOf(state, r, capturing));
+  });
 }
 
 void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice,
@@ -126,7 +125,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
   const PeerPointerTable table = peerPointers(state, set);
   const int n = state.nranks;
   const bool reduce = first.collective == Collective::Reduce;
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     CollReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
@@ -186,11 +185,9 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
     if (reduce && choice.kernel != Kernel::DirectOneShot) {
       if (const int cap = rootedTwoShotBlocks(Collective::Reduce, bytes, n); cap > 0) blocks = std::min(blocks, cap);
     }
-    onRank(state, r, [&] {
-      kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
-                                launchOf(state, r, capturing));
-    });
-  }
+    kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
+                              launchOf(state, r, capturing));
+  });
 }
 
 // Push reduction needs 16-byte aligned buffers and shards (its stages are; reduce-scatter's shards are the
@@ -267,14 +264,12 @@ std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set
 void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const PeerPointerTable table = peerPointers(state, set);
   const PushShape shape = pushShape(state, set.front());
-  for (int r = 0; r < state.nranks; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const kernels::CollPushReduceArgs args = pushReduceArgs(state, table, call, shape.chunkBytes);
-    onRank(state, r, [&] {
-      kernels::launchCollPushReduce(args, collType(call.type), collOp(call.op), shape.blocks, call.stream,
-                                    launchOf(state, r, capturing));
-    });
-  }
+    kernels::launchCollPushReduce(args, collType(call.type), collOp(call.op), shape.blocks, call.stream,
+                                  launchOf(state, r, capturing));
+  });
 }
 
 // Broadcast, two-shot: the count is cut among the n-1 ranks other than the root (partitionRange(count, n - 1, k)
@@ -340,15 +335,15 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
     if (const int cap = rootedTwoShotBlocks(Collective::Broadcast, bytes, n); cap > 0) blocks = std::min(blocks, cap);
   }
   const std::size_t chunkBytes = kernels::collCopyChunkBytes(work, state.maxBlocks);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     CollCopyArgs args = call.collective == Collective::Broadcast ? broadcastArgs(state, table, call, choice.algorithm)
                                                                  : pushArgs(table, call, n, bytes);
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.sync.peersStore = storesIntoPeers(call.collective, choice);
     args.chunkBytes = chunkBytes;
-    onRank(state, r, [&] { kernels::launchCollCopy(args, blocks, call.stream, launchOf(state, r, capturing)); });
-  }
+    kernels::launchCollCopy(args, blocks, call.stream, launchOf(state, r, capturing));
+  });
 }
 
 }  // namespace
@@ -501,15 +496,19 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
   const int blocks = std::max(1, std::min(state.maxBlocks, kP2pBlocksCap));
   for (int r = 0; r < n; ++r) {
     const auto index = static_cast<std::size_t>(r);
-    if (!active[index]) continue;
     const unsigned int mask = args[index].sync.peerMask;
     args[index].sync = syncArgs(state, r, Collective::SendRecv, true, mask);
     args[index].sync.peersStore = storesIntoPeers(Collective::SendRecv, KernelChoice{});  // receivers pull
-    // Send/recv sets launch directly: their streams' capture state is not checked here.
-    kernels::KernelLaunch launch;
-    launch.overlapPrevious = state.overlapLaunches;
-    onRank(state, r, [&] { kernels::launchCollCopy(args[index], blocks, streams[index], launch); });
   }
+  // Send/recv sets launch directly and from this thread, as into a capture: their streams' capture state is
+  // not checked here.
+  kernels::KernelLaunch launch;
+  launch.overlapPrevious = state.overlapLaunches;
+  const bool mayBeCapturing = true;
+  forEachRank(state, mayBeCapturing, [&](int r) {
+    const auto index = static_cast<std::size_t>(r);
+    if (active[index]) kernels::launchCollCopy(args[index], blocks, streams[index], launch);
+  });
 }
 
 }  // namespace peerlink::coll

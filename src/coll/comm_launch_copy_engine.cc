@@ -34,34 +34,32 @@ struct EngineCopy {
 // Every rank meets every other: a one-block copy kernel without jobs (its start and end barriers, each with
 // a deadline).
 void launchBarriers(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  for (int r = 0; r < state.nranks; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollCopyArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    onRank(state, r, [&] { kernels::launchCollCopy(args, 1, call.stream, launchOf(state, r, capturing)); });
-  }
+    kernels::launchCollCopy(args, 1, call.stream, launchOf(state, r, capturing));
+  });
 }
 
-// Rank r's copies: `pushes` (to its peers) one after another on its copy stream, forked from and joined back
-// into the caller's stream (in a capture the events become the graph's edges); the `local` copy meanwhile on
-// the caller's stream, by a few SMs, as it only has to keep up with the pushes.
-void enqueueCopies(CommState& state, int r, cudaStream_t stream, const std::vector<EngineCopy>& pushes,
+// Rank r's copies, with its GPU current: `pushes` (to its peers) one after another on its copy stream, forked
+// from and joined back into the caller's stream (in a capture the events become the graph's edges); the
+// `local` copy meanwhile on the caller's stream, by a few SMs, as it only has to keep up with the pushes.
+void enqueueCopies(const CommState& state, int r, cudaStream_t stream, const std::vector<EngineCopy>& pushes,
                    const EngineCopy& local) {
   constexpr int kLocalCopySms = 16;
-  RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
+  const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
   const cudaStream_t side = rank.copyStream.get();
-  onRank(state, r, [&] {
-    PEERLINK_CUDA_CHECK(cudaEventRecord(rank.forkEvent.get(), stream));
-    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, rank.forkEvent.get(), 0));
-    for (const EngineCopy& push : pushes) {
-      if (push.bytes > 0) PEERLINK_CUDA_CHECK(cudaMemcpyAsync(push.dst, push.src, push.bytes, cudaMemcpyDefault, side));
-    }
-    PEERLINK_CUDA_CHECK(cudaEventRecord(rank.joinEvent.get(), side));
-    if (local.bytes > 0 && local.src != local.dst) {
-      kernels::launchSmCopy(local.dst, local.src, local.bytes, kLocalCopySms, stream);
-    }
-    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, rank.joinEvent.get(), 0));
-  });
+  PEERLINK_CUDA_CHECK(cudaEventRecord(rank.forkEvent.get(), stream));
+  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, rank.forkEvent.get(), 0));
+  for (const EngineCopy& push : pushes) {
+    if (push.bytes > 0) PEERLINK_CUDA_CHECK(cudaMemcpyAsync(push.dst, push.src, push.bytes, cudaMemcpyDefault, side));
+  }
+  PEERLINK_CUDA_CHECK(cudaEventRecord(rank.joinEvent.get(), side));
+  if (local.bytes > 0 && local.src != local.dst) {
+    kernels::launchSmCopy(local.dst, local.src, local.bytes, kLocalCopySms, stream);
+  }
+  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, rank.joinEvent.get(), 0));
 }
 
 // Each rank's shard of an all-reduce, complete in its output, copied into every peer's output at the same
@@ -73,7 +71,7 @@ void gatherShards(CommState& state, const std::vector<CallArgs>& set, bool captu
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(set.front().type);
   const PeerPointerTable table = peerPointers(state, set);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
     std::vector<EngineCopy> pushes;
@@ -82,7 +80,7 @@ void gatherShards(CommState& state, const std::vector<CallArgs>& set, bool captu
                         offsetBy(table.recv[(r + p) % n], shard.begin * size), shard.count * size});
     }
     enqueueCopies(state, r, call.stream, pushes, EngineCopy{});
-  }
+  });
   launchBarriers(state, set, capturing);
 }
 
@@ -97,7 +95,7 @@ void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, bool ca
   const bool allGather = first.collective == Collective::AllGather;
   const PeerPointerTable table = peerPointers(state, set);
   launchBarriers(state, set, capturing);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const auto sourceFor = [&](int to) { return allGather ? table.send[r] : blockOf(table.send[r], bytes, to); };
     std::vector<EngineCopy> pushes;
@@ -106,7 +104,7 @@ void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, bool ca
       pushes.push_back({sourceFor(to), blockOf(table.recv[to], bytes, r), bytes});
     }
     enqueueCopies(state, r, call.stream, pushes, EngineCopy{sourceFor(r), blockOf(table.recv[r], bytes, r), bytes});
-  }
+  });
   launchBarriers(state, set, capturing);
 }
 

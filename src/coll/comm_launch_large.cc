@@ -28,7 +28,7 @@ void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set
   const int n = state.nranks;
   const PeerPointerTable table = peerPointers(state, set);
   const int reduceBlocks = kernels::collReduceBlocks(twoShotShardBytes(set.front(), n), state.maxBlocks);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
     CollReduceArgs args;
@@ -39,11 +39,9 @@ void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set
     args.end = shard.begin + shard.count;
     args.dst[0] = table.recv[r];
     args.ndst = 1;
-    onRank(state, r, [&] {
-      kernels::launchCollReduce(args, collType(call.type), collOp(call.op), reduceBlocks, call.stream,
-                                launchOf(state, r, capturing));
-    });
-  }
+    kernels::launchCollReduce(args, collType(call.type), collOp(call.op), reduceBlocks, call.stream,
+                              launchOf(state, r, capturing));
+  });
 }
 
 // Two-shot all-reduce of large messages as two kernels per rank (Kernel::SplitTwoShot): the reduce-scatter
@@ -60,7 +58,7 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
   const std::size_t shardBytes = twoShotShardBytes(first, n);
   const int copyBlocks = kernels::collCopyBlocks(shardBytes, state.maxBlocks);
   const std::size_t chunkBytes = kernels::collCopyChunkBytes(shardBytes, state.maxBlocks);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
     CollCopyArgs args;
@@ -72,8 +70,8 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
       job.bytes = shard.count * size;
       for (int p = 1; p < n; ++p) job.dst[job.ndst++] = offsetBy(table.recv[(r + p) % n], shard.begin * size);
     }
-    onRank(state, r, [&] { kernels::launchCollCopy(args, copyBlocks, call.stream, launchOf(state, r, capturing)); });
-  }
+    kernels::launchCollCopy(args, copyBlocks, call.stream, launchOf(state, r, capturing));
+  });
 }
 
 namespace {
@@ -124,7 +122,7 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
   const int blocks = kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
@@ -134,9 +132,8 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
     args.src = r == root ? table.send[root] : table.recv[r];
     args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
-    onRank(state, r,
-           [&] { kernels::launchCollRingBroadcast(args, blocks, call.stream, launchOf(state, r, capturing)); });
-  }
+    kernels::launchCollRingBroadcast(args, blocks, call.stream, launchOf(state, r, capturing));
+  });
 }
 
 std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs>& set) {
@@ -188,7 +185,7 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
                             const std::vector<ReduceSegment>& segments, int blocks, std::size_t chunkBytes) {
   const int n = state.nranks;
   const PeerPointerTable table = peerPointers(state, set);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
@@ -204,11 +201,9 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
     }
     args.chunkBytes = chunkBytes;
     args.neighborStart = state.ringNeighborStart;
-    onRank(state, r, [&] {
-      kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
-                                    launchOf(state, r, capturing));
-    });
-  }
+    kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
+                                  launchOf(state, r, capturing));
+  });
 }
 
 // The reduce-scatter's blocks: block j of every input (count elements at j * count) into rank j's output.
@@ -284,7 +279,7 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
   const PeerPointerTable table = peerPointers(state, set);
   const RingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
   launchRingSegmentReduces(state, set, capturing);
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
@@ -297,10 +292,8 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
     }
     args.chunkBytes = shape.gatherChunk;
     args.neighborStart = state.ringNeighborStart;
-    onRank(state, r, [&] {
-      kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, launchOf(state, r, capturing));
-    });
-  }
+    kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, launchOf(state, r, capturing));
+  });
 }
 
 // Ring reduce-scatter: the ring all-reduce's first kernel over the blocks, block j of every input reduced

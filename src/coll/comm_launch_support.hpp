@@ -68,11 +68,26 @@ inline kernels::CollOp collOp(ReduceOp op) {
   return static_cast<kernels::CollOp>(static_cast<int>(op));
 }
 
-// Launches on `rank`'s GPU and stream.
+// Runs launchRank(r) for every rank r with r's GPU current: eager sets on the communicator's launch threads
+// side by side where it has them (launch_threads.hpp), captured ones one rank after another on this thread.
+// launchRank must touch only rank r's resources (its stream, eager graph, events) and read the rest.
 template <typename Fn>
-void onRank(const CommState& state, int rank, Fn&& fn) {
-  DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
-  fn();
+void forEachRank(const CommState& state, bool capturing, Fn&& launchRank) {
+  if (state.launchThreads != nullptr && !capturing) {
+    state.launchThreads->run([&](int rank, bool here) {
+      if (!here) {
+        launchRank(rank);  // the rank's thread has its GPU current
+        return;
+      }
+      DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
+      launchRank(rank);
+    });
+    return;
+  }
+  for (int rank = 0; rank < state.nranks; ++rank) {
+    DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
+    launchRank(rank);
+  }
 }
 
 // How rank r's kernel goes on its stream: eager calls through its KernelGraph, captured ones directly into

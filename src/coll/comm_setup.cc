@@ -186,15 +186,28 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   for (const RankResources& rank : state.ranks) computeMajors.push_back(rank.computeMajor);
   const bool gpusShared = std::set<int>(devices.begin(), devices.end()).size() != devices.size();
   state.overlapLaunches = launchesMayOverlap(params.getBool("PEERLINK_COLL_PDL"), computeMajors, gpusShared);
+  // Eager launches side by side (launch_threads.hpp), only with a core for every rank's thread besides the
+  // caller's: the threads spin while awake.
+  // How long a thread stays awake is the CPU a run of calls costs against the calls it speeds up: calls in a
+  // loop come microseconds apart, a training step's collectives milliseconds apart.
+  const std::chrono::microseconds awake{params.getInt("PEERLINK_COLL_LAUNCH_THREADS")};
+  if (awake.count() > 0 && state.nranks > 1 &&
+      std::thread::hardware_concurrency() > static_cast<unsigned int>(state.nranks)) {
+    state.launchThreads = std::make_unique<LaunchThreads>(
+        state.nranks,
+        [devices](int rank) { PEERLINK_CUDA_CHECK(cudaSetDevice(devices[static_cast<std::size_t>(rank)])); }, awake);
+  }
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
           "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
-          "peer access {:.1f}; deadline {} ms, algorithm {}, direct launches {} the previous kernel)",
+          "peer access {:.1f}; deadline {} ms, algorithm {}, direct launches {} the previous kernel, eager "
+          "launches from {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
           millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
           millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u,
-          algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for");
+          algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for",
+          state.launchThreads ? "a thread per rank" : "the calling thread");
 }
 
 void releaseCommunicator(CommState& state) noexcept {

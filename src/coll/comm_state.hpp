@@ -13,6 +13,7 @@
 
 #include "coll/algorithm_select.hpp"
 #include "coll/choice_settings.hpp"
+#include "coll/launch_threads.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_graph.hpp"
 #include "peerlink/collectives.hpp"
@@ -112,6 +113,10 @@ struct CommState {
   std::array<bool, 7 * kKernelCount> steppedAside = {};  ///< (collective, kernel): a fallback logged once
   std::array<ChoiceMemo, 7> choices;                     ///< per collective: the last kernel choice
   std::uint64_t sets = 0;                                ///< collective sets launched (for messages)
+
+  /// Eager sets' per-rank launches side by side (PEERLINK_COLL_LAUNCH_THREADS; comm_setup.cc); null: the
+  /// calling thread launches every rank's. Last, so its threads stop before anything else goes.
+  std::unique_ptr<LaunchThreads> launchThreads;
 
   kernels::CollFailure* failure(int rank) const { return static_cast<kernels::CollFailure*>(failures.data()) + rank; }
 };

@@ -226,6 +226,18 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Let a collective kernel start while the previous kernel in its stream finishes (programmatic dependent "
        "launch; compute capability 9.0+, not with PEERLINK_COLL_SHARE_GPUS): saves launch latency between "
        "collectives in a stream or CUDA graph. Eager calls through peerlink's launch graphs are not affected."},
+      {"PEERLINK_COLL_LAUNCH_THREADS",
+       ParamType::Int,
+       "1000",
+       {},
+       0,
+       10000000,
+       "Microseconds a launch thread stays awake (spinning) after an eager call. Eager collectives put each rank's "
+       "launches on its stream from a thread of the communicator's own, one per rank but the first, so the "
+       "launches to the GPUs proceed side by side instead of one after another on the calling thread; past this "
+       "a thread sleeps, and calls spaced further apart launch from the calling thread alone. Only where the "
+       "machine has more CPU cores than ranks; captured calls always launch from the calling thread. 0: no "
+       "launch threads."},
       {"PEERLINK_COLL_SHARE_GPUS",
        ParamType::Bool,
        "0",

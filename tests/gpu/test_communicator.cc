@@ -305,6 +305,90 @@ TEST(Communicator, EagerCallsWithRepeatedArgumentsEachRun) {
   }
 }
 
+namespace {
+
+// Every collective of a communicator built with `params`, each into an output of its own, called back to
+// back `repeats` times over (out of place, so each call leaves the same output), at an LL size, a
+// direct-kernel size and a size the ring reduce takes; send/recv as a ring. u32 inputs that depend on rank
+// and element, so every output element says where it came from. Returns every output of every rank.
+std::vector<std::vector<unsigned char>> everyCollectiveBackToBack(const std::vector<int>& devices, const Params& params,
+                                                                  int repeats) {
+  constexpr int kCollectives = 7;
+  Communicator comm(devices, params);
+  const int n = comm.size();
+  const auto un = static_cast<std::size_t>(n);
+  const std::vector<Stream> streams = rankStreams(comm);
+  std::vector<std::vector<unsigned char>> outputs;
+  for (const std::size_t count : {std::size_t{1000}, std::size_t{300000}, std::size_t{5} << 20}) {
+    const std::size_t bytes = count * un * sizeof(std::uint32_t);  // all-gather's and all-to-all's n blocks
+    std::vector<DeviceBuffer> send;
+    std::vector<std::vector<DeviceBuffer>> recv(kCollectives);  // [collective][rank]
+    for (int r = 0; r < n; ++r) {
+      std::vector<std::uint32_t> values(count * un);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<std::uint32_t>(i * 7 + 1000003u * static_cast<std::size_t>(r));
+      }
+      send.push_back(DeviceBuffer(comm.device(r), bytes));
+      PEERLINK_CUDA_CHECK(cudaMemcpy(send.back().data(), values.data(), bytes, cudaMemcpyHostToDevice));
+      for (auto& outputsOf : recv) outputsOf.push_back(filled(comm.device(r), bytes, 0));
+    }
+    for (int call = 0; call < kCollectives * repeats; ++call) {
+      const int which = call % kCollectives;
+      comm.groupStart();
+      for (int r = 0; r < n; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        const void* in = send[i].data();
+        void* out = recv[static_cast<std::size_t>(which)][i].data();
+        const cudaStream_t stream = streams[i].get();
+        switch (which) {
+          case 0: comm.allReduce(r, in, out, count, DataType::U32, ReduceOp::Sum, stream); break;
+          case 1: comm.broadcast(r, in, out, count, DataType::U32, 1 % n, stream); break;
+          case 2: comm.reduce(r, in, out, count, DataType::U32, ReduceOp::Max, n - 1, stream); break;
+          case 3: comm.allGather(r, in, out, count, DataType::U32, stream); break;
+          case 4: comm.reduceScatter(r, in, out, count, DataType::U32, ReduceOp::Sum, stream); break;
+          case 5: comm.allToAll(r, in, out, count, DataType::U32, stream); break;
+          default:
+            comm.send(r, in, count, DataType::U32, (r + 1) % n, stream);
+            comm.recv(r, out, count, DataType::U32, (r + n - 1) % n, stream);
+            break;
+        }
+      }
+      comm.groupEnd();
+    }
+    EXPECT_EQ(finishAll(comm, streams), "");
+    for (const auto& outputsOf : recv) {
+      for (const DeviceBuffer& buffer : outputsOf) {
+        std::vector<unsigned char> got(bytes);
+        PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), buffer.data(), bytes, cudaMemcpyDeviceToHost));
+        outputs.push_back(std::move(got));
+      }
+    }
+  }
+  return outputs;
+}
+
+}  // namespace
+
+// Eager sets launched from the communicator's launch threads (kept awake for 10 s, so every set takes them)
+// leave every output as the calling thread's launches do (no launch threads): the same kernels on the same
+// streams in the same order, only from other threads. The calling thread's outputs are checked against host
+// references by the correctness tests.
+TEST(Communicator, LaunchThreadsLeaveWhatTheCallingThreadLeaves) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  const auto threaded =
+      everyCollectiveBackToBack(devices, paramsWith({{"PEERLINK_COLL_LAUNCH_THREADS", "10000000"}}), 3);
+  const auto calling = everyCollectiveBackToBack(devices, paramsWith({{"PEERLINK_COLL_LAUNCH_THREADS", "0"}}), 3);
+  ASSERT_EQ(threaded.size(), calling.size());
+  for (std::size_t k = 0; k < threaded.size(); ++k) {
+    ASSERT_EQ(threaded[k].size(), calling[k].size());
+    const auto mismatch = std::mismatch(threaded[k].begin(), threaded[k].end(), calling[k].begin());
+    EXPECT_TRUE(mismatch.first == threaded[k].end())
+        << "output " << k << " (size class " << k / (7 * devices.size()) << ", collective " << k / devices.size() % 7
+        << ", rank " << k % devices.size() << ") differs at byte " << (mismatch.first - threaded[k].begin());
+  }
+}
+
 // Ring calls queued back to back, no host wait between them, on buffers each call's successor reads or
 // overwrites across ranks. A ring broadcast stores into the next rank's buffer once that rank has started
 // the call (the neighbour start), so before each broadcast every rank's stream first sleeps (a host function,

@@ -1,0 +1,176 @@
+// LaunchThreads (launch_threads.hpp).
+#include "coll/launch_threads.hpp"
+
+#include <utility>
+
+namespace peerlink::coll {
+namespace {
+
+// A worker's states. Awake: spinning, takes a job by the caller's compare-and-swap to Posted. Posted: a job
+// is waiting or running; the worker stores Awake (release) when it has returned. Parked: asleep on the
+// condition variable, takes no job. Stopping: the destructor's. Broken: its enter() threw.
+enum WorkerState : int { kAwake, kPosted, kParked, kStopping, kBroken };
+
+// How many spins between clock reads while awake (a read costs ~20 ns; a spin a few).
+constexpr int kSpinsPerClockRead = 64;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+}  // namespace
+
+struct LaunchThreads::Worker {
+  int index = 0;
+  std::atomic<int> state{kAwake};
+  // The posted job: written by the caller before its compare-and-swap to Posted (release), read by the
+  // worker after it has seen Posted (acquire).
+  void* context = nullptr;
+  Call call = nullptr;
+  std::exception_ptr error;  // the job's, read by the caller after the worker's release of Awake
+  std::thread thread;
+};
+
+LaunchThreads::LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor)
+    : count_(count < 1 ? 1 : count),
+      enter_(std::move(enter)),
+      hotFor_(hotFor),
+      lastRun_(Clock::now()),
+      posted_(static_cast<std::size_t>(count_), 0),
+      errors_(static_cast<std::size_t>(count_)) {
+  workers_.reserve(static_cast<std::size_t>(count_ - 1));
+  try {
+    for (int i = 1; i < count_; ++i) {
+      workers_.push_back(std::make_unique<Worker>());
+      Worker& worker = *workers_.back();
+      worker.index = i;
+      worker.thread = std::thread([this, &worker] { serve(worker); });
+    }
+  } catch (...) {  // a thread could not start: stop those that did
+    stop();
+    throw;
+  }
+}
+
+LaunchThreads::~LaunchThreads() {
+  stop();
+}
+
+void LaunchThreads::stop() noexcept {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& worker : workers_) worker->state.store(kStopping, std::memory_order_release);
+  }
+  wake_.notify_all();
+  for (auto& worker : workers_) {
+    if (worker->thread.joinable()) worker->thread.join();
+  }
+  workers_.clear();
+}
+
+void LaunchThreads::serve(Worker& worker) {
+  if (enter_) {
+    try {
+      enter_(worker.index);
+    } catch (...) {
+      breakDown(worker, std::current_exception());
+      return;
+    }
+  }
+  Clock::time_point sleepAt = Clock::now() + hotFor_;
+  for (int spins = 0;; ++spins) {
+    const int state = worker.state.load(std::memory_order_acquire);
+    if (state == kStopping) return;
+    if (state == kPosted) {
+      try {
+        worker.call(worker.context, worker.index, false);
+      } catch (...) {
+        worker.error = std::current_exception();
+      }
+      worker.state.store(kAwake, std::memory_order_release);
+      sleepAt = Clock::now() + hotFor_;
+      spins = 0;
+      continue;
+    }
+    if (spins % kSpinsPerClockRead == 0 && Clock::now() >= sleepAt) {
+      int expected = kAwake;
+      if (worker.state.compare_exchange_strong(expected, kParked, std::memory_order_acq_rel)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return worker.state.load(std::memory_order_acquire) != kParked; });
+        sleepAt = Clock::now() + hotFor_;
+      }
+      continue;
+    }
+    cpuRelax();
+  }
+}
+
+void LaunchThreads::breakDown(Worker& worker, const std::exception_ptr& failure) {
+  for (;;) {  // a job posted meanwhile fails with enter()'s exception; then no job is taken any more
+    int state = worker.state.load(std::memory_order_acquire);
+    if (state == kStopping) return;
+    if (state == kPosted) {
+      worker.error = failure;
+      worker.state.store(kBroken, std::memory_order_release);
+      break;
+    }
+    if (worker.state.compare_exchange_strong(state, kBroken, std::memory_order_acq_rel)) break;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  wake_.wait(lock, [&] { return worker.state.load(std::memory_order_acquire) == kStopping; });
+}
+
+void LaunchThreads::wakeParked() {
+  bool woke = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& worker : workers_) {
+      int expected = kParked;
+      woke = worker->state.compare_exchange_strong(expected, kAwake, std::memory_order_acq_rel) || woke;
+    }
+  }
+  if (woke) wake_.notify_all();
+}
+
+void LaunchThreads::runErased(void* context, Call call) {
+  const Clock::time_point start = Clock::now();
+  bool anyHere = false;
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    Worker& worker = *workers_[i];
+    worker.context = context;
+    worker.call = call;
+    worker.error = nullptr;
+    int expected = kAwake;
+    posted_[i + 1] = worker.state.compare_exchange_strong(expected, kPosted, std::memory_order_acq_rel);
+    anyHere = anyHere || !posted_[i + 1];
+  }
+  // Every index's exception, the caller's too, is kept until every posted job has returned: the jobs use
+  // `context`, which lives on the caller's stack.
+  for (int index = 0; index < count_; ++index) {
+    std::exception_ptr& error = errors_[static_cast<std::size_t>(index)];
+    error = nullptr;
+    if (index > 0 && posted_[static_cast<std::size_t>(index)]) continue;
+    try {
+      call(context, index, true);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (!posted_[i + 1]) continue;
+    Worker& worker = *workers_[i];
+    while (worker.state.load(std::memory_order_acquire) == kPosted) cpuRelax();
+    errors_[i + 1] = worker.error;
+  }
+  if (anyHere && start - lastRun_ < hotFor_) wakeParked();
+  lastRun_ = start;
+  for (std::exception_ptr& error : errors_) {
+    if (error) std::rethrow_exception(std::exchange(error, nullptr));
+  }
+}
+
+}  // namespace peerlink::coll

@@ -1,0 +1,73 @@
+// Launch threads: a communicator's per-rank work for one matched set done side by side, one thread per rank.
+//
+// An eager collective puts one or more launches on every rank's stream, and the CUDA driver takes a
+// launch's host time on the thread that makes it: on the 4x H100 machine (round 47 call A,
+// peerlink_host_cost) a kept one-node graph's launch on four GPUs took 6.0-9.3 us of one thread's time, and
+// 3.1-3.8 us when four threads, each with its GPU current, launched one each at once (the driver lets them
+// proceed side by side; handing the work over and hearing back cost 0.25-0.46 us).
+//
+// Thread i (1 <= i < count) serves index i; the caller serves index 0 itself. A thread that has just worked
+// stays awake, spinning, for `hotFor`, and takes the next set's job at once; past that it parks on a
+// condition variable, and its jobs run on the caller's thread instead (never slower than without threads,
+// as waking it would cost the caller a system call and the thread tens of microseconds). A set that comes
+// within `hotFor` of the previous one wakes the parked threads after its jobs, so a run of calls moves onto
+// the threads from its second set while calls spaced further apart never wake them.
+//
+// Not copyable or movable; run() is for one caller at a time (the communicator calls it under its lock).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace peerlink::coll {
+
+class LaunchThreads {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  /// Starts count - 1 threads, awake; thread i calls enter(i) once before its first job (e.g. making its
+  /// GPU current). A thread whose enter() throws never takes a job: its index runs on the caller's thread.
+  LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor);
+  ~LaunchThreads();
+  LaunchThreads(const LaunchThreads&) = delete;
+  LaunchThreads& operator=(const LaunchThreads&) = delete;
+
+  int count() const { return count_; }
+
+  /// Calls job(index, here) once for every index in [0, count): index 0, and any index whose thread is not
+  /// awake, on this thread (here = true); the others on their threads at the same time (here = false).
+  /// Returns once every call has returned; then rethrows the exception of the lowest index that threw.
+  template <typename Job>
+  void run(Job&& job) {
+    runErased(&job, [](void* context, int index, bool here) { (*static_cast<Job*>(context))(index, here); });
+  }
+
+ private:
+  using Call = void (*)(void* context, int index, bool here);
+  struct Worker;
+
+  void runErased(void* context, Call call);
+  void serve(Worker& worker);
+  void breakDown(Worker& worker, const std::exception_ptr& failure);
+  void wakeParked();
+  void stop() noexcept;
+
+  int count_ = 0;
+  std::function<void(int)> enter_;
+  Clock::duration hotFor_;
+  Clock::time_point lastRun_;
+  std::mutex mutex_;  // guards parking and waking (the workers' states change under it to and from kParked)
+  std::condition_variable wake_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // index i - 1 serves index i
+  std::vector<char> posted_;                      // run()'s, per index: handed to its thread
+  std::vector<std::exception_ptr> errors_;        // run()'s, per index
+};
+
+}  // namespace peerlink::coll
