@@ -211,6 +211,14 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
 }
 
 void releaseCommunicator(CommState& state) noexcept {
+  if (state.launchThreads != nullptr) {
+    const LaunchThreads::Stats& stats = state.launchThreads->stats();
+    logInfo(LogSubsys::Coll,
+            "launch threads: {} eager sets, {} launches by the threads, {} taken back from a thread that had not "
+            "started them in 20 us, longest wait for a thread {:.1f} us",
+            stats.sets, stats.handedOver, stats.takenBack,
+            std::chrono::duration<double, std::micro>(stats.longestWait).count());
+  }
   // A kernel of one rank may still store into another rank's flags or scratch (a late peer finishing
   // after a timeout): every GPU drains before any buffer is freed. Every wait is bounded by the deadline.
   int current = -1;

@@ -1,15 +1,17 @@
 // LaunchThreads (launch_threads.hpp).
 #include "coll/launch_threads.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace peerlink::coll {
 namespace {
 
 // A worker's states. Awake: spinning, takes a job by the caller's compare-and-swap to Posted. Posted: a job
-// is waiting or running; the worker stores Awake (release) when it has returned. Parked: asleep on the
+// waits; the worker takes it by a compare-and-swap to Running, or the caller takes it back to Awake and runs
+// it itself. Running: the worker stores Awake (release) when the job has returned. Parked: asleep on the
 // condition variable, takes no job. Stopping: the destructor's. Broken: its enter() threw.
-enum WorkerState : int { kAwake, kPosted, kParked, kStopping, kBroken };
+enum WorkerState : int { kAwake, kPosted, kRunning, kParked, kStopping, kBroken };
 
 // How many spins between clock reads while awake (a read costs ~20 ns; a spin a few).
 constexpr int kSpinsPerClockRead = 64;
@@ -35,10 +37,12 @@ struct LaunchThreads::Worker {
   std::thread thread;
 };
 
-LaunchThreads::LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor)
+LaunchThreads::LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor,
+                             Clock::duration takeBackAfter)
     : count_(count < 1 ? 1 : count),
       enter_(std::move(enter)),
       hotFor_(hotFor),
+      takeBackAfter_(takeBackAfter),
       lastRun_(Clock::now()),
       posted_(static_cast<std::size_t>(count_), 0),
       errors_(static_cast<std::size_t>(count_)) {
@@ -86,12 +90,15 @@ void LaunchThreads::serve(Worker& worker) {
     const int state = worker.state.load(std::memory_order_acquire);
     if (state == kStopping) return;
     if (state == kPosted) {
-      try {
-        worker.call(worker.context, worker.index, false);
-      } catch (...) {
-        worker.error = std::current_exception();
-      }
-      worker.state.store(kAwake, std::memory_order_release);
+      int expected = kPosted;
+      if (worker.state.compare_exchange_strong(expected, kRunning, std::memory_order_acq_rel)) {
+        try {
+          worker.call(worker.context, worker.index, false);
+        } catch (...) {
+          worker.error = std::current_exception();
+        }
+        worker.state.store(kAwake, std::memory_order_release);
+      }  // else the caller took it back
       sleepAt = Clock::now() + hotFor_;
       spins = 0;
       continue;
@@ -163,9 +170,35 @@ void LaunchThreads::runErased(void* context, Call call) {
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     if (!posted_[i + 1]) continue;
     Worker& worker = *workers_[i];
-    while (worker.state.load(std::memory_order_acquire) == kPosted) cpuRelax();
-    errors_[i + 1] = worker.error;
+    const Clock::time_point waitFrom = Clock::now();
+    bool takenBack = false;
+    for (int spins = 1;; ++spins) {
+      const int state = worker.state.load(std::memory_order_acquire);
+      if (state != kPosted && state != kRunning) break;
+      if (state == kPosted && spins % kSpinsPerClockRead == 0 && Clock::now() - waitFrom > takeBackAfter_) {
+        int expected = kPosted;
+        if (worker.state.compare_exchange_strong(expected, kAwake, std::memory_order_acq_rel)) {
+          takenBack = true;
+          break;
+        }
+      }
+      cpuRelax();
+    }
+    const Clock::duration waited = Clock::now() - waitFrom;
+    stats_.longestWait = std::max(stats_.longestWait, waited);
+    if (takenBack) {
+      ++stats_.takenBack;
+      try {
+        call(context, static_cast<int>(i) + 1, true);
+      } catch (...) {
+        errors_[i + 1] = std::current_exception();
+      }
+    } else {
+      ++stats_.handedOver;
+      errors_[i + 1] = worker.error;
+    }
   }
+  ++stats_.sets;
   if (anyHere && start - lastRun_ < hotFor_) wakeParked();
   lastRun_ = start;
   for (std::exception_ptr& error : errors_) {

@@ -7,11 +7,12 @@
 // proceed side by side; handing the work over and hearing back cost 0.25-0.46 us).
 //
 // Thread i (1 <= i < count) serves index i; the caller serves index 0 itself. A thread that has just worked
-// stays awake, spinning, for `hotFor`, and takes the next set's job at once; past that it parks on a
-// condition variable, and its jobs run on the caller's thread instead (never slower than without threads,
-// as waking it would cost the caller a system call and the thread tens of microseconds). A set that comes
-// within `hotFor` of the previous one wakes the parked threads after its jobs, so a run of calls moves onto
-// the threads from its second set while calls spaced further apart never wake them.
+// stays awake, spinning, for `hotFor`, and takes the next set's job at once (a job it has not taken within
+// 20 us, as when the operating system has descheduled it, the caller takes back and runs itself); past that it parks on
+// a condition variable, and its jobs run on the caller's thread instead (never slower than without threads, as waking
+// it would cost the caller a system call and the thread tens of microseconds). A set that comes within `hotFor` of the
+// previous one wakes the parked threads after its jobs, so a run of calls moves onto the threads from its second set
+// while calls spaced further apart never wake them.
 //
 // Not copyable or movable; run() is for one caller at a time (the communicator calls it under its lock).
 #pragma once
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -31,18 +33,33 @@ namespace peerlink::coll {
 class LaunchThreads {
  public:
   using Clock = std::chrono::steady_clock;
+  /// An awake thread takes a posted job within a microsecond; one the operating system has descheduled may
+  /// not for a whole time slice (milliseconds), which a set would otherwise wait out.
+  static constexpr std::chrono::microseconds kTakeBackAfter{20};
 
   /// Starts count - 1 threads, awake; thread i calls enter(i) once before its first job (e.g. making its
   /// GPU current). A thread whose enter() throws never takes a job: its index runs on the caller's thread.
-  LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor);
+  /// A job its thread has not taken within `takeBackAfter` the caller takes back.
+  LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor,
+                Clock::duration takeBackAfter = kTakeBackAfter);
   ~LaunchThreads();
   LaunchThreads(const LaunchThreads&) = delete;
   LaunchThreads& operator=(const LaunchThreads&) = delete;
 
   int count() const { return count_; }
 
-  /// Calls job(index, here) once for every index in [0, count): index 0, and any index whose thread is not
-  /// awake, on this thread (here = true); the others on their threads at the same time (here = false).
+  /// What run() has done so far, for the COLL log.
+  struct Stats {
+    std::uint64_t sets = 0;         ///< run() calls
+    std::uint64_t handedOver = 0;   ///< jobs a thread ran
+    std::uint64_t takenBack = 0;    ///< jobs posted to a thread that had not taken them within 20 us
+    Clock::duration longestWait{};  ///< the longest the caller waited for a posted job
+  };
+  const Stats& stats() const { return stats_; }
+
+  /// Calls job(index, here) once for every index in [0, count): index 0, any index whose thread is not
+  /// awake, and any whose thread did not take its job within takeBackAfter, on this thread (here = true); the others
+  /// on their threads at the same time (here = false).
   /// Returns once every call has returned; then rethrows the exception of the lowest index that threw.
   template <typename Job>
   void run(Job&& job) {
@@ -62,12 +79,14 @@ class LaunchThreads {
   int count_ = 0;
   std::function<void(int)> enter_;
   Clock::duration hotFor_;
+  Clock::duration takeBackAfter_;
   Clock::time_point lastRun_;
   std::mutex mutex_;  // guards parking and waking (the workers' states change under it to and from kParked)
   std::condition_variable wake_;
   std::vector<std::unique_ptr<Worker>> workers_;  // index i - 1 serves index i
   std::vector<char> posted_;                      // run()'s, per index: handed to its thread
   std::vector<std::exception_ptr> errors_;        // run()'s, per index
+  Stats stats_;
 };
 
 }  // namespace peerlink::coll

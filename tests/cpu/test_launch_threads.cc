@@ -44,7 +44,7 @@ TEST(LaunchThreads, AwakeThreadsRunTheirIndexOnceEachTheCallerIndexZero) {
         const std::lock_guard<std::mutex> lock(mutex);
         entered[index] = std::this_thread::get_id();
       },
-      std::chrono::hours(1));
+      std::chrono::hours(1), std::chrono::hours(1));
   for (int run = 0; run < 50; ++run) {
     RunRecord record;
     threads.run([&](int index, bool here) { record.note(index, here); });
@@ -87,7 +87,7 @@ TEST(LaunchThreads, ParkedThreadsJobsRunOnTheCaller) {
 }
 
 TEST(LaunchThreads, SetsInQuickSuccessionWakeParkedThreads) {
-  LaunchThreads threads(3, nullptr, 200ms);
+  LaunchThreads threads(3, nullptr, 200ms, std::chrono::hours(1));
   // Past the window: asleep. The first run after it does every job here and wakes no one (a lone call).
   std::this_thread::sleep_for(400ms);
   RunRecord lone;
@@ -160,7 +160,7 @@ TEST(LaunchThreads, AThreadWhoseEnterFailedHandsItsJobsToTheCaller) {
       [](int index) {
         if (index == 2) throw std::runtime_error("no GPU for index 2");
       },
-      std::chrono::hours(1));
+      std::chrono::hours(1), std::chrono::hours(1));
   // Thread 2 may not have run enter() yet when the first job comes: that job then fails with enter()'s
   // error; once it has, index 2 runs on the caller.
   bool sawHere = false;
@@ -177,6 +177,37 @@ TEST(LaunchThreads, AThreadWhoseEnterFailedHandsItsJobsToTheCaller) {
     EXPECT_FALSE(record.here[1]);
   }
   EXPECT_TRUE(sawHere);
+}
+
+TEST(LaunchThreads, AJobItsThreadDoesNotTakeIsTakenBack) {
+  // Thread 2 is awake (it takes jobs) but busy in enter() for 300 ms, as a descheduled thread would be: the
+  // caller takes its job back after 50 ms (the communicator's 20 us would make the later hand-over depend on
+  // this machine's load) and runs it itself instead of waiting.
+  LaunchThreads threads(
+      3,
+      [](int index) {
+        if (index == 2) std::this_thread::sleep_for(300ms);
+      },
+      std::chrono::hours(1), 50ms);
+  const auto start = std::chrono::steady_clock::now();
+  RunRecord record;
+  threads.run([&](int index, bool here) { record.note(index, here); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 250ms);
+  EXPECT_EQ(record.calls[2], 1);
+  EXPECT_TRUE(record.here[2]);
+  EXPECT_EQ(record.thread[2], std::this_thread::get_id());
+  EXPECT_EQ(threads.stats().takenBack, 1u);
+  EXPECT_EQ(threads.stats().sets, 1u);
+  // Once it has entered, it takes its jobs again.
+  std::this_thread::sleep_for(400ms);
+  bool handedOver = false;
+  for (int run = 0; run < 200 && !handedOver; ++run) {
+    RunRecord later;
+    threads.run([&](int index, bool here) { later.note(index, here); });
+    handedOver = !later.here[2];
+  }
+  EXPECT_TRUE(handedOver);
+  EXPECT_GE(threads.stats().handedOver, 2u);  // thread 1's first, thread 2's last at least
 }
 
 TEST(LaunchThreads, OneIndexHasNoThreads) {
