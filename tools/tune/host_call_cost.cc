@@ -3,15 +3,19 @@
 // and whole eager Communicator::allReduce calls of 8 bytes, on one GPU and on every GPU, so the eager path's
 // time can be split between peerlink's checks, its launch and the driver; then launches of a kept one-node
 // graph on every GPU, by one thread in turn and by one thread per GPU at once, to say whether the driver lets
-// launches to different GPUs proceed side by side. Usage: peerlink_host_cost [calls]
+// launches to different GPUs proceed side by side; with `nccl`, the eager calls again while NCCL's
+// communicators on every GPU are alive (loaded at run time as `peerlink coll` loads it), to say what they
+// cost peerlink's calls in one process. Usage: peerlink_host_cost [calls] [nccl]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
 
+#include "coll/nccl_library.hpp"
 #include "core/cuda_check.hpp"
 #include "kernels/copy_kernels.cuh"
 #include "peerlink/communicator.hpp"
@@ -136,7 +140,41 @@ void rawLaunches(int calls, const std::vector<DeviceBuffer>& buffers, const std:
   for (cudaGraphExec_t exec : execs) PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
 }
 
-void run(int calls) {
+// NCCL's communicators on every GPU, each having run a few all-reduces (so its proxy threads are up), alive
+// while `measure` runs.
+void withNcclAlive(std::vector<DeviceBuffer>& buffers, const std::vector<Stream>& streams,
+                   const std::function<void()>& measure) {
+  const coll::NcclLibrary nccl = coll::loadNcclLibrary(
+      std::getenv("PEERLINK_NCCL_LIBRARY") != nullptr ? std::getenv("PEERLINK_NCCL_LIBRARY") : "");
+  if (!nccl.loaded) {
+    std::printf("  NCCL not loaded: %s\n", nccl.reason.c_str());
+    return;
+  }
+  std::printf("  %s\n", coll::ensureNvlsDisabled().c_str());
+  const int gpus = static_cast<int>(buffers.size());
+  std::vector<coll::ncclComm_t> comms(static_cast<std::size_t>(gpus), nullptr);
+  std::vector<int> devices;
+  for (int d = 0; d < gpus; ++d) devices.push_back(d);
+  if (nccl.api.commInitAll(comms.data(), gpus, devices.data()) != 0) {
+    std::printf("  ncclCommInitAll failed\n");
+    return;
+  }
+  for (int k = 0; k < 10; ++k) {
+    nccl.api.groupStart();
+    for (int d = 0; d < gpus; ++d) {
+      void* data = buffers[static_cast<std::size_t>(d)].data();
+      nccl.api.allReduce(data, data, 2, coll::ncclDataTypeOf(DataType::F32), 0, comms[static_cast<std::size_t>(d)],
+                         streams[static_cast<std::size_t>(d)].get());
+    }
+    nccl.api.groupEnd();
+  }
+  for (const Stream& s : streams) PEERLINK_CUDA_CHECK(cudaStreamSynchronize(s.get()));
+  std::printf("  NCCL %s: %d communicators alive\n", coll::ncclVersionString(nccl.versionCode).c_str(), gpus);
+  measure();
+  for (coll::ncclComm_t comm : comms) nccl.api.commDestroy(comm);
+}
+
+void run(int calls, bool nccl) {
   int gpus = 0;
   PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&gpus));
   DeviceGuard guard(0);
@@ -194,6 +232,15 @@ void run(int calls) {
                   calls, [&] { everyRank(false); }, syncAll) /
                   gpus);
   rawLaunches(calls, buffers, streams, syncAll);
+  if (nccl) {
+    withNcclAlive(buffers, streams, [&] {
+      std::printf("  allReduce, %d GPUs, 8 B, out of place, per rank, NCCL alive  %8.0f\n", gpus,
+                  nsPerCall(
+                      calls, [&] { everyRank(false); }, syncAll) /
+                      gpus);
+      rawLaunches(calls, buffers, streams, syncAll);
+    });
+  }
 }
 
 }  // namespace
@@ -201,8 +248,9 @@ void run(int calls) {
 
 int main(int argc, char** argv) {
   const int calls = argc > 1 ? std::atoi(argv[1]) : 20000;
+  const bool nccl = argc > 2 && std::strcmp(argv[2], "nccl") == 0;
   try {
-    peerlink::run(calls > 0 ? calls : 20000);
+    peerlink::run(calls > 0 ? calls : 20000, nccl);
   } catch (const peerlink::Error& error) {
     std::fprintf(stderr, "peerlink_host_cost: %s\n", error.what());
     return 1;
