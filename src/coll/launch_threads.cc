@@ -10,8 +10,10 @@ namespace {
 // A worker's states. Awake: spinning, takes a job by the caller's compare-and-swap to Posted. Posted: a job
 // waits; the worker takes it by a compare-and-swap to Running, or the caller takes it back to Awake and runs
 // it itself. Running: the worker stores Awake (release) when the job has returned. Parked: asleep on the
-// condition variable, takes no job. Stopping: the destructor's. Broken: its enter() threw.
-enum WorkerState : int { kAwake, kPosted, kRunning, kParked, kStopping, kBroken };
+// condition variable, takes no job. Waking: notified, not yet running again (the operating system takes tens
+// of microseconds to wake a thread); it takes no job until it has made itself Awake, so no set waits for a
+// thread still in the kernel. Stopping: the destructor's. Broken: its enter() threw.
+enum WorkerState : int { kAwake, kPosted, kRunning, kParked, kWaking, kStopping, kBroken };
 
 // How many spins between clock reads while awake (a read costs ~20 ns; a spin a few).
 constexpr int kSpinsPerClockRead = 64;
@@ -108,6 +110,9 @@ void LaunchThreads::serve(Worker& worker) {
       if (worker.state.compare_exchange_strong(expected, kParked, std::memory_order_acq_rel)) {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return worker.state.load(std::memory_order_acquire) != kParked; });
+        lock.unlock();
+        int waking = kWaking;
+        worker.state.compare_exchange_strong(waking, kAwake, std::memory_order_acq_rel);  // else Stopping
         sleepAt = Clock::now() + hotFor_;
       }
       continue;
@@ -137,7 +142,7 @@ void LaunchThreads::wakeParked() {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (auto& worker : workers_) {
       int expected = kParked;
-      woke = worker->state.compare_exchange_strong(expected, kAwake, std::memory_order_acq_rel) || woke;
+      woke = worker->state.compare_exchange_strong(expected, kWaking, std::memory_order_acq_rel) || woke;
     }
   }
   if (woke) wake_.notify_all();
@@ -167,10 +172,11 @@ void LaunchThreads::runErased(void* context, Call call) {
       error = std::current_exception();
     }
   }
+  // One deadline for every posted job: each thread has had the caller's own jobs' time already.
+  const Clock::time_point waitFrom = Clock::now();
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     if (!posted_[i + 1]) continue;
     Worker& worker = *workers_[i];
-    const Clock::time_point waitFrom = Clock::now();
     bool takenBack = false;
     for (int spins = 1;; ++spins) {
       const int state = worker.state.load(std::memory_order_acquire);

@@ -7,12 +7,13 @@
 // proceed side by side; handing the work over and hearing back cost 0.25-0.46 us).
 //
 // Thread i (1 <= i < count) serves index i; the caller serves index 0 itself. A thread that has just worked
-// stays awake, spinning, for `hotFor`, and takes the next set's job at once (a job it has not taken within
-// 20 us, as when the operating system has descheduled it, the caller takes back and runs itself); past that it parks on
-// a condition variable, and its jobs run on the caller's thread instead (never slower than without threads, as waking
-// it would cost the caller a system call and the thread tens of microseconds). A set that comes within `hotFor` of the
-// previous one wakes the parked threads after its jobs, so a run of calls moves onto the threads from its second set
-// while calls spaced further apart never wake them.
+// stays awake, spinning, for `hotFor`, and takes the next set's job at once (a job it has not started within
+// `takeBackAfter` of the caller's own jobs, as when the operating system has descheduled it, the caller
+// takes back and runs itself). Past `hotFor` it parks on a condition variable, and its jobs run on the
+// caller's thread instead (never slower than without threads, as waking it would cost the caller a system
+// call and the thread tens of microseconds). A set that comes within `hotFor` of the previous one wakes the
+// parked threads after its jobs; a woken thread takes jobs once it runs again, so a run of calls moves onto
+// the threads after its first sets, while calls spaced further apart never wake them.
 //
 // Not copyable or movable; run() is for one caller at a time (the communicator calls it under its lock).
 #pragma once
