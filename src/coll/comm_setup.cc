@@ -187,9 +187,8 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   const bool gpusShared = std::set<int>(devices.begin(), devices.end()).size() != devices.size();
   state.overlapLaunches = launchesMayOverlap(params.getBool("PEERLINK_COLL_PDL"), computeMajors, gpusShared);
   // Eager launches side by side (launch_threads.hpp), only with a core for every rank's thread besides the
-  // caller's: the threads spin while awake.
-  // How long a thread stays awake is the CPU a run of calls costs against the calls it speeds up: calls in a
-  // loop come microseconds apart, a training step's collectives milliseconds apart.
+  // caller's, as the threads spin while awake. How long they stay awake is the CPU a run of calls costs
+  // against the calls it speeds up: calls in a loop come microseconds apart, a training step's milliseconds.
   const std::chrono::microseconds awake{params.getInt("PEERLINK_COLL_LAUNCH_THREADS")};
   if (awake.count() > 0 && state.nranks > 1 &&
       std::thread::hardware_concurrency() > static_cast<unsigned int>(state.nranks)) {
@@ -213,11 +212,14 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
 void releaseCommunicator(CommState& state) noexcept {
   if (state.launchThreads != nullptr) {
     const LaunchThreads::Stats& stats = state.launchThreads->stats();
-    logInfo(LogSubsys::Coll,
-            "launch threads: {} eager sets, {} launches by the threads, {} taken back from a thread that had not "
-            "started them in 20 us, longest wait for a thread {:.1f} us",
-            stats.sets, stats.handedOver, stats.takenBack,
-            std::chrono::duration<double, std::micro>(stats.longestWait).count());
+    try {
+      logInfo(LogSubsys::Coll,
+              "launch threads: {} eager sets, {} launches by the threads, {} taken back from a thread that had "
+              "not started them in {} us, longest wait for a thread {:.1f} us",
+              stats.sets, stats.handedOver, stats.takenBack, LaunchThreads::kTakeBackAfter.count(),
+              std::chrono::duration<double, std::micro>(stats.longestWait).count());
+    } catch (...) {  // out of memory for the line: nothing to report it to
+    }
   }
   // A kernel of one rank may still store into another rank's flags or scratch (a late peer finishing
   // after a timeout): every GPU drains before any buffer is freed. Every wait is bounded by the deadline.

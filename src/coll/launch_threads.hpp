@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace peerlink::coll {
@@ -53,18 +54,20 @@ class LaunchThreads {
   struct Stats {
     std::uint64_t sets = 0;         ///< run() calls
     std::uint64_t handedOver = 0;   ///< jobs a thread ran
-    std::uint64_t takenBack = 0;    ///< jobs posted to a thread that had not taken them within 20 us
+    std::uint64_t takenBack = 0;    ///< jobs posted to a thread that had not taken them within takeBackAfter
     Clock::duration longestWait{};  ///< the longest the caller waited for a posted job
   };
   const Stats& stats() const { return stats_; }
 
   /// Calls job(index, here) once for every index in [0, count): index 0, any index whose thread is not
-  /// awake, and any whose thread did not take its job within takeBackAfter, on this thread (here = true); the others
-  /// on their threads at the same time (here = false).
-  /// Returns once every call has returned; then rethrows the exception of the lowest index that threw.
+  /// awake, and any whose thread did not take its job within takeBackAfter, on this thread (here = true);
+  /// the others on their threads at the same time (here = false). Returns once every call has returned;
+  /// then rethrows the exception of the lowest index that threw.
   template <typename Job>
   void run(Job&& job) {
-    runErased(&job, [](void* context, int index, bool here) { (*static_cast<Job*>(context))(index, here); });
+    using Callable = std::remove_reference_t<Job>;
+    runErased(const_cast<void*>(static_cast<const void*>(&job)),
+              [](void* context, int index, bool here) { (*static_cast<Callable*>(context))(index, here); });
   }
 
  private:

@@ -210,6 +210,14 @@ TEST(LaunchThreads, AJobItsThreadDoesNotTakeIsTakenBack) {
   EXPECT_GE(threads.stats().handedOver, 2u);  // thread 1's first, thread 2's last at least
 }
 
+TEST(LaunchThreads, RunTakesANamedJobToo) {
+  LaunchThreads threads(3, nullptr, std::chrono::hours(1));
+  RunRecord record;
+  const auto job = [&](int index, bool here) { record.note(index, here); };  // an lvalue, const
+  threads.run(job);
+  EXPECT_EQ(record.calls.size(), 3u);
+}
+
 TEST(LaunchThreads, OneIndexHasNoThreads) {
   LaunchThreads threads(
       1, [](int) { FAIL() << "no thread should enter"; }, std::chrono::hours(1));
