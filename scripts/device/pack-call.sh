@@ -10,9 +10,9 @@ shift
 ./scripts/make-dist.sh >/dev/null
 rm -f dist/tests/cpu_test_*
 if [ "${PACK_TOOLS:-0}" = 1 ]; then
-  strip dist/peerlink_tune dist/peerlink_relay_timeline dist/peerlink_host_cost
+  strip dist/peerlink_tune dist/peerlink_relay_timeline dist/peerlink_host_cost dist/peerlink_ce_batch
 else
-  rm -f dist/peerlink_tune dist/peerlink_relay_timeline dist/peerlink_host_cost
+  rm -f dist/peerlink_tune dist/peerlink_relay_timeline dist/peerlink_host_cost dist/peerlink_ce_batch
 fi
 mkdir -p dist/xz
 for name in "$@"; do
