@@ -71,7 +71,7 @@ std::size_t ringChunkBytesFrom(const Params& params) {
 
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
-void setupRank(RankResources& rank, int device, int nranks, bool push) {
+void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -86,7 +86,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push) {
   if (push) rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
   if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
-  rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
+  if (eagerGraph) rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   rank.copyStream = Stream(device);
   rank.forkEvent = Event(device, cudaEventDisableTiming);
   rank.joinEvent = Event(device, cudaEventDisableTiming);
@@ -144,10 +144,11 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.ranks.resize(devices.size());
   std::vector<std::exception_ptr> errors(devices.size());
   std::vector<std::thread> threads;
+  const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push);
+        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs);
       } catch (...) {
         errors[r] = std::current_exception();
       }

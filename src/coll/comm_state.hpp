@@ -50,7 +50,8 @@ struct RankResources {
   DeviceBuffer stage;         ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
   DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
   DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
-  std::unique_ptr<kernels::KernelGraph> eagerGraph;  ///< eager launches on this GPU (kernel_graph.hpp)
+  /// Eager launches on this GPU (kernel_graph.hpp); null with PEERLINK_COLL_EAGER_GRAPH=0 (direct launches).
+  std::unique_ptr<kernels::KernelGraph> eagerGraph;
   /// The copy-engine collectives' second stream and its fork and join events (comm_launch_copy_engine.cc):
   /// the pushes to the peers run there while the caller's stream makes the local copy.
   Stream copyStream;

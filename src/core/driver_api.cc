@@ -47,6 +47,7 @@ DriverApi load() {
   resolve("cuMemUnmap", api.memUnmap);
   resolve("cuMemSetAccess", api.memSetAccess);
   resolve("cuMemGetAllocationGranularity", api.memGetAllocationGranularity);
+  resolve("cuPointerGetAttributes", api.pointerGetAttributes);
   return api;
 }
 

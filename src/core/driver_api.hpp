@@ -21,6 +21,7 @@ struct DriverApi {
   decltype(&::cuMemUnmap) memUnmap = nullptr;
   decltype(&::cuMemSetAccess) memSetAccess = nullptr;
   decltype(&::cuMemGetAllocationGranularity) memGetAllocationGranularity = nullptr;
+  decltype(&::cuPointerGetAttributes) pointerGetAttributes = nullptr;
 };
 
 /// The driver functions, resolved once. Throws Error(NoDevice) when there is no driver, and

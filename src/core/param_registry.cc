@@ -226,6 +226,15 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Let a collective kernel start while the previous kernel in its stream finishes (programmatic dependent "
        "launch; compute capability 9.0+, not with PEERLINK_COLL_SHARE_GPUS): saves launch latency between "
        "collectives in a stream or CUDA graph. Eager calls through peerlink's launch graphs are not affected."},
+      {"PEERLINK_COLL_EAGER_GRAPH",
+       ParamType::Bool,
+       "1",
+       {},
+       0,
+       0,
+       "Eager calls launch each kernel through a kept one-node CUDA graph per GPU, re-aimed at the call (cheaper on "
+       "the host than a direct launch); 0: direct launches, which may overlap the previous kernel as "
+       "PEERLINK_COLL_PDL allows. For measuring the two against each other."},
       {"PEERLINK_COLL_LAUNCH_THREADS",
        ParamType::Int,
        "1000",

@@ -1,7 +1,8 @@
 // Development tool, not a test: what an eager collective costs the host. Times, on this machine's host,
 // the CUDA runtime queries a call's validation makes (pointer attributes, capture status, a stream's device)
-// and whole eager Communicator::allReduce calls of 8 bytes, on one GPU and on every GPU, so the eager path's
-// time can be split between peerlink's checks, its launch and the driver; then launches of a kept one-node
+// and whole eager Communicator::allReduce calls of 8 bytes, on one GPU and on every GPU (the last rank's call,
+// which launches the set, timed apart from the others'), so the eager path's time can be split between
+// peerlink's checks, its launch and the driver; then launches of a kept one-node
 // graph on every GPU, by one thread in turn and by one thread per GPU at once, to say whether the driver lets
 // launches to different GPUs proceed side by side; with `nccl`, the eager calls again while NCCL's
 // communicators on every GPU are alive (loaded at run time as `peerlink coll` loads it), to say what they
@@ -17,6 +18,7 @@
 
 #include "coll/nccl_library.hpp"
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "kernels/copy_kernels.cuh"
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
@@ -40,6 +42,33 @@ double nsPerCall(int calls, const std::function<void()>& call, const std::functi
   }
   const int timed = (calls + kSyncEvery - 1) / kSyncEvery * kSyncEvery;
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()) / timed;
+}
+
+// A set's calls timed one by one: the ranks' calls before the last (each checks its call and queues it) apart
+// from the last one's (which also matches the set and launches every rank's kernel).
+void splitCalls(int calls, int ranks, const std::function<void(int)>& call, const std::function<void()>& sync) {
+  using Clock = std::chrono::steady_clock;
+  Clock::duration queued{};
+  Clock::duration last{};
+  int sets = 0;
+  for (int done = 0; done < calls + kSyncEvery; done += kSyncEvery) {  // the first batch warms up
+    for (int i = 0; i < kSyncEvery; ++i) {
+      for (int r = 0; r < ranks; ++r) {
+        const auto start = Clock::now();
+        call(r);
+        (r + 1 < ranks ? queued : last) += done < kSyncEvery ? Clock::duration{} : Clock::now() - start;
+      }
+      if (done >= kSyncEvery) ++sets;
+    }
+    sync();
+  }
+  const auto ns = [](Clock::duration d) {
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  };
+  std::printf("  allReduce, %d GPUs, 8 B, out of place: ranks 0..%d's calls, each   %8.0f\n", ranks, ranks - 2,
+              ranks > 1 ? ns(queued) / (static_cast<double>(sets) * (ranks - 1)) : 0.0);
+  std::printf("  allReduce, %d GPUs, 8 B, out of place: rank %d's call (launches the set)  %8.0f\n", ranks,
+              ranks - 1, ns(last) / sets);
 }
 
 // A one-node graph on `device` (an SM copy of 16 bytes within `buffer`), instantiated.
@@ -186,6 +215,20 @@ void run(int calls, bool nccl) {
   std::printf("  cudaPointerGetAttributes       %8.0f\n",
               nsPerCall(
                   calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer.data()); }, none));
+  {
+    CUmemorytype memoryType{};
+    int ordinal = -1;
+    CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* answers[] = {&memoryType, &ordinal};
+    const auto getAttributes = driverApi().pointerGetAttributes;
+    std::printf("  cuPointerGetAttributes (type, ordinal)  %8.0f\n",
+                nsPerCall(
+                    calls,
+                    [&] {
+                      (void)getAttributes(2, asked, answers, reinterpret_cast<CUdeviceptr>(buffer.data()));
+                    },
+                    none));
+  }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   std::printf("  cudaStreamIsCapturing          %8.0f\n",
               nsPerCall(
@@ -216,12 +259,13 @@ void run(int calls, bool nccl) {
   const auto syncAll = [&] {
     for (Stream& s : streams) PEERLINK_CUDA_CHECK(cudaStreamSynchronize(s.get()));
   };
+  const auto everyRankCall = [&](int r, bool inPlace) {
+    void* recv = buffers[static_cast<std::size_t>(r)].data();
+    const void* send = inPlace ? recv : static_cast<const char*>(recv) + 2048;
+    all.allReduce(r, send, recv, 2, DataType::F32, ReduceOp::Sum, streams[static_cast<std::size_t>(r)].get());
+  };
   const auto everyRank = [&](bool inPlace) {
-    for (int r = 0; r < gpus; ++r) {
-      void* recv = buffers[static_cast<std::size_t>(r)].data();
-      const void* send = inPlace ? recv : static_cast<const char*>(recv) + 2048;
-      all.allReduce(r, send, recv, 2, DataType::F32, ReduceOp::Sum, streams[static_cast<std::size_t>(r)].get());
-    }
+    for (int r = 0; r < gpus; ++r) everyRankCall(r, inPlace);
   };
   std::printf("  allReduce, %d GPUs, 8 B, in place, per rank      %8.0f\n", gpus,
               nsPerCall(
@@ -231,6 +275,7 @@ void run(int calls, bool nccl) {
               nsPerCall(
                   calls, [&] { everyRank(false); }, syncAll) /
                   gpus);
+  splitCalls(calls, gpus, [&](int r) { everyRankCall(r, false); }, syncAll);
   rawLaunches(calls, buffers, streams, syncAll);
   if (nccl) {
     withNcclAlive(buffers, streams, [&] {
