@@ -222,6 +222,18 @@ void releaseCommunicator(CommState& state) noexcept {
     } catch (...) {  // out of memory for the line: nothing to report it to
     }
   }
+  std::uint64_t graphLaunches = 0;
+  std::uint64_t graphUpdates = 0;
+  for (const RankResources& rank : state.ranks) {
+    if (rank.eagerGraph == nullptr) continue;
+    graphLaunches += rank.eagerGraph->launches();
+    graphUpdates += rank.eagerGraph->updates();
+  }
+  try {
+    logInfo(LogSubsys::Coll, "eager launches through the kept graphs: {}, {} of them re-aimed at new arguments",
+            graphLaunches, graphUpdates);
+  } catch (...) {  // out of memory for the line: nothing to report it to
+  }
   // A kernel of one rank may still store into another rank's flags or scratch (a late peer finishing
   // after a timeout): every GPU drains before any buffer is freed. Every wait is bounded by the deadline.
   int current = -1;

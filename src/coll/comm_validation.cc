@@ -10,6 +10,7 @@
 
 #include "coll/collective_counts.hpp"
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "peerlink/error.hpp"
 #include "transport/copy_validation.hpp"
 
@@ -20,7 +21,44 @@ namespace {
   throw Error(ErrorCode::InvalidUsage, callLabel(state, call) + ": " + problem);
 }
 
-// A buffer of `bytes` the call uses: non-null, element-aligned, memory of the rank's GPU.
+// What memory a pointer is: the runtime's memory type (Unregistered: not CUDA memory) and, for device
+// memory, its GPU.
+struct BufferKind {
+  cudaMemoryType type = cudaMemoryTypeUnregistered;
+  int device = -1;
+};
+
+// The runtime's cudaPointerGetAttributes, which fills every attribute: the slow path.
+BufferKind runtimeBufferKind(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+  cudaGetLastError();
+  if (status != cudaSuccess) return {};
+  return {attributes.type, attributes.device};
+}
+
+// The driver asked for the three attributes the checks read: half the runtime query's host time (38-77 ns
+// against 78-125 on the 4x H100 machine, round 48 call A), paid for both buffers of every call. Where the
+// driver says no (no context current on this thread, say) or finds no CUDA memory, the runtime answers.
+BufferKind bufferKind(const void* pointer) {
+  CUmemorytype memoryType{};
+  int ordinal = -1;
+  unsigned int managed = 0;
+  CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void* answers[] = {&memoryType, &ordinal, &managed};
+  if (driverApi().pointerGetAttributes(3, asked, answers, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
+    return runtimeBufferKind(pointer);
+  }
+  if (managed != 0) return {cudaMemoryTypeManaged, ordinal};
+  switch (memoryType) {
+    case CU_MEMORYTYPE_DEVICE: return {cudaMemoryTypeDevice, ordinal};
+    case CU_MEMORYTYPE_HOST: return {cudaMemoryTypeHost, ordinal};
+    default: return runtimeBufferKind(pointer);
+  }
+}
+
+// A buffer of `bytes` the call uses: non-null, element-aligned, memory of the rank's GPU (or managed).
 void checkBuffer(const CommState& state, const CallArgs& call, const void* pointer, std::size_t bytes,
                  const char* what) {
   if (bytes == 0) return;
@@ -31,20 +69,17 @@ void checkBuffer(const CommState& state, const CallArgs& call, const void* point
          fmt::format("{} buffer {} is not aligned to its {}-byte {} elements", what, pointer, dataTypeSize(call.type),
                      dataTypeName(call.type)));
   }
-  cudaPointerAttributes attributes{};
-  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
-  cudaGetLastError();
-  if (status != cudaSuccess || attributes.type == cudaMemoryTypeUnregistered) {
+  const BufferKind kind = bufferKind(pointer);
+  if (kind.type == cudaMemoryTypeUnregistered) {
     fail(state, call,
          fmt::format("{} buffer {} is not CUDA memory (plain host memory or a stale pointer)", what, pointer));
   }
-  if (attributes.type == cudaMemoryTypeHost) {
+  if (kind.type == cudaMemoryTypeHost) {
     fail(state, call, fmt::format("{} buffer {} is pinned host memory, not memory of GPU {}", what, pointer, device));
   }
-  if (attributes.type == cudaMemoryTypeDevice && attributes.device != device) {
+  if (kind.type == cudaMemoryTypeDevice && kind.device != device) {
     fail(state, call,
-         fmt::format("{} buffer {} belongs to GPU {}, not to the rank's GPU {}", what, pointer, attributes.device,
-                     device));
+         fmt::format("{} buffer {} belongs to GPU {}, not to the rank's GPU {}", what, pointer, kind.device, device));
   }
 }
 

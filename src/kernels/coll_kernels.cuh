@@ -183,6 +183,7 @@ struct CollSyncArgs {
   /// a load, the end barrier only says "done reading" and is relaxed (the stores are local, and the kernel
   /// boundary orders them for the next kernel).
   bool peersStore = true;
+  unsigned char unused[6] = {};  // the argument structs have no padding (launch_kernel.cuh says why)
 };
 
 /// LL one-shot (every collective's small messages): each rank stores its message for rank p, packed with
@@ -205,6 +206,7 @@ struct CollLlArgs {
   std::size_t bytes = 0;                   ///< every message's size, 1..kCollLlMaxBytes
   unsigned int tokenMask = 0;              ///< peers that send this rank a token, not a message
   bool reduce = false;
+  unsigned char unused[3] = {};
 };
 
 /// Direct-read reduction: dst[k][i] = op over ranks j (in rank order) of src[j][i], for i in [begin, end),
@@ -217,6 +219,7 @@ struct CollReduceArgs {
   const void* src[kCollMaxRanks] = {};
   void* dst[kCollMaxRanks] = {};
   int ndst = 0;
+  int unused = 0;
   std::size_t begin = 0;  ///< elements
   std::size_t end = 0;
 };
@@ -238,8 +241,9 @@ struct CollPushReduceArgs {
   std::size_t shardCount[kCollMaxRanks] = {};  ///< elements of rank p's shard (the same table on every rank)
   void* dst[kCollMaxRanks] = {};               ///< where this rank's reduced shard goes
   int ndst = 0;
+  bool endBarrier = false;  ///< all-reduce: wait until every peer's stores into this rank's output landed
+  unsigned char unused[3] = {};
   std::size_t chunkBytes = 0;  ///< per block, round and shard: a multiple of 16 (collPushChunkBytes)
-  bool endBarrier = false;     ///< all-reduce: wait until every peer's stores into this rank's output landed
 };
 
 /// A copy of `bytes` from `src` to each of `dst[0..ndst)`.
@@ -248,6 +252,7 @@ struct CollCopyJob {
   void* dst[kCollMaxRanks] = {};
   std::size_t bytes = 0;
   int ndst = 0;
+  int unused = 0;
 };
 
 /// Copies between barriers: broadcast, all-gather, all-to-all (every rank), send/recv (sync.p2p: the
@@ -256,6 +261,7 @@ struct CollCopyArgs {
   CollSyncArgs sync;
   CollCopyJob jobs[kCollMaxJobs];
   int njobs = 0;
+  int unused = 0;
   std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collCopyChunkBytes)
 };
 
@@ -282,11 +288,12 @@ struct CollRingArgs {
   void* localDst = nullptr;   ///< the root out of place: its own output; else null
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
-  std::size_t chunkBytes = std::size_t{32}
-                           << 10;  ///< a multiple of 16 (collRingBroadcastChunkBytes, collRingChunkBytes)
   /// Start by meeting the next rank only (colldev::neighborStart; PEERLINK_COLL_RING_NEIGHBOR_START), not
   /// every rank.
   bool neighborStart = true;
+  unsigned char unused[3] = {};
+  std::size_t chunkBytes = std::size_t{32}
+                           << 10;  ///< a multiple of 16 (collRingBroadcastChunkBytes, collRingChunkBytes)
 };
 
 /// Ring reduce (coll_ring_reduce.cu): position i = (rank - root - 1) mod n combines each chunk of the partial
@@ -305,8 +312,9 @@ struct CollRingReduceArgs {
   void* out = nullptr;          ///< this rank's output (written by the chains it ends)
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
+  bool neighborStart = true;  ///< as CollRingArgs's
+  unsigned char unused[3] = {};
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
-  bool neighborStart = true;                       ///< as CollRingArgs's
 };
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).

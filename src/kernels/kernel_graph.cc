@@ -33,6 +33,7 @@ cudaError_t KernelGraph::launch(const void* func, int blocks, int threads, void*
     } else {
       // The update only affects later launches: launches already queued keep their arguments.
       status = cudaGraphExecKernelNodeSetParams(exec_, node_, &node);
+      ++updates_;
     }
     if (status == cudaSuccess) {
       try {
@@ -46,6 +47,7 @@ cudaError_t KernelGraph::launch(const void* func, int blocks, int threads, void*
     }
   }
   if (status == cudaSuccess) status = cudaGraphLaunch(exec_, stream);
+  if (status == cudaSuccess) ++launches_;
   if (status != cudaSuccess) {
     cudaGetLastError();
     off_ = true;

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace peerlink::kernels {
@@ -34,6 +35,11 @@ class KernelGraph {
   cudaError_t launch(const void* func, int blocks, int threads, void** params, const void* args, std::size_t argsBytes,
                      cudaStream_t stream) noexcept;
 
+  /// Launches so far, and how many of them had to re-aim the graph's node (a different kernel, grid or
+  /// arguments from the last launch's), for the COLL log.
+  std::uint64_t launches() const noexcept { return launches_; }
+  std::uint64_t updates() const noexcept { return updates_; }
+
  private:
   /// Whether this launch is the last one again (nothing to update in the instantiated graph).
   bool sameAsLast(const void* func, int blocks, int threads, const void* args, std::size_t argsBytes) const noexcept;
@@ -46,6 +52,8 @@ class KernelGraph {
   int lastBlocks_ = 0;
   int lastThreads_ = 0;
   std::vector<unsigned char> lastArgs_;
+  std::uint64_t launches_ = 0;
+  std::uint64_t updates_ = 0;
 };
 
 }  // namespace peerlink::kernels

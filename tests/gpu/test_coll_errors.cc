@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coll_test_support.hpp"
@@ -68,6 +69,46 @@ TEST_F(CommunicatorErrors, NullHostAndForeignBuffers) {
                 "belongs to GPU");
   expectInvalid([&] { comm_->allReduce(0, buffer(0, 2), buffer(0, 64), 16, DataType::F32, ReduceOp::Sum, stream(0)); },
                 "aligned");
+}
+
+// Pinned host memory and a freed allocation are refused as what they are.
+TEST_F(CommunicatorErrors, PinnedAndFreedBuffers) {
+  PinnedBuffer pinned(kBytes);
+  expectInvalid([&] { comm_->allReduce(0, pinned.data(), buffer(0), 16, DataType::F32, ReduceOp::Sum, stream(0)); },
+                "pinned host memory");
+  void* freed = nullptr;
+  {
+    DeviceBuffer gone(comm_->device(0), kBytes);
+    freed = gone.data();
+  }
+  expectInvalid([&] { comm_->allReduce(0, freed, buffer(0), 16, DataType::F32, ReduceOp::Sum, stream(0)); },
+                "not CUDA memory");
+}
+
+// The buffer checks ask the driver first, which may answer differently on a thread that has never made a
+// GPU current: the same errors from such a thread.
+TEST_F(CommunicatorErrors, BufferChecksFromAFreshThread) {
+  std::vector<float> host(16);
+  std::string foreign;
+  std::string plain;
+  std::thread fresh([&] {
+    const auto message = [](const std::function<void()>& call) -> std::string {
+      try {
+        call();
+      } catch (const Error& error) {
+        return error.what();
+      }
+      return "no error";
+    };
+    foreign = message([&] { comm_->allReduce(0, buffer(1), buffer(0), 16, DataType::F32, ReduceOp::Sum, stream(0)); });
+    plain = message([&] { comm_->allReduce(0, host.data(), buffer(0), 16, DataType::F32, ReduceOp::Sum, stream(0)); });
+  });
+  fresh.join();
+  EXPECT_NE(foreign.find("belongs to GPU"), std::string::npos) << foreign;
+  EXPECT_NE(plain.find("not CUDA memory"), std::string::npos) << plain;
+  CollCase c;
+  c.count = 777;
+  EXPECT_EQ(runCase(*comm_, c), "");
 }
 
 TEST_F(CommunicatorErrors, StreamOfAnotherGpu) {

@@ -67,8 +67,8 @@ void splitCalls(int calls, int ranks, const std::function<void(int)>& call, cons
   };
   std::printf("  allReduce, %d GPUs, 8 B, out of place: ranks 0..%d's calls, each   %8.0f\n", ranks, ranks - 2,
               ranks > 1 ? ns(queued) / (static_cast<double>(sets) * (ranks - 1)) : 0.0);
-  std::printf("  allReduce, %d GPUs, 8 B, out of place: rank %d's call (launches the set)  %8.0f\n", ranks,
-              ranks - 1, ns(last) / sets);
+  std::printf("  allReduce, %d GPUs, 8 B, out of place: rank %d's call (launches the set)  %8.0f\n", ranks, ranks - 1,
+              ns(last) / sets);
 }
 
 // A one-node graph on `device` (an SM copy of 16 bytes within `buffer`), instantiated.
@@ -212,6 +212,14 @@ void run(int calls, bool nccl) {
   const auto none = [] {};
   cudaPointerAttributes attributes{};
   std::printf("host cost per call, ns (%d calls each)\n", calls);
+  std::chrono::steady_clock::time_point now{};
+  std::printf("  std::chrono::steady_clock::now  %8.0f\n",
+              nsPerCall(
+                  calls, [&] { now = std::chrono::steady_clock::now(); }, none));
+  std::atomic<long> atomic{0};
+  std::printf("  an uncontended atomic add       %8.0f\n",
+              nsPerCall(
+                  calls, [&] { atomic.fetch_add(1, std::memory_order_acq_rel); }, none));
   std::printf("  cudaPointerGetAttributes       %8.0f\n",
               nsPerCall(
                   calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer.data()); }, none));
@@ -221,13 +229,11 @@ void run(int calls, bool nccl) {
     CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void* answers[] = {&memoryType, &ordinal};
     const auto getAttributes = driverApi().pointerGetAttributes;
-    std::printf("  cuPointerGetAttributes (type, ordinal)  %8.0f\n",
-                nsPerCall(
-                    calls,
-                    [&] {
-                      (void)getAttributes(2, asked, answers, reinterpret_cast<CUdeviceptr>(buffer.data()));
-                    },
-                    none));
+    std::printf(
+        "  cuPointerGetAttributes (type, ordinal)  %8.0f\n",
+        nsPerCall(
+            calls, [&] { (void)getAttributes(2, asked, answers, reinterpret_cast<CUdeviceptr>(buffer.data())); },
+            none));
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   std::printf("  cudaStreamIsCapturing          %8.0f\n",
@@ -275,7 +281,8 @@ void run(int calls, bool nccl) {
               nsPerCall(
                   calls, [&] { everyRank(false); }, syncAll) /
                   gpus);
-  splitCalls(calls, gpus, [&](int r) { everyRankCall(r, false); }, syncAll);
+  splitCalls(
+      calls, gpus, [&](int r) { everyRankCall(r, false); }, syncAll);
   rawLaunches(calls, buffers, streams, syncAll);
   if (nccl) {
     withNcclAlive(buffers, streams, [&] {
