@@ -3,6 +3,8 @@
 # the build before them (0213ba3, dist/extra/old-*), alternated: peerlink_host_cost, eager all-reduce
 # 8 B - 64 KiB, the other collectives 8 B - 1 MiB; all-reduce against NCCL; then the bad-input tests and
 # the correctness suites of the one-shot, two-shot and ring algorithms.
+# The CLI travels compressed (the carry limit): unpacked before call-lib.sh runs it.
+[ -e dist/peerlink ] || { xz -dc dist/extra/peerlink.xz >dist/peerlink && chmod +x dist/peerlink; }
 source scripts/device/call-lib.sh b
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 for x in peerlink_host_cost old-peerlink_host_cost old-peerlink; do xz -dc dist/extra/$x.xz >dist/$x && chmod +x dist/$x; done
