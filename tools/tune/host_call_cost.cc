@@ -1,9 +1,10 @@
-// Development tool, not a test: what an eager collective costs the host. Times, on this machine's host,
-// the CUDA runtime queries a call's validation makes (pointer attributes, capture status, a stream's device)
-// and whole eager Communicator::allReduce calls of 8 bytes, on one GPU and on every GPU (the last rank's call,
-// which launches the set, timed apart from the others'), so the eager path's time can be split between
-// peerlink's checks, its launch and the driver; then launches of a kept one-node
-// graph on every GPU, by one thread in turn and by one thread per GPU at once, to say whether the driver lets
+// Development tool, not a test: what an eager collective costs the host. Times, on this machine's host:
+// the CUDA queries a call's checks make (pointer attributes, capture status, a stream's device), by the
+// runtime and by the driver, on GPU 0's buffer and stream and on another GPU's with GPU 0 current (as for
+// the calls of ranks other than 0); whole eager Communicator::allReduce calls of 8 bytes on one GPU and on
+// every GPU, the last rank's call (which launches the set) apart from the others', so the eager path's time
+// can be split between peerlink's checks, its launch and the driver; launches of a kept one-node graph on
+// every GPU, by one thread in turn and by one thread per GPU at once, to say whether the driver lets
 // launches to different GPUs proceed side by side; with `nccl`, the eager calls again while NCCL's
 // communicators on every GPU are alive (loaded at run time as `peerlink coll` loads it), to say what they
 // cost peerlink's calls in one process. Usage: peerlink_host_cost [calls] [nccl]
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -42,6 +44,55 @@ double nsPerCall(int calls, const std::function<void()>& call, const std::functi
   }
   const int timed = (calls + kSyncEvery - 1) / kSyncEvery * kSyncEvery;
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()) / timed;
+}
+
+// A driver function this tool times beside the runtime's, resolved through the runtime.
+template <typename Function>
+Function driverFunction(const char* symbol) {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  PEERLINK_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess) throw Error(ErrorCode::Unsupported, std::string("no ") + symbol);
+  return reinterpret_cast<Function>(address);
+}
+
+// The queries a call's checks make, on a buffer and a stream of GPU `device` while GPU 0 is current, by the
+// runtime and by the driver.
+void queryCosts(int calls, int device, void* buffer, cudaStream_t stream) {
+  const auto none = [] {};
+  std::printf("  queries on GPU %d's buffer and stream, GPU 0 current:\n", device);
+  cudaPointerAttributes attributes{};
+  std::printf("    cudaPointerGetAttributes       %8.0f\n",
+              nsPerCall(
+                  calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer); }, none));
+  CUmemorytype memoryType{};
+  int ordinal = -1;
+  unsigned int managed = 0;
+  CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void* answers[] = {&memoryType, &ordinal, &managed};
+  const auto getAttributes = driverApi().pointerGetAttributes;
+  std::printf("    cuPointerGetAttributes (type, ordinal, managed)  %8.0f\n",
+              nsPerCall(
+                  calls, [&] { (void)getAttributes(3, asked, answers, reinterpret_cast<CUdeviceptr>(buffer)); }, none));
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  std::printf("    cudaStreamIsCapturing          %8.0f\n",
+              nsPerCall(
+                  calls, [&] { (void)cudaStreamIsCapturing(stream, &capture); }, none));
+  const auto isCapturing = driverFunction<decltype(&::cuStreamIsCapturing)>("cuStreamIsCapturing");
+  CUstreamCaptureStatus driverCapture = CU_STREAM_CAPTURE_STATUS_NONE;
+  std::printf("    cuStreamIsCapturing            %8.0f\n",
+              nsPerCall(
+                  calls, [&] { (void)isCapturing(reinterpret_cast<CUstream>(stream), &driverCapture); }, none));
+  int streamDevice = -1;
+  std::printf("    cudaStreamGetDevice            %8.0f\n",
+              nsPerCall(
+                  calls, [&] { (void)cudaStreamGetDevice(stream, &streamDevice); }, none));
+  const auto getCtx = driverFunction<decltype(&::cuStreamGetCtx)>("cuStreamGetCtx");
+  CUcontext context = nullptr;
+  std::printf("    cuStreamGetCtx                 %8.0f\n",
+              nsPerCall(
+                  calls, [&] { (void)getCtx(reinterpret_cast<CUstream>(stream), &context); }, none));
 }
 
 // A set's calls timed one by one: the ranks' calls before the last (each checks its call and queues it) apart
@@ -210,7 +261,6 @@ void run(int calls, bool nccl) {
   DeviceBuffer buffer(0, 4096);
   Stream stream(0);
   const auto none = [] {};
-  cudaPointerAttributes attributes{};
   std::printf("host cost per call, ns (%d calls each)\n", calls);
   std::chrono::steady_clock::time_point now{};
   std::printf("  std::chrono::steady_clock::now  %8.0f\n",
@@ -220,29 +270,13 @@ void run(int calls, bool nccl) {
   std::printf("  an uncontended atomic add       %8.0f\n",
               nsPerCall(
                   calls, [&] { atomic.fetch_add(1, std::memory_order_acq_rel); }, none));
-  std::printf("  cudaPointerGetAttributes       %8.0f\n",
-              nsPerCall(
-                  calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer.data()); }, none));
-  {
-    CUmemorytype memoryType{};
-    int ordinal = -1;
-    CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
-    void* answers[] = {&memoryType, &ordinal};
-    const auto getAttributes = driverApi().pointerGetAttributes;
-    std::printf(
-        "  cuPointerGetAttributes (type, ordinal)  %8.0f\n",
-        nsPerCall(
-            calls, [&] { (void)getAttributes(2, asked, answers, reinterpret_cast<CUdeviceptr>(buffer.data())); },
-            none));
+  queryCosts(calls, 0, buffer.data(), stream.get());
+  if (gpus > 1) {  // the calls of ranks other than 0 query another GPU's buffers and streams
+    DeviceBuffer other(gpus - 1, 4096);
+    Stream otherStream(gpus - 1);
+    PEERLINK_CUDA_CHECK(cudaSetDevice(0));
+    queryCosts(calls, gpus - 1, other.data(), otherStream.get());
   }
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  std::printf("  cudaStreamIsCapturing          %8.0f\n",
-              nsPerCall(
-                  calls, [&] { (void)cudaStreamIsCapturing(stream.get(), &capture); }, none));
-  int device = -1;
-  std::printf("  cudaStreamGetDevice            %8.0f\n",
-              nsPerCall(
-                  calls, [&] { (void)cudaStreamGetDevice(stream.get(), &device); }, none));
   const auto syncOne = [&] { PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream.get())); };
   {
     Communicator one({0});
