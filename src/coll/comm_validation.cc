@@ -21,13 +21,6 @@ namespace {
   throw Error(ErrorCode::InvalidUsage, callLabel(state, call) + ": " + problem);
 }
 
-// What memory a pointer is: the runtime's memory type (Unregistered: not CUDA memory) and, for device
-// memory, its GPU.
-struct BufferKind {
-  cudaMemoryType type = cudaMemoryTypeUnregistered;
-  int device = -1;
-};
-
 // The runtime's cudaPointerGetAttributes, which fills every attribute: the slow path.
 BufferKind runtimeBufferKind(const void* pointer) {
   cudaPointerAttributes attributes{};
@@ -35,27 +28,6 @@ BufferKind runtimeBufferKind(const void* pointer) {
   cudaGetLastError();
   if (status != cudaSuccess) return {};
   return {attributes.type, attributes.device};
-}
-
-// The driver asked for the three attributes the checks read: half the runtime query's host time (38-77 ns
-// against 78-125 on the 4x H100 machine, round 48 call A), paid for both buffers of every call. Where the
-// driver says no (no context current on this thread, say) or finds no CUDA memory, the runtime answers.
-BufferKind bufferKind(const void* pointer) {
-  CUmemorytype memoryType{};
-  int ordinal = -1;
-  unsigned int managed = 0;
-  CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                 CU_POINTER_ATTRIBUTE_IS_MANAGED};
-  void* answers[] = {&memoryType, &ordinal, &managed};
-  if (driverApi().pointerGetAttributes(3, asked, answers, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
-    return runtimeBufferKind(pointer);
-  }
-  if (managed != 0) return {cudaMemoryTypeManaged, ordinal};
-  switch (memoryType) {
-    case CU_MEMORYTYPE_DEVICE: return {cudaMemoryTypeDevice, ordinal};
-    case CU_MEMORYTYPE_HOST: return {cudaMemoryTypeHost, ordinal};
-    default: return runtimeBufferKind(pointer);
-  }
 }
 
 // A buffer of `bytes` the call uses: non-null, element-aligned, memory of the rank's GPU (or managed).
@@ -122,6 +94,27 @@ void checkStream(const CommState& state, const CallArgs& call) {
 }
 
 }  // namespace
+
+// The driver asked for the three attributes the checks read: half the runtime query's host time (38-77 ns
+// against 78-125 on the 4x H100 machine, round 48 call A), paid for both buffers of every call. Where the
+// driver says no (no context current on this thread, say) or finds no CUDA memory, the runtime answers.
+BufferKind bufferKind(const void* pointer) {
+  CUmemorytype memoryType{};
+  int ordinal = -1;
+  unsigned int managed = 0;
+  CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void* answers[] = {&memoryType, &ordinal, &managed};
+  if (driverApi().pointerGetAttributes(3, asked, answers, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
+    return runtimeBufferKind(pointer);
+  }
+  if (managed != 0) return {cudaMemoryTypeManaged, ordinal};
+  switch (memoryType) {
+    case CU_MEMORYTYPE_DEVICE: return {cudaMemoryTypeDevice, ordinal};
+    case CU_MEMORYTYPE_HOST: return {cudaMemoryTypeHost, ordinal};
+    default: return runtimeBufferKind(pointer);
+  }
+}
 
 const char* callName(Collective collective, bool isSend) {
   switch (collective) {

@@ -3,6 +3,8 @@
 // failure is Error(InvalidUsage) naming the call, the rank and its GPU.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <string>
 #include <vector>
 
@@ -15,9 +17,19 @@ const char* callName(Collective collective, bool isSend = false);
 /// "allReduce on rank 2 (GPU 2)".
 std::string callLabel(const CommState& state, const CallArgs& call);
 
+/// What memory a pointer is: the runtime's memory type (Unregistered: not CUDA memory, or a freed one) and,
+/// for device memory, its GPU.
+struct BufferKind {
+  cudaMemoryType type = cudaMemoryTypeUnregistered;
+  int device = -1;
+};
+/// The buffer checks' query: the driver asked for three attributes (cuPointerGetAttributes), the runtime's
+/// cudaPointerGetAttributes where the driver refuses or finds no CUDA memory.
+BufferKind bufferKind(const void* pointer);
+
 /// The rank is in range; the stream belongs to the rank's GPU; type, op and root are valid; count * size
 /// does not overflow; every buffer the call uses is non-null, element-aligned, memory of the rank's GPU
-/// (cudaPointerGetAttributes); send and recv are either the documented in-place pair or disjoint
+/// or managed (bufferKind); send and recv are either the documented in-place pair or disjoint
 /// (allToAll: always disjoint).
 void validateCall(const CommState& state, const CallArgs& call);
 

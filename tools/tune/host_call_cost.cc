@@ -8,6 +8,8 @@
 // launches to different GPUs proceed side by side; with `nccl`, the eager calls again while NCCL's
 // communicators on every GPU are alive (loaded at run time as `peerlink coll` loads it), to say what they
 // cost peerlink's calls in one process. Usage: peerlink_host_cost [calls] [nccl]
+#include <cuda.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -18,9 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include "coll/comm_validation.hpp"
 #include "coll/nccl_library.hpp"
 #include "core/cuda_check.hpp"
-#include "core/driver_api.hpp"
 #include "kernels/copy_kernels.cuh"
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
@@ -65,16 +67,10 @@ void queryCosts(int calls, int device, void* buffer, cudaStream_t stream) {
   std::printf("    cudaPointerGetAttributes       %8.0f\n",
               nsPerCall(
                   calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer); }, none));
-  CUmemorytype memoryType{};
-  int ordinal = -1;
-  unsigned int managed = 0;
-  CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                 CU_POINTER_ATTRIBUTE_IS_MANAGED};
-  void* answers[] = {&memoryType, &ordinal, &managed};
-  const auto getAttributes = driverApi().pointerGetAttributes;
-  std::printf("    cuPointerGetAttributes (type, ordinal, managed)  %8.0f\n",
+  coll::BufferKind kind;
+  std::printf("    peerlink's buffer query (cuPointerGetAttributes: type, ordinal, managed)  %8.0f\n",
               nsPerCall(
-                  calls, [&] { (void)getAttributes(3, asked, answers, reinterpret_cast<CUdeviceptr>(buffer)); }, none));
+                  calls, [&] { kind = coll::bufferKind(buffer); }, none));
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   std::printf("    cudaStreamIsCapturing          %8.0f\n",
               nsPerCall(
