@@ -17,6 +17,7 @@
 
 #include "coll/comm_launch_support.hpp"
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "core/log.hpp"
 #include "peerlink/error.hpp"
 
@@ -75,6 +76,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
+  PEERLINK_CU_CHECK(driverApi().ctxGetCurrent(&rank.context));
   const auto contextReady = Clock::now();
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));

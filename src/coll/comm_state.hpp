@@ -2,6 +2,7 @@
 // the peer pointer tables the kernels take, and the calls waiting for their partners.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -42,6 +43,7 @@ struct CallArgs {
 /// One rank's symmetric resources, allocated at creation on its GPU and reachable from every peer.
 struct RankResources {
   int device = -1;
+  CUcontext context = nullptr;  ///< the GPU's primary context: a stream of it belongs to this GPU
   int smCount = 0;
   int computeMajor = 0;       ///< the GPU's compute capability, major part
   DeviceBuffer flags;         ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]

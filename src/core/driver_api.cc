@@ -48,6 +48,9 @@ DriverApi load() {
   resolve("cuMemSetAccess", api.memSetAccess);
   resolve("cuMemGetAllocationGranularity", api.memGetAllocationGranularity);
   resolve("cuPointerGetAttributes", api.pointerGetAttributes);
+  resolve("cuCtxGetCurrent", api.ctxGetCurrent);
+  resolve("cuStreamGetCtx", api.streamGetCtx);
+  resolve("cuStreamIsCapturing", api.streamIsCapturing);
   return api;
 }
 

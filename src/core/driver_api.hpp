@@ -22,6 +22,9 @@ struct DriverApi {
   decltype(&::cuMemSetAccess) memSetAccess = nullptr;
   decltype(&::cuMemGetAllocationGranularity) memGetAllocationGranularity = nullptr;
   decltype(&::cuPointerGetAttributes) pointerGetAttributes = nullptr;
+  decltype(&::cuCtxGetCurrent) ctxGetCurrent = nullptr;
+  decltype(&::cuStreamGetCtx) streamGetCtx = nullptr;
+  decltype(&::cuStreamIsCapturing) streamIsCapturing = nullptr;
 };
 
 /// The driver functions, resolved once. Throws Error(NoDevice) when there is no driver, and
