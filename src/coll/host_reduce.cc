@@ -159,6 +159,37 @@ double unitRoundoff(DataType type) {
   }
 }
 
+// The closed form's reduction of `count` elements of every source into dst, in rank order: floating-point
+// types in double (rounded once, to the stored type, at the end), integers as hostReduce combines them.
+template <typename T>
+void referenceTyped(ReduceOp op, std::byte* dst, const std::vector<const std::byte*>& srcs, std::size_t count,
+                    int nranks) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat> || std::is_floating_point_v<T>) {
+    const auto load = [](const std::byte* data, std::size_t index) {
+      return static_cast<double>(Traits<T>::load(readAt<T>(data, index)));
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+      double acc = load(srcs[0], i);
+      for (std::size_t q = 1; q < srcs.size(); ++q) {
+        const double x = load(srcs[q], i);
+        acc = op == ReduceOp::Prod  ? acc * x
+              : op == ReduceOp::Min ? std::fmin(acc, x)
+              : op == ReduceOp::Max ? std::fmax(acc, x)
+                                    : acc + x;
+      }
+      if (op == ReduceOp::Avg) acc /= static_cast<double>(nranks);
+      if constexpr (std::is_floating_point_v<T>) {
+        writeAt<T>(dst, i, static_cast<T>(acc));
+      } else {
+        writeAt<T>(dst, i, Traits<T>::store(static_cast<float>(acc)));
+      }
+    }
+  } else {
+    std::vector<const void*> sources(srcs.begin(), srcs.end());
+    reduceTyped<T>(op, dst, sources, count, nranks, true);
+  }
+}
+
 }  // namespace
 
 float halfToFloat(std::uint16_t bits) noexcept {
@@ -256,24 +287,12 @@ std::vector<Bytes> hostReduceReference(Collective collective, DataType type, Red
                                                " bytes, needs " + std::to_string(want));
     }
   }
-  // op over ranks of element `index` of every send buffer, as the closed form defines it.
-  const auto reduceAt = [&](void* dst, std::size_t dstIndex, std::size_t index) {
-    if (isFloatingPoint(type)) {
-      double acc = loadElement(type, sendData[0].data(), index);
-      for (std::size_t q = 1; q < n; ++q) {
-        const double x = loadElement(type, sendData[q].data(), index);
-        acc = op == ReduceOp::Prod  ? acc * x
-              : op == ReduceOp::Min ? std::fmin(acc, x)
-              : op == ReduceOp::Max ? std::fmax(acc, x)
-                                    : acc + x;
-      }
-      if (op == ReduceOp::Avg) acc /= static_cast<double>(nranks);
-      storeElement(type, dst, dstIndex, acc);
-      return;
-    }
-    std::vector<const void*> srcs;
-    for (std::size_t q = 0; q < n; ++q) srcs.push_back(sendData[q].data() + index * size);
-    hostReduce(type, op, static_cast<std::byte*>(dst) + dstIndex * size, srcs, 1, nranks, true);
+  // out[dstIndex + i] = op over ranks of element srcIndex + i of every send buffer, for i < elements, as the
+  // closed form defines it.
+  const auto reduceInto = [&](Bytes& out, std::size_t srcIndex, std::size_t elements) {
+    std::vector<const std::byte*> srcs;
+    for (std::size_t q = 0; q < n; ++q) srcs.push_back(sendData[q].data() + srcIndex * size);
+    withType(type, [&](auto tag) { referenceTyped<decltype(tag)>(op, out.data(), srcs, elements, nranks); });
   };
   const auto copyElements = [&](Bytes& dst, std::size_t dstIndex, const Bytes& src, std::size_t srcIndex,
                                 std::size_t elements) {
@@ -286,14 +305,15 @@ std::vector<Bytes> hostReduceReference(Collective collective, DataType type, Red
     const auto rank = static_cast<std::size_t>(r);
     switch (collective) {
       case Collective::AllReduce:
-      case Collective::Reduce:
-        if (!out.empty()) {
-          for (std::size_t i = 0; i < count; ++i) reduceAt(out.data(), i, i);
+        if (r > 0) {  // every rank's output is rank 0's
+          out = result[0];
+          break;
         }
+        [[fallthrough]];
+      case Collective::Reduce:
+        if (!out.empty()) reduceInto(out, 0, count);
         break;
-      case Collective::ReduceScatter:
-        for (std::size_t i = 0; i < count; ++i) reduceAt(out.data(), i, rank * count + i);
-        break;
+      case Collective::ReduceScatter: reduceInto(out, rank * count, count); break;
       case Collective::Broadcast: copyElements(out, 0, sendData[static_cast<std::size_t>(root)], 0, count); break;
       case Collective::AllGather:
         for (std::size_t q = 0; q < n; ++q) copyElements(out, q * count, sendData[q], 0, count);

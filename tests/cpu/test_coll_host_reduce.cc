@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "coll/collective_counts.hpp"
 #include "coll/host_reduce.hpp"
+#include "coll_lists.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -226,6 +228,70 @@ TEST(HostReduceReference, EveryCollective) {
   for (auto& bytes : halves) storeElement(DataType::F16, bytes.data(), 0, 1.0 / 3.0);
   const auto avg = hostReduceReference(Collective::AllReduce, DataType::F16, ReduceOp::Avg, 3, 1, 0, halves);
   EXPECT_EQ(loadElement(DataType::F16, avg[0].data(), 0), loadElement(DataType::F16, halves[0].data(), 0));
+}
+
+// The reference reduces whole ranges typed; the closed form it implements, element by element through
+// loadElement / storeElement (floating point in double, rounded once) and hostReduce (integers), must give
+// the same bytes for every reducing collective, type, op, rank count and size.
+TEST(HostReduceReference, MatchesTheClosedFormElementByElement) {
+  std::mt19937_64 rng(7);
+  int checked = 0;
+  for (const Collective collective : {Collective::AllReduce, Collective::Reduce, Collective::ReduceScatter}) {
+    for (const DataType type : kEveryDataType) {
+      for (const ReduceOp op : kEveryReduceOp) {
+        if (!reduceOpSupported(type, op)) continue;
+        for (const int n : {1, 2, 3, 4, 8}) {
+          for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{37}}) {
+            const int root = n - 1;
+            const std::size_t size = dataTypeSize(type);
+            std::vector<Bytes> sends;
+            for (int r = 0; r < n; ++r) {
+              Bytes bytes(sendElementsOf(collective, n, count, r, root) * size);
+              for (std::size_t i = 0; i < bytes.size() / size; ++i) {
+                if (isFloatingPoint(type)) {
+                  storeElement(type, bytes.data(), i, std::ldexp(static_cast<double>(rng() % 4001) - 2000.0, -10));
+                } else {
+                  const std::uint64_t word = rng();
+                  std::memcpy(bytes.data() + i * size, &word, size);
+                }
+              }
+              sends.push_back(bytes);
+            }
+            const std::vector<Bytes> got = hostReduceReference(collective, type, op, n, count, root, sends);
+            for (int r = 0; r < n; ++r) {
+              const std::size_t elements = recvElementsOf(collective, n, count, r, root);
+              const std::size_t offset =
+                  collective == Collective::ReduceScatter ? static_cast<std::size_t>(r) * count : 0;
+              Bytes want(elements * size);
+              for (std::size_t i = 0; i < elements; ++i) {
+                if (isFloatingPoint(type)) {
+                  double acc = loadElement(type, sends[0].data(), offset + i);
+                  for (int q = 1; q < n; ++q) {
+                    const double x = loadElement(type, sends[static_cast<std::size_t>(q)].data(), offset + i);
+                    acc = op == ReduceOp::Prod  ? acc * x
+                          : op == ReduceOp::Min ? std::fmin(acc, x)
+                          : op == ReduceOp::Max ? std::fmax(acc, x)
+                                                : acc + x;
+                  }
+                  if (op == ReduceOp::Avg) acc /= n;
+                  storeElement(type, want.data(), i, acc);
+                } else {
+                  std::vector<const void*> srcs;
+                  for (const Bytes& send : sends) srcs.push_back(send.data() + (offset + i) * size);
+                  hostReduce(type, op, want.data() + i * size, srcs, 1, n, true);
+                }
+              }
+              ASSERT_EQ(got[static_cast<std::size_t>(r)], want)
+                  << collectiveName(collective) << " " << dataTypeName(type) << " " << reduceOpName(op) << " ranks "
+                  << n << " count " << count << " rank " << r;
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
 }
 
 TEST(Tolerance, ExactWhereOrderCannotMatter) {

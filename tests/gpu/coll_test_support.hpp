@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -60,20 +59,39 @@ inline Params paramsWith(const std::vector<std::pair<std::string, std::string>>&
   return params;
 }
 
-/// Rank-dependent random elements: floats in [-1, 1] ([0.5, 1.5] for prod, so products stay normal),
-/// integers over their whole range.
+/// splitmix64: a fast generator for test data (~1 ns a number where mt19937_64 through
+/// uniform_real_distribution took ~11 per element).
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t operator()() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+};
+
+/// Rank-dependent random elements: floats in [-1, 1) ([0.5, 1.5) for prod, so products stay normal),
+/// integers over their whole range. Cheap, as a reduce-scatter case of 1 Mi elements per rank on 4 GPUs
+/// draws 16 Mi of them.
 inline coll::Bytes randomElements(DataType type, ReduceOp op, std::size_t count, std::uint64_t seed) {
   const std::size_t size = dataTypeSize(type);
   coll::Bytes bytes(count * size);
+  SplitMix64 rng{seed};
   if (!isFloatingPoint(type)) {
-    const std::vector<unsigned char> raw = randomBytes(bytes.size(), seed);
-    if (!raw.empty()) std::memcpy(bytes.data(), raw.data(), raw.size());
+    for (std::size_t i = 0; i < bytes.size(); i += 8) {
+      const std::uint64_t word = rng();
+      std::memcpy(bytes.data() + i, &word, std::min<std::size_t>(8, bytes.size() - i));
+    }
     return bytes;
   }
-  std::mt19937_64 rng(seed);
   const bool prod = op == ReduceOp::Prod;
-  std::uniform_real_distribution<double> value(prod ? 0.5 : -1.0, prod ? 1.5 : 1.0);
-  for (std::size_t i = 0; i < count; ++i) coll::storeElement(type, bytes.data(), i, value(rng));
+  const double low = prod ? 0.5 : -1.0;
+  const double width = prod ? 1.0 : 2.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double unit = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1)
+    coll::storeElement(type, bytes.data(), i, low + width * unit);
+  }
   return bytes;
 }
 
