@@ -9,6 +9,7 @@ usage: scripts/coll_medians.py [--config NAME] [--from SIZE] [--to SIZE] run.jso
   --config  peerlink (eager, the default), peerlink_graph, nccl, nccl_graph or nccl_symmetric
   --from, --to  the sizes counted, in bytes or with K, M, G (default: every size above 0)
 """
+import argparse
 import json
 import os
 import statistics
@@ -58,25 +59,17 @@ def cell(values):
 
 
 def main(argv):
-    config, lo, hi, paths = "peerlink", 1, float("inf"), []
-    args = iter(argv)
-    for arg in args:
-        if arg in ("--config", "--from", "--to"):
-            value = next(args, None)
-            if value is None:
-                sys.exit(f"{arg} needs a value\n{__doc__}")
-            if arg == "--config":
-                config = value
-            elif arg == "--from":
-                lo = parse_size(value)
-            else:
-                hi = parse_size(value)
-        elif arg.startswith("-"):
-            sys.exit(f"unknown option {arg}\n{__doc__}")
-        else:
-            paths.append(arg)
-    if not paths:
-        sys.exit(__doc__)
+    parser = argparse.ArgumentParser(
+        prog="coll_medians.py", description="Each `peerlink coll` run's median time over a range of sizes.")
+    parser.add_argument("runs", nargs="+", metavar="run.json")
+    parser.add_argument("--config", default="peerlink",
+                        help="peerlink (eager, the default), peerlink_graph, nccl, nccl_graph or nccl_symmetric")
+    parser.add_argument("--from", dest="lo", type=parse_size, default=1, metavar="SIZE",
+                        help="the smallest size counted, in bytes or with K, M, G (default: every size above 0)")
+    parser.add_argument("--to", dest="hi", type=parse_size, default=float("inf"), metavar="SIZE",
+                        help="the largest size counted")
+    options = parser.parse_args(argv)
+    config, lo, hi, paths = options.config, options.lo, options.hi, options.runs
     rows = rows_of(paths, config, lo, hi)
     print(f"{config}: median time in us over the sizes counted (min–max), a row per run")
     print()
