@@ -287,8 +287,8 @@ std::vector<Bytes> hostReduceReference(Collective collective, DataType type, Red
                                                " bytes, needs " + std::to_string(want));
     }
   }
-  // out[dstIndex + i] = op over ranks of element srcIndex + i of every send buffer, for i < elements, as the
-  // closed form defines it.
+  // out[i] = op over ranks of element srcIndex + i of every send buffer, for i < elements, as the closed form
+  // defines it.
   const auto reduceInto = [&](Bytes& out, std::size_t srcIndex, std::size_t elements) {
     std::vector<const std::byte*> srcs;
     for (std::size_t q = 0; q < n; ++q) srcs.push_back(sendData[q].data() + srcIndex * size);
