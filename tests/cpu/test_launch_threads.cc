@@ -65,7 +65,10 @@ TEST(LaunchThreads, AwakeThreadsRunTheirIndexOnceEachTheCallerIndexZero) {
 }
 
 TEST(LaunchThreads, ParkedThreadsJobsRunOnTheCaller) {
-  LaunchThreads threads(3, nullptr, 0ns);  // asleep as soon as they start (or finish a job), never woken
+  // Asleep as soon as they start (or finish a job), never woken. No take-back (an hour): a job runs here only
+  // because its thread was asleep when posted, never because a busy machine kept an awake thread off a core
+  // for 20 us (so ran CI once, reading an awake thread as parked).
+  LaunchThreads threads(3, nullptr, 0ns, std::chrono::hours(1));
   // A thread not yet scheduled is still awake and takes its job; wait until both have parked.
   bool parked = false;
   for (int run = 0; run < 2000 && !parked; ++run) {
