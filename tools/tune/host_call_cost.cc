@@ -16,13 +16,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <string>
 #include <thread>
 #include <vector>
 
 #include "coll/comm_validation.hpp"
 #include "coll/nccl_library.hpp"
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "kernels/copy_kernels.cuh"
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
@@ -48,16 +48,6 @@ double nsPerCall(int calls, const std::function<void()>& call, const std::functi
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()) / timed;
 }
 
-// A driver function this tool times beside the runtime's, resolved through the runtime.
-template <typename Function>
-Function driverFunction(const char* symbol) {
-  void* address = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  PEERLINK_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &address, 12000, cudaEnableDefault, &found));
-  if (found != cudaDriverEntryPointSuccess) throw Error(ErrorCode::Unsupported, std::string("no ") + symbol);
-  return reinterpret_cast<Function>(address);
-}
-
 // The queries a call's checks make, on a buffer and a stream of GPU `device` while GPU 0 is current, by the
 // runtime and by the driver.
 void queryCosts(int calls, int device, void* buffer, cudaStream_t stream) {
@@ -75,7 +65,7 @@ void queryCosts(int calls, int device, void* buffer, cudaStream_t stream) {
   std::printf("    cudaStreamIsCapturing          %8.0f\n",
               nsPerCall(
                   calls, [&] { (void)cudaStreamIsCapturing(stream, &capture); }, none));
-  const auto isCapturing = driverFunction<decltype(&::cuStreamIsCapturing)>("cuStreamIsCapturing");
+  const auto isCapturing = driverApi().streamIsCapturing;
   CUstreamCaptureStatus driverCapture = CU_STREAM_CAPTURE_STATUS_NONE;
   std::printf("    cuStreamIsCapturing            %8.0f\n",
               nsPerCall(
@@ -84,7 +74,7 @@ void queryCosts(int calls, int device, void* buffer, cudaStream_t stream) {
   std::printf("    cudaStreamGetDevice            %8.0f\n",
               nsPerCall(
                   calls, [&] { (void)cudaStreamGetDevice(stream, &streamDevice); }, none));
-  const auto getCtx = driverFunction<decltype(&::cuStreamGetCtx)>("cuStreamGetCtx");
+  const auto getCtx = driverApi().streamGetCtx;
   CUcontext context = nullptr;
   std::printf("    cuStreamGetCtx                 %8.0f\n",
               nsPerCall(
