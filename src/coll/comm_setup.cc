@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <future>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "core/driver_api.hpp"
 #include "core/log.hpp"
 #include "peerlink/error.hpp"
+#include "transport/peer_access.hpp"
 
 namespace peerlink::coll {
 namespace {
@@ -70,13 +73,46 @@ std::size_t ringChunkBytesFrom(const Params& params) {
   return static_cast<std::size_t>(chunk);
 }
 
+// Counts the ranks' threads that have created their GPU's context or given up: enabling peer access to a
+// GPU whose context does not exist yet would create it on the enabling thread, one after another.
+class ContextsReady {
+ public:
+  explicit ContextsReady(std::size_t ranks) : arrived_(ranks, false), pending_(ranks) {}
+  /// Rank `rank`'s thread: its context exists (`created`) or its setup failed before; only the first
+  /// arrival of a rank counts.
+  void arrive(std::size_t rank, bool created) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (arrived_[rank]) return;
+    arrived_[rank] = true;
+    allCreated_ = allCreated_ && created;
+    if (--pending_ == 0) allArrived_.notify_all();
+  }
+  /// Returns once every rank's thread has arrived: whether every context exists. No deadline needed:
+  /// every thread arrives, as its setup either returns or throws.
+  bool wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    allArrived_.wait(lock, [this] { return pending_ == 0; });
+    return allCreated_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable allArrived_;
+  std::vector<bool> arrived_;
+  std::size_t pending_;
+  bool allCreated_ = true;
+};
+
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
-// Runs on its own thread (context creation and module loads of several GPUs overlap).
-void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
+// Runs on its own thread (context creation and module loads of several GPUs overlap); `contexts` hears when
+// this GPU's context exists.
+void setupRank(std::size_t r, RankResources& rank, int device, int nranks, bool push, bool eagerGraph,
+               ContextsReady& contexts) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
   PEERLINK_CU_CHECK(driverApi().ctxGetCurrent(&rank.context));
+  contexts.arrive(r, true);
   const auto contextReady = Clock::now();
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
@@ -106,23 +142,23 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
           millisecondsBetween(buffersReady, Clock::now()));
 }
 
-void enablePeers(CommState& state) {
-  for (int a = 0; a < state.nranks; ++a) {
-    for (int b = 0; b < state.nranks; ++b) {
-      if (a == b) continue;
-      const int from = state.devices[static_cast<std::size_t>(a)];
-      const int to = state.devices[static_cast<std::size_t>(b)];
-      if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
-      int can = 0;
-      PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-      if (!can) {
-        throw Error(ErrorCode::Unsupported,
-                    fmt::format("Communicator: GPU {} (rank {}) cannot access GPU {} (rank {}) as a peer; the "
-                                "collectives need peer access between every pair (see `peerlink doctor`)",
-                                from, a, to, b));
-      }
-      state.peerAccess.enable(from, to);
+// Lets rank `a`'s GPU access every other rank's GPU. Each rank's thread enables its own GPU's peers once
+// every context exists (the driver takes the twelve enables of four GPUs side by side).
+void enablePeersOf(int a, const std::vector<int>& devices) {
+  PeerAccessTable enabled;  // ranks sharing a GPU (PEERLINK_COLL_SHARE_GPUS) name a peer GPU more than once
+  const int from = devices[static_cast<std::size_t>(a)];
+  for (std::size_t b = 0; b < devices.size(); ++b) {
+    const int to = devices[b];
+    if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
+    int can = 0;
+    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+    if (!can) {
+      throw Error(ErrorCode::Unsupported,
+                  fmt::format("Communicator: GPU {} (rank {}) cannot access GPU {} (rank {}) as a peer; the "
+                              "collectives need peer access between every pair (see `peerlink doctor`)",
+                              from, a, to, b));
     }
+    enabled.enable(from, to);
   }
 }
 
@@ -145,14 +181,23 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
   state.ranks.resize(devices.size());
   std::vector<std::exception_ptr> errors(devices.size());
+  std::vector<double> peerMilliseconds(devices.size(), 0.0);
   std::vector<std::thread> threads;
   const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
+  ContextsReady contexts(devices.size());
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs);
+        setupRank(r, state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs,
+                  contexts);
+        if (contexts.wait()) {
+          const auto peersStart = Clock::now();
+          enablePeersOf(static_cast<int>(r), devices);
+          peerMilliseconds[r] = millisecondsBetween(peersStart, Clock::now());
+        }
       } catch (...) {
         errors[r] = std::current_exception();
+        contexts.arrive(r, false);  // a setup that failed before its context existed: no thread waits for it
       }
     });
   }
@@ -163,8 +208,6 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }
-  enablePeers(state);
-  const auto peersReady = Clock::now();
 
   state.failures =
       PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
@@ -202,12 +245,13 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
-          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
-          "peer access {:.1f}; deadline {} ms, algorithm {}, direct launches {} the previous kernel, eager "
+          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f} with their peer access, "
+          "{:.1f} ms per rank; topology {:.1f} more; deadline {} ms, algorithm {}, direct launches {} the previous "
+          "kernel, eager "
           "launches from {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
-          millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
-          millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u,
+          millisecondsBetween(start, ranksReady), fmt::join(peerMilliseconds, "/"),
+          millisecondsBetween(ranksReady, topologyReady), state.timeoutNs / 1000000u,
           algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");
 }

@@ -12,6 +12,7 @@
 #include "coll/collective_counts.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
+#include "core/pointer_kind.hpp"
 #include "peerlink/error.hpp"
 #include "transport/copy_validation.hpp"
 
@@ -20,15 +21,6 @@ namespace {
 
 [[noreturn]] void fail(const CommState& state, const CallArgs& call, const std::string& problem) {
   throw Error(ErrorCode::InvalidUsage, callLabel(state, call) + ": " + problem);
-}
-
-// The runtime's cudaPointerGetAttributes, which fills every attribute: the slow path.
-BufferKind runtimeBufferKind(const void* pointer) {
-  cudaPointerAttributes attributes{};
-  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
-  cudaGetLastError();
-  if (status != cudaSuccess) return {};
-  return {attributes.type, attributes.device};
 }
 
 // A buffer of `bytes` the call uses: non-null, element-aligned, memory of the rank's GPU (or managed).
@@ -42,7 +34,7 @@ void checkBuffer(const CommState& state, const CallArgs& call, const void* point
          fmt::format("{} buffer {} is not aligned to its {}-byte {} elements", what, pointer, dataTypeSize(call.type),
                      dataTypeName(call.type)));
   }
-  const BufferKind kind = bufferKind(pointer);
+  const PointerKind kind = pointerKind(pointer);
   if (kind.type == cudaMemoryTypeUnregistered) {
     fail(state, call,
          fmt::format("{} buffer {} is not CUDA memory (plain host memory or a stale pointer)", what, pointer));
@@ -124,28 +116,6 @@ void checkStream(const CommState& state, const CallArgs& call) {
 }
 
 }  // namespace
-
-// The driver asked for the three attributes the checks read: in a loop about half the runtime query's host
-// time (38-130 ns against 78-240 on 4x H100, round 48 calls A and F), inside an eager set ~220-260 ns each
-// (call G), paid for every buffer of every call. Where the driver says no (no context current on this
-// thread, say) or finds no CUDA memory, the runtime answers.
-BufferKind bufferKind(const void* pointer) {
-  CUmemorytype memoryType{};
-  int ordinal = -1;
-  unsigned int managed = 0;
-  CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                 CU_POINTER_ATTRIBUTE_IS_MANAGED};
-  void* answers[] = {&memoryType, &ordinal, &managed};
-  if (driverApi().pointerGetAttributes(3, asked, answers, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
-    return runtimeBufferKind(pointer);
-  }
-  if (managed != 0) return {cudaMemoryTypeManaged, ordinal};
-  switch (memoryType) {
-    case CU_MEMORYTYPE_DEVICE: return {cudaMemoryTypeDevice, ordinal};
-    case CU_MEMORYTYPE_HOST: return {cudaMemoryTypeHost, ordinal};
-    default: return runtimeBufferKind(pointer);
-  }
-}
 
 const char* callName(Collective collective, bool isSend) {
   switch (collective) {

@@ -17,19 +17,9 @@ const char* callName(Collective collective, bool isSend = false);
 /// "allReduce on rank 2 (GPU 2)".
 std::string callLabel(const CommState& state, const CallArgs& call);
 
-/// What memory a pointer is: the runtime's memory type (Unregistered: not CUDA memory, or a freed one) and,
-/// for device memory, its GPU.
-struct BufferKind {
-  cudaMemoryType type = cudaMemoryTypeUnregistered;
-  int device = -1;
-};
-/// The buffer checks' query: the driver asked for three attributes (cuPointerGetAttributes), the runtime's
-/// cudaPointerGetAttributes where the driver refuses or finds no CUDA memory.
-BufferKind bufferKind(const void* pointer);
-
 /// The rank is in range; the stream belongs to the rank's GPU; type, op and root are valid; count * size
 /// does not overflow; every buffer the call uses is non-null, element-aligned, memory of the rank's GPU
-/// or managed (bufferKind); send and recv are either the documented in-place pair or disjoint
+/// or managed (pointerKind, core/pointer_kind.hpp); send and recv are either the documented in-place pair or disjoint
 /// (allToAll: always disjoint).
 void validateCall(const CommState& state, const CallArgs& call);
 

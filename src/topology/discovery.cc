@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -220,6 +221,11 @@ Topology discoverTopology(const Params& params) {
     return loadTopologyFile(file);
   }
 
+  using Clock = std::chrono::steady_clock;
+  const auto millisecondsSince = [](Clock::time_point from) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+  };
+  const auto start = Clock::now();
   Topology topology;
   topology.source = "discovered";
   topology.host = hostName();
@@ -234,8 +240,13 @@ Topology discoverTopology(const Params& params) {
       if (src != dst) topology.pairs.push_back(describeCudaPair(src, dst));
     }
   }
+  const double cudaMilliseconds = millisecondsSince(start);
+  const auto nvmlStart = Clock::now();
   addNvml(topology, params);
+  const double nvmlMilliseconds = millisecondsSince(nvmlStart);
+  const auto sysfsStart = Clock::now();
   addSysfs(topology, params);
+  const double sysfsMilliseconds = millisecondsSince(sysfsStart);
   classifyPaths(topology);
   applyLinkModel(topology);
   validateTopology(topology);
@@ -244,6 +255,8 @@ Topology discoverTopology(const Params& params) {
             pair.canAccessPeer ? "yes" : "no", pair.bandwidthBasis);
   }
   for (const std::string& warning : orderingWarnings(topology)) logInfo(LogSubsys::Topo, "{}", warning);
+  logInfo(LogSubsys::Topo, "topology of {} GPUs discovered in {:.1f} ms (CUDA {:.1f}, NVML {:.1f}, sysfs {:.1f})",
+          count, millisecondsSince(start), cudaMilliseconds, nvmlMilliseconds, sysfsMilliseconds);
   return topology;
 }
 

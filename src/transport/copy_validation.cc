@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/pointer_kind.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -20,20 +21,18 @@ void validateDevicePointer(const Topology& topology, const void* pointer, int de
                 fmt::format("{} device {} is out of range (this process has GPUs 0..{})", what, device, count - 1));
   }
   if (pointer == nullptr) throw Error(ErrorCode::InvalidUsage, fmt::format("{} pointer is null", what));
-  cudaPointerAttributes attributes{};
-  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
-  cudaGetLastError();
-  if (status != cudaSuccess || attributes.type == cudaMemoryTypeUnregistered) {
+  const PointerKind kind = pointerKind(pointer);
+  if (kind.type == cudaMemoryTypeUnregistered) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("{} pointer {} is not CUDA memory (plain host memory or a stale pointer)", what, pointer));
   }
-  if (attributes.type == cudaMemoryTypeHost) {
+  if (kind.type == cudaMemoryTypeHost) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("{} pointer {} is pinned host memory, not memory of GPU {}", what, pointer, device));
   }
-  if (attributes.device != device && attributes.device != mappedBy) {
+  if (kind.device != device && kind.device != mappedBy) {
     throw Error(ErrorCode::InvalidUsage,
-                fmt::format("{} pointer {} belongs to GPU {}, not GPU {}", what, pointer, attributes.device, device));
+                fmt::format("{} pointer {} belongs to GPU {}, not GPU {}", what, pointer, kind.device, device));
   }
 }
 

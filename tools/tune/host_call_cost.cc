@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "coll/comm_validation.hpp"
 #include "coll/nccl_library.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
+#include "core/pointer_kind.hpp"
 #include "kernels/copy_kernels.cuh"
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
@@ -57,10 +57,10 @@ void queryCosts(int calls, int device, void* buffer, cudaStream_t stream) {
   std::printf("    cudaPointerGetAttributes       %8.0f\n",
               nsPerCall(
                   calls, [&] { (void)cudaPointerGetAttributes(&attributes, buffer); }, none));
-  coll::BufferKind kind;
+  PointerKind kind;
   std::printf("    peerlink's buffer query (cuPointerGetAttributes: type, ordinal, managed)  %8.0f\n",
               nsPerCall(
-                  calls, [&] { kind = coll::bufferKind(buffer); }, none));
+                  calls, [&] { kind = pointerKind(buffer); }, none));
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   std::printf("    cudaStreamIsCapturing          %8.0f\n",
               nsPerCall(
