@@ -103,17 +103,45 @@ class ContextsReady {
   bool allCreated_ = true;
 };
 
+// Lets rank `a`'s GPU access every other rank's GPU. Each rank's thread enables its own GPU's peers once
+// every context exists.
+void enablePeersOf(int a, const std::vector<int>& devices) {
+  PeerAccessTable enabled;  // ranks sharing a GPU (PEERLINK_COLL_SHARE_GPUS) name a peer GPU more than once
+  const int from = devices[static_cast<std::size_t>(a)];
+  for (std::size_t b = 0; b < devices.size(); ++b) {
+    const int to = devices[b];
+    if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
+    int can = 0;
+    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+    if (!can) {
+      throw Error(ErrorCode::Unsupported,
+                  fmt::format("Communicator: GPU {} (rank {}) cannot access GPU {} (rank {}) as a peer; the "
+                              "collectives need peer access between every pair (see `peerlink doctor`)",
+                              from, a, to, b));
+    }
+    enabled.enable(from, to);
+  }
+}
+
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap); `contexts` hears when
 // this GPU's context exists.
-void setupRank(std::size_t r, RankResources& rank, int device, int nranks, bool push, bool eagerGraph,
+void setupRank(std::size_t r, RankResources& rank, const std::vector<int>& devices, bool push, bool eagerGraph,
                ContextsReady& contexts) {
   const auto start = Clock::now();
+  const int device = devices[r];
+  const int nranks = static_cast<int>(devices.size());
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
   PEERLINK_CU_CHECK(driverApi().ctxGetCurrent(&rank.context));
   contexts.arrive(r, true);
   const auto contextReady = Clock::now();
+  // The driver took the four GPUs' enables largely one after another (7-32 ms per GPU after their kernel
+  // loads, round 49 call A), while the kernel loads run side by side: enabling first lets the GPUs' loads
+  // overlap the queue of enables.
+  if (!contexts.wait()) return;  // another GPU failed before its context existed: its error is reported
+  enablePeersOf(static_cast<int>(r), devices);
+  const auto peersReady = Clock::now();
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
   rank.device = device;
@@ -137,29 +165,11 @@ void setupRank(std::size_t r, RankResources& rank, int device, int nranks, bool 
   kernels::preloadCollKernels(push, rank.computeMajor >= 9);
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-  logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
-          millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, buffersReady),
-          millisecondsBetween(buffersReady, Clock::now()));
-}
-
-// Lets rank `a`'s GPU access every other rank's GPU. Each rank's thread enables its own GPU's peers once
-// every context exists (the driver takes the twelve enables of four GPUs side by side).
-void enablePeersOf(int a, const std::vector<int>& devices) {
-  PeerAccessTable enabled;  // ranks sharing a GPU (PEERLINK_COLL_SHARE_GPUS) name a peer GPU more than once
-  const int from = devices[static_cast<std::size_t>(a)];
-  for (std::size_t b = 0; b < devices.size(); ++b) {
-    const int to = devices[b];
-    if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
-    int can = 0;
-    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-    if (!can) {
-      throw Error(ErrorCode::Unsupported,
-                  fmt::format("Communicator: GPU {} (rank {}) cannot access GPU {} (rank {}) as a peer; the "
-                              "collectives need peer access between every pair (see `peerlink doctor`)",
-                              from, a, to, b));
-    }
-    enabled.enable(from, to);
-  }
+  logInfo(LogSubsys::Coll,
+          "GPU {} set up: context {:.1f} ms, peer access {:.1f} (waiting for every context included), buffers {:.1f}, "
+          "kernels loaded {:.1f}",
+          device, millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, peersReady),
+          millisecondsBetween(peersReady, buffersReady), millisecondsBetween(buffersReady, Clock::now()));
 }
 
 }  // namespace
@@ -181,20 +191,13 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
   state.ranks.resize(devices.size());
   std::vector<std::exception_ptr> errors(devices.size());
-  std::vector<double> peerMilliseconds(devices.size(), 0.0);
   std::vector<std::thread> threads;
   const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
   ContextsReady contexts(devices.size());
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(r, state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs,
-                  contexts);
-        if (contexts.wait()) {
-          const auto peersStart = Clock::now();
-          enablePeersOf(static_cast<int>(r), devices);
-          peerMilliseconds[r] = millisecondsBetween(peersStart, Clock::now());
-        }
+        setupRank(r, state.ranks[r], devices, state.settings.push == PushMode::Push, eagerGraphs, contexts);
       } catch (...) {
         errors[r] = std::current_exception();
         contexts.arrive(r, false);  // a setup that failed before its context existed: no thread waits for it
@@ -245,14 +248,14 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
-          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f} with their peer access, "
-          "{:.1f} ms per rank; topology {:.1f} more; deadline {} ms, algorithm {}, direct launches {} the previous "
+          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f} with their peer access; "
+          "topology {:.1f} more; deadline {} ms, algorithm {}, direct launches {} the previous "
           "kernel, eager "
           "launches from {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
-          millisecondsBetween(start, ranksReady), fmt::join(peerMilliseconds, "/"),
-          millisecondsBetween(ranksReady, topologyReady), state.timeoutNs / 1000000u,
-          algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for",
+          millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
+          state.timeoutNs / 1000000u, algorithmName(state.settings.forced),
+          state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");
 }
 

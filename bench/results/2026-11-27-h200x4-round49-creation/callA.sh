@@ -2,7 +2,8 @@
 # exists, against the build before (2f25f14, dist/extra/old-peerlink), alternated in fresh processes with
 # the COLL and TOPO logs' breakdown (and the new build without NVML: does discovery slow the contexts?);
 # the driver's four contexts under CUDA_DEVICE_MAX_CONNECTIONS settings (context-timing.py); then the GPU tests at this commit: bad input, transport and the other
-# small suites (the buffer check now core/pointer_kind), graph, AUTO correctness and the Communicator suites.
+# small suites (the buffer check now core/pointer_kind), graph, AUTO correctness and the Communicator suites
+# (the other executables in call B: the carry limit).
 [ -e dist/peerlink ] || { xz -dc dist/extra/peerlink.xz >dist/peerlink && chmod +x dist/peerlink; }
 source scripts/device/call-lib.sh a
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1
@@ -30,7 +31,7 @@ for i in 1 2; do
 done
 save
 t errors 40 dist/tests/gpu_test_coll_errors
-for x in raii topology kernels ll bulk_copy signal_channel shared_memory transport doctor; do
+for x in raii topology kernels ll bulk_copy transport; do
   t gpu-$x 90 dist/tests/gpu_test_gpu_$x
 done
 save
@@ -38,8 +39,4 @@ t creation 30 dist/tests/gpu_test_communicator --gtest_filter='Communicator.Crea
 t comm 150 dist/tests/gpu_test_communicator --gtest_filter='*/CommunicatorCorrectness.*/AUTO_*:Communicator.*:CommunicatorSplitTwoShot.*:CommunicatorTwoShotReduce.*:CommunicatorRing.*'
 save
 t graph 120 dist/tests/gpu_test_coll_graph
-save
-t ll128 60 dist/tests/gpu_test_coll_ll128
-t coll-bench 90 dist/tests/gpu_test_coll_bench
-t shared 60 dist/tests/gpu_test_communicator_shared
 save
