@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <future>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -22,7 +20,6 @@
 #include "core/driver_api.hpp"
 #include "core/log.hpp"
 #include "peerlink/error.hpp"
-#include "transport/peer_access.hpp"
 
 namespace peerlink::coll {
 namespace {
@@ -73,75 +70,14 @@ std::size_t ringChunkBytesFrom(const Params& params) {
   return static_cast<std::size_t>(chunk);
 }
 
-// Counts the ranks' threads that have created their GPU's context or given up: enabling peer access to a
-// GPU whose context does not exist yet would create it on the enabling thread, one after another.
-class ContextsReady {
- public:
-  explicit ContextsReady(std::size_t ranks) : arrived_(ranks, false), pending_(ranks) {}
-  /// Rank `rank`'s thread: its context exists (`created`) or its setup failed before; only the first
-  /// arrival of a rank counts.
-  void arrive(std::size_t rank, bool created) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (arrived_[rank]) return;
-    arrived_[rank] = true;
-    allCreated_ = allCreated_ && created;
-    if (--pending_ == 0) allArrived_.notify_all();
-  }
-  /// Returns once every rank's thread has arrived: whether every context exists. No deadline needed:
-  /// every thread arrives, as its setup either returns or throws.
-  bool wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    allArrived_.wait(lock, [this] { return pending_ == 0; });
-    return allCreated_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable allArrived_;
-  std::vector<bool> arrived_;
-  std::size_t pending_;
-  bool allCreated_ = true;
-};
-
-// Lets rank `a`'s GPU access every other rank's GPU. Each rank's thread enables its own GPU's peers once
-// every context exists.
-void enablePeersOf(int a, const std::vector<int>& devices) {
-  PeerAccessTable enabled;  // ranks sharing a GPU (PEERLINK_COLL_SHARE_GPUS) name a peer GPU more than once
-  const int from = devices[static_cast<std::size_t>(a)];
-  for (std::size_t b = 0; b < devices.size(); ++b) {
-    const int to = devices[b];
-    if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
-    int can = 0;
-    PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
-    if (!can) {
-      throw Error(ErrorCode::Unsupported,
-                  fmt::format("Communicator: GPU {} (rank {}) cannot access GPU {} (rank {}) as a peer; the "
-                              "collectives need peer access between every pair (see `peerlink doctor`)",
-                              from, a, to, b));
-    }
-    enabled.enable(from, to);
-  }
-}
-
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
-// Runs on its own thread (context creation and module loads of several GPUs overlap); `contexts` hears when
-// this GPU's context exists.
-void setupRank(std::size_t r, RankResources& rank, const std::vector<int>& devices, bool push, bool eagerGraph,
-               ContextsReady& contexts) {
+// Runs on its own thread (context creation and module loads of several GPUs overlap).
+void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
   const auto start = Clock::now();
-  const int device = devices[r];
-  const int nranks = static_cast<int>(devices.size());
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
   PEERLINK_CU_CHECK(driverApi().ctxGetCurrent(&rank.context));
-  contexts.arrive(r, true);
   const auto contextReady = Clock::now();
-  // The driver took the four GPUs' enables largely one after another (7-32 ms per GPU after their kernel
-  // loads, round 49 call A), while the kernel loads run side by side: enabling first lets the GPUs' loads
-  // overlap the queue of enables.
-  if (!contexts.wait()) return;  // another GPU failed before its context existed: its error is reported
-  enablePeersOf(static_cast<int>(r), devices);
-  const auto peersReady = Clock::now();
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
   rank.device = device;
@@ -165,11 +101,32 @@ void setupRank(std::size_t r, RankResources& rank, const std::vector<int>& devic
   kernels::preloadCollKernels(push, rank.computeMajor >= 9);
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-  logInfo(LogSubsys::Coll,
-          "GPU {} set up: context {:.1f} ms, peer access {:.1f} (waiting for every context included), buffers {:.1f}, "
-          "kernels loaded {:.1f}",
-          device, millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, peersReady),
-          millisecondsBetween(peersReady, buffersReady), millisecondsBetween(buffersReady, Clock::now()));
+  logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
+          millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, buffersReady),
+          millisecondsBetween(buffersReady, Clock::now()));
+}
+
+// On one thread once every GPU is set up: the driver takes the enables one after another anyway (round 49
+// calls A and B: each rank's thread enabling its own GPU's peers, after its kernel loads or before its
+// buffers, made creation no faster; cudaMalloc after the enables took longer instead).
+void enablePeers(CommState& state) {
+  for (int a = 0; a < state.nranks; ++a) {
+    for (int b = 0; b < state.nranks; ++b) {
+      if (a == b) continue;
+      const int from = state.devices[static_cast<std::size_t>(a)];
+      const int to = state.devices[static_cast<std::size_t>(b)];
+      if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
+      int can = 0;
+      PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+      if (!can) {
+        throw Error(ErrorCode::Unsupported,
+                    fmt::format("Communicator: GPU {} (rank {}) cannot access GPU {} (rank {}) as a peer; the "
+                                "collectives need peer access between every pair (see `peerlink doctor`)",
+                                from, a, to, b));
+      }
+      state.peerAccess.enable(from, to);
+    }
+  }
 }
 
 }  // namespace
@@ -193,14 +150,12 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   std::vector<std::exception_ptr> errors(devices.size());
   std::vector<std::thread> threads;
   const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
-  ContextsReady contexts(devices.size());
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(r, state.ranks[r], devices, state.settings.push == PushMode::Push, eagerGraphs, contexts);
+        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs);
       } catch (...) {
         errors[r] = std::current_exception();
-        contexts.arrive(r, false);  // a setup that failed before its context existed: no thread waits for it
       }
     });
   }
@@ -211,6 +166,8 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }
+  enablePeers(state);
+  const auto peersReady = Clock::now();
 
   state.failures =
       PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
@@ -248,14 +205,13 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
-          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f} with their peer access; "
-          "topology {:.1f} more; deadline {} ms, algorithm {}, direct launches {} the previous "
-          "kernel, eager "
+          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
+          "peer access {:.1f}; deadline {} ms, algorithm {}, direct launches {} the previous kernel, eager "
           "launches from {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
           millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
-          state.timeoutNs / 1000000u, algorithmName(state.settings.forced),
-          state.overlapLaunches ? "overlap" : "wait for",
+          millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u,
+          algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");
 }
 

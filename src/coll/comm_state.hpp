@@ -21,6 +21,7 @@
 #include "peerlink/cuda.hpp"
 #include "peerlink/params.hpp"
 #include "peerlink/topology.hpp"
+#include "transport/peer_access.hpp"
 
 namespace peerlink::coll {
 
@@ -97,6 +98,7 @@ struct CommState {
   std::vector<RankResources> ranks;
   PinnedBuffer failures;  ///< kernels::CollFailure[nranks], mapped: kernels report stalls here
   SymmetricTable symmetric;
+  PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
   ChoiceSettings settings;         ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE
   int maxBlocks = 1;               ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
