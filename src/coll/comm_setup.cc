@@ -4,11 +4,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <exception>
-#include <functional>
 #include <future>
 #include <set>
 #include <string>
@@ -74,15 +72,12 @@ std::size_t ringChunkBytesFrom(const Params& params) {
 
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
-// `contextReady` runs once the GPU's context exists.
-void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph,
-               const std::function<void()>& contextReady) {
+void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
   PEERLINK_CU_CHECK(driverApi().ctxGetCurrent(&rank.context));
-  contextReady();
-  const auto contextCreated = Clock::now();
+  const auto contextReady = Clock::now();
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
   rank.device = device;
@@ -107,7 +102,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
   logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
-          millisecondsBetween(start, contextCreated), millisecondsBetween(contextCreated, buffersReady),
+          millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, buffersReady),
           millisecondsBetween(buffersReady, Clock::now()));
 }
 
@@ -149,16 +144,9 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.timeoutNs = static_cast<std::uint64_t>(params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000u;
   state.settings = choiceSettingsFrom(params);
 
-  // Discovery (CUDA, NVML, sysfs) only feeds chooseAlgorithm: it runs while the GPUs are set up, from the
-  // moment the last of their contexts exists. Started with them, NVML's initialization delayed the driver's
-  // contexts (round 49 call B: first creations 488-502 ms without NVML, 511-555 with).
-  std::future<Topology> topology;
-  std::atomic<std::size_t> contextsPending{devices.size()};
-  const auto startDiscovery = [&] {
-    if (contextsPending.fetch_sub(1) == 1) {
-      topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
-    }
-  };
+  // Discovery (CUDA, NVML, sysfs) runs while the GPUs are set up: it only feeds chooseAlgorithm. Started
+  // once the last context existed instead, NVML's initialization slowed the kernel loads (round 49 call C).
+  std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
   state.ranks.resize(devices.size());
   std::vector<std::exception_ptr> errors(devices.size());
   std::vector<std::thread> threads;
@@ -166,8 +154,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs,
-                  startDiscovery);
+        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs);
       } catch (...) {
         errors[r] = std::current_exception();
       }
@@ -175,13 +162,13 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   }
   for (std::thread& thread : threads) thread.join();
   const auto ranksReady = Clock::now();
+  state.topology = topology.get();
+  const auto topologyReady = Clock::now();
   for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);  // a discovery under way is waited for by its future
+    if (error) std::rethrow_exception(error);
   }
   enablePeers(state);
   const auto peersReady = Clock::now();
-  state.topology = topology.get();  // every context exists, so discovery has started
-  const auto topologyReady = Clock::now();
 
   state.failures =
       PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
@@ -219,12 +206,12 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.pending.assign(devices.size(), {});
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
-          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, peer access {:.1f}, "
-          "topology {:.1f} more; deadline {} ms, algorithm {}, direct launches {} the previous kernel, eager "
+          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
+          "peer access {:.1f}; deadline {} ms, algorithm {}, direct launches {} the previous kernel, eager "
           "launches from {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
-          millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, peersReady),
-          millisecondsBetween(peersReady, topologyReady), state.timeoutNs / 1000000u,
+          millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
+          millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u,
           algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");
 }
