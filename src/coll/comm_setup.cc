@@ -145,7 +145,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.settings = choiceSettingsFrom(params);
 
   // Discovery (CUDA, NVML, sysfs) runs while the GPUs are set up: it only feeds chooseAlgorithm. Started
-  // once the last context existed instead, NVML's initialization slowed the kernel loads (round 49 call C).
+  // once the last context existed instead, creation was no faster (round 49 call C).
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
   state.ranks.resize(devices.size());
   std::vector<std::exception_ptr> errors(devices.size());
