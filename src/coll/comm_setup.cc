@@ -20,6 +20,7 @@
 #include "core/driver_api.hpp"
 #include "core/log.hpp"
 #include "peerlink/error.hpp"
+#include "topology/discovery_cache.hpp"
 
 namespace peerlink::coll {
 namespace {
@@ -133,6 +134,7 @@ void enablePeers(CommState& state) {
 
 void setupCommunicator(CommState& state, const std::vector<int>& devices, const Params& params) {
   const auto start = Clock::now();
+  configureLogging(params);  // before the setup threads log (a kept topology does not configure it)
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
   state.ringChunkBytes = ringChunkBytesFrom(params);
   state.ringReduceBlocks = static_cast<int>(params.getInt("PEERLINK_COLL_RING_REDUCE_BLOCKS"));
@@ -144,9 +146,10 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.timeoutNs = static_cast<std::uint64_t>(params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000u;
   state.settings = choiceSettingsFrom(params);
 
-  // Discovery (CUDA, NVML, sysfs) runs while the GPUs are set up: it only feeds chooseAlgorithm. Started
-  // once the last context existed instead, creation was no faster (round 49 call C).
-  std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoverTopology(params); });
+  // Discovery (CUDA, NVML, sysfs; once per process, discovery_cache.hpp) runs while the GPUs are set up: it
+  // only feeds chooseAlgorithm. Started once the last context existed instead, creation was no faster
+  // (round 49 call C).
+  std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoveredTopology(params); });
   state.ranks.resize(devices.size());
   std::vector<std::exception_ptr> errors(devices.size());
   std::vector<std::thread> threads;

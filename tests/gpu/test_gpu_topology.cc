@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
 #include "gpu_test_support.hpp"
 #include "peerlink/params.hpp"
 #include "peerlink/topology.hpp"
+#include "topology/discovery_cache.hpp"
 
 namespace peerlink {
 namespace {
@@ -76,6 +78,33 @@ TEST(GpuTopology, JsonRoundTripOfTheRealMachine) {
   EXPECT_EQ(loaded.source, "round trip");  // loading records where a topology came from
   loaded.source = topology.source;
   EXPECT_EQ(topologyToJson(loaded), topologyToJson(topology));
+}
+
+// What a topology says that cannot change while a process runs (a PCIe link's current speed can).
+std::string identityAndPaths(const Topology& topology) {
+  std::string text;
+  for (const Gpu& gpu : topology.gpus) text += gpu.uuid + " " + gpu.pciBusId + "\n";
+  for (const GpuPair& pair : topology.pairs) {
+    text += std::to_string(pair.src) + ">" + std::to_string(pair.dst) + " " + pathClassName(pair.path) + " " +
+            std::to_string(pair.nvlinks) + "\n";
+  }
+  return text + std::to_string(topology.nvmlGpus.size());
+}
+
+// The communicator's kept topology is what discovery finds, per setting: NVML skipped is kept apart.
+TEST(GpuTopology, KeptTopologyIsTheDiscoveredOnePerSetting) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const Topology fresh = discoverTopology(Params());
+  const Topology kept = discoveredTopology(Params());
+  EXPECT_EQ(identityAndPaths(kept), identityAndPaths(fresh));
+  Params withoutNvml;
+  withoutNvml.set("PEERLINK_NVML", "0");
+  const Topology keptWithoutNvml = discoveredTopology(withoutNvml);
+  EXPECT_TRUE(keptWithoutNvml.nvmlGpus.empty());
+  EXPECT_EQ(identityAndPaths(keptWithoutNvml), identityAndPaths(discoverTopology(withoutNvml)));
+  // Asked again, each setting gets its own: the one with NVML did not become the one without.
+  EXPECT_EQ(topologyToJson(discoveredTopology(Params())), topologyToJson(kept));
+  EXPECT_EQ(topologyToJson(discoveredTopology(withoutNvml)), topologyToJson(keptWithoutNvml));
 }
 
 }  // namespace

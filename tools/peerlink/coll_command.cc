@@ -20,6 +20,7 @@
 #include "peerlink/topology.hpp"
 #include "run_metadata.hpp"
 #include "size_parse.hpp"
+#include "topology/discovery_cache.hpp"
 
 namespace peerlink::cli {
 namespace {
@@ -85,7 +86,8 @@ void checkOutputPath(const std::string& path) {
 // and the PEERLINK_* settings; the GPUs are 0..g-1 of that topology.
 int runCollExplain(const CollCommandOptions& options, Context& context) {
   const coll::CollBenchOptions bench = toBenchOptions(options, context.params);
-  const Topology topology = discoverTopology(context.params);  // Error(NoDevice) without a GPU or file: exit 3
+  // The communicator's own (kept for the process): the one a communicator would plan with here.
+  const Topology topology = discoveredTopology(context.params);  // Error(NoDevice) without a GPU or file: exit 3
   const int gpus = static_cast<int>(topology.gpus.size());
   if (options.gpus > gpus) {
     throw Error(ErrorCode::InvalidUsage, fmt::format("-g {}: the topology has {} GPU(s)", options.gpus, gpus));
@@ -169,7 +171,8 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
   if (isatty(STDERR_FILENO) != 0) {
     bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
   }
-  const Topology topology = discoverTopology(context.params);  // Error(NoDevice) without a GPU: exit 3
+  // Kept for the process (discovery_cache.hpp): the communicator the run creates plans with this one.
+  const Topology topology = discoveredTopology(context.params);  // Error(NoDevice) without a GPU: exit 3
   const coll::CollRun run = coll::runCollBench(context.params, bench);
   if (bench.progress) std::fprintf(stderr, "\r\033[K");
   if (!options.jsonPath.empty()) {
