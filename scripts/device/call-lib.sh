@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Sourced by a device call script (`source scripts/device/call-lib.sh NAME` from the repository root, with
 # ./dist packed by scripts/device/pack-call.sh): NCCL's environment, the test executables unpacked from
-# dist/xz, and two helpers. Results go to /tmp/NAME; `save` packs them into $OUT/NAME.tar.gz (only a few
-# files come back from the machine, so save after each step).
+# dist/xz, their build paths linked to this checkout, and two helpers. Results go to /tmp/NAME; `save`
+# packs them into $OUT/NAME.tar.gz (only a few files come back from the machine, so save after each step).
 call_name=${1:?usage: source scripts/device/call-lib.sh NAME}
 p=/tmp/$call_name
 mkdir -p "$p"
@@ -17,6 +17,12 @@ for packed in dist/xz/*.xz; do
   xz -dc "$packed" >"$unpacked" && chmod +x "$unpacked"
 done
 dist/peerlink --version
+# Test executables find fixtures and helpers by the paths they were built with (as run-gpu-tests.sh does).
+source_dir=$(cat dist/SOURCE_DIR)
+if [ "$source_dir" != "$PWD" ] && [ ! -e "$source_dir" ]; then
+  mkdir -p "$(dirname "$source_dir")" && ln -sfn "$PWD" "$source_dir"
+fi
+[ -e build ] || ln -sfn dist build
 
 save() { tar czf "$OUT/$call_name.tar.gz" -C /tmp "$call_name"; }
 
