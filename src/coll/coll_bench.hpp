@@ -117,6 +117,7 @@ struct NcclStatus {
   std::string reason;  ///< why not loaded / not initialized
   std::string nvls;    ///< the NCCL_NVLS_ENABLE line
   std::vector<std::string> searched;
+  double initMilliseconds = 0;  ///< ncclCommInitAll of every rank (the GPUs' contexts made before); 0: not run
 };
 
 struct CollRun {
@@ -125,6 +126,8 @@ struct CollRun {
   std::vector<int> devices;
   std::vector<std::string> deviceNames;   ///< "NVIDIA H200", per rank
   std::vector<std::string> deviceBusIds;  ///< "0000:00:06.0", per rank
+  /// The peerlink Communicator's creation (the GPUs' contexts made before, as for NCCL's); 0: not created.
+  double creationMilliseconds = 0;
   NcclStatus nccl;
   std::array<CollConfigStatus, kCollConfigCount> configs;
   std::vector<CollRow> rows;

@@ -411,7 +411,10 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
     setAll(false, false, "not measured (--nccl-only)");
   } else {
     try {
+      const auto start = std::chrono::steady_clock::now();
       s.communicator = std::make_unique<Communicator>(s.devices, params);
+      run.creationMilliseconds =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       setAll(false, true, "");
     } catch (const Error& error) {
       setAll(false, false, std::string("peerlink communicator unavailable: ") + error.what());
@@ -435,7 +438,10 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
       session->library = library;
       session->devices = s.devices;
       try {
+        const auto start = std::chrono::steady_clock::now();
         session->init();
+        run.nccl.initMilliseconds =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         run.nccl.loaded = true;
         s.nccl = std::move(session);
         setAll(true, true, "");

@@ -102,6 +102,8 @@ CollRun syntheticRun() {
   run.nccl.versionCode = 22809;
   run.nccl.path = "/usr/lib/libnccl.so.2";
   run.nccl.nvls = "NCCL_NVLS_ENABLE=0 (set by peerlink: NVLink multicast off)";
+  run.nccl.initMilliseconds = 640.25;
+  run.creationMilliseconds = 51.6;
   for (auto& status : run.configs) status.available = true;
   const double times[2][5] = {{24.46, 10.0, 24.46, 8.2, 6.0}, {2321.78, 2400.0, 2321.78, 2330.0, 2769.0}};
   for (int i = 0; i < 2; ++i) {
@@ -155,6 +157,9 @@ TEST(CollFormat, TextHasHeaderEveryConfigurationAndComparison) {
   EXPECT_NE(text.find("# NCCL 2.28.9: /usr/lib/libnccl.so.2"), std::string::npos);
   EXPECT_NE(text.find("NCCL_NVLS_ENABLE=0 (set by peerlink"), std::string::npos);
   EXPECT_NE(text.find("# NCCL symmetric: N/A (NCCL 2.26.2 < 2.27"), std::string::npos);
+  EXPECT_NE(text.find("# communicators created in: peerlink 51.6 ms, NCCL (ncclCommInitAll) 640.2 ms (the GPUs' "
+                      "contexts existed before)"),
+            std::string::npos);
   for (CollConfig config : coll::kCollConfigs) {
     EXPECT_NE(text.find(std::string("# == ") + coll::collConfigName(config) + ":"), std::string::npos);
   }
@@ -187,9 +192,25 @@ TEST(CollJson, RoundTrip) {
   EXPECT_TRUE(document.at("rows")[0].at("in_place").at("nccl").at("wrong").is_null());
   EXPECT_EQ(document.at("rows")[0].at("out_of_place").at("best_nccl"), "nccl_symmetric");
   EXPECT_DOUBLE_EQ(document.at("bus_factor").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(document.at("creation_ms").get<double>(), 51.6);
+  EXPECT_DOUBLE_EQ(document.at("nccl").at("init_ms").get<double>(), 640.25);
   const SavedColl saved = collFromJson(nlohmann::json::parse(document.dump()), "test");
   EXPECT_EQ(formatCollText(saved.run), formatCollText(run));
   EXPECT_EQ(collToJson(saved.run, Params()), document);
+}
+
+// A run with neither side created (--no-nccl and no communicator) has no creation line; files written before
+// the times were recorded read as 0 (no line).
+TEST(CollFormat, CreationLineOnlyForCreatedCommunicators) {
+  CollRun run = syntheticRun();
+  run.nccl.initMilliseconds = 0;
+  EXPECT_NE(formatCollText(run).find("# communicators created in: peerlink 51.6 ms (the GPUs'"), std::string::npos);
+  run.creationMilliseconds = 0;
+  EXPECT_EQ(formatCollText(run).find("created in"), std::string::npos);
+  nlohmann::json older = collToJson(syntheticRun(), Params());
+  older.erase("creation_ms");
+  older.at("nccl").erase("init_ms");
+  EXPECT_EQ(formatCollText(collFromJson(older, "older").run).find("created in"), std::string::npos);
 }
 
 TEST(CollJson, RejectsOtherDocuments) {

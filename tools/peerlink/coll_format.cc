@@ -1,10 +1,12 @@
 #include "coll_format.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace peerlink::cli {
 namespace {
@@ -141,6 +143,18 @@ nlohmann::json measurementJson(const CollMeasurement& m) {
   return out;
 }
 
+// How long each side's communicators took to create in this run. The CLI allocates its buffers first, so
+// every GPU's context exists before either: the times leave out the CUDA driver's contexts.
+std::string creationLine(const CollRun& run) {
+  std::vector<std::string> parts;
+  if (run.creationMilliseconds > 0) parts.push_back(fmt::format("peerlink {:.1f} ms", run.creationMilliseconds));
+  if (run.nccl.initMilliseconds > 0) {
+    parts.push_back(fmt::format("NCCL (ncclCommInitAll) {:.1f} ms", run.nccl.initMilliseconds));
+  }
+  if (parts.empty()) return "";
+  return fmt::format("# communicators created in: {} (the GPUs' contexts existed before)\n", fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 const char* ncclTestsTypeName(DataType type) noexcept {
@@ -196,6 +210,7 @@ std::string formatCollText(const CollRun& run) {
     out += fmt::format("# NCCL: not loaded ({})\n", run.nccl.reason);
   }
   if (!run.nccl.nvls.empty()) out += fmt::format("# {}\n", run.nccl.nvls);
+  out += creationLine(run);
   const coll::CollConfigStatus& symmetric = run.configs[index(CollConfig::NcclSymmetric)];
   if (run.nccl.loaded && !symmetric.available) out += fmt::format("# NCCL symmetric: {}\n", symmetric.reason);
   for (CollConfig config : coll::kCollConfigs) out += configTable(run, config);
@@ -230,10 +245,11 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
   document["devices"] = run.devices;
   document["device_names"] = run.deviceNames;
   document["device_bus_ids"] = run.deviceBusIds;
-  document["nccl"] = {{"loaded", run.nccl.loaded},    {"path", run.nccl.path},
-                      {"version", run.nccl.version},  {"version_code", run.nccl.versionCode},
-                      {"reason", run.nccl.reason},    {"nvls", run.nccl.nvls},
-                      {"searched", run.nccl.searched}};
+  document["nccl"] = {{"loaded", run.nccl.loaded},     {"path", run.nccl.path},
+                      {"version", run.nccl.version},   {"version_code", run.nccl.versionCode},
+                      {"reason", run.nccl.reason},     {"nvls", run.nccl.nvls},
+                      {"searched", run.nccl.searched}, {"init_ms", run.nccl.initMilliseconds}};
+  document["creation_ms"] = run.creationMilliseconds;
   nlohmann::json configs = nlohmann::json::array();
   for (CollConfig config : coll::kCollConfigs) {
     configs.push_back({{"name", coll::collConfigName(config)},

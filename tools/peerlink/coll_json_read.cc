@@ -79,6 +79,8 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
     run.nccl.reason = nccl.value("reason", std::string());
     run.nccl.nvls = nccl.value("nvls", std::string());
     run.nccl.searched = nccl.value("searched", std::vector<std::string>());
+    run.nccl.initMilliseconds = nccl.value("init_ms", 0.0);  // files before round 49 have neither time
+    run.creationMilliseconds = document.value("creation_ms", 0.0);
     for (const json& entry : document.at("configurations")) {
       const std::string name = entry.at("name").get<std::string>();
       const CollConfig config = parsed(coll::parseCollConfig(name), "configuration", name);
