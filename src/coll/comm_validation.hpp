@@ -3,8 +3,6 @@
 // failure is Error(InvalidUsage) naming the call, the rank and its GPU.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <string>
 #include <vector>
 
@@ -19,8 +17,8 @@ std::string callLabel(const CommState& state, const CallArgs& call);
 
 /// The rank is in range; the stream belongs to the rank's GPU; type, op and root are valid; count * size
 /// does not overflow; every buffer the call uses is non-null, element-aligned, memory of the rank's GPU
-/// or managed (pointerKind, core/pointer_kind.hpp); send and recv are either the documented in-place pair or disjoint
-/// (allToAll: always disjoint).
+/// or managed (pointerKind, core/pointer_kind.hpp); send and recv are either the documented in-place pair
+/// or disjoint (allToAll: always disjoint).
 void validateCall(const CommState& state, const CallArgs& call);
 
 /// The k-th calls of all ranks (set[r] is rank r's) agree with rank 0's: same collective, count, type,

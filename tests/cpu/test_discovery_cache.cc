@@ -1,5 +1,5 @@
-// The communicator's kept topology: a topology file is read again at each call (only discovered topologies
-// are kept, and those need a GPU: the communicator's GPU tests create communicators twice in a process).
+// The communicator's kept topology: a topology file is read again at each call. Only discovered topologies
+// are kept, and discovery needs a GPU: GpuTopology.KeptTopologyIsTheDiscoveredOnePerSetting tests those.
 #include <unistd.h>
 
 #include <filesystem>
