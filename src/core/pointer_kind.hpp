@@ -15,7 +15,7 @@ struct PointerKind {
 
 /// The driver asked for three attributes (cuPointerGetAttributes: type, ordinal, managed), the runtime's
 /// cudaPointerGetAttributes where the driver refuses or finds no CUDA memory. Clears the runtime's last
-/// error; never throws.
+/// error. Throws only as driverApi() does (no driver, or one without these functions).
 PointerKind pointerKind(const void* pointer);
 
 }  // namespace peerlink
