@@ -88,19 +88,20 @@ bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices);
 /// `push` (PEERLINK_COLL_PUSH) decides between the push and the direct-read kernel where both apply.
 /// `ll128Lines`: past its smallest sizes an LL choice will carry LL128 lines (ll128Capable, PEERLINK_PROTO
 /// AUTO or LL128), so LL's size limits count LL128's bytes on the wire, not LL's. `copyEngine`
-/// (PEERLINK_COLL_CE) decides whether the copies of a large all-gather, all-to-all or all-reduce run on the
-/// copy engines (copyEngineInstead).
+/// (PEERLINK_COLL_CE) decides whether the copies of a large all-gather, all-to-all, all-reduce or send/recv
+/// group run on the copy engines (copyEngineInstead); a send/recv group's `bytes` is the most one rank sends.
 KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace, int nranks, bool nvlinkMesh,
                           const AlgorithmChoice& algorithm, Protocol protocol, std::size_t llMaxBytes,
                           PushMode push = PushMode::Auto, bool ll128Lines = false,
                           CopyEngineMode copyEngine = CopyEngineMode::Auto);
 
 /// The copy-engine form of `choice` (chooseKernel's SM kernel for `collective` with `bytes` per rank on
-/// `nranks` ranks), or nullopt where it keeps the SM kernel: all-gather's and all-to-all's direct copies
-/// become Kernel::CeCopy, all-reduce's two-shot kernels Kernel::CeTwoShot and its ring Kernel::CeRingAllReduce.
-/// On: wherever the form exists; Off: never; Auto: on an NVLink mesh where the data a rank pushes to its
-/// peers reaches the size from which the copy engines were measured faster (kCeCopyFromPushedBytes for the
-/// copies, kCeGatherFromPushedBytes for an all-reduce's gather: copy_engine_select.cc).
+/// `nranks` ranks), or nullopt where it keeps the SM kernel: the direct copies of all-gather, all-to-all and
+/// send/recv become Kernel::CeCopy, all-reduce's two-shot kernels Kernel::CeTwoShot and its ring
+/// Kernel::CeRingAllReduce. On: wherever the form exists; Off: never; Auto: on an NVLink mesh where the data a
+/// rank pushes to its peers reaches the size from which the copy engines were measured faster
+/// (kCeCopyFromPushedBytes for the collectives' copies, kCeSendFromPushedBytes for send/recv,
+/// kCeGatherFromPushedBytes for an all-reduce's gather: copy_engine_select.cc).
 std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
                                               const KernelChoice& choice, CopyEngineMode mode);
 

@@ -465,24 +465,36 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
 
 void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
   const int n = state.nranks;
-  std::vector<CollCopyArgs> args(static_cast<std::size_t>(n));
   std::vector<cudaStream_t> streams(static_cast<std::size_t>(n), nullptr);
-  std::vector<bool> active(static_cast<std::size_t>(n), false);
+  std::vector<unsigned int> masks(static_cast<std::size_t>(n), 0u);
+  std::vector<std::size_t> sent(static_cast<std::size_t>(n), 0);
   const auto join = [&](const CallArgs& call) {
     const auto r = static_cast<std::size_t>(call.rank);
-    if (active[r] && streams[r] != call.stream) {
+    if (masks[r] != 0 && streams[r] != call.stream) {  // a rank takes part once its mask has a peer
       throw Error(ErrorCode::InvalidUsage,
                   fmt::format("{}: rank {} gave two different streams to the send/recv calls of one group; use one "
                               "stream per rank in a group",
                               callLabel(state, call), call.rank));
     }
-    active[r] = true;
     streams[r] = call.stream;
-    args[r].sync.peerMask |= 1u << call.peer;
+    masks[r] |= 1u << call.peer;
   };
   for (const Transfer& transfer : transfers) {
     join(transfer.send);
     join(transfer.recv);
+    sent[static_cast<std::size_t>(transfer.send.rank)] += transfer.send.count * dataTypeSize(transfer.send.type);
+  }
+  // The group's kernel: by the most one rank sends (every rank of a group runs the same form, so the pair
+  // counters stay in step).
+  const std::size_t largest = *std::max_element(sent.begin(), sent.end());
+  const KernelChoice& choice = chooseKernel(state, Collective::SendRecv, largest, false);
+  logOnce(state, Collective::SendRecv, choice, largest);
+  if (choice.kernel == Kernel::CeCopy) {
+    launchCeTransfers(state, transfers, streams, masks);
+    return;
+  }
+  std::vector<CollCopyArgs> args(static_cast<std::size_t>(n));
+  for (const Transfer& transfer : transfers) {
     CollCopyArgs& receiver = args[static_cast<std::size_t>(transfer.recv.rank)];
     const std::size_t bytes = transfer.recv.count * dataTypeSize(transfer.recv.type);
     if (bytes == 0) continue;
@@ -496,9 +508,8 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
   const int blocks = std::max(1, std::min(state.maxBlocks, kP2pBlocksCap));
   for (int r = 0; r < n; ++r) {
     const auto index = static_cast<std::size_t>(r);
-    const unsigned int mask = args[index].sync.peerMask;
-    args[index].sync = syncArgs(state, r, Collective::SendRecv, true, mask);
-    args[index].sync.peersStore = storesIntoPeers(Collective::SendRecv, KernelChoice{});  // receivers pull
+    args[index].sync = syncArgs(state, r, Collective::SendRecv, true, masks[index]);
+    args[index].sync.peersStore = storesIntoPeers(Collective::SendRecv, choice);  // receivers pull
   }
   // Send/recv sets launch directly and from this thread, as into a capture: their streams' capture state is
   // not checked here.
@@ -507,7 +518,7 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
   const bool mayBeCapturing = true;
   forEachRank(state, mayBeCapturing, [&](int r) {
     const auto index = static_cast<std::size_t>(r);
-    if (active[index]) kernels::launchCollCopy(args[index], blocks, streams[index], launch);
+    if (masks[index] != 0) kernels::launchCollCopy(args[index], blocks, streams[index], launch);
   });
 }
 

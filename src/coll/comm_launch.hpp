@@ -24,7 +24,8 @@ PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs
 /// eager KernelGraph, the cheaper way on the host).
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
-/// Launches matched send/recv pairs: one kernel on every rank that takes part (receivers pull).
+/// Launches matched send/recv pairs: one kernel on every rank that takes part (receivers pull), or for large
+/// groups (chooseKernel: Kernel::CeCopy) the senders' copy engines between two barrier kernels.
 void launchTransfers(CommState& state, const std::vector<Transfer>& transfers);
 
 }  // namespace peerlink::coll

@@ -16,6 +16,8 @@
 // completed, and its barrier releases that to the peers).
 #include "coll/comm_launch_copy_engine.hpp"
 
+#include <algorithm>
+
 #include "coll/comm_launch.hpp"
 #include "coll/comm_launch_large.hpp"
 #include "coll/comm_launch_support.hpp"
@@ -116,6 +118,45 @@ void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool
 void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   launchRingSegmentReduces(state, set, capturing);
   gatherShards(state, set, capturing);
+}
+
+// The first barrier tells a sender that its receivers have reached the call (their buffers are free) and a
+// receiver that its senders have (their data is ready); the second, that the copies into a receiver have
+// landed: a sender's second kernel starts only once its copies have completed, and it releases that to the
+// receivers. A rank sending to itself copies on its copy engine too, after its pushes to the peers.
+void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
+                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks) {
+  const int n = state.nranks;
+  kernels::KernelLaunch launch;
+  launch.overlapPrevious = state.overlapLaunches;
+  const auto barriers = [&] {
+    for (int r = 0; r < n; ++r) {
+      const auto index = static_cast<std::size_t>(r);
+      if (peerMasks[index] == 0) continue;  // not in the group (a null stream is the default stream)
+      const DeviceGuard guard(state.devices[index]);
+      kernels::CollCopyArgs args;
+      args.sync = syncArgs(state, r, Collective::SendRecv, true, peerMasks[index]);
+      kernels::launchCollCopy(args, 1, streams[index], launch);
+    }
+  };
+  barriers();
+  for (int r = 0; r < n; ++r) {
+    std::vector<std::pair<int, EngineCopy>> sends;  // (how far along the ranks the receiver is, the copy)
+    for (const Transfer& transfer : transfers) {
+      if (transfer.send.rank != r) continue;
+      const int to = transfer.recv.rank;
+      const int distance = to == r ? n : (to - r + n) % n;  // the next rank first, this rank's own copy last
+      sends.push_back(
+          {distance, {transfer.send.send, transfer.recv.recv, transfer.recv.count * dataTypeSize(transfer.recv.type)}});
+    }
+    if (sends.empty()) continue;
+    std::stable_sort(sends.begin(), sends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<EngineCopy> pushes;
+    for (const auto& send : sends) pushes.push_back(send.second);
+    const DeviceGuard guard(state.devices[static_cast<std::size_t>(r)]);
+    enqueueCopies(state, r, streams[static_cast<std::size_t>(r)], pushes, EngineCopy{});
+  }
+  barriers();
 }
 
 }  // namespace peerlink::coll

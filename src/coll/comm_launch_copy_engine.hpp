@@ -1,11 +1,12 @@
-// Launchers of the collectives whose data the copy engines move (comm_launch_copy_engine.cc): all-gather and
-// all-to-all as copies between two barrier kernels, and all-reduce as a reduce-scatter kernel followed by
-// copies of each rank's shard. comm_launch.cc dispatches to them.
+// Launchers of the collectives whose data the copy engines move (comm_launch_copy_engine.cc): all-gather,
+// all-to-all and send/recv as copies between two barrier kernels, and all-reduce as a reduce-scatter kernel
+// followed by copies of each rank's shard. comm_launch.cc dispatches to them.
 #pragma once
 
 #include <vector>
 
 #include "coll/comm_state.hpp"
+#include "coll/comm_validation.hpp"
 
 namespace peerlink::coll {
 
@@ -16,5 +17,11 @@ void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, bool ca
 /// (Kernel::CeRingAllReduce), then each rank's shard copied into every peer's output.
 void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+
+/// Send/recv pairs (Kernel::CeCopy): rank r takes part where peerMasks[r] (the ranks it meets) is not 0, on
+/// streams[r]; each sender's copy engine pushes its sends into the receivers' buffers. Launched directly
+/// from this thread, one rank after another (as comm_launch.cc's send/recv kernels, also into a capture).
+void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
+                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks);
 
 }  // namespace peerlink::coll

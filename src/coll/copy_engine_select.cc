@@ -1,5 +1,6 @@
 // The copy-engine form of a large collective (copyEngineInstead, algorithm_select.hpp): whether the copies of
-// an all-gather, all-to-all or all-reduce go to the copy engines, by the bytes a rank pushes to its peers.
+// an all-gather, all-to-all, all-reduce or send/recv group go to the copy engines, by the bytes a rank pushes
+// to its peers.
 #include "coll/algorithm_select.hpp"
 
 namespace peerlink::coll {
@@ -23,12 +24,19 @@ constexpr std::size_t kCeCopyFromPushedBytes = 192 * kKiB * kKiB;
 // 779.9 at 256 MiB (128 MiB pushed), 1507.1 against 1545.3 at 512 MiB, 2981.6 against 3074.0 at 1 GiB,
 // even at 128 MiB (397.8 against 398.4).
 constexpr std::size_t kCeGatherFromPushedBytes = 96 * kKiB * kKiB;
+// The same for send/recv: each rank's sends pushed by its copy engine instead of the receivers' SM kernels
+// pulling. One copy per peer, so the copies' fixed cost weighs less than in an all-gather's three. On 4x H200
+// (round 50 call A, nccl-tests' ring shift: every rank sends to the next, so every link carries data both
+// ways) the pulling kernels moved 336 GB/s at 1 GiB where NCCL's symmetric kernels moved 365: 0.92-0.94x
+// NCCL from 256 MiB, 1.04x at 128 MiB.
+constexpr std::size_t kCeSendFromPushedBytes = 32 * kKiB * kKiB;
 
 // The bytes one rank of `collective` with `bytes` per rank pushes to its n - 1 peers in the copy-engine form.
 std::size_t pushedBytes(Collective collective, std::size_t bytes, int nranks) {
   const auto peers = static_cast<std::size_t>(nranks - 1);
   const auto ranks = static_cast<std::size_t>(nranks);
   if (collective == Collective::AllReduce) return (bytes + ranks - 1) / ranks * peers;  // a shard to each peer
+  if (collective == Collective::SendRecv) return bytes;  // `bytes`: the most one rank sends in the group
   return bytes * peers;
 }
 
@@ -41,6 +49,11 @@ std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t
   std::string how;
   switch (choice.kernel) {
     case Kernel::Copy:
+      if (collective == Collective::SendRecv) {
+        engine.kernel = Kernel::CeCopy;
+        how = "each rank's copy engine pushes its sends into the receivers' buffers between two barrier kernels";
+        break;
+      }
       if (collective != Collective::AllGather && collective != Collective::AllToAll) return std::nullopt;
       engine.kernel = Kernel::CeCopy;
       how = "the copy engines push each rank's data to its peers, the next rank first, between two barrier kernels";
@@ -62,7 +75,9 @@ std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t
     return engine;
   }
   const std::size_t pushed = pushedBytes(collective, bytes, nranks);
-  const std::size_t from = engine.kernel == Kernel::CeCopy ? kCeCopyFromPushedBytes : kCeGatherFromPushedBytes;
+  const std::size_t from = collective == Collective::SendRecv ? kCeSendFromPushedBytes
+                           : engine.kernel == Kernel::CeCopy  ? kCeCopyFromPushedBytes
+                                                              : kCeGatherFromPushedBytes;
   if (!nvlinkMesh || pushed < from) return std::nullopt;
   engine.reason += "; a rank pushes " + formatBytes(pushed) + " >= " + formatBytes(from) + ": " + how;
   return engine;

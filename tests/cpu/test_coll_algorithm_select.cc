@@ -450,6 +450,33 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   EXPECT_STREQ(copyEngineModeName(CopyEngineMode::On), "1");
 }
 
+// Send/recv: AUTO pushes a group's sends with the copy engines once one rank sends 32 MiB in it (round 50:
+// the pulling kernels fell to 0.92x NCCL from 256 MiB), on an NVLink mesh only; 1 at any size; 0 never.
+TEST(KernelSelect, CopyEnginesForLargeSends) {
+  const Topology vm = load("h200x4_vm");
+  const std::vector<int> devices = allDevices(vm);
+  const auto choiceOf = [&](std::size_t bytes, CopyEngineMode mode, bool mesh = true) {
+    return chooseKernel(Collective::SendRecv, bytes, false, 4, mesh,
+                        chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), Protocol::Auto, 1024 * kKiB,
+                        PushMode::Auto, true, mode);
+  };
+  EXPECT_EQ(choiceOf(32 * kMiB, CopyEngineMode::Auto).kernel, Kernel::CeCopy);
+  EXPECT_EQ(choiceOf(32 * kMiB - 1, CopyEngineMode::Auto).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(8, CopyEngineMode::Auto).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Auto, false).kernel, Kernel::Copy);  // no mesh: unmeasured
+  EXPECT_EQ(choiceOf(8, CopyEngineMode::On).kernel, Kernel::CeCopy);
+  EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Off).kernel, Kernel::Copy);
+  const KernelChoice large = choiceOf(64 * kMiB, CopyEngineMode::Auto);
+  EXPECT_EQ(large.algorithm, Algorithm::OneShot);
+  EXPECT_NE(large.reason.find("; a rank pushes 64 MiB >= 32 MiB: each rank's copy engine pushes its sends into the "
+                              "receivers' buffers between two barrier kernels"),
+            std::string::npos)
+      << large.reason;
+  // The copy engines write into the receivers.
+  EXPECT_TRUE(storesIntoPeers(Collective::SendRecv, large));
+  EXPECT_FALSE(storesIntoPeers(Collective::SendRecv, choiceOf(8, CopyEngineMode::Auto)));
+}
+
 // The end barrier releases and acquires only for calls that store into a peer's memory: a missing release
 // would let a peer read a stale output, a needless one costs a microsecond (round 25).
 TEST(KernelSelect, EndBarrierOrdersStoresOnlyWhereTheCallPushes) {
@@ -483,7 +510,9 @@ TEST(KernelSelect, EndBarrierOrdersStoresOnlyWhereTheCallPushes) {
   EXPECT_FALSE(stores(Collective::Reduce, 8, Protocol::Simple));
   EXPECT_FALSE(stores(Collective::ReduceScatter, 16 * kMiB, Protocol::Auto));
   EXPECT_FALSE(stores(Collective::Broadcast, 8, Protocol::Simple));
-  EXPECT_FALSE(stores(Collective::SendRecv, 64 * kMiB, Protocol::Auto));
+  EXPECT_FALSE(stores(Collective::SendRecv, 16 * kMiB, Protocol::Auto));
+  // Send/recv from 32 MiB a rank: the senders' copy engines push.
+  EXPECT_TRUE(stores(Collective::SendRecv, 64 * kMiB, Protocol::Auto));
 }
 
 TEST(KernelSelect, ParsesProtocols) {

@@ -99,11 +99,13 @@ TEST(CommunicatorGraph, EveryCollectiveReplays) {
 
 // The copy-engine collectives (PEERLINK_COLL_CE=1) in graphs: their copies become memcpy nodes on a branch
 // forked from and joined to the rank's stream; all-reduce's shards gathered after the direct reduce-scatter
-// (AUTO: two-shot at 12 MiB) and after the ring (RING); the odd count leaves uneven shards and a tail.
+// (AUTO: two-shot at 12 MiB) and after the ring (RING); send/recv's pushes between its barriers; the odd
+// count leaves uneven shards and a tail.
 TEST(CommunicatorGraph, CopyEngineCollectivesReplay) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
-  for (const Collective collective : {Collective::AllGather, Collective::AllToAll, Collective::AllReduce}) {
+  for (const Collective collective :
+       {Collective::AllGather, Collective::AllToAll, Collective::AllReduce, Collective::SendRecv}) {
     for (const char* algorithm : {"AUTO", "RING"}) {
       if (algorithm == std::string("RING") && collective != Collective::AllReduce) continue;
       for (const std::size_t count : {std::size_t{3} << 20, (std::size_t{3} << 20) + 7}) {
@@ -175,10 +177,10 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
   }
 }
 
-// What stallOneRank runs: `calls` calls of `collective` (an all-reduce, or a reduce to rank 0) of `count`
-// floats on every rank, the late rank's behind its latch, under PEERLINK_ALGO=`algorithm`,
-// PEERLINK_COLL_CE=`copyEngine` and PEERLINK_PROTO=`protocol`; `step`, where given, is the step (collStepName's
-// words) at which a record must name the late rank.
+// What stallOneRank runs: `calls` calls of `collective` (an all-reduce, a reduce to rank 0, or a send/recv
+// group in which every rank sends to the next) of `count` floats on every rank, the late rank's behind its latch, under
+// PEERLINK_ALGO=`algorithm`, PEERLINK_COLL_CE=`copyEngine` and PEERLINK_PROTO=`protocol`; `step`, where given, is the
+// step (collStepName's words) at which a record must name the late rank.
 struct Stall {
   const char* algorithm;
   std::size_t count;
@@ -208,18 +210,28 @@ void stallOneRank(const std::vector<int>& devices, const Stall& stall) {
   auto* latchStatus = new (static_cast<unsigned char*>(latchMemory.data()) + sizeof(std::uint64_t))
       kernels::DeviceStatus{kernels::pendingStatus()};
   std::vector<DeviceBuffer> buffers;
-  for (int r = 0; r < n; ++r) buffers.push_back(filled(comm.device(r), count * sizeof(float), 0));
+  std::vector<DeviceBuffer> received;  // send/recv's
+  for (int r = 0; r < n; ++r) {
+    buffers.push_back(filled(comm.device(r), count * sizeof(float), 0));
+    received.push_back(filled(comm.device(r), count * sizeof(float), 0));
+  }
   on(comm.device(late), [&] { kernels::launchLatch(open, 20'000'000'000ull, latchStatus, streams[late].get()); });
+  const bool group = stall.collective == Collective::SendRecv;
   for (int call = 0; call < stall.calls; ++call) {
+    if (group) comm.groupStart();
     for (int r = 0; r < n; ++r) {
       void* data = buffers[static_cast<std::size_t>(r)].data();
       cudaStream_t stream = streams[static_cast<std::size_t>(r)].get();
       if (stall.collective == Collective::Reduce) {
         comm.reduce(r, data, data, count, DataType::F32, ReduceOp::Sum, 0, stream);
+      } else if (group) {
+        comm.send(r, data, count, DataType::F32, (r + 1) % n, stream);
+        comm.recv(r, received[static_cast<std::size_t>(r)].data(), count, DataType::F32, (r + n - 1) % n, stream);
       } else {
         comm.allReduce(r, data, data, count, DataType::F32, ReduceOp::Sum, stream);
       }
     }
+    if (group) comm.groupEnd();
   }
   const std::string lateRank = "waited for rank " + std::to_string(late);
   const std::string wanted = stall.step == nullptr ? lateRank
@@ -262,6 +274,8 @@ TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   stallOneRank(devices, {"TWOSHOT", 1 << 20, "start barrier"});
   stallOneRank(devices, {"TWOSHOT", 1 << 20, nullptr, "1"});  // the copy-engine two-shot: copies between kernels
   stallOneRank(devices, {"RING", 4 << 20, "ring data"});      // the rank after the late one waits there
+  // Send/recv on the copy engines: the late rank's neighbours wait for it at the first barrier kernel.
+  stallOneRank(devices, {"AUTO", 4 << 20, "start barrier", "1", Collective::SendRecv});
 }
 
 // The ring reduce to rank 0 (chain 1 -> 2 -> 3 -> 0 on four ranks) with rank 3 late: two chunks in all (16

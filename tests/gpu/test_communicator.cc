@@ -393,6 +393,87 @@ TEST(Communicator, LaunchThreadsLeaveWhatTheCallingThreadLeaves) {
   }
 }
 
+// Send/recv groups in which every rank sends to every rank, itself included, counts differing per pair and
+// one pair of each rank empty (on 3+ GPUs), queued back to back with no host wait: small groups (the
+// receivers' SM kernels) between large ones (16 MiB per pair: the copy engines under AUTO), and every group on the copy
+// engines (PEERLINK_COLL_CE=1). The two forms take turns on the same pair counters, so a form that counted
+// them differently would stall the next group; u32 values name the group, sender, receiver and element.
+TEST(CommunicatorSendRecv, CopyEngineGroupsAmongSmallOnes) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  for (const char* copyEngine : {"AUTO", "1"}) {
+    Communicator comm(devices, paramsWith({{"PEERLINK_COLL_CE", copyEngine}}));
+    const int n = comm.size();
+    const auto un = static_cast<std::size_t>(n);
+    const std::vector<Stream> streams = rankStreams(comm);
+    // 16 MiB per pair in the large groups: a rank sends 48 MiB on 4 GPUs (32 MiB on 2).
+    const std::vector<std::size_t> bases = {1000, (std::size_t{4} << 20) + 1, 3, std::size_t{4} << 20};
+    const auto countOf = [&](std::size_t base, int from, int to) {
+      return to == (from + 2) % n && n > 2
+                 ? 0
+                 : base + static_cast<std::size_t>(from) * 7 + static_cast<std::size_t>(to) * 3;
+    };
+    const auto valueOf = [](std::size_t group, int from, int to, std::size_t i) {
+      return static_cast<std::uint32_t>(i * 2654435761u + group * 97u + static_cast<std::size_t>(from) * 31u +
+                                        static_cast<std::size_t>(to) * 7u);
+    };
+    // [group][from][to]: the sender's buffer and the receiver's.
+    std::vector<std::vector<std::vector<DeviceBuffer>>> sends(bases.size());
+    std::vector<std::vector<std::vector<DeviceBuffer>>> recvs(bases.size());
+    for (std::size_t g = 0; g < bases.size(); ++g) {
+      sends[g].resize(un);
+      recvs[g].resize(un);
+      for (int from = 0; from < n; ++from) {
+        for (int to = 0; to < n; ++to) {
+          const std::size_t count = countOf(bases[g], from, to);
+          const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(std::uint32_t);
+          std::vector<std::uint32_t> values(std::max<std::size_t>(count, 1));
+          for (std::size_t i = 0; i < values.size(); ++i) values[i] = valueOf(g, from, to, i);
+          sends[g][static_cast<std::size_t>(from)].push_back(DeviceBuffer(comm.device(from), bytes));
+          PEERLINK_CUDA_CHECK(cudaMemcpy(sends[g][static_cast<std::size_t>(from)].back().data(), values.data(), bytes,
+                                         cudaMemcpyHostToDevice));
+          recvs[g][static_cast<std::size_t>(from)].push_back(filled(comm.device(to), bytes, 0xee));
+        }
+      }
+    }
+    for (std::size_t g = 0; g < bases.size(); ++g) {
+      comm.groupStart();
+      for (int r = 0; r < n; ++r) {
+        const cudaStream_t stream = streams[static_cast<std::size_t>(r)].get();
+        for (int p = 0; p < n; ++p) {
+          comm.send(r, sends[g][static_cast<std::size_t>(r)][static_cast<std::size_t>(p)].data(),
+                    countOf(bases[g], r, p), DataType::U32, p, stream);
+          comm.recv(r, recvs[g][static_cast<std::size_t>(p)][static_cast<std::size_t>(r)].data(),
+                    countOf(bases[g], p, r), DataType::U32, p, stream);
+        }
+      }
+      comm.groupEnd();
+    }
+    ASSERT_EQ(finishAll(comm, streams), "") << "PEERLINK_COLL_CE=" << copyEngine;
+    const std::size_t largest = bases[1] * (n > 2 ? un - 1 : un) * sizeof(std::uint32_t);
+    std::printf("PEERLINK_COLL_CE=%s, a rank sending %zu bytes: %s\n", copyEngine, largest,
+                comm.describeChoice(Collective::SendRecv, largest).c_str());
+    for (std::size_t g = 0; g < bases.size(); ++g) {
+      for (int from = 0; from < n; ++from) {
+        for (int to = 0; to < n; ++to) {
+          const std::size_t count = countOf(bases[g], from, to);
+          std::vector<std::uint32_t> got(std::max<std::size_t>(count, 1));
+          PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(),
+                                         recvs[g][static_cast<std::size_t>(from)][static_cast<std::size_t>(to)].data(),
+                                         got.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+          for (std::size_t i = 0; i < count; ++i) {
+            ASSERT_EQ(got[i], valueOf(g, from, to, i)) << "PEERLINK_COLL_CE=" << copyEngine << ", group " << g
+                                                       << ", rank " << from << " to " << to << ", element " << i;
+          }
+          if (count == 0) {
+            EXPECT_EQ(got[0], 0xeeeeeeeeu) << "an empty send wrote into rank " << to;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Ring calls queued back to back, no host wait between them, on buffers each call's successor reads or
 // overwrites across ranks. A ring broadcast stores into the next rank's buffer once that rank has started
 // the call (the neighbour start), so before each broadcast every rank's stream first sleeps (a host function,

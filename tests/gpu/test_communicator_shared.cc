@@ -95,12 +95,12 @@ INSTANTIATE_TEST_SUITE_P(SeveralRanksPerGpu, SharedGpuCorrectness,
                                             ::testing::Values("AUTO", "TWOSHOT", "SIMPLE", "LL128", "PUSH"),
                                             ::testing::ValuesIn(kCollectives)),
                          caseName);
-// The copy engines (PEERLINK_COLL_CE=1): all-gather, all-to-all and all-reduce past LL, some copies between
-// two ranks of one GPU.
+// The copy engines (PEERLINK_COLL_CE=1): all-gather, all-to-all and all-reduce past LL and send/recv, some
+// copies between two ranks of one GPU.
 INSTANTIATE_TEST_SUITE_P(CopyEngines, SharedGpuCorrectness,
                          ::testing::Combine(::testing::Values(3, 4, 8), ::testing::Values("CE"),
                                             ::testing::Values(Collective::AllGather, Collective::AllToAll,
-                                                              Collective::AllReduce)),
+                                                              Collective::AllReduce, Collective::SendRecv)),
                          caseName);
 // The rings (PEERLINK_ALGO=RING): broadcast, reduce, all-reduce and reduce-scatter along chains of 3-8
 // ranks, some passing chunks to a rank on their own GPU.
