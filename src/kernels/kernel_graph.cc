@@ -33,7 +33,7 @@ cudaError_t KernelGraph::launch(const void* func, int blocks, int threads, void*
     } else {
       // The update only affects later launches: launches already queued keep their arguments.
       status = cudaGraphExecKernelNodeSetParams(exec_, node_, &node);
-      ++updates_;
+      if (status == cudaSuccess) ++updates_;
     }
     if (status == cudaSuccess) {
       try {
