@@ -176,9 +176,10 @@ const std::vector<ParamSpec>& paramRegistry() {
        {"AUTO", "0", "1"},
        0,
        0,
-       "Where large all-gathers, all-to-alls and all-reduces copy: 1 on the copy engines (cudaMemcpyAsync between "
-       "barrier kernels; all-reduce gathers each rank's reduced shard that way), 0 in SM kernels, AUTO on the copy "
-       "engines from the size where they were measured faster on an NVLink mesh."},
+       "Where large all-gathers, all-to-alls, all-reduces and send/recv groups copy: 1 on the copy engines "
+       "(cudaMemcpyAsync between barrier kernels; all-reduce gathers each rank's reduced shard that way, send/recv "
+       "pushes each send into its receiver), 0 in SM kernels, AUTO on the copy engines from the size where they were "
+       "measured faster on an NVLink mesh."},
       {"PEERLINK_COLL_MAX_BLOCKS",
        ParamType::Int,
        "0",
