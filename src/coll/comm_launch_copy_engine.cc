@@ -55,7 +55,9 @@ void enqueueCopies(const CommState& state, int r, cudaStream_t stream, const std
   PEERLINK_CUDA_CHECK(cudaEventRecord(rank.forkEvent.get(), stream));
   PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, rank.forkEvent.get(), 0));
   for (const EngineCopy& push : pushes) {
-    if (push.bytes > 0) PEERLINK_CUDA_CHECK(cudaMemcpyAsync(push.dst, push.src, push.bytes, cudaMemcpyDefault, side));
+    if (push.bytes > 0 && push.src != push.dst) {  // a send/recv to itself may name one buffer twice
+      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(push.dst, push.src, push.bytes, cudaMemcpyDefault, side));
+    }
   }
   PEERLINK_CUDA_CHECK(cudaEventRecord(rank.joinEvent.get(), side));
   if (local.bytes > 0 && local.src != local.dst) {
