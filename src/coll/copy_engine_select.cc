@@ -25,11 +25,12 @@ constexpr std::size_t kCeCopyFromPushedBytes = 192 * kKiB * kKiB;
 // even at 128 MiB (397.8 against 398.4).
 constexpr std::size_t kCeGatherFromPushedBytes = 96 * kKiB * kKiB;
 // The same for send/recv: each rank's sends pushed by its copy engine instead of the receivers' SM kernels
-// pulling. One copy per peer, so the copies' fixed cost weighs less than in an all-gather's three. On 4x H200
-// (round 50 call A, nccl-tests' ring shift: every rank sends to the next, so every link carries data both
-// ways) the pulling kernels moved 336 GB/s at 1 GiB where NCCL's symmetric kernels moved 365: 0.92-0.94x
-// NCCL from 256 MiB, 1.04x at 128 MiB.
-constexpr std::size_t kCeSendFromPushedBytes = 32 * kKiB * kKiB;
+// pulling. In nccl-tests' ring shift (every rank sends to the next, so every link carries data both ways) the
+// pulling kernels fell to 0.92-0.94x NCCL from 256 MiB on 4x H200 (round 50 calls A-B: 336 GB/s at 1 GiB,
+// NCCL's symmetric kernels 365). On 4x H100 (call E, graph times) the copy engines took 197.4 us at 64 MiB
+// against the SM kernels' 206.5 and 2751.7 against 3182.8 at 1 GiB (390 GB/s, NCCL 365), but 111.5 against
+// 106.2 at 32 MiB and 68.5 against 55.6 at 16 MiB: a copy's fixed cost and the second barrier kernel.
+constexpr std::size_t kCeSendFromPushedBytes = 64 * kKiB * kKiB;
 
 // The bytes one rank of `collective` with `bytes` per rank pushes to its n - 1 peers in the copy-engine form.
 std::size_t pushedBytes(Collective collective, std::size_t bytes, int nranks) {

@@ -450,7 +450,7 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   EXPECT_STREQ(copyEngineModeName(CopyEngineMode::On), "1");
 }
 
-// Send/recv: AUTO pushes a group's sends with the copy engines once one rank sends 32 MiB in it (round 50:
+// Send/recv: AUTO pushes a group's sends with the copy engines once one rank sends 64 MiB in it (round 50:
 // the pulling kernels fell to 0.92x NCCL from 256 MiB), on an NVLink mesh only; 1 at any size; 0 never.
 TEST(KernelSelect, CopyEnginesForLargeSends) {
   const Topology vm = load("h200x4_vm");
@@ -460,15 +460,15 @@ TEST(KernelSelect, CopyEnginesForLargeSends) {
                         chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), Protocol::Auto, 1024 * kKiB,
                         PushMode::Auto, true, mode);
   };
-  EXPECT_EQ(choiceOf(32 * kMiB, CopyEngineMode::Auto).kernel, Kernel::CeCopy);
-  EXPECT_EQ(choiceOf(32 * kMiB - 1, CopyEngineMode::Auto).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(64 * kMiB, CopyEngineMode::Auto).kernel, Kernel::CeCopy);
+  EXPECT_EQ(choiceOf(64 * kMiB - 1, CopyEngineMode::Auto).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(8, CopyEngineMode::Auto).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Auto, false).kernel, Kernel::Copy);  // no mesh: unmeasured
   EXPECT_EQ(choiceOf(8, CopyEngineMode::On).kernel, Kernel::CeCopy);
   EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Off).kernel, Kernel::Copy);
-  const KernelChoice large = choiceOf(64 * kMiB, CopyEngineMode::Auto);
+  const KernelChoice large = choiceOf(96 * kMiB, CopyEngineMode::Auto);
   EXPECT_EQ(large.algorithm, Algorithm::OneShot);
-  EXPECT_NE(large.reason.find("; a rank pushes 64 MiB >= 32 MiB: each rank's copy engine pushes its sends into the "
+  EXPECT_NE(large.reason.find("; a rank pushes 96 MiB >= 64 MiB: each rank's copy engine pushes its sends into the "
                               "receivers' buffers between two barrier kernels"),
             std::string::npos)
       << large.reason;
@@ -510,8 +510,8 @@ TEST(KernelSelect, EndBarrierOrdersStoresOnlyWhereTheCallPushes) {
   EXPECT_FALSE(stores(Collective::Reduce, 8, Protocol::Simple));
   EXPECT_FALSE(stores(Collective::ReduceScatter, 16 * kMiB, Protocol::Auto));
   EXPECT_FALSE(stores(Collective::Broadcast, 8, Protocol::Simple));
-  EXPECT_FALSE(stores(Collective::SendRecv, 16 * kMiB, Protocol::Auto));
-  // Send/recv from 32 MiB a rank: the senders' copy engines push.
+  EXPECT_FALSE(stores(Collective::SendRecv, 32 * kMiB, Protocol::Auto));
+  // Send/recv from 64 MiB a rank: the senders' copy engines push.
   EXPECT_TRUE(stores(Collective::SendRecv, 64 * kMiB, Protocol::Auto));
 }
 

@@ -395,7 +395,7 @@ TEST(Communicator, LaunchThreadsLeaveWhatTheCallingThreadLeaves) {
 
 // Send/recv groups in which every rank sends to every rank, itself included, counts differing per pair and
 // one pair of each rank empty (on 3+ GPUs), queued back to back with no host wait: small groups (the
-// receivers' SM kernels) between large ones (16 MiB per pair: the copy engines under AUTO), and every group on the copy
+// receivers' SM kernels) between large ones (32 MiB per pair: the copy engines under AUTO), and every group on the copy
 // engines (PEERLINK_COLL_CE=1). The two forms take turns on the same pair counters, so a form that counted
 // them differently would stall the next group; u32 values name the group, sender, receiver and element.
 TEST(CommunicatorSendRecv, CopyEngineGroupsAmongSmallOnes) {
@@ -406,8 +406,8 @@ TEST(CommunicatorSendRecv, CopyEngineGroupsAmongSmallOnes) {
     const int n = comm.size();
     const auto un = static_cast<std::size_t>(n);
     const std::vector<Stream> streams = rankStreams(comm);
-    // 16 MiB per pair in the large groups: a rank sends 48 MiB on 4 GPUs (32 MiB on 2).
-    const std::vector<std::size_t> bases = {1000, (std::size_t{4} << 20) + 1, 3, std::size_t{4} << 20};
+    // 32 MiB per pair in the large groups: a rank sends 96 MiB on 4 GPUs (64 MiB on 2).
+    const std::vector<std::size_t> bases = {1000, (std::size_t{8} << 20) + 1, 3, std::size_t{8} << 20};
     const auto countOf = [&](std::size_t base, int from, int to) {
       return to == (from + 2) % n && n > 2
                  ? 0
