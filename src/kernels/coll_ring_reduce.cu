@@ -250,6 +250,19 @@ std::size_t reduceLargestChunk(int grid, std::size_t maxChunk) {
   return grid >= 64 ? std::size_t{32} << 10 : kCollRingMaxChunkBytes;
 }
 
+// The single chain's largest chunk from 256 MiB on its default grid (under 64 blocks): 128 KiB. On 4x H200
+// (session 22, round 50 call G, forced ring, peerlink alone) 32 blocks of 128 KiB took 750.7 / 1479.0 /
+// 2943.2 us at 256 MiB / 512 MiB / 1 GiB against 757.4-758.3 / 1496.0-1498.0 / 2971.3-2973.6 in 64 KiB (NCCL's
+// best 2945.7-2948.7 at 1 GiB in calls B and D), 48 blocks of 64 KiB 750.4 / 1486.4 / 2954.3. Below, 64 KiB:
+// a chain of 4 MiB rounds takes twice as long to fill (three rounds before the root's last result).
+constexpr std::size_t kSingleChainLargeChunkFrom = std::size_t{256} << 20;
+constexpr std::size_t kSingleChainLargeChunk = std::size_t{128} << 10;
+
+std::size_t singleChainChunk(std::size_t bytes, int grid, std::size_t maxChunk) {
+  if (maxChunk != 0 || grid >= 64 || bytes < kSingleChainLargeChunkFrom) return maxChunk;
+  return kSingleChainLargeChunk;
+}
+
 }  // namespace
 
 int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk) {
@@ -271,13 +284,13 @@ bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {
 }
 
 int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
-  const int cap = chainBlocks > 0 ? chainBlocks : kSingleChainBlocks;
-  return collRingReduceChainBlocks(bytes, 1, std::min(maxBlocks, cap), maxChunk);
+  const int grid = std::min({maxBlocks, chainBlocks > 0 ? chainBlocks : kSingleChainBlocks, kMaxBlocks});
+  return collRingReduceChainBlocks(bytes, 1, grid, singleChainChunk(bytes, grid, maxChunk));
 }
 
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
-  const int cap = chainBlocks > 0 ? chainBlocks : kSingleChainBlocks;
-  return collRingReduceChainChunkBytes(bytes, 1, std::min(maxBlocks, cap), maxChunk);
+  const int grid = std::min({maxBlocks, chainBlocks > 0 ? chainBlocks : kSingleChainBlocks, kMaxBlocks});
+  return collRingReduceChainChunkBytes(bytes, 1, grid, singleChainChunk(bytes, grid, maxChunk));
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

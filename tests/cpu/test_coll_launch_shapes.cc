@@ -109,10 +109,15 @@ TEST(CollLaunchShapes, RingChunksLeaveSeveralRoundsPerBlock) {
 
 // The ring reduce's four stage slots per block fit its stage. The reduce's single chain runs on at most 32
 // blocks (they claim chunks as they go), the reduce-scatter's and all-reduce's chains side by side on at most
-// 128 in all; large messages move 64 KiB per round on the reduce's 32 blocks, 32 KiB on the chains' 128.
+// 128 in all; large messages move 64 KiB per round on the reduce's 32 blocks (128 KiB from 256 MiB), 32 KiB on
+// the chains' 128.
 TEST(CollLaunchShapes, RingReduceSlotsFitTheStage) {
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132), 32);
-  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132), 64 * kKiB);
+  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132), 128 * kKiB);
+  EXPECT_EQ(collRingReduceChunkBytes(256 * kMiB, 132), 128 * kKiB);
+  EXPECT_EQ(collRingReduceChunkBytes(256 * kMiB - 16, 132), 64 * kKiB);
+  EXPECT_EQ(collRingReduceChunkBytes(128 * kMiB, 132), 64 * kKiB);
+  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 16), 128 * kKiB);  // a narrower grid too
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 16), 16);
   EXPECT_EQ(collRingReduceChainBlocks(512 * kMiB, 4, 132), 32);  // per chain: 128 / 4
   EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132), 32 * kKiB);
@@ -154,9 +159,10 @@ TEST(CollLaunchShapes, RingChunkLimitFromTheSetting) {
   EXPECT_EQ(collRingBroadcastChunkBytes(1024 * kMiB, 132, 64 * kKiB), 64 * kKiB);
   EXPECT_EQ(collRingBroadcastChunkBytes(512 * kMiB, 132, 64 * kKiB), 63488u);  // 64 rounds per block still
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 16 * kKiB), 16 * kKiB);
+  EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 64 * kKiB), 64 * kKiB);  // the large chain's 128 KiB too
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 16 * kKiB), 32);
-  // PEERLINK_COLL_RING_REDUCE_BLOCKS widens the reduce's chain (a grid of 64+ takes 32 KiB chunks), at most
-  // 128 blocks and within the grid cap; four slots per block still fit the stage.
+  // PEERLINK_COLL_RING_REDUCE_BLOCKS widens the reduce's chain (a grid of 64+ takes 32 KiB chunks at every
+  // size), at most 128 blocks and within the grid cap; four slots per block still fit the stage.
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 0, 64), 64);
   EXPECT_EQ(collRingReduceChunkBytes(512 * kMiB, 132, 0, 64), 32 * kKiB);
   EXPECT_EQ(collRingReduceBlocks(512 * kMiB, 132, 16 * kKiB, 128), 128);
