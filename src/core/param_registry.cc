@@ -196,7 +196,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        1048576,
        "Largest chunk in bytes a ring kernel's block moves per round (broadcast, reduce, and the ring all-reduce "
        "and reduce-scatter; the reduce's stage slots may cap it lower); 0: each kernel's own (broadcast 32 KiB; "
-       "reductions 32 KiB on grids of 64+ blocks, else 64 KiB, the reduce's 128 KiB from 256 MiB). For tuning: smaller chunks fill the ring sooner, "
+       "reductions 32 KiB on grids of 64+ blocks, else 64 KiB, the reduce's 128 KiB from 256 MiB). For tuning: smaller "
+       "chunks fill the ring sooner, "
        "larger ones spend less per round. A multiple of 16, at least 1024."},
       {"PEERLINK_COLL_RING_REDUCE_BLOCKS",
        ParamType::Int,
