@@ -19,47 +19,14 @@
 #include "cli_runner.hpp"
 #include "exit_codes.hpp"
 #include "peerlink/error.hpp"
+#include "report_test_support.hpp"
 #include "svg_chart.hpp"
 
 namespace peerlink::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 const std::string kRound4 = std::string(PEERLINK_SOURCE_DIR) + "/bench/results/2026-11-22-h200x4-round4/bench.json";
 const std::string kH200 = std::string(PEERLINK_FIXTURES_DIR) + "/topologies/h200x4_vm.json";
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("peerlink-report-test-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
-
-std::string readFile(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-void writeFile(const fs::path& path, const std::string& content) {
-  std::ofstream(path, std::ios::binary) << content;
-}
-
-std::size_t countOf(const std::string& text, const std::string& what) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++count;
-  return count;
-}
 
 // RFC 4180, as a spreadsheet would read it: quoted fields may hold commas, doubled quotes and line breaks.
 std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
@@ -180,18 +147,6 @@ Expected expectedSvgs(const std::vector<BenchCaseResult>& results) {
   }
   expected.charts += swept.size();
   return expected;
-}
-
-void expectOffline(const std::string& html) {
-  const std::string xmlns = "xmlns=\"http://www.w3.org/2000/svg\"";
-  for (std::size_t at = html.find("http"); at != std::string::npos; at = html.find("http", at + 4)) {
-    ASSERT_GE(at, 7u);
-    EXPECT_EQ(html.compare(at - 7, xmlns.size(), xmlns), 0) << html.substr(at - 7, 80);
-  }
-  for (const char* external : {"<script", "<link", "@import", "url(", "src="}) {
-    EXPECT_EQ(html.find(external), std::string::npos) << external;
-  }
-  EXPECT_EQ(countOf(html, "<svg"), countOf(html, "</svg>"));
 }
 
 TEST(BenchJsonRead, LoadsTheRound4Run) {
@@ -347,19 +302,6 @@ TEST(SvgChart, TicksAndNumbers) {
   EXPECT_EQ(shortNumber(2.5), "2.5");
   EXPECT_EQ(shortNumber(4721.04), "4721");
   EXPECT_EQ(escapeHtml("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
-}
-
-std::string findChromium() {
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}) {
-    const std::string probe = std::string("command -v ") + name + " >/dev/null 2>&1";
-    if (std::system(probe.c_str()) == 0) return name;
-  }
-  return "";
-}
-
-int runShell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST(BenchHtml, RendersInHeadlessChromium) {

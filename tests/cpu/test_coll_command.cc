@@ -114,7 +114,8 @@ TEST(CollCommand, FromJsonShowsASavedRun) {
 TEST(CollCommand, HelpListsTheFlags) {
   const CliResult result = runCli({"coll", "--help"});
   EXPECT_EQ(result.code, kExitOk);
-  for (const char* flag : {"-b", "-e", "-f", "-g", "-n", "-w", "-c", "-o", "-d", "--op", "-r", "--json", "--no-nccl"}) {
+  for (const char* flag :
+       {"-b", "-e", "-f", "-g", "-n", "-w", "-c", "-o", "-d", "--op", "-r", "--json", "--html", "--no-nccl"}) {
     EXPECT_NE(result.out.find(flag), std::string::npos) << flag;
   }
 }

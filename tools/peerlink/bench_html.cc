@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "bench_html_case.hpp"
+#include "html_page.hpp"
 #include "size_parse.hpp"
 #include "svg_chart.hpp"
 
@@ -27,41 +28,6 @@ using report::valueSpread;
 using report::wantsLogY;
 using report::yLabel;
 
-constexpr const char* kStyle = R"(
-body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;font-size:14px;line-height:1.4;color:#1a1a1a;
-  max-width:1320px;margin:20px auto;padding:0 16px}
-h1{font-size:24px;margin:0 0 8px}
-h2{font-size:19px;margin:30px 0 4px;padding-bottom:3px;border-bottom:1px solid #ccc}
-h3{font-size:15px;margin:14px 0 6px}
-table{border-collapse:collapse;margin:6px 0 12px}
-th,td{border:1px solid #d0d0d0;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f2f2f2}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-table.meta th,table.meta td{border:none;background:none;padding:1px 16px 1px 0}
-table.meta th{color:#555;font-weight:normal}
-.failed{background:#d62728;color:#fff;font-weight:bold}
-.low{outline:3px solid #ff7f0e;outline-offset:-3px}
-.eff{font-size:11px;color:#555}
-.na{color:#666;font-style:italic}
-.desc{margin:2px 0 8px;color:#333}
-.maps{display:flex;flex-wrap:wrap;gap:16px 28px;align-items:flex-start}
-.legend{font-size:12px;color:#333;margin:2px 0 10px}
-.legend .item{white-space:nowrap;margin-right:18px;display:inline-block}
-.sw{display:inline-block;width:14px;height:12px;vertical-align:middle;border:1px solid #999}
-.sw.ramp{width:90px;background:linear-gradient(to right,#f7fbff,#6baed6,#08306b)}
-.sw.red{background:#d62728}.sw.flag{border:3px solid #ff7f0e;width:10px;height:8px}.sw.self{background:#e4e4e4}
-ul.problems{max-height:11em;overflow:auto;font-family:"DejaVu Sans Mono",monospace;font-size:12px;
-  background:#fff5f5;border:1px solid #f0c0c0;padding:6px 6px 6px 26px}
-code{font-family:"DejaVu Sans Mono",monospace}
-footer{margin-top:36px;font-size:12px;color:#666}
-)";
-
-std::string metaText(const nlohmann::json& generatedBy, const char* key) {
-  if (!generatedBy.is_object() || !generatedBy.contains(key)) return "?";
-  const nlohmann::json& value = generatedBy.at(key);
-  return value.is_string() ? value.get<std::string>() : value.dump();
-}
-
 std::string versionText(int version) {
   return version > 0 ? fmt::format("{}.{}", version / 1000, (version % 1000) / 10) : "?";
 }
@@ -71,20 +37,13 @@ std::string metadataSection(const Topology& topology, const nlohmann::json& gene
   for (const Gpu& gpu : topology.gpus) ++models[gpu.name.empty() ? "?" : gpu.name];
   std::string gpus;
   for (const auto& [name, count] : models) gpus += (gpus.empty() ? "" : ", ") + fmt::format("{} × {}", count, name);
-  const std::vector<std::pair<std::string, std::string>> rows = {
-      {"tool", metaText(generatedBy, "tool") + " " + metaText(generatedBy, "version")},
-      {"git commit", metaText(generatedBy, "git_commit")},
-      {"date (UTC)", metaText(generatedBy, "date")},
-      {"host", metaText(generatedBy, "host")},
-      {"command", metaText(generatedBy, "command")},
-      {"GPUs", gpus.empty() ? "none" : gpus},
-      {"driver",
-       fmt::format("{} (CUDA driver {}, runtime {})", topology.driverVersion.empty() ? "?" : topology.driverVersion,
-                   versionText(topology.cudaDriverVersion), versionText(topology.cudaRuntimeVersion))}};
-  std::string out = "<table class=\"meta\">";
-  for (const auto& [name, value] : rows)
-    out += "<tr><th>" + escapeHtml(name) + "</th><td>" + escapeHtml(value) + "</td></tr>";
-  return out + "</table>\n";
+  MetaRows rows = runMetaRows(generatedBy);
+  rows.emplace_back("GPUs", gpus.empty() ? "none" : gpus);
+  rows.emplace_back(
+      "driver",
+      fmt::format("{} (CUDA driver {}, runtime {})", topology.driverVersion.empty() ? "?" : topology.driverVersion,
+                  versionText(topology.cudaDriverVersion), versionText(topology.cudaRuntimeVersion)));
+  return metaTable(rows);
 }
 
 std::string topologySection(const Topology& topology) {
@@ -206,21 +165,14 @@ std::string overviewCharts(const std::vector<BenchCaseResult>& results) {
 std::string benchToHtml(const Topology& topology, const std::vector<BenchCaseResult>& results,
                         const nlohmann::json& generatedBy) {
   const std::string host = metaText(generatedBy, "host") != "?" ? metaText(generatedBy, "host") : topology.host;
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += fmt::format("<title>peerlink bench: {} {}</title>\n", escapeHtml(host),
-                     escapeHtml(metaText(generatedBy, "date")));
-  out += std::string("<style>") + kStyle + "</style>\n</head>\n<body>\n";
+  std::string out = htmlPageStart("peerlink bench: " + host + " " + metaText(generatedBy, "date"));
   out += fmt::format("<h1>peerlink bench on {}</h1>\n", escapeHtml(host));
   out += metadataSection(topology, generatedBy);
   out += topologySection(topology);
   out += summarySection(results);
   out += overviewCharts(results);
   for (const BenchCaseResult& result : results) out += report::caseSection(topology, result);
-  out += fmt::format(
-      "<footer>Written by peerlink {} (commit {}). One offline file: no scripts, nothing fetched.</footer>\n",
-      escapeHtml(metaText(generatedBy, "version")), escapeHtml(metaText(generatedBy, "git_commit")));
-  return out + "</body>\n</html>\n";
+  return out + htmlPageEnd(generatedBy);
 }
 
 }  // namespace peerlink::cli

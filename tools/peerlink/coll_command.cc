@@ -11,6 +11,7 @@
 #include "coll/coll_bench.hpp"
 #include "coll_explain.hpp"
 #include "coll_format.hpp"
+#include "coll_html.hpp"
 #include "coll_json_read.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -65,20 +66,20 @@ coll::CollBenchOptions toBenchOptions(const CollCommandOptions& options, const P
   return bench;
 }
 
-// The JSON file is written after minutes of measuring: a mistyped folder must fail first.
-void checkOutputPath(const std::string& path) {
+// The JSON and HTML files are written after minutes of measuring: a mistyped folder must fail first.
+void checkOutputPath(const char* flag, const std::string& path) {
   if (path.empty() || path == "-") return;
   const std::filesystem::path target(path);
   const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
   std::error_code error;
   if (!std::filesystem::is_directory(folder, error)) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("--json {}: folder {} does not exist", path, folder.string()));
+    throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: folder {} does not exist", flag, path, folder.string()));
   }
   if (access(folder.c_str(), W_OK) != 0) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("--json {}: folder {} is not writable", path, folder.string()));
+    throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: folder {} is not writable", flag, path, folder.string()));
   }
   if (std::filesystem::is_directory(target, error)) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("--json {}: is a folder, not a file", path));
+    throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: is a folder, not a file", flag, path));
   }
 }
 
@@ -137,6 +138,9 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
                       "CUDA graph capture: joined (one graph for all GPUs, default) or per-rank (one per GPU, as "
                       "nccl-tests -G)");
   command->add_option("--json", options.jsonPath, "Write the run as JSON to this file ('-' for stdout)");
+  command->add_option("--html", options.htmlPath,
+                      "Write the run as one offline HTML report (charts against NCCL, every measurement) to this "
+                      "file ('-' for stdout); with --from-json, of the saved run");
   CLI::Option* explain =
       command->add_flag("--explain", options.explain,
                         "Measure nothing: print the algorithm and kernel peerlink would run at each size, and why");
@@ -144,7 +148,8 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
       ->add_option("--topo-file", options.topoFile,
                    "With --explain: the saved topology to explain for (no GPU needed), same as PEERLINK_TOPO_FILE")
       ->needs(explain);
-  for (const char* measuring : {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture"}) {
+  for (const char* measuring :
+       {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture", "--html"}) {
     explain->excludes(command->get_option(measuring));
   }
   CLI::Option* fromJson =
@@ -159,12 +164,18 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
 }
 
 int runCollCommand(const CollCommandOptions& options, Context& context) {
+  if (options.jsonPath == "-" && options.htmlPath == "-") {
+    throw Error(ErrorCode::InvalidUsage, "only one of --json and --html can be '-' (stdout)");
+  }
+  checkOutputPath("--html", options.htmlPath);
   if (!options.fromJsonPath.empty()) {
     const SavedColl saved = loadCollFile(options.fromJsonPath);
-    context.out << formatCollText(saved.run);
+    if (!options.htmlPath.empty())
+      writeOutputFile(options.htmlPath, collToHtml(saved.run, saved.generatedBy), context.out);
+    if (options.htmlPath != "-") context.out << formatCollText(saved.run);
     return collVerdict(saved.run, context);
   }
-  checkOutputPath(options.jsonPath);
+  checkOutputPath("--json", options.jsonPath);
   if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);
   if (options.explain) return runCollExplain(options, context);
   coll::CollBenchOptions bench = toBenchOptions(options, context.params);
@@ -175,13 +186,15 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
   const Topology topology = discoveredTopology(context.params);  // Error(NoDevice) without a GPU: exit 3
   const coll::CollRun run = coll::runCollBench(context.params, bench);
   if (bench.progress) std::fprintf(stderr, "\r\033[K");
+  const nlohmann::json generatedBy = runMetadata(context.commandLine);
   if (!options.jsonPath.empty()) {
     nlohmann::json document = collToJson(run, context.params);
-    document["generated_by"] = runMetadata(context.commandLine);
+    document["generated_by"] = generatedBy;
     document["topology"] = nlohmann::json::parse(topologyToJson(topology));
     writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
   }
-  if (options.jsonPath != "-") context.out << formatCollText(run);
+  if (!options.htmlPath.empty()) writeOutputFile(options.htmlPath, collToHtml(run, generatedBy), context.out);
+  if (options.jsonPath != "-" && options.htmlPath != "-") context.out << formatCollText(run);
   return collVerdict(run, context);
 }
 

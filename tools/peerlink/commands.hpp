@@ -93,6 +93,7 @@ struct CollCommandOptions {
   bool ncclOnly = false;                  ///< --nccl-only
   std::string capture = "joined";         ///< --capture: joined | per-rank
   std::string jsonPath;                   ///< --json
+  std::string htmlPath;                   ///< --html: the run as one offline HTML report
   std::string fromJsonPath;               ///< --from-json: render a saved run instead of measuring
   bool explain = false;                   ///< --explain: print what would run at each size, measure nothing
   std::string topoFile;                   ///< --topo-file: the topology to explain for (no GPU needed)
