@@ -75,4 +75,28 @@ inline int runShell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/// `html` written to dir/NAME.html, rendered by headless `chromium` (findChromium) into a 1400x3000
+/// screenshot (dir/NAME.png, checked to exist and to hold more than a blank page's ~20 KB) and its DOM after
+/// layout, which this returns. Chromium's messages go to dir/chromium.log, shown on a failure.
+inline std::string renderedDom(const std::string& chromium, const TempDir& dir, const std::string& name,
+                               const std::string& html) {
+  const fs::path page = dir / (name + ".html");
+  const fs::path png = dir / (name + ".png");
+  const fs::path dom = dir / (name + ".dom");
+  writeFile(page, html);
+  const std::string browser = "timeout 90 " + chromium + " --headless --disable-gpu --no-sandbox --hide-scrollbars" +
+                              " --no-first-run --user-data-dir=" + (dir / "profile").string();
+  const std::string log = " 2>>" + (dir / "chromium.log").string();
+  EXPECT_EQ(runShell(browser + " --window-size=1400,3000 --screenshot=" + png.string() + " file://" + page.string() +
+                     " >/dev/null" + log),
+            0)
+      << readFile(dir / "chromium.log");
+  EXPECT_TRUE(fs::exists(png)) << readFile(dir / "chromium.log");
+  if (fs::exists(png)) {
+    EXPECT_GT(fs::file_size(png), 100u * 1024) << name;
+  }
+  EXPECT_EQ(runShell(browser + " --dump-dom file://" + page.string() + " >" + dom.string() + log), 0);
+  return readFile(dom);
+}
+
 }  // namespace peerlink::cli

@@ -314,22 +314,7 @@ TEST(BenchHtml, RendersInHeadlessChromium) {
       {"round4", benchToHtml(saved.topology, saved.results, saved.generatedBy)},
       {"synthetic", benchToHtml(topology, syntheticResults(), generatedBy())}};
   for (const auto& [name, html] : pages) {
-    const fs::path page = dir / (name + ".html");
-    const fs::path png = dir / (name + ".png");
-    const fs::path dom = dir / (name + ".dom");
-    writeFile(page, html);
-    const std::string browser = "timeout 90 " + chromium + " --headless --disable-gpu --no-sandbox --hide-scrollbars" +
-                                " --no-first-run --user-data-dir=" + (dir / "profile").string();
-    const std::string log = " 2>>" + (dir / "chromium.log").string();
-    EXPECT_EQ(runShell(browser + " --window-size=1400,3000 --screenshot=" + png.string() + " file://" + page.string() +
-                       " >/dev/null" + log),
-              0)
-        << readFile(dir / "chromium.log");
-    ASSERT_TRUE(fs::exists(png)) << readFile(dir / "chromium.log");
-    // A blank 1400x3000 page compresses to about 20 KB; the report's tables and maps are far more.
-    EXPECT_GT(fs::file_size(png), 100u * 1024) << name;
-    EXPECT_EQ(runShell(browser + " --dump-dom file://" + page.string() + " >" + dom.string() + log), 0);
-    const std::string rendered = readFile(dom);
+    const std::string rendered = renderedDom(chromium, dir, name, html);
     EXPECT_EQ(countOf(rendered, "<svg class=\"heatmap\""), countOf(html, "<svg class=\"heatmap\"")) << name;
     EXPECT_EQ(countOf(rendered, "<svg class=\"chart\""), countOf(html, "<svg class=\"chart\"")) << name;
     EXPECT_NE(rendered.find("message size (log2 scale)"), std::string::npos) << name;

@@ -159,21 +159,7 @@ TEST(CollHtml, RendersInHeadlessChromium) {
   TempDir dir;
   const SavedColl saved = loadCollFile(kAllReduce);
   const std::string html = collToHtml(saved.run, saved.generatedBy);
-  const fs::path page = dir / "coll.html";
-  const fs::path png = dir / "coll.png";
-  const fs::path dom = dir / "coll.dom";
-  writeFile(page, html);
-  const std::string browser = "timeout 90 " + chromium + " --headless --disable-gpu --no-sandbox --hide-scrollbars" +
-                              " --no-first-run --user-data-dir=" + (dir / "profile").string();
-  const std::string log = " 2>>" + (dir / "chromium.log").string();
-  EXPECT_EQ(runShell(browser + " --window-size=1400,3000 --screenshot=" + png.string() + " file://" + page.string() +
-                     " >/dev/null" + log),
-            0)
-      << readFile(dir / "chromium.log");
-  ASSERT_TRUE(fs::exists(png)) << readFile(dir / "chromium.log");
-  EXPECT_GT(fs::file_size(png), 100u * 1024);  // a blank page compresses to about 20 KB
-  EXPECT_EQ(runShell(browser + " --dump-dom file://" + page.string() + " >" + dom.string() + log), 0);
-  const std::string rendered = readFile(dom);
+  const std::string rendered = renderedDom(chromium, dir, "coll", html);
   EXPECT_EQ(countOf(rendered, "<svg class=\"chart\""), 3u);
   EXPECT_EQ(countOf(rendered, "<tr><td class=\"num\">"), 2u * 28u);
 }
