@@ -3,6 +3,7 @@
 // as HTML, the page rendered in headless Chromium where it is installed, and the CLI's --html flag.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -147,10 +148,52 @@ TEST(CollHtml, RendersRound50sSavedRuns) {
                       "2.35</td><td>none</td>"),
             std::string::npos);
   EXPECT_NE(html.find("ring (ce_ring_all_reduce)</td>"), std::string::npos);
+  // All-gather's smallest rows are 0 bytes (nccl-tests rounds 8 B on 4 ranks down to 16-byte parts): no point
+  // of theirs reaches a chart, whose x axis is log2.
+  const SavedColl allGather = loadCollFile(kRound50 + "call-a-h200/coll-all_gather.json");
+  ASSERT_EQ(allGather.run.rows.front().bytes, 0u);
+  const std::string allGatherHtml = collToHtml(allGather.run, allGather.generatedBy);
+  EXPECT_EQ(allGatherHtml.find("inf"), std::string::npos);
+  EXPECT_EQ(allGatherHtml.find("nan"), std::string::npos);
+  EXPECT_EQ(allGatherHtml.find(" at 0 B"), std::string::npos);
   const SavedColl sendRecv = loadCollFile(kSendRecv);
   const std::string sendRecvHtml = collToHtml(sendRecv.run, sendRecv.generatedBy);
   EXPECT_EQ(sendRecvHtml.find("id=\"in-place\""), std::string::npos);
   EXPECT_NE(sendRecvHtml.find("one_shot (ce_copy)</td>"), std::string::npos);
+}
+
+// Round 50's seven collectives on 4x H200 in one page: a summary line per run, linked to its section, and
+// one chart of the graph's ratios; each run as alone, its ids prefixed.
+TEST(CollHtml, SeveralRunsInOnePage) {
+  std::vector<SavedColl> runs;
+  for (const char* file :
+       {"call-a-h200/coll-all_reduce.json", "call-a-h200/coll-all_gather.json", "call-a-h200/coll-reduce_scatter.json",
+        "call-a-h200/coll-all_to_all.json", "call-b-h200/coll-broadcast.json", "call-b-h200/coll-reduce.json",
+        "call-g-h200/coll-send_recv.json"}) {
+    runs.push_back(loadCollFile(kRound50 + file));
+  }
+  const std::string html = collRunsToHtml(runs);
+  expectOffline(html);
+  EXPECT_NE(html.find("<h1>peerlink coll: 7 runs</h1>"), std::string::npos);
+  // The summary chart, then three per run (ratios, time, busbw).
+  EXPECT_EQ(countOf(html, "<svg class=\"chart\""), 1u + 7u * 3u);
+  for (int run = 1; run <= 7; ++run) {
+    EXPECT_EQ(countOf(html, "<a href=\"#r" + std::to_string(run) + "\">"), 1u) << run;
+    EXPECT_EQ(countOf(html, "<h2 id=\"r" + std::to_string(run) + "\">"), 1u) << run;
+    EXPECT_EQ(countOf(html, "id=\"r" + std::to_string(run) + "-out-of-place\""), 1u) << run;
+  }
+  // Every id once.
+  std::vector<std::string> ids;
+  for (std::size_t at = html.find(" id=\""); at != std::string::npos; at = html.find(" id=\"", at + 1)) {
+    ids.push_back(html.substr(at, html.find('"', at + 5) - at));
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_TRUE(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+  EXPECT_NE(html.find("<td>512 MiB (0.997), 1 GiB (0.992)</td>"), std::string::npos);  // the reduce, call B
+  EXPECT_NE(html.find("peerlink coll: send_recv (float), 4 GPUs</a></td><td>2026-11-27T03:05:43Z</td><td>ee28f42f032b"),
+            std::string::npos);
+  // One run: collToHtml's page.
+  EXPECT_EQ(collRunsToHtml({runs.front()}), collToHtml(runs.front().run, runs.front().generatedBy));
 }
 
 TEST(CollHtml, RendersInHeadlessChromium) {
@@ -175,6 +218,16 @@ TEST(CollCommand, HtmlOfASavedRun) {
   const CliResult toStdout = runCli({"coll", "--from-json", kAllReduce, "--html", "-"});
   EXPECT_EQ(toStdout.code, kExitOk) << toStdout.err;
   EXPECT_EQ(toStdout.out, collToHtml(saved.run, saved.generatedBy));  // the HTML alone
+}
+
+TEST(CollCommand, SeveralSavedRuns) {
+  TempDir dir;
+  const std::string html = (dir / "runs.html").string();
+  const CliResult result = runCli({"coll", "--from-json", kAllReduce, kSendRecv, "--html", html});
+  EXPECT_EQ(result.code, kExitOk) << result.err;
+  EXPECT_EQ(result.out.rfind("# " + kAllReduce + "\n# peerlink coll: all_reduce", 0), 0u) << result.out.substr(0, 200);
+  EXPECT_NE(result.out.find("\n\n# " + kSendRecv + "\n# peerlink coll: send_recv"), std::string::npos);
+  EXPECT_EQ(readFile(html), collRunsToHtml({loadCollFile(kAllReduce), loadCollFile(kSendRecv)}));
 }
 
 TEST(CollCommand, HtmlPathsAreCheckedBeforeMeasuring) {

@@ -2,6 +2,7 @@
 // CUDA graph, symmetric registration + graph) in the same run (docs/coll.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -152,8 +153,9 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
        {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture", "--html"}) {
     explain->excludes(command->get_option(measuring));
   }
-  CLI::Option* fromJson =
-      command->add_option("--from-json", options.fromJsonPath, "Show a run saved with --json instead of measuring");
+  CLI::Option* fromJson = command->add_option(
+      "--from-json", options.fromJsonPaths,
+      "Show runs saved with --json instead of measuring (several: one after another, and one --html report)");
   for (const char* measuring :
        {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--iters", "--warmup_iters", "--check",
         "--datatype", "--op", "--root", "--no-nccl", "--nccl-only", "--capture", "--json", "--explain"}) {
@@ -168,12 +170,19 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
     throw Error(ErrorCode::InvalidUsage, "only one of --json and --html can be '-' (stdout)");
   }
   checkOutputPath("--html", options.htmlPath);
-  if (!options.fromJsonPath.empty()) {
-    const SavedColl saved = loadCollFile(options.fromJsonPath);
-    if (!options.htmlPath.empty())
-      writeOutputFile(options.htmlPath, collToHtml(saved.run, saved.generatedBy), context.out);
-    if (options.htmlPath != "-") context.out << formatCollText(saved.run);
-    return collVerdict(saved.run, context);
+  if (!options.fromJsonPaths.empty()) {
+    std::vector<SavedColl> saved;
+    for (const std::string& path : options.fromJsonPaths) saved.push_back(loadCollFile(path));
+    if (!options.htmlPath.empty()) writeOutputFile(options.htmlPath, collRunsToHtml(saved), context.out);
+    int verdict = kExitOk;
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+      if (options.htmlPath != "-") {
+        if (saved.size() > 1) context.out << fmt::format("{}# {}\n", i == 0 ? "" : "\n", options.fromJsonPaths[i]);
+        context.out << formatCollText(saved[i].run);
+      }
+      verdict = std::max(verdict, collVerdict(saved[i].run, context));
+    }
+    return verdict;
   }
   checkOutputPath("--json", options.jsonPath);
   if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);

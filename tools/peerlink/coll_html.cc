@@ -10,6 +10,7 @@
 
 #include "coll/collective_counts.hpp"
 #include "coll_format.hpp"
+#include "coll_json_read.hpp"
 #include "html_page.hpp"
 #include "size_parse.hpp"
 #include "svg_chart.hpp"
@@ -26,6 +27,21 @@ using coll::Placement;
 std::size_t index(CollConfig config) {
   return static_cast<std::size_t>(config);
 }
+
+// Where a run's sections sit in the page: alone, its sections are <h2> with plain ids; one of several, they
+// are <h3> (the run's own heading is the <h2>) with ids prefixed by the run's.
+struct Level {
+  std::string idPrefix;
+  const char* section = "h2";
+  const char* subsection = "h3";
+
+  std::string heading(const char* tag, const std::string& id, const std::string& text,
+                      const char* cssClass = nullptr) const {
+    const std::string idAttribute = id.empty() ? "" : fmt::format(" id=\"{}{}\"", idPrefix, id);
+    const std::string classAttribute = cssClass == nullptr ? "" : fmt::format(" class=\"{}\"", cssClass);
+    return fmt::format("<{0}{1}{2}>{3}</{0}>\n", tag, idAttribute, classAttribute, escapeHtml(text));
+  }
+};
 
 const char* configLabel(CollConfig config) {
   switch (config) {
@@ -117,6 +133,7 @@ ChartSeries ratioSeries(const CollRun& run, Placement placement, CollConfig conf
   series.label =
       fmt::format("{}, {}", config == CollConfig::PeerlinkGraph ? "graph" : "eager", placementLabel(placement));
   for (const CollRow& row : run.rows) {
+    if (row.bytes == 0) continue;  // nccl-tests' all-gather rounds 8 B on 4 ranks down to 0: no point on a log axis
     if (const std::optional<double> ratio = coll::ratioToBestNccl(row, placement, config)) {
       series.bytes.push_back(row.bytes);
       series.values.push_back(*ratio);
@@ -125,8 +142,33 @@ ChartSeries ratioSeries(const CollRun& run, Placement placement, CollConfig conf
   return series;
 }
 
+// The line at 1 that the ratios are read against.
+ChartSeries parity(std::size_t fromBytes, std::size_t toBytes) {
+  ChartSeries line;
+  line.label = "NCCL's best (1)";
+  line.bytes = {fromBytes, toBytes};
+  line.values = {1.0, 1.0};
+  return line;
+}
+
+// "8 B (0.751), 16 B (0.752)" for the points of `series` below 1; "none" without any.
+std::string sizesBelowOne(const ChartSeries& series) {
+  std::vector<std::string> below;
+  for (std::size_t i = 0; i < series.values.size(); ++i) {
+    if (series.values[i] < 1.0)
+      below.push_back(fmt::format("{} ({:.3f})", formatSize(series.bytes[i]), series.values[i]));
+  }
+  return below.empty() ? "none" : fmt::format("{}", fmt::join(below, ", "));
+}
+
+// A table cell with the series' lowest to highest ratio, marked behind where the lowest is under 1.
+std::string ratioRangeCell(const ChartSeries& series) {
+  const auto [low, high] = std::minmax_element(series.values.begin(), series.values.end());
+  return fmt::format("<td class=\"num {}\">{:.2f} – {:.2f}</td>", *low < 1.0 ? "behind" : "ahead", *low, *high);
+}
+
 // The ratio chart and a line per series: its range and the sizes below 1.
-std::string againstNcclSection(const CollRun& run) {
+std::string againstNcclSection(const CollRun& run, const Level& level) {
   SizeChart chart;
   chart.title = "Best NCCL configuration's time / peerlink's time (above 1: peerlink faster)";
   chart.yLabel = "ratio";
@@ -136,28 +178,22 @@ std::string againstNcclSection(const CollRun& run) {
     for (CollConfig config : {CollConfig::PeerlinkGraph, CollConfig::Peerlink}) {
       ChartSeries series = ratioSeries(run, placement, config);
       if (series.values.empty()) continue;
-      const auto [low, high] = std::minmax_element(series.values.begin(), series.values.end());
-      std::vector<std::string> below;
-      for (std::size_t i = 0; i < series.values.size(); ++i) {
-        if (series.values[i] < 1.0)
-          below.push_back(fmt::format("{} ({:.3f})", formatSize(series.bytes[i]), series.values[i]));
-      }
-      table += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num {}\">{:.2f} – {:.2f}</td><td>{}</td></tr>",
-          escapeHtml(series.label), series.values.size(), *low < 1.0 ? "behind" : "ahead", *low, *high,
-          below.empty() ? "none" : escapeHtml(fmt::format("{}", fmt::join(below, ", "))));
+      table += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td>{}<td>{}</td></tr>", escapeHtml(series.label),
+                           series.values.size(), ratioRangeCell(series), escapeHtml(sizesBelowOne(series)));
       if (series.values.size() >= 2) chart.series.push_back(std::move(series));
     }
   }
   if (table.find("<td>") == std::string::npos) return "";
   if (!chart.series.empty()) {  // the line peerlink is measured against
-    ChartSeries level;
-    level.label = "NCCL's best (1)";
-    level.bytes = {run.rows.front().bytes, run.rows.back().bytes};
-    level.values = {1.0, 1.0};
-    chart.series.push_back(std::move(level));
+    std::size_t smallest = chart.series.front().bytes.front();
+    std::size_t largest = chart.series.front().bytes.back();
+    for (const ChartSeries& series : chart.series) {
+      smallest = std::min(smallest, series.bytes.front());
+      largest = std::max(largest, series.bytes.back());
+    }
+    chart.series.push_back(parity(smallest, largest));
   }
-  std::string out = "<h2 id=\"against-nccl\">Against NCCL's best configuration</h2>\n";
+  std::string out = level.heading(level.section, "against-nccl", "Against NCCL's best configuration");
   out +=
       "<p class=\"desc\">At each size and placement, the fastest of the NCCL configurations that ran (plain, "
       "graph, symmetric window + graph), its time divided by peerlink's.</p>\n";
@@ -166,7 +202,7 @@ std::string againstNcclSection(const CollRun& run) {
 }
 
 // Time and busbw per configuration, out of place.
-std::string configurationCharts(const CollRun& run) {
+std::string configurationCharts(const CollRun& run, const Level& level) {
   std::string out;
   for (const bool time : {true, false}) {
     SizeChart chart;
@@ -179,7 +215,7 @@ std::string configurationCharts(const CollRun& run) {
       for (const CollRow& row : run.rows) {
         const CollMeasurement& m = row.outOfPlace[index(config)];
         const double value = time ? m.timeUs : m.busbwGBps;
-        if (!m.ok() || m.failed() || value <= 0) continue;
+        if (row.bytes == 0 || !m.ok() || m.failed() || value <= 0) continue;
         series.bytes.push_back(row.bytes);
         series.values.push_back(value);
       }
@@ -187,7 +223,8 @@ std::string configurationCharts(const CollRun& run) {
     }
     if (!chart.series.empty()) out += renderSizeChart(chart) + "\n";
   }
-  return out.empty() ? out : "<h2 id=\"charts\">Configurations</h2>\n<div class=\"maps\">" + out + "</div>\n";
+  if (out.empty()) return out;
+  return level.heading(level.section, "charts", "Configurations") + "<div class=\"maps\">" + out + "</div>\n";
 }
 
 std::string measurementCells(const CollMeasurement& m) {
@@ -207,14 +244,13 @@ std::string ratioCell(const std::optional<double>& ratio) {
   return fmt::format("<td class=\"num {}\">{:.2f}</td>", *ratio < 1.0 ? "behind" : "ahead", *ratio);
 }
 
-std::string placementTable(const CollRun& run, Placement placement) {
+std::string placementTable(const CollRun& run, Placement placement, const Level& level) {
   const std::vector<CollConfig> configs = availableConfigs(run);
   const bool peerlinkRan = run.configs[index(CollConfig::Peerlink)].available;
   const bool compared = peerlinkRan && std::any_of(configs.begin(), configs.end(), coll::isNcclConfig);
-  std::string out = fmt::format(
-      "<h2 id=\"{0}\">Every measurement, {1}</h2>\n<table><tr><th rowspan=\"2\">size</th>"
-      "<th rowspan=\"2\">count</th>",
-      placement == Placement::InPlace ? "in-place" : "out-of-place", placementLabel(placement));
+  std::string out = level.heading(level.section, placement == Placement::InPlace ? "in-place" : "out-of-place",
+                                  std::string("Every measurement, ") + placementLabel(placement));
+  out += "<table><tr><th rowspan=\"2\">size</th><th rowspan=\"2\">count</th>";
   for (CollConfig config : configs) out += fmt::format("<th colspan=\"2\">{}</th>", configLabel(config));
   if (compared) out += "<th rowspan=\"2\">best NCCL</th><th colspan=\"2\">best NCCL / peerlink</th>";
   if (peerlinkRan) out += "<th rowspan=\"2\">peerlink's choice</th>";
@@ -240,7 +276,7 @@ std::string placementTable(const CollRun& run, Placement placement) {
   return out + "</table>\n";
 }
 
-std::string problemsSection(const CollRun& run) {
+std::string problemsSection(const CollRun& run, const Level& level) {
   std::string out;
   std::vector<std::string> notRun;
   for (CollConfig config : coll::kCollConfigs) {
@@ -248,7 +284,7 @@ std::string problemsSection(const CollRun& run) {
     if (!status.available) notRun.push_back(fmt::format("{}: {}", configLabel(config), status.reason));
   }
   if (!notRun.empty()) {
-    out += "<h3>Configurations not run</h3>\n<ul>";
+    out += level.heading(level.subsection, "", "Configurations not run") + "<ul>";
     for (const std::string& line : notRun) out += "<li>" + escapeHtml(line) + "</li>";
     out += "</ul>\n";
   }
@@ -265,25 +301,82 @@ std::string problemsSection(const CollRun& run) {
     }
   }
   if (!failures.empty()) {
-    out += fmt::format("<h3 class=\"failed\">{} measurement(s) FAILED</h3>\n<ul class=\"problems\">", failures.size());
+    out += level.heading(level.subsection, "", fmt::format("{} measurement(s) FAILED", failures.size()), "failed");
+    out += "<ul class=\"problems\">";
     for (const std::string& line : failures) out += "<li>" + escapeHtml(line) + "</li>";
     out += "</ul>\n";
   }
   return out;
 }
 
+// One run's page body below its heading.
+std::string runSections(const SavedColl& saved, const Level& level) {
+  const CollRun& run = saved.run;
+  std::string out = metadataSection(run, saved.generatedBy);
+  out += problemsSection(run, level);
+  out += againstNcclSection(run, level);
+  out += configurationCharts(run, level);
+  for (Placement placement : placementsOf(run)) out += placementTable(run, placement, level);
+  return out;
+}
+
+// Several runs: one line each (linked to its section) with peerlink's graph against NCCL's best out of
+// place, and those ratios in one chart.
+std::string runsSummary(const std::vector<SavedColl>& runs) {
+  SizeChart chart;
+  chart.title = "Best NCCL configuration's time / peerlink's graph time, out of place";
+  chart.yLabel = "ratio";
+  std::string table =
+      "<table><tr><th>run</th><th>date (UTC)</th><th>git commit</th><th>sizes</th><th>best NCCL / peerlink "
+      "graph, lowest to highest</th><th>sizes below 1</th></tr>";
+  std::size_t smallest = 0;
+  std::size_t largest = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const CollRun& run = runs[i].run;
+    ChartSeries series = ratioSeries(run, Placement::OutOfPlace, CollConfig::PeerlinkGraph);
+    series.label = fmt::format("{} ({})", collectiveName(run.options.collective), i + 1);
+    const std::string sizes =
+        run.rows.empty() ? "" : formatSize(run.rows.front().bytes) + " – " + formatSize(run.rows.back().bytes);
+    std::string ratios = "<td></td><td class=\"na\">NCCL or peerlink not measured</td>";
+    if (!series.values.empty()) {
+      ratios = ratioRangeCell(series) + "<td>" + escapeHtml(sizesBelowOne(series)) + "</td>";
+      smallest = smallest == 0 ? series.bytes.front() : std::min(smallest, series.bytes.front());
+      largest = std::max(largest, series.bytes.back());
+    }
+    table += fmt::format("<tr><td><a href=\"#r{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td>{}</tr>\n", i + 1,
+                         escapeHtml(runTitle(run)), escapeHtml(metaText(runs[i].generatedBy, "date")),
+                         escapeHtml(metaText(runs[i].generatedBy, "git_commit")), sizes, ratios);
+    if (series.values.size() >= 2) chart.series.push_back(std::move(series));
+  }
+  std::string out = "<h2 id=\"summary\">Summary</h2>\n";
+  if (!chart.series.empty()) {
+    chart.series.push_back(parity(smallest, largest));
+    out += "<div class=\"maps\">" + renderSizeChart(chart) + "</div>\n";
+  }
+  return out + table + "</table>\n";
+}
+
 }  // namespace
 
 std::string collToHtml(const CollRun& run, const nlohmann::json& generatedBy) {
-  const std::string title = runTitle(run);
-  std::string out = htmlPageStart(title + " " + metaText(generatedBy, "date"));
-  out += "<h1>" + escapeHtml(title) + "</h1>\n";
-  out += metadataSection(run, generatedBy);
-  out += problemsSection(run);
-  out += againstNcclSection(run);
-  out += configurationCharts(run);
-  for (Placement placement : placementsOf(run)) out += placementTable(run, placement);
-  return out + htmlPageEnd(generatedBy);
+  return collRunsToHtml({SavedColl{run, generatedBy}});
+}
+
+std::string collRunsToHtml(const std::vector<SavedColl>& runs) {
+  if (runs.size() == 1) {
+    const SavedColl& only = runs.front();
+    const std::string title = runTitle(only.run);
+    std::string out = htmlPageStart(title + " " + metaText(only.generatedBy, "date"));
+    out += "<h1>" + escapeHtml(title) + "</h1>\n";
+    return out + runSections(only, Level{}) + htmlPageEnd(only.generatedBy);
+  }
+  const std::string title = fmt::format("peerlink coll: {} runs", runs.size());
+  std::string out = htmlPageStart(title) + "<h1>" + escapeHtml(title) + "</h1>\n" + runsSummary(runs);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    out += fmt::format("<h2 id=\"r{}\">{}</h2>\n", i + 1, escapeHtml(runTitle(runs[i].run)));
+    out += runSections(runs[i], Level{fmt::format("r{}-", i + 1), "h3", "h4"});
+  }
+  return out + htmlPageEnd(runs.empty() ? nlohmann::json::object() : runs.front().generatedBy);
 }
 
 }  // namespace peerlink::cli

@@ -78,25 +78,25 @@ int runDoctorCommand(const DoctorOptions& options, Context& context);
 
 /// `peerlink coll`: collectives in nccl-tests' shape with NCCL's figures from the same run (coll_command.cc).
 struct CollCommandOptions {
-  std::string minBytes = "8";             ///< -b
-  std::string maxBytes = "512M";          ///< -e
-  double factor = 2;                      ///< -f
-  int iterations = 20;                    ///< -n
-  int warmup = 5;                         ///< -w
-  int check = 1;                          ///< -c: 1 checks every configuration against a host reference
-  int gpus = 0;                           ///< -g: GPUs 0..g-1 (0: all)
-  std::string collective = "all_reduce";  ///< -o
-  std::string datatype = "float";         ///< -d
-  std::string op = "sum";                 ///< --op
-  int root = 0;                           ///< -r
-  bool noNccl = false;                    ///< --no-nccl
-  bool ncclOnly = false;                  ///< --nccl-only
-  std::string capture = "joined";         ///< --capture: joined | per-rank
-  std::string jsonPath;                   ///< --json
-  std::string htmlPath;                   ///< --html: the run as one offline HTML report
-  std::string fromJsonPath;               ///< --from-json: render a saved run instead of measuring
-  bool explain = false;                   ///< --explain: print what would run at each size, measure nothing
-  std::string topoFile;                   ///< --topo-file: the topology to explain for (no GPU needed)
+  std::string minBytes = "8";              ///< -b
+  std::string maxBytes = "512M";           ///< -e
+  double factor = 2;                       ///< -f
+  int iterations = 20;                     ///< -n
+  int warmup = 5;                          ///< -w
+  int check = 1;                           ///< -c: 1 checks every configuration against a host reference
+  int gpus = 0;                            ///< -g: GPUs 0..g-1 (0: all)
+  std::string collective = "all_reduce";   ///< -o
+  std::string datatype = "float";          ///< -d
+  std::string op = "sum";                  ///< --op
+  int root = 0;                            ///< -r
+  bool noNccl = false;                     ///< --no-nccl
+  bool ncclOnly = false;                   ///< --nccl-only
+  std::string capture = "joined";          ///< --capture: joined | per-rank
+  std::string jsonPath;                    ///< --json
+  std::string htmlPath;                    ///< --html: the run as one offline HTML report
+  std::vector<std::string> fromJsonPaths;  ///< --from-json: render saved runs instead of measuring
+  bool explain = false;                    ///< --explain: print what would run at each size, measure nothing
+  std::string topoFile;                    ///< --topo-file: the topology to explain for (no GPU needed)
 };
 CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options);
 int runCollCommand(const CollCommandOptions& options, Context& context);

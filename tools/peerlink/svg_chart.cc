@@ -215,7 +215,8 @@ std::string renderSizeChart(const SizeChart& chart) {
   const std::vector<double> yTicks = logY ? logTicks(minValue, maxValue) : niceTicks(maxValue, 6);
   const double yLo = logY ? std::log10(yTicks.front()) : 0;
   const double yHi = logY ? std::log10(yTicks.back()) : yTicks.back();
-  auto xOf = [&](double bytes) { return kLeft + plotWidth * (std::log2(bytes) - lo) / (hi - lo); };
+  // A size of 0 (a series may carry one) sits on the axis's left end, as 1 byte would, not at log2(0).
+  auto xOf = [&](double bytes) { return kLeft + plotWidth * (std::log2(std::max(bytes, 1.0)) - lo) / (hi - lo); };
   auto yOf = [&](double value) {
     const double v = logY ? std::log10(std::max(value, yTicks.front())) : value;
     return kTop + plotHeight * (1 - (v - yLo) / (yHi - yLo));
