@@ -155,8 +155,9 @@ ChartSeries parity(std::size_t fromBytes, std::size_t toBytes) {
 std::string sizesBelowOne(const ChartSeries& series) {
   std::vector<std::string> below;
   for (std::size_t i = 0; i < series.values.size(); ++i) {
-    if (series.values[i] < 1.0)
+    if (series.values[i] < 1.0) {
       below.push_back(fmt::format("{} ({:.3f})", formatSize(series.bytes[i]), series.values[i]));
+    }
   }
   return below.empty() ? "none" : fmt::format("{}", fmt::join(below, ", "));
 }
@@ -174,16 +175,18 @@ std::string againstNcclSection(const CollRun& run, const Level& level) {
   chart.yLabel = "ratio";
   std::string table =
       "<table><tr><th>peerlink</th><th>sizes</th><th>ratio, lowest to highest</th><th>sizes below 1</th></tr>";
+  bool compared = false;
   for (Placement placement : placementsOf(run)) {
     for (CollConfig config : {CollConfig::PeerlinkGraph, CollConfig::Peerlink}) {
       ChartSeries series = ratioSeries(run, placement, config);
       if (series.values.empty()) continue;
+      compared = true;
       table += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td>{}<td>{}</td></tr>", escapeHtml(series.label),
                            series.values.size(), ratioRangeCell(series), escapeHtml(sizesBelowOne(series)));
       if (series.values.size() >= 2) chart.series.push_back(std::move(series));
     }
   }
-  if (table.find("<td>") == std::string::npos) return "";
+  if (!compared) return "";
   if (!chart.series.empty()) {  // the line peerlink is measured against
     std::size_t smallest = chart.series.front().bytes.front();
     std::size_t largest = chart.series.front().bytes.back();
