@@ -8,11 +8,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "exit_codes.hpp"
 
 namespace peerlink::cli {
 
@@ -97,6 +102,22 @@ inline std::string renderedDom(const std::string& chromium, const TempDir& dir, 
   }
   EXPECT_EQ(runShell(browser + " --dump-dom file://" + page.string() + " >" + dom.string() + log), 0);
   return readFile(dom);
+}
+
+/// A command line that must be refused before anything is measured, and what its one-line error names.
+struct UsageCase {
+  std::vector<std::string> args;
+  std::string mentions;
+};
+
+/// Each case exits with kExitUsage and one line of error naming `mentions`.
+inline void expectUsageErrors(const std::vector<UsageCase>& cases) {
+  for (const UsageCase& c : cases) {
+    const CliResult result = runCli(c.args);
+    EXPECT_EQ(result.code, kExitUsage) << ::testing::PrintToString(c.args) << result.err;
+    EXPECT_NE(result.err.find(c.mentions), std::string::npos) << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  }
 }
 
 }  // namespace peerlink::cli

@@ -339,24 +339,15 @@ TEST(BenchCommand, FromJsonRendersASavedRunWithoutAGpu) {
 
 TEST(BenchCommand, OutputPathsAreCheckedBeforeMeasuring) {
   TempDir dir;
-  struct Case {
-    std::vector<std::string> args;
-    std::string mentions;
-  };
   const std::string missing = (dir / "no-such-folder").string();
   // Without these checks the runs would go on to look for GPUs (exit 3 here) and measure for minutes.
-  for (const Case& c :
-       {Case{{"bench", "--html", missing + "/r.html"}, "folder " + missing + " does not exist"},
-        Case{{"bench", "--csv", missing + "/r.csv"}, "--csv"}, Case{{"bench", "--json", missing + "/r.json"}, "--json"},
-        Case{{"bench", "--html", (dir / "").string()}, "is a folder"},
-        Case{{"bench", "--json", "-", "--html", "-"}, "only one of"},
-        Case{{"bench", "--from-json", kRound4, "--json", "x.json"}, "excludes"},
-        Case{{"bench", "--from-json", (dir / "none.json").string()}, "none.json"}}) {
-    const CliResult result = runCli(c.args);
-    EXPECT_EQ(result.code, kExitUsage) << testing::PrintToString(c.args) << result.err;
-    EXPECT_NE(result.err.find(c.mentions), std::string::npos) << result.err;
-    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
-  }
+  expectUsageErrors({UsageCase{{"bench", "--html", missing + "/r.html"}, "folder " + missing + " does not exist"},
+                     UsageCase{{"bench", "--csv", missing + "/r.csv"}, "--csv"},
+                     UsageCase{{"bench", "--json", missing + "/r.json"}, "--json"},
+                     UsageCase{{"bench", "--html", (dir / "").string()}, "is a folder"},
+                     UsageCase{{"bench", "--json", "-", "--html", "-"}, "only one of"},
+                     UsageCase{{"bench", "--from-json", kRound4, "--json", "x.json"}, "excludes"},
+                     UsageCase{{"bench", "--from-json", (dir / "none.json").string()}, "none.json"}});
   EXPECT_FALSE(fs::exists(missing));
 }
 

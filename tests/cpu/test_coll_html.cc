@@ -233,21 +233,12 @@ TEST(CollCommand, SeveralSavedRuns) {
 TEST(CollCommand, HtmlPathsAreCheckedBeforeMeasuring) {
   TempDir dir;
   const std::string missing = (dir / "no-such-folder").string();
-  struct Case {
-    std::vector<std::string> args;
-    std::string mentions;
-  };
   // Without these checks the runs would go on to look for GPUs (exit 3 here) and measure for minutes.
-  for (const Case& c : {Case{{"coll", "--html", missing + "/r.html"}, "--html " + missing + "/r.html: folder"},
-                        Case{{"coll", "--html", (dir / "").string()}, "is a folder"},
-                        Case{{"coll", "--json", "-", "--html", "-"}, "only one of --json and --html"},
-                        Case{{"coll", "--explain", "--html", "x.html"}, "excludes"},
-                        Case{{"coll", "--from-json", kAllReduce, "--html", missing + "/r.html"}, "does not exist"}}) {
-    const CliResult result = runCli(c.args);
-    EXPECT_EQ(result.code, kExitUsage) << testing::PrintToString(c.args) << result.err;
-    EXPECT_NE(result.err.find(c.mentions), std::string::npos) << result.err;
-    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
-  }
+  expectUsageErrors({UsageCase{{"coll", "--html", missing + "/r.html"}, "--html " + missing + "/r.html: folder"},
+                     UsageCase{{"coll", "--html", (dir / "").string()}, "is a folder"},
+                     UsageCase{{"coll", "--json", "-", "--html", "-"}, "only one of --json and --html"},
+                     UsageCase{{"coll", "--explain", "--html", "x.html"}, "excludes"},
+                     UsageCase{{"coll", "--from-json", kAllReduce, "--html", missing + "/r.html"}, "does not exist"}});
   EXPECT_FALSE(fs::exists(missing));
 }
 
