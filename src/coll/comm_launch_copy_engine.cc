@@ -131,18 +131,18 @@ void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
   const int n = state.nranks;
   kernels::KernelLaunch launch;
   launch.overlapPrevious = state.overlapLaunches;
+  const bool mayBeCapturing = true;  // direct launches, as comm_launch.cc's send/recv kernels
   const auto barriers = [&] {
-    for (int r = 0; r < n; ++r) {
+    forEachRank(state, mayBeCapturing, [&](int r) {
       const auto index = static_cast<std::size_t>(r);
-      if (peerMasks[index] == 0) continue;  // not in the group (a null stream is the default stream)
-      const DeviceGuard guard(state.devices[index]);
+      if (peerMasks[index] == 0) return;  // not in the group (a null stream is the default stream)
       kernels::CollCopyArgs args;
       args.sync = syncArgs(state, r, Collective::SendRecv, true, peerMasks[index]);
       kernels::launchCollCopy(args, 1, streams[index], launch);
-    }
+    });
   };
   barriers();
-  for (int r = 0; r < n; ++r) {
+  forEachRank(state, mayBeCapturing, [&](int r) {
     std::vector<std::pair<int, EngineCopy>> sends;  // (how far along the ranks the receiver is, the copy)
     for (const Transfer& transfer : transfers) {
       if (transfer.send.rank != r) continue;
@@ -151,13 +151,12 @@ void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
       sends.push_back(
           {distance, {transfer.send.send, transfer.recv.recv, transfer.recv.count * dataTypeSize(transfer.recv.type)}});
     }
-    if (sends.empty()) continue;
+    if (sends.empty()) return;
     std::stable_sort(sends.begin(), sends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<EngineCopy> pushes;
     for (const auto& send : sends) pushes.push_back(send.second);
-    const DeviceGuard guard(state.devices[static_cast<std::size_t>(r)]);
     enqueueCopies(state, r, streams[static_cast<std::size_t>(r)], pushes, EngineCopy{});
-  }
+  });
   barriers();
 }
 

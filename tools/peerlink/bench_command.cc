@@ -52,24 +52,8 @@ void checkOutputPaths(const BenchCommandOptions& options) {
       {"--json", &options.jsonPath}, {"--csv", &options.csvPath}, {"--html", &options.htmlPath}};
   for (const auto& [flag, path] : outputs) {
     if (path->empty()) continue;
-    if (*path == "-") {
-      ++toStdout;
-      continue;
-    }
-    const std::filesystem::path target(*path);
-    const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
-    std::error_code error;
-    if (!std::filesystem::is_directory(folder, error)) {
-      throw Error(ErrorCode::InvalidUsage,
-                  fmt::format("{} {}: folder {} does not exist", flag, *path, folder.string()));
-    }
-    if (access(folder.c_str(), W_OK) != 0) {
-      throw Error(ErrorCode::InvalidUsage,
-                  fmt::format("{} {}: folder {} is not writable", flag, *path, folder.string()));
-    }
-    if (std::filesystem::is_directory(target, error)) {
-      throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: is a folder, not a file", flag, *path));
-    }
+    if (*path == "-") ++toStdout;
+    checkOutputPath(flag, *path);
   }
   if (toStdout > 1) throw Error(ErrorCode::InvalidUsage, "only one of --json, --csv and --html can be '-' (stdout)");
 }

@@ -43,4 +43,20 @@ void writeOutputFile(const std::string& path, const std::string& content, std::o
   }
 }
 
+void checkOutputPath(const char* flag, const std::string& path) {
+  if (path.empty() || path == "-") return;
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+  std::error_code error;
+  if (!std::filesystem::is_directory(folder, error)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: folder {} does not exist", flag, path, folder.string()));
+  }
+  if (access(folder.c_str(), W_OK) != 0) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: folder {} is not writable", flag, path, folder.string()));
+  }
+  if (std::filesystem::is_directory(target, error)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("{} {}: is a folder, not a file", flag, path));
+  }
+}
+
 }  // namespace peerlink::cli
