@@ -484,13 +484,17 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
     join(transfer.recv);
     sent[static_cast<std::size_t>(transfer.send.rank)] += transfer.send.count * dataTypeSize(transfer.send.type);
   }
+  // Eager groups launch like the collectives' sets, through each rank's KernelGraph from the launch threads
+  // (on 4x H200 the direct launches one rank after another from this thread took 23-25 us a small group,
+  // round 50 call G); a captured group launches directly into the capture.
+  const bool capturing = checkGroupCapture(state, transfers);
   // The group's kernel: by the most one rank sends (every rank of a group runs the same form, so the pair
   // counters stay in step).
   const std::size_t largest = *std::max_element(sent.begin(), sent.end());
   const KernelChoice& choice = chooseKernel(state, Collective::SendRecv, largest, false);
   logOnce(state, Collective::SendRecv, choice, largest);
   if (choice.kernel == Kernel::CeCopy) {
-    launchCeTransfers(state, transfers, streams, masks);
+    launchCeTransfers(state, transfers, streams, masks, capturing);
     return;
   }
   std::vector<CollCopyArgs> args(static_cast<std::size_t>(n));
@@ -511,14 +515,9 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
     args[index].sync = syncArgs(state, r, Collective::SendRecv, true, masks[index]);
     args[index].sync.peersStore = storesIntoPeers(Collective::SendRecv, choice);  // receivers pull
   }
-  // Send/recv sets launch directly and from this thread, as into a capture: their streams' capture state is
-  // not checked here.
-  kernels::KernelLaunch launch;
-  launch.overlapPrevious = state.overlapLaunches;
-  const bool mayBeCapturing = true;
-  forEachRank(state, mayBeCapturing, [&](int r) {
+  forEachRank(state, capturing, [&](int r) {
     const auto index = static_cast<std::size_t>(r);
-    if (masks[index] != 0) kernels::launchCollCopy(args[index], blocks, streams[index], launch);
+    if (masks[index] != 0) kernels::launchCollCopy(args[index], blocks, streams[index], launchOf(state, r, capturing));
   });
 }
 

@@ -127,22 +127,20 @@ void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set
 // landed: a sender's second kernel starts only once its copies have completed, and it releases that to the
 // receivers. A rank sending to itself copies on its copy engine too, after its pushes to the peers.
 void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
-                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks) {
+                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
+                       bool capturing) {
   const int n = state.nranks;
-  kernels::KernelLaunch launch;
-  launch.overlapPrevious = state.overlapLaunches;
-  const bool mayBeCapturing = true;  // direct launches, as comm_launch.cc's send/recv kernels
   const auto barriers = [&] {
-    forEachRank(state, mayBeCapturing, [&](int r) {
+    forEachRank(state, capturing, [&](int r) {
       const auto index = static_cast<std::size_t>(r);
       if (peerMasks[index] == 0) return;  // not in the group (a null stream is the default stream)
       kernels::CollCopyArgs args;
       args.sync = syncArgs(state, r, Collective::SendRecv, true, peerMasks[index]);
-      kernels::launchCollCopy(args, 1, streams[index], launch);
+      kernels::launchCollCopy(args, 1, streams[index], launchOf(state, r, capturing));
     });
   };
   barriers();
-  forEachRank(state, mayBeCapturing, [&](int r) {
+  forEachRank(state, capturing, [&](int r) {
     std::vector<std::pair<int, EngineCopy>> sends;  // (how far along the ranks the receiver is, the copy)
     for (const Transfer& transfer : transfers) {
       if (transfer.send.rank != r) continue;

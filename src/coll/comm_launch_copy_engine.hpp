@@ -19,9 +19,10 @@ void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool
 void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 /// Send/recv pairs (Kernel::CeCopy): rank r takes part where peerMasks[r] (the ranks it meets) is not 0, on
-/// streams[r]; each sender's copy engine pushes its sends into the receivers' buffers. Launched directly
-/// from this thread, one rank after another (as comm_launch.cc's send/recv kernels, also into a capture).
+/// streams[r]; each sender's copy engine pushes its sends into the receivers' buffers. `capturing`: the
+/// group's streams are being captured (checkGroupCapture), as for the collectives' launchers.
 void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
-                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks);
+                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
+                       bool capturing);
 
 }  // namespace peerlink::coll

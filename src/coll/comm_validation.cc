@@ -89,6 +89,18 @@ std::optional<cudaStreamCaptureStatus> captureStatus(cudaStream_t stream) {
   return status;
 }
 
+// Whether launches into the stream go into a graph being captured (an invalidated capture counts as not:
+// launching into it fails where the launch is made).
+bool streamCapturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (const auto status = captureStatus(stream)) {
+    capture = *status;
+  } else {
+    PEERLINK_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));  // throws the runtime's error
+  }
+  return capture == cudaStreamCaptureStatusActive;
+}
+
 void checkStream(const CommState& state, const CallArgs& call) {
   if (call.stream == nullptr || call.stream == cudaStreamLegacy || call.stream == cudaStreamPerThread) return;
   const auto rank = static_cast<std::size_t>(call.rank);
@@ -225,13 +237,7 @@ bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
     if (hasRoot(call.collective) && call.root != first.root) {
       mismatch("root", std::to_string(call.root), std::to_string(first.root));
     }
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (const auto status = captureStatus(call.stream)) {
-      capture = *status;
-    } else {
-      PEERLINK_CUDA_CHECK(cudaStreamIsCapturing(call.stream, &capture));  // throws the runtime's error
-    }
-    const int capturing = capture == cudaStreamCaptureStatusActive ? 1 : 0;
+    const int capturing = streamCapturing(call.stream) ? 1 : 0;
     if (firstCapturing < 0) firstCapturing = capturing;
     if (capturing != firstCapturing) {
       throw Error(ErrorCode::InvalidUsage,
@@ -279,6 +285,33 @@ std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<Ca
     }
   }
   return transfers;
+}
+
+bool checkGroupCapture(const CommState& state, const std::vector<Transfer>& transfers) {
+  std::vector<char> checked(static_cast<std::size_t>(state.nranks), 0);
+  const CallArgs* first = nullptr;
+  bool firstCapturing = false;
+  const auto check = [&](const CallArgs& call) {
+    char& done = checked[static_cast<std::size_t>(call.rank)];
+    if (done) return;  // a rank gives one stream to all its calls of a group (launchTransfers checks)
+    done = 1;
+    const bool capturing = streamCapturing(call.stream);
+    if (first == nullptr) {
+      first = &call;
+      firstCapturing = capturing;
+    } else if (capturing != firstCapturing) {
+      throw Error(
+          ErrorCode::InvalidUsage,
+          fmt::format("{}: its stream is {}being captured into a graph while rank {}'s is {}; capture the "
+                      "streams of every rank in a send/recv group or none; nothing of the group was launched",
+                      callLabel(state, call), capturing ? "" : "not ", first->rank, firstCapturing ? "" : "not"));
+    }
+  };
+  for (const Transfer& transfer : transfers) {
+    check(transfer.send);
+    check(transfer.recv);
+  }
+  return firstCapturing;
 }
 
 }  // namespace peerlink::coll

@@ -35,4 +35,8 @@ struct Transfer {
 /// send or recv without a partner, or a pair whose count or type differ. Consumes nothing when it throws.
 std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<CallArgs>& calls);
 
+/// Whether the streams of a send/recv group are being captured into a graph: every rank's in the group or
+/// none (throws naming the first rank whose stream disagrees with the first call's rank's).
+bool checkGroupCapture(const CommState& state, const std::vector<Transfer>& transfers);
+
 }  // namespace peerlink::coll

@@ -175,6 +175,54 @@ TEST_F(CommunicatorErrors, UnmatchedSendRecvAndGroups) {
   expectInvalid([&] { comm_->send(0, buffer(0), 16, DataType::F32, n_, stream(0)); }, "peer");
 }
 
+// One rank's stream captured into a graph, the others' not: the set (a collective) or the group (send/recv)
+// throws naming the rank before anything is launched, and the capture holds nothing of it.
+TEST_F(CommunicatorErrors, CaptureOfSomeStreamsOnly) {
+  const int captured = n_ - 1;
+  const auto withCapture = [&](const std::function<void()>& calls, const std::string& words) {
+    expectInvalid(
+        [&] {
+          PEERLINK_CUDA_CHECK(cudaSetDevice(comm_->device(captured)));
+          PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(stream(captured), cudaStreamCaptureModeRelaxed));
+          std::string thrown;
+          try {
+            calls();
+          } catch (const Error&) {
+            cudaGraph_t graph = nullptr;
+            PEERLINK_CUDA_CHECK(cudaStreamEndCapture(stream(captured), &graph));
+            std::size_t nodes = 1;
+            PEERLINK_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+            EXPECT_EQ(nodes, 0u) << "a launch reached the capture";
+            PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));
+            throw;
+          }
+          cudaGraph_t graph = nullptr;
+          PEERLINK_CUDA_CHECK(cudaStreamEndCapture(stream(captured), &graph));
+          PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));
+        },
+        words);
+  };
+  withCapture(
+      [&] {
+        for (int r = 0; r < n_; ++r) {
+          comm_->allReduce(r, buffer(r), buffer(r, 4096), 100, DataType::F32, ReduceOp::Sum, stream(r));
+        }
+      },
+      "being captured into a graph while rank 0's is not");
+  withCapture(
+      [&] {
+        comm_->groupStart();
+        for (int r = 0; r < n_; ++r) {
+          const int next = (r + 1) % n_;
+          const int previous = (r + n_ - 1) % n_;
+          comm_->send(r, buffer(r), 100, DataType::F32, next, stream(r));
+          comm_->recv(r, buffer(r, 4096), 100, DataType::F32, previous, stream(r));
+        }
+        comm_->groupEnd();
+      },
+      "capture the streams of every rank in a send/recv group or none");
+}
+
 // Send/recv outside a group: launched when the partner's call arrives.
 TEST_F(CommunicatorErrors, LooseSendRecvPairs) {
   std::vector<float> values(1000);
