@@ -136,6 +136,11 @@ constexpr int kRootedTwoShotBlocks = 32;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
+// A send/recv group runs in LL lines (coll_p2p_ll.cu) while the most one rank sends stays within this: the
+// receivers' copy kernel meets each sender at a start and an end barrier, 6.0-6.5 us per group of up to 32
+// KiB in a graph on 4x H100 (round 51 call A, nccl-tests' ring shift); LL lines need one flag wait. Under
+// PEERLINK_PROTO=LL or LL128 up to the lines' slot (kCollP2pLlMaxBytes).
+constexpr std::size_t kP2pLlMaxBytes = 64 * kKiB;
 
 // Whether every ordered pair of `devices` talks over NVLink (directly or through NVSwitch), and if not the
 // first pair that does not, for the reason.
@@ -328,6 +333,16 @@ std::optional<KernelChoice> pushInstead(Kernel kernel, PushMode push, const std:
                           "they reduce locally"};
 }
 
+// Whether a send/recv group whose ranks send at most `bytes` each runs in LL lines, and why.
+LlRule p2pLlRule(std::size_t bytes, Protocol protocol) {
+  if (protocol == Protocol::Simple || bytes > kernels::kCollP2pLlMaxBytes) return {false, ""};
+  if (protocol == Protocol::Ll || protocol == Protocol::Ll128) {
+    return {true, std::string("LL lines (forced by PEERLINK_PROTO=") + protocolName(protocol) + ")"};
+  }
+  if (bytes > kP2pLlMaxBytes) return {false, ""};
+  return {true, "LL lines (a rank sends <= " + formatBytes(kP2pLlMaxBytes) + ": one flag wait, no barrier)"};
+}
+
 }  // namespace
 
 bool isNvlinkMesh(const Topology& topology, const std::vector<int>& devices) {
@@ -418,7 +433,11 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
       if (ll.use) return {Algorithm::OneShot, Kernel::Ll, joined(why, ll.why)};
       return {Algorithm::OneShot, Kernel::Copy,
               algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
-    case Collective::SendRecv: break;
+    case Collective::SendRecv:
+      if (const LlRule lines = p2pLlRule(bytes, protocol); lines.use) {
+        return {Algorithm::OneShot, Kernel::Ll, joined(why, lines.why)};
+      }
+      break;
   }
   return {Algorithm::OneShot, Kernel::Copy, why};
 }
@@ -450,6 +469,7 @@ bool ll128Capable(const Topology& topology, const std::vector<int>& devices) {
 KernelChoice withLineFormat(KernelChoice choice, Collective collective, std::size_t bytes, int nranks,
                             Protocol protocol, bool capable) {
   if (choice.kernel != Kernel::Ll || protocol == Protocol::Ll || protocol == Protocol::Simple) return choice;
+  if (collective == Collective::SendRecv) return choice;  // its lines are LL's (coll_p2p_ll.cu)
   if (!capable) {
     if (protocol == Protocol::Ll128) {
       choice.reason += "; LL lines: LL128 needs NVLink between every pair and compute capability 9.0+";

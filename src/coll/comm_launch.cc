@@ -9,6 +9,7 @@
 #include "coll/algorithm_select.hpp"
 #include "coll/comm_launch_copy_engine.hpp"
 #include "coll/comm_launch_large.hpp"
+#include "coll/comm_launch_p2p_ll.hpp"
 #include "coll/comm_launch_support.hpp"
 #include "coll/partition.hpp"
 #include "core/log.hpp"
@@ -497,6 +498,8 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
     launchCeTransfers(state, transfers, streams, masks, capturing);
     return;
   }
+  // LL lines, where every rank's messages fit them (else the copy form below).
+  if (choice.kernel == Kernel::Ll && launchLlTransfers(state, transfers, streams, masks, capturing)) return;
   std::vector<CollCopyArgs> args(static_cast<std::size_t>(n));
   for (const Transfer& transfer : transfers) {
     CollCopyArgs& receiver = args[static_cast<std::size_t>(transfer.recv.rank)];

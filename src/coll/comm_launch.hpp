@@ -24,8 +24,9 @@ PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs
 /// eager KernelGraph, the cheaper way on the host).
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
-/// Launches matched send/recv pairs: one kernel on every rank that takes part (receivers pull), or for large
-/// groups (chooseKernel: Kernel::CeCopy) the senders' copy engines between two barrier kernels.
+/// Launches matched send/recv pairs: one kernel on every rank that takes part -- for small groups
+/// (chooseKernel: Kernel::Ll) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between
+/// barriers -- or for large groups (Kernel::CeCopy) the senders' copy engines between two barrier kernels.
 void launchTransfers(CommState& state, const std::vector<Transfer>& transfers);
 
 }  // namespace peerlink::coll

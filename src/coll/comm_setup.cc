@@ -86,6 +86,9 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
   rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
   // Apart from LL's: an LL receiver must never find LL128 payload where it expects its flags.
   rank.ll128Scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLl128SlotBytes);
+  // Apart from the collectives' too: a pair's sets and the collectives are numbered apart, so their lines
+  // in one slot could meet.
+  rank.p2pScratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollP2pLlSlotBytes);
   if (push) rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
   if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
@@ -96,6 +99,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
   PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.ll128Scratch.data(), 0, rank.ll128Scratch.size()));
+  PEERLINK_CUDA_CHECK(cudaMemset(rank.p2pScratch.data(), 0, rank.p2pScratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
   const auto buffersReady = Clock::now();
   // LL128 runs on compute capability 9.0+ only (ll128Capable): its kernels are loaded there only.
@@ -182,6 +186,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
     state.symmetric.scratch[r] = rank.scratch.data();
     state.symmetric.ll128Scratch[r] = rank.ll128Scratch.data();
+    state.symmetric.p2pScratch[r] = rank.p2pScratch.data();
     state.symmetric.stage[r] = rank.stage.data();
     state.symmetric.ringStage[r] = rank.ringStage.data();
     // Ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) split its SMs: a kernel waits for its peers' kernels, so

@@ -49,6 +49,7 @@ struct RankResources {
   DeviceBuffer flags;         ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
   DeviceBuffer scratch;       ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
   DeviceBuffer ll128Scratch;  ///< LL128 slots: 2 parities x nranks senders x kCollLl128SlotBytes, zeroed
+  DeviceBuffer p2pScratch;    ///< send/recv LL slots: 2 parities x nranks senders x kCollP2pLlSlotBytes, zeroed
   DeviceBuffer stage;         ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
   DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
   DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
@@ -69,6 +70,7 @@ struct SymmetricTable {
   unsigned long long* flags[kernels::kCollMaxRanks] = {};
   void* scratch[kernels::kCollMaxRanks] = {};
   void* ll128Scratch[kernels::kCollMaxRanks] = {};
+  void* p2pScratch[kernels::kCollMaxRanks] = {};
   void* stage[kernels::kCollMaxRanks] = {};
   void* ringStage[kernels::kCollMaxRanks] = {};
 };

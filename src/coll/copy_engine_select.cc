@@ -49,6 +49,9 @@ std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t
   KernelChoice engine = choice;
   std::string how;
   switch (choice.kernel) {
+    case Kernel::Ll:  // a small send/recv group: on the copy engines only when forced
+      if (collective != Collective::SendRecv || mode != CopyEngineMode::On) return std::nullopt;
+      [[fallthrough]];
     case Kernel::Copy:
       if (collective == Collective::SendRecv) {
         engine.kernel = Kernel::CeCopy;

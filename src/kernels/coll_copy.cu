@@ -137,6 +137,7 @@ void preloadCollKernels(bool push, bool ll128) {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
+  detail::preloadCollP2pLlKernels();
   if (ll128) detail::preloadCollLl128Kernels();
   detail::preloadCollRingKernels();
   detail::preloadCollRingReduceKernels();

@@ -47,6 +47,10 @@ constexpr std::size_t kCollLl128LineBytes = 128;               ///< an LL128 lin
 constexpr std::size_t kCollLl128LinePayload = 120;             ///< its payload; the rest is the flag
 constexpr std::size_t kCollLl128SlotBytes =                    ///< LL128 lines of a largest LL message
     (kCollLlMaxBytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload * kCollLl128LineBytes;
+/// The most a rank sends in one send/recv group carried in LL lines (coll_p2p_ll.cu), and one sender's slot
+/// of those lines at a receiver.
+constexpr std::size_t kCollP2pLlMaxBytes = std::size_t{256} << 10;
+constexpr std::size_t kCollP2pLlSlotBytes = 2 * kCollP2pLlMaxBytes;
 constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sender's stage slot at a rank
 constexpr std::size_t kCollRingStageBytes = std::size_t{32} << 20;  ///< a rank's ring reduce stage (from prev)
 /// The largest chunk of the chains of stores (collRingChunkBytes) and small reduce grids per round.
@@ -265,6 +269,33 @@ struct CollCopyArgs {
   std::size_t chunkBytes = std::size_t{64} << 10;  ///< a multiple of 16 (collCopyChunkBytes)
 };
 
+/// One message of a send/recv group in LL lines, as one rank sees it.
+struct CollP2pLlJob {
+  const void* src = nullptr;  ///< a send: the data; a receive: the data when this rank sends it to itself, else null
+  void* dst = nullptr;        ///< a receive: where the message goes; a send: null
+  std::size_t bytes = 0;      ///< 1..kCollP2pLlMaxBytes
+  /// Where its lines start in the pair's slot: after the lines of the pair's earlier messages in the group
+  /// (the k-th send from r to p meets the k-th receive on p from r, so both sides count the same).
+  std::size_t lineOffset = 0;
+  int peer = 0;  ///< a send: the receiver; a receive: the sender
+  int unused = 0;
+};
+
+/// Send/recv in LL lines (coll_p2p_ll.cu): a sender stores each message, packed with the pair's flag into
+/// 16-byte lines (ll_line.cuh), into its slot of the receiver's area (slot [pair number parity][sender]);
+/// the receiver polls its lines and stores the payload to its output. No barrier: before writing a slot a
+/// sender waits only until the receiver has started the pair's previous set (any form's kernel says so at
+/// its start, block 0 at least), so the set before it on the same parity, which that kernel followed, has
+/// been read.
+struct CollP2pLlArgs {
+  CollSyncArgs sync;                  ///< p2p, with the group's peers of this rank in peerMask
+  void* scratch[kCollMaxRanks] = {};  ///< rank p's send/recv LL area (2 * nranks slots of kCollP2pLlSlotBytes)
+  CollP2pLlJob sends[kCollMaxJobs];
+  CollP2pLlJob recvs[kCollMaxJobs];
+  int nsends = 0;
+  int nrecvs = 0;
+};
+
 /// One chain of a ring kernel. A kernel runs `chains` chains side by side, each on gridDim.x / chains blocks
 /// (block b on chain b / (gridDim.x / chains)): chain c moves bytes [offset, offset + bytes) of every buffer
 /// it names, receiving from `prev` and passing to `next`. A rank's neighbours are the same in every chain
@@ -378,6 +409,7 @@ void launchCollLl128(const CollLlArgs& args, CollType type, CollOp op, int block
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                       const KernelLaunch& launch);
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
+void launchCollP2pLl(const CollP2pLlArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                           const KernelLaunch& launch);
 void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
@@ -394,6 +426,7 @@ namespace detail {
 void preloadCollReduceKernels();      // coll_reduce.cu
 void preloadCollLlKernels();          // coll_ll.cu
 void preloadCollLl128Kernels();       // coll_ll128.cu
+void preloadCollP2pLlKernels();       // coll_p2p_ll.cu
 void preloadCollPushKernels();        // coll_push_reduce.cu
 void preloadCollRingKernels();        // coll_ring_broadcast.cu
 void preloadCollRingReduceKernels();  // coll_ring_reduce.cu

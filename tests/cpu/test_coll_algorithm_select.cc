@@ -265,7 +265,7 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
     EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Ll), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), simple) << collectiveName(collective);
   }
-  EXPECT_EQ(kernelOf(Collective::SendRecv, 8, Protocol::Ll), Kernel::Copy);
+  EXPECT_EQ(kernelOf(Collective::SendRecv, 8, Protocol::Ll), Kernel::Ll);  // its own lines (below)
   const AlgorithmChoice large = chooseAlgorithm(Collective::Broadcast, 1024 * kKiB, vm, devices);
   EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, n, true, large, Protocol::Auto, llMax).algorithm,
             Algorithm::TwoShot);
@@ -462,7 +462,7 @@ TEST(KernelSelect, CopyEnginesForLargeSends) {
   };
   EXPECT_EQ(choiceOf(64 * kMiB, CopyEngineMode::Auto).kernel, Kernel::CeCopy);
   EXPECT_EQ(choiceOf(64 * kMiB - 1, CopyEngineMode::Auto).kernel, Kernel::Copy);
-  EXPECT_EQ(choiceOf(8, CopyEngineMode::Auto).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(8, CopyEngineMode::Auto).kernel, Kernel::Ll);                     // LL lines, not the copy engines
   EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Auto, false).kernel, Kernel::Copy);  // no mesh: unmeasured
   EXPECT_EQ(choiceOf(8, CopyEngineMode::On).kernel, Kernel::CeCopy);
   EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Off).kernel, Kernel::Copy);
@@ -474,7 +474,37 @@ TEST(KernelSelect, CopyEnginesForLargeSends) {
       << large.reason;
   // The copy engines write into the receivers.
   EXPECT_TRUE(storesIntoPeers(Collective::SendRecv, large));
-  EXPECT_FALSE(storesIntoPeers(Collective::SendRecv, choiceOf(8, CopyEngineMode::Auto)));
+  EXPECT_FALSE(storesIntoPeers(Collective::SendRecv, choiceOf(kMiB, CopyEngineMode::Auto)));  // receivers pull
+}
+
+// Send/recv groups in which no rank sends more than 64 KiB run in LL lines (the copy kernel's two barriers
+// cost ~6 us a group, round 51); PEERLINK_PROTO=LL / LL128 up to the lines' slot (256 KiB), SIMPLE never;
+// PEERLINK_COLL_CE=1 keeps every group on the copy engines; never LL128 lines.
+TEST(KernelSelect, LlLinesForSmallSendRecvGroups) {
+  const Topology vm = load("h200x4_vm");
+  const std::vector<int> devices = allDevices(vm);
+  const auto choiceOf = [&](std::size_t bytes, Protocol protocol, CopyEngineMode mode = CopyEngineMode::Auto) {
+    return chooseKernel(Collective::SendRecv, bytes, false, 4, true,
+                        chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), protocol, 1024 * kKiB,
+                        PushMode::Auto, true, mode);
+  };
+  EXPECT_EQ(choiceOf(0, Protocol::Auto).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(64 * kKiB, Protocol::Auto).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(64 * kKiB + 1, Protocol::Auto).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll128).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(256 * kKiB + 1, Protocol::Ll).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(8, Protocol::Simple).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(8, Protocol::Auto, CopyEngineMode::On).kernel, Kernel::CeCopy);
+  EXPECT_EQ(choiceOf(8, Protocol::Auto, CopyEngineMode::Off).kernel, Kernel::Ll);
+  const KernelChoice small = choiceOf(4 * kKiB, Protocol::Auto);
+  EXPECT_EQ(small.algorithm, Algorithm::OneShot);
+  EXPECT_NE(small.reason.find("LL lines (a rank sends <= 64 KiB: one flag wait, no barrier)"), std::string::npos)
+      << small.reason;
+  EXPECT_NE(choiceOf(8, Protocol::Ll).reason.find("forced by PEERLINK_PROTO=LL"), std::string::npos);
+  for (Protocol protocol : {Protocol::Auto, Protocol::Ll128}) {
+    EXPECT_EQ(withLineFormat(choiceOf(8, protocol), Collective::SendRecv, 8, 4, protocol, true).kernel, Kernel::Ll);
+  }
 }
 
 // The end barrier releases and acquires only for calls that store into a peer's memory: a missing release

@@ -111,7 +111,7 @@ TEST(LineFormat, CallKernelOnFixtures) {
   ChoiceSettings forced;
   forced.protocol = Protocol::Ll128;
   for (Collective collective : kEveryCollective) {
-    if (collective == Collective::SendRecv) continue;  // no LL kernel
+    if (collective == Collective::SendRecv) continue;  // LL lines only (below)
     EXPECT_EQ(chooseCallKernel(collective, 8, false, h200, allDevices(h200), forced).kernel, Kernel::Ll128)
         << collectiveName(collective);
     EXPECT_EQ(chooseCallKernel(collective, 64 * kKiB, false, h200, allDevices(h200), {}).kernel, Kernel::Ll128)
@@ -123,6 +123,8 @@ TEST(LineFormat, CallKernelOnFixtures) {
         << collectiveName(collective);
   }
   EXPECT_EQ(chooseCallKernel(Collective::SendRecv, 64 * kKiB, false, h200, allDevices(h200), forced).kernel,
+            Kernel::Ll);
+  EXPECT_EQ(chooseCallKernel(Collective::SendRecv, 512 * kKiB, false, h200, allDevices(h200), forced).kernel,
             Kernel::Copy);
   // AUTO's line moves with the ranks: 16 KiB all-gathers on two GPUs, 8 KiB ones on four. All-reduce and
   // reduce take LL128 from one element, where the GPUs can.

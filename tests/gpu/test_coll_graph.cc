@@ -276,6 +276,10 @@ TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   stallOneRank(devices, {"RING", 4 << 20, "ring data"});      // the rank after the late one waits there
   // Send/recv on the copy engines: the late rank's neighbours wait for it at the first barrier kernel.
   stallOneRank(devices, {"AUTO", 4 << 20, "start barrier", "1", Collective::SendRecv});
+  // Send/recv in LL lines: the late rank's successor waits for its lines; in the second group its predecessor
+  // waits for it to start the first before reusing the slot (named as the start barrier).
+  stallOneRank(devices, {"AUTO", 1000, "LL data", "AUTO", Collective::SendRecv});
+  stallOneRank(devices, {"AUTO", 1000, "start barrier", "AUTO", Collective::SendRecv, 2});
 }
 
 // The ring reduce to rank 0 (chain 1 -> 2 -> 3 -> 0 on four ranks) with rank 3 late: two chunks in all (16

@@ -394,11 +394,13 @@ TEST(Communicator, LaunchThreadsLeaveWhatTheCallingThreadLeaves) {
 }
 
 // Send/recv groups in which every rank sends to every rank, itself included, counts differing per pair and
-// one pair of each rank empty (on 3+ GPUs), queued back to back with no host wait: small groups (the
-// receivers' SM kernels) between large ones (32 MiB per pair: the copy engines under AUTO), and every group on the copy
-// engines (PEERLINK_COLL_CE=1). The two forms take turns on the same pair counters, so a form that counted
-// them differently would stall the next group; u32 values name the group, sender, receiver and element.
-TEST(CommunicatorSendRecv, CopyEngineGroupsAmongSmallOnes) {
+// one pair of each rank empty (on 3+ GPUs), queued back to back with no host wait: small groups (LL lines,
+// some one after another: a sender reuses a slot once its receiver has started the set after the slot's
+// last), medium ones (the receivers' SM kernels) and large ones (32 MiB per pair: the copy engines) under
+// AUTO, and every group on the copy engines (PEERLINK_COLL_CE=1). The forms take turns on the same pair
+// counters, so a form that counted them differently would stall the next group; u32 values name the group,
+// sender, receiver and element.
+TEST(CommunicatorSendRecv, EveryFormOnTheSamePairsBackToBack) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   for (const char* copyEngine : {"AUTO", "1"}) {
@@ -407,7 +409,9 @@ TEST(CommunicatorSendRecv, CopyEngineGroupsAmongSmallOnes) {
     const auto un = static_cast<std::size_t>(n);
     const std::vector<Stream> streams = rankStreams(comm);
     // 32 MiB per pair in the large groups: a rank sends 96 MiB on 4 GPUs (64 MiB on 2).
-    const std::vector<std::size_t> bases = {1000, (std::size_t{8} << 20) + 1, 3, std::size_t{8} << 20};
+    // 20000 per pair: a rank sends ~320 KB, past LL lines' 64 KiB.
+    const std::vector<std::size_t> bases = {1000, (std::size_t{8} << 20) + 1, 3,     20000, 500,
+                                            700,  std::size_t{8} << 20,       20001, 9,     1};
     const auto countOf = [&](std::size_t base, int from, int to) {
       return to == (from + 2) % n && n > 2
                  ? 0
