@@ -136,11 +136,11 @@ constexpr int kRootedTwoShotBlocks = 32;
 // Off an NVLink mesh the doubled bytes share PCIe links: the copy collectives use LL only for small
 // messages (the reductions' one-shot limit is lower there already).
 constexpr std::size_t kLlCopyMaxPcie = 64 * kKiB;
-// A send/recv group runs in LL lines (coll_p2p_ll.cu) while the most one rank sends stays within this: the
-// receivers' copy kernel meets each sender at a start and an end barrier, 6.0-6.5 us per group of up to 32
-// KiB in a graph on 4x H100 (round 51 call A, nccl-tests' ring shift); LL lines need one flag wait. Under
-// PEERLINK_PROTO=LL or LL128 up to the lines' slot (kCollP2pLlMaxBytes).
-constexpr std::size_t kP2pLlMaxBytes = 64 * kKiB;
+// A send/recv group runs in LL lines (coll_p2p_ll.cu) while the most one rank sends fits a pair's slot of
+// them (kernels::kCollP2pLlMaxBytes, 256 KiB): the receivers' copy kernel meets each sender at a start and an
+// end barrier, LL lines need one flag wait. On 4x H100 (round 51 call D, nccl-tests' ring shift, 100-call
+// graphs) LL took 3.27-3.42 us from 8 B to 8 KiB, 3.76 at 64 KiB and 4.82 at 256 KiB, the copy kernel 5.07-5.24,
+// 6.90-6.95 and 7.04-7.05.
 
 // Whether every ordered pair of `devices` talks over NVLink (directly or through NVSwitch), and if not the
 // first pair that does not, for the reason.
@@ -339,8 +339,8 @@ LlRule p2pLlRule(std::size_t bytes, Protocol protocol) {
   if (protocol == Protocol::Ll || protocol == Protocol::Ll128) {
     return {true, std::string("LL lines (forced by PEERLINK_PROTO=") + protocolName(protocol) + ")"};
   }
-  if (bytes > kP2pLlMaxBytes) return {false, ""};
-  return {true, "LL lines (a rank sends <= " + formatBytes(kP2pLlMaxBytes) + ": one flag wait, no barrier)"};
+  return {true,
+          "LL lines (a rank sends <= " + formatBytes(kernels::kCollP2pLlMaxBytes) + ": one flag wait, no barrier)"};
 }
 
 }  // namespace

@@ -409,7 +409,7 @@ TEST(CommunicatorSendRecv, EveryFormOnTheSamePairsBackToBack) {
     const auto un = static_cast<std::size_t>(n);
     const std::vector<Stream> streams = rankStreams(comm);
     // 32 MiB per pair in the large groups: a rank sends 96 MiB on 4 GPUs (64 MiB on 2).
-    // 20000 per pair: a rank sends ~320 KB, past LL lines' 64 KiB.
+    // 20000 per pair: a rank sends ~320 KB, past what a pair's slot of LL lines holds (256 KiB).
     const std::vector<std::size_t> bases = {1000, (std::size_t{8} << 20) + 1, 3,     20000, 500,
                                             700,  std::size_t{8} << 20,       20001, 9,     1};
     const auto countOf = [&](std::size_t base, int from, int to) {
