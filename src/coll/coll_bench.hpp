@@ -75,6 +75,8 @@ struct CollBenchOptions {
   bool nccl = true;                ///< measure NCCL (when it loads)
   std::string ncclLibrary;         ///< PEERLINK_NCCL_LIBRARY
   GraphCapture capture = GraphCapture::Joined;
+  /// --iteration-times: time each eager iteration on its own too (CollMeasurement::iterationUs).
+  bool iterationTimes = false;
   /// Called before each measurement with a short description, for progress lines; may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -88,6 +90,10 @@ struct CollMeasurement {
   double algbwGBps = 0;
   double busbwGBps = 0;
   std::int64_t wrong = -1;  ///< elements that differ from the host reference over all ranks; -1 not checked
+  /// With CollBenchOptions::iterationTimes, an eager configuration's iterations one by one (us, each the
+  /// slowest rank's time from the end of the iteration before; the first from the timed run's start), in
+  /// order; empty otherwise (graphs are timed whole).
+  std::vector<double> iterationUs;
   bool ok() const noexcept { return status == Status::Ok; }
   bool failed() const noexcept { return status == Status::Failed || wrong > 0; }
 };

@@ -113,6 +113,7 @@ struct CollSession::State {
   std::vector<int> devices;
   std::vector<Stream> streams;
   std::vector<Event> starts, stops, joins;  // joins: fork (rank 0) and join events for joined captures
+  std::vector<Event> marks;                 // --iteration-times: [iteration * ranks + rank], made when first needed
   std::vector<DeviceBuffer> sendBuffers, recvBuffers;
   BufferSet plain;
   std::unique_ptr<Communicator> communicator;
@@ -323,12 +324,52 @@ struct CollSession::State {
     return wrong;
   }
 
+  // Eager iterations one by one (--iteration-times): an event on every rank's stream after each; per
+  // iteration the slowest rank's time from the event before (the first: from the run's start). Fills
+  // `perIteration` and returns the whole run's time per iteration, as timedRun does.
+  double timedIterations(CollConfig config, Placement placement, const CollSizing& sizing,
+                         std::vector<double>& perIteration) {
+    const int iterations = options.iterations;
+    while (marks.size() < static_cast<std::size_t>(iterations) * ranks) {
+      marks.emplace_back(devices[marks.size() % static_cast<std::size_t>(ranks)]);
+    }
+    const auto mark = [&](int iteration, int rank) -> Event& {
+      return marks[static_cast<std::size_t>(iteration) * ranks + static_cast<std::size_t>(rank)];
+    };
+    for (int rank = 0; rank < ranks; ++rank) {
+      PEERLINK_CUDA_CHECK(cudaEventRecord(starts[rank].get(), streams[rank].get()));
+    }
+    for (int i = 0; i < iterations; ++i) {
+      issue(config, placement, sizing, 1);
+      for (int rank = 0; rank < ranks; ++rank) {
+        PEERLINK_CUDA_CHECK(cudaEventRecord(mark(i, rank).get(), streams[rank].get()));
+      }
+    }
+    waitAll(iterations, "the timed iterations");
+    perIteration.assign(static_cast<std::size_t>(iterations), 0.0);
+    double slowestMs = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+      for (int i = 0; i < iterations; ++i) {
+        float ms = 0;
+        cudaEvent_t from = i == 0 ? starts[rank].get() : mark(i - 1, rank).get();
+        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, from, mark(i, rank).get()));
+        perIteration[static_cast<std::size_t>(i)] =
+            std::max(perIteration[static_cast<std::size_t>(i)], static_cast<double>(ms) * 1000.0);
+      }
+      float total = 0;
+      PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&total, starts[rank].get(), mark(iterations - 1, rank).get()));
+      slowestMs = std::max(slowestMs, static_cast<double>(total));
+    }
+    return slowestMs * 1000.0 / iterations;
+  }
+
   // Per iteration, in microseconds, the slowest rank (a joined graph is timed on rank 0's stream, which it
   // is launched into and which waits for every rank's part).
-  double timedRun(CollConfig config, Placement placement, const CollSizing& sizing) {
+  double timedRun(CollConfig config, Placement placement, const CollSizing& sizing, std::vector<double>& perIteration) {
     const int iterations = options.iterations;
     issue(config, placement, sizing, options.warmup);
     waitAll(options.warmup, "the warm-up");
+    if (options.iterationTimes && !isGraph(config)) return timedIterations(config, placement, sizing, perIteration);
     Graphs graphs;
     if (isGraph(config)) {
       capture(graphs, config, placement, sizing, iterations);
@@ -498,7 +539,7 @@ CollMeasurement CollSession::measure(CollConfig config, Placement placement, con
   CollMeasurement result;
   try {
     if (s.options.check) result.wrong = s.checkedRun(config, placement, sizing);
-    result.timeUs = s.timedRun(config, placement, sizing);
+    result.timeUs = s.timedRun(config, placement, sizing, result.iterationUs);
     result.status = CollMeasurement::Status::Ok;
     const double seconds = result.timeUs * 1e-6;
     result.algbwGBps = seconds > 0 ? static_cast<double>(sizing.bandwidthBytes) / seconds / 1e9 : 0;

@@ -46,6 +46,8 @@ TEST(CollCommand, UsageErrorsExitTwo) {
       {"coll", "--json", "/nonexistent-folder/run.json"},
       {"coll", "--from-json", "/nonexistent-folder/run.json"},
       {"coll", "--from-json", "x.json", "-n", "5"},
+      {"coll", "--from-json", "x.json", "--iteration-times"},
+      {"coll", "--explain", "--iteration-times"},
       {"coll", "--bogus"},
   };
   for (const std::vector<std::string>& args : bad) {
@@ -114,8 +116,8 @@ TEST(CollCommand, FromJsonShowsASavedRun) {
 TEST(CollCommand, HelpListsTheFlags) {
   const CliResult result = runCli({"coll", "--help"});
   EXPECT_EQ(result.code, kExitOk);
-  for (const char* flag :
-       {"-b", "-e", "-f", "-g", "-n", "-w", "-c", "-o", "-d", "--op", "-r", "--json", "--html", "--no-nccl"}) {
+  for (const char* flag : {"-b", "-e", "-f", "-g", "-n", "-w", "-c", "-o", "-d", "--op", "-r", "--json", "--html",
+                           "--no-nccl", "--iteration-times"}) {
     EXPECT_NE(result.out.find(flag), std::string::npos) << flag;
   }
 }

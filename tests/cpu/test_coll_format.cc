@@ -199,6 +199,30 @@ TEST(CollJson, RoundTrip) {
   EXPECT_EQ(collToJson(saved.run, Params()), document);
 }
 
+// --iteration-times: each eager cell's iterations kept in the JSON and summarized in the text (fastest,
+// median, slowest and which iteration was slowest); graph cells and runs without them show no table.
+TEST(CollFormat, IterationTimesTableAndRoundTrip) {
+  CollRun run = syntheticRun();
+  EXPECT_EQ(formatCollText(run).find("--iteration-times"), std::string::npos);
+  run.options.iterationTimes = true;
+  CollMeasurement& eager = run.rows[1].outOfPlace[static_cast<int>(CollConfig::Peerlink)];
+  eager.iterationUs = {2400.5, 2399.0, 3105.25, 2401.0, 2398.5};
+  const std::string text = formatCollText(run);
+  EXPECT_NE(text.find("# == every eager iteration timed on its own (--iteration-times)"), std::string::npos) << text;
+  EXPECT_NE(text.find("   536870912  peerlink        out-of-place     2398.50     2400.50     3105.25          3"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("peerlink_graph  out-of-place"), std::string::npos);
+  const nlohmann::json document = collToJson(run, Params());
+  EXPECT_EQ(document.at("options").at("iteration_times"), true);
+  EXPECT_EQ(document.at("rows")[1].at("out_of_place").at("peerlink").at("iteration_us").size(), 5u);
+  EXPECT_FALSE(document.at("rows")[0].at("out_of_place").at("peerlink").contains("iteration_us"));
+  const SavedColl saved = collFromJson(nlohmann::json::parse(document.dump()), "test");
+  EXPECT_EQ(saved.run.rows[1].outOfPlace[static_cast<int>(CollConfig::Peerlink)].iterationUs, eager.iterationUs);
+  EXPECT_TRUE(saved.run.options.iterationTimes);
+  EXPECT_EQ(formatCollText(saved.run), text);
+}
+
 // A run with neither side created (--no-nccl and no communicator) has no creation line; files written before
 // the times were recorded read as 0 (no line).
 TEST(CollFormat, CreationLineOnlyForCreatedCommunicators) {

@@ -87,6 +87,41 @@ TEST(GpuCollBench, PerRankCaptureAndOtherTypes) {
   }
 }
 
+// --iteration-times: every eager cell (peerlink's and NCCL's plain) holds one time per iteration, each
+// positive, summing to about the cell's whole time; graph cells hold none.
+TEST(GpuCollBench, IterationTimesForEagerCells) {
+  PEERLINK_REQUIRE_GPUS(2);
+  for (Collective collective : {Collective::AllReduce, Collective::SendRecv}) {
+    SCOPED_TRACE(collectiveName(collective));
+    CollBenchOptions options = smallRun(collective);
+    options.iterations = 7;
+    options.iterationTimes = true;
+    const CollRun run = runCollBench(Params::fromEnvironment(), options);
+    expectCorrect(run);
+    for (const CollRow& row : run.rows) {
+      for (Placement placement : {Placement::OutOfPlace, Placement::InPlace}) {
+        for (CollConfig config : kCollConfigs) {
+          const CollMeasurement& m = row.at(placement)[static_cast<int>(config)];
+          SCOPED_TRACE(traceOf(row.bytes, placement, config));
+          const bool eager = config == CollConfig::Peerlink || config == CollConfig::Nccl;
+          if (!m.ok() || !eager) {
+            EXPECT_TRUE(m.iterationUs.empty());
+            continue;
+          }
+          ASSERT_EQ(m.iterationUs.size(), 7u);
+          double sum = 0;
+          for (double us : m.iterationUs) {
+            EXPECT_GT(us, 0);
+            sum += us;
+          }
+          // Each iteration is its slowest rank's; the whole, the slowest rank's over all of them.
+          EXPECT_GE(sum / 7 * 1.0001, m.timeUs);
+        }
+      }
+    }
+  }
+}
+
 TEST(GpuCollBench, TooManyGpusIsAUsageError) {
   PEERLINK_REQUIRE_GPUS(1);
   CollBenchOptions options = smallRun(Collective::AllReduce);

@@ -55,6 +55,7 @@ coll::CollBenchOptions toBenchOptions(const CollCommandOptions& options, const P
   bench.root = options.root;
   bench.sizes = sweepSizes(parseSize(options.minBytes, "-b"), parseSize(options.maxBytes, "-e"), options.factor);
   bench.iterations = options.iterations;
+  bench.iterationTimes = options.iterationTimes;
   bench.warmup = options.warmup;
   bench.check = options.check == 1;
   bench.gpus = options.gpus;
@@ -120,6 +121,9 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
   command->add_option("--capture", options.capture,
                       "CUDA graph capture: joined (one graph for all GPUs, default) or per-rank (one per GPU, as "
                       "nccl-tests -G)");
+  command->add_flag("--iteration-times", options.iterationTimes,
+                    "Time every eager iteration on its own too (an event per rank between iterations) and show each "
+                    "cell's fastest, median and slowest iteration; graphs are timed whole");
   command->add_option("--json", options.jsonPath, "Write the run as JSON to this file ('-' for stdout)");
   command->add_option("--html", options.htmlPath,
                       "Write the run as one offline HTML report (charts against NCCL, every measurement) to this "
@@ -131,16 +135,16 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
       ->add_option("--topo-file", options.topoFile,
                    "With --explain: the saved topology to explain for (no GPU needed), same as PEERLINK_TOPO_FILE")
       ->needs(explain);
-  for (const char* measuring :
-       {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture", "--html"}) {
+  for (const char* measuring : {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture",
+                                "--html", "--iteration-times"}) {
     explain->excludes(command->get_option(measuring));
   }
   CLI::Option* fromJson = command->add_option(
       "--from-json", options.fromJsonPaths,
       "Show runs saved with --json instead of measuring (several: one after another, and one --html report)");
-  for (const char* measuring :
-       {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--iters", "--warmup_iters", "--check",
-        "--datatype", "--op", "--root", "--no-nccl", "--nccl-only", "--capture", "--json", "--explain"}) {
+  for (const char* measuring : {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--iters",
+                                "--warmup_iters", "--check", "--datatype", "--op", "--root", "--no-nccl", "--nccl-only",
+                                "--capture", "--json", "--explain", "--iteration-times"}) {
     fromJson->excludes(command->get_option(measuring));
   }
   command->get_option("--no-nccl")->excludes(command->get_option("--nccl-only"));

@@ -138,9 +138,36 @@ nlohmann::json measurementJson(const CollMeasurement& m) {
     out["time_us"] = m.timeUs;
     out["algbw_gbps"] = m.algbwGBps;
     out["busbw_gbps"] = m.busbwGBps;
+    if (!m.iterationUs.empty()) out["iteration_us"] = m.iterationUs;
   }
   out["wrong"] = m.wrong >= 0 ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   return out;
+}
+
+// --iteration-times: each eager cell's fastest, median and slowest iteration, and where the slowest fell.
+std::string iterationTable(const CollRun& run) {
+  std::string lines;
+  for (const CollRow& row : run.rows) {
+    for (Placement placement : {Placement::OutOfPlace, Placement::InPlace}) {
+      for (CollConfig config : coll::kCollConfigs) {
+        const CollMeasurement& m = row.at(placement)[index(config)];
+        if (!m.ok() || m.iterationUs.empty()) continue;
+        std::vector<double> sorted = m.iterationUs;
+        std::sort(sorted.begin(), sorted.end());
+        const auto slowest = std::max_element(m.iterationUs.begin(), m.iterationUs.end()) - m.iterationUs.begin();
+        lines +=
+            fmt::format("{:>12}  {:<14}  {:<12}  {:>10.2f}  {:>10.2f}  {:>10.2f}  {:>9}\n", row.bytes,
+                        coll::collConfigName(config), placement == Placement::InPlace ? "in-place" : "out-of-place",
+                        sorted.front(), sorted[sorted.size() / 2], sorted.back(), slowest + 1);
+      }
+    }
+  }
+  if (lines.empty()) return "";
+  return "#\n# == every eager iteration timed on its own (--iteration-times): the fastest, median and slowest "
+         "iteration per cell, us\n" +
+         fmt::format("# {:>10}  {:<14}  {:<12}  {:>10}  {:>10}  {:>10}  {:>9}\n", "size", "config", "placement",
+                     "fastest", "median", "slowest", "slowest #") +
+         lines;
 }
 
 // How long each side's communicators took to create in this run. The CLI allocates its buffers first, so
@@ -215,6 +242,7 @@ std::string formatCollText(const CollRun& run) {
   if (run.nccl.loaded && !symmetric.available) out += fmt::format("# NCCL symmetric: {}\n", symmetric.reason);
   for (CollConfig config : coll::kCollConfigs) out += configTable(run, config);
   out += comparisonTable(run);
+  out += iterationTable(run);
   return out;
 }
 
@@ -234,7 +262,8 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
                          {"gpus", o.gpus},
                          {"peerlink", o.peerlink},
                          {"nccl", o.nccl},
-                         {"capture", o.capture == coll::GraphCapture::Joined ? "joined" : "per-rank"}};
+                         {"capture", o.capture == coll::GraphCapture::Joined ? "joined" : "per-rank"},
+                         {"iteration_times", o.iterationTimes}};
   nlohmann::json parameters = nlohmann::json::array();
   for (const ParamValue& value : params.values()) {
     parameters.push_back(

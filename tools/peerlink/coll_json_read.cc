@@ -26,6 +26,7 @@ CollMeasurement measurementFromJson(const json& entry) {
     m.timeUs = entry.at("time_us").get<double>();
     m.algbwGBps = entry.at("algbw_gbps").get<double>();
     m.busbwGBps = entry.at("busbw_gbps").get<double>();
+    if (entry.contains("iteration_us")) m.iterationUs = entry.at("iteration_us").get<std::vector<double>>();
   } else if (status == "failed") {
     m.status = CollMeasurement::Status::Failed;
   } else if (status != "not_run") {
@@ -54,6 +55,7 @@ coll::CollBenchOptions optionsFromJson(const json& entry) {
   o.nccl = entry.value("nccl", true);
   o.capture = entry.value("capture", std::string("joined")) == "per-rank" ? coll::GraphCapture::PerRank
                                                                           : coll::GraphCapture::Joined;
+  o.iterationTimes = entry.value("iteration_times", false);
   return o;
 }
 

@@ -92,6 +92,7 @@ struct CollCommandOptions {
   bool noNccl = false;                     ///< --no-nccl
   bool ncclOnly = false;                   ///< --nccl-only
   std::string capture = "joined";          ///< --capture: joined | per-rank
+  bool iterationTimes = false;             ///< --iteration-times: each eager iteration timed on its own too
   std::string jsonPath;                    ///< --json
   std::string htmlPath;                    ///< --html: the run as one offline HTML report
   std::vector<std::string> fromJsonPaths;  ///< --from-json: render saved runs instead of measuring
