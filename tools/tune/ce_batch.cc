@@ -19,6 +19,7 @@
 #include "kernels/latch_kernel.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "transport/peer_access.hpp"
 
 namespace peerlink {
 namespace {
@@ -108,15 +109,11 @@ int run(int iterations) {
   const std::vector<std::size_t> sizes = {std::size_t{1} << 20, std::size_t{4} << 20, std::size_t{16} << 20,
                                           std::size_t{64} << 20, std::size_t{128} << 20};
   const std::size_t largest = sizes.back();
+  PeerAccessTable peers;
   std::vector<Gpu> gpus;
   for (int d = 0; d < count; ++d) {
     DeviceGuard guard(d);
-    for (int p = 0; p < count; ++p) {
-      if (p == d) continue;
-      const cudaError_t status = cudaDeviceEnablePeerAccess(p, 0);
-      if (status != cudaSuccess && status != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(status);
-      cudaGetLastError();
-    }
+    for (int p = 0; p < count; ++p) peers.enable(d, p);
     gpus.push_back(Gpu{d, DeviceBuffer(d, largest), DeviceBuffer(d, largest * static_cast<std::size_t>(count)),
                        Stream(d), Event(d), Event(d)});
   }

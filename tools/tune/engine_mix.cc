@@ -23,6 +23,7 @@
 #include "kernels/latch_kernel.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "transport/peer_access.hpp"
 
 namespace peerlink {
 namespace {
@@ -103,15 +104,11 @@ int run(int iterations, std::size_t total) {
     std::fprintf(stderr, "peerlink_engine_mix: needs 2+ GPUs (found %d)\n", count);
     return 2;
   }
+  PeerAccessTable peers;
   std::vector<Gpu> gpus;
   for (int d = 0; d < count; ++d) {
     DeviceGuard guard(d);
-    for (int p = 0; p < count; ++p) {
-      if (p == d) continue;
-      const cudaError_t status = cudaDeviceEnablePeerAccess(p, 0);
-      if (status != cudaSuccess && status != cudaErrorPeerAccessAlreadyEnabled) PEERLINK_CUDA_CHECK(status);
-      cudaGetLastError();
-    }
+    for (int p = 0; p < count; ++p) peers.enable(d, p);
     gpus.push_back(
         Gpu{d, DeviceBuffer(d, total), DeviceBuffer(d, total), Stream(d), Stream(d), Event(d), Event(d), Event(d)});
   }
