@@ -333,14 +333,16 @@ std::optional<KernelChoice> pushInstead(Kernel kernel, PushMode push, const std:
                           "they reduce locally"};
 }
 
-// Whether a send/recv group whose ranks send at most `bytes` each runs in LL lines, and why.
-LlRule p2pLlRule(std::size_t bytes, Protocol protocol) {
+// Whether a send/recv group whose ranks send at most `bytes` each runs in LL lines, and why. Off an NVLink
+// mesh only as far as the copy collectives take LL there (the doubled bytes share PCIe links; unmeasured).
+LlRule p2pLlRule(std::size_t bytes, Protocol protocol, bool nvlinkMesh) {
   if (protocol == Protocol::Simple || bytes > kernels::kCollP2pLlMaxBytes) return {false, ""};
   if (protocol == Protocol::Ll || protocol == Protocol::Ll128) {
     return {true, std::string("LL lines (forced by PEERLINK_PROTO=") + protocolName(protocol) + ")"};
   }
-  return {true,
-          "LL lines (a rank sends <= " + formatBytes(kernels::kCollP2pLlMaxBytes) + ": one flag wait, no barrier)"};
+  const std::size_t limit = nvlinkMesh ? kernels::kCollP2pLlMaxBytes : kLlCopyMaxPcie;
+  if (bytes > limit) return {false, ""};
+  return {true, "LL lines (a rank sends <= " + formatBytes(limit) + ": one flag wait, no barrier)"};
 }
 
 }  // namespace
@@ -434,7 +436,7 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
       return {Algorithm::OneShot, Kernel::Copy,
               algorithm.algorithm == Algorithm::Ring ? why + "; ring is not built on GPUs yet: direct" : why};
     case Collective::SendRecv:
-      if (const LlRule lines = p2pLlRule(bytes, protocol); lines.use) {
+      if (const LlRule lines = p2pLlRule(bytes, protocol, nvlinkMesh); lines.use) {
         return {Algorithm::OneShot, Kernel::Ll, joined(why, lines.why)};
       }
       break;

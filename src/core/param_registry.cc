@@ -161,7 +161,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        "16-byte line: one flag wait, no barrier, twice the bytes) wherever the message fits the LL scratch (1 MiB); "
        "LL128 (the same with 120 data bytes per 128-byte line; only where every pair talks over NVLink and every "
        "GPU is compute capability 9.0+, else LL); SIMPLE (plain copies between barriers) never LL. Send/recv "
-       "groups take LL lines (of their own 256 KiB slots) under every setting but SIMPLE."},
+       "groups take LL lines (of their own 256 KiB slots; AUTO: 64 KiB off an NVLink mesh) under every setting but "
+       "SIMPLE."},
       {"PEERLINK_COLL_PUSH",
        ParamType::Enum,
        "AUTO",

@@ -478,13 +478,15 @@ TEST(KernelSelect, CopyEnginesForLargeSends) {
 }
 
 // Send/recv groups in which no rank sends more than a pair's slot of LL lines holds (256 KiB) run in them
-// (3.3-4.9 us a group in a graph on 4x H100 against the copy kernel's 5.1-7.1, round 51), whatever
-// PEERLINK_PROTO says but SIMPLE; PEERLINK_COLL_CE=1 keeps every group on the copy engines; never LL128 lines.
+// (3.3-4.9 us a group in a graph on 4x H100 against the copy kernel's 5.1-7.1, round 51), off an NVLink mesh
+// up to 64 KiB, whatever PEERLINK_PROTO says but SIMPLE; PEERLINK_COLL_CE=1 keeps every group on the copy
+// engines; never LL128 lines.
 TEST(KernelSelect, LlLinesForSmallSendRecvGroups) {
   const Topology vm = load("h200x4_vm");
   const std::vector<int> devices = allDevices(vm);
-  const auto choiceOf = [&](std::size_t bytes, Protocol protocol, CopyEngineMode mode = CopyEngineMode::Auto) {
-    return chooseKernel(Collective::SendRecv, bytes, false, 4, true,
+  const auto choiceOf = [&](std::size_t bytes, Protocol protocol, CopyEngineMode mode = CopyEngineMode::Auto,
+                            bool mesh = true) {
+    return chooseKernel(Collective::SendRecv, bytes, false, 4, mesh,
                         chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), protocol, 1024 * kKiB,
                         PushMode::Auto, true, mode);
   };
@@ -494,6 +496,10 @@ TEST(KernelSelect, LlLinesForSmallSendRecvGroups) {
   EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll).kernel, Kernel::Ll);
   EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll128).kernel, Kernel::Ll);
   EXPECT_EQ(choiceOf(256 * kKiB + 1, Protocol::Ll).kernel, Kernel::Copy);
+  // Off an NVLink mesh as far as the copy collectives' LL (64 KiB), unless forced.
+  EXPECT_EQ(choiceOf(64 * kKiB, Protocol::Auto, CopyEngineMode::Auto, false).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(64 * kKiB + 1, Protocol::Auto, CopyEngineMode::Auto, false).kernel, Kernel::Copy);
+  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll, CopyEngineMode::Auto, false).kernel, Kernel::Ll);
   EXPECT_EQ(choiceOf(8, Protocol::Simple).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(8, Protocol::Auto, CopyEngineMode::On).kernel, Kernel::CeCopy);
   EXPECT_EQ(choiceOf(8, Protocol::Auto, CopyEngineMode::Off).kernel, Kernel::Ll);
