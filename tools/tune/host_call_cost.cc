@@ -3,7 +3,8 @@
 // runtime and by the driver, on GPU 0's buffer and stream and on another GPU's with GPU 0 current (as for
 // the calls of ranks other than 0); whole eager Communicator::allReduce calls of 8 bytes on one GPU and on
 // every GPU, the last rank's call (which launches the set) apart from the others', so the eager path's time
-// can be split between peerlink's checks, its launch and the driver; launches of a kept one-node graph on
+// can be split between peerlink's checks, its launch and the driver; eager send/recv groups (a ring shift
+// of 8 bytes), whole and split between their calls and groupEnd; launches of a kept one-node graph on
 // every GPU, by one thread in turn and by one thread per GPU at once, to say whether the driver lets
 // launches to different GPUs proceed side by side; with `nccl`, the eager calls again while NCCL's
 // communicators on every GPU are alive (loaded at run time as `peerlink coll` loads it), to say what they
@@ -106,6 +107,54 @@ void splitCalls(int calls, int ranks, const std::function<void(int)>& call, cons
               ranks > 1 ? ns(queued) / (static_cast<double>(sets) * (ranks - 1)) : 0.0);
   std::printf("  allReduce, %d GPUs, 8 B, out of place: rank %d's call (launches the set)  %8.0f\n", ranks, ranks - 1,
               ns(last) / sets);
+}
+
+// Eager send/recv groups of nccl-tests' ring shift (rank r sends 8 bytes to r + 1, receives from r - 1):
+// the whole group, and its 2n calls (each checks its call and queues it) apart from groupEnd (which pairs
+// them and launches every rank's kernel).
+void sendRecvGroups(int calls, Communicator& comm, std::vector<DeviceBuffer>& buffers,
+                    const std::vector<Stream>& streams, const std::function<void()>& sync) {
+  using Clock = std::chrono::steady_clock;
+  const int n = comm.size();
+  const auto queueCalls = [&] {
+    comm.groupStart();
+    for (int r = 0; r < n; ++r) {
+      auto* base = static_cast<char*>(buffers[static_cast<std::size_t>(r)].data());
+      const cudaStream_t stream = streams[static_cast<std::size_t>(r)].get();
+      comm.send(r, base, 2, DataType::F32, (r + 1) % n, stream);
+      comm.recv(r, base + 2048, 2, DataType::F32, (r + n - 1) % n, stream);
+    }
+  };
+  std::printf("  send/recv group, %d GPUs, 8 B a rank (ring shift), per group  %8.0f\n", n,
+              nsPerCall(
+                  calls,
+                  [&] {
+                    queueCalls();
+                    comm.groupEnd();
+                  },
+                  sync));
+  Clock::duration queued{};
+  Clock::duration ended{};
+  int groups = 0;
+  for (int done = 0; done < calls + kSyncEvery; done += kSyncEvery) {  // the first batch warms up
+    for (int i = 0; i < kSyncEvery; ++i) {
+      const auto start = Clock::now();
+      queueCalls();
+      const auto middle = Clock::now();
+      comm.groupEnd();
+      if (done >= kSyncEvery) {
+        queued += middle - start;
+        ended += Clock::now() - middle;
+        ++groups;
+      }
+    }
+    sync();
+  }
+  const auto ns = [](Clock::duration d) {
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  };
+  std::printf("  send/recv group: groupStart and the %d calls  %8.0f, groupEnd (launches)  %8.0f\n", 2 * n,
+              ns(queued) / groups, ns(ended) / groups);
 }
 
 // A one-node graph on `device` (an SM copy of 16 bytes within `buffer`), instantiated.
@@ -303,6 +352,7 @@ void run(int calls, bool nccl) {
                   gpus);
   splitCalls(
       calls, gpus, [&](int r) { everyRankCall(r, false); }, syncAll);
+  if (gpus > 1) sendRecvGroups(calls, all, buffers, streams, syncAll);
   rawLaunches(calls, buffers, streams, syncAll);
   if (nccl) {
     withNcclAlive(buffers, streams, [&] {
