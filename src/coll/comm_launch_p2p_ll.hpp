@@ -1,8 +1,7 @@
-// Send/recv groups in LL lines (kernels::launchCollP2pLl, coll_p2p_ll.cu): each rank's messages of a
+// Send/recv groups in LL lines (kernels::launchCollP2pLl, coll_p2p_ll.cu): every rank's messages of a
 // matched group as the kernel takes them, and the group's launch. Internal to src/coll/.
 #pragma once
 
-#include <optional>
 #include <vector>
 
 #include "coll/comm_state.hpp"
@@ -11,22 +10,17 @@
 
 namespace peerlink::coll {
 
-/// One rank's messages of a send/recv group in LL lines.
-struct P2pLlJobs {
-  std::vector<kernels::CollP2pLlJob> sends;  ///< to peers other than the rank itself
-  std::vector<kernels::CollP2pLlJob> recvs;  ///< a send to itself is a receive with its source
-};
-
-/// Rank `rank`'s messages of `transfers` (paired in call order, pairTransfers): each of a pair's messages
-/// placed after the pair's earlier ones in the pair's slot, counted in lines, in the order of `transfers`, so
-/// the sender's and the receiver's jobs agree; messages of 0 bytes left out. nullopt where the lines do not
-/// fit: a rank with more than kCollMaxJobs sends or receives, or a pair whose lines overflow its slot
-/// (kCollP2pLlSlotBytes).
-std::optional<P2pLlJobs> p2pLlJobs(const std::vector<Transfer>& transfers, int rank);
+/// Places every rank's messages of `transfers` (paired in call order, pairTransfers) into args[r]'s sends
+/// (to peers other than r) and recvs (a send to itself is a receive with its source), args.size() ranks:
+/// each of a pair's messages after the pair's earlier ones in the pair's slot, counted in lines, in the order
+/// of `transfers`, so the sender's and the receiver's jobs agree; messages of 0 bytes left out. Touches only
+/// the jobs and their counts. False where the lines do not fit: a rank with more than kCollMaxJobs sends or
+/// receives, or a pair whose lines overflow its slot (kCollP2pLlSlotBytes).
+bool placeP2pLlJobs(const std::vector<Transfer>& transfers, std::vector<kernels::CollP2pLlArgs>& args);
 
 /// Launches the group in LL lines on every rank with a peer (peerMasks[r] != 0), on streams[r]: through its
-/// eager graph, or directly when `capturing`. Returns false, launching nothing, where some rank's messages do
-/// not fit (p2pLlJobs): the caller runs the group's copy form instead.
+/// eager graph, or directly when `capturing`. Returns false, launching nothing, where the messages do not fit
+/// (placeP2pLlJobs): the caller runs the group's copy form instead.
 bool launchLlTransfers(CommState& state, const std::vector<Transfer>& transfers,
                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
                        bool capturing);

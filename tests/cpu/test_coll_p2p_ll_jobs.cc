@@ -13,6 +13,8 @@
 namespace peerlink::coll {
 namespace {
 
+using kernels::CollP2pLlArgs;
+
 // A transfer of `count` f32 elements from rank `from` (buffer `src`) to rank `to` (buffer `dst`).
 Transfer transfer(int from, int to, std::size_t count, std::uintptr_t src, std::uintptr_t dst) {
   Transfer t;
@@ -27,76 +29,80 @@ Transfer transfer(int from, int to, std::size_t count, std::uintptr_t src, std::
   return t;
 }
 
+// Every rank's jobs of `group` on `ranks` ranks, or an empty vector where they do not fit.
+std::vector<CollP2pLlArgs> placed(const std::vector<Transfer>& group, int ranks = 4) {
+  std::vector<CollP2pLlArgs> args(static_cast<std::size_t>(ranks));
+  if (!placeP2pLlJobs(group, args)) return {};
+  return args;
+}
+
 TEST(P2pLlJobs, PairsMessagesShareTheSlotInCallOrder) {
   // 0 -> 1 twice (10 then 3 elements: 40 bytes = 5 lines, then 12 bytes = 2 lines), 1 -> 0 once, 2 -> 1 once.
-  const std::vector<Transfer> group = {transfer(0, 1, 10, 0x1000, 0x2000), transfer(1, 0, 4, 0x3000, 0x4000),
-                                       transfer(0, 1, 3, 0x5000, 0x6000), transfer(2, 1, 7, 0x7000, 0x8000)};
-  const auto zero = p2pLlJobs(group, 0);
-  ASSERT_TRUE(zero.has_value());
-  ASSERT_EQ(zero->sends.size(), 2u);
-  EXPECT_EQ(zero->sends[0].peer, 1);
-  EXPECT_EQ(zero->sends[0].src, reinterpret_cast<const void*>(0x1000));
-  EXPECT_EQ(zero->sends[0].dst, nullptr);
-  EXPECT_EQ(zero->sends[0].bytes, 40u);
-  EXPECT_EQ(zero->sends[0].lineOffset, 0u);
-  EXPECT_EQ(zero->sends[1].lineOffset, 5u);  // after the pair's first message
-  EXPECT_EQ(zero->sends[1].bytes, 12u);
-  ASSERT_EQ(zero->recvs.size(), 1u);
-  EXPECT_EQ(zero->recvs[0].peer, 1);
-  EXPECT_EQ(zero->recvs[0].dst, reinterpret_cast<void*>(0x4000));
-  EXPECT_EQ(zero->recvs[0].src, nullptr);
-  EXPECT_EQ(zero->recvs[0].lineOffset, 0u);
-  const auto one = p2pLlJobs(group, 1);
-  ASSERT_TRUE(one.has_value());
-  ASSERT_EQ(one->recvs.size(), 3u);  // the receiver's view of the same slots
-  EXPECT_EQ(one->recvs[0].peer, 0);
-  EXPECT_EQ(one->recvs[0].lineOffset, 0u);
-  EXPECT_EQ(one->recvs[1].peer, 0);
-  EXPECT_EQ(one->recvs[1].lineOffset, 5u);
-  EXPECT_EQ(one->recvs[1].dst, reinterpret_cast<void*>(0x6000));
-  EXPECT_EQ(one->recvs[2].peer, 2);
-  EXPECT_EQ(one->recvs[2].lineOffset, 0u);  // another sender's slot
-  ASSERT_EQ(one->sends.size(), 1u);
-  EXPECT_EQ(one->sends[0].peer, 0);
-  EXPECT_EQ(one->sends[0].lineOffset, 0u);
-  const auto three = p2pLlJobs(group, 3);  // not in the group
-  ASSERT_TRUE(three.has_value());
-  EXPECT_TRUE(three->sends.empty());
-  EXPECT_TRUE(three->recvs.empty());
+  const auto args = placed({transfer(0, 1, 10, 0x1000, 0x2000), transfer(1, 0, 4, 0x3000, 0x4000),
+                            transfer(0, 1, 3, 0x5000, 0x6000), transfer(2, 1, 7, 0x7000, 0x8000)});
+  ASSERT_EQ(args.size(), 4u);
+  const CollP2pLlArgs& zero = args[0];
+  ASSERT_EQ(zero.nsends, 2);
+  EXPECT_EQ(zero.sends[0].peer, 1);
+  EXPECT_EQ(zero.sends[0].src, reinterpret_cast<const void*>(0x1000));
+  EXPECT_EQ(zero.sends[0].dst, nullptr);
+  EXPECT_EQ(zero.sends[0].bytes, 40u);
+  EXPECT_EQ(zero.sends[0].lineOffset, 0u);
+  EXPECT_EQ(zero.sends[1].lineOffset, 5u);  // after the pair's first message
+  EXPECT_EQ(zero.sends[1].bytes, 12u);
+  ASSERT_EQ(zero.nrecvs, 1);
+  EXPECT_EQ(zero.recvs[0].peer, 1);
+  EXPECT_EQ(zero.recvs[0].dst, reinterpret_cast<void*>(0x4000));
+  EXPECT_EQ(zero.recvs[0].src, nullptr);
+  EXPECT_EQ(zero.recvs[0].lineOffset, 0u);
+  const CollP2pLlArgs& one = args[1];
+  ASSERT_EQ(one.nrecvs, 3);  // the receiver's view of the same slots
+  EXPECT_EQ(one.recvs[0].peer, 0);
+  EXPECT_EQ(one.recvs[0].lineOffset, 0u);
+  EXPECT_EQ(one.recvs[1].peer, 0);
+  EXPECT_EQ(one.recvs[1].lineOffset, 5u);
+  EXPECT_EQ(one.recvs[1].dst, reinterpret_cast<void*>(0x6000));
+  EXPECT_EQ(one.recvs[2].peer, 2);
+  EXPECT_EQ(one.recvs[2].lineOffset, 0u);  // another sender's slot
+  ASSERT_EQ(one.nsends, 1);
+  EXPECT_EQ(one.sends[0].peer, 0);
+  EXPECT_EQ(one.sends[0].lineOffset, 0u);
+  EXPECT_EQ(args[3].nsends, 0);  // not in the group
+  EXPECT_EQ(args[3].nrecvs, 0);
 }
 
 TEST(P2pLlJobs, SelfSendsAreCopiesAndEmptyMessagesNothing) {
-  const std::vector<Transfer> group = {transfer(2, 2, 6, 0x1000, 0x2000), transfer(2, 0, 0, 0x3000, 0x4000),
-                                       transfer(0, 2, 2, 0x5000, 0x6000)};
-  const auto two = p2pLlJobs(group, 2);
-  ASSERT_TRUE(two.has_value());
-  EXPECT_TRUE(two->sends.empty());  // the self-send is a receive; the empty one is left out
-  ASSERT_EQ(two->recvs.size(), 2u);
-  EXPECT_EQ(two->recvs[0].peer, 2);
-  EXPECT_EQ(two->recvs[0].src, reinterpret_cast<const void*>(0x1000));
-  EXPECT_EQ(two->recvs[0].dst, reinterpret_cast<void*>(0x2000));
-  EXPECT_EQ(two->recvs[1].peer, 0);
-  EXPECT_EQ(two->recvs[1].lineOffset, 0u);  // a self-send takes no line of any slot
-  const auto zero = p2pLlJobs(group, 0);
-  ASSERT_TRUE(zero.has_value());
-  EXPECT_TRUE(zero->recvs.empty());
-  ASSERT_EQ(zero->sends.size(), 1u);
+  const auto args =
+      placed({transfer(2, 2, 6, 0x1000, 0x2000), transfer(2, 0, 0, 0x3000, 0x4000), transfer(0, 2, 2, 0x5000, 0x6000)});
+  ASSERT_EQ(args.size(), 4u);
+  const CollP2pLlArgs& two = args[2];
+  EXPECT_EQ(two.nsends, 0);  // the self-send is a receive; the empty one is left out
+  ASSERT_EQ(two.nrecvs, 2);
+  EXPECT_EQ(two.recvs[0].peer, 2);
+  EXPECT_EQ(two.recvs[0].src, reinterpret_cast<const void*>(0x1000));
+  EXPECT_EQ(two.recvs[0].dst, reinterpret_cast<void*>(0x2000));
+  EXPECT_EQ(two.recvs[1].peer, 0);
+  EXPECT_EQ(two.recvs[1].lineOffset, 0u);  // a self-send takes no line of any slot
+  EXPECT_EQ(args[0].nrecvs, 0);
+  EXPECT_EQ(args[0].nsends, 1);
 }
 
 TEST(P2pLlJobs, WhatDoesNotFitIsNone) {
   const std::size_t slotElements = kernels::kCollP2pLlMaxBytes / 4;
-  // A pair's lines fill its slot exactly; one byte more does not fit, nor a tail line per message past it.
-  EXPECT_TRUE(p2pLlJobs({transfer(0, 1, slotElements, 0x1000, 0x2000)}, 0).has_value());
-  EXPECT_FALSE(p2pLlJobs({transfer(0, 1, slotElements, 0x1000, 0x2000), transfer(0, 1, 1, 0x3000, 0x4000)}, 1));
+  // A pair's lines fill its slot exactly; one element more does not fit.
+  EXPECT_FALSE(placed({transfer(0, 1, slotElements, 0x1000, 0x2000)}).empty());
+  EXPECT_TRUE(placed({transfer(0, 1, slotElements, 0x1000, 0x2000), transfer(0, 1, 1, 0x3000, 0x4000)}).empty());
   // Other pairs have slots of their own.
-  EXPECT_TRUE(p2pLlJobs({transfer(0, 1, slotElements, 0x1000, 0x2000), transfer(2, 1, 1, 0x3000, 0x4000)}, 1));
-  // More than kCollMaxJobs receives (or sends) on one rank.
+  EXPECT_FALSE(placed({transfer(0, 1, slotElements, 0x1000, 0x2000), transfer(2, 1, 1, 0x3000, 0x4000)}).empty());
+  // More than kCollMaxJobs receives on one rank, or sends.
   std::vector<Transfer> many;
   for (int k = 0; k <= kernels::kCollMaxJobs; ++k) many.push_back(transfer(0, 1, 1, 0x1000, 0x2000 + 64 * k));
-  EXPECT_FALSE(p2pLlJobs(many, 1).has_value());
-  EXPECT_FALSE(p2pLlJobs(many, 0).has_value());
+  EXPECT_TRUE(placed(many).empty());
+  std::vector<Transfer> fanOut;  // 17 sends from rank 0, to 8 ranks' receives at most 3 each
+  for (int k = 0; k <= kernels::kCollMaxJobs; ++k) fanOut.push_back(transfer(0, 1 + k % 7, 1, 0x1000, 0x2000));
+  EXPECT_TRUE(placed(fanOut, 8).empty());
   many.pop_back();
-  EXPECT_TRUE(p2pLlJobs(many, 1).has_value());
+  EXPECT_FALSE(placed(many).empty());
 }
 
 }  // namespace
