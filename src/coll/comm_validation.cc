@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -288,13 +289,13 @@ std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<Ca
 }
 
 bool checkGroupCapture(const CommState& state, const std::vector<Transfer>& transfers) {
-  std::vector<char> checked(static_cast<std::size_t>(state.nranks), 0);
+  std::array<bool, kernels::kCollMaxRanks> checked{};  // no allocation on an eager group's path
   const CallArgs* first = nullptr;
   bool firstCapturing = false;
   const auto check = [&](const CallArgs& call) {
-    char& done = checked[static_cast<std::size_t>(call.rank)];
+    bool& done = checked[static_cast<std::size_t>(call.rank)];
     if (done) return;  // a rank gives one stream to all its calls of a group (launchTransfers checks)
-    done = 1;
+    done = true;
     const bool capturing = streamCapturing(call.stream);
     if (first == nullptr) {
       first = &call;

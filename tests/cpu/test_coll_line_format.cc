@@ -4,7 +4,6 @@
 // choices are written out by hand.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,24 +11,18 @@
 #include "coll/choice_settings.hpp"
 #include "coll_lists.hpp"
 #include "peerlink/topology.hpp"
+#include "topology_fixture.hpp"
 
 namespace peerlink::coll {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr std::size_t kKiB = 1024;
 constexpr std::size_t kMiB = 1024 * kKiB;
 
 Topology load(const std::string& name) {
-  return loadTopologyFile((fs::path(PEERLINK_FIXTURES_DIR) / "topologies" / (name + ".json")).string());
+  return testing::loadTopologyFixture(name);
 }
-
-std::vector<int> allDevices(const Topology& topology) {
-  std::vector<int> devices;
-  for (const Gpu& gpu : topology.gpus) devices.push_back(gpu.cudaOrdinal);
-  return devices;
-}
+using testing::allDevices;
 
 TEST(LineFormat, ProtocolSpellings) {
   EXPECT_EQ(parseProtocol("ll128"), Protocol::Ll128);
