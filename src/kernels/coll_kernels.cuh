@@ -348,6 +348,24 @@ struct CollRingReduceArgs {
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
 };
 
+/// Development hook (tools/tune/ring_trace.cu), off unless set: what each block of a ring reduction kernel
+/// (the reduce, and the reduce half of the ring reduce-scatter and all-reduce) did in its latest call on a GPU.
+/// Times are the GPU's global timer (~1 us steps), waits thread 0's SM cycles.
+struct CollRingTraceRecord {
+  unsigned int smid = 0;              ///< the SM the block ran on
+  int chain = -1;                     ///< the block's chain (the rank it reduces towards in n-chain kernels)
+  unsigned long long enteredNs = 0;   ///< the block's start
+  unsigned long long startedNs = 0;   ///< its first round (after the start wait)
+  unsigned long long finishedNs = 0;  ///< after its last round
+  unsigned long long rounds = 0;      ///< its rounds, the end marker's included
+  unsigned long long stageWait = 0;   ///< cycles waiting for its own signal warp to have released a slot's round
+  unsigned long long freeWait = 0;    ///< cycles waiting for the next rank to free a slot
+  unsigned long long readyWait = 0;   ///< cycles waiting for the previous rank's ready flag
+};
+/// Points the current GPU's ring reduction kernels at `records` (one per block of each launch; every launch
+/// overwrites them), or stops the tracing (nullptr). Not for concurrent use with the kernels running.
+void setCollRingTrace(CollRingTraceRecord* records);
+
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
 /// Whether `bytes` cut in rounds of `chunkBytes` per block over `blocks` blocks leaves fewer rounds per block
 /// than the flags can number (2^kCollRoundBits: 64 GiB on one block of 64 KiB chunks). A pipelined kernel

@@ -59,6 +59,19 @@ constexpr int kMaxBlocks = 128;
 // 64 x 16 KiB against 1495 on 32 x 64 KiB (PEERLINK_COLL_RING_REDUCE_BLOCKS tunes it).
 constexpr int kSingleChainBlocks = 32;
 
+// setCollRingTrace's records on this GPU, or null (the kernels' only cost then: one load and untaken branches).
+__device__ CollRingTraceRecord* gCollRingTrace = nullptr;
+
+// Thread 0's cycles spent in `wait` are added to `*sink` when tracing (sink not null).
+template <typename Wait>
+__device__ __forceinline__ auto timedWait(unsigned long long* sink, Wait&& wait) {
+  if (sink == nullptr) return wait();
+  const long long from = clock64();
+  auto result = wait();
+  *sink += static_cast<unsigned long long>(clock64() - from);
+  return result;
+}
+
 // One pack of partial op input, element-wise; `finish`: the root's last step (avg / nranks).
 template <int Type, int Op>
 __device__ __forceinline__ uint4 combinePack(uint4 partial, uint4 input, bool finish, int nranks) {
@@ -160,8 +173,11 @@ __device__ __forceinline__ unsigned long long claimChunk(const CollSyncArgs& s, 
 // passes on as its last round.
 template <int Type, int Op>
 __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared, const RingRounds& rounds,
-                              const CollRingChain& chain) {
+                              const CollRingChain& chain, CollRingTraceRecord* trace) {
   const CollSyncArgs& s = args.sync;
+  unsigned long long waits[3] = {0, 0, 0};  // stage, free, ready (traced only)
+  const bool tracing = trace != nullptr && threadIdx.x == 0;
+  if (tracing) trace->startedNs = globalTimerNs();
   const int tid = static_cast<int>(threadIdx.x);
   const bool root = chain.next < 0;
   const bool head = chain.prev < 0;
@@ -172,17 +188,27 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
     const std::size_t slot = (static_cast<std::size_t>(blockIdx.x) * kRingStages + slotIndex) * rounds.chunkBytes;
     if (tid == 0) {
       if (!root) {
-        waitForStageBarrier(shared, k);
-        if (k >= kRingStages) {
-          ringWait(s, shared, kPhaseRingFree, kStepRingFree, chain.next, rounds.base + k - kRingStages + 1);
-        } else if (shared.slotCredit != 0) {  // the previous call's last round on this slot (stageCredit)
-          ringWait(s, shared, kPhaseRingFree, kStepRingStage, chain.next, collRingSlotReleased(shared.slotCredit, k));
-        }
+        timedWait(tracing ? &waits[0] : nullptr, [&] {
+          waitForStageBarrier(shared, k);
+          return 0;
+        });
+        timedWait(tracing ? &waits[1] : nullptr, [&] {
+          if (k >= kRingStages) {
+            return ringWait(s, shared, kPhaseRingFree, kStepRingFree, chain.next, rounds.base + k - kRingStages + 1);
+          }
+          if (shared.slotCredit != 0) {  // the previous call's last round on this slot (stageCredit)
+            return ringWait(s, shared, kPhaseRingFree, kStepRingStage, chain.next,
+                            collRingSlotReleased(shared.slotCredit, k));
+          }
+          return true;
+        });
       }
       unsigned long long c = kCollRingEnd;
       if (head) {
         if (!ringFailed(shared)) c = claimChunk(s, shared.numbers, chainIndex, chunks);
-      } else if (ringWait(s, shared, kPhaseRingReady, kStepRingData, chain.prev, rounds.base + k + 1)) {
+      } else if (timedWait(tracing ? &waits[2] : nullptr, [&] {
+                   return ringWait(s, shared, kPhaseRingReady, kStepRingData, chain.prev, rounds.base + k + 1);
+                 })) {
         c = *static_cast<const volatile unsigned long long*>(
             flagSlot(s.flags[s.rank], kPhaseRingChunk, static_cast<int>(blockIdx.x), slotIndex));
       }
@@ -221,16 +247,36 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
       }
     }
     if (!root) arriveAtStage(shared, k);
-    if (c == kCollRingEnd) break;
+    if (c == kCollRingEnd) {
+      if (tracing) {
+        trace->chain = chainIndex;
+        trace->finishedNs = globalTimerNs();
+        trace->rounds = k + 1;
+        trace->stageWait = waits[0];
+        trace->freeWait = waits[1];
+        trace->readyWait = waits[2];
+      }
+      break;
+    }
   }
 }
 
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
+  CollRingTraceRecord* trace = gCollRingTrace;
+  if (trace != nullptr) {
+    trace += blockIdx.x;
+    if (threadIdx.x == 0) {
+      unsigned int smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      trace->smid = smid;
+      trace->enteredNs = globalTimerNs();
+    }
+  }
   runRing(args.sync, args.chain, args.chains, args.chunkBytes, true, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
-            combineRounds<Type, Op>(args, shared, rounds, chain);
+            combineRounds<Type, Op>(args, shared, rounds, chain, trace);
           });
 }
 
@@ -291,6 +337,10 @@ int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk,
 std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
   const int grid = std::min({maxBlocks, chainBlocks > 0 ? chainBlocks : kSingleChainBlocks, kMaxBlocks});
   return collRingReduceChainChunkBytes(bytes, 1, grid, singleChainChunk(bytes, grid, maxChunk));
+}
+
+void setCollRingTrace(CollRingTraceRecord* records) {
+  PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollRingTrace, &records, sizeof(records)));
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
