@@ -108,6 +108,7 @@ kernels::CollRingChain chainAt(int r, int start, int n, std::size_t offset, std:
   const int position = ((r - start) % n + n) % n;
   if (position > 0) chain.prev = (r - 1 + n) % n;
   if (position < n - 1) chain.next = (r + 1) % n;
+  chain.head = ((start % n) + n) % n;
   return chain;
 }
 
@@ -201,6 +202,7 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
     }
     args.chunkBytes = chunkBytes;
     args.neighborStart = state.ringNeighborStart;
+    args.pace = state.ringPace;
     kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                                   launchOf(state, r, capturing));
   });

@@ -221,6 +221,16 @@ const std::vector<ParamSpec>& paramRegistry() {
        "the previous call's last round on each stage slot; so a chain's first ranks begin a call while the last ones "
        "finish the previous one (as NCCL's rings do); 0: every rank waits for every rank, as the other kernels "
        "do. For measuring what that overlap is worth."},
+      {"PEERLINK_COLL_RING_PACE",
+       ParamType::Bool,
+       "1",
+       {},
+       0,
+       0,
+       "The ring reduce-scatter's and all-reduce's chains, side by side, keep pace: a chain's first rank claims "
+       "at most four rounds of chunks beyond the chain least far along, so no chain finishes early and leaves "
+       "the links it shared half used for the others' rest. 0: each chain runs at the pace it gets. For "
+       "measuring what keeping pace is worth."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

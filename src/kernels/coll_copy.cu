@@ -106,6 +106,7 @@ const char* collStepName(int step) noexcept {
     case kStepRingStart: return "ring start";
     case kStepRingEnd: return "ring end";
     case kStepRingStage: return "ring stage";
+    case kStepRingPace: return "ring pace";
     default: return "unknown step";
   }
 }

@@ -83,6 +83,47 @@ __host__ __device__
 constexpr unsigned long long collRingStageReleased(unsigned long long call) {
   return (call << kCollRoundBits) | ((1ull << kCollRoundBits) - 1);
 }
+
+/// The ring reduce's claim counter (colldev::claimChunk, at a chain's first rank): the call's tag (its sequence
+/// number's low 40 bits) above the next chunk to claim in the low kCollRingClaimIndexBits.
+constexpr int kCollRingClaimIndexBits = 24;
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr unsigned long long collRingClaimTag(unsigned long long seq) {
+  return seq & ((1ull << (64 - kCollRingClaimIndexBits)) - 1);
+}
+
+/// How many of its `chunks` a chain has claimed in the call tagged `tag`, from its counter word `seen`: none
+/// under an earlier call's tag (its first claim of this call replaces it), all under a later call's (it has
+/// moved on); at most `chunks` (blocks that find the chain done still count up).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr unsigned long long collRingClaimed(unsigned long long seen, unsigned long long tag, unsigned long long chunks) {
+  const unsigned long long seenTag = seen >> kCollRingClaimIndexBits;
+  const unsigned long long index = seen & ((1ull << kCollRingClaimIndexBits) - 1);
+  return seenTag == tag ? (index < chunks ? index : chunks) : (seenTag < tag ? 0 : chunks);
+}
+
+/// The bound on the chunks a chain may claim while keeping pace (colldev::keepPace): `slack` beyond the least
+/// of the other chains' `claimed` (of their `chunks`), leaving out those that have claimed everything; none
+/// (kCollRingEnd) if all have. `*laggard` gets the least advanced chain's index (-1: none).
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+constexpr unsigned long long collRingPaceLimit(const unsigned long long* claimed, const unsigned long long* chunks,
+                                               int count, unsigned long long slack, int* laggard) {
+  unsigned long long least = ~0ull;
+  *laggard = -1;
+  for (int c = 0; c < count; ++c) {
+    if (claimed[c] < chunks[c] && claimed[c] < least) {
+      least = claimed[c];
+      *laggard = c;
+    }
+  }
+  return *laggard < 0 ? ~0ull : least + slack;
+}
 // clang-format on
 constexpr std::size_t kCollFlagBytes =  ///< one rank's flag area
     sizeof(unsigned long long) * kCollPhases * kCollMaxBlocks * kCollMaxRanks;
@@ -122,9 +163,10 @@ enum CollStep : int {
   kStepRingStart = 8,   ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
   kStepRingEnd = 9,     ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
   kStepRingStage = 10,  ///< a ring reduce's start: waiting for the next rank to release its stage, or a slot of it
+  kStepRingPace = 11,   ///< a ring reduce chain's first rank: waiting for the other chains to catch up
 };
 /// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data", "ring stage free",
-/// "ring start", "ring end", "ring stage"
+/// "ring start", "ring end", "ring stage", "ring pace"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
@@ -306,6 +348,8 @@ struct CollRingChain {
   std::size_t outOffset = 0;  ///< ring reduce: where the chain's end writes them in its output (reduce-scatter: 0)
   int prev = -1;              ///< the rank whose ready flags this one waits for; -1 where the chain starts
   int next = -1;              ///< the rank this one passes chunks to and signals; -1 where it ends
+  int head = 0;               ///< the rank where the chain starts (the ring reduce's claim counter is there)
+  int unused = 0;             ///< no padding: KernelGraph compares argument bytes
 };
 
 /// Ring broadcast (coll_ring_broadcast.cu): position i = (rank - root) mod n stores each chunk into position
@@ -344,9 +388,14 @@ struct CollRingReduceArgs {
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
   bool neighborStart = true;  ///< as CollRingArgs's
-  unsigned char unused[3] = {};
+  /// Several chains: a chain's first rank claims at most kCollRingPaceRounds rounds of the chain's blocks
+  /// ahead of the least advanced other chain (PEERLINK_COLL_RING_PACE; coll_ring_reduce.cu says why).
+  bool pace = true;
+  unsigned char unused[2] = {};
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
 };
+/// How far, in rounds of its blocks, a ring reduce's chain may claim ahead of the least advanced other chain.
+constexpr int kCollRingPaceRounds = 4;
 
 /// Development hook (tools/tune/ring_trace.cu), off unless set: what each block of a ring reduction kernel
 /// (the reduce, and the reduce half of the ring reduce-scatter and all-reduce) did in its latest call on a GPU.
@@ -361,6 +410,7 @@ struct CollRingTraceRecord {
   unsigned long long stageWait = 0;   ///< cycles waiting for its own signal warp to have released a slot's round
   unsigned long long freeWait = 0;    ///< cycles waiting for the next rank to free a slot
   unsigned long long readyWait = 0;   ///< cycles waiting for the previous rank's ready flag
+  unsigned long long paceWait = 0;    ///< cycles a chain's first rank waited for the other chains (keepPace)
 };
 /// Points the current GPU's ring reduction kernels at `records` (one per block of each launch; every launch
 /// overwrites them), or stops the tracing (nullptr). Not for concurrent use with the kernels running.

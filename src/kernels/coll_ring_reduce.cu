@@ -150,9 +150,9 @@ __device__ void combineChunk(unsigned char* dst, const unsigned char* partial, c
 // not even after a call that timed out.
 __device__ __forceinline__ unsigned long long claimChunk(const CollSyncArgs& s, const KernelNumbers& numbers, int chain,
                                                          std::size_t chunks) {
-  constexpr int kIndexBits = 24;
+  constexpr int kIndexBits = kCollRingClaimIndexBits;
   constexpr unsigned long long kIndexMask = (1ull << kIndexBits) - 1;
-  const unsigned long long tag = numbers.seq & ((1ull << (64 - kIndexBits)) - 1);
+  const unsigned long long tag = collRingClaimTag(numbers.seq);
   unsigned long long* word = flagSlot(s.flags[s.rank], kPhaseRingClaim, chain, 0);
   unsigned long long index = 0;
   for (;;) {
@@ -166,6 +166,52 @@ __device__ __forceinline__ unsigned long long claimChunk(const CollSyncArgs& s, 
   return index < chunks ? index : kCollRingEnd;
 }
 
+// Chains side by side (the reduce-scatter's and the all-reduce's n) share every link but one each, and a chain
+// that gets ahead leaves the others the call's end on links it no longer uses. Which chain gets ahead is set by
+// where the buffers lie: on 4x H100 at 512 MiB a process's calls all took 1121-1124 us with the four chains
+// ending within 11-18 us of one another, or all 1213 with one chain ending ~255 us before the rest; fresh
+// buffers gave every cell from the one to the other (round 52 call A, peerlink_ring_trace). So a chain's first
+// rank claims chunk `index` only while it is less than `slack` beyond what the least advanced other chain has
+// claimed (their counters, claimChunk's, at their first ranks: loads over NVLink, made only once `index`
+// passes `limit`, the bound last seen). The least advanced chain never waits, so this cannot deadlock; a
+// chain that has claimed all its chunks sets no bound. Thread 0 of a head block; false on a timeout (recorded
+// as kStepRingPace, naming the lagging chain's first rank).
+__device__ bool keepPace(const CollRingReduceArgs& args, RingShared& shared, int chainIndex, unsigned long long index,
+                         unsigned long long slack, unsigned long long& limit) {
+  if (index < limit) return true;
+  const CollSyncArgs& s = args.sync;
+  const unsigned long long tag = collRingClaimTag(shared.numbers.seq);
+  unsigned long long claimed[kCollMaxRanks];
+  unsigned long long chunks[kCollMaxRanks];
+  int heads[kCollMaxRanks];
+  int others = 0;
+  for (int c = 0; c < args.chains; ++c) {
+    if (c == chainIndex) continue;
+    chunks[others] = (args.chain[c].bytes + args.chunkBytes - 1) / args.chunkBytes;
+    heads[others++] = args.chain[c].head;
+  }
+  Deadline deadline{0};
+  for (bool first = true;; first = false) {
+    for (int o = 0, c = 0; c < args.chains; ++c) {  // every load issued before any is used
+      if (c == chainIndex) continue;
+      claimed[o] = loadRelaxedSys(
+          reinterpret_cast<const volatile uint64_t*>(flagSlot(s.flags[heads[o]], kPhaseRingClaim, c, 0)));
+      ++o;
+    }
+    for (int o = 0; o < others; ++o) claimed[o] = collRingClaimed(claimed[o], tag, chunks[o]);
+    int laggard = -1;
+    limit = collRingPaceLimit(claimed, chunks, others, slack, &laggard);
+    if (index < limit) return true;
+    if (first) {
+      deadline = Deadline::after(s.timeoutNs);
+    } else if (deadline.passed()) {
+      recordFailure(s, shared.numbers, kStepRingPace, heads[laggard], claimed[laggard], index + 1 - slack);
+      *static_cast<volatile int*>(&shared.failed) = 1;
+      return false;
+    }
+  }
+}
+
 // Round k of a block: thread 0 waits for the slot it stores into to be free (not the root) and, past the
 // chain's first position, for the previous rank's ready flag; then it learns the round's chunk — claimed at
 // the first position, read from the slot's chunk word elsewhere — and writes it into the next rank's chunk
@@ -175,12 +221,15 @@ template <int Type, int Op>
 __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared, const RingRounds& rounds,
                               const CollRingChain& chain, CollRingTraceRecord* trace) {
   const CollSyncArgs& s = args.sync;
-  unsigned long long waits[3] = {0, 0, 0};  // stage, free, ready (traced only)
-  const bool tracing = trace != nullptr && threadIdx.x == 0;
-  if (tracing) trace->startedNs = globalTimerNs();
   const int tid = static_cast<int>(threadIdx.x);
   const bool root = chain.next < 0;
   const bool head = chain.prev < 0;
+  unsigned long long waits[4] = {0, 0, 0, 0};  // stage, free, ready, pace (traced only)
+  const bool tracing = trace != nullptr && threadIdx.x == 0;
+  if (tracing) trace->startedNs = globalTimerNs();
+  const bool pacing = head && args.pace && args.chains > 1;
+  const unsigned long long slack = static_cast<unsigned long long>(kCollRingPaceRounds) * rounds.blocks;
+  unsigned long long paceLimit = slack;  // every chain has claimed at least 0
   const int chainIndex = static_cast<int>(blockIdx.x / rounds.blocks);
   const std::size_t chunks = rounds.chunks();
   for (std::size_t k = 0;; ++k) {
@@ -206,6 +255,11 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
       unsigned long long c = kCollRingEnd;
       if (head) {
         if (!ringFailed(shared)) c = claimChunk(s, shared.numbers, chainIndex, chunks);
+        if (pacing && c != kCollRingEnd && !timedWait(tracing ? &waits[3] : nullptr, [&] {
+              return keepPace(args, shared, chainIndex, c, slack, paceLimit);
+            })) {
+          c = kCollRingEnd;
+        }
       } else if (timedWait(tracing ? &waits[2] : nullptr, [&] {
                    return ringWait(s, shared, kPhaseRingReady, kStepRingData, chain.prev, rounds.base + k + 1);
                  })) {
@@ -255,6 +309,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
         trace->stageWait = waits[0];
         trace->freeWait = waits[1];
         trace->readyWait = waits[2];
+        trace->paceWait = waits[3];
       }
       break;
     }

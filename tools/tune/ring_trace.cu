@@ -110,13 +110,13 @@ double median(std::vector<double> v) {
 }
 
 // Per rank: each chain's span from the rank's first block entering to the chain's last block finishing (us),
-// its rounds per block (min-max) and thread 0's mean waits per block (kilocycles: stage, free, ready).
+// its rounds per block (min-max) and thread 0's mean waits per block (kilocycles: stage, free, ready, pace).
 std::string describeRank(const std::vector<CollRingTraceRecord>& records) {
   unsigned long long entered = ~0ull;
   for (const auto& r : records) entered = std::min(entered, r.enteredNs);
   struct Chain {
     unsigned long long finished = 0, minRounds = ~0ull, maxRounds = 0;
-    double stage = 0, free = 0, ready = 0;
+    double stage = 0, free = 0, ready = 0, pace = 0;
     int blocks = 0;
   };
   std::map<int, Chain> chains;
@@ -128,13 +128,15 @@ std::string describeRank(const std::vector<CollRingTraceRecord>& records) {
     c.stage += static_cast<double>(r.stageWait);
     c.free += static_cast<double>(r.freeWait);
     c.ready += static_cast<double>(r.readyWait);
+    c.pace += static_cast<double>(r.paceWait);
     ++c.blocks;
   }
   std::string text;
   for (const auto& [index, c] : chains) {
-    text += fmt::format(" c{}:{:.0f}us r{}-{} w{:.0f}/{:.0f}/{:.0f}", index,
+    text += fmt::format(" c{}:{:.0f}us r{}-{} w{:.0f}/{:.0f}/{:.0f}/{:.0f}", index,
                         static_cast<double>(c.finished - entered) / 1000.0, c.minRounds, c.maxRounds,
-                        c.stage / c.blocks / 1000.0, c.free / c.blocks / 1000.0, c.ready / c.blocks / 1000.0);
+                        c.stage / c.blocks / 1000.0, c.free / c.blocks / 1000.0, c.ready / c.blocks / 1000.0,
+                        c.pace / c.blocks / 1000.0);
   }
   return text;
 }
@@ -144,8 +146,8 @@ void writeRecords(std::ofstream& out, const std::vector<CollRingTraceRecord>& re
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     out << (i ? "," : "")
-        << fmt::format("[{},{},{},{},{},{},{},{},{}]", r.smid, r.chain, r.enteredNs, r.startedNs, r.finishedNs,
-                       r.rounds, r.stageWait, r.freeWait, r.readyWait);
+        << fmt::format("[{},{},{},{},{},{},{},{},{},{}]", r.smid, r.chain, r.enteredNs, r.startedNs, r.finishedNs,
+                       r.rounds, r.stageWait, r.freeWait, r.readyWait, r.paceWait);
   }
   out << "]";
 }
