@@ -1,14 +1,14 @@
 // Development tool, not a test: why the ring reduce-scatter's eager cells at 512 MiB settle into a fast or a
 // slow rate (round 51: cells at medians of 1125-1137 us or 1169-1235, each steady over 50 iterations). Runs
-// `cells` cells of eager reduce-scatters on every GPU, each `warmup` untimed iterations and `iterations` timed
-// one by one (events on every rank's stream, the slowest rank's time per iteration), with the ring kernels'
-// trace on (setCollRingTrace): after each cell, what every block of every rank did in the cell's last call
-// (its SM, chain, start, first round, end, rounds and waits). Between cells, optionally, a kernel of 1-4 idle
-// blocks on every GPU (`perturb=1`: whether the hardware's block placement carries state from kernel to
-// kernel) or fresh buffers (`realloc=1`: whether the buffers' addresses matter). The text has a line per cell
-// and its chains' spans per rank; `json=FILE` keeps every record.
-// Usage: peerlink_ring_trace [cells=12] [iterations=20] [warmup=5] [mib=512] [placement=out|in|alt]
-//                            [perturb=0|1] [realloc=0|1] [json=FILE]
+// `cells` cells of eager reduce-scatters (or all-reduces, `op=all_reduce`: its reduce half is traced) on every GPU,
+// each `warmup` untimed iterations and `iterations` timed one by one (events on every rank's stream, the slowest rank's
+// time per iteration), with the ring kernels' trace on (setCollRingTrace): after each cell, what every block of every
+// rank did in the cell's last call (its SM, chain, start, first round, end, rounds and waits). Between cells,
+// optionally, a kernel of 1-4 idle blocks on every GPU (`perturb=1`: whether the hardware's block placement carries
+// state from kernel to kernel) or fresh buffers (`realloc=1`: whether the buffers' addresses matter). The text has a
+// line per cell and its chains' spans per rank; `json=FILE` keeps every record. Usage: peerlink_ring_trace [cells=12]
+// [iterations=20] [warmup=5] [mib=512] [placement=out|in|alt]
+//                            [perturb=0|1] [realloc=0|1] [op=reduce_scatter|all_reduce] [json=FILE]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,6 +51,7 @@ struct Options {
   std::string placement = "out";
   bool perturb = false;
   bool realloc = false;
+  bool allReduce = false;
   std::string json;
 };
 
@@ -76,6 +77,8 @@ Options parse(int argc, char** argv) {
       o.perturb = value == "1";
     } else if (key == "realloc") {
       o.realloc = value == "1";
+    } else if (key == "op" && (value == "reduce_scatter" || value == "all_reduce")) {
+      o.allReduce = value == "all_reduce";
     } else if (key == "json") {
       o.json = value;
     } else {
@@ -161,8 +164,11 @@ int run(const Options& o) {
   Communicator comm(devices);
   const std::size_t bytes = o.mib << 20;
   const std::size_t recvCount = bytes / sizeof(float) / static_cast<std::size_t>(ranks);
-  std::printf("%d GPUs, reduce-scatter of %zu MiB per rank (f32 sum): %s\n", ranks, o.mib,
-              comm.describeChoice(Collective::ReduceScatter, recvCount * sizeof(float)).c_str());
+  const std::size_t allReduceCount = bytes / sizeof(float);
+  std::printf("%d GPUs, %s of %zu MiB per rank (f32 sum): %s\n", ranks, o.allReduce ? "all-reduce" : "reduce-scatter",
+              o.mib,
+              o.allReduce ? comm.describeChoice(Collective::AllReduce, bytes).c_str()
+                          : comm.describeChoice(Collective::ReduceScatter, recvCount * sizeof(float)).c_str());
   std::vector<RankBuffers> buffers = allocate(devices, bytes);
   std::vector<Stream> streams;
   std::vector<DeviceBuffer> traces;
@@ -193,6 +199,11 @@ int run(const Options& o) {
     const auto issue = [&] {
       for (int rank = 0; rank < ranks; ++rank) {
         const auto* send = static_cast<const float*>(buffers[rank].send.data());
+        if (o.allReduce) {
+          void* out = inPlace ? buffers[rank].send.data() : buffers[rank].recv.data();
+          comm.allReduce(rank, send, out, allReduceCount, DataType::F32, ReduceOp::Sum, streams[rank].get());
+          continue;
+        }
         float* recv = inPlace ? static_cast<float*>(buffers[rank].send.data()) + rank * recvCount
                               : static_cast<float*>(buffers[rank].recv.data());
         comm.reduceScatter(rank, send, recv, recvCount, DataType::F32, ReduceOp::Sum, streams[rank].get());
@@ -225,7 +236,7 @@ int run(const Options& o) {
     std::printf("cell %2d %-6s idle %d: median %.1f us (first %.1f, %.1f-%.1f), busbw %.1f GB/s\n", cell,
                 inPlace ? "in" : "out", idleBlocks, median(steady), us[0],
                 *std::min_element(steady.begin(), steady.end()), *std::max_element(steady.begin(), steady.end()),
-                static_cast<double>(bytes) * (ranks - 1) / ranks / (median(steady) * 1e3));
+                static_cast<double>(bytes) * (ranks - 1) / ranks * (o.allReduce ? 2 : 1) / (median(steady) * 1e3));
     if (json.is_open()) {
       json << (cell ? "," : "")
            << fmt::format("{{\"cell\":{},\"in_place\":{},\"idle_blocks\":{},\"us\":[", cell, inPlace ? "true" : "false",
