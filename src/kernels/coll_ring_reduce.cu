@@ -14,8 +14,9 @@
 // the round to the signal warp. Which chunk a round carries is not fixed: position 0's blocks claim the
 // chain's chunks one by one as they go, and every position passes the chunk number on with the slot, so a
 // block-chain that runs faster carries more; a block's last round carries kCollRingEnd, which ends the
-// block at every position. Waits only point at earlier steps of the chain or of the next rank's
-// rounds, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
+// block at every position. With several chains side by side their first ranks keep pace with one another
+// (keepPace). Waits only point at earlier steps of the chain or of the next rank's rounds, or at the least
+// advanced chain, so nothing deadlocks. No end barrier: a rank's stage is written only for rounds it has not
 // combined yet, its input is read only by itself, and the next call's start keeps the previous rank from
 // refilling the first slots before this rank has read them. In the reduce collective, where the grid and
 // chunk stay from call to call, each block of the previous rank waits, before each of its first kRingStages
@@ -173,9 +174,9 @@ __device__ __forceinline__ unsigned long long claimChunk(const CollSyncArgs& s, 
 // buffers gave every cell from the one to the other (round 52 call A, peerlink_ring_trace). So a chain's first
 // rank claims chunk `index` only while it is less than `slack` beyond what the least advanced other chain has
 // claimed (their counters, claimChunk's, at their first ranks: loads over NVLink, made only once `index`
-// passes `limit`, the bound last seen). The least advanced chain never waits, so this cannot deadlock; a
-// chain that has claimed all its chunks sets no bound. Thread 0 of a head block; false on a timeout (recorded
-// as kStepRingPace, naming the lagging chain's first rank).
+// passes `limit`, the bound last seen; relaxed, as the bound is only a pace: no data depends on it). The least
+// advanced chain never waits, so this cannot deadlock; a chain that has claimed all its chunks sets no bound. Thread 0
+// of a head block; false on a timeout (recorded as kStepRingPace, naming the lagging chain's first rank).
 __device__ bool keepPace(const CollRingReduceArgs& args, RingShared& shared, int chainIndex, unsigned long long index,
                          unsigned long long slack, unsigned long long& limit) {
   if (index < limit) return true;

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Summarizes peerlink_ring_trace JSON files: per cell, the median iteration (us), when each chain's last
+block finished (us after the rank's first block started, the latest over ranks), the spread of those ends,
+and the pace waits of the chains' first ranks (us per head block, at the SM clock given by --mhz).
+
+usage: scripts/ring_trace_summary.py [--mhz 1980] TRACE.json[.xz]...
+"""
+import argparse
+import json
+import lzma
+import statistics
+
+# A record: smid, chain, entered, started, finished (ns), rounds, stage, free, ready, pace waits (cycles).
+CHAIN, ENTERED, FINISHED, PACE = 1, 2, 4, 9
+
+
+def summarize(path, mhz):
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
+        run = json.load(f)
+    print(f"== {path}")
+    print("  cell  median us   chain ends (us)                     spread   pace wait per head block (us)")
+    for cell in run["cells"]:
+        steady = cell["us"][1:] or cell["us"]
+        ends = {}
+        pace = 0
+        heads = 0
+        for records in cell["records"]:
+            start = min(r[ENTERED] for r in records)
+            for r in records:
+                chain = r[CHAIN]
+                ends[chain] = max(ends.get(chain, 0.0), (r[FINISHED] - start) / 1000.0)
+                if len(r) > PACE and r[PACE] > 0:
+                    pace += r[PACE]
+            heads += len(records) // max(1, len({r[CHAIN] for r in records}))
+        chains = [ends[c] for c in sorted(ends)]
+        per_head = pace / max(1, heads) / mhz
+        print(f"  {cell['cell']:4d}  {statistics.median(steady):9.1f}   " + " ".join(f"{e:7.0f}" for e in chains) +
+              f"   {max(chains) - min(chains):6.0f}   {per_head:8.1f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mhz", type=float, default=1980.0, help="SM clock for the waits' cycles (default 1980)")
+    parser.add_argument("traces", nargs="+")
+    args = parser.parse_args()
+    for path in args.traces:
+        summarize(path, args.mhz)
+
+
+if __name__ == "__main__":
+    main()
