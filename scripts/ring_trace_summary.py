@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarizes peerlink_ring_trace JSON files: per cell, the median iteration (us), when each chain's last
 block finished (us after the rank's first block started, the latest over ranks), the spread of those ends,
-and the pace waits of the chains' first ranks (us per head block, at the SM clock given by --mhz).
+the block tail (the most any rank's last block ended after its median block), and the pace waits of the chains' first ranks (us per head block, at the SM clock given by --mhz).
 
 usage: scripts/ring_trace_summary.py [--mhz 1980] TRACE.json[.xz]...
 """
@@ -18,14 +18,17 @@ def summarize(path, mhz):
     with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
         run = json.load(f)
     print(f"== {path}")
-    print("  cell  median us   chain ends (us)                     spread   pace wait per head block (us)")
+    print("  cell  median us   chain ends (us)                     spread   block tail   pace wait per head block (us)")
     for cell in run["cells"]:
         steady = cell["us"][1:] or cell["us"]
         ends = {}
         pace = 0
         heads = 0
+        tail = 0.0
         for records in cell["records"]:
             start = min(r[ENTERED] for r in records)
+            finished = sorted((r[FINISHED] - start) / 1000.0 for r in records)
+            tail = max(tail, finished[-1] - finished[len(finished) // 2])
             for r in records:
                 chain = r[CHAIN]
                 ends[chain] = max(ends.get(chain, 0.0), (r[FINISHED] - start) / 1000.0)
@@ -35,7 +38,7 @@ def summarize(path, mhz):
         chains = [ends[c] for c in sorted(ends)]
         per_head = pace / max(1, heads) / mhz
         print(f"  {cell['cell']:4d}  {statistics.median(steady):9.1f}   " + " ".join(f"{e:7.0f}" for e in chains) +
-              f"   {max(chains) - min(chains):6.0f}   {per_head:8.1f}")
+              f"   {max(chains) - min(chains):6.0f}   {tail:10.0f}   {per_head:8.1f}")
 
 
 def main():

@@ -397,8 +397,9 @@ struct CollRingReduceArgs {
 /// How far, in rounds of its blocks, a ring reduce's chain may claim ahead of the least advanced other chain.
 constexpr int kCollRingPaceRounds = 4;
 
-/// Development hook (tools/tune/ring_trace.cu), off unless set: what each block of a ring reduction kernel
-/// (the reduce, and the reduce half of the ring reduce-scatter and all-reduce) did in its latest call on a GPU.
+/// Development hook (tools/tune/ring_trace.cu), off unless set: what each block of a ring kernel (the
+/// broadcast and the reduce, and the n-chain ones of the reduce-scatter and all-reduce) did in its latest call
+/// on a GPU; the broadcast's blocks leave the waits at 0.
 /// Times are the GPU's global timer (~1 us steps), waits thread 0's SM cycles.
 struct CollRingTraceRecord {
   unsigned int smid = 0;              ///< the SM the block ran on
@@ -412,8 +413,8 @@ struct CollRingTraceRecord {
   unsigned long long readyWait = 0;   ///< cycles waiting for the previous rank's ready flag
   unsigned long long paceWait = 0;    ///< cycles a chain's first rank waited for the other chains (keepPace)
 };
-/// Points the current GPU's ring reduction kernels at `records` (one per block of each launch; every launch
-/// overwrites them), or stops the tracing (nullptr). Not for concurrent use with the kernels running.
+/// Points the current GPU's ring kernels at `records` (one per block of each launch; every launch overwrites
+/// them), or stops the tracing (nullptr). Not for concurrent use with the kernels running.
 void setCollRingTrace(CollRingTraceRecord* records);
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
@@ -491,13 +492,14 @@ void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp 
 void preloadCollKernels(bool push, bool ll128);
 
 namespace detail {
-void preloadCollReduceKernels();      // coll_reduce.cu
-void preloadCollLlKernels();          // coll_ll.cu
-void preloadCollLl128Kernels();       // coll_ll128.cu
-void preloadCollP2pLlKernels();       // coll_p2p_ll.cu
-void preloadCollPushKernels();        // coll_push_reduce.cu
-void preloadCollRingKernels();        // coll_ring_broadcast.cu
-void preloadCollRingReduceKernels();  // coll_ring_reduce.cu
+void preloadCollReduceKernels();                               // coll_reduce.cu
+void preloadCollLlKernels();                                   // coll_ll.cu
+void preloadCollLl128Kernels();                                // coll_ll128.cu
+void preloadCollP2pLlKernels();                                // coll_p2p_ll.cu
+void preloadCollPushKernels();                                 // coll_push_reduce.cu
+void preloadCollRingKernels();                                 // coll_ring_broadcast.cu
+void setCollRingBroadcastTrace(CollRingTraceRecord* records);  // coll_ring_broadcast.cu, for setCollRingTrace
+void preloadCollRingReduceKernels();                           // coll_ring_reduce.cu
 }  // namespace detail
 
 }  // namespace peerlink::kernels

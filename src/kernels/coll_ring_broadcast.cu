@@ -61,13 +61,19 @@ int blocksFor(std::size_t bytes, int maxBlocks, std::size_t chunk) {
   return static_cast<int>(std::max<std::size_t>(1, std::min(cap, (bytes + chunk - 1) / chunk)));
 }
 
+// setCollRingTrace's records on this GPU (coll_ring_reduce.cu sets both kernels'), or null.
+__device__ CollRingTraceRecord* gCollRingBroadcastTrace = nullptr;
+
 // Work warps: round k waits (thread 0) for the predecessor's ready flag, then copies the chunk from this
 // rank's source into the next rank's output (and, on the root out of place, its own).
 __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const RingRounds& rounds,
-                           const CollRingChain& chain) {
+                           const CollRingChain& chain, CollRingTraceRecord* trace) {
   const int tid = static_cast<int>(threadIdx.x);
   const bool passes = chain.next >= 0;
-  for (std::size_t k = 0; rounds.exists(k); ++k) {
+  const bool tracing = trace != nullptr && tid == 0;
+  if (tracing) trace->startedNs = globalTimerNs();
+  std::size_t k = 0;
+  for (; rounds.exists(k); ++k) {
     const std::size_t first = chain.offset + rounds.first(k);
     const std::size_t bytes = rounds.size(k);
     if (tid == 0) {
@@ -90,12 +96,25 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
     }
     if (passes) arriveAtStage(shared, k);
   }
+  if (tracing) {
+    trace->chain = static_cast<int>(blockIdx.x / rounds.blocks);
+    trace->finishedNs = globalTimerNs();
+    trace->rounds = k;
+  }
 }
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
+  CollRingTraceRecord* trace = gCollRingBroadcastTrace;
+  if (trace != nullptr) {
+    trace += blockIdx.x;
+    if (threadIdx.x == 0) {
+      trace->smid = smId();
+      trace->enteredNs = globalTimerNs();
+    }
+  }
   runRing(args.sync, args.chain, args.chains, args.chunkBytes, false, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
-            copyRounds(args, shared, rounds, chain);
+            copyRounds(args, shared, rounds, chain, trace);
           });
 }
 
@@ -126,6 +145,10 @@ void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t 
 }
 
 namespace detail {
+
+void setCollRingBroadcastTrace(CollRingTraceRecord* records) {
+  PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollRingBroadcastTrace, &records, sizeof(records)));
+}
 
 void preloadCollRingKernels() {
   loadKernel(collRingBroadcastKernel, "collRingBroadcastKernel");

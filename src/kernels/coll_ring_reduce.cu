@@ -324,9 +324,7 @@ __global__ void __launch_bounds__(kRingThreads, 1)
   if (trace != nullptr) {
     trace += blockIdx.x;
     if (threadIdx.x == 0) {
-      unsigned int smid;
-      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-      trace->smid = smid;
+      trace->smid = smId();
       trace->enteredNs = globalTimerNs();
     }
   }
@@ -397,6 +395,7 @@ std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size
 
 void setCollRingTrace(CollRingTraceRecord* records) {
   PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollRingTrace, &records, sizeof(records)));
+  detail::setCollRingBroadcastTrace(records);
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

@@ -49,6 +49,13 @@ __device__ __forceinline__ uint64_t globalTimerNs() {
   return ns;
 }
 
+/// The SM this thread runs on.
+__device__ __forceinline__ unsigned int smId() {
+  unsigned int id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
 /// A point on the global timer after which a spin loop gives up.
 struct Deadline {
   uint64_t endNs;

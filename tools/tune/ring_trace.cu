@@ -1,14 +1,17 @@
 // Development tool, not a test: why the ring reduce-scatter's eager cells at 512 MiB settle into a fast or a
 // slow rate (round 51: cells at medians of 1125-1137 us or 1169-1235, each steady over 50 iterations). Runs
-// `cells` cells of eager reduce-scatters (or all-reduces, `op=all_reduce`: its reduce half is traced) on every GPU,
+// `cells` cells of eager reduce-scatters (or all-reduces, `op=all_reduce`: its reduce half is traced; or broadcasts
+// from rank 0, `op=broadcast`) on every GPU,
 // each `warmup` untimed iterations and `iterations` timed one by one (events on every rank's stream, the slowest rank's
 // time per iteration), with the ring kernels' trace on (setCollRingTrace): after each cell, what every block of every
 // rank did in the cell's last call (its SM, chain, start, first round, end, rounds and waits). Between cells,
 // optionally, a kernel of 1-4 idle blocks on every GPU (`perturb=1`: whether the hardware's block placement carries
 // state from kernel to kernel) or fresh buffers (`realloc=1`: whether the buffers' addresses matter). The text has a
-// line per cell and its chains' spans per rank; `json=FILE` keeps every record. Usage: peerlink_ring_trace [cells=12]
+// line per cell and, per rank, its chains' spans and when its blocks ended (the median and the last block);
+// `json=FILE` keeps every record. Usage: peerlink_ring_trace [cells=12]
 // [iterations=20] [warmup=5] [mib=512] [placement=out|in|alt]
-//                            [perturb=0|1] [realloc=0|1] [op=reduce_scatter|all_reduce] [json=FILE]
+//                            [perturb=0|1] [realloc=0|1] [op=reduce_scatter|all_reduce|broadcast]
+//                            [json=FILE]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,7 +54,7 @@ struct Options {
   std::string placement = "out";
   bool perturb = false;
   bool realloc = false;
-  bool allReduce = false;
+  Collective op = Collective::ReduceScatter;
   std::string json;
 };
 
@@ -77,8 +80,12 @@ Options parse(int argc, char** argv) {
       o.perturb = value == "1";
     } else if (key == "realloc") {
       o.realloc = value == "1";
-    } else if (key == "op" && (value == "reduce_scatter" || value == "all_reduce")) {
-      o.allReduce = value == "all_reduce";
+    } else if (key == "op" && value == "reduce_scatter") {
+      o.op = Collective::ReduceScatter;
+    } else if (key == "op" && value == "all_reduce") {
+      o.op = Collective::AllReduce;
+    } else if (key == "op" && value == "broadcast") {
+      o.op = Collective::Broadcast;
     } else if (key == "json") {
       o.json = value;
     } else {
@@ -134,7 +141,13 @@ std::string describeRank(const std::vector<CollRingTraceRecord>& records) {
     c.pace += static_cast<double>(r.paceWait);
     ++c.blocks;
   }
-  std::string text;
+  std::vector<unsigned long long> ends;
+  for (const auto& r : records) ends.push_back(r.finishedNs - entered);
+  std::sort(ends.begin(), ends.end());
+  std::string text =
+      ends.empty() ? std::string()
+                   : fmt::format(" blocks end {:.0f}/{:.0f}us", static_cast<double>(ends[ends.size() / 2]) / 1000.0,
+                                 static_cast<double>(ends.back()) / 1000.0);
   for (const auto& [index, c] : chains) {
     text += fmt::format(" c{}:{:.0f}us r{}-{} w{:.0f}/{:.0f}/{:.0f}/{:.0f}", index,
                         static_cast<double>(c.finished - entered) / 1000.0, c.minRounds, c.maxRounds,
@@ -164,11 +177,14 @@ int run(const Options& o) {
   Communicator comm(devices);
   const std::size_t bytes = o.mib << 20;
   const std::size_t recvCount = bytes / sizeof(float) / static_cast<std::size_t>(ranks);
-  const std::size_t allReduceCount = bytes / sizeof(float);
-  std::printf("%d GPUs, %s of %zu MiB per rank (f32 sum): %s\n", ranks, o.allReduce ? "all-reduce" : "reduce-scatter",
-              o.mib,
-              o.allReduce ? comm.describeChoice(Collective::AllReduce, bytes).c_str()
-                          : comm.describeChoice(Collective::ReduceScatter, recvCount * sizeof(float)).c_str());
+  const std::size_t wholeCount = bytes / sizeof(float);
+  const bool scatter = o.op == Collective::ReduceScatter;
+  // nccl-tests' bus bandwidth factors.
+  const double busFactor = o.op == Collective::Broadcast ? 1.0
+                           : scatter                     ? static_cast<double>(ranks - 1) / ranks
+                                                         : 2.0 * (ranks - 1) / ranks;
+  std::printf("%d GPUs, %s of %zu MiB per rank (f32 sum): %s\n", ranks, collectiveName(o.op), o.mib,
+              comm.describeChoice(o.op, scatter ? recvCount * sizeof(float) : bytes).c_str());
   std::vector<RankBuffers> buffers = allocate(devices, bytes);
   std::vector<Stream> streams;
   std::vector<DeviceBuffer> traces;
@@ -199,9 +215,13 @@ int run(const Options& o) {
     const auto issue = [&] {
       for (int rank = 0; rank < ranks; ++rank) {
         const auto* send = static_cast<const float*>(buffers[rank].send.data());
-        if (o.allReduce) {
-          void* out = inPlace ? buffers[rank].send.data() : buffers[rank].recv.data();
-          comm.allReduce(rank, send, out, allReduceCount, DataType::F32, ReduceOp::Sum, streams[rank].get());
+        void* out = inPlace ? buffers[rank].send.data() : buffers[rank].recv.data();
+        if (o.op == Collective::AllReduce) {
+          comm.allReduce(rank, send, out, wholeCount, DataType::F32, ReduceOp::Sum, streams[rank].get());
+          continue;
+        }
+        if (o.op == Collective::Broadcast) {
+          comm.broadcast(rank, send, out, wholeCount, DataType::F32, 0, streams[rank].get());
           continue;
         }
         float* recv = inPlace ? static_cast<float*>(buffers[rank].send.data()) + rank * recvCount
@@ -236,7 +256,7 @@ int run(const Options& o) {
     std::printf("cell %2d %-6s idle %d: median %.1f us (first %.1f, %.1f-%.1f), busbw %.1f GB/s\n", cell,
                 inPlace ? "in" : "out", idleBlocks, median(steady), us[0],
                 *std::min_element(steady.begin(), steady.end()), *std::max_element(steady.begin(), steady.end()),
-                static_cast<double>(bytes) * (ranks - 1) / ranks * (o.allReduce ? 2 : 1) / (median(steady) * 1e3));
+                static_cast<double>(bytes) * busFactor / (median(steady) * 1e3));
     if (json.is_open()) {
       json << (cell ? "," : "")
            << fmt::format("{{\"cell\":{},\"in_place\":{},\"idle_blocks\":{},\"us\":[", cell, inPlace ? "true" : "false",
