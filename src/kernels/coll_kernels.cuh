@@ -398,10 +398,11 @@ struct CollRingReduceArgs {
 constexpr int kCollRingPaceRounds = 4;
 
 /// Development hook (tools/tune/ring_trace.cu), off unless set: what each block of a ring kernel (the
-/// broadcast and the reduce, and the n-chain ones of the reduce-scatter and all-reduce) did in its latest call
-/// on a GPU; the broadcast's blocks leave the waits at 0.
+/// broadcast and the reduce, and the n-chain ones of the reduce-scatter and all-reduce) or of the direct-read
+/// reduction kernel (coll_reduce.cu: two-shot, reduce-scatter) did in its latest call on a GPU; the broadcast's
+/// and the direct-read kernel's blocks leave the rounds and waits at 0.
 /// Times are the GPU's global timer (~1 us steps), waits thread 0's SM cycles.
-struct CollRingTraceRecord {
+struct CollTraceRecord {
   unsigned int smid = 0;              ///< the SM the block ran on
   int chain = -1;                     ///< the block's chain (the rank it reduces towards in n-chain kernels)
   unsigned long long enteredNs = 0;   ///< the block's start
@@ -413,9 +414,9 @@ struct CollRingTraceRecord {
   unsigned long long readyWait = 0;   ///< cycles waiting for the previous rank's ready flag
   unsigned long long paceWait = 0;    ///< cycles a chain's first rank waited for the other chains (keepPace)
 };
-/// Points the current GPU's ring kernels at `records` (one per block of each launch; every launch overwrites
+/// Points the current GPU's traced kernels at `records` (one per block of each launch; every launch overwrites
 /// them), or stops the tracing (nullptr). Not for concurrent use with the kernels running.
-void setCollRingTrace(CollRingTraceRecord* records);
+void setCollTrace(CollTraceRecord* records);
 
 /// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
 /// Whether `bytes` cut in rounds of `chunkBytes` per block over `blocks` blocks leaves fewer rounds per block
@@ -492,14 +493,15 @@ void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp 
 void preloadCollKernels(bool push, bool ll128);
 
 namespace detail {
-void preloadCollReduceKernels();                               // coll_reduce.cu
-void preloadCollLlKernels();                                   // coll_ll.cu
-void preloadCollLl128Kernels();                                // coll_ll128.cu
-void preloadCollP2pLlKernels();                                // coll_p2p_ll.cu
-void preloadCollPushKernels();                                 // coll_push_reduce.cu
-void preloadCollRingKernels();                                 // coll_ring_broadcast.cu
-void setCollRingBroadcastTrace(CollRingTraceRecord* records);  // coll_ring_broadcast.cu, for setCollRingTrace
-void preloadCollRingReduceKernels();                           // coll_ring_reduce.cu
+void preloadCollReduceKernels();                           // coll_reduce.cu
+void preloadCollLlKernels();                               // coll_ll.cu
+void preloadCollLl128Kernels();                            // coll_ll128.cu
+void preloadCollP2pLlKernels();                            // coll_p2p_ll.cu
+void preloadCollPushKernels();                             // coll_push_reduce.cu
+void preloadCollRingKernels();                             // coll_ring_broadcast.cu
+void setCollRingBroadcastTrace(CollTraceRecord* records);  // coll_ring_broadcast.cu, for setCollTrace
+void setCollReduceTrace(CollTraceRecord* records);         // coll_reduce.cu, for setCollTrace
+void preloadCollRingReduceKernels();                       // coll_ring_reduce.cu
 }  // namespace detail
 
 }  // namespace peerlink::kernels

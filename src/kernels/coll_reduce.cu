@@ -100,12 +100,27 @@ __device__ __forceinline__ void reduceRange(const CollReduceArgs& args) {
   reduceElements<Type, Op>(args, args.begin + packs * kElems, args.end);
 }
 
+// setCollTrace's records on this GPU (coll_ring_reduce.cu sets every traced kernel's), or null.
+__device__ CollTraceRecord* gCollReduceTrace = nullptr;
+
 template <int Type, int Op>
 __global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __grid_constant__ CollReduceArgs args) {
   __shared__ KernelNumbers numbers;
+  CollTraceRecord* trace = gCollReduceTrace;
+  if (trace != nullptr) trace += blockIdx.x;
+  if (trace != nullptr && threadIdx.x == 0) {
+    trace->smid = smId();
+    trace->chain = 0;
+    trace->enteredNs = globalTimerNs();
+  }
   readNumbers(args.sync, &numbers);
   if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
+    if (trace != nullptr && threadIdx.x == 0) trace->startedNs = globalTimerNs();
     reduceRange<Type, Op>(args);
+    if (trace != nullptr) {
+      __syncthreads();  // the block's last loads and stores issued: its work done
+      if (threadIdx.x == 0) trace->finishedNs = globalTimerNs();
+    }
     blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
   }
   finishKernel(args.sync, numbers);
@@ -129,6 +144,10 @@ void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int 
 }
 
 namespace detail {
+
+void setCollReduceTrace(CollTraceRecord* records) {
+  PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollReduceTrace, &records, sizeof(records)));
+}
 
 void preloadCollReduceKernels() {
   forEachTypeOp([](auto typeConstant, auto opConstant) {

@@ -61,13 +61,13 @@ int blocksFor(std::size_t bytes, int maxBlocks, std::size_t chunk) {
   return static_cast<int>(std::max<std::size_t>(1, std::min(cap, (bytes + chunk - 1) / chunk)));
 }
 
-// setCollRingTrace's records on this GPU (coll_ring_reduce.cu sets both kernels'), or null.
-__device__ CollRingTraceRecord* gCollRingBroadcastTrace = nullptr;
+// setCollTrace's records on this GPU (coll_ring_reduce.cu sets both kernels'), or null.
+__device__ CollTraceRecord* gCollRingBroadcastTrace = nullptr;
 
 // Work warps: round k waits (thread 0) for the predecessor's ready flag, then copies the chunk from this
 // rank's source into the next rank's output (and, on the root out of place, its own).
 __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const RingRounds& rounds,
-                           const CollRingChain& chain, CollRingTraceRecord* trace) {
+                           const CollRingChain& chain, CollTraceRecord* trace) {
   const int tid = static_cast<int>(threadIdx.x);
   const bool passes = chain.next >= 0;
   const bool tracing = trace != nullptr && tid == 0;
@@ -104,7 +104,7 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
 }
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
-  CollRingTraceRecord* trace = gCollRingBroadcastTrace;
+  CollTraceRecord* trace = gCollRingBroadcastTrace;
   if (trace != nullptr) {
     trace += blockIdx.x;
     if (threadIdx.x == 0) {
@@ -146,7 +146,7 @@ void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t 
 
 namespace detail {
 
-void setCollRingBroadcastTrace(CollRingTraceRecord* records) {
+void setCollRingBroadcastTrace(CollTraceRecord* records) {
   PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollRingBroadcastTrace, &records, sizeof(records)));
 }
 

@@ -60,8 +60,8 @@ constexpr int kMaxBlocks = 128;
 // 64 x 16 KiB against 1495 on 32 x 64 KiB (PEERLINK_COLL_RING_REDUCE_BLOCKS tunes it).
 constexpr int kSingleChainBlocks = 32;
 
-// setCollRingTrace's records on this GPU, or null (the kernels' only cost then: one load and untaken branches).
-__device__ CollRingTraceRecord* gCollRingTrace = nullptr;
+// setCollTrace's records on this GPU, or null (the kernels' only cost then: one load and untaken branches).
+__device__ CollTraceRecord* gCollTrace = nullptr;
 
 // Thread 0's cycles spent in `wait` are added to `*sink` when tracing (sink not null).
 template <typename Wait>
@@ -220,7 +220,7 @@ __device__ bool keepPace(const CollRingReduceArgs& args, RingShared& shared, int
 // passes on as its last round.
 template <int Type, int Op>
 __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared, const RingRounds& rounds,
-                              const CollRingChain& chain, CollRingTraceRecord* trace) {
+                              const CollRingChain& chain, CollTraceRecord* trace) {
   const CollSyncArgs& s = args.sync;
   const int tid = static_cast<int>(threadIdx.x);
   const bool root = chain.next < 0;
@@ -320,7 +320,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  CollRingTraceRecord* trace = gCollRingTrace;
+  CollTraceRecord* trace = gCollTrace;
   if (trace != nullptr) {
     trace += blockIdx.x;
     if (threadIdx.x == 0) {
@@ -393,9 +393,10 @@ std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size
   return collRingReduceChainChunkBytes(bytes, 1, grid, singleChainChunk(bytes, grid, maxChunk));
 }
 
-void setCollRingTrace(CollRingTraceRecord* records) {
-  PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollRingTrace, &records, sizeof(records)));
+void setCollTrace(CollTraceRecord* records) {
+  PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollTrace, &records, sizeof(records)));
   detail::setCollRingBroadcastTrace(records);
+  detail::setCollReduceTrace(records);
 }
 
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

@@ -1,6 +1,6 @@
 // The ring reduce-scatter's and all-reduce's chains keeping pace (PEERLINK_COLL_RING_PACE; colldev::keepPace in
 // kernels/coll_ring_reduce.cu): results against the host's with pacing on and off, and the pace's waits seen
-// through the ring kernels' trace (kernels::setCollRingTrace).
+// through the ring kernels' trace (kernels::setCollTrace).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,16 +21,16 @@ class RingTrace {
  public:
   explicit RingTrace(const Communicator& comm) : comm_(comm) {
     for (int r = 0; r < comm.size(); ++r) {
-      buffers_.emplace_back(comm.device(r), kTraceRecords * sizeof(kernels::CollRingTraceRecord));
+      buffers_.emplace_back(comm.device(r), kTraceRecords * sizeof(kernels::CollTraceRecord));
       DeviceGuard guard(comm.device(r));
       PEERLINK_CUDA_CHECK(cudaMemset(buffers_.back().data(), 0, buffers_.back().size()));
-      kernels::setCollRingTrace(static_cast<kernels::CollRingTraceRecord*>(buffers_.back().data()));
+      kernels::setCollTrace(static_cast<kernels::CollTraceRecord*>(buffers_.back().data()));
     }
   }
   ~RingTrace() {
     for (int r = 0; r < comm_.size(); ++r) {
       DeviceGuard guard(comm_.device(r));
-      kernels::setCollRingTrace(nullptr);
+      kernels::setCollTrace(nullptr);
     }
   }
   RingTrace(const RingTrace&) = delete;
@@ -38,7 +38,7 @@ class RingTrace {
 
   // Cycles every block of rank r spent waiting on the pace in the latest ring reduce kernel.
   unsigned long long paceWait(int r) const {
-    std::vector<kernels::CollRingTraceRecord> records(kTraceRecords);
+    std::vector<kernels::CollTraceRecord> records(kTraceRecords);
     PEERLINK_CUDA_CHECK(cudaMemcpy(records.data(), buffers_[static_cast<std::size_t>(r)].data(),
                                    records.size() * sizeof(records[0]), cudaMemcpyDeviceToHost));
     unsigned long long total = 0;

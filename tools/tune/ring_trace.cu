@@ -3,7 +3,8 @@
 // `cells` cells of eager reduce-scatters (or all-reduces, `op=all_reduce`: its reduce half is traced; or broadcasts
 // from rank 0, `op=broadcast`) on every GPU,
 // each `warmup` untimed iterations and `iterations` timed one by one (events on every rank's stream, the slowest rank's
-// time per iteration), with the ring kernels' trace on (setCollRingTrace): after each cell, what every block of every
+// time per iteration), with the kernels' trace on (setCollTrace: the ring kernels, and the direct-read reduction
+// kernel, e.g. the two-shot all-reduce of op=all_reduce mib=16): after each cell, what every block of every
 // rank did in the cell's last call (its SM, chain, start, first round, end, rounds and waits). Between cells,
 // optionally, a kernel of 1-4 idle blocks on every GPU (`perturb=1`: whether the hardware's block placement carries
 // state from kernel to kernel) or fresh buffers (`realloc=1`: whether the buffers' addresses matter). The text has a
@@ -31,7 +32,7 @@
 namespace peerlink {
 namespace {
 
-using kernels::CollRingTraceRecord;
+using kernels::CollTraceRecord;
 
 // Up to this many records per GPU (the ring kernels' grids are at most 128 blocks).
 constexpr int kMaxRecords = 256;
@@ -121,7 +122,7 @@ double median(std::vector<double> v) {
 
 // Per rank: each chain's span from the rank's first block entering to the chain's last block finishing (us),
 // its rounds per block (min-max) and thread 0's mean waits per block (kilocycles: stage, free, ready, pace).
-std::string describeRank(const std::vector<CollRingTraceRecord>& records) {
+std::string describeRank(const std::vector<CollTraceRecord>& records) {
   unsigned long long entered = ~0ull;
   for (const auto& r : records) entered = std::min(entered, r.enteredNs);
   struct Chain {
@@ -157,7 +158,7 @@ std::string describeRank(const std::vector<CollRingTraceRecord>& records) {
   return text;
 }
 
-void writeRecords(std::ofstream& out, const std::vector<CollRingTraceRecord>& records) {
+void writeRecords(std::ofstream& out, const std::vector<CollTraceRecord>& records) {
   out << "[";
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
@@ -190,9 +191,9 @@ int run(const Options& o) {
   std::vector<DeviceBuffer> traces;
   for (int rank = 0; rank < ranks; ++rank) {
     streams.emplace_back(devices[rank]);
-    traces.emplace_back(devices[rank], kMaxRecords * sizeof(CollRingTraceRecord));
+    traces.emplace_back(devices[rank], kMaxRecords * sizeof(CollTraceRecord));
     DeviceGuard guard(devices[rank]);
-    kernels::setCollRingTrace(static_cast<CollRingTraceRecord*>(traces.back().data()));
+    kernels::setCollTrace(static_cast<CollTraceRecord*>(traces.back().data()));
   }
   std::ofstream json;
   if (!o.json.empty()) {
@@ -208,7 +209,7 @@ int run(const Options& o) {
     }
     for (int rank = 0; rank < ranks; ++rank) {
       DeviceGuard guard(devices[rank]);
-      PEERLINK_CUDA_CHECK(cudaMemset(traces[rank].data(), 0, kMaxRecords * sizeof(CollRingTraceRecord)));
+      PEERLINK_CUDA_CHECK(cudaMemset(traces[rank].data(), 0, kMaxRecords * sizeof(CollTraceRecord)));
       if (idleBlocks > 0) idleKernel<<<idleBlocks, 32, 0, streams[rank].get()>>>(20000);
       PEERLINK_CUDA_CHECK(cudaGetLastError());
     }
@@ -265,11 +266,11 @@ int run(const Options& o) {
       json << "],\"records\":[";
     }
     for (int rank = 0; rank < ranks; ++rank) {
-      std::vector<CollRingTraceRecord> records(kMaxRecords);
+      std::vector<CollTraceRecord> records(kMaxRecords);
       PEERLINK_CUDA_CHECK(
           cudaMemcpy(records.data(), traces[rank].data(), records.size() * sizeof(records[0]), cudaMemcpyDeviceToHost));
       records.erase(
-          std::remove_if(records.begin(), records.end(), [](const CollRingTraceRecord& r) { return r.enteredNs == 0; }),
+          std::remove_if(records.begin(), records.end(), [](const CollTraceRecord& r) { return r.enteredNs == 0; }),
           records.end());
       std::printf("  rank %d (%zu blocks):%s\n", rank, records.size(), describeRank(records).c_str());
       if (json.is_open()) {
@@ -283,7 +284,7 @@ int run(const Options& o) {
   if (json.is_open()) json << "]}\n";
   for (int rank = 0; rank < ranks; ++rank) {
     DeviceGuard guard(devices[rank]);
-    kernels::setCollRingTrace(nullptr);
+    kernels::setCollTrace(nullptr);
   }
   return 0;
 }
