@@ -61,7 +61,7 @@ int blocksFor(std::size_t bytes, int maxBlocks, std::size_t chunk) {
   return static_cast<int>(std::max<std::size_t>(1, std::min(cap, (bytes + chunk - 1) / chunk)));
 }
 
-// setCollTrace's records on this GPU (coll_ring_reduce.cu sets both kernels'), or null.
+// setCollTrace's records on this GPU (coll_ring_reduce.cu sets every traced kernel's), or null.
 __device__ CollTraceRecord* gCollRingBroadcastTrace = nullptr;
 
 // Work warps: round k waits (thread 0) for the predecessor's ready flag, then copies the chunk from this
