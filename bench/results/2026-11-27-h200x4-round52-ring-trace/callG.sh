@@ -9,7 +9,7 @@ echo "$gpu"
 t pace 60 dist/tests/gpu_test_coll_ring_pace
 t errors 120 dist/tests/gpu_test_coll_errors
 t correct 330 dist/tests/gpu_test_communicator \
-  --gtest_filter='*AUTO*:*ONESHOT*:*TWOSHOT*:*RING*:CommunicatorSplitTwoShot.*:CommunicatorTwoShotReduce.*:CommunicatorRing.*:EveryCollective/CommunicatorLarge.*'
+  --gtest_filter='*AUTO*:*ONESHOT*:*TWOSHOT*:*RING*:CommunicatorSplitTwoShot.*:CommunicatorTwoShotReduce.*:CommunicatorRing.*:EveryCollective/CommunicatorLarge.*-*CE_RING*'
 save
 t graph 150 dist/tests/gpu_test_coll_graph
 save
