@@ -164,6 +164,18 @@ __device__ __forceinline__ bool awaitPeer(const CollSyncArgs& s, const KernelNum
   return false;
 }
 
+/// This block's record of a traced kernel (setCollTrace), `records` + its index, with its SM and start stamped
+/// by thread 0; null while tracing is off.
+__device__ __forceinline__ CollTraceRecord* startTrace(CollTraceRecord* records) {
+  if (records == nullptr) return nullptr;
+  CollTraceRecord* record = records + blockIdx.x;
+  if (threadIdx.x == 0) {
+    record->smid = smId();
+    record->enteredNs = globalTimerNs();
+  }
+  return record;
+}
+
 /// Block b of this rank meets block b of every peer of the call (every rank, or the send/recv set's
 /// peers): thread p < nranks signals peer p, then waits for peer p's signal. Every thread of the block
 /// calls it; returns false (failure recorded) when a peer did not come in time.

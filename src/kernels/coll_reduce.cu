@@ -106,13 +106,8 @@ __device__ CollTraceRecord* gCollReduceTrace = nullptr;
 template <int Type, int Op>
 __global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __grid_constant__ CollReduceArgs args) {
   __shared__ KernelNumbers numbers;
-  CollTraceRecord* trace = gCollReduceTrace;
-  if (trace != nullptr) trace += blockIdx.x;
-  if (trace != nullptr && threadIdx.x == 0) {
-    trace->smid = smId();
-    trace->chain = 0;
-    trace->enteredNs = globalTimerNs();
-  }
+  CollTraceRecord* trace = startTrace(gCollReduceTrace);
+  if (trace != nullptr && threadIdx.x == 0) trace->chain = 0;
   readNumbers(args.sync, &numbers);
   if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
     if (trace != nullptr && threadIdx.x == 0) trace->startedNs = globalTimerNs();

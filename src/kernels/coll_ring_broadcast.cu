@@ -104,14 +104,7 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
 }
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
-  CollTraceRecord* trace = gCollRingBroadcastTrace;
-  if (trace != nullptr) {
-    trace += blockIdx.x;
-    if (threadIdx.x == 0) {
-      trace->smid = smId();
-      trace->enteredNs = globalTimerNs();
-    }
-  }
+  CollTraceRecord* trace = startTrace(gCollRingBroadcastTrace);
   runRing(args.sync, args.chain, args.chains, args.chunkBytes, false, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             copyRounds(args, shared, rounds, chain, trace);

@@ -320,14 +320,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  CollTraceRecord* trace = gCollTrace;
-  if (trace != nullptr) {
-    trace += blockIdx.x;
-    if (threadIdx.x == 0) {
-      trace->smid = smId();
-      trace->enteredNs = globalTimerNs();
-    }
-  }
+  CollTraceRecord* trace = startTrace(gCollTrace);
   runRing(args.sync, args.chain, args.chains, args.chunkBytes, true, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             combineRounds<Type, Op>(args, shared, rounds, chain, trace);

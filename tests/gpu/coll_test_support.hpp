@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -234,8 +235,10 @@ inline std::string checkOutputs(const Communicator& comm, const CollCase& c, con
   return "";
 }
 
-/// Runs one case on every rank and checks it; "" when every output matches the host reference.
-inline std::string runCase(Communicator& comm, const CollCase& c) {
+/// Runs one case on every rank and checks it; "" when every output matches the host reference. `beforeCalls`,
+/// if given, runs on the ranks' streams once the buffers are ready, before the calls (e.g. to hold a rank back).
+inline std::string runCase(Communicator& comm, const CollCase& c,
+                           const std::function<void(const std::vector<Stream>&)>& beforeCalls = nullptr) {
   const int n = comm.size();
   std::vector<coll::Bytes> inputs;
   for (int r = 0; r < n; ++r) {
@@ -246,6 +249,7 @@ inline std::string runCase(Communicator& comm, const CollCase& c) {
       coll::hostReduceReference(c.collective, c.type, c.op, n, c.count, c.root, inputs);
   const std::vector<RankCase> ranks = prepareCase(comm, c, inputs);
   const std::vector<Stream> streams = rankStreams(comm);
+  if (beforeCalls) beforeCalls(streams);
   const bool group = c.collective == Collective::SendRecv;
   if (group) comm.groupStart();
   for (int i = 0; i < n; ++i) {

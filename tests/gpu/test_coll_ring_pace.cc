@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,30 +52,14 @@ class RingTrace {
   std::vector<DeviceBuffer> buffers_;
 };
 
-// One call of `c` on every rank with rank `late`'s stream (-1: none) held by a 50 ms host sleep first;
-// "" when every output matches the host's reference.
-std::string runWithLateRank(Communicator& comm, const CollCase& c, int late) {
-  const int n = comm.size();
-  std::vector<coll::Bytes> inputs;
-  for (int r = 0; r < n; ++r) {
-    const std::size_t elements = coll::sendElementsOf(c.collective, n, c.count, r, c.root);
-    inputs.push_back(randomElements(c.type, c.op, elements, c.seed * 1000003u + static_cast<std::uint64_t>(r)));
-  }
-  const std::vector<coll::Bytes> expected =
-      coll::hostReduceReference(c.collective, c.type, c.op, n, c.count, c.root, inputs);
-  const std::vector<RankCase> ranks = prepareCase(comm, c, inputs);
-  const std::vector<Stream> streams = rankStreams(comm);
-  if (late >= 0) {
+// Holds rank `late`'s stream (-1: none) with a 50 ms host sleep before the calls.
+std::function<void(const std::vector<Stream>&)> lateRank(int late) {
+  return [late](const std::vector<Stream>& streams) {
+    if (late < 0) return;
     PEERLINK_CUDA_CHECK(cudaLaunchHostFunc(
         streams[static_cast<std::size_t>(late)].get(),
         [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }, nullptr));
-  }
-  for (int r = 0; r < n; ++r) {
-    callRank(comm, c, r, ranks[static_cast<std::size_t>(r)], streams[static_cast<std::size_t>(r)].get());
-  }
-  const std::string unfinished = finishAll(comm, streams);
-  if (!unfinished.empty()) return c.describe() + ": " + unfinished;
-  return checkOutputs(comm, c, ranks, expected);
+  };
 }
 
 // In 1 KiB chunks a chain of 1 MiB has 1025 chunks, far past the pace's slack (kCollRingPaceRounds rounds of
@@ -106,7 +91,7 @@ TEST(CommunicatorRing, ChainsKeepingPaceReduceCorrectly) {
           c.seed = static_cast<std::uint64_t>(late + 2) * 10 + (inPlace ? 1 : 0);
           const RingTrace trace(comm);
           const std::string what = c.describe() + ", pace " + pace + ", late rank " + std::to_string(late);
-          EXPECT_EQ(runWithLateRank(comm, c, late), "") << what;
+          EXPECT_EQ(runCase(comm, c, lateRank(late)), "") << what;
           unsigned long long waited = 0;
           for (int r = 0; r < n; ++r) waited += trace.paceWait(r);
           if (pace[0] == '0') {
