@@ -1,18 +1,20 @@
-// Development tool, not a test: why the ring reduce-scatter's eager cells at 512 MiB settle into a fast or a
-// slow rate (round 51: cells at medians of 1125-1137 us or 1169-1235, each steady over 50 iterations). Runs
-// `cells` cells of eager reduce-scatters (or all-reduces, `op=all_reduce`: its reduce half is traced; or broadcasts
-// from rank 0, `op=broadcast`) on every GPU,
-// each `warmup` untimed iterations and `iterations` timed one by one (events on every rank's stream, the slowest rank's
-// time per iteration), with the kernels' trace on (setCollTrace: the ring kernels, and the direct-read reduction
-// kernel, e.g. the two-shot all-reduce of op=all_reduce mib=16): after each cell, what every block of every
-// rank did in the cell's last call (its SM, chain, start, first round, end, rounds and waits). Between cells,
-// optionally, a kernel of 1-4 idle blocks on every GPU (`perturb=1`: whether the hardware's block placement carries
-// state from kernel to kernel) or fresh buffers (`realloc=1`: whether the buffers' addresses matter). The text has a
-// line per cell and, per rank, its chains' spans and when its blocks ended (the median and the last block);
-// `json=FILE` keeps every record. Usage: peerlink_ring_trace [cells=12]
-// [iterations=20] [warmup=5] [mib=512] [placement=out|in|alt]
-//                            [perturb=0|1] [realloc=0|1] [op=reduce_scatter|all_reduce|broadcast]
-//                            [json=FILE]
+// Development tool, not a test: what each block of the traced collective kernels did (setCollTrace: the ring
+// kernels and the direct-read reduction kernel). Written to find why the ring reduce-scatter's eager cells at
+// 512 MiB settled into a fast or a slow rate (round 51; round 52: its chains' imbalance).
+//
+// Runs `cells` cells of eager reduce-scatters (`op=reduce_scatter`), all-reduces (`op=all_reduce`: at 512 MiB
+// the ring's reduce half is traced, at 8-32 MiB the two-shot kernel) or broadcasts from rank 0
+// (`op=broadcast`) of `mib` MiB per rank on every GPU: each cell `warmup` untimed iterations, then `iterations`
+// timed one by one (events on every rank's stream; the slowest rank's time per iteration). After each cell,
+// what every block of every rank did in the cell's last call: its SM, chain, start, first round, end, rounds
+// and waits. Between cells, optionally, a kernel of 1-4 idle blocks on every GPU (`perturb=1`: whether the
+// hardware's block placement carries over from kernel to kernel) or fresh buffers (`realloc=1`: whether the
+// buffers' addresses matter); `placement=in` or `alt` runs in place or alternates. The text has a line per
+// cell and, per rank, when its blocks ended (the median and the last) and its chains' spans; `json=FILE`
+// keeps every record (scripts/ring_trace_summary.py summarizes such files).
+//
+// Usage: peerlink_ring_trace [cells=12] [iterations=20] [warmup=5] [mib=512] [placement=out|in|alt]
+//                            [perturb=0|1] [realloc=0|1] [op=reduce_scatter|all_reduce|broadcast] [json=FILE]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,11 +22,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/cuda_check.hpp"
 #include "kernels/coll_kernels.cuh"
+#include "kernels/device_status.cuh"
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -34,16 +38,13 @@ namespace {
 
 using kernels::CollTraceRecord;
 
-// Up to this many records per GPU (the ring kernels' grids are at most 128 blocks).
-constexpr int kMaxRecords = 256;
+// A record per block of any grid.
+constexpr int kMaxRecords = kernels::kCollMaxBlocks;
 
+// Spins for `ns` nanoseconds (perturb=1's idle blocks).
 __global__ void idleKernel(unsigned long long ns) {
-  unsigned long long start;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  for (;;) {
-    unsigned long long now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (now - start >= ns) break;
+  const uint64_t start = kernels::globalTimerNs();
+  while (kernels::globalTimerNs() - start < ns) {
   }
 }
 
@@ -67,14 +68,21 @@ Options parse(int argc, char** argv) {
     if (eq == std::string::npos) throw Error(ErrorCode::InvalidUsage, "expected key=value, got " + arg);
     const std::string key = arg.substr(0, eq);
     const std::string value = arg.substr(eq + 1);
+    const auto number = [&](auto parse) {
+      try {
+        return parse(value);
+      } catch (const std::logic_error&) {
+        throw Error(ErrorCode::InvalidUsage, "not a number: " + arg);
+      }
+    };
     if (key == "cells") {
-      o.cells = std::stoi(value);
+      o.cells = number([](const std::string& v) { return std::stoi(v); });
     } else if (key == "iterations") {
-      o.iterations = std::stoi(value);
+      o.iterations = number([](const std::string& v) { return std::stoi(v); });
     } else if (key == "warmup") {
-      o.warmup = std::stoi(value);
+      o.warmup = number([](const std::string& v) { return std::stoi(v); });
     } else if (key == "mib") {
-      o.mib = std::stoul(value);
+      o.mib = number([](const std::string& v) { return std::stoul(v); });
     } else if (key == "placement" && (value == "out" || value == "in" || value == "alt")) {
       o.placement = value;
     } else if (key == "perturb") {
