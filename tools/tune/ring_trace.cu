@@ -141,7 +141,7 @@ std::string describeRank(const std::vector<CollTraceRecord>& records) {
   std::map<int, Chain> chains;
   for (const auto& r : records) {
     Chain& c = chains[r.chain];
-    c.finished = std::max(c.finished, r.finishedNs);
+    c.finished = std::max(c.finished, std::max(r.finishedNs, entered));
     c.minRounds = std::min(c.minRounds, r.rounds);
     c.maxRounds = std::max(c.maxRounds, r.rounds);
     c.stage += static_cast<double>(r.stageWait);
@@ -151,7 +151,9 @@ std::string describeRank(const std::vector<CollTraceRecord>& records) {
     ++c.blocks;
   }
   std::vector<unsigned long long> ends;
-  for (const auto& r : records) ends.push_back(r.finishedNs - entered);
+  for (const auto& r : records) {
+    if (r.finishedNs >= entered) ends.push_back(r.finishedNs - entered);  // 0: the block never finished its work
+  }
   std::sort(ends.begin(), ends.end());
   std::string text =
       ends.empty() ? std::string()
