@@ -58,14 +58,50 @@ __device__ __forceinline__ bool packAligned(const CollReduceArgs& args) {
   return bits % 16 == 0;
 }
 
+// One unit of packs for this thread: packs p, p + blockDim.x, ... (kUnroll of them, those < packs), every
+// load issued before any reduction.
 template <int Type, int Op>
-__device__ __forceinline__ void reduceRange(const CollReduceArgs& args) {
+__device__ __forceinline__ void reduceUnit(const CollReduceArgs& args, const uint4* const* src, std::size_t packs,
+                                           std::size_t p) {
+  using S = typename Elem<Type>::S;
+  const int nranks = args.sync.nranks;
+  const std::size_t threads = blockDim.x;
+  uint4 v[kUnroll][kCollMaxRanks];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::size_t at = p + u * threads;
+#pragma unroll
+    for (int j = 0; j < kCollMaxRanks; ++j) {
+      if (j < nranks && at < packs) v[u][j] = src[j][at];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::size_t at = p + u * threads;
+    if (at >= packs) continue;
+    const uint4 out = reducePack<Type, Op>(v[u], nranks);
+#pragma unroll
+    for (int k = 0; k < kCollMaxRanks; ++k) {
+      if (k < args.ndst) reinterpret_cast<uint4*>(static_cast<S*>(args.dst[k]) + args.begin)[at] = out;
+    }
+  }
+}
+
+// With CollReduceArgs::claim, a block's units after its first (unit b) are claimed from this rank's counter
+// as it goes, thread 0 claiming the next while the block works on the current (the claim's round trip hidden
+// behind the unit's loads); `next` is two shared slots, used by turns, so one __syncthreads a unit suffices.
+// Why: with every block given the same units, at 16 MiB on 4x H100 each rank's blocks finished between 14-28 us
+// and 77-83 us (round 52 call F): they run at very different speeds.
+// Returns the units this block ran (for the trace).
+template <int Type, int Op>
+__device__ __forceinline__ unsigned int reduceRange(const CollReduceArgs& args, const KernelNumbers& numbers,
+                                                    unsigned long long* next) {
   using S = typename Elem<Type>::S;
   constexpr std::size_t kElems = 16 / sizeof(S);
-  if (args.end <= args.begin) return;
+  if (args.end <= args.begin) return 0;
   if (!packAligned<Type>(args)) {
     reduceElements<Type, Op>(args, args.begin, args.end);
-    return;
+    return 0;
   }
   const int nranks = args.sync.nranks;
   const std::size_t packs = (args.end - args.begin) / kElems;
@@ -74,30 +110,27 @@ __device__ __forceinline__ void reduceRange(const CollReduceArgs& args) {
   for (int j = 0; j < kCollMaxRanks; ++j) {
     src[j] = j < nranks ? reinterpret_cast<const uint4*>(static_cast<const S*>(args.src[j]) + args.begin) : nullptr;
   }
-  const std::size_t threads = blockDim.x;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * threads * kUnroll;
-  for (std::size_t p = static_cast<std::size_t>(blockIdx.x) * threads * kUnroll + threadIdx.x; p < packs; p += stride) {
-    uint4 v[kUnroll][kCollMaxRanks];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::size_t at = p + u * threads;
-#pragma unroll
-      for (int j = 0; j < kCollMaxRanks; ++j) {
-        if (j < nranks && at < packs) v[u][j] = src[j][at];
-      }
+  const std::size_t unitPacks = static_cast<std::size_t>(blockDim.x) * kUnroll;
+  const std::size_t units = (packs + unitPacks - 1) / unitPacks;
+  unsigned int ran = 0;
+  if (!args.claim) {
+    for (std::size_t unit = blockIdx.x; unit < units; unit += gridDim.x, ++ran) {
+      reduceUnit<Type, Op>(args, src, packs, unit * unitPacks + threadIdx.x);
     }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::size_t at = p + u * threads;
-      if (at >= packs) continue;
-      const uint4 out = reducePack<Type, Op>(v[u], nranks);
-#pragma unroll
-      for (int k = 0; k < kCollMaxRanks; ++k) {
-        if (k < args.ndst) reinterpret_cast<uint4*>(static_cast<S*>(args.dst[k]) + args.begin)[at] = out;
-      }
+  } else {
+    unsigned long long* counter = flagSlot(args.sync.flags[args.sync.rank], kPhaseRingClaim, kCollReduceClaimSlot, 0);
+    std::size_t unit = blockIdx.x;
+    for (int turn = 0; unit < units; turn ^= 1, ++ran) {
+      unsigned long long claimed = 0;
+      if (threadIdx.x == 0) claimed = claimNext(counter, numbers.seq);
+      reduceUnit<Type, Op>(args, src, packs, unit * unitPacks + threadIdx.x);
+      if (threadIdx.x == 0) next[turn] = gridDim.x + claimed;
+      __syncthreads();
+      unit = static_cast<std::size_t>(next[turn]);
     }
   }
   reduceElements<Type, Op>(args, args.begin + packs * kElems, args.end);
+  return ran;
 }
 
 // setCollTrace's records on this GPU (coll_ring_reduce.cu sets every traced kernel's), or null.
@@ -106,15 +139,19 @@ __device__ CollTraceRecord* gCollReduceTrace = nullptr;
 template <int Type, int Op>
 __global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __grid_constant__ CollReduceArgs args) {
   __shared__ KernelNumbers numbers;
+  __shared__ unsigned long long nextUnit[2];
   CollTraceRecord* trace = startTrace(gCollReduceTrace);
   if (trace != nullptr && threadIdx.x == 0) trace->chain = 0;
   readNumbers(args.sync, &numbers);
   if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
     if (trace != nullptr && threadIdx.x == 0) trace->startedNs = globalTimerNs();
-    reduceRange<Type, Op>(args);
+    const unsigned int units = reduceRange<Type, Op>(args, numbers, nextUnit);
     if (trace != nullptr) {
       __syncthreads();  // the block's last loads and stores issued: its work done
-      if (threadIdx.x == 0) trace->finishedNs = globalTimerNs();
+      if (threadIdx.x == 0) {
+        trace->finishedNs = globalTimerNs();
+        trace->rounds = units;
+      }
     }
     blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
   }

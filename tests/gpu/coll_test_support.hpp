@@ -9,12 +9,14 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coll/collective_counts.hpp"
@@ -260,6 +262,16 @@ inline std::string runCase(Communicator& comm, const CollCase& c,
   const std::string unfinished = finishAll(comm, streams);
   if (!unfinished.empty()) return c.describe() + ": " + unfinished;
   return checkOutputs(comm, c, ranks, expected);
+}
+
+/// A runCase hook: holds rank `late`'s stream (-1: none) with a 50 ms host sleep before the calls.
+inline std::function<void(const std::vector<Stream>&)> lateRank(int late) {
+  return [late](const std::vector<Stream>& streams) {
+    if (late < 0) return;
+    PEERLINK_CUDA_CHECK(cudaLaunchHostFunc(
+        streams[static_cast<std::size_t>(late)].get(),
+        [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }, nullptr));
+  };
 }
 
 /// Captures `body` (which calls the collective for every rank on streams[r]) into one graph over all ranks:

@@ -3,63 +3,20 @@
 // through the ring kernels' trace (kernels::setCollTrace).
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "coll_test_support.hpp"
-#include "kernels/coll_kernels.cuh"
+#include "coll_trace_guard.hpp"
 
 namespace peerlink::testing {
 namespace {
 
-constexpr std::size_t kTraceRecords = 256;  // more than a ring kernel's grid
-
-// Every GPU's ring trace on for the guard's life, its records read back by `records`.
-class RingTrace {
- public:
-  explicit RingTrace(const Communicator& comm) : comm_(comm) {
-    for (int r = 0; r < comm.size(); ++r) {
-      buffers_.emplace_back(comm.device(r), kTraceRecords * sizeof(kernels::CollTraceRecord));
-      DeviceGuard guard(comm.device(r));
-      PEERLINK_CUDA_CHECK(cudaMemset(buffers_.back().data(), 0, buffers_.back().size()));
-      kernels::setCollTrace(static_cast<kernels::CollTraceRecord*>(buffers_.back().data()));
-    }
-  }
-  ~RingTrace() {
-    for (int r = 0; r < comm_.size(); ++r) {
-      DeviceGuard guard(comm_.device(r));
-      kernels::setCollTrace(nullptr);
-    }
-  }
-  RingTrace(const RingTrace&) = delete;
-  RingTrace& operator=(const RingTrace&) = delete;
-
-  // Cycles every block of rank r spent waiting on the pace in the latest ring reduce kernel.
-  unsigned long long paceWait(int r) const {
-    std::vector<kernels::CollTraceRecord> records(kTraceRecords);
-    PEERLINK_CUDA_CHECK(cudaMemcpy(records.data(), buffers_[static_cast<std::size_t>(r)].data(),
-                                   records.size() * sizeof(records[0]), cudaMemcpyDeviceToHost));
-    unsigned long long total = 0;
-    for (const auto& record : records) total += record.paceWait;
-    return total;
-  }
-
- private:
-  const Communicator& comm_;
-  std::vector<DeviceBuffer> buffers_;
-};
-
-// Holds rank `late`'s stream (-1: none) with a 50 ms host sleep before the calls.
-std::function<void(const std::vector<Stream>&)> lateRank(int late) {
-  return [late](const std::vector<Stream>& streams) {
-    if (late < 0) return;
-    PEERLINK_CUDA_CHECK(cudaLaunchHostFunc(
-        streams[static_cast<std::size_t>(late)].get(),
-        [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }, nullptr));
-  };
+// Cycles every block of rank r spent waiting on the pace in the latest ring reduce kernel.
+unsigned long long paceWait(const CollTraceGuard& trace, int r) {
+  unsigned long long total = 0;
+  for (const auto& record : trace.records(r)) total += record.paceWait;
+  return total;
 }
 
 // In 1 KiB chunks a chain of 1 MiB has 1025 chunks, far past the pace's slack (kCollRingPaceRounds rounds of
@@ -89,11 +46,11 @@ TEST(CommunicatorRing, ChainsKeepingPaceReduceCorrectly) {
         for (const int late : {-1, n > 1 ? 1 : -1}) {
           c.inPlace = inPlace;
           c.seed = static_cast<std::uint64_t>(late + 2) * 10 + (inPlace ? 1 : 0);
-          const RingTrace trace(comm);
+          const CollTraceGuard trace(comm);
           const std::string what = c.describe() + ", pace " + pace + ", late rank " + std::to_string(late);
           EXPECT_EQ(runCase(comm, c, lateRank(late)), "") << what;
           unsigned long long waited = 0;
-          for (int r = 0; r < n; ++r) waited += trace.paceWait(r);
+          for (int r = 0; r < n; ++r) waited += paceWait(trace, r);
           if (pace[0] == '0') {
             EXPECT_EQ(waited, 0u) << what << ": pacing off, yet a block waited on it";
           } else if (late >= 0 && n >= 3) {
