@@ -237,8 +237,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        {},
        0,
        0,
-       "The direct-read reduction kernel's blocks (two-shot all-reduce and reduce, one-shot beyond the LL size, "
-       "reduce-scatter below the ring) claim their units of work after the first as they go, so faster blocks "
+       "The direct-read reduction kernel's warps (two-shot all-reduce and reduce, one-shot beyond the LL size, "
+       "reduce-scatter below the ring) claim their 4 KiB units of work after the first as they go, so faster warps "
        "take more; 0: each block strides over a fixed share. For measuring what claiming is worth."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,

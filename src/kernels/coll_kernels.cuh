@@ -269,9 +269,9 @@ struct CollReduceArgs {
   const void* src[kCollMaxRanks] = {};
   void* dst[kCollMaxRanks] = {};
   int ndst = 0;
-  /// The blocks claim their units of work after their first (colldev::claimNext, the counter at
-  /// [kPhaseRingClaim][kCollReduceClaimSlot][0] of this rank's flags) instead of striding over them: faster
-  /// blocks take more (PEERLINK_COLL_REDUCE_CLAIM; coll_reduce.cu says why).
+  /// The warps claim their units of work after their first (colldev::claimNext, the counter at
+  /// [kPhaseRingClaim][kCollReduceClaimSlot][0] of this rank's flags) instead of the blocks striding over
+  /// fixed shares: faster warps take more (PEERLINK_COLL_REDUCE_CLAIM; coll_reduce.cu says why).
   bool claim = false;
   unsigned char unused[3] = {};
   std::size_t begin = 0;  ///< elements
@@ -416,7 +416,7 @@ struct CollTraceRecord {
   unsigned long long enteredNs = 0;   ///< the block's start
   unsigned long long startedNs = 0;   ///< its first round (after the start wait)
   unsigned long long finishedNs = 0;  ///< after its last round
-  unsigned long long rounds = 0;      ///< its rounds, the end marker's included
+  unsigned long long rounds = 0;      ///< its rounds, the end marker's included (direct-read: packs reduced)
   unsigned long long stageWait = 0;   ///< cycles waiting for its own signal warp to have released a slot's round
   unsigned long long freeWait = 0;    ///< cycles waiting for the next rank to free a slot
   unsigned long long readyWait = 0;   ///< cycles waiting for the previous rank's ready flag

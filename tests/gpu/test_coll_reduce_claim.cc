@@ -1,9 +1,9 @@
-// The direct-read reduction kernel's blocks claiming their units of work (PEERLINK_COLL_REDUCE_CLAIM;
+// The direct-read reduction kernel's warps claiming their units of work (PEERLINK_COLL_REDUCE_CLAIM;
 // reduceRange in kernels/coll_reduce.cu) against striding over fixed shares: every kernel that runs it -- the
 // two-shot all-reduce, fused and split, the two-shot reduce, the one-shot direct all-reduce and the
 // reduce-scatter -- gives the host reference's results either way, with a rank starting late, and through the
-// kernel's trace (kernels::setCollTrace) each rank's blocks ran exactly as many units claiming as striding: none
-// skipped, none run twice (a unit run twice stores the same results, so only the count shows it).
+// kernel's trace (kernels::setCollTrace) each rank's blocks reduced exactly as many 16-byte packs claiming as
+// striding: none skipped, none run twice (a unit run twice stores the same results, so only the count shows it).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -22,16 +22,16 @@ struct ClaimCase {
   const char* kernel;  // the kernel describeChoice must name
 };
 
-// Units this rank's blocks ran in the latest traced launch.
-unsigned long long unitsRun(const CollTraceGuard& trace, int r) {
+// Packs this rank's blocks reduced in the latest traced launch.
+unsigned long long packsRun(const CollTraceGuard& trace, int r) {
   unsigned long long total = 0;
   for (const auto& record : trace.records(r)) total += record.rounds;
   return total;
 }
 
-// On 8 blocks (PEERLINK_COLL_MAX_BLOCKS) each block has many 16 KiB units, so claiming decides who runs most
-// of them. Counts leave a tail past the last whole pack (element by element) and, for the split two-shot
-// (from 64 MiB), a shard that is not a whole number of units.
+// On 8 blocks (PEERLINK_COLL_MAX_BLOCKS) each warp has many units, so claiming decides who runs most of them. Counts
+// leave a tail past the last whole pack (element by element) and, for the split two-shot (from 64 MiB), a shard that is
+// not a whole number of units.
 TEST(CommunicatorReduceClaim, ClaimedUnitsRunOnceAndReduceCorrectly) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
@@ -64,21 +64,21 @@ TEST(CommunicatorReduceClaim, ClaimedUnitsRunOnceAndReduceCorrectly) {
         const std::string what = c.describe() + ", claim " + claim + ", late rank " + std::to_string(late);
         EXPECT_EQ(runCase(comm, c, lateRank(late)), "") << what;
         for (int r = 0; r < n; ++r) {
-          const unsigned long long units = unitsRun(trace, r);
+          const unsigned long long packs = packsRun(trace, r);
           if (claim[0] == '0') {
-            if (late < 0) strided.push_back(units);
-            EXPECT_EQ(units, strided[static_cast<std::size_t>(r)]) << what << ", rank " << r;
+            if (late < 0) strided.push_back(packs);
+            EXPECT_EQ(packs, strided[static_cast<std::size_t>(r)]) << what << ", rank " << r;
           } else {
-            EXPECT_EQ(units, strided[static_cast<std::size_t>(r)])
-                << what << ", rank " << r << ": claiming ran a different number of units than striding";
+            EXPECT_EQ(packs, strided[static_cast<std::size_t>(r)])
+                << what << ", rank " << r << ": claiming reduced a different number of packs than striding";
           }
         }
       }
       std::printf("[claim] %s, PEERLINK_COLL_REDUCE_CLAIM=%s: %s\n", c.describe().c_str(), claim, choice.c_str());
     }
-    // The reduce's root and ranks without a shard run nothing; someone must have run units.
+    // The reduce's root and ranks without a shard run nothing; someone must have reduced packs.
     unsigned long long total = 0;
-    for (const unsigned long long units : strided) total += units;
+    for (const unsigned long long packs : strided) total += packs;
     EXPECT_GT(total, 0u) << collectiveName(k.collective) << " " << k.kernel;
   }
 }
