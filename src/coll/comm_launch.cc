@@ -131,7 +131,6 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
     CollReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.sync.peersStore = storesIntoPeers(call.collective, choice);
-    args.claim = state.reduceClaim;
     std::size_t workBytes = bytes;
     if (choice.kernel == Kernel::ReduceScatter) {
       const std::size_t segment = bytes * static_cast<std::size_t>(r);  // count is the per-rank recvCount

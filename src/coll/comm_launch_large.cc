@@ -34,7 +34,6 @@ void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set
     CollReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.sync.peersStore = false;  // it only loads from the peers
-    args.claim = state.reduceClaim;
     for (int p = 0; p < n; ++p) args.src[p] = table.send[p];
     args.begin = shard.begin;
     args.end = shard.begin + shard.count;

@@ -108,7 +108,6 @@ struct CommState {
   int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own
   bool ringNeighborStart = true;   ///< PEERLINK_COLL_RING_NEIGHBOR_START: ring kernels meet the next rank only
   bool ringPace = true;            ///< PEERLINK_COLL_RING_PACE: a ring reduce's chains keep pace with each other
-  bool reduceClaim = true;         ///< PEERLINK_COLL_REDUCE_CLAIM: direct-read reduction blocks claim their work
   bool overlapLaunches = false;    ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks

@@ -231,15 +231,6 @@ const std::vector<ParamSpec>& paramRegistry() {
        "at most four rounds of chunks beyond the chain least far along, so no chain finishes early and leaves "
        "the links it shared half used for the others' rest. 0: each chain runs at the pace it gets. For "
        "measuring what keeping pace is worth."},
-      {"PEERLINK_COLL_REDUCE_CLAIM",
-       ParamType::Bool,
-       "1",
-       {},
-       0,
-       0,
-       "The direct-read reduction kernel's warps (two-shot all-reduce and reduce, one-shot beyond the LL size, "
-       "reduce-scatter below the ring) claim their 4 KiB units of work after the first as they go, so faster warps "
-       "take more; 0: each block strides over a fixed share. For measuring what claiming is worth."},
       {"PEERLINK_COLL_PDL",
        ParamType::Bool,
        "1",

@@ -164,21 +164,6 @@ __device__ __forceinline__ bool awaitPeer(const CollSyncArgs& s, const KernelNum
   return false;
 }
 
-/// Thread 0 of a block: the next index of a claim counter `word` in this rank's memory for the kernel numbered
-/// `seq` (0, 1, 2, ... across the kernel's claims, in claim order). The counter holds the kernel's tag
-/// (collClaimTag) above the next index (kCollClaimIndexBits of it): the first claim of a kernel finds an
-/// earlier kernel's tag and replaces it, so nothing has to reset the counter, not even after a kernel that timed
-/// out. A kernel claims fewer than 2^kCollClaimIndexBits times.
-__device__ __forceinline__ unsigned long long claimNext(unsigned long long* word, unsigned long long seq) {
-  constexpr unsigned long long kIndexMask = (1ull << kCollClaimIndexBits) - 1;
-  const unsigned long long tag = collClaimTag(seq);
-  for (;;) {
-    const unsigned long long seen = *static_cast<volatile unsigned long long*>(word);
-    if ((seen >> kCollClaimIndexBits) == tag) return atomicAdd(word, 1ull) & kIndexMask;  // the tag stays this call's
-    if (atomicCAS(word, seen, (tag << kCollClaimIndexBits) | 1ull) == seen) return 0;     // the kernel's first claim
-  }
-}
-
 /// This block's record of a traced kernel (setCollTrace), `records` + its index, with its SM and start stamped
 /// by thread 0; null while tracing is off.
 __device__ __forceinline__ CollTraceRecord* startTrace(CollTraceRecord* records) {

@@ -84,15 +84,14 @@ constexpr unsigned long long collRingStageReleased(unsigned long long call) {
   return (call << kCollRoundBits) | ((1ull << kCollRoundBits) - 1);
 }
 
-/// A claim counter (colldev::claimNext: the ring reduce's at a chain's first rank, the direct-read reduction's
-/// at each rank): the kernel's tag (its sequence number's low 40 bits) above the next index to claim in the low
-/// kCollClaimIndexBits.
-constexpr int kCollClaimIndexBits = 24;
+/// The ring reduce's claim counter (colldev::claimChunk, at a chain's first rank): the call's tag (its sequence
+/// number's low 40 bits) above the next chunk to claim in the low kCollRingClaimIndexBits.
+constexpr int kCollRingClaimIndexBits = 24;
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
-constexpr unsigned long long collClaimTag(unsigned long long seq) {
-  return seq & ((1ull << (64 - kCollClaimIndexBits)) - 1);
+constexpr unsigned long long collRingClaimTag(unsigned long long seq) {
+  return seq & ((1ull << (64 - kCollRingClaimIndexBits)) - 1);
 }
 
 /// How many of its `chunks` a chain has claimed in the call tagged `tag`, from its counter word `seen`: none
@@ -102,8 +101,8 @@ constexpr unsigned long long collClaimTag(unsigned long long seq) {
 __host__ __device__
 #endif
 constexpr unsigned long long collRingClaimed(unsigned long long seen, unsigned long long tag, unsigned long long chunks) {
-  const unsigned long long seenTag = seen >> kCollClaimIndexBits;
-  const unsigned long long index = seen & ((1ull << kCollClaimIndexBits) - 1);
+  const unsigned long long seenTag = seen >> kCollRingClaimIndexBits;
+  const unsigned long long index = seen & ((1ull << kCollRingClaimIndexBits) - 1);
   return seenTag == tag ? (index < chunks ? index : chunks) : (seenTag < tag ? 0 : chunks);
 }
 
@@ -143,12 +142,9 @@ enum CollPhase : int {
   /// Not flags. Ring reduce, [block][slot]: the chunk the previous rank stored into this rank's stage slot
   /// (or kCollRingEnd), written before that round's ready flag.
   kPhaseRingChunk = 8,
-  /// Not flags. Claim counters (colldev::claimNext): the ring reduce's at a chain's first rank, [chain][0]; the
-  /// direct-read reduction's, [kCollReduceClaimSlot][0].
+  /// Not flags. Ring reduce, at a chain's first rank, [chain][0]: the call's tag and the next chunk to claim.
   kPhaseRingClaim = 9,
 };
-/// The direct-read reduction's claim counter's place in kPhaseRingClaim, past the ring reduce's chains'.
-constexpr int kCollReduceClaimSlot = kCollMaxRanks;
 /// Bits of CollRankSync::ringStage that hold the grid (at most kCollMaxBlocks).
 constexpr int kCollRingStageGridBits = 9;
 static_assert(kCollMaxBlocks < (1 << kCollRingStageGridBits), "a grid fits its bits");
@@ -269,11 +265,7 @@ struct CollReduceArgs {
   const void* src[kCollMaxRanks] = {};
   void* dst[kCollMaxRanks] = {};
   int ndst = 0;
-  /// The warps claim their units of work after their first (colldev::claimNext, the counter at
-  /// [kPhaseRingClaim][kCollReduceClaimSlot][0] of this rank's flags) instead of the blocks striding over
-  /// fixed shares: faster warps take more (PEERLINK_COLL_REDUCE_CLAIM; coll_reduce.cu says why).
-  bool claim = false;
-  unsigned char unused[3] = {};
+  int unused = 0;
   std::size_t begin = 0;  ///< elements
   std::size_t end = 0;
 };
@@ -416,7 +408,7 @@ struct CollTraceRecord {
   unsigned long long enteredNs = 0;   ///< the block's start
   unsigned long long startedNs = 0;   ///< its first round (after the start wait)
   unsigned long long finishedNs = 0;  ///< after its last round
-  unsigned long long rounds = 0;      ///< its rounds, the end marker's included (direct-read: packs reduced)
+  unsigned long long rounds = 0;      ///< its rounds, the end marker's included
   unsigned long long stageWait = 0;   ///< cycles waiting for its own signal warp to have released a slot's round
   unsigned long long freeWait = 0;    ///< cycles waiting for the next rank to free a slot
   unsigned long long readyWait = 0;   ///< cycles waiting for the previous rank's ready flag

@@ -58,85 +58,14 @@ __device__ __forceinline__ bool packAligned(const CollReduceArgs& args) {
   return bits % 16 == 0;
 }
 
-// One unit of packs for this thread: packs p, p + stride, ... (kUnroll of them, those < packs), every load
-// issued before any reduction; `afterLoads()` runs between (a claim's round trip hidden behind the loads').
-template <int Type, int Op, typename AfterLoads>
-__device__ __forceinline__ void reduceUnit(const CollReduceArgs& args, const uint4* const* src, std::size_t packs,
-                                           std::size_t p, std::size_t stride, AfterLoads&& afterLoads) {
-  using S = typename Elem<Type>::S;
-  const int nranks = args.sync.nranks;
-  uint4 v[kUnroll][kCollMaxRanks];
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const std::size_t at = p + u * stride;
-#pragma unroll
-    for (int j = 0; j < kCollMaxRanks; ++j) {
-      if (j < nranks && at < packs) v[u][j] = src[j][at];
-    }
-  }
-  afterLoads();
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const std::size_t at = p + u * stride;
-    if (at >= packs) continue;
-    const uint4 out = reducePack<Type, Op>(v[u], nranks);
-#pragma unroll
-    for (int k = 0; k < kCollMaxRanks; ++k) {
-      if (k < args.ndst) reinterpret_cast<uint4*>(static_cast<S*>(args.dst[k]) + args.begin)[at] = out;
-    }
-  }
-}
-
-// With CollReduceArgs::claim each warp runs units of kWarpUnitPacks packs: its first by its place in the
-// grid, the rest claimed from this rank's counter as it goes, so faster warps take more. Lane 0 claims the
-// next unit while the warp's loads of the current one are in flight, and the warp learns it by a shuffle:
-// no block-wide sync. Why: with every block given the same units, at 16 MiB on 4x H100 each rank's blocks
-// finished between 14-28 us and 77-83 us (round 52 call F). Claiming per block instead, with a __syncthreads a
-// unit, made 8-32 MiB 2-3% slower (round 53 call A).
-constexpr std::size_t kWarpUnitBatches = 4;  // of 32 * kUnroll packs: 4 KiB of each rank's input
-constexpr std::size_t kWarpUnitPacks = kWarpUnitBatches * 32 * kUnroll;
-
 template <int Type, int Op>
-__device__ __forceinline__ unsigned int reduceClaimingWarps(const CollReduceArgs& args, const KernelNumbers& numbers,
-                                                            const uint4* const* src, std::size_t packs) {
-  const unsigned int lane = threadIdx.x % 32;
-  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * (blockDim.x / 32);
-  const std::size_t units = (packs + kWarpUnitPacks - 1) / kWarpUnitPacks;
-  unsigned long long* counter = flagSlot(args.sync.flags[args.sync.rank], kPhaseRingClaim, kCollReduceClaimSlot, 0);
-  unsigned long long tagged = 0;  // lane 0, after the warp's first claim: the counter holds this kernel's tag
-  unsigned int ran = 0;
-  for (std::size_t unit = static_cast<std::size_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; unit < units;) {
-    if (lane == 0) ran += static_cast<unsigned int>(min(kWarpUnitPacks, packs - unit * kWarpUnitPacks));
-    unsigned long long claimed = 0;
-    const auto claim = [&] {
-      if (lane != 0) return;
-      claimed =
-          tagged ? atomicAdd(counter, 1ull) & ((1ull << kCollClaimIndexBits) - 1) : claimNext(counter, numbers.seq);
-      tagged = 1;
-    };
-    for (std::size_t b = 0; b < kWarpUnitBatches; ++b) {
-      const std::size_t p = unit * kWarpUnitPacks + b * 32 * kUnroll + lane;
-      if (b == 0) {
-        reduceUnit<Type, Op>(args, src, packs, p, 32, claim);
-      } else {
-        reduceUnit<Type, Op>(args, src, packs, p, 32, [] {});
-      }
-    }
-    unit = warps + __shfl_sync(0xffffffffu, claimed, 0);
-  }
-  return ran;
-}
-
-// Returns the packs this thread's block (thread 0) or, claiming, its warp (lane 0) reduced, for the trace; 0
-// from the other threads.
-template <int Type, int Op>
-__device__ __forceinline__ unsigned int reduceRange(const CollReduceArgs& args, const KernelNumbers& numbers) {
+__device__ __forceinline__ void reduceRange(const CollReduceArgs& args) {
   using S = typename Elem<Type>::S;
   constexpr std::size_t kElems = 16 / sizeof(S);
-  if (args.end <= args.begin) return 0;
+  if (args.end <= args.begin) return;
   if (!packAligned<Type>(args)) {
     reduceElements<Type, Op>(args, args.begin, args.end);
-    return 0;
+    return;
   }
   const int nranks = args.sync.nranks;
   const std::size_t packs = (args.end - args.begin) / kElems;
@@ -145,19 +74,30 @@ __device__ __forceinline__ unsigned int reduceRange(const CollReduceArgs& args, 
   for (int j = 0; j < kCollMaxRanks; ++j) {
     src[j] = j < nranks ? reinterpret_cast<const uint4*>(static_cast<const S*>(args.src[j]) + args.begin) : nullptr;
   }
-  unsigned int ran = 0;
-  if (args.claim) {
-    ran = reduceClaimingWarps<Type, Op>(args, numbers, src, packs);
-  } else {
-    const std::size_t unitPacks = static_cast<std::size_t>(blockDim.x) * kUnroll;
-    const std::size_t units = (packs + unitPacks - 1) / unitPacks;
-    for (std::size_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
-      reduceUnit<Type, Op>(args, src, packs, unit * unitPacks + threadIdx.x, blockDim.x, [] {});
-      if (threadIdx.x == 0) ran += static_cast<unsigned int>(min(unitPacks, packs - unit * unitPacks));
+  const std::size_t threads = blockDim.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * threads * kUnroll;
+  for (std::size_t p = static_cast<std::size_t>(blockIdx.x) * threads * kUnroll + threadIdx.x; p < packs; p += stride) {
+    uint4 v[kUnroll][kCollMaxRanks];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t at = p + u * threads;
+#pragma unroll
+      for (int j = 0; j < kCollMaxRanks; ++j) {
+        if (j < nranks && at < packs) v[u][j] = src[j][at];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t at = p + u * threads;
+      if (at >= packs) continue;
+      const uint4 out = reducePack<Type, Op>(v[u], nranks);
+#pragma unroll
+      for (int k = 0; k < kCollMaxRanks; ++k) {
+        if (k < args.ndst) reinterpret_cast<uint4*>(static_cast<S*>(args.dst[k]) + args.begin)[at] = out;
+      }
     }
   }
   reduceElements<Type, Op>(args, args.begin + packs * kElems, args.end);
-  return ran;
 }
 
 // setCollTrace's records on this GPU (coll_ring_reduce.cu sets every traced kernel's), or null.
@@ -171,12 +111,10 @@ __global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __gr
   readNumbers(args.sync, &numbers);
   if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
     if (trace != nullptr && threadIdx.x == 0) trace->startedNs = globalTimerNs();
-    const unsigned int packsRun = reduceRange<Type, Op>(args, numbers);
+    reduceRange<Type, Op>(args);
     if (trace != nullptr) {
-      if (threadIdx.x == 0) trace->rounds = 0;
       __syncthreads();  // the block's last loads and stores issued: its work done
       if (threadIdx.x == 0) trace->finishedNs = globalTimerNs();
-      if (packsRun != 0) atomicAdd(&trace->rounds, static_cast<unsigned long long>(packsRun));
     }
     blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
   }

@@ -144,11 +144,26 @@ __device__ void combineChunk(unsigned char* dst, const unsigned char* partial, c
 
 // Thread 0 of a chain's first position: the next chunk of the chain for this block, or kCollRingEnd; blocks
 // that go faster take more chunks (on 4xH200 a ring's blocks ran up to 1.4x apart over a whole call, the same
-// blocks slow at every position of the chain: session 9, round 38). The counter is in this rank's flag area at
-// [kPhaseRingClaim][chain][0]; chunks < 2^20, and 256 blocks claim at most 2^20 + 256 times (claimNext's bound).
+// blocks slow at every position of the chain: session 9, round 38). The counter, in this rank's flag area at
+// [kPhaseRingClaim][chain][0], holds the call it counts for in its high bits (the call's sequence number, 40
+// bits) and the next chunk in its low 24 (chunks < 2^20 and 256 blocks claim at most 2^20 + 256 times): the
+// first claim of a call finds an earlier call's tag and replaces it, so nothing has to reset the counter,
+// not even after a call that timed out.
 __device__ __forceinline__ unsigned long long claimChunk(const CollSyncArgs& s, const KernelNumbers& numbers, int chain,
                                                          std::size_t chunks) {
-  const unsigned long long index = claimNext(flagSlot(s.flags[s.rank], kPhaseRingClaim, chain, 0), numbers.seq);
+  constexpr int kIndexBits = kCollRingClaimIndexBits;
+  constexpr unsigned long long kIndexMask = (1ull << kIndexBits) - 1;
+  const unsigned long long tag = collRingClaimTag(numbers.seq);
+  unsigned long long* word = flagSlot(s.flags[s.rank], kPhaseRingClaim, chain, 0);
+  unsigned long long index = 0;
+  for (;;) {
+    const unsigned long long seen = *static_cast<volatile unsigned long long*>(word);
+    if ((seen >> kIndexBits) == tag) {
+      index = atomicAdd(word, 1ull) & kIndexMask;  // the tag cannot change back within this call
+      break;
+    }
+    if (atomicCAS(word, seen, (tag << kIndexBits) | 1ull) == seen) break;  // first of the call: chunk 0
+  }
   return index < chunks ? index : kCollRingEnd;
 }
 
@@ -166,7 +181,7 @@ __device__ bool keepPace(const CollRingReduceArgs& args, RingShared& shared, int
                          unsigned long long slack, unsigned long long& limit) {
   if (index < limit) return true;
   const CollSyncArgs& s = args.sync;
-  const unsigned long long tag = collClaimTag(shared.numbers.seq);
+  const unsigned long long tag = collRingClaimTag(shared.numbers.seq);
   unsigned long long claimed[kCollMaxRanks];
   unsigned long long chunks[kCollMaxRanks];
   int heads[kCollMaxRanks];

@@ -13,19 +13,19 @@ namespace peerlink::kernels {
 namespace {
 
 unsigned long long counterWord(unsigned long long seq, unsigned long long next) {
-  return (collClaimTag(seq) << kCollClaimIndexBits) | next;
+  return (collRingClaimTag(seq) << kCollRingClaimIndexBits) | next;
 }
 
 TEST(CollRingPace, AClaimCounterReadsAsTheChunksClaimedInThisCall) {
   const unsigned long long seq = 77;
-  const unsigned long long tag = collClaimTag(seq);
+  const unsigned long long tag = collRingClaimTag(seq);
   EXPECT_EQ(collRingClaimed(counterWord(seq, 0), tag, 4096), 0u);
   EXPECT_EQ(collRingClaimed(counterWord(seq, 130), tag, 4096), 130u);
   EXPECT_EQ(collRingClaimed(counterWord(seq, 4096 + 31), tag, 4096), 4096u) << "end claims count no further";
   EXPECT_EQ(collRingClaimed(counterWord(seq - 1, 4000), tag, 4096), 0u) << "an earlier call: not started";
   EXPECT_EQ(collRingClaimed(0, tag, 4096), 0u) << "a counter never used";
   EXPECT_EQ(collRingClaimed(counterWord(seq + 1, 3), tag, 4096), 4096u) << "a later call: this one is done";
-  EXPECT_EQ(collClaimTag(seq + (1ull << 40)), tag) << "the tag keeps the sequence number's low 40 bits";
+  EXPECT_EQ(collRingClaimTag(seq + (1ull << 40)), tag) << "the tag keeps the sequence number's low 40 bits";
 }
 
 TEST(CollRingPace, TheBoundIsSlackBeyondTheLeastAdvancedUnfinishedChain) {
