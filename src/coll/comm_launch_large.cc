@@ -1,11 +1,8 @@
 // Launchers of the large-message kernels (comm_launch_large.hpp).
 #include "coll/comm_launch_large.hpp"
 
-#include <algorithm>
 #include <cstdint>
-#include <vector>
 
-#include "coll/broadcast_chains.hpp"
 #include "coll/comm_launch.hpp"
 #include "coll/comm_launch_support.hpp"
 
@@ -115,48 +112,26 @@ kernels::CollRingChain chainAt(int r, int start, int n, std::size_t offset, std:
   return chain;
 }
 
-// Rank r's part of a broadcast chain visiting `order` (broadcastChainOrder) over bytes [offset, offset + bytes).
-kernels::CollRingChain chainAlong(int r, const std::vector<int>& order, std::size_t offset, std::size_t bytes) {
-  kernels::CollRingChain chain;
-  chain.offset = offset;
-  chain.bytes = bytes;
-  chain.outOffset = offset;
-  const auto at = static_cast<std::size_t>(std::find(order.begin(), order.end(), r) - order.begin());
-  if (at > 0) chain.prev = order[at - 1];
-  if (at + 1 < order.size()) chain.next = order[at + 1];
-  chain.head = order.front();
-  return chain;
-}
-
 }  // namespace
 
-// Ring broadcast: broadcastChainCount chains from the root side by side (coll/broadcast_chains.hpp), chain j
-// carrying segment j of the message (partitionRange's, in 16-byte units) on slice j of the grid; along each,
-// a rank takes each chunk from the chain's previous rank and passes it to the next (plan:
-// buildBroadcastRing).
+// Ring broadcast: position i = (rank - root) mod n takes each chunk from position i - 1 and passes it to
+// position i + 1 (plan: buildBroadcastRing).
 void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const int root = first.root;
-  const std::size_t size = dataTypeSize(first.type);
-  const std::size_t bytes = first.count * size;
+  const std::size_t bytes = first.count * dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const int grid = kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes);
-  const int chains = std::min(broadcastChainCount(n, state.broadcastChains), grid);  // a block per chain at least
-  const int blocks = grid / chains * chains;                                            // an equal slice per chain
+  const int blocks = kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes);
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.chains = chains;
-    for (int j = 0; j < chains; ++j) {
-      const ElementRange segment = shardOf(first, chains, j);
-      args.chain[j] = chainAlong(r, broadcastChainOrder(n, root, j), segment.begin * size, segment.count * size);
-    }
+    args.chain[0] = chainAt(r, root, n, 0, bytes);
     args.chunkBytes = kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes);
     args.neighborStart = state.ringNeighborStart;
     args.src = r == root ? table.send[root] : table.recv[r];
-    for (int p = 0; p < n; ++p) args.out[p] = table.recv[p];
+    args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
     kernels::launchCollRingBroadcast(args, blocks, call.stream, launchOf(state, r, capturing));
   });
@@ -311,7 +286,7 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.src = table.recv[r];
-    for (int p = 0; p < n; ++p) args.out[p] = table.recv[p];
+    args.nextDst = table.recv[(r + 1) % n];
     args.chains = n;
     for (int j = 0; j < n; ++j) {
       const ElementRange segment = shardOf(call, n, j);

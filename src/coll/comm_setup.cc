@@ -144,7 +144,6 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.ringReduceBlocks = static_cast<int>(params.getInt("PEERLINK_COLL_RING_REDUCE_BLOCKS"));
   state.ringNeighborStart = params.getBool("PEERLINK_COLL_RING_NEIGHBOR_START");
   state.ringPace = params.getBool("PEERLINK_COLL_RING_PACE");
-  state.broadcastChains = static_cast<int>(params.getInt("PEERLINK_COLL_BROADCAST_CHAINS"));
   checkDevices(devices, shareGpus);
   state.params = params;
   state.devices = devices;

@@ -107,7 +107,6 @@ struct CommState {
   std::size_t ringChunkBytes = 0;  ///< PEERLINK_COLL_RING_CHUNK: the rings' largest chunk, 0 each kernel's own
   int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own
   bool ringNeighborStart = true;   ///< PEERLINK_COLL_RING_NEIGHBOR_START: ring kernels meet the next rank only
-  int broadcastChains = 0;         ///< PEERLINK_COLL_BROADCAST_CHAINS: the ring broadcast's chains, 0 n - 1
   bool ringPace = true;            ///< PEERLINK_COLL_RING_PACE: a ring reduce's chains keep pace with each other
   bool overlapLaunches = false;    ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
 

@@ -210,16 +210,6 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Thread blocks of the ring reduce's chain (reduce from 16 MiB), within PEERLINK_COLL_MAX_BLOCKS; 0: 32. For "
        "tuning, with PEERLINK_COLL_RING_CHUNK: a round of the chain moves blocks x chunk, and the chain fills in "
        "n - 1 rounds."},
-      {"PEERLINK_COLL_BROADCAST_CHAINS",
-       ParamType::Int,
-       "0",
-       {},
-       0,
-       7,
-       "Chains the ring broadcast runs side by side, each from the root through every other rank with its "
-       "segment of the message; 0: n - 1, each beginning at a different rank after the root, so the root sends "
-       "the message once and no rank passes all of it on; 1: one chain along the ring, every rank but the last "
-       "passing the whole message on. For measuring what the chains are worth."},
       {"PEERLINK_COLL_RING_NEIGHBOR_START",
        ParamType::Bool,
        "1",

@@ -352,16 +352,15 @@ struct CollRingChain {
   int unused = 0;             ///< no padding: KernelGraph compares argument bytes
 };
 
-/// Ring broadcast (coll_ring_broadcast.cu): along each chain, a rank stores each chunk into the chain's next
-/// rank's output once it has it (the chain's first rank from its input) and releases a ready flag per chunk;
-/// no rank loads from a peer. The broadcast's chains all start at the root (coll/broadcast_chains.hpp); with
-/// n chains, chain j broadcasting segment j from rank j along the ring, it is the ring all-reduce's
-/// all-gather.
+/// Ring broadcast (coll_ring_broadcast.cu): position i = (rank - root) mod n stores each chunk into position
+/// i + 1's output once it has it (the root from its input) and releases a ready flag per chunk; no rank
+/// loads from a peer. With n chains, chain j broadcasting segment j from rank j, it is the ring
+/// all-reduce's all-gather.
 struct CollRingArgs {
   CollSyncArgs sync;
-  const void* src = nullptr;           ///< the root: its input; the others: their own output
-  void* out[kCollMaxRanks] = {};       ///< every rank's output: a chain's blocks store into out[chain.next]
-  void* localDst = nullptr;            ///< the root out of place: its own output; else null
+  const void* src = nullptr;  ///< the root: its input; the others: their own output
+  void* nextDst = nullptr;    ///< the next rank's output (used by the chains that have a next)
+  void* localDst = nullptr;   ///< the root out of place: its own output; else null
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
   /// Start by meeting the next rank only (colldev::neighborStart; PEERLINK_COLL_RING_NEIGHBOR_START), not

@@ -86,8 +86,7 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
     if (!ringFailed(shared)) {
       const auto* src = static_cast<const unsigned char*>(args.src) + first;
       if (passes) {
-        detail::copyRange<CopyHint::Plain, uint4, kCopyUnroll>(static_cast<unsigned char*>(args.out[chain.next]) + first,
-                                                               src,
+        detail::copyRange<CopyHint::Plain, uint4, kCopyUnroll>(static_cast<unsigned char*>(args.nextDst) + first, src,
                                                                bytes, static_cast<std::size_t>(tid), kRingWorkThreads);
       }
       if (args.localDst != nullptr) {
