@@ -41,11 +41,16 @@ def cells_of(runs, collective):
 
 
 def small_all_reduce(runs, config, limit_us):
-    times = [measured(cell, config)["time_us"] for _, row, _, cell in cells_of(runs, "all_reduce")
+    """The range of the cells' times, with the runs' iterations per cell: with few, a graph's own launch and an
+    eager run's start weigh on every call (the targets were set on 200-iteration runs, nccl-tests' -n 200)."""
+    cells = [(run, measured(cell, config)["time_us"]) for run, row, _, cell in cells_of(runs, "all_reduce")
              if 8 <= row["bytes"] <= 64 * KIB and measured(cell, config)]
-    if not times:
+    if not cells:
         return "no run", "-"
-    return f"{min(times):.2f}-{max(times):.2f} us", "met" if max(times) <= limit_us else "not met"
+    times = [t for _, t in cells]
+    iterations = sorted({run["options"].get("iterations") for run, _ in cells if "options" in run} - {None})
+    per_cell = f" ({'/'.join(str(i) for i in iterations)} iterations a cell)" if iterations else ""
+    return f"{min(times):.2f}-{max(times):.2f} us{per_cell}", "met" if max(times) <= limit_us else "not met"
 
 
 def all_reduce_ratio(runs):
