@@ -42,7 +42,7 @@ def cells_of(runs, collective):
 
 def small_all_reduce(runs, config, limit_us):
     """The range of the cells' times, with the runs' iterations per cell: with few, a graph's own launch and an
-    eager run's start weigh on every call (the targets were set on 200-iteration runs, nccl-tests' -n 200)."""
+    eager run's start weigh on every call (docs/performance.md judges these targets on 200-iteration runs)."""
     cells = [(run, measured(cell, config)["time_us"]) for run, row, _, cell in cells_of(runs, "all_reduce")
              if 8 <= row["bytes"] <= 64 * KIB and measured(cell, config)]
     if not cells:
