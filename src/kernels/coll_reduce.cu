@@ -16,12 +16,8 @@ namespace {
 
 using namespace colldev;
 
-// 256 threads with four packs of every rank in flight each: on 4x H100 (round 53 call H, all-reduce in a
-// graph, alternated twice) 32 MiB took 162.3-162.7 us against 165.5-165.6 with 512 x 2, 16 MiB 82.7-82.9
-// against 83.3-83.5; 512 x 1 and 1024 x 1 were no faster, 1024 x 1 slower (179 us at 32 MiB). The same
-// bytes per block are in flight as with 512 x 2; fewer warps issue them.
-constexpr int kReduceThreads = 256;
-constexpr int kUnroll = 4;
+constexpr int kReduceThreads = 512;
+constexpr int kUnroll = 2;
 constexpr std::size_t kReduceBytesPerBlock = std::size_t{16} << 10;
 
 // Elements [from, to) one by one, spread over every thread of the grid.
