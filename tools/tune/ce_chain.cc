@@ -13,6 +13,8 @@
 // round's number, so they never need resetting. Stream memory waits have no deadline: a product would need a
 // watchdog to turn a lost flag into an error; here the host's waits for the streams have one (waitForStream).
 // The last GPU's buffer is checked against the pattern the round wrote into GPU 0's.
+// Every chunk's work is queued on every GPU before the latch opens: a size whose queue fills first (1 GiB in
+// 2 MiB chunks, round 53 call F) blocks the host until the latch times out, and the tool says so.
 // Usage: peerlink_ce_chain [iterations] [MiB]
 #include <cuda.h>
 #include <fmt/format.h>
