@@ -6,7 +6,9 @@
 // copies the chunk on into the next GPU's buffer and writes that GPU's flag; the last GPU only waits. Chunk c
 // goes on stream c mod `streams` of every GPU, so several copy engines overlap their per-copy cost (~7 us,
 // round 47 call K) instead of paying it one after another. Every GPU sending to the next on its copy engine
-// while receiving moved 387.9 GB/s each way (round 51 call A), against SM stores' 364.5.
+// while receiving moved 387.9 GB/s each way (round 51 call A), against SM stores' 364.5. What it found
+// (round 53 call F, 4x H100, 512 MiB): 1699.7 us at best (32 MiB chunks, one stream) against the SM ring's
+// 1483-1491 in the same call; each chunk costs ~7.5 us beyond its bytes, and more streams do not overlap it.
 //
 // Prints, per chunk size and stream count, the slowest GPU's time from a latch's release to its last stream's
 // end (median over the rounds) and the broadcast bandwidth that makes (bytes / time). The flags hold the
