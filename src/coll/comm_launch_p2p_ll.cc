@@ -10,11 +10,10 @@
 namespace peerlink::coll {
 namespace {
 
-constexpr std::size_t kLineBytes = 16;  // an LL line: 8 payload bytes with their flag (ll_line.cuh)
-constexpr std::size_t kSlotLines = kernels::kCollP2pLlSlotBytes / kLineBytes;
+constexpr std::size_t kSlotLines = kernels::kCollP2pLlSlotBytes / kernels::kCollLlLineBytes;
 
 std::size_t linesOf(std::size_t bytes) {
-  return (bytes + 7) / 8;
+  return (bytes + kernels::kCollLlLinePayload - 1) / kernels::kCollLlLinePayload;
 }
 
 }  // namespace

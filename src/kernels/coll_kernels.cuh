@@ -47,6 +47,10 @@ constexpr std::size_t kCollLl128LineBytes = 128;               ///< an LL128 lin
 constexpr std::size_t kCollLl128LinePayload = 120;             ///< its payload; the rest is the flag
 constexpr std::size_t kCollLl128SlotBytes =                    ///< LL128 lines of a largest LL message
     (kCollLlMaxBytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload * kCollLl128LineBytes;
+/// An LL line (ll_line.cuh): 16 bytes carrying 8 of payload with their flag. Host code that places messages in
+/// lines counts with these (coll_p2p_ll.cu asserts that ll_line.cuh agrees).
+constexpr std::size_t kCollLlLineBytes = 16;
+constexpr std::size_t kCollLlLinePayload = 8;
 /// The most a rank sends in one send/recv group carried in LL lines (coll_p2p_ll.cu), and one sender's slot
 /// of those lines at a receiver.
 constexpr std::size_t kCollP2pLlMaxBytes = std::size_t{256} << 10;

@@ -24,6 +24,9 @@ namespace {
 using namespace colldev;
 using namespace llline;
 
+// The host places each message's lines (placeP2pLlJobs) by coll_kernels.cuh's line geometry.
+static_assert(kPayloadBytes == kCollLlLinePayload && sizeof(Line) == kCollLlLineBytes, "one LL line format");
+
 __device__ __forceinline__ Line* slotOf(void* area, unsigned long long pairNumber, int sender, int nranks) {
   const auto parity = static_cast<std::size_t>(pairNumber & 1u);
   return reinterpret_cast<Line*>(static_cast<unsigned char*>(area) +
