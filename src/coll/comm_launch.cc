@@ -212,6 +212,7 @@ kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPoi
   const std::size_t size = dataTypeSize(call.type);
   const bool allReduce = call.collective == Collective::AllReduce;
   args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
+  args.sync.peersStore = allReduce;  // the end barrier releases the result's stores into the peers' outputs
   args.chunkBytes = chunkBytes;
   args.endBarrier = allReduce;
   std::size_t ownBegin = 0;
@@ -232,9 +233,10 @@ kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPoi
   return args;
 }
 
-// A push reduction's grid: the longest shard's bytes, the blocks and each round's chunk.
+// A push reduction's grid: the longest shard's bytes, the kernel, the blocks and each round's chunk.
 struct PushShape {
   std::size_t longestBytes = 0;
+  bool phased = false;  // every shard within a stage slot: the two-phase kernel
   int blocks = 0;
   std::size_t chunkBytes = 0;
 };
@@ -248,7 +250,9 @@ PushShape pushShape(const CommState& state, const CallArgs& first) {
   }
   PushShape shape;
   shape.longestBytes = longest * dataTypeSize(first.type);
-  shape.blocks = kernels::collPushBlocks(shape.longestBytes, state.maxBlocks);
+  shape.phased = kernels::collPushPhasedFits(shape.longestBytes);
+  shape.blocks = shape.phased ? kernels::collReduceBlocks(shape.longestBytes, state.maxBlocks)
+                              : kernels::collPushBlocks(shape.longestBytes, state.maxBlocks);
   shape.chunkBytes = kernels::collPushChunkBytes(shape.blocks);
   return shape;
 }
@@ -268,8 +272,8 @@ void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capt
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const kernels::CollPushReduceArgs args = pushReduceArgs(state, table, call, shape.chunkBytes);
-    kernels::launchCollPushReduce(args, collType(call.type), collOp(call.op), shape.blocks, call.stream,
-                                  launchOf(state, r, capturing));
+    const auto launch = shape.phased ? kernels::launchCollPushPhased : kernels::launchCollPushReduce;
+    launch(args, collType(call.type), collOp(call.op), shape.blocks, call.stream, launchOf(state, r, capturing));
   });
 }
 

@@ -142,7 +142,10 @@ void preloadCollKernels(bool push, bool ll128) {
   if (ll128) detail::preloadCollLl128Kernels();
   detail::preloadCollRingKernels();
   detail::preloadCollRingReduceKernels();
-  if (push) detail::preloadCollPushKernels();
+  if (push) {
+    detail::preloadCollPushKernels();
+    detail::preloadCollPushPhasedKernels();
+  }
 }
 
 }  // namespace peerlink::kernels

@@ -470,6 +470,9 @@ std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int max
 /// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
 int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);
 std::size_t collPushChunkBytes(int blocks);
+/// Whether a push reduction whose largest shard is `maxShardBytes` runs in two phases (coll_push_phased.cu):
+/// every shard within one kCollPushSlotBytes slot. Its grid is collReduceBlocks's for that shard.
+bool collPushPhasedFits(std::size_t maxShardBytes);
 
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
 /// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
@@ -485,6 +488,9 @@ void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int 
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollP2pLl(const CollP2pLlArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                          const KernelLaunch& launch);
+/// The same reduction in two phases (collPushPhasedFits; args.chunkBytes unused).
+void launchCollPushPhased(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                           const KernelLaunch& launch);
 void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
@@ -502,6 +508,7 @@ void preloadCollLlKernels();                               // coll_ll.cu
 void preloadCollLl128Kernels();                            // coll_ll128.cu
 void preloadCollP2pLlKernels();                            // coll_p2p_ll.cu
 void preloadCollPushKernels();                             // coll_push_reduce.cu
+void preloadCollPushPhasedKernels();                       // coll_push_phased.cu
 void preloadCollRingKernels();                             // coll_ring_broadcast.cu
 void setCollRingBroadcastTrace(CollTraceRecord* records);  // coll_ring_broadcast.cu, for setCollTrace
 void setCollReduceTrace(CollTraceRecord* records);         // coll_reduce.cu, for setCollTrace

@@ -1,0 +1,215 @@
+// Push reduction in two phases (CollPushReduceArgs, every shard within one kCollPushSlotBytes slot): the
+// whole block stores this rank's pieces of the peers' shards into their stages, meets block b of every peer
+// once (each releases its stores, then acquires theirs), and reduces its own shard from its input and the
+// stages into every destination. No rank loads from a peer, so every byte crosses NVLink as a store (both
+// directions pushing carry ~365 GB/s each way, pulling ~335, the direct reads' mix of the two ~310: round
+// 41); unlike coll_push_reduce.cu's rounds there is one flag per block and phase, and every thread works in
+// both phases.
+//
+// Block b of every rank handles the same packs of every shard (the grid-stride walk of coll_reduce.cu, over
+// shard-relative indices, with a grid derived from the longest shard), so block b's meeting is all that
+// orders b's reads of a stage after the peers' stores into it.
+#include <algorithm>
+
+#include "core/cuda_check.hpp"
+#include "kernels/coll_device.cuh"
+#include "kernels/coll_kernels.cuh"
+#include "kernels/coll_reduce_ops.cuh"
+#include "kernels/kernel_preload.cuh"
+#include "kernels/launch_kernel.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+using namespace colldev;
+
+constexpr int kPhasedThreads = 512;
+constexpr int kPhasedUnroll = 2;
+
+// Sender `sender`'s slot of rank `receiver`'s stage.
+template <typename S>
+__device__ __forceinline__ S* stageSlot(const CollPushReduceArgs& args, int receiver, int sender) {
+  return reinterpret_cast<S*>(static_cast<unsigned char*>(args.stage[receiver]) +
+                              static_cast<std::size_t>(sender) * kCollPushSlotBytes);
+}
+
+// The first pack index of this thread's walk, and the walk's stride (packs; elements for the tails).
+__device__ __forceinline__ std::size_t firstPack() {
+  return static_cast<std::size_t>(blockIdx.x) * blockDim.x * kPhasedUnroll + threadIdx.x;
+}
+__device__ __forceinline__ std::size_t packStride() {
+  return static_cast<std::size_t>(gridDim.x) * blockDim.x * kPhasedUnroll;
+}
+__device__ __forceinline__ std::size_t firstElement() {
+  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ std::size_t elementStride() {
+  return static_cast<std::size_t>(gridDim.x) * blockDim.x;
+}
+
+// Phase 1: this block's packs of every peer's shard, from this rank's input into its slot of the peer's
+// stage; the peers in ring order after this rank (rankAfter), so no two ranks start on the same receiver.
+template <typename S>
+__device__ __forceinline__ void pushPieces(const CollPushReduceArgs& args) {
+  constexpr std::size_t kElems = 16 / sizeof(S);
+  const int n = args.sync.nranks;
+  const int rank = args.sync.rank;
+  std::size_t longestPacks = 0;
+  for (int p = 0; p < n; ++p) {
+    if (p != rank) longestPacks = max(longestPacks, args.shardCount[p] / kElems);
+  }
+  const std::size_t threads = blockDim.x;
+  for (std::size_t first = firstPack(); first < longestPacks; first += packStride()) {
+    uint4 v[kCollMaxRanks - 1][kPhasedUnroll];
+#pragma unroll
+    for (int k = 1; k < kCollMaxRanks; ++k) {
+      if (k >= n) break;
+      const int p = rankAfter(rank, k, n);
+      const std::size_t packs = args.shardCount[p] / kElems;
+      const uint4* in = static_cast<const uint4*>(args.shardInput[p]);
+#pragma unroll
+      for (int u = 0; u < kPhasedUnroll; ++u) {
+        const std::size_t at = first + u * threads;
+        if (at < packs) v[k - 1][u] = in[at];
+      }
+    }
+#pragma unroll
+    for (int k = 1; k < kCollMaxRanks; ++k) {
+      if (k >= n) break;
+      const int p = rankAfter(rank, k, n);
+      const std::size_t packs = args.shardCount[p] / kElems;
+      uint4* out = reinterpret_cast<uint4*>(stageSlot<S>(args, p, rank));
+#pragma unroll
+      for (int u = 0; u < kPhasedUnroll; ++u) {
+        const std::size_t at = first + u * threads;
+        if (at < packs) out[at] = v[k - 1][u];
+      }
+    }
+  }
+  for (int k = 1; k < n; ++k) {  // the elements past each shard's last whole pack
+    const int p = rankAfter(rank, k, n);
+    const S* in = static_cast<const S*>(args.shardInput[p]);
+    S* out = stageSlot<S>(args, p, rank);
+    for (std::size_t i = args.shardCount[p] / kElems * kElems + firstElement(); i < args.shardCount[p];
+         i += elementStride())
+      out[i] = in[i];
+  }
+}
+
+// Phase 2: this block's packs of this rank's shard, reduced in rank order from its input (its own rank) and
+// the peers' slots of its stage, stored into every destination.
+template <int Type, int Op>
+__device__ __forceinline__ void reduceOwnShard(const CollPushReduceArgs& args) {
+  using E = Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  constexpr std::size_t kElems = 16 / sizeof(S);
+  const int n = args.sync.nranks;
+  const int rank = args.sync.rank;
+  const std::size_t count = args.shardCount[rank];
+  const std::size_t packs = count / kElems;
+  const S* src[kCollMaxRanks];
+#pragma unroll
+  for (int j = 0; j < kCollMaxRanks; ++j) {
+    src[j] = j >= n ? nullptr : j == rank ? static_cast<const S*>(args.shardInput[rank]) : stageSlot<S>(args, rank, j);
+  }
+  const std::size_t threads = blockDim.x;
+  for (std::size_t first = firstPack(); first < packs; first += packStride()) {
+    uint4 v[kPhasedUnroll][kCollMaxRanks];
+#pragma unroll
+    for (int u = 0; u < kPhasedUnroll; ++u) {
+      const std::size_t at = first + u * threads;
+#pragma unroll
+      for (int j = 0; j < kCollMaxRanks; ++j) {
+        if (j < n && at < packs) v[u][j] = reinterpret_cast<const uint4*>(src[j])[at];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kPhasedUnroll; ++u) {
+      const std::size_t at = first + u * threads;
+      if (at >= packs) continue;
+      const uint4 out = reducePack<Type, Op>(v[u], n);
+#pragma unroll
+      for (int k = 0; k < kCollMaxRanks; ++k) {
+        if (k < args.ndst) static_cast<uint4*>(args.dst[k])[at] = out;
+      }
+    }
+  }
+  for (std::size_t i = packs * kElems + firstElement(); i < count; i += elementStride()) {
+    S v[kCollMaxRanks];
+#pragma unroll
+    for (int j = 0; j < kCollMaxRanks; ++j) {
+      if (j < n) v[j] = src[j][i];
+    }
+    A acc = E::load(v[0]);
+#pragma unroll
+    for (int j = 1; j < kCollMaxRanks; ++j) {
+      if (j < n) acc = applyOp<A, Op>(acc, E::load(v[j]));
+    }
+    const S out = E::store(finishOp<A, Op>(acc, n));
+#pragma unroll
+    for (int k = 0; k < kCollMaxRanks; ++k) {
+      if (k < args.ndst) static_cast<S*>(args.dst[k])[i] = out;
+    }
+  }
+}
+
+// Block b of this rank meets block b of every peer between the phases: thread p releases this block's stores
+// into peer p's stage (the __syncthreads orders the block's stores before it; a release is cumulative) and
+// acquires p's into this rank's. The value is round 0's of the pipelined push kernel's encoding ((call <<
+// kCollRoundBits) + 1), so the two kernels' flags on this phase only ever grow. False when a peer did not
+// come in time (failure recorded).
+__device__ __forceinline__ bool meetBetweenPhases(const CollSyncArgs& s, const KernelNumbers& numbers) {
+  __syncthreads();
+  bool ok = true;
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer < s.nranks && peer != s.rank) {
+    const unsigned long long value = (numbers.seq << kCollRoundBits) + 1;
+    signalPeer(s, kPhasePushReady, peer, value, true);
+    ok = awaitPeer(s, numbers, kPhasePushReady, static_cast<int>(blockIdx.x), peer, value, kStepPushData, true);
+  }
+  return __syncthreads_or(!ok) == 0;
+}
+
+template <int Type, int Op>
+__global__ void __launch_bounds__(kPhasedThreads, 1)
+    collPushPhasedKernel(const __grid_constant__ CollPushReduceArgs args) {
+  using S = typename Elem<Type>::S;
+  __shared__ KernelNumbers numbers;
+  readNumbers(args.sync, &numbers);
+  if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
+    pushPieces<S>(args);
+    if (meetBetweenPhases(args.sync, numbers)) {
+      reduceOwnShard<Type, Op>(args);
+      if (args.endBarrier) blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
+    }
+  }
+  finishKernel(args.sync, numbers);
+}
+
+}  // namespace
+
+bool collPushPhasedFits(std::size_t maxShardBytes) {
+  return maxShardBytes <= kCollPushSlotBytes;
+}
+
+void launchCollPushPhased(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
+                          const KernelLaunch& launch) {
+  detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    detail::launchKernel(collPushPhasedKernel<kType, kOp>, blocks, kPhasedThreads, stream, args, launch);
+  });
+}
+
+namespace detail {
+
+void preloadCollPushPhasedKernels() {
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    loadKernel(collPushPhasedKernel<decltype(typeConstant)::value, decltype(opConstant)::value>,
+               "collPushPhasedKernel");
+  });
+}
+
+}  // namespace detail
+}  // namespace peerlink::kernels
