@@ -47,10 +47,25 @@ __device__ __forceinline__ std::size_t elementStride() {
   return static_cast<std::size_t>(gridDim.x) * blockDim.x;
 }
 
-// Phase 1: this block's packs of every peer's shard, from this rank's input into its slot of the peer's
-// stage; the peers in ring order after this rank (rankAfter), so no two ranks start on the same receiver.
+// The walk's steps of every block's first half: half of this block's steps over the longest shard (of every
+// rank, this one's included), so that block b of every rank cuts every shard at the same pack.
 template <typename S>
-__device__ __forceinline__ void pushPieces(const CollPushReduceArgs& args) {
+__device__ __forceinline__ std::size_t firstHalfSteps(const CollPushReduceArgs& args) {
+  constexpr std::size_t kElems = 16 / sizeof(S);
+  std::size_t longestPacks = 0;
+  for (int p = 0; p < args.sync.nranks; ++p) longestPacks = max(longestPacks, args.shardCount[p] / kElems);
+  // The block's own longest walk: every thread of the block gets the same count (thread 0's).
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x * kPhasedUnroll;
+  const std::size_t steps = first < longestPacks ? (longestPacks - first + packStride() - 1) / packStride() : 0;
+  return (steps + 1) / 2;
+}
+
+// Phase 1, steps [fromStep, toStep) of the walk: this block's packs of every peer's shard, from this rank's
+// input into its slot of the peer's stage; the peers in ring order after this rank (rankAfter), so no two
+// ranks start on the same receiver. `tails`: also the elements past each shard's last whole pack.
+template <typename S>
+__device__ __forceinline__ void pushPieces(const CollPushReduceArgs& args, std::size_t fromStep, std::size_t toStep,
+                                           bool tails) {
   constexpr std::size_t kElems = 16 / sizeof(S);
   const int n = args.sync.nranks;
   const int rank = args.sync.rank;
@@ -59,7 +74,9 @@ __device__ __forceinline__ void pushPieces(const CollPushReduceArgs& args) {
     if (p != rank) longestPacks = max(longestPacks, args.shardCount[p] / kElems);
   }
   const std::size_t threads = blockDim.x;
-  for (std::size_t first = firstPack(); first < longestPacks; first += packStride()) {
+  const std::size_t stride = packStride();
+  for (std::size_t step = fromStep, first = firstPack() + fromStep * stride; step < toStep && first < longestPacks;
+       ++step, first += stride) {
     uint4 v[kCollMaxRanks - 1][kPhasedUnroll];
 #pragma unroll
     for (int k = 1; k < kCollMaxRanks; ++k) {
@@ -86,7 +103,8 @@ __device__ __forceinline__ void pushPieces(const CollPushReduceArgs& args) {
       }
     }
   }
-  for (int k = 1; k < n; ++k) {  // the elements past each shard's last whole pack
+  if (!tails) return;
+  for (int k = 1; k < n; ++k) {
     const int p = rankAfter(rank, k, n);
     const S* in = static_cast<const S*>(args.shardInput[p]);
     S* out = stageSlot<S>(args, p, rank);
@@ -96,10 +114,12 @@ __device__ __forceinline__ void pushPieces(const CollPushReduceArgs& args) {
   }
 }
 
-// Phase 2: this block's packs of this rank's shard, reduced in rank order from its input (its own rank) and
-// the peers' slots of its stage, stored into every destination.
+// Phase 2, steps [fromStep, toStep) of the walk: this block's packs of this rank's shard, reduced in rank order
+// from its input (its own rank) and the peers' slots of its stage, stored into every destination; `tails`:
+// also the elements past the last whole pack.
 template <int Type, int Op>
-__device__ __forceinline__ void reduceOwnShard(const CollPushReduceArgs& args) {
+__device__ __forceinline__ void reduceOwnShard(const CollPushReduceArgs& args, std::size_t fromStep, std::size_t toStep,
+                                               bool tails) {
   using E = Elem<Type>;
   using S = typename E::S;
   using A = typename E::A;
@@ -114,7 +134,9 @@ __device__ __forceinline__ void reduceOwnShard(const CollPushReduceArgs& args) {
     src[j] = j >= n ? nullptr : j == rank ? static_cast<const S*>(args.shardInput[rank]) : stageSlot<S>(args, rank, j);
   }
   const std::size_t threads = blockDim.x;
-  for (std::size_t first = firstPack(); first < packs; first += packStride()) {
+  const std::size_t stride = packStride();
+  for (std::size_t step = fromStep, first = firstPack() + fromStep * stride; step < toStep && first < packs;
+       ++step, first += stride) {
     uint4 v[kPhasedUnroll][kCollMaxRanks];
 #pragma unroll
     for (int u = 0; u < kPhasedUnroll; ++u) {
@@ -135,6 +157,7 @@ __device__ __forceinline__ void reduceOwnShard(const CollPushReduceArgs& args) {
       }
     }
   }
+  if (!tails) return;
   for (std::size_t i = packs * kElems + firstElement(); i < count; i += elementStride()) {
     S v[kCollMaxRanks];
 #pragma unroll
@@ -154,19 +177,28 @@ __device__ __forceinline__ void reduceOwnShard(const CollPushReduceArgs& args) {
   }
 }
 
-// Block b of this rank meets block b of every peer between the phases: thread p releases this block's stores
-// into peer p's stage (the __syncthreads orders the block's stores before it; a release is cumulative) and
-// acquires p's into this rank's. The value is round 0's of the pipelined push kernel's encoding ((call <<
-// kCollRoundBits) + 1), so the two kernels' flags on this phase only ever grow. False when a peer did not
-// come in time (failure recorded).
-__device__ __forceinline__ bool meetBetweenPhases(const CollSyncArgs& s, const KernelNumbers& numbers) {
+// The phases' flags (kPhasePushReady), in the pipelined push kernel's encoding ((call << kCollRoundBits) +
+// round + 1, the halves as rounds 0 and 1), so that the two kernels' flags on this phase only ever grow.
+__device__ __forceinline__ unsigned long long halfValue(const KernelNumbers& numbers, int half) {
+  return (numbers.seq << kCollRoundBits) + static_cast<unsigned long long>(half) + 1;
+}
+
+// Thread p releases this block's stores so far into peer p's stage (the __syncthreads orders the block's
+// stores before it; a release is cumulative) as half `half` of the call; only that thread waits for them.
+__device__ __forceinline__ void releaseHalf(const CollSyncArgs& s, const KernelNumbers& numbers, int half) {
   __syncthreads();
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer < s.nranks && peer != s.rank) signalPeer(s, kPhasePushReady, peer, halfValue(numbers, half), true);
+}
+
+// Thread p acquires block b of peer p's half `half` in this rank's stage; false (failure recorded) when a peer
+// did not come in time.
+__device__ __forceinline__ bool awaitHalf(const CollSyncArgs& s, const KernelNumbers& numbers, int half) {
   bool ok = true;
   const int peer = static_cast<int>(threadIdx.x);
   if (peer < s.nranks && peer != s.rank) {
-    const unsigned long long value = (numbers.seq << kCollRoundBits) + 1;
-    signalPeer(s, kPhasePushReady, peer, value, true);
-    ok = awaitPeer(s, numbers, kPhasePushReady, static_cast<int>(blockIdx.x), peer, value, kStepPushData, true);
+    ok = awaitPeer(s, numbers, kPhasePushReady, static_cast<int>(blockIdx.x), peer, halfValue(numbers, half),
+                   kStepPushData, true);
   }
   return __syncthreads_or(!ok) == 0;
 }
@@ -178,10 +210,18 @@ __global__ void __launch_bounds__(kPhasedThreads, 1)
   __shared__ KernelNumbers numbers;
   readNumbers(args.sync, &numbers);
   if (blockBarrier(args.sync, numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start)) {
-    pushPieces<S>(args);
-    if (meetBetweenPhases(args.sync, numbers)) {
-      reduceOwnShard<Type, Op>(args);
-      if (args.endBarrier) blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
+    const std::size_t half = firstHalfSteps<S>(args);
+    const std::size_t all = ~std::size_t{0};
+    pushPieces<S>(args, 0, half, false);
+    releaseHalf(args.sync, numbers, 0);
+    pushPieces<S>(args, half, all, true);
+    releaseHalf(args.sync, numbers, 1);
+    if (awaitHalf(args.sync, numbers, 0)) {
+      reduceOwnShard<Type, Op>(args, 0, half, false);
+      if (awaitHalf(args.sync, numbers, 1)) {
+        reduceOwnShard<Type, Op>(args, half, all, true);
+        if (args.endBarrier) blockBarrier(args.sync, numbers, kPhaseEnd, kStepEndBarrier, BarrierAt::End);
+      }
     }
   }
   finishKernel(args.sync, numbers);
