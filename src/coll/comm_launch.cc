@@ -257,10 +257,11 @@ PushShape pushShape(const CommState& state, const CallArgs& first) {
   return shape;
 }
 
-// Why the push kernel cannot run this set (pipelinedBlocker; empty when it can): it needs aligned buffers,
-// and flags that number every round of a block.
+// Why the push kernel cannot run this set (pipelinedBlocker; empty when it can): it needs the stages, aligned
+// buffers, and flags that number every round of a block.
 std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
+  if (state.symmetric.stage[0] == nullptr) return "the communicator has no push stage";
   const PushShape shape = pushShape(state, first);
   return pipelinedBlocker(pushable(peerPointers(state, set), first, state.nranks),
                           kernels::collRoundsFit(shape.longestBytes, shape.blocks, shape.chunkBytes));

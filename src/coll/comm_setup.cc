@@ -73,7 +73,18 @@ std::size_t ringChunkBytesFrom(const Params& params) {
 
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
-void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
+// The push stages AUTO's two-phase all-reduce needs (algorithm_select.cc, kAutoPushFrom), on 3+ ranks of an
+// NVLink mesh: nranks senders' slots of kCollPushSlotBytes per rank, as PEERLINK_COLL_PUSH=1 has them. Not
+// zeroed: the kernels' flags guard every read.
+void addAutoPushStages(CommState& state) {
+  for (RankResources& rank : state.ranks) {
+    rank.stage = DeviceBuffer(rank.device, static_cast<std::size_t>(state.nranks) * kernels::kCollPushSlotBytes);
+  }
+}
+
+// `push`: PEERLINK_COLL_PUSH=1 (the stage, both push kernels); `pushPhases`: AUTO may push in two phases
+// (their kernels; the stage once the topology says so, addAutoPushStages).
+void setupRank(RankResources& rank, int device, int nranks, bool push, bool pushPhases, bool eagerGraph) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -103,7 +114,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
   const auto buffersReady = Clock::now();
   // LL128 runs on compute capability 9.0+ only (ll128Capable): its kernels are loaded there only.
-  kernels::preloadCollKernels(push, rank.computeMajor >= 9);
+  kernels::preloadCollKernels(push, push || pushPhases, rank.computeMajor >= 9);
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
   logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
@@ -159,10 +170,12 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   std::vector<std::exception_ptr> errors(devices.size());
   std::vector<std::thread> threads;
   const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
+  const bool autoPushKernels = state.settings.push == PushMode::Auto && state.nranks >= 3;
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, eagerGraphs);
+        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, autoPushKernels,
+                  eagerGraphs);
       } catch (...) {
         errors[r] = std::current_exception();
       }
@@ -176,6 +189,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     if (error) std::rethrow_exception(error);
   }
   enablePeers(state);
+  if (autoPushKernels && isNvlinkMesh(state.topology, devices)) addAutoPushStages(state);
   const auto peersReady = Clock::now();
 
   state.failures =

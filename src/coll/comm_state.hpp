@@ -50,7 +50,8 @@ struct RankResources {
   DeviceBuffer scratch;       ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
   DeviceBuffer ll128Scratch;  ///< LL128 slots: 2 parities x nranks senders x kCollLl128SlotBytes, zeroed
   DeviceBuffer p2pScratch;    ///< send/recv LL slots: 2 parities x nranks senders x kCollP2pLlSlotBytes, zeroed
-  DeviceBuffer stage;         ///< PEERLINK_COLL_PUSH=1 only: nranks senders x kCollPushSlotBytes (flags guard it)
+  DeviceBuffer stage;         ///< push reductions (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks of an NVLink mesh):
+                              ///< nranks senders x kCollPushSlotBytes (flags guard it)
   DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
   DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
   /// Eager launches on this GPU (kernel_graph.hpp); null with PEERLINK_COLL_EAGER_GRAPH=0 (direct launches).

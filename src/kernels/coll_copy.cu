@@ -134,7 +134,7 @@ void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, c
   detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, launch);
 }
 
-void preloadCollKernels(bool push, bool ll128) {
+void preloadCollKernels(bool push, bool pushPhased, bool ll128) {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
@@ -142,10 +142,8 @@ void preloadCollKernels(bool push, bool ll128) {
   if (ll128) detail::preloadCollLl128Kernels();
   detail::preloadCollRingKernels();
   detail::preloadCollRingReduceKernels();
-  if (push) {
-    detail::preloadCollPushKernels();
-    detail::preloadCollPushPhasedKernels();
-  }
+  if (push) detail::preloadCollPushKernels();
+  if (pushPhased) detail::preloadCollPushPhasedKernels();
 }
 
 }  // namespace peerlink::kernels

@@ -472,7 +472,9 @@ int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);
 std::size_t collPushChunkBytes(int blocks);
 /// Whether a push reduction whose largest shard is `maxShardBytes` runs in two phases (coll_push_phased.cu):
 /// every shard within one kCollPushSlotBytes slot. Its grid is collReduceBlocks's for that shard.
-bool collPushPhasedFits(std::size_t maxShardBytes);
+constexpr bool collPushPhasedFits(std::size_t maxShardBytes) {
+  return maxShardBytes <= kCollPushSlotBytes;
+}
 
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
 /// caller validated them (avg on floating types only). Throw Error(CudaError) when the launch fails.
@@ -498,9 +500,10 @@ void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp 
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
-/// it on every device at creation; the push reduction's kernels only with `push` (PEERLINK_COLL_PUSH=1), the
-/// LL128 kernels only with `ll128` (a GPU that may run them).
-void preloadCollKernels(bool push, bool ll128);
+/// it on every device at creation; the pipelined push reduction's kernels only with `push`
+/// (PEERLINK_COLL_PUSH=1), the two-phase push's with `pushPhased` (that, or AUTO on 3+ ranks), the LL128
+/// kernels only with `ll128` (a GPU that may run them).
+void preloadCollKernels(bool push, bool pushPhased, bool ll128);
 
 namespace detail {
 void preloadCollReduceKernels();                           // coll_reduce.cu

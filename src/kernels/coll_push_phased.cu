@@ -229,10 +229,6 @@ __global__ void __launch_bounds__(kPhasedThreads, 1)
 
 }  // namespace
 
-bool collPushPhasedFits(std::size_t maxShardBytes) {
-  return maxShardBytes <= kCollPushSlotBytes;
-}
-
 void launchCollPushPhased(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                           const KernelLaunch& launch) {
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {

@@ -317,9 +317,10 @@ TEST(KernelSelect, LlLimitOffAMesh) {
   EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB + 1), Kernel::RingAllReduce);
 }
 
-// Two-shot all-reduce and reduce-scatter past LL push only under PEERLINK_COLL_PUSH=1 (AUTO and 0 read
-// directly: the push kernel is slower today); reduce, the copy collectives and LL sizes never do.
-TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
+// Two-shot all-reduce and reduce-scatter past LL push under PEERLINK_COLL_PUSH=1; AUTO pushes only AUTO's own
+// all-reduce two-shot on 3+ ranks of an NVLink mesh from 16 MiB while every shard fits a 16 MiB stage slot
+// (the two-phase kernel); 0 never. Reduce, the copy collectives and LL sizes never push.
+TEST(KernelSelect, ReductionsPushWhenAskedToOrWhereTwoPhasesWin) {
   const Topology vm = load("h200x4_vm");
   const std::vector<int> devices = allDevices(vm);
   const int n = static_cast<int>(devices.size());
@@ -343,11 +344,40 @@ TEST(KernelSelect, ReductionsPushOnlyWhenAskedTo) {
         << bytes;
   }
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).algorithm, Algorithm::TwoShot);
-  // The split needs the mesh (its thresholds were measured there) and starts at 64 MiB.
-  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB - 1, PushMode::Auto).kernel, Kernel::TwoShot);
-  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).kernel, Kernel::SplitTwoShot);
+  // The split needs the mesh (its thresholds were measured there) and starts at 64 MiB; below it and from
+  // 16 MiB AUTO pushes in two phases, up to shards of 16 MiB (64 MiB on 4 ranks).
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB - 16, PushMode::Auto).kernel, Kernel::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Auto).kernel, Kernel::PushReduce);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Pull).kernel, Kernel::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB - 1, PushMode::Auto).kernel, Kernel::PushReduce);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).kernel, Kernel::PushReduce);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB + 64, PushMode::Auto).kernel, Kernel::SplitTwoShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto, false).kernel, Kernel::TwoShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).algorithm, Algorithm::TwoShot);
+  EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Auto).kernel, Kernel::ReduceScatter);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Auto).reason,
+            "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "
+            "in two phases (>= 16 MiB on 3+ ranks of an NVLink mesh, every shard within a 16 MiB stage slot): each "
+            "rank stores its pieces into the owners' stages, they reduce locally and store the result into every "
+            "output (stores only)");
+  // Not on 2 ranks (unmeasured there), nor under a forced algorithm (PEERLINK_ALGO=TWOSHOT keeps the direct
+  // reads), nor before an explicit PEERLINK_COLL_CE=1.
+  const std::vector<int> pair = {0, 1};
+  EXPECT_NE(chooseKernel(Collective::AllReduce, 32 * kMiB, false, 2, true,
+                         chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, pair), Protocol::Auto, 1024 * kKiB,
+                         PushMode::Auto)
+                .kernel,
+            Kernel::PushReduce);
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 32 * kMiB, false, n, true,
+                         chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, devices, Algorithm::TwoShot),
+                         Protocol::Auto, 1024 * kKiB, PushMode::Auto)
+                .kernel,
+            Kernel::TwoShot);
+  EXPECT_EQ(chooseKernel(Collective::AllReduce, 32 * kMiB, false, n, true,
+                         chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, devices), Protocol::Auto, 1024 * kKiB,
+                         PushMode::Auto, true, CopyEngineMode::On)
+                .kernel,
+            Kernel::CeTwoShot);
   EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Push).algorithm, Algorithm::OneShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::Ll);
   EXPECT_EQ(choiceOf(Collective::Reduce, 8 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);  // no push reduce
@@ -387,7 +417,7 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   // push less.
   EXPECT_EQ(kernelOf(Collective::AllReduce, 128 * kMiB, autoMode), Kernel::CeRingAllReduce);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 128 * kMiB - 16, autoMode), Kernel::SplitTwoShot);
-  EXPECT_EQ(kernelOf(Collective::AllReduce, 16 * kMiB, autoMode), Kernel::TwoShot);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 16 * kMiB, autoMode), Kernel::PushReduce);  // pushed: no copies
   // On 2 ranks (no ring) the split two-shot's shard gathered by the copy engines from 192 MiB messages.
   const auto pairKernel = [&](std::size_t bytes) {
     return chooseKernel(Collective::AllReduce, bytes, false, 2, true,
