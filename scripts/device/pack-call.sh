@@ -11,7 +11,7 @@ script=${1:?usage: scripts/device/pack-call.sh CALL_SCRIPT [gpu_test_name ...]}
 shift
 ./scripts/make-dist.sh >/dev/null
 rm -f dist/tests/cpu_test_*
-tools="tune relay_timeline host_cost ce_batch engine_mix ring_trace ce_chain"
+tools="tune relay_timeline host_cost ce_batch engine_mix ring_trace ce_chain push_fanout"
 keep=${PACK_TOOLS:-0}
 [ "$keep" = 1 ] && keep=$tools
 [ "$keep" = 0 ] && keep=
