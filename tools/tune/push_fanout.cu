@@ -23,6 +23,7 @@
 
 #include "core/cuda_check.hpp"
 #include "kernels/device_status.cuh"
+#include "kernels/kernel_preload.cuh"
 #include "kernels/latch_kernel.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -184,6 +185,12 @@ int run(int iterations, std::size_t bytes, int blocks) {
         d,        0,       DeviceBuffer(d, bytes), DeviceBuffer(d, bytes * static_cast<std::size_t>(count)), Stream(d),
         Event(d), Event(d)};
     PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&gpu.sms, cudaDevAttrMultiProcessorCount, d));
+    // Loaded now: a first launch behind the spinning latch would wait for it (kernel_preload.cuh).
+    kernels::ensureKernelsLoaded();
+    kernels::detail::loadKernel(fanoutKernel<Layout::Pack>, "fanoutKernel<Pack>");
+    kernels::detail::loadKernel(fanoutKernel<Layout::Block>, "fanoutKernel<Block>");
+    kernels::detail::loadKernel(fanoutKernel<Layout::Chunk>, "fanoutKernel<Chunk>");
+    kernels::detail::loadKernel(fanoutKernel<Layout::Warp>, "fanoutKernel<Warp>");
     gpus.push_back(std::move(gpu));
   }
   PinnedBuffer flagMemory(sizeof(std::uint64_t), cudaHostAllocMapped | cudaHostAllocPortable);
