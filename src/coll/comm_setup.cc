@@ -71,8 +71,6 @@ std::size_t ringChunkBytesFrom(const Params& params) {
   return static_cast<std::size_t>(chunk);
 }
 
-// One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
-// Runs on its own thread (context creation and module loads of several GPUs overlap).
 // The push stages AUTO's two-phase all-reduce needs (algorithm_select.cc, kAutoPushFrom), on 3+ ranks of an
 // NVLink mesh: nranks senders' slots of kCollPushSlotBytes per rank, as PEERLINK_COLL_PUSH=1 has them. Not
 // zeroed: the kernels' flags guard every read.
@@ -82,6 +80,8 @@ void addAutoPushStages(CommState& state) {
   }
 }
 
+// One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
+// Runs on its own thread (context creation and module loads of several GPUs overlap).
 // `push`: PEERLINK_COLL_PUSH=1 (the stage, both push kernels); `pushPhases`: AUTO may push in two phases
 // (their kernels; the stage once the topology says so, addAutoPushStages).
 void setupRank(RankResources& rank, int device, int nranks, bool push, bool pushPhases, bool eagerGraph) {
@@ -189,8 +189,10 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     if (error) std::rethrow_exception(error);
   }
   enablePeers(state);
-  if (autoPushKernels && isNvlinkMesh(state.topology, devices)) addAutoPushStages(state);
   const auto peersReady = Clock::now();
+  const bool autoPushStages = autoPushKernels && isNvlinkMesh(state.topology, devices);
+  if (autoPushStages) addAutoPushStages(state);
+  const auto stagesReady = Clock::now();
 
   state.failures =
       PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
@@ -230,12 +232,14 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
           "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
-          "peer access {:.1f}; deadline {} ms, algorithm {}, direct launches {} the previous kernel, eager "
-          "launches from {})",
+          "peer access {:.1f}, AUTO's push stages {}; deadline {} ms, algorithm {}, direct launches {} the previous "
+          "kernel, eager launches from {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
           millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
-          millisecondsBetween(topologyReady, peersReady), state.timeoutNs / 1000000u,
-          algorithmName(state.settings.forced), state.overlapLaunches ? "overlap" : "wait for",
+          millisecondsBetween(topologyReady, peersReady),
+          autoPushStages ? fmt::format("{:.1f}", millisecondsBetween(peersReady, stagesReady)) : std::string("none"),
+          state.timeoutNs / 1000000u, algorithmName(state.settings.forced),
+          state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");
 }
 
