@@ -24,6 +24,7 @@ if [ "${COLL_TESTS:-1}" = 1 ]; then
   t coll_errors 120 dist/tests/gpu_test_coll_errors --gtest_color=no
   t communicator 300 dist/tests/gpu_test_communicator --gtest_color=no --gtest_filter='-CommunicatorLarge.*'
   t communicator_large 200 dist/tests/gpu_test_communicator --gtest_color=no --gtest_filter='*CommunicatorLarge*'
+  t communicator_two_shot 300 dist/tests/gpu_test_communicator_two_shot --gtest_color=no
   t communicator_shared 400 dist/tests/gpu_test_communicator_shared --gtest_color=no
   t coll_graph 200 dist/tests/gpu_test_coll_graph --gtest_color=no --gtest_filter='-CommunicatorDeadline.*'
   t coll_deadline 60 dist/tests/gpu_test_coll_graph --gtest_color=no --gtest_filter='CommunicatorDeadline.*'

@@ -105,6 +105,15 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
 std::optional<KernelChoice> copyEngineInstead(Collective collective, std::size_t bytes, int nranks, bool nvlinkMesh,
                                               const KernelChoice& choice, CopyEngineMode mode);
 
+/// The push form of `kernel` (chooseKernel's direct-read TwoShot, SplitTwoShot or ReduceScatter for
+/// `collective` with `bytes` per rank on `nranks` ranks), Kernel::PushReduce, or nullopt where the direct reads
+/// stay: Push (PEERLINK_COLL_PUSH=1) always; Pull never; Auto for an all-reduce two-shot AUTO chose (not
+/// `forced`) on 3+ ranks of an NVLink mesh from the size where pushing in two phases was measured faster
+/// while every shard fits a stage slot (kAutoPushFrom, kernels::collPushPhasedFits: push_select.cc). `why`
+/// is the direct kernel's reason, which the push's extends.
+std::optional<KernelChoice> pushInstead(Collective collective, Kernel kernel, std::size_t bytes, int nranks,
+                                        bool nvlinkMesh, bool forced, PushMode push, const std::string& why);
+
 /// Whether the GPUs `devices` of `topology` may carry LL128 lines: every pair over NVLink (isNvlinkMesh) and
 /// every GPU of compute capability 9.0 or later. LL128 trusts the path between two GPUs' SMs to deliver a
 /// warp's 128-byte store whole (coll_ll128.cu); NCCL trusts NVLink on Volta to Hopper, peerlink only what
