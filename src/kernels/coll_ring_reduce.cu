@@ -60,8 +60,9 @@ constexpr int kMaxBlocks = 128;
 // 64 x 16 KiB against 1495 on 32 x 64 KiB (PEERLINK_COLL_RING_REDUCE_BLOCKS tunes it).
 constexpr int kSingleChainBlocks = 32;
 
-// setCollTrace's records on this GPU, or null (the kernels' only cost then: one load and untaken branches).
-__device__ CollTraceRecord* gCollTrace = nullptr;
+// setCollTrace's records on this GPU for the ring reduce kernels (gCollRingBroadcastTrace and gCollReduceTrace
+// hold the others'), or null (the kernels' only cost then: one load and untaken branches).
+__device__ CollTraceRecord* gCollRingReduceTrace = nullptr;
 
 // Thread 0's cycles spent in `wait` are added to `*sink` when tracing (sink not null).
 template <typename Wait>
@@ -320,7 +321,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
 template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
-  CollTraceRecord* trace = startTrace(gCollTrace);
+  CollTraceRecord* trace = startTrace(gCollRingReduceTrace);
   runRing(args.sync, args.chain, args.chains, args.chunkBytes, true, args.neighborStart,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             combineRounds<Type, Op>(args, shared, rounds, chain, trace);
@@ -387,7 +388,7 @@ std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size
 }
 
 void setCollTrace(CollTraceRecord* records) {
-  PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollTrace, &records, sizeof(records)));
+  PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollRingReduceTrace, &records, sizeof(records)));
   detail::setCollRingBroadcastTrace(records);
   detail::setCollReduceTrace(records);
 }
