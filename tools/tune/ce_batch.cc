@@ -19,6 +19,7 @@
 #include "kernels/latch_kernel.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "tool_main.hpp"
 #include "transport/peer_access.hpp"
 
 namespace peerlink {
@@ -144,11 +145,6 @@ int run(int iterations) {
 }  // namespace peerlink
 
 int main(int argc, char** argv) {
-  const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 11;
-  try {
-    return peerlink::run(iterations);
-  } catch (const peerlink::Error& error) {
-    std::fprintf(stderr, "peerlink_ce_batch: %s\n", error.what());
-    return 1;
-  }
+  const auto iterations = static_cast<int>(peerlink::tools::positionalArg(argc, argv, 1, 11, 1));
+  return peerlink::tools::runTool("peerlink_ce_batch", [&] { return peerlink::run(iterations); });
 }

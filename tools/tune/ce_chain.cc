@@ -34,6 +34,7 @@
 #include "kernels/latch_kernel.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "tool_main.hpp"
 #include "transport/peer_access.hpp"
 
 namespace peerlink {
@@ -204,12 +205,8 @@ int run(int iterations, std::size_t total) {
 }  // namespace peerlink
 
 int main(int argc, char** argv) {
-  const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 11;
-  const std::size_t mib = argc > 2 ? static_cast<std::size_t>(std::max(1, std::atoi(argv[2]))) : 512;
-  try {
-    return peerlink::run(iterations, mib << 20);
-  } catch (const peerlink::Error& error) {
-    std::fprintf(stderr, "peerlink_ce_chain: %s\n", error.what());
-    return 1;
-  }
+  using peerlink::tools::positionalArg;
+  const auto iterations = static_cast<int>(positionalArg(argc, argv, 1, 11, 1));
+  const auto mib = static_cast<std::size_t>(positionalArg(argc, argv, 2, 512, 1));
+  return peerlink::tools::runTool("peerlink_ce_chain", [&] { return peerlink::run(iterations, mib << 20); });
 }

@@ -28,6 +28,7 @@
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "tool_main.hpp"
 
 namespace peerlink {
 namespace {
@@ -371,11 +372,8 @@ void run(int calls, bool nccl) {
 int main(int argc, char** argv) {
   const int calls = argc > 1 ? std::atoi(argv[1]) : 20000;
   const bool nccl = argc > 2 && std::strcmp(argv[2], "nccl") == 0;
-  try {
+  return peerlink::tools::runTool("peerlink_host_cost", [&] {
     peerlink::run(calls > 0 ? calls : 20000, nccl);
-  } catch (const peerlink::Error& error) {
-    std::fprintf(stderr, "peerlink_host_cost: %s\n", error.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -27,6 +27,7 @@
 #include "kernels/latch_kernel.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "tool_main.hpp"
 #include "transport/peer_access.hpp"
 
 namespace peerlink {
@@ -219,13 +220,9 @@ int run(int iterations, std::size_t bytes, int blocks) {
 }  // namespace peerlink
 
 int main(int argc, char** argv) {
-  const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 11;
-  const std::size_t mib = argc > 2 ? static_cast<std::size_t>(std::max(1, std::atoi(argv[2]))) : 64;
-  const int blocks = argc > 3 ? std::max(0, std::atoi(argv[3])) : 0;
-  try {
-    return peerlink::run(iterations, mib << 20, blocks);
-  } catch (const peerlink::Error& error) {
-    std::fprintf(stderr, "peerlink_push_fanout: %s\n", error.what());
-    return 1;
-  }
+  using peerlink::tools::positionalArg;
+  const auto iterations = static_cast<int>(positionalArg(argc, argv, 1, 11, 1));
+  const auto mib = static_cast<std::size_t>(positionalArg(argc, argv, 2, 64, 1));
+  const auto blocks = static_cast<int>(positionalArg(argc, argv, 3, 0, 0));
+  return peerlink::tools::runTool("peerlink_push_fanout", [&] { return peerlink::run(iterations, mib << 20, blocks); });
 }

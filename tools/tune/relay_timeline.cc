@@ -22,6 +22,7 @@
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/transport.hpp"
+#include "tool_main.hpp"
 
 namespace peerlink {
 namespace {
@@ -227,14 +228,9 @@ int run(int src, int dst, int a, int b) {
 }  // namespace peerlink
 
 int main(int argc, char** argv) {
-  try {
-    const int src = argc > 1 ? std::atoi(argv[1]) : 0;
-    const int dst = argc > 2 ? std::atoi(argv[2]) : 1;
-    const int a = argc > 3 ? std::atoi(argv[3]) : 2;
-    const int b = argc > 4 ? std::atoi(argv[4]) : 3;
-    return peerlink::run(src, dst, a, b);
-  } catch (const peerlink::Error& error) {
-    std::fprintf(stderr, "peerlink_relay_timeline: %s\n", error.what());
-    return 1;
-  }
+  const int src = argc > 1 ? std::atoi(argv[1]) : 0;
+  const int dst = argc > 2 ? std::atoi(argv[2]) : 1;
+  const int a = argc > 3 ? std::atoi(argv[3]) : 2;
+  const int b = argc > 4 ? std::atoi(argv[4]) : 3;
+  return peerlink::tools::runTool("peerlink_relay_timeline", [&] { return peerlink::run(src, dst, a, b); });
 }

@@ -14,6 +14,7 @@
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/transport.hpp"
+#include "tool_main.hpp"
 
 namespace peerlink {
 namespace {
@@ -265,13 +266,8 @@ int run(int src, int dst, int relay) {
 }  // namespace peerlink
 
 int main(int argc, char** argv) {
-  try {
-    const int src = argc > 1 ? std::atoi(argv[1]) : 0;
-    const int dst = argc > 2 ? std::atoi(argv[2]) : 1;
-    const int relay = argc > 3 ? std::atoi(argv[3]) : 2;
-    return peerlink::run(src, dst, relay);
-  } catch (const peerlink::Error& error) {
-    std::fprintf(stderr, "peerlink_tune: %s\n", error.what());
-    return 1;
-  }
+  const int src = argc > 1 ? std::atoi(argv[1]) : 0;
+  const int dst = argc > 2 ? std::atoi(argv[2]) : 1;
+  const int relay = argc > 3 ? std::atoi(argv[3]) : 2;
+  return peerlink::tools::runTool("peerlink_tune", [&] { return peerlink::run(src, dst, relay); });
 }
