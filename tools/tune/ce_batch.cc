@@ -130,11 +130,8 @@ int run(int iterations) {
   for (std::size_t bytes : sizes) {
     fmt::print("{:>10}", bytes);
     for (Way way : {Way::OneAfterAnother, Way::Batch, Way::OneCopy}) {
-      oneRound(gpus, bytes, way, flag, statuses);  // warm-up
-      std::vector<double> us;
-      for (int i = 0; i < iterations; ++i) us.push_back(oneRound(gpus, bytes, way, flag, statuses));
-      std::sort(us.begin(), us.end());
-      fmt::print("  {:>34.1f}", us[us.size() / 2]);
+      fmt::print("  {:>34.1f}",
+                 tools::medianOfRounds(iterations, [&] { return oneRound(gpus, bytes, way, flag, statuses); }));
     }
     fmt::print("\n");
   }

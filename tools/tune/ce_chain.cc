@@ -188,11 +188,8 @@ int run(int iterations, std::size_t total) {
   for (const std::size_t mib : chunkMiB) {
     for (const int streams : {1, 2, 4, 8}) {
       const Shape shape{mib << 20, streams};
-      oneRound(gpus, total, shape, ++value, ops, latch, statuses);  // warm-up
-      std::vector<double> us;
-      for (int i = 0; i < iterations; ++i) us.push_back(oneRound(gpus, total, shape, ++value, ops, latch, statuses));
-      std::sort(us.begin(), us.end());
-      const double median = us[us.size() / 2];
+      const double median = tools::medianOfRounds(
+          iterations, [&] { return oneRound(gpus, total, shape, ++value, ops, latch, statuses); });
       fmt::print("{:>10} {:>8} {:>10.1f} {:>10.1f}\n", mib, streams, median,
                  static_cast<double>(total) / (median * 1e3));
       std::fflush(stdout);

@@ -134,11 +134,7 @@ int run(int iterations, std::size_t total) {
       count, total >> 20, iterations);
   fmt::print("{:>8} {:>6} {:>7} {:>7} {:>10} {:>10}\n", "CE share", "pieces", "CE hop", "SMs", "us", "GB/s");
   for (const Mix& mix : mixes) {
-    oneRound(gpus, total, mix, flag, statuses);  // warm-up
-    std::vector<double> us;
-    for (int i = 0; i < iterations; ++i) us.push_back(oneRound(gpus, total, mix, flag, statuses));
-    std::sort(us.begin(), us.end());
-    const double median = us[us.size() / 2];
+    const double median = tools::medianOfRounds(iterations, [&] { return oneRound(gpus, total, mix, flag, statuses); });
     fmt::print("{:>8.2f} {:>6} {:>7} {:>7} {:>10.1f} {:>10.1f}\n", mix.ceShare, mix.pieces, mix.ceHop,
                mix.smCount == 0 ? std::string("all") : std::to_string(mix.smCount), median,
                static_cast<double>(total) / (median * 1e3));

@@ -203,11 +203,8 @@ int run(int iterations, std::size_t bytes, int blocks) {
   fmt::print("{:>8} {:>7} {:>10} {:>10}\n", "layout", "blocks", "us", "GB/s out");
   for (int round = 0; round < 2; ++round) {  // twice, so drift between layouts shows
     for (Layout layout : {Layout::Pack, Layout::Block, Layout::Chunk, Layout::Warp}) {
-      oneRound(gpus, bytes, layout, blocks, flag, statuses);  // warm-up
-      std::vector<double> us;
-      for (int i = 0; i < iterations; ++i) us.push_back(oneRound(gpus, bytes, layout, blocks, flag, statuses));
-      std::sort(us.begin(), us.end());
-      const double median = us[us.size() / 2];
+      const double median =
+          tools::medianOfRounds(iterations, [&] { return oneRound(gpus, bytes, layout, blocks, flag, statuses); });
       fmt::print("{:>8} {:>7} {:>10.1f} {:>10.1f}\n", layoutName(layout),
                  blocks > 0 ? std::to_string(blocks) : std::string("all"), median,
                  static_cast<double>(bytes) * (count - 1) / (median * 1e3));

@@ -1,9 +1,11 @@
-// What every development tool's main does (tools/tune/): integer positional arguments with a default and a
-// floor, and a peerlink::Error turned into "tool: message" on stderr and exit status 1.
+// What the development tools (tools/tune/) share: integer positional arguments with a default and a floor, a
+// peerlink::Error turned into "tool: message" on stderr and exit status 1, and the median of timed rounds.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "peerlink/error.hpp"
 
@@ -26,6 +28,16 @@ int runTool(const char* name, Run&& run) {
     std::fprintf(stderr, "%s: %s\n", name, error.what());
     return 1;
   }
+}
+
+/// Runs `round` (which returns a time) once untimed, then `iterations` times, and returns the median of those.
+template <typename Round>
+double medianOfRounds(int iterations, Round&& round) {
+  round();  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < iterations; ++i) times.push_back(round());
+  std::sort(times.begin(), times.end());
+  return times.empty() ? 0.0 : times[times.size() / 2];
 }
 
 }  // namespace peerlink::tools
