@@ -257,14 +257,14 @@ PushShape pushShape(const CommState& state, const CallArgs& first) {
   return shape;
 }
 
-// Why the push kernel cannot run this set (pipelinedBlocker; empty when it can): it needs the stages, aligned
-// buffers, and flags that number every round of a block.
+// Why the push kernels cannot run this set (pipelinedBlocker; empty when they can): they need the stages and
+// aligned buffers, the pipelined one flags that number every round of a block.
 std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set.front();
   if (state.symmetric.stage[0] == nullptr) return "the communicator has no push stage";
   const PushShape shape = pushShape(state, first);
   return pipelinedBlocker(pushable(peerPointers(state, set), first, state.nranks),
-                          kernels::collRoundsFit(shape.longestBytes, shape.blocks, shape.chunkBytes));
+                          shape.phased || kernels::collRoundsFit(shape.longestBytes, shape.blocks, shape.chunkBytes));
 }
 
 void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {

@@ -71,10 +71,10 @@ std::size_t ringChunkBytesFrom(const Params& params) {
   return static_cast<std::size_t>(chunk);
 }
 
-// The push stages AUTO's two-phase all-reduce needs (algorithm_select.cc, kAutoPushFrom), on 3+ ranks of an
-// NVLink mesh: nranks senders' slots of kCollPushSlotBytes per rank, as PEERLINK_COLL_PUSH=1 has them. Not
-// zeroed: the kernels' flags guard every read.
-void addAutoPushStages(CommState& state) {
+// The push kernels' stages: nranks senders' slots of kCollPushSlotBytes per rank, under PEERLINK_COLL_PUSH=1
+// and where AUTO may push (3+ ranks of an NVLink mesh: push_select.cc, kAutoPushFrom). Not zeroed: the
+// kernels' flags guard every read.
+void addPushStages(CommState& state) {
   for (RankResources& rank : state.ranks) {
     rank.stage = DeviceBuffer(rank.device, static_cast<std::size_t>(state.nranks) * kernels::kCollPushSlotBytes);
   }
@@ -82,8 +82,8 @@ void addAutoPushStages(CommState& state) {
 
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
-// `push`: PEERLINK_COLL_PUSH=1 (the stage, both push kernels); `pushPhases`: AUTO may push in two phases
-// (their kernels; the stage once the topology says so, addAutoPushStages).
+// `push`: PEERLINK_COLL_PUSH=1 (both push kernels); `pushPhases`: AUTO may push in two phases (their kernels).
+// The stages come once the topology is known (addPushStages).
 void setupRank(RankResources& rank, int device, int nranks, bool push, bool pushPhases, bool eagerGraph) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
@@ -100,7 +100,6 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool push
   // Apart from the collectives' too: a pair's sets and the collectives are numbered apart, so their lines
   // in one slot could meet.
   rank.p2pScratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollP2pLlSlotBytes);
-  if (push) rank.stage = DeviceBuffer(device, static_cast<std::size_t>(nranks) * kernels::kCollPushSlotBytes);
   if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
   if (eagerGraph) rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
@@ -190,8 +189,9 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   }
   enablePeers(state);
   const auto peersReady = Clock::now();
-  const bool autoPushStages = autoPushKernels && isNvlinkMesh(state.topology, devices);
-  if (autoPushStages) addAutoPushStages(state);
+  const bool pushStages =
+      state.settings.push == PushMode::Push || (autoPushKernels && isNvlinkMesh(state.topology, devices));
+  if (pushStages) addPushStages(state);
   const auto stagesReady = Clock::now();
 
   state.failures =
@@ -232,12 +232,12 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.reported.assign(devices.size(), 0);
   logInfo(LogSubsys::Coll,
           "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
-          "peer access {:.1f}, AUTO's push stages {}; deadline {} ms, algorithm {}, direct launches {} the previous "
+          "peer access {:.1f}, push stages {}; deadline {} ms, algorithm {}, direct launches {} the previous "
           "kernel, eager launches from {})",
           state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
           millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
           millisecondsBetween(topologyReady, peersReady),
-          autoPushStages ? fmt::format("{:.1f}", millisecondsBetween(peersReady, stagesReady)) : std::string("none"),
+          pushStages ? fmt::format("{:.1f}", millisecondsBetween(peersReady, stagesReady)) : std::string("none"),
           state.timeoutNs / 1000000u, algorithmName(state.settings.forced),
           state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");
