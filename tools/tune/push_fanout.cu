@@ -8,10 +8,14 @@
 //   pack:   every pack of the walk goes to every peer in turn (the all-gather kernel's and the push's way);
 //   block:  a block serves one peer (block b: peer b mod (n - 1)), so each SM's stores have one destination;
 //   chunk:  the walk is cut in 64 KiB chunks, consecutive chunks of a block going to consecutive peers;
-//   warp:   within a block, warp w stores to peer w mod (n - 1).
+//   warp:   within a block, warp w stores to peer w mod (n - 1);
+//   ce:     no kernel: the GPU's copy engines, one cudaMemcpyAsync per peer, each on a stream of its own;
+//   mix:    `ce_share` percent of every peer's bytes by those copies, the rest at once by the block layout's
+//           kernel (round 55: whether the copy engines' ~388 GB/s out of a port would lift a push phase that
+//           SM stores hold at ~352).
 // Prints per layout the slowest GPU's time from a latch to its kernel's end (events; median over the
 // iterations) and the bytes per second that makes out of one GPU.
-// Usage: peerlink_push_fanout [iterations=11] [mib=64] [blocks=0 (every SM)]
+// Usage: peerlink_push_fanout [iterations=11] [mib=64] [blocks=0 (every SM)] [ce_share=50 (percent, mix)]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,7 +43,7 @@ constexpr int kUnroll = 2;
 constexpr int kMaxPeers = 7;
 constexpr std::size_t kChunkPacks = (64 << 10) / 16;
 
-enum class Layout { Pack, Block, Chunk, Warp };
+enum class Layout { Pack, Block, Chunk, Warp, Ce, Mix };
 
 struct FanoutArgs {
   const uint4* src = nullptr;
@@ -113,6 +117,9 @@ struct Gpu {
   Stream stream;
   Event start;
   Event end;
+  Event forked;                // recorded after `start`, where the copy streams begin
+  std::vector<Stream> copies;  // a stream per peer for the copy engines' share
+  std::vector<Event> copied;
 };
 
 const char* layoutName(Layout layout) {
@@ -121,6 +128,8 @@ const char* layoutName(Layout layout) {
     case Layout::Block: return "block";
     case Layout::Chunk: return "chunk";
     case Layout::Warp: return "warp";
+    case Layout::Ce: return "ce";
+    case Layout::Mix: return "mix";
   }
   return "?";
 }
@@ -131,21 +140,26 @@ void launch(Layout layout, const FanoutArgs& args, int blocks, cudaStream_t stre
     case Layout::Block: fanoutKernel<Layout::Block><<<blocks, kThreads, 0, stream>>>(args); break;
     case Layout::Chunk: fanoutKernel<Layout::Chunk><<<blocks, kThreads, 0, stream>>>(args); break;
     case Layout::Warp: fanoutKernel<Layout::Warp><<<blocks, kThreads, 0, stream>>>(args); break;
+    case Layout::Mix: fanoutKernel<Layout::Block><<<blocks, kThreads, 0, stream>>>(args); break;
+    case Layout::Ce: return;
   }
   PEERLINK_CUDA_CHECK(cudaGetLastError());
 }
 
 // The slowest GPU's microseconds from its latch's release to its kernel's end, for one round.
-double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Layout layout, int blocks, volatile std::uint64_t* flag,
-                kernels::DeviceStatus* statuses) {
+double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Layout layout, int blocks, int ceShare,
+                volatile std::uint64_t* flag, kernels::DeviceStatus* statuses) {
   const int n = static_cast<int>(gpus.size());
+  const int cePercent = layout == Layout::Ce ? 100 : layout == Layout::Mix ? ceShare : 0;
+  const std::size_t ceBytes = bytes / 100 * static_cast<std::size_t>(cePercent) / 4096 * 4096;
+  const std::size_t smBytes = cePercent == 100 ? 0 : bytes - ceBytes;
   *flag = 0;
   for (int r = 0; r < n; ++r) {
     Gpu& gpu = gpus[static_cast<std::size_t>(r)];
     DeviceGuard guard(gpu.device);
     FanoutArgs args;
     args.src = static_cast<const uint4*>(gpu.send.data());
-    args.packs = bytes / 16;
+    args.packs = smBytes / 16;
     for (int k = 1; k < n; ++k) {  // the peers in ring order after this GPU, into their slot for it
       const Gpu& to = gpus[static_cast<std::size_t>((r + k) % n)];
       args.dst[args.peers++] = reinterpret_cast<uint4*>(static_cast<char*>(to.recv.data()) + bytes * r);
@@ -153,7 +167,23 @@ double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Layout layout, int bl
     statuses[r] = kernels::pendingStatus();
     kernels::launchLatch(flag, kLatchTimeoutNs, &statuses[r], gpu.stream.get());
     PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.start.get(), gpu.stream.get()));
-    launch(layout, args, blocks > 0 ? blocks : gpu.sms, gpu.stream.get());
+    if (smBytes < bytes) {  // the copy engines' share: the tail of every peer's slot, a stream per peer
+      PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.forked.get(), gpu.stream.get()));
+      for (int k = 0; k < n - 1; ++k) {
+        const cudaStream_t side = gpu.copies[static_cast<std::size_t>(k)].get();
+        PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, gpu.forked.get(), 0));
+        PEERLINK_CUDA_CHECK(cudaMemcpyAsync(reinterpret_cast<char*>(args.dst[k]) + smBytes,
+                                            static_cast<const char*>(gpu.send.data()) + smBytes, bytes - smBytes,
+                                            cudaMemcpyDeviceToDevice, side));
+        PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.copied[static_cast<std::size_t>(k)].get(), side));
+      }
+    }
+    if (smBytes > 0) launch(layout, args, blocks > 0 ? blocks : gpu.sms, gpu.stream.get());
+    if (smBytes < bytes) {
+      for (int k = 0; k < n - 1; ++k) {
+        PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(gpu.stream.get(), gpu.copied[static_cast<std::size_t>(k)].get(), 0));
+      }
+    }
     PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.end.get(), gpu.stream.get()));
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -170,7 +200,7 @@ double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Layout layout, int bl
   return slowest;
 }
 
-int run(int iterations, std::size_t bytes, int blocks) {
+int run(int iterations, std::size_t bytes, int blocks, int ceShare) {
   int count = 0;
   PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (count < 2 || count > kMaxPeers + 1) {
@@ -182,9 +212,20 @@ int run(int iterations, std::size_t bytes, int blocks) {
   for (int d = 0; d < count; ++d) {
     DeviceGuard guard(d);
     for (int p = 0; p < count; ++p) peers.enable(d, p);
-    Gpu gpu{
-        d,        0,       DeviceBuffer(d, bytes), DeviceBuffer(d, bytes * static_cast<std::size_t>(count)), Stream(d),
-        Event(d), Event(d)};
+    Gpu gpu{d,
+            0,
+            DeviceBuffer(d, bytes),
+            DeviceBuffer(d, bytes * static_cast<std::size_t>(count)),
+            Stream(d),
+            Event(d),
+            Event(d),
+            Event(d, cudaEventDisableTiming),
+            {},
+            {}};
+    for (int k = 0; k + 1 < count; ++k) {
+      gpu.copies.emplace_back(d);
+      gpu.copied.emplace_back(d, cudaEventDisableTiming);
+    }
     PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&gpu.sms, cudaDevAttrMultiProcessorCount, d));
     // Loaded now: a first launch behind the spinning latch would wait for it (kernel_preload.cuh).
     kernels::ensureKernelsLoaded();
@@ -202,12 +243,12 @@ int run(int iterations, std::size_t bytes, int blocks) {
              bytes >> 20, count - 1, iterations);
   fmt::print("{:>8} {:>7} {:>10} {:>10}\n", "layout", "blocks", "us", "GB/s out");
   for (int round = 0; round < 2; ++round) {  // twice, so drift between layouts shows
-    for (Layout layout : {Layout::Pack, Layout::Block, Layout::Chunk, Layout::Warp}) {
-      const double median =
-          tools::medianOfRounds(iterations, [&] { return oneRound(gpus, bytes, layout, blocks, flag, statuses); });
-      fmt::print("{:>8} {:>7} {:>10.1f} {:>10.1f}\n", layoutName(layout),
-                 blocks > 0 ? std::to_string(blocks) : std::string("all"), median,
-                 static_cast<double>(bytes) * (count - 1) / (median * 1e3));
+    for (Layout layout : {Layout::Pack, Layout::Block, Layout::Chunk, Layout::Warp, Layout::Ce, Layout::Mix}) {
+      const double median = tools::medianOfRounds(
+          iterations, [&] { return oneRound(gpus, bytes, layout, blocks, ceShare, flag, statuses); });
+      const std::string name = layout == Layout::Mix ? fmt::format("mix{}", ceShare) : std::string(layoutName(layout));
+      fmt::print("{:>8} {:>7} {:>10.1f} {:>10.1f}\n", name, blocks > 0 ? std::to_string(blocks) : std::string("all"),
+                 median, static_cast<double>(bytes) * (count - 1) / (median * 1e3));
     }
   }
   return 0;
@@ -221,5 +262,7 @@ int main(int argc, char** argv) {
   const auto iterations = static_cast<int>(positionalArg(argc, argv, 1, 11, 1));
   const auto mib = static_cast<std::size_t>(positionalArg(argc, argv, 2, 64, 1));
   const auto blocks = static_cast<int>(positionalArg(argc, argv, 3, 0, 0));
-  return peerlink::tools::runTool("peerlink_push_fanout", [&] { return peerlink::run(iterations, mib << 20, blocks); });
+  const auto ceShare = static_cast<int>(std::min(100L, positionalArg(argc, argv, 4, 50, 0)));
+  return peerlink::tools::runTool("peerlink_push_fanout",
+                                  [&] { return peerlink::run(iterations, mib << 20, blocks, ceShare); });
 }
