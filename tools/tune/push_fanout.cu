@@ -9,8 +9,11 @@
 //   block:  a block serves one peer (block b: peer b mod (n - 1)), so each SM's stores have one destination;
 //   chunk:  the walk is cut in 64 KiB chunks, consecutive chunks of a block going to consecutive peers;
 //   warp:   within a block, warp w stores to peer w mod (n - 1);
-//   ce:     no kernel: the GPU's copy engines, one cudaMemcpyAsync per peer, each on a stream of its own;
-//   mix:    `ce_share` percent of every peer's bytes by those copies, the rest at once by the block layout's
+//   ce:     no kernel: the GPU's copy engines, one cudaMemcpyAsync per peer, one after another on one stream
+//           (the next peer first: the copy-engine collectives' way, comm_launch_copy_engine.cc);
+//   ce-streams: the same copies side by side, each on a stream of its own (round 55 call A: 1.6x ce's time
+//           at 8 MiB per peer, as round 42 found for the all-gather);
+//   mix:    `ce_share` percent of every peer's bytes by ce's copies, the rest at once by the block layout's
 //           kernel (round 55: whether the copy engines' ~388 GB/s out of a port would lift a push phase that
 //           SM stores hold at ~352).
 // Prints per layout the slowest GPU's time from a latch to its kernel's end (events; median over the
@@ -43,7 +46,7 @@ constexpr int kUnroll = 2;
 constexpr int kMaxPeers = 7;
 constexpr std::size_t kChunkPacks = (64 << 10) / 16;
 
-enum class Layout { Pack, Block, Chunk, Warp, Ce, Mix };
+enum class Layout { Pack, Block, Chunk, Warp, Ce, CeStreams, Mix };
 
 struct FanoutArgs {
   const uint4* src = nullptr;
@@ -118,7 +121,7 @@ struct Gpu {
   Event start;
   Event end;
   Event forked;                // recorded after `start`, where the copy streams begin
-  std::vector<Stream> copies;  // a stream per peer for the copy engines' share
+  std::vector<Stream> copies;  // the copy engines' streams: the first for ce and mix, one per peer for ce-streams
   std::vector<Event> copied;
 };
 
@@ -129,6 +132,7 @@ const char* layoutName(Layout layout) {
     case Layout::Chunk: return "chunk";
     case Layout::Warp: return "warp";
     case Layout::Ce: return "ce";
+    case Layout::CeStreams: return "ce-streams";
     case Layout::Mix: return "mix";
   }
   return "?";
@@ -141,7 +145,8 @@ void launch(Layout layout, const FanoutArgs& args, int blocks, cudaStream_t stre
     case Layout::Chunk: fanoutKernel<Layout::Chunk><<<blocks, kThreads, 0, stream>>>(args); break;
     case Layout::Warp: fanoutKernel<Layout::Warp><<<blocks, kThreads, 0, stream>>>(args); break;
     case Layout::Mix: fanoutKernel<Layout::Block><<<blocks, kThreads, 0, stream>>>(args); break;
-    case Layout::Ce: return;
+    case Layout::Ce:
+    case Layout::CeStreams: return;
   }
   PEERLINK_CUDA_CHECK(cudaGetLastError());
 }
@@ -150,7 +155,9 @@ void launch(Layout layout, const FanoutArgs& args, int blocks, cudaStream_t stre
 double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Layout layout, int blocks, int ceShare,
                 volatile std::uint64_t* flag, kernels::DeviceStatus* statuses) {
   const int n = static_cast<int>(gpus.size());
-  const int cePercent = layout == Layout::Ce ? 100 : layout == Layout::Mix ? ceShare : 0;
+  const bool ceOnly = layout == Layout::Ce || layout == Layout::CeStreams;
+  const int cePercent = ceOnly ? 100 : layout == Layout::Mix ? ceShare : 0;
+  const std::size_t streams = layout == Layout::CeStreams ? static_cast<std::size_t>(n - 1) : 1;
   const std::size_t ceBytes = bytes / 100 * static_cast<std::size_t>(cePercent) / 4096 * 4096;
   const std::size_t smBytes = cePercent == 100 ? 0 : bytes - ceBytes;
   *flag = 0;
@@ -167,21 +174,24 @@ double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Layout layout, int bl
     statuses[r] = kernels::pendingStatus();
     kernels::launchLatch(flag, kLatchTimeoutNs, &statuses[r], gpu.stream.get());
     PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.start.get(), gpu.stream.get()));
-    if (smBytes < bytes) {  // the copy engines' share: the tail of every peer's slot, a stream per peer
+    if (smBytes < bytes) {  // the copy engines' share: the tail of every peer's slot
       PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.forked.get(), gpu.stream.get()));
       for (int k = 0; k < n - 1; ++k) {
-        const cudaStream_t side = gpu.copies[static_cast<std::size_t>(k)].get();
-        PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, gpu.forked.get(), 0));
+        const std::size_t index = static_cast<std::size_t>(k) % streams;
+        const cudaStream_t side = gpu.copies[index].get();
+        if (k < static_cast<int>(streams)) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(side, gpu.forked.get(), 0));
         PEERLINK_CUDA_CHECK(cudaMemcpyAsync(reinterpret_cast<char*>(args.dst[k]) + smBytes,
                                             static_cast<const char*>(gpu.send.data()) + smBytes, bytes - smBytes,
                                             cudaMemcpyDeviceToDevice, side));
-        PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.copied[static_cast<std::size_t>(k)].get(), side));
+      }
+      for (std::size_t index = 0; index < streams; ++index) {
+        PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.copied[index].get(), gpu.copies[index].get()));
       }
     }
     if (smBytes > 0) launch(layout, args, blocks > 0 ? blocks : gpu.sms, gpu.stream.get());
     if (smBytes < bytes) {
-      for (int k = 0; k < n - 1; ++k) {
-        PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(gpu.stream.get(), gpu.copied[static_cast<std::size_t>(k)].get(), 0));
+      for (std::size_t index = 0; index < streams; ++index) {
+        PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(gpu.stream.get(), gpu.copied[index].get(), 0));
       }
     }
     PEERLINK_CUDA_CHECK(cudaEventRecord(gpu.end.get(), gpu.stream.get()));
@@ -243,7 +253,8 @@ int run(int iterations, std::size_t bytes, int blocks, int ceShare) {
              bytes >> 20, count - 1, iterations);
   fmt::print("{:>8} {:>7} {:>10} {:>10}\n", "layout", "blocks", "us", "GB/s out");
   for (int round = 0; round < 2; ++round) {  // twice, so drift between layouts shows
-    for (Layout layout : {Layout::Pack, Layout::Block, Layout::Chunk, Layout::Warp, Layout::Ce, Layout::Mix}) {
+    for (Layout layout :
+         {Layout::Pack, Layout::Block, Layout::Chunk, Layout::Warp, Layout::Ce, Layout::CeStreams, Layout::Mix}) {
       const double median = tools::medianOfRounds(
           iterations, [&] { return oneRound(gpus, bytes, layout, blocks, ceShare, flag, statuses); });
       const std::string name = layout == Layout::Mix ? fmt::format("mix{}", ceShare) : std::string(layoutName(layout));
