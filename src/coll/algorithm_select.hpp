@@ -59,7 +59,7 @@ enum class Kernel {
   TwoShot,        ///< each rank reduces its shard into every output (coll_reduce.cu)
   ReduceScatter,  ///< each rank reduces its own segment of every input (coll_reduce.cu)
   Copy,           ///< direct copies between barriers (coll_copy.cu)
-  PushReduce,     ///< two-shot all-reduce / reduce-scatter by stores only, through stages (coll_push_reduce.cu)
+  PushReduce,     ///< two-shot all-reduce / reduce-scatter by stores only, through stages (coll_push_phased.cu)
   RingBroadcast,  ///< broadcast along the ranks from the root, stores only, a flag per chunk (coll_ring_broadcast.cu)
   SplitTwoShot,   ///< large two-shot all-reduce as two kernels: a direct-read reduce-scatter, a pushing all-gather
   RingReduce,     ///< reduce along the ranks towards the root, stores only, through stages (coll_ring_reduce.cu)

@@ -202,10 +202,12 @@ bool pushable(const PeerPointerTable& table, const CallArgs& first, int n) {
   return bits % 16 == 0;
 }
 
-// Rank r's part of a push reduction: the shards (all-reduce: partitionRange's; reduce-scatter: the count
-// elements of each rank's block), its input for each, and where its own shard's result goes.
+// Rank r's part `part` of a push reduction: the shards (all-reduce: partitionRange's; reduce-scatter: the count
+// elements of each rank's block), each cut in parts of one stage slot (`slotCount` elements; part k: elements
+// [k * slotCount, (k + 1) * slotCount) of every shard, as many as it has), its input for each, and where its
+// own shard's result goes.
 kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPointerTable& table, const CallArgs& call,
-                                           std::size_t chunkBytes) {
+                                           std::size_t slotCount, std::size_t part) {
   kernels::CollPushReduceArgs args;
   const int n = state.nranks;
   const int r = call.rank;
@@ -213,68 +215,59 @@ kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPoi
   const bool allReduce = call.collective == Collective::AllReduce;
   args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
   args.sync.peersStore = allReduce;  // the end barrier releases the result's stores into the peers' outputs
-  args.chunkBytes = chunkBytes;
   args.endBarrier = allReduce;
+  const std::size_t skip = part * slotCount;  // elements of every shard before this part
   std::size_t ownBegin = 0;
   for (int p = 0; p < n; ++p) {
     args.stage[p] = state.symmetric.stage[p];
     const ElementRange shard =
         allReduce ? shardOf(call, n, p) : ElementRange{call.count * static_cast<std::size_t>(p), call.count};
-    args.shardInput[p] = offsetBy(table.send[r], shard.begin * size);
-    args.shardCount[p] = shard.count;
-    if (p == r) ownBegin = shard.begin;
+    const std::size_t from = std::min(skip, shard.count);
+    args.shardInput[p] = offsetBy(table.send[r], (shard.begin + from) * size);
+    args.shardCount[p] = std::min(slotCount, shard.count - from);
+    if (p == r) ownBegin = allReduce ? shard.begin + from : from;
   }
   if (allReduce) {
     for (int p = 1; p <= n; ++p)
       args.dst[args.ndst++] = offsetBy(table.recv[(r + p) % n], ownBegin * size);  // own last
   } else {
-    args.dst[args.ndst++] = table.recv[r];
+    args.dst[args.ndst++] = offsetBy(table.recv[r], ownBegin * size);
   }
   return args;
 }
 
-// A push reduction's grid: the longest shard's bytes, the kernel, the blocks and each round's chunk.
-struct PushShape {
-  std::size_t longestBytes = 0;
-  bool phased = false;  // every shard within a stage slot: the two-phase kernel
-  int blocks = 0;
-  std::size_t chunkBytes = 0;
-};
-
-PushShape pushShape(const CommState& state, const CallArgs& first) {
-  const int n = state.nranks;
-  std::size_t longest = first.count;  // reduce-scatter: every shard is count elements
-  if (first.collective == Collective::AllReduce) {
-    longest = 0;
-    for (int p = 0; p < n; ++p) longest = std::max(longest, shardOf(first, n, p).count);
-  }
-  PushShape shape;
-  shape.longestBytes = longest * dataTypeSize(first.type);
-  shape.phased = kernels::collPushPhasedFits(shape.longestBytes);
-  shape.blocks = shape.phased ? kernels::collReduceBlocks(shape.longestBytes, state.maxBlocks)
-                              : kernels::collPushBlocks(shape.longestBytes, state.maxBlocks);
-  shape.chunkBytes = kernels::collPushChunkBytes(shape.blocks);
-  return shape;
+// The longest shard of a push reduction, in elements (reduce-scatter: every shard is count elements).
+std::size_t longestPushShard(const CallArgs& first, int n) {
+  if (first.collective != Collective::AllReduce) return first.count;
+  std::size_t longest = 0;
+  for (int p = 0; p < n; ++p) longest = std::max(longest, shardOf(first, n, p).count);
+  return longest;
 }
 
-// Why the push kernels cannot run this set (pipelinedBlocker; empty when they can): they need the stages and
-// aligned buffers, the pipelined one flags that number every round of a block.
+// Why the push kernel cannot run this set (pipelinedBlocker; empty when it can): it needs the stages and
+// 16-byte aligned buffers and shards.
 std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set) {
-  const CallArgs& first = set.front();
   if (state.symmetric.stage[0] == nullptr) return "the communicator has no push stage";
-  const PushShape shape = pushShape(state, first);
-  return pipelinedBlocker(pushable(peerPointers(state, set), first, state.nranks),
-                          shape.phased || kernels::collRoundsFit(shape.longestBytes, shape.blocks, shape.chunkBytes));
+  return pipelinedBlocker(pushable(peerPointers(state, set), set.front(), state.nranks), true);
 }
 
+// The two-phase push kernel once per part of one stage slot of every shard (a message whose shards fit one
+// slot -- every one AUTO pushes -- is one part), the parts one after another: each launch meets every peer at
+// its start, as consecutive calls do, before it stores into their stages again.
 void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const CallArgs& first = set.front();
   const PeerPointerTable table = peerPointers(state, set);
-  const PushShape shape = pushShape(state, set.front());
+  const std::size_t size = dataTypeSize(first.type);
+  const std::size_t slotCount = kernels::kCollPushSlotBytes / size;
+  const std::size_t longest = longestPushShard(first, state.nranks);
+  const std::size_t parts = kernels::collPushParts(longest * size);
+  const int blocks = kernels::collReduceBlocks(std::min(longest, slotCount) * size, state.maxBlocks);
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const kernels::CollPushReduceArgs args = pushReduceArgs(state, table, call, shape.chunkBytes);
-    const auto launch = shape.phased ? kernels::launchCollPushPhased : kernels::launchCollPushReduce;
-    launch(args, collType(call.type), collOp(call.op), shape.blocks, call.stream, launchOf(state, r, capturing));
+    for (std::size_t part = 0; part < parts; ++part) {
+      kernels::launchCollPushPhased(pushReduceArgs(state, table, call, slotCount, part), collType(call.type),
+                                    collOp(call.op), blocks, call.stream, launchOf(state, r, capturing));
+    }
   });
 }
 

@@ -109,9 +109,9 @@ inline bool launchesMayOverlap(bool requested, const std::vector<int>& computeMa
   return std::all_of(computeMajors.begin(), computeMajors.end(), [](int major) { return major >= 9; });
 }
 
-// Why a pipelined kernel (a ring, the push reduction) cannot run a call, for the COLL log; empty when it can.
-// It moves 16-byte units, so what it touches must start on 16-byte boundaries, and its flags number every
-// round of a block in kCollRoundBits bits.
+// Why a pipelined kernel (a ring; the push reduction, which needs only the alignment) cannot run a call, for the COLL
+// log; empty when it can. It moves 16-byte units, so what it touches must start on 16-byte boundaries, and its flags
+// number every round of a block in kCollRoundBits bits.
 inline std::string pipelinedBlocker(bool aligned, bool roundsFit) {
   if (!aligned) return "a buffer or block does not start on a 16-byte boundary";
   if (!roundsFit) return "a block would need more than 2^" + std::to_string(kernels::kCollRoundBits) + " rounds";

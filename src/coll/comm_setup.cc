@@ -82,9 +82,9 @@ void addPushStages(CommState& state) {
 
 // One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
-// `push`: PEERLINK_COLL_PUSH=1 (both push kernels); `pushPhases`: AUTO may push in two phases (their kernels).
-// The stages come once the topology is known (addPushStages).
-void setupRank(RankResources& rank, int device, int nranks, bool push, bool pushPhases, bool eagerGraph) {
+// `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push). The stages
+// come once the topology is known (addPushStages).
+void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -113,7 +113,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool push
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
   const auto buffersReady = Clock::now();
   // LL128 runs on compute capability 9.0+ only (ll128Capable): its kernels are loaded there only.
-  kernels::preloadCollKernels(push, push || pushPhases, rank.computeMajor >= 9);
+  kernels::preloadCollKernels(push, rank.computeMajor >= 9);
   // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
   logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
@@ -173,7 +173,7 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push, autoPushKernels,
+        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push || autoPushKernels,
                   eagerGraphs);
       } catch (...) {
         errors[r] = std::current_exception();

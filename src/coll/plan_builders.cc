@@ -126,7 +126,7 @@ void buildAllReduceTwoShot(PlanBuilder& b) {
   b.emit(true);
 }
 
-// The push kernel's flow (coll_push_reduce.cu): phase 0, rank q stores chunk c of its send data's shard r
+// The push kernel's flow (coll_push_phased.cu): phase 0, rank q stores chunk c of its send data's shard r
 // into slot q of rank r's scratch; phase 1, rank r reduces its own send data and the slots in rank order
 // into its recv; phase 2, rank r stores that result into every other rank's recv. No rank reads a peer.
 // In place, rank q's shard r is read in phase 0 of a chunk and overwritten by rank r in phase 2 of the same

@@ -17,8 +17,8 @@ constexpr std::size_t kKiB = 1024;
 // graphs) 78.1-78.3 us at 16 MiB against the direct reads' 82.9-83.3, 149.7-150.8 against 164.3-165.3 at
 // 32 MiB, 292.7-293.8 against 308.1-310.0 at 64 MiB (the split kernels); below it lost, 46.8-47.1 against
 // 43.8-44.6 at 8 MiB. A reduce-scatter pushed lost at every size (16 MiB: 46.6-47.1 against 44.6-44.7 us:
-// its second phase only reads and writes local memory, which no link traffic overlaps); the pipelined push
-// kernel, which a larger shard needs, lost too (round 53: 109.6 against 82.8 us at 16 MiB).
+// its second phase only reads and writes local memory, which no link traffic overlaps). A larger shard would
+// take a launch per slot (PEERLINK_COLL_PUSH=1 runs that), which AUTO leaves to the split kernels and rings.
 constexpr std::size_t kAutoPushFrom = 16 * kKiB * kKiB;
 
 // The largest shard of a two-shot over `nranks` ranks of a `bytes` message, at most: partitionRange cuts at

@@ -100,7 +100,6 @@ const char* collStepName(int step) noexcept {
     case kStepEndBarrier: return "end barrier";
     case kStepLlData: return "LL data";
     case kStepPushData: return "push data";
-    case kStepPushFree: return "push stage free";
     case kStepRingData: return "ring data";
     case kStepRingFree: return "ring stage free";
     case kStepRingStart: return "ring start";
@@ -134,7 +133,7 @@ void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, c
   detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, launch);
 }
 
-void preloadCollKernels(bool push, bool pushPhased, bool ll128) {
+void preloadCollKernels(bool push, bool ll128) {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
@@ -142,8 +141,7 @@ void preloadCollKernels(bool push, bool pushPhased, bool ll128) {
   if (ll128) detail::preloadCollLl128Kernels();
   detail::preloadCollRingKernels();
   detail::preloadCollRingReduceKernels();
-  if (push) detail::preloadCollPushKernels();
-  if (pushPhased) detail::preloadCollPushPhasedKernels();
+  if (push) detail::preloadCollPushPhasedKernels();
 }
 
 }  // namespace peerlink::kernels

@@ -2,7 +2,7 @@
 // arguments, so a call needs no host-to-device copy and is capturable in a CUDA graph) and launch
 // functions. Kernel bodies live in coll_ll.cu (LL one-shot, every collective's small messages), coll_reduce.cu
 // (direct-read reductions: two-shot, one-shot, reduce-scatter), coll_copy.cu (broadcast, all-gather, all-to-all,
-// send/recv), coll_push_reduce.cu (the push reductions), coll_ring_broadcast.cu and coll_ring_reduce.cu (the rings).
+// send/recv), coll_push_phased.cu (the push reduction), coll_ring_broadcast.cu and coll_ring_reduce.cu (the rings).
 // src/coll/ builds the arguments from a matched set of calls (comm_launch.cc, comm_launch_large.cc).
 //
 // Peer pointers. Every pointer in these structs is an address the launching GPU can dereference: its own
@@ -59,7 +59,7 @@ constexpr std::size_t kCollPushSlotBytes = std::size_t{16} << 20;   ///< one sen
 constexpr std::size_t kCollRingStageBytes = std::size_t{32} << 20;  ///< a rank's ring reduce stage (from prev)
 /// The largest chunk of the chains of stores (collRingChunkBytes) and small reduce grids per round.
 constexpr std::size_t kCollRingMaxChunkBytes = std::size_t{64} << 10;
-/// The pipelined kernels (rings, push reduction) flag round k of call c as (c << kCollRoundBits) + k + 1.
+/// The pipelined kernels (rings; the push reduction's halves) flag round k of call c as (c << kCollRoundBits) + k + 1.
 constexpr int kCollRoundBits = 20;
 /// The ring reduce's stage slots per block: round k uses slot k mod kCollRingSlots.
 constexpr int kCollRingSlots = 4;
@@ -137,8 +137,8 @@ enum CollPhase : int {
   kPhaseEnd = 1,
   kPhaseP2pStart = 2,
   kPhaseP2pEnd = 3,
-  kPhasePushReady = 4,  ///< push reduction: a round's data is in the receiver's stage
-  kPhasePushFree = 5,   ///< push reduction: the receiver has reduced a round, its stage may be refilled
+  kPhasePushReady = 4,  ///< push reduction: a half's data is in the receiver's stage
+  kPhaseUnused = 5,     ///< was the pipelined push reduction's stage-free flag (round 55 removed that kernel)
   kPhaseRingReady = 6,  ///< ring broadcast / reduce: a round's chunk is in the receiver's output / stage
   /// Ring reduce: the receiver has read a round of its stage (value (call << kCollRoundBits) + round + 1), or
   /// every round of a call (the call's largest value, colldev::releaseStage, at each block's end).
@@ -161,7 +161,6 @@ enum CollStep : int {
   kStepEndBarrier = 2,
   kStepLlData = 3,
   kStepPushData = 4,
-  kStepPushFree = 5,
   kStepRingData = 6,
   kStepRingFree = 7,
   kStepRingStart = 8,   ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
@@ -274,16 +273,14 @@ struct CollReduceArgs {
   std::size_t end = 0;
 };
 
-/// Push reduction (two-shot all-reduce and reduce-scatter of large messages): no rank loads from a peer.
-/// Every rank stores its input's piece of each peer's shard into that peer's stage (slot [sender], a ring
-/// of four stages per block), and reduces its own shard from its input and the stages, in rank order, into
-/// dst (all-reduce: every rank's output, own last; reduce-scatter: its own output). Pipelined per block:
-/// round k of block b moves chunk k * grid + b of every shard; the sender releases a ready flag per round
-/// (phase kPhasePushReady) and refills a stage only when the receiver's free flag (kPhasePushFree) says it
-/// has reduced the round that used it before. Flag values are (call number << 20) + round + 1, so they
-/// only grow. Between a start barrier and, for all-reduce (peers store into this rank's output), an end
-/// barrier. Every pointer 16-byte aligned and every shard but the last a multiple of 16 bytes
-/// (comm_launch.cc falls back to the direct-read kernel otherwise).
+/// Push reduction (two-shot all-reduce, and reduce-scatter under PEERLINK_COLL_PUSH=1; coll_push_phased.cu): no
+/// rank loads from a peer. Every rank stores its input's piece of each peer's shard into that peer's stage
+/// (slot [sender]), meets the peers, and reduces its own shard from its input and the stages, in rank order,
+/// into dst (all-reduce: every rank's output, own last; reduce-scatter: its own output). Every shard within one
+/// kCollPushSlotBytes slot: comm_launch.cc cuts larger ones into parts of a slot, a launch each. Between a
+/// start barrier and, for all-reduce (peers store into this rank's output), an end barrier. Every pointer
+/// 16-byte aligned and every shard but the last a multiple of 16 bytes (comm_launch.cc falls back to the
+/// direct-read kernel otherwise).
 struct CollPushReduceArgs {
   CollSyncArgs sync;
   void* stage[kCollMaxRanks] = {};             ///< rank p's stage area: nranks slots of kCollPushSlotBytes
@@ -293,7 +290,6 @@ struct CollPushReduceArgs {
   int ndst = 0;
   bool endBarrier = false;  ///< all-reduce: wait until every peer's stores into this rank's output landed
   unsigned char unused[3] = {};
-  std::size_t chunkBytes = 0;  ///< per block, round and shard: a multiple of 16 (collPushChunkBytes)
 };
 
 /// A copy of `bytes` from `src` to each of `dst[0..ndst)`.
@@ -466,14 +462,15 @@ bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes);
 /// blocks in all.
 int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
 std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
-/// Push reduction: blocks for a largest shard of `maxShardBytes`, at most `maxBlocks`; the chunk each block
-/// moves per round, so that the four stages of every block fit one kCollPushSlotBytes slot.
-int collPushBlocks(std::size_t maxShardBytes, int maxBlocks);
-std::size_t collPushChunkBytes(int blocks);
-/// Whether a push reduction whose largest shard is `maxShardBytes` runs in two phases (coll_push_phased.cu):
+/// Whether a push reduction whose largest shard is `maxShardBytes` runs as one launch (coll_push_phased.cu):
 /// every shard within one kCollPushSlotBytes slot. Its grid is collReduceBlocks's for that shard.
 constexpr bool collPushPhasedFits(std::size_t maxShardBytes) {
   return maxShardBytes <= kCollPushSlotBytes;
+}
+/// The launches of a push reduction whose largest shard is `maxShardBytes`: one per kCollPushSlotBytes part of
+/// every shard, at least one.
+constexpr std::size_t collPushParts(std::size_t maxShardBytes) {
+  return maxShardBytes <= kCollPushSlotBytes ? 1 : (maxShardBytes + kCollPushSlotBytes - 1) / kCollPushSlotBytes;
 }
 
 /// Launch on the current device (the rank's GPU), on `stream`. `type`/`op` pick the instantiation; the
@@ -489,9 +486,7 @@ void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int 
                       const KernelLaunch& launch);
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollP2pLl(const CollP2pLlArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
-void launchCollPushReduce(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
-                          const KernelLaunch& launch);
-/// The same reduction in two phases (collPushPhasedFits; args.chunkBytes unused).
+/// The push reduction in two phases: pushes, a meeting, the reduce (every shard within a stage slot).
 void launchCollPushPhased(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                           const KernelLaunch& launch);
 void launchCollRingBroadcast(const CollRingArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
@@ -500,17 +495,15 @@ void launchCollRingReduce(const CollRingReduceArgs& args, CollType type, CollOp 
 
 /// Loads every collective kernel into the current device's context (cudaFuncGetAttributes), so no first
 /// launch of one of them can wait behind a spinning kernel (see kernel_preload.cuh). The communicator calls
-/// it on every device at creation; the pipelined push reduction's kernels only with `push`
-/// (PEERLINK_COLL_PUSH=1), the two-phase push's with `pushPhased` (that, or AUTO on 3+ ranks), the LL128
-/// kernels only with `ll128` (a GPU that may run them).
-void preloadCollKernels(bool push, bool pushPhased, bool ll128);
+/// it on every device at creation; the push reduction's kernels only with `push` (PEERLINK_COLL_PUSH=1, or
+/// AUTO on 3+ ranks), the LL128 kernels only with `ll128` (a GPU that may run them).
+void preloadCollKernels(bool push, bool ll128);
 
 namespace detail {
 void preloadCollReduceKernels();                           // coll_reduce.cu
 void preloadCollLlKernels();                               // coll_ll.cu
 void preloadCollLl128Kernels();                            // coll_ll128.cu
 void preloadCollP2pLlKernels();                            // coll_p2p_ll.cu
-void preloadCollPushKernels();                             // coll_push_reduce.cu
 void preloadCollPushPhasedKernels();                       // coll_push_phased.cu
 void preloadCollRingKernels();                             // coll_ring_broadcast.cu
 void setCollRingBroadcastTrace(CollTraceRecord* records);  // coll_ring_broadcast.cu, for setCollTrace

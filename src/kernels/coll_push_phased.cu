@@ -1,10 +1,12 @@
-// Push reduction in two phases (CollPushReduceArgs, every shard within one kCollPushSlotBytes slot): the
-// whole block stores this rank's pieces of the peers' shards into their stages, meets block b of every peer
-// (each releases its stores, then acquires theirs), and reduces its own shard from its input and the stages
-// into every destination. No rank loads from a peer, so every byte crosses NVLink as a store (both
-// directions pushing carry ~365 GB/s each way, pulling ~335, the direct reads' mix of the two ~310: round
-// 41); unlike coll_push_reduce.cu's rounds, every thread works in both phases and a block meets its peers on
-// two flags a call.
+// Push reduction in two phases (CollPushReduceArgs, every shard within one kCollPushSlotBytes slot; larger
+// shards are cut in parts of a slot, a launch each, by comm_launch.cc): the whole block stores this rank's
+// pieces of the peers' shards into their stages, meets block b of every peer (each releases its stores, then
+// acquires theirs), and reduces its own shard from its input and the stages into every destination. No rank
+// loads from a peer, so every byte crosses NVLink as a store (both directions pushing carry ~365 GB/s each
+// way, pulling ~335, the direct reads' mix of the two ~310: round 41). Unlike the pipelined push kernel it
+// replaced (rounds of ~31 KiB per block, three warp roles, ready and free flags every round: 109.6 us at
+// 16 MiB against this kernel's 78, rounds 53-54; removed in round 55), every thread works in both phases and
+// a block meets its peers on two flags a call.
 //
 // The two flags: each block's walk is cut in two halves, each pushed and then released on its own flag.
 // While the signalling warp's release waits for the first half's stores to land, the other warps push the
@@ -182,8 +184,8 @@ __device__ __forceinline__ void reduceOwnShard(const CollPushReduceArgs& args, s
   }
 }
 
-// The phases' flags (kPhasePushReady), in the pipelined push kernel's encoding ((call << kCollRoundBits) +
-// round + 1, the halves as rounds 0 and 1), so that the two kernels' flags on this phase only ever grow.
+// The halves' flags (kPhasePushReady), in the pipelined kernels' encoding ((call << kCollRoundBits) + round + 1,
+// the halves as rounds 0 and 1), so that the flags on this phase only ever grow.
 __device__ __forceinline__ unsigned long long halfValue(const KernelNumbers& numbers, int half) {
   return (numbers.seq << kCollRoundBits) + static_cast<unsigned long long>(half) + 1;
 }

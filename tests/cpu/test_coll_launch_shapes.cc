@@ -57,21 +57,17 @@ TEST(CollLaunchShapes, LaunchesOverlapOnlyOnHopperAndWithoutSharedGpus) {
   EXPECT_FALSE(launchesMayOverlap(true, {}, false));
 }
 
-// Push reduction: a block per 8 KiB of the longest shard up to the SM count; four stages of every block
-// fit a sender's 16 MiB slot, chunks at most 64 KiB and whole 16-byte units.
-TEST(CollLaunchShapes, PushBlocksAndChunksFitTheStageSlot) {
-  EXPECT_EQ(collPushBlocks(1, 132), 1);
-  EXPECT_EQ(collPushBlocks(8 * kKiB, 132), 1);
-  EXPECT_EQ(collPushBlocks(8 * kKiB + 1, 132), 2);
-  EXPECT_EQ(collPushBlocks(512 * kMiB, 132), 132);
-  EXPECT_EQ(collPushBlocks(512 * kMiB, 100000), kCollMaxBlocks);
-  EXPECT_EQ(collPushChunkBytes(1), 64 * kKiB);
-  EXPECT_EQ(collPushChunkBytes(132), 31760u);  // 16 MiB / 528, down to 16 bytes
-  for (int blocks : {1, 7, 64, 132, kCollMaxBlocks}) {
-    const std::size_t chunk = collPushChunkBytes(blocks);
-    EXPECT_EQ(chunk % 16, 0u) << blocks;
-    EXPECT_GE(chunk, 8 * kKiB) << blocks;
-    EXPECT_LE(4 * chunk * static_cast<std::size_t>(blocks), kCollPushSlotBytes) << blocks;
+// Push reduction: one launch while every shard fits a sender's 16 MiB stage slot, else one per slot's worth of
+// the longest shard.
+TEST(CollLaunchShapes, PushRunsOneLaunchPerStageSlotOfTheLongestShard) {
+  EXPECT_EQ(collPushParts(0), 1u);
+  EXPECT_EQ(collPushParts(1), 1u);
+  EXPECT_EQ(collPushParts(kCollPushSlotBytes), 1u);
+  EXPECT_EQ(collPushParts(kCollPushSlotBytes + 16), 2u);
+  EXPECT_EQ(collPushParts(6 * kCollPushSlotBytes), 6u);
+  EXPECT_EQ(collPushParts(6 * kCollPushSlotBytes + 1), 7u);
+  for (std::size_t bytes : {std::size_t{0}, 16 * kMiB - 16, 16 * kMiB, 16 * kMiB + 16, 64 * kMiB}) {
+    EXPECT_EQ(collPushPhasedFits(bytes), collPushParts(bytes) == 1) << bytes;
   }
 }
 

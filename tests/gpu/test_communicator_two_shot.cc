@@ -1,5 +1,5 @@
 // The two-shot all-reduce and reduce past their simplest form on real GPUs: the split two-shot's two kernels,
-// the push kernels (AUTO's two phases from 16 MiB, the rounds under PEERLINK_COLL_PUSH=1 past a stage slot) and
+// the push kernel (AUTO's two phases from 16 MiB; under PEERLINK_COLL_PUSH=1, a launch per stage slot past one) and
 // the rooted two-shot reduce on either side of its root-shard line, each on uneven shards and tails, in place
 // and out, checked against the closed-form host reference (src/coll/host_reduce.hpp) with guard bytes.
 #include <gtest/gtest.h>
@@ -37,9 +37,10 @@ TEST(CommunicatorSplitTwoShot, UnevenShardsAndTails) {
 }
 
 // From 16 MiB an all-reduce on 3+ ranks of an NVLink mesh pushes in two phases while every shard fits a 16 MiB
-// stage slot (kAutoPushFrom); under PEERLINK_COLL_PUSH=1 larger shards take the pipelined push kernel. Counts
-// that leave uneven shards and a tail, several types and ops, in place and out, on both kernels.
-TEST(CommunicatorPush, TwoPhasesAndRoundsWithUnevenShards) {
+// stage slot (kAutoPushFrom); under PEERLINK_COLL_PUSH=1 larger shards are pushed in parts of a slot, a launch
+// each. Counts that leave uneven shards and a tail, several types and ops, in place and out, in one part and
+// in several.
+TEST(CommunicatorPush, TwoPhasesAndPartsWithUnevenShards) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);
   Communicator automatic(devices, paramsWith({}));
@@ -61,16 +62,25 @@ TEST(CommunicatorPush, TwoPhasesAndRoundsWithUnevenShards) {
       }
     }
   }
-  // Shards past a slot: the pipelined rounds (96 MiB, below the ring's start: shards of 24 MiB on 4 ranks).
-  for (const bool inPlace : {false, true}) {
-    CollCase c;
-    c.collective = Collective::AllReduce;
-    c.type = DataType::F32;
-    c.op = ReduceOp::Sum;
-    c.count = (std::size_t{96} << 20) / sizeof(float) + 5;
-    c.inPlace = inPlace;
-    c.seed = seed++;
-    ASSERT_EQ(runCase(pushed, c), "") << c.describe();
+  // Shards past a slot, in parts: 96 MiB + 5 elements (shards of 24 MiB on 4 ranks: two parts, the second
+  // with every shard's rest and the tail; below the ring's start); 4 slots + 16 bytes (on 4 ranks the first
+  // shard's second part is 16 bytes, the others' empty); a reduce-scatter of 20 MiB + 16 bytes per rank.
+  const std::size_t slot = std::size_t{16} << 20;
+  const std::vector<std::pair<Collective, std::size_t>> partCases = {
+      {Collective::AllReduce, (std::size_t{96} << 20) / sizeof(float) + 5},
+      {Collective::AllReduce, (static_cast<std::size_t>(devices.size()) * slot + 16) / sizeof(float)},
+      {Collective::ReduceScatter, ((std::size_t{20} << 20) + 16) / sizeof(float)}};
+  for (const auto& [collective, count] : partCases) {
+    for (const bool inPlace : {false, true}) {
+      CollCase c;
+      c.collective = collective;
+      c.type = DataType::F32;
+      c.op = ReduceOp::Sum;
+      c.count = count;
+      c.inPlace = inPlace;
+      c.seed = seed++;
+      ASSERT_EQ(runCase(pushed, c), "") << c.describe();
+    }
   }
   std::printf("16 MiB: %s\n96 MiB, PEERLINK_COLL_PUSH=1: %s\n",
               automatic.describeChoice(Collective::AllReduce, std::size_t{16} << 20).c_str(),
