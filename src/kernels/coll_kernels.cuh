@@ -168,7 +168,7 @@ enum CollStep : int {
   kStepRingStage = 10,  ///< a ring reduce's start: waiting for the next rank to release its stage, or a slot of it
   kStepRingPace = 11,   ///< a ring reduce chain's first rank: waiting for the other chains to catch up
 };
-/// "start barrier", "end barrier", "LL data", "push data", "push stage free", "ring data", "ring stage free",
+/// "start barrier", "end barrier", "LL data", "push data", "ring data", "ring stage free",
 /// "ring start", "ring end", "ring stage", "ring pace"
 const char* collStepName(int step) noexcept;
 
