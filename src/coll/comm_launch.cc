@@ -216,16 +216,15 @@ kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPoi
   args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
   args.sync.peersStore = allReduce;  // the end barrier releases the result's stores into the peers' outputs
   args.endBarrier = allReduce;
-  const std::size_t skip = part * slotCount;  // elements of every shard before this part
   std::size_t ownBegin = 0;
   for (int p = 0; p < n; ++p) {
     args.stage[p] = state.symmetric.stage[p];
     const ElementRange shard =
         allReduce ? shardOf(call, n, p) : ElementRange{call.count * static_cast<std::size_t>(p), call.count};
-    const std::size_t from = std::min(skip, shard.count);
-    args.shardInput[p] = offsetBy(table.send[r], (shard.begin + from) * size);
-    args.shardCount[p] = std::min(slotCount, shard.count - from);
-    if (p == r) ownBegin = allReduce ? shard.begin + from : from;
+    const ElementRange piece = slotPartOf(shard, slotCount, part);
+    args.shardInput[p] = offsetBy(table.send[r], piece.begin * size);
+    args.shardCount[p] = piece.count;
+    if (p == r) ownBegin = allReduce ? piece.begin : piece.begin - shard.begin;  // reduce-scatter: in its recv
   }
   if (allReduce) {
     for (int p = 1; p <= n; ++p)

@@ -39,4 +39,14 @@ inline ElementRange partitionRange(std::size_t count, int parts, int part, std::
   return {begin, end - begin};
 }
 
+/// Part `part` of `range` cut from its start into parts of `partCount` elements (the push reduction's
+/// launches, a stage slot each): at most `partCount` elements from begin + part * partCount, empty (at the
+/// range's end) once the range has none left, so the parts of every shard line up at the same offsets.
+inline ElementRange slotPartOf(ElementRange range, std::size_t partCount, std::size_t part) {
+  const std::size_t skip = partCount * part;
+  const std::size_t from = skip < range.count ? skip : range.count;
+  const std::size_t rest = range.count - from;
+  return {range.begin + from, rest < partCount ? rest : partCount};
+}
+
 }  // namespace peerlink::coll

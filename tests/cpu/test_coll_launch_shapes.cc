@@ -71,6 +71,28 @@ TEST(CollLaunchShapes, PushRunsOneLaunchPerStageSlotOfTheLongestShard) {
   }
 }
 
+// A part of every shard per launch, from the shard's start: a slot's worth, the rest, then nothing (at the
+// shard's end), so that every rank's pieces of one launch lie at the same offsets in their shards.
+TEST(CollLaunchShapes, PushPartsCutEveryShardFromItsStart) {
+  using coll::ElementRange;
+  using coll::slotPartOf;
+  const ElementRange shard{1000, 25};
+  const std::size_t slot = 10;
+  const std::size_t begins[] = {1000, 1010, 1020, 1025};
+  const std::size_t counts[] = {10, 10, 5, 0};  // the last past the shard: empty, at its end
+  std::size_t covered = 0;
+  for (std::size_t part = 0; part < 4; ++part) {
+    const ElementRange piece = slotPartOf(shard, slot, part);
+    EXPECT_EQ(piece.begin, begins[part]) << part;
+    EXPECT_EQ(piece.count, counts[part]) << part;
+    covered += piece.count;
+  }
+  EXPECT_EQ(covered, shard.count);
+  EXPECT_EQ(slotPartOf(shard, 25, 0).count, 25u);  // one slot holds it: one part
+  EXPECT_EQ(slotPartOf(ElementRange{7, 0}, slot, 0).begin, 7u);
+  EXPECT_EQ(slotPartOf(ElementRange{7, 0}, slot, 0).count, 0u);
+}
+
 // Over sizes from 1 byte to 1 GiB: chunks of whole 128-byte lines from 8 KiB to `largest`, grids within the cap.
 void expectRingShapes(std::size_t (*chunkBytes)(std::size_t, int, std::size_t),
                       int (*blocks)(std::size_t, int, std::size_t), std::size_t largest) {
