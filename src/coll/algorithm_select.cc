@@ -87,6 +87,13 @@ constexpr std::size_t kLl128FromWireBytes = 32 * kKiB;
 // against 635 at 128 MiB, 2395 against 2515 at 512 MiB (session 6, round 28); below 64 MiB the second
 // kernel's barriers cost more than the split gains.
 constexpr std::size_t kSplitTwoShotFrom = 64 * kKiB * kKiB;
+
+// What Kernel::SplitTwoShot adds to the two-shot's reason; a push that replaces the split kernels drops it.
+std::string splitTwoShotClause() {
+  return "; >= " + formatBytes(kSplitTwoShotFrom) +
+         ": as two kernels, a direct-read reduce-scatter into each rank's shard, then an all-gather that stores it "
+         "into the peers";
+}
 // From here a broadcast on 3 or more ranks of an NVLink mesh runs as a ring (each rank stores each chunk into
 // the next one's output as it arrives) instead of two-shot (the non-root ranks load the root's shards and
 // store them to each other): on 4xH200 the ring took 787 us at 256 MiB against 833, 1522 against 1651 at
@@ -370,10 +377,7 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
                     "from it (stores only)"};
       }
       if (bytes >= kSplitTwoShotFrom && nvlinkMesh) {
-        return {Algorithm::TwoShot, Kernel::SplitTwoShot,
-                why + "; >= " + formatBytes(kSplitTwoShotFrom) +
-                    ": as two kernels, a direct-read reduce-scatter into each rank's shard, then an all-gather that "
-                    "stores it into the peers"};
+        return {Algorithm::TwoShot, Kernel::SplitTwoShot, why + splitTwoShotClause()};
       }
       return {Algorithm::TwoShot, Kernel::TwoShot, why};
     case Collective::Reduce:
@@ -442,8 +446,11 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
   // An explicit PEERLINK_COLL_CE=1 goes before AUTO's push (the copy-engine two-shot has copies to move).
   const PushMode pushing = push == PushMode::Auto && copyEngine == CopyEngineMode::On ? PushMode::Pull : push;
   if (collective == Collective::AllReduce || collective == Collective::ReduceScatter) {
-    if (auto pushed = pushInstead(collective, choice.kernel, bytes, nranks, nvlinkMesh, algorithm.forced, pushing,
-                                  choice.reason)) {
+    // The push replaces the kernels, so its reason extends the algorithm's, not the split kernels' clause.
+    std::string reading = choice.reason;
+    if (choice.kernel == Kernel::SplitTwoShot) reading.resize(reading.size() - splitTwoShotClause().size());
+    if (auto pushed =
+            pushInstead(collective, choice.kernel, bytes, nranks, nvlinkMesh, algorithm.forced, pushing, reading)) {
       return *pushed;
     }
   }

@@ -385,6 +385,13 @@ TEST(KernelSelect, ReductionsPushWhenAskedToOrWhereTwoPhasesWin) {
   EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).reason,
             "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "
             "(PEERLINK_COLL_PUSH=1): each rank stores its pieces into the owners' stages and they reduce locally");
+  // Past the split kernels' size the push replaces them, and its reason no longer names them.
+  const std::string split = choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Pull).reason;
+  const std::string pushed = choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Push).reason;
+  EXPECT_NE(split.find("as two kernels"), std::string::npos) << split;
+  EXPECT_EQ(pushed.find("as two kernels"), std::string::npos) << pushed;
+  EXPECT_EQ(pushed.rfind("64 MiB per rank > 256 KiB on an NVLink mesh: two-shot", 0), 0u) << pushed;
+  EXPECT_NE(pushed.find("pushed (PEERLINK_COLL_PUSH=1)"), std::string::npos) << pushed;
   EXPECT_EQ(parsePushMode("auto"), PushMode::Auto);
   EXPECT_EQ(parsePushMode("1"), PushMode::Push);
   EXPECT_EQ(parsePushMode("0"), PushMode::Pull);
