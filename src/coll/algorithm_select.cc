@@ -94,6 +94,7 @@ std::string splitTwoShotClause() {
          ": as two kernels, a direct-read reduce-scatter into each rank's shard, then an all-gather that stores it "
          "into the peers";
 }
+
 // From here a broadcast on 3 or more ranks of an NVLink mesh runs as a ring (each rank stores each chunk into
 // the next one's output as it arrives) instead of two-shot (the non-root ranks load the root's shards and
 // store them to each other): on 4xH200 the ring took 787 us at 256 MiB against 833, 1522 against 1651 at
@@ -448,7 +449,11 @@ KernelChoice chooseKernel(Collective collective, std::size_t bytes, bool inPlace
   if (collective == Collective::AllReduce || collective == Collective::ReduceScatter) {
     // The push replaces the kernels, so its reason extends the algorithm's, not the split kernels' clause.
     std::string reading = choice.reason;
-    if (choice.kernel == Kernel::SplitTwoShot) reading.resize(reading.size() - splitTwoShotClause().size());
+    const std::string split = splitTwoShotClause();
+    if (choice.kernel == Kernel::SplitTwoShot && reading.size() >= split.size() &&
+        reading.compare(reading.size() - split.size(), split.size(), split) == 0) {
+      reading.resize(reading.size() - split.size());
+    }
     if (auto pushed =
             pushInstead(collective, choice.kernel, bytes, nranks, nvlinkMesh, algorithm.forced, pushing, reading)) {
       return *pushed;
