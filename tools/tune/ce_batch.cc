@@ -101,12 +101,8 @@ double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Way way, volatile std
 }
 
 int run(int iterations) {
-  int count = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
-  if (count < 2) {
-    std::fprintf(stderr, "peerlink_ce_batch: needs 2+ GPUs (found %d)\n", count);
-    return 2;
-  }
+  const int count = tools::gpusBetween("peerlink_ce_batch", 2);
+  if (count == 0) return 2;
   const std::vector<std::size_t> sizes = {std::size_t{1} << 20, std::size_t{4} << 20, std::size_t{16} << 20,
                                           std::size_t{64} << 20, std::size_t{128} << 20};
   const std::size_t largest = sizes.back();

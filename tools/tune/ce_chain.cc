@@ -150,12 +150,8 @@ double oneRound(std::vector<Gpu>& gpus, std::size_t total, const Shape& shape, s
 }
 
 int run(int iterations, std::size_t total) {
-  int count = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
-  if (count < 2) {
-    std::fprintf(stderr, "peerlink_ce_chain: needs 2+ GPUs (found %d)\n", count);
-    return 2;
-  }
+  const int count = tools::gpusBetween("peerlink_ce_chain", 2);
+  if (count == 0) return 2;
   StreamOps ops;
   resolve("cuStreamWaitValue64", ops.wait);
   resolve("cuStreamWriteValue64", ops.write);

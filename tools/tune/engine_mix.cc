@@ -99,12 +99,8 @@ double oneRound(std::vector<Gpu>& gpus, std::size_t total, const Mix& mix, volat
 }
 
 int run(int iterations, std::size_t total) {
-  int count = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
-  if (count < 2) {
-    std::fprintf(stderr, "peerlink_engine_mix: needs 2+ GPUs (found %d)\n", count);
-    return 2;
-  }
+  const int count = tools::gpusBetween("peerlink_engine_mix", 2);
+  if (count == 0) return 2;
   PeerAccessTable peers;
   std::vector<Gpu> gpus;
   for (int d = 0; d < count; ++d) {

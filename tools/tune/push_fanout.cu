@@ -211,12 +211,8 @@ double oneRound(std::vector<Gpu>& gpus, std::size_t bytes, Layout layout, int bl
 }
 
 int run(int iterations, std::size_t bytes, int blocks, int ceShare) {
-  int count = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
-  if (count < 2 || count > kMaxPeers + 1) {
-    std::fprintf(stderr, "peerlink_push_fanout: needs 2-%d GPUs (found %d)\n", kMaxPeers + 1, count);
-    return 2;
-  }
+  const int count = tools::gpusBetween("peerlink_push_fanout", 2, kMaxPeers + 1);
+  if (count == 0) return 2;
   PeerAccessTable peers;
   std::vector<Gpu> gpus;
   for (int d = 0; d < count; ++d) {

@@ -1,12 +1,16 @@
 // What the development tools (tools/tune/) share: integer positional arguments with a default and a floor, a
-// peerlink::Error turned into "tool: message" on stderr and exit status 1, and the median of timed rounds.
+// peerlink::Error turned into "tool: message" on stderr and exit status 1, the median of timed rounds, and the
+// check that the process sees as many GPUs as a tool needs.
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "core/cuda_check.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::tools {
@@ -38,6 +42,20 @@ double medianOfRounds(int iterations, Round&& round) {
   for (int i = 0; i < iterations; ++i) times.push_back(round());
   std::sort(times.begin(), times.end());
   return times.empty() ? 0.0 : times[times.size() / 2];
+}
+
+/// The GPUs this process sees, or 0 after printing "name: needs ... GPUs (found n)" on stderr when they are
+/// fewer than `least` or more than `most` (0: no upper bound).
+inline int gpusBetween(const char* name, int least, int most = 0) {
+  int count = 0;
+  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (count >= least && (most == 0 || count <= most)) return count;
+  if (most == 0) {
+    std::fprintf(stderr, "%s: needs %d+ GPUs (found %d)\n", name, least, count);
+  } else {
+    std::fprintf(stderr, "%s: needs %d-%d GPUs (found %d)\n", name, least, most, count);
+  }
+  return 0;
 }
 
 }  // namespace peerlink::tools
