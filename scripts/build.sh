@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config git libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
-          clang-format clang-tidy chromium)
+          clang-format clang-tidy chromium ccache)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -28,5 +28,11 @@ if ! command -v nvcc >/dev/null 2>&1; then
   fi
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPEERLINK_WERROR=ON "$@" >/dev/null
+# ccache keeps compiled objects between builds (CI on this machine reuses the cache of earlier runs).
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+export CCACHE_BASEDIR="$PWD"  # paths below the checkout hash the same in every clone
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPEERLINK_WERROR=ON "${launcher[@]}" "$@" >/dev/null
 cmake --build build -j "$(nproc)"

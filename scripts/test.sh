@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/build.sh "$@"
+# The one-definition-rule check (CMakeLists.txt, PEERLINK_ODR_CHECK) links every C++ source once more with LTO.
+./scripts/build.sh -DPEERLINK_ODR_CHECK=ON "$@"
 ./scripts/lint.sh
 
 status=0

@@ -45,4 +45,49 @@ const char* algorithmName(Algorithm algorithm) noexcept;  ///< "auto", "one_shot
 /// Our names and PEERLINK_ALGO's (AUTO, ONESHOT, TWOSHOT, RING), case-insensitive.
 std::optional<Algorithm> parseAlgorithm(const std::string& name);
 
+// How many elements each rank's buffers hold for a call with `count` (the Communicator API's count,
+// communicator.hpp): the plans, the validation and the references all read the count this way.
+
+/// Elements of `rank`'s send buffer: 0 where the API ignores it (broadcast off the root).
+inline std::size_t sendElementsOf(Collective collective, int nranks, std::size_t count, int rank, int root) {
+  const auto n = static_cast<std::size_t>(nranks > 0 ? nranks : 0);
+  switch (collective) {
+    case Collective::Broadcast: return rank == root ? count : 0;
+    case Collective::ReduceScatter:
+    case Collective::AllToAll: return n * count;
+    case Collective::AllReduce:
+    case Collective::Reduce:
+    case Collective::AllGather:
+    case Collective::SendRecv: return count;
+  }
+  return count;
+}
+
+/// Elements of `rank`'s recv buffer: 0 where the API ignores it (reduce off the root). For send/recv this
+/// is the ring shift nccl-tests runs: rank r receives `count` elements from rank r - 1.
+inline std::size_t recvElementsOf(Collective collective, int nranks, std::size_t count, int rank, int root) {
+  const auto n = static_cast<std::size_t>(nranks > 0 ? nranks : 0);
+  switch (collective) {
+    case Collective::Reduce: return rank == root ? count : 0;
+    case Collective::AllGather:
+    case Collective::AllToAll: return n * count;
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::ReduceScatter:
+    case Collective::SendRecv: return count;
+  }
+  return count;
+}
+
+/// Whether the collective has a root (broadcast, reduce).
+inline bool hasRoot(Collective collective) {
+  return collective == Collective::Broadcast || collective == Collective::Reduce;
+}
+
+/// Whether the collective reduces (so a ReduceOp applies).
+inline bool reduces(Collective collective) {
+  return collective == Collective::AllReduce || collective == Collective::Reduce ||
+         collective == Collective::ReduceScatter;
+}
+
 }  // namespace peerlink

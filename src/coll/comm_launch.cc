@@ -461,7 +461,7 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
   ++state.sets;
 }
 
-void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
+void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs) {
   const int n = state.nranks;
   std::vector<cudaStream_t> streams(static_cast<std::size_t>(n), nullptr);
   std::vector<unsigned int> masks(static_cast<std::size_t>(n), 0u);
@@ -477,37 +477,37 @@ void launchTransfers(CommState& state, const std::vector<Transfer>& transfers) {
     streams[r] = call.stream;
     masks[r] |= 1u << call.peer;
   };
-  for (const Transfer& transfer : transfers) {
-    join(transfer.send);
-    join(transfer.recv);
-    sent[static_cast<std::size_t>(transfer.send.rank)] += transfer.send.count * dataTypeSize(transfer.send.type);
+  for (const SendRecvPair& pair : pairs) {
+    join(pair.send);
+    join(pair.recv);
+    sent[static_cast<std::size_t>(pair.send.rank)] += pair.send.count * dataTypeSize(pair.send.type);
   }
   // Eager groups launch like the collectives' sets, through each rank's KernelGraph from the launch threads
   // (on 4x H200 the direct launches one rank after another from this thread took 23-25 us a small group,
   // round 50 call G); a captured group launches directly into the capture.
-  const bool capturing = checkGroupCapture(state, transfers);
+  const bool capturing = checkGroupCapture(state, pairs);
   // The group's kernel: by the most one rank sends (every rank of a group runs the same form, so the pair
   // counters stay in step).
   const std::size_t largest = *std::max_element(sent.begin(), sent.end());
   const KernelChoice& choice = chooseKernel(state, Collective::SendRecv, largest, false);
   logOnce(state, Collective::SendRecv, choice, largest);
   if (choice.kernel == Kernel::CeCopy) {
-    launchCeTransfers(state, transfers, streams, masks, capturing);
+    launchCeSendRecvPairs(state, pairs, streams, masks, capturing);
     return;
   }
   // LL lines, where every rank's messages fit them (else the copy form below).
-  if (choice.kernel == Kernel::Ll && launchLlTransfers(state, transfers, streams, masks, capturing)) return;
+  if (choice.kernel == Kernel::Ll && launchLlSendRecvPairs(state, pairs, streams, masks, capturing)) return;
   std::vector<CollCopyArgs> args(static_cast<std::size_t>(n));
-  for (const Transfer& transfer : transfers) {
-    CollCopyArgs& receiver = args[static_cast<std::size_t>(transfer.recv.rank)];
-    const std::size_t bytes = transfer.recv.count * dataTypeSize(transfer.recv.type);
+  for (const SendRecvPair& pair : pairs) {
+    CollCopyArgs& receiver = args[static_cast<std::size_t>(pair.recv.rank)];
+    const std::size_t bytes = pair.recv.count * dataTypeSize(pair.recv.type);
     if (bytes == 0) continue;
     if (receiver.njobs == kCollMaxJobs) {
       throw Error(ErrorCode::InvalidUsage,
                   fmt::format("{}: more than {} receives on one rank in one group; split the group",
-                              callLabel(state, transfer.recv), kCollMaxJobs));
+                              callLabel(state, pair.recv), kCollMaxJobs));
     }
-    addJob(receiver, transfer.send.send, transfer.recv.recv, bytes);
+    addJob(receiver, pair.send.send, pair.recv.recv, bytes);
   }
   const int blocks = std::max(1, std::min(state.maxBlocks, kP2pBlocksCap));
   for (int r = 0; r < n; ++r) {

@@ -27,6 +27,6 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
 /// Launches matched send/recv pairs: one kernel on every rank that takes part -- for small groups
 /// (chooseKernel: Kernel::Ll) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between
 /// barriers -- or for large groups (Kernel::CeCopy) the senders' copy engines between two barrier kernels.
-void launchTransfers(CommState& state, const std::vector<Transfer>& transfers);
+void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs);
 
 }  // namespace peerlink::coll

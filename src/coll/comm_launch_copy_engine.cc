@@ -126,7 +126,7 @@ void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set
 // receiver that its senders have (their data is ready); the second, that the copies into a receiver have
 // landed: a sender's second kernel starts only once its copies have completed, and it releases that to the
 // receivers. A rank sending to itself copies on its copy engine too, after its pushes to the peers.
-void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
+void launchCeSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
                        bool capturing) {
   const int n = state.nranks;
@@ -142,12 +142,12 @@ void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
   barriers();
   forEachRank(state, capturing, [&](int r) {
     std::vector<std::pair<int, EngineCopy>> sends;  // (how far along the ranks the receiver is, the copy)
-    for (const Transfer& transfer : transfers) {
-      if (transfer.send.rank != r) continue;
-      const int to = transfer.recv.rank;
+    for (const SendRecvPair& pair : pairs) {
+      if (pair.send.rank != r) continue;
+      const int to = pair.recv.rank;
       const int distance = to == r ? n : (to - r + n) % n;  // the next rank first, this rank's own copy last
       sends.push_back(
-          {distance, {transfer.send.send, transfer.recv.recv, transfer.recv.count * dataTypeSize(transfer.recv.type)}});
+          {distance, {pair.send.send, pair.recv.recv, pair.recv.count * dataTypeSize(pair.recv.type)}});
     }
     if (sends.empty()) return;
     std::stable_sort(sends.begin(), sends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

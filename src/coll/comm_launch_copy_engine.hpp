@@ -21,7 +21,7 @@ void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set
 /// Send/recv pairs (Kernel::CeCopy): rank r takes part where peerMasks[r] (the ranks it meets) is not 0, on
 /// streams[r]; each sender's copy engine pushes its sends into the receivers' buffers. `capturing`: the
 /// group's streams are being captured (checkGroupCapture), as for the collectives' launchers.
-void launchCeTransfers(CommState& state, const std::vector<Transfer>& transfers,
+void launchCeSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
                        bool capturing);
 

@@ -18,13 +18,13 @@ std::size_t linesOf(std::size_t bytes) {
 
 }  // namespace
 
-bool placeP2pLlJobs(const std::vector<Transfer>& transfers, std::vector<kernels::CollP2pLlArgs>& args) {
+bool placeP2pLlJobs(const std::vector<SendRecvPair>& pairs, std::vector<kernels::CollP2pLlArgs>& args) {
   std::size_t used[kernels::kCollMaxRanks][kernels::kCollMaxRanks] = {};  // [sender][receiver]: slot lines so far
-  for (const Transfer& transfer : transfers) {
-    const std::size_t bytes = transfer.send.count * dataTypeSize(transfer.send.type);
+  for (const SendRecvPair& pair : pairs) {
+    const std::size_t bytes = pair.send.count * dataTypeSize(pair.send.type);
     if (bytes == 0) continue;
-    const int from = transfer.send.rank;
-    const int to = transfer.recv.rank;
+    const int from = pair.send.rank;
+    const int to = pair.recv.rank;
     kernels::CollP2pLlJob job;
     job.bytes = bytes;
     if (from != to) {
@@ -36,26 +36,26 @@ bool placeP2pLlJobs(const std::vector<Transfer>& transfers, std::vector<kernels:
       if (sender.nsends == kernels::kCollMaxJobs) return false;
       kernels::CollP2pLlJob& send = sender.sends[sender.nsends++];
       send = job;
-      send.src = transfer.send.send;
+      send.src = pair.send.send;
       send.peer = to;
     }
     kernels::CollP2pLlArgs& receiver = args[static_cast<std::size_t>(to)];
     if (receiver.nrecvs == kernels::kCollMaxJobs) return false;
     kernels::CollP2pLlJob& recv = receiver.recvs[receiver.nrecvs++];
     recv = job;
-    recv.dst = transfer.recv.recv;
+    recv.dst = pair.recv.recv;
     recv.peer = from;
-    if (from == to) recv.src = transfer.send.send;
+    if (from == to) recv.src = pair.send.send;
   }
   return true;
 }
 
-bool launchLlTransfers(CommState& state, const std::vector<Transfer>& transfers,
+bool launchLlSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
                        bool capturing) {
   const int n = state.nranks;
   std::vector<kernels::CollP2pLlArgs> args(static_cast<std::size_t>(n));
-  if (!placeP2pLlJobs(transfers, args)) return false;
+  if (!placeP2pLlJobs(pairs, args)) return false;
   forEachRank(state, capturing, [&](int r) {
     const auto index = static_cast<std::size_t>(r);
     if (peerMasks[index] == 0) return;

@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "coll/collective_counts.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
 #include "core/pointer_kind.hpp"
@@ -250,8 +249,8 @@ bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
   return firstCapturing == 1;
 }
 
-std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<CallArgs>& calls) {
-  std::vector<Transfer> transfers;
+std::vector<SendRecvPair> matchSendRecvs(const CommState& state, const std::vector<CallArgs>& calls) {
+  std::vector<SendRecvPair> pairs;
   std::vector<bool> used(calls.size(), false);
   for (std::size_t s = 0; s < calls.size(); ++s) {
     if (!calls[s].isSend) continue;
@@ -276,7 +275,7 @@ std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<Ca
                               dataTypeName(recv.type)));
     }
     used[s] = used[match] = true;
-    transfers.push_back({send, recv});
+    pairs.push_back({send, recv});
   }
   for (std::size_t r = 0; r < calls.size(); ++r) {
     if (!used[r]) {
@@ -285,16 +284,16 @@ std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<Ca
                               callLabel(state, calls[r]), calls[r].peer, calls[r].rank));
     }
   }
-  return transfers;
+  return pairs;
 }
 
-bool checkGroupCapture(const CommState& state, const std::vector<Transfer>& transfers) {
+bool checkGroupCapture(const CommState& state, const std::vector<SendRecvPair>& pairs) {
   std::array<bool, kernels::kCollMaxRanks> checked{};  // no allocation on an eager group's path
   const CallArgs* first = nullptr;
   bool firstCapturing = false;
   const auto check = [&](const CallArgs& call) {
     bool& done = checked[static_cast<std::size_t>(call.rank)];
-    if (done) return;  // a rank gives one stream to all its calls of a group (launchTransfers checks)
+    if (done) return;  // a rank gives one stream to all its calls of a group (launchSendRecvPairs checks)
     done = true;
     const bool capturing = streamCapturing(call.stream);
     if (first == nullptr) {
@@ -308,9 +307,9 @@ bool checkGroupCapture(const CommState& state, const std::vector<Transfer>& tran
                       callLabel(state, call), capturing ? "" : "not ", first->rank, firstCapturing ? "" : "not"));
     }
   };
-  for (const Transfer& transfer : transfers) {
-    check(transfer.send);
-    check(transfer.recv);
+  for (const SendRecvPair& pair : pairs) {
+    check(pair.send);
+    check(pair.recv);
   }
   return firstCapturing;
 }

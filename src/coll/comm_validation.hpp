@@ -1,5 +1,5 @@
 // Checks on collective calls, before anything is launched: each call on its own (validateCall), then the
-// calls of one set against each other (checkSetMatches), and send/recv calls paired (pairTransfers). Every
+// calls of one set against each other (checkSetMatches), and send/recv calls paired (matchSendRecvs). Every
 // failure is Error(InvalidUsage) naming the call, the rank and its GPU.
 #pragma once
 
@@ -26,17 +26,17 @@ void validateCall(const CommState& state, const CallArgs& call);
 bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set);
 
 /// One send matched with its recv.
-struct Transfer {
+struct SendRecvPair {
   CallArgs send;
   CallArgs recv;
 };
 
 /// Pairs the k-th send from r to p with the k-th recv on p from r, in call order. Throws naming the first
 /// send or recv without a partner, or a pair whose count or type differ. Consumes nothing when it throws.
-std::vector<Transfer> pairTransfers(const CommState& state, const std::vector<CallArgs>& calls);
+std::vector<SendRecvPair> matchSendRecvs(const CommState& state, const std::vector<CallArgs>& calls);
 
 /// Whether the streams of a send/recv group are being captured into a graph: every rank's in the group or
 /// none (throws naming the first rank whose stream disagrees with the first call's rank's).
-bool checkGroupCapture(const CommState& state, const std::vector<Transfer>& transfers);
+bool checkGroupCapture(const CommState& state, const std::vector<SendRecvPair>& pairs);
 
 }  // namespace peerlink::coll

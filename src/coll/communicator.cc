@@ -108,7 +108,7 @@ void submitPointToPoint(coll::CommState& state, const coll::CallArgs& call) {
   }
   const std::vector<coll::CallArgs> pair = {*partner, call};
   state.loose.erase(partner);
-  coll::launchTransfers(state, coll::pairTransfers(state, pair));
+  coll::launchSendRecvPairs(state, coll::matchSendRecvs(state, pair));
 }
 
 }  // namespace
@@ -231,7 +231,7 @@ void Communicator::groupEnd() {
   std::vector<coll::CallArgs> calls;
   calls.swap(comm.group);
   if (calls.empty()) return;
-  discardingOnError(comm, [&] { coll::launchTransfers(comm, coll::pairTransfers(comm, calls)); });
+  discardingOnError(comm, [&] { coll::launchSendRecvPairs(comm, coll::matchSendRecvs(comm, calls)); });
 }
 
 std::string Communicator::describeChoice(Collective collective, std::size_t bytes) const {

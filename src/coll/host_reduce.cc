@@ -7,7 +7,6 @@
 #include <sstream>
 #include <type_traits>
 
-#include "coll/collective_counts.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <sstream>
 
-#include "coll/collective_counts.hpp"
 #include "coll/plan_builder.hpp"
 #include "peerlink/error.hpp"
 

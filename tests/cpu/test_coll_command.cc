@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "cli_runner.hpp"
-#include "coll/coll_bench.hpp"
-#include "coll/nccl_library.hpp"
+#include "coll_bench/coll_bench.hpp"
+#include "coll_bench/reference_nccl.hpp"
 #include "coll_format.hpp"
 #include "exit_codes.hpp"
 
@@ -124,8 +124,8 @@ TEST(CollCommand, HelpListsTheFlags) {
 
 // ---- the NCCL loader -------------------------------------------------------------------------------
 
-TEST(NcclLibrary, MissingFileIsAReasonNotACrash) {
-  const coll::NcclLibrary library = coll::loadNcclLibrary("/nonexistent/libnccl.so.2");
+TEST(ReferenceNccl, MissingFileIsAReasonNotACrash) {
+  const coll::ReferenceNccl library = coll::loadReferenceNccl("/nonexistent/libnccl.so.2");
   EXPECT_FALSE(library.loaded);
   EXPECT_NE(library.reason.find("PEERLINK_NCCL_LIBRARY=/nonexistent/libnccl.so.2"), std::string::npos)
       << library.reason;
@@ -133,14 +133,14 @@ TEST(NcclLibrary, MissingFileIsAReasonNotACrash) {
   ASSERT_EQ(library.searched.size(), 1u);  // a configured path is the only one tried
 }
 
-TEST(NcclLibrary, ALibraryThatIsNotNccl) {
-  const coll::NcclLibrary library = coll::loadNcclLibrary("libm.so.6");
+TEST(ReferenceNccl, ALibraryThatIsNotNccl) {
+  const coll::ReferenceNccl library = coll::loadReferenceNccl("libm.so.6");
   EXPECT_FALSE(library.loaded);
   EXPECT_NE(library.reason.find("libm.so.6 is not NCCL (no symbol ncclGetVersion)"), std::string::npos)
       << library.reason;
 }
 
-TEST(NcclLibrary, CandidatesAndVersions) {
+TEST(ReferenceNccl, CandidatesAndVersions) {
   EXPECT_EQ(coll::ncclCandidates("/x/libnccl.so.2"), std::vector<std::string>{"/x/libnccl.so.2"});
   const std::vector<std::string> candidates = coll::ncclCandidates("");
   ASSERT_FALSE(candidates.empty());
@@ -155,22 +155,22 @@ TEST(NcclLibrary, CandidatesAndVersions) {
   EXPECT_EQ(coll::ncclRedOpOf(ReduceOp::Avg), 4);
 }
 
-TEST(NcclLibrary, TheToolkitsNccl) {
+TEST(ReferenceNccl, TheToolkitsNccl) {
   std::string path;
   for (const char* candidate : {"/usr/local/cuda/lib64/libnccl.so.2", "/usr/local/cuda/lib/libnccl.so.2"}) {
     if (fs::exists(candidate)) path = candidate;
   }
   if (path.empty()) GTEST_SKIP() << "no NCCL beside the CUDA toolkit here";
-  const coll::NcclLibrary library = coll::loadNcclFile(path);
+  const coll::ReferenceNccl library = coll::loadReferenceNcclFile(path);
   ASSERT_TRUE(library.loaded) << library.reason;
   EXPECT_GE(library.versionCode, 20700);
   EXPECT_EQ(library.symmetric, library.versionCode >= coll::kNcclSymmetricMinVersion) << library.symmetricReason;
   EXPECT_NE(library.api.allReduce, nullptr);
-  const coll::NcclLibrary searched = coll::loadNcclLibrary("");
+  const coll::ReferenceNccl searched = coll::loadReferenceNccl("");
   EXPECT_TRUE(searched.loaded) << searched.reason;
 }
 
-TEST(NcclLibrary, NvlsStaysOffUnlessTheUserSaidOtherwise) {
+TEST(ReferenceNccl, NvlsStaysOffUnlessTheUserSaidOtherwise) {
   const char* saved = std::getenv("NCCL_NVLS_ENABLE");
   const std::string previous = saved != nullptr ? saved : "";
   ::unsetenv("NCCL_NVLS_ENABLE");

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/coll_bench.hpp"
-#include "coll/coll_bench_data.hpp"
+#include "coll_bench/coll_bench.hpp"
+#include "coll_bench/coll_bench_data.hpp"
 #include "coll_format.hpp"
 #include "coll_json_read.hpp"
 #include "coll_lists.hpp"

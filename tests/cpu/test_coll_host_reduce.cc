@@ -9,7 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include "coll/collective_counts.hpp"
 #include "coll/host_reduce.hpp"
 #include "coll_lists.hpp"
 #include "peerlink/error.hpp"

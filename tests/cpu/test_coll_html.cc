@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 #include "coll_html.hpp"
 #include "coll_json_read.hpp"
 #include "exit_codes.hpp"

@@ -15,9 +15,9 @@ namespace {
 
 using kernels::CollP2pLlArgs;
 
-// A transfer of `count` f32 elements from rank `from` (buffer `src`) to rank `to` (buffer `dst`).
-Transfer transfer(int from, int to, std::size_t count, std::uintptr_t src, std::uintptr_t dst) {
-  Transfer t;
+// A send/recv pair of `count` f32 elements from rank `from` (buffer `src`) to rank `to` (buffer `dst`).
+SendRecvPair pairOf(int from, int to, std::size_t count, std::uintptr_t src, std::uintptr_t dst) {
+  SendRecvPair t;
   t.send.collective = t.recv.collective = Collective::SendRecv;
   t.send.type = t.recv.type = DataType::F32;
   t.send.count = t.recv.count = count;
@@ -30,7 +30,7 @@ Transfer transfer(int from, int to, std::size_t count, std::uintptr_t src, std::
 }
 
 // Every rank's jobs of `group` on `ranks` ranks, or an empty vector where they do not fit.
-std::vector<CollP2pLlArgs> placed(const std::vector<Transfer>& group, int ranks = 4) {
+std::vector<CollP2pLlArgs> placed(const std::vector<SendRecvPair>& group, int ranks = 4) {
   std::vector<CollP2pLlArgs> args(static_cast<std::size_t>(ranks));
   if (!placeP2pLlJobs(group, args)) return {};
   return args;
@@ -38,8 +38,8 @@ std::vector<CollP2pLlArgs> placed(const std::vector<Transfer>& group, int ranks 
 
 TEST(P2pLlJobs, PairsMessagesShareTheSlotInCallOrder) {
   // 0 -> 1 twice (10 then 3 elements: 40 bytes = 5 lines, then 12 bytes = 2 lines), 1 -> 0 once, 2 -> 1 once.
-  const auto args = placed({transfer(0, 1, 10, 0x1000, 0x2000), transfer(1, 0, 4, 0x3000, 0x4000),
-                            transfer(0, 1, 3, 0x5000, 0x6000), transfer(2, 1, 7, 0x7000, 0x8000)});
+  const auto args = placed({pairOf(0, 1, 10, 0x1000, 0x2000), pairOf(1, 0, 4, 0x3000, 0x4000),
+                            pairOf(0, 1, 3, 0x5000, 0x6000), pairOf(2, 1, 7, 0x7000, 0x8000)});
   ASSERT_EQ(args.size(), 4u);
   const CollP2pLlArgs& zero = args[0];
   ASSERT_EQ(zero.nsends, 2);
@@ -73,7 +73,7 @@ TEST(P2pLlJobs, PairsMessagesShareTheSlotInCallOrder) {
 
 TEST(P2pLlJobs, SelfSendsAreCopiesAndEmptyMessagesNothing) {
   const auto args =
-      placed({transfer(2, 2, 6, 0x1000, 0x2000), transfer(2, 0, 0, 0x3000, 0x4000), transfer(0, 2, 2, 0x5000, 0x6000)});
+      placed({pairOf(2, 2, 6, 0x1000, 0x2000), pairOf(2, 0, 0, 0x3000, 0x4000), pairOf(0, 2, 2, 0x5000, 0x6000)});
   ASSERT_EQ(args.size(), 4u);
   const CollP2pLlArgs& two = args[2];
   EXPECT_EQ(two.nsends, 0);  // the self-send is a receive; the empty one is left out
@@ -90,16 +90,16 @@ TEST(P2pLlJobs, SelfSendsAreCopiesAndEmptyMessagesNothing) {
 TEST(P2pLlJobs, WhatDoesNotFitIsNone) {
   const std::size_t slotElements = kernels::kCollP2pLlMaxBytes / 4;
   // A pair's lines fill its slot exactly; one element more does not fit.
-  EXPECT_FALSE(placed({transfer(0, 1, slotElements, 0x1000, 0x2000)}).empty());
-  EXPECT_TRUE(placed({transfer(0, 1, slotElements, 0x1000, 0x2000), transfer(0, 1, 1, 0x3000, 0x4000)}).empty());
+  EXPECT_FALSE(placed({pairOf(0, 1, slotElements, 0x1000, 0x2000)}).empty());
+  EXPECT_TRUE(placed({pairOf(0, 1, slotElements, 0x1000, 0x2000), pairOf(0, 1, 1, 0x3000, 0x4000)}).empty());
   // Other pairs have slots of their own.
-  EXPECT_FALSE(placed({transfer(0, 1, slotElements, 0x1000, 0x2000), transfer(2, 1, 1, 0x3000, 0x4000)}).empty());
+  EXPECT_FALSE(placed({pairOf(0, 1, slotElements, 0x1000, 0x2000), pairOf(2, 1, 1, 0x3000, 0x4000)}).empty());
   // More than kCollMaxJobs receives on one rank, or sends.
-  std::vector<Transfer> many;
-  for (int k = 0; k <= kernels::kCollMaxJobs; ++k) many.push_back(transfer(0, 1, 1, 0x1000, 0x2000 + 64 * k));
+  std::vector<SendRecvPair> many;
+  for (int k = 0; k <= kernels::kCollMaxJobs; ++k) many.push_back(pairOf(0, 1, 1, 0x1000, 0x2000 + 64 * k));
   EXPECT_TRUE(placed(many).empty());
-  std::vector<Transfer> fanOut;  // 17 sends from rank 0, to 8 ranks' receives at most 3 each
-  for (int k = 0; k <= kernels::kCollMaxJobs; ++k) fanOut.push_back(transfer(0, 1 + k % 7, 1, 0x1000, 0x2000));
+  std::vector<SendRecvPair> fanOut;  // 17 sends from rank 0, to 8 ranks' receives at most 3 each
+  for (int k = 0; k <= kernels::kCollMaxJobs; ++k) fanOut.push_back(pairOf(0, 1 + k % 7, 1, 0x1000, 0x2000));
   EXPECT_TRUE(placed(fanOut, 8).empty());
   many.pop_back();
   EXPECT_FALSE(placed(many).empty());

@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include "coll/algorithm_select.hpp"
-#include "coll/collective_counts.hpp"
 #include "coll/host_executor.hpp"
 #include "coll/host_reduce.hpp"
 #include "coll/partition.hpp"

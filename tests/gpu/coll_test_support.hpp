@@ -19,7 +19,6 @@
 #include <thread>
 #include <vector>
 
-#include "coll/collective_counts.hpp"
 #include "coll/host_reduce.hpp"
 #include "core/cuda_check.hpp"
 #include "gpu_test_buffers.hpp"
@@ -135,8 +134,8 @@ inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCas
   for (int r = 0; r < n; ++r) {
     RankCase& rc = ranks[static_cast<std::size_t>(r)];
     const int device = comm.device(r);
-    const std::size_t sendBytes = coll::sendElementsOf(c.collective, n, c.count, r, c.root) * size;
-    rc.recvBytes = coll::recvElementsOf(c.collective, n, c.count, r, c.root) * size;
+    const std::size_t sendBytes = sendElementsOf(c.collective, n, c.count, r, c.root) * size;
+    rc.recvBytes = recvElementsOf(c.collective, n, c.count, r, c.root) * size;
     DeviceGuard guard(device);
     // In place: the API's pairing of send and recv inside one buffer.
     const bool inPlace =
@@ -244,7 +243,7 @@ inline std::string runCase(Communicator& comm, const CollCase& c,
   const int n = comm.size();
   std::vector<coll::Bytes> inputs;
   for (int r = 0; r < n; ++r) {
-    const std::size_t elements = coll::sendElementsOf(c.collective, n, c.count, r, c.root);
+    const std::size_t elements = sendElementsOf(c.collective, n, c.count, r, c.root);
     inputs.push_back(randomElements(c.type, c.op, elements, c.seed * 1000003u + static_cast<std::uint64_t>(r)));
   }
   const std::vector<coll::Bytes> expected =

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 #include "coll_lists.hpp"
 #include "gpu_test_support.hpp"
 #include "peerlink/error.hpp"

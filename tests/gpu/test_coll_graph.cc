@@ -31,7 +31,7 @@ void replayCase(const std::vector<int>& devices, const Params& params, CollCase 
   std::vector<coll::Bytes> inputs(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     inputs[static_cast<std::size_t>(r)] =
-        randomElements(c.type, c.op, coll::sendElementsOf(c.collective, n, c.count, r, c.root), c.seed + r);
+        randomElements(c.type, c.op, sendElementsOf(c.collective, n, c.count, r, c.root), c.seed + r);
   }
   const std::vector<RankCase> ranks = prepareCase(comm, c, inputs);
   const std::vector<Stream> streams = rankStreams(comm);

@@ -25,10 +25,6 @@ constexpr const auto& kTypes = kEveryDataType;
 constexpr const auto& kOps = kEveryReduceOp;
 constexpr const auto& kCollectives = kEveryCollective;
 
-bool reduces(Collective collective) {
-  return coll::reduces(collective);
-}
-
 TEST(Communicator, CreatesOnEveryGpuAndReportsCreationTime) {
   std::vector<int> devices;
   PEERLINK_REQUIRE_COMMUNICATOR(devices);

@@ -62,7 +62,7 @@ TEST_P(SharedGpuCorrectness, MatchesHostReference) {
   std::uint64_t seed = 11;
   int cases = 0;
   for (const auto& [type, op] : kinds) {
-    const ReduceOp used = coll::reduces(collective) ? op : ReduceOp::Sum;
+    const ReduceOp used = reduces(collective) ? op : ReduceOp::Sum;
     if (!reduceOpSupported(type, used)) continue;
     for (const std::size_t count : counts) {
       if (count > 100003 && type != DataType::F32) continue;  // the large count once per collective

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "coll/choice_settings.hpp"
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 #include "coll_explain.hpp"
 #include "coll_format.hpp"
 #include "coll_html.hpp"

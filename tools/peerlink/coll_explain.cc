@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "coll/algorithm_select.hpp"
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 
 namespace peerlink::cli {
 namespace {

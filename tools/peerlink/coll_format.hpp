@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 #include "peerlink/params.hpp"
 
 namespace peerlink::cli {

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "coll/collective_counts.hpp"
 #include "coll_format.hpp"
 #include "coll_json_read.hpp"
 #include "html_page.hpp"
@@ -89,7 +88,7 @@ std::string choiceHead(const std::string& choice) {
 std::string runTitle(const CollRun& run) {
   const coll::CollBenchOptions& o = run.options;
   std::string what = ncclTestsTypeName(o.type);
-  if (coll::reduces(o.collective)) what += std::string(" ") + reduceOpName(o.op);
+  if (reduces(o.collective)) what += std::string(" ") + reduceOpName(o.op);
   if (o.collective == Collective::Broadcast || o.collective == Collective::Reduce) {
     what += fmt::format(", root {}", o.root);
   }

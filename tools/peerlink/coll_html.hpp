@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 #include "coll_json_read.hpp"
 
 namespace peerlink::cli {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 
 namespace peerlink::cli {
 

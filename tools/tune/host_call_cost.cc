@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "coll/nccl_library.hpp"
+#include "coll_bench/reference_nccl.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
 #include "core/pointer_kind.hpp"
@@ -260,7 +260,7 @@ void rawLaunches(int calls, const std::vector<DeviceBuffer>& buffers, const std:
 // while `measure` runs.
 void withNcclAlive(std::vector<DeviceBuffer>& buffers, const std::vector<Stream>& streams,
                    const std::function<void()>& measure) {
-  const coll::NcclLibrary nccl = coll::loadNcclLibrary(
+  const coll::ReferenceNccl nccl = coll::loadReferenceNccl(
       std::getenv("PEERLINK_NCCL_LIBRARY") != nullptr ? std::getenv("PEERLINK_NCCL_LIBRARY") : "");
   if (!nccl.loaded) {
     std::printf("  NCCL not loaded: %s\n", nccl.reason.c_str());

@@ -1,4 +1,4 @@
-#include "coll/coll_session.hpp"
+#include "coll_bench/coll_session.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "coll/coll_bench_data.hpp"
-#include "coll/nccl_library.hpp"
+#include "coll_bench/coll_bench_data.hpp"
+#include "coll_bench/reference_nccl.hpp"
 #include "core/cuda_check.hpp"
 #include "core/stream_wait.hpp"
 #include "peerlink/communicator.hpp"
@@ -27,7 +27,7 @@ struct BufferSet {
 
 // NCCL's communicators and, for the symmetric configuration, ncclMemAlloc buffers registered as windows.
 struct NcclSession {
-  NcclLibrary library;
+  ReferenceNccl library;
   std::vector<int> devices;
   std::vector<ncclComm_t> comms;
   BufferSet symmetric;
@@ -466,7 +466,7 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
     run.nccl.reason = "not measured (--no-nccl)";
   } else {
     run.nccl.nvls = ensureNvlsDisabled();  // before NCCL is loaded and initialized
-    NcclLibrary library = loadNcclLibrary(options.ncclLibrary);
+    ReferenceNccl library = loadReferenceNccl(options.ncclLibrary);
     run.nccl.path = library.path;
     run.nccl.searched = library.searched;
     run.nccl.versionCode = library.versionCode;

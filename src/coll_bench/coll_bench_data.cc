@@ -1,4 +1,4 @@
-#include "coll/coll_bench_data.hpp"
+#include "coll_bench/coll_bench_data.hpp"
 
 #include <algorithm>
 #include <array>

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 #include "peerlink/collectives.hpp"
 
 namespace peerlink::coll {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 #include "peerlink/params.hpp"
 
 namespace peerlink::coll {

@@ -63,7 +63,7 @@ struct NcclApi {
 };
 
 /// What loading found. `api` is usable only when `loaded`.
-struct NcclLibrary {
+struct ReferenceNccl {
   bool loaded = false;
   std::string path;                   ///< the file that was loaded (or the last one tried)
   std::string reason;                 ///< why not loaded, e.g. "libm.so.6 is not NCCL (no symbol ncclGetVersion)"
@@ -87,10 +87,10 @@ std::vector<std::string> ncclCandidates(const std::string& configured);
 /// Loads the first candidate that is NCCL. Never throws: failures are in `reason`. With nothing found on
 /// the usual paths it asks `python3 -c "import nvidia.nccl"` (bounded by `timeout 10`) as a last resort.
 /// The library stays loaded for the life of the process (NCCL is not made to be unloaded).
-NcclLibrary loadNcclLibrary(const std::string& configured);
+ReferenceNccl loadReferenceNccl(const std::string& configured);
 
-/// Loads one file; used by loadNcclLibrary and the tests.
-NcclLibrary loadNcclFile(const std::string& path);
+/// Loads one file; used by loadReferenceNccl and the tests.
+ReferenceNccl loadReferenceNcclFile(const std::string& path);
 
 /// NVLink multicast stays off (DEVICE.md): sets NCCL_NVLS_ENABLE=0 unless it is already set, before NCCL
 /// is initialized. Returns the line the output shows: "NCCL_NVLS_ENABLE=0 (set by peerlink: NVLink
@@ -98,6 +98,6 @@ NcclLibrary loadNcclFile(const std::string& path);
 std::string ensureNvlsDisabled();
 
 /// "ncclInvalidUsage (invalid usage): <last error>" for a failed call.
-std::string ncclErrorText(const NcclLibrary& library, ncclResult_t result, ncclComm_t comm = nullptr);
+std::string ncclErrorText(const ReferenceNccl& library, ncclResult_t result, ncclComm_t comm = nullptr);
 
 }  // namespace peerlink::coll

@@ -1,4 +1,4 @@
-// Send/recv calls paired at groupEnd (pairTransfers, coll/comm_validation.cc): the k-th send from r to p with
+// Send/recv calls paired at groupEnd (matchSendRecvs, coll/comm_validation.cc): the k-th send from r to p with
 // the k-th recv on p from r, in call order, and the errors that name a call without a partner or a pair whose
 // count or type differ.
 #include <gtest/gtest.h>
@@ -37,10 +37,10 @@ CallArgs recvCall(int rank, int peer, std::size_t count, DataType type = DataTyp
   return call;
 }
 
-// The message of the Error `calls` make pairTransfers throw ("" if it does not).
+// The message of the Error `calls` make matchSendRecvs throw ("" if it does not).
 std::string pairingError(const std::vector<CallArgs>& calls) {
   try {
-    pairTransfers(fourRanks(), calls);
+    matchSendRecvs(fourRanks(), calls);
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::InvalidUsage);
     return error.what();
@@ -54,9 +54,9 @@ TEST(PairTransfers, ARingShiftPairsEachSendWithItsPeersRecv) {
     calls.push_back(recvCall(r, (r + 3) % 4, 10 + r));  // recvs first: the order of calls does not matter
   }
   for (int r = 0; r < 4; ++r) calls.push_back(sendCall(r, (r + 1) % 4, 10 + (r + 1) % 4));
-  const std::vector<Transfer> transfers = pairTransfers(fourRanks(), calls);
-  ASSERT_EQ(transfers.size(), 4u);
-  for (const Transfer& t : transfers) {
+  const std::vector<SendRecvPair> pairs = matchSendRecvs(fourRanks(), calls);
+  ASSERT_EQ(pairs.size(), 4u);
+  for (const SendRecvPair& t : pairs) {
     EXPECT_TRUE(t.send.isSend);
     EXPECT_FALSE(t.recv.isSend);
     EXPECT_EQ(t.recv.rank, t.send.peer);
@@ -78,14 +78,14 @@ TEST(PairTransfers, SeveralSendsBetweenOnePairMatchTheirRecvsInCallOrder) {
   recvX.recv = &x;
   CallArgs recvY = recvCall(1, 0, 5);
   recvY.recv = &y;
-  const std::vector<Transfer> transfers = pairTransfers(fourRanks(), {recvX, sendA, recvY, sendB});
-  ASSERT_EQ(transfers.size(), 2u);
-  EXPECT_EQ(transfers[0].send.send, &a);
-  EXPECT_EQ(transfers[0].recv.recv, &x);
-  EXPECT_EQ(transfers[1].send.send, &b);
-  EXPECT_EQ(transfers[1].recv.recv, &y);
+  const std::vector<SendRecvPair> pairs = matchSendRecvs(fourRanks(), {recvX, sendA, recvY, sendB});
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].send.send, &a);
+  EXPECT_EQ(pairs[0].recv.recv, &x);
+  EXPECT_EQ(pairs[1].send.send, &b);
+  EXPECT_EQ(pairs[1].recv.recv, &y);
   // A send to itself pairs with the rank's own recv from itself.
-  EXPECT_EQ(pairTransfers(fourRanks(), {sendCall(2, 2, 3), recvCall(2, 2, 3)}).size(), 1u);
+  EXPECT_EQ(matchSendRecvs(fourRanks(), {sendCall(2, 2, 3), recvCall(2, 2, 3)}).size(), 1u);
 }
 
 TEST(PairTransfers, ACallWithoutAPartnerOrAMismatchedPairIsNamed) {

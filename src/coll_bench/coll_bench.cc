@@ -1,10 +1,10 @@
-#include "coll/coll_bench.hpp"
+#include "coll_bench/coll_bench.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "coll/coll_session.hpp"
+#include "coll_bench/coll_session.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {

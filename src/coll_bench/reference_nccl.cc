@@ -1,4 +1,4 @@
-#include "coll/nccl_library.hpp"
+#include "coll_bench/reference_nccl.hpp"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -116,8 +116,8 @@ std::vector<std::string> ncclCandidates(const std::string& configured) {
   return candidates;
 }
 
-NcclLibrary loadNcclFile(const std::string& path) {
-  NcclLibrary library;
+ReferenceNccl loadReferenceNcclFile(const std::string& path) {
+  ReferenceNccl library;
   library.path = path;
   ::dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -178,13 +178,13 @@ NcclLibrary loadNcclFile(const std::string& path) {
   return library;
 }
 
-NcclLibrary loadNcclLibrary(const std::string& configured) {
+ReferenceNccl loadReferenceNccl(const std::string& configured) {
   std::vector<std::string> candidates = ncclCandidates(configured);
   std::vector<std::string> searched;
-  NcclLibrary last;
+  ReferenceNccl last;
   auto tryEach = [&](const std::vector<std::string>& paths) -> bool {
     for (const std::string& path : paths) {
-      last = loadNcclFile(path);
+      last = loadReferenceNcclFile(path);
       searched.push_back(last.loaded ? path + ": NCCL " + ncclVersionString(last.versionCode)
                                      : path + ": " + last.reason);
       if (last.loaded) return true;
@@ -217,7 +217,7 @@ std::string ensureNvlsDisabled() {
   return "NCCL_NVLS_ENABLE=0 (set by peerlink: NVLink multicast off)";
 }
 
-std::string ncclErrorText(const NcclLibrary& library, ncclResult_t result, ncclComm_t comm) {
+std::string ncclErrorText(const ReferenceNccl& library, ncclResult_t result, ncclComm_t comm) {
   static const char* const kNames[] = {"ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError",
                                        "ncclInternalError", "ncclInvalidArgument",    "ncclInvalidUsage",
                                        "ncclRemoteError",   "ncclInProgress"};
