@@ -70,6 +70,10 @@ class ExportableBuffer {
   /// The socket importers connect to (peerlink-share-<pid>-<n>-<random>.sock, mode 0600).
   const std::string& socketPath() const noexcept;
 
+  /// Lets `device`, another GPU of this process, read and write the memory as well (cuMemSetAccess; for Ipc
+  /// memory peer access does that, which the caller enables). Throws Error when the driver refuses.
+  void allowAccess(int device);
+
   /// Serves one importer: waits for it to connect, exports a fresh handle (a new fd for Cumem, closed
   /// again here), sends the offer, and waits for the importer's answer — all within `timeout`. Call it
   /// once per importer. Throws Error(Timeout) when no importer comes or answers in time, and

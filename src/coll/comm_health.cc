@@ -34,6 +34,14 @@ kernels::CollFailure readRecord(const kernels::CollFailure* failure) {
   return copy;
 }
 
+// "rank 2 (GPU 2)" for a rank of this process, "rank 2 (pid 123, GPU 0000:00:08.0)" for another's.
+std::string rankLabel(const CommState& state, int rank) {
+  if (state.world.isLocal(rank))
+    return fmt::format("rank {} (GPU {})", rank, state.devices[static_cast<std::size_t>(rank)]);
+  const RankCard& card = state.world.cards[static_cast<std::size_t>(rank)];
+  return fmt::format("rank {} (pid {}, GPU {})", rank, card.pid, card.busId);
+}
+
 const char* collectiveOf(int collective) {
   if (collective < 0 || collective > static_cast<int>(Collective::SendRecv)) return "collective";
   return collectiveName(static_cast<Collective>(collective));
@@ -43,7 +51,7 @@ const char* collectiveOf(int collective) {
 
 void throwIfFailed(CommState& state) {
   std::vector<Report> reports;
-  for (int r = 0; r < state.nranks; ++r) {
+  for (const int r : state.localRanks()) {
     const auto index = static_cast<std::size_t>(r);
     const volatile unsigned long long* launch = &state.failure(r)->launch;
     if (*launch <= state.reported[index]) continue;
@@ -62,13 +70,10 @@ void throwIfFailed(CommState& state) {
     const Report& report = reports[i];
     const kernels::CollFailure& f = report.record;
     const int peer = f.peer >= 0 && f.peer < state.nranks ? f.peer : -1;
-    message += fmt::format(
-        "{}{} #{} on rank {} (GPU {}) waited for rank {} (GPU {}) at the {} (block {}, flag {} observed, {} "
-        "expected)",
-        i == 0 ? "" : "; then ", collectiveOf(f.collective), f.seq, report.rank,
-        state.devices[static_cast<std::size_t>(report.rank)], f.peer,
-        peer >= 0 ? state.devices[static_cast<std::size_t>(peer)] : -1, kernels::collStepName(f.step), f.block,
-        f.observed, f.expected);
+    message += fmt::format("{}{} #{} on {} waited for {} at the {} (block {}, flag {} observed, {} expected)",
+                           i == 0 ? "" : "; then ", collectiveOf(f.collective), f.seq, rankLabel(state, report.rank),
+                           peer >= 0 ? rankLabel(state, peer) : fmt::format("rank {}", f.peer),
+                           kernels::collStepName(f.step), f.block, f.observed, f.expected);
   }
   message += reports.size() > 1 ? " (earliest first: the first names the likely straggler)" : "";
   throw Error(ErrorCode::Timeout, message);

@@ -56,7 +56,7 @@ CollLlArgs llArgs(const CommState& state, const CallArgs& call, std::size_t byte
   const unsigned int peers = allRanks(state) & ~(1u << rank);
   args.sync = syncArgs(state, rank, call.collective, false, allRanks(state));
   for (int p = 0; p < kCollMaxRanks; ++p) {
-    args.scratch[p] = ll128 ? state.symmetric.ll128Scratch[p] : state.symmetric.scratch[p];
+    args.scratch[p] = ll128 ? state.tableOf(rank).ll128Scratch[p] : state.tableOf(rank).scratch[p];
   }
   args.bytes = bytes;
   switch (call.collective) {
@@ -218,7 +218,7 @@ kernels::CollPushReduceArgs pushReduceArgs(const CommState& state, const PeerPoi
   args.endBarrier = allReduce;
   std::size_t ownBegin = 0;
   for (int p = 0; p < n; ++p) {
-    args.stage[p] = state.symmetric.stage[p];
+    args.stage[p] = state.tableOf(r).stage[p];
     const ElementRange shard =
         allReduce ? shardOf(call, n, p) : ElementRange{call.count * static_cast<std::size_t>(p), call.count};
     const ElementRange piece = slotPartOf(shard, slotCount, part);
@@ -246,7 +246,7 @@ std::size_t longestPushShard(const CallArgs& first, int n) {
 // Why the push kernel cannot run this set (pipelinedBlocker; empty when it can): it needs the stages and
 // 16-byte aligned buffers and shards.
 std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set) {
-  if (state.symmetric.stage[0] == nullptr) return "the communicator has no push stage";
+  if (!state.layout.hasStage) return "the communicator has no push stage";
   return pipelinedBlocker(pushable(peerPointers(state, set), set.front(), state.nranks), true);
 }
 

@@ -191,8 +191,8 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
     kernels::CollRingReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.input = table.send[r];
-    args.stage = state.symmetric.ringStage[r];
-    args.nextStage = state.symmetric.ringStage[(r + 1) % n];
+    args.stage = state.tableOf(r).ringStage[r];
+    args.nextStage = state.tableOf(r).ringStage[(r + 1) % n];
     args.out = table.recv[r];  // written only by the chains this rank ends
     args.chains = static_cast<int>(segments.size());
     for (int j = 0; j < args.chains; ++j) {

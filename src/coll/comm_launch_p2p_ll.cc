@@ -61,7 +61,7 @@ bool launchLlSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pa
     if (peerMasks[index] == 0) return;
     kernels::CollP2pLlArgs& rankArgs = args[index];
     rankArgs.sync = syncArgs(state, r, Collective::SendRecv, true, peerMasks[index]);
-    for (int p = 0; p < n; ++p) rankArgs.scratch[p] = state.symmetric.p2pScratch[p];
+    for (int p = 0; p < n; ++p) rankArgs.scratch[p] = state.tableOf(r).p2pScratch[p];
     std::size_t largest = 0;
     for (int j = 0; j < rankArgs.nsends; ++j) largest = std::max(largest, rankArgs.sends[j].bytes);
     for (int j = 0; j < rankArgs.nrecvs; ++j) largest = std::max(largest, rankArgs.recvs[j].bytes);

@@ -33,7 +33,8 @@ Pointer blockOf(Pointer base, std::size_t bytes, int index) {
 inline kernels::CollSyncArgs syncArgs(const CommState& state, int rank, Collective collective, bool p2p,
                                       unsigned int peerMask) {
   kernels::CollSyncArgs sync;
-  for (int r = 0; r < kernels::kCollMaxRanks; ++r) sync.flags[r] = state.symmetric.flags[r];
+  const SymmetricTable& table = state.tableOf(rank);
+  for (int r = 0; r < kernels::kCollMaxRanks; ++r) sync.flags[r] = table.flags[r];
   const RankResources& resources = state.ranks[static_cast<std::size_t>(rank)];
   sync.sync = static_cast<kernels::CollRankSync*>(resources.sync.data());
   sync.failure = state.failure(rank);
@@ -68,13 +69,16 @@ inline kernels::CollOp collOp(ReduceOp op) {
   return static_cast<kernels::CollOp>(static_cast<int>(op));
 }
 
-// Runs launchRank(r) for every rank r with r's GPU current: eager sets on the communicator's launch threads
-// side by side where it has them (launch_threads.hpp), captured ones one rank after another on this thread.
-// launchRank must touch only rank r's resources (its stream, eager graph, events) and read the rest.
+// Runs launchRank(r) for every rank r this process drives, with r's GPU current: eager sets on the
+// communicator's launch threads side by side where it has them (launch_threads.hpp), captured ones one rank
+// after another on this thread. launchRank must touch only rank r's resources (its stream, eager graph,
+// events) and read the rest.
 template <typename Fn>
 void forEachRank(const CommState& state, bool capturing, Fn&& launchRank) {
+  const std::vector<int>& local = state.localRanks();
   if (state.launchThreads != nullptr && !capturing) {
-    state.launchThreads->run([&](int rank, bool here) {
+    state.launchThreads->run([&](int index, bool here) {
+      const int rank = local[static_cast<std::size_t>(index)];
       if (!here) {
         launchRank(rank);  // the rank's thread has its GPU current
         return;
@@ -84,7 +88,7 @@ void forEachRank(const CommState& state, bool capturing, Fn&& launchRank) {
     });
     return;
   }
-  for (int rank = 0; rank < state.nranks; ++rank) {
+  for (const int rank : local) {
     DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
     launchRank(rank);
   }

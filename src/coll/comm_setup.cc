@@ -12,9 +12,12 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "coll/arena_sharing.hpp"
 #include "coll/comm_launch_support.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
@@ -59,6 +62,30 @@ void checkDevices(const std::vector<int>& devices, bool shareGpus) {
   }
 }
 
+void checkWorldSpec(const WorldSpec& spec) {
+  if (spec.exchange == nullptr) throw Error(ErrorCode::Internal, "Communicator: no world exchange");
+  if (spec.nranks < 1 || spec.nranks > kernels::kCollMaxRanks) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator: a world of {} ranks; 1 to {} are supported",
+                                                     spec.nranks, kernels::kCollMaxRanks));
+  }
+  if (spec.ranks.size() != spec.devices.size()) {
+    throw Error(ErrorCode::Internal, "Communicator: ranks and devices of different lengths");
+  }
+  std::set<int> seen;
+  for (const int rank : spec.ranks) {
+    if (rank < 0 || rank >= spec.nranks) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("Communicator: rank {} is out of range (ranks 0..{})", rank, spec.nranks - 1));
+    }
+    if (!seen.insert(rank).second) {
+      throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator: rank {} is given twice", rank));
+    }
+  }
+  if (!std::is_sorted(spec.ranks.begin(), spec.ranks.end())) {
+    throw Error(ErrorCode::Internal, "Communicator: local ranks must be ascending");
+  }
+}
+
 // PEERLINK_COLL_RING_CHUNK, checked before any GPU work (0: each ring kernel's own chunk).
 std::size_t ringChunkBytesFrom(const Params& params) {
   const auto chunk = params.getInt("PEERLINK_COLL_RING_CHUNK");
@@ -71,20 +98,10 @@ std::size_t ringChunkBytesFrom(const Params& params) {
   return static_cast<std::size_t>(chunk);
 }
 
-// The push kernels' stages: nranks senders' slots of kCollPushSlotBytes per rank, under PEERLINK_COLL_PUSH=1
-// and where AUTO may push (3+ ranks of an NVLink mesh: push_select.cc, kAutoPushFrom). Not zeroed: the
-// kernels' flags guard every read.
-void addPushStages(CommState& state) {
-  for (RankResources& rank : state.ranks) {
-    rank.stage = DeviceBuffer(rank.device, static_cast<std::size_t>(state.nranks) * kernels::kCollPushSlotBytes);
-  }
-}
-
-// One rank's GPU: context, SM count, zeroed flags / scratch / counters, every collective kernel loaded.
-// Runs on its own thread (context creation and module loads of several GPUs overlap).
-// `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push). The stages
-// come once the topology is known (addPushStages).
-void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
+// One rank's GPU before the world is known: context, SM count, counters, streams, every collective kernel
+// loaded. Runs on its own thread (context creation and module loads of several GPUs overlap).
+// `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push).
+void setupRank(RankResources& rank, int device, bool push, bool eagerGraph) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -93,41 +110,59 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.smCount, cudaDevAttrMultiProcessorCount, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
   rank.device = device;
-  rank.flags = DeviceBuffer(device, kernels::kCollFlagBytes);
-  rank.scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLlSlotBytes);
-  // Apart from LL's: an LL receiver must never find LL128 payload where it expects its flags.
-  rank.ll128Scratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollLl128SlotBytes);
-  // Apart from the collectives' too: a pair's sets and the collectives are numbered apart, so their lines
-  // in one slot could meet.
-  rank.p2pScratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollP2pLlSlotBytes);
-  if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
   if (eagerGraph) rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   rank.copyStream = Stream(device);
   rank.forkEvent = Event(device, cudaEventDisableTiming);
   rank.joinEvent = Event(device, cudaEventDisableTiming);
-  PEERLINK_CUDA_CHECK(cudaMemset(rank.flags.data(), 0, rank.flags.size()));
-  PEERLINK_CUDA_CHECK(cudaMemset(rank.scratch.data(), 0, rank.scratch.size()));
-  PEERLINK_CUDA_CHECK(cudaMemset(rank.ll128Scratch.data(), 0, rank.ll128Scratch.size()));
-  PEERLINK_CUDA_CHECK(cudaMemset(rank.p2pScratch.data(), 0, rank.p2pScratch.size()));
   PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
   const auto buffersReady = Clock::now();
   // LL128 runs on compute capability 9.0+ only (ll128Capable): its kernels are loaded there only.
   kernels::preloadCollKernels(push, rank.computeMajor >= 9);
-  // Peers store into these buffers from their first kernel on: the zeroes must have landed before.
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-  logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, buffers {:.1f}, kernels loaded {:.1f}", device,
+  logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, counters {:.1f}, kernels loaded {:.1f}", device,
           millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, buffersReady),
           millisecondsBetween(buffersReady, Clock::now()));
 }
 
-// On one thread once every GPU is set up: the driver takes the enables one after another anyway (round 49
-// calls A and B: each rank's thread enabling its own GPU's peers, after its kernel loads or before its
-// buffers, made creation no faster; cudaMalloc after the enables took longer instead).
+// One rank's arena, once the world gives its layout: exportable when other processes must map it. Zeroed
+// where the layout says, and synchronized: peers store into it from their first kernel on.
+void allocateArena(RankResources& rank, const SymmetricLayout& layout, bool exportable, ShareKind kind) {
+  DeviceGuard guard(rank.device);
+  if (exportable) {
+    rank.arena.shared = std::make_unique<ExportableBuffer>(rank.device, layout.bytes, kind);
+  } else {
+    rank.arena.local = DeviceBuffer(rank.device, layout.bytes);
+  }
+  PEERLINK_CUDA_CHECK(cudaMemset(rank.arena.base(), 0, layout.zeroedBytes));
+  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Runs body(i) for every local rank index on a thread each; rethrows the first error once all ended.
+template <typename Body>
+void onLocalRanks(std::size_t count, Body&& body) {
+  std::vector<std::exception_ptr> errors(count);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < count; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        body(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+// On one thread once every GPU is set up: the driver takes the enables one after another anyway (enabling
+// each rank's peers on its own setup thread made creation no faster).
 void enablePeers(CommState& state) {
-  for (int a = 0; a < state.nranks; ++a) {
-    for (int b = 0; b < state.nranks; ++b) {
-      if (a == b) continue;
+  for (const int a : state.localRanks()) {
+    for (const int b : state.localRanks()) {
       const int from = state.devices[static_cast<std::size_t>(a)];
       const int to = state.devices[static_cast<std::size_t>(b)];
       if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
@@ -140,13 +175,47 @@ void enablePeers(CommState& state) {
                                 from, a, to, b));
       }
       state.peerAccess.enable(from, to);
+      // An exportable arena (cuMem) is reached through its mapping's access list, not peer access.
+      RankResources& target = state.ranks[static_cast<std::size_t>(b)];
+      if (target.arena.shared) target.arena.shared->allowAccess(from);
     }
   }
 }
 
+// Every local rank's card, the world gathered from every rank's, and the world checked (world.hpp).
+World gatherWorld(const CommState& state, const WorldSpec& spec) {
+  std::vector<std::vector<std::uint8_t>> mine;
+  for (std::size_t i = 0; i < spec.ranks.size(); ++i) {
+    mine.push_back(
+        encodeRankCard(makeRankCard(spec.ranks[i], spec.nranks, state.topology, spec.devices[i], state.params,
+                                    spec.hostId, state.topology.host, static_cast<std::int64_t>(::getpid()))));
+  }
+  const std::vector<std::uint8_t> all = spec.exchange->allGather(mine, kRankCardBytes);
+  std::vector<RankCard> cards;
+  for (int r = 0; r < spec.nranks; ++r) {
+    try {
+      cards.push_back(decodeRankCard(all.data() + static_cast<std::size_t>(r) * kRankCardBytes, kRankCardBytes));
+    } catch (const Error& error) {
+      throw Error(error.code(), fmt::format("the card of rank {}: {}", r, error.what()));
+    }
+  }
+  return makeWorld(std::move(cards), spec.ranks, state.params.getBool("PEERLINK_COLL_SHARE_GPUS"));
+}
+
 }  // namespace
 
-void setupCommunicator(CommState& state, const std::vector<int>& devices, const Params& params) {
+void setTableRank(SymmetricTable& table, int rank, const SymmetricLayout& layout, void* base) {
+  auto* bytes = static_cast<unsigned char*>(base);
+  table.flags[rank] = reinterpret_cast<unsigned long long*>(bytes + layout.flags);
+  table.scratch[rank] = bytes + layout.scratch;
+  table.ll128Scratch[rank] = bytes + layout.ll128Scratch;
+  table.p2pScratch[rank] = bytes + layout.p2pScratch;
+  table.ringStage[rank] = layout.hasRingStage ? bytes + layout.ringStage : nullptr;
+  table.stage[rank] = layout.hasStage ? bytes + layout.stage : nullptr;
+  table.window[rank] = layout.windowBytes > 0 ? bytes + layout.window : nullptr;
+}
+
+void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& params) {
   const auto start = Clock::now();
   configureLogging(params);  // before the setup threads log (a kept topology does not configure it)
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
@@ -154,90 +223,99 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.ringReduceBlocks = static_cast<int>(params.getInt("PEERLINK_COLL_RING_REDUCE_BLOCKS"));
   state.ringNeighborStart = params.getBool("PEERLINK_COLL_RING_NEIGHBOR_START");
   state.ringPace = params.getBool("PEERLINK_COLL_RING_PACE");
-  checkDevices(devices, shareGpus);
+  checkDevices(spec.devices, shareGpus);
+  checkWorldSpec(spec);
   state.params = params;
-  state.devices = devices;
-  state.nranks = static_cast<int>(devices.size());
+  state.nranks = spec.nranks;
+  state.devices.assign(static_cast<std::size_t>(spec.nranks), -1);
+  for (std::size_t i = 0; i < spec.ranks.size(); ++i)
+    state.devices[static_cast<std::size_t>(spec.ranks[i])] = spec.devices[i];
   state.timeoutNs = static_cast<std::uint64_t>(params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000u;
   state.settings = choiceSettingsFrom(params);
 
-  // Discovery (CUDA, NVML, sysfs; once per process, discovery_cache.hpp) runs while the GPUs are set up: it
-  // only feeds chooseAlgorithm. Started once the last context existed instead, creation was no faster
-  // (round 49 call C).
+  // Discovery (CUDA, NVML, sysfs; once per process, discovery_cache.hpp) runs while the GPUs are set up.
+  // Started once the last context existed instead, creation was no faster.
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoveredTopology(params); });
-  state.ranks.resize(devices.size());
-  std::vector<std::exception_ptr> errors(devices.size());
-  std::vector<std::thread> threads;
+  state.ranks.resize(static_cast<std::size_t>(spec.nranks));
   const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
   const bool autoPushKernels = state.settings.push == PushMode::Auto && state.nranks >= 3;
-  for (std::size_t r = 0; r < devices.size(); ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push || autoPushKernels,
-                  eagerGraphs);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
+  const bool pushKernels = state.settings.push == PushMode::Push || autoPushKernels;
+  std::exception_ptr setupError;
+  try {
+    onLocalRanks(spec.ranks.size(), [&](std::size_t i) {
+      setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels, eagerGraphs);
     });
+  } catch (...) {
+    setupError = std::current_exception();
   }
-  for (std::thread& thread : threads) thread.join();
   const auto ranksReady = Clock::now();
   state.topology = topology.get();
+  if (setupError) std::rethrow_exception(setupError);
   const auto topologyReady = Clock::now();
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-  enablePeers(state);
-  const auto peersReady = Clock::now();
-  const bool pushStages =
-      state.settings.push == PushMode::Push || (autoPushKernels && isNvlinkMesh(state.topology, devices));
-  if (pushStages) addPushStages(state);
-  const auto stagesReady = Clock::now();
+  state.world = gatherWorld(state, spec);
+  const auto worldReady = Clock::now();
 
-  state.failures =
-      PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
-  std::memset(state.failures.data(), 0, state.failures.size());
-  state.maxBlocks = kernels::kCollMaxBlocks;
-  for (int r = 0; r < state.nranks; ++r) {
-    const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
-    state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
-    state.symmetric.scratch[r] = rank.scratch.data();
-    state.symmetric.ll128Scratch[r] = rank.ll128Scratch.data();
-    state.symmetric.p2pScratch[r] = rank.p2pScratch.data();
-    state.symmetric.stage[r] = rank.stage.data();
-    state.symmetric.ringStage[r] = rank.ringStage.data();
-    // Ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) split its SMs: a kernel waits for its peers' kernels, so
-    // all of them must fit on the GPU at once.
-    const auto sharing = std::count(devices.begin(), devices.end(), rank.device);
-    state.maxBlocks = std::min(state.maxBlocks, std::max(1, rank.smCount / static_cast<int>(sharing)));
+  // The push stages where AUTO may push (3+ ranks of an NVLink mesh: push_select.cc) or PEERLINK_COLL_PUSH=1
+  // asks; the staging window where peers' buffers may be out of reach (another process's).
+  const bool pushStages = state.settings.push == PushMode::Push || (autoPushKernels && state.world.nvlinkMesh);
+  const bool exportable = state.world.spansProcesses;
+  state.layout = symmetricLayout(state.nranks, pushStages, exportable ? kStagingWindowBytes : 0);
+  const ShareKind kind = arenaShareKind(state.world);
+  onLocalRanks(spec.ranks.size(), [&](std::size_t i) {
+    allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind);
+  });
+  const auto arenasReady = Clock::now();
+  enablePeers(state);
+  state.tables.assign(static_cast<std::size_t>(state.nranks), SymmetricTable{});
+  for (const int a : state.localRanks()) {
+    for (const int b : state.localRanks()) {
+      setTableRank(state.tables[static_cast<std::size_t>(a)], b, state.layout,
+                   state.ranks[static_cast<std::size_t>(b)].arena.base());
+    }
   }
+  const auto peersReady = Clock::now();
+  if (state.world.spansProcesses) shareArenas(state, *spec.exchange, spec.shareTimeout);
+  const auto sharedReady = Clock::now();
+
+  state.failures = PinnedBuffer(sizeof(kernels::CollFailure) * static_cast<std::size_t>(state.nranks),
+                                cudaHostAllocMapped | cudaHostAllocPortable);
+  std::memset(state.failures.data(), 0, state.failures.size());
+  state.maxBlocks = std::min(kernels::kCollMaxBlocks, state.world.maxBlocks);
   if (const auto cap = params.getInt("PEERLINK_COLL_MAX_BLOCKS"); cap > 0) {
     state.maxBlocks = std::min(state.maxBlocks, static_cast<int>(cap));
   }
   std::vector<int> computeMajors;
-  for (const RankResources& rank : state.ranks) computeMajors.push_back(rank.computeMajor);
-  const bool gpusShared = std::set<int>(devices.begin(), devices.end()).size() != devices.size();
-  state.overlapLaunches = launchesMayOverlap(params.getBool("PEERLINK_COLL_PDL"), computeMajors, gpusShared);
-  // Eager launches side by side (launch_threads.hpp), only with a core for every rank's thread besides the
-  // caller's, as the threads spin while awake. How long they stay awake is the CPU a run of calls costs
+  for (const RankCard& card : state.world.cards) computeMajors.push_back(card.ccMajor);
+  state.overlapLaunches =
+      launchesMayOverlap(params.getBool("PEERLINK_COLL_PDL"), computeMajors, state.world.gpusShared);
+  // Eager launches side by side (launch_threads.hpp), only with a core for every local rank's thread besides
+  // the caller's, as the threads spin while awake. How long they stay awake is the CPU a run of calls costs
   // against the calls it speeds up: calls in a loop come microseconds apart, a training step's milliseconds.
   const std::chrono::microseconds awake{params.getInt("PEERLINK_COLL_LAUNCH_THREADS")};
-  if (awake.count() > 0 && state.nranks > 1 &&
-      std::thread::hardware_concurrency() > static_cast<unsigned int>(state.nranks)) {
+  const auto local = static_cast<int>(spec.ranks.size());
+  if (awake.count() > 0 && local > 1 && std::thread::hardware_concurrency() > static_cast<unsigned int>(local)) {
+    const std::vector<int> localDevices = spec.devices;
     state.launchThreads = std::make_unique<LaunchThreads>(
-        state.nranks,
-        [devices](int rank) { PEERLINK_CUDA_CHECK(cudaSetDevice(devices[static_cast<std::size_t>(rank)])); }, awake);
+        local,
+        [localDevices](int index) {
+          PEERLINK_CUDA_CHECK(cudaSetDevice(localDevices[static_cast<std::size_t>(index)]));
+        },
+        awake);
   }
-  state.pending.assign(devices.size(), {});
-  state.reported.assign(devices.size(), 0);
+  state.pending.assign(static_cast<std::size_t>(state.nranks), {});
+  state.reported.assign(static_cast<std::size_t>(state.nranks), 0);
+  // No rank's kernel may store into a peer's arena before the peer has zeroed it and mapped everyone's.
+  spec.exchange->barrier();
   logInfo(LogSubsys::Coll,
-          "communicator of {} ranks on GPUs {} created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} more, "
-          "peer access {:.1f}, push stages {}; deadline {} ms, algorithm {}, direct launches {} the previous "
-          "kernel, eager launches from {})",
-          state.nranks, fmt::join(devices, ","), millisecondsBetween(start, Clock::now()),
+          "communicator of {} ranks ({} here, on GPUs {}) created in {:.1f} ms (GPUs set up {:.1f}, topology {:.1f} "
+          "more, world {:.1f}, arenas {:.1f}{}, peer access {:.1f}, shared with other processes {}; deadline {} ms, "
+          "algorithm {}, direct launches {} the previous kernel, eager launches from {})",
+          state.nranks, local, fmt::join(spec.devices, ","), millisecondsBetween(start, Clock::now()),
           millisecondsBetween(start, ranksReady), millisecondsBetween(ranksReady, topologyReady),
-          millisecondsBetween(topologyReady, peersReady),
-          pushStages ? fmt::format("{:.1f}", millisecondsBetween(peersReady, stagesReady)) : std::string("none"),
+          millisecondsBetween(topologyReady, worldReady), millisecondsBetween(worldReady, arenasReady),
+          pushStages ? " with push stages" : "", millisecondsBetween(arenasReady, peersReady),
+          state.world.spansProcesses ? fmt::format("{:.1f} ms", millisecondsBetween(peersReady, sharedReady))
+                                     : std::string("no"),
           state.timeoutNs / 1000000u, algorithmName(state.settings.forced),
           state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");

@@ -1,18 +1,38 @@
-// A communicator's creation and destruction: devices checked, peer access enabled between every pair, each
-// rank's flags, LL scratch and counters allocated and zeroed on its GPU, every collective kernel loaded on
-// every GPU (so no first launch waits behind a spinning kernel), the failure records in mapped host memory.
+// A communicator's creation and destruction: the local ranks' GPUs set up (contexts, counters, every collective
+// kernel loaded, so no first launch waits behind a spinning kernel), the world gathered from every rank's card
+// and checked (world.hpp), each rank's arena allocated and zeroed, peer access enabled between local ranks,
+// arenas of ranks in other processes mapped (arena_sharing.hpp), the failure records in mapped host memory.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "coll/comm_state.hpp"
+#include "coll/world_exchange.hpp"
 #include "peerlink/params.hpp"
 
 namespace peerlink::coll {
 
-/// Fills `state` for ranks 0..n-1 on `devices`. Throws Error naming the problem: a device out of range or
-/// repeated (InvalidUsage), no GPU (NoDevice), a pair without peer access (Unsupported), a CUDA failure.
-void setupCommunicator(CommState& state, const std::vector<int>& devices, const Params& params);
+/// The staging window of a rank whose peers live in other processes: calls whose buffers the peers cannot map
+/// go through it, a window's worth at a time.
+constexpr std::size_t kStagingWindowBytes = std::size_t{64} << 20;
+
+/// This process's part of a world.
+struct WorldSpec {
+  int nranks = 0;
+  std::vector<int> ranks;    ///< the ranks this process drives, ascending
+  std::vector<int> devices;  ///< their GPUs (CUDA ordinals of this process), ranks[i] on devices[i]
+  std::uint64_t hostId = 0;  ///< this machine (bootstrap host identity; any constant in one process)
+  WorldExchange* exchange = nullptr;
+  std::chrono::milliseconds shareTimeout{30000};  ///< each wait while sharing arenas with other processes
+};
+
+/// Fills `state` for the ranks `spec` gives this process. Throws Error naming the problem: a device out of
+/// range or repeated, ranks that are not a part of the world (InvalidUsage), no GPU (NoDevice), ranks that
+/// disagree (world.hpp), a pair without peer access (Unsupported), a CUDA failure, a peer that does not come.
+void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& params);
 
 /// Waits (bounded by the kernels' deadlines) until no kernel of the communicator can still touch its
 /// buffers, so they can be freed. Disables no peer access: enabling is idempotent and others may use it.

@@ -15,11 +15,14 @@
 #include "coll/algorithm_select.hpp"
 #include "coll/choice_settings.hpp"
 #include "coll/launch_threads.hpp"
+#include "coll/symmetric_layout.hpp"
+#include "coll/world.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_graph.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/params.hpp"
+#include "peerlink/shared_memory.hpp"
 #include "peerlink/topology.hpp"
 #include "transport/peer_access.hpp"
 
@@ -40,20 +43,23 @@ struct CallArgs {
   bool isSend = false;  ///< send/recv: which of the two
 };
 
-/// One rank's symmetric resources, allocated at creation on its GPU and reachable from every peer.
+/// One rank's arena (symmetric_layout.hpp): every buffer its peers reach, in one allocation on its GPU. In one
+/// process a cudaMalloc allocation, which peers reach through peer access; when the world spans processes an
+/// exportable one (cuMem with a POSIX fd, or legacy IPC), which the other processes map.
+struct RankArena {
+  DeviceBuffer local;
+  std::unique_ptr<ExportableBuffer> shared;
+  void* base() const noexcept { return shared ? shared->data() : local.data(); }
+};
+
+/// What one rank owns, on its GPU (only the ranks this process drives have them).
 struct RankResources {
   int device = -1;
   CUcontext context = nullptr;  ///< the GPU's primary context: a stream of it belongs to this GPU
   int smCount = 0;
-  int computeMajor = 0;       ///< the GPU's compute capability, major part
-  DeviceBuffer flags;         ///< kernels::kCollFlagBytes, zeroed: [phase][block][from rank]
-  DeviceBuffer scratch;       ///< LL slots: 2 parities x nranks senders x kCollLlSlotBytes, zeroed
-  DeviceBuffer ll128Scratch;  ///< LL128 slots: 2 parities x nranks senders x kCollLl128SlotBytes, zeroed
-  DeviceBuffer p2pScratch;    ///< send/recv LL slots: 2 parities x nranks senders x kCollP2pLlSlotBytes, zeroed
-  DeviceBuffer stage;         ///< push reductions (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks of an NVLink mesh):
-                              ///< nranks senders x kCollPushSlotBytes (flags guard it)
-  DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
-  DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
+  int computeMajor = 0;  ///< the GPU's compute capability, major part
+  RankArena arena;       ///< flags, lines, stages, staging window: reached by every peer
+  DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed: this rank's counters, read by its own kernels only
   /// Eager launches on this GPU (kernel_graph.hpp); null with PEERLINK_COLL_EAGER_GRAPH=0 (direct launches).
   std::unique_ptr<kernels::KernelGraph> eagerGraph;
   /// The copy-engine collectives' second stream and its fork and join events (comm_launch_copy_engine.cc):
@@ -63,10 +69,10 @@ struct RankResources {
   Event joinEvent;
 };
 
-/// The symmetric part of every kernel's arguments: each rank's flag area and LL scratch as every GPU
+/// The symmetric part of every kernel's arguments: each rank's flag area, lines and stages as one rank's GPU
 /// addresses them. In one process a peer's cudaMalloc pointer is valid on every GPU (peer access, UVA), so
-/// the table is the same for all ranks; with one process per GPU each rank would hold its own mapping of
-/// the peers' buffers here (IPC / cuMem), and the kernels would not change.
+/// every local rank's table is the same; a peer in another process is reached through this rank's mapping
+/// of its arena (ImportedBuffer), and the kernels do not change.
 struct SymmetricTable {
   unsigned long long* flags[kernels::kCollMaxRanks] = {};
   void* scratch[kernels::kCollMaxRanks] = {};
@@ -74,7 +80,11 @@ struct SymmetricTable {
   void* p2pScratch[kernels::kCollMaxRanks] = {};
   void* stage[kernels::kCollMaxRanks] = {};
   void* ringStage[kernels::kCollMaxRanks] = {};
+  void* window[kernels::kCollMaxRanks] = {};  ///< staging windows (a world that spans processes)
 };
+
+/// Sets rank `rank`'s entries of `table` to its arena at `base` (as the table's GPU addresses it).
+void setTableRank(SymmetricTable& table, int rank, const SymmetricLayout& layout, void* base);
 
 /// Every rank's user buffers for one matched call, as the launching GPU addresses them. The one place
 /// where user pointers become peer pointers: one process passes them through (peer access makes any
@@ -95,12 +105,15 @@ struct ChoiceMemo {
 
 struct CommState {
   Params params;
-  Topology topology;
-  std::vector<int> devices;
+  Topology topology;         ///< this process's
+  World world;               ///< every rank, as every rank knows it (world.hpp)
+  std::vector<int> devices;  ///< by rank: the CUDA ordinal of a local rank's GPU, -1 for a rank of another process
   int nranks = 0;
-  std::vector<RankResources> ranks;
-  PinnedBuffer failures;  ///< kernels::CollFailure[nranks], mapped: kernels report stalls here
-  SymmetricTable symmetric;
+  std::vector<RankResources> ranks;     ///< by rank; set up for local ranks only
+  SymmetricLayout layout;               ///< every rank's arena (the same layout on every rank)
+  std::vector<SymmetricTable> tables;   ///< by rank: the arenas as a local rank's GPU addresses them
+  std::vector<ImportedBuffer> imports;  ///< arenas of ranks in other processes, mapped here
+  PinnedBuffer failures;                ///< kernels::CollFailure[nranks], mapped: kernels report stalls here
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
   ChoiceSettings settings;         ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE
@@ -126,6 +139,9 @@ struct CommState {
   std::unique_ptr<LaunchThreads> launchThreads;
 
   kernels::CollFailure* failure(int rank) const { return static_cast<kernels::CollFailure*>(failures.data()) + rank; }
+  const std::vector<int>& localRanks() const noexcept { return world.localRanks; }
+  /// The symmetric buffers of every rank as local rank `rank`'s GPU addresses them.
+  const SymmetricTable& tableOf(int rank) const { return tables[static_cast<std::size_t>(rank)]; }
 };
 
 }  // namespace peerlink::coll

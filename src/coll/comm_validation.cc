@@ -155,6 +155,11 @@ void validateCall(const CommState& state, const CallArgs& call) {
     fail(state, call,
          fmt::format("rank {} is out of range (the communicator has ranks 0..{})", call.rank, state.nranks - 1));
   }
+  if (!state.world.isLocal(call.rank)) {
+    fail(state, call,
+         fmt::format("rank {} lives in another process ({}); call it there", call.rank,
+                     state.world.describe(call.rank)));
+  }
   checkStream(state, call);
   if (reduces(call.collective) && !reduceOpSupported(call.type, call.op)) {
     fail(state, call,
@@ -218,14 +223,15 @@ void validateCall(const CommState& state, const CallArgs& call) {
 }
 
 bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
-  const CallArgs& first = set.front();
+  const CallArgs& first = set[static_cast<std::size_t>(state.localRanks().front())];
   int firstCapturing = -1;
-  for (const CallArgs& call : set) {
+  for (const int rank : state.localRanks()) {
+    const CallArgs& call = set[static_cast<std::size_t>(rank)];
     const auto mismatch = [&](const std::string& what, const std::string& mine, const std::string& theirs) {
       throw Error(ErrorCode::InvalidUsage,
-                  fmt::format("{}: its {} ({}) differs from rank 0's {} ({}); calls are matched in order, so the "
+                  fmt::format("{}: its {} ({}) differs from rank {}'s {} ({}); calls are matched in order, so the "
                               "ranks' calls of this set disagree; nothing was launched",
-                              callLabel(state, call), what, mine, what, theirs));
+                              callLabel(state, call), what, mine, first.rank, what, theirs));
     };
     if (call.collective != first.collective) {
       mismatch("collective", callName(call.collective), callName(first.collective));
@@ -240,10 +246,11 @@ bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
     const int capturing = streamCapturing(call.stream) ? 1 : 0;
     if (firstCapturing < 0) firstCapturing = capturing;
     if (capturing != firstCapturing) {
-      throw Error(ErrorCode::InvalidUsage,
-                  fmt::format("{}: its stream is {}being captured into a graph while rank 0's is {}; capture every "
-                              "rank's stream of a collective or none",
-                              callLabel(state, call), capturing ? "" : "not ", firstCapturing ? "" : "not"));
+      throw Error(
+          ErrorCode::InvalidUsage,
+          fmt::format("{}: its stream is {}being captured into a graph while rank {}'s is {}; capture every "
+                      "rank's stream of a collective or none",
+                      callLabel(state, call), capturing ? "" : "not ", first.rank, firstCapturing ? "" : "not"));
     }
   }
   return firstCapturing == 1;

@@ -72,19 +72,32 @@ void discardingOnError(coll::CommState& state, Fn&& body) {
   }
 }
 
+// A set holds a call for every rank: the local ranks' own, and for a rank of another process a stand-in with
+// the local calls' shape and no buffers (the kernels reach its buffers through the arenas, or not at all).
 void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
   coll::throwIfFailed(state);
   coll::validateCall(state, call);
   state.pending[static_cast<std::size_t>(call.rank)].push_back(call);
+  const std::vector<int>& local = state.localRanks();
   for (;;) {
-    for (const auto& queue : state.pending) {
-      if (queue.empty()) return;
+    for (const int r : local) {
+      if (state.pending[static_cast<std::size_t>(r)].empty()) return;
     }
-    std::vector<coll::CallArgs> set;
-    set.reserve(state.pending.size());
-    for (auto& queue : state.pending) {
-      set.push_back(queue.front());
+    std::vector<coll::CallArgs> set(static_cast<std::size_t>(state.nranks));
+    for (const int r : local) {
+      auto& queue = state.pending[static_cast<std::size_t>(r)];
+      set[static_cast<std::size_t>(r)] = queue.front();
       queue.pop_front();
+    }
+    const coll::CallArgs& shape = set[static_cast<std::size_t>(local.front())];
+    for (int r = 0; r < state.nranks; ++r) {
+      if (state.world.isLocal(r)) continue;
+      coll::CallArgs& standIn = set[static_cast<std::size_t>(r)];
+      standIn = shape;
+      standIn.rank = r;
+      standIn.send = nullptr;
+      standIn.recv = nullptr;
+      standIn.stream = nullptr;
     }
     const bool capturing = coll::checkSetMatches(state, set);
     coll::launchCollectiveSet(state, set, capturing);
@@ -119,7 +132,13 @@ struct Communicator::State {
 };
 
 Communicator::Communicator(const std::vector<int>& devices, Params params) : state_(std::make_unique<State>()) {
-  coll::setupCommunicator(state_->comm, devices, params);
+  coll::LocalExchange exchange;
+  coll::WorldSpec spec;
+  spec.nranks = static_cast<int>(devices.size());
+  for (int r = 0; r < spec.nranks; ++r) spec.ranks.push_back(r);
+  spec.devices = devices;
+  spec.exchange = &exchange;
+  coll::setupCommunicator(state_->comm, spec, params);
 }
 
 Communicator::~Communicator() {

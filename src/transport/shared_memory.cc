@@ -227,6 +227,16 @@ void* ExportableBuffer::data() const noexcept {
 std::size_t ExportableBuffer::size() const noexcept {
   return impl_ ? impl_->size : 0;
 }
+void ExportableBuffer::allowAccess(int device) {
+  if (!impl_ || impl_->kind != ShareKind::Cumem || device == impl_->device) return;
+  checkDevice(device, "accessing");
+  CUmemAccessDesc access = {};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  PEERLINK_CU_CHECK(driverApi().memSetAccess(impl_->cumem.address, impl_->cumem.bytes, &access, 1));
+}
+
 std::size_t ExportableBuffer::allocatedSize() const noexcept {
   return impl_ ? impl_->allocated : 0;
 }
