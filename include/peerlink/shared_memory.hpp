@@ -106,6 +106,9 @@ class ImportedBuffer {
 
   /// The device pointer in this process; kernels of localDevice() (and of ownerDevice()) may use it.
   void* data() const noexcept;
+  /// Lets `device`, another GPU of this process, read and write the mapping as well (Cumem: cuMemSetAccess).
+  /// Throws Error(Unsupported) for Ipc memory, which is mapped for the GPU that opened it.
+  void allowAccess(int device);
   std::size_t size() const noexcept;
   std::size_t allocatedSize() const noexcept;
   ShareKind kind() const noexcept;

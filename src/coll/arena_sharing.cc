@@ -2,8 +2,10 @@
 #include "coll/arena_sharing.hpp"
 
 #include <exception>
-#include <mutex>
+#include <memory>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -88,40 +90,60 @@ void shareArenas(CommState& state, WorldExchange& exchange, std::chrono::millise
       throw Error(error.code(), fmt::format("from {}: {}", world.describe(r), error.what()));
     }
   }
-  // Every rank of another process maps every local arena once, for its own GPU.
-  int remote = 0;
-  for (int r = 0; r < world.nranks; ++r) remote += world.isLocal(r) ? 0 : 1;
-  std::mutex importsMutex;
-  const std::size_t jobs = local.size() * 2;  // a server and an importer per local rank
-  onThreads(jobs, [&](std::size_t job) {
-    const int rank = local[job / 2];
-    RankResources& resources = state.ranks[static_cast<std::size_t>(rank)];
-    if (job % 2 == 0) {
-      for (int served = 0; served < remote; ++served) {
+  // Every other process maps every local arena once, for all of its GPUs: then one address reaches an arena
+  // from every local GPU, and every local rank's table is the same (as in one process).
+  std::set<std::pair<std::uint64_t, std::int64_t>> otherProcesses;
+  for (int r = 0; r < world.nranks; ++r) {
+    if (!world.isLocal(r))
+      otherProcesses.insert(
+          {world.cards[static_cast<std::size_t>(r)].hostId, world.cards[static_cast<std::size_t>(r)].pid});
+  }
+  const auto importers = static_cast<int>(otherProcesses.size());
+  if (local.size() > 1 && arenaShareKind(world) == ShareKind::Ipc) {
+    throw Error(ErrorCode::Unsupported,
+                fmt::format("{} drives {} ranks in a world that spans processes, which needs the GPUs to share "
+                            "memory by POSIX file descriptor (cuMem); some cannot: one rank per process then",
+                            world.describe(local.front()), local.size()));
+  }
+  std::vector<int> remote;
+  for (int r = 0; r < world.nranks; ++r) {
+    if (!world.isLocal(r)) remote.push_back(r);
+  }
+  std::vector<std::unique_ptr<ImportedBuffer>> imported(remote.size());
+  const int importingDevice = state.devices[static_cast<std::size_t>(local.front())];
+  // A server per local arena and an importer per remote rank, side by side: every process serves while it
+  // imports, so no process waits for one that waits for it.
+  onThreads(local.size() + remote.size(), [&](std::size_t job) {
+    if (job < local.size()) {
+      const int rank = local[job];
+      ExportableBuffer& arena = *state.ranks[static_cast<std::size_t>(rank)].arena.shared;
+      for (int served = 0; served < importers; ++served) {
         try {
-          resources.arena.shared->serveOne(timeout);
+          arena.serveOne(timeout);
         } catch (const Error& error) {
-          throw Error(error.code(), fmt::format("{} sharing its buffers ({} of {} ranks of other processes mapped "
-                                                "them): {}",
-                                                world.describe(rank), served, remote, error.what()));
+          throw Error(error.code(), fmt::format("{} sharing its buffers ({} of {} other processes mapped them): {}",
+                                                world.describe(rank), served, importers, error.what()));
         }
       }
       return;
     }
-    SymmetricTable& table = state.tables[static_cast<std::size_t>(rank)];
-    for (int p = 0; p < world.nranks; ++p) {
-      if (world.isLocal(p)) continue;
-      try {
-        ImportedBuffer imported(addresses[static_cast<std::size_t>(p)].socketPath, resources.device, timeout);
-        setTableRank(table, p, state.layout, imported.data());
-        const std::lock_guard<std::mutex> lock(importsMutex);
-        state.imports.push_back(std::move(imported));
-      } catch (const Error& error) {
-        throw Error(error.code(), fmt::format("{} mapping the buffers of {}: {}", world.describe(rank),
-                                              world.describe(p), error.what()));
-      }
+    const int p = remote[job - local.size()];
+    try {
+      auto mapping =
+          std::make_unique<ImportedBuffer>(addresses[static_cast<std::size_t>(p)].socketPath, importingDevice, timeout);
+      for (const int rank : local) mapping->allowAccess(state.devices[static_cast<std::size_t>(rank)]);
+      imported[job - local.size()] = std::move(mapping);
+    } catch (const Error& error) {
+      throw Error(error.code(), fmt::format("{} mapping the buffers of {}: {}", world.describe(local.front()),
+                                            world.describe(p), error.what()));
     }
   });
+  for (std::size_t i = 0; i < remote.size(); ++i) {
+    for (const int rank : local) {
+      setTableRank(state.tables[static_cast<std::size_t>(rank)], remote[i], state.layout, imported[i]->data());
+    }
+    state.imports.push_back(std::move(*imported[i]));
+  }
 }
 
 }  // namespace peerlink::coll

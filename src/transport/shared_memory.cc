@@ -110,6 +110,15 @@ struct CumemMapping {
   }
 };
 
+// Read/write access to a mapping for one more GPU of this process.
+void grantAccess(const CumemMapping& mapping, int device) {
+  CUmemAccessDesc access = {};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  PEERLINK_CU_CHECK(driverApi().memSetAccess(mapping.address, mapping.bytes, &access, 1));
+}
+
 CUmemAllocationProp posixFdProperties(int device) {
   CUmemAllocationProp properties = {};
   properties.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -230,11 +239,7 @@ std::size_t ExportableBuffer::size() const noexcept {
 void ExportableBuffer::allowAccess(int device) {
   if (!impl_ || impl_->kind != ShareKind::Cumem || device == impl_->device) return;
   checkDevice(device, "accessing");
-  CUmemAccessDesc access = {};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = device;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  PEERLINK_CU_CHECK(driverApi().memSetAccess(impl_->cumem.address, impl_->cumem.bytes, &access, 1));
+  grantAccess(impl_->cumem, device);
 }
 
 std::size_t ExportableBuffer::allocatedSize() const noexcept {
@@ -383,6 +388,17 @@ ImportedBuffer& ImportedBuffer::operator=(ImportedBuffer&& other) noexcept = def
 void* ImportedBuffer::data() const noexcept {
   return impl_ ? impl_->data() : nullptr;
 }
+void ImportedBuffer::allowAccess(int device) {
+  if (!impl_ || device == impl_->localDevice) return;
+  if (impl_->kind != ShareKind::Cumem) {
+    throw Error(ErrorCode::Unsupported,
+                fmt::format("memory of GPU {} imported through legacy IPC is mapped for GPU {} only, not for GPU {}",
+                            impl_->ownerBusId, impl_->localDevice, device));
+  }
+  checkDevice(device, "accessing");
+  grantAccess(impl_->cumem, device);
+}
+
 std::size_t ImportedBuffer::size() const noexcept {
   return impl_ ? impl_->size : 0;
 }
