@@ -16,9 +16,11 @@ for tool in $tools; do
     *) echo "make-dist: no development tool named '$tool' (known: $all_tools)" >&2; exit 2 ;;
   esac
 done
-if [ -n "$tools" ]; then
+targets=()
+for tool in $tools; do targets+=("peerlink_$tool"); done
+if ((${#targets[@]})); then
   cmake -S . -B build -DPEERLINK_BUILD_TOOLS=ON >/dev/null
-  cmake --build build --target $(printf 'peerlink_%s ' $tools)
+  cmake --build build --target "${targets[@]}"
 fi
 rm -rf dist
 mkdir -p dist/tests

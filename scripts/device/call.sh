@@ -48,7 +48,7 @@ for step in "$@"; do check_step "$step"; done
 
 [ -e dist/peerlink ] || { xz -dc dist/extra/peerlink.xz >dist/peerlink && chmod +x dist/peerlink; }
 # shellcheck source=scripts/device/call-lib.sh
-source scripts/device/call-lib.sh "call-$name"
+source scripts/device/call-lib.sh "call-$name"  # sets p, the call's folder, and defines t and save
 quoted() { local arg; for arg in "$@"; do printf " '%s'" "${arg//\'/\'\\\'\'}"; done; }
 gpus=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')
 {
