@@ -98,6 +98,18 @@ class DeviceCall(unittest.TestCase):
         self.assertIn("good: exit 0", result.stdout)
         self.assertIn("good.txt", self.packed())
 
+    def test_binaries_carried_compressed_are_unpacked(self):
+        os.makedirs(os.path.join(self.tree, "dist", "extra"))
+        for name in ("peerlink", "peerlink-old"):
+            with open(os.path.join(self.tree, "dist", "extra", name + ".xz"), "wb") as f:
+                f.write(subprocess.run(["xz", "-c"], input=FAKE_PEERLINK.encode(), capture_output=True).stdout)
+        os.remove(os.path.join(self.tree, "dist", "peerlink"))
+        result = self.call("coll new 30 -o reduce", "run old 30 dist/extra/peerlink-old coll -o broadcast")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        files = self.packed()
+        self.assertIn("args: coll -o reduce --json", files["new.txt"])
+        self.assertIn("args: coll -o broadcast", files["old.txt"])
+
     def test_a_malformed_step_stops_the_call_before_anything_runs(self):
         for step, reason in (("coll ar", "needs LOG LIMIT_S"), ("colll ar 30", "unknown kind 'colll'"),
                              ("coll a/b 30", "log name 'a/b'"), ("coll ar 1m", "time limit '1m'"),
