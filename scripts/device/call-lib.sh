@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# Sourced by a device call script (`source scripts/device/call-lib.sh NAME` from the repository root, with
-# ./dist packed by scripts/device/pack-call.sh): NCCL's environment, the test executables unpacked from
-# dist/xz, their build paths linked to this checkout, and two helpers. Results go to /tmp/NAME; `save`
-# packs them into $OUT/NAME.tar.gz (only a few files come back from the machine, so save after each step).
+# Sourced by scripts/device/call.sh (and the call scripts kept in bench/results/): `source
+# scripts/device/call-lib.sh NAME` from the repository root, with ./dist packed by scripts/device/pack-call.sh.
+# It sets up NCCL's environment, the test executables unpacked from dist/xz, their build paths linked to
+# this checkout, and two helpers. Results go to /tmp/NAME; `save` packs them into $OUT/NAME.tar.gz (only a
+# few files come back from the machine, so save after each step).
 call_name=${1:?usage: source scripts/device/call-lib.sh NAME}
 p=/tmp/$call_name
 mkdir -p "$p"

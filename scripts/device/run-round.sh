@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One GPU round on the device machine (nvidia-h200-x4), from the repository root with ./dist carried:
 # every test executable, `peerlink topo`, the default `peerlink bench`, and nvidia-smi's view, all under
-# $OUT (few files: the device tool returns at most 8). Prints a short summary last. ROUND_TUNE=0 skips the
-# peerlink_tune sweeps. CSV and HTML reports are rendered afterwards from bench.json, without a GPU:
+# $OUT (few files: the device tool returns at most 8). Prints a short summary last. The peerlink_tune sweeps
+# run where dist has the tool (TOOLS=tune scripts/make-dist.sh) and ROUND_TUNE is not 0. CSV and HTML reports
+# are rendered afterwards from bench.json, without a GPU:
 # peerlink bench --from-json bench.json --csv bench.csv --html bench.html
 set -uo pipefail
 out=${OUT:-/tmp/peerlink-round}

@@ -25,7 +25,7 @@
 namespace peerlink::cli {
 namespace {
 
-const std::string kRound4 = std::string(PEERLINK_SOURCE_DIR) + "/bench/results/2026-11-22-h200x4-round4/bench.json";
+const std::string kRound4 = std::string(PEERLINK_FIXTURES_DIR) + "/runs/2026-11-22-h200x4-round4/bench.json";
 const std::string kH200 = std::string(PEERLINK_FIXTURES_DIR) + "/topologies/h200x4_vm.json";
 
 // RFC 4180, as a spreadsheet would read it: quoted fields may hold commas, doubled quotes and line breaks.

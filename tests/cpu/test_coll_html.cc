@@ -20,7 +20,7 @@ namespace {
 using coll::CollConfig;
 using coll::CollMeasurement;
 
-const std::string kRound50 = std::string(PEERLINK_SOURCE_DIR) + "/bench/results/2026-11-27-h200x4-round50-sweep/";
+const std::string kRound50 = std::string(PEERLINK_FIXTURES_DIR) + "/runs/2026-11-27-h200x4-round50-sweep/";
 const std::string kAllReduce = kRound50 + "call-a-h200/coll-all_reduce.json";
 const std::string kSendRecv = kRound50 + "call-g-h200/coll-send_recv.json";
 

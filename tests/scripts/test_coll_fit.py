@@ -13,7 +13,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import coll_fit  # noqa: E402
 
-CALL_E = os.path.join(ROOT, "bench", "results", "2026-11-26-h200x4-round43-ring-chunks", "call-e-h100")
+CALL_E = os.path.join(ROOT, "tests", "fixtures", "runs", "2026-11-26-h200x4-round43-ring-chunks", "call-e-h100")
 MIB = 1024 * 1024
 
 

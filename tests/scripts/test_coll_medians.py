@@ -11,7 +11,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import coll_medians  # noqa: E402
 
-CALL_E = os.path.join(ROOT, "bench", "results", "2026-11-26-h200x4-round48-eager-direct", "call-e-h100")
+CALL_E = os.path.join(ROOT, "tests", "fixtures", "runs", "2026-11-26-h200x4-round48-eager-direct", "call-e-h100")
 
 
 def run_main(args):

@@ -12,7 +12,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import coll_targets  # noqa: E402
 
-ROUND = os.path.join(ROOT, "bench", "results", "2026-11-26-h200x4-round42-copy-engines")
+ROUND = os.path.join(ROOT, "tests", "fixtures", "runs", "2026-11-26-h200x4-round42-copy-engines")
 CALL_D = os.path.join(ROUND, "call-d-h100")
 
 

@@ -12,7 +12,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import ring_trace_summary  # noqa: E402
 
-ROUND = os.path.join(ROOT, "bench", "results", "2026-11-27-h200x4-round52-ring-trace")
+ROUND = os.path.join(ROOT, "tests", "fixtures", "runs", "2026-11-27-h200x4-round52-ring-trace")
 
 
 class RingTraceSummary(unittest.TestCase):

@@ -1,4 +1,0 @@
-# Session 21 call H, sent as the run's command on call G's warm machine (4x H200, the first H200s lent since
-# round 41) with call G's dist/ (commit 3e53c81): all-reduce 8 B - 32 MiB against NCCL (200 iterations),
-# then every collective at 512 MiB against NCCL (10 iterations).
-[ -e dist/peerlink ] || { xz -dc dist/extra/peerlink.xz >dist/peerlink && chmod +x dist/peerlink; }; source scripts/device/call-lib.sh h; nvidia-smi --query-gpu=name --format=csv,noheader | head -1; timeout 130 dist/peerlink coll -o all_reduce -b 8 -e 32M -f 2 -n 200 --json $p/ar-nccl.json >$p/ar-nccl.txt 2>&1; echo "ar: $?"; save; for c in all_reduce all_gather reduce_scatter all_to_all broadcast reduce; do timeout 40 dist/peerlink coll -o $c -b 512M -e 512M -n 10 -w 2 --json $p/$c-512M.json >$p/$c-512M.txt 2>&1; echo "$c 512M: $?"; save; done
