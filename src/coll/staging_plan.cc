@@ -1,0 +1,96 @@
+// The chunks of a staged call (staging_plan.hpp).
+#include "coll/staging_plan.hpp"
+
+#include <algorithm>
+
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+constexpr std::size_t kRecvAlignment = 256;
+
+std::size_t alignUp(std::size_t bytes, std::size_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// Elements of the send and recv regions per element of a chunk's count.
+std::size_t sendUnits(Collective collective, std::size_t n) {
+  return collective == Collective::ReduceScatter || collective == Collective::AllToAll ? n : 1;
+}
+std::size_t recvUnits(Collective collective, std::size_t n) {
+  return collective == Collective::AllGather || collective == Collective::AllToAll ? n : 1;
+}
+
+StridedCopy contiguous(std::size_t srcOffset, std::size_t dstOffset, std::size_t bytes) {
+  return {srcOffset, dstOffset, bytes, 1, bytes, bytes};
+}
+
+}  // namespace
+
+std::size_t stagedChunkCount(Collective collective, int nranks, std::size_t elementSize, std::size_t windowBytes) {
+  if (nranks < 1 || elementSize == 0) throw Error(ErrorCode::Internal, "stagedChunkCount: no ranks or elements");
+  const auto n = static_cast<std::size_t>(nranks);
+  const std::size_t units = sendUnits(collective, n) + recvUnits(collective, n);
+  if (windowBytes <= kRecvAlignment) return 0;
+  std::size_t count = (windowBytes - kRecvAlignment) / (units * elementSize);
+  if (elementSize < 16) count -= count % (16 / elementSize);
+  // The recv region starts on a boundary: make sure the rounding still fits.
+  while (count > 0 && alignUp(count * sendUnits(collective, n) * elementSize, kRecvAlignment) +
+                              count * recvUnits(collective, n) * elementSize >
+                          windowBytes) {
+    count -= elementSize < 16 ? 16 / elementSize : 1;
+  }
+  return count;
+}
+
+std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int rank, int root, std::size_t count,
+                                      std::size_t elementSize, std::size_t windowBytes) {
+  if (collective == Collective::SendRecv) throw Error(ErrorCode::Internal, "stagedChunks: send/recv");
+  std::vector<StagedChunk> chunks;
+  if (count == 0) return chunks;
+  const std::size_t most = stagedChunkCount(collective, nranks, elementSize, windowBytes);
+  if (most == 0) throw Error(ErrorCode::Internal, "stagedChunks: the window holds no element");
+  const auto n = static_cast<std::size_t>(nranks);
+  const std::size_t s = elementSize;
+  const std::size_t recvOffset = alignUp(most * sendUnits(collective, n) * s, kRecvAlignment);
+  for (std::size_t first = 0; first < count; first += most) {
+    StagedChunk chunk;
+    chunk.count = std::min(most, count - first);
+    chunk.recvOffset = recvOffset;
+    const std::size_t bytes = chunk.count * s;  // of one block
+    const std::size_t at = first * s;           // where the chunk starts in a block of the caller's buffers
+    const std::size_t block = count * s;        // a block of the caller's buffers
+    switch (collective) {
+      case Collective::AllReduce:
+        chunk.in = contiguous(at, 0, bytes);
+        chunk.out = contiguous(recvOffset, at, bytes);
+        break;
+      case Collective::Broadcast:
+        if (rank == root) chunk.in = contiguous(at, 0, bytes);
+        chunk.out = contiguous(recvOffset, at, bytes);
+        break;
+      case Collective::Reduce:
+        chunk.in = contiguous(at, 0, bytes);
+        if (rank == root) chunk.out = contiguous(recvOffset, at, bytes);
+        break;
+      case Collective::AllGather:
+        chunk.in = contiguous(at, 0, bytes);
+        chunk.out = StridedCopy{recvOffset, at, bytes, n, bytes, block};
+        break;
+      case Collective::ReduceScatter:
+        chunk.in = StridedCopy{at, 0, bytes, n, block, bytes};
+        chunk.out = contiguous(recvOffset, at, bytes);
+        break;
+      case Collective::AllToAll:
+        chunk.in = StridedCopy{at, 0, bytes, n, block, bytes};
+        chunk.out = StridedCopy{recvOffset, at, bytes, n, bytes, block};
+        break;
+      case Collective::SendRecv: break;
+    }
+    chunks.push_back(chunk);
+  }
+  return chunks;
+}
+
+}  // namespace peerlink::coll
