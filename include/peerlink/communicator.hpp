@@ -39,6 +39,9 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   int size() const noexcept;
+  /// The ranks this process drives, ascending (every rank when one process drives them all).
+  std::vector<int> localRanks() const;
+  /// The CUDA ordinal of a local rank's GPU; Error(InvalidUsage) for a rank of another process.
   int device(int rank) const;
 
   /// recv[i] = op over ranks of send[i], i < count. In place when send == recv.

@@ -16,6 +16,7 @@
 #include "coll/choice_settings.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
+#include "coll/comm_launch_staged.hpp"
 #include "coll/comm_setup.hpp"
 #include "coll/comm_state.hpp"
 #include "coll/comm_validation.hpp"
@@ -100,7 +101,11 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
       standIn.stream = nullptr;
     }
     const bool capturing = coll::checkSetMatches(state, set);
-    coll::launchCollectiveSet(state, set, capturing);
+    if (state.world.spansProcesses && coll::needsStaging(state, set)) {
+      coll::launchStagedSet(state, set, capturing);
+    } else {
+      coll::launchCollectiveSet(state, set, capturing);
+    }
   }
 }
 
@@ -149,12 +154,21 @@ int Communicator::size() const noexcept {
   return state_->comm.nranks;
 }
 
+std::vector<int> Communicator::localRanks() const {
+  return state_->comm.localRanks();
+}
+
 int Communicator::device(int rank) const {
-  if (rank < 0 || rank >= state_->comm.nranks) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator::device: rank {} is out of range (ranks 0..{})",
-                                                     rank, state_->comm.nranks - 1));
+  const coll::CommState& comm = state_->comm;
+  if (rank < 0 || rank >= comm.nranks) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("Communicator::device: rank {} is out of range (ranks 0..{})", rank, comm.nranks - 1));
   }
-  return state_->comm.devices[static_cast<std::size_t>(rank)];
+  if (!comm.world.isLocal(rank)) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("Communicator::device: rank {} lives in another process ({})",
+                                                     rank, comm.world.describe(rank)));
+  }
+  return comm.devices[static_cast<std::size_t>(rank)];
 }
 
 namespace {

@@ -125,13 +125,13 @@ struct RankCase {
   unsigned char* recvGuard = nullptr;
 };
 
-/// Sets up the case's buffers on every rank: inputs uploaded, outputs poisoned.
+/// Sets up the case's buffers on every rank this process drives: inputs uploaded, outputs poisoned.
 inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCase& c,
                                          const std::vector<coll::Bytes>& inputs) {
   const int n = comm.size();
   const std::size_t size = dataTypeSize(c.type);
   std::vector<RankCase> ranks(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
+  for (const int r : comm.localRanks()) {
     RankCase& rc = ranks[static_cast<std::size_t>(r)];
     const int device = comm.device(r);
     const std::size_t sendBytes = sendElementsOf(c.collective, n, c.count, r, c.root) * size;
@@ -170,7 +170,7 @@ inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCas
     rc.recv = rc.recvBytes > 0 ? rc.recvMemory.data() : nullptr;
     rc.recvGuard = static_cast<unsigned char*>(rc.recvMemory.data()) + rc.recvBytes;
   }
-  for (int r = 0; r < n; ++r) {
+  for (const int r : comm.localRanks()) {
     DeviceGuard guard(comm.device(r));
     PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -195,27 +195,29 @@ inline void callRank(Communicator& comm, const CollCase& c, int rank, const Rank
   }
 }
 
-/// Per-rank streams for a communicator.
+/// Per-rank streams for a communicator, by rank (empty for ranks of other processes).
 inline std::vector<Stream> rankStreams(const Communicator& comm) {
-  std::vector<Stream> streams;
-  for (int r = 0; r < comm.size(); ++r) streams.emplace_back(comm.device(r));
+  std::vector<Stream> streams(static_cast<std::size_t>(comm.size()));
+  for (const int r : comm.localRanks()) streams[static_cast<std::size_t>(r)] = Stream(comm.device(r));
   return streams;
 }
 
-/// Waits for every stream (bounded), then checks health.
+/// Waits for every local rank's stream (bounded), then checks health.
 inline std::string finishAll(Communicator& comm, const std::vector<Stream>& streams) {
-  for (std::size_t r = 0; r < streams.size(); ++r) {
-    if (!finishes(streams[r].get(), kStreamSeconds)) return "rank " + std::to_string(r) + "'s stream did not finish";
+  for (const int r : comm.localRanks()) {
+    if (!finishes(streams[static_cast<std::size_t>(r)].get(), kStreamSeconds)) {
+      return "rank " + std::to_string(r) + "'s stream did not finish";
+    }
   }
   comm.checkHealth();
   return "";
 }
 
-/// Compares every rank's output (and its guard bytes) with the reference; "" or the first difference.
+/// Compares every local rank's output (and its guard bytes) with the reference; "" or the first difference.
 inline std::string checkOutputs(const Communicator& comm, const CollCase& c, const std::vector<RankCase>& ranks,
                                 const std::vector<coll::Bytes>& expected) {
   const coll::Tolerance tolerance = coll::tolerance(c.type, c.op, comm.size(), 1.5);
-  for (int r = 0; r < comm.size(); ++r) {
+  for (const int r : comm.localRanks()) {
     const RankCase& rc = ranks[static_cast<std::size_t>(r)];
     const coll::Bytes& want = expected[static_cast<std::size_t>(r)];
     if (want.empty()) continue;
@@ -253,8 +255,9 @@ inline std::string runCase(Communicator& comm, const CollCase& c,
   if (beforeCalls) beforeCalls(streams);
   const bool group = c.collective == Collective::SendRecv;
   if (group) comm.groupStart();
-  for (int i = 0; i < n; ++i) {
-    const int r = c.reverseOrder ? n - 1 - i : i;
+  std::vector<int> order = comm.localRanks();
+  if (c.reverseOrder) std::reverse(order.begin(), order.end());
+  for (const int r : order) {
     callRank(comm, c, r, ranks[static_cast<std::size_t>(r)], streams[static_cast<std::size_t>(r)].get());
   }
   if (group) comm.groupEnd();
@@ -273,30 +276,28 @@ inline std::function<void(const std::vector<Stream>&)> lateRank(int late) {
   };
 }
 
-/// Captures `body` (which calls the collective for every rank on streams[r]) into one graph over all ranks:
-/// stream 0 forks to the others through events and joins them back.
+/// Captures `body` (which calls the collective for every local rank on streams[r]) into one graph over the
+/// local ranks: the first local rank's stream forks to the others through events and joins them back.
 template <typename Fn>
 cudaGraphExec_t captureAll(const Communicator& comm, const std::vector<Stream>& streams, const Fn& body) {
-  const int n = comm.size();
-  std::vector<Event> forks;
+  const std::vector<int> local = comm.localRanks();
+  const auto lead = static_cast<std::size_t>(local.front());
+  Event fork(comm.device(local.front()), cudaEventDisableTiming);
   std::vector<Event> joins;
-  for (int r = 0; r < n; ++r) {
-    forks.emplace_back(comm.device(0), cudaEventDisableTiming);
-    joins.emplace_back(comm.device(r), cudaEventDisableTiming);
-  }
-  PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(streams[0].get(), cudaStreamCaptureModeGlobal));
-  PEERLINK_CUDA_CHECK(cudaEventRecord(forks[0].get(), streams[0].get()));
-  for (int r = 1; r < n; ++r) {
-    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[static_cast<std::size_t>(r)].get(), forks[0].get(), 0));
+  for (const int r : local) joins.emplace_back(comm.device(r), cudaEventDisableTiming);
+  PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(streams[lead].get(), cudaStreamCaptureModeGlobal));
+  PEERLINK_CUDA_CHECK(cudaEventRecord(fork.get(), streams[lead].get()));
+  for (std::size_t i = 1; i < local.size(); ++i) {
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[static_cast<std::size_t>(local[i])].get(), fork.get(), 0));
   }
   body();
-  for (int r = 1; r < n; ++r) {
-    PEERLINK_CUDA_CHECK(
-        cudaEventRecord(joins[static_cast<std::size_t>(r)].get(), streams[static_cast<std::size_t>(r)].get()));
-    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), joins[static_cast<std::size_t>(r)].get(), 0));
+  for (std::size_t i = 1; i < local.size(); ++i) {
+    const auto r = static_cast<std::size_t>(local[i]);
+    PEERLINK_CUDA_CHECK(cudaEventRecord(joins[i].get(), streams[r].get()));
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[lead].get(), joins[i].get(), 0));
   }
   cudaGraph_t graph = nullptr;
-  PEERLINK_CUDA_CHECK(cudaStreamEndCapture(streams[0].get(), &graph));
+  PEERLINK_CUDA_CHECK(cudaStreamEndCapture(streams[lead].get(), &graph));
   cudaGraphExec_t exec = nullptr;
   PEERLINK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));

@@ -1,0 +1,21 @@
+// Calls of a world that spans processes whose kernels would need a peer's buffers, which this process cannot
+// reach unless registered: they run through the staging windows (staging_plan.hpp) -- copies into each local
+// rank's window on its stream, the collective between the windows (every rank has every window mapped), the
+// copies out -- chunk after chunk, all stream-ordered and capturable.
+#pragma once
+
+#include <vector>
+
+#include "coll/comm_state.hpp"
+
+namespace peerlink::coll {
+
+/// Whether a set of a world that spans processes must go through the windows: its kernel touches a peer's
+/// buffers (every kernel but the LL ones, which touch only the caller's buffers and the peers' arenas). The
+/// same answer on every rank: it depends on the call's shape and the world only.
+bool needsStaging(CommState& state, const std::vector<CallArgs>& set);
+
+/// Runs `set` (matched; set[r] for every local rank r) through the windows.
+void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+
+}  // namespace peerlink::coll
