@@ -89,13 +89,13 @@ FrameReader::Status FrameReader::readFrom(int fd) {
       continue;
     }
     if (n == 0) {
-      closeReason_ = "the connection closed";
+      closeReason_.clear();
       return Status::Closed;
     }
     if (error == EINTR) continue;
     if (error == EAGAIN || error == EWOULDBLOCK) break;
     // A reset, a timeout, or anything stranger: this connection is over either way.
-    closeReason_ = fmt::format("the connection failed: {}", std::strerror(error));
+    closeReason_ = std::strerror(error);
     return Status::Closed;
   }
   return Status::Open;
@@ -164,6 +164,10 @@ void writeFrame(int fd, FrameType type, std::int32_t tag, const void* payload, s
   }
 }
 
+std::string closeDetail(const std::string& reason) {
+  return reason.empty() ? std::string() : fmt::format(" ({})", reason);
+}
+
 void drainAndClose(FileDescriptor& socket) noexcept {
   if (!socket) return;
   char sink[4096];
@@ -180,7 +184,8 @@ std::optional<Frame> readFrameBefore(int fd, FrameReader& reader, DeadlineClock:
     if (std::optional<Frame> frame = reader.next()) return frame;
     if (reader.readFrom(fd) == FrameReader::Status::Closed) {
       if (std::optional<Frame> frame = reader.next()) return frame;
-      throw Error(ErrorCode::RemoteError, fmt::format("bootstrap: {}: {}", peer, reader.closeReason()));
+      throw Error(ErrorCode::RemoteError,
+                  fmt::format("bootstrap: {} closed the connection{}", peer, closeDetail(reader.closeReason())));
     }
     if (std::optional<Frame> frame = reader.next()) return frame;
     if (!waitForFd(fd, POLLIN, deadline)) return std::nullopt;

@@ -62,7 +62,7 @@ class FrameReader {
 
   enum class Status {
     Open,    ///< read what there was (possibly nothing)
-    Closed,  ///< the peer closed (EOF, or a reset: `closeReason` says)
+    Closed,  ///< the peer closed (end of stream), or the connection failed (`closeReason` says how)
   };
   /// Reads until the socket has nothing more (at most a few MiB per call, so one peer cannot starve others).
   /// Never throws: a read error closes the connection like an end of file, with the error as the reason.
@@ -73,6 +73,7 @@ class FrameReader {
   void setMaxPayload(std::size_t maxPayload) { maxPayload_ = maxPayload; }
   /// Whether bytes of an incomplete frame are buffered.
   bool hasPartialFrame() const { return !buffer_.empty(); }
+  /// Empty after an orderly end of stream, else the error ("Connection reset by peer").
   const std::string& closeReason() const { return closeReason_; }
 
  private:
@@ -85,6 +86,9 @@ class FrameReader {
 /// `peer` when the socket stays full, Error(RemoteError) when the peer closed or reset the connection.
 void writeFrame(int fd, FrameType type, std::int32_t tag, const void* payload, std::size_t size,
                 DeadlineClock::time_point deadline, const std::string& peer);
+
+/// " (Connection reset by peer)" for a failed connection, "" for an orderly close: to append to a message.
+std::string closeDetail(const std::string& reason);
 
 /// Closes a socket after reading and dropping what it still holds: TCP answers a close with unread data by a
 /// reset, which can make the peer lose the last message this side sent it (a failure, a goodbye).

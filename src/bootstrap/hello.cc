@@ -33,6 +33,32 @@ std::string formatWireAddress(const WireAddress& address) {
   return fmt::format("[{}]:{}", text, address.port);
 }
 
+void putWireAddress(WireWriter& out, const WireAddress& address) {
+  out.put(static_cast<std::uint8_t>(address.family));
+  out.put(std::uint8_t{0});
+  out.put(address.port);
+  out.putBytes(address.bytes.data(), address.bytes.size());
+}
+
+WireAddress getWireAddress(WireReader& in) {
+  WireAddress address;
+  const auto family = in.get<std::uint8_t>("address family");
+  if (family != static_cast<std::uint8_t>(AddressFamily::Ipv4) &&
+      family != static_cast<std::uint8_t>(AddressFamily::Ipv6)) {
+    in.fail(fmt::format("address family {} (4 or 6)", family));
+  }
+  address.family = static_cast<AddressFamily>(family);
+  if (in.get<std::uint8_t>("reserved field") != 0) in.fail("reserved field after the address family is not 0");
+  address.port = in.get<std::uint16_t>("port");
+  if (address.port == 0) in.fail("port 0");
+  in.getBytes(address.bytes.data(), address.bytes.size(), "address");
+  if (address.family == AddressFamily::Ipv4 &&
+      std::any_of(address.bytes.begin() + 4, address.bytes.end(), [](auto byte) { return byte != 0; })) {
+    in.fail("an IPv4 address with bytes beyond its 4");
+  }
+  return address;
+}
+
 std::vector<std::uint8_t> encodeHello(const Hello& hello) {
   checkEncodable(hello);
   WireWriter out;
@@ -47,10 +73,7 @@ std::vector<std::uint8_t> encodeHello(const Hello& hello) {
   out.put(hello.pidScope);
   out.put(hello.identity.pid);
   out.put(hello.identity.uid);
-  out.put(static_cast<std::uint8_t>(hello.listenAddress.family));
-  out.put(std::uint8_t{0});
-  out.put(hello.listenAddress.port);
-  out.putBytes(hello.listenAddress.bytes.data(), hello.listenAddress.bytes.size());
+  putWireAddress(out, hello.listenAddress);
   out.putString(hello.identity.hostName, kHostNameBytes, "host name");
   return std::move(out.bytes());
 }
@@ -94,20 +117,7 @@ Hello decodeHello(const std::uint8_t* data, std::size_t size) {
   hello.identity.pid = in.get<std::int32_t>("pid");
   if (hello.identity.pid <= 0) in.fail(fmt::format("pid {}", hello.identity.pid));
   hello.identity.uid = in.get<std::uint32_t>("uid");
-  const auto family = in.get<std::uint8_t>("address family");
-  if (family != static_cast<std::uint8_t>(AddressFamily::Ipv4) &&
-      family != static_cast<std::uint8_t>(AddressFamily::Ipv6)) {
-    in.fail(fmt::format("address family {} (4 or 6)", family));
-  }
-  hello.listenAddress.family = static_cast<AddressFamily>(family);
-  if (in.get<std::uint8_t>("reserved field") != 0) in.fail("reserved field after the address family is not 0");
-  hello.listenAddress.port = in.get<std::uint16_t>("port");
-  if (hello.listenAddress.port == 0) in.fail("port 0");
-  in.getBytes(hello.listenAddress.bytes.data(), hello.listenAddress.bytes.size(), "address");
-  if (hello.listenAddress.family == AddressFamily::Ipv4 &&
-      std::any_of(hello.listenAddress.bytes.begin() + 4, hello.listenAddress.bytes.end(), [](auto b) { return b; })) {
-    in.fail("an IPv4 address with bytes beyond its 4");
-  }
+  hello.listenAddress = getWireAddress(in);
   hello.identity.hostName = in.getString(kHostNameBytes, "host name", false);
   in.expectEnd();
   return hello;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/wire.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/error.hpp"
 
@@ -43,6 +44,11 @@ struct WireAddress {
 };
 /// "10.0.0.1:29500" or "[fd00::1]:29500".
 std::string formatWireAddress(const WireAddress& address);
+/// An address as 20 bytes on the wire (in a hello and in a unique id): family u8, zero u8, port u16, address [16].
+void putWireAddress(WireWriter& out, const WireAddress& address);
+/// Strict: family 4 or 6 (checked before it is converted), a zero reserved byte, port > 0, an IPv4 address's
+/// unused 12 bytes zero.
+WireAddress getWireAddress(WireReader& in);
 
 /// What a rank says about itself.
 struct Hello {

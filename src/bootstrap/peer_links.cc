@@ -225,8 +225,8 @@ void PeerLinks::readPeer(int peer, std::vector<std::pair<int, std::string>>& los
   if (status == FrameReader::Status::Closed && link.reading) {
     link.reading = false;
     markGone(peer, State::Lost,
-             fmt::format("{} exited: its bootstrap connection closed without a goodbye ({})", who,
-                         link.reader->closeReason()),
+             fmt::format("{} exited: its bootstrap connection closed without a goodbye{}", who,
+                         closeDetail(link.reader->closeReason())),
              lost);
   }
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/error_context.hpp"
 #include "bootstrap/frame.hpp"
 #include "bootstrap/identity.hpp"
 #include "bootstrap/peer_links.hpp"
@@ -65,12 +66,9 @@ class Rendezvous {
 
   void reachRoot(DeadlineClock::time_point deadline) {
     std::string lastError = "no attempt";
-    std::optional<FileDescriptor> socket;
-    try {
-      socket = connectTcp(fromWireAddress(id_.root), deadline, &lastError);
-    } catch (const Error& error) {
-      throw Error(error.code(), fmt::format("{} cannot reach the bootstrap root at {}: {}", me(), root_, error.what()));
-    }
+    std::optional<FileDescriptor> socket =
+        prefixErrors(fmt::format("{} cannot reach the bootstrap root at {}: ", me(), root_),
+                     [&] { return connectTcp(fromWireAddress(id_.root), deadline, &lastError); });
     if (!socket) {
       throw Error(ErrorCode::Timeout,
                   fmt::format("{} could not reach the bootstrap root at {} within {}: {} (is the process that made the "
@@ -96,12 +94,9 @@ class Rendezvous {
 
   // The root's next frame; a Failure is thrown as the error it carries (the same line on every rank).
   Frame awaitRoot(DeadlineClock::time_point deadline, const std::string& waitingFor) {
-    std::optional<Frame> frame;
-    try {
-      frame = readFrameBefore(root_fd(), rootReader_, deadline, rootName());
-    } catch (const Error& error) {
-      throw Error(error.code(), fmt::format("{} waiting for {}: {}", me(), waitingFor, error.what()));
-    }
+    std::optional<Frame> frame = prefixErrors(fmt::format("{} waiting for {}: ", me(), waitingFor), [&] {
+      return readFrameBefore(root_fd(), rootReader_, deadline, rootName());
+    });
     if (!frame) {
       throw Error(ErrorCode::Timeout,
                   fmt::format("{}: {} sent no answer within {} while this rank waited for {} "

@@ -266,8 +266,8 @@ class Root {
     const std::string who = describePeer(connection.hello->identity);
     connection.fd.reset();
     fail({ErrorCode::RemoteError,
-          fmt::format("{} left during the bootstrap: its connection to the root at {} closed ({}; was it killed?)", who,
-                      address_, connection.reader.closeReason())});
+          fmt::format("{} left during the bootstrap: its connection to the root at {} closed{} (was it killed?)", who,
+                      address_, closeDetail(connection.reader.closeReason()))});
   }
 
   void onProtocolError(Connection& connection, const std::string& problem) {

@@ -20,9 +20,9 @@
 
 namespace peerlink::bootstrap {
 
-/// How long past its own deadline a rank waits for the root's verdict (so every rank prints the root's line
-/// rather than its own guess), and how long past the root's deadline... the root waits for the ranks' reports
-/// on the connections between them.
+/// Slack between the root's deadlines and the ranks': a rank waits this long past its own deadline for the
+/// root's verdict (so every rank prints the root's line rather than a guess of its own), and the root waits this
+/// long past the ranks' deadline for connecting to each other before it gives up on them.
 inline constexpr std::chrono::milliseconds kVerdictGrace{1000};
 
 /// Binds `bindAddress` (port 0: any) and starts the root of the world of `token`, which waits `timeout`.

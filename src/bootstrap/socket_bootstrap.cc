@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/error_context.hpp"
 #include "bootstrap/hello.hpp"
 #include "bootstrap/identity.hpp"
 
@@ -69,12 +70,8 @@ class SocketBootstrap final : public Bootstrap {
       links_->deliverToSelf(tag, data, bytes);
       return;
     }
-    try {
-      links_->send(peer, FrameType::Data, tag, data, bytes, deadlineAfter(deadline_));
-    } catch (const Error& error) {
-      throw Error(error.code(),
-                  fmt::format("bootstrap send to rank {} (tag {}) on rank {}: {}", peer, tag, rank_, error.what()));
-    }
+    prefixErrors(fmt::format("bootstrap send to rank {} (tag {}) on rank {}: ", peer, tag, rank_),
+                 [&] { links_->send(peer, FrameType::Data, tag, data, bytes, deadlineAfter(deadline_)); });
   }
 
   std::vector<std::uint8_t> recv(int peer, int tag) override {
@@ -109,13 +106,9 @@ class SocketBootstrap final : public Bootstrap {
                                                   const std::string& operation, const char* call) {
     checkNotAborted();
     const auto deadline = deadlineAfter(deadline_);
-    for (const int peer : others_) {
-      try {
-        links_->send(peer, FrameType::Data, tag, data, bytes, deadline);
-      } catch (const Error& error) {
-        throw Error(error.code(), fmt::format("{}: {}", operation, error.what()));
-      }
-    }
+    prefixErrors(operation + ": ", [&] {
+      for (const int peer : others_) links_->send(peer, FrameType::Data, tag, data, bytes, deadline);
+    });
     return links_->receiveFromEach(others_, tag, deadline, operation, [&](const std::vector<int>& missing) {
       return fmt::format("{} timed out after {}: {} of {} sent nothing (they have not called {}, or are stuck)",
                          operation, formatSeconds(deadline_), describeRanks(missing), size(), call);

@@ -30,11 +30,7 @@ UniqueId encodeUniqueId(const UniqueIdContents& contents) {
   WireWriter out;
   out.put(kUniqueIdMagic);
   out.put(kUniqueIdFormat);
-  out.put(static_cast<std::uint8_t>(contents.root.family));
-  out.put(std::uint8_t{0});
-  out.put(contents.root.port);
-  out.put(std::uint16_t{0});
-  out.putBytes(contents.root.bytes.data(), contents.root.bytes.size());
+  putWireAddress(out, contents.root);
   out.putBytes(contents.token.data(), contents.token.size());
   UniqueId id;
   std::copy(out.bytes().begin(), out.bytes().end(), id.bytes);
@@ -55,21 +51,7 @@ UniqueIdContents decodeUniqueId(const UniqueId& id) {
                           kUniqueIdFormat));
     }
     UniqueIdContents contents;
-    const auto family = in.get<std::uint8_t>("address family");
-    if (family != static_cast<std::uint8_t>(AddressFamily::Ipv4) &&
-        family != static_cast<std::uint8_t>(AddressFamily::Ipv6)) {
-      in.fail(fmt::format("address family {} (4 or 6)", family));
-    }
-    contents.root.family = static_cast<AddressFamily>(family);
-    if (in.get<std::uint8_t>("reserved") != 0) in.fail("reserved byte is not 0");
-    contents.root.port = in.get<std::uint16_t>("port");
-    if (contents.root.port == 0) in.fail("port 0");
-    if (in.get<std::uint16_t>("reserved") != 0) in.fail("reserved bytes are not 0");
-    in.getBytes(contents.root.bytes.data(), contents.root.bytes.size(), "address");
-    if (contents.root.family == AddressFamily::Ipv4 &&
-        std::any_of(contents.root.bytes.begin() + 4, contents.root.bytes.end(), [](auto b) { return b != 0; })) {
-      in.fail("an IPv4 address with bytes beyond its 4");
-    }
+    contents.root = getWireAddress(in);
     in.getBytes(contents.token.data(), contents.token.size(), "token");
     if (std::any_of(id.bytes + in.offset(), id.bytes + kUniqueIdBytes, [](auto b) { return b != 0; })) {
       in.fail("bytes after the token are not 0");

@@ -19,8 +19,8 @@ struct UniqueIdContents {
   WireAddress root;
 };
 
-/// Layout, little-endian: magic u32, format u16, family u8, zero u8, port u16, zero u16, address [16],
-/// token [16], then zeros to 128 bytes.
+/// Layout, little-endian: magic u32, format u16, the root's address (putWireAddress: 20 bytes), token [16],
+/// then zeros to 128 bytes.
 UniqueId encodeUniqueId(const UniqueIdContents& contents);
 /// Strict (magic, format, family 4 or 6, port > 0, zero padding); Error(InvalidUsage) naming what is wrong,
 /// since a bad id is the caller's.

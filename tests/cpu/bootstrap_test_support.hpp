@@ -18,6 +18,7 @@
 
 #include "bootstrap/root.hpp"
 #include "child_process.hpp"
+#include "error_text.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/params.hpp"
 

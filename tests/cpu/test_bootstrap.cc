@@ -160,20 +160,20 @@ TEST_F(BootstrapWorld, ThreadBootstrapAbortReachesEveryPeer) {
   world[0]->onPeerLost([&](int rank, const std::string& why) { recorder.record(rank, why); });
   std::thread waiter([&] {
     const Error error = expectError(ErrorCode::RemoteError, [&] { world[2]->recv(1, 4); });
-    EXPECT_NE(std::string(error.what()).find("rank 1 ("), std::string::npos) << error.what();
-    EXPECT_NE(std::string(error.what()).find("aborted: the loss diverged"), std::string::npos) << error.what();
+    EXPECT_TRUE(contains(error.what(), "rank 1 ("));
+    EXPECT_TRUE(contains(error.what(), "aborted: the loss diverged"));
   });
   std::this_thread::sleep_for(50ms);
   world[1]->abort("the loss diverged");
   waiter.join();
   // Rank 1 itself: every later call fails, naming its own abort.
   const Error own = expectError(ErrorCode::RemoteError, [&] { world[1]->barrier(); });
-  EXPECT_NE(std::string(own.what()).find("the loss diverged"), std::string::npos);
+  EXPECT_TRUE(contains(own.what(), "the loss diverged"));
   // Rank 0 needs rank 1 for a barrier: it fails at once rather than at the deadline.
   const auto start = Clock::now();
   const Error error = expectError(ErrorCode::RemoteError, [&] { world[0]->barrier(); });
   EXPECT_LT(msSince(start), 1000);
-  EXPECT_NE(std::string(error.what()).find("rank 1 ("), std::string::npos) << error.what();
+  EXPECT_TRUE(contains(error.what(), "rank 1 ("));
   // The callback runs on rank 0's watchdog right after the loss wakes the barrier: wait for it, then for a
   // second report that must not come.
   EXPECT_EQ(recorder.awaitFirst(2000ms).rfind("1: rank 1 (", 0), 0u);
@@ -190,7 +190,7 @@ TEST_F(BootstrapWorld, ADestroyedPeerIsNotLost) {
   world[1].reset();                                       // its goodbye
   EXPECT_EQ(textOf(world[0]->recv(1, 3)), "last words");  // what it sent before leaving still arrives
   const Error error = expectError(ErrorCode::RemoteError, [&] { world[0]->recv(1, 3); });
-  EXPECT_NE(std::string(error.what()).find("has closed its bootstrap"), std::string::npos) << error.what();
+  EXPECT_TRUE(contains(error.what(), "has closed its bootstrap"));
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(lost.load(), 0);
 }
@@ -259,8 +259,7 @@ void expectKilledPeerReported(bool holdSockets, const std::string& victimHostId)
       continue;
     }
     EXPECT_EQ(outcomes[rank].exitCode, kChildOk) << outcomes[rank].report;
-    EXPECT_NE(outcomes[rank].report.find(holdSockets ? "exited" : "without a goodbye"), std::string::npos)
-        << outcomes[rank].report;
+    EXPECT_TRUE(contains(outcomes[rank].report, holdSockets ? "exited" : "without a goodbye"));
   }
 }
 
@@ -294,10 +293,8 @@ TEST_F(BootstrapWorld, AbortIsReportedWithItsReason) {
   const auto outcomes = world.finish();
   EXPECT_EQ(outcomes[0].exitCode, kChildOk) << outcomes[0].report;
   EXPECT_EQ(outcomes[1].exitCode, kChildOk);
-  EXPECT_NE(outcomes[0].report.find("RemoteError: bootstrap recv from rank 1 (tag 0) on rank 0: rank 1 (host"),
-            std::string::npos)
-      << outcomes[0].report;
-  EXPECT_NE(outcomes[0].report.find("aborted: CUDA error on GPU 1"), std::string::npos) << outcomes[0].report;
+  EXPECT_TRUE(contains(outcomes[0].report, "RemoteError: bootstrap recv from rank 1 (tag 0) on rank 0: rank 1 (host"));
+  EXPECT_TRUE(contains(outcomes[0].report, "aborted: CUDA error on GPU 1"));
 }
 
 TEST_F(BootstrapWorld, CallErrorsNameRanksSizesAndDeadlines) {
@@ -316,31 +313,26 @@ TEST_F(BootstrapWorld, CallErrorsNameRanksSizesAndDeadlines) {
     });
   }
   for (auto& thread : threads) thread.join();
-  EXPECT_NE(messages[0].find("InvalidUsage: bootstrap allGather on rank 0: this rank gave 4 bytes, rank 1 (host"),
-            std::string::npos)
-      << messages[0];
-  EXPECT_NE(messages[0].find("gave 8: every rank must give the same size"), std::string::npos) << messages[0];
-  EXPECT_NE(messages[1].find("this rank gave 8 bytes, rank 0 (host"), std::string::npos) << messages[1];
+  EXPECT_TRUE(
+      contains(messages[0], "InvalidUsage: bootstrap allGather on rank 0: this rank gave 4 bytes, rank 1 (host"));
+  EXPECT_TRUE(contains(messages[0], "gave 8: every rank must give the same size"));
+  EXPECT_TRUE(contains(messages[1], "this rank gave 8 bytes, rank 0 (host"));
 
   // A recv nobody answers: the deadline, naming the peer and the tag.
   auto start = Clock::now();
   const Error silent = expectError(ErrorCode::Timeout, [&] { world[0]->recv(2, 6); });
   EXPECT_GE(msSince(start), 400);
   EXPECT_LT(msSince(start), 2000);
-  EXPECT_NE(std::string(silent.what())
-                .find("bootstrap recv from rank 2 (tag 6) on rank 0 timed out after 400 ms: "
-                      "rank 2 (host"),
-            std::string::npos)
-      << silent.what();
+  EXPECT_TRUE(contains(silent.what(),
+                       "bootstrap recv from rank 2 (tag 6) on rank 0 timed out after 400 ms: "
+                       "rank 2 (host"));
   // A barrier only rank 0 enters: the ranks that never came.
   start = Clock::now();
   const Error alone = expectError(ErrorCode::Timeout, [&] { world[0]->barrier(); });
   EXPECT_LT(msSince(start), 2000);
-  EXPECT_NE(std::string(alone.what())
-                .find("bootstrap barrier on rank 0 timed out after 400 ms: ranks 1, 2 of 3 sent "
-                      "nothing (they have not called barrier, or are stuck)"),
-            std::string::npos)
-      << alone.what();
+  EXPECT_TRUE(contains(alone.what(),
+                       "bootstrap barrier on rank 0 timed out after 400 ms: ranks 1, 2 of 3 sent "
+                       "nothing (they have not called barrier, or are stuck)"));
 
   // Arguments.
   EXPECT_THROW(world[0]->send(3, 0, "x", 1), Error);
@@ -405,13 +397,10 @@ TEST(BootstrapStore, MissingAndGarbageValuesAreNamed) {
   const auto start = Clock::now();
   const Error missing = expectError(ErrorCode::Timeout, [&] { exchangeUniqueId(1, "job-7/id", set, get, 300ms); });
   EXPECT_GE(msSince(start), 300);
-  EXPECT_NE(std::string(missing.what()).find("the store had no key 'job-7/id' within 300 ms"), std::string::npos)
-      << missing.what();
+  EXPECT_TRUE(contains(missing.what(), "the store had no key 'job-7/id' within 300 ms"));
   store.set("job-7/id", "not an id");
   const Error garbage = expectError(ErrorCode::InvalidInput, [&] { exchangeUniqueId(2, "job-7/id", set, get, 300ms); });
-  EXPECT_NE(std::string(garbage.what()).find("the store's value of 'job-7/id' is not a peerlink unique id"),
-            std::string::npos)
-      << garbage.what();
+  EXPECT_TRUE(contains(garbage.what(), "the store's value of 'job-7/id' is not a peerlink unique id"));
   EXPECT_THROW(exchangeUniqueId(1, "", set, get, 300ms), Error);
 }
 

@@ -91,14 +91,11 @@ TEST_F(BootstrapFailure, WrongTokenIsRefusedAtOnceAndTheWorldGoesOn) {
   EXPECT_EQ(outcomes[0].report, "ok");
   EXPECT_EQ(outcomes[2].report, "ok");
   EXPECT_EQ(outcomes[1].exitCode, kChildOk);
-  EXPECT_NE(outcomes[1].report.find(
-                fmt::format("InvalidUsage: the bootstrap root at {} refused rank 1 (host", uniqueIdAddress(id))),
-            std::string::npos)
-      << outcomes[1].report;
-  EXPECT_NE(outcomes[1].report.find("its unique id's token is not this root's (an id of an earlier run, or of "
-                                    "another job?)"),
-            std::string::npos)
-      << outcomes[1].report;
+  EXPECT_TRUE(contains(outcomes[1].report, fmt::format("InvalidUsage: the bootstrap root at {} refused rank 1 (host",
+                                                       uniqueIdAddress(id))));
+  EXPECT_TRUE(contains(outcomes[1].report,
+                       "its unique id's token is not this root's (an id of an earlier run, or of "
+                       "another job?)"));
 }
 
 TEST_F(BootstrapFailure, RefusedTokensAreListedWhenTheRankNeverCame) {
@@ -109,10 +106,9 @@ TEST_F(BootstrapFailure, RefusedTokensAreListedWhenTheRankNeverCame) {
   });
   world.start(makeUniqueId(loopbackParams(kDeadline)));
   const auto outcomes = world.finish();
-  EXPECT_NE(outcomes[0].report.find("Timeout: rank 1 of 2 never reached"), std::string::npos) << outcomes[0].report;
-  EXPECT_NE(outcomes[0].report.find("(arrived: 0); it refused 1 connection: rank 1 (host"), std::string::npos)
-      << outcomes[0].report;
-  EXPECT_NE(outcomes[0].report.find("with another token"), std::string::npos) << outcomes[0].report;
+  EXPECT_TRUE(contains(outcomes[0].report, "Timeout: rank 1 of 2 never reached"));
+  EXPECT_TRUE(contains(outcomes[0].report, "(arrived: 0); it refused 1 connection: rank 1 (host"));
+  EXPECT_TRUE(contains(outcomes[0].report, "with another token"));
 }
 
 TEST_F(BootstrapFailure, DuplicatedRankFailsEveryRankAtOnceNamingBoth) {
@@ -130,7 +126,7 @@ TEST_F(BootstrapFailure, DuplicatedRankFailsEveryRankAtOnceNamingBoth) {
   }
   const std::string& line = outcomes[0].report;
   EXPECT_EQ(line.rfind("InvalidUsage: rank 1 (host ", 0), 0u) << line;
-  EXPECT_NE(line.find("both claim rank 1: give each process its own rank"), std::string::npos) << line;
+  EXPECT_TRUE(contains(line, "both claim rank 1: give each process its own rank"));
   // Both claimants named by pid; rank 0 is not.
   EXPECT_EQ(std::count(line.begin(), line.end(), '('), 2) << line;
 }
@@ -146,12 +142,9 @@ TEST_F(BootstrapFailure, DifferentWorldSizeFailsNamingBothRanks) {
   EXPECT_EQ(outcomes[0].report, outcomes[1].report);
   const std::string& line = outcomes[0].report;
   const bool oneFirst = line.find("rank 0 (host") < line.find("rank 1 (host");
-  EXPECT_NE(line.find(oneFirst ? "says the world has 3 ranks" : "says the world has 2 ranks"), std::string::npos)
-      << line;
-  EXPECT_NE(line.find(oneFirst ? "says 2: give every rank the same world size"
-                               : "says 3: give every rank the same world size"),
-            std::string::npos)
-      << line;
+  EXPECT_TRUE(contains(line, oneFirst ? "says the world has 3 ranks" : "says the world has 2 ranks"));
+  EXPECT_TRUE(contains(
+      line, oneFirst ? "says 2: give every rank the same world size" : "says 3: give every rank the same world size"));
   EXPECT_EQ(line.rfind("InvalidUsage: ", 0), 0u) << line;
 }
 
@@ -176,9 +169,8 @@ TEST_F(BootstrapFailure, RankKilledMidBootstrapFailsTheOthersAtOnce) {
   for (const int rank : {0, 1}) {
     const std::string& line = outcomes[static_cast<std::size_t>(rank)].report;
     EXPECT_EQ(line.rfind("RemoteError: rank 2 (host ", 0), 0u) << line;
-    EXPECT_NE(line.find("left during the bootstrap: its connection to the root at 127.0.0.1:"), std::string::npos)
-        << line;
-    EXPECT_NE(line.find("was it killed?"), std::string::npos) << line;
+    EXPECT_TRUE(contains(line, "left during the bootstrap: its connection to the root at 127.0.0.1:"));
+    EXPECT_TRUE(contains(line, "was it killed?"));
   }
 }
 
@@ -246,16 +238,15 @@ TEST_F(BootstrapFailure, StrangersAreTurnedAwayAndTheWorldGoesOn) {
   const UniqueId id = makeUniqueId(loopbackParams(3000ms));
   world.start(id);
   // Garbage, an HTTP request, and a frame before any hello: each refused with the reason.
-  EXPECT_NE(talkToRoot(id, std::vector<std::uint8_t>(64, 0x41)).find("magic 0x41414141"), std::string::npos);
+  EXPECT_TRUE(contains(talkToRoot(id, std::vector<std::uint8_t>(64, 0x41)), "magic 0x41414141"));
   const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-  EXPECT_NE(talkToRoot(id, std::vector<std::uint8_t>(http.begin(), http.end())).find("not a peerlink bootstrap peer"),
-            std::string::npos);
-  EXPECT_NE(talkToRoot(id, bootstrap::encodeFrameHeader({bootstrap::FrameType::Ready, 0, 0})).find("before the hello"),
-            std::string::npos);
+  EXPECT_TRUE(
+      contains(talkToRoot(id, std::vector<std::uint8_t>(http.begin(), http.end())), "not a peerlink bootstrap peer"));
+  EXPECT_TRUE(
+      contains(talkToRoot(id, bootstrap::encodeFrameHeader({bootstrap::FrameType::Ready, 0, 0})), "before the hello"));
   // A hello announcing more bytes than a hello has.
-  EXPECT_NE(talkToRoot(id, bootstrap::encodeFrameHeader({bootstrap::FrameType::Data, 0, 1 << 30}))
-                .find("more than the 172 allowed here"),
-            std::string::npos);
+  EXPECT_TRUE(contains(talkToRoot(id, bootstrap::encodeFrameHeader({bootstrap::FrameType::Data, 0, 1 << 30})),
+                       "more than the 172 allowed here"));
   const auto outcomes = world.finish();
   EXPECT_EQ(outcomes[0].report, "ok");
   EXPECT_EQ(outcomes[1].report, "ok");
@@ -272,13 +263,9 @@ TEST_F(BootstrapFailure, DifferentPeerlinkVersionFailsNamingBoth) {
   const std::string heard = talkToRoot(id, helloFrame(old));
   const auto outcomes = world.finish();
   EXPECT_EQ(outcomes[0].report, "InvalidUsage: " + heard);
-  EXPECT_NE(heard.find(fmt::format("rank 1 (host {}, pid {}) runs peerlink 0.0.9, rank 0 (host", old.identity.hostName,
-                                   ::getpid())),
-            std::string::npos)
-      << heard;
-  EXPECT_NE(heard.find(fmt::format("runs peerlink {}: run one peerlink version on every rank", kVersion)),
-            std::string::npos)
-      << heard;
+  EXPECT_TRUE(contains(heard, fmt::format("rank 1 (host {}, pid {}) runs peerlink 0.0.9, rank 0 (host",
+                                          old.identity.hostName, ::getpid())));
+  EXPECT_TRUE(contains(heard, fmt::format("runs peerlink {}: run one peerlink version on every rank", kVersion)));
 }
 
 TEST_F(BootstrapFailure, AnotherProtocolIsToldWhyAndTheWorldGoesOn) {
@@ -293,7 +280,7 @@ TEST_F(BootstrapFailure, AnotherProtocolIsToldWhyAndTheWorldGoesOn) {
   std::vector<std::uint8_t> future = helloFrame(helloFor(id, 1, 2));
   future[bootstrap::kFrameHeaderBytes + 4] = bootstrap::kBootstrapProtocolVersion + 1;
   const std::string heard = talkToRoot(id, future);
-  EXPECT_NE(heard.find(fmt::format("bootstrap protocol 2 (from peerlink {})", kVersion)), std::string::npos) << heard;
+  EXPECT_TRUE(contains(heard, fmt::format("bootstrap protocol 2 (from peerlink {})", kVersion)));
   const auto outcomes = world.finish();
   EXPECT_EQ(outcomes[0].report, "ok");
   EXPECT_EQ(outcomes[1].report, "ok");

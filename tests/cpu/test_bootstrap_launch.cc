@@ -32,6 +32,16 @@ std::string errorText(const Variables& variables) {
   return "no error";
 }
 
+void expectLaunch(const LaunchEnvironment& launch, Launcher launcher, int rank, int size, std::optional<int> localRank,
+                  std::optional<int> localSize, const std::string& jobKey) {
+  EXPECT_EQ(launch.launcher, launcher);
+  EXPECT_EQ(launch.rank, rank);
+  EXPECT_EQ(launch.size, size);
+  EXPECT_EQ(launch.localRank, localRank);
+  EXPECT_EQ(launch.localSize, localSize);
+  EXPECT_EQ(launch.jobKey, jobKey);
+}
+
 TEST(DetectLaunch, NoLauncherIsASingleProcess) {
   const LaunchEnvironment launch = detectLaunch({{"HOME", "/root"}});
   EXPECT_EQ(launch.launcher, Launcher::None);
@@ -51,15 +61,10 @@ TEST(DetectLaunch, Torchrun) {
                                                  {"TORCHELASTIC_RUN_ID", "none"},
                                                  {"TORCHELASTIC_RESTART_COUNT", "0"},
                                                  {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
-  EXPECT_EQ(launch.launcher, Launcher::Torchrun);
-  EXPECT_EQ(launch.rank, 2);
-  EXPECT_EQ(launch.size, 4);
-  EXPECT_EQ(launch.localRank, 2);
-  EXPECT_EQ(launch.localSize, 4);
+  expectLaunch(launch, Launcher::Torchrun, 2, 4, 2, 4, "torchrun:none:127.0.0.1:29500:0");
   EXPECT_EQ(launch.masterAddr, "127.0.0.1");
   EXPECT_EQ(launch.masterPort, 29500);
   EXPECT_TRUE(launch.masterPortTaken);
-  EXPECT_EQ(launch.jobKey, "torchrun:none:127.0.0.1:29500:0");
   EXPECT_EQ(launch.source, "RANK=2");
 }
 
@@ -72,12 +77,7 @@ TEST(DetectLaunch, OpenMpi) {
                                                  {"OMPI_MCA_ess_base_jobid", "1452670977"},
                                                  {"PMIX_NAMESPACE", "1452670977"},
                                                  {"PMIX_RANK", "1"}});
-  EXPECT_EQ(launch.launcher, Launcher::OpenMpi);
-  EXPECT_EQ(launch.rank, 1);
-  EXPECT_EQ(launch.size, 2);
-  EXPECT_EQ(launch.localRank, 1);
-  EXPECT_EQ(launch.localSize, 2);
-  EXPECT_EQ(launch.jobKey, "ompi:1452670977");
+  expectLaunch(launch, Launcher::OpenMpi, 1, 2, 1, 2, "ompi:1452670977");
   EXPECT_FALSE(launch.masterPort.has_value());
 }
 
@@ -85,17 +85,11 @@ TEST(DetectLaunch, PmiGivesNoJobKey) {
   // MPICH's Hydra: rank, size and local numbering, but no job id.
   const LaunchEnvironment launch = detectLaunch(
       {{"PMI_RANK", "3"}, {"PMI_SIZE", "8"}, {"MPI_LOCALRANKID", "3"}, {"MPI_LOCALNRANKS", "4"}, {"PMI_FD", "6"}});
-  EXPECT_EQ(launch.launcher, Launcher::Pmi);
-  EXPECT_EQ(launch.rank, 3);
-  EXPECT_EQ(launch.size, 8);
-  EXPECT_EQ(launch.localRank, 3);
-  EXPECT_EQ(launch.localSize, 4);
-  EXPECT_EQ(launch.jobKey, "");
+  expectLaunch(launch, Launcher::Pmi, 3, 8, 3, 4, "");
   // Cray PALS names its PMI local variables differently, and its application id keys the job.
   const LaunchEnvironment pals = detectLaunch(
       {{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"PMI_LOCAL_RANK", "1"}, {"PMI_LOCAL_SIZE", "2"}, {"PALS_APID", "ab12"}});
-  EXPECT_EQ(pals.localSize, 2);
-  EXPECT_EQ(pals.jobKey, "pmi:ab12");
+  expectLaunch(pals, Launcher::Pmi, 1, 2, 1, 2, "pmi:ab12");
 }
 
 TEST(DetectLaunch, SlurmStep) {
@@ -108,12 +102,7 @@ TEST(DetectLaunch, SlurmStep) {
                                                  {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"},
                                                  {"SLURM_JOB_ID", "200505"},
                                                  {"SLURM_STEP_ID", "0"}});
-  EXPECT_EQ(launch.launcher, Launcher::Slurm);
-  EXPECT_EQ(launch.rank, 6);
-  EXPECT_EQ(launch.size, 7);
-  EXPECT_EQ(launch.localRank, 0);
-  EXPECT_EQ(launch.localSize, 1);
-  EXPECT_EQ(launch.jobKey, "slurm:200505:0");
+  expectLaunch(launch, Launcher::Slurm, 6, 7, 0, 1, "slurm:200505:0");
   Variables second = {{"SLURM_PROCID", "3"},
                       {"SLURM_NTASKS", "7"},
                       {"SLURM_LOCALID", "1"},
@@ -121,8 +110,7 @@ TEST(DetectLaunch, SlurmStep) {
                       {"SLURM_TASKS_PER_NODE", "2(x3),1"},
                       {"SLURM_JOB_ID", "9"},
                       {"SLURM_STEPID", "2"}};
-  EXPECT_EQ(detectLaunch(second).localSize, 2);
-  EXPECT_EQ(detectLaunch(second).jobKey, "slurm:9:2");
+  expectLaunch(detectLaunch(second), Launcher::Slurm, 3, 7, 1, 2, "slurm:9:2");
 }
 
 TEST(DetectLaunch, AnSbatchScriptIsNotARank) {
@@ -293,9 +281,7 @@ TEST_F(LaunchWorld, ADirectoryOthersCanEnterIsRefused) {
     ADD_FAILURE() << "no error";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::SystemError);
-    EXPECT_NE(std::string(error.what()).find("with mode 0755; the bootstrap needs a directory of uid"),
-              std::string::npos)
-        << error.what();
+    EXPECT_TRUE(contains(error.what(), "with mode 0755; the bootstrap needs a directory of uid"));
   }
 }
 
@@ -308,10 +294,7 @@ TEST_F(LaunchWorld, RankZeroMissingIsNamedWithTheFile) {
     ADD_FAILURE() << "no error";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::Timeout);
-    EXPECT_NE(
-        std::string(error.what()).find("rank 1 found no bootstrap id from rank 0 at " + privateDirectory() + "/job-"),
-        std::string::npos)
-        << error.what();
+    EXPECT_TRUE(contains(error.what(), "rank 1 found no bootstrap id from rank 0 at " + privateDirectory() + "/job-"));
   }
   EXPECT_THROW(connectLaunchBootstrap(LaunchEnvironment{}, Params(), options), Error);  // no launcher
 }

@@ -5,34 +5,25 @@
 
 #include <atomic>
 #include <cstring>
-#include <functional>
 #include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "error_text.hpp"
 #include "peerlink/bootstrap_mpi.hpp"
 
 namespace peerlink {
 namespace {
 
 using namespace std::chrono_literals;
+using ::peerlink::testing::contains;
+using ::peerlink::testing::errorOf;
 
 BootstrapOptions withDeadline(std::chrono::milliseconds deadline) {
   BootstrapOptions options;
   options.deadline = deadline;
   return options;
-}
-
-std::string errorOf(ErrorCode code, const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), code) << error.what();
-    return error.what();
-  }
-  ADD_FAILURE() << "no Error thrown";
-  return "";
 }
 
 TEST(MpiBootstrap, RanksAndIdentitiesAreMpis) {
@@ -92,10 +83,10 @@ TEST(MpiBootstrap, AllGatherOfAnotherSizeNamesTheRank) {
   const std::size_t bytes = bootstrap.rank() == 1 ? 8 : 4;
   const std::string message = errorOf(ErrorCode::InvalidUsage, [&] { bootstrap.allGather(&value, bytes); });
   if (bootstrap.rank() == 1) {
-    EXPECT_NE(message.find("this rank gave 8 bytes, rank 0 (host"), std::string::npos) << message;
+    EXPECT_TRUE(contains(message, "this rank gave 8 bytes, rank 0 (host"));
   } else {
-    EXPECT_NE(message.find("this rank gave 4 bytes, rank 1 (host"), std::string::npos) << message;
-    EXPECT_NE(message.find("gave 8: every rank must give the same size"), std::string::npos) << message;
+    EXPECT_TRUE(contains(message, "this rank gave 4 bytes, rank 1 (host"));
+    EXPECT_TRUE(contains(message, "gave 8: every rank must give the same size"));
   }
   bootstrap.barrier();  // the sizes were gathered whole: the bootstrap is still in step
 }
@@ -104,9 +95,8 @@ TEST(MpiBootstrap, RecvNobodyAnswersTimesOutNamingThePeer) {
   MpiBootstrap bootstrap(MPI_COMM_WORLD, withDeadline(300ms));
   if (bootstrap.rank() == 0) {
     const std::string message = errorOf(ErrorCode::Timeout, [&] { bootstrap.recv(1, 77); });
-    EXPECT_NE(message.find("bootstrap recv from rank 1 (tag 77) on rank 0 (MPI) timed out after 300 ms: rank 1 (host"),
-              std::string::npos)
-        << message;
+    EXPECT_TRUE(
+        contains(message, "bootstrap recv from rank 1 (tag 77) on rank 0 (MPI) timed out after 300 ms: rank 1 (host"));
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -121,16 +111,15 @@ TEST(MpiBootstrap, AbortIsSeenByThePeersWithItsReason) {
   });
   if (bootstrap.rank() == 2) {
     bootstrap.abort("the loss diverged");
-    EXPECT_NE(errorOf(ErrorCode::RemoteError, [&] { bootstrap.barrier(); }).find("this rank aborted"),
-              std::string::npos);
+    EXPECT_TRUE(contains(errorOf(ErrorCode::RemoteError, [&] { bootstrap.barrier(); }), "this rank aborted"));
   } else {
     const std::string message = errorOf(ErrorCode::RemoteError, [&] { bootstrap.recv(2, 1); });
-    EXPECT_NE(message.find("rank 2 (host"), std::string::npos) << message;
-    EXPECT_NE(message.find("aborted: the loss diverged"), std::string::npos) << message;
+    EXPECT_TRUE(contains(message, "rank 2 (host"));
+    EXPECT_TRUE(contains(message, "aborted: the loss diverged"));
     EXPECT_EQ(heard.load(), 1);
-    EXPECT_NE(why.find("aborted: the loss diverged"), std::string::npos) << why;
+    EXPECT_TRUE(contains(why, "aborted: the loss diverged"));
     // A collective needs rank 2: it fails at once.
-    EXPECT_NE(errorOf(ErrorCode::RemoteError, [&] { bootstrap.barrier(); }).find("rank 2 (host"), std::string::npos);
+    EXPECT_TRUE(contains(errorOf(ErrorCode::RemoteError, [&] { bootstrap.barrier(); }), "rank 2 (host"));
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
