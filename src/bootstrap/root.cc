@@ -69,7 +69,11 @@ class Root {
       logInfo(LogSubsys::Init, "bootstrap root listening at {} (waits {})", address_, formatSeconds(timeout_));
       loop();
     } catch (const std::exception& error) {
-      logWarn(LogSubsys::Init, "bootstrap root at {} stopped: {}", address_, error.what());
+      // Out of descriptors, or a bug: the ranks hear it now rather than at their deadline.
+      try {
+        fail({ErrorCode::Internal, fmt::format("the bootstrap root at {} stopped: {}", address_, error.what())});
+      } catch (...) {
+      }
     }
     connections_.clear();
     listener_.reset();
@@ -98,7 +102,7 @@ class Root {
         continue;
       }
       if (listener_ && polled[1].revents != 0) acceptAll();
-      // Connections accepted just now are after `first + count`; erase-safe iteration by index of the poll set.
+      // The poll set's connections are the list's first ones: those accepted just now came after them.
       std::vector<Connection*> readable;
       auto it = connections_.begin();
       for (std::size_t i = first; i < polled.size() && it != connections_.end(); ++i, ++it) {

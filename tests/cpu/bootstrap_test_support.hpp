@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bootstrap/root.hpp"
+#include "bootstrap/tcp.hpp"
 #include "child_process.hpp"
 #include "error_text.hpp"
 #include "peerlink/bootstrap.hpp"
@@ -146,6 +147,13 @@ class ProcessWorld {
   };
   std::vector<std::unique_ptr<Entry>> entries_;
 };
+
+/// A loopback address whose port nobody listens on now: bound, learnt, closed.
+inline bootstrap::SocketAddress freeLoopbackPort() {
+  bootstrap::SocketAddress bound;
+  const FileDescriptor taken = bootstrap::listenTcp(bootstrap::resolveAddress("127.0.0.1", 0, "test"), 1, &bound);
+  return bound;
+}
 
 /// Whether every root of this process ended within `timeout`.
 inline bool rootsEndWithin(std::chrono::milliseconds timeout) {

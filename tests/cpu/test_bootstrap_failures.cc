@@ -175,9 +175,7 @@ TEST_F(BootstrapFailure, RankKilledMidBootstrapFailsTheOthersAtOnce) {
 }
 
 TEST_F(BootstrapFailure, UnreachableRootIsNamedWithTheErrno) {
-  // A port nobody listens on: bind one, learn it, close it.
-  bootstrap::SocketAddress bound;
-  { const FileDescriptor taken = bootstrap::listenTcp(bootstrap::resolveAddress("127.0.0.1", 0, "test"), 1, &bound); }
+  const bootstrap::SocketAddress bound = freeLoopbackPort();  // nobody listens there
   bootstrap::UniqueIdContents contents;
   contents.token = bootstrap::randomToken();
   contents.root = bootstrap::toWireAddress(bound);

@@ -22,14 +22,9 @@ using namespace std::chrono_literals;
 using namespace ::peerlink::testing;
 using Variables = std::map<std::string, std::string>;
 
+// detectLaunch's message for variables it must refuse.
 std::string errorText(const Variables& variables) {
-  try {
-    detectLaunch(variables);
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ErrorCode::InvalidUsage);
-    return error.what();
-  }
-  return "no error";
+  return errorOf(ErrorCode::InvalidUsage, [&] { detectLaunch(variables); });
 }
 
 void expectLaunch(const LaunchEnvironment& launch, Launcher launcher, int rank, int size, std::optional<int> localRank,
@@ -193,15 +188,9 @@ TEST(LaunchRendezvousChoice, OneMachineUsesTheFileElseAnAddress) {
   torch.masterAddr = "fd00::1";
   EXPECT_EQ(chooseLaunchRendezvous(torch, "").address, "[fd00::1]:29501");
 
-  try {
-    chooseLaunchRendezvous(launched(0, 8, 4), "");
-    ADD_FAILURE() << "no error";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ErrorCode::InvalidUsage);
-    EXPECT_EQ(std::string(error.what()),
-              "Open MPI started 8 ranks, 4 on this machine and gave no rendezvous address: set MASTER_ADDR and "
-              "MASTER_PORT, or PEERLINK_BOOTSTRAP_ADDR=host:port (an address of the machine of rank 0)");
-  }
+  EXPECT_EQ(errorOf(ErrorCode::InvalidUsage, [] { chooseLaunchRendezvous(launched(0, 8, 4), ""); }),
+            "Open MPI started 8 ranks, 4 on this machine and gave no rendezvous address: set MASTER_ADDR and "
+            "MASTER_PORT, or PEERLINK_BOOTSTRAP_ADDR=host:port (an address of the machine of rank 0)");
 }
 
 class LaunchWorld : public ::testing::Test {
@@ -215,6 +204,13 @@ class LaunchWorld : public ::testing::Test {
     EXPECT_TRUE(rootsEndWithin(5s));
     std::error_code ignored;
     std::filesystem::remove_all(directory_, ignored);
+  }
+  // What connectLaunchBootstrap with a 300 ms deadline throws, which must be an Error(code).
+  std::string failedLaunch(ErrorCode code, const LaunchEnvironment& launch) const {
+    LaunchBootstrapOptions options;
+    options.bootstrap = optionsWith(300ms);
+    options.directory = directory_;
+    return errorOf(code, [&] { connectLaunchBootstrap(launch, Params(), options); });
   }
   std::string privateDirectory() const { return fmt::format("{}/peerlink-bootstrap-{}", directory_, ::geteuid()); }
   std::vector<std::string> filesIn(const std::string& path) const {
@@ -273,36 +269,18 @@ TEST_F(LaunchWorld, OneMachineMeetsThroughThePrivateFile) {
 
 TEST_F(LaunchWorld, ADirectoryOthersCanEnterIsRefused) {
   ASSERT_EQ(::mkdir(privateDirectory().c_str(), 0755), 0);
-  LaunchBootstrapOptions options;
-  options.bootstrap = optionsWith(300ms);
-  options.directory = directory_;
-  try {
-    connectLaunchBootstrap(launched(1, 2, 2), Params(), options);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ErrorCode::SystemError);
-    EXPECT_TRUE(contains(error.what(), "with mode 0755; the bootstrap needs a directory of uid"));
-  }
+  EXPECT_TRUE(contains(failedLaunch(ErrorCode::SystemError, launched(1, 2, 2)),
+                       "with mode 0755; the bootstrap needs a directory of uid"));
 }
 
 TEST_F(LaunchWorld, RankZeroMissingIsNamedWithTheFile) {
-  LaunchBootstrapOptions options;
-  options.bootstrap = optionsWith(300ms);
-  options.directory = directory_;
-  try {
-    connectLaunchBootstrap(launched(1, 2, 2), Params(), options);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ErrorCode::Timeout);
-    EXPECT_TRUE(contains(error.what(), "rank 1 found no bootstrap id from rank 0 at " + privateDirectory() + "/job-"));
-  }
-  EXPECT_THROW(connectLaunchBootstrap(LaunchEnvironment{}, Params(), options), Error);  // no launcher
+  EXPECT_TRUE(contains(failedLaunch(ErrorCode::Timeout, launched(1, 2, 2)),
+                       "rank 1 found no bootstrap id from rank 0 at " + privateDirectory() + "/job-"));
+  EXPECT_TRUE(contains(failedLaunch(ErrorCode::InvalidUsage, LaunchEnvironment{}), "no launcher's variables"));
 }
 
 TEST_F(LaunchWorld, MachinesMeetAtTheMasterAddress) {
-  // A free port: bind one, learn it, close it (rank 0's root binds it again).
-  bootstrap::SocketAddress bound;
-  { const FileDescriptor taken = bootstrap::listenTcp(bootstrap::resolveAddress("127.0.0.1", 0, "test"), 1, &bound); }
+  const bootstrap::SocketAddress bound = freeLoopbackPort();  // rank 0's root binds it
   ProcessWorld world;
   for (int rank = 0; rank < 3; ++rank) {
     LaunchEnvironment launch;
