@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config git libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
-          clang-format clang-tidy chromium ccache)
+          clang-format clang-tidy chromium ccache libopenmpi-dev openmpi-bin)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -82,6 +82,10 @@ class Params {
   std::vector<std::string> unknown_;
 };
 
+/// The variables of other programs named in `names` that are set (launchers' RANK, OMPI_COMM_WORLD_RANK...),
+/// read here beside the registry so that peerlink reads its environment in one place. Not PEERLINK_* settings.
+std::map<std::string, std::string> readForeignEnvironment(const std::vector<std::string>& names);
+
 /// Validates `text` against `spec` and returns its canonical form; throws Error(InvalidUsage) whose
 /// message names the variable, the bad value and what is allowed.
 std::string canonicalParamValue(const ParamSpec& spec, const std::string& text);

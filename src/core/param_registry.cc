@@ -279,6 +279,32 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        "libnccl that `peerlink coll` loads for its same-run reference; empty searches libnccl.so.2 on the loader "
        "path, beside the CUDA toolkit and in Python's nvidia.nccl package."},
+      {"PEERLINK_BOOTSTRAP_ADDR",
+       ParamType::String,
+       "",
+       {},
+       0,
+       0,
+       "Where the bootstrap root of makeUniqueId listens: host, host:port or [IPv6]:port (no port: any free one); "
+       "empty: the first non-loopback interface that is up (docker and virbr bridges skipped), else loopback. Under "
+       "a launcher without an id, the root's well-known address."},
+      {"PEERLINK_BOOTSTRAP_TIMEOUT_MS",
+       ParamType::Int,
+       "30000",
+       {},
+       1,
+       3600000,
+       "Deadline of the bootstrap between processes, in milliseconds: the rendezvous (all ranks reaching the root), "
+       "connecting the ranks to each other, and each all-gather, barrier, send or recv; a wait that passes it names "
+       "the ranks that did not answer."},
+      {"PEERLINK_HOSTID",
+       ParamType::String,
+       "",
+       {},
+       0,
+       0,
+       "Which machine this process says it runs on, for ranks deciding who shares a machine; empty: a hash of the "
+       "hostname and the boot id. Processes of one machine given different values act as different nodes (tests)."},
       {"PEERLINK_SYSFS_ROOT",
        ParamType::String,
        "/sys",

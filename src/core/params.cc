@@ -166,6 +166,17 @@ Params Params::fromEnvironment() {
   return fromMap(variables);
 }
 
+std::map<std::string, std::string> readForeignEnvironment(const std::vector<std::string>& names) {
+  std::map<std::string, std::string> variables;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const char* equals = std::strchr(*entry, '=');
+    if (equals == nullptr) continue;
+    std::string name(*entry, static_cast<size_t>(equals - *entry));
+    if (std::find(names.begin(), names.end(), name) != names.end()) variables.emplace(std::move(name), equals + 1);
+  }
+  return variables;
+}
+
 void Params::set(const std::string& name, const std::string& value) {
   ParamValue& entry = find(name);
   entry.value = canonicalParamValue(*entry.spec, value);

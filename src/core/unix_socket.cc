@@ -18,21 +18,18 @@
 
 #include <fmt/format.h>
 
+#include "core/deadline.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = DeadlineClock;
 using std::chrono::milliseconds;
 
 // A peer may attach a few descriptors by mistake; room for some lets us close them instead of losing count.
 constexpr std::size_t kMaxReceivedFds = 4;
 constexpr milliseconds kConnectRetryInterval{10};
-
-[[noreturn]] void throwSystemError(const std::string& call, int error) {
-  throw Error(ErrorCode::SystemError, fmt::format("{} failed: {}", call, std::strerror(error)));
-}
 
 sockaddr_un makeAddress(const std::string& path) {
   sockaddr_un address{};
@@ -47,33 +44,6 @@ sockaddr_un makeAddress(const std::string& path) {
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
   return address;
-}
-
-// now + timeout, saturating (milliseconds::max() would overflow the clock's nanoseconds); negative is 0.
-Clock::time_point deadlineAfter(milliseconds timeout) {
-  const auto now = Clock::now();
-  const auto room = std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - now);
-  return now + std::clamp(timeout, milliseconds::zero(), room);
-}
-
-int remainingMs(Clock::time_point deadline) {
-  const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<decltype(left)>(left, 0, INT_MAX));
-}
-
-// Waits until `fd` reports `events` (or an error/hangup, which the next call reports); false when the
-// deadline passed first.
-bool waitFor(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    pollfd entry{fd, events, 0};
-    const int ready = ::poll(&entry, 1, remainingMs(deadline));
-    if (ready > 0) return true;
-    if (ready == 0) {
-      if (Clock::now() >= deadline) return false;
-      continue;
-    }
-    if (errno != EINTR) throwSystemError("poll", errno);
-  }
 }
 
 ucred peerCredentials(int fd, const std::string& path) {
@@ -195,7 +165,7 @@ void UnixConnection::sendFrame(std::uint32_t flags, int fd, const void* data, st
     const int error = errno;
     if (error == EINTR) continue;
     if (error == EAGAIN || error == EWOULDBLOCK) {
-      if (!waitFor(socket_.get(), POLLOUT, deadline)) {
+      if (!waitForFd(socket_.get(), POLLOUT, deadline)) {
         throw Error(ErrorCode::Timeout,
                     fmt::format("{} on unix socket {} timed out after {} ms ({} of {} bytes sent; peer pid {} not "
                                 "reading)",
@@ -234,7 +204,7 @@ std::vector<std::uint8_t> UnixConnection::receiveFrame(bool expectFd, FileDescri
         const int error = errno;
         if (error == EINTR) continue;
         if (error == EAGAIN || error == EWOULDBLOCK) {
-          if (!waitFor(socket_.get(), POLLIN, deadline)) {
+          if (!waitForFd(socket_.get(), POLLIN, deadline)) {
             throw Error(ErrorCode::Timeout,
                         fmt::format("{} on unix socket {} timed out after {} ms ({} of {} {} bytes received from "
                                     "peer pid {})",
@@ -401,7 +371,7 @@ UnixConnection UnixListener::accept(milliseconds timeout) {
     // ECONNABORTED: the peer gave up between connect and accept; wait for the next one.
     if (error == EINTR || error == ECONNABORTED) continue;
     if (error == EAGAIN || error == EWOULDBLOCK) {
-      if (!waitFor(socket_.get(), POLLIN, deadline)) {
+      if (!waitForFd(socket_.get(), POLLIN, deadline)) {
         throw Error(ErrorCode::Timeout, fmt::format("accept on unix socket {} timed out after {} ms: no peer connected",
                                                     path_, timeout.count()));
       }

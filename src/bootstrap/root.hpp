@@ -1,0 +1,35 @@
+// The rendezvous root: a thread of the process that made the unique id, serving one world.
+//
+//   rank -> root   Hello               checked: token (else refused, that connection only), then world size,
+//                                      peerlink version and rank against those who came first (else the
+//                                      rendezvous fails for everyone, naming both ranks)
+//   root -> ranks  World               once every rank arrived: every rank's hello (address, identity)
+//   rank -> root   Ready | Failure     connected to all its peers, or why it could not
+//   root -> ranks  Go | Failure        every rank is ready; or the failure, the same line to every rank
+//
+// The root keeps the arrival bitmap: at its deadline (the timeout after the first rank arrived, or after its
+// start when none did) every waiting rank receives "ranks 3, 7 of 8 never reached <address> within 30 s
+// (arrived: 0-2, 4-6)". A rank whose connection closes before Go fails the rendezvous for all, named.
+// After a failure the root answers later hellos with it until its deadline, then exits.
+#pragma once
+
+#include <chrono>
+
+#include "bootstrap/hello.hpp"
+#include "bootstrap/tcp.hpp"
+
+namespace peerlink::bootstrap {
+
+/// Slack between the root's deadlines and the ranks': a rank waits this long past its own deadline for the
+/// root's verdict (so every rank prints the root's line rather than a guess of its own), and the root waits this
+/// long past the ranks' deadline for connecting to each other before it gives up on them.
+inline constexpr std::chrono::milliseconds kVerdictGrace{1000};
+
+/// Binds `bindAddress` (port 0: any) and starts the root of the world of `token`, which waits `timeout`.
+/// Returns the address it listens on. Error(SystemError) naming the address when it cannot listen.
+WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout);
+
+/// How many roots this process runs now (tests check that a root exits).
+int runningRoots();
+
+}  // namespace peerlink::bootstrap
