@@ -1,19 +1,23 @@
-// A communicator: collectives over GPUs of this process (one process driving all local GPUs, like
-// ncclCommInitAll). Every rank's buffers are reachable from every GPU -- here through peer access; the
-// buffer mapping is kept behind one table of peer pointers so the same kernels can later serve one process
-// per GPU with IPC/cuMem-mapped buffers.
+// A communicator: collectives over a world of ranks, one GPU each. One process may drive every rank (like
+// ncclCommInitAll), or each process some of them (like ncclCommInitRank: torchrun, mpirun), the processes
+// meeting through a unique id. Every rank's flags, lines and stages live in one arena on its GPU, reached
+// by the other GPUs through peer access or, from another process, through a mapping of it (cuMem or IPC).
+// Across processes a call whose kernel would touch a peer's buffers goes through the ranks' staging windows.
 //
-// Calling convention (as NCCL's with one thread and several GPUs): every collective is called once per
-// rank, with that rank's buffers and a stream of that rank's GPU. Calls are matched by order: the k-th call
-// of every rank must be the same collective with the same count, type, op and root, or the call that
-// completes the set throws Error(InvalidUsage) naming the mismatch -- nothing is launched, every
-// call not yet launched is discarded, and the communicator stays usable for a fresh set of calls. Kernels are launched
-// when the last rank's call arrives, so the call order of ranks does not matter and no call blocks. send/recv between
-// groupStart() and groupEnd() are matched at groupEnd(); a send/recv outside a group is its own group.
+// Calling convention (as NCCL's with one thread and several GPUs): every collective is called once per rank
+// this process drives, with that rank's buffers and a stream of that rank's GPU. Calls are matched by order:
+// the k-th call of every rank must be the same collective with the same count, type, op and root. In one
+// process a set that disagrees throws Error(InvalidUsage) naming the mismatch at the call that completes it --
+// nothing is launched, every call not yet launched is discarded, and the communicator stays usable; across
+// processes each process checks its own ranks' calls, and ranks that disagree meet the kernels' deadline.
+// Kernels are launched when the last local rank's call arrives, so the call order of ranks does not matter
+// and no call blocks. send/recv between groupStart() and groupEnd() are matched at groupEnd(); a send/recv
+// outside a group is its own group.
 //
-// Every call is stream-ordered and capturable in a CUDA graph (all ranks' streams captured together).
+// Every call is stream-ordered and capturable in a CUDA graph (all local ranks' streams captured together).
 // Kernels synchronize through flags with a deadline (PEERLINK_TIMEOUT_MS): a stalled peer becomes a
-// device-side error naming the rank and step, reported by the next call or by checkHealth().
+// device-side error naming the rank and step, reported by the next call or by checkHealth(). A rank of
+// another process that exits is reported by the next call.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "peerlink/bootstrap.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/params.hpp"
 
@@ -34,6 +39,16 @@ class Communicator {
   /// between every pair, allocates and maps each rank's staging buffers and flags. Throws Error naming
   /// the problem (a device out of range or repeated, a pair without peer access).
   explicit Communicator(const std::vector<int>& devices, Params params = Params::fromEnvironment());
+  /// Rank `rank` of a world of `nranks` ranks that spans processes (one process per GPU: torchrun, mpirun),
+  /// on `device` (a CUDA ordinal of this process). Every rank passes the same `id` (makeUniqueId() in one
+  /// process, handed to the others: bootstrap.hpp) and `nranks`; returns once every rank has arrived, the
+  /// ranks have agreed on the world (the same peerlink build, the same settings that choose kernels, one GPU
+  /// each) and each has mapped the others' buffers. Throws Error naming the ranks for anything else, or when
+  /// a rank does not come within PEERLINK_BOOTSTRAP_TIMEOUT_MS.
+  Communicator(const UniqueId& id, int nranks, int rank, int device, Params params = Params::fromEnvironment());
+  /// Several ranks of such a world in this process: ranks[i] on devices[i].
+  Communicator(const UniqueId& id, int nranks, const std::vector<int>& ranks, const std::vector<int>& devices,
+               Params params = Params::fromEnvironment());
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;

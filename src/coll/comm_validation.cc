@@ -217,6 +217,12 @@ void validateCall(const CommState& state, const CallArgs& call) {
       if (call.peer < 0 || call.peer >= state.nranks) {
         fail(state, call, fmt::format("peer {} is out of range (ranks 0..{})", call.peer, state.nranks - 1));
       }
+      if (!state.world.isLocal(call.peer)) {
+        throw Error(ErrorCode::Unsupported,
+                    fmt::format("{}: its peer, {}, lives in another process: send/recv between processes is not "
+                                "built yet (the collectives are)",
+                                callLabel(state, call), state.world.describe(call.peer)));
+      }
       checkBuffer(state, call, call.isSend ? call.send : call.recv, bytes, "buffer");
       break;
   }

@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "coll/bootstrap_exchange.hpp"
 #include "coll/choice_settings.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
@@ -133,7 +135,20 @@ void submitPointToPoint(coll::CommState& state, const coll::CallArgs& call) {
 
 struct Communicator::State {
   std::mutex mutex;  // calls may come from one thread per rank
+  // A peer of another process that was lost (its bootstrap's watchdog saw it exit or abort): set from the
+  // watchdog's thread, reported by the next call. Declared before the bootstraps, which call into it.
+  std::mutex lossMutex;
+  std::string loss;
+  // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm`,
+  // so peers see a goodbye only once this process no longer touches their buffers.
+  std::vector<std::unique_ptr<Bootstrap>> bootstraps;
   coll::CommState comm;
+
+  void throwIfPeerLost() {
+    const std::lock_guard<std::mutex> lock(lossMutex);
+    if (!loss.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + loss);
+  }
+  void submit(const coll::CallArgs& call);
 };
 
 Communicator::Communicator(const std::vector<int>& devices, Params params) : state_(std::make_unique<State>()) {
@@ -144,6 +159,83 @@ Communicator::Communicator(const std::vector<int>& devices, Params params) : sta
   spec.devices = devices;
   spec.exchange = &exchange;
   coll::setupCommunicator(state_->comm, spec, params);
+}
+
+namespace {
+
+// Joins the world as each of `ranks` (a thread each: connecting waits for every rank).
+std::vector<std::unique_ptr<Bootstrap>> connectRanks(const UniqueId& id, int nranks, const std::vector<int>& ranks,
+                                                     const BootstrapOptions& options) {
+  std::vector<std::unique_ptr<Bootstrap>> bootstraps(ranks.size());
+  std::vector<std::exception_ptr> errors(ranks.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        bootstraps[i] = connectBootstrap(id, ranks[i], nranks, options);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return bootstraps;
+}
+
+}  // namespace
+
+Communicator::Communicator(const UniqueId& id, int nranks, int rank, int device, Params params)
+    : Communicator(id, nranks, std::vector<int>{rank}, std::vector<int>{device}, std::move(params)) {}
+
+Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int>& ranks,
+                           const std::vector<int>& devices, Params params)
+    : state_(std::make_unique<State>()) {
+  if (ranks.empty() || ranks.size() != devices.size()) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("Communicator: {} ranks and {} devices given; one device per rank, at least one",
+                            ranks.size(), devices.size()));
+  }
+  // Ascending ranks, their devices alongside.
+  std::vector<std::size_t> order(ranks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ranks[a] < ranks[b]; });
+  coll::WorldSpec spec;
+  spec.nranks = nranks;
+  for (const std::size_t i : order) {
+    spec.ranks.push_back(ranks[i]);
+    spec.devices.push_back(devices[i]);
+  }
+  for (const int rank : spec.ranks) {
+    if (rank < 0 || rank >= nranks) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("Communicator: rank {} is out of range (ranks 0..{})", rank, nranks - 1));
+    }
+  }
+  const BootstrapOptions options = BootstrapOptions::fromParams(params);
+  state_->bootstraps = connectRanks(id, nranks, spec.ranks, options);
+  std::vector<Bootstrap*> local;
+  for (const auto& bootstrap : state_->bootstraps) local.push_back(bootstrap.get());
+  coll::BootstrapExchange exchange(local);
+  spec.hostId = local.front()->peers()[static_cast<std::size_t>(spec.ranks.front())].hostId;
+  spec.exchange = &exchange;
+  spec.shareTimeout = options.deadline;
+  State& state = *state_;
+  for (Bootstrap* bootstrap : local) {
+    bootstrap->onPeerLost([&state](int, const std::string& why) {
+      const std::lock_guard<std::mutex> lock(state.lossMutex);
+      if (state.loss.empty()) state.loss = why;
+    });
+  }
+  try {
+    coll::setupCommunicator(state.comm, spec, params);
+  } catch (const std::exception& error) {
+    // The other ranks wait for this one at the next exchange: tell them why it will not come.
+    for (Bootstrap* bootstrap : local) bootstrap->abort(error.what());
+    throw;
+  }
 }
 
 Communicator::~Communicator() {
@@ -173,7 +265,7 @@ int Communicator::device(int rank) const {
 
 namespace {
 
-void submit(std::mutex& mutex, coll::CommState& state, const coll::CallArgs& call) {
+void submitCall(std::mutex& mutex, coll::CommState& state, const coll::CallArgs& call) {
   const NvtxRange range(rangeName(call.collective, call.isSend), call.rank);
   const std::lock_guard<std::mutex> lock(mutex);
   discardingOnError(state, [&] {
@@ -202,52 +294,53 @@ coll::CallArgs makeCall(Collective which, int rank, const void* send, void* recv
 
 }  // namespace
 
+void Communicator::State::submit(const coll::CallArgs& call) {
+  throwIfPeerLost();
+  submitCall(mutex, comm, call);
+}
+
 void Communicator::allReduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                              cudaStream_t stream) {
-  submit(state_->mutex, state_->comm, makeCall(Collective::AllReduce, rank, send, recv, count, type, op, 0, stream));
+  state_->submit(makeCall(Collective::AllReduce, rank, send, recv, count, type, op, 0, stream));
 }
 
 void Communicator::broadcast(int rank, const void* send, void* recv, std::size_t count, DataType type, int root,
                              cudaStream_t stream) {
-  submit(state_->mutex, state_->comm,
-         makeCall(Collective::Broadcast, rank, send, recv, count, type, ReduceOp::Sum, root, stream));
+  state_->submit(makeCall(Collective::Broadcast, rank, send, recv, count, type, ReduceOp::Sum, root, stream));
 }
 
 void Communicator::reduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                           int root, cudaStream_t stream) {
-  submit(state_->mutex, state_->comm, makeCall(Collective::Reduce, rank, send, recv, count, type, op, root, stream));
+  state_->submit(makeCall(Collective::Reduce, rank, send, recv, count, type, op, root, stream));
 }
 
 void Communicator::allGather(int rank, const void* send, void* recv, std::size_t sendCount, DataType type,
                              cudaStream_t stream) {
-  submit(state_->mutex, state_->comm,
-         makeCall(Collective::AllGather, rank, send, recv, sendCount, type, ReduceOp::Sum, 0, stream));
+  state_->submit(makeCall(Collective::AllGather, rank, send, recv, sendCount, type, ReduceOp::Sum, 0, stream));
 }
 
 void Communicator::reduceScatter(int rank, const void* send, void* recv, std::size_t recvCount, DataType type,
                                  ReduceOp op, cudaStream_t stream) {
-  submit(state_->mutex, state_->comm,
-         makeCall(Collective::ReduceScatter, rank, send, recv, recvCount, type, op, 0, stream));
+  state_->submit(makeCall(Collective::ReduceScatter, rank, send, recv, recvCount, type, op, 0, stream));
 }
 
 void Communicator::allToAll(int rank, const void* send, void* recv, std::size_t count, DataType type,
                             cudaStream_t stream) {
-  submit(state_->mutex, state_->comm,
-         makeCall(Collective::AllToAll, rank, send, recv, count, type, ReduceOp::Sum, 0, stream));
+  state_->submit(makeCall(Collective::AllToAll, rank, send, recv, count, type, ReduceOp::Sum, 0, stream));
 }
 
 void Communicator::send(int rank, const void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream) {
   coll::CallArgs call = makeCall(Collective::SendRecv, rank, buffer, nullptr, count, type, ReduceOp::Sum, 0, stream);
   call.peer = peer;
   call.isSend = true;
-  submit(state_->mutex, state_->comm, call);
+  state_->submit(call);
 }
 
 void Communicator::recv(int rank, void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream) {
   coll::CallArgs call = makeCall(Collective::SendRecv, rank, nullptr, buffer, count, type, ReduceOp::Sum, 0, stream);
   call.peer = peer;
   call.isSend = false;
-  submit(state_->mutex, state_->comm, call);
+  state_->submit(call);
 }
 
 void Communicator::groupStart() {
@@ -274,6 +367,7 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
 }
 
 void Communicator::checkHealth() {
+  state_->throwIfPeerLost();
   const std::lock_guard<std::mutex> lock(state_->mutex);
   coll::throwIfFailed(state_->comm);
 }
