@@ -30,11 +30,6 @@ int index(CollConfig config) {
   return static_cast<int>(config);
 }
 
-bool reduces(Collective collective) {
-  return collective == Collective::AllReduce || collective == Collective::Reduce ||
-         collective == Collective::ReduceScatter;
-}
-
 bool rooted(Collective collective) {
   return collective == Collective::Broadcast || collective == Collective::Reduce;
 }
