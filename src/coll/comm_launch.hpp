@@ -1,6 +1,6 @@
-// Turning a matched set of calls into kernel launches: the algorithm (chooseAlgorithm, then what this
-// build can do with the buffers given), every rank's kernel arguments from the peer pointer table, and one
-// launch per rank on its stream. Nothing here blocks, allocates device memory or copies from the host, so
+// Turning a matched set of calls into kernel launches: the kernel (chooseCollective, from the call's size and
+// the facts of its buffers), every rank's kernel arguments from the peer pointer table, and one launch per
+// rank on its stream. Nothing here blocks, allocates device memory or copies from the host, so
 // a set is capturable in a CUDA graph.
 #pragma once
 
@@ -12,9 +12,11 @@
 
 namespace peerlink::coll {
 
-/// What a call of `collective` with `bytes` per rank runs (chooseAlgorithm, then chooseKernel), remembered
-/// per collective so a loop of equal calls builds no reasons; `inPlace`: some rank calls it in place.
-const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace);
+/// What a call of `collective` with `bytes` per rank runs on this communicator (chooseCollective), remembered
+/// per collective so a loop of equal calls builds no reasons; `inPlace`: some rank calls it in place;
+/// `aligned`: every buffer it touches starts on a 16-byte boundary.
+const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
+                                   Fact aligned);
 
 /// The peer pointer table of a set: every rank's send and recv as the GPUs address them.
 PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set);
@@ -25,7 +27,7 @@ PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 /// Launches matched send/recv pairs: one kernel on every rank that takes part -- for small groups
-/// (chooseKernel: Kernel::Ll) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between
+/// (callChoice: Kernel::LlPairs) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between
 /// barriers -- or for large groups (Kernel::CeCopy) the senders' copy engines between two barrier kernels.
 void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs);
 

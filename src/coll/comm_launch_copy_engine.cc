@@ -127,8 +127,8 @@ void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set
 // landed: a sender's second kernel starts only once its copies have completed, and it releases that to the
 // receivers. A rank sending to itself copies on its copy engine too, after its pushes to the peers.
 void launchCeSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
-                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
-                       bool capturing) {
+                           const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
+                           bool capturing) {
   const int n = state.nranks;
   const auto barriers = [&] {
     forEachRank(state, capturing, [&](int r) {
@@ -146,8 +146,7 @@ void launchCeSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pa
       if (pair.send.rank != r) continue;
       const int to = pair.recv.rank;
       const int distance = to == r ? n : (to - r + n) % n;  // the next rank first, this rank's own copy last
-      sends.push_back(
-          {distance, {pair.send.send, pair.recv.recv, pair.recv.count * dataTypeSize(pair.recv.type)}});
+      sends.push_back({distance, {pair.send.send, pair.recv.recv, pair.recv.count * dataTypeSize(pair.recv.type)}});
     }
     if (sends.empty()) return;
     std::stable_sort(sends.begin(), sends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -22,7 +22,7 @@ void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set
 /// streams[r]; each sender's copy engine pushes its sends into the receivers' buffers. `capturing`: the
 /// group's streams are being captured (checkGroupCapture), as for the collectives' launchers.
 void launchCeSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
-                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
-                       bool capturing);
+                           const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
+                           bool capturing);
 
 }  // namespace peerlink::coll

@@ -51,8 +51,8 @@ bool placeP2pLlJobs(const std::vector<SendRecvPair>& pairs, std::vector<kernels:
 }
 
 bool launchLlSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
-                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
-                       bool capturing) {
+                           const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
+                           bool capturing) {
   const int n = state.nranks;
   std::vector<kernels::CollP2pLlArgs> args(static_cast<std::size_t>(n));
   if (!placeP2pLlJobs(pairs, args)) return false;

@@ -22,7 +22,7 @@ bool placeP2pLlJobs(const std::vector<SendRecvPair>& pairs, std::vector<kernels:
 /// eager graph, or directly when `capturing`. Returns false, launching nothing, where the messages do not fit
 /// (placeP2pLlJobs): the caller runs the group's copy form instead.
 bool launchLlSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
-                       const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
-                       bool capturing);
+                           const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& peerMasks,
+                           bool capturing);
 
 }  // namespace peerlink::coll

@@ -72,7 +72,7 @@ std::size_t ringChunkBytesFrom(const Params& params) {
 }
 
 // The push kernels' stages: nranks senders' slots of kCollPushSlotBytes per rank, under PEERLINK_COLL_PUSH=1
-// and where AUTO may push (3+ ranks of an NVLink mesh: push_select.cc, kAutoPushFrom). Not zeroed: the
+// and where AUTO may push (3+ ranks of an NVLink mesh: pushStagesFor). Not zeroed: the
 // kernels' flags guard every read.
 void addPushStages(CommState& state) {
   for (RankResources& rank : state.ranks) {
@@ -189,15 +189,15 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   }
   enablePeers(state);
   const auto peersReady = Clock::now();
-  const bool pushStages =
-      state.settings.push == PushMode::Push || (autoPushKernels && isNvlinkMesh(state.topology, devices));
+  state.fabric = fabricOf(state.topology, devices);
+  const bool pushStages = pushStagesFor(state.settings, state.nranks, state.fabric);
   if (pushStages) addPushStages(state);
   const auto stagesReady = Clock::now();
 
   state.failures =
       PinnedBuffer(sizeof(kernels::CollFailure) * devices.size(), cudaHostAllocMapped | cudaHostAllocPortable);
   std::memset(state.failures.data(), 0, state.failures.size());
-  state.maxBlocks = kernels::kCollMaxBlocks;
+  std::vector<int> smCounts;
   for (int r = 0; r < state.nranks; ++r) {
     const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
     state.symmetric.flags[r] = static_cast<unsigned long long*>(rank.flags.data());
@@ -206,14 +206,9 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
     state.symmetric.p2pScratch[r] = rank.p2pScratch.data();
     state.symmetric.stage[r] = rank.stage.data();
     state.symmetric.ringStage[r] = rank.ringStage.data();
-    // Ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) split its SMs: a kernel waits for its peers' kernels, so
-    // all of them must fit on the GPU at once.
-    const auto sharing = std::count(devices.begin(), devices.end(), rank.device);
-    state.maxBlocks = std::min(state.maxBlocks, std::max(1, rank.smCount / static_cast<int>(sharing)));
+    smCounts.push_back(rank.smCount);
   }
-  if (const auto cap = params.getInt("PEERLINK_COLL_MAX_BLOCKS"); cap > 0) {
-    state.maxBlocks = std::min(state.maxBlocks, static_cast<int>(cap));
-  }
+  state.maxBlocks = collGridCap(devices, smCounts, static_cast<int>(params.getInt("PEERLINK_COLL_MAX_BLOCKS")));
   std::vector<int> computeMajors;
   for (const RankResources& rank : state.ranks) computeMajors.push_back(rank.computeMajor);
   const bool gpusShared = std::set<int>(devices.begin(), devices.end()).size() != devices.size();

@@ -12,11 +12,10 @@
 #include <memory>
 #include <vector>
 
-#include "coll/algorithm_select.hpp"
-#include "coll/choice_settings.hpp"
 #include "coll/launch_threads.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_graph.hpp"
+#include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/params.hpp"
@@ -85,12 +84,13 @@ struct PeerPointerTable {
   void* recv[kernels::kCollMaxRanks] = {};
 };
 
-/// A kernel choice and the call shape it was made for.
+/// A kernel choice and the call facts it was made for.
 struct ChoiceMemo {
   bool valid = false;
   std::size_t bytes = 0;
-  bool inPlace = false;
-  KernelChoice choice;
+  Fact inPlace = Fact::No;
+  Fact aligned = Fact::No;
+  CollectiveChoice choice;
 };
 
 struct CommState {
@@ -104,6 +104,7 @@ struct CommState {
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
   ChoiceSettings settings;         ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE
+  CollectiveFabric fabric;         ///< the links between the ranks' GPUs, for the kernel choice
   int maxBlocks = 1;               ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
   std::size_t ringChunkBytes = 0;  ///< PEERLINK_COLL_RING_CHUNK: the rings' largest chunk, 0 each kernel's own
   int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own

@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "coll/choice_settings.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
 #include "coll/comm_setup.hpp"
@@ -236,8 +235,8 @@ void Communicator::groupEnd() {
 
 std::string Communicator::describeChoice(Collective collective, std::size_t bytes) const {
   const std::lock_guard<std::mutex> lock(state_->mutex);
-  const coll::KernelChoice choice = coll::chooseKernel(state_->comm, collective, bytes, false);
-  return std::string(algorithmName(choice.algorithm)) + " (" + coll::kernelName(choice.kernel) + "): " + choice.reason;
+  const CollectiveChoice choice = coll::callChoice(state_->comm, collective, bytes, Fact::No, Fact::Yes);
+  return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
 }
 
 void Communicator::checkHealth() {

@@ -7,7 +7,7 @@
 // aligned 128-byte store without splitting and reordering it, so a load that sees the flag at the line's
 // end sees the bytes before it: NCCL's LL128 rests on the same assumption and enables it by default only
 // over NVLink on Volta, Ampere and Hopper (NVIDIA/nccl#281, #786; a PCIe or C2C path may split the line and
-// corrupt data silently, nccl#2053). ll128Capable (algorithm_select.hpp) therefore allows it only on an
+// corrupt data silently, nccl#2053). fabricOf (collective_choice.hpp) therefore allows it (ll128Capable) only on an
 // NVLink mesh of compute capability 9.0 and up.
 //
 // Line k of a message holds payload bytes 120 k .. 120 k + 119: lane j < 7 of its lane group bytes

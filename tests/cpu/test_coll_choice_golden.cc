@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,14 +17,12 @@
 #include <utility>
 #include <vector>
 
-#include "coll/choice_settings.hpp"
-#include "coll/comm_launch.hpp"
-#include "coll/comm_launch_large.hpp"
-#include "coll/comm_state.hpp"
 #include "coll_lists.hpp"
+#include "kernels/coll_kernels.cuh"
+#include "peerlink/collective_choice.hpp"
 #include "topology_fixture.hpp"
 
-namespace peerlink::coll {
+namespace peerlink {
 namespace {
 
 namespace fs = std::filesystem;
@@ -91,76 +88,31 @@ struct Buffers {
 };
 
 struct Case {
-  const Topology* topology = nullptr;
+  CollectiveFabric fabric;
   std::vector<int> devices;
   Collective collective = Collective::AllReduce;
   ChoiceSettings settings;
   Grid grid;
 };
 
-std::string recorded(Algorithm algorithm, Kernel kernel) {
-  return std::string(algorithmName(algorithm)) + "/" + kernelName(kernel);
+std::string recorded(const CollectiveChoice& choice) {
+  return std::string(algorithmName(choice.algorithm)) + "/" + kernelName(choice.kernel);
 }
 
-// What runs: the choice, then the launch-time fallbacks as launchCollectiveSet applied them (for a set of
-// U8 calls, root 0, every rank's buffers at 16-byte boundaries or 4 bytes past them).
 std::string recordedChoice(const Case& c, std::size_t bytes, const Buffers& buffers) {
-  const KernelChoice choice =
-      chooseCallKernel(c.collective, bytes, buffers.inPlace, *c.topology, c.devices, c.settings);
-  if (c.collective == Collective::SendRecv) return recorded(choice.algorithm, choice.kernel);
-  CommState state;
-  state.nranks = static_cast<int>(c.devices.size());
-  state.maxBlocks = c.grid.maxBlocks;
-  state.ringChunkBytes = c.grid.ringChunkBytes;
-  state.ringReduceBlocks = c.grid.ringReduceBlocks;
-  static char stage[16];
-  state.symmetric.stage[0] = buffers.pushStages ? stage : nullptr;
-  std::vector<CallArgs> set(c.devices.size());
-  const std::uintptr_t skew = buffers.aligned ? 0 : 4;
-  for (int r = 0; r < state.nranks; ++r) {
-    CallArgs& call = set[static_cast<std::size_t>(r)];
-    call.collective = c.collective;
-    call.rank = r;
-    call.type = DataType::U8;
-    call.count = bytes;
-    const std::uintptr_t base = (std::uintptr_t{1} << 40) * static_cast<std::uintptr_t>(r + 1);
-    call.send = reinterpret_cast<const void*>(base + skew);
-    call.recv = buffers.inPlace ? const_cast<void*>(call.send) : reinterpret_cast<void*>(base + (1ull << 39) + skew);
-  }
-  const auto pushBlocked = [&] {
-    if (!buffers.pushStages) return true;
-    std::uintptr_t bits = 0;
-    for (const CallArgs& call : set) {
-      bits |= reinterpret_cast<std::uintptr_t>(call.send) | reinterpret_cast<std::uintptr_t>(call.recv);
-    }
-    if (c.collective == Collective::ReduceScatter) bits |= bytes;
-    return bits % 16 != 0;
-  };
-  switch (choice.kernel) {
-    case Kernel::RingBroadcast:
-      if (!ringBroadcastBlocker(state, set).empty()) return recorded(Algorithm::OneShot, Kernel::Copy);
-      break;
-    case Kernel::PushReduce:
-      if (pushBlocked()) {
-        return recorded(choice.algorithm,
-                        c.collective == Collective::AllReduce ? Kernel::TwoShot : Kernel::ReduceScatter);
-      }
-      break;
-    case Kernel::CeRingAllReduce:
-      if (!ringAllReduceBlocker(state, set).empty()) return recorded(Algorithm::TwoShot, Kernel::CeTwoShot);
-      break;
-    case Kernel::RingAllReduce:
-      if (!ringAllReduceBlocker(state, set).empty()) return recorded(Algorithm::TwoShot, Kernel::TwoShot);
-      break;
-    case Kernel::RingReduceScatter:
-      if (!ringReduceScatterBlocker(state, set).empty()) return recorded(Algorithm::OneShot, Kernel::ReduceScatter);
-      break;
-    case Kernel::RingReduce:
-      if (!ringReduceBlocker(state, set).empty()) return recorded(Algorithm::TwoShot, Kernel::TwoShot);
-      break;
-    default: break;
-  }
-  return recorded(choice.algorithm, choice.kernel);
+  CallShape call;
+  call.collective = c.collective;
+  call.bytes = bytes;
+  call.nranks = static_cast<int>(c.devices.size());
+  call.inPlace = buffers.inPlace ? Fact::Yes : Fact::No;
+  call.aligned = buffers.aligned ? Fact::Yes : Fact::No;
+  ChoiceResources resources;
+  resources.pushStages = buffers.pushStages;
+  resources.llMaxBytes = kernels::kCollLlMaxBytes;
+  resources.maxBlocks = c.grid.maxBlocks;
+  resources.ringChunkBytes = c.grid.ringChunkBytes;
+  resources.ringReduceBlocks = c.grid.ringReduceBlocks;
+  return recorded(chooseCollective(call, c.fabric, resources, c.settings));
 }
 
 std::string sizeLabel(std::size_t bytes) {
@@ -171,9 +123,8 @@ std::string sizeLabel(std::size_t bytes) {
 
 // PEERLINK_ALGO/PEERLINK_PROTO/PEERLINK_COLL_PUSH/PEERLINK_COLL_CE as the registry spells them: "AUTO/LL128/1/0".
 std::string settingsLabel(const ChoiceSettings& s) {
-  static const char* const kAlgorithms[] = {"AUTO", "ONESHOT", "TWOSHOT", "RING"};
-  return std::string(kAlgorithms[static_cast<int>(s.forced)]) + "/" + protocolName(s.protocol) + "/" +
-         pushModeName(s.push) + "/" + copyEngineModeName(s.copyEngine);
+  return std::string(algorithmSetting(s.forced)) + "/" + protocolName(s.protocol) + "/" + pushModeName(s.push) + "/" +
+         copyEngineModeName(s.copyEngine);
 }
 
 // A size's cell: the out-of-place choice with aligned buffers and push stages, then each other combination
@@ -246,17 +197,17 @@ std::string everyChoice() {
     if (devices.size() > static_cast<std::size_t>(kernels::kCollMaxRanks)) devices.resize(kernels::kCollMaxRanks);
     int maxBlocks = kernels::kCollMaxBlocks;
     for (int device : devices) maxBlocks = std::min(maxBlocks, topology.gpus[static_cast<std::size_t>(device)].smCount);
+    const CollectiveFabric fabric = fabricOf(topology, devices);
     std::string name = set.fixture + "[";
     for (std::size_t i = 0; i < devices.size(); ++i) name += (i ? "," : "") + std::to_string(devices[i]);
     name += "]";
     for (Collective collective : kEveryCollective) {
       const std::string head = name + " " + collectiveName(collective);
-      addLines(out, head, {&topology, devices, collective, {}, {maxBlocks, 0, 0}}, settingsGrid(), sizeList);
+      addLines(out, head, {fabric, devices, collective, {}, {maxBlocks, 0, 0}}, settingsGrid(), sizeList);
       if (set.devices.empty() && (set.fixture == "h200x4_vm" || set.fixture == "dual_socket_pcie")) {
         const std::vector<ChoiceSettings> forced = {
             {}, {Algorithm::Ring, Protocol::Auto, PushMode::Auto, CopyEngineMode::Auto}};
-        addLines(out, head + " grid=1 chunk=1024", {&topology, devices, collective, {}, {1, 1024, 0}}, forced,
-                 sizeList);
+        addLines(out, head + " grid=1 chunk=1024", {fabric, devices, collective, {}, {1, 1024, 0}}, forced, sizeList);
       }
     }
   }
@@ -294,4 +245,4 @@ TEST(CollChoiceGolden, EveryFixtureCollectiveSizeAndSettingAsRecorded) {
 }
 
 }  // namespace
-}  // namespace peerlink::coll
+}  // namespace peerlink

@@ -227,13 +227,5 @@ TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {
   EXPECT_EQ(collReduceBlocks(512 * kMiB, 132), 132);
 }
 
-// What the COLL log says when a pipelined kernel steps aside for the direct ones; nothing when it runs.
-TEST(CollLaunchShapes, PipelinedKernelsSayWhyTheyStepAside) {
-  EXPECT_EQ(coll::pipelinedBlocker(true, true), "");
-  EXPECT_EQ(coll::pipelinedBlocker(false, true), "a buffer or block does not start on a 16-byte boundary");
-  EXPECT_EQ(coll::pipelinedBlocker(true, false), "a block would need more than 2^20 rounds");
-  EXPECT_EQ(coll::pipelinedBlocker(false, false), coll::pipelinedBlocker(false, true));  // alignment first
-}
-
 }  // namespace
 }  // namespace peerlink::kernels
