@@ -200,7 +200,7 @@ TEST(Cli, CollExplainNeedsNoGpu) {
       runCli({"coll", "--explain", "--topo-file", kH200, "-o", "reduce_scatter", "-b", "64M", "-e", "128M"});
   ASSERT_EQ(scatter.code, kExitOk) << scatter.err;
   EXPECT_NE(scatter.out.find("reduce_scatter, f32, 4 ranks (an NVLink mesh)"), std::string::npos) << scatter.out;
-  EXPECT_NE(scatter.out.find("    67108864     16777216  one_shot  reduce_scatter "), std::string::npos) << scatter.out;
+  EXPECT_NE(scatter.out.find("    67108864     16777216  one_shot  shard_reduce "), std::string::npos) << scatter.out;
   EXPECT_NE(scatter.out.find("   134217728     33554432  ring      ring_reduce_scatter "), std::string::npos)
       << scatter.out;
   // All-reduce of 256 KiB runs in LL128 lines (their 0.8 MiB per rank fit LL128's 1.75 MiB budget); without
@@ -221,7 +221,7 @@ TEST(Cli, CollExplainNeedsNoGpu) {
   ::unsetenv("PEERLINK_PROTO");
   ASSERT_EQ(simple.code, kExitOk) << simple.err;
   const nlohmann::json simpleDocument = nlohmann::json::parse(simple.out);
-  EXPECT_EQ(simpleDocument["rows"][0]["out_of_place"]["kernel"], "one_shot_direct");
+  EXPECT_EQ(simpleDocument["rows"][0]["out_of_place"]["kernel"], "one_shot_reduce");
   EXPECT_EQ(simpleDocument["rows"][0]["in_place"]["kernel"], "two_shot");
   ::setenv("PEERLINK_ALGO", "TWOSHOT", 1);
   const CliResult forced = runCli({"coll", "--explain", "--topo-file", kH200, "-b", "1G", "-e", "1G", "--json", "-"});

@@ -5,6 +5,7 @@
 // test_coll_sendrecv_select.cc; every rule at once: test_coll_choice_golden.cc.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -197,9 +198,11 @@ TEST(CollChoice, EveryChosenKernelServesItsCollective) {
 }
 
 TEST(CollChoice, TheRegistryHasARowPerKernelAndFallbacksThatNeedNothing) {
+  std::set<std::string> names;
   for (std::size_t i = 0; i < kernelRegistry().size(); ++i) {
     const KernelInfo& row = kernelRegistry()[i];
     EXPECT_EQ(static_cast<std::size_t>(row.kernel), i) << row.name;
+    EXPECT_TRUE(names.insert(row.name).second) << "two kernels named " << row.name;
     EXPECT_NE(row.collectives, 0u) << row.name;
     EXPECT_NE(std::string(row.summary), "") << row.name;
     EXPECT_STREQ(kernelName(row.kernel), row.name);
