@@ -107,7 +107,6 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.chain[0] = chainAt(r, root, n, 0, bytes);
     args.chunkBytes = kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes);
-    args.neighborStart = state.ringNeighborStart;
     args.src = r == root ? table.send[root] : table.recv[r];
     args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
@@ -156,8 +155,6 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
       args.chain[j].outOffset = segment.outOffset;
     }
     args.chunkBytes = chunkBytes;
-    args.neighborStart = state.ringNeighborStart;
-    args.pace = state.ringPace;
     kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                                   launchOf(state, r, capturing));
   });
@@ -205,8 +202,8 @@ void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set
 // Ring all-reduce: the segment reduces above, then n ring broadcasts side by side in a second kernel, segment
 // j from rank j along the chain that starts there. Every link carries 2(n-1)/n of the data, as stores. In
 // place, rank r's input segment j is read only by rank r, in the first kernel, and overwritten (by rank r - 1)
-// only in the second, where rank r - 1 stores only after rank r has started it (neighborStart, or the start
-// barrier), so after rank r's first kernel.
+// only in the second, where rank r - 1 stores only after rank r has started it (neighborStart), so after rank
+// r's first kernel.
 void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
@@ -226,7 +223,6 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
       args.chain[j] = chainAt(r, j, n, segment.begin * size, segment.count * size);
     }
     args.chunkBytes = shape.gatherChunk;
-    args.neighborStart = state.ringNeighborStart;
     kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, launchOf(state, r, capturing));
   });
 }

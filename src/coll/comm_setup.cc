@@ -59,18 +59,6 @@ void checkDevices(const std::vector<int>& devices, bool shareGpus) {
   }
 }
 
-// PEERLINK_COLL_RING_CHUNK, checked before any GPU work (0: each ring kernel's own chunk).
-std::size_t ringChunkBytesFrom(const Params& params) {
-  const auto chunk = params.getInt("PEERLINK_COLL_RING_CHUNK");
-  if (chunk == 0) return 0;  // each ring kernel's own
-  if (chunk % 16 != 0 || chunk < 1024) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("PEERLINK_COLL_RING_CHUNK={}: a ring chunk is a multiple of 16 "
-                                                     "bytes, at least 1024 (or 0 for each ring kernel's own)",
-                                                     chunk));
-  }
-  return static_cast<std::size_t>(chunk);
-}
-
 // The push kernels' stages: nranks senders' slots of kCollPushSlotBytes per rank, under PEERLINK_COLL_PUSH=1
 // and where AUTO may push (3+ ranks of an NVLink mesh: pushStagesFor). Not zeroed: the
 // kernels' flags guard every read.
@@ -84,7 +72,7 @@ void addPushStages(CommState& state) {
 // Runs on its own thread (context creation and module loads of several GPUs overlap).
 // `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push). The stages
 // come once the topology is known (addPushStages).
-void setupRank(RankResources& rank, int device, int nranks, bool push, bool eagerGraph) {
+void setupRank(RankResources& rank, int device, int nranks, bool push) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -102,7 +90,7 @@ void setupRank(RankResources& rank, int device, int nranks, bool push, bool eage
   rank.p2pScratch = DeviceBuffer(device, 2 * static_cast<std::size_t>(nranks) * kernels::kCollP2pLlSlotBytes);
   if (nranks > 1) rank.ringStage = DeviceBuffer(device, kernels::kCollRingStageBytes);
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
-  if (eagerGraph) rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
+  rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   rank.copyStream = Stream(device);
   rank.forkEvent = Event(device, cudaEventDisableTiming);
   rank.joinEvent = Event(device, cudaEventDisableTiming);
@@ -150,10 +138,9 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   const auto start = Clock::now();
   configureLogging(params);  // before the setup threads log (a kept topology does not configure it)
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
-  state.ringChunkBytes = ringChunkBytesFrom(params);
+  state.ringChunkBytes =
+      static_cast<std::size_t>(params.getInt("PEERLINK_COLL_RING_CHUNK"));  // the registry checked it
   state.ringReduceBlocks = static_cast<int>(params.getInt("PEERLINK_COLL_RING_REDUCE_BLOCKS"));
-  state.ringNeighborStart = params.getBool("PEERLINK_COLL_RING_NEIGHBOR_START");
-  state.ringPace = params.getBool("PEERLINK_COLL_RING_PACE");
   checkDevices(devices, shareGpus);
   state.params = params;
   state.devices = devices;
@@ -168,13 +155,11 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   state.ranks.resize(devices.size());
   std::vector<std::exception_ptr> errors(devices.size());
   std::vector<std::thread> threads;
-  const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
   const bool autoPushKernels = state.settings.push == PushMode::Auto && state.nranks >= 3;
   for (std::size_t r = 0; r < devices.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push || autoPushKernels,
-                  eagerGraphs);
+        setupRank(state.ranks[r], devices[r], state.nranks, state.settings.push == PushMode::Push || autoPushKernels);
       } catch (...) {
         errors[r] = std::current_exception();
       }

@@ -53,7 +53,7 @@ struct RankResources {
                               ///< nranks senders x kCollPushSlotBytes (flags guard it)
   DeviceBuffer ringStage;     ///< the ring reduce's stage, kCollRingStageBytes from the previous rank (flags guard it)
   DeviceBuffer sync;          ///< kernels::CollRankSync, zeroed
-  /// Eager launches on this GPU (kernel_graph.hpp); null with PEERLINK_COLL_EAGER_GRAPH=0 (direct launches).
+  /// Eager launches on this GPU (kernel_graph.hpp).
   std::unique_ptr<kernels::KernelGraph> eagerGraph;
   /// The copy-engine collectives' second stream and its fork and join events (comm_launch_copy_engine.cc):
   /// the pushes to the peers run there while the caller's stream makes the local copy.
@@ -108,8 +108,6 @@ struct CommState {
   int maxBlocks = 1;               ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
   std::size_t ringChunkBytes = 0;  ///< PEERLINK_COLL_RING_CHUNK: the rings' largest chunk, 0 each kernel's own
   int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own
-  bool ringNeighborStart = true;   ///< PEERLINK_COLL_RING_NEIGHBOR_START: ring kernels meet the next rank only
-  bool ringPace = true;            ///< PEERLINK_COLL_RING_PACE: a ring reduce's chains keep pace with each other
   bool overlapLaunches = false;    ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks

@@ -364,10 +364,7 @@ struct CollRingArgs {
   void* localDst = nullptr;   ///< the root out of place: its own output; else null
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
-  /// Start by meeting the next rank only (colldev::neighborStart; PEERLINK_COLL_RING_NEIGHBOR_START), not
-  /// every rank.
-  bool neighborStart = true;
-  unsigned char unused[3] = {};
+  unsigned char unused[4] = {};
   std::size_t chunkBytes = std::size_t{32}
                            << 10;  ///< a multiple of 16 (collRingBroadcastChunkBytes, collRingChunkBytes)
 };
@@ -388,14 +385,11 @@ struct CollRingReduceArgs {
   void* out = nullptr;          ///< this rank's output (written by the chains it ends)
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
-  bool neighborStart = true;  ///< as CollRingArgs's
-  /// Several chains: a chain's first rank claims at most kCollRingPaceRounds rounds of the chain's blocks
-  /// ahead of the least advanced other chain (PEERLINK_COLL_RING_PACE; coll_ring_reduce.cu says why).
-  bool pace = true;
-  unsigned char unused[2] = {};
+  unsigned char unused[4] = {};
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
 };
-/// How far, in rounds of its blocks, a ring reduce's chain may claim ahead of the least advanced other chain.
+/// How far, in rounds of its blocks, a ring reduce's chain may claim ahead of the least advanced other chain
+/// when several run side by side (colldev::keepPace in coll_ring_reduce.cu says why).
 constexpr int kCollRingPaceRounds = 4;
 
 /// Development hook (tools/tune/ring_trace.cu), off unless set: what each block of a ring kernel (the

@@ -8,8 +8,8 @@
 // root: its input; the others: their own output, where the predecessor stored it) into the next rank's
 // output. The root copies its input into its own output too when out of place. No end barrier: the last
 // rank's kernel ends after every round's flag, and the start of the next ring call (the predecessor waits for
-// this rank's: neighborStart) or barrier keeps everyone from storing into a rank's output before it has
-// finished this one.
+// this rank's: neighborStart) or the next kernel's barrier keeps everyone from storing into a rank's output
+// before it has finished this one.
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
@@ -70,7 +70,7 @@ __device__ void copyRounds(const CollRingArgs& args, RingShared& shared, const R
 
 __global__ void __launch_bounds__(kRingThreads, 1) collRingBroadcastKernel(const __grid_constant__ CollRingArgs args) {
   CollTraceRecord* trace = startTrace(gCollRingBroadcastTrace);
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes, false, args.neighborStart,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, false,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             copyRounds(args, shared, rounds, chain, trace);
           });

@@ -25,7 +25,7 @@
 // collRingSlotReleased in coll_kernels.cuh), so it refills slots while this rank still drains the previous call; where
 // they changed, until every block of this kernel has released the stage (awaitStageReleased: the free flag at the
 // call's largest value, at each block's end). In the reduce-scatter and all-reduce (n chains) it waits for
-// this rank to start (neighborStart); with PEERLINK_COLL_RING_NEIGHBOR_START=0 for the barrier of every rank.
+// this rank to start (neighborStart).
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
@@ -212,7 +212,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
   unsigned long long waits[4] = {0, 0, 0, 0};  // stage, free, ready, pace (traced only)
   const bool tracing = trace != nullptr && threadIdx.x == 0;
   if (tracing) trace->startedNs = globalTimerNs();
-  const bool pacing = head && args.pace && args.chains > 1;
+  const bool pacing = head && args.chains > 1;
   const unsigned long long slack = static_cast<unsigned long long>(kCollRingPaceRounds) * rounds.blocks;
   unsigned long long paceLimit = slack;  // every chain has claimed at least 0
   const int chainIndex = static_cast<int>(blockIdx.x / rounds.blocks);
@@ -305,7 +305,7 @@ template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
   CollTraceRecord* trace = startTrace(gCollRingReduceTrace);
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true, args.neighborStart,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             combineRounds<Type, Op>(args, shared, rounds, chain, trace);
           });

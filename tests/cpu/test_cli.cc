@@ -146,17 +146,33 @@ TEST(Cli, MalformedParameterIsAUsageErrorNamingIt) {
 TEST(Cli, EnvListsEveryParameterWithValueAndSource) {
   ::setenv("PEERLINK_NVML", "0", 1);
   ::setenv("PEERLINK_DEBG", "INFO", 1);
+  ::setenv("PEERLINK_COLL_MAX_BLOCKS", "64", 1);
   const CliResult text = runCli({"env"});
+  const CliResult all = runCli({"env", "--all"});
   const CliResult json = runCli({"env", "--json"});
+  const CliResult allJson = runCli({"env", "--all", "--json"});
   ::unsetenv("PEERLINK_NVML");
   ::unsetenv("PEERLINK_DEBG");
+  ::unsetenv("PEERLINK_COLL_MAX_BLOCKS");
   ASSERT_EQ(text.code, kExitOk);
-  for (const ParamSpec& spec : paramRegistry()) EXPECT_NE(text.out.find(spec.name), std::string::npos) << spec.name;
+  ASSERT_EQ(all.code, kExitOk);
+  // Users' settings, and the others only where set; --all lists every one.
+  std::size_t forUsers = 0;
+  for (const ParamSpec& spec : paramRegistry()) {
+    EXPECT_NE(all.out.find(spec.name), std::string::npos) << spec.name;
+    const bool shown = spec.audience == ParamAudience::User || spec.name == "PEERLINK_COLL_MAX_BLOCKS";
+    EXPECT_EQ(text.out.find(spec.name) != std::string::npos, shown) << spec.name;
+    forUsers += shown ? 1 : 0;
+  }
+  EXPECT_NE(text.out.find("peerlink env --all"), std::string::npos) << text.out;
+  EXPECT_EQ(all.out.find("peerlink env --all"), std::string::npos) << all.out;
   EXPECT_NE(text.out.find("environment"), std::string::npos);
   EXPECT_NE(text.err.find("did you mean PEERLINK_DEBUG?"), std::string::npos) << text.err;
-  const auto document = nlohmann::json::parse(json.out);
+  EXPECT_EQ(nlohmann::json::parse(json.out).at("parameters").size(), forUsers);
+  const auto document = nlohmann::json::parse(allJson.out);
   ASSERT_EQ(document.at("parameters").size(), paramRegistry().size());
   for (const auto& entry : document.at("parameters")) {
+    EXPECT_EQ(entry.at("audience"), paramAudienceName(paramSpec(entry.at("name")).audience));
     if (entry.at("name") == "PEERLINK_NVML") {
       EXPECT_EQ(entry.at("value"), "0");
       EXPECT_EQ(entry.at("source"), "environment");
