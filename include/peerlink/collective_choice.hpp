@@ -72,9 +72,10 @@ constexpr int kKernelCount = 16;
 /// What a kernel needs of a call's buffers and of the communicator (a bit set, KernelInfo::needs).
 enum KernelNeed : unsigned {
   kNeedsNothing = 0,
-  kNeedsAligned =
-      1u << 0,  ///< every buffer (reduce-scatter: every block) on a 16-byte boundary: it moves 16-byte units
-  kNeedsPushStage = 1u << 1,  ///< the communicator's push stages (ChoiceResources::pushStages)
+  /// Every buffer (reduce-scatter: every block) on a 16-byte boundary: the kernel moves 16-byte units.
+  kNeedsAligned = 1u << 0,
+  /// The communicator's push stages (ChoiceResources::pushStages).
+  kNeedsPushStage = 1u << 1,
 };
 
 struct ChoiceResources;

@@ -138,8 +138,8 @@ void setupCommunicator(CommState& state, const std::vector<int>& devices, const 
   const auto start = Clock::now();
   configureLogging(params);  // before the setup threads log (a kept topology does not configure it)
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
-  state.ringChunkBytes =
-      static_cast<std::size_t>(params.getInt("PEERLINK_COLL_RING_CHUNK"));  // the registry checked it
+  // The registry checked it: a multiple of 16, at least 1024, or 0 for each ring kernel's own.
+  state.ringChunkBytes = static_cast<std::size_t>(params.getInt("PEERLINK_COLL_RING_CHUNK"));
   state.ringReduceBlocks = static_cast<int>(params.getInt("PEERLINK_COLL_RING_REDUCE_BLOCKS"));
   checkDevices(devices, shareGpus);
   state.params = params;
