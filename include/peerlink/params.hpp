@@ -21,6 +21,14 @@ enum class ParamType {
   String,  ///< free text (paths)
 };
 
+/// Whom a parameter is for: `peerlink env` lists users' and, with --all, the others.
+enum class ParamAudience {
+  User,     ///< a setting for users of the library and the CLI
+  Tuning,   ///< a knob for measuring and tuning peerlink itself (grids, chunks, engines)
+  Testing,  ///< for tests only (fault injection, fake sysfs trees, forced routes)
+};
+const char* paramAudienceName(ParamAudience audience) noexcept;  ///< "user", "tuning", "testing"
+
 /// One declared parameter.
 struct ParamSpec {
   std::string name;  ///< "PEERLINK_DEBUG"
@@ -30,13 +38,16 @@ struct ParamSpec {
   std::int64_t minValue = 0;         ///< Int only
   std::int64_t maxValue = 0;         ///< Int only
   std::string description;           ///< one line, for `peerlink env` and the docs
+  ParamAudience audience = ParamAudience::User;
+  std::int64_t multipleOf = 1;  ///< Int only: a value in [minValue, maxValue] is a multiple of this
+  bool zeroAllowed = false;     ///< Int only: 0 is allowed beside [minValue, maxValue] (a built-in choice)
 };
 
 /// Every declared parameter, in documentation order.
 const std::vector<ParamSpec>& paramRegistry();
 /// The spec for `name`; throws Error(Internal) for an undeclared name (a bug in the caller).
 const ParamSpec& paramSpec(const std::string& name);
-/// Human-readable type and allowed values, e.g. "one of WARN, INFO, TRACE" or "integer 1..3600000".
+/// Human-readable type and allowed values, e.g. "one of WARN, INFO, TRACE" or "an integer in 1..3600000".
 std::string describeAllowed(const ParamSpec& spec);
 
 enum class ParamSource { Default, Environment, Override };

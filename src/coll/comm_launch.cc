@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "coll/algorithm_select.hpp"
+#include "coll/choice_rules.hpp"
 #include "coll/comm_launch_copy_engine.hpp"
 #include "coll/comm_launch_large.hpp"
 #include "coll/comm_launch_p2p_ll.hpp"
@@ -29,13 +29,24 @@ using kernels::kCollMaxRanks;
 // Rank-independent: every rank of a call launches the same grid (the flags are per block).
 constexpr int kP2pBlocksCap = 64;
 
-void logOnce(CommState& state, Collective collective, const KernelChoice& choice, std::size_t bytes) {
-  const std::size_t index =
-      static_cast<std::size_t>(collective) * kKernelCount + static_cast<std::size_t>(choice.kernel);
-  if (index >= state.logged.size() || state.logged[index]) return;
-  state.logged[index] = true;
-  logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} ({})", collectiveName(collective), bytes,
-          algorithmName(choice.algorithm), choice.reason);
+// Whether (collective, kernel) is logged for the first time in `logged`, which it marks.
+bool firstTime(std::array<bool, 7 * kKernelCount>& logged, Collective collective, Kernel kernel) {
+  const std::size_t index = static_cast<std::size_t>(collective) * kKernelCount + static_cast<std::size_t>(kernel);
+  if (index >= logged.size() || logged[index]) return false;
+  logged[index] = true;
+  return true;
+}
+
+// The COLL log's line for a choice, once per collective and kernel; where the kernel stepped aside for another,
+// once per collective and the kernel that stepped aside, the reason (the last).
+void logOnce(CommState& state, Collective collective, const CollectiveChoice& choice, std::size_t bytes) {
+  if (choice.kernel != choice.wanted && firstTime(state.steppedAside, collective, choice.wanted)) {
+    logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {}", collectiveName(collective), bytes, choice.reasons.back());
+  }
+  if (firstTime(state.logged, collective, choice.kernel)) {
+    logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} ({})", collectiveName(collective), bytes,
+            algorithmName(choice.algorithm), reasonText(choice));
+  }
 }
 
 void addJob(CollCopyArgs& args, const void* src, void* dst, std::size_t bytes) {
@@ -118,7 +129,7 @@ void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::
   });
 }
 
-void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice,
+void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const CollectiveChoice& choice,
                         bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t size = dataTypeSize(first.type);
@@ -130,9 +141,9 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     CollReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.sync.peersStore = storesIntoPeers(call.collective, choice);
+    args.sync.peersStore = storesIntoPeers(choice);
     std::size_t workBytes = bytes;
-    if (choice.kernel == Kernel::ReduceScatter) {
+    if (choice.kernel == Kernel::ShardReduce) {
       const std::size_t segment = bytes * static_cast<std::size_t>(r);  // count is the per-rank recvCount
       for (int p = 0; p < n; ++p) args.src[p] = offsetBy(table.send[p], segment);
       args.dst[0] = table.recv[r];
@@ -141,7 +152,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
       args.end = call.count;
     } else {
       for (int p = 0; p < n; ++p) args.src[p] = table.send[p];
-      if (choice.kernel == Kernel::DirectOneShot) {
+      if (choice.kernel == Kernel::OneShotReduce) {
         // All-reduce: every rank reduces everything into its own output; reduce: the root alone works,
         // the others only meet it at the barriers (their inputs must stay until it has read them).
         if (!reduce || r == first.root) {
@@ -183,23 +194,12 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
       }
     }
     int blocks = kernels::collReduceBlocks(workBytes, state.maxBlocks);
-    if (reduce && choice.kernel != Kernel::DirectOneShot) {
+    if (reduce && choice.kernel != Kernel::OneShotReduce) {
       if (const int cap = rootedTwoShotBlocks(Collective::Reduce, bytes, n); cap > 0) blocks = std::min(blocks, cap);
     }
     kernels::launchCollReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                               launchOf(state, r, capturing));
   });
-}
-
-// Push reduction needs 16-byte aligned buffers and shards (its stages are; reduce-scatter's shards are the
-// per-rank blocks of count elements).
-bool pushable(const PeerPointerTable& table, const CallArgs& first, int n) {
-  std::uintptr_t bits = 0;
-  for (int r = 0; r < n; ++r) {
-    bits |= reinterpret_cast<std::uintptr_t>(table.send[r]) | reinterpret_cast<std::uintptr_t>(table.recv[r]);
-  }
-  if (first.collective == Collective::ReduceScatter) bits |= first.count * dataTypeSize(first.type);
-  return bits % 16 == 0;
 }
 
 // Rank r's part `part` of a push reduction: the shards (all-reduce: partitionRange's; reduce-scatter: the count
@@ -241,13 +241,6 @@ std::size_t longestPushShard(const CallArgs& first, int n) {
   std::size_t longest = 0;
   for (int p = 0; p < n; ++p) longest = std::max(longest, shardOf(first, n, p).count);
   return longest;
-}
-
-// Why the push kernel cannot run this set (pipelinedBlocker; empty when it can): it needs the stages and
-// 16-byte aligned buffers and shards.
-std::string pushBlocker(const CommState& state, const std::vector<CallArgs>& set) {
-  if (!state.layout.hasStage) return "the communicator has no push stage";
-  return pipelinedBlocker(pushable(peerPointers(state, set), set.front(), state.nranks), true);
 }
 
 // The two-phase push kernel once per part of one stage slot of every shard (a message whose shards fit one
@@ -321,7 +314,7 @@ CollCopyArgs pushArgs(const PeerPointerTable& table, const CallArgs& call, int n
   return args;
 }
 
-void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& choice, bool capturing) {
+void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const CollectiveChoice& choice, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
@@ -338,20 +331,41 @@ void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const Ker
     CollCopyArgs args = call.collective == Collective::Broadcast ? broadcastArgs(state, table, call, choice.algorithm)
                                                                  : pushArgs(table, call, n, bytes);
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
-    args.sync.peersStore = storesIntoPeers(call.collective, choice);
+    args.sync.peersStore = storesIntoPeers(choice);
     args.chunkBytes = chunkBytes;
     kernels::launchCollCopy(args, blocks, call.stream, launchOf(state, r, capturing));
   });
 }
 
+// Whether every buffer of the set that the call touches starts on a 16-byte boundary: every rank's send and
+// recv, but a broadcast's send off the root and a reduce's recv off the root, which the API ignores.
+bool buffersAligned(const std::vector<CallArgs>& set) {
+  std::uintptr_t bits = 0;
+  for (const CallArgs& call : set) {
+    const bool offRoot = call.rank != call.root;
+    if (call.collective != Collective::Broadcast || !offRoot) bits |= reinterpret_cast<std::uintptr_t>(call.send);
+    if (call.collective != Collective::Reduce || !offRoot) bits |= reinterpret_cast<std::uintptr_t>(call.recv);
+  }
+  return bits % 16 == 0;
+}
+
 }  // namespace
 
-const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace) {
+const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
+                                   Fact aligned) {
   ChoiceMemo& memo = state.choices[static_cast<std::size_t>(collective)];
-  if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace) return memo.choice;
-  memo.choice = chooseCallKernel(collective, bytes, inPlace, state.topology, state.devices, state.settings);
+  if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace && memo.aligned == aligned) return memo.choice;
+  ChoiceResources resources;
+  resources.pushStages = state.layout.hasStage;
+  resources.llMaxBytes = kernels::kCollLlMaxBytes;
+  resources.maxBlocks = state.maxBlocks;
+  resources.ringChunkBytes = state.ringChunkBytes;
+  resources.ringReduceBlocks = state.ringReduceBlocks;
+  memo.choice =
+      chooseCollective({collective, bytes, state.nranks, inPlace, aligned}, state.fabric, resources, state.settings);
   memo.bytes = bytes;
   memo.inPlace = inPlace;
+  memo.aligned = aligned;
   memo.valid = true;
   return memo.choice;
 }
@@ -365,98 +379,48 @@ PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs
   return table;
 }
 
-namespace {
-
-// A pipelined kernel (`chosen`, named `what` in the log) that cannot run this set: says why (`blocker`) once
-// per collective and kernel in the COLL log, then runs `instead`, a direct kernel of the collective (the
-// copy-engine ring: the copy-engine two-shot).
-void stepAside(CommState& state, const std::vector<CallArgs>& set, const KernelChoice& chosen, const char* what,
-               const std::string& blocker, const KernelChoice& instead, bool capturing) {
-  const CallArgs& first = set.front();
-  const std::size_t index =
-      static_cast<std::size_t>(first.collective) * kKernelCount + static_cast<std::size_t>(chosen.kernel);
-  if (index < state.steppedAside.size() && !state.steppedAside[index]) {
-    state.steppedAside[index] = true;
-    logInfo(LogSubsys::Coll, "{} of {} bytes per rank: {} steps aside ({}): {} instead",
-            collectiveName(first.collective), first.count * dataTypeSize(first.type), what, blocker,
-            algorithmName(instead.algorithm));
-  }
-  if (instead.kernel == Kernel::Copy) {
-    launchCopySet(state, set, instead, capturing);
-  } else if (instead.kernel == Kernel::CeTwoShot) {
-    launchCeTwoShotSet(state, set, capturing);
-  } else {
-    launchReductionSet(state, set, instead, capturing);
-  }
+Fact setInPlace(const std::vector<CallArgs>& set, SetReach reach) {
+  if (reach == SetReach::LocalBuffers) return Fact::Unknown;
+  bool inPlace = false;
+  for (const CallArgs& call : set) inPlace = inPlace || (call.send == call.recv && call.send != nullptr);
+  return inPlace ? Fact::Yes : Fact::No;
 }
 
-}  // namespace
+Fact setAligned(const std::vector<CallArgs>& set, SetReach reach) {
+  if (reach == SetReach::LocalBuffers) return Fact::Unknown;
+  return buffersAligned(set) ? Fact::Yes : Fact::No;
+}
 
-void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing, SetReach reach) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   if (bytes == 0) return;  // no rank launches, so the counters stay in step
-  bool inPlace = false;
-  for (const CallArgs& call : set) inPlace = inPlace || (call.send == call.recv && call.send != nullptr);
-  const KernelChoice& choice = chooseKernel(state, first.collective, bytes, inPlace);
+  const CollectiveChoice& choice =
+      callChoice(state, first.collective, bytes, setInPlace(set, reach), setAligned(set, reach));
   logOnce(state, first.collective, choice, bytes);
+  if (reach == SetReach::LocalBuffers && kernelInfo(choice.kernel).flow != DataFlow::ThroughStages) {
+    throw Error(ErrorCode::Internal, fmt::format("{}: {} would touch the buffers of ranks in other processes",
+                                                 collectiveName(first.collective), kernelName(choice.kernel)));
+  }
   switch (choice.kernel) {
-    case Kernel::Ll: launchLlSet(state, set, bytes, false, capturing); break;
-    case Kernel::Ll128: launchLlSet(state, set, bytes, true, capturing); break;
+    case Kernel::LlOneShot: launchLlSet(state, set, bytes, false, capturing); break;
+    case Kernel::Ll128OneShot: launchLlSet(state, set, bytes, true, capturing); break;
+    case Kernel::OneShotReduce:
+    case Kernel::TwoShot:
+    case Kernel::ShardReduce: launchReductionSet(state, set, choice, capturing); break;
     case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
-    case Kernel::RingBroadcast:
-      if (const std::string blocker = ringBroadcastBlocker(state, set); !blocker.empty()) {
-        stepAside(state, set, choice, "the ring", blocker, {Algorithm::OneShot, Kernel::Copy, choice.reason},
-                  capturing);  // every rank reads the root's buffer
-      } else {
-        launchRingBroadcastSet(state, set, capturing);
-      }
-      break;
-    case Kernel::PushReduce:
-      if (const std::string blocker = pushBlocker(state, set); !blocker.empty()) {
-        KernelChoice reading = choice;  // the direct-read kernel of the algorithm
-        reading.kernel = first.collective == Collective::AllReduce ? Kernel::TwoShot : Kernel::ReduceScatter;
-        stepAside(state, set, choice, "the push reduction", blocker, reading, capturing);
-      } else {
-        launchPushSet(state, set, capturing);
-      }
-      break;
+    case Kernel::PushReduce: launchPushSet(state, set, capturing); break;
+    case Kernel::RingBroadcast: launchRingBroadcastSet(state, set, capturing); break;
     case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
+    case Kernel::RingReduce: launchRingReduceSet(state, set, capturing); break;
+    case Kernel::RingAllReduce: launchRingAllReduceSet(state, set, capturing); break;
+    case Kernel::RingReduceScatter: launchRingReduceScatterSet(state, set, capturing); break;
     case Kernel::CeCopy: launchCeCopySet(state, set, capturing); break;
     case Kernel::CeTwoShot: launchCeTwoShotSet(state, set, capturing); break;
-    case Kernel::CeRingAllReduce:
-      if (const std::string blocker = ringAllReduceBlocker(state, set); !blocker.empty()) {
-        stepAside(state, set, choice, "the ring", blocker, {Algorithm::TwoShot, Kernel::CeTwoShot, choice.reason},
-                  capturing);
-      } else {
-        launchCeRingAllReduceSet(state, set, capturing);
-      }
-      break;
-    case Kernel::RingAllReduce:
-      if (const std::string blocker = ringAllReduceBlocker(state, set); !blocker.empty()) {
-        stepAside(state, set, choice, "the ring", blocker, {Algorithm::TwoShot, Kernel::TwoShot, choice.reason},
-                  capturing);
-      } else {
-        launchRingAllReduceSet(state, set, capturing);
-      }
-      break;
-    case Kernel::RingReduceScatter:
-      if (const std::string blocker = ringReduceScatterBlocker(state, set); !blocker.empty()) {
-        stepAside(state, set, choice, "the ring", blocker, {Algorithm::OneShot, Kernel::ReduceScatter, choice.reason},
-                  capturing);
-      } else {
-        launchRingReduceScatterSet(state, set, capturing);
-      }
-      break;
-    case Kernel::RingReduce:
-      if (const std::string blocker = ringReduceBlocker(state, set); !blocker.empty()) {
-        stepAside(state, set, choice, "the ring", blocker, {Algorithm::TwoShot, Kernel::TwoShot, choice.reason},
-                  capturing);  // two-shot's direct reads
-      } else {
-        launchRingReduceSet(state, set, capturing);
-      }
-      break;
-    default: launchReductionSet(state, set, choice, capturing); break;
+    case Kernel::CeRingAllReduce: launchCeRingAllReduceSet(state, set, capturing); break;
+    case Kernel::LlPairs:
+      throw Error(ErrorCode::Internal, fmt::format("{}: the send/recv kernel was chosen for a collective",
+                                                   collectiveName(first.collective)));
   }
   ++state.sets;
 }
@@ -489,14 +453,14 @@ void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pair
   // The group's kernel: by the most one rank sends (every rank of a group runs the same form, so the pair
   // counters stay in step).
   const std::size_t largest = *std::max_element(sent.begin(), sent.end());
-  const KernelChoice& choice = chooseKernel(state, Collective::SendRecv, largest, false);
+  const CollectiveChoice& choice = callChoice(state, Collective::SendRecv, largest, Fact::No, Fact::Unknown);
   logOnce(state, Collective::SendRecv, choice, largest);
   if (choice.kernel == Kernel::CeCopy) {
     launchCeSendRecvPairs(state, pairs, streams, masks, capturing);
     return;
   }
   // LL lines, where every rank's messages fit them (else the copy form below).
-  if (choice.kernel == Kernel::Ll && launchLlSendRecvPairs(state, pairs, streams, masks, capturing)) return;
+  if (choice.kernel == Kernel::LlPairs && launchLlSendRecvPairs(state, pairs, streams, masks, capturing)) return;
   std::vector<CollCopyArgs> args(static_cast<std::size_t>(n));
   for (const SendRecvPair& pair : pairs) {
     CollCopyArgs& receiver = args[static_cast<std::size_t>(pair.recv.rank)];
@@ -513,7 +477,7 @@ void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pair
   for (int r = 0; r < n; ++r) {
     const auto index = static_cast<std::size_t>(r);
     args[index].sync = syncArgs(state, r, Collective::SendRecv, true, masks[index]);
-    args[index].sync.peersStore = storesIntoPeers(Collective::SendRecv, choice);  // receivers pull
+    args[index].sync.peersStore = storesIntoPeers(choice);  // receivers pull
   }
   forEachRank(state, capturing, [&](int r) {
     const auto index = static_cast<std::size_t>(r);

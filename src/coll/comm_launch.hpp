@@ -1,6 +1,6 @@
-// Turning a matched set of calls into kernel launches: the algorithm (chooseAlgorithm, then what this
-// build can do with the buffers given), every rank's kernel arguments from the peer pointer table, and one
-// launch per rank on its stream. Nothing here blocks, allocates device memory or copies from the host, so
+// Turning a matched set of calls into kernel launches: the kernel (chooseCollective, from the call's size and
+// the facts of its buffers), every rank's kernel arguments from the peer pointer table, and one launch per
+// rank on its stream. Nothing here blocks, allocates device memory or copies from the host, so
 // a set is capturable in a CUDA graph.
 #pragma once
 
@@ -12,20 +12,34 @@
 
 namespace peerlink::coll {
 
-/// What a call of `collective` with `bytes` per rank runs (chooseAlgorithm, then chooseKernel), remembered
-/// per collective so a loop of equal calls builds no reasons; `inPlace`: some rank calls it in place.
-const KernelChoice& chooseKernel(CommState& state, Collective collective, std::size_t bytes, bool inPlace);
+/// What a call of `collective` with `bytes` per rank runs on this communicator (chooseCollective), remembered
+/// per collective so a loop of equal calls builds no reasons; `inPlace`: some rank calls it in place;
+/// `aligned`: every buffer it touches starts on a 16-byte boundary.
+const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
+                                   Fact aligned);
 
 /// The peer pointer table of a set: every rank's send and recv as the GPUs address them.
 PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set);
 
-/// Launches the set (set[r] is rank r's call, already validated and matched) on every rank's stream;
+/// Which buffers of a set this process knows: every rank's (one process, or the staging windows), or only its
+/// local ranks' (ranks of other processes are stand-ins without buffers).
+enum class SetReach { EveryBuffer, LocalBuffers };
+
+/// The facts of a set every rank agrees on: where this process knows every buffer, whether some rank calls
+/// it in place and whether every buffer is 16-byte aligned; where it knows its own only, Unknown (the choice
+/// then takes what is safe either way, and every rank makes the same).
+Fact setInPlace(const std::vector<CallArgs>& set, SetReach reach);
+Fact setAligned(const std::vector<CallArgs>& set, SetReach reach);
+
+/// Launches the set (set[r] is rank r's call, already validated and matched) on every local rank's stream;
 /// `capturing`: the streams are being captured into a graph (else the launches go through each rank's
-/// eager KernelGraph, the cheaper way on the host).
-void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+/// eager KernelGraph, the cheaper way on the host). With LocalBuffers the chosen kernel must touch no peer's
+/// buffers (the LL kernels); the caller stages any other (comm_launch_staged.hpp).
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
+                         SetReach reach = SetReach::EveryBuffer);
 
 /// Launches matched send/recv pairs: one kernel on every rank that takes part -- for small groups
-/// (chooseKernel: Kernel::Ll) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between
+/// (callChoice: Kernel::LlPairs) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between
 /// barriers -- or for large groups (Kernel::CeCopy) the senders' copy engines between two barrier kernels.
 void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs);
 

@@ -76,28 +76,6 @@ void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, b
 
 namespace {
 
-// Whether `one` and each of `each[0..n)` are 16-byte aligned (the rings move 16-byte units).
-template <typename Pointer>
-bool aligned16(const void* one, const Pointer (&each)[kernels::kCollMaxRanks], int n) {
-  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(one);
-  for (int r = 0; r < n; ++r) bits |= reinterpret_cast<std::uintptr_t>(each[r]);
-  return bits % 16 == 0;
-}
-
-}  // namespace
-
-std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallArgs>& set) {
-  const CallArgs& first = set.front();
-  const PeerPointerTable table = peerPointers(state, set);
-  const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return pipelinedBlocker(
-      aligned16(table.send[first.root], table.recv, state.nranks),
-      kernels::collRoundsFit(bytes, kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes),
-                             kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes)));
-}
-
-namespace {
-
 // Rank r's part of the chain that starts at rank `start` and ends at start - 1 (mod n), over bytes
 // [offset, offset + bytes): its predecessor and successor, -1 at the ends.
 kernels::CollRingChain chainAt(int r, int start, int n, std::size_t offset, std::size_t bytes) {
@@ -129,7 +107,6 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
     args.chain[0] = chainAt(r, root, n, 0, bytes);
     args.chunkBytes = kernels::collRingBroadcastChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes);
-    args.neighborStart = state.ringNeighborStart;
     args.src = r == root ? table.send[root] : table.recv[r];
     args.nextDst = table.recv[(r + 1) % n];
     if (r == root && table.send[root] != table.recv[root]) args.localDst = table.recv[root];
@@ -137,35 +114,12 @@ void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, 
   });
 }
 
-std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs>& set) {
-  const CallArgs& first = set.front();
-  const PeerPointerTable table = peerPointers(state, set);
-  const std::size_t bytes = first.count * dataTypeSize(first.type);
-  return pipelinedBlocker(aligned16(table.recv[first.root], table.send, state.nranks),
-                          kernels::collRingReduceRoundsFit(
-                              bytes, kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes,
-                                                                       state.ringReduceBlocks)));
-}
-
 namespace {
 
-// n chains side by side on one grid of each ring kernel: the longest chain's bytes set the grids (the
-// ring all-reduce's segments and the reduce-scatter's blocks; partitionRange never makes the first shorter).
-struct RingChainsShape {
-  int reduceBlocks = 0;
-  std::size_t reduceChunk = 0;
-  int gatherBlocks = 0;
-  std::size_t gatherChunk = 0;
-};
-
-RingChainsShape ringChainsShape(const CommState& state, std::size_t longest) {
-  const int n = state.nranks;
-  RingChainsShape shape;
-  shape.reduceBlocks = n * kernels::collRingReduceChainBlocks(longest, n, state.maxBlocks, state.ringChunkBytes);
-  shape.reduceChunk = kernels::collRingReduceChainChunkBytes(longest, n, state.maxBlocks, state.ringChunkBytes);
-  shape.gatherBlocks = n * kernels::collRingChainBlocks(longest, n, state.maxBlocks, state.ringChunkBytes);
-  shape.gatherChunk = kernels::collRingChunkBytes(longest, std::max(1, state.maxBlocks / n), state.ringChunkBytes);
-  return shape;
+// n chains side by side on one grid of each ring kernel: the longest chain's bytes set the grids (the ring
+// all-reduce's segments and the reduce-scatter's blocks; partitionRange never makes the first shorter).
+kernels::CollRingChainsShape ringChainsShape(const CommState& state, std::size_t longest) {
+  return kernels::collRingChainsShape(longest, state.nranks, state.maxBlocks, state.ringChunkBytes);
 }
 
 std::size_t allReduceLongestBytes(const CallArgs& first, int n) {
@@ -201,8 +155,6 @@ void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, 
       args.chain[j].outOffset = segment.outOffset;
     }
     args.chunkBytes = chunkBytes;
-    args.neighborStart = state.ringNeighborStart;
-    args.pace = state.ringPace;
     kernels::launchCollRingReduce(args, collType(call.type), collOp(call.op), blocks, call.stream,
                                   launchOf(state, r, capturing));
   });
@@ -218,28 +170,6 @@ std::vector<ReduceSegment> reduceScatterBlocks(const CallArgs& first, int n) {
 }
 
 }  // namespace
-
-std::string ringAllReduceBlocker(const CommState& state, const std::vector<CallArgs>& set) {
-  const CallArgs& first = set.front();
-  const PeerPointerTable table = peerPointers(state, set);
-  const int n = state.nranks;
-  const std::size_t longest = allReduceLongestBytes(first, n);
-  const RingChainsShape shape = ringChainsShape(state, longest);
-  return pipelinedBlocker(aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
-                          kernels::collRingReduceRoundsFit(longest, shape.reduceChunk) &&
-                              kernels::collRoundsFit(longest, shape.gatherBlocks / n, shape.gatherChunk));
-}
-
-std::string ringReduceScatterBlocker(const CommState& state, const std::vector<CallArgs>& set) {
-  const CallArgs& first = set.front();
-  const PeerPointerTable table = peerPointers(state, set);
-  const int n = state.nranks;
-  const std::size_t blockBytes = first.count * dataTypeSize(first.type);
-  const RingChainsShape shape = ringChainsShape(state, blockBytes);
-  return pipelinedBlocker(
-      blockBytes % 16 == 0 && aligned16(nullptr, table.send, n) && aligned16(nullptr, table.recv, n),
-      kernels::collRingReduceRoundsFit(blockBytes, shape.reduceChunk));
-}
 
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its
 // stage with its input and passes it to position i + 1's stage; the root, last, into its output (plan:
@@ -260,7 +190,7 @@ void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
-  const RingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
+  const kernels::CollRingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
   std::vector<ReduceSegment> segments(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j) {
     const ElementRange segment = shardOf(first, n, j);
@@ -272,14 +202,14 @@ void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set
 // Ring all-reduce: the segment reduces above, then n ring broadcasts side by side in a second kernel, segment
 // j from rank j along the chain that starts there. Every link carries 2(n-1)/n of the data, as stores. In
 // place, rank r's input segment j is read only by rank r, in the first kernel, and overwritten (by rank r - 1)
-// only in the second, where rank r - 1 stores only after rank r has started it (neighborStart, or the start
-// barrier), so after rank r's first kernel.
+// only in the second, where rank r - 1 stores only after rank r has started it (neighborStart), so after rank
+// r's first kernel.
 void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
   const PeerPointerTable table = peerPointers(state, set);
-  const RingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
+  const kernels::CollRingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
   launchRingSegmentReduces(state, set, capturing);
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
@@ -293,7 +223,6 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
       args.chain[j] = chainAt(r, j, n, segment.begin * size, segment.count * size);
     }
     args.chunkBytes = shape.gatherChunk;
-    args.neighborStart = state.ringNeighborStart;
     kernels::launchCollRingBroadcast(args, shape.gatherBlocks, call.stream, launchOf(state, r, capturing));
   });
 }
@@ -303,7 +232,7 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
 // output is its own input block j, which only rank j reads, each element before writing it.
 void launchRingReduceScatterSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& first = set.front();
-  const RingChainsShape shape = ringChainsShape(state, first.count * dataTypeSize(first.type));
+  const kernels::CollRingChainsShape shape = ringChainsShape(state, first.count * dataTypeSize(first.type));
   launchRingReduceChains(state, set, capturing, reduceScatterBlocks(first, state.nranks), shape.reduceBlocks,
                          shape.reduceChunk);
 }

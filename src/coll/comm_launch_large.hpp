@@ -3,7 +3,6 @@
 // dispatches to them.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "coll/comm_state.hpp"
@@ -13,16 +12,9 @@ namespace peerlink::coll {
 /// Two-shot all-reduce as two kernels per rank (Kernel::SplitTwoShot).
 void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
-/// Why the rings cannot run this set (pipelinedBlocker), empty when they can: they move 16-byte units, so
-/// the buffers they touch must be 16-byte aligned (the broadcast: the root's input and every output; the
-/// reduce: every input and the root's output; the reduce-scatter: every block's start too), and their flags
-/// must number every round of a block (kernels::collRoundsFit).
-std::string ringBroadcastBlocker(const CommState& state, const std::vector<CallArgs>& set);
-std::string ringReduceBlocker(const CommState& state, const std::vector<CallArgs>& set);
-std::string ringAllReduceBlocker(const CommState& state, const std::vector<CallArgs>& set);
-std::string ringReduceScatterBlocker(const CommState& state, const std::vector<CallArgs>& set);
-
-/// The ring broadcast (Kernel::RingBroadcast) and the ring reduce (Kernel::RingReduce).
+/// The ring broadcast (Kernel::RingBroadcast) and the ring reduce (Kernel::RingReduce). The rings move 16-byte
+/// units and number each block's rounds in their flags: the kernel choice runs them only where the buffers are
+/// aligned and the rounds fit (kernel_registry.cc).
 void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 /// The ring all-reduce (Kernel::RingAllReduce): the two above with one chain per segment, as two kernels.

@@ -32,8 +32,9 @@ bool needsStaging(CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& shape = shapeOf(state, set);
   const std::size_t bytes = shape.count * dataTypeSize(shape.type);
   if (bytes == 0) return false;
-  const KernelChoice& choice = chooseKernel(state, shape.collective, bytes, false);
-  return choice.kernel != Kernel::Ll && choice.kernel != Kernel::Ll128;
+  const CollectiveChoice& choice = callChoice(state, shape.collective, bytes, setInPlace(set, SetReach::LocalBuffers),
+                                              setAligned(set, SetReach::LocalBuffers));
+  return kernelInfo(choice.kernel).flow != DataFlow::ThroughStages;
 }
 
 void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {

@@ -11,8 +11,8 @@
 namespace peerlink::coll {
 
 /// Whether a set of a world that spans processes must go through the windows: its kernel touches a peer's
-/// buffers (every kernel but the LL ones, which touch only the caller's buffers and the peers' arenas). The
-/// same answer on every rank: it depends on the call's shape and the world only.
+/// buffers (every kernel whose data flow is not ThroughStages; the LL ones touch only the caller's buffers and
+/// the peers' arenas). The same answer on every rank: it depends on the call's shape and the world only.
 bool needsStaging(CommState& state, const std::vector<CallArgs>& set);
 
 /// Runs `set` (matched; set[r] for every local rank r) through the windows.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <string>
 #include <vector>
 
 #include "coll/comm_state.hpp"
@@ -111,15 +110,6 @@ inline kernels::KernelLaunch launchOf(const CommState& state, int rank, bool cap
 inline bool launchesMayOverlap(bool requested, const std::vector<int>& computeMajors, bool gpusShared) {
   if (!requested || gpusShared || computeMajors.empty()) return false;
   return std::all_of(computeMajors.begin(), computeMajors.end(), [](int major) { return major >= 9; });
-}
-
-// Why a pipelined kernel (a ring; the push reduction, which needs only the alignment) cannot run a call, for the COLL
-// log; empty when it can. It moves 16-byte units, so what it touches must start on 16-byte boundaries, and its flags
-// number every round of a block in kCollRoundBits bits.
-inline std::string pipelinedBlocker(bool aligned, bool roundsFit) {
-  if (!aligned) return "a buffer or block does not start on a 16-byte boundary";
-  if (!roundsFit) return "a block would need more than 2^" + std::to_string(kernels::kCollRoundBits) + " rounds";
-  return {};
 }
 
 }  // namespace peerlink::coll

@@ -86,22 +86,10 @@ void checkWorldSpec(const WorldSpec& spec) {
   }
 }
 
-// PEERLINK_COLL_RING_CHUNK, checked before any GPU work (0: each ring kernel's own chunk).
-std::size_t ringChunkBytesFrom(const Params& params) {
-  const auto chunk = params.getInt("PEERLINK_COLL_RING_CHUNK");
-  if (chunk == 0) return 0;  // each ring kernel's own
-  if (chunk % 16 != 0 || chunk < 1024) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("PEERLINK_COLL_RING_CHUNK={}: a ring chunk is a multiple of 16 "
-                                                     "bytes, at least 1024 (or 0 for each ring kernel's own)",
-                                                     chunk));
-  }
-  return static_cast<std::size_t>(chunk);
-}
-
 // One rank's GPU before the world is known: context, SM count, counters, streams, every collective kernel
 // loaded. Runs on its own thread (context creation and module loads of several GPUs overlap).
 // `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push).
-void setupRank(RankResources& rank, int device, bool push, bool eagerGraph) {
+void setupRank(RankResources& rank, int device, bool push) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -111,7 +99,7 @@ void setupRank(RankResources& rank, int device, bool push, bool eagerGraph) {
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
   rank.device = device;
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
-  if (eagerGraph) rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
+  rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   rank.copyStream = Stream(device);
   rank.forkEvent = Event(device, cudaEventDisableTiming);
   rank.joinEvent = Event(device, cudaEventDisableTiming);
@@ -219,10 +207,9 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   const auto start = Clock::now();
   configureLogging(params);  // before the setup threads log (a kept topology does not configure it)
   const bool shareGpus = params.getBool("PEERLINK_COLL_SHARE_GPUS");
-  state.ringChunkBytes = ringChunkBytesFrom(params);
+  // The registry checked it: a multiple of 16, at least 1024, or 0 for each ring kernel's own.
+  state.ringChunkBytes = static_cast<std::size_t>(params.getInt("PEERLINK_COLL_RING_CHUNK"));
   state.ringReduceBlocks = static_cast<int>(params.getInt("PEERLINK_COLL_RING_REDUCE_BLOCKS"));
-  state.ringNeighborStart = params.getBool("PEERLINK_COLL_RING_NEIGHBOR_START");
-  state.ringPace = params.getBool("PEERLINK_COLL_RING_PACE");
   checkDevices(spec.devices, shareGpus);
   checkWorldSpec(spec);
   state.params = params;
@@ -237,13 +224,12 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   // Started once the last context existed instead, creation was no faster.
   std::future<Topology> topology = std::async(std::launch::async, [&params] { return discoveredTopology(params); });
   state.ranks.resize(static_cast<std::size_t>(spec.nranks));
-  const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPH");
   const bool autoPushKernels = state.settings.push == PushMode::Auto && state.nranks >= 3;
   const bool pushKernels = state.settings.push == PushMode::Push || autoPushKernels;
   std::exception_ptr setupError;
   try {
     onLocalRanks(spec.ranks.size(), [&](std::size_t i) {
-      setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels, eagerGraphs);
+      setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels);
     });
   } catch (...) {
     setupError = std::current_exception();
@@ -255,9 +241,11 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.world = gatherWorld(state, spec);
   const auto worldReady = Clock::now();
 
-  // The push stages where AUTO may push (3+ ranks of an NVLink mesh: push_select.cc) or PEERLINK_COLL_PUSH=1
-  // asks; the staging window where peers' buffers may be out of reach (another process's).
-  const bool pushStages = state.settings.push == PushMode::Push || (autoPushKernels && state.world.nvlinkMesh);
+  // The fabric from the world, so ranks of several processes see the same; the push stages where AUTO may
+  // push or PEERLINK_COLL_PUSH=1 asks; the staging window where peers' buffers may be out of reach (another
+  // process's).
+  state.fabric = fabricOf(state.world.topology, state.world.gpu);
+  const bool pushStages = pushStagesFor(state.settings, state.nranks, state.fabric);
   const bool exportable = state.world.spansProcesses;
   state.layout = symmetricLayout(state.nranks, pushStages, exportable ? kStagingWindowBytes : 0);
   const ShareKind kind = arenaShareKind(state.world);
@@ -280,10 +268,9 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.failures = PinnedBuffer(sizeof(kernels::CollFailure) * static_cast<std::size_t>(state.nranks),
                                 cudaHostAllocMapped | cudaHostAllocPortable);
   std::memset(state.failures.data(), 0, state.failures.size());
-  state.maxBlocks = std::min(kernels::kCollMaxBlocks, state.world.maxBlocks);
-  if (const auto cap = params.getInt("PEERLINK_COLL_MAX_BLOCKS"); cap > 0) {
-    state.maxBlocks = std::min(state.maxBlocks, static_cast<int>(cap));
-  }
+  std::vector<int> smCounts;
+  for (const RankCard& card : state.world.cards) smCounts.push_back(card.smCount);
+  state.maxBlocks = collGridCap(state.world.gpu, smCounts, static_cast<int>(params.getInt("PEERLINK_COLL_MAX_BLOCKS")));
   std::vector<int> computeMajors;
   for (const RankCard& card : state.world.cards) computeMajors.push_back(card.ccMajor);
   state.overlapLaunches =

@@ -12,13 +12,12 @@
 #include <memory>
 #include <vector>
 
-#include "coll/algorithm_select.hpp"
-#include "coll/choice_settings.hpp"
 #include "coll/launch_threads.hpp"
 #include "coll/symmetric_layout.hpp"
 #include "coll/world.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_graph.hpp"
+#include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/params.hpp"
@@ -60,7 +59,7 @@ struct RankResources {
   int computeMajor = 0;  ///< the GPU's compute capability, major part
   RankArena arena;       ///< flags, lines, stages, staging window: reached by every peer
   DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed: this rank's counters, read by its own kernels only
-  /// Eager launches on this GPU (kernel_graph.hpp); null with PEERLINK_COLL_EAGER_GRAPH=0 (direct launches).
+  /// Eager launches on this GPU (kernel_graph.hpp).
   std::unique_ptr<kernels::KernelGraph> eagerGraph;
   /// The copy-engine collectives' second stream and its fork and join events (comm_launch_copy_engine.cc):
   /// the pushes to the peers run there while the caller's stream makes the local copy.
@@ -95,12 +94,13 @@ struct PeerPointerTable {
   void* recv[kernels::kCollMaxRanks] = {};
 };
 
-/// A kernel choice and the call shape it was made for.
+/// A kernel choice and the call facts it was made for.
 struct ChoiceMemo {
   bool valid = false;
   std::size_t bytes = 0;
-  bool inPlace = false;
-  KernelChoice choice;
+  Fact inPlace = Fact::No;
+  Fact aligned = Fact::No;
+  CollectiveChoice choice;
 };
 
 struct CommState {
@@ -117,11 +117,10 @@ struct CommState {
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
   ChoiceSettings settings;         ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE
+  CollectiveFabric fabric;         ///< the links between the ranks' GPUs, for the kernel choice
   int maxBlocks = 1;               ///< grid cap: the smallest SM count of the ranks' GPUs, or PEERLINK_COLL_MAX_BLOCKS
   std::size_t ringChunkBytes = 0;  ///< PEERLINK_COLL_RING_CHUNK: the rings' largest chunk, 0 each kernel's own
   int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own
-  bool ringNeighborStart = true;   ///< PEERLINK_COLL_RING_NEIGHBOR_START: ring kernels meet the next rank only
-  bool ringPace = true;            ///< PEERLINK_COLL_RING_PACE: a ring reduce's chains keep pace with each other
   bool overlapLaunches = false;    ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks

@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 
 #include "coll/bootstrap_exchange.hpp"
-#include "coll/choice_settings.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
 #include "coll/comm_launch_staged.hpp"
@@ -103,10 +102,12 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
       standIn.stream = nullptr;
     }
     const bool capturing = coll::checkSetMatches(state, set);
-    if (state.world.spansProcesses && coll::needsStaging(state, set)) {
+    if (!state.world.spansProcesses) {
+      coll::launchCollectiveSet(state, set, capturing);
+    } else if (coll::needsStaging(state, set)) {
       coll::launchStagedSet(state, set, capturing);
     } else {
-      coll::launchCollectiveSet(state, set, capturing);
+      coll::launchCollectiveSet(state, set, capturing, coll::SetReach::LocalBuffers);
     }
   }
 }
@@ -362,8 +363,8 @@ void Communicator::groupEnd() {
 
 std::string Communicator::describeChoice(Collective collective, std::size_t bytes) const {
   const std::lock_guard<std::mutex> lock(state_->mutex);
-  const coll::KernelChoice choice = coll::chooseKernel(state_->comm, collective, bytes, false);
-  return std::string(algorithmName(choice.algorithm)) + " (" + coll::kernelName(choice.kernel) + "): " + choice.reason;
+  const CollectiveChoice choice = coll::callChoice(state_->comm, collective, bytes, Fact::No, Fact::Yes);
+  return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
 }
 
 void Communicator::checkHealth() {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "coll/algorithm_select.hpp"
+#include "coll/choice_rules.hpp"
 #include "coll/plan_builder.hpp"
 
 namespace peerlink::coll {

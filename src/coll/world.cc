@@ -33,19 +33,11 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_SHARE_GPUS",
 };
 
-bool isNvlink(const CardLink& link) {
-  return link.path == PathClass::NVL && link.nvlinks > 0;
-}
-
 const CardLink* findLink(const RankCard& card, const std::string& busId) {
   for (const CardLink& link : card.links) {
     if (link.busId == busId) return &link;
   }
   return nullptr;
-}
-
-const char* linkText(const CardLink& link) {
-  return pathClassName(link.path);
 }
 
 }  // namespace
@@ -240,52 +232,62 @@ World makeWorld(std::vector<RankCard> cards, const std::vector<int>& localRanks,
     }
     if (!world.sameProcess(0, r)) world.spansProcesses = true;
   }
-  world.nvlinkMesh = true;
-  world.fabricDetail = "NVLink between every pair";
-  world.ll128Capable = true;
-  world.maxBlocks = 1 << 30;
-  for (int a = 0; a < world.nranks; ++a) {
-    const RankCard& from = world.cards[static_cast<std::size_t>(a)];
-    int sharing = 0;
-    for (int b = 0; b < world.nranks; ++b) {
-      const RankCard& to = world.cards[static_cast<std::size_t>(b)];
-      if (to.busId == from.busId) {
-        ++sharing;
-        if (a < b) {
-          if (!shareGpus) {
-            throw Error(ErrorCode::InvalidUsage,
-                        fmt::format("{} and {} use the same GPU: one rank per GPU (PEERLINK_COLL_SHARE_GPUS=1 lets "
-                                    "ranks share a GPU for testing)",
-                                    world.describe(a), world.describe(b)));
-          }
-          world.gpusShared = true;
-        }
-        continue;
-      }
-      const CardLink* link = findLink(from, to.busId);
-      if (link == nullptr) {
-        if (world.nvlinkMesh) {
-          world.nvlinkMesh = false;
-          world.fabricDetail =
-              fmt::format("GPU {} -> {} unknown to rank {}'s process (CUDA_VISIBLE_DEVICES?)", from.busId, to.busId, a);
-        }
-        continue;
-      }
-      if (!link->canAccessPeer) {
-        throw Error(ErrorCode::Unsupported,
-                    fmt::format("{} cannot access {}'s GPU as a peer; the collectives need peer access between "
-                                "every pair (see `peerlink doctor`)",
-                                world.describe(a), world.describe(b)));
-      }
-      if (!isNvlink(*link) && world.nvlinkMesh) {
-        world.nvlinkMesh = false;
-        world.fabricDetail = fmt::format("GPU {} -> {} {}", from.busId, to.busId, linkText(*link));
-      }
+  // The world's GPUs, by bus id, in rank order of first appearance.
+  for (int r = 0; r < world.nranks; ++r) {
+    const RankCard& card = world.cards[static_cast<std::size_t>(r)];
+    int index = -1;
+    for (int g = 0; g < static_cast<int>(world.topology.gpus.size()); ++g) {
+      if (world.topology.gpus[static_cast<std::size_t>(g)].pciBusId == card.busId) index = g;
     }
-    world.maxBlocks = std::min(world.maxBlocks, std::max(1, from.smCount / std::max(1, sharing)));
-    if (from.ccMajor < 9) world.ll128Capable = false;
+    if (index >= 0) {
+      const int sharer = static_cast<int>(std::find(world.gpu.begin(), world.gpu.end(), index) - world.gpu.begin());
+      if (!shareGpus) {
+        throw Error(ErrorCode::InvalidUsage,
+                    fmt::format("{} and {} use the same GPU: one rank per GPU (PEERLINK_COLL_SHARE_GPUS=1 lets ranks "
+                                "share a GPU for testing)",
+                                world.describe(sharer), world.describe(r)));
+      }
+      world.gpusShared = true;
+      world.gpu.push_back(index);
+      continue;
+    }
+    Gpu gpu;
+    gpu.cudaOrdinal = static_cast<int>(world.topology.gpus.size());
+    gpu.pciBusId = card.busId;
+    gpu.uuid = card.uuid;
+    gpu.smCount = card.smCount;
+    gpu.ccMajor = card.ccMajor;
+    gpu.ccMinor = card.ccMinor;
+    world.gpu.push_back(gpu.cudaOrdinal);
+    world.topology.gpus.push_back(std::move(gpu));
   }
-  world.ll128Capable = world.ll128Capable && world.nvlinkMesh;
+  // Each ordered pair's link as the first rank on its source GPU saw it.
+  world.topology.source = "the ranks' cards";
+  world.topology.host = first.host;
+  const auto gpus = static_cast<int>(world.topology.gpus.size());
+  for (int src = 0; src < gpus; ++src) {
+    const auto owner = static_cast<std::size_t>(std::find(world.gpu.begin(), world.gpu.end(), src) - world.gpu.begin());
+    const RankCard& from = world.cards[owner];
+    for (int dst = 0; dst < gpus; ++dst) {
+      if (dst == src) continue;
+      const CardLink* link = findLink(from, world.topology.gpus[static_cast<std::size_t>(dst)].pciBusId);
+      if (link == nullptr) continue;
+      if (!link->canAccessPeer) {
+        const auto other = static_cast<int>(std::find(world.gpu.begin(), world.gpu.end(), dst) - world.gpu.begin());
+        throw Error(ErrorCode::Unsupported,
+                    fmt::format("{} cannot access {}'s GPU as a peer; the collectives need peer access between every "
+                                "pair (see `peerlink doctor`)",
+                                world.describe(static_cast<int>(owner)), world.describe(other)));
+      }
+      GpuPair pair;
+      pair.src = src;
+      pair.dst = dst;
+      pair.canAccessPeer = true;
+      pair.path = link->path;
+      pair.nvlinks = link->nvlinks;
+      world.topology.pairs.push_back(pair);
+    }
+  }
   return world;
 }
 

@@ -70,12 +70,13 @@ struct World {
   std::vector<int> localRanks;  ///< the ranks this process drives, ascending
   bool spansProcesses = false;  ///< some rank lives in another process
   bool gpusShared = false;      ///< some GPU drives two ranks (PEERLINK_COLL_SHARE_GPUS)
-  bool nvlinkMesh = false;      ///< every pair of distinct GPUs talks over NVLink
-  std::string fabricDetail;     ///< "NVLink between every pair", or the first pair that is not, for reasons
-  bool ll128Capable = false;    ///< NVLink mesh and every GPU of compute capability 9.0+ (ll128Capable's rule)
-  /// Blocks a kernel may use on every rank: the smallest SM count over the ranks, divided among ranks that
-  /// share a GPU (a kernel waits for its peers' kernels, so all must fit at once).
-  int maxBlocks = 1;
+  /// By rank: which of the world's GPUs it runs on (ranks sharing a GPU share its index), the index into
+  /// `topology`'s GPUs.
+  std::vector<int> gpu;
+  /// The world's GPUs and the links between them as the ranks' cards tell them (a GPU's "CUDA ordinal" is its
+  /// index): what the kernel choice's fabric comes from (fabricOf), the same on every rank. A link no rank's
+  /// process could see is absent.
+  Topology topology;
 
   bool isLocal(int rank) const;
   bool sameProcess(int a, int b) const;

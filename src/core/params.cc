@@ -72,10 +72,23 @@ const ParamSpec& paramSpec(const std::string& name) {
 std::string describeAllowed(const ParamSpec& spec) {
   switch (spec.type) {
     case ParamType::Bool: return "a boolean (0/1, true/false, yes/no, on/off)";
-    case ParamType::Int: return fmt::format("an integer in {}..{}", spec.minValue, spec.maxValue);
+    case ParamType::Int: {
+      std::string text = fmt::format("an integer in {}..{}", spec.minValue, spec.maxValue);
+      if (spec.multipleOf > 1) text += fmt::format(", a multiple of {}", spec.multipleOf);
+      return spec.zeroAllowed ? "0, or " + text : text;
+    }
     case ParamType::Enum: return fmt::format("one of {}", fmt::join(spec.allowed, ", "));
     case ParamType::List: return fmt::format("ALL or a comma-separated list of {}", fmt::join(spec.allowed, ", "));
     case ParamType::String: return "any text";
+  }
+  return "?";
+}
+
+const char* paramAudienceName(ParamAudience audience) noexcept {
+  switch (audience) {
+    case ParamAudience::User: return "user";
+    case ParamAudience::Tuning: return "tuning";
+    case ParamAudience::Testing: return "testing";
   }
   return "?";
 }
@@ -103,7 +116,9 @@ std::string canonicalParamValue(const ParamSpec& spec, const std::string& text) 
       errno = 0;
       char* end = nullptr;
       const long long parsed = std::strtoll(value.c_str(), &end, 10);
-      if (errno != 0 || end == value.c_str() || *end != '\0' || parsed < spec.minValue || parsed > spec.maxValue) {
+      const bool inRange =
+          parsed >= spec.minValue && parsed <= spec.maxValue && (spec.multipleOf <= 1 || parsed % spec.multipleOf == 0);
+      if (errno != 0 || end == value.c_str() || *end != '\0' || !(inRange || (spec.zeroAllowed && parsed == 0))) {
         rejectValue(spec, text);
       }
       return std::to_string(parsed);

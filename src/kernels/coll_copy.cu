@@ -19,9 +19,6 @@ using namespace colldev;
 
 constexpr int kCopyThreads = 512;
 constexpr int kUnroll = 4;
-constexpr std::size_t kMaxChunkBytes = std::size_t{64} << 10;
-// One pass of a block's 16-byte loads (kCopyThreads x 16 B): smaller chunks would leave threads idle.
-constexpr std::size_t kMinChunkBytes = std::size_t{8} << 10;
 
 template <typename T>
 __device__ __forceinline__ void copyChunk(const CollCopyJob& job, std::size_t offset, std::size_t bytes) {
@@ -108,25 +105,6 @@ const char* collStepName(int step) noexcept {
     case kStepRingPace: return "ring pace";
     default: return "unknown step";
   }
-}
-
-bool collRoundsFit(std::size_t bytes, int blocks, std::size_t chunkBytes) {
-  const std::size_t perRound = static_cast<std::size_t>(std::max(1, blocks)) * std::max<std::size_t>(1, chunkBytes);
-  return (bytes + perRound - 1) / perRound < (std::size_t{1} << kCollRoundBits);
-}
-
-std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks) {
-  const std::size_t blocks = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  const std::size_t perBlock = (bytes + blocks - 1) / blocks;
-  const std::size_t rounded = (perBlock + kMinChunkBytes - 1) / kMinChunkBytes * kMinChunkBytes;
-  return std::min(kMaxChunkBytes, std::max(kMinChunkBytes, rounded));
-}
-
-int collCopyBlocks(std::size_t bytes, int maxBlocks) {
-  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  const std::size_t chunk = collCopyChunkBytes(bytes, maxBlocks);
-  const std::size_t wanted = (bytes + chunk - 1) / chunk;
-  return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
 }
 
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch) {

@@ -194,7 +194,7 @@ __device__ __forceinline__ bool blockBarrier(const CollSyncArgs& s, const Kernel
   return __syncthreads_or(!ok) == 0;
 }
 
-/// A ring kernel's start, in place of blockBarrier's (CollRingArgs::neighborStart): block b of this rank tells
+/// A ring kernel's start, in place of blockBarrier's: block b of this rank tells
 /// block b of every peer that it has started, as blockBarrier does, but waits only until block b of `next`
 /// has (-1: none). A ring block stores only into the next rank (its output or stage, and flags; the free
 /// flags it sends back follow the previous rank's ready flags of this call), so the next rank's start is all

@@ -45,6 +45,7 @@ constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;  ///< largest LL o
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;  ///< LL lines: 16 bytes per 8 of payload
 constexpr std::size_t kCollLl128LineBytes = 128;               ///< an LL128 line (coll_ll128.cu)
 constexpr std::size_t kCollLl128LinePayload = 120;             ///< its payload; the rest is the flag
+constexpr int kCollLl128LanesPerLine = 8;                      ///< a warp's lanes that store one LL128 line
 constexpr std::size_t kCollLl128SlotBytes =                    ///< LL128 lines of a largest LL message
     (kCollLlMaxBytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload * kCollLl128LineBytes;
 /// An LL line (ll_line.cuh): 16 bytes carrying 8 of payload with their flag. Host code that places messages in
@@ -363,10 +364,7 @@ struct CollRingArgs {
   void* localDst = nullptr;   ///< the root out of place: its own output; else null
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
-  /// Start by meeting the next rank only (colldev::neighborStart; PEERLINK_COLL_RING_NEIGHBOR_START), not
-  /// every rank.
-  bool neighborStart = true;
-  unsigned char unused[3] = {};
+  unsigned char unused[4] = {};
   std::size_t chunkBytes = std::size_t{32}
                            << 10;  ///< a multiple of 16 (collRingBroadcastChunkBytes, collRingChunkBytes)
 };
@@ -387,14 +385,11 @@ struct CollRingReduceArgs {
   void* out = nullptr;          ///< this rank's output (written by the chains it ends)
   CollRingChain chain[kCollMaxRanks];
   int chains = 1;
-  bool neighborStart = true;  ///< as CollRingArgs's
-  /// Several chains: a chain's first rank claims at most kCollRingPaceRounds rounds of the chain's blocks
-  /// ahead of the least advanced other chain (PEERLINK_COLL_RING_PACE; coll_ring_reduce.cu says why).
-  bool pace = true;
-  unsigned char unused[2] = {};
+  unsigned char unused[4] = {};
   std::size_t chunkBytes = std::size_t{16} << 10;  ///< a multiple of 16 (collRingReduceChunkBytes)
 };
-/// How far, in rounds of its blocks, a ring reduce's chain may claim ahead of the least advanced other chain.
+/// How far, in rounds of its blocks, a ring reduce's chain may claim ahead of the least advanced other chain
+/// when several run side by side (colldev::keepPace in coll_ring_reduce.cu says why).
 constexpr int kCollRingPaceRounds = 4;
 
 /// Development hook (tools/tune/ring_trace.cu), off unless set: what each block of a ring kernel (the
@@ -418,7 +413,8 @@ struct CollTraceRecord {
 /// them), or stops the tracing (nullptr). Not for concurrent use with the kernels running.
 void setCollTrace(CollTraceRecord* records);
 
-/// Launch shapes (the same on every rank for one call: derived from rank-independent sizes).
+/// Launch shapes (the same on every rank for one call: derived from rank-independent sizes; host functions in
+/// coll_shapes.cc, which needs no device code).
 /// Whether `bytes` cut in rounds of `chunkBytes` per block over `blocks` blocks leaves fewer rounds per block
 /// than the flags can number (2^kCollRoundBits: 64 GiB on one block of 64 KiB chunks). A pipelined kernel
 /// whose rounds would wrap into the next call's values must not run (its waits could pass early).
@@ -462,6 +458,16 @@ bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes);
 /// blocks in all.
 int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
 std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk = 0);
+/// n chains side by side on one grid of each ring kernel (the ring all-reduce's segments, the ring
+/// reduce-scatter's blocks), whose longest chain has `longest` bytes: the ring reduce kernel's grid and chunk,
+/// and the ring broadcast kernel's as the all-reduce's SM gather.
+struct CollRingChainsShape {
+  int reduceBlocks = 0;
+  std::size_t reduceChunk = 0;
+  int gatherBlocks = 0;
+  std::size_t gatherChunk = 0;
+};
+CollRingChainsShape collRingChainsShape(std::size_t longest, int chains, int maxBlocks, std::size_t maxChunk = 0);
 /// Whether a push reduction whose largest shard is `maxShardBytes` runs as one launch (coll_push_phased.cu):
 /// every shard within one kCollPushSlotBytes slot. Its grid is collReduceBlocks's for that shard.
 constexpr bool collPushPhasedFits(std::size_t maxShardBytes) {

@@ -200,13 +200,6 @@ void loadLlKernel() {
 
 }  // namespace
 
-int collLlBlocks(std::size_t bytes, int maxBlocks) {
-  const std::size_t lines = std::max<std::size_t>(1, (bytes + 7) / 8);
-  const std::size_t wanted = (lines + kCollLlThreads - 1) / kCollLlThreads;
-  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  return static_cast<int>(std::min(wanted, cap));
-}
-
 void launchCollLl(const CollLlArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                   const KernelLaunch& launch) {
   if (!args.reduce) {

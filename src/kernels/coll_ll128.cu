@@ -7,7 +7,7 @@
 // aligned 128-byte store without splitting and reordering it, so a load that sees the flag at the line's
 // end sees the bytes before it: NCCL's LL128 rests on the same assumption and enables it by default only
 // over NVLink on Volta, Ampere and Hopper (NVIDIA/nccl#281, #786; a PCIe or C2C path may split the line and
-// corrupt data silently, nccl#2053). ll128Capable (algorithm_select.hpp) therefore allows it only on an
+// corrupt data silently, nccl#2053). fabricOf (collective_choice.hpp) therefore allows it (ll128Capable) only on an
 // NVLink mesh of compute capability 9.0 and up.
 //
 // Line k of a message holds payload bytes 120 k .. 120 k + 119: lane j < 7 of its lane group bytes
@@ -31,7 +31,7 @@ using namespace colldev;
 using llline::loadPayload;
 using llline::storePayload;
 
-constexpr int kLanesPerLine = 8;
+constexpr int kLanesPerLine = kCollLl128LanesPerLine;
 constexpr unsigned int kFullWarp = 0xffffffffu;
 constexpr int kFlagLane = kLanesPerLine - 1;
 
@@ -289,14 +289,6 @@ void loadLl128Kernel() {
 }
 
 }  // namespace
-
-int collLl128Blocks(std::size_t bytes, int maxBlocks) {
-  constexpr std::size_t kLinesPerBlock = kCollLlThreads / kLanesPerLine;
-  const std::size_t lines = std::max<std::size_t>(1, (bytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload);
-  const std::size_t wanted = (lines + kLinesPerBlock - 1) / kLinesPerBlock;
-  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  return static_cast<int>(std::min(wanted, cap));
-}
 
 void launchCollLl128(const CollLlArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                      const KernelLaunch& launch) {

@@ -18,7 +18,6 @@ using namespace colldev;
 
 constexpr int kReduceThreads = 512;
 constexpr int kUnroll = 2;
-constexpr std::size_t kReduceBytesPerBlock = std::size_t{16} << 10;
 
 // Elements [from, to) one by one, spread over every thread of the grid.
 template <int Type, int Op>
@@ -122,12 +121,6 @@ __global__ void __launch_bounds__(kReduceThreads, 1) collReduceKernel(const __gr
 }
 
 }  // namespace
-
-int collReduceBlocks(std::size_t bytes, int maxBlocks) {
-  const std::size_t cap = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
-  const std::size_t wanted = (bytes + kReduceBytesPerBlock - 1) / kReduceBytesPerBlock;
-  return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
-}
 
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                       const KernelLaunch& launch) {

@@ -222,19 +222,17 @@ __device__ __forceinline__ void recordStage(const CollSyncArgs& s, const KernelN
   if (threadIdx.x == 0) sync->ringCredit[blockIdx.x] = credit;
 }
 
-/// A ring kernel's body, by every thread: the start (with `neighbors`, neighborStart's -- for the reduce
-/// collective's single chain its signal only, then, without a slot credit (stageCredit), awaitStageReleased;
-/// else the barrier of every rank); then, on this block's chain (of `chains`, the grid cut evenly among them),
-/// the work warps run work(shared, rounds, chain) and the signal warp, where the chain has a next rank,
-/// signals each round; with `neighbors`, block 0 then waits for every rank's start (awaitEveryStart); the ring
-/// reduce's stage hand-over (releaseStage, recordStage); the counters at the end. `reduce`: the ring reduce
-/// kernel, whose work warps claim chunks as they go and set shared.endRound and store into the next rank's
-/// stage; otherwise (the broadcast, storing into the next rank's output) round k of a block is chunk k *
-/// blocks + index (RingRounds).
+/// A ring kernel's body, by every thread: the start (neighborStart's -- for the reduce collective's single
+/// chain its signal only, then, without a slot credit (stageCredit), awaitStageReleased); then, on this block's
+/// chain (of `chains`, the grid cut evenly among them), the work warps run work(shared, rounds, chain) and the
+/// signal warp, where the chain has a next rank, signals each round; block 0 then waits for every rank's start
+/// (awaitEveryStart); the ring reduce's stage hand-over (releaseStage, recordStage); the counters at the end. `reduce`:
+/// the ring reduce kernel, whose work warps claim chunks as they go and set shared.endRound and store into the next
+/// rank's stage; otherwise (the broadcast, storing into the next rank's output) round k of a block is chunk k * blocks
+/// + index (RingRounds).
 template <typename Work>
 __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingChain (&chains)[kCollMaxRanks],
-                                        int chainCount, std::size_t chunkBytes, bool reduce, bool neighbors,
-                                        Work&& work) {
+                                        int chainCount, std::size_t chunkBytes, bool reduce, Work&& work) {
   __shared__ RingShared shared;
   initRingShared(shared);
   readNumbers(s, &shared.numbers);
@@ -246,15 +244,13 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
   // reduce-scatter's and all-reduce's n chains, where every rank heads one, neither moved anything (round 46
   // calls A and B, forced ring, each against the start wait in the same run). Every ring reduce kernel still
   // releases and records the stage, which the hand-over relies on after them.
-  const bool handover = reduce && neighbors && chainCount == 1;
+  const bool handover = reduce && chainCount == 1;
   if (handover && threadIdx.x == 0) {
     shared.lastStage = static_cast<const volatile CollRankSync*>(s.sync)->ringStage[blockIdx.x];
     shared.slotCredit = chain.next >= 0 ? stageCredit(s, shared.lastStage, chunkBytes) : 0;
   }
   bool started = false;
-  if (!neighbors) {
-    started = blockBarrier(s, shared.numbers, kPhaseStart, kStepStartBarrier, BarrierAt::Start);
-  } else if (handover) {
+  if (handover) {
     started = neighborStart(s, shared.numbers, -1);  // its __syncthreads_or publishes lastStage and slotCredit
     if (shared.slotCredit == 0)
       started = started && awaitStageReleased(s, shared.numbers, shared.lastStage, chain.next);
@@ -270,7 +266,7 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
     } else if (chain.next >= 0) {
       signalRingRounds(s, shared, reduce ? ~std::size_t{0} : rounds.count(), rounds.base, chain.next);
     }
-    if (neighbors && !ringFailed(shared)) awaitEveryStart(s, shared.numbers);
+    if (!ringFailed(shared)) awaitEveryStart(s, shared.numbers);
     // Thread 0 made every wait of the block's rounds (ringWait) and set endRound at the last.
     if (threadIdx.x == 0 && chain.next >= 0 && !ringFailed(shared)) credit = rounds.base + shared.endRound;
   }

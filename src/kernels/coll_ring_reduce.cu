@@ -25,7 +25,7 @@
 // collRingSlotReleased in coll_kernels.cuh), so it refills slots while this rank still drains the previous call; where
 // they changed, until every block of this kernel has released the stage (awaitStageReleased: the free flag at the
 // call's largest value, at each block's end). In the reduce-scatter and all-reduce (n chains) it waits for
-// this rank to start (neighborStart); with PEERLINK_COLL_RING_NEIGHBOR_START=0 for the barrier of every rank.
+// this rank to start (neighborStart).
 #include <algorithm>
 
 #include "core/cuda_check.hpp"
@@ -43,23 +43,6 @@ namespace {
 using namespace colldev;
 
 constexpr int kUnroll = 4;  // 16-byte packs per thread in flight from each source
-// The grid's cap; with the 32 MiB stage every block gets 64 KiB slots. On 4xH200 the block count at 64 KiB
-// slots is what counts: 128 blocks took 1536 us at 512 MiB against 1611 on 64 (a 16 MiB stage), and the
-// ring reduce-scatter and all-reduce 1125 against 1197 and 2234 against 2304 (session 8, round 36); 132
-// blocks (a 48 MiB stage) took the same as 128. With a 16 MiB stage 132 blocks (31 KiB slots) had lost to 64
-// (1640 against 1615 us at 512 MiB; session 6, round 29).
-constexpr int kMaxBlocks = 128;
-// The reduce's single chain runs on fewer: with blocks claiming chunks as they go (claimChunk) a chain on
-// fewer, faster blocks fills sooner. On 4xH200 (session 9, round 38, calls X and Y, forced ring): 32 blocks
-// 227 / 411 / 780 / 1509 us at 64 / 128 / 256 / 512 MiB against 239 / 436 / 803 / 1533 on 128; 24 blocks
-// 1-2% faster still, 20 and 16 slower (1616 and 1985 us at 512 MiB: one block moves at most ~13.5 GB/s), so
-// 32 keeps a margin. Statically assigned, 32 blocks had lost (254 / 464 / 901 / 1760 us): a quarter of them
-// ran 1.4x slower than the rest and finished alone, the link idle. The ring reduce-scatter and all-reduce
-// (a chain per rank) were slower on 64 blocks than on 128 with claiming too. On 4x H100 (round 43 call E) wider
-// grids with the same or shorter rounds lost: 1499 us at 512 MiB on 64 x 32 KiB, 1507 on 128 x 16 KiB, 1601 on
-// 64 x 16 KiB against 1495 on 32 x 64 KiB (PEERLINK_COLL_RING_REDUCE_BLOCKS tunes it).
-constexpr int kSingleChainBlocks = 32;
-
 // setCollTrace's records on this GPU for the ring reduce kernels (gCollRingBroadcastTrace and gCollReduceTrace
 // hold the others'), or null (the kernels' only cost then: one load and untaken branches).
 __device__ CollTraceRecord* gCollRingReduceTrace = nullptr;
@@ -229,7 +212,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
   unsigned long long waits[4] = {0, 0, 0, 0};  // stage, free, ready, pace (traced only)
   const bool tracing = trace != nullptr && threadIdx.x == 0;
   if (tracing) trace->startedNs = globalTimerNs();
-  const bool pacing = head && args.pace && args.chains > 1;
+  const bool pacing = head && args.chains > 1;
   const unsigned long long slack = static_cast<unsigned long long>(kCollRingPaceRounds) * rounds.blocks;
   unsigned long long paceLimit = slack;  // every chain has claimed at least 0
   const int chainIndex = static_cast<int>(blockIdx.x / rounds.blocks);
@@ -322,70 +305,13 @@ template <int Type, int Op>
 __global__ void __launch_bounds__(kRingThreads, 1)
     collRingReduceKernel(const __grid_constant__ CollRingReduceArgs args) {
   CollTraceRecord* trace = startTrace(gCollRingReduceTrace);
-  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true, args.neighborStart,
+  runRing(args.sync, args.chain, args.chains, args.chunkBytes, true,
           [&](RingShared& shared, const RingRounds& rounds, const CollRingChain& chain) {
             combineRounds<Type, Op>(args, shared, rounds, chain, trace);
           });
 }
 
 }  // namespace
-
-namespace {
-
-// The largest chunk when the setting leaves it (0): 32 KiB on grids of 64 blocks or more, where each block
-// moves at most 1/64 of the GPU's link rate (a 32 KiB round still takes 6 us or more), 64 KiB on smaller ones. On
-// 4x H100 (round 43 call A, forced ring) the reduce-scatter's four chains of 32 blocks took 293.4 / 567.6 /
-// 1120.5 us at 128 / 256 / 512 MiB in 32 KiB chunks against 297.7 / 569.5 / 1132.6 in 64 KiB (the
-// all-reduce's the same within 0.5%), while the reduce's single chain of 32 blocks took 1661.5 us at 512 MiB
-// in 32 KiB chunks against 1501.1 in 64 KiB (each of its blocks carries 1/32 of the rate; what a 32 KiB round
-// lost there was not isolated).
-std::size_t reduceLargestChunk(int grid, std::size_t maxChunk) {
-  if (maxChunk != 0) return maxChunk;
-  return grid >= 64 ? std::size_t{32} << 10 : kCollRingMaxChunkBytes;
-}
-
-// The single chain's largest chunk from 256 MiB on its default grid (under 64 blocks): 128 KiB. On 4x H200
-// (session 22, round 50 call G, forced ring, peerlink alone) 32 blocks of 128 KiB took 750.7 / 1479.0 /
-// 2943.2 us at 256 MiB / 512 MiB / 1 GiB against 757.4-758.3 / 1496.0-1498.0 / 2971.3-2973.6 in 64 KiB (NCCL's
-// best 2945.7-2948.7 at 1 GiB in calls B and D), 48 blocks of 64 KiB 750.4 / 1486.4 / 2954.3. Below, 64 KiB:
-// a chain of 4 MiB rounds takes twice as long to fill (three rounds before the root's last result).
-constexpr std::size_t kSingleChainLargeChunkFrom = std::size_t{256} << 20;
-constexpr std::size_t kSingleChainLargeChunk = std::size_t{128} << 10;
-
-std::size_t singleChainChunk(std::size_t bytes, int grid, std::size_t maxChunk) {
-  if (maxChunk != 0 || grid >= 64 || bytes < kSingleChainLargeChunkFrom) return maxChunk;
-  return kSingleChainLargeChunk;
-}
-
-}  // namespace
-
-int collRingReduceChainBlocks(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk) {
-  const int capped = std::min(maxBlocks, kMaxBlocks);
-  return collRingChainBlocks(bytes, chains, capped, reduceLargestChunk(capped, maxChunk));
-}
-
-std::size_t collRingReduceChainChunkBytes(std::size_t bytes, int chains, int maxBlocks, std::size_t maxChunk) {
-  const int capped = std::min(maxBlocks, kMaxBlocks);
-  const std::size_t largest = reduceLargestChunk(capped, maxChunk);
-  const std::size_t slots = static_cast<std::size_t>(colldev::kRingStages) * static_cast<std::size_t>(chains) *
-                            static_cast<std::size_t>(collRingChainBlocks(bytes, chains, capped, largest));
-  return std::min(collRingChunkBytes(bytes, std::max(1, capped / std::max(1, chains)), largest),
-                  kCollRingStageBytes / slots / 128 * 128);  // whole lines, as ringChunk's
-}
-
-bool collRingReduceRoundsFit(std::size_t bytes, std::size_t chunkBytes) {
-  return collRoundsFit(bytes + chunkBytes, 1, chunkBytes);  // every chunk and the end marker on one block
-}
-
-int collRingReduceBlocks(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
-  const int grid = std::min({maxBlocks, chainBlocks > 0 ? chainBlocks : kSingleChainBlocks, kMaxBlocks});
-  return collRingReduceChainBlocks(bytes, 1, grid, singleChainChunk(bytes, grid, maxChunk));
-}
-
-std::size_t collRingReduceChunkBytes(std::size_t bytes, int maxBlocks, std::size_t maxChunk, int chainBlocks) {
-  const int grid = std::min({maxBlocks, chainBlocks > 0 ? chainBlocks : kSingleChainBlocks, kMaxBlocks});
-  return collRingReduceChainChunkBytes(bytes, 1, grid, singleChainChunk(bytes, grid, maxChunk));
-}
 
 void setCollTrace(CollTraceRecord* records) {
   PEERLINK_CUDA_CHECK(cudaMemcpyToSymbol(gCollRingReduceTrace, &records, sizeof(records)));

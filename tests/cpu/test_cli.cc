@@ -146,17 +146,33 @@ TEST(Cli, MalformedParameterIsAUsageErrorNamingIt) {
 TEST(Cli, EnvListsEveryParameterWithValueAndSource) {
   ::setenv("PEERLINK_NVML", "0", 1);
   ::setenv("PEERLINK_DEBG", "INFO", 1);
+  ::setenv("PEERLINK_COLL_MAX_BLOCKS", "64", 1);
   const CliResult text = runCli({"env"});
+  const CliResult all = runCli({"env", "--all"});
   const CliResult json = runCli({"env", "--json"});
+  const CliResult allJson = runCli({"env", "--all", "--json"});
   ::unsetenv("PEERLINK_NVML");
   ::unsetenv("PEERLINK_DEBG");
+  ::unsetenv("PEERLINK_COLL_MAX_BLOCKS");
   ASSERT_EQ(text.code, kExitOk);
-  for (const ParamSpec& spec : paramRegistry()) EXPECT_NE(text.out.find(spec.name), std::string::npos) << spec.name;
+  ASSERT_EQ(all.code, kExitOk);
+  // Users' settings, and the others only where set; --all lists every one.
+  std::size_t forUsers = 0;
+  for (const ParamSpec& spec : paramRegistry()) {
+    EXPECT_NE(all.out.find(spec.name), std::string::npos) << spec.name;
+    const bool shown = spec.audience == ParamAudience::User || spec.name == "PEERLINK_COLL_MAX_BLOCKS";
+    EXPECT_EQ(text.out.find(spec.name) != std::string::npos, shown) << spec.name;
+    forUsers += shown ? 1 : 0;
+  }
+  EXPECT_NE(text.out.find("peerlink env --all"), std::string::npos) << text.out;
+  EXPECT_EQ(all.out.find("peerlink env --all"), std::string::npos) << all.out;
   EXPECT_NE(text.out.find("environment"), std::string::npos);
   EXPECT_NE(text.err.find("did you mean PEERLINK_DEBUG?"), std::string::npos) << text.err;
-  const auto document = nlohmann::json::parse(json.out);
+  EXPECT_EQ(nlohmann::json::parse(json.out).at("parameters").size(), forUsers);
+  const auto document = nlohmann::json::parse(allJson.out);
   ASSERT_EQ(document.at("parameters").size(), paramRegistry().size());
   for (const auto& entry : document.at("parameters")) {
+    EXPECT_EQ(entry.at("audience"), paramAudienceName(paramSpec(entry.at("name")).audience));
     if (entry.at("name") == "PEERLINK_NVML") {
       EXPECT_EQ(entry.at("value"), "0");
       EXPECT_EQ(entry.at("source"), "environment");
@@ -200,7 +216,7 @@ TEST(Cli, CollExplainNeedsNoGpu) {
       runCli({"coll", "--explain", "--topo-file", kH200, "-o", "reduce_scatter", "-b", "64M", "-e", "128M"});
   ASSERT_EQ(scatter.code, kExitOk) << scatter.err;
   EXPECT_NE(scatter.out.find("reduce_scatter, f32, 4 ranks (an NVLink mesh)"), std::string::npos) << scatter.out;
-  EXPECT_NE(scatter.out.find("    67108864     16777216  one_shot  reduce_scatter "), std::string::npos) << scatter.out;
+  EXPECT_NE(scatter.out.find("    67108864     16777216  one_shot  shard_reduce "), std::string::npos) << scatter.out;
   EXPECT_NE(scatter.out.find("   134217728     33554432  ring      ring_reduce_scatter "), std::string::npos)
       << scatter.out;
   // All-reduce of 256 KiB runs in LL128 lines (their 0.8 MiB per rank fit LL128's 1.75 MiB budget); without
@@ -221,7 +237,7 @@ TEST(Cli, CollExplainNeedsNoGpu) {
   ::unsetenv("PEERLINK_PROTO");
   ASSERT_EQ(simple.code, kExitOk) << simple.err;
   const nlohmann::json simpleDocument = nlohmann::json::parse(simple.out);
-  EXPECT_EQ(simpleDocument["rows"][0]["out_of_place"]["kernel"], "one_shot_direct");
+  EXPECT_EQ(simpleDocument["rows"][0]["out_of_place"]["kernel"], "one_shot_reduce");
   EXPECT_EQ(simpleDocument["rows"][0]["in_place"]["kernel"], "two_shot");
   ::setenv("PEERLINK_ALGO", "TWOSHOT", 1);
   const CliResult forced = runCli({"coll", "--explain", "--topo-file", kH200, "-b", "1G", "-e", "1G", "--json", "-"});

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coll/algorithm_select.hpp"
+#include "coll/choice_rules.hpp"
 #include "coll/plan.hpp"
 #include "coll_lists.hpp"
 #include "peerlink/topology.hpp"
@@ -116,20 +116,20 @@ TEST(AlgorithmSelect, ForcedAlgorithm) {
   const std::vector<int> devices = allDevices(nvswitch);
   const AlgorithmChoice ring = chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
   EXPECT_EQ(ring.algorithm, Algorithm::Ring);
-  EXPECT_EQ(ring.reason, "forced by PEERLINK_ALGO=ring");
+  EXPECT_EQ(ring.reason, "forced by PEERLINK_ALGO=RING");
   const AlgorithmChoice fallback =
       chooseAlgorithm(Collective::AllGather, 4 * kKiB, nvswitch, devices, Algorithm::TwoShot);
   EXPECT_EQ(fallback.algorithm, Algorithm::OneShot);
-  EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=two_shot is not an algorithm of all_gather; 4 KiB per rank", 0), 0u)
+  EXPECT_EQ(fallback.reason.rfind("PEERLINK_ALGO=TWOSHOT is not an algorithm of all_gather; 4 KiB per rank", 0), 0u)
       << fallback.reason;
   // Broadcast has a ring (the chain of stores): below 64 MiB only when asked for.
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 32 * kMiB, nvswitch, devices, Algorithm::Ring).algorithm,
             Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 32 * kMiB, nvswitch, devices).algorithm, Algorithm::TwoShot);
   const KernelChoice ringKernel =
-      chooseKernel(Collective::Broadcast, 32 * kMiB, false, 8, true,
-                   chooseAlgorithm(Collective::Broadcast, 32 * kMiB, nvswitch, devices, Algorithm::Ring),
-                   Protocol::Auto, 1024 * kKiB);
+      kernelForAlgorithm(Collective::Broadcast, 32 * kMiB, false, 8, true,
+                         chooseAlgorithm(Collective::Broadcast, 32 * kMiB, nvswitch, devices, Algorithm::Ring),
+                         Protocol::Auto, 1024 * kKiB);
   EXPECT_EQ(ringKernel.kernel, Kernel::RingBroadcast);
   EXPECT_EQ(ringKernel.algorithm, Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Auto).algorithm,
@@ -144,8 +144,9 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const AlgorithmChoice ring = chooseAlgorithm(Collective::Broadcast, 64 * kMiB, nvswitch, devices);
   EXPECT_EQ(ring.algorithm, Algorithm::Ring);
   EXPECT_EQ(ring.reason, "64 MiB per rank >= 64 MiB on an NVLink mesh: ring (pipelined along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 64 * kMiB, false, 8, true, ring, Protocol::Auto, 1024 * kKiB).kernel,
-            Kernel::RingBroadcast);
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::Broadcast, 64 * kMiB, false, 8, true, ring, Protocol::Auto, 1024 * kKiB).kernel,
+      Kernel::RingBroadcast);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 64 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1, 2}).algorithm, Algorithm::Ring);
   EXPECT_EQ(chooseAlgorithm(Collective::Broadcast, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
@@ -155,8 +156,9 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   const AlgorithmChoice reduce = chooseAlgorithm(Collective::Reduce, 16 * kMiB, nvswitch, devices);
   EXPECT_EQ(reduce.algorithm, Algorithm::Ring);
   EXPECT_EQ(reduce.reason, "16 MiB per rank >= 16 MiB on an NVLink mesh: ring (pipelined along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 16 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
-            Kernel::RingReduce);
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::Reduce, 16 * kMiB, false, 8, true, reduce, Protocol::Auto, 1024 * kKiB).kernel,
+      Kernel::RingReduce);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 16 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::TwoShot);
   EXPECT_EQ(chooseAlgorithm(Collective::Reduce, 1024 * kMiB, pcie, allDevices(pcie)).algorithm, Algorithm::TwoShot);
   // The ring all-reduce from 128 MiB on 3+ ranks of a mesh (below, the split two-shot); small messages forced
@@ -172,29 +174,33 @@ TEST(AlgorithmSelect, RingForLargeBroadcastsAndReducesOnAMesh) {
   EXPECT_EQ(ringScatter.algorithm, Algorithm::Ring);
   EXPECT_EQ(ringScatter.reason,
             "32 MiB per rank >= 32 MiB on an NVLink mesh: ring (stores 7x the block per rank along the ranks)");
-  EXPECT_EQ(chooseKernel(Collective::ReduceScatter, 32 * kMiB, false, 8, true, ringScatter, Protocol::Auto, 1024 * kKiB)
-                .kernel,
-            Kernel::RingReduceScatter);
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::ReduceScatter, 32 * kMiB, false, 8, true, ringScatter, Protocol::Auto, 1024 * kKiB)
+          .kernel,
+      Kernel::RingReduceScatter);
   EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 32 * kMiB - 1, nvswitch, devices).algorithm, Algorithm::OneShot);
   EXPECT_EQ(chooseAlgorithm(Collective::ReduceScatter, 1024 * kMiB, nvswitch, {0, 1}).algorithm, Algorithm::OneShot);
   // Its second half on the copy engines (CopyEnginesForLargeCopiesAndTheRingsGather) unless PEERLINK_COLL_CE=0.
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB,
-                         PushMode::Auto, false, CopyEngineMode::Off)
+  EXPECT_EQ(kernelForAlgorithm(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto,
+                               1024 * kKiB, PushMode::Auto, false, CopyEngineMode::Off)
                 .kernel,
             Kernel::RingAllReduce);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::AllReduce, 128 * kMiB, false, 8, true, ringAllReduce, Protocol::Auto, 1024 * kKiB)
+          .kernel,
+      Kernel::CeRingAllReduce);
+  EXPECT_EQ(kernelForAlgorithm(Collective::AllReduce, 4 * kKiB, false, 8, true,
+                               chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring),
+                               Protocol::Auto, 1024 * kKiB)
                 .kernel,
-            Kernel::CeRingAllReduce);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 4 * kKiB, false, 8, true,
-                         chooseAlgorithm(Collective::AllReduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring),
-                         Protocol::Auto, 1024 * kKiB)
-                .kernel,
-            Kernel::Ll);
+            Kernel::LlOneShot);
   const AlgorithmChoice forced = chooseAlgorithm(Collective::Reduce, 4 * kKiB, nvswitch, devices, Algorithm::Ring);
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 4 * kKiB, false, 8, true, forced, Protocol::Auto, 1024 * kKiB).kernel,
-            Kernel::Ll);
-  EXPECT_EQ(chooseKernel(Collective::Reduce, 4 * kKiB, false, 8, true, forced, Protocol::Simple, 1024 * kKiB).kernel,
-            Kernel::RingReduce);
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::Reduce, 4 * kKiB, false, 8, true, forced, Protocol::Auto, 1024 * kKiB).kernel,
+      Kernel::LlOneShot);
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::Reduce, 4 * kKiB, false, 8, true, forced, Protocol::Simple, 1024 * kKiB).kernel,
+      Kernel::RingReduce);
 }
 
 // The kernel for each collective and size on the 4-GPU NVSwitch VM fixture, under each PEERLINK_PROTO.
@@ -208,29 +214,29 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const std::size_t wireLimit = 1024 * kKiB / (2 * 3);
   const std::size_t rootLimit = 1536 * kKiB / (2 * 3);
   const auto kernelOf = [&](Collective collective, std::size_t bytes, Protocol protocol, bool inPlace = false) {
-    return chooseKernel(collective, bytes, inPlace, n, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
-                        llMax)
+    return kernelForAlgorithm(collective, bytes, inPlace, n, true, chooseAlgorithm(collective, bytes, vm, devices),
+                              protocol, llMax)
         .kernel;
   };
   for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
-    EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll);
-    EXPECT_EQ(kernelOf(collective, wireLimit, Protocol::Auto), Kernel::Ll);
+    EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::LlOneShot);
+    EXPECT_EQ(kernelOf(collective, wireLimit, Protocol::Auto), Kernel::LlOneShot);
     // Past the budget, direct reads while one-shot's size rule holds (256 KiB on a mesh), then two-shot.
-    EXPECT_EQ(kernelOf(collective, wireLimit + 1, Protocol::Auto), Kernel::DirectOneShot);
-    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Auto), Kernel::DirectOneShot);
+    EXPECT_EQ(kernelOf(collective, wireLimit + 1, Protocol::Auto), Kernel::OneShotReduce);
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Auto), Kernel::OneShotReduce);
     EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Auto), Kernel::TwoShot);
     EXPECT_EQ(kernelOf(collective, 256 * kKiB + 1, Protocol::Simple), Kernel::TwoShot);
-    EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), Kernel::DirectOneShot);
-    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Ll), Kernel::Ll);  // forced: wherever one-shot runs
+    EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), Kernel::OneShotReduce);
+    EXPECT_EQ(kernelOf(collective, 256 * kKiB, Protocol::Ll), Kernel::LlOneShot);  // forced: wherever one-shot runs
   }
   // 2 ranks: LL one-shot past one-shot's 256 KiB while the lines fit (512 KiB), then two-shot.
   const std::vector<int> two = {0, 1};
   const auto kernelOfTwo = [&](Collective collective, std::size_t bytes, const AlgorithmChoice& algorithm) {
-    return chooseKernel(collective, bytes, false, 2, true, algorithm, Protocol::Auto, llMax);
+    return kernelForAlgorithm(collective, bytes, false, 2, true, algorithm, Protocol::Auto, llMax);
   };
   EXPECT_EQ(kernelOfTwo(Collective::AllReduce, 512 * kKiB, chooseAlgorithm(Collective::AllReduce, 512 * kKiB, vm, two))
                 .kernel,
-            Kernel::Ll);
+            Kernel::LlOneShot);
   EXPECT_EQ(kernelOfTwo(Collective::AllReduce, 512 * kKiB + 1,
                         chooseAlgorithm(Collective::AllReduce, 512 * kKiB + 1, vm, two))
                 .kernel,
@@ -238,7 +244,7 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   const KernelChoice overTwoShot =
       kernelOfTwo(Collective::AllReduce, 320 * kKiB, chooseAlgorithm(Collective::AllReduce, 320 * kKiB, vm, two));
   EXPECT_EQ(overTwoShot.algorithm, Algorithm::OneShot);
-  EXPECT_EQ(overTwoShot.reason,
+  EXPECT_EQ(overTwoShot.reason(),
             "320 KiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1x the data per rank, 2 steps); but LL "
             "one-shot puts 640 KiB <= 1 MiB of lines on a rank's links: one step, no barrier");
   // PEERLINK_ALGO=TWOSHOT keeps two-shot where LL would otherwise take over.
@@ -247,52 +253,56 @@ TEST(KernelSelect, LlForSmallMessagesOfEveryCollective) {
   EXPECT_EQ(kernelOfTwo(Collective::AllReduce, 320 * kKiB, forced).kernel, Kernel::TwoShot);
   // One-shot in place without LL would overwrite inputs the peers still read.
   EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Simple, true), Kernel::TwoShot);
-  EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Auto, true), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 8, Protocol::Auto, true), Kernel::LlOneShot);
   EXPECT_EQ(kernelOf(Collective::AllReduce, wireLimit + 1, Protocol::Auto, true), Kernel::TwoShot);
   const std::vector<std::pair<Collective, Kernel>> copies = {{Collective::AllGather, Kernel::Copy},
                                                              {Collective::AllToAll, Kernel::Copy},
-                                                             {Collective::ReduceScatter, Kernel::ReduceScatter},
+                                                             {Collective::ReduceScatter, Kernel::ShardReduce},
                                                              {Collective::Broadcast, Kernel::Copy}};
   for (const auto& [collective, simple] : copies) {
     const std::size_t limit = collective == Collective::Broadcast ? rootLimit : wireLimit;
-    EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, limit, Protocol::Auto), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, 8, Protocol::Auto), Kernel::LlOneShot) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, limit, Protocol::Auto), Kernel::LlOneShot) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, limit + 1, Protocol::Auto), simple) << collectiveName(collective);
-    EXPECT_EQ(kernelOf(collective, llMax, Protocol::Ll), Kernel::Ll) << collectiveName(collective);
+    EXPECT_EQ(kernelOf(collective, llMax, Protocol::Ll), Kernel::LlOneShot) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, llMax + 1, Protocol::Ll), simple) << collectiveName(collective);
     EXPECT_EQ(kernelOf(collective, 8, Protocol::Simple), simple) << collectiveName(collective);
   }
-  EXPECT_EQ(kernelOf(Collective::SendRecv, 8, Protocol::Ll), Kernel::Ll);  // its own lines (below)
+  EXPECT_EQ(kernelOf(Collective::SendRecv, 8, Protocol::Ll), Kernel::LlPairs);  // its own lines (below)
   const AlgorithmChoice large = chooseAlgorithm(Collective::Broadcast, 1024 * kKiB, vm, devices);
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 1024 * kKiB, false, n, true, large, Protocol::Auto, llMax).algorithm,
-            Algorithm::TwoShot);
-  // 2 ranks: the root's link carries up to 1.5 MiB of lines.
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 768 * kKiB, false, 2, true, large, Protocol::Auto, llMax).kernel,
-            Kernel::Ll);
-  EXPECT_EQ(chooseKernel(Collective::Broadcast, 768 * kKiB + 1, false, 2, true, large, Protocol::Auto, llMax).kernel,
-            Kernel::Copy);
-  // 8 ranks: the limit shrinks to 1 MiB / 14.
-  EXPECT_EQ(chooseKernel(Collective::AllGather, 1024 * kKiB / 14, false, 8, true,
-                         chooseAlgorithm(Collective::AllGather, 1024 * kKiB / 14, vm, devices), Protocol::Auto, llMax)
-                .kernel,
-            Kernel::Ll);
   EXPECT_EQ(
-      chooseKernel(Collective::AllGather, 1024 * kKiB / 14 + 1, false, 8, true,
-                   chooseAlgorithm(Collective::AllGather, 1024 * kKiB / 14 + 1, vm, devices), Protocol::Auto, llMax)
-          .kernel,
+      kernelForAlgorithm(Collective::Broadcast, 1024 * kKiB, false, n, true, large, Protocol::Auto, llMax).algorithm,
+      Algorithm::TwoShot);
+  // 2 ranks: the root's link carries up to 1.5 MiB of lines.
+  EXPECT_EQ(kernelForAlgorithm(Collective::Broadcast, 768 * kKiB, false, 2, true, large, Protocol::Auto, llMax).kernel,
+            Kernel::LlOneShot);
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::Broadcast, 768 * kKiB + 1, false, 2, true, large, Protocol::Auto, llMax).kernel,
       Kernel::Copy);
+  // 8 ranks: the limit shrinks to 1 MiB / 14.
+  EXPECT_EQ(
+      kernelForAlgorithm(Collective::AllGather, 1024 * kKiB / 14, false, 8, true,
+                         chooseAlgorithm(Collective::AllGather, 1024 * kKiB / 14, vm, devices), Protocol::Auto, llMax)
+          .kernel,
+      Kernel::LlOneShot);
+  EXPECT_EQ(kernelForAlgorithm(Collective::AllGather, 1024 * kKiB / 14 + 1, false, 8, true,
+                               chooseAlgorithm(Collective::AllGather, 1024 * kKiB / 14 + 1, vm, devices),
+                               Protocol::Auto, llMax)
+                .kernel,
+            Kernel::Copy);
   // 2 ranks: up to 512 KiB.
   for (Collective collective : {Collective::AllGather, Collective::AllToAll, Collective::ReduceScatter}) {
-    EXPECT_EQ(kernelOfTwo(collective, 512 * kKiB, chooseAlgorithm(collective, 512 * kKiB, vm, two)).kernel, Kernel::Ll)
+    EXPECT_EQ(kernelOfTwo(collective, 512 * kKiB, chooseAlgorithm(collective, 512 * kKiB, vm, two)).kernel,
+              Kernel::LlOneShot)
         << collectiveName(collective);
     EXPECT_NE(kernelOfTwo(collective, 512 * kKiB + 1, chooseAlgorithm(collective, 512 * kKiB + 1, vm, two)).kernel,
-              Kernel::Ll)
+              Kernel::LlOneShot)
         << collectiveName(collective);
   }
   const KernelChoice small =
-      chooseKernel(Collective::AllGather, 4 * kKiB, false, n, true,
-                   chooseAlgorithm(Collective::AllGather, 4 * kKiB, vm, devices), Protocol::Auto, llMax);
-  EXPECT_EQ(small.reason,
+      kernelForAlgorithm(Collective::AllGather, 4 * kKiB, false, n, true,
+                         chooseAlgorithm(Collective::AllGather, 4 * kKiB, vm, devices), Protocol::Auto, llMax);
+  EXPECT_EQ(small.reason(),
             "4 KiB per rank on an NVLink mesh: direct (every peer one hop, one step); LL protocol (<= 170.7 KiB per "
             "message: one flag wait, no barrier)");
 }
@@ -303,17 +313,17 @@ TEST(KernelSelect, LlLimitOffAMesh) {
   const Topology pcie = load("dual_socket_pcie");
   const std::vector<int> devices = allDevices(pcie);
   const int n = static_cast<int>(devices.size());
-  ASSERT_FALSE(isNvlinkMesh(pcie, devices));
-  EXPECT_TRUE(isNvlinkMesh(load("h200x4_vm"), allDevices(load("h200x4_vm"))));
+  ASSERT_FALSE(fabricOf(pcie, devices).nvlinkMesh);
+  EXPECT_TRUE(fabricOf(load("h200x4_vm"), allDevices(load("h200x4_vm"))).nvlinkMesh);
   const auto kernelOf = [&](Collective collective, std::size_t bytes) {
-    return chooseKernel(collective, bytes, false, n, false, chooseAlgorithm(collective, bytes, pcie, devices),
-                        Protocol::Auto, 1024 * kKiB)
+    return kernelForAlgorithm(collective, bytes, false, n, false, chooseAlgorithm(collective, bytes, pcie, devices),
+                              Protocol::Auto, 1024 * kKiB)
         .kernel;
   };
-  EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB), Kernel::LlOneShot);
   EXPECT_EQ(kernelOf(Collective::AllGather, 64 * kKiB + 1), Kernel::Copy);
   EXPECT_EQ(kernelOf(Collective::ReduceScatter, 64 * kKiB + 1), Kernel::RingReduceScatter);
-  EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB), Kernel::LlOneShot);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 64 * kKiB + 1), Kernel::RingAllReduce);
 }
 
@@ -325,8 +335,8 @@ TEST(KernelSelect, ReductionsPushWhenAskedToOrWhereTwoPhasesWin) {
   const std::vector<int> devices = allDevices(vm);
   const int n = static_cast<int>(devices.size());
   const auto choiceOf = [&](Collective collective, std::size_t bytes, PushMode push, bool mesh = true) {
-    return chooseKernel(collective, bytes, false, n, mesh, chooseAlgorithm(collective, bytes, vm, devices),
-                        Protocol::Auto, 1024 * kKiB, push);
+    return kernelForAlgorithm(collective, bytes, false, n, mesh, chooseAlgorithm(collective, bytes, vm, devices),
+                              Protocol::Auto, 1024 * kKiB, push);
   };
   for (const std::size_t bytes : {2 * kMiB, 96 * kMiB}) {
     // From 64 MiB the direct reads run as two kernels (a reduce-scatter, then a pushing all-gather); from
@@ -337,7 +347,7 @@ TEST(KernelSelect, ReductionsPushWhenAskedToOrWhereTwoPhasesWin) {
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push).kernel, Kernel::PushReduce) << bytes;
     EXPECT_EQ(choiceOf(Collective::AllReduce, bytes, PushMode::Push, false).kernel, Kernel::PushReduce) << bytes;
     // From 32 MiB per block a reduce-scatter is a ring, pushed or not (the ring stores only).
-    const Kernel scatter = bytes >= 32 * kMiB ? Kernel::RingReduceScatter : Kernel::ReduceScatter;
+    const Kernel scatter = bytes >= 32 * kMiB ? Kernel::RingReduceScatter : Kernel::ShardReduce;
     EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Auto).kernel, scatter) << bytes;
     EXPECT_EQ(choiceOf(Collective::ReduceScatter, bytes, PushMode::Push).kernel,
               bytes >= 32 * kMiB ? Kernel::RingReduceScatter : Kernel::PushReduce)
@@ -354,8 +364,8 @@ TEST(KernelSelect, ReductionsPushWhenAskedToOrWhereTwoPhasesWin) {
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB + 64, PushMode::Auto).kernel, Kernel::SplitTwoShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto, false).kernel, Kernel::TwoShot);
   EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Auto).algorithm, Algorithm::TwoShot);
-  EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Auto).kernel, Kernel::ReduceScatter);
-  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Auto).reason,
+  EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Auto).kernel, Kernel::ShardReduce);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Auto).reason(),
             "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "
             "in two phases (>= 16 MiB on 3+ ranks of an NVLink mesh, every shard within a 16 MiB stage slot): each "
             "rank stores its pieces into the owners' stages, they reduce locally and store the result into every "
@@ -363,31 +373,31 @@ TEST(KernelSelect, ReductionsPushWhenAskedToOrWhereTwoPhasesWin) {
   // Not on 2 ranks (unmeasured there), nor under a forced algorithm (PEERLINK_ALGO=TWOSHOT keeps the direct
   // reads), nor before an explicit PEERLINK_COLL_CE=1.
   const std::vector<int> pair = {0, 1};
-  EXPECT_NE(chooseKernel(Collective::AllReduce, 32 * kMiB, false, 2, true,
-                         chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, pair), Protocol::Auto, 1024 * kKiB,
-                         PushMode::Auto)
+  EXPECT_NE(kernelForAlgorithm(Collective::AllReduce, 32 * kMiB, false, 2, true,
+                               chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, pair), Protocol::Auto, 1024 * kKiB,
+                               PushMode::Auto)
                 .kernel,
             Kernel::PushReduce);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 32 * kMiB, false, n, true,
-                         chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, devices, Algorithm::TwoShot),
-                         Protocol::Auto, 1024 * kKiB, PushMode::Auto)
+  EXPECT_EQ(kernelForAlgorithm(Collective::AllReduce, 32 * kMiB, false, n, true,
+                               chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, devices, Algorithm::TwoShot),
+                               Protocol::Auto, 1024 * kKiB, PushMode::Auto)
                 .kernel,
             Kernel::TwoShot);
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 32 * kMiB, false, n, true,
-                         chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, devices), Protocol::Auto, 1024 * kKiB,
-                         PushMode::Auto, true, CopyEngineMode::On)
+  EXPECT_EQ(kernelForAlgorithm(Collective::AllReduce, 32 * kMiB, false, n, true,
+                               chooseAlgorithm(Collective::AllReduce, 32 * kMiB, vm, devices), Protocol::Auto,
+                               1024 * kKiB, PushMode::Auto, true, CopyEngineMode::On)
                 .kernel,
             Kernel::CeTwoShot);
   EXPECT_EQ(choiceOf(Collective::ReduceScatter, 16 * kMiB, PushMode::Push).algorithm, Algorithm::OneShot);
-  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 64 * kKiB, PushMode::Push).kernel, Kernel::LlOneShot);
   EXPECT_EQ(choiceOf(Collective::Reduce, 8 * kMiB, PushMode::Push).kernel, Kernel::TwoShot);  // no push reduce
   EXPECT_EQ(choiceOf(Collective::AllGather, 32 * kMiB, PushMode::Push).kernel, Kernel::Copy);
-  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).reason,
+  EXPECT_EQ(choiceOf(Collective::AllReduce, 16 * kMiB, PushMode::Push).reason(),
             "16 MiB per rank > 256 KiB on an NVLink mesh: two-shot (reads 1.5x the data per rank, 2 steps); pushed "
             "(PEERLINK_COLL_PUSH=1): each rank stores its pieces into the owners' stages and they reduce locally");
   // Past the split kernels' size the push replaces them, and its reason no longer names them.
-  const std::string split = choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Pull).reason;
-  const std::string pushed = choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Push).reason;
+  const std::string split = choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Pull).reason();
+  const std::string pushed = choiceOf(Collective::AllReduce, 64 * kMiB, PushMode::Push).reason();
   EXPECT_NE(split.find("as two kernels"), std::string::npos) << split;
   EXPECT_EQ(pushed.find("as two kernels"), std::string::npos) << pushed;
   EXPECT_EQ(pushed.rfind("64 MiB per rank > 256 KiB on an NVLink mesh: two-shot", 0), 0u) << pushed;
@@ -407,8 +417,8 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   const std::vector<int> devices = allDevices(vm);
   const auto kernelOf = [&](Collective collective, std::size_t bytes, CopyEngineMode mode, bool mesh = true,
                             int n = 4) {
-    return chooseKernel(collective, bytes, false, n, mesh, chooseAlgorithm(collective, bytes, vm, devices),
-                        Protocol::Auto, 1024 * kKiB, PushMode::Auto, true, mode)
+    return kernelForAlgorithm(collective, bytes, false, n, mesh, chooseAlgorithm(collective, bytes, vm, devices),
+                              Protocol::Auto, 1024 * kKiB, PushMode::Auto, true, mode)
         .kernel;
   };
   const CopyEngineMode autoMode = CopyEngineMode::Auto;
@@ -427,9 +437,9 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   EXPECT_EQ(kernelOf(Collective::AllReduce, 16 * kMiB, autoMode), Kernel::PushReduce);  // pushed: no copies
   // On 2 ranks (no ring) the split two-shot's shard gathered by the copy engines from 192 MiB messages.
   const auto pairKernel = [&](std::size_t bytes) {
-    return chooseKernel(Collective::AllReduce, bytes, false, 2, true,
-                        chooseAlgorithm(Collective::AllReduce, bytes, vm, {0, 1}), Protocol::Auto, 1024 * kKiB,
-                        PushMode::Auto, true, CopyEngineMode::Auto)
+    return kernelForAlgorithm(Collective::AllReduce, bytes, false, 2, true,
+                              chooseAlgorithm(Collective::AllReduce, bytes, vm, {0, 1}), Protocol::Auto, 1024 * kKiB,
+                              PushMode::Auto, true, CopyEngineMode::Auto)
         .kernel;
   };
   EXPECT_EQ(pairKernel(192 * kMiB), Kernel::CeTwoShot);
@@ -443,8 +453,8 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   EXPECT_EQ(kernelOf(Collective::AllReduce, 16 * kMiB, on), Kernel::CeTwoShot);
   EXPECT_EQ(kernelOf(Collective::AllReduce, 96 * kMiB, on), Kernel::CeTwoShot);  // the split two-shot's too
   EXPECT_EQ(kernelOf(Collective::AllReduce, 512 * kMiB, on), Kernel::CeRingAllReduce);
-  EXPECT_EQ(kernelOf(Collective::AllReduce, 4 * kKiB, on), Kernel::Ll);  // LL stays
-  EXPECT_EQ(kernelOf(Collective::AllGather, 4 * kKiB, on), Kernel::Ll);
+  EXPECT_EQ(kernelOf(Collective::AllReduce, 4 * kKiB, on), Kernel::LlOneShot);  // LL stays
+  EXPECT_EQ(kernelOf(Collective::AllGather, 4 * kKiB, on), Kernel::LlOneShot);
   EXPECT_EQ(kernelOf(Collective::Broadcast, 512 * kMiB, on), Kernel::RingBroadcast);
   EXPECT_EQ(kernelOf(Collective::Broadcast, 8 * kMiB, on), Kernel::Copy);  // the two-shot broadcast
   EXPECT_EQ(kernelOf(Collective::Reduce, 512 * kMiB, on), Kernel::RingReduce);
@@ -456,25 +466,25 @@ TEST(KernelSelect, CopyEnginesForLargeCopiesAndTheRingsGather) {
   EXPECT_EQ(kernelOf(Collective::AllReduce, 512 * kMiB, off), Kernel::RingAllReduce);
   // The reasons say why.
   const KernelChoice gather =
-      chooseKernel(Collective::AllGather, 64 * kMiB, false, 4, true,
-                   chooseAlgorithm(Collective::AllGather, 64 * kMiB, vm, devices), Protocol::Auto, 1024 * kKiB);
+      kernelForAlgorithm(Collective::AllGather, 64 * kMiB, false, 4, true,
+                         chooseAlgorithm(Collective::AllGather, 64 * kMiB, vm, devices), Protocol::Auto, 1024 * kKiB);
   EXPECT_EQ(gather.algorithm, Algorithm::OneShot);
-  EXPECT_NE(gather.reason.find("; a rank pushes 192 MiB >= 192 MiB: the copy engines push each rank's data to its "
-                               "peers, the next rank first, between two barrier kernels"),
+  EXPECT_NE(gather.reason().find("; a rank pushes 192 MiB >= 192 MiB: the copy engines push each rank's data to its "
+                                 "peers, the next rank first, between two barrier kernels"),
             std::string::npos)
-      << gather.reason;
-  const KernelChoice forced = chooseKernel(Collective::AllReduce, 16 * kMiB, false, 4, true,
-                                           chooseAlgorithm(Collective::AllReduce, 16 * kMiB, vm, devices),
-                                           Protocol::Auto, 1024 * kKiB, PushMode::Auto, true, on);
+      << gather.reason();
+  const KernelChoice forced = kernelForAlgorithm(Collective::AllReduce, 16 * kMiB, false, 4, true,
+                                                 chooseAlgorithm(Collective::AllReduce, 16 * kMiB, vm, devices),
+                                                 Protocol::Auto, 1024 * kKiB, PushMode::Auto, true, on);
   EXPECT_EQ(forced.algorithm, Algorithm::TwoShot);
-  EXPECT_NE(forced.reason.find("; copies on the copy engines (PEERLINK_COLL_CE=1): a direct-read reduce-scatter "
-                               "kernel, then the copy engines push each rank's shard to its peers"),
+  EXPECT_NE(forced.reason().find("; copies on the copy engines (PEERLINK_COLL_CE=1): a direct-read reduce-scatter "
+                                 "kernel, then the copy engines push each rank's shard to its peers"),
             std::string::npos)
-      << forced.reason;
+      << forced.reason();
   // PEERLINK_COLL_PUSH=1 wins over it for the two-shot (the push kernel has no copies to move).
-  EXPECT_EQ(chooseKernel(Collective::AllReduce, 16 * kMiB, false, 4, true,
-                         chooseAlgorithm(Collective::AllReduce, 16 * kMiB, vm, devices), Protocol::Auto, 1024 * kKiB,
-                         PushMode::Push, true, on)
+  EXPECT_EQ(kernelForAlgorithm(Collective::AllReduce, 16 * kMiB, false, 4, true,
+                               chooseAlgorithm(Collective::AllReduce, 16 * kMiB, vm, devices), Protocol::Auto,
+                               1024 * kKiB, PushMode::Push, true, on)
                 .kernel,
             Kernel::PushReduce);
   EXPECT_EQ(parseCopyEngineMode("auto"), CopyEngineMode::Auto);
@@ -490,10 +500,14 @@ TEST(KernelSelect, EndBarrierOrdersStoresOnlyWhereTheCallPushes) {
   const Topology vm = load("h200x4_vm");
   const std::vector<int> devices = allDevices(vm);
   const auto stores = [&](Collective collective, std::size_t bytes, Protocol protocol, PushMode push = PushMode::Auto) {
-    const KernelChoice choice =
-        chooseKernel(collective, bytes, false, 4, true, chooseAlgorithm(collective, bytes, vm, devices), protocol,
-                     1024 * kKiB, push);
-    return storesIntoPeers(collective, choice);
+    ChoiceResources resources;
+    resources.pushStages = true;
+    resources.llMaxBytes = 1024 * kKiB;
+    resources.maxBlocks = 132;
+    const CollectiveChoice choice =
+        chooseCollective({collective, bytes, 4, Fact::No, Fact::Yes}, fabricOf(vm, devices), resources,
+                         {Algorithm::Auto, protocol, push, CopyEngineMode::Auto});
+    return storesIntoPeers(choice);
   };
   // LL lines, pushed copies, two-shot outputs and the push reduction's stages are stores into peers.
   for (Collective collective : kEveryCollective) {

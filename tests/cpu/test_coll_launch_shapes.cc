@@ -6,8 +6,6 @@
 
 #include "coll/comm_launch_support.hpp"
 #include "kernels/coll_kernels.cuh"
-#include "peerlink/communicator.hpp"
-#include "peerlink/error.hpp"
 
 namespace peerlink::kernels {
 namespace {
@@ -193,20 +191,6 @@ TEST(CollLaunchShapes, RingChunkLimitFromTheSetting) {
   EXPECT_EQ(collRingReduceChainChunkBytes(512 * kMiB, 4, 132, 32 * kKiB), 32 * kKiB);
 }
 
-// A chunk the rings cannot move is refused when the communicator is made, before any GPU is touched (so
-// this runs without one).
-TEST(CollLaunchShapes, RingChunkSettingCheckedAtCreation) {
-  for (const char* bad : {"100", "1000", "4100"}) {
-    try {
-      Communicator comm({0}, Params::fromMap({{"PEERLINK_COLL_RING_CHUNK", bad}}));
-      ADD_FAILURE() << bad << " was accepted";
-    } catch (const Error& error) {
-      EXPECT_EQ(error.code(), ErrorCode::InvalidUsage) << bad;
-      EXPECT_NE(std::string(error.what()).find("PEERLINK_COLL_RING_CHUNK"), std::string::npos) << error.what();
-    }
-  }
-}
-
 // The pipelined kernels' flags number 2^20 rounds per block and call: past that a launch must not happen.
 TEST(CollLaunchShapes, RoundsFitTheFlags) {
   const std::size_t rounds = std::size_t{1} << kCollRoundBits;
@@ -225,14 +209,6 @@ TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {
   EXPECT_EQ(collReduceBlocks(1, 132), 1);
   EXPECT_EQ(collReduceBlocks(16 * kKiB + 1, 132), 2);
   EXPECT_EQ(collReduceBlocks(512 * kMiB, 132), 132);
-}
-
-// What the COLL log says when a pipelined kernel steps aside for the direct ones; nothing when it runs.
-TEST(CollLaunchShapes, PipelinedKernelsSayWhyTheyStepAside) {
-  EXPECT_EQ(coll::pipelinedBlocker(true, true), "");
-  EXPECT_EQ(coll::pipelinedBlocker(false, true), "a buffer or block does not start on a 16-byte boundary");
-  EXPECT_EQ(coll::pipelinedBlocker(true, false), "a block would need more than 2^20 rounds");
-  EXPECT_EQ(coll::pipelinedBlocker(false, false), coll::pipelinedBlocker(false, true));  // alignment first
 }
 
 }  // namespace

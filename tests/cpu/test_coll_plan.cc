@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coll/algorithm_select.hpp"
+#include "coll/choice_rules.hpp"
 #include "coll/host_executor.hpp"
 #include "coll/host_reduce.hpp"
 #include "coll/partition.hpp"

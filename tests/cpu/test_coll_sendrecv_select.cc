@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coll/algorithm_select.hpp"
+#include "coll/choice_rules.hpp"
 #include "topology_fixture.hpp"
 
 namespace peerlink::coll {
@@ -27,25 +27,32 @@ TEST(KernelSelect, CopyEnginesForLargeSends) {
   const Topology vm = load("h200x4_vm");
   const std::vector<int> devices = allDevices(vm);
   const auto choiceOf = [&](std::size_t bytes, CopyEngineMode mode, bool mesh = true) {
-    return chooseKernel(Collective::SendRecv, bytes, false, 4, mesh,
-                        chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), Protocol::Auto, 1024 * kKiB,
-                        PushMode::Auto, true, mode);
+    return kernelForAlgorithm(Collective::SendRecv, bytes, false, 4, mesh,
+                              chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), Protocol::Auto, 1024 * kKiB,
+                              PushMode::Auto, true, mode);
   };
   EXPECT_EQ(choiceOf(64 * kMiB, CopyEngineMode::Auto).kernel, Kernel::CeCopy);
   EXPECT_EQ(choiceOf(64 * kMiB - 1, CopyEngineMode::Auto).kernel, Kernel::Copy);
-  EXPECT_EQ(choiceOf(8, CopyEngineMode::Auto).kernel, Kernel::Ll);                     // LL lines, not the copy engines
+  EXPECT_EQ(choiceOf(8, CopyEngineMode::Auto).kernel, Kernel::LlPairs);                // LL lines, not the copy engines
   EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Auto, false).kernel, Kernel::Copy);  // no mesh: unmeasured
   EXPECT_EQ(choiceOf(8, CopyEngineMode::On).kernel, Kernel::CeCopy);
   EXPECT_EQ(choiceOf(1024 * kMiB, CopyEngineMode::Off).kernel, Kernel::Copy);
   const KernelChoice large = choiceOf(96 * kMiB, CopyEngineMode::Auto);
   EXPECT_EQ(large.algorithm, Algorithm::OneShot);
-  EXPECT_NE(large.reason.find("; a rank pushes 96 MiB >= 64 MiB: each rank's copy engine pushes its sends into the "
-                              "receivers' buffers between two barrier kernels"),
+  EXPECT_NE(large.reason().find("; a rank pushes 96 MiB >= 64 MiB: each rank's copy engine pushes its sends into the "
+                                "receivers' buffers between two barrier kernels"),
             std::string::npos)
-      << large.reason;
+      << large.reason();
   // The copy engines write into the receivers.
-  EXPECT_TRUE(storesIntoPeers(Collective::SendRecv, large));
-  EXPECT_FALSE(storesIntoPeers(Collective::SendRecv, choiceOf(kMiB, CopyEngineMode::Auto)));  // receivers pull
+  const auto stores = [&](std::size_t bytes) {
+    ChoiceResources resources;
+    resources.llMaxBytes = 1024 * kKiB;
+    resources.maxBlocks = 132;
+    return storesIntoPeers(chooseCollective({Collective::SendRecv, bytes, 4, Fact::No, Fact::Unknown},
+                                            fabricOf(vm, devices), resources, {}));
+  };
+  EXPECT_TRUE(stores(96 * kMiB));
+  EXPECT_FALSE(stores(kMiB));  // receivers pull
 }
 
 // Send/recv groups in which no rank sends more than a pair's slot of LL lines holds (256 KiB) run in them
@@ -57,30 +64,31 @@ TEST(KernelSelect, LlLinesForSmallSendRecvGroups) {
   const std::vector<int> devices = allDevices(vm);
   const auto choiceOf = [&](std::size_t bytes, Protocol protocol, CopyEngineMode mode = CopyEngineMode::Auto,
                             bool mesh = true) {
-    return chooseKernel(Collective::SendRecv, bytes, false, 4, mesh,
-                        chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), protocol, 1024 * kKiB,
-                        PushMode::Auto, true, mode);
+    return kernelForAlgorithm(Collective::SendRecv, bytes, false, 4, mesh,
+                              chooseAlgorithm(Collective::SendRecv, bytes, vm, devices), protocol, 1024 * kKiB,
+                              PushMode::Auto, true, mode);
   };
-  EXPECT_EQ(choiceOf(0, Protocol::Auto).kernel, Kernel::Ll);
-  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Auto).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(0, Protocol::Auto).kernel, Kernel::LlPairs);
+  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Auto).kernel, Kernel::LlPairs);
   EXPECT_EQ(choiceOf(256 * kKiB + 1, Protocol::Auto).kernel, Kernel::Copy);
-  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll).kernel, Kernel::Ll);
-  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll128).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll).kernel, Kernel::LlPairs);
+  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll128).kernel, Kernel::LlPairs);
   EXPECT_EQ(choiceOf(256 * kKiB + 1, Protocol::Ll).kernel, Kernel::Copy);
   // Off an NVLink mesh as far as the copy collectives' LL (64 KiB), unless forced.
-  EXPECT_EQ(choiceOf(64 * kKiB, Protocol::Auto, CopyEngineMode::Auto, false).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(64 * kKiB, Protocol::Auto, CopyEngineMode::Auto, false).kernel, Kernel::LlPairs);
   EXPECT_EQ(choiceOf(64 * kKiB + 1, Protocol::Auto, CopyEngineMode::Auto, false).kernel, Kernel::Copy);
-  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll, CopyEngineMode::Auto, false).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(256 * kKiB, Protocol::Ll, CopyEngineMode::Auto, false).kernel, Kernel::LlPairs);
   EXPECT_EQ(choiceOf(8, Protocol::Simple).kernel, Kernel::Copy);
   EXPECT_EQ(choiceOf(8, Protocol::Auto, CopyEngineMode::On).kernel, Kernel::CeCopy);
-  EXPECT_EQ(choiceOf(8, Protocol::Auto, CopyEngineMode::Off).kernel, Kernel::Ll);
+  EXPECT_EQ(choiceOf(8, Protocol::Auto, CopyEngineMode::Off).kernel, Kernel::LlPairs);
   const KernelChoice small = choiceOf(4 * kKiB, Protocol::Auto);
   EXPECT_EQ(small.algorithm, Algorithm::OneShot);
-  EXPECT_NE(small.reason.find("LL lines (a rank sends <= 256 KiB: one flag wait, no barrier)"), std::string::npos)
-      << small.reason;
-  EXPECT_NE(choiceOf(8, Protocol::Ll).reason.find("forced by PEERLINK_PROTO=LL"), std::string::npos);
+  EXPECT_NE(small.reason().find("LL lines (a rank sends <= 256 KiB: one flag wait, no barrier)"), std::string::npos)
+      << small.reason();
+  EXPECT_NE(choiceOf(8, Protocol::Ll).reason().find("forced by PEERLINK_PROTO=LL"), std::string::npos);
   for (Protocol protocol : {Protocol::Auto, Protocol::Ll128}) {
-    EXPECT_EQ(withLineFormat(choiceOf(8, protocol), Collective::SendRecv, 8, 4, protocol, true).kernel, Kernel::Ll);
+    EXPECT_EQ(withLineFormat(choiceOf(8, protocol), Collective::SendRecv, 8, 4, protocol, true).kernel,
+              Kernel::LlPairs);
   }
 }
 

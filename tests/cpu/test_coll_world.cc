@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "coll/world.hpp"
+#include "peerlink/collective_choice.hpp"
 #include "peerlink/error.hpp"
 #include "topology_fixture.hpp"
 
@@ -117,10 +118,12 @@ TEST(World, OneProcessOnAnNvlinkMesh) {
   const World world = makeWorld(cardsOf(loadTopologyFixture("h200x4_vm"), {0, 1, 2, 3}), {0, 1, 2, 3}, false);
   EXPECT_EQ(world.nranks, 4);
   EXPECT_FALSE(world.spansProcesses);
-  EXPECT_TRUE(world.nvlinkMesh);
-  EXPECT_TRUE(world.ll128Capable);
+  const CollectiveFabric fabric = fabricOf(world.topology, world.gpu);
+  EXPECT_TRUE(fabric.nvlinkMesh) << fabric.detail;
+  EXPECT_TRUE(fabric.ll128Capable);
   EXPECT_FALSE(world.gpusShared);
-  EXPECT_EQ(world.maxBlocks, 132);
+  EXPECT_EQ(world.gpu, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(world.topology.pairs.size(), 12u);
   EXPECT_TRUE(world.isLocal(3));
   EXPECT_TRUE(world.sameProcess(0, 3));
 }
@@ -129,7 +132,7 @@ TEST(World, OneProcessPerRank) {
   const World world =
       makeWorld(oneProcessEach(cardsOf(loadTopologyFixture("h100x8_nvswitch"), {0, 1, 2, 3, 4, 5, 6, 7})), {5}, false);
   EXPECT_TRUE(world.spansProcesses);
-  EXPECT_TRUE(world.nvlinkMesh);
+  EXPECT_TRUE(fabricOf(world.topology, world.gpu).nvlinkMesh);
   EXPECT_TRUE(world.isLocal(5));
   EXPECT_FALSE(world.isLocal(4));
   EXPECT_FALSE(world.sameProcess(4, 5));
@@ -139,9 +142,10 @@ TEST(World, OneProcessPerRank) {
 
 TEST(World, PcieIsNoMeshAndNamesThePair) {
   const World world = makeWorld(cardsOf(loadTopologyFixture("dual_socket_pcie"), {0, 1}), {0}, false);
-  EXPECT_FALSE(world.nvlinkMesh);
-  EXPECT_FALSE(world.ll128Capable);
-  EXPECT_NE(world.fabricDetail.find("->"), std::string::npos) << world.fabricDetail;
+  const CollectiveFabric fabric = fabricOf(world.topology, world.gpu);
+  EXPECT_FALSE(fabric.nvlinkMesh);
+  EXPECT_FALSE(fabric.ll128Capable);
+  EXPECT_NE(fabric.detail.find("GPU 0 -> 1"), std::string::npos) << fabric.detail;
 }
 
 TEST(World, APairWithoutPeerAccessIsUnsupported) {
@@ -160,8 +164,9 @@ TEST(World, AGpuHiddenFromOneProcessIsNoMesh) {
   std::vector<RankCard> cards = oneProcessEach(cardsOf(loadTopologyFixture("h200x4_vm"), {0, 1, 2, 3}));
   cards[2].links.clear();  // CUDA_VISIBLE_DEVICES=2 in rank 2's process
   const World world = makeWorld(cards, {0}, false);
-  EXPECT_FALSE(world.nvlinkMesh);
-  EXPECT_NE(world.fabricDetail.find("unknown to rank 2"), std::string::npos) << world.fabricDetail;
+  const CollectiveFabric fabric = fabricOf(world.topology, world.gpu);
+  EXPECT_FALSE(fabric.nvlinkMesh);
+  EXPECT_NE(fabric.detail.find("GPU 2 -> 0 unknown"), std::string::npos) << fabric.detail;
 }
 
 TEST(World, RanksThatDisagreeAreNamedWithTheDifference) {
@@ -204,7 +209,11 @@ TEST(World, TwoRanksOnOneGpuOnlyWhenShared) {
   EXPECT_NE(message.find("same GPU"), std::string::npos) << message;
   const World world = makeWorld(cards, {0}, true);
   EXPECT_TRUE(world.gpusShared);
-  EXPECT_EQ(world.maxBlocks, 66);  // two ranks split GPU 1's 132 SMs
+  EXPECT_EQ(world.gpu, (std::vector<int>{0, 1, 1}));
+  std::vector<int> smCounts;
+  for (const RankCard& card : world.cards) smCounts.push_back(card.smCount);
+  EXPECT_EQ(collGridCap(world.gpu, smCounts, 0), 66);  // two ranks split GPU 1's 132 SMs
+  EXPECT_TRUE(fabricOf(world.topology, world.gpu).nvlinkMesh);
 }
 
 TEST(World, SettingsThatMustAgreeAreCanonical) {

@@ -101,6 +101,46 @@ TEST(Params, IntegersAreRangeCheckedAndFullyParsed) {
   }
 }
 
+// An integer may have to be a multiple of a step, with 0 allowed beside its range (a built-in choice): the
+// ring chunk the rings can move is checked when the setting is read, wherever it is used later.
+TEST(Params, IntegersMayNeedAStepAndAllowZeroBesideTheirRange) {
+  ParamSpec spec{"PEERLINK_TEST_INT", ParamType::Int, "0", {}, 1024, 1048576, "test", ParamAudience::Tuning, 16, true};
+  EXPECT_EQ(describeAllowed(spec), "0, or an integer in 1024..1048576, a multiple of 16");
+  for (const char* good : {"0", "1024", "4096", "1048576"}) EXPECT_EQ(canonicalParamValue(spec, good), good);
+  for (const char* bad : {"16", "1008", "1030", "4100", "1048592", "-16"}) {
+    std::string message;
+    EXPECT_EQ(codeOf([&] { canonicalParamValue(spec, bad); }, &message), ErrorCode::InvalidUsage) << bad;
+    EXPECT_NE(message.find("a multiple of 16"), std::string::npos) << message;
+  }
+  for (const char* bad : {"100", "1000", "4100"}) {
+    std::string message;
+    EXPECT_EQ(codeOf(
+                  [&] {
+                    Params::fromMap({{"PEERLINK_COLL_RING_CHUNK", bad}});
+                  },
+                  &message),
+              ErrorCode::InvalidUsage)
+        << bad;
+    EXPECT_NE(message.find("PEERLINK_COLL_RING_CHUNK"), std::string::npos) << message;
+  }
+  EXPECT_EQ(Params::fromMap({{"PEERLINK_COLL_RING_CHUNK", "2048"}}).getInt("PEERLINK_COLL_RING_CHUNK"), 2048);
+}
+
+// Every parameter says whom it is for; `peerlink env` shows users' by default (test_cli.cc).
+TEST(Params, EveryParameterHasAnAudience) {
+  int users = 0;
+  for (const ParamSpec& spec : paramRegistry()) {
+    const std::string audience = paramAudienceName(spec.audience);
+    EXPECT_TRUE(audience == "user" || audience == "tuning" || audience == "testing") << spec.name;
+    users += spec.audience == ParamAudience::User ? 1 : 0;
+  }
+  EXPECT_GT(users, 0);
+  EXPECT_LT(users, static_cast<int>(paramRegistry().size()));
+  EXPECT_EQ(paramSpec("PEERLINK_DEBUG").audience, ParamAudience::User);
+  EXPECT_EQ(paramSpec("PEERLINK_COLL_RING_CHUNK").audience, ParamAudience::Tuning);
+  EXPECT_EQ(paramSpec("PEERLINK_FAULT_DROP_FLAG").audience, ParamAudience::Testing);
+}
+
 TEST(Params, UnknownPeerlinkVariablesAreReportedWithASuggestion) {
   const Params params = Params::fromMap({{"PEERLINK_DEBGU", "INFO"}, {"PEERLINK_WHATEVER_ELSE", "1"}});
   ASSERT_EQ(params.unknownVariables().size(), 2u);

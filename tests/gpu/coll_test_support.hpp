@@ -107,6 +107,7 @@ struct CollCase {
   bool inPlace = false;
   bool reverseOrder = false;  ///< call the ranks from the last to the first
   std::uint64_t seed = 1;
+  std::size_t misalign = 0;  ///< bytes every buffer starts past a 16-byte boundary (a multiple of the type's size)
 
   std::string describe() const {
     return std::string(collectiveName(collective)) + " " + dataTypeName(type) + " " + reduceOpName(op) + " count " +
@@ -143,8 +144,8 @@ inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCas
         !((c.collective == Collective::Broadcast || c.collective == Collective::Reduce) && r != c.root);
     if (inPlace) {
       const std::size_t total = std::max(sendBytes, rc.recvBytes);
-      rc.recvMemory = DeviceBuffer(device, total + kGuardBytes);
-      auto* base = static_cast<unsigned char*>(rc.recvMemory.data());
+      rc.recvMemory = DeviceBuffer(device, c.misalign + total + kGuardBytes);
+      auto* base = static_cast<unsigned char*>(rc.recvMemory.data()) + c.misalign;
       PEERLINK_CUDA_CHECK(cudaMemset(base, kPoison, total + kGuardBytes));
       std::size_t sendOffset = 0;
       std::size_t recvOffset = 0;
@@ -159,16 +160,18 @@ inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCas
       }
       continue;
     }
-    rc.sendMemory = DeviceBuffer(device, sendBytes + kGuardBytes);
-    rc.recvMemory = DeviceBuffer(device, rc.recvBytes + kGuardBytes);
-    PEERLINK_CUDA_CHECK(cudaMemset(rc.recvMemory.data(), kPoison, rc.recvBytes + kGuardBytes));
+    rc.sendMemory = DeviceBuffer(device, c.misalign + sendBytes + kGuardBytes);
+    rc.recvMemory = DeviceBuffer(device, c.misalign + rc.recvBytes + kGuardBytes);
+    auto* sendStart = static_cast<unsigned char*>(rc.sendMemory.data()) + c.misalign;
+    auto* recvStart = static_cast<unsigned char*>(rc.recvMemory.data()) + c.misalign;
+    PEERLINK_CUDA_CHECK(cudaMemset(recvStart, kPoison, rc.recvBytes + kGuardBytes));
     if (sendBytes > 0) {
-      PEERLINK_CUDA_CHECK(cudaMemcpy(rc.sendMemory.data(), inputs[static_cast<std::size_t>(r)].data(), sendBytes,
-                                     cudaMemcpyHostToDevice));
+      PEERLINK_CUDA_CHECK(
+          cudaMemcpy(sendStart, inputs[static_cast<std::size_t>(r)].data(), sendBytes, cudaMemcpyHostToDevice));
     }
-    rc.send = sendBytes > 0 ? rc.sendMemory.data() : nullptr;
-    rc.recv = rc.recvBytes > 0 ? rc.recvMemory.data() : nullptr;
-    rc.recvGuard = static_cast<unsigned char*>(rc.recvMemory.data()) + rc.recvBytes;
+    rc.send = sendBytes > 0 ? sendStart : nullptr;
+    rc.recv = rc.recvBytes > 0 ? recvStart : nullptr;
+    rc.recvGuard = recvStart + rc.recvBytes;
   }
   for (const int r : comm.localRanks()) {
     DeviceGuard guard(comm.device(r));

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "coll/choice_settings.hpp"
 #include "coll_bench/coll_bench.hpp"
 #include "coll_explain.hpp"
 #include "coll_format.hpp"
@@ -81,8 +80,7 @@ int runCollExplain(const CollCommandOptions& options, Context& context) {
   for (int g = 0; g < (options.gpus > 0 ? options.gpus : gpus); ++g) {
     devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
   }
-  const CollExplain explain = explainColl(bench.collective, bench.type, bench.sizes, topology, devices,
-                                          coll::choiceSettingsFrom(context.params));
+  const CollExplain explain = explainColl(bench.collective, bench.type, bench.sizes, topology, devices, context.params);
   if (!options.jsonPath.empty())
     writeOutputFile(options.jsonPath, collExplainToJson(explain).dump(2) + "\n", context.out);
   if (options.jsonPath != "-") context.out << formatCollExplain(explain);

@@ -1,5 +1,5 @@
 // `peerlink coll --explain`: what the communicator would run at each size of a sweep, and why, from the
-// topology and the PEERLINK_* settings alone (no GPU needed with --topo-file): algorithm, kernel, reason.
+// topology and the PEERLINK_* settings alone (no GPU needed with --topo-file): algorithm, kernel, reasons.
 #pragma once
 
 #include <cstddef>
@@ -8,8 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coll/choice_settings.hpp"
+#include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
+#include "peerlink/params.hpp"
 #include "peerlink/topology.hpp"
 
 namespace peerlink::cli {
@@ -17,23 +18,23 @@ namespace peerlink::cli {
 struct CollExplainRow {
   std::size_t size = 0;       ///< nccl-tests' size of the row
   std::size_t callBytes = 0;  ///< the count the call passes, in bytes (what the choice is made on)
-  coll::KernelChoice outOfPlace;
-  coll::KernelChoice inPlace;
+  CollectiveChoice outOfPlace;
+  CollectiveChoice inPlace;
 };
 
 struct CollExplain {
   Collective collective = Collective::AllReduce;
   DataType type = DataType::F32;
   std::vector<int> devices;  ///< CUDA ordinals of the ranks
-  bool nvlinkMesh = false;
-  coll::ChoiceSettings settings;
+  CollectiveFabric fabric;
+  ChoiceSettings settings;
+  ChoiceResources resources;
   std::vector<CollExplainRow> rows;
 };
 
-/// The choices for `sizes` over `devices` of `topology`.
+/// The choices for `sizes` over `devices` of `topology` under `params`, for 16-byte aligned buffers.
 CollExplain explainColl(Collective collective, DataType type, const std::vector<std::size_t>& sizes,
-                        const Topology& topology, const std::vector<int>& devices,
-                        const coll::ChoiceSettings& settings);
+                        const Topology& topology, const std::vector<int>& devices, const Params& params);
 
 std::string formatCollExplain(const CollExplain& explain);
 nlohmann::json collExplainToJson(const CollExplain& explain);

@@ -104,6 +104,7 @@ int runCollCommand(const CollCommandOptions& options, Context& context);
 
 struct EnvOptions {
   bool json = false;  ///< --json: machine-readable list
+  bool all = false;   ///< --all: the tuning and testing parameters too, not only users' and those set
 };
 CLI::App* addEnvCommand(CLI::App& app, EnvOptions& options);
 int runEnv(const EnvOptions& options, Context& context);
