@@ -26,9 +26,6 @@ using kernels::CollSyncArgs;
 using kernels::kCollMaxJobs;
 using kernels::kCollMaxRanks;
 
-// Rank-independent: every rank of a call launches the same grid (the flags are per block).
-constexpr int kP2pBlocksCap = 64;
-
 // Whether (collective, kernel) is logged for the first time in `logged`, which it marks.
 bool firstTime(std::array<bool, 7 * kKernelCount>& logged, Collective collective, Kernel kernel) {
   const std::size_t index = static_cast<std::size_t>(collective) * kKernelCount + static_cast<std::size_t>(kernel);
@@ -473,7 +470,7 @@ void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pair
     }
     addJob(receiver, pair.send.send, pair.recv.recv, bytes);
   }
-  const int blocks = std::max(1, std::min(state.maxBlocks, kP2pBlocksCap));
+  const int blocks = p2pCopyBlocks(state);
   for (int r = 0; r < n; ++r) {
     const auto index = static_cast<std::size_t>(r);
     args[index].sync = syncArgs(state, r, Collective::SendRecv, true, masks[index]);

@@ -15,6 +15,13 @@
 
 namespace peerlink::coll {
 
+// The send/recv copy kernel's grid: rank-independent, as every rank of a pair must launch the same grid (the
+// flags are per block).
+constexpr int kP2pBlocksCap = 64;
+inline int p2pCopyBlocks(const CommState& state) {
+  return std::max(1, std::min(state.maxBlocks, kP2pBlocksCap));
+}
+
 inline const void* offsetBy(const void* pointer, std::size_t bytes) {
   return static_cast<const unsigned char*>(pointer) + bytes;
 }

@@ -89,18 +89,6 @@ std::optional<cudaStreamCaptureStatus> captureStatus(cudaStream_t stream) {
   return status;
 }
 
-// Whether launches into the stream go into a graph being captured (an invalidated capture counts as not:
-// launching into it fails where the launch is made).
-bool streamCapturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (const auto status = captureStatus(stream)) {
-    capture = *status;
-  } else {
-    PEERLINK_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));  // throws the runtime's error
-  }
-  return capture == cudaStreamCaptureStatusActive;
-}
-
 void checkStream(const CommState& state, const CallArgs& call) {
   if (call.stream == nullptr || call.stream == cudaStreamLegacy || call.stream == cudaStreamPerThread) return;
   const auto rank = static_cast<std::size_t>(call.rank);
@@ -128,6 +116,16 @@ void checkStream(const CommState& state, const CallArgs& call) {
 }
 
 }  // namespace
+
+bool streamCapturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (const auto status = captureStatus(stream)) {
+    capture = *status;
+  } else {
+    PEERLINK_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));  // throws the runtime's error
+  }
+  return capture == cudaStreamCaptureStatusActive;
+}
 
 const char* callName(Collective collective, bool isSend) {
   switch (collective) {
@@ -217,12 +215,7 @@ void validateCall(const CommState& state, const CallArgs& call) {
       if (call.peer < 0 || call.peer >= state.nranks) {
         fail(state, call, fmt::format("peer {} is out of range (ranks 0..{})", call.peer, state.nranks - 1));
       }
-      if (!state.world.isLocal(call.peer)) {
-        throw Error(ErrorCode::Unsupported,
-                    fmt::format("{}: its peer, {}, lives in another process: send/recv between processes is not "
-                                "built yet (the collectives are)",
-                                callLabel(state, call), state.world.describe(call.peer)));
-      }
+
       checkBuffer(state, call, call.isSend ? call.send : call.recv, bytes, "buffer");
       break;
   }

@@ -3,12 +3,18 @@
 // failure is Error(InvalidUsage) naming the call, the rank and its GPU.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <string>
 #include <vector>
 
 #include "coll/comm_state.hpp"
 
 namespace peerlink::coll {
+
+/// Whether launches into the stream go into a graph being captured (an invalidated capture counts as not:
+/// launching into it fails where the launch is made).
+bool streamCapturing(cudaStream_t stream);
 
 /// "allReduce", "broadcast", ... as the API spells the call.
 const char* callName(Collective collective, bool isSend = false);

@@ -17,6 +17,7 @@
 #include "coll/bootstrap_exchange.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
+#include "coll/comm_launch_p2p_staged.hpp"
 #include "coll/comm_launch_staged.hpp"
 #include "coll/comm_setup.hpp"
 #include "coll/comm_state.hpp"
@@ -117,6 +118,11 @@ void submitPointToPoint(coll::CommState& state, const coll::CallArgs& call) {
   coll::validateCall(state, call);
   if (state.groupDepth > 0) {
     state.group.push_back(call);
+    return;
+  }
+  // Across processes a rank sees its own calls only: one outside a group is a group of its own.
+  if (state.world.spansProcesses) {
+    coll::launchCrossProcessGroup(state, {call});
     return;
   }
   // Outside a group: the oldest waiting partner call, if any, completes a group of two.
@@ -358,7 +364,13 @@ void Communicator::groupEnd() {
   std::vector<coll::CallArgs> calls;
   calls.swap(comm.group);
   if (calls.empty()) return;
-  discardingOnError(comm, [&] { coll::launchSendRecvPairs(comm, coll::matchSendRecvs(comm, calls)); });
+  discardingOnError(comm, [&] {
+    if (comm.world.spansProcesses) {
+      coll::launchCrossProcessGroup(comm, calls);
+    } else {
+      coll::launchSendRecvPairs(comm, coll::matchSendRecvs(comm, calls));
+    }
+  });
 }
 
 std::string Communicator::describeChoice(Collective collective, std::size_t bytes) const {
