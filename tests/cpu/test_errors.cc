@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "core/cuda_check.hpp"
@@ -20,6 +21,17 @@ TEST(Errors, CodesMapOneToOneOntoCStatuses) {
   EXPECT_STREQ(peerlink_status_name(PEERLINK_STATUS_OK), "OK");
   EXPECT_EQ(toErrorCode(PEERLINK_STATUS_OK), ErrorCode::Internal);
   EXPECT_EQ(toErrorCode(static_cast<peerlink_status_t>(15)), ErrorCode::Internal);
+}
+
+// Numbers from outside (a message, device memory) become codes only when they are one.
+TEST(Errors, ValuesAreCheckedBeforeTheyBecomeCodes) {
+  for (std::int64_t value = PEERLINK_STATUS_INVALID_USAGE; value <= PEERLINK_STATUS_INTERNAL; ++value) {
+    ASSERT_TRUE(errorCodeFromValue(value).has_value()) << value;
+    EXPECT_EQ(static_cast<std::int64_t>(toStatus(*errorCodeFromValue(value))), value);
+  }
+  for (const std::int64_t value : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{12}, std::int64_t{1} << 40}) {
+    EXPECT_FALSE(errorCodeFromValue(value).has_value()) << value;
+  }
 }
 
 TEST(Errors, ErrorCarriesCodeAndMessage) {

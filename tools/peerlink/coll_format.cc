@@ -30,15 +30,6 @@ int index(CollConfig config) {
   return static_cast<int>(config);
 }
 
-bool reduces(Collective collective) {
-  return collective == Collective::AllReduce || collective == Collective::Reduce ||
-         collective == Collective::ReduceScatter;
-}
-
-bool rooted(Collective collective) {
-  return collective == Collective::Broadcast || collective == Collective::Reduce;
-}
-
 std::string placementCells(const CollMeasurement& m) {
   if (m.status == CollMeasurement::Status::NotRun)
     return fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", "N/A");
@@ -209,7 +200,7 @@ std::string formatNcclTestsTime(double us) {
 std::string formatCollRow(const CollRun& run, const CollRow& row, CollConfig config) {
   const Collective collective = run.options.collective;
   const char* op = reduces(collective) ? reduceOpName(run.options.op) : "none";
-  const int root = rooted(collective) ? run.options.root : -1;
+  const int root = hasRoot(collective) ? run.options.root : -1;
   return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", row.bytes, row.count, ncclTestsTypeName(run.options.type),
                      op, root) +
          placementCells(row.outOfPlace[index(config)]) + placementCells(row.inPlace[index(config)]);
