@@ -48,6 +48,9 @@ std::string unknownVariableMessage(const std::string& name) {
   const ParamSpec* closest = nullptr;
   size_t best = std::numeric_limits<size_t>::max();
   for (const ParamSpec& spec : paramRegistry()) {
+    // Lengths further apart than a suggestion allows need no distance (which costs their product).
+    const size_t longer = std::max(name.size(), spec.name.size());
+    if (longer - std::min(name.size(), spec.name.size()) > 3) continue;
     const size_t distance = editDistance(name, spec.name);
     if (distance < best) {
       best = distance;

@@ -30,7 +30,7 @@ CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options) {
                     "Probe every pair again and leave the verdict cache alone (same as PEERLINK_DOCTOR_CACHE=off)");
   command->add_option("-d,--devices", options.devices, "Only these GPUs (CUDA ordinals, e.g. -d 0 1)")->delimiter(',');
   // Kept (hidden) so that it is refused with the reason rather than as an unknown option.
-  command->add_option("--topo-file", options.topoFile)->group("");
+  command->add_option("--topo-file", options.topoFile)->check(inputPathOption())->group("");
   command->add_option("--timeout-ms", options.timeoutMs, "Deadline of every probe wait, in milliseconds")
       ->check(CLI::Range(1, 3600000))
       ->capture_default_str();
@@ -45,10 +45,12 @@ int runDoctorCommand(const DoctorOptions& options, Context& context) {
   // A saved topology is refused rather than half-diagnosed: the verdicts come from moving data between this
   // machine's GPUs, and the findings that explain them from this machine's platform (IOMMU, ACS, VM,
   // limits); neither says anything about the machine a topology file describes.
-  const std::string topoFile = !options.topoFile.empty() ? "--topo-file " + options.topoFile
-                               : context.params.getString("PEERLINK_TOPO_FILE").empty()
-                                   ? std::string()
-                                   : "PEERLINK_TOPO_FILE=" + context.params.getString("PEERLINK_TOPO_FILE");
+  std::string topoFile;
+  if (!options.topoFile.empty()) {
+    topoFile = "--topo-file " + options.topoFile;
+  } else if (const std::string& file = context.params.getString("PEERLINK_TOPO_FILE"); !file.empty()) {
+    topoFile = "PEERLINK_TOPO_FILE=" + file;
+  }
   if (!topoFile.empty()) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("doctor cannot check a saved topology ({}): its verdicts come from moving data between "
