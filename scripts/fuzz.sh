@@ -23,17 +23,7 @@ done
 shift $((OPTIND - 1))
 
 packages=(clang lld libclang-rt-14-dev cmake ninja-build libfmt-dev nlohmann-json3-dev)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  echo "peerlink: installing ${missing[*]}" >&2
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+./scripts/install-missing.sh "${packages[@]}"
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi

@@ -13,24 +13,12 @@
 
 #include "core/input_file.hpp"
 #include "peerlink/error.hpp"
+#include "scratch_dir.hpp"
 
 namespace peerlink {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("peerlink-input-test-" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string failure(const std::string& path, std::size_t maxBytes = 1024) {
   try {
@@ -44,7 +32,7 @@ std::string failure(const std::string& path, std::size_t maxBytes = 1024) {
 }
 
 TEST(InputFile, ReadsARegularFileWhole) {
-  TempDir dir;
+  ScratchDir dir;
   std::ofstream(dir / "t.json") << "{\"a\": 1}\n";
   EXPECT_EQ(readInputFile(dir / "t.json", "topology file", 1024), "{\"a\": 1}\n");
   std::ofstream(dir / "exact") << std::string(1024, 'x');
@@ -52,7 +40,7 @@ TEST(InputFile, ReadsARegularFileWhole) {
 }
 
 TEST(InputFile, RejectsWhatIsNotARegularFile) {
-  TempDir dir;
+  ScratchDir dir;
   EXPECT_EQ(failure(""), "topology file: the file name is empty");
   EXPECT_EQ(failure(dir / "missing.json"),
             "topology file " + (dir / "missing.json") + ": cannot open: No such file or directory");
@@ -64,7 +52,7 @@ TEST(InputFile, RejectsWhatIsNotARegularFile) {
 // A FIFO nobody writes to: open() returns at once and the reader says what it is, instead of waiting for a
 // writer forever.
 TEST(InputFile, AFifoIsRefusedWithoutWaiting) {
-  TempDir dir;
+  ScratchDir dir;
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_NE(failure(dir / "fifo").find("is a FIFO (named pipe), not a regular file"), std::string::npos);
@@ -72,7 +60,7 @@ TEST(InputFile, AFifoIsRefusedWithoutWaiting) {
 }
 
 TEST(InputFile, LargerThanTheCapIsRefusedBeforeReading) {
-  TempDir dir;
+  ScratchDir dir;
   // A sparse file of 3 GiB costs no disk and would cost 3 GiB of memory to read.
   { std::ofstream(dir / "huge.json") << "["; }
   fs::resize_file(dir / "huge.json", std::uintmax_t{3} << 30);

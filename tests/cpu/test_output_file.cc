@@ -13,27 +13,12 @@
 
 #include "output_file.hpp"
 #include "peerlink/error.hpp"
+#include "scratch_dir.hpp"
 
 namespace peerlink::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("peerlink-output-test-" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path_), fs::directory_iterator()));
-  }
-
- private:
-  fs::path path_;
-};
 
 std::string readFile(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -43,7 +28,7 @@ std::string readFile(const std::string& path) {
 }
 
 TEST(OutputTarget, WhereEachKindOfPathLeads) {
-  TempDir dir;
+  ScratchDir dir;
   using Kind = OutputTarget::Kind;
   EXPECT_EQ(resolveOutputTarget("-").kind, Kind::Stdout);
   EXPECT_EQ(resolveOutputTarget(dir / "new.json").kind, Kind::Replace);
@@ -74,7 +59,7 @@ TEST(OutputTarget, WhereEachKindOfPathLeads) {
 }
 
 TEST(OutputFile, ReplacesARegularFileWholeAndKeepsItsMode) {
-  TempDir dir;
+  ScratchDir dir;
   std::ostringstream out;
   std::ofstream(dir / "r.json") << "an older, longer content";
   ::chmod((dir / "r.json").c_str(), 0640);
@@ -88,7 +73,7 @@ TEST(OutputFile, ReplacesARegularFileWholeAndKeepsItsMode) {
 }
 
 TEST(OutputFile, WritesThroughASymbolicLink) {
-  TempDir dir;
+  ScratchDir dir;
   std::ostringstream out;
   fs::create_directories(dir / "results");
   fs::create_symlink("results/run.json", dir / "latest.json");
@@ -98,7 +83,7 @@ TEST(OutputFile, WritesThroughASymbolicLink) {
 }
 
 TEST(OutputFile, ALongValidNameWorks) {
-  TempDir dir;
+  ScratchDir dir;
   std::ostringstream out;
   const std::string name = std::string(245, 'n') + ".json";  // 250 bytes, NAME_MAX is 255
   writeOutputFile(dir / name, "long", out);
@@ -107,7 +92,7 @@ TEST(OutputFile, ALongValidNameWorks) {
 }
 
 TEST(OutputFile, SpecialFilesAreWrittenInPlace) {
-  TempDir dir;
+  ScratchDir dir;
   std::ostringstream out;
   out << "printed first";
   EXPECT_NO_THROW(writeOutputFile("/dev/null", "discarded", out));
@@ -130,7 +115,7 @@ TEST(OutputFile, AFullDiskIsASystemErrorAndLeavesNothing) {
 }
 
 TEST(OutputFile, CheckedBeforeARun) {
-  TempDir dir;
+  ScratchDir dir;
   EXPECT_NO_THROW(checkOutputPath("--json", dir / "new.json"));
   EXPECT_NO_THROW(checkOutputPath("--json", "/dev/null"));
   EXPECT_NO_THROW(checkOutputPath("--json", "-"));
