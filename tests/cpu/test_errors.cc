@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/cuda_check.hpp"
+#include "kernels/device_status.cuh"
 #include "peerlink/error.hpp"
 #include "peerlink/status.h"
 
@@ -32,6 +33,27 @@ TEST(Errors, ValuesAreCheckedBeforeTheyBecomeCodes) {
   for (const std::int64_t value : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{12}, std::int64_t{1} << 40}) {
     EXPECT_FALSE(errorCodeFromValue(value).has_value()) << value;
   }
+}
+
+// A status word read back from device memory is a number like any other from outside: a value that is no
+// status becomes an Internal error naming the number, not an enum out of its range.
+TEST(Errors, DeviceStatusesAreCheckedBeforeTheyBecomeCodes) {
+  const auto thrown = [](int status) -> Error {
+    try {
+      kernels::throwIfDeviceFailed(kernels::DeviceStatus{status, 3, 7}, "put-signal 0 -> 1");
+    } catch (const Error& error) {
+      return error;
+    }
+    return Error(ErrorCode::Internal, "nothing thrown");
+  };
+  const Error timeout = thrown(PEERLINK_STATUS_TIMEOUT);
+  EXPECT_EQ(timeout.code(), ErrorCode::Timeout);
+  EXPECT_STREQ(timeout.what(), "put-signal 0 -> 1: device reported TIMEOUT at step 3 (flag observed 7)");
+  const Error garbage = thrown(0x5eed);
+  EXPECT_EQ(garbage.code(), ErrorCode::Internal);
+  EXPECT_STREQ(garbage.what(),
+               "put-signal 0 -> 1: device reported status 24301 (not a status) at step 3 (flag observed 7)");
+  EXPECT_NO_THROW(kernels::throwIfDeviceFailed(kernels::DeviceStatus{PEERLINK_STATUS_OK, 0, 0}, "ok"));
 }
 
 TEST(Errors, ErrorCarriesCodeAndMessage) {
