@@ -84,8 +84,14 @@ std::vector<BenchCaseInfo> benchCases();
 /// matches nothing.
 std::vector<BenchCaseInfo> selectBenchCases(const BenchOptions& options);
 
-/// The message sizes of a sweep: minBytes, minBytes*factor, ... up to maxBytes. Throws
-/// Error(InvalidUsage) for min > max, min == 0, or factor <= 1 when min < max.
+/// The most sizes one sweep may have (`peerlink bench` and `peerlink coll`, -b/-e/-f).
+inline constexpr std::size_t kMaxSweepSizes = 256;
+/// The largest size a sweep may reach: 1 TiB, more than any GPU holds.
+inline constexpr std::size_t kMaxSweepBytes = std::size_t{1} << 40;
+
+/// The message sizes of a sweep: minBytes, minBytes*factor, ... up to maxBytes, each rounded to a whole
+/// byte and each size once. Throws Error(InvalidUsage) for min == 0, min > max, max > kMaxSweepBytes, a
+/// factor that is not a finite number above 1 when min < max, or more than kMaxSweepSizes sizes.
 std::vector<std::size_t> sweepSizes(std::size_t minBytes, std::size_t maxBytes, double factor);
 
 /// Runs the selected cases on this machine's GPUs.

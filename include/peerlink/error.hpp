@@ -1,6 +1,8 @@
 // peerlink::Error — the one exception type of the C++ API.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +31,9 @@ const char* errorCodeName(ErrorCode code) noexcept;
 /// The C status for a code, and back (PEERLINK_STATUS_OK maps to Internal: an Error is never OK).
 peerlink_status_t toStatus(ErrorCode code) noexcept;
 ErrorCode toErrorCode(peerlink_status_t status) noexcept;
+/// The code whose status value is `value` (a number read from a message, a file or device memory), checked
+/// before any conversion to an enum; nullopt for PEERLINK_STATUS_OK and every value that is no status.
+std::optional<ErrorCode> errorCodeFromValue(std::int64_t value) noexcept;
 
 /// Thrown by every peerlink C++ API on failure. what() is one line naming what failed
 /// (the call, file:line and error name for CUDA/NVML failures, the devices involved).

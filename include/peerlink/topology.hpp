@@ -111,7 +111,12 @@ struct NvmlGpu {
   std::string pciBusId;
 };
 
-/// The whole picture. Pairs hold every ordered pair (src != dst) exactly once.
+/// The most GPUs a topology may have (a file with more is rejected): far beyond one machine's, and small
+/// enough that every ordered pair fits in memory and in a topology file of peerlink's size cap.
+inline constexpr int kMaxTopologyGpus = 512;
+
+/// The whole picture. Pairs hold every ordered pair (src != dst) exactly once; discovery and the file
+/// reader put them in (src, dst) order, where pair() finds each at once.
 struct Topology {
   int schemaVersion = 1;
   std::string source;  ///< "discovered" or the file it was loaded from
@@ -126,7 +131,8 @@ struct Topology {
   std::vector<GpuPair> pairs;
   std::vector<std::string> notes;  ///< what discovery could not learn, and why
 
-  /// The pair src -> dst; throws Error(InvalidUsage) when absent or src == dst.
+  /// The pair src -> dst; throws Error(InvalidUsage) when absent or src == dst. Constant time when the
+  /// pairs are in (src, dst) order, a scan otherwise.
   const GpuPair& pair(int src, int dst) const;
   GpuPair& pair(int src, int dst);
 };
@@ -135,7 +141,8 @@ struct Topology {
 /// from PCI bus / NVML order, GPUs hidden by CUDA_VISIBLE_DEVICES. Pure function of the data.
 std::vector<std::string> orderingWarnings(const Topology& topology);
 
-/// Checks internal consistency (indices, one pair per ordered pair, ...); throws Error(InvalidInput).
+/// Checks internal consistency (1 to kMaxTopologyGpus GPUs, indices, one pair per ordered pair, ...); throws
+/// Error(InvalidInput).
 void validateTopology(const Topology& topology);
 
 /// JSON text of the topology (schema "peerlink.topology", version 1), pretty-printed.

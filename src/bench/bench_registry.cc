@@ -219,14 +219,31 @@ std::vector<std::size_t> sweepSizes(std::size_t minBytes, std::size_t maxBytes, 
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("the smallest size (-b {}) is larger than the largest (-e {})", minBytes, maxBytes));
   }
-  if (minBytes < maxBytes && !(factor > 1.0)) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("the size factor (-f {}) must be greater than 1", factor));
+  if (maxBytes > kMaxSweepBytes) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("the largest size (-e {}) is more than the {} bytes (1 TiB) a "
+                                                     "sweep may reach",
+                                                     maxBytes, kMaxSweepBytes));
+  }
+  if (minBytes == maxBytes) return {minBytes};
+  if (!(factor > 1.0) || !std::isfinite(factor)) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("the size factor (-f {}) must be a number greater than 1", factor));
+  }
+  // Counted before anything is built: a factor barely above 1 would otherwise make millions of sizes.
+  const double steps =
+      std::floor(std::log(static_cast<double>(maxBytes) / static_cast<double>(minBytes)) / std::log(factor) + 1e-9);
+  if (steps + 1 > static_cast<double>(kMaxSweepSizes)) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("-b {} to -e {} by -f {} makes {:.0f} sizes, more than the {} a sweep may have: use a "
+                            "larger factor or a narrower range",
+                            minBytes, maxBytes, factor, steps + 1, kMaxSweepSizes));
   }
   std::vector<std::size_t> sizes;
   double size = static_cast<double>(minBytes);
   while (size <= static_cast<double>(maxBytes) * (1 + 1e-12)) {
-    sizes.push_back(static_cast<std::size_t>(std::llround(size)));
-    if (minBytes == maxBytes) break;
+    // Sizes under 2^40 round exactly; a small factor can round two steps to one size, measured once.
+    const auto rounded = static_cast<std::size_t>(std::llround(size));
+    if (sizes.empty() || rounded > sizes.back()) sizes.push_back(std::min(rounded, maxBytes));
     size *= factor;
   }
   return sizes;

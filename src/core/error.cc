@@ -24,8 +24,12 @@ peerlink_status_t toStatus(ErrorCode code) noexcept {
 }
 
 ErrorCode toErrorCode(peerlink_status_t status) noexcept {
-  if (status <= PEERLINK_STATUS_OK || status > PEERLINK_STATUS_INTERNAL) return ErrorCode::Internal;
-  return static_cast<ErrorCode>(status);
+  return errorCodeFromValue(static_cast<std::int64_t>(status)).value_or(ErrorCode::Internal);
+}
+
+std::optional<ErrorCode> errorCodeFromValue(std::int64_t value) noexcept {
+  if (value <= PEERLINK_STATUS_OK || value > PEERLINK_STATUS_INTERNAL) return std::nullopt;
+  return static_cast<ErrorCode>(value);
 }
 
 }  // namespace peerlink

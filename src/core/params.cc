@@ -25,7 +25,7 @@ std::string toUpper(std::string text) {
 
 [[noreturn]] void rejectValue(const ParamSpec& spec, const std::string& text) {
   throw Error(ErrorCode::InvalidUsage,
-              fmt::format("{}='{}' is not valid: expected {}", spec.name, text, describeAllowed(spec)));
+              fmt::format("{}='{}' is not valid: expected {}", spec.name, printable(text, 100), describeAllowed(spec)));
 }
 
 // Edit distance, for "did you mean" on misspelled variable names.
@@ -48,6 +48,9 @@ std::string unknownVariableMessage(const std::string& name) {
   const ParamSpec* closest = nullptr;
   size_t best = std::numeric_limits<size_t>::max();
   for (const ParamSpec& spec : paramRegistry()) {
+    // Lengths further apart than a suggestion allows need no distance (which costs their product).
+    const size_t longer = std::max(name.size(), spec.name.size());
+    if (longer - std::min(name.size(), spec.name.size()) > 3) continue;
     const size_t distance = editDistance(name, spec.name);
     if (distance < best) {
       best = distance;
@@ -55,9 +58,9 @@ std::string unknownVariableMessage(const std::string& name) {
     }
   }
   if (closest != nullptr && best <= 3) {
-    return fmt::format("{} is not a peerlink parameter (did you mean {}?)", name, closest->name);
+    return fmt::format("{} is not a peerlink parameter (did you mean {}?)", printable(name, 100), closest->name);
   }
-  return fmt::format("{} is not a peerlink parameter (`peerlink env` lists them)", name);
+  return fmt::format("{} is not a peerlink parameter (`peerlink env` lists them)", printable(name, 100));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_io.hpp"
 #include "core/log.hpp"
 #include "core/text.hpp"
 #include "peerlink/version.hpp"
@@ -212,7 +213,7 @@ bool VerdictCache::store(const VerdictCacheKey& key, const Topology& topology, c
                            {"platform", findingsToJson(decision.platform, topology)}};
     {
       std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      out << document.dump(2) << '\n';
+      out << jsonText(document) << '\n';
       out.flush();
       if (!out) throw std::runtime_error("cannot write " + temporary.string());
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "peerlink/error.hpp"
@@ -33,10 +34,13 @@ inline void throwIfDeviceFailed(const DeviceStatus& status, const std::string& w
   if (status.status == kStatusPending) {
     throw Error(ErrorCode::Internal, what + ": the kernel finished without writing its status");
   }
-  const auto code = static_cast<peerlink_status_t>(status.status);
-  throw Error(toErrorCode(code), what + ": device reported " + peerlink_status_name(code) + " at step " +
-                                     std::to_string(status.step) + " (flag observed " +
-                                     std::to_string(status.observed) + ")");
+  // Checked before it becomes an enum: a value outside the enum's range is undefined.
+  const std::optional<ErrorCode> code = errorCodeFromValue(status.status);
+  const std::string name =
+      code ? peerlink_status_name(toStatus(*code)) : "status " + std::to_string(status.status) + " (not a status)";
+  throw Error(code.value_or(ErrorCode::Internal), what + ": device reported " + name + " at step " +
+                                                      std::to_string(status.step) + " (flag observed " +
+                                                      std::to_string(status.observed) + ")");
 }
 
 #if defined(__CUDACC__)

@@ -1,6 +1,7 @@
 // Topology basics: path class names, pair lookup, validation.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <set>
 #include <utility>
 
@@ -60,6 +61,15 @@ std::optional<PathClass> parsePathClass(const std::string& name) {
 }
 
 const GpuPair& Topology::pair(int src, int dst) const {
+  // In (src, dst) order without the diagonal, src -> dst sits at src * (n - 1) + dst, less one past it.
+  const auto n = static_cast<std::int64_t>(gpus.size());
+  if (src >= 0 && dst >= 0 && src < n && dst < n && src != dst) {
+    const std::int64_t index = src * (n - 1) + dst - (dst > src ? 1 : 0);
+    if (index < static_cast<std::int64_t>(pairs.size())) {
+      const GpuPair& candidate = pairs[static_cast<std::size_t>(index)];
+      if (candidate.src == src && candidate.dst == dst) return candidate;
+    }
+  }
   for (const GpuPair& p : pairs) {
     if (p.src == src && p.dst == dst) return p;
   }
@@ -77,6 +87,10 @@ void validateTopology(const Topology& topology) {
     throw Error(ErrorCode::InvalidInput, fmt::format("topology from {}: {}", topology.source, what));
   };
   if (topology.schemaVersion != 1) fail(fmt::format("unsupported schema version {}", topology.schemaVersion));
+  if (n == 0) fail("no GPUs (a topology has at least one)");
+  if (topology.gpus.size() > static_cast<size_t>(kMaxTopologyGpus)) {
+    fail(fmt::format("{} GPUs, more than the {} a topology may have", topology.gpus.size(), kMaxTopologyGpus));
+  }
   std::set<std::string> uuids;
   std::set<std::string> busIds;
   for (int i = 0; i < n; ++i) {

@@ -1,24 +1,24 @@
 // Topology <-> JSON (schema "peerlink.topology", version 1; docs/topology-format.md).
-#include <cerrno>
+#include "topology/topology_json.hpp"
+
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.hpp"
+#include "core/text.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/topology.hpp"
 
 namespace peerlink {
 namespace {
 
-using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
 constexpr const char* kSchemaName = "peerlink.topology";
@@ -73,238 +73,170 @@ OrderedJson pairToJson(const GpuPair& pair) {
   return j;
 }
 
-// ---- reading ---------------------------------------------------------------------------------------
+// ---- reading ----------------------------------------------------------------------------------------
 
-// A JSON value with where it sits in the document ("gpus[2].pcie.gen"), so every error names the
-// origin, the location and the problem in one line.
-class Node {
- public:
-  Node(const Json& value, std::string where, const std::string& origin)
-      : value_(value), where_(std::move(where)), origin_(origin) {}
+// What a field may hold. Counts and indices are bounded by what they index or by the hardware with room to
+// spare; a value outside is an error naming the field, never truncated, wrapped or used as an index.
+constexpr int kMaxGeneration = 16;  // PCIe and NVLink generations
+constexpr int kMaxPcieWidth = 64;
+constexpr int kMaxNvlinks = 256;
+constexpr int kMaxSmCount = 65536;
+constexpr int kMaxNumaNode = 65535;
+constexpr int kMaxNvmlIndex = 4095;
+constexpr double kMaxGBps = 1e6;
+constexpr std::size_t kMaxPciPathLength = 64;
+constexpr std::size_t kMaxNotes = 4096;
 
-  const Json& value() const { return value_; }
-
-  [[noreturn]] void fail(const std::string& problem) const {
-    if (where_.empty()) throw Error(ErrorCode::InvalidInput, fmt::format("topology file {}: {}", origin_, problem));
-    throw Error(ErrorCode::InvalidInput, fmt::format("topology file {}: {}: {}", origin_, where_, problem));
-  }
-
-  [[noreturn]] void failType(const char* expected) const {
-    std::string got = value_.dump();
-    if (got.size() > 40) got = got.substr(0, 37) + "...";
-    fail(fmt::format("expected {}, got {}", expected, got));
-  }
-
-  void expectObject() const {
-    if (!value_.is_object()) failType("an object");
-  }
-
-  void expectArray() const {
-    if (!value_.is_array()) failType("an array");
-  }
-
-  /// The member `key` of this object; nullopt when absent.
-  std::optional<Node> member(const char* key) const {
-    auto it = value_.find(key);
-    if (it == value_.end()) return std::nullopt;
-    return Node(*it, memberWhere(key), origin_);
-  }
-
-  Node required(const char* key) const {
-    std::optional<Node> node = member(key);
-    if (!node) Node(value_, memberWhere(key), origin_).fail("required field is missing");
-    return *node;
-  }
-
-  Node element(size_t index) const { return Node(value_[index], fmt::format("{}[{}]", where_, index), origin_); }
-
- private:
-  std::string memberWhere(const char* key) const { return where_.empty() ? key : fmt::format("{}.{}", where_, key); }
-
-  const Json& value_;
-  std::string where_;
-  const std::string& origin_;
-};
-
-void convert(const Node& node, int& out) {
-  const Json& v = node.value();
-  if (!v.is_number_integer()) node.failType("an integer");
-  constexpr auto kMin = std::numeric_limits<int>::min();
-  constexpr auto kMax = std::numeric_limits<int>::max();
-  const bool fits = v.is_number_unsigned() ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMax)
-                                           : v.get<std::int64_t>() >= kMin && v.get<std::int64_t>() <= kMax;
-  if (!fits) node.fail(fmt::format("{} is out of range ({}..{})", v.dump(), kMin, kMax));
-  out = v.get<int>();
+void read(const JsonNode& node, bool& out) {
+  out = node.boolean();
 }
 
-void convert(const Node& node, std::uint64_t& out) {
-  const Json& v = node.value();
-  if (!v.is_number_unsigned()) node.failType("a non-negative integer");
-  out = v.get<std::uint64_t>();
+void read(const JsonNode& node, std::string& out) {
+  out = node.name();
 }
 
-void convert(const Node& node, bool& out) {
-  if (!node.value().is_boolean()) node.failType("true or false");
-  out = node.value().get<bool>();
-}
-
-void convert(const Node& node, double& out) {
-  if (!node.value().is_number()) node.failType("a number");
-  out = node.value().get<double>();
-}
-
-void convert(const Node& node, std::string& out) {
-  if (!node.value().is_string()) node.failType("a string");
-  out = node.value().get<std::string>();
-}
-
-void convert(const Node& node, std::optional<std::string>& out) {
-  if (node.value().is_null()) {
+void read(const JsonNode& node, std::optional<std::string>& out) {
+  if (node.isNull()) {
     out.reset();
-    return;
+  } else if (!node.value().is_string()) {
+    node.failType("a string or null");
+  } else {
+    out = node.name();
   }
-  if (!node.value().is_string()) node.failType("a string or null");
-  out = node.value().get<std::string>();
 }
 
-void convert(const Node& node, std::vector<std::string>& out) {
-  node.expectArray();
-  out.assign(node.value().size(), std::string());
-  for (size_t i = 0; i < out.size(); ++i) convert(node.element(i), out[i]);
+// An optional member read by `readOne` when present.
+template <typename ReadOne>
+void ifPresent(const JsonNode& object, const char* key, ReadOne readOne) {
+  if (std::optional<JsonNode> node = object.member(key)) readOne(*node);
 }
 
-void convert(const Node& node, PathClass& out) {
-  std::string name;
-  convert(node, name);
+template <typename T>
+void readOptional(const JsonNode& object, const char* key, T& out) {
+  ifPresent(object, key, [&](const JsonNode& node) { read(node, out); });
+}
+
+void readInt(const JsonNode& object, const char* key, int& out, int min, int max) {
+  ifPresent(object, key, [&](const JsonNode& node) { out = node.smallInteger(min, max); });
+}
+
+void readPathClass(const JsonNode& node, PathClass& out) {
+  const std::string name = node.name();
   std::optional<PathClass> path = parsePathClass(name);
-  if (!path) node.fail(fmt::format("unknown path class \"{}\" (one of LOC, NVL, NVB, PIX, PXB, PHB, NODE, SYS)", name));
+  if (!path) {
+    node.fail(fmt::format("unknown path class {} (one of LOC, NVL, NVB, PIX, PXB, PHB, NODE, SYS)",
+                          jsonExcerpt(node.value())));
+  }
   out = *path;
 }
 
 // "major.minor", each a small decimal number.
-void convertComputeCapability(const Node& node, Gpu& gpu) {
-  std::string text;
-  convert(node, text);
-  int major = 0;
-  int minor = 0;
-  char dot = 0;
-  std::istringstream in(text);
-  in >> std::noskipws >> major >> dot >> minor;
-  bool digitsOnly = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
-  if (!digitsOnly || !in || dot != '.' || in.peek() != std::char_traits<char>::eof()) {
-    node.fail(fmt::format("expected \"major.minor\" such as \"9.0\", got \"{}\"", text));
+void readComputeCapability(const JsonNode& node, Gpu& gpu) {
+  const std::string text = node.name();
+  const std::size_t dot = text.find('.');
+  auto digits = [](const std::string& part) {
+    return !part.empty() && part.size() <= 2 && part.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (dot == std::string::npos || !digits(text.substr(0, dot)) || !digits(text.substr(dot + 1))) {
+    node.fail(fmt::format("expected \"major.minor\" such as \"9.0\", got {}", jsonExcerpt(node.value())));
   }
-  gpu.ccMajor = major;
-  gpu.ccMinor = minor;
+  gpu.ccMajor = std::stoi(text.substr(0, dot));
+  gpu.ccMinor = std::stoi(text.substr(dot + 1));
 }
 
-template <typename T>
-void readRequired(const Node& object, const char* key, T& out) {
-  convert(object.required(key), out);
-}
-
-template <typename T>
-void readOptional(const Node& object, const char* key, T& out) {
-  if (std::optional<Node> node = object.member(key)) convert(*node, out);
-}
-
-void readPcie(const Node& node, PcieLink& pcie) {
+void readPcie(const JsonNode& node, PcieLink& pcie) {
   node.expectObject();
-  readOptional(node, "gen", pcie.gen);
-  readOptional(node, "width", pcie.width);
-  readOptional(node, "max_gen", pcie.maxGen);
-  readOptional(node, "max_width", pcie.maxWidth);
+  readInt(node, "gen", pcie.gen, 0, kMaxGeneration);
+  readInt(node, "width", pcie.width, 0, kMaxPcieWidth);
+  readInt(node, "max_gen", pcie.maxGen, 0, kMaxGeneration);
+  readInt(node, "max_width", pcie.maxWidth, 0, kMaxPcieWidth);
 }
 
-void readHandles(const Node& node, MemoryHandles& handles) {
+void readHandles(const JsonNode& node, MemoryHandles& handles) {
   node.expectObject();
   readOptional(node, "vmm", handles.vmm);
   readOptional(node, "posix_fd", handles.posixFd);
   readOptional(node, "fabric", handles.fabric);
 }
 
-void readNvlink(const Node& node, NvlinkInfo& nvlink) {
+void readNvlink(const JsonNode& node, NvlinkInfo& nvlink) {
   node.expectObject();
-  readOptional(node, "version", nvlink.version);
-  readOptional(node, "active_links", nvlink.activeLinks);
-  readOptional(node, "switch_links", nvlink.switchLinks);
-  readOptional(node, "link_rate_gbps", nvlink.linkRateGBps);
+  readInt(node, "version", nvlink.version, 0, kMaxGeneration);
+  readInt(node, "active_links", nvlink.activeLinks, 0, kMaxNvlinks);
+  readInt(node, "switch_links", nvlink.switchLinks, 0, kMaxNvlinks);
+  ifPresent(node, "link_rate_gbps", [&](const JsonNode& n) { nvlink.linkRateGBps = n.number(0, kMaxGBps); });
 }
 
-Gpu readGpu(const Node& node) {
+void readStrings(const JsonNode& node, std::vector<std::string>& out, std::size_t maxElements) {
+  out.clear();
+  for (const JsonNode& element : node.elements(maxElements)) out.push_back(element.name());
+}
+
+Gpu readGpu(const JsonNode& node) {
   node.expectObject();
   Gpu gpu;
-  readRequired(node, "cuda_ordinal", gpu.cudaOrdinal);
-  readOptional(node, "nvml_index", gpu.nvmlIndex);
-  readRequired(node, "uuid", gpu.uuid);
-  readRequired(node, "pci_bus_id", gpu.pciBusId);
-  readRequired(node, "name", gpu.name);
-  if (std::optional<Node> cc = node.member("compute_capability")) convertComputeCapability(*cc, gpu);
-  readOptional(node, "sm_count", gpu.smCount);
-  readOptional(node, "memory_bytes", gpu.memoryBytes);
-  readOptional(node, "numa_node", gpu.numaNode);
-  readOptional(node, "mig_mode", gpu.migMode);
-  readOptional(node, "bar1_bytes", gpu.bar1Bytes);
+  gpu.cudaOrdinal = node.required("cuda_ordinal").smallInteger(0, kMaxTopologyGpus - 1);
+  readInt(node, "nvml_index", gpu.nvmlIndex, -1, kMaxNvmlIndex);
+  read(node.required("uuid"), gpu.uuid);
+  read(node.required("pci_bus_id"), gpu.pciBusId);
+  read(node.required("name"), gpu.name);
+  ifPresent(node, "compute_capability", [&](const JsonNode& cc) { readComputeCapability(cc, gpu); });
+  readInt(node, "sm_count", gpu.smCount, 0, kMaxSmCount);
+  ifPresent(node, "memory_bytes", [&](const JsonNode& n) { gpu.memoryBytes = n.unsignedInteger(); });
+  readInt(node, "numa_node", gpu.numaNode, -1, kMaxNumaNode);
+  readInt(node, "mig_mode", gpu.migMode, -1, 1);
+  ifPresent(node, "bar1_bytes", [&](const JsonNode& n) { gpu.bar1Bytes = n.unsignedInteger(); });
   readOptional(node, "cpu_affinity", gpu.cpuAffinity);
-  if (std::optional<Node> pcie = node.member("pcie")) readPcie(*pcie, gpu.pcie);
-  if (std::optional<Node> nvlink = node.member("nvlink")) readNvlink(*nvlink, gpu.nvlink);
-  if (std::optional<Node> handles = node.member("memory_handles")) readHandles(*handles, gpu.handles);
-  readOptional(node, "pci_path", gpu.pciPath);
+  ifPresent(node, "pcie", [&](const JsonNode& n) { readPcie(n, gpu.pcie); });
+  ifPresent(node, "nvlink", [&](const JsonNode& n) { readNvlink(n, gpu.nvlink); });
+  ifPresent(node, "memory_handles", [&](const JsonNode& n) { readHandles(n, gpu.handles); });
+  ifPresent(node, "pci_path", [&](const JsonNode& n) { readStrings(n, gpu.pciPath, kMaxPciPathLength); });
   return gpu;
 }
 
-NvmlGpu readNvmlGpu(const Node& node) {
+NvmlGpu readNvmlGpu(const JsonNode& node) {
   node.expectObject();
   NvmlGpu gpu;
-  readOptional(node, "index", gpu.index);
+  readInt(node, "index", gpu.index, -1, kMaxNvmlIndex);
   readOptional(node, "uuid", gpu.uuid);
   readOptional(node, "pci_bus_id", gpu.pciBusId);
   return gpu;
 }
 
-void readP2p(const Node& node, P2pAttributes& p2p) {
+void readP2p(const JsonNode& node, P2pAttributes& p2p) {
   node.expectObject();
   readOptional(node, "access_supported", p2p.accessSupported);
   readOptional(node, "native_atomics", p2p.nativeAtomics);
   readOptional(node, "cuda_array_access", p2p.cudaArrayAccess);
-  readOptional(node, "performance_rank", p2p.performanceRank);
+  readInt(node, "performance_rank", p2p.performanceRank, -1, 1 << 16);
 }
 
-GpuPair readPair(const Node& node) {
+GpuPair readPair(const JsonNode& node, int gpus) {
   node.expectObject();
   GpuPair pair;
-  readRequired(node, "src", pair.src);
-  readRequired(node, "dst", pair.dst);
+  pair.src = node.required("src").smallInteger(0, gpus - 1);
+  pair.dst = node.required("dst").smallInteger(0, gpus - 1);
   readOptional(node, "can_access_peer", pair.canAccessPeer);
-  if (std::optional<Node> p2p = node.member("p2p")) readP2p(*p2p, pair.p2p);
-  readOptional(node, "nvlinks", pair.nvlinks);
+  ifPresent(node, "p2p", [&](const JsonNode& n) { readP2p(n, pair.p2p); });
+  readInt(node, "nvlinks", pair.nvlinks, 0, kMaxNvlinks);
   readOptional(node, "via_nvswitch", pair.viaNvswitch);
-  readOptional(node, "path", pair.path);
-  readOptional(node, "expected_gbps", pair.expectedGBps);
+  ifPresent(node, "path", [&](const JsonNode& n) { readPathClass(n, pair.path); });
+  ifPresent(node, "expected_gbps", [&](const JsonNode& n) { pair.expectedGBps = n.number(0, kMaxGBps); });
   readOptional(node, "bandwidth_basis", pair.bandwidthBasis);
   return pair;
 }
 
-template <typename T, typename ReadOne>
-std::vector<T> readArray(const Node& node, ReadOne readOne) {
-  node.expectArray();
-  std::vector<T> items;
-  items.reserve(node.value().size());
-  for (size_t i = 0; i < node.value().size(); ++i) items.push_back(readOne(node.element(i)));
-  return items;
-}
-
-Topology readTopology(const Node& root) {
+Topology readTopology(const JsonNode& root) {
   if (!root.value().is_object()) root.failType("a JSON object at the top level");
-  std::string schema;
-  readRequired(root, "schema", schema);
-  if (schema != kSchemaName) {
-    root.required("schema").fail(fmt::format("expected \"{}\", got \"{}\"", kSchemaName, schema));
+  const JsonNode schemaNode = root.required("schema");
+  if (schemaNode.name() != kSchemaName) {
+    schemaNode.fail(fmt::format("expected \"{}\", got {}", kSchemaName, jsonExcerpt(schemaNode.value())));
   }
   Topology topology;
-  readRequired(root, "version", topology.schemaVersion);
+  const JsonNode versionNode = root.required("version");
+  topology.schemaVersion = versionNode.smallInteger(std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
   if (topology.schemaVersion != kSchemaVersion) {
-    root.required("version").fail(
+    versionNode.fail(
         fmt::format("unsupported version {} (this peerlink reads version {})", topology.schemaVersion, kSchemaVersion));
   }
   // The recorded "source" is checked for its type only: a loaded topology's source is where it came from.
@@ -312,14 +244,24 @@ Topology readTopology(const Node& root) {
   readOptional(root, "source", recordedSource);
   readOptional(root, "host", topology.host);
   readOptional(root, "driver_version", topology.driverVersion);
-  readOptional(root, "cuda_driver_version", topology.cudaDriverVersion);
-  readOptional(root, "cuda_runtime_version", topology.cudaRuntimeVersion);
+  readInt(root, "cuda_driver_version", topology.cudaDriverVersion, 0, std::numeric_limits<int>::max());
+  readInt(root, "cuda_runtime_version", topology.cudaRuntimeVersion, 0, std::numeric_limits<int>::max());
   readOptional(root, "cuda_visible_devices", topology.cudaVisibleDevices);
   readOptional(root, "cuda_device_order", topology.cudaDeviceOrder);
-  topology.gpus = readArray<Gpu>(root.required("gpus"), readGpu);
-  if (std::optional<Node> nvml = root.member("nvml_gpus")) topology.nvmlGpus = readArray<NvmlGpu>(*nvml, readNvmlGpu);
-  topology.pairs = readArray<GpuPair>(root.required("pairs"), readPair);
-  readOptional(root, "notes", topology.notes);
+  const JsonNode gpus = root.required("gpus");
+  for (const JsonNode& gpu : gpus.elements(kMaxTopologyGpus)) topology.gpus.push_back(readGpu(gpu));
+  if (topology.gpus.empty()) gpus.fail("no GPUs (a topology has at least one)");
+  ifPresent(root, "nvml_gpus", [&](const JsonNode& list) {
+    for (const JsonNode& gpu : list.elements(kMaxTopologyGpus)) topology.nvmlGpus.push_back(readNvmlGpu(gpu));
+  });
+  const auto n = static_cast<int>(topology.gpus.size());
+  const std::size_t orderedPairs = static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1);
+  for (const JsonNode& pair : root.required("pairs").elements(orderedPairs)) {
+    topology.pairs.push_back(readPair(pair, n));
+  }
+  ifPresent(root, "notes", [&](const JsonNode& list) {
+    for (const JsonNode& note : list.elements(kMaxNotes)) topology.notes.push_back(note.text());
+  });
   return topology;
 }
 
@@ -345,42 +287,27 @@ std::string topologyToJson(const Topology& topology) {
   j["pairs"] = OrderedJson::array();
   for (const GpuPair& pair : topology.pairs) j["pairs"].push_back(pairToJson(pair));
   j["notes"] = topology.notes;
-  return j.dump(2) + "\n";
+  return jsonText(j) + "\n";
 }
 
-Topology topologyFromJson(const std::string& text, const std::string& origin) {
-  auto fail = [&](const std::string& problem) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("topology file {}: {}", origin, problem));
-  };
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) fail("empty (expected a JSON object)");
-  Json document;
-  try {
-    document = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: ..."; drop the tag.
-    std::string what = e.what();
-    size_t tagEnd = what.find("] ");
-    fail("not JSON: " + (tagEnd == std::string::npos ? what : what.substr(tagEnd + 2)));
-  }
-  Topology topology = readTopology(Node(document, "", origin));
-  topology.source = origin;
+Topology topologyFromJsonNode(const JsonNode& root, const std::string& source) {
+  Topology topology = readTopology(root);
+  topology.source = source;
   validateTopology(topology);
+  // Every ordered pair once, in (src, dst) order: Topology::pair finds each by its index.
+  std::sort(topology.pairs.begin(), topology.pairs.end(),
+            [](const GpuPair& a, const GpuPair& b) { return std::tie(a.src, a.dst) < std::tie(b.src, b.dst); });
   return topology;
 }
 
+Topology topologyFromJson(const std::string& text, const std::string& origin) {
+  const std::string named = "topology file " + printable(origin);
+  const nlohmann::json document = parseJson(text, named);
+  return topologyFromJsonNode(JsonNode(document, named), origin);
+}
+
 Topology loadTopologyFile(const std::string& path) {
-  auto fail = [&](const char* what, int error) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("topology file {}: {}: {}", path, what, std::strerror(error)));
-  };
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open", errno);
-  // A directory opens as a stream but reads as nothing.
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) fail("cannot read", EISDIR);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("cannot read", errno);
-  return topologyFromJson(text.str(), path);
+  return topologyFromJson(readInputFile(path, "topology file", kMaxJsonInputBytes), path);
 }
 
 }  // namespace peerlink

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace peerlink {
 namespace {
 
@@ -175,8 +177,18 @@ ShareReply decodeShareReply(const std::uint8_t* data, std::size_t size) {
   }
   ShareReply reply;
   reply.ok = status == PEERLINK_STATUS_OK;
-  reply.code = reply.ok ? ErrorCode::Internal : toErrorCode(static_cast<peerlink_status_t>(status));
-  reply.message.assign(reinterpret_cast<const char*>(data + kShareReplyFixedBytes), length);
+  if (!reply.ok) {
+    // The raw number is checked before it becomes an enum: a value outside the enum's range is undefined.
+    const std::optional<ErrorCode> code = errorCodeFromValue(status);
+    if (!code) {
+      invalid("reply", fmt::format("status {} is not a peerlink status ({}..{})", status, PEERLINK_STATUS_OK,
+                                   PEERLINK_STATUS_INTERNAL));
+    }
+    reply.code = *code;
+  }
+  // The peer's text is printed in messages: its control characters are shown, not obeyed.
+  reply.message =
+      printable(std::string(reinterpret_cast<const char*>(data + kShareReplyFixedBytes), length), kMaxShareReplyText);
   if (!reply.ok && reply.message.empty()) reply.message = "(no message)";
   reply.importMs = finiteNonNegative(get<double>(data, 16));
   reply.mapMs = finiteNonNegative(get<double>(data, 24));

@@ -2,6 +2,10 @@
 // statistics, and the text/JSON writers on synthetic results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -75,6 +79,36 @@ TEST(BenchSizes, SweepsLikeNcclTests) {
   EXPECT_THROW(sweepSizes(0, 8, 2), Error);
   EXPECT_THROW(sweepSizes(16, 8, 2), Error);
   EXPECT_THROW(sweepSizes(8, 16, 1), Error);
+}
+
+// A sweep has at most kMaxSweepSizes sizes, counted before any is made, and sizes within 1 TiB; a factor
+// must be a finite number above 1; a small factor measures each rounded size once.
+TEST(BenchSizes, SweepsAreBounded) {
+  const auto message = [](std::size_t min, std::size_t max, double factor) -> std::string {
+    try {
+      sweepSizes(min, max, factor);
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::InvalidUsage);
+      return error.what();
+    }
+    return "accepted";
+  };
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(message(1, std::size_t{1} << 30, 1.0000001).find("makes 207944165 sizes, more than the 256"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  EXPECT_NE(message(1, 16, 1.0000001).find("more than the 256 a sweep may have"), std::string::npos);
+  EXPECT_NE(message(8, std::size_t{1} << 41, 2).find("1 TiB"), std::string::npos);
+  EXPECT_NE(message(8, std::numeric_limits<std::size_t>::max(), 2).find("1 TiB"), std::string::npos);
+  for (double factor : {std::nan(""), std::numeric_limits<double>::infinity(), -2.0, 0.0, 1.0}) {
+    EXPECT_NE(message(8, 64, factor).find("must be a number greater than 1"), std::string::npos) << factor;
+  }
+  EXPECT_EQ(sweepSizes(1, std::size_t{1} << 40, 2).size(), 41u);
+  EXPECT_EQ(sweepSizes(1, 8, 1.1), (std::vector<std::size_t>{1, 2, 3, 4, 5, 6, 7}));  // 1.1^22 passes 8
+  const std::vector<std::size_t> fine = sweepSizes(8, 8 << 20, 1.06);
+  EXPECT_LE(fine.size(), kMaxSweepSizes);
+  EXPECT_TRUE(std::is_sorted(fine.begin(), fine.end()));
+  EXPECT_EQ(std::adjacent_find(fine.begin(), fine.end()), fine.end());
 }
 
 TEST(BenchSizes, ParseSizeSuffixes) {

@@ -5,17 +5,22 @@
 #include <cuda_runtime_api.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
 #include "exit_codes.hpp"
+#include "peerlink/doctor.hpp"
+#include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
 #include "peerlink/topology.hpp"
+#include "topo_format.hpp"
 
 namespace peerlink::cli {
 namespace {
@@ -180,31 +185,85 @@ TEST(Cli, EnvListsEveryParameterWithValueAndSource) {
   }
 }
 
-TEST(Cli, DoctorOnASavedTopologyProbesNothingAndFailsClosed) {
-  const CliResult result = runCli({"doctor", "--topo-file", kH200, "--no-cross-process"});
-  EXPECT_EQ(result.code, kExitBroken) << result.err;  // no pair with P2P was tested, so none is OK
-  EXPECT_NE(result.out.find("topology_from_file"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("ce_write_not_run"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("12 pair(s)"), std::string::npos) << result.out;
-
-  const CliResult json = runCli({"doctor", "--topo-file", kH200, "--json", "-"});
-  EXPECT_EQ(json.code, kExitBroken) << json.err;
-  const nlohmann::json document = nlohmann::json::parse(json.out);
-  EXPECT_EQ(document.at("schema"), "peerlink.doctor");
-  EXPECT_EQ(document.at("overall"), "BROKEN");
-  EXPECT_EQ(document.at("run").at("cached_pairs"), 0);
-  EXPECT_EQ(document.at("run").at("cross_process"), true);
-  EXPECT_EQ(document.at("pairs").size(), 12u);
+// A saved topology is another machine's: doctor refuses it (flag or variable) rather than marking every pair
+// BROKEN and adding this machine's findings to a report about another.
+TEST(Cli, DoctorRefusesASavedTopology) {
+  const CliResult flag = runCli({"doctor", "--topo-file", kH200, "--no-cross-process"});
+  EXPECT_EQ(flag.code, kExitUsage) << flag.err;
+  EXPECT_EQ(lineCount(flag.err), 1u) << flag.err;
+  EXPECT_NE(flag.err.find("doctor cannot check a saved topology (--topo-file " + kH200 + ")"), std::string::npos)
+      << flag.err;
+  EXPECT_NE(flag.err.find("peerlink topo --topo-file FILE"), std::string::npos) << flag.err;
+  EXPECT_TRUE(flag.out.empty());
+  ::setenv("PEERLINK_TOPO_FILE", kH200.c_str(), 1);
+  const CliResult variable = runCli({"doctor", "--json", "-"});
+  ::unsetenv("PEERLINK_TOPO_FILE");
+  EXPECT_EQ(variable.code, kExitUsage) << variable.err;
+  EXPECT_NE(variable.err.find("(PEERLINK_TOPO_FILE=" + kH200 + ")"), std::string::npos) << variable.err;
+  EXPECT_TRUE(variable.out.empty());
 }
 
+// The library's verifyPeers still takes a topology file (it fails closed: nothing probed is OK) and checks
+// the devices asked for before anything else.
 TEST(Cli, DoctorRejectsBadDevicesAndTimeouts) {
-  const CliResult missing = runCli({"doctor", "--topo-file", kH200, "-d", "0,7"});
-  EXPECT_EQ(missing.code, kExitUsage);
-  EXPECT_NE(missing.err.find("GPU 7 does not exist"), std::string::npos) << missing.err;
-  const CliResult twice = runCli({"doctor", "--topo-file", kH200, "-d", "1,1"});
-  EXPECT_EQ(twice.code, kExitUsage);
-  EXPECT_NE(twice.err.find("listed twice"), std::string::npos) << twice.err;
+  const Params params = Params::fromMap({{"PEERLINK_TOPO_FILE", kH200}});
+  for (const auto& [devices, mentions] : std::vector<std::pair<std::vector<int>, std::string>>{
+           {{0, 7}, "GPU 7 does not exist"}, {{1, 1}, "listed twice"}}) {
+    try {
+      verifyPeers(devices, VerifyOptions(), params);
+      ADD_FAILURE() << mentions;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::InvalidUsage);
+      EXPECT_NE(std::string(error.what()).find(mentions), std::string::npos) << error.what();
+    }
+  }
   EXPECT_EQ(runCli({"doctor", "--timeout-ms", "0"}).code, kExitUsage);
+}
+
+// A command or option that does not exist is named, not reported as a missing command.
+TEST(Cli, UnknownCommandsAndOptionsAreNamed) {
+  EXPECT_EQ(runCli({"frobnicate"}).err,
+            "peerlink: unknown command 'frobnicate' (one of topo, bench, doctor, coll, env; run 'peerlink --help')\n");
+  EXPECT_EQ(runCli({"--bogus"}).err,
+            "peerlink: unknown option '--bogus' before the command (a command first: topo, bench, doctor, coll, env; "
+            "run 'peerlink --help')\n");
+  EXPECT_EQ(runCli({}).err,
+            "peerlink: no command given (one of topo, bench, doctor, coll, env; run 'peerlink --help')\n");
+  EXPECT_EQ(runCli({"--version"}).code, kExitOk);
+  EXPECT_EQ(runCli({"_share-export", "--bogus"}).code, kExitUsage);  // the hidden command is still a command
+}
+
+// Topology output looks pairs up by index: 300 GPUs (89,700 pairs, three matrices) render in well under the
+// 15 s that a scan per lookup took.
+TEST(Cli, ThreeHundredGpusRenderFast) {
+  Topology topology = loadTopologyFile(kH200);
+  const Gpu model = topology.gpus[0];
+  const GpuPair pairModel = topology.pairs[0];
+  topology.gpus.clear();
+  topology.pairs.clear();
+  constexpr int kGpus = 300;
+  for (int i = 0; i < kGpus; ++i) {
+    Gpu gpu = model;
+    gpu.cudaOrdinal = i;
+    gpu.uuid = "GPU-" + std::to_string(i);
+    gpu.pciBusId = fmt::format("0000:{:02x}:{:02x}.0", i / 32, i % 32);
+    topology.gpus.push_back(gpu);
+  }
+  for (int s = 0; s < kGpus; ++s) {
+    for (int d = 0; d < kGpus; ++d) {
+      if (s == d) continue;
+      GpuPair pair = pairModel;
+      pair.src = s;
+      pair.dst = d;
+      topology.pairs.push_back(pair);
+    }
+  }
+  validateTopology(topology);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string text = formatTopologyText(topology);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_NE(text.find("GPU299"), std::string::npos);
 }
 
 // The real binary, as a user runs it: exit code and a single stderr line without a GPU.

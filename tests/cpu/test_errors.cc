@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "core/cuda_check.hpp"
+#include "kernels/device_status.cuh"
 #include "peerlink/error.hpp"
 #include "peerlink/status.h"
 
@@ -20,6 +22,38 @@ TEST(Errors, CodesMapOneToOneOntoCStatuses) {
   EXPECT_STREQ(peerlink_status_name(PEERLINK_STATUS_OK), "OK");
   EXPECT_EQ(toErrorCode(PEERLINK_STATUS_OK), ErrorCode::Internal);
   EXPECT_EQ(toErrorCode(static_cast<peerlink_status_t>(15)), ErrorCode::Internal);
+}
+
+// Numbers from outside (a message, device memory) become codes only when they are one.
+TEST(Errors, ValuesAreCheckedBeforeTheyBecomeCodes) {
+  for (std::int64_t value = PEERLINK_STATUS_INVALID_USAGE; value <= PEERLINK_STATUS_INTERNAL; ++value) {
+    ASSERT_TRUE(errorCodeFromValue(value).has_value()) << value;
+    EXPECT_EQ(static_cast<std::int64_t>(toStatus(*errorCodeFromValue(value))), value);
+  }
+  for (const std::int64_t value : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{12}, std::int64_t{1} << 40}) {
+    EXPECT_FALSE(errorCodeFromValue(value).has_value()) << value;
+  }
+}
+
+// A status word read back from device memory is a number like any other from outside: a value that is no
+// status becomes an Internal error naming the number, not an enum out of its range.
+TEST(Errors, DeviceStatusesAreCheckedBeforeTheyBecomeCodes) {
+  const auto thrown = [](int status) -> Error {
+    try {
+      kernels::throwIfDeviceFailed(kernels::DeviceStatus{status, 3, 7}, "put-signal 0 -> 1");
+    } catch (const Error& error) {
+      return error;
+    }
+    return Error(ErrorCode::Internal, "nothing thrown");
+  };
+  const Error timeout = thrown(PEERLINK_STATUS_TIMEOUT);
+  EXPECT_EQ(timeout.code(), ErrorCode::Timeout);
+  EXPECT_STREQ(timeout.what(), "put-signal 0 -> 1: device reported TIMEOUT at step 3 (flag observed 7)");
+  const Error garbage = thrown(0x5eed);
+  EXPECT_EQ(garbage.code(), ErrorCode::Internal);
+  EXPECT_STREQ(garbage.what(),
+               "put-signal 0 -> 1: device reported status 24301 (not a status) at step 3 (flag observed 7)");
+  EXPECT_NO_THROW(kernels::throwIfDeviceFailed(kernels::DeviceStatus{PEERLINK_STATUS_OK, 0, 0}, "ok"));
 }
 
 TEST(Errors, ErrorCarriesCodeAndMessage) {

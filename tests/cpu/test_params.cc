@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -147,6 +148,25 @@ TEST(Params, UnknownPeerlinkVariablesAreReportedWithASuggestion) {
   EXPECT_NE(params.unknownVariables()[0].find("did you mean PEERLINK_DEBUG?"), std::string::npos);
   EXPECT_NE(params.unknownVariables()[1].find("peerlink env"), std::string::npos);
   EXPECT_EQ(params.getString("PEERLINK_DEBUG"), "WARN");
+}
+
+// A name or value from a hostile environment: a megabyte long, with terminal escapes. The warning and the
+// error stay short and printable, and no edit distance over the whole name is computed.
+TEST(Params, HugeOrEscapedNamesAndValuesStayShortAndPrintable) {
+  const auto start = std::chrono::steady_clock::now();
+  const Params params = Params::fromMap({{"PEERLINK_" + std::string(1 << 20, 'X'), "1"}, {"PEERLINK_\x1b[2J", "1"}});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  ASSERT_EQ(params.unknownVariables().size(), 2u);
+  for (const std::string& warning : params.unknownVariables()) {
+    EXPECT_LT(warning.size(), 200u) << warning;
+    EXPECT_EQ(warning.find('\x1b'), std::string::npos) << warning;
+  }
+  try {
+    Params::fromMap({{"PEERLINK_DEBUG", std::string(1 << 20, 'y') + "\x1b"}});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& error) {
+    EXPECT_LT(std::string(error.what()).size(), 300u);
+  }
 }
 
 TEST(Params, OverridesAreValidatedAndMarked) {

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "child_process.hpp"
 #include "core/unix_socket.hpp"
 #include "peerlink/error.hpp"
@@ -161,6 +163,24 @@ TEST(ShareProtocolEncoding, ReplyRejectsMalformedBytes) {
   const std::uint32_t length = kMaxShareReplyText + 1;
   std::memcpy(huge.data() + 12, &length, sizeof(length));
   rejects(decodeShareReply, huge, "more than");
+}
+
+// A status that is no peerlink status is rejected before it becomes an enum (UBSan flagged the conversion
+// on millions of fuzzed replies); the peer's text is shown, not obeyed, by a terminal.
+TEST(ShareProtocolEncoding, ReplyStatusIsCheckedBeforeItBecomesAnEnum) {
+  ShareReply failure;
+  failure.ok = false;
+  failure.code = ErrorCode::Timeout;
+  failure.message = "peer says \x1b[2J hello";
+  std::vector<std::uint8_t> bytes = encodeShareReply(failure);
+  EXPECT_EQ(decodeShareReply(bytes.data(), bytes.size()).message, "peer says \\x1b[2J hello");
+  for (const std::int32_t status : {12, 99, -1, 0x7fffffff, -0x7fffffff - 1}) {
+    std::memcpy(bytes.data() + 8, &status, sizeof(status));
+    rejects(decodeShareReply, bytes, fmt::format("status {} is not a peerlink status (0..11)", status));
+  }
+  const std::int32_t internal = PEERLINK_STATUS_INTERNAL;
+  std::memcpy(bytes.data() + 8, &internal, sizeof(internal));
+  EXPECT_EQ(decodeShareReply(bytes.data(), bytes.size()).code, ErrorCode::Internal);
 }
 
 class ShareHandshakeTest : public ::testing::Test {

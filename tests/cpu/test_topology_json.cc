@@ -2,11 +2,13 @@
 // file, the field and the problem.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -269,6 +271,33 @@ class TempFile {
   std::string path_;
 };
 
+// A file may list the pairs in any order; loaded, they are in (src, dst) order, where Topology::pair finds
+// each by its index. A topology built by hand in another order is still searched.
+TEST(TopologyJson, PairsAreOrderedAndFoundByIndex) {
+  Json j = sampleJson();
+  std::reverse(j["pairs"].begin(), j["pairs"].end());
+  const Topology loaded = topologyFromJson(j.dump(), "reversed.json");
+  for (std::size_t i = 1; i < loaded.pairs.size(); ++i) {
+    EXPECT_LT(std::make_pair(loaded.pairs[i - 1].src, loaded.pairs[i - 1].dst),
+              std::make_pair(loaded.pairs[i].src, loaded.pairs[i].dst));
+  }
+  Topology byHand = makeSample();
+  std::reverse(byHand.pairs.begin(), byHand.pairs.end());
+  for (int s = 0; s < 3; ++s) {
+    for (int d = 0; d < 3; ++d) {
+      if (s == d) {
+        EXPECT_THROW(loaded.pair(s, d), Error);
+        continue;
+      }
+      EXPECT_EQ(loaded.pair(s, d).src, s);
+      EXPECT_EQ(loaded.pair(s, d).dst, d);
+      expectSamePair(loaded.pair(s, d), byHand.pair(s, d));
+    }
+  }
+  EXPECT_THROW(loaded.pair(0, 3), Error);
+  EXPECT_THROW(loaded.pair(-1, 0), Error);
+}
+
 TEST(TopologyJsonErrors, MissingFile) {
   expectInvalid([] { loadTopologyFile("/nonexistent/missing.json"); },
                 {"topology file /nonexistent/missing.json: cannot open: No such file or directory"});
@@ -385,12 +414,71 @@ TEST(TopologyJsonErrors, UnknownPathClass) {
   expectInvalidText(j.dump(), {"t.json: pairs[2].path: unknown path class \"NV18\""});
 }
 
+// Indices are checked against the GPUs they index while reading, naming the field.
 TEST(TopologyJsonErrors, PairIndexOutOfRange) {
   Json j = sampleJson();
   j["pairs"][5]["dst"] = 9;
-  expectInvalidText(j.dump(), {"t.json", "pair 2 -> 9", "outside"});
+  expectInvalidText(j.dump(), {"t.json: pairs[5].dst: 9 is out of range (0..2)"});
   j["pairs"][5]["dst"] = -1;
-  expectInvalidText(j.dump(), {"t.json", "pair 2 -> -1"});
+  expectInvalidText(j.dump(), {"t.json: pairs[5].dst: -1 is out of range (0..2)"});
+  j["pairs"][5]["dst"] = 2147483648LL;
+  expectInvalidText(j.dump(), {"t.json: pairs[5].dst: 2147483648 is out of range (0..2)"});
+}
+
+// Values no hardware has are rejected, naming the field, instead of being shown or computed with.
+TEST(TopologyJsonErrors, ImpossibleValuesNameTheField) {
+  struct Case {
+    Json::json_pointer pointer;
+    Json value;
+    std::string message;
+  };
+  const Case cases[] = {
+      {Json::json_pointer("/gpus/1/sm_count"), -132, "gpus[1].sm_count: -132 is out of range (0..65536)"},
+      {Json::json_pointer("/gpus/2/pcie/gen"), -5, "gpus[2].pcie.gen: -5 is out of range (0..16)"},
+      {Json::json_pointer("/gpus/2/pcie/width"), 1024, "gpus[2].pcie.width: 1024 is out of range (0..64)"},
+      {Json::json_pointer("/gpus/0/nvlink/active_links"), -1, "gpus[0].nvlink.active_links: -1 is out of range"},
+      {Json::json_pointer("/gpus/0/nvlink/link_rate_gbps"), -26.5, "gpus[0].nvlink.link_rate_gbps: -26.5 is out of"},
+      {Json::json_pointer("/gpus/0/numa_node"), -2, "gpus[0].numa_node: -2 is out of range (-1..65535)"},
+      {Json::json_pointer("/gpus/0/mig_mode"), 2, "gpus[0].mig_mode: 2 is out of range (-1..1)"},
+      {Json::json_pointer("/gpus/0/cuda_ordinal"), -1, "gpus[0].cuda_ordinal: -1 is out of range"},
+      {Json::json_pointer("/gpus/0/compute_capability"), "999.0", "expected \"major.minor\""},
+      {Json::json_pointer("/pairs/3/src"), 1.5, "pairs[3].src: expected an integer, got 1.5"},
+      {Json::json_pointer("/pairs/3/nvlinks"), -18, "pairs[3].nvlinks: -18 is out of range (0..256)"},
+      {Json::json_pointer("/pairs/3/expected_gbps"), -1.0, "pairs[3].expected_gbps: -1.0 is out of range"},
+      {Json::json_pointer("/pairs/3/p2p/performance_rank"), -7, "pairs[3].p2p.performance_rank: -7 is out of range"},
+      {Json::json_pointer("/cuda_driver_version"), -1, "cuda_driver_version: -1 is out of range"},
+      {Json::json_pointer("/gpus/0/name"), "H200\u001b[2J", "gpus[0].name: \"H200\\x1b[2J\" has a control character"},
+      {Json::json_pointer("/gpus/0/pci_path/0"), "pci\u0007", "gpus[0].pci_path[0]: \"pci\\x07\" has a control"},
+      {Json::json_pointer("/gpus"), Json::array(), "t.json: gpus: no GPUs (a topology has at least one)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pointer.to_string());
+    Json j = sampleJson();
+    j[c.pointer] = c.value;
+    if (c.pointer.to_string() == "/gpus") j["pairs"] = Json::array();
+    expectInvalidText(j.dump(), {c.message});
+  }
+}
+
+// A note from discovery is free text: its control characters are shown, not rejected.
+TEST(TopologyJson, NotesAreMadePrintable) {
+  Json j = sampleJson();
+  j["notes"] = Json::array({"line one\nline two"});
+  const Topology t = topologyFromJson(j.dump(), "t.json");
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_EQ(t.notes[0], "line one\\x0aline two");
+}
+
+// 70,000 nested brackets overflowed the stack in the message's quote of the value; a number out of range
+// was an internal error. Both are input errors now, with short messages.
+TEST(TopologyJsonErrors, DeepNestingAndHugeNumbersAreInputErrors) {
+  expectInvalidText(std::string(70000, '[') + std::string(70000, ']'), {"t.json: not JSON", "nested more than 64"});
+  Json j = sampleJson();
+  std::string text = j.dump();
+  text.replace(text.find("\"sm_count\":130"), 14, "\"sm_count\":1e999");
+  expectInvalidText(text, {"t.json: not JSON: number overflow parsing '1e999'"});
+  j["gpus"][0]["notes"] = Json::parse(std::string(60, '[') + std::string(60, ']'));
+  EXPECT_NO_THROW(topologyFromJson(j.dump(), "t.json"));  // unknown keys, nested within the bound, are ignored
 }
 
 TEST(TopologyJsonErrors, PairDuplicatedOrMissing) {

@@ -10,8 +10,10 @@
 #include "bench_html.hpp"
 #include "bench_json_read.hpp"
 #include "commands.hpp"
+#include "core/json_io.hpp"
 #include "exit_codes.hpp"
 #include "matrix_format.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 #include "peerlink/bench.hpp"
 #include "peerlink/error.hpp"
@@ -110,13 +112,21 @@ CLI::App* addBenchCommand(CLI::App& app, BenchCommandOptions& options) {
   command->add_option("-w,--warmup_iters", options.warmup, "Untimed iterations first (default 5)");
   command->add_flag("--no-verify", options.noVerify, "Skip verifying the copied data");
   command->add_option("-d,--devices", options.devices, "GPUs to use, e.g. -d 0,1 (default: all)")->delimiter(',');
-  command->add_option("--json", options.jsonPath, "Write every result as JSON to this file ('-' for stdout)");
-  command->add_option("--csv", options.csvPath, "Write one CSV row per cell to this file ('-' for stdout)");
-  command->add_option("--html", options.htmlPath,
-                      "Write a self-contained HTML report (heat maps, size charts) to this file ('-' for stdout)");
-  command->add_option("--min-bw", options.minBandwidth, "Fail (exit 4) when a bandwidth cell is below this many GB/s");
-  CLI::Option* fromJson = command->add_option(
-      "--from-json", options.fromJsonPath, "Render a run saved with --json (text, --csv, --html) instead of measuring");
+  command->add_option("--json", options.jsonPath, "Write every result as JSON to this file ('-' for stdout)")
+      ->transform(outputPathOption());
+  command->add_option("--csv", options.csvPath, "Write one CSV row per cell to this file ('-' for stdout)")
+      ->transform(outputPathOption());
+  command
+      ->add_option("--html", options.htmlPath,
+                   "Write a self-contained HTML report (heat maps, size charts) to this file ('-' for stdout)")
+      ->transform(outputPathOption());
+  command->add_option("--min-bw", options.minBandwidth, "Fail (exit 4) when a bandwidth cell is below this many GB/s")
+      ->check(finiteNonNegative());
+  CLI::Option* fromJson =
+      command
+          ->add_option("--from-json", options.fromJsonPath,
+                       "Render a run saved with --json (text, --csv, --html) instead of measuring ('-': stdin)")
+          ->check(inputPathOption());
   for (const char* measuring : {"--test", "--prefix", "--minbytes", "--maxbytes", "--stepfactor", "--iters",
                                 "--warmup_iters", "--no-verify", "--devices", "--json"}) {
     fromJson->excludes(command->get_option(measuring));
@@ -151,7 +161,7 @@ int runBenchCommand(const BenchCommandOptions& options, Context& context) {
   if (!options.jsonPath.empty()) {
     nlohmann::json document = benchToJson(topology, context.params, bench, results);
     document["generated_by"] = generatedBy;
-    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+    writeOutputFile(options.jsonPath, jsonText(document) + "\n", context.out);
   }
   writeReports(options, topology, results, generatedBy, context);
   return benchVerdict(options, results, context);

@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "core/text.hpp"
 #include "exit_codes.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/version.hpp"
@@ -30,7 +33,30 @@ std::string exampleTopologyPath() {
 }
 
 std::string firstLine(const std::string& text) {
-  return text.substr(0, text.find('\n'));
+  return printable(text.substr(0, text.find('\n')), 1000);
+}
+
+// CLI11 reports a missing subcommand before an unknown one or an unknown option ("A subcommand is required"
+// for `peerlink frobnicate` and `peerlink --bogus` alike): what was wrong, named, before CLI11 parses.
+std::optional<std::string> commandProblem(CLI::App& app, int argc, const char* const* argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* command : app.get_subcommands([](CLI::App* c) { return !c->get_group().empty(); })) {
+    commands.push_back(command->get_name());
+  }
+  const std::string list = fmt::format("{}", fmt::join(commands, ", "));
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--version") return std::nullopt;
+    if (!arg.empty() && arg[0] == '-') {
+      return fmt::format("unknown option '{}' before the command (a command first: {}; run 'peerlink --help')",
+                         printable(arg, 100), list);
+    }
+    for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+      if (command->get_name() == arg) return std::nullopt;
+    }
+    return fmt::format("unknown command '{}' (one of {}; run 'peerlink --help')", printable(arg, 100), list);
+  }
+  return fmt::format("no command given (one of {}; run 'peerlink --help')", list);
 }
 
 }  // namespace
@@ -64,6 +90,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* shareExport = addShareExportCommand(app, shareExportOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
 
+  if (const std::optional<std::string> problem = commandProblem(app, argc, argv)) {
+    err << "peerlink: " << *problem << "\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

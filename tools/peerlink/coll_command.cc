@@ -13,7 +13,10 @@
 #include "coll_html.hpp"
 #include "coll_json_read.hpp"
 #include "commands.hpp"
+#include "core/json_io.hpp"
+#include "core/text.hpp"
 #include "exit_codes.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 #include "peerlink/bench.hpp"
 #include "peerlink/error.hpp"
@@ -80,9 +83,14 @@ int runCollExplain(const CollCommandOptions& options, Context& context) {
   for (int g = 0; g < (options.gpus > 0 ? options.gpus : gpus); ++g) {
     devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
   }
+  const auto ranks = static_cast<int>(devices.size());
+  if (options.root >= ranks) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("-r {}: the root must be one of the {} rank(s), 0..{}", options.root, ranks, ranks - 1));
+  }
   const CollExplain explain = explainColl(bench.collective, bench.type, bench.sizes, topology, devices, context.params);
   if (!options.jsonPath.empty())
-    writeOutputFile(options.jsonPath, collExplainToJson(explain).dump(2) + "\n", context.out);
+    writeOutputFile(options.jsonPath, jsonText(collExplainToJson(explain)) + "\n", context.out);
   if (options.jsonPath != "-") context.out << formatCollExplain(explain);
   return kExitOk;
 }
@@ -122,24 +130,31 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
   command->add_flag("--iteration-times", options.iterationTimes,
                     "Time every eager iteration on its own too (an event per rank between iterations) and show each "
                     "cell's fastest, median and slowest iteration; graphs are timed whole");
-  command->add_option("--json", options.jsonPath, "Write the run as JSON to this file ('-' for stdout)");
-  command->add_option("--html", options.htmlPath,
-                      "Write the run as one offline HTML report (charts against NCCL, every measurement) to this "
-                      "file ('-' for stdout); with --from-json, of the saved run");
+  command->add_option("--json", options.jsonPath, "Write the run as JSON to this file ('-' for stdout)")
+      ->transform(outputPathOption());
+  command
+      ->add_option("--html", options.htmlPath,
+                   "Write the run as one offline HTML report (charts against NCCL, every measurement) to this file "
+                   "('-' for stdout); with --from-json, of the saved run")
+      ->transform(outputPathOption());
   CLI::Option* explain =
       command->add_flag("--explain", options.explain,
                         "Measure nothing: print the algorithm and kernel peerlink would run at each size, and why");
   command
       ->add_option("--topo-file", options.topoFile,
                    "With --explain: the saved topology to explain for (no GPU needed), same as PEERLINK_TOPO_FILE")
+      ->check(inputPathOption())
       ->needs(explain);
   for (const char* measuring : {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture",
                                 "--html", "--iteration-times"}) {
     explain->excludes(command->get_option(measuring));
   }
-  CLI::Option* fromJson = command->add_option(
-      "--from-json", options.fromJsonPaths,
-      "Show runs saved with --json instead of measuring (several: one after another, and one --html report)");
+  CLI::Option* fromJson =
+      command
+          ->add_option("--from-json", options.fromJsonPaths,
+                       "Show runs saved with --json instead of measuring (several: one after another, and one --html "
+                       "report)")
+          ->check(inputPathOption());
   for (const char* measuring : {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--iters",
                                 "--warmup_iters", "--check", "--datatype", "--op", "--root", "--no-nccl", "--nccl-only",
                                 "--capture", "--json", "--explain", "--iteration-times"}) {
@@ -161,7 +176,8 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
     int verdict = kExitOk;
     for (std::size_t i = 0; i < saved.size(); ++i) {
       if (options.htmlPath != "-") {
-        if (saved.size() > 1) context.out << fmt::format("{}# {}\n", i == 0 ? "" : "\n", options.fromJsonPaths[i]);
+        if (saved.size() > 1)
+          context.out << fmt::format("{}# {}\n", i == 0 ? "" : "\n", printable(options.fromJsonPaths[i]));
         context.out << formatCollText(saved[i].run);
       }
       verdict = std::max(verdict, collVerdict(saved[i].run, context));
@@ -184,7 +200,7 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
     nlohmann::json document = collToJson(run, context.params);
     document["generated_by"] = generatedBy;
     document["topology"] = nlohmann::json::parse(topologyToJson(topology));
-    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+    writeOutputFile(options.jsonPath, jsonText(document) + "\n", context.out);
   }
   if (!options.htmlPath.empty()) writeOutputFile(options.htmlPath, collToHtml(run, generatedBy), context.out);
   if (options.jsonPath != "-" && options.htmlPath != "-") context.out << formatCollText(run);

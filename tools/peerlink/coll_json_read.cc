@@ -1,7 +1,10 @@
 #include "coll_json_read.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
+#include "peerlink/bench.hpp"
 #include "peerlink/error.hpp"
 #include "saved_json_read.hpp"
 
@@ -12,51 +15,125 @@ using coll::CollConfig;
 using coll::CollMeasurement;
 using nlohmann::json;
 
+// The most ranks a saved run may have (far beyond the 8 of one machine's communicator, for multi-node
+// runs), and timed iterations a measurement may list.
+constexpr int kMaxSavedRanks = 4096;
+constexpr std::size_t kMaxIterationTimes = std::size_t{1} << 20;
+constexpr std::size_t kMaxSearchedPaths = 256;
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+
 template <typename T>
-T parsed(const std::optional<T>& value, const std::string& what, const std::string& text) {
-  if (!value) throw Error(ErrorCode::InvalidInput, fmt::format("unknown {} \"{}\"", what, text));
+T parsed(const std::optional<T>& value, const JsonNode& node, const char* what) {
+  if (!value) node.fail(fmt::format("unknown {} {}", what, jsonExcerpt(node.value())));
   return *value;
 }
 
-CollMeasurement measurementFromJson(const json& entry) {
+std::string optionalText(const JsonNode& entry, const char* key) {
+  const std::optional<JsonNode> node = entry.member(key);
+  return node ? node->text() : std::string();
+}
+
+std::vector<std::string> optionalTexts(const JsonNode& entry, const char* key, std::size_t maxElements) {
+  std::vector<std::string> texts;
+  if (const std::optional<JsonNode> list = entry.member(key)) {
+    for (const JsonNode& element : list->elements(maxElements)) texts.push_back(element.text());
+  }
+  return texts;
+}
+
+bool optionalBool(const JsonNode& entry, const char* key, bool fallback) {
+  const std::optional<JsonNode> node = entry.member(key);
+  return node ? node->boolean() : fallback;
+}
+
+double optionalTime(const JsonNode& entry, const char* key) {
+  const std::optional<JsonNode> node = entry.member(key);
+  return node ? node->number(0, kMaxSavedTime) : 0.0;
+}
+
+CollMeasurement measurementFromJson(const JsonNode& entry) {
+  entry.expectObject();
   CollMeasurement m;
-  const std::string status = entry.at("status").get<std::string>();
+  const JsonNode statusNode = entry.required("status");
+  const std::string status = statusNode.name();
   if (status == "ok") {
     m.status = CollMeasurement::Status::Ok;
-    m.timeUs = entry.at("time_us").get<double>();
-    m.algbwGBps = entry.at("algbw_gbps").get<double>();
-    m.busbwGBps = entry.at("busbw_gbps").get<double>();
-    if (entry.contains("iteration_us")) m.iterationUs = entry.at("iteration_us").get<std::vector<double>>();
+    m.timeUs = entry.required("time_us").number(0, kMaxSavedTime);
+    m.algbwGBps = entry.required("algbw_gbps").number(0, kMaxSavedGBps);
+    m.busbwGBps = entry.required("busbw_gbps").number(0, kMaxSavedGBps);
+    if (const std::optional<JsonNode> times = entry.member("iteration_us")) {
+      for (const JsonNode& time : times->elements(kMaxIterationTimes))
+        m.iterationUs.push_back(time.number(0, kMaxSavedTime));
+    }
   } else if (status == "failed") {
     m.status = CollMeasurement::Status::Failed;
   } else if (status != "not_run") {
-    throw Error(ErrorCode::InvalidInput, fmt::format("unknown measurement status \"{}\"", status));
+    statusNode.fail(
+        fmt::format("unknown measurement status {} (ok, failed or not_run)", jsonExcerpt(statusNode.value())));
   }
-  m.reason = entry.value("reason", std::string());
-  m.wrong = entry.contains("wrong") && !entry.at("wrong").is_null() ? entry.at("wrong").get<std::int64_t>() : -1;
+  m.reason = optionalText(entry, "reason");
+  const std::optional<JsonNode> wrong = entry.member("wrong");
+  m.wrong = wrong && !wrong->isNull() ? wrong->integer(-1, std::numeric_limits<std::int64_t>::max()) : -1;
   return m;
 }
 
-coll::CollBenchOptions optionsFromJson(const json& entry) {
+coll::CollBenchOptions optionsFromJson(const JsonNode& entry, int ranks) {
+  entry.expectObject();
   coll::CollBenchOptions o;
-  const std::string collective = entry.at("collective").get<std::string>();
-  const std::string type = entry.at("datatype").get<std::string>();
-  const std::string op = entry.at("op").get<std::string>();
-  o.collective = parsed(parseCollective(collective), "collective", collective);
-  o.type = parsed(parseDataType(type), "datatype", type);
-  o.op = parsed(parseReduceOp(op), "op", op);
-  o.root = entry.at("root").get<int>();
-  o.sizes = entry.at("sizes").get<std::vector<std::size_t>>();
-  o.iterations = entry.at("iterations").get<int>();
-  o.warmup = entry.at("warmup").get<int>();
-  o.check = entry.at("check").get<bool>();
-  o.gpus = entry.value("gpus", 0);
-  o.peerlink = entry.value("peerlink", true);
-  o.nccl = entry.value("nccl", true);
-  o.capture = entry.value("capture", std::string("joined")) == "per-rank" ? coll::GraphCapture::PerRank
-                                                                          : coll::GraphCapture::Joined;
-  o.iterationTimes = entry.value("iteration_times", false);
+  const JsonNode collective = entry.required("collective");
+  const JsonNode type = entry.required("datatype");
+  const JsonNode op = entry.required("op");
+  o.collective = parsed(parseCollective(collective.name()), collective, "collective");
+  o.type = parsed(parseDataType(type.name()), type, "datatype");
+  o.op = parsed(parseReduceOp(op.name()), op, "op");
+  o.root = entry.required("root").smallInteger(0, ranks - 1);
+  for (const JsonNode& size : entry.required("sizes").elements(kMaxSweepSizes)) {
+    o.sizes.push_back(size.unsignedInteger(kMaxSweepBytes));
+  }
+  o.iterations = entry.required("iterations").smallInteger(1, kMaxInt);
+  o.warmup = entry.required("warmup").smallInteger(0, kMaxInt);
+  o.check = entry.required("check").boolean();
+  if (const std::optional<JsonNode> gpus = entry.member("gpus")) o.gpus = gpus->smallInteger(0, kMaxSavedRanks);
+  o.peerlink = optionalBool(entry, "peerlink", true);
+  o.nccl = optionalBool(entry, "nccl", true);
+  if (const std::optional<JsonNode> capture = entry.member("capture")) {
+    const std::string name = capture->name();
+    if (name != "joined" && name != "per-rank") capture->fail("expected \"joined\" or \"per-rank\"");
+    o.capture = name == "per-rank" ? coll::GraphCapture::PerRank : coll::GraphCapture::Joined;
+  }
+  o.iterationTimes = optionalBool(entry, "iteration_times", false);
   return o;
+}
+
+coll::NcclStatus ncclFromJson(const JsonNode& entry) {
+  entry.expectObject();
+  coll::NcclStatus nccl;
+  nccl.loaded = entry.required("loaded").boolean();
+  nccl.path = optionalText(entry, "path");
+  nccl.version = optionalText(entry, "version");
+  if (const std::optional<JsonNode> code = entry.member("version_code"))
+    nccl.versionCode = code->smallInteger(0, kMaxInt);
+  nccl.reason = optionalText(entry, "reason");
+  nccl.nvls = optionalText(entry, "nvls");
+  nccl.searched = optionalTexts(entry, "searched", kMaxSearchedPaths);
+  nccl.initMilliseconds = optionalTime(entry, "init_ms");  // files before round 49 have neither time
+  return nccl;
+}
+
+coll::CollRow rowFromJson(const JsonNode& entry) {
+  entry.expectObject();
+  coll::CollRow row;
+  row.bytes = entry.required("bytes").unsignedInteger(kMaxSweepBytes);
+  row.count = entry.required("count").unsignedInteger(kMaxSweepBytes);
+  row.peerlinkChoice = optionalText(entry, "peerlink_algorithm");
+  for (const char* side : {"out_of_place", "in_place"}) {
+    auto& measurements = std::string(side) == "in_place" ? row.inPlace : row.outOfPlace;
+    const JsonNode placement = entry.required(side);
+    for (CollConfig config : coll::kCollConfigs) {
+      measurements[static_cast<int>(config)] = measurementFromJson(placement.required(coll::collConfigName(config)));
+    }
+  }
+  return row;
 }
 
 }  // namespace
@@ -64,43 +141,30 @@ coll::CollBenchOptions optionsFromJson(const json& entry) {
 SavedColl collFromJson(const json& document, const std::string& origin) {
   SavedColl saved;
   coll::CollRun& run = saved.run;
-  saved.generatedBy = readSavedRun(document, "coll", origin, [&] {
-    if (document.value("version", 0) != 1) {
-      throw Error(ErrorCode::InvalidInput, fmt::format("unsupported version {}", document.value("version", 0)));
+  saved.generatedBy = readSavedRun(document, "coll", origin, [&](const JsonNode& root) {
+    const JsonNode version = root.required("version");
+    if (version.integer(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()) != 1) {
+      version.fail(fmt::format("unsupported version {} (this peerlink reads version 1)", jsonExcerpt(version.value())));
     }
-    run.options = optionsFromJson(document.at("options"));
-    run.ranks = document.at("ranks").get<int>();
-    run.devices = document.at("devices").get<std::vector<int>>();
-    run.deviceNames = document.value("device_names", std::vector<std::string>());
-    run.deviceBusIds = document.value("device_bus_ids", std::vector<std::string>());
-    const json& nccl = document.at("nccl");
-    run.nccl.loaded = nccl.at("loaded").get<bool>();
-    run.nccl.path = nccl.value("path", std::string());
-    run.nccl.version = nccl.value("version", std::string());
-    run.nccl.versionCode = nccl.value("version_code", 0);
-    run.nccl.reason = nccl.value("reason", std::string());
-    run.nccl.nvls = nccl.value("nvls", std::string());
-    run.nccl.searched = nccl.value("searched", std::vector<std::string>());
-    run.nccl.initMilliseconds = nccl.value("init_ms", 0.0);  // files before round 49 have neither time
-    run.creationMilliseconds = document.value("creation_ms", 0.0);
-    for (const json& entry : document.at("configurations")) {
-      const std::string name = entry.at("name").get<std::string>();
-      const CollConfig config = parsed(coll::parseCollConfig(name), "configuration", name);
-      run.configs[static_cast<int>(config)] = {entry.at("available").get<bool>(), entry.value("reason", std::string())};
+    // The ranks first: the root and the per-rank lists are checked against them.
+    run.ranks = root.required("ranks").smallInteger(1, kMaxSavedRanks);
+    const auto ranks = static_cast<std::size_t>(run.ranks);
+    run.options = optionsFromJson(root.required("options"), run.ranks);
+    const JsonNode devices = root.required("devices");
+    for (const JsonNode& device : devices.elements(ranks))
+      run.devices.push_back(device.smallInteger(0, kMaxSavedRanks));
+    if (run.devices.size() != ranks) devices.fail(fmt::format("{} devices for {} ranks", run.devices.size(), ranks));
+    run.deviceNames = optionalTexts(root, "device_names", ranks);
+    run.deviceBusIds = optionalTexts(root, "device_bus_ids", ranks);
+    run.nccl = ncclFromJson(root.required("nccl"));
+    run.creationMilliseconds = optionalTime(root, "creation_ms");
+    for (const JsonNode& entry : root.required("configurations").elements(coll::kCollConfigCount)) {
+      entry.expectObject();
+      const JsonNode name = entry.required("name");
+      const CollConfig config = parsed(coll::parseCollConfig(name.name()), name, "configuration");
+      run.configs[static_cast<int>(config)] = {entry.required("available").boolean(), optionalText(entry, "reason")};
     }
-    for (const json& entry : document.at("rows")) {
-      coll::CollRow row;
-      row.bytes = entry.at("bytes").get<std::size_t>();
-      row.count = entry.at("count").get<std::size_t>();
-      row.peerlinkChoice = entry.value("peerlink_algorithm", std::string());
-      for (const char* side : {"out_of_place", "in_place"}) {
-        auto& measurements = std::string(side) == "in_place" ? row.inPlace : row.outOfPlace;
-        for (CollConfig config : coll::kCollConfigs) {
-          measurements[static_cast<int>(config)] = measurementFromJson(entry.at(side).at(coll::collConfigName(config)));
-        }
-      }
-      run.rows.push_back(row);
-    }
+    for (const JsonNode& entry : root.required("rows").elements(kMaxSweepSizes)) run.rows.push_back(rowFromJson(entry));
   });
   return saved;
 }

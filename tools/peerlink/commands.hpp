@@ -68,7 +68,7 @@ struct DoctorOptions {
   std::string jsonPath;              ///< --json: write the report ("-" = stdout)
   bool noCache = false;              ///< --no-cache: probe again; neither read nor write the verdict cache
   std::vector<int> devices;          ///< -d: only these GPUs (default all)
-  std::string topoFile;              ///< --topo-file: check a saved topology (nothing can be probed)
+  std::string topoFile;              ///< --topo-file: refused (a saved topology cannot be probed)
   int timeoutMs = 2000;              ///< --timeout-ms: bound of every probe wait
   std::string helperVisibleDevices;  ///< --helper-visible-devices: CUDA_VISIBLE_DEVICES of the second process
   bool noCrossProcess = false;       ///< --no-cross-process: skip the ipc and cumem methods

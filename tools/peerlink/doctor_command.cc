@@ -8,7 +8,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "core/json_io.hpp"
+#include "core/text.hpp"
 #include "doctor_format.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 #include "peerlink/doctor.hpp"
 #include "peerlink/error.hpp"
@@ -21,12 +24,13 @@ CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options) {
       app.add_subcommand("doctor", "A functional verdict for every directed GPU pair, with the cause and the fix");
   command->add_flag("--quick", options.quick,
                     "Capabilities and the functional probe only: no platform checks, no bandwidth (for start-up)");
-  command->add_option("--json", options.jsonPath, "Write the report as JSON to this file ('-' for stdout)");
+  command->add_option("--json", options.jsonPath, "Write the report as JSON to this file ('-' for stdout)")
+      ->transform(outputPathOption());
   command->add_flag("--no-cache", options.noCache,
                     "Probe every pair again and leave the verdict cache alone (same as PEERLINK_DOCTOR_CACHE=off)");
   command->add_option("-d,--devices", options.devices, "Only these GPUs (CUDA ordinals, e.g. -d 0 1)")->delimiter(',');
-  command->add_option("--topo-file", options.topoFile,
-                      "Check a topology saved by `peerlink topo --json` (platform checks only: nothing is probed)");
+  // Kept (hidden) so that it is refused with the reason rather than as an unknown option.
+  command->add_option("--topo-file", options.topoFile)->check(inputPathOption())->group("");
   command->add_option("--timeout-ms", options.timeoutMs, "Deadline of every probe wait, in milliseconds")
       ->check(CLI::Range(1, 3600000))
       ->capture_default_str();
@@ -38,7 +42,22 @@ CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options) {
 }
 
 int runDoctorCommand(const DoctorOptions& options, Context& context) {
-  if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);
+  // A saved topology is refused rather than half-diagnosed: the verdicts come from moving data between this
+  // machine's GPUs, and the findings that explain them from this machine's platform (IOMMU, ACS, VM,
+  // limits); neither says anything about the machine a topology file describes.
+  std::string topoFile;
+  if (!options.topoFile.empty()) {
+    topoFile = "--topo-file " + options.topoFile;
+  } else if (const std::string& file = context.params.getString("PEERLINK_TOPO_FILE"); !file.empty()) {
+    topoFile = "PEERLINK_TOPO_FILE=" + file;
+  }
+  if (!topoFile.empty()) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("doctor cannot check a saved topology ({}): its verdicts come from moving data between "
+                            "this machine's GPUs; run `peerlink doctor` on that machine, or `peerlink topo "
+                            "--topo-file FILE` to see the saved topology",
+                            printable(topoFile)));
+  }
   if (options.noCache) context.params.set("PEERLINK_DOCTOR_CACHE", "off");
   VerifyOptions verify;
   verify.quick = options.quick;
@@ -67,7 +86,7 @@ int runDoctorCommand(const DoctorOptions& options, Context& context) {
                        {"timeout_ms", options.timeoutMs},
                        {"cross_process", !verify.helperExecutable.empty()}};
     document["generated_by"] = runMetadata(context.commandLine);
-    writeOutputFile(options.jsonPath, document.dump(2) + "\n", context.out);
+    writeOutputFile(options.jsonPath, jsonText(document) + "\n", context.out);
     if (options.jsonPath == "-") return exitCode;
   }
   context.out << formatDoctorText(result.topology, result.report);

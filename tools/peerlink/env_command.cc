@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "core/json_io.hpp"
 #include "matrix_format.hpp"
 
 namespace peerlink::cli {
@@ -36,7 +37,7 @@ int runEnv(const EnvOptions& options, Context& context) {
                       {"description", value->spec->description}});
     }
     nlohmann::json document = {{"parameters", list}, {"unknown", context.params.unknownVariables()}};
-    context.out << document.dump(2) << "\n";
+    context.out << jsonText(document) << "\n";
     return 0;
   }
   std::vector<std::vector<std::string>> rows;

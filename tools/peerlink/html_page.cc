@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/json_io.hpp"
+
 #include "svg_chart.hpp"
 
 namespace peerlink::cli {
@@ -43,7 +45,7 @@ footer{margin-top:36px;font-size:12px;color:#666}
 std::string metaText(const nlohmann::json& generatedBy, const char* key) {
   if (!generatedBy.is_object() || !generatedBy.contains(key)) return "?";
   const nlohmann::json& value = generatedBy.at(key);
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  return value.is_string() ? value.get<std::string>() : jsonExcerpt(value);  // a saved file's: any JSON value
 }
 
 MetaRows runMetaRows(const nlohmann::json& generatedBy) {

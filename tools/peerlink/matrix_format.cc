@@ -4,9 +4,21 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace peerlink::cli {
 
-std::string formatTable(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
+std::string formatTable(const std::vector<std::string>& headersIn,
+                        const std::vector<std::vector<std::string>>& rowsIn) {
+  // Cells may hold text from outside (a GPU's name, a saved file): a terminal shows it, never obeys it.
+  auto safe = [](const std::vector<std::string>& cells) {
+    std::vector<std::string> out;
+    for (const std::string& cell : cells) out.push_back(printable(cell, cell.size()));
+    return out;
+  };
+  const std::vector<std::string> headers = safe(headersIn);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : rowsIn) rows.push_back(safe(row));
   std::vector<size_t> widths(headers.size(), 0);
   for (size_t c = 0; c < headers.size(); ++c) widths[c] = headers[c].size();
   for (const auto& row : rows) {

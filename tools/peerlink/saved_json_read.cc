@@ -1,10 +1,9 @@
 #include "saved_json_read.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
+#include "core/input_file.hpp"
+#include "core/text.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::cli {
@@ -12,37 +11,23 @@ namespace peerlink::cli {
 using nlohmann::json;
 
 json readJsonFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(ErrorCode::InvalidInput, fmt::format("cannot read {}", path));
-  std::ostringstream text;
-  text << file.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::exception& error) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: not valid JSON: {}", path, error.what()));
-  }
+  return parseJson(readInputFile(path, "saved run", kMaxJsonInputBytes), printable(path));
 }
 
 json readSavedRun(const json& document, const std::string& kind, const std::string& origin,
-                  const std::function<void()>& readBody) {
-  try {
-    const std::string schema = "peerlink." + kind;
-    if (!document.is_object() || document.value("schema", std::string()) != schema) {
-      throw Error(ErrorCode::InvalidInput,
-                  fmt::format("not a peerlink {} result (schema is not \"{}\")", kind, schema));
-    }
-    readBody();
-    if (document.contains("generated_by") && document.at("generated_by").is_object()) {
-      return document.at("generated_by");
-    }
-    return json::object();
-  } catch (const Error& error) {
-    // Readers of nested parts (the topology) already name the file.
-    if (std::string(error.what()).rfind(origin, 0) == 0) throw;
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
-  } catch (const json::exception& error) {
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
+                  const std::function<void(const JsonNode&)>& readBody) {
+  const JsonNode root(document, printable(origin));
+  const std::string schema = "peerlink." + kind;
+  if (!document.is_object()) root.failType(fmt::format("a peerlink {} result (an object)", kind).c_str());
+  const std::optional<JsonNode> found = root.member("schema");
+  if (!found || !found->value().is_string() || found->value().get<std::string>() != schema) {
+    root.fail(fmt::format("not a peerlink {} result (schema is not \"{}\")", kind, schema));
   }
+  readBody(root);
+  if (document.contains("generated_by") && document.at("generated_by").is_object()) {
+    return document.at("generated_by");
+  }
+  return json::object();
 }
 
 }  // namespace peerlink::cli

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
 #include "matrix_format.hpp"
 
 namespace peerlink::cli {
@@ -58,10 +59,10 @@ std::string gpuTable(const Topology& topology) {
 
 std::string formatTopologyText(const Topology& topology) {
   const int n = static_cast<int>(topology.gpus.size());
-  std::string out =
-      fmt::format("peerlink topo: {} GPU{} on {} ({}); driver {}, CUDA driver {}, runtime {}\n\n", n, n == 1 ? "" : "s",
-                  orUnknown(topology.host), topology.source, orUnknown(topology.driverVersion),
-                  versionText(topology.cudaDriverVersion), versionText(topology.cudaRuntimeVersion));
+  std::string out = fmt::format("peerlink topo: {} GPU{} on {} ({}); driver {}, CUDA driver {}, runtime {}\n\n", n,
+                                n == 1 ? "" : "s", printable(orUnknown(topology.host)), printable(topology.source),
+                                printable(orUnknown(topology.driverVersion)), versionText(topology.cudaDriverVersion),
+                                versionText(topology.cudaRuntimeVersion));
   out += gpuTable(topology);
 
   Matrix links{"\nLinks  GPU(row) -> GPU(column)",
@@ -103,7 +104,7 @@ std::string formatTopologyText(const Topology& topology) {
   }
   if (!topology.notes.empty()) {
     out += "\nNotes (what could not be learned):\n";
-    for (const std::string& note : topology.notes) out += "  - " + note + "\n";
+    for (const std::string& note : topology.notes) out += "  - " + printable(note, note.size()) + "\n";
   }
   const std::vector<std::string> warnings = orderingWarnings(topology);
   if (!warnings.empty()) {

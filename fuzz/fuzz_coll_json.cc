@@ -1,0 +1,28 @@
+// `peerlink coll --from-json`: any bytes load as a saved run with a root among its ranks and a device per
+// rank, or fail with Error(InvalidInput); what loads renders as text and HTML.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "coll_format.hpp"
+#include "coll_html.hpp"
+#include "coll_json_read.hpp"
+#include "core/json_io.hpp"
+#include "peerlink/error.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    const peerlink::cli::SavedColl saved =
+        peerlink::cli::collFromJson(peerlink::parseJson(text, "fuzz.json"), "fuzz.json");
+    const auto& run = saved.run;
+    if (run.ranks < 1 || run.options.root >= run.ranks || run.devices.size() != static_cast<std::size_t>(run.ranks)) {
+      __builtin_trap();
+    }
+    peerlink::cli::formatCollText(run);
+    peerlink::cli::collRunsToHtml({saved});
+  } catch (const peerlink::Error& error) {
+    if (error.code() != peerlink::ErrorCode::InvalidInput) __builtin_trap();
+  }
+  return 0;
+}
