@@ -88,8 +88,15 @@ class Communicator {
   /// "algorithm (kernel): reason", e.g. "one_shot (ce_copy): ..." (`peerlink coll --explain`'s names).
   std::string describeChoice(Collective collective, std::size_t bytes) const;
 
-  /// Throws Error(Timeout) naming the rank and step if a kernel reported a stalled peer since the last check.
+  /// Throws Error(Timeout) naming the rank and step if a kernel reported a stalled peer since the last check;
+  /// Error(RemoteError) naming it once a rank of another process was lost, or after abort().
   void checkHealth();
+
+  /// Gives up: every kernel of the communicator still waiting stops at its next check (within microseconds),
+  /// the ranks of other processes are told (their kernels stop too, and their calls fail naming this rank),
+  /// and every later call throws Error(RemoteError). What remains to do is to destroy the communicator, which
+  /// then does not wait for the other ranks. Never throws; may be called from any thread.
+  void abort() noexcept;
 
  private:
   struct State;

@@ -64,8 +64,17 @@ void throwIfFailed(CommState& state) {
   if (reports.empty()) return;
   std::sort(reports.begin(), reports.end(),
             [](const Report& a, const Report& b) { return a.record.timeNs < b.record.timeNs; });
+  // A record of an aborted communicator (a lost peer, the application's abort) is no deadline passing.
+  const bool abortedAll = std::all_of(reports.begin(), reports.end(), [](const Report& report) {
+    return report.record.status == PEERLINK_STATUS_REMOTE_ERROR;
+  });
   std::string message =
-      "collective kernels gave up waiting (PEERLINK_TIMEOUT_MS=" + std::to_string(state.timeoutNs / 1000000u) + "): ";
+      abortedAll
+          ? std::string(
+                "collective kernels gave up waiting: the communicator was aborted (a lost peer or "
+                "abort()): ")
+          : "collective kernels gave up waiting (PEERLINK_TIMEOUT_MS=" + std::to_string(state.timeoutNs / 1000000u) +
+                "): ";
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const Report& report = reports[i];
     const kernels::CollFailure& f = report.record;
@@ -76,7 +85,7 @@ void throwIfFailed(CommState& state) {
                            kernels::collStepName(f.step), f.block, f.observed, f.expected);
   }
   message += reports.size() > 1 ? " (earliest first: the first names the likely straggler)" : "";
-  throw Error(ErrorCode::Timeout, message);
+  throw Error(abortedAll ? ErrorCode::RemoteError : ErrorCode::Timeout, message);
 }
 
 }  // namespace peerlink::coll

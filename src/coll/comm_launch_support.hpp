@@ -44,6 +44,7 @@ inline kernels::CollSyncArgs syncArgs(const CommState& state, int rank, Collecti
   const RankResources& resources = state.ranks[static_cast<std::size_t>(rank)];
   sync.sync = static_cast<kernels::CollRankSync*>(resources.sync.data());
   sync.failure = state.failure(rank);
+  sync.abort = state.abortWord;
   sync.timeoutNs = state.timeoutNs;
   sync.rank = rank;
   sync.nranks = state.nranks;

@@ -114,6 +114,9 @@ struct CommState {
   std::vector<SymmetricTable> tables;   ///< by rank: the arenas as a local rank's GPU addresses them
   std::vector<ImportedBuffer> imports;  ///< arenas of ranks in other processes, mapped here
   PinnedBuffer failures;                ///< kernels::CollFailure[nranks], mapped: kernels report stalls here
+  /// The abort word (mapped host memory the communicator's owner keeps, outliving this state): set once a peer
+  /// is lost or the application aborts; every kernel's wait gives up. Null: the kernels read none.
+  unsigned int* abortWord = nullptr;
   PeerAccessTable peerAccess;
   std::uint64_t timeoutNs = 0;
   ChoiceSettings settings;         ///< PEERLINK_ALGO, PEERLINK_PROTO, PEERLINK_COLL_PUSH, PEERLINK_COLL_CE

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "peerlink/cuda.hpp"
+
 #include "coll/bootstrap_exchange.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
@@ -146,6 +148,9 @@ struct Communicator::State {
   // watchdog's thread, reported by the next call. Declared before the bootstraps, which call into it.
   std::mutex lossMutex;
   std::string loss;
+  // The abort word the kernels read (comm.abortWord points here): allocated once the GPUs are set up, kept
+  // until the watchdogs have stopped.
+  PinnedBuffer abortWord;
   // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm`,
   // so peers see a goodbye only once this process no longer touches their buffers.
   std::vector<std::unique_ptr<Bootstrap>> bootstraps;
@@ -155,7 +160,22 @@ struct Communicator::State {
     const std::lock_guard<std::mutex> lock(lossMutex);
     if (!loss.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + loss);
   }
+  // Records why the communicator gives up (the first reason stays) and raises the abort word its kernels read.
+  void giveUp(const std::string& why) noexcept {
+    try {
+      const std::lock_guard<std::mutex> lock(lossMutex);
+      if (loss.empty()) loss = why;
+    } catch (...) {  // no memory for the text: the abort word still stops the kernels
+    }
+    if (abortWord.data() != nullptr) *static_cast<volatile unsigned int*>(abortWord.data()) = 1;
+  }
   void submit(const coll::CallArgs& call);
+  // After setup (a pinned allocation needs a context): the abort word, zeroed, handed to the kernels.
+  void armAbortWord() {
+    abortWord = PinnedBuffer(sizeof(unsigned int), cudaHostAllocMapped | cudaHostAllocPortable);
+    *static_cast<volatile unsigned int*>(abortWord.data()) = 0;
+    comm.abortWord = static_cast<unsigned int*>(abortWord.data());
+  }
 };
 
 Communicator::Communicator(const std::vector<int>& devices, Params params) : state_(std::make_unique<State>()) {
@@ -166,6 +186,7 @@ Communicator::Communicator(const std::vector<int>& devices, Params params) : sta
   spec.devices = devices;
   spec.exchange = &exchange;
   coll::setupCommunicator(state_->comm, spec, params);
+  state_->armAbortWord();
 }
 
 namespace {
@@ -230,18 +251,18 @@ Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int
   spec.exchange = &exchange;
   spec.shareTimeout = options.deadline;
   State& state = *state_;
-  for (Bootstrap* bootstrap : local) {
-    bootstrap->onPeerLost([&state](int, const std::string& why) {
-      const std::lock_guard<std::mutex> lock(state.lossMutex);
-      if (state.loss.empty()) state.loss = why;
-    });
-  }
   try {
     coll::setupCommunicator(state.comm, spec, params);
+    state.armAbortWord();
   } catch (const std::exception& error) {
     // The other ranks wait for this one at the next exchange: tell them why it will not come.
     for (Bootstrap* bootstrap : local) bootstrap->abort(error.what());
     throw;
+  }
+  // A peer lost from here on stops this process's kernels (one lost during setup failed it already; one lost
+  // in between is reported at once by onPeerLost).
+  for (Bootstrap* bootstrap : local) {
+    bootstrap->onPeerLost([&state](int, const std::string& why) { state.giveUp(why); });
   }
 }
 
@@ -377,6 +398,11 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   const std::lock_guard<std::mutex> lock(state_->mutex);
   const CollectiveChoice choice = coll::callChoice(state_->comm, collective, bytes, Fact::No, Fact::Yes);
   return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
+}
+
+void Communicator::abort() noexcept {
+  state_->giveUp("aborted by the application (Communicator::abort)");
+  for (const auto& bootstrap : state_->bootstraps) bootstrap->abort("rank aborted its communicator");
 }
 
 void Communicator::checkHealth() {

@@ -80,6 +80,17 @@ __device__ __forceinline__ unsigned long long valueFor(const CollSyncArgs& s, co
   return s.p2p ? numbers.peerSeq[peer] : numbers.seq;
 }
 
+/// Whether the communicator was aborted (its abort word, in mapped host memory, is set). Read only where a
+/// wait also reads the timer, so a poll stays a load from the peer alone.
+__device__ __forceinline__ bool aborted(const unsigned int* abort) {
+  return abort != nullptr && *static_cast<const volatile unsigned int*>(abort) != 0;
+}
+
+/// Whether a wait that armed `deadline` should give up: the deadline passed, or the communicator was aborted.
+__device__ __forceinline__ bool givingUp(const CollSyncArgs& s, const Deadline& deadline) {
+  return deadline.passed() || aborted(s.abort);
+}
+
 /// Records a stall; the first failing thread of a kernel run writes the host record (the launch id last).
 __device__ __forceinline__ void recordFailure(const CollSyncArgs& s, const KernelNumbers& numbers, int step, int peer,
                                               unsigned long long observed, unsigned long long expected) {
@@ -89,7 +100,7 @@ __device__ __forceinline__ void recordFailure(const CollSyncArgs& s, const Kerne
   f->observed = observed;
   f->expected = expected;
   f->timeNs = globalTimerNs();
-  f->status = PEERLINK_STATUS_TIMEOUT;
+  f->status = aborted(s.abort) ? PEERLINK_STATUS_REMOTE_ERROR : PEERLINK_STATUS_TIMEOUT;
   f->step = step;
   f->peer = peer;
   f->block = static_cast<int>(blockIdx.x);
@@ -99,12 +110,12 @@ __device__ __forceinline__ void recordFailure(const CollSyncArgs& s, const Kerne
   __threadfence_system();
 }
 
-/// Spins until *flag >= value (then, with `acquire`, acquires at system scope) or timeoutNs pass; reads the
-/// timer only every kPollsPerTimerRead polls, and starts the deadline at the first read (a flag already set
-/// costs no read).
+/// Spins until *flag >= value (then, with `acquire`, acquires at system scope) or timeoutNs pass or `abort` is
+/// set; reads the timer (and the abort word) only every kPollsPerTimerRead polls, and starts the deadline at
+/// the first read (a flag already set costs no read).
 __device__ __forceinline__ bool waitAtLeast(const unsigned long long* flag, unsigned long long value,
-                                            unsigned long long timeoutNs, unsigned long long* observed,
-                                            bool acquire = true) {
+                                            unsigned long long timeoutNs, const unsigned int* abort,
+                                            unsigned long long* observed, bool acquire = true) {
   Deadline deadline{0};
   bool armed = false;
   const volatile uint64_t* word = reinterpret_cast<const volatile uint64_t*>(flag);
@@ -118,7 +129,7 @@ __device__ __forceinline__ bool waitAtLeast(const unsigned long long* flag, unsi
     if (!armed) {
       deadline = Deadline::after(timeoutNs);
       armed = true;
-    } else if (deadline.passed()) {
+    } else if (deadline.passed() || aborted(abort)) {
       *observed = seen;
       return false;
     }
@@ -159,7 +170,9 @@ __device__ __forceinline__ void signalPeer(const CollSyncArgs& s, int phase, int
 __device__ __forceinline__ bool awaitPeer(const CollSyncArgs& s, const KernelNumbers& numbers, int phase, int block,
                                           int peer, unsigned long long value, int step, bool acquire) {
   unsigned long long observed = 0;
-  if (waitAtLeast(flagSlot(s.flags[s.rank], phase, block, peer), value, s.timeoutNs, &observed, acquire)) return true;
+  if (waitAtLeast(flagSlot(s.flags[s.rank], phase, block, peer), value, s.timeoutNs, s.abort, &observed, acquire)) {
+    return true;
+  }
   recordFailure(s, numbers, step, peer, observed, value);
   return false;
 }

@@ -22,9 +22,10 @@
 // block b of rank p by a release store into p's area at [phase][b][r] and waits on its own [phase][b][p];
 // so no grid-wide barrier is needed, and every rank launches the same grid for a call.
 //
-// Deadlines. Every spin loop gives up after timeoutNs (global timer) and writes a CollFailure record
-// into mapped host memory (the host reads it without synchronizing), then finishes: a stalled peer is an
-// error naming the rank and the step, never a hang. Counters advance on failure too, so ranks stay in
+// Deadlines. Every spin loop gives up after timeoutNs (global timer), or once the communicator's abort word is
+// set (a lost peer, or the application's abort), and writes a CollFailure record into mapped host memory (the
+// host reads it without synchronizing), then finishes: a stalled peer is an error naming the rank and the
+// step, never a hang. Counters advance on failure too, so ranks stay in
 // step and the communicator stays usable once the late kernels have finished.
 #pragma once
 
@@ -234,6 +235,9 @@ struct CollSyncArgs {
   /// boundary orders them for the next kernel).
   bool peersStore = true;
   unsigned char unused[6] = {};  // the argument structs have no padding (launch_kernel.cuh says why)
+  /// The communicator's abort word (mapped host memory): non-zero once a peer is lost or the application
+  /// aborts; every wait gives up then, as at its deadline, and reports PEERLINK_STATUS_REMOTE_ERROR.
+  const unsigned int* abort = nullptr;
 };
 
 /// LL one-shot (every collective's small messages): each rank stores its message for rank p, packed with

@@ -189,7 +189,7 @@ __device__ bool keepPace(const CollRingReduceArgs& args, RingShared& shared, int
     if (index < limit) return true;
     if (first) {
       deadline = Deadline::after(s.timeoutNs);
-    } else if (deadline.passed()) {
+    } else if (givingUp(s, deadline)) {
       recordFailure(s, shared.numbers, kStepRingPace, heads[laggard], claimed[laggard], index + 1 - slack);
       *static_cast<volatile int*>(&shared.failed) = 1;
       return false;

@@ -4,7 +4,7 @@
 // through the staging windows, in chunks past a window -- eager and captured in a graph, in place and out of
 // place; send/recv groups of every shape (LL lines, the window in rounds, messages to itself); then what a user
 // gets wrong: a call for a rank of another process, processes that disagree on a setting that chooses kernels,
-// and a rank that dies.
+// a rank that dies in the middle of a collective, and a rank that aborts.
 //
 // Fork safety: this process never touches CUDA (forked_roles.hpp); a probe child counts the GPUs.
 #include <gtest/gtest.h>
@@ -318,30 +318,55 @@ TEST(CommunicatorProcesses, ProcessesThatDisagreeOnASettingFailAtCreation) {
   }
 }
 
-TEST(CommunicatorProcesses, ADeadRankIsReportedBySurvivors) {
+// Waits for rank `rank`'s call on `stream` to end and the communicator to report `culprit`'s loss: the
+// survivors' kernels, waiting for a rank that will never come, stop once the watchdog raises the abort word
+// (PEERLINK_TIMEOUT_MS is 20 s here: a kernel that ended sooner did not wait for its deadline).
+int expectLossReported(Communicator& comm, int rank, cudaStream_t stream, int culprit, const std::string& word) {
+  const auto start = RoleClock::now();
+  if (!finishes(stream, 10)) return fail(rank, "the collective did not stop within 10 s of the loss");
+  const double seconds = std::chrono::duration<double>(RoleClock::now() - start).count();
+  std::printf("[rank %d] the collective stopped %.2f s after it was launched\n", rank, seconds);
+  if (seconds > 3.0) return fail(rank, "it took longer than 3 s");
+  return expectsError(rank, ErrorCode::RemoteError, "rank " + std::to_string(culprit), [&] {
+    comm.checkHealth();
+    std::printf("[rank %d] checkHealth passed (%s)\n", rank, word.c_str());
+  });
+}
+
+TEST(CommunicatorProcesses, ARankThatDiesMidCollectiveStopsTheOthers) {
   PEERLINK_REQUIRE_PROCESS_WORLD();
   const std::vector<int> codes = runWorld(3, [](Communicator& comm, int rank) {
-    if (rank == 2) ::raise(SIGKILL);
-    // The watchdog notices the exit within about a second; the next call reports it.
-    const auto deadline = RoleClock::now() + 5s;
     Stream stream(comm.device(rank));
-    DeviceBuffer buffer(comm.device(rank), 1024);
-    for (;;) {
-      try {
-        comm.checkHealth();
-      } catch (const Error& error) {
-        if (error.code() == ErrorCode::RemoteError && std::string(error.what()).find("rank 2") != std::string::npos) {
-          return kOk;
-        }
-        return fail(rank, std::string("wrong error: ") + error.what());
-      }
-      if (RoleClock::now() > deadline) return fail(rank, "rank 2's death was not reported within 5 s");
-      std::this_thread::sleep_for(20ms);
+    DeviceBuffer buffer(comm.device(rank), 4096);
+    if (rank == 2) {
+      std::this_thread::sleep_for(300ms);  // the others are waiting in their all-reduce by now
+      ::raise(SIGKILL);
     }
+    comm.allReduce(rank, buffer.data(), buffer.data(), 1000, DataType::F32, ReduceOp::Sum, stream.get());
+    return expectLossReported(comm, rank, stream.get(), 2, "exited");
   });
   EXPECT_EQ(codes[0], kOk);
   EXPECT_EQ(codes[1], kOk);
   EXPECT_EQ(codes[2], 128 + SIGKILL);
+}
+
+TEST(CommunicatorProcesses, AbortStopsEveryRank) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runWorld(2, [](Communicator& comm, int rank) {
+    Stream stream(comm.device(rank));
+    DeviceBuffer buffer(comm.device(rank), std::size_t{64} << 20);
+    if (rank == 0) {
+      std::this_thread::sleep_for(300ms);  // rank 1 waits in its all-reduce
+      comm.abort();
+      return expectsError(rank, ErrorCode::RemoteError, "aborted", [&] {
+        comm.allReduce(rank, buffer.data(), buffer.data(), 16, DataType::F32, ReduceOp::Sum, stream.get());
+      });
+    }
+    // Large enough for the staging windows: copies, then a kernel meeting rank 0, which never comes.
+    comm.allReduce(rank, buffer.data(), buffer.data(), std::size_t{8} << 20, DataType::F32, ReduceOp::Sum,
+                   stream.get());
+    return expectLossReported(comm, rank, stream.get(), 0, "aborted");
+  }));
 }
 
 }  // namespace
