@@ -24,11 +24,13 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/collectives.hpp"
+#include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
 
 namespace peerlink {
@@ -91,6 +93,29 @@ class Communicator {
   /// Throws Error(Timeout) naming the rank and step if a kernel reported a stalled peer since the last check;
   /// Error(RemoteError) naming it once a rank of another process was lost, or after abort().
   void checkHealth();
+
+  /// Registers a buffer of each local rank with every rank (as NCCL's window registration): collective, every
+  /// rank registers at the same point (buffers[i] of bytes[i] for localRanks()[i]). Afterwards a call whose
+  /// buffers all lie in windows reaches the peers' buffers directly -- no staging copies across processes --
+  /// provided every rank's call uses the same offsets into its window (NCCL's contract for symmetric windows;
+  /// ranks that break it read and write wrong places). Across processes a buffer must be cudaMalloc memory of
+  /// its rank's GPU (shared as a legacy IPC handle of its allocation). Returns the window's id, the same on
+  /// every rank.
+  int registerWindow(const std::vector<void*>& buffers, const std::vector<std::size_t>& bytes);
+  /// Removes a window: collective, every rank at the same point; returns once no rank maps the others' buffers,
+  /// so each may free its own.
+  void deregisterWindow(int window);
+
+  /// What checkHealth() would throw, without throwing (NCCL's ncclCommGetAsyncError): nullopt while all is
+  /// well. Safe from another thread while calls are made.
+  std::optional<Error> asyncError();
+
+  /// Splits the world, as ncclCommSplit: every rank of the world takes part, each process once for all of its
+  /// local ranks (colors[i] and keys[i] for localRanks()[i]). The ranks of one color (>= 0) form a new
+  /// communicator, ranked by key, then by their rank here; a rank of a negative color joins none. Returns, for
+  /// each local rank, its new communicator (local ranks of one color share it; null for a negative color).
+  /// The new communicators have this one's settings. Blocks until every rank has called it.
+  std::vector<std::shared_ptr<Communicator>> split(const std::vector<int>& colors, const std::vector<int>& keys);
 
   /// Gives up: every kernel of the communicator still waiting stops at its next check (within microseconds),
   /// the ranks of other processes are told (their kernels stop too, and their calls fail naming this rank),

@@ -14,6 +14,7 @@
 
 #include "coll/launch_threads.hpp"
 #include "coll/symmetric_layout.hpp"
+#include "coll/user_windows.hpp"
 #include "coll/world.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_graph.hpp"
@@ -113,6 +114,7 @@ struct CommState {
   SymmetricLayout layout;               ///< every rank's arena (the same layout on every rank)
   std::vector<SymmetricTable> tables;   ///< by rank: the arenas as a local rank's GPU addresses them
   std::vector<ImportedBuffer> imports;  ///< arenas of ranks in other processes, mapped here
+  UserWindows windows;                  ///< the application's registered buffers (user_windows.hpp)
   PinnedBuffer failures;                ///< kernels::CollFailure[nranks], mapped: kernels report stalls here
   /// The abort word (mapped host memory the communicator's owner keeps, outliving this state): set once a peer
   /// is lost or the application aborts; every kernel's wait gives up. Null: the kernels read none.
@@ -134,6 +136,7 @@ struct CommState {
   std::array<bool, 7 * kKernelCount> logged = {};        ///< (collective, kernel) choices logged once
   std::array<bool, 7 * kKernelCount> steppedAside = {};  ///< (collective, kernel): a fallback logged once
   std::array<ChoiceMemo, 7> choices;                     ///< per collective: the last kernel choice
+  std::array<bool, 7 * 3> reachLogged = {};              ///< (collective, CrossProcessPath) logged once
   std::uint64_t sets = 0;                                ///< collective sets launched (for messages)
 
   /// Eager sets' per-rank launches side by side (PEERLINK_COLL_LAUNCH_THREADS; comm_setup.cc); null: the

@@ -8,6 +8,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -24,6 +25,9 @@
 #include "coll/comm_setup.hpp"
 #include "coll/comm_state.hpp"
 #include "coll/comm_validation.hpp"
+#include "coll/communicator_state.hpp"
+#include "coll/registered_calls.hpp"
+#include "core/log.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -77,6 +81,15 @@ void discardingOnError(coll::CommState& state, Fn&& body) {
   }
 }
 
+// Which way a call of a world that spans processes goes, once per collective and way in the COLL log.
+void logPathOnce(coll::CommState& state, const coll::CallArgs& shape, int way, const char* how) {
+  const std::size_t index = static_cast<std::size_t>(shape.collective) * 3 + static_cast<std::size_t>(way);
+  if (state.reachLogged[index]) return;
+  state.reachLogged[index] = true;
+  logInfo(LogSubsys::Coll, "{} of {} bytes across processes: {}", collectiveName(shape.collective),
+          shape.count * dataTypeSize(shape.type), how);
+}
+
 // A set holds a call for every rank: the local ranks' own, and for a rank of another process a stand-in with
 // the local calls' shape and no buffers (the kernels reach its buffers through the arenas, or not at all).
 void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
@@ -107,10 +120,15 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
     const bool capturing = coll::checkSetMatches(state, set);
     if (!state.world.spansProcesses) {
       coll::launchCollectiveSet(state, set, capturing);
-    } else if (coll::needsStaging(state, set)) {
-      coll::launchStagedSet(state, set, capturing);
-    } else {
+    } else if (!coll::needsStaging(state, set)) {
+      logPathOnce(state, shape, 0, "in LL lines on the callers' own buffers");
       coll::launchCollectiveSet(state, set, capturing, coll::SetReach::LocalBuffers);
+    } else if (const auto registered = coll::registeredSet(state, set)) {
+      logPathOnce(state, shape, 1, "on registered windows, reaching the peers' buffers directly");
+      coll::launchCollectiveSet(state, *registered, capturing);
+    } else {
+      logPathOnce(state, shape, 2, "through the staging windows (buffers not registered)");
+      coll::launchStagedSet(state, set, capturing);
     }
   }
 }
@@ -141,42 +159,6 @@ void submitPointToPoint(coll::CommState& state, const coll::CallArgs& call) {
 }
 
 }  // namespace
-
-struct Communicator::State {
-  std::mutex mutex;  // calls may come from one thread per rank
-  // A peer of another process that was lost (its bootstrap's watchdog saw it exit or abort): set from the
-  // watchdog's thread, reported by the next call. Declared before the bootstraps, which call into it.
-  std::mutex lossMutex;
-  std::string loss;
-  // The abort word the kernels read (comm.abortWord points here): allocated once the GPUs are set up, kept
-  // until the watchdogs have stopped.
-  PinnedBuffer abortWord;
-  // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm`,
-  // so peers see a goodbye only once this process no longer touches their buffers.
-  std::vector<std::unique_ptr<Bootstrap>> bootstraps;
-  coll::CommState comm;
-
-  void throwIfPeerLost() {
-    const std::lock_guard<std::mutex> lock(lossMutex);
-    if (!loss.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + loss);
-  }
-  // Records why the communicator gives up (the first reason stays) and raises the abort word its kernels read.
-  void giveUp(const std::string& why) noexcept {
-    try {
-      const std::lock_guard<std::mutex> lock(lossMutex);
-      if (loss.empty()) loss = why;
-    } catch (...) {  // no memory for the text: the abort word still stops the kernels
-    }
-    if (abortWord.data() != nullptr) *static_cast<volatile unsigned int*>(abortWord.data()) = 1;
-  }
-  void submit(const coll::CallArgs& call);
-  // After setup (a pinned allocation needs a context): the abort word, zeroed, handed to the kernels.
-  void armAbortWord() {
-    abortWord = PinnedBuffer(sizeof(unsigned int), cudaHostAllocMapped | cudaHostAllocPortable);
-    *static_cast<volatile unsigned int*>(abortWord.data()) = 0;
-    comm.abortWord = static_cast<unsigned int*>(abortWord.data());
-  }
-};
 
 Communicator::Communicator(const std::vector<int>& devices, Params params) : state_(std::make_unique<State>()) {
   coll::LocalExchange exchange;
@@ -398,6 +380,15 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   const std::lock_guard<std::mutex> lock(state_->mutex);
   const CollectiveChoice choice = coll::callChoice(state_->comm, collective, bytes, Fact::No, Fact::Yes);
   return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
+}
+
+std::optional<Error> Communicator::asyncError() {
+  try {
+    checkHealth();
+  } catch (const Error& error) {
+    return error;
+  }
+  return std::nullopt;
 }
 
 void Communicator::abort() noexcept {

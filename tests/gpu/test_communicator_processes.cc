@@ -292,6 +292,108 @@ TEST(CommunicatorProcesses, SendRecvGroupsOfEveryShape) {
   }
 }
 
+// ncclCommSplit's way: four processes split by rank parity, keys reversing the order, rank 3 joining none;
+// the new communicators run collectives of their own, and the parent still works after.
+TEST(CommunicatorProcesses, SplitMakesCommunicatorsOfTheColors) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runWorld(4, [](Communicator& comm, int rank) {
+    const int color = rank == 3 ? -1 : rank % 2;
+    const std::vector<std::shared_ptr<Communicator>> made = comm.split({color}, {-rank});
+    if (made.size() != 1) return fail(rank, "split returned " + std::to_string(made.size()) + " communicators");
+    if (color < 0) {
+      if (made[0] != nullptr) return fail(rank, "a negative color got a communicator");
+    } else {
+      Communicator& child = *made[0];
+      const int expectedSize = color == 0 ? 2 : 1;  // {0, 2} and {1}
+      if (child.size() != expectedSize) return fail(rank, "the new communicator has " + std::to_string(child.size()));
+      const int childRank = child.localRanks().front();
+      if (color == 0 && childRank != (rank == 2 ? 0 : 1)) {
+        return fail(rank, "key order: rank " + std::to_string(rank) + " became " + std::to_string(childRank));
+      }
+      for (const std::size_t count : {std::size_t{100}, std::size_t{3} << 20}) {
+        CollCase c;
+        c.collective = Collective::AllReduce;
+        c.count = count;
+        c.seed = 5 + count;
+        const std::string problem = runCase(child, c);
+        if (!problem.empty()) return fail(rank, "in the new communicator: " + problem);
+      }
+    }
+    CollCase c;  // the parent goes on
+    c.collective = Collective::AllGather;
+    c.count = 1000;
+    const std::string problem = runCase(comm, c);
+    return problem.empty() ? kOk : fail(rank, "in the parent after the split: " + problem);
+  }));
+}
+
+// Every collective on buffers in a registered window (one cudaMalloc allocation per rank, the send and recv
+// regions at the same offsets on every rank; in place too), past LL so the peers' buffers are reached directly;
+// the window deregistered at the end.
+int registeredWindows(Communicator& comm, int rank) {
+  const int n = comm.size();
+  const std::size_t region = std::size_t{48} << 20;
+  DeviceBuffer memory(comm.device(rank), 2 * region + 4096);
+  auto* base = static_cast<unsigned char*>(memory.data()) + 4096;  // the window starts inside the allocation
+  const int window = comm.registerWindow({base}, {2 * region});
+  Stream stream(comm.device(rank));
+  const DataType type = DataType::F32;
+  std::uint64_t seed = 41;
+  for (const Collective collective : kEveryCollective) {
+    if (collective == Collective::SendRecv) continue;
+    for (const bool inPlace : {false, true}) {
+      if (inPlace && collective == Collective::AllToAll) continue;
+      const std::size_t count = (std::size_t{6} << 20) / static_cast<std::size_t>(n) + 3;
+      const int root = static_cast<int>(seed % static_cast<std::uint64_t>(n));
+      const ReduceOp op = reduces(collective) ? ReduceOp::Sum : ReduceOp::Sum;
+      std::vector<coll::Bytes> inputs;
+      for (int r = 0; r < n; ++r) {
+        inputs.push_back(randomElements(type, op, sendElementsOf(collective, n, count, r, root), seed * 101 + r));
+      }
+      const auto expected = coll::hostReduceReference(collective, type, op, n, count, root, inputs);
+      const std::size_t size = dataTypeSize(type);
+      unsigned char* send = base;
+      unsigned char* recv = base + region;
+      if (inPlace) {
+        recv = base;
+        if (collective == Collective::AllGather) send = base + count * size * static_cast<std::size_t>(rank);
+        if (collective == Collective::ReduceScatter) recv = base + count * size * static_cast<std::size_t>(rank);
+      }
+      const coll::Bytes& mine = inputs[static_cast<std::size_t>(rank)];
+      if (!mine.empty()) PEERLINK_CUDA_CHECK(cudaMemcpy(send, mine.data(), mine.size(), cudaMemcpyHostToDevice));
+      switch (collective) {
+        case Collective::AllReduce: comm.allReduce(rank, send, recv, count, type, op, stream.get()); break;
+        case Collective::Broadcast: comm.broadcast(rank, send, recv, count, type, root, stream.get()); break;
+        case Collective::Reduce: comm.reduce(rank, send, recv, count, type, op, root, stream.get()); break;
+        case Collective::AllGather: comm.allGather(rank, send, recv, count, type, stream.get()); break;
+        case Collective::ReduceScatter: comm.reduceScatter(rank, send, recv, count, type, op, stream.get()); break;
+        case Collective::AllToAll: comm.allToAll(rank, send, recv, count, type, stream.get()); break;
+        case Collective::SendRecv: break;
+      }
+      if (!finishes(stream.get(), kStreamSeconds)) return fail(rank, "a registered call did not finish");
+      comm.checkHealth();
+      const coll::Bytes& want = expected[static_cast<std::size_t>(rank)];
+      coll::Bytes got(want.size());
+      if (!got.empty()) PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), recv, got.size(), cudaMemcpyDeviceToHost));
+      if (const auto mismatch = coll::findMismatch(type, coll::tolerance(type, op, n, 1.5), want, got)) {
+        return fail(rank, std::string(collectiveName(collective)) + (inPlace ? " in place" : "") +
+                              " on a registered window: " + *mismatch);
+      }
+      ++seed;
+    }
+  }
+  comm.deregisterWindow(window);
+  return kOk;
+}
+
+TEST(CommunicatorProcesses, RegisteredWindowsCarryEveryCollective) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  for (const int n : {2, 4}) {
+    SCOPED_TRACE(std::to_string(n) + " processes");
+    expectWorldOk(runWorld(n, [](Communicator& comm, int rank) { return registeredWindows(comm, rank); }));
+  }
+}
+
 TEST(CommunicatorProcesses, CallsForAnotherProcessesRankAreRefused) {
   PEERLINK_REQUIRE_PROCESS_WORLD();
   expectWorldOk(runWorld(2, [](Communicator& comm, int rank) {

@@ -1,0 +1,73 @@
+// peerlink::Communicator's state behind its pointer: the communicator's state proper (CommState), the bootstraps
+// of a world that spans processes, and what their watchdogs report. Private to the Communicator's files
+// (communicator.cc, communicator_split.cc, communicator_windows.cc).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "coll/bootstrap_exchange.hpp"
+#include "coll/comm_state.hpp"
+#include "coll/world_exchange.hpp"
+#include "peerlink/bootstrap.hpp"
+#include "peerlink/communicator.hpp"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink {
+
+struct Communicator::State {
+  std::mutex mutex;  // calls may come from one thread per rank
+  // A peer of another process that was lost (its bootstrap's watchdog saw it exit or abort): set from the
+  // watchdog's thread, reported by the next call. Declared before the bootstraps, which call into it.
+  std::mutex lossMutex;
+  std::string loss;
+  // The abort word the kernels read (comm.abortWord points here): allocated once the GPUs are set up, kept
+  // until the watchdogs have stopped.
+  PinnedBuffer abortWord;
+  // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm`,
+  // so peers see a goodbye only once this process no longer touches their buffers.
+  std::vector<std::unique_ptr<Bootstrap>> bootstraps;
+  coll::CommState comm;
+
+  void throwIfPeerLost() {
+    const std::lock_guard<std::mutex> lock(lossMutex);
+    if (!loss.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + loss);
+  }
+  // Records why the communicator gives up (the first reason stays) and raises the abort word its kernels read.
+  void giveUp(const std::string& why) noexcept {
+    try {
+      const std::lock_guard<std::mutex> lock(lossMutex);
+      if (loss.empty()) loss = why;
+    } catch (...) {  // no memory for the text: the abort word still stops the kernels
+    }
+    if (abortWord.data() != nullptr) *static_cast<volatile unsigned int*>(abortWord.data()) = 1;
+  }
+  void submit(const coll::CallArgs& call);  // communicator.cc
+
+  // Runs body(exchange) with the world's exchange: the bootstraps' across processes, the local ranks' own in
+  // one process.
+  template <typename Body>
+  auto withExchange(Body&& body) {
+    if (bootstraps.empty()) {
+      coll::LocalExchange exchange;
+      return body(static_cast<coll::WorldExchange&>(exchange));
+    }
+    std::vector<Bootstrap*> local;
+    for (const auto& bootstrap : bootstraps) local.push_back(bootstrap.get());
+    coll::BootstrapExchange exchange(local);
+    return body(static_cast<coll::WorldExchange&>(exchange));
+  }
+  // After setup (a pinned allocation needs a context): the abort word, zeroed, handed to the kernels.
+  void armAbortWord() {
+    abortWord = PinnedBuffer(sizeof(unsigned int), cudaHostAllocMapped | cudaHostAllocPortable);
+    *static_cast<volatile unsigned int*>(abortWord.data()) = 0;
+    comm.abortWord = static_cast<unsigned int*>(abortWord.data());
+  }
+};
+
+}  // namespace peerlink

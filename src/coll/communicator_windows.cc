@@ -1,0 +1,62 @@
+// Communicator::registerWindow and deregisterWindow (communicator.hpp): every rank's window card gathered, the
+// other processes' allocations opened (user_windows.hpp).
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "coll/communicator_state.hpp"
+#include "peerlink/cuda.hpp"
+
+namespace peerlink {
+
+int Communicator::registerWindow(const std::vector<void*>& buffers, const std::vector<std::size_t>& bytes) {
+  State& state = *state_;
+  state.throwIfPeerLost();
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  coll::CommState& comm = state.comm;
+  const std::vector<int>& local = comm.localRanks();
+  if (buffers.size() != local.size() || bytes.size() != local.size()) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("registerWindow: {} buffers and {} sizes for {} local ranks; one of each per local rank",
+                            buffers.size(), bytes.size(), local.size()));
+  }
+  std::vector<std::vector<std::uint8_t>> mine;
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    coll::WindowCard card;
+    if (comm.world.spansProcesses) {
+      DeviceGuard guard(comm.devices[static_cast<std::size_t>(local[i])]);
+      card = coll::windowCardOf(buffers[i], bytes[i]);
+    } else {
+      if (buffers[i] == nullptr || bytes[i] == 0) {
+        throw Error(ErrorCode::InvalidUsage,
+                    fmt::format("registerWindow: rank {}'s buffer {} of {} bytes", local[i], buffers[i], bytes[i]));
+      }
+      card.bytes = bytes[i];
+    }
+    const auto* raw = reinterpret_cast<const std::uint8_t*>(&card);
+    mine.emplace_back(raw, raw + sizeof card);
+  }
+  const std::vector<std::uint8_t> all = state.withExchange(
+      [&](coll::WorldExchange& exchange) { return exchange.allGather(mine, sizeof(coll::WindowCard)); });
+  std::vector<coll::WindowCard> cards(static_cast<std::size_t>(comm.nranks));
+  std::memcpy(cards.data(), all.data(), all.size());
+  std::vector<unsigned char*> localPointers(static_cast<std::size_t>(comm.nranks), nullptr);
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    localPointers[static_cast<std::size_t>(local[i])] = static_cast<unsigned char*>(buffers[i]);
+  }
+  return comm.windows.add(cards, localPointers, comm.devices[static_cast<std::size_t>(local.front())]);
+}
+
+void Communicator::deregisterWindow(int window) {
+  State& state = *state_;
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  state.comm.windows.remove(window);
+  // No rank frees its buffer while another still maps it.
+  state.withExchange([](coll::WorldExchange& exchange) {
+    exchange.barrier();
+    return 0;
+  });
+}
+
+}  // namespace peerlink
