@@ -24,6 +24,8 @@ struct PlacementRequest {
   /// The doctor's verdicts of directed pairs, when known (peerlink doctor's cache): a pair BROKEN in either
   /// direction is never grouped, one DEGRADED counts against its group. nullopt: none known (the notes say so).
   std::optional<std::vector<PairVerdict>> verdicts;
+  /// Where the verdicts came from ("the cache in /home/me/.cache/peerlink"), or why there are none, for the notes.
+  std::string verdictsFrom;
   /// The most partitions tried one by one (every partition of up to 16 GPUs fits the default); past it, a
   /// greedy grouping improved by swaps, which the result says is not proven best.
   std::uint64_t exhaustiveLimit = 5000000;
@@ -78,7 +80,7 @@ struct PlacementAlternative {
 };
 
 /// What placeGpus found.
-struct Placement {
+struct GpuPlacement {
   int groupSize = 0;
   int groupCount = 0;
   std::vector<PlacedGroup> groups;  ///< the best partition, groups ordered by their first GPU; empty with `refusal`
@@ -102,6 +104,6 @@ struct Placement {
 /// The best partition of `topology`'s GPUs into `request.groups` groups of `request.groupSize`. Throws
 /// Error(InvalidUsage) for a size of zero or less, larger than the GPU count, not dividing it (groups = 0), or
 /// groups that need more GPUs than there are; Error(InvalidInput) for a topology without GPUs.
-Placement placeGpus(const Topology& topology, const PlacementRequest& request);
+GpuPlacement placeGpus(const Topology& topology, const PlacementRequest& request);
 
 }  // namespace peerlink

@@ -75,7 +75,7 @@ std::string groupsText(const place::Groups& groups) {
   return fmt::format("{}", fmt::join(parts, " | "));
 }
 
-std::string summaryOf(const Topology& topology, const place::LinkTable& table, const Placement& placement) {
+std::string summaryOf(const Topology& topology, const place::LinkTable& table, const GpuPlacement& placement) {
   if (!placement.refusal.empty()) return placement.refusal;
   const std::string searched =
       placement.exhaustive
@@ -103,7 +103,7 @@ std::string summaryOf(const Topology& topology, const place::LinkTable& table, c
 
 }  // namespace
 
-Placement placeGpus(const Topology& topology, const PlacementRequest& request) {
+GpuPlacement placeGpus(const Topology& topology, const PlacementRequest& request) {
   const int gpus = static_cast<int>(topology.gpus.size());
   if (gpus == 0) throw Error(ErrorCode::InvalidInput, "the topology has no GPU: nothing to place");
   const int groupCount = checkedGroupCount(gpus, request);
@@ -112,7 +112,7 @@ Placement placeGpus(const Topology& topology, const PlacementRequest& request) {
       gpus, request.groupSize, groupCount, [&table](const std::vector<int>& members) { return table.score(members); },
       request.exhaustiveLimit);
 
-  Placement placement;
+  GpuPlacement placement;
   placement.groupSize = request.groupSize;
   placement.groupCount = groupCount;
   placement.exhaustive = search.exhaustive;

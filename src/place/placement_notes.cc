@@ -19,10 +19,11 @@ std::string pairList(const std::vector<std::pair<int, int>>& pairs) {
   return text.empty() ? "none" : text;
 }
 
-std::string verdictNote(const Topology& topology, const PlacementRequest& request, const Placement& placement) {
+std::string verdictNote(const Topology& topology, const PlacementRequest& request, const GpuPlacement& placement) {
+  const std::string& from = request.verdictsFrom;
   if (!request.verdicts) {
-    return "no doctor verdicts known: a pair that is broken in fact could not be kept apart (`peerlink doctor` "
-           "caches its verdicts, which placement then reads)";
+    return fmt::format("no doctor verdicts{}{}: a pair that is broken in fact could not be kept apart",
+                       from.empty() ? "" : ": ", from);
   }
   const int gpus = static_cast<int>(topology.gpus.size());
   std::vector<std::vector<bool>> judged(static_cast<std::size_t>(gpus),
@@ -40,8 +41,9 @@ std::string verdictNote(const Topology& topology, const PlacementRequest& reques
   }
   const std::size_t pairs = static_cast<std::size_t>(gpus * (gpus - 1) / 2);
   std::string note = fmt::format(
-      "doctor verdicts for {} of {} pairs; BROKEN, never grouped: {}; DEGRADED, counted against their group: {}",
-      pairs - missing.size(), pairs, pairList(placement.brokenPairs), pairList(placement.degradedPairs));
+      "doctor verdicts{}{} for {} of {} pairs; BROKEN, never grouped: {}; DEGRADED, counted against their group: {}",
+      from.empty() ? "" : " from ", from, pairs - missing.size(), pairs, pairList(placement.brokenPairs),
+      pairList(placement.degradedPairs));
   if (!missing.empty()) note += fmt::format("; no verdict for {} (run `peerlink doctor`)", pairList(missing));
   return note;
 }
@@ -49,7 +51,7 @@ std::string verdictNote(const Topology& topology, const PlacementRequest& reques
 }  // namespace
 
 std::vector<std::string> placementNotes(const Topology& topology, const LinkTable& table,
-                                        const PlacementRequest& request, const Placement& placement) {
+                                        const PlacementRequest& request, const GpuPlacement& placement) {
   std::vector<std::string> notes;
   const int gpus = static_cast<int>(topology.gpus.size());
   std::vector<int> pcieUnknown;

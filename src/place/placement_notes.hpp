@@ -12,6 +12,6 @@ namespace peerlink::place {
 
 /// The notes of `placement` (its groups, search and verdict pairs filled), then discovery's own notes.
 std::vector<std::string> placementNotes(const Topology& topology, const LinkTable& table,
-                                        const PlacementRequest& request, const Placement& placement);
+                                        const PlacementRequest& request, const GpuPlacement& placement);
 
 }  // namespace peerlink::place
