@@ -46,8 +46,8 @@ std::optional<CpuSet> onlineCpus(const std::string& sysfsRoot = "/sys");
 void setCurrentThreadCpus(const CpuSet& cpus);
 
 /// Decides for the calling thread (its mask, the online CPUs under PEERLINK_SYSFS_ROOT, PEERLINK_CPU_AFFINITY)
-/// and applies the decision; logs it at INFO under `subsystemName`'s subsystem with `who` ("launch thread of
-/// GPU 2"). Never throws: a mask that cannot be read or set leaves the thread as it is, and the reason says so.
+/// and applies the decision; logs it at INFO (INIT) naming `who` ("exporting process of GPU 2"). Never throws: a
+/// mask that cannot be read or set leaves the thread as it is, and the reason says so.
 AffinityDecision bindCurrentThreadNearGpu(const Params& params, const std::string& gpuCpuList, const std::string& who);
 
 /// The decision bindCurrentThreadNearGpu takes, without applying it: for the calling thread, or for a thread it

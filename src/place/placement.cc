@@ -128,10 +128,16 @@ GpuPlacement placeGpus(const Topology& topology, const PlacementRequest& request
   if (search.best.empty()) {
     std::vector<std::string> pairs;
     for (const auto& [a, b] : placement.brokenPairs) pairs.push_back(fmt::format("{}-{}", a, b));
-    placement.refusal = fmt::format(
-        "no partition into {} group(s) of {} keeps apart the pairs the doctor found BROKEN ({}): fix them (`peerlink "
-        "doctor` says how), or place fewer GPUs",
-        groupCount, request.groupSize, fmt::join(pairs, ", "));
+    const std::string partition = fmt::format("partition into {} group(s) of {}", groupCount, request.groupSize);
+    const std::string broken = fmt::format("the pairs the doctor found BROKEN ({})", fmt::join(pairs, ", "));
+    placement.refusal =
+        search.exhaustive
+            ? fmt::format("no {} keeps apart {}", partition, broken)
+            : fmt::format(
+                  "the heuristic found no {} that keeps apart {} (one may exist: there are too many to try "
+                  "each)",
+                  partition, broken);
+    placement.refusal += ": fix them (`peerlink doctor` says how), or place fewer GPUs";
   }
   std::vector<bool> grouped(static_cast<std::size_t>(gpus), false);
   for (const std::vector<int>& members : search.best) {

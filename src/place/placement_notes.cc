@@ -19,6 +19,12 @@ std::string pairList(const std::vector<std::pair<int, int>>& pairs) {
   return text.empty() ? "none" : text;
 }
 
+// "<what> for GPU 0, 1<consequence>", when there are such GPUs.
+void addGpuNote(std::vector<std::string>& notes, const std::string& what, const std::vector<int>& gpus,
+                const std::string& consequence) {
+  if (!gpus.empty()) notes.push_back(fmt::format("{} for GPU {}{}", what, fmt::join(gpus, ", "), consequence));
+}
+
 std::string verdictNote(const Topology& topology, const PlacementRequest& request, const GpuPlacement& placement) {
   const std::string& from = request.verdictsFrom;
   if (!request.verdicts) {
@@ -72,18 +78,12 @@ std::vector<std::string> placementNotes(const Topology& topology, const LinkTabl
     if (gpu.pciPath.empty()) pathUnknown.push_back(a);
     flat = flat && gpu.pciPath.size() == 2;
   }
-  if (!pcieUnknown.empty()) {
-    notes.push_back(
-        fmt::format("PCIe link speed or width unknown for GPU {}: the bandwidth of their pairs without "
-                    "NVLink could not be compared, so they were judged by path class alone",
-                    fmt::join(pcieUnknown, ", ")));
-  }
-  if (!pathUnknown.empty()) {
-    notes.push_back(
-        fmt::format("PCI path unknown for GPU {} (sysfs not read): their pairs without NVLink are classed "
-                    "SYS, the worst case, so groups holding them may be undervalued",
-                    fmt::join(pathUnknown, ", ")));
-  }
+  addGpuNote(notes, "PCIe link speed or width unknown", pcieUnknown,
+             ": the bandwidth of their pairs without NVLink could not be compared, so they were judged by path "
+             "class alone");
+  addGpuNote(notes, "PCI path unknown", pathUnknown,
+             " (sysfs not read): their pairs without NVLink are classed SYS, the worst case, so groups holding them "
+             "may be undervalued");
   if (flat && pcieJudged) {
     notes.push_back(
         "the PCI tree is flat (every GPU sits directly on a host bridge, as in a VM): the path classes of pairs "
@@ -98,16 +98,10 @@ std::vector<std::string> placementNotes(const Topology& topology, const LinkTabl
       if (rank.numaNode < 0 && !rank.cpus.empty()) cpusOnly.push_back(rank.gpu);
     }
   }
-  if (!unbound.empty()) {
-    notes.push_back(
-        fmt::format("NUMA node and local CPUs unknown for GPU {}: their ranks get no CPU binding (bind "
-                    "them by hand; `nvidia-smi topo -m` and `numactl -H` on the machine may tell)",
-                    fmt::join(unbound, ", ")));
-  }
-  if (!cpusOnly.empty()) {
-    notes.push_back(fmt::format("NUMA node unknown for GPU {}: taskset binds their ranks' CPUs, not their memory",
-                                fmt::join(cpusOnly, ", ")));
-  }
+  addGpuNote(notes, "NUMA node and local CPUs unknown", unbound,
+             ": their ranks get no CPU binding (bind them by hand; `nvidia-smi topo -m` and `numactl -H` on the "
+             "machine may tell)");
+  addGpuNote(notes, "NUMA node unknown", cpusOnly, ": taskset binds their ranks' CPUs, not their memory");
   if (topology.cudaVisibleDevices) {
     notes.push_back(
         fmt::format("this topology was seen through CUDA_VISIBLE_DEVICES={}: the lines name GPUs by UUID, "

@@ -294,6 +294,18 @@ TEST(GpuPlacement, NoPartitionAvoidingBrokenPairsIsARefusal) {
   EXPECT_NE(placement.refusal.find("keeps apart the pairs the doctor found BROKEN (0-1)"), std::string::npos)
       << placement.refusal;
   EXPECT_EQ(placement.summary, placement.refusal);
+
+  // The heuristic cannot prove there is none, and says so.
+  PlacementRequest request;
+  request.groupSize = 2;
+  request.verdicts = verdictsOf(topology, {verdict(0, 1, Verdict::Broken)});
+  request.exhaustiveLimit = 0;
+  const GpuPlacement heuristic = placeGpus(topology, request);
+  EXPECT_TRUE(heuristic.groups.empty());
+  EXPECT_EQ(heuristic.refusal.rfind("the heuristic found no partition into 1 group(s) of 2 that keeps apart", 0), 0u)
+      << heuristic.refusal;
+  EXPECT_NE(heuristic.refusal.find("(one may exist: there are too many to try each)"), std::string::npos)
+      << heuristic.refusal;
 }
 
 TEST(GpuPlacement, PartialVerdictsNameThePairsWithout) {
