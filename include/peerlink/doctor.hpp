@@ -120,6 +120,19 @@ struct VerifyResult {
   double seconds = 0;               ///< wall time of the whole call
 };
 
+/// The doctor's verdicts the cache holds for a topology's pairs, as a caller that probes nothing finds them.
+struct CachedVerdicts {
+  std::vector<PairVerdict> pairs;  ///< the directed pairs found (others have no verdict)
+  std::string directory;           ///< the cache folder read; empty when none could be
+  std::string absence;             ///< when `pairs` is empty: why (the cache is off, has no folder, holds none)
+};
+
+/// The last verdicts `peerlink doctor` (or verifyPeers) cached for `topology`'s directed pairs under this boot,
+/// driver and kernel command line, whatever its probe options were (quick or full). Reads only: never probes,
+/// never throws for a cache that is missing, unreadable or foreign (a miss). PEERLINK_DOCTOR_CACHE=off reads
+/// nothing. A topology file of another machine finds nothing: entries name the GPUs by bus id and UUID.
+CachedVerdicts readCachedVerdicts(const Topology& topology, const Params& params = Params::fromEnvironment());
+
 /// A functional verdict for every directed pair of `devices` (CUDA ordinals; empty: every GPU), with the
 /// platform findings that explain it (docs/doctor.md, docs/doctor-verdicts.md). Verdicts are cached on disk
 /// per boot, driver, kernel command line and pair (PEERLINK_DOCTOR_CACHE, PEERLINK_DOCTOR_CACHE_DIR), so a

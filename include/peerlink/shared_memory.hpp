@@ -16,6 +16,8 @@
 #include <ostream>
 #include <string>
 
+#include "peerlink/params.hpp"
+
 namespace peerlink {
 
 enum class ShareKind {
@@ -138,7 +140,9 @@ struct ShareExporterRequest {
 /// one command per line of standard input -- "serve": serve one importer and print "served <export>
 /// <handshake> <import> <map>" (ms); "check <seed>": check the buffer against that pattern on the owning GPU
 /// and print "checked <wrong bytes> <lost bytes>" -- until standard input closes, then free the buffer.
-/// Returns the process exit code; never throws (errors print "error ...").
-int runShareExporter(const ShareExporterRequest& request, std::ostream& out);
+/// Its main thread first moves to the owning GPU's NUMA node's CPUs (PEERLINK_CPU_AFFINITY, as for every
+/// thread peerlink runs for a GPU). Returns the process exit code; never throws (errors print "error ...").
+int runShareExporter(const ShareExporterRequest& request, std::ostream& out,
+                     const Params& params = Params::fromEnvironment());
 
 }  // namespace peerlink

@@ -19,6 +19,7 @@
 
 #include "coll/arena_sharing.hpp"
 #include "coll/comm_launch_support.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
 #include "core/log.hpp"
@@ -190,6 +191,22 @@ World gatherWorld(const CommState& state, const WorldSpec& spec) {
   return makeWorld(std::move(cards), spec.ranks, state.params.getBool("PEERLINK_COLL_SHARE_GPUS"));
 }
 
+// The CPUs each launch thread runs on: its GPU's NUMA node's (cpu_affinity.hpp), decided on this thread, whose
+// mask the threads inherit. Index 0 is the caller's own thread, which is the application's and left alone.
+std::vector<CpuSet> launchThreadCpus(const Topology& topology, const std::vector<int>& devices, const Params& params) {
+  std::vector<CpuSet> cpus(devices.size());
+  for (std::size_t i = 1; i < devices.size(); ++i) {
+    std::string cpuList;
+    for (const Gpu& gpu : topology.gpus) {
+      if (gpu.cudaOrdinal == devices[i]) cpuList = gpu.cpuAffinity;
+    }
+    const AffinityDecision decision = decideNearGpu(params, cpuList);
+    logInfo(LogSubsys::Coll, "CPU affinity of the launch thread of GPU {}: {}", devices[i], decision.reason);
+    if (decision.bindTo) cpus[i] = *decision.bindTo;
+  }
+  return cpus;
+}
+
 }  // namespace
 
 void setTableRank(SymmetricTable& table, int rank, const SymmetricLayout& layout, void* base) {
@@ -287,7 +304,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
         [localDevices](int index) {
           PEERLINK_CUDA_CHECK(cudaSetDevice(localDevices[static_cast<std::size_t>(index)]));
         },
-        awake);
+        awake, LaunchThreads::kTakeBackAfter, launchThreadCpus(state.topology, localDevices, params));
   }
   state.pending.assign(static_cast<std::size_t>(state.nranks), {});
   state.reported.assign(static_cast<std::size_t>(state.nranks), 0);

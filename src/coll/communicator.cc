@@ -28,7 +28,9 @@
 #include "coll/communicator_state.hpp"
 #include "coll/registered_calls.hpp"
 #include "core/log.hpp"
+#include "core/cpu_affinity.hpp"
 #include "peerlink/error.hpp"
+#include "topology/gpu_cpus.hpp"
 
 namespace peerlink {
 namespace {
@@ -173,8 +175,10 @@ Communicator::Communicator(const std::vector<int>& devices, Params params) : sta
 
 namespace {
 
-// Joins the world as each of `ranks` (a thread each: connecting waits for every rank).
+// Joins the world as each of `ranks` (a thread each: connecting waits for every rank). Each thread first runs
+// near its rank's GPU (cpu_affinity.hpp): the bootstrap's watchdog thread, which it starts, inherits that.
 std::vector<std::unique_ptr<Bootstrap>> connectRanks(const UniqueId& id, int nranks, const std::vector<int>& ranks,
+                                                     const std::vector<int>& devices, const Params& params,
                                                      const BootstrapOptions& options) {
   std::vector<std::unique_ptr<Bootstrap>> bootstraps(ranks.size());
   std::vector<std::exception_ptr> errors(ranks.size());
@@ -182,6 +186,8 @@ std::vector<std::unique_ptr<Bootstrap>> connectRanks(const UniqueId& id, int nra
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     threads.emplace_back([&, i] {
       try {
+        bindCurrentThreadNearGpu(params, localCpusOfDevice(devices[i], params),
+                                 fmt::format("bootstrap watchdog of rank {} (GPU {})", ranks[i], devices[i]));
         bootstraps[i] = connectBootstrap(id, ranks[i], nranks, options);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -225,7 +231,7 @@ Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int
     }
   }
   const BootstrapOptions options = BootstrapOptions::fromParams(params);
-  state_->bootstraps = connectRanks(id, nranks, spec.ranks, options);
+  state_->bootstraps = connectRanks(id, nranks, spec.ranks, spec.devices, params, options);
   std::vector<Bootstrap*> local;
   for (const auto& bootstrap : state_->bootstraps) local.push_back(bootstrap.get());
   coll::BootstrapExchange exchange(local);

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/cpu_affinity.hpp"
+#include "core/log.hpp"
+
 namespace peerlink::coll {
 namespace {
 
@@ -40,9 +43,10 @@ struct LaunchThreads::Worker {
 };
 
 LaunchThreads::LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor,
-                             Clock::duration takeBackAfter)
+                             Clock::duration takeBackAfter, std::vector<CpuSet> cpus)
     : count_(count < 1 ? 1 : count),
       enter_(std::move(enter)),
+      cpus_(std::move(cpus)),
       hotFor_(hotFor),
       takeBackAfter_(takeBackAfter),
       lastRun_(Clock::now()),
@@ -79,6 +83,14 @@ void LaunchThreads::stop() noexcept {
 }
 
 void LaunchThreads::serve(Worker& worker) {
+  const auto index = static_cast<std::size_t>(worker.index);
+  if (index < cpus_.size() && !cpus_[index].empty()) {
+    try {
+      setCurrentThreadCpus(cpus_[index]);
+    } catch (const std::exception& error) {
+      logWarn(LogSubsys::Coll, "launch thread {} stays where it started: {}", worker.index, error.what());
+    }
+  }
   if (enter_) {
     try {
       enter_(worker.index);

@@ -30,6 +30,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu_set.hpp"
+
 namespace peerlink::coll {
 
 class LaunchThreads {
@@ -41,9 +43,11 @@ class LaunchThreads {
 
   /// Starts count - 1 threads, awake; thread i calls enter(i) once before its first job (e.g. making its
   /// GPU current). A thread whose enter() throws never takes a job: its index runs on the caller's thread.
-  /// A job its thread has not taken within `takeBackAfter` the caller takes back.
+  /// A job its thread has not taken within `takeBackAfter` the caller takes back. Thread i first restricts
+  /// itself to the CPUs `cpus[i]` when that is given and not empty (cpu_affinity.hpp; a mask the kernel
+  /// refuses is logged and the thread stays where it started).
   LaunchThreads(int count, std::function<void(int)> enter, Clock::duration hotFor,
-                Clock::duration takeBackAfter = kTakeBackAfter);
+                Clock::duration takeBackAfter = kTakeBackAfter, std::vector<CpuSet> cpus = {});
   ~LaunchThreads();
   LaunchThreads(const LaunchThreads&) = delete;
   LaunchThreads& operator=(const LaunchThreads&) = delete;
@@ -82,6 +86,7 @@ class LaunchThreads {
 
   int count_ = 0;
   std::function<void(int)> enter_;
+  std::vector<CpuSet> cpus_;  // per index; empty: not restricted
   Clock::duration hotFor_;
   Clock::duration takeBackAfter_;
   Clock::time_point lastRun_;

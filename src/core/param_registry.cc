@@ -163,6 +163,16 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        "Folder of the doctor's verdict cache; empty: $XDG_CACHE_HOME/peerlink, else $HOME/.cache/peerlink.",
        ParamAudience::User},
+      {"PEERLINK_CPU_AFFINITY",
+       ParamType::Enum,
+       "auto",
+       {"auto", "off"},
+       0,
+       0,
+       "Threads peerlink runs for a GPU (launch threads, the bootstrap's watchdog, helper processes) run on the CPUs "
+       "of that GPU's NUMA node: auto binds them unless the calling thread was already restricted (taskset, numactl, "
+       "a cgroup), off leaves them where they start.",
+       ParamAudience::User},
       {"PEERLINK_ALGO",
        ParamType::Enum,
        "AUTO",

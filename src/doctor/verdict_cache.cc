@@ -102,6 +102,13 @@ std::vector<Finding> findingsFromJson(const json& array, const Topology& topolog
   return out;
 }
 
+std::string firstLineOf(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  return trimSpace(line);
+}
+
 std::string hostName() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) return "unknown";
@@ -131,10 +138,11 @@ VerdictCacheKey makeVerdictCacheKey(const Topology& topology, int src, int dst, 
 }
 
 std::string readBootId(const std::string& procRoot) {
-  std::ifstream in(fs::path(procRoot) / "sys/kernel/random/boot_id");
-  std::string line;
-  if (!in || !std::getline(in, line)) return {};
-  return trimSpace(line);
+  return firstLineOf(fs::path(procRoot) / "sys/kernel/random/boot_id");
+}
+
+std::string readKernelCommandLine(const std::string& procRoot) {
+  return firstLineOf(fs::path(procRoot) / "cmdline");
 }
 
 std::string defaultVerdictCacheDirectory() {
@@ -157,6 +165,15 @@ std::string VerdictCache::pathFor(const VerdictCacheKey& key) const {
 }
 
 std::optional<CachedVerdict> VerdictCache::load(const VerdictCacheKey& key, const Topology& topology) const {
+  return loadMatching(key, topology, true);
+}
+
+std::optional<CachedVerdict> VerdictCache::loadAnyOptions(const VerdictCacheKey& key, const Topology& topology) const {
+  return loadMatching(key, topology, false);
+}
+
+std::optional<CachedVerdict> VerdictCache::loadMatching(const VerdictCacheKey& key, const Topology& topology,
+                                                        bool matchOptions) const {
   if (directory_.empty() || !key.usable()) return std::nullopt;
   const std::string path = pathFor(key);
   struct stat info {};
@@ -172,7 +189,13 @@ std::optional<CachedVerdict> VerdictCache::load(const VerdictCacheKey& key, cons
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const json document = json::parse(text);
     if (document.at("schema") != kSchema || document.at("version") != kSchemaVersion) return std::nullopt;
-    if (document.at("key") != keyToJson(key)) return std::nullopt;
+    json stored = document.at("key");
+    json wanted = keyToJson(key);
+    if (!matchOptions) {
+      stored.erase("options");
+      wanted.erase("options");
+    }
+    if (stored != wanted) return std::nullopt;
     CachedVerdict cached;
     PairVerdict& verdict = cached.decision.verdict;
     verdict.src = gpuByBusId(topology, key.srcBusId);

@@ -41,6 +41,9 @@ VerdictCacheKey makeVerdictCacheKey(const Topology& topology, int src, int dst, 
 /// This boot's id from `procRoot`/sys/kernel/random/boot_id, trimmed; empty when unreadable.
 std::string readBootId(const std::string& procRoot = "/proc");
 
+/// The kernel command line from `procRoot`/cmdline (its first line, trimmed), as keys hold it; empty when unreadable.
+std::string readKernelCommandLine(const std::string& procRoot = "/proc");
+
 /// $XDG_CACHE_HOME/peerlink, else $HOME/.cache/peerlink (only absolute paths count); empty when neither.
 std::string defaultVerdictCacheDirectory();
 
@@ -58,6 +61,9 @@ class VerdictCache {
 
   /// The entry for `key` translated to `topology`'s ordinals; nullopt on any miss (see the file comment).
   std::optional<CachedVerdict> load(const VerdictCacheKey& key, const Topology& topology) const;
+  /// The same, whatever probe options the entry was measured with (`key.options` is not compared): for callers
+  /// that probe nothing and take the last verdict of this boot (placement).
+  std::optional<CachedVerdict> loadAnyOptions(const VerdictCacheKey& key, const Topology& topology) const;
 
   /// Writes the entry through a temporary file and a rename, so readers never see half a file. Returns
   /// false (nothing written) when the key is not usable or the folder cannot be written; never throws.
@@ -69,6 +75,9 @@ class VerdictCache {
   const std::string& directory() const { return directory_; }
 
  private:
+  std::optional<CachedVerdict> loadMatching(const VerdictCacheKey& key, const Topology& topology,
+                                            bool matchOptions) const;
+
   std::string directory_;
   std::string host_;
 };

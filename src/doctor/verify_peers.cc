@@ -1,14 +1,11 @@
 // verifyPeers (include/peerlink/doctor.hpp): topology, platform findings, the verdict cache and the
 // functional probe, put together into one report.
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/log.hpp"
-#include "core/text.hpp"
 #include "doctor/doctor_verdict.hpp"
 #include "doctor/functional_probe.hpp"
 #include "doctor/platform_checks.hpp"
@@ -41,13 +38,6 @@ std::vector<int> chooseDevices(const Topology& topology, const std::vector<int>&
     }
   }
   return requested;
-}
-
-std::string readFirstLine(const std::string& path) {
-  std::ifstream file(path);
-  std::string line;
-  std::getline(file, line);
-  return trimSpace(line);
 }
 
 // The probe's own parameters: the user's, except that peer access is allowed on every pair CUDA offers it
@@ -106,7 +96,7 @@ VerifyResult verifyPeers(const std::vector<int>& requestedDevices, const VerifyO
   }
   if (cache) result.cacheDirectory = cache->directory();
   const std::string bootId = readBootId();
-  const std::string commandLine = readFirstLine("/proc/cmdline");
+  const std::string commandLine = readKernelCommandLine();
   const std::string optionsText = cacheOptions(options, bytes, crossProcess);
 
   std::vector<PairDecision> decisions;

@@ -19,10 +19,12 @@
 
 #include <fmt/format.h>
 
+#include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
 #include "kernels/pattern_kernels.cuh"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "topology/gpu_cpus.hpp"
 #include "transport/pattern_check.hpp"
 
 extern char** environ;
@@ -106,9 +108,12 @@ Route sharedRoute(ShareKind kind, Direction direction) {
   return route;
 }
 
-int runShareExporter(const ShareExporterRequest& request, std::ostream& out) {
+int runShareExporter(const ShareExporterRequest& request, std::ostream& out, const Params& params) {
   try {
     const int device = ownerDevice(request);
+    // This process works for one GPU: its main thread fills, serves and checks the buffer.
+    bindCurrentThreadNearGpu(params, localCpusOfDevice(device, params),
+                             fmt::format("exporting process of GPU {}", device));
     ExportableBuffer buffer(device, request.bytes, request.kind);
     {
       DeviceGuard guard(device);

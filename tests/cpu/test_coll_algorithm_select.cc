@@ -34,8 +34,13 @@ using testing::allDevices;
 // Which fixtures are an NVLink mesh (every pair NVLink, directly or through NVSwitch). A new fixture must be
 // added here, so its expectations are thought about.
 const std::map<std::string, bool> kNvlinkMesh = {
-    {"h100x8_nvswitch", true}, {"h200x4_vm", true},  {"dual_socket_pcie", false},
-    {"pcie_10gpu", false},     {"rtx4090x2", false}, {"vm_flat_numa_unknown", false},
+    {"h100x8_nvswitch", true},
+    {"h200x4_vm", true},
+    {"dual_socket_pcie", false},
+    {"pcie_10gpu", false},
+    {"rtx4090x2", false},
+    {"vm_flat_numa_unknown", false},
+    {"a6000x8_nvlink_bridges", false},
 };
 
 Algorithm expected(Collective collective, std::size_t bytes, bool mesh, int n) {

@@ -1,5 +1,6 @@
 // The topology fixtures say what the machines they stand for really are, and the user-facing examples are
 // copies of them (tests/fixtures/topologies/generate.py writes both).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -38,8 +39,8 @@ std::string readFile(const fs::path& path) {
 }
 
 constexpr double kGen4x16 = 16.0 * 16 * 128 / 130 / 8;  // 31.51 GB/s
-constexpr const char* kAll[] = {"h100x8_nvswitch",      "h200x4_vm", "dual_socket_pcie", "rtx4090x2",
-                                "vm_flat_numa_unknown", "pcie_10gpu"};
+constexpr const char* kAll[] = {"h100x8_nvswitch",      "h200x4_vm",  "dual_socket_pcie",      "rtx4090x2",
+                                "vm_flat_numa_unknown", "pcie_10gpu", "a6000x8_nvlink_bridges"};
 
 TEST(Fixtures, EveryFixtureIsSelfConsistent) {
   for (const char* name : kAll) {
@@ -259,6 +260,34 @@ TEST(Fixtures, TenGpusEachWithNinePeers) {
     EXPECT_EQ(peers, 9) << "GPU " << s;
     EXPECT_EQ(t.gpus[static_cast<size_t>(s)].name, "NVIDIA RTX A6000");
     EXPECT_EQ(t.gpus[static_cast<size_t>(s)].numaNode, 0);
+  }
+}
+
+TEST(Fixtures, A6000x8HasNvlinkBridgesBetweenPairsOnDifferentSwitches) {
+  const Topology t = load("a6000x8_nvlink_bridges");
+  ASSERT_EQ(t.gpus.size(), 8u);
+  const std::set<std::pair<int, int>> bridges = {{0, 2}, {1, 3}, {4, 6}, {5, 7}};
+  for (const GpuPair& p : t.pairs) {
+    SCOPED_TRACE(std::to_string(p.src) + " -> " + std::to_string(p.dst));
+    const bool bridged = bridges.count({std::min(p.src, p.dst), std::max(p.src, p.dst)}) == 1;
+    const bool sameSocket = p.src / 4 == p.dst / 4;
+    EXPECT_EQ(p.nvlinks, bridged ? 4 : 0);
+    EXPECT_FALSE(p.viaNvswitch);
+    EXPECT_EQ(p.canAccessPeer, sameSocket);
+    if (bridged) {
+      EXPECT_EQ(p.path, PathClass::NVL);
+      EXPECT_DOUBLE_EQ(p.expectedGBps, 56.25);
+    } else if (!sameSocket) {
+      EXPECT_EQ(p.path, PathClass::SYS);
+    } else {
+      EXPECT_EQ(p.path, p.src / 2 == p.dst / 2 ? PathClass::PIX : PathClass::PHB);
+      EXPECT_NEAR(p.expectedGBps, kGen4x16, 1e-9);
+    }
+  }
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(t.gpus[i].numaNode, i < 4 ? 0 : 1);
+    EXPECT_EQ(t.gpus[i].nvlink.activeLinks, 4);
+    EXPECT_EQ(t.gpus[i].nvlink.switchLinks, 0);
   }
 }
 

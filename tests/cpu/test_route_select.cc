@@ -146,6 +146,12 @@ const std::map<std::string, FixtureRoutes> kAutoRoutes = {
        "PPPPP.PPPP", "PPPPPP.PPP", "PPPPPPP.PP", "PPPPPPPP.P", "PPPPPPPPP."},
       {".ccccccccc", "c.cccccccc", "cc.ccccccc", "ccc.cccccc", "cccc.ccccc",
        "ccccc.cccc", "cccccc.ccc", "ccccccc.cc", "cccccccc.c", "ccccccccc."}}},
+    // NVLink bridges on pairs, PCIe within a socket (all within AUTO); no peer access across the sockets and no GPU
+    // that reaches both, so those pairs are staged.
+    {"a6000x8_nvlink_bridges",
+     {{".WWWSSSS", "W.WWSSSS", "WW.WSSSS", "WWW.SSSS", "SSSS.WWW", "SSSSW.WW", "SSSSWW.W", "SSSSWWW."},
+      {".PPPSSSS", "P.PPSSSS", "PP.PSSSS", "PPP.SSSS", "SSSS.PPP", "SSSSP.PP", "SSSSPP.P", "SSSSPPP."},
+      {".cccSSSS", "c.ccSSSS", "cc.cSSSS", "ccc.SSSS", "SSSS.ccc", "SSSSc.cc", "SSSScc.c", "SSSSccc."}}},
 };
 // clang-format on
 

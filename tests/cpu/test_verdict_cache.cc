@@ -181,12 +181,68 @@ TEST_F(VerdictCacheTest, UnwritableFolderIsNotAnError) {
   EXPECT_FALSE(VerdictCache("").store(key_, topology_, decision_));
 }
 
+TEST_F(VerdictCacheTest, LoadAnyOptionsIgnoresOnlyTheOptions) {
+  const VerdictCache cache(directory_.string());
+  ASSERT_TRUE(cache.store(key_, topology_, decision_));
+  VerdictCacheKey quick = key_;
+  quick.options = "quick";
+  EXPECT_FALSE(cache.load(quick, topology_).has_value());
+  const std::optional<CachedVerdict> any = cache.loadAnyOptions(quick, topology_);
+  ASSERT_TRUE(any.has_value());
+  EXPECT_EQ(any->decision.verdict.verdict, Verdict::Broken);
+  VerdictCacheKey otherBoot = quick;
+  otherBoot.bootId = "another-boot";
+  EXPECT_FALSE(cache.loadAnyOptions(otherBoot, topology_).has_value());
+  VerdictCacheKey otherDriver = quick;
+  otherDriver.driverVersion = "999.1";
+  EXPECT_FALSE(cache.loadAnyOptions(otherDriver, topology_).has_value());
+}
+
+// What `peerlink place` reads: every directed pair cached under this boot, whatever the probe options.
+TEST_F(VerdictCacheTest, ReadCachedVerdictsFindsThisBootsEntries) {
+  const std::string bootId = readBootId();
+  if (bootId.empty()) GTEST_SKIP() << "this machine's boot id is unreadable";
+  Params params;
+  params.set("PEERLINK_DOCTOR_CACHE_DIR", directory_.string());
+  const CachedVerdicts none = readCachedVerdicts(topology_, params);
+  EXPECT_TRUE(none.pairs.empty());
+  EXPECT_EQ(none.absence, fmt::format("none cached in {} for this boot, driver and these GPUs (run `peerlink doctor`)",
+                                      directory_.string()));
+
+  const VerdictCache cache(directory_.string());
+  const std::string commandLine = readKernelCommandLine();
+  ASSERT_TRUE(cache.store(makeVerdictCacheKey(topology_, 1, 2, bootId, commandLine, "full"), topology_, decision_));
+  PairDecision ok;
+  ok.verdict = PairVerdict{0, 1, Verdict::Ok, {}};
+  ASSERT_TRUE(cache.store(makeVerdictCacheKey(topology_, 0, 1, bootId, commandLine, "quick"), topology_, ok));
+  // Another boot's entry for a third pair is not this boot's verdict.
+  ok.verdict = PairVerdict{2, 1, Verdict::Ok, {}};
+  ASSERT_TRUE(cache.store(makeVerdictCacheKey(topology_, 2, 1, "old-boot", commandLine, "full"), topology_, ok));
+
+  const CachedVerdicts found = readCachedVerdicts(topology_, params);
+  ASSERT_EQ(found.pairs.size(), 2u);
+  EXPECT_EQ(found.pairs[0].src, 0);
+  EXPECT_EQ(found.pairs[0].verdict, Verdict::Ok);
+  EXPECT_EQ(found.pairs[1].src, 1);
+  EXPECT_EQ(found.pairs[1].dst, 2);
+  EXPECT_EQ(found.pairs[1].verdict, Verdict::Broken);
+  EXPECT_EQ(found.directory, directory_.string());
+  EXPECT_TRUE(found.absence.empty());
+
+  params.set("PEERLINK_DOCTOR_CACHE", "off");
+  const CachedVerdicts off = readCachedVerdicts(topology_, params);
+  EXPECT_TRUE(off.pairs.empty());
+  EXPECT_EQ(off.absence, "the doctor's verdict cache is off (PEERLINK_DOCTOR_CACHE=off)");
+}
+
 TEST(VerdictCacheKeys, BootIdAndKeyFromTopology) {
   const fs::path proc = fs::temp_directory_path() / fmt::format("peerlink-fake-proc-{}", ::getpid());
   fs::create_directories(proc / "sys/kernel/random");
   std::ofstream(proc / "sys/kernel/random/boot_id") << "3b4a2c1e-aaaa-bbbb-cccc-0123456789ab\n";
   EXPECT_EQ(readBootId(proc.string()), "3b4a2c1e-aaaa-bbbb-cccc-0123456789ab");
   EXPECT_EQ(readBootId((proc / "missing").string()), "");
+  std::ofstream(proc / "cmdline") << "BOOT_IMAGE=/vmlinuz iommu=pt \n";
+  EXPECT_EQ(readKernelCommandLine(proc.string()), "BOOT_IMAGE=/vmlinuz iommu=pt");
   fs::remove_all(proc);
 
   const Topology topology = load("h200x4_vm");

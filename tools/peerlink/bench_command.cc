@@ -188,7 +188,7 @@ int runShareExportCommand(const ShareExportOptions& options, Context& context) {
   request.kind = options.kind == "cumem" ? ShareKind::Cumem : ShareKind::Ipc;
   request.seed = options.seed;
   request.timeout = std::chrono::milliseconds(options.timeoutMs);
-  return runShareExporter(request, context.out);
+  return runShareExporter(request, context.out, context.params);
 }
 
 }  // namespace peerlink::cli

@@ -83,10 +83,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   ShareExportOptions shareExportOptions;
   DoctorOptions doctorOptions;
   CollCommandOptions collOptions;
+  PlaceOptions placeOptions;
   CLI::App* topo = addTopoCommand(app, topoOptions);
   CLI::App* bench = addBenchCommand(app, benchOptions);
   CLI::App* doctor = addDoctorCommand(app, doctorOptions);
   CLI::App* coll = addCollCommand(app, collOptions);
+  CLI::App* place = addPlaceCommand(app, placeOptions);
   CLI::App* shareExport = addShareExportCommand(app, shareExportOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
 
@@ -119,6 +121,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (bench->parsed()) return runBenchCommand(benchOptions, context);
     if (doctor->parsed()) return runDoctorCommand(doctorOptions, context);
     if (coll->parsed()) return runCollCommand(collOptions, context);
+    if (place->parsed()) return runPlaceCommand(placeOptions, context);
     if (shareExport->parsed()) return runShareExportCommand(shareExportOptions, context);
     err << "peerlink: no command given (run 'peerlink --help')\n";
     return kExitUsage;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -101,6 +102,16 @@ struct CollCommandOptions {
 };
 CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options);
 int runCollCommand(const CollCommandOptions& options, Context& context);
+
+/// `peerlink place`: the best grouping of the GPUs and each rank's lines (place_command.cc).
+struct PlaceOptions {
+  std::optional<int> groupSize;  ///< -n: GPUs per group, every GPU placed
+  std::string groups;            ///< --groups AxB: A groups of B GPUs
+  std::string topoFile;          ///< --topo-file
+  std::string jsonPath;          ///< --json
+};
+CLI::App* addPlaceCommand(CLI::App& app, PlaceOptions& options);
+int runPlaceCommand(const PlaceOptions& options, Context& context);
 
 struct EnvOptions {
   bool json = false;  ///< --json: machine-readable list
