@@ -11,6 +11,7 @@
 #include "exit_codes.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/version.hpp"
+#include "plan_command.hpp"
 #include "run_metadata.hpp"
 
 namespace peerlink::cli {
@@ -57,10 +58,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   ShareExportOptions shareExportOptions;
   DoctorOptions doctorOptions;
   CollCommandOptions collOptions;
+  PlanCommandOptions planOptions;
   CLI::App* topo = addTopoCommand(app, topoOptions);
   CLI::App* bench = addBenchCommand(app, benchOptions);
   CLI::App* doctor = addDoctorCommand(app, doctorOptions);
   CLI::App* coll = addCollCommand(app, collOptions);
+  CLI::App* plan = addPlanCommand(app, planOptions);
   CLI::App* shareExport = addShareExportCommand(app, shareExportOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
 
@@ -89,6 +92,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (bench->parsed()) return runBenchCommand(benchOptions, context);
     if (doctor->parsed()) return runDoctorCommand(doctorOptions, context);
     if (coll->parsed()) return runCollCommand(collOptions, context);
+    if (plan->parsed()) return runPlanCommand(planOptions, context);
     if (shareExport->parsed()) return runShareExportCommand(shareExportOptions, context);
     err << "peerlink: no command given (run 'peerlink --help')\n";
     return kExitUsage;
