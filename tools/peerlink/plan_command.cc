@@ -85,7 +85,7 @@ std::vector<int> gpusOf(const Topology& topology, int requested) {
   const int count = requested > 0 ? requested : available;
   if (count > kernels::kCollMaxRanks) {
     throw Error(ErrorCode::InvalidUsage,
-                fmt::format("the topology has {} GPUs and a communicator at most {} ranks on one node: choose -g {} "
+                fmt::format("the topology has {} GPUs and a communicator has at most {} ranks on one node: choose -g {} "
                             "or fewer",
                             count, kernels::kCollMaxRanks, kernels::kCollMaxRanks));
   }
