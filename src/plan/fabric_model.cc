@@ -125,12 +125,12 @@ Fabric fabricFor(const Topology& topology, const std::vector<int>& gpuIndices, c
     fabric.hostLinkGBps.push_back(pcieGBps(gpu.pcie.gen, gpu.pcie.width));
   }
   const int ranks = fabric.ranks();
-  fabric.routes.resize(static_cast<std::size_t>(ranks * ranks));
+  fabric.routes.resize(gpuIndices.size() * gpuIndices.size());
   for (int src = 0; src < ranks; ++src) {
     for (int dst = 0; dst < ranks; ++dst) {
       const int a = gpuIndices[static_cast<std::size_t>(src)];
       const int b = gpuIndices[static_cast<std::size_t>(dst)];
-      if (a != b) fabric.routes[static_cast<std::size_t>(src * ranks + dst)] = builder.route(a, b);
+      if (a != b) fabric.routes[fabric.routeIndex(src, dst)] = builder.route(a, b);
     }
   }
   return fabric;

@@ -4,6 +4,7 @@
 // memory. Pure functions of the topology (topology.hpp) and the model's hardware figures (cost_model.hpp).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,10 @@ struct Fabric {
   std::vector<std::vector<int>> routes;
 
   int ranks() const { return static_cast<int>(gpus.size()); }
-  const std::vector<int>& route(int src, int dst) const {
-    return routes[static_cast<std::size_t>(src * ranks() + dst)];
+  std::size_t routeIndex(int src, int dst) const {
+    return static_cast<std::size_t>(src) * gpus.size() + static_cast<std::size_t>(dst);
   }
+  const std::vector<int>& route(int src, int dst) const { return routes[routeIndex(src, dst)]; }
 };
 
 /// The fabric of the GPUs `gpuIndices` (indices into topology.gpus, a rank each). Throws Error(InvalidInput)

@@ -1,5 +1,7 @@
 #include "plan/fit.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -22,6 +24,8 @@ constexpr double kPriorLaunchUs = 4.0;
 constexpr double kPriorEfficiency = 0.8;
 constexpr double kPriorStepUs = 1.0;
 constexpr double kMinEfficiency = 0.02;
+constexpr double kLeastDataShare = 0.2;
+constexpr double kLeastDataSpread = 4;
 constexpr double kMaxEfficiency = 1.5;
 constexpr int kAllCollectives = -1;
 
@@ -107,6 +111,7 @@ class Unknowns {
     priors_ = values_;
     fixed_.assign(values_.size(), false);
     fixed_[0] = !fitStep;
+    holdWhatTheCellsCannotShow(rows);
   }
 
   // Solves until every value is within its bounds: one out of them is fixed at its bound and the rest solved again.
@@ -123,12 +128,44 @@ class Unknowns {
     for (const auto& [group, slot] : slots_) {
       KernelCost cost{values_[slot], 1.0 / values_[slot + 1], 0, "fit"};
       for (const std::size_t rowSlot : rowSlots_) cost.cells += rowSlot == slot ? 1 : 0;
+      if (held_.count(slot) != 0) cost.source += "; " + held_.at(slot);
       out[group] = cost;
     }
     return out;
   }
 
  private:
+  // A group's cells tell its launch cost from its efficiency only where their bytes' share of the time varies: a
+  // group whose bytes never take a fifth of a cell's time keeps its prior efficiency, and one whose cells' bytes
+  // span less than a factor of 4 keeps its prior launch cost (the two would trade against each other and mislead
+  // every size outside the cells').
+  void holdWhatTheCellsCannotShow(const std::vector<Row>& rows) {
+    std::map<std::size_t, std::array<double, 3>> spread;  // slot -> least data, most data, largest data share
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      auto found = spread.find(rowSlots_[r]);
+      const double data = rows[r].dataUs;
+      const double share = data / rows[r].measuredUs;
+      if (found == spread.end()) {
+        spread[rowSlots_[r]] = {data, data, share};
+        continue;
+      }
+      auto& [least, most, largest] = found->second;
+      least = std::min(least, data);
+      most = std::max(most, data);
+      largest = std::max(largest, share);
+    }
+    for (const auto& [slot, s] : spread) {
+      const auto& [least, most, largest] = s;
+      if (largest < kLeastDataShare) {
+        fixed_[slot + 1] = true;
+        held_[slot] = "efficiency held at its prior (the bytes never take a fifth of a cell's time)";
+      } else if (most < kLeastDataSpread * least) {
+        fixed_[slot] = true;
+        held_[slot] = "launch held at its prior (the cells' bytes span less than 4x)";
+      }
+    }
+  }
+
   std::size_t slotOf(const Group& group, const KernelCost& prior) {
     const auto found = slots_.find(group);
     if (found != slots_.end()) return found->second;
@@ -191,6 +228,7 @@ class Unknowns {
   std::vector<bool> fixed_;
   std::map<Group, std::size_t> slots_;
   std::vector<std::size_t> rowSlots_;
+  std::map<std::size_t, std::string> held_;  // slot -> what the fit held at its prior, and why
 };
 
 }  // namespace

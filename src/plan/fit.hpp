@@ -1,7 +1,8 @@
 // Fitting the model's costs (cost_model.hpp) to measured runs: each kernel's launch cost and efficiency and the
 // cost of a synchronized step, by least squares on the relative error of every cell (a 3 µs cell counts as much
 // as a 3 ms one), each value pulled weakly towards a prior so a kernel seen only at small sizes keeps about the prior
-// efficiency; then each collective's own costs of a kernel, held more firmly to the kernel's. Launch and step costs stay >= 0, efficiencies within (0, 1.5].
+// efficiency; then each collective's own costs of a kernel, held more firmly to the kernel's. Launch and step costs
+// stay >= 0, efficiencies within (0, 1.5].
 #pragma once
 
 #include <vector>

@@ -26,10 +26,10 @@ struct NicShare {
   std::string name;
 };
 
-NicShare nicShareOf(const Fabric& node, const Network& network) {
-  const int gpus = node.ranks();
-  const int nics = network.nicsPerNode > 0 ? network.nicsPerNode : gpus;
-  const int sharing = (gpus + nics - 1) / nics;
+// `sending` GPUs of the node at once, spread over its NICs.
+NicShare nicShareOf(const Fabric& node, const Network& network, int sending) {
+  const int nics = network.nicsPerNode > 0 ? network.nicsPerNode : node.ranks();
+  const int sharing = (sending + nics - 1) / nics;
   NicShare share{network.nicGbps / 8 / sharing, fmt::format("NIC ({:.4g} GB/s per direction, {} GPU{} per NIC)",
                                                             network.nicGbps / 8, sharing, sharing == 1 ? "" : "s")};
   double host = 0;
@@ -43,7 +43,12 @@ NicShare nicShareOf(const Fabric& node, const Network& network) {
 class Phases {
  public:
   Phases(const Fabric& node, const ChoiceContext& context, const CostModel& model, const Network& network)
-      : node_(node), context_(context), model_(model), network_(network), nic_(nicShareOf(node, network)) {}
+      : node_(node),
+        context_(context),
+        model_(model),
+        network_(network),
+        everyGpu_(nicShareOf(node, network, node.ranks())),
+        oneGpu_(nicShareOf(node, network, 1)) {}
 
   // A collective among the node's GPUs, every node at once, with the kernel the node's communicator chooses.
   PhaseTime inNode(const std::string& name, Collective collective, const Call& like, std::size_t count) const {
@@ -55,11 +60,13 @@ class Phases {
     return {name + " (" + kernelName(p.kernel) + ")", p.timeUs, p.bottleneck};
   }
 
-  // `messages` messages one after another across nodes carrying `bytes` through each GPU's NIC share.
-  PhaseTime acrossNodes(const std::string& name, double messages, double bytes) const {
+  // `messages` messages one after another across nodes carrying `bytes` through each sending GPU's NIC share:
+  // every GPU of a node sends at once, or (`everyGpu` false: a rooted call's root, a ring shift's last rank) one.
+  PhaseTime acrossNodes(const std::string& name, double messages, double bytes, bool everyGpu = true) const {
+    const NicShare& nic = everyGpu ? everyGpu_ : oneGpu_;
     const double latency = messages * network_.nicLatencyUs;
-    const double data = bytes / (nic_.gbps * 1e3);
-    return {name, latency + data, latency >= data ? "network latency" : nic_.name};
+    const double data = bytes / (nic.gbps * 1e3);
+    return {name, latency + data, latency >= data ? "network latency" : nic.name};
   }
 
  private:
@@ -67,7 +74,8 @@ class Phases {
   const ChoiceContext& context_;
   const CostModel& model_;
   const Network& network_;
-  NicShare nic_;
+  NicShare everyGpu_;
+  NicShare oneGpu_;
 };
 
 HierarchicalPrediction sequence(std::vector<PhaseTime> phases) {
@@ -154,16 +162,17 @@ std::vector<HierarchicalPrediction> predictAcrossNodes(const Call& call, const F
     case Collective::Broadcast: {
       const PhaseTime local = phases.inNode("broadcast in every node", Collective::Broadcast, call, call.count);
       shapes.push_back(
-          sequence({phases.acrossNodes("broadcast across nodes (pipelined chain)", others, bytes), local}));
+          sequence({phases.acrossNodes("broadcast across nodes (pipelined chain)", others, bytes, false), local}));
       shapes.push_back(
-          sequence({phases.acrossNodes("broadcast across nodes (binomial tree)", steps, steps * bytes), local}));
+          sequence({phases.acrossNodes("broadcast across nodes (binomial tree)", steps, steps * bytes, false), local}));
       break;
     }
     case Collective::Reduce: {
       const PhaseTime local = phases.inNode("reduce in every node", Collective::Reduce, call, call.count);
-      shapes.push_back(sequence({local, phases.acrossNodes("reduce across nodes (pipelined chain)", others, bytes)}));
       shapes.push_back(
-          sequence({local, phases.acrossNodes("reduce across nodes (binomial tree)", steps, steps * bytes)}));
+          sequence({local, phases.acrossNodes("reduce across nodes (pipelined chain)", others, bytes, false)}));
+      shapes.push_back(
+          sequence({local, phases.acrossNodes("reduce across nodes (binomial tree)", steps, steps * bytes, false)}));
       break;
     }
     case Collective::AllToAll: {
@@ -176,7 +185,7 @@ std::vector<HierarchicalPrediction> predictAcrossNodes(const Call& call, const F
       // The ring shift: the last rank of a node sends to the next node while the others send within it.
       HierarchicalPrediction shift =
           sequence({phases.inNode("send/recv in the node", Collective::SendRecv, call, call.count),
-                    phases.acrossNodes("send/recv across nodes (at the same time)", 1, bytes)});
+                    phases.acrossNodes("send/recv across nodes (at the same time)", 1, bytes, false)});
       shift.timeUs = std::max(shift.phases[0].timeUs, shift.phases[1].timeUs);
       shift.shape = "send/recv in the node and across nodes at the same time";
       shapes.push_back(shift);

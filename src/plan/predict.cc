@@ -126,6 +126,10 @@ Prediction predictChoice(const Call& call, const CollectiveChoice& choice, const
   return p;
 }
 
+ChoiceContext choiceContextFor(const Topology& topology, const std::vector<int>& devices, const Params& params) {
+  return {fabricOf(topology, devices), communicatorResources(topology, devices, params), choiceSettingsFrom(params)};
+}
+
 CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& context, Algorithm forced) {
   CallShape shape;
   shape.collective = call.collective;

@@ -18,6 +18,8 @@
 
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
+#include "peerlink/params.hpp"
+#include "peerlink/topology.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/fabric_model.hpp"
 
@@ -57,6 +59,10 @@ struct ChoiceContext {
   ChoiceResources resources;
   ChoiceSettings settings;
 };
+
+/// What a communicator over the GPUs `devices` (CUDA ordinals, a rank each) of `topology` would choose with:
+/// fabricOf, communicatorResources and the settings of `params`, as `peerlink coll --explain` takes them.
+ChoiceContext choiceContextFor(const Topology& topology, const std::vector<int>& devices, const Params& params);
 
 /// One algorithm peerlink could run for a call, and its predicted times.
 struct Candidate {

@@ -39,12 +39,7 @@ std::vector<int> firstGpus(int n) {
 }
 
 ChoiceContext contextFor(const Topology& topology, int n) {
-  const std::vector<int> devices = firstGpus(n);
-  ChoiceContext context;
-  context.fabric = fabricOf(topology, devices);
-  context.resources = communicatorResources(topology, devices, Params());
-  context.settings = choiceSettingsFrom(Params());
-  return context;
+  return choiceContextFor(topology, firstGpus(n), Params());
 }
 
 CollectiveChoice forcedChoice(const Topology& topology, Collective collective, std::size_t count, Algorithm algorithm,
@@ -286,6 +281,12 @@ TEST(PlanHierarchy, SharedNicsAndNarrowPcieBoundTheFlows) {
   const PhaseTime shared = across(network(2, 400, 0, 2));  // 4 GPUs per NIC
   EXPECT_NEAR(shared.timeUs, us(4.0 * 16 * kMiB, 50.0 / 4), 1e-6);
   EXPECT_EQ(shared.bottleneck, "NIC (50 GB/s per direction, 4 GPUs per NIC)");
+  // A broadcast sends across nodes from one GPU of a node: it has its NIC to itself.
+  const PhaseTime rooted = predictAcrossNodes({Collective::Broadcast, DataType::F32, 16 * kMiB, false, 0}, node,
+                                              context, builtInCostModel(), network(2, 400, 0, 2))[0]
+                               .phases[0];
+  EXPECT_NEAR(rooted.timeUs, us(4.0 * 16 * kMiB, 50.0), 1e-6);
+  EXPECT_EQ(rooted.bottleneck, "NIC (50 GB/s per direction, 1 GPU per NIC)");
   const PhaseTime pcie = across(network(2, 3200, 0));  // 400 GB/s NICs: the GPUs' PCIe Gen5 x16 links bound
   EXPECT_NE(pcie.bottleneck.find("GPU PCIe link to the NIC"), std::string::npos) << pcie.bottleneck;
   EXPECT_NEAR(pcie.timeUs, us(4.0 * 16 * kMiB, node.hostLinkGBps[0]), 1e-6);

@@ -84,10 +84,11 @@ std::vector<int> gpusOf(const Topology& topology, int requested) {
   }
   const int count = requested > 0 ? requested : available;
   if (count > kernels::kCollMaxRanks) {
-    throw Error(ErrorCode::InvalidUsage,
-                fmt::format("the topology has {} GPUs and a communicator has at most {} ranks on one node: choose -g {} "
-                            "or fewer",
-                            count, kernels::kCollMaxRanks, kernels::kCollMaxRanks));
+    throw Error(
+        ErrorCode::InvalidUsage,
+        fmt::format("the topology has {} GPUs and a communicator has at most {} ranks on one node: choose -g {} "
+                    "or fewer",
+                    count, kernels::kCollMaxRanks, kernels::kCollMaxRanks));
   }
   std::vector<int> gpus;
   for (int g = 0; g < count; ++g) gpus.push_back(g);
@@ -104,10 +105,7 @@ PlanSweep predictSweep(const PlanCommandOptions& options, const Topology& topolo
   const plan::Fabric fabric = plan::fabricFor(topology, gpus, loaded.model);
   std::vector<int> devices;
   for (const int g : gpus) devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
-  plan::ChoiceContext context;
-  context.fabric = fabricOf(topology, devices);
-  context.resources = communicatorResources(topology, devices, params);
-  context.settings = choiceSettingsFrom(params);
+  const plan::ChoiceContext context = plan::choiceContextFor(topology, devices, params);
 
   const int ranks = static_cast<int>(gpus.size()) * sweep.network.nodes;
   if (options.root < 0 || options.root >= ranks) {

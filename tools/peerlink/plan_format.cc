@@ -6,18 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "coll_explain.hpp"
 #include "coll_format.hpp"
 
 namespace peerlink::cli {
 namespace {
 
 using nlohmann::json;
-
-std::string settingsLine(const ChoiceSettings& settings) {
-  return fmt::format("PEERLINK_ALGO={} PEERLINK_PROTO={} PEERLINK_COLL_PUSH={} PEERLINK_COLL_CE={}",
-                     algorithmSetting(settings.forced), protocolName(settings.protocol), pushModeName(settings.push),
-                     copyEngineModeName(settings.copyEngine));
-}
 
 double algbw(const PlanRow& row, double us) {
   return us > 0 ? static_cast<double>(row.bandwidthBytes) / (us * 1e3) : 0;
@@ -70,7 +65,7 @@ std::string header(const PlanSweep& sweep) {
         sweep.network.nicLatencyUs);
   }
   text += modelLine(sweep);
-  text += "# " + settingsLine(sweep.settings) + "\n";
+  text += "# " + choiceSettingsLine(sweep.settings) + "\n";
   return text;
 }
 
@@ -120,9 +115,9 @@ std::string nodesTable(const PlanSweep& sweep) {
       const std::string lead =
           first ? fmt::format("  {:>10}  {:>12}  {:>8}", row.size, row.count, ncclTestsTypeName(sweep.type))
                 : fmt::format("  {:>10}  {:>12}  {:>8}", "", "", "");
-      text += fmt::format("{}  {} {:<46}{}  {} ({} us): {}\n", lead, h.fastest ? '*' : ' ',
+      text += fmt::format("{}  {} {:<46}{}  {} ({:.2f} us): {}\n", lead, h.fastest ? '*' : ' ',
                           across != h.phases.end() ? across->name : h.shape, timeCells(row, h.timeUs, sweep.busFactor),
-                          slowest->name, formatNcclTestsTime(slowest->timeUs), slowest->bottleneck);
+                          slowest->name, slowest->timeUs, slowest->bottleneck);
       first = false;
     }
   }
@@ -204,11 +199,7 @@ json planToJson(const PlanSweep& sweep) {
           {"nvlink_mesh", sweep.nvlinkMesh},
           {"network", network},
           {"bus_factor", sweep.busFactor},
-          {"settings",
-           {{"PEERLINK_ALGO", algorithmSetting(sweep.settings.forced)},
-            {"PEERLINK_PROTO", protocolName(sweep.settings.protocol)},
-            {"PEERLINK_COLL_PUSH", pushModeName(sweep.settings.push)},
-            {"PEERLINK_COLL_CE", copyEngineModeName(sweep.settings.copyEngine)}}},
+          {"settings", choiceSettingsJson(sweep.settings)},
           {"model", {{"origin", sweep.modelOrigin}, {"provenance", sweep.modelProvenance}}},
           {"rows", rows}};
 }

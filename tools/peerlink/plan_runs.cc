@@ -100,11 +100,7 @@ plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel
       gpus.push_back(index);
     }
     measured.fabric = plan::fabricFor(topology, gpus, model);
-    const Params params = runParams(document);
-    plan::ChoiceContext context;
-    context.fabric = fabricOf(topology, run.devices);
-    context.resources = communicatorResources(topology, run.devices, params);
-    context.settings = choiceSettingsFrom(params);
+    const plan::ChoiceContext context = plan::choiceContextFor(topology, run.devices, runParams(document));
 
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {
