@@ -19,7 +19,8 @@ namespace {
 constexpr double kKernelPriorWeight = 1e-3;
 constexpr double kCollectivePriorWeight = 1e-2;
 // The priors every fit starts from, whatever model it was given, so refitting the same runs gives the same model:
-// a launch and first flag wait of a few µs and 80% of the links' rate are what peerlink's kernels showed first.
+// a launch and first flag wait of a few µs, and about the 78-82% of the link model's rate that `peerlink bench`'s
+// SM and copy-engine copies reach on NVLink (README).
 constexpr double kPriorLaunchUs = 4.0;
 constexpr double kPriorEfficiency = 0.8;
 constexpr double kPriorStepUs = 1.0;

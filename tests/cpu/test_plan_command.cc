@@ -188,6 +188,8 @@ TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
       {"plan", "--check", bench},
       {"plan", "--check", "/nonexistent/run.json"},
       {"plan", "--max-median-error", "0.1"},
+      {"plan", "--check", runsOf("h200x4").front(), "--max-median-error", "-1"},
+      {"plan", "--check", runsOf("h200x4").front(), "--max-median-error", "nan"},
   };
   for (const std::vector<std::string>& args : bad) {
     const CliResult result = runCli(args);

@@ -128,7 +128,7 @@ TEST(PlanAccuracy, AnotherMachineTheModelWasNotFittedTo) {
   EXPECT_EQ(h100.machine, "4x NVIDIA H100 80GB HBM3, one process");
   EXPECT_EQ(h100.cells.size(), 321u);
   EXPECT_LE(h100.medianAbsError, 0.10);
-  EXPECT_LE(h100.medianAbsError, 0.04) << "was 2.8%";
+  EXPECT_LE(h100.medianAbsError, 0.04) << "was 2.9%";
   EXPECT_LE(std::fabs(h100.cells[h100.worst].error), 0.30) << "was 21%";
 }
 

@@ -1,7 +1,7 @@
 // `peerlink plan` (plan_command.hpp).
 #include "plan_command.hpp"
 
-#include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -187,6 +187,10 @@ int runFit(const PlanCommandOptions& options, const LoadedModel& prior, Context&
 }
 
 int runCheck(const PlanCommandOptions& options, const LoadedModel& loaded, Context& context) {
+  if (!std::isfinite(options.maxMedianError) || options.maxMedianError < 0) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("--max-median-error {}: give a fraction, e.g. 0.1 for 10%", options.maxMedianError));
+  }
   const std::vector<plan::MeasuredRun> runs = loadMeasuredRuns(options.checkRuns, loaded.model);
   const std::vector<plan::MachineAccuracy> machines = plan::checkAccuracy(runs, loaded.model);
   if (!options.jsonPath.empty()) {
