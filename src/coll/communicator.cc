@@ -27,8 +27,8 @@
 #include "coll/comm_validation.hpp"
 #include "coll/communicator_state.hpp"
 #include "coll/registered_calls.hpp"
-#include "core/log.hpp"
 #include "core/cpu_affinity.hpp"
+#include "core/log.hpp"
 #include "peerlink/error.hpp"
 #include "topology/gpu_cpus.hpp"
 

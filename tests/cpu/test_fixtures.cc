@@ -301,7 +301,8 @@ TEST(Fixtures, EveryExampleEqualsItsFixture) {
     ASSERT_TRUE(fs::exists(fixture));
     EXPECT_EQ(readFile(entry.path()), readFile(fixture));
   }
-  EXPECT_EQ(examples, (std::set<std::string>{"dual_socket_pcie.json", "h200x4_vm.json", "rtx4090x2.json"}));
+  EXPECT_EQ(examples, (std::set<std::string>{"dual_socket_pcie.json", "h100x8_nvswitch.json", "h200x4_vm.json",
+                                             "rtx4090x2.json"}));
 }
 
 }  // namespace

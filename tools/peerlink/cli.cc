@@ -14,6 +14,7 @@
 #include "exit_codes.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/version.hpp"
+#include "plan_command.hpp"
 #include "run_metadata.hpp"
 
 namespace peerlink::cli {
@@ -84,11 +85,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   DoctorOptions doctorOptions;
   CollCommandOptions collOptions;
   PlaceOptions placeOptions;
+  PlanCommandOptions planOptions;
   CLI::App* topo = addTopoCommand(app, topoOptions);
   CLI::App* bench = addBenchCommand(app, benchOptions);
   CLI::App* doctor = addDoctorCommand(app, doctorOptions);
   CLI::App* coll = addCollCommand(app, collOptions);
   CLI::App* place = addPlaceCommand(app, placeOptions);
+  CLI::App* plan = addPlanCommand(app, planOptions);
   CLI::App* shareExport = addShareExportCommand(app, shareExportOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
 
@@ -122,6 +125,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (doctor->parsed()) return runDoctorCommand(doctorOptions, context);
     if (coll->parsed()) return runCollCommand(collOptions, context);
     if (place->parsed()) return runPlaceCommand(placeOptions, context);
+    if (plan->parsed()) return runPlanCommand(planOptions, context);
     if (shareExport->parsed()) return runShareExportCommand(shareExportOptions, context);
     err << "peerlink: no command given (run 'peerlink --help')\n";
     return kExitUsage;

@@ -8,12 +8,6 @@
 namespace peerlink::cli {
 namespace {
 
-std::string settingsLine(const ChoiceSettings& settings) {
-  return fmt::format("PEERLINK_ALGO={} PEERLINK_PROTO={} PEERLINK_COLL_PUSH={} PEERLINK_COLL_CE={}",
-                     algorithmSetting(settings.forced), protocolName(settings.protocol), pushModeName(settings.push),
-                     copyEngineModeName(settings.copyEngine));
-}
-
 CollectiveChoice choiceFor(const CollExplain& explain, std::size_t bytes, Fact inPlace) {
   CallShape call;
   call.collective = explain.collective;
@@ -35,6 +29,19 @@ nlohmann::json choiceToJson(const CollectiveChoice& choice) {
 }
 
 }  // namespace
+
+std::string choiceSettingsLine(const ChoiceSettings& settings) {
+  return fmt::format("PEERLINK_ALGO={} PEERLINK_PROTO={} PEERLINK_COLL_PUSH={} PEERLINK_COLL_CE={}",
+                     algorithmSetting(settings.forced), protocolName(settings.protocol), pushModeName(settings.push),
+                     copyEngineModeName(settings.copyEngine));
+}
+
+nlohmann::json choiceSettingsJson(const ChoiceSettings& settings) {
+  return {{"PEERLINK_ALGO", algorithmSetting(settings.forced)},
+          {"PEERLINK_PROTO", protocolName(settings.protocol)},
+          {"PEERLINK_COLL_PUSH", pushModeName(settings.push)},
+          {"PEERLINK_COLL_CE", copyEngineModeName(settings.copyEngine)}};
+}
 
 CollExplain explainColl(Collective collective, DataType type, const std::vector<std::size_t>& sizes,
                         const Topology& topology, const std::vector<int>& devices, const Params& params) {
@@ -59,10 +66,10 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
 }
 
 std::string formatCollExplain(const CollExplain& explain) {
-  std::string text =
-      fmt::format("# peerlink coll --explain: {}, {}, {} ranks ({}), {}\n", collectiveName(explain.collective),
-                  dataTypeName(explain.type), explain.devices.size(),
-                  explain.fabric.nvlinkMesh ? "an NVLink mesh" : "not an NVLink mesh", settingsLine(explain.settings));
+  std::string text = fmt::format("# peerlink coll --explain: {}, {}, {} ranks ({}), {}\n",
+                                 collectiveName(explain.collective), dataTypeName(explain.type), explain.devices.size(),
+                                 explain.fabric.nvlinkMesh ? "an NVLink mesh" : "not an NVLink mesh",
+                                 choiceSettingsLine(explain.settings));
   text +=
       "# Out of place (in place where it differs), for 16-byte aligned buffers: otherwise the rings and the push\n"
       "# reduction step aside for direct kernels, and the COLL log says so.\n";
@@ -86,10 +93,7 @@ nlohmann::json collExplainToJson(const CollExplain& explain) {
   document["datatype"] = dataTypeName(explain.type);
   document["devices"] = explain.devices;
   document["nvlink_mesh"] = explain.fabric.nvlinkMesh;
-  document["settings"] = {{"PEERLINK_ALGO", algorithmSetting(explain.settings.forced)},
-                          {"PEERLINK_PROTO", protocolName(explain.settings.protocol)},
-                          {"PEERLINK_COLL_PUSH", pushModeName(explain.settings.push)},
-                          {"PEERLINK_COLL_CE", copyEngineModeName(explain.settings.copyEngine)}};
+  document["settings"] = choiceSettingsJson(explain.settings);
   nlohmann::json rows = nlohmann::json::array();
   for (const CollExplainRow& row : explain.rows) {
     rows.push_back({{"size", row.size},

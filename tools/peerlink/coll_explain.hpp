@@ -37,6 +37,10 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
                         const Topology& topology, const std::vector<int>& devices, const Params& params);
 
 std::string formatCollExplain(const CollExplain& explain);
+/// "PEERLINK_ALGO=AUTO PEERLINK_PROTO=AUTO PEERLINK_COLL_PUSH=AUTO PEERLINK_COLL_CE=AUTO": the settings a choice read.
+std::string choiceSettingsLine(const ChoiceSettings& settings);
+/// The same as a JSON object, a key per variable.
+nlohmann::json choiceSettingsJson(const ChoiceSettings& settings);
 nlohmann::json collExplainToJson(const CollExplain& explain);
 
 }  // namespace peerlink::cli

@@ -1,0 +1,36 @@
+// How close the model's predictions come to measured runs: every cell predicted for the kernel that ran it,
+// its relative error, and per machine (MeasuredRun::machine) the median absolute error and the worst cell.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "plan/cost_model.hpp"
+#include "plan/measurements.hpp"
+
+namespace peerlink::plan {
+
+/// One cell beside its prediction.
+struct CellCheck {
+  const MeasuredRun* run = nullptr;
+  const Measurement* cell = nullptr;
+  Prediction predicted;
+  double error = 0;  ///< predicted / measured - 1
+};
+
+/// The cells of one machine.
+struct MachineAccuracy {
+  std::string machine;
+  std::vector<std::string> runs;     ///< their files
+  std::vector<std::string> skipped;  ///< "<file>: why" for runs whose cells were left out
+  std::vector<CellCheck> cells;
+  double medianAbsError = 0;
+  std::size_t worst = 0;  ///< index into cells of the largest absolute error
+};
+
+/// Every cell of `runs` with a time and elements, predicted with `model`, grouped by machine in the order the
+/// machines first appear. The runs must outlive the result (cells point into them).
+std::vector<MachineAccuracy> checkAccuracy(const std::vector<MeasuredRun>& runs, const CostModel& model);
+
+}  // namespace peerlink::plan

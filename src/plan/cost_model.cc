@@ -1,0 +1,155 @@
+#include "plan/cost_model.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "peerlink/error.hpp"
+
+namespace peerlink::plan {
+
+// src/plan/model.json, written into a source file by the build (CMakeLists.txt, peerlink_plan).
+extern const char* const kBuiltInModelJson;
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = "peerlink.plan_model";
+constexpr int kVersion = 1;
+
+// `key` of `object` as a finite number above 0 (or, `zeroAllowed`, at least 0).
+double number(const json& object, const char* key, const std::string& where, bool zeroAllowed = false) {
+  const json& value = object.at(key);
+  if (!value.is_number()) throw Error(ErrorCode::InvalidInput, fmt::format("{}: {} is not a number", where, key));
+  const double x = value.get<double>();
+  if (!std::isfinite(x) || x < 0 || (x == 0 && !zeroAllowed)) {
+    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {} = {} is not a {} number", where, key, x,
+                                                     zeroAllowed ? "non-negative" : "positive"));
+  }
+  return x;
+}
+
+KernelCost costFromJson(const json& entry, const std::string& where) {
+  KernelCost cost;
+  cost.launchUs = number(entry, "launch_us", where, true);
+  cost.efficiency = number(entry, "efficiency", where);
+  if (cost.efficiency > 1.5) {
+    throw Error(ErrorCode::InvalidInput,
+                fmt::format("{}: efficiency {} is more than 1.5x the link model's bandwidth", where, cost.efficiency));
+  }
+  cost.cells = entry.value("cells", 0);
+  cost.source = entry.value("source", std::string("prior"));
+  return cost;
+}
+
+Kernel kernelNamed(const std::string& name) {
+  for (const KernelInfo& info : kernelRegistry()) {
+    if (name == info.name) return info.kernel;
+  }
+  throw Error(ErrorCode::InvalidInput, fmt::format("unknown kernel \"{}\"", name));
+}
+
+}  // namespace
+
+double CostModel::memoryBandwidthOf(const std::string& gpuName) const {
+  const auto found = memoryGBps.find(gpuName);
+  return found != memoryGBps.end() ? found->second : defaultMemoryGBps;
+}
+
+const KernelCost& CostModel::cost(Kernel kernel, Collective collective) const {
+  const KernelCosts& all = costs(kernel);
+  const auto found = all.byCollective.find(collective);
+  return found != all.byCollective.end() ? found->second : all.all;
+}
+
+json costModelToJson(const CostModel& model) {
+  const auto costJson = [](const KernelCost& cost) {
+    return json{
+        {"launch_us", cost.launchUs}, {"efficiency", cost.efficiency}, {"cells", cost.cells}, {"source", cost.source}};
+  };
+  json kernels = json::array();
+  for (const KernelInfo& info : kernelRegistry()) {
+    const KernelCosts& costs = model.costs(info.kernel);
+    json entry = costJson(costs.all);
+    entry["kernel"] = info.name;
+    json collectives = json::object();
+    for (const auto& [collective, cost] : costs.byCollective) collectives[collectiveName(collective)] = costJson(cost);
+    entry["collectives"] = collectives;
+    kernels.push_back(entry);
+  }
+  json memory = json::object();
+  for (const auto& [name, gbps] : model.memoryGBps) memory[name] = gbps;
+  return {{"schema", kSchema},       {"version", kVersion},
+          {"step_us", model.stepUs}, {"socket_link_gbps", model.socketLinkGBps},
+          {"memory_gbps", memory},   {"default_memory_gbps", model.defaultMemoryGBps},
+          {"kernels", kernels},      {"provenance", model.provenance}};
+}
+
+CostModel costModelFromJson(const json& document, const std::string& origin) {
+  try {
+    if (!document.is_object() || document.value("schema", std::string()) != kSchema) {
+      throw Error(ErrorCode::InvalidInput, fmt::format("not a peerlink plan model (schema is not \"{}\")", kSchema));
+    }
+    if (document.value("version", 0) != kVersion) {
+      throw Error(ErrorCode::InvalidInput, fmt::format("unsupported version {}", document.value("version", 0)));
+    }
+    CostModel model;
+    model.stepUs = number(document, "step_us", "the model", true);
+    model.socketLinkGBps = number(document, "socket_link_gbps", "the model");
+    model.defaultMemoryGBps = number(document, "default_memory_gbps", "the model");
+    const json& memory = document.at("memory_gbps");
+    for (auto entry = memory.begin(); entry != memory.end(); ++entry) {
+      model.memoryGBps[entry.key()] = number(memory, entry.key().c_str(), "memory_gbps");
+    }
+    std::array<bool, kKernelCount> seen{};
+    for (const json& entry : document.at("kernels")) {
+      const std::string name = entry.at("kernel").get<std::string>();
+      const Kernel kernel = kernelNamed(name);
+      KernelCosts& costs = model.costs(kernel);
+      costs.all = costFromJson(entry, "kernel " + name);
+      const json& collectives = entry.value("collectives", json::object());
+      for (auto item = collectives.begin(); item != collectives.end(); ++item) {
+        const std::optional<Collective> collective = parseCollective(item.key());
+        if (!collective)
+          throw Error(ErrorCode::InvalidInput, fmt::format("kernel {}: unknown collective \"{}\"", name, item.key()));
+        costs.byCollective[*collective] = costFromJson(item.value(), "kernel " + name + " for " + item.key());
+      }
+      seen[static_cast<std::size_t>(kernel)] = true;
+    }
+    for (const KernelInfo& info : kernelRegistry()) {
+      if (!seen[static_cast<std::size_t>(info.kernel)]) {
+        throw Error(ErrorCode::InvalidInput, fmt::format("kernel {} has no entry", info.name));
+      }
+    }
+    model.provenance = document.value("provenance", json::object());
+    return model;
+  } catch (const Error& error) {
+    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
+  } catch (const json::exception& error) {
+    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", origin, error.what()));
+  }
+}
+
+CostModel loadCostModel(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(ErrorCode::InvalidInput, fmt::format("cannot read the model {}", path));
+  std::ostringstream text;
+  text << file.rdbuf();
+  json document;
+  try {
+    document = json::parse(text.str());
+  } catch (const json::exception& error) {
+    throw Error(ErrorCode::InvalidInput, fmt::format("{}: not valid JSON: {}", path, error.what()));
+  }
+  return costModelFromJson(document, path);
+}
+
+const CostModel& builtInCostModel() {
+  static const CostModel model = costModelFromJson(json::parse(kBuiltInModelJson), "the built-in model");
+  return model;
+}
+
+}  // namespace peerlink::plan

@@ -1,0 +1,76 @@
+// The parameters of `peerlink plan`'s latency-bandwidth model, as data: what each kernel costs beyond the bytes
+// its plan moves (a fixed cost per call, the fraction of the links' bandwidth it reaches), what a synchronized
+// step between ranks costs, and the hardware figures the topology does not carry (memory bandwidth per GPU
+// model, the link between CPU sockets). Fitted from committed `peerlink coll` runs (fit.hpp) and stored as JSON
+// (src/plan/model.json, built into the binary; docs/plan.md says how to refit).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "peerlink/collective_choice.hpp"
+#include "peerlink/collectives.hpp"
+
+namespace peerlink::plan {
+
+/// What one kernel costs beyond its plan's bytes.
+struct KernelCost {
+  /// A call's fixed cost in a CUDA graph, in µs: the kernel's launch, its first flag wait and its end.
+  double launchUs = 4.0;
+  /// The fraction of the links' bandwidth (the link model's, topology.hpp) the kernel reaches while its data
+  /// moves; 1 would be the signalling rate.
+  double efficiency = 0.75;
+  /// Measured cells the fit had for this kernel (0: the values are priors, not fitted).
+  int cells = 0;
+  /// Where the values come from: "fit" or "prior: ..." (why that value).
+  std::string source = "prior";
+};
+
+/// A kernel's costs, and apart from them those of the collectives whose cells set them apart (the same kernel
+/// reduces for one collective and only copies for another).
+struct KernelCosts {
+  KernelCost all;
+  std::map<Collective, KernelCost> byCollective;
+};
+
+/// The whole model.
+struct CostModel {
+  /// A synchronized step of a plan beyond the first (a barrier between ranks: each rank's flag stores and the
+  /// wait for its peers'), in µs.
+  double stepUs = 1.0;
+  /// Every kernel's costs, indexed by Kernel.
+  std::array<KernelCosts, kKernelCount> kernels{};
+  /// Device memory bandwidth in GB/s by GPU name (the vendors' data sheets), for local copies and reductions.
+  std::map<std::string, double> memoryGBps;
+  /// For a GPU name not in memoryGBps.
+  double defaultMemoryGBps = 2000;
+  /// The link between CPU sockets, per direction, that PCIe peer traffic between sockets crosses (an assumption:
+  /// such platforms rarely allow peer access at all).
+  double socketLinkGBps = 20;
+  /// Where the fitted values come from: the runs (file, commit, machine), and the fit's own error.
+  nlohmann::json provenance = nlohmann::json::object();
+
+  const KernelCosts& costs(Kernel kernel) const { return kernels[static_cast<std::size_t>(kernel)]; }
+  KernelCosts& costs(Kernel kernel) { return kernels[static_cast<std::size_t>(kernel)]; }
+  /// The costs of `kernel` serving `collective`: the collective's own where the model has them, else the kernel's.
+  const KernelCost& cost(Kernel kernel, Collective collective) const;
+  /// memoryGBps for `gpuName`, or defaultMemoryGBps.
+  double memoryBandwidthOf(const std::string& gpuName) const;
+};
+
+/// The model as a "peerlink.plan_model" JSON document (version 1).
+nlohmann::json costModelToJson(const CostModel& model);
+/// Reads one back; throws Error(InvalidInput) naming `origin` and the first problem (wrong schema, an unknown
+/// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5).
+CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
+/// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.
+CostModel loadCostModel(const std::string& path);
+/// The model built into the binary (src/plan/model.json).
+const CostModel& builtInCostModel();
+
+}  // namespace peerlink::plan

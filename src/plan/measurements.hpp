@@ -1,0 +1,33 @@
+// Measured collective times as the model's fit and check read them: each cell a call, the kernel that ran it and
+// its time in a CUDA graph, grouped by run (one `peerlink coll --json` file) with the fabric of the run's GPUs.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "peerlink/collective_choice.hpp"
+#include "plan/fabric_model.hpp"
+#include "plan/predict.hpp"
+
+namespace peerlink::plan {
+
+/// One measured cell.
+struct Measurement {
+  std::size_t size = 0;  ///< nccl-tests' size of the row (for tables)
+  Call call;             ///< what was called (count, placement, ...)
+  CollectiveChoice ran;  ///< the algorithm, kernel and protocol that ran, as the run recorded them
+  double timeUs = 0;     ///< measured, per call in a CUDA graph
+};
+
+/// The cells of one run.
+struct MeasuredRun {
+  std::string origin;   ///< the file
+  std::string machine;  ///< what the cells ran on, the key runs are grouped by: "4x NVIDIA H200, one process"
+  std::string commit;   ///< the commit that measured
+  std::string skipped;  ///< why its cells were left out (empty: they were not)
+  Fabric fabric;
+  std::vector<Measurement> cells;
+};
+
+}  // namespace peerlink::plan

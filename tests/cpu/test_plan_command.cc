@@ -1,0 +1,223 @@
+// `peerlink plan` on the command line: the table and JSON for topology fixtures (the chosen kernel the same as
+// `peerlink coll --explain`'s), N nodes, --fit / --model / --check round trips, and every bad input a usage error
+// (exit 2) in one line.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "exit_codes.hpp"
+
+namespace peerlink::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string topology(const std::string& name) {
+  return (fs::path(PEERLINK_FIXTURES_DIR) / "topologies" / (name + ".json")).string();
+}
+
+std::vector<std::string> runsOf(const std::string& machine) {
+  std::vector<std::string> paths;
+  for (const auto& entry : fs::directory_iterator(fs::path(PEERLINK_FIXTURES_DIR) / "plan" / machine)) {
+    paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+fs::path tempFile(const std::string& name) {
+  return fs::temp_directory_path() / ("peerlink-plan-" + std::to_string(::getpid()) + "-" + name);
+}
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string line;
+  for (const std::string& arg : args) line += arg + " ";
+  return line;
+}
+
+TEST(PlanCommand, TableForATopologyFile) {
+  const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
+  ASSERT_EQ(result.code, kExitOk) << result.err;
+  EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("fitted to 7 run(s) on 4x NVIDIA H200, one process"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("* one_shot   ll128"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("* ring       ce_ring_all_reduce"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("GPU 0 NVLink out in"), std::string::npos) << result.out;
+  for (const char* size : {"           8 ", "  1073741824 "}) {
+    EXPECT_NE(result.out.find(size), std::string::npos) << size;
+  }
+}
+
+TEST(PlanCommand, JsonChoosesWhatCollExplainChooses) {
+  for (const char* collective :
+       {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}) {
+    const std::vector<std::string> sweep = {
+        "-o", collective, "-b", "8", "-e", "1G", "-f", "4", "--topo-file", topology("h200x4_vm"), "--json", "-"};
+    std::vector<std::string> planArgs = {"plan"};
+    planArgs.insert(planArgs.end(), sweep.begin(), sweep.end());
+    std::vector<std::string> explainArgs = {"coll", "--explain"};
+    explainArgs.insert(explainArgs.end(), sweep.begin(), sweep.end());
+    const CliResult plan = runCli(planArgs);
+    const CliResult explain = runCli(explainArgs);
+    ASSERT_EQ(plan.code, kExitOk) << plan.err;
+    ASSERT_EQ(explain.code, kExitOk) << explain.err;
+    const json predicted = json::parse(plan.out);
+    const json explained = json::parse(explain.out);
+    EXPECT_EQ(predicted.at("schema"), "peerlink.plan");
+    EXPECT_TRUE(predicted.at("predicted").get<bool>());
+    ASSERT_EQ(predicted.at("rows").size(), explained.at("rows").size()) << collective;
+    for (std::size_t i = 0; i < predicted.at("rows").size(); ++i) {
+      const json& row = predicted.at("rows")[i];
+      int chosen = 0;
+      for (const json& candidate : row.at("candidates")) {
+        if (!candidate.at("chosen").get<bool>()) continue;
+        ++chosen;
+        EXPECT_EQ(candidate.at("out_of_place").at("kernel"), explained.at("rows")[i].at("out_of_place").at("kernel"))
+            << collective << " " << row.at("size");
+        if (row.at("count").get<std::size_t>() > 0) {
+          EXPECT_GT(candidate.at("out_of_place").at("time_us").get<double>(), 0) << collective << " " << row.at("size");
+        }
+      }
+      EXPECT_EQ(chosen, 1) << collective << " " << row.at("size");
+    }
+  }
+}
+
+TEST(PlanCommand, NodesJoinedByNics) {
+  const CliResult result = runCli({"plan", "--topo-file", topology("h100x8_nvswitch"), "-b", "1M", "-e", "1G", "-f",
+                                   "32", "--nodes", "4", "--nic-gbps", "400", "--nic-latency-us", "3", "--json", "-"});
+  ASSERT_EQ(result.code, kExitOk) << result.err;
+  const json document = json::parse(result.out);
+  EXPECT_EQ(document.at("network").at("nodes"), 4);
+  EXPECT_EQ(document.at("network").at("nics_per_node"), 8);
+  for (const json& row : document.at("rows")) {
+    ASSERT_EQ(row.at("across_nodes").size(), 2u);
+    EXPECT_EQ(row.at("across_nodes")[0].at("phases").size(), 3u);
+  }
+  const CliResult text = runCli({"plan", "--topo-file", topology("h100x8_nvswitch"), "-o", "all_gather", "-b", "1G",
+                                 "-e", "1G", "--nodes", "64", "--nic-gbps", "400", "--nic-latency-us", "3"});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_NE(text.out.find("512 rank(s) on 64 nodes"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("all-gather across nodes (ring)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("NIC (50 GB/s per direction, 1 GPU per NIC)"), std::string::npos) << text.out;
+}
+
+TEST(PlanCommand, FitWritesAModelThatModelAndCheckRead) {
+  const fs::path model = tempFile("model.json");
+  std::vector<std::string> fit = {"plan", "--fit"};
+  for (const std::string& run : runsOf("h200x4")) fit.push_back(run);
+  fit.insert(fit.end(), {"--write", model.string()});
+  const CliResult fitted = runCli(fit);
+  ASSERT_EQ(fitted.code, kExitOk) << fitted.err;
+  EXPECT_NE(fitted.out.find("4x NVIDIA H200, one process: 321 cells"), std::string::npos) << fitted.out;
+  const json document = json::parse(std::ifstream(model));
+  EXPECT_EQ(document.at("provenance").at("runs").size(), 7u);
+
+  const CliResult predicted = runCli({"plan", "--model", model.string(), "--topo-file", topology("h200x4_vm")});
+  EXPECT_EQ(predicted.code, kExitOk) << predicted.err;
+  EXPECT_NE(predicted.out.find("# model: " + model.string()), std::string::npos) << predicted.out;
+
+  std::vector<std::string> check = {"plan", "--model", model.string(), "--check"};
+  for (const std::string& run : runsOf("h100x4")) check.push_back(run);
+  const CliResult checked = runCli(check);
+  EXPECT_EQ(checked.code, kExitOk) << checked.err;
+  EXPECT_NE(checked.out.find("# == 4x NVIDIA H100 80GB HBM3, one process: 321 cells from 7 run(s)"), std::string::npos)
+      << checked.out;
+  EXPECT_NE(checked.out.find("# all_to_all: median |error|"), std::string::npos) << checked.out;
+  check.insert(check.end(), {"--max-median-error", "0.001"});
+  const CliResult strict = runCli(check);
+  EXPECT_EQ(strict.code, kExitDegraded) << strict.out;
+  EXPECT_NE(strict.err.find("is above --max-median-error 0.1%"), std::string::npos) << strict.err;
+  fs::remove(model);
+}
+
+TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
+  const fs::path noLinks = tempFile("no-links.json");
+  {
+    json document = json::parse(std::ifstream(topology("h200x4_vm")));
+    document["pairs"] = json::array();
+    std::ofstream(noLinks) << document.dump();
+  }
+  const fs::path badModel = tempFile("bad-model.json");
+  {
+    std::ifstream in(fs::path(PEERLINK_SOURCE_DIR) / "src" / "plan" / "model.json");
+    json document = json::parse(in);
+    document["kernels"][0]["efficiency"] = 2.5;
+    std::ofstream(badModel) << document.dump();
+  }
+  const std::string h200 = topology("h200x4_vm");
+  const std::string bench =
+      (fs::path(PEERLINK_FIXTURES_DIR) / "runs" / "2026-11-22-h200x4-round4" / "bench.json").string();
+  const std::vector<std::vector<std::string>> bad = {
+      {"plan", "--topo-file", h200, "-o", "allsum"},
+      {"plan", "--topo-file", h200, "-d", "float128"},
+      {"plan", "--topo-file", h200, "--nodes", "0"},
+      {"plan", "--topo-file", h200, "--nodes", "-3"},
+      {"plan", "--topo-file", h200, "--nodes", "2"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "400"},
+      {"plan", "--topo-file", h200, "--nic-gbps", "400", "--nic-latency-us", "3"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "-400", "--nic-latency-us", "3"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "nan", "--nic-latency-us", "3"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "1e12", "--nic-latency-us", "3"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "400", "--nic-latency-us", "-1"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "fast", "--nic-latency-us", "3"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "400", "--nic-latency-us", "3", "--nics-per-node",
+       "-1"},
+      {"plan", "--topo-file", h200, "-g", "5"},
+      {"plan", "--topo-file", h200, "-r", "4", "-o", "broadcast"},
+      {"plan", "--topo-file", h200, "-b", "1K", "-e", "8"},
+      {"plan", "--topo-file", h200, "-b", "8", "-e", "1G", "-f", "1.0001"},
+      {"plan", "--topo-file", topology("pcie_10gpu")},
+      {"plan", "--topo-file", topology("dual_socket_pcie")},
+      {"plan", "--topo-file", topology("rtx4090x2")},
+      {"plan", "--topo-file", topology("vm_flat_numa_unknown")},
+      {"plan", "--topo-file", noLinks.string()},
+      {"plan", "--topo-file", "/nonexistent/topology.json"},
+      {"plan", "--topo-file", h200, "--model", "/nonexistent/model.json"},
+      {"plan", "--topo-file", h200, "--model", badModel.string()},
+      {"plan", "--fit", runsOf("h200x4").front()},
+      {"plan", "--fit", runsOf("h200x4").front(), "--write", tempFile("x.json").string(), "-o", "reduce"},
+      {"plan", "--check", bench},
+      {"plan", "--check", "/nonexistent/run.json"},
+      {"plan", "--max-median-error", "0.1"},
+      {"plan", "--check", runsOf("h200x4").front(), "--max-median-error", "-1"},
+      {"plan", "--check", runsOf("h200x4").front(), "--max-median-error", "nan"},
+  };
+  for (const std::vector<std::string>& args : bad) {
+    const CliResult result = runCli(args);
+    EXPECT_EQ(result.code, kExitUsage) << joined(args) << "\n" << result.err << result.out;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << joined(args) << "\n" << result.err;
+  }
+  fs::remove(noLinks);
+  fs::remove(badModel);
+}
+
+TEST(PlanCommand, NoGpuAndNoTopologyExitsThree) {
+  int count = 0;
+  const bool gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  if (gpu) GTEST_SKIP() << "this machine has a GPU";
+  const CliResult result = runCli({"plan", "-b", "8", "-e", "64"});
+  EXPECT_EQ(result.code, kExitNoGpu) << result.err;
+}
+
+TEST(PlanCommand, HelpListsTheFlags) {
+  const CliResult result = runCli({"plan", "--help"});
+  EXPECT_EQ(result.code, kExitOk);
+  for (const char* flag :
+       {"-o", "-b", "-e", "-f", "-g", "-d", "-r", "--topo-file", "--nodes", "--nic-gbps", "--nic-latency-us",
+        "--nics-per-node", "--model", "--json", "--fit", "--write", "--check", "--max-median-error"}) {
+    EXPECT_NE(result.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::cli

@@ -1,0 +1,294 @@
+#include "plan_format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "coll_explain.hpp"
+#include "coll_format.hpp"
+
+namespace peerlink::cli {
+namespace {
+
+using nlohmann::json;
+
+double algbw(const PlanRow& row, double us) {
+  return us > 0 ? static_cast<double>(row.bandwidthBytes) / (us * 1e3) : 0;
+}
+
+std::string timeCells(const PlanRow& row, double us, double busFactor) {
+  return fmt::format("  {:>7}  {:6.2f}  {:6.2f}", formatNcclTestsTime(us), algbw(row, us), algbw(row, us) * busFactor);
+}
+
+std::string bottleneckText(const plan::Prediction& p) {
+  if (p.phase.empty()) return p.bottleneck;
+  return p.bottleneck + (p.bottleneck == "latency" ? ": " : " in ") + p.phase;
+}
+
+// The bottleneck, and the in-place kernel where it is not the out-of-place one.
+std::string remarks(const plan::Candidate& c) {
+  std::string text = bottleneckText(c.outOfPlace);
+  if (c.inPlace && (c.inPlace->kernel != c.outOfPlace.kernel || c.inPlace->algorithm != c.outOfPlace.algorithm)) {
+    text += fmt::format(" [in place: {}, {}]", algorithmName(c.inPlace->algorithm), kernelName(c.inPlace->kernel));
+  }
+  return text;
+}
+
+std::string modelLine(const PlanSweep& sweep) {
+  std::string line = "# model: " + sweep.modelOrigin;
+  const json& runs = sweep.modelProvenance.value("runs", json::array());
+  if (!runs.empty()) {
+    std::vector<std::string> machines;
+    for (const json& run : runs) {
+      const std::string machine = run.value("machine", std::string());
+      if (std::find(machines.begin(), machines.end(), machine) == machines.end()) machines.push_back(machine);
+    }
+    line += fmt::format(", fitted to {} run(s) on {}", runs.size(), fmt::join(machines, "; "));
+  }
+  return line + " (docs/plan.md)\n";
+}
+
+std::string header(const PlanSweep& sweep) {
+  const int ranks = sweep.ranksPerNode * sweep.network.nodes;
+  std::string text =
+      fmt::format("# peerlink plan: {}, {}, {} rank(s){}: {} x {} from {} ({}); PREDICTED, not measured\n",
+                  collectiveName(sweep.collective), dataTypeName(sweep.type), ranks,
+                  sweep.network.nodes > 1 ? fmt::format(" on {} nodes", sweep.network.nodes) : "", sweep.ranksPerNode,
+                  sweep.gpuName, sweep.topology, sweep.nvlinkMesh ? "an NVLink mesh" : "not an NVLink mesh");
+  if (sweep.network.nodes > 1) {
+    text += fmt::format(
+        "# between nodes: {} NIC(s) per node of {:g} Gb/s, {:g} us per message (GPUDirect RDMA assumed); within a "
+        "node: the kernels peerlink chooses there\n",
+        sweep.network.nicsPerNode > 0 ? sweep.network.nicsPerNode : sweep.ranksPerNode, sweep.network.nicGbps,
+        sweep.network.nicLatencyUs);
+  }
+  text += modelLine(sweep);
+  text += "# " + choiceSettingsLine(sweep.settings) + "\n";
+  return text;
+}
+
+std::string nodeTable(const PlanSweep& sweep) {
+  std::string text =
+      "# Times per call in a CUDA graph (eager calls add the host's launch); * = the algorithm peerlink runs;\n"
+      "# the bottleneck is the out-of-place call's: its busiest link or port and step, or latency.\n";
+  text += fmt::format("#{:>62}{:>24}{:>25}\n", "", "out-of-place", "in-place");
+  text += fmt::format("# {:>10}  {:>12}  {:>8}    {:<9}  {:<18}  {:>7}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {}\n",
+                      "size", "count", "type", "algorithm", "kernel", "time", "algbw", "busbw", "time", "algbw",
+                      "busbw", "bottleneck");
+  text += fmt::format("# {:>10}  {:>12}  {:>8}    {:<9}  {:<18}  {:>7}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}\n", "(B)",
+                      "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "(us)", "(GB/s)", "(GB/s)");
+  for (const PlanRow& row : sweep.rows) {
+    bool first = true;
+    for (const plan::Candidate& c : row.candidates) {
+      const std::string lead =
+          first ? fmt::format("  {:>10}  {:>12}  {:>8}", row.size, row.count, ncclTestsTypeName(sweep.type))
+                : fmt::format("  {:>10}  {:>12}  {:>8}", "", "", "");
+      const std::string inPlace = c.inPlace ? timeCells(row, c.inPlace->timeUs, sweep.busFactor)
+                                            : fmt::format("  {:>7}  {:>6}  {:>6}", "N/A", "N/A", "N/A");
+      text += fmt::format("{}  {} {:<9}  {:<18}{}{}  {}\n", lead, c.chosen ? '*' : ' ',
+                          algorithmName(c.outOfPlace.algorithm), kernelName(c.outOfPlace.kernel),
+                          timeCells(row, c.outOfPlace.timeUs, sweep.busFactor), inPlace, remarks(c));
+      first = false;
+    }
+  }
+  return text;
+}
+
+std::string nodesTable(const PlanSweep& sweep) {
+  std::string text =
+      "# Hierarchical plans (issue 36's shapes), out of place; * = the quickest. Within a node the phases run the\n"
+      "# kernels peerlink chooses there; across nodes the algorithm is MPI's, so each is shown.\n";
+  text += fmt::format("# {:>10}  {:>12}  {:>8}    {:<46}  {:>7}  {:>6}  {:>6}  {}\n", "size", "count", "type",
+                      "across nodes", "time", "algbw", "busbw", "slowest phase: bottleneck");
+  text += fmt::format("# {:>10}  {:>12}  {:>8}    {:<46}  {:>7}  {:>6}  {:>6}\n", "(B)", "(elements)", "", "", "(us)",
+                      "(GB/s)", "(GB/s)");
+  for (const PlanRow& row : sweep.rows) {
+    bool first = true;
+    for (const plan::HierarchicalPrediction& h : row.acrossNodes) {
+      const auto slowest = std::max_element(h.phases.begin(), h.phases.end(),
+                                            [](const auto& a, const auto& b) { return a.timeUs < b.timeUs; });
+      const auto across = std::find_if(h.phases.begin(), h.phases.end(), [](const plan::PhaseTime& phase) {
+        return phase.name.find("across nodes") != std::string::npos;
+      });
+      const std::string lead =
+          first ? fmt::format("  {:>10}  {:>12}  {:>8}", row.size, row.count, ncclTestsTypeName(sweep.type))
+                : fmt::format("  {:>10}  {:>12}  {:>8}", "", "", "");
+      text += fmt::format("{}  {} {:<46}{}  {} ({:.2f} us): {}\n", lead, h.fastest ? '*' : ' ',
+                          across != h.phases.end() ? across->name : h.shape, timeCells(row, h.timeUs, sweep.busFactor),
+                          slowest->name, slowest->timeUs, slowest->bottleneck);
+      first = false;
+    }
+  }
+  return text;
+}
+
+json predictionJson(const PlanRow& row, const plan::Prediction& p, double busFactor) {
+  return {{"algorithm", algorithmName(p.algorithm)},
+          {"kernel", kernelName(p.kernel)},
+          {"time_us", p.timeUs},
+          {"algbw_gbps", algbw(row, p.timeUs)},
+          {"busbw_gbps", algbw(row, p.timeUs) * busFactor},
+          {"fixed_us", p.fixedUs},
+          {"data_us", p.dataUs},
+          {"steps", p.steps},
+          {"bottleneck", p.bottleneck},
+          {"phase", p.phase}};
+}
+
+std::string signedPercent(double error) {
+  return fmt::format("{:+.1f}%", 100 * error);
+}
+
+std::string cellName(const plan::CellCheck& c) {
+  return fmt::format("{} {} B {}, {}", collectiveName(c.cell->call.collective), c.cell->size,
+                     c.cell->call.inPlace ? "in place" : "out of place", kernelName(c.cell->ran.kernel));
+}
+
+}  // namespace
+
+std::string formatPlanText(const PlanSweep& sweep) {
+  std::string text = header(sweep);
+  text += sweep.network.nodes > 1 ? nodesTable(sweep) : nodeTable(sweep);
+  return text;
+}
+
+json planToJson(const PlanSweep& sweep) {
+  json rows = json::array();
+  for (const PlanRow& row : sweep.rows) {
+    json candidates = json::array();
+    for (const plan::Candidate& c : row.candidates) {
+      candidates.push_back({{"chosen", c.chosen},
+                            {"reason", reasonText(c.choice)},
+                            {"out_of_place", predictionJson(row, c.outOfPlace, sweep.busFactor)},
+                            {"in_place", c.inPlace ? predictionJson(row, *c.inPlace, sweep.busFactor) : json()}});
+    }
+    json across = json::array();
+    for (const plan::HierarchicalPrediction& h : row.acrossNodes) {
+      json phases = json::array();
+      for (const plan::PhaseTime& phase : h.phases) {
+        phases.push_back({{"name", phase.name}, {"time_us", phase.timeUs}, {"bottleneck", phase.bottleneck}});
+      }
+      across.push_back({{"shape", h.shape},
+                        {"fastest", h.fastest},
+                        {"time_us", h.timeUs},
+                        {"algbw_gbps", algbw(row, h.timeUs)},
+                        {"busbw_gbps", algbw(row, h.timeUs) * sweep.busFactor},
+                        {"phases", phases}});
+    }
+    json entry = {{"size", row.size}, {"count", row.count}, {"candidates", candidates}};
+    if (sweep.network.nodes > 1) entry["across_nodes"] = across;
+    rows.push_back(entry);
+  }
+  json network = {{"nodes", sweep.network.nodes}};
+  if (sweep.network.nodes > 1) {
+    network["nic_gbps"] = sweep.network.nicGbps;
+    network["nic_latency_us"] = sweep.network.nicLatencyUs;
+    network["nics_per_node"] = sweep.network.nicsPerNode > 0 ? sweep.network.nicsPerNode : sweep.ranksPerNode;
+  }
+  return {{"schema", "peerlink.plan"},
+          {"version", 1},
+          {"predicted", true},
+          {"collective", collectiveName(sweep.collective)},
+          {"datatype", dataTypeName(sweep.type)},
+          {"root", sweep.root},
+          {"topology", sweep.topology},
+          {"gpu", sweep.gpuName},
+          {"ranks_per_node", sweep.ranksPerNode},
+          {"nvlink_mesh", sweep.nvlinkMesh},
+          {"network", network},
+          {"bus_factor", sweep.busFactor},
+          {"settings", choiceSettingsJson(sweep.settings)},
+          {"model", {{"origin", sweep.modelOrigin}, {"provenance", sweep.modelProvenance}}},
+          {"rows", rows}};
+}
+
+std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, const std::string& modelOrigin) {
+  std::string text =
+      fmt::format("# peerlink plan --check: the model ({}) against measured runs, graph times\n", modelOrigin);
+  for (const plan::MachineAccuracy& m : machines) {
+    text += fmt::format("#\n# == {}: {} cells from {} run(s)\n", m.machine, m.cells.size(), m.runs.size());
+    for (const std::string& run : m.runs) text += "#    " + run + "\n";
+    for (const std::string& note : m.skipped) text += "#    skipped " + note + "\n";
+    if (m.cells.empty()) continue;
+    const plan::CellCheck& worst = m.cells[m.worst];
+    text += fmt::format("# median |error| {:.1f}%, worst {} ({}: predicted {:.2f} us, measured {:.2f} us)\n",
+                        100 * m.medianAbsError, signedPercent(worst.error), cellName(worst), worst.predicted.timeUs,
+                        worst.cell->timeUs);
+    // Per collective, a row per size: out of place then in place side by side.
+    std::map<std::pair<int, std::size_t>, std::pair<const plan::CellCheck*, const plan::CellCheck*>> rows;
+    std::map<int, std::vector<double>> errors;
+    for (const plan::CellCheck& c : m.cells) {
+      const int collective = static_cast<int>(c.cell->call.collective);
+      auto& row = rows[{collective, c.cell->size}];
+      (c.cell->call.inPlace ? row.second : row.first) = &c;
+      errors[collective].push_back(std::fabs(c.error));
+    }
+    int shown = -1;
+    for (const auto& [key, row] : rows) {
+      if (key.first != shown) {
+        shown = key.first;
+        std::vector<double>& e = errors[shown];
+        std::sort(e.begin(), e.end());
+        text += fmt::format("# {}: median |error| {:.1f}%, worst {:.1f}%\n",
+                            collectiveName(static_cast<Collective>(shown)), 100 * e[e.size() / 2], 100 * e.back());
+        text += fmt::format("# {:>10}  {:<19}  {:>9}  {:>9}  {:>7}  {:>9}  {:>9}  {:>7}\n", "size (B)", "kernel",
+                            "measured", "predicted", "error", "meas. ip", "pred. ip", "error");
+      }
+      const auto cells = [](const plan::CellCheck* c) {
+        return c == nullptr ? fmt::format("  {:>9}  {:>9}  {:>7}", "-", "-", "-")
+                            : fmt::format("  {:>9}  {:>9}  {:>7}", formatNcclTestsTime(c->cell->timeUs),
+                                          formatNcclTestsTime(c->predicted.timeUs), signedPercent(c->error));
+      };
+      const plan::CellCheck* any = row.first != nullptr ? row.first : row.second;
+      text += fmt::format("  {:>10}  {:<19}{}{}\n", key.second, kernelName(any->cell->ran.kernel), cells(row.first),
+                          cells(row.second));
+    }
+  }
+  return text;
+}
+
+json checkToJson(const std::vector<plan::MachineAccuracy>& machines, const std::string& modelOrigin) {
+  json out = json::array();
+  for (const plan::MachineAccuracy& m : machines) {
+    json cells = json::array();
+    for (const plan::CellCheck& c : m.cells) {
+      cells.push_back({{"run", c.run->origin},
+                       {"collective", collectiveName(c.cell->call.collective)},
+                       {"size", c.cell->size},
+                       {"count", c.cell->call.count},
+                       {"in_place", c.cell->call.inPlace},
+                       {"algorithm", algorithmName(c.cell->ran.algorithm)},
+                       {"kernel", kernelName(c.cell->ran.kernel)},
+                       {"measured_us", c.cell->timeUs},
+                       {"predicted_us", c.predicted.timeUs},
+                       {"error", c.error}});
+    }
+    json machine = {{"machine", m.machine}, {"runs", m.runs}, {"skipped", m.skipped}, {"cells", cells}};
+    if (!m.cells.empty()) {
+      machine["median_abs_error"] = m.medianAbsError;
+      machine["worst"] = cells[m.worst];
+    }
+    out.push_back(machine);
+  }
+  return {{"schema", "peerlink.plan_check"}, {"version", 1}, {"model", modelOrigin}, {"machines", out}};
+}
+
+std::string formatModelText(const plan::CostModel& model) {
+  std::string text = fmt::format("# step between ranks (a barrier): {:.3f} us\n", model.stepUs);
+  text += fmt::format("# {:<19}  {:<14}  {:>9}  {:>10}  {:>5}  {}\n", "kernel", "collective", "launch us", "efficiency",
+                      "cells", "source");
+  const auto line = [](const char* kernel, const char* collective, const plan::KernelCost& cost) {
+    return fmt::format("  {:<19}  {:<14}  {:>9.3f}  {:>10.3f}  {:>5}  {}\n", kernel, collective, cost.launchUs,
+                       cost.efficiency, cost.cells, cost.source);
+  };
+  for (const KernelInfo& info : kernelRegistry()) {
+    const plan::KernelCosts& costs = model.costs(info.kernel);
+    text += line(info.name, "(all)", costs.all);
+    for (const auto& [collective, cost] : costs.byCollective) text += line("", collectiveName(collective), cost);
+  }
+  return text;
+}
+
+}  // namespace peerlink::cli

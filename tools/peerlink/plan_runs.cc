@@ -1,0 +1,148 @@
+#include "plan_runs.hpp"
+
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "coll_json_read.hpp"
+#include "peerlink/error.hpp"
+#include "peerlink/topology.hpp"
+#include "saved_json_read.hpp"
+
+namespace peerlink::cli {
+namespace {
+
+using nlohmann::json;
+
+// Kernels as runs before their renaming recorded them.
+const std::map<std::string, std::string> kRenamedKernels = {{"reduce_scatter", "shard_reduce"},
+                                                            {"one_shot_direct", "one_shot_reduce"}};
+
+Kernel kernelNamed(std::string name, Collective collective) {
+  // Send/recv groups ran in "ll" lines before their kernel had a name of its own.
+  if (collective == Collective::SendRecv && name == "ll") name = "p2p_ll";
+  const auto renamed = kRenamedKernels.find(name);
+  if (renamed != kRenamedKernels.end()) name = renamed->second;
+  for (const KernelInfo& info : kernelRegistry()) {
+    if (name == info.name) return info.kernel;
+  }
+  throw Error(ErrorCode::InvalidInput, fmt::format("unknown kernel \"{}\"", name));
+}
+
+bool isNameCharacter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// "two_shot (push_reduce): reasons..." as a choice with the kernel's registry facts; nullopt for a text without
+// that head (runs before the kernels had names recorded only "one_shot: reasons").
+std::optional<CollectiveChoice> recordedChoice(const std::string& text, Collective collective) {
+  std::size_t at = 0;
+  while (at < text.size() && isNameCharacter(text[at])) ++at;
+  const std::string algorithm = text.substr(0, at);
+  if (text.compare(at, 2, " (") != 0) return std::nullopt;
+  const std::size_t kernelAt = at + 2;
+  at = kernelAt;
+  while (at < text.size() && isNameCharacter(text[at])) ++at;
+  if (at == kernelAt || at >= text.size() || text[at] != ')') return std::nullopt;
+  const std::optional<Algorithm> parsed = parseAlgorithm(algorithm);
+  if (!parsed) throw Error(ErrorCode::InvalidInput, fmt::format("unknown algorithm \"{}\"", algorithm));
+  CollectiveChoice choice;
+  choice.algorithm = *parsed;
+  choice.kernel = kernelNamed(text.substr(kernelAt, at - kernelAt), collective);
+  choice.wanted = choice.kernel;
+  const KernelInfo& info = kernelInfo(choice.kernel);
+  choice.protocol = info.protocol;
+  choice.engine = info.engine;
+  choice.flow = info.flow;
+  return choice;
+}
+
+Params runParams(const json& document) {
+  std::map<std::string, std::string> set;
+  for (const json& entry : document.value("parameters", json::array())) {
+    if (entry.value("source", std::string("default")) != "default") {
+      set[entry.at("name").get<std::string>()] = entry.at("value").get<std::string>();
+    }
+  }
+  return Params::fromMap(set);
+}
+
+std::string machineOf(const coll::CollRun& run, const json& document) {
+  std::string machine = fmt::format("{}x {}", run.ranks, run.deviceNames.empty() ? "GPU" : run.deviceNames.front());
+  const int processes = document.value("processes", 1);
+  machine += processes == 1 ? ", one process" : fmt::format(", {} processes", processes);
+  const int nodes = document.value("nodes", 1);
+  if (nodes > 1) machine += fmt::format(", {} nodes", nodes);
+  return machine;
+}
+
+}  // namespace
+
+plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel& model) {
+  const json document = readJsonFile(path);
+  const SavedColl saved = collFromJson(document, path);
+  const coll::CollRun& run = saved.run;
+  plan::MeasuredRun measured;
+  measured.origin = path;
+  measured.commit = saved.generatedBy.value("git_commit", std::string());
+  measured.machine = machineOf(run, document);
+  try {
+    if (!document.contains("topology")) throw Error(ErrorCode::InvalidInput, "the run saved no topology");
+    const Topology topology = topologyFromJson(document.at("topology").dump(), path);
+    std::vector<int> gpus;
+    for (const int device : run.devices) {
+      int index = -1;
+      for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
+        if (topology.gpus[g].cudaOrdinal == device) index = static_cast<int>(g);
+      }
+      if (index < 0) throw Error(ErrorCode::InvalidInput, fmt::format("device {} is not in its topology", device));
+      gpus.push_back(index);
+    }
+    measured.fabric = plan::fabricFor(topology, gpus, model);
+    const plan::ChoiceContext context = plan::choiceContextFor(topology, run.devices, runParams(document));
+
+    const coll::CollBenchOptions& options = run.options;
+    for (const coll::CollRow& row : run.rows) {
+      if (row.peerlinkChoice.empty() || row.count == 0) continue;
+      const std::optional<CollectiveChoice> recorded = recordedChoice(row.peerlinkChoice, options.collective);
+      if (!recorded) {
+        measured.skipped = fmt::format("its rows name no kernel (\"{}\"): a run older than the kernels' names",
+                                       row.peerlinkChoice.substr(0, row.peerlinkChoice.find(':')));
+        measured.cells.clear();
+        break;
+      }
+      const CollectiveChoice& ran = *recorded;
+      for (const bool inPlace : {false, true}) {
+        const coll::CollMeasurement& m =
+            (inPlace ? row.inPlace : row.outOfPlace)[static_cast<int>(coll::CollConfig::PeerlinkGraph)];
+        if (!m.ok() || m.failed()) continue;
+        plan::Measurement cell;
+        cell.size = row.bytes;
+        cell.call = {options.collective, options.type, row.count, inPlace, options.root};
+        cell.ran = ran;
+        if (inPlace) {
+          plan::Call outOfPlace = cell.call;
+          outOfPlace.inPlace = false;
+          const CollectiveChoice todayIn = plan::choiceFor(cell.call, run.ranks, context);
+          const CollectiveChoice todayOut = plan::choiceFor(outOfPlace, run.ranks, context);
+          if (todayIn.kernel != todayOut.kernel || todayIn.algorithm != todayOut.algorithm) cell.ran = todayIn;
+        }
+        cell.timeUs = m.timeUs;
+        measured.cells.push_back(cell);
+      }
+    }
+  } catch (const Error& error) {
+    if (std::string(error.what()).rfind(path, 0) == 0) throw;
+    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", path, error.what()));
+  }
+  return measured;
+}
+
+std::vector<plan::MeasuredRun> loadMeasuredRuns(const std::vector<std::string>& paths, const plan::CostModel& model) {
+  std::vector<plan::MeasuredRun> runs;
+  for (const std::string& path : paths) runs.push_back(loadMeasuredRun(path, model));
+  return runs;
+}
+
+}  // namespace peerlink::cli
