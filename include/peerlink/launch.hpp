@@ -81,4 +81,13 @@ struct LaunchBootstrapOptions {
 std::unique_ptr<Bootstrap> connectLaunchBootstrap(const LaunchEnvironment& launch, const Params& params,
                                                   const LaunchBootstrapOptions& options);
 
+/// Starts `processes` copies of the program `arguments[0]` with `arguments` on this machine as torchrun would
+/// (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE and a TORCHELASTIC_RUN_ID naming this run, so
+/// connectLaunchBootstrap joins them), sharing this process's standard output and error, and waits for all of
+/// them. Returns 0 when every copy exited 0, else the first failing copy's exit code (128 + signal for one
+/// killed by a signal); once a copy fails the others get `grace` to finish, then are killed, so a copy stuck
+/// waiting for a dead one never holds this up. Error(SystemError) when a copy cannot be started (the others are
+/// killed).
+int runLocalWorld(const std::vector<std::string>& arguments, int processes, std::chrono::milliseconds grace);
+
 }  // namespace peerlink

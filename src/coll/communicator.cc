@@ -384,8 +384,19 @@ void Communicator::groupEnd() {
 
 std::string Communicator::describeChoice(Collective collective, std::size_t bytes) const {
   const std::lock_guard<std::mutex> lock(state_->mutex);
-  const CollectiveChoice choice = coll::callChoice(state_->comm, collective, bytes, Fact::No, Fact::Yes);
-  return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
+  coll::CommState& comm = state_->comm;
+  const auto describe = [](const CollectiveChoice& choice) {
+    return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
+  };
+  if (!comm.world.spansProcesses) return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes));
+  // Across processes: what every rank chooses without seeing the others' buffers, then the way the call goes.
+  const CollectiveChoice choice = coll::callChoice(comm, collective, bytes, Fact::Unknown, Fact::Unknown);
+  if (kernelInfo(choice.kernel).flow == DataFlow::ThroughStages) {
+    return describe(choice) + "; across processes: on the callers' own buffers";
+  }
+  return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) +
+         "; across processes: so on registered windows, else through the staging windows in chunks of at most " +
+         std::to_string(comm.layout.windowBytes / 2) + " bytes";
 }
 
 std::optional<Error> Communicator::asyncError() {

@@ -1,10 +1,13 @@
 #include "coll_bench/coll_bench.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "coll_bench/coll_session.hpp"
+#include "core/cuda_check.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -135,12 +138,54 @@ void validateCollOptions(const CollBenchOptions& options) {
   }
 }
 
-CollRun runCollBench(const Params& params, const CollBenchOptions& options) {
+CollWorld singleProcessWorld(const CollBenchOptions& options) {
+  int available = 0;
+  const cudaError_t status = cudaGetDeviceCount(&available);
+  if (status != cudaSuccess || available == 0) {
+    cudaGetLastError();
+    throw Error(ErrorCode::NoDevice, status != cudaSuccess
+                                         ? "no CUDA GPU: cudaGetDeviceCount returned " + cudaErrorText(status)
+                                         : std::string("no CUDA GPU: cudaGetDeviceCount returned 0"));
+  }
+  const int ranks = options.gpus == 0 ? available : options.gpus;
+  if (ranks > available) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("-g {}: this process sees {} GPU(s)", ranks, available));
+  }
+  return CollWorld::singleProcess(ranks);
+}
+
+CollWorld launchedWorld(const LaunchEnvironment& launch, const Params& params) {
+  int visible = 0;
+  const cudaError_t status = cudaGetDeviceCount(&visible);
+  if (status != cudaSuccess || visible == 0) {
+    cudaGetLastError();
+    throw Error(ErrorCode::NoDevice, fmt::format("no CUDA GPU in the process of rank {} ({})", launch.rank,
+                                                 status != cudaSuccess ? cudaErrorText(status) : "none visible"));
+  }
+  int device = 0;
+  if (visible > 1) {
+    if (!launch.localRank || *launch.localRank >= visible) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("rank {} ({}) sees {} GPUs and {}: set CUDA_VISIBLE_DEVICES per process, or launch one "
+                              "process per GPU with a launcher that gives the local rank",
+                              launch.rank, launch.source, visible,
+                              launch.localRank ? fmt::format("local rank {}", *launch.localRank)
+                                               : std::string("no local rank")));
+    }
+    device = *launch.localRank;
+  }
+  LaunchBootstrapOptions options;
+  options.bootstrap = BootstrapOptions::fromParams(params);
+  return CollWorld::launched(connectLaunchBootstrap(launch, params, options), device);
+}
+
+CollRun runCollBench(const Params& params, const CollBenchOptions& options, const CollWorld& world) {
   validateCollOptions(options);
   CollRun run;
   run.options = options;
   run.options.progress = nullptr;
-  CollSession session(params, options, run);
+  run.processes = world.spansProcesses() ? world.size() : 1;
+  CollSession session(params, options, world, run);
   const std::size_t elementSize = dataTypeSize(options.type);
   try {
     const auto [smallest, largest] = std::minmax_element(options.sizes.begin(), options.sizes.end());
@@ -185,6 +230,11 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options) {
     run.rows.push_back(row);
   }
   return run;
+}
+
+CollRun runCollBench(const Params& params, const CollBenchOptions& options) {
+  validateCollOptions(options);
+  return runCollBench(params, options, singleProcessWorld(options));
 }
 
 }  // namespace peerlink::coll

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "coll_bench/coll_world.hpp"
 #include "peerlink/collectives.hpp"
+#include "peerlink/launch.hpp"
 #include "peerlink/params.hpp"
 
 namespace peerlink::coll {
@@ -75,6 +77,9 @@ struct CollBenchOptions {
   bool nccl = true;                ///< measure NCCL (when it loads)
   std::string ncclLibrary;         ///< PEERLINK_NCCL_LIBRARY
   GraphCapture capture = GraphCapture::Joined;
+  /// --register: peerlink's send and recv buffers registered as windows with every rank (Communicator::
+  /// registerWindow), so a world of processes reaches the peers' buffers directly instead of staging them.
+  bool registerBuffers = false;
   /// --iteration-times: time each eager iteration on its own too (CollMeasurement::iterationUs).
   bool iterationTimes = false;
   /// Called before each measurement with a short description, for progress lines; may be empty.
@@ -129,6 +134,7 @@ struct NcclStatus {
 struct CollRun {
   CollBenchOptions options;  ///< without the progress callback
   int ranks = 0;
+  int processes = 1;  ///< 1: one process drove every rank; else one process per rank (a launcher's world)
   std::vector<int> devices;
   std::vector<std::string> deviceNames;   ///< "NVIDIA H200", per rank
   std::vector<std::string> deviceBusIds;  ///< "0000:00:06.0", per rank
@@ -148,9 +154,21 @@ std::optional<double> ratioToBestNccl(const CollRow& row, Placement placement, C
 /// root, avg on integer types. Throws Error(InvalidUsage).
 void validateCollOptions(const CollBenchOptions& options);
 
-/// Measures every size with every available configuration. Throws Error(NoDevice) without a GPU,
-/// Error(InvalidUsage) for -g or a root beyond the GPUs, Error(Timeout) when a wait passes its deadline
-/// (PEERLINK_TIMEOUT_MS per collective waited for). Other failures of one measurement are recorded in it.
+/// The ranks of a run in this process: every GPU (options.gpus 0) or GPUs 0..gpus-1. Throws Error(NoDevice)
+/// without a GPU, Error(InvalidUsage) for -g beyond the GPUs.
+CollWorld singleProcessWorld(const CollBenchOptions& options);
+
+/// The ranks of a run a launcher started (mpirun, srun, torchrun, `peerlink coll --procs`): this process's one
+/// rank, on the GPU its local rank names (or the only one it sees), joined through the launch's bootstrap.
+/// Error(InvalidUsage) when the GPU cannot be told (several GPUs, no local rank).
+CollWorld launchedWorld(const LaunchEnvironment& launch, const Params& params);
+
+/// Measures every size with every available configuration on `world`'s ranks (every process of a world runs it
+/// with the same options; rank 0's run holds the results). Throws Error(InvalidUsage) for a root beyond the
+/// ranks, Error(Timeout) when a wait passes its deadline (PEERLINK_TIMEOUT_MS per collective waited for). Other
+/// failures of one measurement are recorded in it.
+CollRun runCollBench(const Params& params, const CollBenchOptions& options, const CollWorld& world);
+/// The same in this process alone (singleProcessWorld(options)).
 CollRun runCollBench(const Params& params, const CollBenchOptions& options);
 
 }  // namespace peerlink::coll

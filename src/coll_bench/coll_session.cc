@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "coll_bench/coll_bench_data.hpp"
+#include "coll_bench/coll_world.hpp"
 #include "coll_bench/reference_nccl.hpp"
 #include "core/cuda_check.hpp"
 #include "core/stream_wait.hpp"
@@ -25,13 +27,14 @@ struct BufferSet {
   std::vector<void*> recv;
 };
 
-// NCCL's communicators and, for the symmetric configuration, ncclMemAlloc buffers registered as windows.
+// NCCL's communicators of this process's ranks (by local index) and, for the symmetric configuration,
+// ncclMemAlloc buffers registered as windows.
 struct NcclSession {
   ReferenceNccl library;
-  std::vector<int> devices;
+  std::vector<int> devices;  // by local index
   std::vector<ncclComm_t> comms;
   BufferSet symmetric;
-  std::vector<ncclWindow_t> windows;  // send windows then recv windows, rank order
+  std::vector<ncclWindow_t> windows;  // send windows then recv windows, local index order
 
   void check(ncclResult_t result, const char* call) const {
     if (result != kNcclSuccess) {
@@ -39,21 +42,36 @@ struct NcclSession {
     }
   }
 
-  void init() {
+  // One process: ncclCommInitAll; one rank per process: ncclCommInitRank with rank 0's id.
+  void init(const CollWorld& world) {
     comms.assign(devices.size(), nullptr);
-    const ncclResult_t result = library.api.commInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());
+    if (!world.spansProcesses()) {
+      const ncclResult_t result =
+          library.api.commInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());
+      if (result != kNcclSuccess) {
+        comms.clear();
+        check(result, "ncclCommInitAll");
+      }
+      return;
+    }
+    NcclUniqueId id{};
+    if (world.leads()) check(library.api.getUniqueId(&id), "ncclGetUniqueId");
+    const std::vector<std::uint8_t> shared = world.fromRankZero(&id, sizeof id);
+    std::memcpy(&id, shared.data(), sizeof id);
+    DeviceGuard guard(devices.front());
+    const ncclResult_t result = library.api.commInitRank(&comms[0], world.size(), id, world.localRanks().front());
     if (result != kNcclSuccess) {
       comms.clear();
-      check(result, "ncclCommInitAll");
+      check(result, "ncclCommInitRank");
     }
   }
 
-  // ncclMemAlloc + ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC) for every rank, grouped (the ranks of
+  // ncclMemAlloc + ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC) for every local rank, grouped (the ranks of
   // one thread register together, as nccl-tests -R 2 does).
   void setUpSymmetric(std::size_t bytes) {
     bytes = (bytes + kNcclWinAlignment - 1) / kNcclWinAlignment * kNcclWinAlignment;
-    for (std::size_t rank = 0; rank < devices.size(); ++rank) {
-      DeviceGuard guard(devices[rank]);
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      DeviceGuard guard(devices[i]);
       for (std::vector<void*>* set : {&symmetric.send, &symmetric.recv}) {
         void* pointer = nullptr;
         check(library.api.memAlloc(&pointer, bytes), "ncclMemAlloc");
@@ -63,11 +81,11 @@ struct NcclSession {
     windows.assign(2 * devices.size(), nullptr);
     check(library.api.groupStart(), "ncclGroupStart");
     ncclResult_t first = kNcclSuccess;
-    for (std::size_t rank = 0; rank < devices.size(); ++rank) {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
       for (int which = 0; which < 2; ++which) {
-        void* pointer = which == 0 ? symmetric.send[rank] : symmetric.recv[rank];
+        void* pointer = which == 0 ? symmetric.send[i] : symmetric.recv[i];
         const ncclResult_t result = library.api.commWindowRegister(
-            comms[rank], pointer, bytes, &windows[which * devices.size() + rank], kNcclWinCollSymmetric);
+            comms[i], pointer, bytes, &windows[which * devices.size() + i], kNcclWinCollSymmetric);
         if (first == kNcclSuccess) first = result;
       }
     }
@@ -109,25 +127,38 @@ struct Graphs {
 struct CollSession::State {
   Params params;
   CollBenchOptions options;
-  int ranks = 0;
-  std::vector<int> devices;
-  std::vector<Stream> streams;
-  std::vector<Event> starts, stops, joins;  // joins: fork (rank 0) and join events for joined captures
-  std::vector<Event> marks;                 // --iteration-times: [iteration * ranks + rank], made when first needed
+  const CollWorld* world = nullptr;
+  int ranks = 0;                            // the world's
+  std::vector<int> local;                   // this process's ranks, by local index
+  std::vector<int> devices;                 // their GPUs, by local index
+  std::vector<Stream> streams;              // by local index, as every vector below
+  std::vector<Event> starts, stops, joins;  // joins: fork (the first local rank) and join events for joined captures
+  std::vector<Event> marks;                 // --iteration-times: [iteration * local ranks + index], made when needed
   std::vector<DeviceBuffer> sendBuffers, recvBuffers;
   BufferSet plain;
   std::unique_ptr<Communicator> communicator;
   std::unique_ptr<NcclSession> nccl;
+  std::vector<int> windows;  // --register: peerlink's send and recv buffers registered as windows
+
+  ~State() {
+    // Collective: every process deregisters, so none frees a buffer another still maps.
+    try {
+      for (const int window : windows) communicator->deregisterWindow(window);
+    } catch (const Error&) {  // a peer is gone: nothing left to coordinate with
+    }
+  }
   std::array<CollConfigStatus, kCollConfigCount> configs;
   std::vector<unsigned char> host;  // staging for the checked run
+
+  std::size_t count() const { return local.size(); }
 
   std::chrono::milliseconds timeout(int collectives) const {
     return std::chrono::milliseconds(params.getInt("PEERLINK_TIMEOUT_MS") * std::max(1, collectives));
   }
 
   void waitAll(int collectives, const std::string& what) {
-    for (int rank = 0; rank < ranks; ++rank) {
-      waitForStream(streams[rank].get(), timeout(collectives), fmt::format("{} on rank {}", what, rank),
+    for (std::size_t i = 0; i < count(); ++i) {
+      waitForStream(streams[i].get(), timeout(collectives), fmt::format("{} on rank {}", what, local[i]),
                     "PEERLINK_TIMEOUT_MS per collective");
     }
     if (communicator) communicator->checkHealth();
@@ -135,40 +166,41 @@ struct CollSession::State {
 
   std::size_t elementSize() const { return dataTypeSize(options.type); }
 
-  void* sendOf(const BufferSet& set, int rank, Placement placement, const CollSizing& sizing) const {
-    if (placement == Placement::OutOfPlace) return set.send[rank];
-    return static_cast<char*>(set.recv[rank]) + rank * sizing.sendInPlaceOffset * elementSize();
+  void* sendOf(const BufferSet& set, std::size_t i, Placement placement, const CollSizing& sizing) const {
+    if (placement == Placement::OutOfPlace) return set.send[i];
+    return static_cast<char*>(set.recv[i]) + local[i] * sizing.sendInPlaceOffset * elementSize();
   }
-  void* recvOf(const BufferSet& set, int rank, Placement placement, const CollSizing& sizing) const {
-    if (placement == Placement::OutOfPlace) return set.recv[rank];
-    return static_cast<char*>(set.recv[rank]) + rank * sizing.recvInPlaceOffset * elementSize();
+  void* recvOf(const BufferSet& set, std::size_t i, Placement placement, const CollSizing& sizing) const {
+    if (placement == Placement::OutOfPlace) return set.recv[i];
+    return static_cast<char*>(set.recv[i]) + local[i] * sizing.recvInPlaceOffset * elementSize();
   }
 
   const BufferSet& buffersOf(CollConfig config) const {
     return config == CollConfig::NcclSymmetric ? nccl->symmetric : plain;
   }
 
-  // One iteration of the collective on every rank.
+  // One iteration of the collective on every local rank.
   void issuePeerlink(Placement placement, const CollSizing& sizing) {
     Communicator& comm = *communicator;
-    const std::size_t count = sizing.count;
+    const std::size_t n = sizing.count;
     const DataType type = options.type;
     const bool group = options.collective == Collective::SendRecv;
     if (group) comm.groupStart();
-    for (int rank = 0; rank < ranks; ++rank) {
-      const void* send = sendOf(plain, rank, placement, sizing);
-      void* recv = recvOf(plain, rank, placement, sizing);
-      cudaStream_t stream = streams[rank].get();
+    for (std::size_t i = 0; i < count(); ++i) {
+      const int rank = local[i];
+      const void* send = sendOf(plain, i, placement, sizing);
+      void* recv = recvOf(plain, i, placement, sizing);
+      cudaStream_t stream = streams[i].get();
       switch (options.collective) {
-        case Collective::AllReduce: comm.allReduce(rank, send, recv, count, type, options.op, stream); break;
-        case Collective::Broadcast: comm.broadcast(rank, send, recv, count, type, options.root, stream); break;
-        case Collective::Reduce: comm.reduce(rank, send, recv, count, type, options.op, options.root, stream); break;
-        case Collective::AllGather: comm.allGather(rank, send, recv, count, type, stream); break;
-        case Collective::ReduceScatter: comm.reduceScatter(rank, send, recv, count, type, options.op, stream); break;
-        case Collective::AllToAll: comm.allToAll(rank, send, recv, count, type, stream); break;
+        case Collective::AllReduce: comm.allReduce(rank, send, recv, n, type, options.op, stream); break;
+        case Collective::Broadcast: comm.broadcast(rank, send, recv, n, type, options.root, stream); break;
+        case Collective::Reduce: comm.reduce(rank, send, recv, n, type, options.op, options.root, stream); break;
+        case Collective::AllGather: comm.allGather(rank, send, recv, n, type, stream); break;
+        case Collective::ReduceScatter: comm.reduceScatter(rank, send, recv, n, type, options.op, stream); break;
+        case Collective::AllToAll: comm.allToAll(rank, send, recv, n, type, stream); break;
         case Collective::SendRecv:
-          comm.send(rank, send, count, type, (rank + 1) % ranks, stream);
-          comm.recv(rank, recv, count, type, (rank + ranks - 1) % ranks, stream);
+          comm.send(rank, send, n, type, (rank + 1) % ranks, stream);
+          comm.recv(rank, recv, n, type, (rank + ranks - 1) % ranks, stream);
           break;
       }
     }
@@ -177,7 +209,7 @@ struct CollSession::State {
 
   void issueNccl(const BufferSet& set, Placement placement, const CollSizing& sizing) {
     const NcclApi& api = nccl->library.api;
-    const std::size_t count = sizing.count;
+    const std::size_t n = sizing.count;
     const ncclDataType_t type = ncclDataTypeOf(options.type);
     const ncclRedOp_t op = ncclRedOpOf(options.op);
     ncclResult_t first = kNcclSuccess;
@@ -185,31 +217,32 @@ struct CollSession::State {
       if (first == kNcclSuccess) first = result;
     };
     nccl->check(api.groupStart(), "ncclGroupStart");
-    for (int rank = 0; rank < ranks; ++rank) {
-      const void* send = sendOf(set, rank, placement, sizing);
-      void* recv = recvOf(set, rank, placement, sizing);
-      ncclComm_t comm = nccl->comms[rank];
-      cudaStream_t stream = streams[rank].get();
+    for (std::size_t i = 0; i < count(); ++i) {
+      const int rank = local[i];
+      const void* send = sendOf(set, i, placement, sizing);
+      void* recv = recvOf(set, i, placement, sizing);
+      ncclComm_t comm = nccl->comms[i];
+      cudaStream_t stream = streams[i].get();
       switch (options.collective) {
-        case Collective::AllReduce: keep(api.allReduce(send, recv, count, type, op, comm, stream)); break;
-        case Collective::Broadcast: keep(api.broadcast(send, recv, count, type, options.root, comm, stream)); break;
-        case Collective::Reduce: keep(api.reduce(send, recv, count, type, op, options.root, comm, stream)); break;
-        case Collective::AllGather: keep(api.allGather(send, recv, count, type, comm, stream)); break;
-        case Collective::ReduceScatter: keep(api.reduceScatter(send, recv, count, type, op, comm, stream)); break;
+        case Collective::AllReduce: keep(api.allReduce(send, recv, n, type, op, comm, stream)); break;
+        case Collective::Broadcast: keep(api.broadcast(send, recv, n, type, options.root, comm, stream)); break;
+        case Collective::Reduce: keep(api.reduce(send, recv, n, type, op, options.root, comm, stream)); break;
+        case Collective::AllGather: keep(api.allGather(send, recv, n, type, comm, stream)); break;
+        case Collective::ReduceScatter: keep(api.reduceScatter(send, recv, n, type, op, comm, stream)); break;
         case Collective::AllToAll:
           if (api.allToAll != nullptr) {
-            keep(api.allToAll(send, recv, count, type, comm, stream));
+            keep(api.allToAll(send, recv, n, type, comm, stream));
             break;
           }
           for (int peer = 0; peer < ranks; ++peer) {  // nccl-tests' grouped send/recv
-            const std::size_t offset = peer * count * elementSize();
-            keep(api.send(static_cast<const char*>(send) + offset, count, type, peer, comm, stream));
-            keep(api.recv(static_cast<char*>(recv) + offset, count, type, peer, comm, stream));
+            const std::size_t offset = peer * n * elementSize();
+            keep(api.send(static_cast<const char*>(send) + offset, n, type, peer, comm, stream));
+            keep(api.recv(static_cast<char*>(recv) + offset, n, type, peer, comm, stream));
           }
           break;
         case Collective::SendRecv:
-          keep(api.send(send, count, type, (rank + 1) % ranks, comm, stream));
-          keep(api.recv(recv, count, type, (rank + ranks - 1) % ranks, comm, stream));
+          keep(api.send(send, n, type, (rank + 1) % ranks, comm, stream));
+          keep(api.recv(recv, n, type, (rank + ranks - 1) % ranks, comm, stream));
           break;
       }
     }
@@ -239,20 +272,20 @@ struct CollSession::State {
         PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal));
         capturing.push_back(origin);
         PEERLINK_CUDA_CHECK(cudaEventRecord(joins[0].get(), origin));
-        for (int rank = 1; rank < ranks; ++rank) {
-          PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[rank].get(), joins[0].get(), 0));
+        for (std::size_t i = 1; i < count(); ++i) {
+          PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[i].get(), joins[0].get(), 0));
         }
       } else {
-        for (int rank = 0; rank < ranks; ++rank) {
-          PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(streams[rank].get(), cudaStreamCaptureModeThreadLocal));
-          capturing.push_back(streams[rank].get());
+        for (std::size_t i = 0; i < count(); ++i) {
+          PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(streams[i].get(), cudaStreamCaptureModeThreadLocal));
+          capturing.push_back(streams[i].get());
         }
       }
       issue(config, placement, sizing, iterations);
       if (joined) {
-        for (int rank = 1; rank < ranks; ++rank) {
-          PEERLINK_CUDA_CHECK(cudaEventRecord(joins[rank].get(), streams[rank].get()));
-          PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), joins[rank].get(), 0));
+        for (std::size_t i = 1; i < count(); ++i) {
+          PEERLINK_CUDA_CHECK(cudaEventRecord(joins[i].get(), streams[i].get()));
+          PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), joins[i].get(), 0));
         }
       }
       for (cudaStream_t stream : capturing) {
@@ -301,70 +334,71 @@ struct CollSession::State {
     const CheckSpec spec{options.collective, options.type, options.op, ranks, options.root, sizing};
     const std::size_t size = elementSize();
     host.resize(std::max(sizing.sendCount, sizing.recvCount) * size);
-    for (int rank = 0; rank < ranks; ++rank) {
-      cudaStream_t stream = streams[rank].get();
+    for (std::size_t i = 0; i < count(); ++i) {
+      cudaStream_t stream = streams[i].get();
       const std::size_t poisonBytes = placement == Placement::InPlace ? sizing.bytes : sizing.recvCount * size;
-      PEERLINK_CUDA_CHECK(cudaMemsetAsync(set.recv[rank], kPoisonByte, poisonBytes, stream));
-      fillInput(spec, rank, host.data());
-      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(sendOf(set, rank, placement, sizing), host.data(), sizing.sendCount * size,
+      PEERLINK_CUDA_CHECK(cudaMemsetAsync(set.recv[i], kPoisonByte, poisonBytes, stream));
+      fillInput(spec, local[i], host.data());
+      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(sendOf(set, i, placement, sizing), host.data(), sizing.sendCount * size,
                                           cudaMemcpyHostToDevice, stream));
-      waitForStream(stream, timeout(1), fmt::format("uploading rank {}'s input", rank));
+      waitForStream(stream, timeout(1), fmt::format("uploading rank {}'s input", local[i]));
     }
+    world->barrier();  // every rank's input is in place before any rank's kernel reads it
     runOnce(config, placement, sizing);
     waitAll(1, "the checked collective");
     std::int64_t wrong = 0;
-    for (int rank = 0; rank < ranks; ++rank) {
-      const std::size_t elements = checkedElements(spec, rank);
+    for (std::size_t i = 0; i < count(); ++i) {
+      const std::size_t elements = checkedElements(spec, local[i]);
       if (elements == 0) continue;
-      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(host.data(), recvOf(set, rank, placement, sizing), elements * size,
-                                          cudaMemcpyDeviceToHost, streams[rank].get()));
-      waitForStream(streams[rank].get(), timeout(1), fmt::format("reading rank {}'s output", rank));
-      wrong += countWrong(spec, rank, host.data());
+      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(host.data(), recvOf(set, i, placement, sizing), elements * size,
+                                          cudaMemcpyDeviceToHost, streams[i].get()));
+      waitForStream(streams[i].get(), timeout(1), fmt::format("reading rank {}'s output", local[i]));
+      wrong += countWrong(spec, local[i], host.data());
     }
-    return wrong;
+    return world->total(wrong);
   }
 
-  // Eager iterations one by one (--iteration-times): an event on every rank's stream after each; per
+  // Eager iterations one by one (--iteration-times): an event on every local rank's stream after each; per
   // iteration the slowest rank's time from the event before (the first: from the run's start). Fills
   // `perIteration` and returns the whole run's time per iteration, as timedRun does.
   double timedIterations(CollConfig config, Placement placement, const CollSizing& sizing,
                          std::vector<double>& perIteration) {
     const int iterations = options.iterations;
-    while (marks.size() < static_cast<std::size_t>(iterations) * ranks) {
-      marks.emplace_back(devices[marks.size() % static_cast<std::size_t>(ranks)]);
+    while (marks.size() < static_cast<std::size_t>(iterations) * count()) {
+      marks.emplace_back(devices[marks.size() % count()]);
     }
-    const auto mark = [&](int iteration, int rank) -> Event& {
-      return marks[static_cast<std::size_t>(iteration) * ranks + static_cast<std::size_t>(rank)];
+    const auto mark = [&](int iteration, std::size_t i) -> Event& {
+      return marks[static_cast<std::size_t>(iteration) * count() + i];
     };
-    for (int rank = 0; rank < ranks; ++rank) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(starts[rank].get(), streams[rank].get()));
-    }
-    for (int i = 0; i < iterations; ++i) {
+    world->barrier();
+    for (std::size_t i = 0; i < count(); ++i) PEERLINK_CUDA_CHECK(cudaEventRecord(starts[i].get(), streams[i].get()));
+    for (int k = 0; k < iterations; ++k) {
       issue(config, placement, sizing, 1);
-      for (int rank = 0; rank < ranks; ++rank) {
-        PEERLINK_CUDA_CHECK(cudaEventRecord(mark(i, rank).get(), streams[rank].get()));
+      for (std::size_t i = 0; i < count(); ++i) {
+        PEERLINK_CUDA_CHECK(cudaEventRecord(mark(k, i).get(), streams[i].get()));
       }
     }
     waitAll(iterations, "the timed iterations");
     perIteration.assign(static_cast<std::size_t>(iterations), 0.0);
     double slowestMs = 0;
-    for (int rank = 0; rank < ranks; ++rank) {
-      for (int i = 0; i < iterations; ++i) {
+    for (std::size_t i = 0; i < count(); ++i) {
+      for (int k = 0; k < iterations; ++k) {
         float ms = 0;
-        cudaEvent_t from = i == 0 ? starts[rank].get() : mark(i - 1, rank).get();
-        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, from, mark(i, rank).get()));
-        perIteration[static_cast<std::size_t>(i)] =
-            std::max(perIteration[static_cast<std::size_t>(i)], static_cast<double>(ms) * 1000.0);
+        cudaEvent_t from = k == 0 ? starts[i].get() : mark(k - 1, i).get();
+        PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, from, mark(k, i).get()));
+        perIteration[static_cast<std::size_t>(k)] =
+            std::max(perIteration[static_cast<std::size_t>(k)], static_cast<double>(ms) * 1000.0);
       }
       float total = 0;
-      PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&total, starts[rank].get(), mark(iterations - 1, rank).get()));
+      PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&total, starts[i].get(), mark(iterations - 1, i).get()));
       slowestMs = std::max(slowestMs, static_cast<double>(total));
     }
-    return slowestMs * 1000.0 / iterations;
+    for (double& us : perIteration) us = world->slowest(us);
+    return world->slowest(slowestMs * 1000.0 / iterations);
   }
 
-  // Per iteration, in microseconds, the slowest rank (a joined graph is timed on rank 0's stream, which it
-  // is launched into and which waits for every rank's part).
+  // Per iteration, in microseconds, the slowest rank of the world (a joined graph is timed on the first local
+  // rank's stream, which it is launched into and which waits for every local rank's part).
   double timedRun(CollConfig config, Placement placement, const CollSizing& sizing, std::vector<double>& perIteration) {
     const int iterations = options.iterations;
     issue(config, placement, sizing, options.warmup);
@@ -376,46 +410,35 @@ struct CollSession::State {
       launch(graphs);  // the first launch uploads the graph
       waitAll(iterations, "the first graph launch");
     }
-    const int timedRanks = isGraph(config) && options.capture == GraphCapture::Joined ? 1 : ranks;
-    for (int rank = 0; rank < timedRanks; ++rank) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(starts[rank].get(), streams[rank].get()));
-    }
+    const std::size_t timed = isGraph(config) && options.capture == GraphCapture::Joined ? 1 : count();
+    world->barrier();  // the processes start the timed run together
+    for (std::size_t i = 0; i < timed; ++i) PEERLINK_CUDA_CHECK(cudaEventRecord(starts[i].get(), streams[i].get()));
     if (isGraph(config)) {
       launch(graphs);
     } else {
       issue(config, placement, sizing, iterations);
     }
-    for (int rank = 0; rank < timedRanks; ++rank) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(stops[rank].get(), streams[rank].get()));
-    }
+    for (std::size_t i = 0; i < timed; ++i) PEERLINK_CUDA_CHECK(cudaEventRecord(stops[i].get(), streams[i].get()));
     waitAll(iterations, "the timed iterations");
     double slowestMs = 0;
-    for (int rank = 0; rank < timedRanks; ++rank) {
+    for (std::size_t i = 0; i < timed; ++i) {
       float ms = 0;
-      PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, starts[rank].get(), stops[rank].get()));
+      PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, starts[i].get(), stops[i].get()));
       slowestMs = std::max(slowestMs, static_cast<double>(ms));
     }
-    return slowestMs * 1000.0 / iterations;
+    return world->slowest(slowestMs * 1000.0 / iterations);
   }
 };
 
-CollSession::CollSession(const Params& params, const CollBenchOptions& options, CollRun& run)
+CollSession::CollSession(const Params& params, const CollBenchOptions& options, const CollWorld& world, CollRun& run)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.params = params;
   s.options = options;
-  int available = 0;
-  const cudaError_t status = cudaGetDeviceCount(&available);
-  if (status != cudaSuccess || available == 0) {
-    cudaGetLastError();
-    throw Error(ErrorCode::NoDevice, status != cudaSuccess
-                                         ? "no CUDA GPU: cudaGetDeviceCount returned " + cudaErrorText(status)
-                                         : std::string("no CUDA GPU: cudaGetDeviceCount returned 0"));
-  }
-  s.ranks = options.gpus == 0 ? available : options.gpus;
-  if (s.ranks > available) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("-g {}: this process sees {} GPU(s)", s.ranks, available));
-  }
+  s.world = &world;
+  s.ranks = world.size();
+  s.local = world.localRanks();
+  s.devices = world.devices();
   if ((options.collective == Collective::Broadcast || options.collective == Collective::Reduce) &&
       options.root >= s.ranks) {
     throw Error(ErrorCode::InvalidUsage, fmt::format("-r {}: there are {} ranks", options.root, s.ranks));
@@ -425,23 +448,29 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
     maxBytes = std::max(maxBytes, collSizing(options.collective, bytes, options.type, s.ranks).bytes);
   }
   run.ranks = s.ranks;
-  for (int rank = 0; rank < s.ranks; ++rank) {
-    s.devices.push_back(rank);
+  std::vector<std::string> names;
+  std::vector<std::string> busIds;
+  for (const int device : s.devices) {
     cudaDeviceProp properties{};
-    PEERLINK_CUDA_CHECK(cudaGetDeviceProperties(&properties, rank));
-    run.deviceNames.emplace_back(properties.name);
-    run.deviceBusIds.push_back(
+    PEERLINK_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+    names.emplace_back(properties.name);
+    busIds.push_back(
         fmt::format("{:04x}:{:02x}:{:02x}.0", properties.pciDomainID, properties.pciBusID, properties.pciDeviceID));
-    s.streams.emplace_back(rank);
-    s.starts.emplace_back(rank);
-    s.stops.emplace_back(rank);
-    s.joins.emplace_back(rank, cudaEventDisableTiming);
-    s.sendBuffers.emplace_back(rank, maxBytes);
-    s.recvBuffers.emplace_back(rank, maxBytes);
+    s.streams.emplace_back(device);
+    s.starts.emplace_back(device);
+    s.stops.emplace_back(device);
+    s.joins.emplace_back(device, cudaEventDisableTiming);
+    s.sendBuffers.emplace_back(device, maxBytes);
+    s.recvBuffers.emplace_back(device, maxBytes);
     s.plain.send.push_back(s.sendBuffers.back().data());
     s.plain.recv.push_back(s.recvBuffers.back().data());
   }
-  run.devices = s.devices;
+  run.deviceNames = world.gatherText(names);
+  run.deviceBusIds = world.gatherText(busIds);
+  // Every rank's CUDA ordinal in its own process (one process: GPUs 0..n-1).
+  std::vector<std::string> ordinals;
+  for (const int device : s.devices) ordinals.push_back(std::to_string(device));
+  for (const std::string& ordinal : world.gatherText(ordinals)) run.devices.push_back(std::stoi(ordinal));
 
   auto setAll = [&](bool ncclSide, bool ok, const std::string& reason) {
     for (CollConfig config : kCollConfigs) {
@@ -453,9 +482,22 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
   } else {
     try {
       const auto start = std::chrono::steady_clock::now();
-      s.communicator = std::make_unique<Communicator>(s.devices, params);
+      if (world.spansProcesses()) {
+        UniqueId id;
+        if (world.leads()) id = makeUniqueId(params);
+        const std::vector<std::uint8_t> shared = world.fromRankZero(id.bytes, sizeof id.bytes);
+        std::memcpy(id.bytes, shared.data(), sizeof id.bytes);
+        s.communicator = std::make_unique<Communicator>(id, s.ranks, s.local, s.devices, params);
+      } else {
+        s.communicator = std::make_unique<Communicator>(s.devices, params);
+      }
       run.creationMilliseconds =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          world.slowest(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      if (options.registerBuffers) {  // every rank's send and recv buffers as two windows (NCCL's -R 2 shape)
+        const std::vector<std::size_t> bytes(s.count(), maxBytes);
+        s.windows.push_back(s.communicator->registerWindow(s.plain.send, bytes));
+        s.windows.push_back(s.communicator->registerWindow(s.plain.recv, bytes));
+      }
       setAll(false, true, "");
     } catch (const Error& error) {
       setAll(false, false, std::string("peerlink communicator unavailable: ") + error.what());
@@ -480,9 +522,9 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
       session->devices = s.devices;
       try {
         const auto start = std::chrono::steady_clock::now();
-        session->init();
+        session->init(world);
         run.nccl.initMilliseconds =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            world.slowest(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         run.nccl.loaded = true;
         s.nccl = std::move(session);
         setAll(true, true, "");

@@ -6,16 +6,17 @@
 #include <string>
 
 #include "coll_bench/coll_bench.hpp"
+#include "coll_bench/coll_world.hpp"
 #include "peerlink/params.hpp"
 
 namespace peerlink::coll {
 
 class CollSession {
  public:
-  /// Sets up everything the run's sizes need and records in `run` the devices, NCCL's status and which
-  /// configurations are available (with the reason for those that are not). Throws Error(NoDevice)
-  /// without a GPU and Error(InvalidUsage) for -g or a root beyond the GPUs.
-  CollSession(const Params& params, const CollBenchOptions& options, CollRun& run);
+  /// Sets up everything the run's sizes need for this process's ranks of `world` (which outlives the session)
+  /// and records in `run` every rank's device, NCCL's status and which configurations are available (with the
+  /// reason for those that are not). Throws Error(InvalidUsage) for a root beyond the ranks.
+  CollSession(const Params& params, const CollBenchOptions& options, const CollWorld& world, CollRun& run);
   ~CollSession();
   CollSession(const CollSession&) = delete;
   CollSession& operator=(const CollSession&) = delete;

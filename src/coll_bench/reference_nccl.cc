@@ -135,6 +135,8 @@ ReferenceNccl loadReferenceNcclFile(const std::string& path) {
   const std::pair<const char*, bool> required[] = {
       {"ncclGetErrorString", resolve(handle, "ncclGetErrorString", api.getErrorString)},
       {"ncclCommInitAll", resolve(handle, "ncclCommInitAll", api.commInitAll)},
+      {"ncclGetUniqueId", resolve(handle, "ncclGetUniqueId", api.getUniqueId)},
+      {"ncclCommInitRank", resolve(handle, "ncclCommInitRank", api.commInitRank)},
       {"ncclCommDestroy", resolve(handle, "ncclCommDestroy", api.commDestroy)},
       {"ncclGroupStart", resolve(handle, "ncclGroupStart", api.groupStart)},
       {"ncclGroupEnd", resolve(handle, "ncclGroupEnd", api.groupEnd)},

@@ -22,6 +22,11 @@ using ncclResult_t = int;
 using ncclDataType_t = int;
 using ncclRedOp_t = int;
 
+/// ncclUniqueId: 128 bytes, passed by value.
+struct NcclUniqueId {
+  char internal[128];
+};
+
 constexpr ncclResult_t kNcclSuccess = 0;
 constexpr int kNcclWinCollSymmetric = 0x01;      ///< NCCL_WIN_COLL_SYMMETRIC
 constexpr std::size_t kNcclWinAlignment = 4096;  ///< NCCL_WIN_REQUIRED_ALIGNMENT
@@ -40,6 +45,8 @@ struct NcclApi {
   const char* (*getErrorString)(ncclResult_t) = nullptr;
   const char* (*getLastError)(ncclComm_t) = nullptr;  ///< optional (NCCL >= 2.13)
   ncclResult_t (*commInitAll)(ncclComm_t*, int, const int*) = nullptr;
+  ncclResult_t (*getUniqueId)(NcclUniqueId*) = nullptr;
+  ncclResult_t (*commInitRank)(ncclComm_t*, int, NcclUniqueId, int) = nullptr;
   ncclResult_t (*commDestroy)(ncclComm_t) = nullptr;
   ncclResult_t (*groupStart)() = nullptr;
   ncclResult_t (*groupEnd)() = nullptr;

@@ -116,7 +116,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   }
 
   try {
-    Context context{Params::fromEnvironment(), out, err, joinCommandLine(argc, argv)};
+    Context context{Params::fromEnvironment(), out, err, joinCommandLine(argc, argv),
+                    std::vector<std::string>(argv, argv + argc)};
     for (const std::string& unknown : context.params.unknownVariables())
       err << "peerlink: warning: " << unknown << "\n";
     if (topo->parsed()) return runTopo(topoOptions, context);

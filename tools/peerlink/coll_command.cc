@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "output_file.hpp"
 #include "peerlink/bench.hpp"
 #include "peerlink/error.hpp"
+#include "peerlink/launch.hpp"
 #include "peerlink/topology.hpp"
 #include "run_metadata.hpp"
 #include "size_parse.hpp"
@@ -65,6 +67,7 @@ coll::CollBenchOptions toBenchOptions(const CollCommandOptions& options, const P
   bench.nccl = !options.noNccl;
   bench.ncclLibrary = params.getString("PEERLINK_NCCL_LIBRARY");
   bench.capture = options.capture == "per-rank" ? coll::GraphCapture::PerRank : coll::GraphCapture::Joined;
+  bench.registerBuffers = options.registerBuffers;
   coll::validateCollOptions(bench);
   return bench;
 }
@@ -95,6 +98,28 @@ int runCollExplain(const CollCommandOptions& options, Context& context) {
   return kExitOk;
 }
 
+// --procs N: this command again as N processes of one rank each (runLocalWorld: torchrun's variables), which
+// meet through the launch's bootstrap; their rank 0 prints.
+int runCollProcesses(const CollCommandOptions& options, Context& context) {
+  if (options.procs < 2) throw Error(ErrorCode::InvalidUsage, "--procs: at least 2 processes");
+  if (options.gpus != 0) throw Error(ErrorCode::InvalidUsage, "--procs and -g: each process drives one GPU");
+  if (detectLaunchFromEnvironment().size > 1) {
+    throw Error(ErrorCode::InvalidUsage, "--procs under a launcher: the launcher already started the processes");
+  }
+  std::vector<std::string> arguments = {"/proc/self/exe"};
+  for (std::size_t i = 1; i < context.arguments.size(); ++i) {
+    const std::string& argument = context.arguments[i];
+    if (argument == "--procs") {
+      ++i;  // and its value
+      continue;
+    }
+    if (argument.rfind("--procs=", 0) == 0) continue;
+    arguments.push_back(argument);
+  }
+  const int code = runLocalWorld(arguments, options.procs, std::chrono::seconds(30));
+  return code;
+}
+
 int collVerdict(const coll::CollRun& run, Context& context) {
   const int failures = collFailures(run);
   if (failures > 0) {
@@ -116,6 +141,12 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
   command->add_option("-e,--maxbytes", options.maxBytes, "Largest size (default 512M)");
   command->add_option("-f,--stepfactor", options.factor, "Each size is the previous times this (default 2)");
   command->add_option("-g,--ngpus", options.gpus, "Use GPUs 0..g-1 of this process (default: all)");
+  command->add_option("--procs", options.procs,
+                      "Run as this many processes of one rank (one GPU) each, as torchrun would start them; under "
+                      "mpirun, srun or torchrun each process is one rank already");
+  command->add_flag("--register", options.registerBuffers,
+                    "Register peerlink's send and recv buffers as windows with every rank (across processes its "
+                    "kernels then reach the peers' buffers directly instead of staging them)");
   command->add_option("-n,--iters", options.iterations, "Timed iterations (default 20)");
   command->add_option("-w,--warmup_iters", options.warmup, "Untimed iterations first (default 5)");
   command->add_option("-c,--check", options.check, "1: check every configuration's result on the host (default 1)");
@@ -146,7 +177,7 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
       ->check(inputPathOption())
       ->needs(explain);
   for (const char* measuring : {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture",
-                                "--html", "--iteration-times"}) {
+                                "--html", "--iteration-times", "--procs", "--register"}) {
     explain->excludes(command->get_option(measuring));
   }
   CLI::Option* fromJson =
@@ -157,7 +188,7 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
           ->check(inputPathOption());
   for (const char* measuring : {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--iters",
                                 "--warmup_iters", "--check", "--datatype", "--op", "--root", "--no-nccl", "--nccl-only",
-                                "--capture", "--json", "--explain", "--iteration-times"}) {
+                                "--capture", "--json", "--explain", "--iteration-times", "--procs", "--register"}) {
     fromJson->excludes(command->get_option(measuring));
   }
   command->get_option("--no-nccl")->excludes(command->get_option("--nccl-only"));
@@ -188,13 +219,24 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
   if (!options.topoFile.empty()) context.params.set("PEERLINK_TOPO_FILE", options.topoFile);
   if (options.explain) return runCollExplain(options, context);
   coll::CollBenchOptions bench = toBenchOptions(options, context.params);
-  if (isatty(STDERR_FILENO) != 0) {
+  if (options.procs > 0) return runCollProcesses(options, context);
+  // Started by a launcher (mpirun, srun, torchrun, --procs): one rank of a world of processes.
+  const LaunchEnvironment launch = detectLaunchFromEnvironment();
+  if (launch.size > 1 && options.gpus != 0) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("-g {}: under a launcher ({}) each process drives one GPU; leave -g out", options.gpus,
+                            launch.source));
+  }
+  const coll::CollWorld world =
+      launch.size > 1 ? coll::launchedWorld(launch, context.params) : coll::singleProcessWorld(bench);
+  if (world.leads() && isatty(STDERR_FILENO) != 0) {
     bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
   }
   // Kept for the process (discovery_cache.hpp): the communicator the run creates plans with this one.
   const Topology topology = discoveredTopology(context.params);  // Error(NoDevice) without a GPU: exit 3
-  const coll::CollRun run = coll::runCollBench(context.params, bench);
+  const coll::CollRun run = coll::runCollBench(context.params, bench, world);
   if (bench.progress) std::fprintf(stderr, "\r\033[K");
+  if (!world.leads()) return kExitOk;  // rank 0's process reports the world's results
   const nlohmann::json generatedBy = runMetadata(context.commandLine);
   if (!options.jsonPath.empty()) {
     nlohmann::json document = collToJson(run, context.params);

@@ -216,6 +216,9 @@ std::string formatCollText(const CollRun& run) {
       "# nGpus {} minBytes {} maxBytes {} warmup iters: {} iters: {} validation: {} graph capture: {}\n", run.ranks,
       minBytes, maxBytes, o.warmup, o.iterations, o.check ? 1 : 0,
       o.capture == coll::GraphCapture::Joined ? "joined (one graph for all ranks)" : "per-rank (one graph per GPU)");
+  out += run.processes > 1 ? fmt::format("# {} processes, one rank each{}\n", run.processes,
+                                         o.registerBuffers ? "; peerlink's buffers registered as windows" : "")
+                           : std::string("# one process driving every rank\n");
   out += "#\n# Using devices\n";
   for (std::size_t rank = 0; rank < run.devices.size(); ++rank) {
     out += fmt::format("#  Rank {:>2} device {:>2} [{}] {}\n", rank, run.devices[rank],
@@ -262,6 +265,7 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
   }
   document["parameters"] = parameters;
   document["ranks"] = run.ranks;
+  document["processes"] = run.processes;
   document["devices"] = run.devices;
   document["device_names"] = run.deviceNames;
   document["device_bus_ids"] = run.deviceBusIds;

@@ -158,6 +158,9 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
     run.deviceBusIds = optionalTexts(root, "device_bus_ids", ranks);
     run.nccl = ncclFromJson(root.required("nccl"));
     run.creationMilliseconds = optionalTime(root, "creation_ms");
+    if (const std::optional<JsonNode> processes = root.member("processes")) {
+      run.processes = processes->smallInteger(1, kMaxSavedRanks);
+    }
     for (const JsonNode& entry : root.required("configurations").elements(coll::kCollConfigCount)) {
       entry.expectObject();
       const JsonNode name = entry.required("name");

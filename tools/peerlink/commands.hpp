@@ -22,6 +22,7 @@ struct Context {
   std::ostream& out;
   std::ostream& err;
   std::string commandLine;
+  std::vector<std::string> arguments;  ///< argv, the program's path first (for `coll --procs` to start copies)
 };
 
 struct TopoOptions {
@@ -99,6 +100,8 @@ struct CollCommandOptions {
   std::vector<std::string> fromJsonPaths;  ///< --from-json: render saved runs instead of measuring
   bool explain = false;                    ///< --explain: print what would run at each size, measure nothing
   std::string topoFile;                    ///< --topo-file: the topology to explain for (no GPU needed)
+  int procs = 0;                           ///< --procs N: run as N processes of one rank each (0: one process)
+  bool registerBuffers = false;            ///< --register: peerlink's buffers registered as windows
 };
 CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options);
 int runCollCommand(const CollCommandOptions& options, Context& context);
