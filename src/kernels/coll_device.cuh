@@ -80,15 +80,22 @@ __device__ __forceinline__ unsigned long long valueFor(const CollSyncArgs& s, co
   return s.p2p ? numbers.peerSeq[peer] : numbers.seq;
 }
 
-/// Whether the communicator was aborted (its abort word, in mapped host memory, is set). Read only where a
-/// wait also reads the timer, so a poll stays a load from the peer alone.
+/// A waiting thread reads the abort word once per this many polls (every 64th timer read). The word is mapped
+/// host memory: a read crosses PCIe and is not cached, and thousands of waiting warps reading it at the timer's
+/// pace saturated the GPU's outstanding reads to the host -- every wait then crawled (an LL128 all-reduce of
+/// 512 KiB across two processes took ~930 us instead of ~5). A wait of ~4096 polls (milliseconds) is what the
+/// abort word is for.
+constexpr unsigned int kPollsPerAbortRead = kPollsPerTimerRead * 64;
+
+/// Whether the communicator was aborted (its abort word, in mapped host memory, is set).
 __device__ __forceinline__ bool aborted(const unsigned int* abort) {
   return abort != nullptr && *static_cast<const volatile unsigned int*>(abort) != 0;
 }
 
-/// Whether a wait that armed `deadline` should give up: the deadline passed, or the communicator was aborted.
-__device__ __forceinline__ bool givingUp(const CollSyncArgs& s, const Deadline& deadline) {
-  return deadline.passed() || aborted(s.abort);
+/// Whether a wait that armed `deadline` should give up after `polls` polls: the deadline passed, or, read only
+/// every kPollsPerAbortRead polls, the communicator was aborted.
+__device__ __forceinline__ bool givingUp(const CollSyncArgs& s, const Deadline& deadline, unsigned int polls) {
+  return deadline.passed() || (polls % kPollsPerAbortRead == 0 && aborted(s.abort));
 }
 
 /// Records a stall; the first failing thread of a kernel run writes the host record (the launch id last).
@@ -111,8 +118,8 @@ __device__ __forceinline__ void recordFailure(const CollSyncArgs& s, const Kerne
 }
 
 /// Spins until *flag >= value (then, with `acquire`, acquires at system scope) or timeoutNs pass or `abort` is
-/// set; reads the timer (and the abort word) only every kPollsPerTimerRead polls, and starts the deadline at
-/// the first read (a flag already set costs no read).
+/// set; reads the timer only every kPollsPerTimerRead polls and the abort word every kPollsPerAbortRead, and
+/// starts the deadline at the first timer read (a flag already set costs no read).
 __device__ __forceinline__ bool waitAtLeast(const unsigned long long* flag, unsigned long long value,
                                             unsigned long long timeoutNs, const unsigned int* abort,
                                             unsigned long long* observed, bool acquire = true) {
@@ -129,7 +136,7 @@ __device__ __forceinline__ bool waitAtLeast(const unsigned long long* flag, unsi
     if (!armed) {
       deadline = Deadline::after(timeoutNs);
       armed = true;
-    } else if (deadline.passed() || aborted(abort)) {
+    } else if (deadline.passed() || (polls % kPollsPerAbortRead == 0 && aborted(abort))) {
       *observed = seen;
       return false;
     }

@@ -63,7 +63,7 @@ __device__ __forceinline__ bool awaitLines(PendingLines& lines, const CollSyncAr
     if (!armed) {
       deadline = Deadline::after(s.timeoutNs);
       armed = true;
-    } else if (givingUp(s, deadline)) {
+    } else if (givingUp(s, deadline, polls)) {
       // The first peer missing, picked by value: a loop that breaks at it leads the compiler to index the
       // arrays at run time, which moves them to local memory.
       int stalled = -1;

@@ -136,7 +136,7 @@ __device__ __forceinline__ bool awaitPieces(PendingLines& lines, bool flagLane, 
     if (!armed) {
       deadline = Deadline::after(s.timeoutNs);
       armed = true;
-    } else if (__any_sync(kFullWarp, givingUp(s, deadline))) {
+    } else if (__any_sync(kFullWarp, givingUp(s, deadline, polls))) {
       // The first peer missing, picked by value: a loop that breaks at it leads the compiler to index the
       // arrays at run time, which moves them to local memory.
       int stalled = -1;

@@ -57,7 +57,7 @@ __device__ __forceinline__ bool awaitLine(const Line* line, uint32_t flag, const
     if (!armed) {
       deadline = Deadline::after(s.timeoutNs);
       armed = true;
-    } else if (givingUp(s, deadline)) {
+    } else if (givingUp(s, deadline, polls)) {
       recordFailure(s, numbers, kStepLlData, peer, staleFlagOf(seen, flag), flag);
       return false;
     }

@@ -176,7 +176,8 @@ __device__ bool keepPace(const CollRingReduceArgs& args, RingShared& shared, int
     heads[others++] = args.chain[c].head;
   }
   Deadline deadline{0};
-  for (bool first = true;; first = false) {
+  unsigned int polls = 0;
+  for (bool first = true;; first = false, ++polls) {
     for (int o = 0, c = 0; c < args.chains; ++c) {  // every load issued before any is used
       if (c == chainIndex) continue;
       claimed[o] = loadRelaxedSys(
@@ -189,7 +190,7 @@ __device__ bool keepPace(const CollRingReduceArgs& args, RingShared& shared, int
     if (index < limit) return true;
     if (first) {
       deadline = Deadline::after(s.timeoutNs);
-    } else if (givingUp(s, deadline)) {
+    } else if (givingUp(s, deadline, polls)) {
       recordFailure(s, shared.numbers, kStepRingPace, heads[laggard], claimed[laggard], index + 1 - slack);
       *static_cast<volatile int*>(&shared.failed) = 1;
       return false;
