@@ -11,11 +11,13 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coll_lists.hpp"
@@ -392,6 +394,62 @@ TEST(CommunicatorProcesses, RegisteredWindowsCarryEveryCollective) {
     SCOPED_TRACE(std::to_string(n) + " processes");
     expectWorldOk(runWorld(n, [](Communicator& comm, int rank) { return registeredWindows(comm, rank); }));
   }
+}
+
+// Ranks that disagree on a count: across processes nothing can compare the calls before the kernels run, so the
+// rank left waiting reports it at its deadline, naming the call and the rank it waited for.
+TEST(CommunicatorProcesses, CountsThatDisagreeMeetTheDeadlineNamingTheCall) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  const std::vector<int> codes = runWorld(
+      2,
+      [](Communicator& comm, int rank) {
+        Stream stream(comm.device(rank));
+        DeviceBuffer buffer(comm.device(rank), 64 << 10);
+        const std::size_t count = rank == 0 ? 1000 : 3000;  // rank 1 expects more lines than rank 0 sends
+        const auto start = RoleClock::now();
+        comm.allReduce(rank, buffer.data(), buffer.data(), count, DataType::F32, ReduceOp::Sum, stream.get());
+        if (!finishes(stream.get(), 10)) return fail(rank, "the call did not end within 10 s");
+        const double seconds = std::chrono::duration<double>(RoleClock::now() - start).count();
+        if (rank == 0) return kOk;  // it heard all it waited for: its result is wrong, and nothing here can tell
+        if (seconds > 4.0) return fail(rank, "the deadline (2 s) took " + std::to_string(seconds) + " s");
+        return expectsError(rank, ErrorCode::Timeout, "waited for rank 0", [&] { comm.checkHealth(); });
+      },
+      [](int) {
+        return std::vector<std::pair<std::string, std::string>>{{"PEERLINK_TIMEOUT_MS", "2000"}};
+      });
+  EXPECT_EQ(codes[0], kOk);
+  EXPECT_EQ(codes[1], kOk);
+}
+
+// An application's watchdog thread polls asyncError() while another thread makes calls (PyTorch's way).
+TEST(CommunicatorProcesses, AsyncErrorFromAnotherThreadWhileCalling) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runWorld(2, [](Communicator& comm, int rank) {
+    std::atomic<bool> done{false};
+    std::atomic<int> polls{0};
+    std::atomic<bool> sawError{false};
+    std::thread watchdog([&] {
+      while (!done.load()) {
+        if (comm.asyncError()) sawError = true;
+        ++polls;
+        std::this_thread::sleep_for(1ms);
+      }
+    });
+    Stream stream(comm.device(rank));
+    DeviceBuffer buffer(comm.device(rank), 4 << 20);
+    for (int i = 0; i < 300; ++i) {
+      const std::size_t count = i % 3 == 0 ? (std::size_t{1} << 20) : 1000;  // LL and staged calls
+      comm.allReduce(rank, buffer.data(), buffer.data(), count, DataType::F32, ReduceOp::Sum, stream.get());
+    }
+    const bool finished = finishes(stream.get(), kStreamSeconds);
+    done = true;
+    watchdog.join();
+    if (!finished) return fail(rank, "the calls did not finish");
+    if (sawError) return fail(rank, "asyncError reported an error where there was none");
+    if (polls.load() == 0) return fail(rank, "the watchdog thread never polled");
+    comm.checkHealth();
+    return kOk;
+  }));
 }
 
 TEST(CommunicatorProcesses, CallsForAnotherProcessesRankAreRefused) {
