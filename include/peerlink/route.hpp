@@ -34,7 +34,7 @@ enum class Direction {
 };
 
 /// Whether the two buffers belong to one process or to two.
-enum class Placement { SameProcess, CrossProcess };
+enum class ProcessBoundary { SameProcess, CrossProcess };
 
 const char* routeModeName(RouteMode mode) noexcept;       ///< "DIRECT", "IPC", "CUMEM", "RELAY", "STAGED"
 const char* engineName(Engine engine) noexcept;           ///< "CE", "SM"
@@ -45,7 +45,7 @@ struct RouteRequest {
   int src = -1;  ///< CUDA ordinal of the GPU holding the source buffer
   int dst = -1;  ///< CUDA ordinal of the GPU holding the destination buffer
   std::size_t bytes = 0;
-  Placement placement = Placement::SameProcess;
+  ProcessBoundary boundary = ProcessBoundary::SameProcess;
 };
 
 /// The chosen route and why.

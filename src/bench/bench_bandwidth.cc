@@ -25,7 +25,7 @@ BenchCell oneWayCell(BenchContext& context, const Route& route, int src, int dst
   BenchCell cell = pairCell(src, dst, bytes);
   // A relay split across several GPUs is shown as a matrix cell of the pair; one relay GPU as "via k".
   cell.via = route.mode == RouteMode::Relay && route.relayStripes.size() <= 1 ? route.relayGpu : -1;
-  cell.route = describeRoute(context.topology, {src, dst, bytes, Placement::SameProcess}, route);
+  cell.route = describeRoute(context.topology, {src, dst, bytes, ProcessBoundary::SameProcess}, route);
   const GpuPair& pair = context.topology.pair(src, dst);
   cell.expectedGBps = route.mode == RouteMode::Direct ? pair.expectedGBps : 0;
   return cell;
@@ -109,7 +109,7 @@ void runBothWaysCase(BenchContext& context, BenchCaseResult& result, Engine engi
         measureCell(result, cell, [&](BenchCell& measured) {
           const Route forward = forcedRoute(context, a, b, bytes, RouteMode::Direct, engine, direction);
           const Route backward = forcedRoute(context, b, a, bytes, RouteMode::Direct, engine, direction);
-          measured.route = describeRoute(context.topology, {a, b, bytes, Placement::SameProcess}, forward);
+          measured.route = describeRoute(context.topology, {a, b, bytes, ProcessBoundary::SameProcess}, forward);
           const int count = bufferCount(bytes);
           BufferSet onA(a, bytes, count), fromA(a, bytes, count), onB(b, bytes, count), fromB(b, bytes, count);
           Stream streamA(a), streamB(b);

@@ -101,7 +101,7 @@ void runAllPairsCase(BenchContext& context, BenchCaseResult& result) {
         cell.dst = runs[i]->dst;
         cell.bytes = bytes;
         cell.route =
-            describeRoute(context.topology, {cell.src, cell.dst, bytes, Placement::SameProcess}, runs[i]->route);
+            describeRoute(context.topology, {cell.src, cell.dst, bytes, ProcessBoundary::SameProcess}, runs[i]->route);
         cell.expectedGBps = context.topology.pair(cell.src, cell.dst).expectedGBps;
         cell.verified = context.options.verify;
         cell.medianUs = cell.minUs = cell.maxUs = cell.p99Us = finishedUs[i] / iterations;

@@ -45,7 +45,7 @@ void measureShared(BenchContext& context, BenchCell& cell, bool cumem) {
     PatternChecker checker(local);
     const Route write = sharedRoute(request.kind, Direction::Write);
     const Route read = sharedRoute(request.kind, Direction::Read);
-    cell.route = describeRoute(context.topology, {local, owner, cell.bytes, Placement::CrossProcess}, write);
+    cell.route = describeRoute(context.topology, {local, owner, cell.bytes, ProcessBoundary::CrossProcess}, write);
     if (context.options.verify) {
       // What the owner wrote is readable here, and what we write lands there (read back through the mapping).
       context.transport.copy({mine.data(), local}, {remote.data(), owner}, cell.bytes, read, stream.get());

@@ -38,7 +38,7 @@ Route forcedRoute(const BenchContext& context, int src, int dst, std::size_t byt
   params.set("PEERLINK_P2P_READ", direction == Direction::Read ? "1" : "0");
   params.set("PEERLINK_PUT_SIGNAL_MAX_BYTES", "0");
   if (via >= 0) params.set("PEERLINK_RELAY_GPU", std::to_string(via));
-  return selectRoute(context.topology, params, {src, dst, bytes, Placement::SameProcess});
+  return selectRoute(context.topology, params, {src, dst, bytes, ProcessBoundary::SameProcess});
 }
 
 std::uint64_t verifyCopy(BenchContext& context, const Route& route, int src, int dst, void* dstBuffer,

@@ -162,7 +162,7 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
         // Two-shot reduce: the count is cut among the n-1 non-root ranks; each reduces its shard into the
         // root's output, so the root's links carry the data once each way (its input read, the results
         // stored) instead of 2(n-1)/n of it coming in (on 4xH200, 512 MiB: 2.29 ms with the root reducing a
-        // shard too, round 26). The root only meets the others at the barriers.
+        // shard too). The root only meets the others at the barriers.
         if (r != first.root) {
           const ElementRange shard = nonRootShardOf(call, n);
           args.begin = shard.begin;
@@ -444,8 +444,8 @@ void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pair
     sent[static_cast<std::size_t>(pair.send.rank)] += pair.send.count * dataTypeSize(pair.send.type);
   }
   // Eager groups launch like the collectives' sets, through each rank's KernelGraph from the launch threads
-  // (on 4x H200 the direct launches one rank after another from this thread took 23-25 us a small group,
-  // round 50 call G); a captured group launches directly into the capture.
+  // (on 4x H200 the direct launches one rank after another from this thread took 23-25 us a small group); a
+  // captured group launches directly into the capture.
   const bool capturing = checkGroupCapture(state, pairs);
   // The group's kernel: by the most one rank sends (every rank of a group runs the same form, so the pair
   // counters stay in step).

@@ -6,7 +6,7 @@
 // Each rank pushes with cudaMemcpyAsync on its own GPU, so its copy engine writes into the peers (the faster
 // direction), one peer after another, the next rank first: at any moment the ranks' copies form a
 // permutation and no GPU receives from two at once. Side by side on streams of their own the pushes took
-// 1.6x as long at 512 MiB (4x H100, round 42 call B: a GPU's flows to several peers at once share its copy
+// 1.6x as long at 512 MiB (4x H100: a GPU's flows to several peers at once share its copy
 // engines badly, as the all-pairs benchmark saw); one after another each costs ~8 us more than its bytes
 // (../shared/DEVICE.md), which is why AUTO keeps the SM kernels below some hundred MiB. The local copy (out
 // of place) is an SM kernel on the caller's stream meanwhile (on a copy engine it added ~40 us at 512 MiB,

@@ -1,5 +1,5 @@
 // Send/recv groups in LL lines (comm_launch_p2p_ll.hpp). An eager group's host time is most of what a small
-// send/recv costs (round 51 call K: 6.2 us in groupEnd on 4x H100), so nothing here allocates but the
+// send/recv costs (6.2 us in groupEnd on 4x H100), so nothing here allocates but the
 // group's argument structs.
 #include "coll/comm_launch_p2p_ll.hpp"
 

@@ -70,8 +70,8 @@ void checkAliasing(const CommState& state, const CallArgs& call, std::size_t sen
 
 // The stream's capture status, asked of the driver. Inside an eager set on 4x H100 the runtime's stream
 // check (cudaStreamIsCapturing, cudaStreamGetDevice) took 390-450 ns per call and the set's capture check
-// 640-780 ns (round 48 call G), several times what the same queries cost in a loop; in a loop the driver's
-// take a third of the runtime's time (call F). The runtime answers where the driver refuses (the null
+// 640-780 ns, several times what the same queries cost in a loop; in a loop the driver's take a third of the
+// runtime's time. The runtime answers where the driver refuses (the null
 // stream on a thread with no current context, say); nullopt where neither can.
 std::optional<cudaStreamCaptureStatus> captureStatus(cudaStream_t stream) {
   static_assert(static_cast<int>(CU_STREAM_CAPTURE_STATUS_ACTIVE) == static_cast<int>(cudaStreamCaptureStatusActive) &&

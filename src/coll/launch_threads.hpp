@@ -1,10 +1,10 @@
 // Launch threads: a communicator's per-rank work for one matched set done side by side, one thread per rank.
 //
 // An eager collective puts one or more launches on every rank's stream, and the CUDA driver takes a
-// launch's host time on the thread that makes it: on the 4x H100 machine (round 47 call A,
-// peerlink_host_cost) a kept one-node graph's launch on four GPUs took 6.0-9.3 us of one thread's time, and
-// 3.1-3.8 us when four threads, each with its GPU current, launched one each at once (the driver lets them
-// proceed side by side; handing the work over and hearing back cost 0.25-0.46 us).
+// launch's host time on the thread that makes it: on the 4x H100 machine (peerlink_host_cost) a kept one-node graph's
+// launch on four GPUs took 6.0-9.3 us of one thread's time, and 3.1-3.8 us when four threads, each with its GPU
+// current, launched one each at once (the driver lets them proceed side by side; handing the work over and hearing back
+// cost 0.25-0.46 us).
 //
 // Thread i (1 <= i < count) serves index i; the caller serves index 0 itself. A thread that has just worked
 // stays awake, spinning, for `hotFor`, and takes the next set's job at once (a job it has not started within

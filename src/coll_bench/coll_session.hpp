@@ -33,7 +33,7 @@ class CollSession {
   /// nccl-tests' warm-up before its sweep: options.warmup iterations of every available configuration
   /// out of place at `sizing`, untimed and unchecked (the sweep runs it at its largest and smallest size).
   /// The first cells of a sweep are then timed like the others, not as the process's first collectives
-  /// (round 40's first cell, an eager 8-byte all-reduce, took 12.8 us where the next ones took 7.7-8.4).
+  /// (a sweep's first cell, an eager 8-byte all-reduce, took 12.8 us on 4x H200 where the next took 7.7-8.4).
   /// A configuration that fails here is left to measure() to report; Error(Timeout) is thrown as there.
   void warmUp(const CollSizing& sizing);
 

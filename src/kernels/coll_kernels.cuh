@@ -140,7 +140,7 @@ enum CollPhase : int {
   kPhaseP2pStart = 2,
   kPhaseP2pEnd = 3,
   kPhasePushReady = 4,  ///< push reduction: a half's data is in the receiver's stage
-  kPhaseUnused = 5,     ///< was the pipelined push reduction's stage-free flag (round 55 removed that kernel)
+  kPhaseUnused = 5,     ///< free (the other phases keep their numbers)
   kPhaseRingReady = 6,  ///< ring broadcast / reduce: a round's chunk is in the receiver's output / stage
   /// Ring reduce: the receiver has read a round of its stage (value (call << kCollRoundBits) + round + 1), or
   /// every round of a call (the call's largest value, colldev::releaseStage, at each block's end).

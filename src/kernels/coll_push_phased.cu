@@ -2,16 +2,15 @@
 // shards are cut in parts of a slot, a launch each, by comm_launch.cc): the whole block stores this rank's
 // pieces of the peers' shards into their stages, meets block b of every peer (each releases its stores, then
 // acquires theirs), and reduces its own shard from its input and the stages into every destination. No rank
-// loads from a peer, so every byte crosses NVLink as a store (both directions pushing carry ~365 GB/s each
-// way, pulling ~335, the direct reads' mix of the two ~310: round 41). Unlike the pipelined push kernel it
-// replaced (rounds of ~31 KiB per block, three warp roles, ready and free flags every round: 109.6 us at
-// 16 MiB against this kernel's 78, rounds 53-54; removed in round 55), every thread works in both phases and
-// a block meets its peers on two flags a call.
+// loads from a peer, so every byte crosses NVLink as a store (on 4x H200 both directions pushing carry ~365
+// GB/s each way, pulling ~335, the direct reads' mix of the two ~310). Every thread works in both phases, and a
+// block meets its peers on two flags a call (a kernel pipelined per block through ready and free flags every
+// round of ~31 KiB was slower: 109.6 us at 16 MiB against this kernel's 78).
 //
 // The two flags: each block's walk is cut in two halves, each pushed and then released on its own flag.
 // While the signalling warp's release waits for the first half's stores to land, the other warps push the
 // second, so the meeting costs the link only the second half's wait, which the first half's reduce then
-// covers (round 54 call B: 16 MiB 78.1-78.3 us against one meeting's 79.8-80.1 on 4x H100).
+// covers (16 MiB: 78.1-78.3 us against one meeting's 79.8-80.1 on 4x H100).
 //
 // Block b of every rank handles the same packs of every shard (the grid-stride walk of coll_reduce.cu, over
 // shard-relative indices, with a grid derived from the longest shard, cut at the same step), so block b's

@@ -238,12 +238,11 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
   readNumbers(s, &shared.numbers);
   const std::size_t perChain = gridDim.x / static_cast<unsigned int>(chainCount);
   const CollRingChain& chain = chains[blockIdx.x / perChain];
-  // The hand-over replaces the start wait of the reduce collective's single chain only. There the whole-stage
-  // wait took 2 us off each call (round 45 call E, 4x H100) and the credits another 9-10 (round 46 call B:
-  // 28.7-30.0 -> 17.9-21.1 us per call, forced ring, least squares over 128 MiB - 1 GiB). In the
-  // reduce-scatter's and all-reduce's n chains, where every rank heads one, neither moved anything (round 46
-  // calls A and B, forced ring, each against the start wait in the same run). Every ring reduce kernel still
-  // releases and records the stage, which the hand-over relies on after them.
+  // The hand-over replaces the start wait of the reduce collective's single chain only: there the whole-stage
+  // wait and the credits took ~11 us off each call on 4x H100 (28.7-30.0 -> 17.9-21.1 us per call, forced ring,
+  // least squares over 128 MiB - 1 GiB); in the reduce-scatter's and all-reduce's n chains, where every rank
+  // heads one, they moved nothing. Every ring reduce kernel still releases and records the stage, which the
+  // hand-over relies on after them.
   const bool handover = reduce && chainCount == 1;
   if (handover && threadIdx.x == 0) {
     shared.lastStage = static_cast<const volatile CollRankSync*>(s.sync)->ringStage[blockIdx.x];

@@ -1,6 +1,6 @@
 // Ring reduce (CollRingReduceArgs): a large reduce as a chain of stores towards the root, so every byte
 // crosses NVLink once per link, as a store (the two-shot reduce loads every shard from n - 1 peers: on
-// 4xH200 at 512 MiB 293 GB/s against NCCL's ring at 361, round 27). Position i = (rank - root - 1) mod n:
+// 4xH200 at 512 MiB 293 GB/s against NCCL's ring at 361). Position i = (rank - root - 1) mod n:
 // position 0 stores its input, position i (0 < i < n - 1) the partial result of positions 0..i, into the
 // stage of position i + 1; the root, last, combines the partial with its input into its output and
 // finishes (avg divides by n). Floating results are rounded at every hop (the tolerance of host_reduce.hpp
@@ -128,7 +128,7 @@ __device__ void combineChunk(unsigned char* dst, const unsigned char* partial, c
 
 // Thread 0 of a chain's first position: the next chunk of the chain for this block, or kCollRingEnd; blocks
 // that go faster take more chunks (on 4xH200 a ring's blocks ran up to 1.4x apart over a whole call, the same
-// blocks slow at every position of the chain: session 9, round 38). The counter, in this rank's flag area at
+// blocks slow at every position of the chain). The counter, in this rank's flag area at
 // [kPhaseRingClaim][chain][0], holds the call it counts for in its high bits (the call's sequence number, 40
 // bits) and the next chunk in its low 24 (chunks < 2^20 and 256 blocks claim at most 2^20 + 256 times): the
 // first claim of a call finds an earlier call's tag and replaces it, so nothing has to reset the counter,
@@ -155,7 +155,7 @@ __device__ __forceinline__ unsigned long long claimChunk(const CollSyncArgs& s, 
 // that gets ahead leaves the others the call's end on links it no longer uses. Which chain gets ahead is set by
 // where the buffers lie: on 4x H100 at 512 MiB a process's calls all took 1121-1124 us with the four chains
 // ending within 11-18 us of one another, or all 1213 with one chain ending ~255 us before the rest; fresh
-// buffers gave every cell from the one to the other (round 52 call A, peerlink_ring_trace). So a chain's first
+// buffers gave every cell from the one to the other (peerlink_ring_trace showed it). So a chain's first
 // rank claims chunk `index` only while it is less than `slack` beyond what the least advanced other chain has
 // claimed (their counters, claimChunk's, at their first ranks: loads over NVLink, made only once `index`
 // passes `limit`, the bound last seen; relaxed, as the bound is only a pace: no data depends on it). The least

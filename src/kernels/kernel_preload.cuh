@@ -5,11 +5,11 @@
 // synchronization: it waits for every kernel this process already runs on that device to finish. A spinning kernel
 // (a wait, a ping-pong side, a latch, an LL receive) finishes only after a partner kernel of the same
 // device has run; if the partner's first launch comes while the spinner runs, the launch waits for the
-// spinner and the spinner for the launch, until the spinner's deadline gives up (round 2 on the H200s:
+// spinner and the spinner for the launch, until the spinner's deadline gives up (seen on the H200s:
 // GpuKernels.PutSignalOnOneGpu). The cure is to load the kernels beforehand, while nothing spins:
 // cudaFuncGetAttributes on a kernel loads it into the current device's context (NCCL does the same for
-// its kernels at init). A load waits only for kernels of its own device (round 2's cross-GPU tests loaded
-// the put on one GPU while the other GPU's wait spun).
+// its kernels at init). A load waits only for kernels of its own device (cross-GPU tests load the put on one
+// GPU while the other GPU's wait spins).
 //
 // ensureKernelsLoaded() does that for every kernel (every launchable template instantiation) of
 // src/kernels/, once per device. Every launch function of a spinning kernel calls it before its launch,

@@ -23,7 +23,7 @@ namespace {
 constexpr std::size_t kRelayShareAlign = 4096;  // each kernel sees the whole transfer's alignment
 // The caller's stripe starts at once while the others start behind an event and are waited for through
 // another: on 4xH200 giving it 1 MiB more took a split relay from 0.893x to 0.914x a direct copy-engine hop
-// at 64 MiB, 0.929x to 0.934x at 256 MiB and 0.79x to 0.87x at 16 MiB (session 8, round 37, call L).
+// at 64 MiB, 0.929x to 0.934x at 256 MiB and 0.79x to 0.87x at 16 MiB.
 constexpr std::size_t kRelayCallerLeadBytes = std::size_t{1} << 20;
 
 std::size_t alignUp(std::size_t value) {
@@ -44,7 +44,7 @@ std::vector<RelayShare> planRelayShares(std::size_t bytes, std::size_t relays) {
   return shares;
 }
 
-// On 4xH200 (session 8, round 37, peerlink_relay_timeline) the pass-through kernels ran faster on fewer
+// On 4xH200 (peerlink_relay_timeline) the pass-through kernels ran faster on fewer
 // SMs: split across two relays, both kernels together took 236 us for 64 MiB on all 132 SMs each, 194 on 33,
 // 187 on 16 and 8 (359 GB/s, a direct SM read's 356), and 774 / 734 / 723 us for 256 MiB; one relay moving
 // it all took 239 us on 132 SMs, 212 on 33, 213 on 16 (820-826 us for 256 MiB from 33 SMs down, 840 on 132).

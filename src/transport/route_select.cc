@@ -195,7 +195,7 @@ ModeChoice forcedMode(const Topology& topology, const Params& params, const Rout
     reasons.push_back(setting);
     return {RouteMode::Staged, -1};
   }
-  const bool crossProcess = request.placement == Placement::CrossProcess;
+  const bool crossProcess = request.boundary == ProcessBoundary::CrossProcess;
   if (forced == "relay") {
     if (crossProcess) fail("crosses processes (relay across processes is not supported yet)");
     Reasons relayReasons;
@@ -242,7 +242,7 @@ ModeChoice crossProcessP2pMode(const Topology& topology, const Params& params, c
 }
 
 ModeChoice autoMode(const Topology& topology, const Params& params, const RouteRequest& request, Reasons& reasons) {
-  const bool crossProcess = request.placement == Placement::CrossProcess;
+  const bool crossProcess = request.boundary == ProcessBoundary::CrossProcess;
   std::string why;
   if (p2pUsable(topology, params, request.src, request.dst, &why)) {
     if (crossProcess) return crossProcessP2pMode(topology, params, request, reasons);
@@ -322,7 +322,7 @@ bool relayPassesThrough(const Topology& topology, const RouteRequest& request, i
 // The pass-through relay GPUs to split a transfer across: the chosen one, then every other that could relay
 // the pair itself (unless PEERLINK_RELAY_GPU picked one). Each relay GPU's SMs bound its kernel (one peer
 // read and one peer write per byte: 0.83x a direct hop on H200), so several relays together approach
-// what the two ends' links carry (two: 0.91-0.94x from 64 MiB; round 37).
+// what the two ends' links carry (two: 0.91-0.94x from 64 MiB on 4x H200).
 std::vector<int> relayStripes(const Topology& topology, const Params& params, const RouteRequest& request, int relay,
                               Reasons& reasons) {
   std::vector<int> stripes = {relay};

@@ -209,7 +209,7 @@ struct Transport::Impl {
   void logRoute(int src, int dst, std::size_t bytes, const Route& route) const {
     if (!logEnabled(LogLevel::Info, LogSubsys::P2p)) return;
     if (!logged.insert({src, dst, route.mode, route.engine, route.direction}).second) return;
-    logInfo(LogSubsys::P2p, "{}", describeRoute(topology, {src, dst, bytes, Placement::SameProcess}, route));
+    logInfo(LogSubsys::P2p, "{}", describeRoute(topology, {src, dst, bytes, ProcessBoundary::SameProcess}, route));
   }
 };
 
@@ -237,7 +237,7 @@ const Params& Transport::params() const noexcept {
 }
 
 Route Transport::route(int src, int dst, std::size_t bytes) const {
-  return selectRoute(impl_->topology, impl_->params, {src, dst, bytes, Placement::SameProcess});
+  return selectRoute(impl_->topology, impl_->params, {src, dst, bytes, ProcessBoundary::SameProcess});
 }
 
 void Transport::enablePeerAccess(int device, int peer) {

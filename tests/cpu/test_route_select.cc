@@ -22,8 +22,8 @@ constexpr std::size_t kBig = 256u << 20;
 constexpr std::size_t kSmall = 8;
 constexpr std::size_t kKiB = 1024;
 constexpr std::size_t kMiB = 1024 * kKiB;
-constexpr Placement kHere = Placement::SameProcess;
-constexpr Placement kCross = Placement::CrossProcess;
+constexpr ProcessBoundary kHere = ProcessBoundary::SameProcess;
+constexpr ProcessBoundary kCross = ProcessBoundary::CrossProcess;
 
 const fs::path kFixtures = fs::path(PEERLINK_FIXTURES_DIR) / "topologies";
 
@@ -49,14 +49,15 @@ Params with(const std::string& name, const std::string& value) {
 }
 
 Route route(const Topology& topology, const Params& params, int src, int dst, std::size_t bytes,
-            Placement placement = kHere) {
-  return selectRoute(topology, params, RouteRequest{src, dst, bytes, placement});
+            ProcessBoundary boundary = kHere) {
+  return selectRoute(topology, params, RouteRequest{src, dst, bytes, boundary});
 }
 
 // The message of the Error(InvalidUsage) that routing src -> dst (256 MiB) throws.
-std::string errorOf(const Topology& topology, const Params& params, int src, int dst, Placement placement = kHere) {
+std::string errorOf(const Topology& topology, const Params& params, int src, int dst,
+                    ProcessBoundary boundary = kHere) {
   try {
-    route(topology, params, src, dst, kBig, placement);
+    route(topology, params, src, dst, kBig, boundary);
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ErrorCode::InvalidUsage) << error.what();
     return error.what();
@@ -90,7 +91,7 @@ void expectRoute(const Route& actual, char code) {
 
 using Matrix = std::vector<std::string>;  // row = source, column = destination, '.' on the diagonal
 
-void expectMatrix(const Topology& topology, const Params& params, std::size_t bytes, Placement placement,
+void expectMatrix(const Topology& topology, const Params& params, std::size_t bytes, ProcessBoundary boundary,
                   const Matrix& rows) {
   const int n = static_cast<int>(topology.gpus.size());
   ASSERT_EQ(static_cast<int>(rows.size()), n);
@@ -99,7 +100,7 @@ void expectMatrix(const Topology& topology, const Params& params, std::size_t by
     for (int dst = 0; dst < n; ++dst) {
       if (src == dst) continue;
       SCOPED_TRACE(testing::Message() << "GPU " << src << " -> GPU " << dst << ", " << bytes << " bytes");
-      const Route r = route(topology, params, src, dst, bytes, placement);
+      const Route r = route(topology, params, src, dst, bytes, boundary);
       expectRoute(r, rows[src][dst]);
       EXPECT_EQ(r.relayGpu, -1);
       EXPECT_EQ(r.chunkBytes, r.mode == RouteMode::Staged ? (bytes == kBig ? 8 * kMiB : 256 * kKiB) : 0u);
@@ -203,8 +204,8 @@ TEST(RouteSelect, P2pDisableAndLevelLocStageEverything) {
         std::string why;
         EXPECT_FALSE(p2pUsable(topology, params, pair.src, pair.dst, &why));
         EXPECT_EQ(why, expectedWhy);
-        for (Placement placement : {kHere, kCross}) {
-          const Route r = route(topology, params, pair.src, pair.dst, kBig, placement);
+        for (ProcessBoundary boundary : {kHere, kCross}) {
+          const Route r = route(topology, params, pair.src, pair.dst, kBig, boundary);
           expectRoute(r, 'S');
           EXPECT_EQ(r.reason.rfind("no usable P2P: " + expectedWhy + "; ", 0), 0u) << r.reason;
         }
@@ -473,8 +474,8 @@ TEST(RouteSelect, PutSignalThreshold) {
 }
 
 std::string line(const Topology& topology, const Params& params, int src, int dst, std::size_t bytes,
-                 Placement placement = kHere) {
-  const RouteRequest request{src, dst, bytes, placement};
+                 ProcessBoundary boundary = kHere) {
+  const RouteRequest request{src, dst, bytes, boundary};
   return describeRoute(topology, request, selectRoute(topology, params, request));
 }
 

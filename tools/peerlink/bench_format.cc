@@ -212,7 +212,7 @@ nlohmann::json benchToJson(const Topology& topology, const Params& params, const
   // routes the cases forced.
   nlohmann::json routes = nlohmann::json::array();
   for (const GpuPair& pair : topology.pairs) {
-    const RouteRequest request{pair.src, pair.dst, std::size_t{256} << 20, Placement::SameProcess};
+    const RouteRequest request{pair.src, pair.dst, std::size_t{256} << 20, ProcessBoundary::SameProcess};
     try {
       const Route route = selectRoute(topology, params, request);
       routes.push_back({{"src", pair.src},

@@ -116,7 +116,7 @@ coll::NcclStatus ncclFromJson(const JsonNode& entry) {
   nccl.reason = optionalText(entry, "reason");
   nccl.nvls = optionalText(entry, "nvls");
   nccl.searched = optionalTexts(entry, "searched", kMaxSearchedPaths);
-  nccl.initMilliseconds = optionalTime(entry, "init_ms");  // files before round 49 have neither time
+  nccl.initMilliseconds = optionalTime(entry, "init_ms");  // older files have neither time
   return nccl;
 }
 
