@@ -30,17 +30,23 @@ std::optional<CollConfig> parseCollConfig(const std::string& name) {
   return std::nullopt;
 }
 
-const char* collConfigDescription(CollConfig config) noexcept {
+const char* collConfigDescription(CollConfig config, int processes) noexcept {
   switch (config) {
     case CollConfig::Peerlink: return "peerlink, eager (one call per rank per iteration)";
     case CollConfig::PeerlinkGraph: return "peerlink, the timed iterations captured in a CUDA graph";
-    case CollConfig::Nccl: return "NCCL, plain (ncclGroupStart/End over the ranks per iteration)";
+    case CollConfig::Nccl:
+      return processes > 1 ? "NCCL, plain (one call per rank per iteration, each process its own)"
+                           : "NCCL, plain (ncclGroupStart/End over the ranks per iteration)";
     case CollConfig::NcclGraph: return "NCCL, the timed iterations captured in a CUDA graph (nccl-tests -G)";
     case CollConfig::NcclSymmetric:
       return "NCCL, ncclMemAlloc buffers registered with ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC), "
              "in a CUDA graph (nccl-tests -R 2 -G)";
   }
   return "?";
+}
+
+const char* ncclCreationCall(int processes) noexcept {
+  return processes > 1 ? "ncclCommInitRank" : "ncclCommInitAll";
 }
 
 bool isNcclConfig(CollConfig config) noexcept {

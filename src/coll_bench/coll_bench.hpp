@@ -36,7 +36,10 @@ constexpr std::array<CollConfig, kCollConfigCount> kCollConfigs = {CollConfig::P
 const char* collConfigName(CollConfig config) noexcept;
 std::optional<CollConfig> parseCollConfig(const std::string& name);
 /// One line: "peerlink, eager (one call per rank per iteration)".
-const char* collConfigDescription(CollConfig config) noexcept;
+/// What a configuration runs; `processes` > 1: one process per rank (each process makes its own calls).
+const char* collConfigDescription(CollConfig config, int processes = 1) noexcept;
+/// NCCL's creation call in a run of that many processes: ncclCommInitAll (one) or ncclCommInitRank.
+const char* ncclCreationCall(int processes) noexcept;
 bool isNcclConfig(CollConfig config) noexcept;
 
 enum class Placement { OutOfPlace, InPlace };
@@ -128,7 +131,7 @@ struct NcclStatus {
   std::string reason;  ///< why not loaded / not initialized
   std::string nvls;    ///< the NCCL_NVLS_ENABLE line
   std::vector<std::string> searched;
-  double initMilliseconds = 0;  ///< ncclCommInitAll of every rank (the GPUs' contexts made before); 0: not run
+  double initMilliseconds = 0;  ///< creating every rank (ncclCreationCall) (the GPUs' contexts made before); 0: not run
 };
 
 struct CollRun {

@@ -46,7 +46,8 @@ std::string optionalNumber(const std::optional<double>& value, const char* forma
 
 std::string configTable(const CollRun& run, CollConfig config) {
   const coll::CollConfigStatus& status = run.configs[index(config)];
-  std::string out = fmt::format("#\n# == {}: {}\n", coll::collConfigName(config), coll::collConfigDescription(config));
+  std::string out =
+      fmt::format("#\n# == {}: {}\n", coll::collConfigName(config), coll::collConfigDescription(config, run.processes));
   if (!status.available) return out + fmt::format("#    not run: {}\n", status.reason);
   out += kHeader;
   std::int64_t wrong = 0;
@@ -167,7 +168,8 @@ std::string creationLine(const CollRun& run) {
   std::vector<std::string> parts;
   if (run.creationMilliseconds > 0) parts.push_back(fmt::format("peerlink {:.1f} ms", run.creationMilliseconds));
   if (run.nccl.initMilliseconds > 0) {
-    parts.push_back(fmt::format("NCCL (ncclCommInitAll) {:.1f} ms", run.nccl.initMilliseconds));
+    parts.push_back(
+        fmt::format("NCCL ({}) {:.1f} ms", coll::ncclCreationCall(run.processes), run.nccl.initMilliseconds));
   }
   if (parts.empty()) return "";
   return fmt::format("# communicators created in: {} (the GPUs' contexts existed before)\n", fmt::join(parts, ", "));
@@ -277,7 +279,7 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
   nlohmann::json configs = nlohmann::json::array();
   for (CollConfig config : coll::kCollConfigs) {
     configs.push_back({{"name", coll::collConfigName(config)},
-                       {"description", coll::collConfigDescription(config)},
+                       {"description", coll::collConfigDescription(config, run.processes)},
                        {"available", run.configs[index(config)].available},
                        {"reason", run.configs[index(config)].reason}});
   }

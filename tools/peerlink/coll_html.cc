@@ -110,7 +110,7 @@ std::string metadataSection(const CollRun& run, const nlohmann::json& generatedB
   std::vector<std::string> creation;
   if (run.creationMilliseconds > 0) creation.push_back(fmt::format("peerlink {:.1f} ms", run.creationMilliseconds));
   if (run.nccl.initMilliseconds > 0) {
-    creation.push_back(fmt::format("ncclCommInitAll {:.1f} ms", run.nccl.initMilliseconds));
+    creation.push_back(fmt::format("{} {:.1f} ms", coll::ncclCreationCall(run.processes), run.nccl.initMilliseconds));
   }
   if (!creation.empty()) {
     rows.emplace_back("communicators created in",
