@@ -148,6 +148,12 @@ void Shim::dropHandle(ncclComm* handle) {
   group.creations.erase(std::remove_if(group.creations.begin(), group.creations.end(),
                                        [&](const PendingCreation& pending) { return pending.handle == handle; }),
                         group.creations.end());
+  if (handle->world != nullptr && handle->world->localRanks().size() > 1) {
+    try {
+      handle->world->forget(handle->rank);
+    } catch (...) {  // the handle goes anyway; the world only fails the others' calls sooner
+    }
+  }
   for (void* registration : handle->registrations) delete static_cast<LocalRegistration*>(registration);
   for (Window* window : handle->windows) delete window;
   logInfo(LogSubsys::Coll, "NCCL API: communicator {} rank {}: {} calls served by peerlink, {} by the real NCCL",

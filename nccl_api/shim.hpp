@@ -21,6 +21,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <variant>
 #include <vector>
@@ -173,7 +174,7 @@ class Shim {
   ncclResult_t forwarded(ncclComm* handle, ncclResult_t result);
 
   void createPending(std::vector<PendingCreation>& creations);
-  void createWorld(std::vector<PendingCreation*>& members);
+  void createWorld(std::vector<PendingCreation*>& members, std::thread::id owner);
   std::shared_ptr<WorldBackend> createWithFallback(std::vector<PendingCreation*>& members, ncclComm_t* real);
 
   void submit(ncclComm* handle, CollectiveCall call);

@@ -119,15 +119,16 @@ void Shim::createPending(std::vector<PendingCreation>& creations) {
     }
   }
   if (worlds.size() == 1) {
-    createWorld(worlds.front());
+    createWorld(worlds.front(), std::this_thread::get_id());
     return;
   }
   std::vector<std::thread> threads;
-  for (auto& members : worlds) threads.emplace_back([this, &members] { createWorld(members); });
+  const std::thread::id owner = std::this_thread::get_id();
+  for (auto& members : worlds) threads.emplace_back([this, &members, owner] { createWorld(members, owner); });
   for (std::thread& thread : threads) thread.join();
 }
 
-void Shim::createWorld(std::vector<PendingCreation*>& members) {
+void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id owner) {
   const UniqueId& id = members.front()->id;
   const auto failAll = [&](const Failure& failure) {
     for (PendingCreation* pending : members) {
@@ -154,7 +155,7 @@ void Shim::createWorld(std::vector<PendingCreation*>& members) {
   try {
     std::shared_ptr<WorldBackend> backend = createWithFallback(members, real.data());
     if (backend != nullptr) {
-      auto world = std::make_shared<NativeWorld>(std::move(backend), *parts_.platform);
+      auto world = std::make_shared<NativeWorld>(std::move(backend), *parts_.platform, owner);
       for (PendingCreation* pending : members) adopt(pending->handle, world, pending->rank, "a peerlink unique id");
     } else {
       for (PendingCreation* pending : members) {
@@ -233,7 +234,7 @@ ncclResult_t Shim::commInitAll(ncclComm_t* comms, int ndev, const int* devices) 
           forward(std::string("peerlink cannot serve these GPUs: ") + error.what());
         }
         if (backend != nullptr) {
-          auto world = std::make_shared<NativeWorld>(std::move(backend), *parts_.platform);
+          auto world = std::make_shared<NativeWorld>(std::move(backend), *parts_.platform, std::this_thread::get_id());
           for (int i = 0; i < ndev; ++i) adopt(handles[static_cast<std::size_t>(i)], world, i, "ncclCommInitAll");
         }
       }
@@ -359,7 +360,7 @@ ncclResult_t Shim::commAbort(ncclComm_t comm) {
         const std::lock_guard<std::mutex> lock(handle->mutex);
         world = handle->world;
       }
-      if (world != nullptr) world->backend().abort();  // stops every kernel of the world, tells the others
+      if (world != nullptr) world->abort(handle->rank);  // stops every kernel of the world, tells the others
     }
     dropHandle(handle);
     return result;

@@ -26,13 +26,14 @@ std::size_t grownScratchCapacity(std::size_t capacity, std::size_t bytes) {
   return (wanted + kMiB - 1) / kMiB * kMiB;
 }
 
-NativeWorld::NativeWorld(std::shared_ptr<WorldBackend> backend, Platform& platform)
+NativeWorld::NativeWorld(std::shared_ptr<WorldBackend> backend, Platform& platform, std::thread::id owner)
     : backend_(std::move(backend)), platform_(platform) {
   size_ = backend_->size();
   local_ = backend_->localRanks();
   for (const int rank : local_) devices_.push_back(backend_->device(rank));
+  forgotten_.resize(local_.size(), false);
   queued_.resize(local_.size());
-  lastCaller_.resize(local_.size());
+  lastCaller_.resize(local_.size(), owner);
   scratch_.resize(local_.size());
   windows_.resize(local_.size());
   splits_.resize(local_.size());
@@ -146,9 +147,34 @@ void NativeWorld::runAfter(const CollectiveCall& call) {
   for (const TransformStep& step : plan.after) transform(call, step, scratch);
 }
 
+void NativeWorld::abort(int rank) noexcept {
+  backend_->abort();
+  try {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (stopped_.empty()) stopped_ = fmt::format("rank {} aborted the communicator (ncclCommAbort)", rank);
+    for (auto& queue : queued_) queue.clear();
+  } catch (...) {  // no memory for the text: peerlink's own abort still fails the calls
+  }
+}
+
+void NativeWorld::forget(int rank) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  forgotten_[indexOf(rank)] = true;
+  for (auto& queue : queued_) queue.clear();
+}
+
 void NativeWorld::submit(const CollectiveCall& call) {
   const std::lock_guard<std::mutex> lock(mutex_);
   const std::size_t index = indexOf(call.rank);
+  if (!stopped_.empty()) throw Error(ErrorCode::RemoteError, stopped_);
+  for (std::size_t i = 0; i < local_.size(); ++i) {
+    if (forgotten_[i]) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("rank {} of this process was destroyed: a collective needs a call from every rank, so "
+                              "this one cannot complete",
+                              local_[i]));
+    }
+  }
   queued_[index].push_back(call);
   lastCaller_[index] = std::this_thread::get_id();
   while (everyRankHasOne(queued_)) {
@@ -269,7 +295,8 @@ void NativeWorld::completeSplit() {
     std::map<WorldBackend*, std::vector<std::size_t>> members;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (made[i] == nullptr) continue;
-      if (!worlds.count(made[i].get())) worlds[made[i].get()] = std::make_shared<NativeWorld>(made[i], platform_);
+      if (!worlds.count(made[i].get()))
+        worlds[made[i].get()] = std::make_shared<NativeWorld>(made[i], platform_, std::this_thread::get_id());
       members[made[i].get()].push_back(i);
     }
     for (auto& [backend, indexes] : members) {

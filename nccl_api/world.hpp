@@ -69,7 +69,8 @@ struct SplitSlot : Completion {
 
 class NativeWorld {
  public:
-  NativeWorld(std::shared_ptr<WorldBackend> backend, Platform& platform);
+  /// `owner`: the thread that created the world, taken to drive every local rank until one calls from another.
+  NativeWorld(std::shared_ptr<WorldBackend> backend, Platform& platform, std::thread::id owner);
   /// Ends the backend first (peerlink drains the GPUs), then frees the scratch blocks.
   ~NativeWorld();
   NativeWorld(const NativeWorld&) = delete;
@@ -86,6 +87,12 @@ class NativeWorld {
   /// When every local rank that has no call queued last called from `caller`, no other thread will complete the
   /// queued set: discards the queued calls and says so ("ranks 0, 1 of local ranks 0-3 called ..."); else "".
   std::string abandonUnmatchedBy(std::thread::id caller);
+
+  /// ncclCommAbort of `rank`: peerlink's abort (every kernel of the world stops, the other processes are told),
+  /// and every later call here fails at once naming it.
+  void abort(int rank) noexcept;
+  /// `rank`'s handle is gone: a later set, which would need its call, fails at once rather than waiting for it.
+  void forget(int rank);
 
   /// Registers `buffer` for `rank` once every local rank asked (peerlink's registerWindow); `slot` completes then.
   void requestWindow(int rank, void* buffer, std::size_t bytes, const std::shared_ptr<WindowSlot>& slot);
@@ -128,6 +135,8 @@ class NativeWorld {
   std::vector<int> devices_;  // per local index
 
   std::mutex mutex_;
+  std::string stopped_;                             // why calls fail at once ("" while they do not)
+  std::vector<bool> forgotten_;                     // per local index
   std::vector<std::deque<CollectiveCall>> queued_;  // per local index
   std::vector<std::thread::id> lastCaller_;         // per local index
   std::vector<Scratch> scratch_;                    // per local index
