@@ -171,6 +171,11 @@ void Shim::openRealGroup() {
   }
 }
 
+RealNccl& Shim::realInGroup() {
+  if (thread().group.depth > 0) openRealGroup();
+  return realOrThrow("a forwarded call");
+}
+
 ncclResult_t Shim::forwarded(ncclComm* handle, ncclResult_t result) {
   if (handle != nullptr) ++handle->forwarded;
   if (result == ncclSuccess || result == ncclInProgress) return result;

@@ -170,6 +170,8 @@ class Shim {
   void adoptReal(ncclComm* handle, ncclComm_t real, const std::string& why);
   void dropHandle(ncclComm* handle);
   void openRealGroup();
+  /// The real NCCL for a forwarded call, its group opened first when this thread is inside one of ours.
+  RealNccl& realInGroup();
   /// A forwarded call's result: counted; a failure thrown with the real NCCL's last error.
   ncclResult_t forwarded(ncclComm* handle, ncclResult_t result);
 

@@ -68,8 +68,7 @@ ncclResult_t Shim::reduction(const char* call, Collective collective, const void
   return run(call, comm, [&] {
     ncclComm* handle = require(comm, call);
     if (handle->real != nullptr) {
-      if (thread().group.depth > 0) openRealGroup();
-      RealNccl& real = *parts_.real;
+      RealNccl& real = realInGroup();
       switch (collective) {
         case Collective::AllReduce:
           return forwarded(handle, real.allReduce(send, recv, count, type, op, handle->real, stream));
@@ -129,8 +128,7 @@ ncclResult_t Shim::copyCollective(const char* call, Collective collective, const
   return run(call, comm, [&] {
     ncclComm* handle = require(comm, call);
     if (handle->real != nullptr) {
-      if (thread().group.depth > 0) openRealGroup();
-      RealNccl& real = *parts_.real;
+      RealNccl& real = realInGroup();
       switch (collective) {
         case Collective::Broadcast:
           return forwarded(handle, real.broadcast(send, recv, count, type, root, handle->real, stream));
@@ -173,8 +171,7 @@ ncclResult_t Shim::rooted(const char* call, bool gathering, const void* send, vo
   return run(call, comm, [&] {
     ncclComm* handle = require(comm, call);
     if (handle->real != nullptr) {
-      if (thread().group.depth > 0) openRealGroup();
-      RealNccl& real = *parts_.real;
+      RealNccl& real = realInGroup();
       auto* function = gathering ? real.gather : real.scatter;
       if (function == nullptr) throw ApiError(ncclInvalidUsage, fmt::format("the real NCCL has no {}", call));
       return forwarded(handle, function(send, recv, count, type, root, handle->real, stream));
@@ -228,8 +225,7 @@ ncclResult_t Shim::pointToPoint(const char* call, bool sending, void* buffer, st
   return run(call, comm, [&] {
     ncclComm* handle = require(comm, call);
     if (handle->real != nullptr) {
-      if (thread().group.depth > 0) openRealGroup();
-      RealNccl& real = *parts_.real;
+      RealNccl& real = realInGroup();
       return forwarded(handle, sending ? real.send(buffer, count, type, peer, handle->real, stream)
                                        : real.recv(buffer, count, type, peer, handle->real, stream));
     }

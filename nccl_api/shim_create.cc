@@ -57,11 +57,11 @@ ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId
     GroupState& group = thread().group;
     if (std::get<Server>(server).nccl) {
       try {
-        if (group.depth > 0) openRealGroup();
         ncclComm_t real = nullptr;
-        forwarded(nullptr, config != nullptr ? parts_.real->commInitRankConfig(&real, nranks, id, rank,
-                                                                               const_cast<ncclConfig_t*>(config))
-                                             : parts_.real->commInitRank(&real, nranks, id, rank));
+        RealNccl& api = realInGroup();
+        forwarded(nullptr, config != nullptr
+                               ? api.commInitRankConfig(&real, nranks, id, rank, const_cast<ncclConfig_t*>(config))
+                               : api.commInitRank(&real, nranks, id, rank));
         adoptReal(handle, real, std::get<Server>(server).reason);
       } catch (...) {
         dropHandle(handle);
@@ -257,9 +257,8 @@ ncclResult_t Shim::commSplit(ncclComm_t comm, int color, int key, ncclComm_t* ne
     }
     const CommConfig parsed = configOrThrow(config);
     if (parent->real != nullptr) {
-      if (thread().group.depth > 0) openRealGroup();
       ncclComm_t real = nullptr;
-      forwarded(parent, parts_.real->commSplit(parent->real, color, key, &real, const_cast<ncclConfig_t*>(config)));
+      forwarded(parent, realInGroup().commSplit(parent->real, color, key, &real, const_cast<ncclConfig_t*>(config)));
       if (real != nullptr) {
         ncclComm* handle = newHandle();
         handle->name = parsed.name;
@@ -300,10 +299,9 @@ ncclResult_t Shim::commShrink(ncclComm_t comm, int* exclude, int excludeCount, n
                      "excluded ones do not call); use ncclCommSplit, or PEERLINK_NCCL_FALLBACK=ALL");
     }
     if (parts_.real->commShrink == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommShrink");
-    if (thread().group.depth > 0) openRealGroup();
     ncclComm_t real = nullptr;
-    forwarded(parent, parts_.real->commShrink(parent->real, exclude, excludeCount, &real,
-                                              const_cast<ncclConfig_t*>(config), flags));
+    forwarded(parent, realInGroup().commShrink(parent->real, exclude, excludeCount, &real,
+                                               const_cast<ncclConfig_t*>(config), flags));
     *newcomm = nullptr;
     if (real != nullptr) {
       ncclComm* handle = newHandle();

@@ -20,8 +20,7 @@ ncclResult_t Shim::devCommCreate(ncclComm_t comm, const ncclDevCommRequirements_
   return run("ncclDevCommCreate", comm, [&] {
     ncclComm* handle = require(comm, "ncclDevCommCreate");
     if (handle->real == nullptr || parts_.real->devCommCreate == nullptr) throw ApiError(ncclInvalidUsage, kRefusal);
-    if (thread().group.depth > 0) openRealGroup();
-    return forwarded(handle, parts_.real->devCommCreate(handle->real, requirements, out));
+    return forwarded(handle, realInGroup().devCommCreate(handle->real, requirements, out));
   });
 }
 

@@ -98,8 +98,7 @@ ncclResult_t Shim::commWindowRegister(ncclComm_t comm, void* buffer, std::size_t
     made->bytes = bytes;
     made->symmetric = (flags & NCCL_WIN_COLL_SYMMETRIC) != 0;
     if (owner->real != nullptr) {
-      if (thread().group.depth > 0) openRealGroup();
-      forwarded(owner, parts_.real->commWindowRegister(owner->real, buffer, bytes, &made->real, flags));
+      forwarded(owner, realInGroup().commWindowRegister(owner->real, buffer, bytes, &made->real, flags));
     } else if (made->symmetric) {
       // Collective: completes when every local rank asked (at once with one rank per process).
       made->slot = std::make_shared<WindowSlot>();

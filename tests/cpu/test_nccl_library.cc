@@ -17,19 +17,10 @@
 #include <string>
 
 #include "child_process.hpp"
+#include "command_output.hpp"
 
 namespace peerlink::testing {
 namespace {
-
-std::string commandOutput(const std::string& command) {
-  std::string output;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return output;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  ::pclose(pipe);
-  return output;
-}
 
 std::set<std::string> exportedFunctions(const std::string& library) {
   std::set<std::string> names;

@@ -2,11 +2,11 @@
 // fake trees; the real binary beside the built library; and the error when there is none.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "cli_runner.hpp"
+#include "command_output.hpp"
 #include "nccl_path.hpp"
 #include "scratch_dir.hpp"
 
@@ -50,18 +50,9 @@ TEST(NcclPath, ALinkToAnotherLibraryOrNoLinkIsNoPlace) {
 
 TEST(NcclPath, TheBuiltBinaryPrintsTheBuiltLibrary) {
   const fs::path binary = PEERLINK_CLI_PATH;
-  const auto run = [](const std::string& command) {
-    std::string output;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return output;
-    char buffer[1024];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-    ::pclose(pipe);
-    return output;
-  };
-  EXPECT_EQ(run(binary.string() + " nccl-path"),
+  EXPECT_EQ(testing::commandOutput(binary.string() + " nccl-path"),
             fs::canonical(binary.parent_path() / "nccl_api/libpeerlink_nccl.so.2").string() + "\n");
-  EXPECT_EQ(run(binary.string() + " nccl-path --dir"),
+  EXPECT_EQ(testing::commandOutput(binary.string() + " nccl-path --dir"),
             fs::canonical(binary.parent_path() / "nccl_api").string() + "\n");
 }
 

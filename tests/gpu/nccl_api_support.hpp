@@ -21,12 +21,45 @@
 #include <fmt/format.h>
 
 #include "core/cuda_check.hpp"
+#include "forked_roles.hpp"
 #include "gpu_test_buffers.hpp"
+#include "gpu_test_support.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::testing {
 
 constexpr double kNcclStreamSeconds = 60;
+
+/// The GPUs this machine has, counted by a child (this process never touches CUDA: it forks the tests' roles).
+inline int gpuCount() {
+  static const int count = [] {
+    Pipe pipe;
+    Child child("gpu probe", [&] {
+      std::string why;
+      pipe.send(std::to_string(cudaDevices(&why)));
+      return kOk;
+    });
+    pipe.closeWrite();
+    int found = 0;
+    try {
+      found = std::stoi(pipe.receive(kChildLimit));
+    } catch (const std::exception&) {  // no answer: no GPU to test on
+    }
+    waitAll({&child}, std::chrono::seconds(30));
+    return found;
+  }();
+  return count;
+}
+
+}  // namespace peerlink::testing
+
+/// Skips the test with the reason where the machine has no GPU (ranks share GPUs where there are fewer).
+#define PEERLINK_REQUIRE_ONE_GPU()                                                                         \
+  do {                                                                                                     \
+    if (::peerlink::testing::gpuCount() == 0) GTEST_SKIP() << "no CUDA GPU (the NCCL API tests need one)"; \
+  } while (0)
+
+namespace peerlink::testing {
 
 struct NcclApi {
   decltype(&ncclGetVersion) getVersion = nullptr;

@@ -15,32 +15,7 @@
 namespace peerlink::testing {
 namespace {
 
-int gpuCount() {
-  static const int count = [] {
-    Pipe pipe;
-    Child child("gpu probe", [&] {
-      std::string why;
-      pipe.send(std::to_string(cudaDevices(&why)));
-      return kOk;
-    });
-    pipe.closeWrite();
-    int found = 0;
-    try {
-      found = std::stoi(pipe.receive(kChildLimit));
-    } catch (const std::exception&) {
-    }
-    waitAll({&child}, std::chrono::seconds(30));
-    return found;
-  }();
-  return count;
-}
-
 constexpr int kRanks = 4;
-
-#define PEERLINK_REQUIRE_ONE_GPU()                                                             \
-  do {                                                                                         \
-    if (gpuCount() == 0) GTEST_SKIP() << "no CUDA GPU (the NCCL API tests need at least one)"; \
-  } while (0)
 
 // Runs `body(api, ranks)` in a child holding `n` ranks of one world created by ncclCommInitAll, rank r on GPU
 // r % GPUs, each with a stream of its own.

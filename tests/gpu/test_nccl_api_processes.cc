@@ -18,26 +18,6 @@
 namespace peerlink::testing {
 namespace {
 
-int gpuCount() {
-  static const int count = [] {
-    Pipe pipe;
-    Child child("gpu probe", [&] {
-      std::string why;
-      pipe.send(std::to_string(cudaDevices(&why)));
-      return kOk;
-    });
-    pipe.closeWrite();
-    int found = 0;
-    try {
-      found = std::stoi(pipe.receive(kChildLimit));
-    } catch (const std::exception&) {
-    }
-    waitAll({&child}, std::chrono::seconds(30));
-    return found;
-  }();
-  return count;
-}
-
 int fail(int rank, const std::string& what) {
   std::fprintf(stderr, "[rank %d] %s\n", rank, what.c_str());
   return kWrong;
@@ -106,11 +86,6 @@ void expectRanksOk(const std::vector<int>& codes) {
     EXPECT_EQ(codes[r], kOk) << "rank " << r << " (1 wrong result, 99 exception, 100 + ErrorCode, -1 killed)";
   }
 }
-
-#define PEERLINK_REQUIRE_ONE_GPU()                                                             \
-  do {                                                                                         \
-    if (gpuCount() == 0) GTEST_SKIP() << "no CUDA GPU (the NCCL API tests need at least one)"; \
-  } while (0)
 
 // What PyTorch's ProcessGroupNCCL calls, checked, while a thread polls ncclCommGetAsyncError as its watchdog does.
 int whatPyTorchCalls(const NcclApi& api, NcclRank& me, int n) {

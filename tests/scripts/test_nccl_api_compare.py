@@ -21,6 +21,19 @@ HEADER = """# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22809
 """
 
 
+def run_compare(*args):
+    """nccl_api_compare.py's main with `args`: (exit code, what it printed)."""
+    out = io.StringIO()
+    saved = sys.argv
+    sys.argv = ["nccl_api_compare.py", *args]
+    try:
+        with redirect_stdout(out):
+            code = nccl_api_compare.main()
+    finally:
+        sys.argv = saved
+    return code, out.getvalue()
+
+
 def output(binary, rows):
     return f"# nccl-tests binary: {binary} local -g 4\n" + HEADER + "".join(rows) + "# Avg bus bandwidth    : 1\n"
 
@@ -37,22 +50,11 @@ class NcclTests(unittest.TestCase):
             f.write(text)
         return path
 
-    def run_compare(self, *args):
-        out = io.StringIO()
-        sys_argv = sys.argv
-        sys.argv = ["nccl_api_compare.py", *args]
-        try:
-            with redirect_stdout(out):
-                code = nccl_api_compare.main()
-        finally:
-            sys.argv = sys_argv
-        return code, out.getvalue()
-
     def test_rows_are_parsed_and_the_best_placement_compared(self):
         with tempfile.TemporaryDirectory() as folder:
             nccl = self.write(folder, "nccl.txt", output("all_reduce", [row(8, "1.00", "2.00"), row(1024, "10.0", "8.00")]))
             ours = self.write(folder, "ours.txt", output("all_reduce", [row(8, "3.00", "1.00"), row(1024, "9.00", "5.00")]))
-            code, text = self.run_compare("nccl-tests", nccl, ours, "--json", os.path.join(folder, "c.json"))
+            code, text = run_compare("nccl-tests", nccl, ours, "--json", os.path.join(folder, "c.json"))
             self.assertEqual(code, 0)
             self.assertIn("busbw peerlink / NCCL 0.900 .. 1.500 over 2 rows, 1 below 1.0", text)
             with open(os.path.join(folder, "c.json")) as f:
@@ -63,7 +65,7 @@ class NcclTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             nccl = self.write(folder, "nccl.txt", output("reduce", [row(8, "1.00", "1.00"), row(64, "1.00", "1.00")]))
             ours = self.write(folder, "ours.txt", output("reduce", [row(8, "1.00", "1.00", wrong_in="3")]))
-            code, text = self.run_compare("nccl-tests", nccl, ours)
+            code, text = run_compare("nccl-tests", nccl, ours)
             self.assertEqual(code, 1)
             self.assertIn("#wrong [0.0, 3.0]", text)
             self.assertIn("missing from peerlink's output", text)
@@ -86,24 +88,13 @@ class Torch(unittest.TestCase):
             json.dump(report, f)
         return path
 
-    def run_compare(self, *args):
-        sys_argv = sys.argv
-        sys.argv = ["nccl_api_compare.py", "torch", *args]
-        out = io.StringIO()
-        try:
-            with redirect_stdout(out):
-                code = nccl_api_compare.main()
-        finally:
-            sys.argv = sys_argv
-        return code, out.getvalue()
-
     def test_a_matching_peerlink_run(self):
         with tempfile.TemporaryDirectory() as folder:
             nccl = self.report(folder, "n.json")
             ours = self.report(folder, "p.json", libraries=["/opt/peerlink/lib/libpeerlink_nccl.so.2"],
                                ddp_losses=[7.0, 6.5001], ddp_step_ms_median=9.0,
                                all_reduce_us_median={"8": 10.0, "1048576": 40.0})
-            code, text = self.run_compare(nccl, ours)
+            code, text = run_compare("torch", nccl, ours)
             self.assertEqual(code, 0, text)
             self.assertIn("(peerlink / NCCL 0.9)", text)
             self.assertIn("all_reduce 8 B: NCCL 20.00 us, peerlink 10.00 us (peerlink / NCCL 0.500)", text)
@@ -112,7 +103,7 @@ class Torch(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             nccl = self.report(folder, "n.json")
             ours = self.report(folder, "p.json", ddp_losses=[7.0, 6.0])
-            code, text = self.run_compare(nccl, ours)
+            code, text = run_compare("torch", nccl, ours)
             self.assertEqual(code, 1)
             self.assertIn("did not map libpeerlink_nccl", text)
             self.assertIn("DDP losses differ", text)
