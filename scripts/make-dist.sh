@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Gathers what a GPU machine needs into ./dist (ignored by git), laid out as in ./build: the CLI, NCCL's API
-# library (nccl_api/), every test executable and the fake NVML libraries the NVML tests load. Build first (scripts/build.sh).
+# library (nccl_api/), every test executable and the fake NVML libraries the NVML tests load. Build first
+# (scripts/build.sh).
 # TOOLS="push_fanout tune" (or TOOLS=all) also builds and copies those development probes of tools/tune as
 # dist/peerlink_<name>: it turns PEERLINK_BUILD_TOOLS on in ./build, which the normal build leaves off.
 # The binaries link the CUDA runtime statically and load the driver and NVML at run time, so they run on

@@ -119,5 +119,6 @@ case $phase in
     ;;
 esac
 save
-echo "nccl-api $phase: $([ $failed = 0 ] && echo 'every step passed' || echo 'some failed'); results in \$OUT/call-nccl-api-$phase.tar.gz"
+verdict=$([ $failed = 0 ] && echo 'every step passed' || echo 'some failed')
+echo "nccl-api $phase: $verdict; results in \$OUT/call-nccl-api-$phase.tar.gz"
 exit $failed

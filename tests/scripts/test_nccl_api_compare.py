@@ -52,8 +52,10 @@ class NcclTests(unittest.TestCase):
 
     def test_rows_are_parsed_and_the_best_placement_compared(self):
         with tempfile.TemporaryDirectory() as folder:
-            nccl = self.write(folder, "nccl.txt", output("all_reduce", [row(8, "1.00", "2.00"), row(1024, "10.0", "8.00")]))
-            ours = self.write(folder, "ours.txt", output("all_reduce", [row(8, "3.00", "1.00"), row(1024, "9.00", "5.00")]))
+            nccl = self.write(folder, "nccl.txt",
+                              output("all_reduce", [row(8, "1.00", "2.00"), row(1024, "10.0", "8.00")]))
+            ours = self.write(folder, "ours.txt",
+                              output("all_reduce", [row(8, "3.00", "1.00"), row(1024, "9.00", "5.00")]))
             code, text = run_compare("nccl-tests", nccl, ours, "--json", os.path.join(folder, "c.json"))
             self.assertEqual(code, 0)
             self.assertIn("busbw peerlink / NCCL 0.900 .. 1.500 over 2 rows, 1 below 1.0", text)
