@@ -137,6 +137,18 @@ void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id o
       pending->handle->failure = failure;
     }
   };
+  // The ranks this process creates of one world must agree on its size and not repeat.
+  std::vector<bool> seen(static_cast<std::size_t>(members.front()->nranks), false);
+  for (const PendingCreation* pending : members) {
+    if (pending->nranks != members.front()->nranks || seen[static_cast<std::size_t>(pending->rank)]) {
+      failAll({ncclInvalidArgument,
+               fmt::format("ranks of one unique id created in this group disagree: rank {} of {} ranks beside rank "
+                           "{} of {} (each rank once, every one with the same nranks)",
+                           pending->rank, pending->nranks, members.front()->rank, members.front()->nranks)});
+      return;
+    }
+    seen[static_cast<std::size_t>(pending->rank)] = true;
+  }
   {
     // Ranks of one world from several threads of a process, each creating its own: peerlink's communicator
     // serves a process's ranks of a world together, so this cannot be served.

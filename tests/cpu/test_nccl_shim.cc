@@ -102,6 +102,21 @@ TEST_F(NcclShim, TwoIdsInOneGroupAreTwoWorldsCreatedSideBySide) {
   EXPECT_EQ(rank, 1);
 }
 
+TEST_F(NcclShim, RanksOfOneIdInAGroupMustAgreeOnTheSizeAndNotRepeat) {
+  const ncclUniqueId id = newId(shim_);
+  ncclComm_t comms[3] = {};
+  ASSERT_EQ(shim_.groupStart(), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comms[0], 4, id, 0, nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comms[1], 4, id, 0, nullptr), ncclSuccess);  // rank 0 again
+  EXPECT_EQ(shim_.groupEnd(), ncclInvalidArgument);
+  EXPECT_NE(std::string(shim_.getLastError(nullptr)).find("each rank once"), std::string::npos);
+  ASSERT_EQ(shim_.groupStart(), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comms[2], 3, id, 1, nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comms[0], 4, id, 0, nullptr), ncclSuccess);
+  EXPECT_EQ(shim_.groupEnd(), ncclInvalidArgument);
+  EXPECT_TRUE(log_->take().empty());  // nothing reached the platform
+}
+
 TEST_F(NcclShim, DestroyingOneRankLeavesTheWorldToTheOthersAndTheLastEndsIt) {
   const std::vector<ncclComm_t> comms = group(4);
   ASSERT_EQ(platform_->worlds.size(), 1u);
