@@ -48,7 +48,7 @@ RealNccl& Shim::realOrThrow(const char* call) const {
   return *parts_.real;
 }
 
-ncclResult_t Shim::fail(const char* call, ncclComm_t comm, const Failure& failure) noexcept {
+ncclResult_t Shim::fail(ncclComm_t comm, const Failure& failure) noexcept {
   try {
     thread().lastError = failure.message;
     {
@@ -61,7 +61,6 @@ ncclResult_t Shim::fail(const char* call, ncclComm_t comm, const Failure& failur
     logWarn(LogSubsys::Coll, "NCCL API: {} ({})", failure.message, resultName(failure.result));
   } catch (...) {  // out of memory for the text: the code still tells the caller
   }
-  (void)call;
   return failure.result;
 }
 
@@ -236,7 +235,7 @@ void Shim::resetDebugInit() {
   try {
     configureLogging(Params::fromEnvironment());
   } catch (const std::exception& error) {
-    fail("ncclResetDebugInit", nullptr, failureOf(error, "ncclResetDebugInit"));
+    fail(nullptr, failureOf(error, "ncclResetDebugInit"));
   }
   if (parts_.real != nullptr && parts_.real->resetDebugInit != nullptr) parts_.real->resetDebugInit();
 }

@@ -156,7 +156,8 @@ class Shim {
 
   template <typename Body>
   ncclResult_t run(const char* call, ncclComm_t comm, Body&& body) noexcept;
-  ncclResult_t fail(const char* call, ncclComm_t comm, const Failure& failure) noexcept;
+  /// Records `failure` as the thread's (and `comm`'s) last error, logs it, and returns its code.
+  ncclResult_t fail(ncclComm_t comm, const Failure& failure) noexcept;
   ThreadState& thread();
   const ApiSettings& settings() const;
   RealNccl& realOrThrow(const char* call) const;
@@ -206,9 +207,9 @@ ncclResult_t Shim::run(const char* call, ncclComm_t comm, Body&& body) noexcept 
     settings();  // a malformed PEERLINK_* value fails every call, naming it
     return body();
   } catch (const std::exception& error) {
-    return fail(call, comm, failureOf(error, call));
+    return fail(comm, failureOf(error, call));
   } catch (...) {
-    return fail(call, comm, Failure{ncclInternalError, std::string(call) + ": unknown exception"});
+    return fail(comm, Failure{ncclInternalError, std::string(call) + ": unknown exception"});
   }
 }
 

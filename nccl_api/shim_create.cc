@@ -307,8 +307,8 @@ ncclResult_t Shim::commShrink(ncclComm_t comm, int* exclude, int excludeCount, n
     if (newcomm == nullptr) throw ApiError(ncclInvalidArgument, "newcomm is NULL");
     if (parent->real == nullptr) {
       throw ApiError(ncclInvalidUsage,
-                     "ncclCommShrink is not served by peerlink's communicator (a split needs every rank, and the "
-                     "excluded ones do not call); use ncclCommSplit, or PEERLINK_NCCL_FALLBACK=ALL");
+                     "peerlink's communicator cannot shrink (its split needs every rank, and the excluded ones do "
+                     "not call); use ncclCommSplit, or PEERLINK_NCCL_FALLBACK=ALL");
     }
     if (parts_.real->commShrink == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommShrink");
     ncclComm_t real = nullptr;
@@ -328,8 +328,7 @@ ncclResult_t Shim::commRevoke(ncclComm_t comm, int flags) {
   return run("ncclCommRevoke", comm, [&] {
     ncclComm* handle = require(comm, "ncclCommRevoke");
     if (handle->real == nullptr) {
-      throw ApiError(ncclInvalidUsage,
-                     "ncclCommRevoke is not served by peerlink's communicator: ncclCommAbort stops its calls at once");
+      throw ApiError(ncclInvalidUsage, "peerlink's communicator has no revoke: ncclCommAbort stops its calls at once");
     }
     if (parts_.real->commRevoke == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommRevoke");
     return forwarded(handle, parts_.real->commRevoke(handle->real, flags));

@@ -13,6 +13,7 @@ namespace {
 constexpr const char* kRefusal =
     "NCCL's device API needs a communicator of the real NCCL; peerlink serves this one (PEERLINK_NCCL_FALLBACK=ALL "
     "hands every communicator to the real NCCL)";
+constexpr const char* kNotLoaded = "NCCL's device API is the real NCCL's, which is not loaded: ";
 
 }  // namespace
 
@@ -71,7 +72,7 @@ ncclResult_t Shim::lsaBarrierCreateRequirement(ncclTeam_t team, int count, ncclL
                                                ncclDevResourceRequirements_t* out) {
   return run("ncclLsaBarrierCreateRequirement", nullptr, [&] {
     if (parts_.real == nullptr || parts_.real->lsaBarrierCreateRequirement == nullptr) {
-      throw ApiError(ncclInvalidUsage, std::string(kRefusal) + "; the real NCCL is not loaded: " + parts_.realFailure);
+      throw ApiError(ncclInvalidUsage, kNotLoaded + parts_.realFailure);
     }
     return forwarded(nullptr, parts_.real->lsaBarrierCreateRequirement(team, count, handle, out));
   });
@@ -81,7 +82,7 @@ int Shim::llA2ACalcSlots(int maxElements, int maxElementBytes) {
   int slots = -1;
   run("ncclLLA2ACalcSlots", nullptr, [&] {
     if (parts_.real == nullptr || parts_.real->llA2ACalcSlots == nullptr) {
-      throw ApiError(ncclInvalidUsage, std::string(kRefusal) + "; the real NCCL is not loaded: " + parts_.realFailure);
+      throw ApiError(ncclInvalidUsage, kNotLoaded + parts_.realFailure);
     }
     slots = parts_.real->llA2ACalcSlots(maxElements, maxElementBytes);
     return ncclSuccess;
@@ -93,7 +94,7 @@ ncclResult_t Shim::llA2ACreateRequirement(int blocks, int slots, ncclLLA2AHandle
                                           ncclDevResourceRequirements_t* out) {
   return run("ncclLLA2ACreateRequirement", nullptr, [&] {
     if (parts_.real == nullptr || parts_.real->llA2ACreateRequirement == nullptr) {
-      throw ApiError(ncclInvalidUsage, std::string(kRefusal) + "; the real NCCL is not loaded: " + parts_.realFailure);
+      throw ApiError(ncclInvalidUsage, kNotLoaded + parts_.realFailure);
     }
     return forwarded(nullptr, parts_.real->llA2ACreateRequirement(blocks, slots, handle, out));
   });
