@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Gathers what a GPU machine needs into ./dist (ignored by git), laid out as in ./build: the CLI, every
-# test executable and the fake NVML libraries the NVML tests load. Build first (scripts/build.sh).
+# Gathers what a GPU machine needs into ./dist (ignored by git), laid out as in ./build: the CLI, NCCL's API
+# library (nccl_api/), every test executable and the fake NVML libraries the NVML tests load. Build first
+# (scripts/build.sh).
 # TOOLS="push_fanout tune" (or TOOLS=all) also builds and copies those development probes of tools/tune as
 # dist/peerlink_<name>: it turns PEERLINK_BUILD_TOOLS on in ./build, which the normal build leaves off.
 # The binaries link the CUDA runtime statically and load the driver and NVML at run time, so they run on
@@ -25,6 +26,10 @@ fi
 rm -rf dist
 mkdir -p dist/tests
 cp build/peerlink dist/
+# NCCL's API over peerlink, with the libnccl.so.2 link beside it (`peerlink nccl-path` finds both there).
+mkdir -p dist/nccl_api
+cp build/nccl_api/libpeerlink_nccl.so.2 dist/nccl_api/
+ln -sfn libpeerlink_nccl.so.2 dist/nccl_api/libnccl.so.2
 for tool in $tools; do cp "build/peerlink_$tool" dist/; done
 find build/tests -maxdepth 1 -type f -executable -name '*_test_*' -exec cp {} dist/tests/ \;
 (cd build && find tests -name 'libfake_nvml*.so' -exec cp --parents {} ../dist/ \;)

@@ -21,5 +21,6 @@ for name in "$@"; do
 done
 rm -f dist/tests/gpu_test_*
 strip dist/peerlink
+strip dist/nccl_api/libpeerlink_nccl.so.2
 du -sh dist
 dist/peerlink --version

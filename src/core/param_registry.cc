@@ -49,7 +49,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        1,
        3600000,
        "Deadline of every wait, host or device (flags, handshakes, copies), in milliseconds; a wait that passes it "
-       "becomes an error naming the pair and step.",
+       "becomes an error naming the pair and step. Under the NCCL API (libpeerlink_nccl.so.2) an unset value is "
+       "3600000: NCCL waits as long as the application does, and ncclCommAbort stops a wait at once.",
        ParamAudience::User},
       {"PEERLINK_P2P_DISABLE",
        ParamType::Bool,
@@ -289,8 +290,30 @@ const std::vector<ParamSpec>& paramRegistry() {
        {},
        0,
        0,
-       "libnccl that `peerlink coll` loads for its same-run reference; empty searches libnccl.so.2 on the loader "
+       "The real NCCL library: the one `peerlink coll` loads for its same-run reference, and the one "
+       "libpeerlink_nccl.so.2 forwards to (PEERLINK_NCCL_FALLBACK); empty searches libnccl.so.2 on the loader "
        "path, beside the CUDA toolkit and in Python's nvidia.nccl package.",
+       ParamAudience::User},
+      {"PEERLINK_NCCL_FALLBACK",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "NONE", "ALL"},
+       0,
+       0,
+       "What libpeerlink_nccl.so.2 (NCCL's API over peerlink) may hand to the real NCCL (PEERLINK_NCCL_LIBRARY): "
+       "AUTO the communicators peerlink cannot serve (a job whose launcher says it spans machines, an id made by "
+       "the real NCCL, ncclCommInitAll over GPUs without peer access) and their calls; NONE nothing (those are "
+       "refused with ncclInvalidUsage and a log line; the real library is never loaded); ALL every communicator.",
+       ParamAudience::User},
+      {"PEERLINK_NCCL_VERSION",
+       ParamType::Int,
+       "22809",
+       {},
+       20900,
+       99999,
+       "The NCCL version libpeerlink_nccl.so.2 reports (ncclGetVersion), as NCCL_VERSION_CODE: major * 10000 + "
+       "minor * 100 + patch. Applications choose features by it (PyTorch's memory pools from 21900, nccl-tests' "
+       "ncclAlltoAll from 22800).",
        ParamAudience::User},
       {"PEERLINK_BOOTSTRAP_ADDR",
        ParamType::String,
@@ -310,7 +333,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        3600000,
        "Deadline of the bootstrap between processes, in milliseconds: the rendezvous (all ranks reaching the root), "
        "connecting the ranks to each other, and each all-gather, barrier, send or recv; a wait that passes it names "
-       "the ranks that did not answer.",
+       "the ranks that did not answer. Under the NCCL API an unset value is 3600000 (ranks may reach a lazily "
+       "created communicator minutes apart).",
        ParamAudience::User},
       {"PEERLINK_HOSTID",
        ParamType::String,

@@ -222,15 +222,17 @@ TEST(Cli, DoctorRejectsBadDevicesAndTimeouts) {
 
 // A command or option that does not exist is named, not reported as a missing command.
 TEST(Cli, UnknownCommandsAndOptionsAreNamed) {
-  EXPECT_EQ(runCli({"frobnicate"}).err,
-            "peerlink: unknown command 'frobnicate' (one of topo, bench, doctor, coll, place, plan, env; run 'peerlink "
-            "--help')\n");
+  EXPECT_EQ(
+      runCli({"frobnicate"}).err,
+      "peerlink: unknown command 'frobnicate' (one of topo, bench, doctor, coll, place, plan, env, nccl-path; run "
+      "'peerlink --help')\n");
   EXPECT_EQ(
       runCli({"--bogus"}).err,
       "peerlink: unknown option '--bogus' before the command (a command first: topo, bench, doctor, coll, place, plan, "
-      "env; run 'peerlink --help')\n");
+      "env, nccl-path; run 'peerlink --help')\n");
   EXPECT_EQ(runCli({}).err,
-            "peerlink: no command given (one of topo, bench, doctor, coll, place, plan, env; run 'peerlink --help')\n");
+            "peerlink: no command given (one of topo, bench, doctor, coll, place, plan, env, nccl-path; run 'peerlink "
+            "--help')\n");
   EXPECT_EQ(runCli({"--version"}).code, kExitOk);
   EXPECT_EQ(runCli({"_share-export", "--bogus"}).code, kExitUsage);  // the hidden command is still a command
 }

@@ -86,6 +86,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CollCommandOptions collOptions;
   PlaceOptions placeOptions;
   PlanCommandOptions planOptions;
+  NcclPathOptions ncclPathOptions;
   CLI::App* topo = addTopoCommand(app, topoOptions);
   CLI::App* bench = addBenchCommand(app, benchOptions);
   CLI::App* doctor = addDoctorCommand(app, doctorOptions);
@@ -94,6 +95,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* plan = addPlanCommand(app, planOptions);
   CLI::App* shareExport = addShareExportCommand(app, shareExportOptions);
   CLI::App* env = addEnvCommand(app, envOptions);
+  CLI::App* ncclPath = addNcclPathCommand(app, ncclPathOptions);
 
   if (const std::optional<std::string> problem = commandProblem(app, argc, argv)) {
     err << "peerlink: " << *problem << "\n";
@@ -128,6 +130,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (place->parsed()) return runPlaceCommand(placeOptions, context);
     if (plan->parsed()) return runPlanCommand(planOptions, context);
     if (shareExport->parsed()) return runShareExportCommand(shareExportOptions, context);
+    if (ncclPath->parsed()) return runNcclPathCommand(ncclPathOptions, context);
     err << "peerlink: no command given (run 'peerlink --help')\n";
     return kExitUsage;
   } catch (const Error& error) {

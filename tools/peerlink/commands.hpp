@@ -116,6 +116,13 @@ struct PlaceOptions {
 CLI::App* addPlaceCommand(CLI::App& app, PlaceOptions& options);
 int runPlaceCommand(const PlaceOptions& options, Context& context);
 
+/// `peerlink nccl-path`: where libpeerlink_nccl.so.2 is (nccl_path_command.cc).
+struct NcclPathOptions {
+  bool directory = false;  ///< --dir: the folder holding its libnccl.so.2 link, for LD_LIBRARY_PATH
+};
+CLI::App* addNcclPathCommand(CLI::App& app, NcclPathOptions& options);
+int runNcclPathCommand(const NcclPathOptions& options, Context& context);
+
 struct EnvOptions {
   bool json = false;  ///< --json: machine-readable list
   bool all = false;   ///< --all: the tuning and testing parameters too, not only users' and those set

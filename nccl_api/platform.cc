@@ -1,0 +1,150 @@
+#include "nccl_api/platform.hpp"
+
+#include <map>
+
+#include "core/cuda_check.hpp"
+#include "nccl_api/transform_kernels.hpp"
+#include "peerlink/communicator.hpp"
+#include "peerlink/cuda.hpp"
+
+namespace peerlink::nccl {
+namespace {
+
+class CommunicatorBackend final : public WorldBackend {
+ public:
+  explicit CommunicatorBackend(std::shared_ptr<Communicator> communicator) : comm_(std::move(communicator)) {}
+
+  int size() const override { return comm_->size(); }
+  std::vector<int> localRanks() const override { return comm_->localRanks(); }
+  int device(int rank) const override { return comm_->device(rank); }
+
+  void allReduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                 cudaStream_t stream) override {
+    comm_->allReduce(rank, send, recv, count, type, op, stream);
+  }
+  void broadcast(int rank, const void* send, void* recv, std::size_t count, DataType type, int root,
+                 cudaStream_t stream) override {
+    comm_->broadcast(rank, send, recv, count, type, root, stream);
+  }
+  void reduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+              cudaStream_t stream) override {
+    comm_->reduce(rank, send, recv, count, type, op, root, stream);
+  }
+  void allGather(int rank, const void* send, void* recv, std::size_t count, DataType type,
+                 cudaStream_t stream) override {
+    comm_->allGather(rank, send, recv, count, type, stream);
+  }
+  void reduceScatter(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                     cudaStream_t stream) override {
+    comm_->reduceScatter(rank, send, recv, count, type, op, stream);
+  }
+  void allToAll(int rank, const void* send, void* recv, std::size_t count, DataType type,
+                cudaStream_t stream) override {
+    comm_->allToAll(rank, send, recv, count, type, stream);
+  }
+  void send(int rank, const void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream) override {
+    comm_->send(rank, buffer, count, type, peer, stream);
+  }
+  void recv(int rank, void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream) override {
+    comm_->recv(rank, buffer, count, type, peer, stream);
+  }
+  void groupStart() override { comm_->groupStart(); }
+  void groupEnd() override { comm_->groupEnd(); }
+  int registerWindow(const std::vector<void*>& buffers, const std::vector<std::size_t>& bytes) override {
+    return comm_->registerWindow(buffers, bytes);
+  }
+  void deregisterWindow(int window) override { comm_->deregisterWindow(window); }
+  std::optional<Error> asyncError() override { return comm_->asyncError(); }
+  std::vector<std::shared_ptr<WorldBackend>> split(const std::vector<int>& colors,
+                                                   const std::vector<int>& keys) override {
+    // Local ranks of one color share a Communicator, and so one backend.
+    std::map<Communicator*, std::shared_ptr<WorldBackend>> made;
+    std::vector<std::shared_ptr<WorldBackend>> result;
+    for (const std::shared_ptr<Communicator>& part : comm_->split(colors, keys)) {
+      if (part == nullptr) {
+        result.push_back(nullptr);
+        continue;
+      }
+      std::shared_ptr<WorldBackend>& backend = made[part.get()];
+      if (backend == nullptr) backend = std::make_shared<CommunicatorBackend>(part);
+      result.push_back(backend);
+    }
+    return result;
+  }
+  void abort() noexcept override { comm_->abort(); }
+
+ private:
+  std::shared_ptr<Communicator> comm_;
+};
+
+class CudaPlatform final : public Platform {
+ public:
+  std::shared_ptr<WorldBackend> createWorld(const UniqueId& id, int nranks, const std::vector<int>& ranks,
+                                            const std::vector<int>& devices, const Params& params) override {
+    return std::make_shared<CommunicatorBackend>(std::make_shared<Communicator>(id, nranks, ranks, devices, params));
+  }
+  std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params& params) override {
+    return std::make_shared<CommunicatorBackend>(std::make_shared<Communicator>(devices, params));
+  }
+  UniqueId makeId(const Params& params) override { return makeUniqueId(params); }
+
+  int currentDevice() override {
+    int device = -1;
+    PEERLINK_CUDA_CHECK(cudaGetDevice(&device));
+    return device;
+  }
+  int deviceCount() override {
+    int count = 0;
+    PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));
+    return count;
+  }
+  void* memAlloc(std::size_t bytes) override {
+    void* pointer = nullptr;
+    if (bytes > 0) PEERLINK_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+    return pointer;
+  }
+  void memFree(void* pointer) override { PEERLINK_CUDA_CHECK(cudaFree(pointer)); }
+  void* allocate(int device, std::size_t bytes) override {
+    const DeviceGuard guard(device);
+    void* pointer = nullptr;
+    PEERLINK_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+    return pointer;
+  }
+  void release(int device, void* pointer) noexcept override {
+    int current = -1;
+    const bool known = cudaGetDevice(&current) == cudaSuccess;
+    if (cudaSetDevice(device) == cudaSuccess) cudaFree(pointer);
+    if (known) cudaSetDevice(current);
+    cudaGetLastError();
+  }
+  void transform(int device, const TransformArgs& args, cudaStream_t stream) override {
+    const DeviceGuard guard(device);
+    launchTransform(args, stream);
+  }
+  void copy(int device, void* destination, const void* source, std::size_t bytes, cudaStream_t stream) override {
+    const DeviceGuard guard(device);
+    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream));
+  }
+  void orderAfter(int device, cudaStream_t later, cudaStream_t earlier) override {
+    // Inside a capture the graph's edges are the application's to make (an event of a stream outside the capture
+    // cannot be waited on there).
+    if (capturing(later) || capturing(earlier)) return;
+    const DeviceGuard guard(device);
+    const Event event(device, cudaEventDisableTiming);  // released once the wait is queued; CUDA keeps what it needs
+    PEERLINK_CUDA_CHECK(cudaEventRecord(event.get(), earlier));
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(later, event.get(), 0));
+  }
+  bool capturing(cudaStream_t stream) override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    PEERLINK_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    return status != cudaStreamCaptureStatusNone;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Platform> makeCudaPlatform() {
+  return std::make_unique<CudaPlatform>();
+}
+
+}  // namespace peerlink::nccl

@@ -1,0 +1,51 @@
+// The NCCL API's settings (read once per process from the registry: the C API has no other channel) and the
+// decisions made from them: which library serves a new communicator. Pure but for apiSettingsFromEnvironment.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "nccl_api/result.hpp"
+#include "peerlink/launch.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink::nccl {
+
+/// PEERLINK_NCCL_FALLBACK.
+enum class Fallback { Auto, None, All };
+const char* fallbackName(Fallback fallback) noexcept;  ///< "AUTO", "NONE", "ALL"
+
+/// The deadline both PEERLINK_TIMEOUT_MS and PEERLINK_BOOTSTRAP_TIMEOUT_MS take under the NCCL API when unset:
+/// NCCL waits as long as the application does (PyTorch's own watchdog gives up after minutes and aborts, which
+/// stops peerlink's waits at once through the abort word).
+inline constexpr const char* kApiDeadlineMs = "3600000";
+
+struct ApiSettings {
+  Params params;  ///< with the NCCL API's deadlines where the user set none
+  Fallback fallback = Fallback::Auto;
+  int versionCode = 22809;  ///< PEERLINK_NCCL_VERSION
+  std::string library;      ///< PEERLINK_NCCL_LIBRARY (empty: search)
+};
+
+/// The settings from `params`, with the NCCL API's deadlines where the user set none.
+ApiSettings apiSettingsFrom(Params params);
+
+/// Which library serves a communicator, and why (the INIT log says it once per communicator).
+struct Server {
+  bool nccl = false;  ///< false: peerlink's communicator
+  std::string reason;
+};
+
+/// Who serves the world of an id ncclGetUniqueId makes here. The id carries the answer to every rank: a peerlink
+/// id or the real NCCL's. AUTO gives the real NCCL a job whose launcher says it spans machines (peerlink's
+/// communicator does not cross machines yet), ALL every job; without the real library loaded (`loadFailure`
+/// says why) ALL is a Failure and AUTO stays with peerlink.
+std::variant<Server, Failure> chooseIdServer(Fallback fallback, const LaunchEnvironment& launch, bool ncclLoaded,
+                                             const std::string& loadFailure);
+
+/// Who serves ncclCommInitRank with an id that is (`peerlinkId`) or is not one of peerlink's. Another id is the
+/// real NCCL's: served by it when allowed and loaded, else a Failure (ncclInvalidArgument) saying what to set.
+std::variant<Server, Failure> chooseRankServer(Fallback fallback, bool peerlinkId, bool ncclLoaded,
+                                               const std::string& loadFailure);
+
+}  // namespace peerlink::nccl

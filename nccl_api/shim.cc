@@ -1,0 +1,309 @@
+// The Shim's core: failures into NCCL's codes and ncclGetLastError, the registry of live handles, per-thread
+// state, and the calls about versions, ids, errors and a communicator's facts.
+#include "nccl_api/shim.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/log.hpp"
+#include "nccl_api/config.hpp"
+
+namespace peerlink::nccl {
+namespace {
+
+std::atomic<std::uint64_t> nextShimId{1};
+
+}  // namespace
+
+Shim::Shim(ShimParts parts) : id_(nextShimId++), parts_(std::move(parts)) {}
+
+Shim::~Shim() {
+  std::vector<ncclComm*> left(live_.begin(), live_.end());
+  for (ncclComm* handle : left) dropHandle(handle);
+}
+
+std::size_t Shim::liveHandles() const {
+  const std::shared_lock<std::shared_mutex> lock(registryMutex_);
+  return live_.size();
+}
+
+Shim::ThreadState& Shim::thread() {
+  thread_local std::unordered_map<std::uint64_t, ThreadState> states;
+  return states[id_];
+}
+
+const ApiSettings& Shim::settings() const {
+  if (const auto* failure = std::get_if<Failure>(&parts_.settings)) throw ApiError(*failure);
+  return std::get<ApiSettings>(parts_.settings);
+}
+
+RealNccl& Shim::realOrThrow(const char* call) const {
+  if (parts_.real == nullptr) {
+    throw ApiError(ncclInternalError,
+                   fmt::format("{} needs the real NCCL, which is not loaded ({})", call, parts_.realFailure));
+  }
+  return *parts_.real;
+}
+
+ncclResult_t Shim::fail(ncclComm_t comm, const Failure& failure) noexcept {
+  try {
+    thread().lastError = failure.message;
+    {
+      const std::shared_lock<std::shared_mutex> lock(registryMutex_);
+      if (comm != nullptr && live_.count(comm) != 0) {
+        const std::lock_guard<std::mutex> handleLock(comm->mutex);
+        comm->lastError = failure.message;
+      }
+    }
+    logWarn(LogSubsys::Coll, "NCCL API: {} ({})", failure.message, resultName(failure.result));
+  } catch (...) {  // out of memory for the text: the code still tells the caller
+  }
+  return failure.result;
+}
+
+ncclComm* Shim::newHandle() {
+  auto handle = std::make_unique<ncclComm>();
+  const std::unique_lock<std::shared_mutex> lock(registryMutex_);
+  live_.insert(handle.get());
+  return handle.release();
+}
+
+ncclComm* Shim::require(ncclComm_t comm, const char* call, bool ready) {
+  if (comm == nullptr) throw ApiError(ncclInvalidArgument, "the communicator is NULL");
+  {
+    const std::shared_lock<std::shared_mutex> lock(registryMutex_);
+    if (live_.count(comm) == 0) {
+      throw ApiError(ncclInvalidArgument,
+                     fmt::format("{} is not a communicator: never created, or already destroyed or aborted",
+                                 static_cast<const void*>(comm)));
+    }
+  }
+  settle(comm);
+  if (!ready) return comm;
+  const std::lock_guard<std::mutex> lock(comm->mutex);
+  switch (comm->stage) {
+    case ncclComm::Stage::Creating:
+      throw ApiError(ncclInvalidUsage,
+                     "the communicator is still being created (ncclGroupEnd has not run, or other ranks of this "
+                     "process have not called ncclCommSplit yet)");
+    case ncclComm::Stage::Failed: throw ApiError(comm->failure.result, "its creation failed: " + comm->failure.message);
+    case ncclComm::Stage::Ready: break;
+  }
+  if (comm->finalized) {
+    throw ApiError(ncclInvalidUsage, fmt::format("{} after ncclCommFinalize: only ncclCommDestroy may follow", call));
+  }
+  return comm;
+}
+
+void Shim::settle(ncclComm* handle) {
+  std::shared_ptr<SplitSlot> slot;
+  {
+    const std::lock_guard<std::mutex> lock(handle->mutex);
+    if (handle->stage != ncclComm::Stage::Creating || handle->split == nullptr || !handle->split->done) return;
+    slot = std::move(handle->split);
+  }
+  if (slot->failure) {
+    const std::lock_guard<std::mutex> lock(handle->mutex);
+    handle->stage = ncclComm::Stage::Failed;
+    handle->failure = *slot->failure;
+    return;
+  }
+  adopt(handle, slot->world, slot->rank, "split from a communicator peerlink serves");
+}
+
+void Shim::adopt(ncclComm* handle, const std::shared_ptr<NativeWorld>& world, int rank, const std::string& why) {
+  {
+    const std::lock_guard<std::mutex> lock(handle->mutex);
+    handle->world = world;
+    handle->rank = rank;
+    handle->nranks = world->size();
+    handle->device = world->device(rank);
+    handle->stage = ncclComm::Stage::Ready;
+  }
+  logInfo(LogSubsys::Init, "NCCL API: communicator {} '{}' rank {} of {} on GPU {}: served by peerlink ({})",
+          static_cast<const void*>(handle), handle->name, rank, handle->nranks, handle->device, why);
+}
+
+void Shim::adoptReal(ncclComm* handle, ncclComm_t real, const std::string& why) {
+  {
+    const std::lock_guard<std::mutex> lock(handle->mutex);
+    handle->real = real;
+    handle->stage = ncclComm::Stage::Ready;
+  }
+  logInfo(LogSubsys::Init, "NCCL API: communicator {} '{}': served by NCCL {} at {} ({})",
+          static_cast<const void*>(handle), handle->name, versionText(parts_.real->versionCode), parts_.real->path,
+          why);
+}
+
+void Shim::dropHandle(ncclComm* handle) {
+  {
+    const std::unique_lock<std::shared_mutex> lock(registryMutex_);
+    live_.erase(handle);
+  }
+  GroupState& group = thread().group;
+  group.creations.erase(std::remove_if(group.creations.begin(), group.creations.end(),
+                                       [&](const PendingCreation& pending) { return pending.handle == handle; }),
+                        group.creations.end());
+  if (handle->world != nullptr && handle->world->localRanks().size() > 1) {
+    try {
+      handle->world->forget(handle->rank);
+    } catch (...) {  // the handle goes anyway; the world only fails the others' calls sooner
+    }
+  }
+  for (void* registration : handle->registrations) delete static_cast<LocalRegistration*>(registration);
+  for (Window* window : handle->windows) delete window;
+  logInfo(LogSubsys::Coll, "NCCL API: communicator {} rank {}: {} calls served by peerlink, {} by the real NCCL",
+          static_cast<const void*>(handle), handle->rank, handle->served.load(), handle->forwarded.load());
+  delete handle;
+}
+
+void Shim::openRealGroup() {
+  GroupState& group = thread().group;
+  RealNccl& real = realOrThrow("a group");
+  while (group.realOpen < group.depth) {
+    const ncclResult_t result = real.groupStart();
+    if (result != ncclSuccess) throw ApiError(result, "the real NCCL's ncclGroupStart failed");
+    ++group.realOpen;
+  }
+}
+
+RealNccl& Shim::realInGroup() {
+  if (thread().group.depth > 0) openRealGroup();
+  return realOrThrow("a forwarded call");
+}
+
+ncclResult_t Shim::forwarded(ncclComm* handle, ncclResult_t result) {
+  if (handle != nullptr) ++handle->forwarded;
+  if (result == ncclSuccess || result == ncclInProgress) return result;
+  const char* text =
+      parts_.real->getLastError != nullptr ? parts_.real->getLastError(handle ? handle->real : nullptr) : nullptr;
+  throw ApiError(result, fmt::format("the real NCCL failed it: {}",
+                                     text != nullptr && *text != '\0' ? text : resultString(result)));
+}
+
+// ---- versions, ids, errors ----------------------------------------------------------------------------------
+
+ncclResult_t Shim::getVersion(int* version) {
+  return run("ncclGetVersion", nullptr, [&] {
+    if (version == nullptr) throw ApiError(ncclInvalidArgument, "version is NULL");
+    *version = settings().versionCode;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::getUniqueId(ncclUniqueId* id) {
+  return run("ncclGetUniqueId", nullptr, [&] {
+    if (id == nullptr) throw ApiError(ncclInvalidArgument, "uniqueId is NULL");
+    const auto server = chooseIdServer(settings().fallback, parts_.launch, parts_.real != nullptr, parts_.realFailure);
+    if (const auto* failure = std::get_if<Failure>(&server)) throw ApiError(*failure);
+    const Server& chosen = std::get<Server>(server);
+    logInfo(LogSubsys::Init, "NCCL API: ncclGetUniqueId: an id of {} ({})", chosen.nccl ? "the real NCCL" : "peerlink",
+            chosen.reason);
+    if (chosen.nccl) return forwarded(nullptr, parts_.real->getUniqueId(id));
+    static_assert(sizeof(ncclUniqueId) == kUniqueIdBytes, "ncclUniqueId and peerlink's UniqueId are both 128 bytes");
+    const UniqueId made = parts_.platform->makeId(settings().params);
+    std::memcpy(id->internal, made.bytes, kUniqueIdBytes);
+    return ncclSuccess;
+  });
+}
+
+const char* Shim::getErrorString(ncclResult_t result) noexcept {
+  return resultString(result);
+}
+
+const char* Shim::getLastError(ncclComm_t comm) {
+  ThreadState& state = thread();
+  try {
+    const std::shared_lock<std::shared_mutex> lock(registryMutex_);
+    if (comm != nullptr && live_.count(comm) != 0) {
+      const std::lock_guard<std::mutex> handleLock(comm->mutex);
+      if (!comm->lastError.empty()) {
+        state.lastError = comm->lastError;
+      } else if (comm->real != nullptr && parts_.real->getLastError != nullptr) {
+        return parts_.real->getLastError(comm->real);
+      }
+    }
+  } catch (...) {  // the last error stays as it was
+  }
+  return state.lastError.c_str();
+}
+
+void Shim::resetDebugInit() {
+  try {
+    configureLogging(Params::fromEnvironment());
+  } catch (const std::exception& error) {
+    fail(nullptr, failureOf(error, "ncclResetDebugInit"));
+  }
+  if (parts_.real != nullptr && parts_.real->resetDebugInit != nullptr) parts_.real->resetDebugInit();
+}
+
+// ---- a communicator's facts ---------------------------------------------------------------------------------
+
+ncclResult_t Shim::commGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
+  return run("ncclCommGetAsyncError", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommGetAsyncError", false);
+    if (error == nullptr) throw ApiError(ncclInvalidArgument, "asyncError is NULL");
+    std::shared_ptr<NativeWorld> world;
+    {
+      const std::lock_guard<std::mutex> lock(handle->mutex);
+      if (handle->stage == ncclComm::Stage::Creating) {
+        *error = ncclInProgress;
+        return ncclSuccess;
+      }
+      if (handle->stage == ncclComm::Stage::Failed) {
+        *error = handle->failure.result;
+        return ncclSuccess;
+      }
+      world = handle->world;
+    }
+    if (handle->real != nullptr) {
+      return forwarded(handle, parts_.real->commGetAsyncError(handle->real, error));
+    }
+    const std::optional<Error> failure = world->backend().asyncError();
+    *error = failure ? resultOf(failure->code()) : ncclSuccess;
+    if (failure) {
+      const std::lock_guard<std::mutex> lock(handle->mutex);
+      handle->lastError = fmt::format("ncclCommGetAsyncError: {}", failure->what());
+    }
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commCount(ncclComm_t comm, int* count) {
+  return run("ncclCommCount", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommCount");
+    if (count == nullptr) throw ApiError(ncclInvalidArgument, "count is NULL");
+    if (handle->real != nullptr) return forwarded(handle, parts_.real->commCount(handle->real, count));
+    *count = handle->nranks;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commCuDevice(ncclComm_t comm, int* device) {
+  return run("ncclCommCuDevice", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommCuDevice");
+    if (device == nullptr) throw ApiError(ncclInvalidArgument, "device is NULL");
+    if (handle->real != nullptr) {
+      return forwarded(handle, parts_.real->commCuDevice(handle->real, device));
+    }
+    *device = handle->device;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commUserRank(ncclComm_t comm, int* rank) {
+  return run("ncclCommUserRank", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommUserRank");
+    if (rank == nullptr) throw ApiError(ncclInvalidArgument, "rank is NULL");
+    if (handle->real != nullptr) {
+      return forwarded(handle, parts_.real->commUserRank(handle->real, rank));
+    }
+    *rank = handle->rank;
+    return ncclSuccess;
+  });
+}
+
+}  // namespace peerlink::nccl

@@ -1,0 +1,379 @@
+// The Shim's communicators: creation (by rank, all in one process, by split), inside a group or not, and the end
+// of one (finalize, destroy, abort).
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/log.hpp"
+#include "nccl_api/config.hpp"
+#include "nccl_api/shim.hpp"
+
+namespace peerlink::nccl {
+namespace {
+
+bool isPeerlinkId(const UniqueId& id) {
+  try {
+    uniqueIdAddress(id);  // decodes the id, throwing for bytes that are no peerlink id
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+CommConfig configOrThrow(const ncclConfig_t* config) {
+  auto read = readCommConfig(config);
+  if (const auto* failure = std::get_if<Failure>(&read)) throw ApiError(*failure);
+  return std::get<CommConfig>(read);
+}
+
+bool sameId(const UniqueId& a, const UniqueId& b) {
+  return std::memcmp(a.bytes, b.bytes, kUniqueIdBytes) == 0;
+}
+
+}  // namespace
+
+ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank,
+                                const ncclConfig_t* config, const char* call) {
+  return run(call, nullptr, [&] {
+    if (comm == nullptr) throw ApiError(ncclInvalidArgument, "newcomm is NULL");
+    *comm = nullptr;
+    if (nranks < 1 || rank < 0 || rank >= nranks) {
+      throw ApiError(ncclInvalidArgument, fmt::format("rank {} of {} ranks: ranks are 0..nranks-1", rank, nranks));
+    }
+    const CommConfig parsed = configOrThrow(config);
+    UniqueId peerlinkId;
+    std::memcpy(peerlinkId.bytes, id.internal, kUniqueIdBytes);
+    const auto server =
+        chooseRankServer(settings().fallback, isPeerlinkId(peerlinkId), parts_.real != nullptr, parts_.realFailure);
+    if (const auto* failure = std::get_if<Failure>(&server)) throw ApiError(*failure);
+    ncclComm* handle = newHandle();
+    handle->name = parsed.name;
+    handle->rank = rank;
+    handle->nranks = nranks;
+    GroupState& group = thread().group;
+    if (std::get<Server>(server).nccl) {
+      try {
+        ncclComm_t real = nullptr;
+        RealNccl& api = realInGroup();
+        forwarded(nullptr, config != nullptr
+                               ? api.commInitRankConfig(&real, nranks, id, rank, const_cast<ncclConfig_t*>(config))
+                               : api.commInitRank(&real, nranks, id, rank));
+        adoptReal(handle, real, std::get<Server>(server).reason);
+      } catch (...) {
+        dropHandle(handle);
+        throw;
+      }
+      *comm = handle;
+      return ncclSuccess;
+    }
+    logInfo(LogSubsys::Init, "NCCL API: {} rank {} of {}: {}", call, rank, nranks, describeConfig(parsed));
+    PendingCreation pending{handle, peerlinkId, nranks, rank, parts_.platform->currentDevice()};
+    if (group.depth > 0) {
+      group.creations.push_back(pending);
+      group.native = true;
+      *comm = handle;
+      return ncclSuccess;
+    }
+    std::vector<PendingCreation> alone{pending};
+    createPending(alone);
+    std::optional<Failure> failure;
+    {
+      const std::lock_guard<std::mutex> lock(handle->mutex);
+      if (handle->stage == ncclComm::Stage::Failed) failure = handle->failure;
+    }
+    if (failure) {
+      dropHandle(handle);
+      throw ApiError(*failure);
+    }
+    *comm = handle;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commInitRankScalable(ncclComm_t* comm, int nranks, int rank, int nIds, const ncclUniqueId* ids,
+                                        const ncclConfig_t* config) {
+  if (ids == nullptr || nIds < 1) {
+    return run("ncclCommInitRankScalable", nullptr, [&]() -> ncclResult_t {
+      throw ApiError(ncclInvalidArgument,
+                     fmt::format("{} unique ids at {}: at least one", nIds, static_cast<const void*>(ids)));
+    });
+  }
+  // Every rank holds the same ids in the same order; peerlink's rendezvous needs one: the first.
+  return commInitRank(comm, nranks, ids[0], rank, config, "ncclCommInitRankScalable");
+}
+
+void Shim::createPending(std::vector<PendingCreation>& creations) {
+  // One world per id, created side by side: processes may create several worlds in one group in any order.
+  std::vector<std::vector<PendingCreation*>> worlds;
+  for (PendingCreation& pending : creations) {
+    auto same = std::find_if(worlds.begin(), worlds.end(),
+                             [&](const auto& members) { return sameId(members.front()->id, pending.id); });
+    if (same == worlds.end()) {
+      worlds.push_back({&pending});
+    } else {
+      same->push_back(&pending);
+    }
+  }
+  if (worlds.size() == 1) {
+    createWorld(worlds.front(), std::this_thread::get_id());
+    return;
+  }
+  std::vector<std::thread> threads;
+  const std::thread::id owner = std::this_thread::get_id();
+  for (auto& members : worlds) threads.emplace_back([this, &members, owner] { createWorld(members, owner); });
+  for (std::thread& thread : threads) thread.join();
+}
+
+void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id owner) {
+  const UniqueId& id = members.front()->id;
+  const auto failAll = [&](const Failure& failure) {
+    for (PendingCreation* pending : members) {
+      const std::lock_guard<std::mutex> lock(pending->handle->mutex);
+      pending->handle->stage = ncclComm::Stage::Failed;
+      pending->handle->failure = failure;
+    }
+  };
+  // The ranks this process creates of one world must agree on its size and not repeat.
+  std::vector<bool> seen(static_cast<std::size_t>(members.front()->nranks), false);
+  for (const PendingCreation* pending : members) {
+    if (pending->nranks != members.front()->nranks || seen[static_cast<std::size_t>(pending->rank)]) {
+      failAll({ncclInvalidArgument,
+               fmt::format("ranks of one unique id created in this group disagree: rank {} of {} ranks beside rank "
+                           "{} of {} (each rank once, every one with the same nranks)",
+                           pending->rank, pending->nranks, members.front()->rank, members.front()->nranks)});
+      return;
+    }
+    seen[static_cast<std::size_t>(pending->rank)] = true;
+  }
+  {
+    // Ranks of one world from several threads of a process, each creating its own: peerlink's communicator
+    // serves a process's ranks of a world together, so this cannot be served.
+    const std::lock_guard<std::mutex> lock(idsMutex_);
+    if (std::any_of(idsCreating_.begin(), idsCreating_.end(),
+                    [&](const UniqueId& other) { return sameId(other, id); })) {
+      failAll({ncclInvalidUsage,
+               "another thread of this process is creating a rank of this world: peerlink serves a process's ranks "
+               "of one world together; create them from one thread inside ncclGroupStart/End (or ncclCommInitAll), "
+               "or run one process per GPU"});
+      return;
+    }
+    idsCreating_.push_back(id);
+  }
+  std::vector<ncclComm_t> real(static_cast<std::size_t>(members.front()->nranks));
+  try {
+    std::shared_ptr<WorldBackend> backend = createWithFallback(members, real.data());
+    if (backend != nullptr) {
+      auto world = std::make_shared<NativeWorld>(std::move(backend), *parts_.platform, owner);
+      for (PendingCreation* pending : members) adopt(pending->handle, world, pending->rank, "a peerlink unique id");
+    } else {
+      for (PendingCreation* pending : members) {
+        adoptReal(pending->handle, real[static_cast<std::size_t>(pending->rank)],
+                  "peerlink's communicator cannot serve these GPUs (PEERLINK_NCCL_FALLBACK=AUTO)");
+      }
+    }
+  } catch (const std::exception& error) {
+    failAll(failureOf(error, "creating the communicator"));
+  }
+  const std::lock_guard<std::mutex> lock(idsMutex_);
+  idsCreating_.erase(
+      std::find_if(idsCreating_.begin(), idsCreating_.end(), [&](const UniqueId& other) { return sameId(other, id); }));
+}
+
+std::shared_ptr<WorldBackend> Shim::createWithFallback(std::vector<PendingCreation*>& members, ncclComm_t* real) {
+  std::vector<int> ranks;
+  std::vector<int> devices;
+  for (const PendingCreation* pending : members) {
+    ranks.push_back(pending->rank);
+    devices.push_back(pending->device);
+  }
+  const int nranks = members.front()->nranks;
+  try {
+    return parts_.platform->createWorld(members.front()->id, nranks, ranks, devices, settings().params);
+  } catch (const Error& error) {
+    // A world entirely in this process that peerlink cannot serve (GPUs without peer access) can still be the
+    // real NCCL's: every rank is here, so no other process needs to agree.
+    const bool whole = static_cast<int>(members.size()) == nranks;
+    if (error.code() != ErrorCode::Unsupported || !whole || settings().fallback != Fallback::Auto ||
+        parts_.real == nullptr) {
+      throw;
+    }
+    logWarn(LogSubsys::Init, "NCCL API: {}; the real NCCL serves this world (PEERLINK_NCCL_FALLBACK=AUTO)",
+            error.what());
+    std::vector<int> byRank(static_cast<std::size_t>(nranks));
+    for (const PendingCreation* pending : members) byRank[static_cast<std::size_t>(pending->rank)] = pending->device;
+    forwarded(nullptr, parts_.real->commInitAll(real, nranks, byRank.data()));
+    return nullptr;
+  }
+}
+
+ncclResult_t Shim::commInitAll(ncclComm_t* comms, int ndev, const int* devices) {
+  return run("ncclCommInitAll", nullptr, [&] {
+    if (comms == nullptr) throw ApiError(ncclInvalidArgument, "comms is NULL");
+    if (ndev < 1) throw ApiError(ncclInvalidArgument, fmt::format("ndev is {}: at least 1", ndev));
+    std::vector<int> list(static_cast<std::size_t>(ndev));
+    const int count = parts_.platform->deviceCount();
+    for (int i = 0; i < ndev; ++i) {
+      list[static_cast<std::size_t>(i)] = devices != nullptr ? devices[i] : i;
+      if (list[static_cast<std::size_t>(i)] < 0 || list[static_cast<std::size_t>(i)] >= count) {
+        throw ApiError(ncclInvalidArgument, fmt::format("device {} (entry {}): this process sees {} CUDA devices",
+                                                        list[static_cast<std::size_t>(i)], i, count));
+      }
+    }
+    std::vector<ncclComm*> handles;
+    for (int i = 0; i < ndev; ++i) handles.push_back(newHandle());
+    const auto forward = [&](const std::string& why) {
+      std::vector<ncclComm_t> real(static_cast<std::size_t>(ndev));
+      forwarded(nullptr, parts_.real->commInitAll(real.data(), ndev, list.data()));
+      for (int i = 0; i < ndev; ++i)
+        adoptReal(handles[static_cast<std::size_t>(i)], real[static_cast<std::size_t>(i)], why);
+    };
+    try {
+      if (settings().fallback == Fallback::All) {
+        realOrThrow("ncclCommInitAll under PEERLINK_NCCL_FALLBACK=ALL");
+        forward("PEERLINK_NCCL_FALLBACK=ALL");
+      } else {
+        std::shared_ptr<WorldBackend> backend;
+        try {
+          backend = parts_.platform->createLocalWorld(list, settings().params);
+        } catch (const Error& error) {
+          if (error.code() != ErrorCode::Unsupported || settings().fallback != Fallback::Auto || !parts_.real) throw;
+          logWarn(LogSubsys::Init, "NCCL API: {}; the real NCCL serves these GPUs (PEERLINK_NCCL_FALLBACK=AUTO)",
+                  error.what());
+          forward(std::string("peerlink cannot serve these GPUs: ") + error.what());
+        }
+        if (backend != nullptr) {
+          auto world = std::make_shared<NativeWorld>(std::move(backend), *parts_.platform, std::this_thread::get_id());
+          for (int i = 0; i < ndev; ++i) adopt(handles[static_cast<std::size_t>(i)], world, i, "ncclCommInitAll");
+        }
+      }
+    } catch (...) {
+      for (ncclComm* handle : handles) dropHandle(handle);
+      throw;
+    }
+    for (int i = 0; i < ndev; ++i) comms[i] = handles[static_cast<std::size_t>(i)];
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, const ncclConfig_t* config) {
+  return run("ncclCommSplit", comm, [&] {
+    ncclComm* parent = require(comm, "ncclCommSplit");
+    if (newcomm == nullptr) throw ApiError(ncclInvalidArgument, "newcomm is NULL");
+    *newcomm = nullptr;
+    if (color < 0 && color != NCCL_SPLIT_NOCOLOR) {
+      throw ApiError(ncclInvalidArgument, fmt::format("color {}: a color is >= 0, or NCCL_SPLIT_NOCOLOR", color));
+    }
+    const CommConfig parsed = configOrThrow(config);
+    if (parent->real != nullptr) {
+      ncclComm_t real = nullptr;
+      forwarded(parent, realInGroup().commSplit(parent->real, color, key, &real, const_cast<ncclConfig_t*>(config)));
+      if (real != nullptr) {
+        ncclComm* handle = newHandle();
+        handle->name = parsed.name;
+        adoptReal(handle, real, "split from a communicator the real NCCL serves");
+        *newcomm = handle;
+      }
+      return ncclSuccess;
+    }
+    std::shared_ptr<SplitSlot> slot = color >= 0 ? std::make_shared<SplitSlot>() : nullptr;
+    ncclComm* handle = nullptr;
+    if (slot != nullptr) {
+      handle = newHandle();
+      handle->name = parsed.name.empty() ? parent->name : parsed.name;
+      handle->split = slot;
+    }
+    thread().group.native = true;
+    try {
+      parent->world->requestSplit(parent->rank, color, key, slot);
+    } catch (...) {
+      if (handle != nullptr) dropHandle(handle);
+      throw;
+    }
+    ++parent->served;
+    if (handle != nullptr) settle(handle);
+    *newcomm = handle;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commShrink(ncclComm_t comm, int* exclude, int excludeCount, ncclComm_t* newcomm,
+                              const ncclConfig_t* config, int flags) {
+  return run("ncclCommShrink", comm, [&] {
+    ncclComm* parent = require(comm, "ncclCommShrink");
+    if (newcomm == nullptr) throw ApiError(ncclInvalidArgument, "newcomm is NULL");
+    if (parent->real == nullptr) {
+      throw ApiError(ncclInvalidUsage,
+                     "peerlink's communicator cannot shrink (its split needs every rank, and the excluded ones do "
+                     "not call); use ncclCommSplit, or PEERLINK_NCCL_FALLBACK=ALL");
+    }
+    if (parts_.real->commShrink == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommShrink");
+    ncclComm_t real = nullptr;
+    forwarded(parent, realInGroup().commShrink(parent->real, exclude, excludeCount, &real,
+                                               const_cast<ncclConfig_t*>(config), flags));
+    *newcomm = nullptr;
+    if (real != nullptr) {
+      ncclComm* handle = newHandle();
+      adoptReal(handle, real, "shrunk from a communicator the real NCCL serves");
+      *newcomm = handle;
+    }
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commRevoke(ncclComm_t comm, int flags) {
+  return run("ncclCommRevoke", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommRevoke");
+    if (handle->real == nullptr) {
+      throw ApiError(ncclInvalidUsage, "peerlink's communicator has no revoke: ncclCommAbort stops its calls at once");
+    }
+    if (parts_.real->commRevoke == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommRevoke");
+    return forwarded(handle, parts_.real->commRevoke(handle->real, flags));
+  });
+}
+
+ncclResult_t Shim::commFinalize(ncclComm_t comm) {
+  return run("ncclCommFinalize", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommFinalize");
+    if (handle->real != nullptr) return forwarded(handle, parts_.real->commFinalize(handle->real));
+    // Every call of peerlink's is on the caller's streams already: nothing is held back to flush.
+    const std::lock_guard<std::mutex> lock(handle->mutex);
+    handle->finalized = true;
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t Shim::commDestroy(ncclComm_t comm) {
+  return run("ncclCommDestroy", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommDestroy", false);
+    ncclResult_t result = ncclSuccess;
+    if (handle->real != nullptr) result = parts_.real->commDestroy(handle->real);
+    // The world ends with its last handle; this one's part ends here without waiting for the others.
+    dropHandle(handle);
+    return result;
+  });
+}
+
+ncclResult_t Shim::commAbort(ncclComm_t comm) {
+  return run("ncclCommAbort", comm, [&] {
+    ncclComm* handle = require(comm, "ncclCommAbort", false);
+    ncclResult_t result = ncclSuccess;
+    if (handle->real != nullptr) {
+      result = parts_.real->commAbort(handle->real);
+    } else {
+      std::shared_ptr<NativeWorld> world;
+      {
+        const std::lock_guard<std::mutex> lock(handle->mutex);
+        world = handle->world;
+      }
+      if (world != nullptr) world->abort(handle->rank);  // stops every kernel of the world, tells the others
+    }
+    dropHandle(handle);
+    return result;
+  });
+}
+
+}  // namespace peerlink::nccl

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Peerlink's NCCL API beside the real NCCL, from outputs of one device call (scripts/device/run-nccl-api.sh).
+
+  nccl_api_compare.py nccl-tests NCCL.txt PEERLINK.txt [--json OUT]
+      nccl-tests' text outputs (one or more binaries' runs concatenated), the real NCCL's and peerlink's: per
+      binary, size, type and op the best bus bandwidth of out-of-place and in-place, peerlink / NCCL, and every
+      #wrong. Exit 1 when a row has #wrong > 0 or is missing from peerlink's output.
+  nccl_api_compare.py torch NCCL.json PEERLINK.json [--json OUT]
+      scripts/device/nccl_api_torch.py's reports: failed checks, which library was mapped, the DDP losses side
+      by side (within --loss-rtol, reduction order aside), step time and all_reduce latency ratios. Exit 1 when a
+      check failed, peerlink's run did not map libpeerlink_nccl, or a loss differs past the tolerance.
+Ratios are printed, never judged here: the docs and the issue judge them.
+"""
+import argparse
+import json
+import sys
+
+
+def parse_nccl_tests(path):
+    """{(binary, size, type, redop, root): {"busbw": best, "wrong": [oop, ip], "time": [oop, ip]}}."""
+    rows = {}
+    binary = "?"
+    with open(path, errors="replace") as text:
+        for line in text:
+            if line.startswith("# nccl-tests binary:"):  # run-nccl-api.sh writes it before each run
+                binary = line.split(":", 1)[1].strip()
+                continue
+            fields = line.split()
+            if len(fields) < 13 or not fields[0].isdigit():
+                continue
+            def number(value):
+                try:
+                    return float(value)
+                except ValueError:
+                    return None
+            key = (binary, int(fields[0]), fields[2], fields[3], fields[4])
+            busbw = [number(fields[7]), number(fields[11])]
+            rows[key] = {
+                "busbw": max(b for b in busbw if b is not None) if any(b is not None for b in busbw) else None,
+                "wrong": [number(fields[8]), number(fields[12])],
+                "time": [number(fields[5]), number(fields[9])],
+            }
+    return rows
+
+
+def compare_nccl_tests(args):
+    reference = parse_nccl_tests(args.reference)
+    ours = parse_nccl_tests(args.ours)
+    problems = []
+    table = []
+    for key in sorted(reference):
+        row = ours.get(key)
+        if row is None:
+            problems.append(f"missing from peerlink's output: {key}")
+            continue
+        wrong = [w for w in row["wrong"] if w]
+        if wrong:
+            problems.append(f"#wrong {row['wrong']} at {key}")
+        ratio = row["busbw"] / reference[key]["busbw"] if row["busbw"] and reference[key]["busbw"] else None
+        table.append({"binary": key[0], "size": key[1], "type": key[2], "op": key[3], "root": key[4],
+                      "nccl_busbw": reference[key]["busbw"], "peerlink_busbw": row["busbw"], "ratio": ratio,
+                      "peerlink_wrong": row["wrong"]})
+    for key in sorted(set(ours) - set(reference)):
+        wrong = [w for w in ours[key]["wrong"] if w]
+        if wrong:
+            problems.append(f"#wrong {ours[key]['wrong']} at {key} (peerlink only)")
+    by_binary = {}
+    for row in table:
+        if row["ratio"] is not None:
+            by_binary.setdefault(row["binary"], []).append(row["ratio"])
+    for binary, ratios in sorted(by_binary.items()):
+        below = sum(1 for r in ratios if r < 1.0)
+        print(f"{binary}: busbw peerlink / NCCL {min(ratios):.3f} .. {max(ratios):.3f} over {len(ratios)} rows, "
+              f"{below} below 1.0")
+    print(f"rows compared: {len(table)}; problems: {len(problems)}")
+    for problem in problems[:40]:
+        print("  " + problem)
+    return {"rows": table, "problems": problems}, 1 if problems else 0
+
+
+def compare_torch(args):
+    with open(args.reference) as f:
+        reference = json.load(f)
+    with open(args.ours) as f:
+        ours = json.load(f)
+    problems = []
+    for name, report in (("NCCL", reference), ("peerlink", ours)):
+        if report.get("checks_failed"):
+            problems.append(f"{name}'s run failed checks: {report['checks_failed']}")
+    if not any("peerlink_nccl" in path for path in ours.get("libraries", [])):
+        problems.append(f"peerlink's run did not map libpeerlink_nccl: {ours.get('libraries')}")
+    losses = list(zip(reference.get("ddp_losses", []), ours.get("ddp_losses", [])))
+    worst = max((abs(a - b) / max(abs(a), 1e-12) for a, b in losses), default=None)
+    if worst is None or worst > args.loss_rtol:
+        problems.append(f"DDP losses differ by {worst} (tolerance {args.loss_rtol})")
+    ratios = {}
+    for size, nccl_us in reference.get("all_reduce_us_median", {}).items():
+        ours_us = ours.get("all_reduce_us_median", {}).get(size)
+        if ours_us:
+            ratios[size] = ours_us / nccl_us
+    step = None
+    if reference.get("ddp_step_ms_median") and ours.get("ddp_step_ms_median"):
+        step = ours["ddp_step_ms_median"] / reference["ddp_step_ms_median"]
+    print(f"checks passed (rank 0): NCCL {reference.get('checks_passed')}, peerlink {ours.get('checks_passed')}")
+    print(f"DDP losses, worst relative difference: {worst}")
+    print(f"DDP step ms: NCCL {reference.get('ddp_step_ms_median')}, peerlink {ours.get('ddp_step_ms_median')}"
+          f" (peerlink / NCCL {step})")
+    for size, ratio in ratios.items():
+        print(f"all_reduce {size} B: NCCL {reference['all_reduce_us_median'][size]:.2f} us, peerlink "
+              f"{ours['all_reduce_us_median'][size]:.2f} us (peerlink / NCCL {ratio:.3f})")
+    for problem in problems:
+        print("PROBLEM " + problem)
+    summary = {"loss_worst_relative": worst, "step_ratio": step, "all_reduce_ratio": ratios, "problems": problems,
+               "nccl": reference, "peerlink": ours}
+    return summary, 1 if problems else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=("nccl-tests", "torch"))
+    parser.add_argument("reference", help="the real NCCL's output")
+    parser.add_argument("ours", help="peerlink's output")
+    parser.add_argument("--json", help="write the comparison here")
+    parser.add_argument("--loss-rtol", type=float, default=1e-3, help="torch: largest relative loss difference")
+    args = parser.parse_args()
+    summary, code = (compare_nccl_tests if args.kind == "nccl-tests" else compare_torch)(args)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(summary, out, indent=1)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# NCCL's API over peerlink (libpeerlink_nccl.so.2) checked on the device machine with clients nobody here wrote,
+# from the repository root with ./dist carried: scripts/device/pack-call.sh gpu_test_nccl_api
+# gpu_test_nccl_api_processes, then scripts/build-nccl-tests.sh NCCL_TESTS_SOURCE (dist/nccl-tests). One phase a
+# call (a command may run 600 s); each step's output goes to /tmp/call-nccl-api-PHASE/, packed into $OUT after
+# every step (call-lib.sh's `save`). The real NCCL is PyTorch's (PEERLINK_NCCL_LIBRARY, set by call-lib.sh).
+#
+# usage: scripts/device/run-nccl-api.sh PHASE [GPUS]      (GPUS: 4 unless given)
+#   tests        the GPU tests of the NCCL API
+#   torch        scripts/device/nccl_api_torch.py under torchrun: the real NCCL, then peerlink (LD_PRELOAD), compared;
+#                then peerlink with lazy creation
+#   correctness  every nccl-tests binary on peerlink with -c 1: -g GPUS over every type and op, -g GPUS -G 20, and
+#                mpirun -np GPUS with and without -R 2 (symmetric windows)
+#   perf         every nccl-tests binary 8 B .. 512 MiB, the real NCCL then peerlink in this same call, -g GPUS and
+#                mpirun -np GPUS -R 2 -G 20 (NCCL's fastest mode), busbw compared (nccl_api_compare.py)
+set -uo pipefail
+phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf [GPUS]}
+gpus=${2:-4}
+# shellcheck source=scripts/device/call-lib.sh
+source scripts/device/call-lib.sh "call-nccl-api-$phase"
+real_dir=$(dirname "${PEERLINK_NCCL_LIBRARY:?no real NCCL found: set PEERLINK_NCCL_LIBRARY}")
+ours_dir=$PWD/dist/nccl_api
+# The libnccl.so.2 link LD_LIBRARY_PATH finds (made again: a link may not survive the carry).
+ln -sfn libpeerlink_nccl.so.2 "$ours_dir/libnccl.so.2"
+tests_dir=$PWD/dist/nccl-tests
+binaries="all_reduce all_gather reduce_scatter alltoall alltoallv broadcast reduce gather scatter sendrecv hypercube"
+failed=0
+for packed in "$tests_dir"/*.xz; do  # scripts/build-nccl-tests.sh packs them compressed
+  [ -e "$packed" ] || continue
+  [ -e "${packed%.xz}" ] || { xz -dc "$packed" >"${packed%.xz}" && chmod +x "${packed%.xz}"; }
+done
+
+# nccl_tests LOG LIBRARY_DIR MODE BINARY ARGS...: one nccl-tests run (MODE: local, or mpi for mpirun -np $gpus),
+# its output appended to $p/LOG.txt after a marker line naming the binary and the arguments.
+nccl_tests() {
+  local log=$1 dir=$2 mode=$3 binary=$4
+  shift 4
+  echo "# nccl-tests binary: $binary $mode $*" >>"$p/$log.txt"
+  local command=("$tests_dir/${binary}_perf" "$@")
+  if [ "$mode" = mpi ]; then
+    command=(mpirun --allow-run-as-root -np "$gpus" --bind-to none --mca pml ob1 --mca btl "self,vader,tcp"
+             -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x PEERLINK_NCCL_LIBRARY "${command[@]}" -g 1)
+  fi
+  LD_LIBRARY_PATH="$dir:$tests_dir" timeout 280 "${command[@]}" >>"$p/$log.txt" 2>&1 || {
+    echo "# exit $? of: $binary $mode $*" >>"$p/$log.txt"
+    failed=1
+  }
+}
+
+case $phase in
+  tests)
+    t nccl_api 400 dist/tests/gpu_test_nccl_api --gtest_color=no
+    t nccl_api_processes 180 dist/tests/gpu_test_nccl_api_processes --gtest_color=no
+    grep -qE '^\[  FAILED' "$p"/nccl_api*.txt && failed=1
+    ;;
+  torch)
+    run_torch() {  # run_torch LOG [VAR=VALUE ...] -- ARGS...
+      local log=$1
+      shift
+      local vars=()
+      while [ "$1" != -- ]; do vars+=("$1"); shift; done
+      shift
+      timeout 240 env "${vars[@]}" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py \
+        --out "$p/$log.json" "$@" >"$p/$log.txt" 2>&1 || failed=1
+      echo "$log: $(tail -n 2 "$p/$log.txt" | tr '\n' ' ')"
+    }
+    run_torch torch-nccl --
+    run_torch torch-peerlink "LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" PEERLINK_DEBUG=INFO \
+      PEERLINK_DEBUG_SUBSYS=INIT,COLL -- --expect-library peerlink
+    save
+    python3 scripts/device/nccl_api_compare.py torch "$p/torch-nccl.json" "$p/torch-peerlink.json" \
+      --json "$p/torch-compare.json" | tee "$p/torch-compare.txt" || failed=1
+    echo "served by peerlink: $(grep -c 'served by peerlink' "$p/torch-peerlink.txt") communicator lines;" \
+      "by the real NCCL: $(grep -c 'served by NCCL' "$p/torch-peerlink.txt")"
+    run_torch torch-peerlink-lazy "LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" -- --init lazy \
+      --expect-library peerlink --steps 5
+    ;;
+  correctness)
+    for b in $binaries; do
+      nccl_tests g "$ours_dir" local "$b" -g "$gpus" -b 8 -e 32M -f 8 -d all -o all -c 1 -n 2 -w 1
+    done
+    save
+    for b in all_reduce all_gather reduce_scatter alltoall broadcast; do
+      nccl_tests graph "$ours_dir" local "$b" -g "$gpus" -b 8 -e 32M -f 8 -c 1 -n 2 -w 1 -G 20
+    done
+    save
+    for registration in 0 2; do
+      for b in $binaries; do
+        nccl_tests "mpi-R$registration" "$ours_dir" mpi "$b" -b 8 -e 32M -f 8 -c 1 -n 2 -w 1 -R "$registration"
+      done
+      save
+    done
+    for log in g graph mpi-R0 mpi-R2; do
+      echo "$log: $(grep -c '^# nccl-tests binary' "$p/$log.txt") runs, rows with #wrong > 0:" \
+        "$(awk '$1 ~ /^[0-9]+$/ && NF >= 13 && ($9 > 0 || $13 > 0)' "$p/$log.txt" | wc -l)," \
+        "failed runs: $(grep -c '^# exit' "$p/$log.txt")"
+    done
+    grep -q '^# exit' "$p"/*.txt && failed=1
+    ;;
+  perf)
+    for b in $binaries; do
+      nccl_tests perf-g-nccl "$real_dir" local "$b" -g "$gpus" -b 8 -e 512M -f 2 -c 0
+      nccl_tests perf-g-peerlink "$ours_dir" local "$b" -g "$gpus" -b 8 -e 512M -f 2 -c 0
+    done
+    save
+    for b in all_reduce all_gather reduce_scatter alltoall broadcast; do
+      nccl_tests perf-mpi-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 2 -G 20
+      nccl_tests perf-mpi-peerlink "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 2 -G 20
+    done
+    save
+    for mode in g mpi; do
+      python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-$mode-nccl.txt" "$p/perf-$mode-peerlink.txt" \
+        --json "$p/perf-$mode-compare.json" | tee "$p/perf-$mode-compare.txt"
+    done
+    ;;
+  *)
+    echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf)" >&2
+    exit 2
+    ;;
+esac
+save
+verdict=$([ $failed = 0 ] && echo 'every step passed' || echo 'some failed')
+echo "nccl-api $phase: $verdict; results in \$OUT/call-nccl-api-$phase.tar.gz"
+exit $failed

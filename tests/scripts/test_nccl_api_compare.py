@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""scripts/device/nccl_api_compare.py over nccl-tests' text output (its 2.19 layout, rows as its util.cu prints
+them) and nccl_api_torch.py's reports, written here. Run by ctest (cpu.scripts.NcclApiCompare)."""
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "scripts", "device"))
+import nccl_api_compare  # noqa: E402
+
+HEADER = """# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22809
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
+"""
+
+
+def run_compare(*args):
+    """nccl_api_compare.py's main with `args`: (exit code, what it printed)."""
+    out = io.StringIO()
+    saved = sys.argv
+    sys.argv = ["nccl_api_compare.py", *args]
+    try:
+        with redirect_stdout(out):
+            code = nccl_api_compare.main()
+    finally:
+        sys.argv = saved
+    return code, out.getvalue()
+
+
+def output(binary, rows):
+    return f"# nccl-tests binary: {binary} local -g 4\n" + HEADER + "".join(rows) + "# Avg bus bandwidth    : 1\n"
+
+
+def row(size, busbw_out, busbw_in, wrong_out="0", wrong_in="0", dtype="float", op="sum"):
+    return (f"{size:>12} {size // 4:>13} {dtype:>9} {op:>7} {-1:>7}    10.00  {busbw_out:>6}  {busbw_out:>6}  "
+            f"{wrong_out:>6}    10.00  {busbw_in:>6}  {busbw_in:>6}  {wrong_in:>6}\n")
+
+
+class NcclTests(unittest.TestCase):
+    def write(self, folder, name, text):
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_rows_are_parsed_and_the_best_placement_compared(self):
+        with tempfile.TemporaryDirectory() as folder:
+            nccl = self.write(folder, "nccl.txt",
+                              output("all_reduce", [row(8, "1.00", "2.00"), row(1024, "10.0", "8.00")]))
+            ours = self.write(folder, "ours.txt",
+                              output("all_reduce", [row(8, "3.00", "1.00"), row(1024, "9.00", "5.00")]))
+            code, text = run_compare("nccl-tests", nccl, ours, "--json", os.path.join(folder, "c.json"))
+            self.assertEqual(code, 0)
+            self.assertIn("busbw peerlink / NCCL 0.900 .. 1.500 over 2 rows, 1 below 1.0", text)
+            with open(os.path.join(folder, "c.json")) as f:
+                rows = json.load(f)["rows"]
+            self.assertEqual([r["ratio"] for r in rows], [1.5, 0.9])
+
+    def test_a_wrong_element_or_a_missing_row_fails(self):
+        with tempfile.TemporaryDirectory() as folder:
+            nccl = self.write(folder, "nccl.txt", output("reduce", [row(8, "1.00", "1.00"), row(64, "1.00", "1.00")]))
+            ours = self.write(folder, "ours.txt", output("reduce", [row(8, "1.00", "1.00", wrong_in="3")]))
+            code, text = run_compare("nccl-tests", nccl, ours)
+            self.assertEqual(code, 1)
+            self.assertIn("#wrong [0.0, 3.0]", text)
+            self.assertIn("missing from peerlink's output", text)
+
+    def test_a_run_without_checks_has_no_wrong_count(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = self.write(folder, "x.txt", output("alltoall", [row(8, "1.00", "1.00", "N/A", "N/A")]))
+            rows = nccl_api_compare.parse_nccl_tests(path)
+            self.assertEqual(list(rows.values())[0]["wrong"], [None, None])
+
+
+class Torch(unittest.TestCase):
+    def report(self, folder, name, **fields):
+        report = {"checks_passed": 100, "checks_failed": {}, "libraries": ["/site/nvidia/nccl/lib/libnccl.so.2"],
+                  "ddp_losses": [7.0, 6.5], "ddp_step_ms_median": 10.0,
+                  "all_reduce_us_median": {"8": 20.0, "1048576": 40.0}}
+        report.update(fields)
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            json.dump(report, f)
+        return path
+
+    def test_a_matching_peerlink_run(self):
+        with tempfile.TemporaryDirectory() as folder:
+            nccl = self.report(folder, "n.json")
+            ours = self.report(folder, "p.json", libraries=["/opt/peerlink/lib/libpeerlink_nccl.so.2"],
+                               ddp_losses=[7.0, 6.5001], ddp_step_ms_median=9.0,
+                               all_reduce_us_median={"8": 10.0, "1048576": 40.0})
+            code, text = run_compare("torch", nccl, ours)
+            self.assertEqual(code, 0, text)
+            self.assertIn("(peerlink / NCCL 0.9)", text)
+            self.assertIn("all_reduce 8 B: NCCL 20.00 us, peerlink 10.00 us (peerlink / NCCL 0.500)", text)
+
+    def test_losses_apart_or_the_real_library_mapped_fail(self):
+        with tempfile.TemporaryDirectory() as folder:
+            nccl = self.report(folder, "n.json")
+            ours = self.report(folder, "p.json", ddp_losses=[7.0, 6.0])
+            code, text = run_compare("torch", nccl, ours)
+            self.assertEqual(code, 1)
+            self.assertIn("did not map libpeerlink_nccl", text)
+            self.assertIn("DDP losses differ", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
