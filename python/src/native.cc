@@ -95,7 +95,8 @@ nb::list listOf(const std::vector<T>& items, Convert convert) {
 // verifyPeers with the options `peerlink doctor` has (so both read and write the same cache entries). The
 // probe runs without the GIL: it takes from milliseconds (every pair cached) to seconds.
 nb::dict verifyPeersNative(const std::vector<int>& devices, bool quick, std::int64_t timeoutMs, bool useCache,
-                           const std::string& helperExecutable, const std::optional<std::string>& helperVisibleDevices) {
+                           const std::string& helperExecutable,
+                           const std::optional<std::string>& helperVisibleDevices) {
   Params params = Params::fromEnvironment();
   if (!useCache) params.set("PEERLINK_DOCTOR_CACHE", "off");
   VerifyOptions options;

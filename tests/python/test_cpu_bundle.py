@@ -15,7 +15,7 @@ class NcclLibraryTest(unittest.TestCase):
     def test_the_package_reports_what_its_build_had(self) -> None:
         built = os.environ.get("PEERLINK_TEST_NCCL_BUILT")
         if built is None:
-            self.skipTest("PEERLINK_TEST_NCCL_BUILT is not set (run through CTest, which knows whether nccl_api/ was built)")
+            self.skipTest("PEERLINK_TEST_NCCL_BUILT is not set (CTest sets it: whether nccl_api/ was built)")
         library = peerlink.find_nccl_library()
         if built == "1":
             self.assertEqual(library.path, str(_bundle.LIB_DIR / "libpeerlink_nccl.so.2"))

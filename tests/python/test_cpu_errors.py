@@ -55,8 +55,8 @@ class ErrorsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             bad = Path(folder) / "bad.json"
             bad.write_text(fixture("rtx4090x2").read_text().replace('"sm_count": 128', '"sm_count": "many"', 1))
-            with self.assertRaisesRegex(peerlink.InvalidInputError,
-                                        r'^topology file .*bad.json: gpus\[0\]\.sm_count: expected an integer, got "many"$'):
+            expected = r'^topology file .*bad.json: gpus\[0\]\.sm_count: expected an integer, got "many"$'
+            with self.assertRaisesRegex(peerlink.InvalidInputError, expected):
                 peerlink.topology(bad)
 
 
