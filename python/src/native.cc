@@ -151,7 +151,8 @@ nb::dict cachedVerdictsNative(const std::optional<std::string>& topologyText) {
 // Every ErrorCode by its C++ name, so the package can check that it maps each one to a class.
 nb::dict errorCodes() {
   nb::dict out;
-  for (std::int64_t value = 0; value <= 64; ++value) {
+  constexpr std::int64_t kLastValueTried = 255;  // peerlink_status_t is a small enum (0..11 today)
+  for (std::int64_t value = 0; value <= kLastValueTried; ++value) {
     if (const std::optional<ErrorCode> code = errorCodeFromValue(value)) {
       out[errorCodeName(*code)] = static_cast<int>(*code);
     }

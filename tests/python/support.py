@@ -28,23 +28,23 @@ def fixture(name: str) -> Path:
     return TOPOLOGIES / f"{name}.json"
 
 
+def _apply(variables: Dict[str, Optional[str]]) -> None:
+    for name, value in variables.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @contextlib.contextmanager
 def environment(**variables: Optional[str]) -> Iterator[None]:
     """Sets (a value) or removes (None) environment variables for the block, then puts them back."""
     saved: Dict[str, Optional[str]] = {name: os.environ.get(name) for name in variables}
     try:
-        for name, value in variables.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _apply(variables)
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _apply(saved)
 
 
 class CacheTestCase(unittest.TestCase):
