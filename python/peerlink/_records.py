@@ -1,9 +1,9 @@
 """Frozen dataclasses built from the plain dicts the native module returns (the C++ library's JSON keys).
 
 A field is filled from the key of its name; a dataclass-typed field from a nested dict, a ``Tuple[X, ...]``
-field from a list (of dicts when X is a dataclass), an enum-typed field from its value; a value that already
-is the field's dataclass is kept. Keys the class does
-not name are ignored, as the C++ reader ignores them, and absent keys keep the field's default.
+field from a list (of dicts when X is a dataclass), an enum-typed field from its value; a value that already is
+the field's dataclass is kept. Keys the class does not name are ignored, as the C++ reader ignores them, and
+absent keys keep the field's default.
 """
 
 from __future__ import annotations
