@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The one-definition-rule check (CMakeLists.txt, PEERLINK_ODR_CHECK) links every C++ source once more with LTO.
-./scripts/build.sh -DPEERLINK_ODR_CHECK=ON "$@"
+# The Python package (python/, docs/python.md) is built and tested with the interpreter python-env.sh prepares.
+python=$(./scripts/python-env.sh)
+./scripts/build.sh -DPEERLINK_ODR_CHECK=ON -DPEERLINK_PYTHON=ON "-DPython_EXECUTABLE=$python" "$@"
 ./scripts/lint.sh
 
 status=0
