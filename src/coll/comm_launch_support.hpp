@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coll/comm_state.hpp"
+#include "coll/kernel_args.hpp"
 #include "coll/partition.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_launch.hpp"
@@ -36,22 +37,23 @@ Pointer blockOf(Pointer base, std::size_t bytes, int index) {
   return offsetBy(base, bytes * static_cast<std::size_t>(index));
 }
 
+// Rank `rank`'s view of the communicator for its kernels' arguments (kernel_args.hpp).
+inline RankView rankView(const CommState& state, int rank) {
+  RankView view;
+  view.rank = rank;
+  view.nranks = state.nranks;
+  view.maxBlocks = state.maxBlocks;
+  view.table = &state.tableOf(rank);
+  view.sync = static_cast<kernels::CollRankSync*>(state.ranks[static_cast<std::size_t>(rank)].sync.data());
+  view.failure = state.failure(rank);
+  view.abort = state.abortWord;
+  view.timeoutNs = state.timeoutNs;
+  return view;
+}
+
 inline kernels::CollSyncArgs syncArgs(const CommState& state, int rank, Collective collective, bool p2p,
                                       unsigned int peerMask) {
-  kernels::CollSyncArgs sync;
-  const SymmetricTable& table = state.tableOf(rank);
-  for (int r = 0; r < kernels::kCollMaxRanks; ++r) sync.flags[r] = table.flags[r];
-  const RankResources& resources = state.ranks[static_cast<std::size_t>(rank)];
-  sync.sync = static_cast<kernels::CollRankSync*>(resources.sync.data());
-  sync.failure = state.failure(rank);
-  sync.abort = state.abortWord;
-  sync.timeoutNs = state.timeoutNs;
-  sync.rank = rank;
-  sync.nranks = state.nranks;
-  sync.collective = static_cast<int>(collective);
-  sync.peerMask = peerMask;
-  sync.p2p = p2p;
-  return sync;
+  return syncArgs(rankView(state, rank), collective, p2p, peerMask);
 }
 
 // Part `part` of `parts` of a call's count, cut as the plans cut it (16-byte boundaries: partition.hpp).
@@ -66,7 +68,7 @@ inline ElementRange nonRootShardOf(const CallArgs& call, int n) {
 }
 
 inline unsigned int allRanks(const CommState& state) {
-  return state.nranks >= 32 ? ~0u : (1u << state.nranks) - 1u;
+  return everyRank(state.nranks);
 }
 
 inline kernels::CollType collType(DataType type) {
