@@ -135,6 +135,10 @@ struct RdmaReadinessOptions {
   bool queryCuda = true;  ///< ask CUDA about each GPU when the topology was discovered (not from a file)
 };
 
+/// The options of a fake machine whose trees sit under `root`: root/sys, root/proc, root/boot, root/dev, and
+/// the MPI tools' saved outputs in root/mpi (tests/fixtures/doctor/ holds such machines).
+RdmaReadinessOptions rdmaOptionsUnder(const std::string& root);
+
 /// Reads this machine's RDMA facts (options' roots) for `topology`'s GPUs and decides the findings. Never
 /// throws for missing or unreadable files: they are unknowns, listed in snapshot.unreadable. On a machine
 /// without RDMA NICs the result says so in one line (`summary`) and one finding, rdma_no_nic.

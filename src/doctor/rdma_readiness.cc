@@ -33,6 +33,16 @@ std::vector<GpuRdmaAttributes> askCuda(const Topology& topology, bool ask) {
 
 }  // namespace
 
+RdmaReadinessOptions rdmaOptionsUnder(const std::string& root) {
+  RdmaReadinessOptions options;
+  options.sysRoot = root + "/sys";
+  options.procRoot = root + "/proc";
+  options.bootRoot = root + "/boot";
+  options.devRoot = root + "/dev";
+  options.mpiOutputDir = root + "/mpi";
+  return options;
+}
+
 RdmaReadiness checkRdmaReadiness(const Topology& topology, const RdmaReadinessOptions& options) {
   RdmaSnapshot snapshot = readRdmaSnapshot(topology, options);
   snapshot.gpus = askCuda(topology, options.queryCuda);

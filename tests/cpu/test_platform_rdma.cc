@@ -10,6 +10,7 @@
 
 #include "doctor/rdma_checks.hpp"
 #include "doctor/rdma_snapshot.hpp"
+#include "finding_test_support.hpp"
 #include "peerlink/rdma_readiness.hpp"
 #include "peerlink/topology.hpp"
 #include "scratch_dir.hpp"
@@ -21,8 +22,6 @@ namespace fs = std::filesystem;
 
 const std::string kFixtures = PEERLINK_FIXTURES_DIR;
 const std::string kDoctor = kFixtures + "/doctor/";
-using Codes = std::vector<std::string>;
-using Gpus = std::vector<int>;
 
 // The topology of a fixture: its own topology.json, or the topology fixture of the same machine.
 Topology topologyOf(const std::string& name) {
@@ -34,43 +33,8 @@ Topology topologyOf(const std::string& name) {
   return loadTopologyFile(kFixtures + "/topologies/" + shared + ".json");
 }
 
-RdmaReadinessOptions optionsOf(const std::string& root) {
-  RdmaReadinessOptions options;
-  options.sysRoot = root + "/sys";
-  options.procRoot = root + "/proc";
-  options.bootRoot = root + "/boot";
-  options.devRoot = root + "/dev";
-  options.mpiOutputDir = root + "/mpi";
-  return options;
-}
-
 RdmaReadiness check(const std::string& name) {
-  return checkRdmaReadiness(topologyOf(name), optionsOf(kDoctor + name));
-}
-
-Codes codes(const std::vector<Finding>& findings) {
-  Codes result;
-  for (const Finding& f : findings) result.push_back(f.code);
-  std::sort(result.begin(), result.end());
-  return result;
-}
-
-std::vector<Finding> all(const std::vector<Finding>& findings, const std::string& code) {
-  std::vector<Finding> result;
-  for (const Finding& f : findings) {
-    if (f.code == code) result.push_back(f);
-  }
-  return result;
-}
-
-Finding only(const std::vector<Finding>& findings, const std::string& code) {
-  const auto found = all(findings, code);
-  EXPECT_EQ(found.size(), 1u) << code;
-  return found.empty() ? Finding{} : found[0];
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+  return checkRdmaReadiness(topologyOf(name), rdmaOptionsUnder(kDoctor + name));
 }
 
 std::vector<std::string> nicNames(const RdmaReadiness& r, const NearestNics& n) {
@@ -83,7 +47,7 @@ std::vector<std::string> nicNames(const RdmaReadiness& r, const NearestNics& n) 
 
 TEST(ReadRdmaSnapshot, DgxEveryNicWithItsPortNetdevPathAndVerbsDevice) {
   const Topology topology = topologyOf("rdma_dgx");
-  const RdmaSnapshot s = readRdmaSnapshot(topology, optionsOf(kDoctor + "rdma_dgx"));
+  const RdmaSnapshot s = readRdmaSnapshot(topology, rdmaOptionsUnder(kDoctor + "rdma_dgx"));
   EXPECT_TRUE(s.unreadable.empty()) << ::testing::PrintToString(s.unreadable);
   EXPECT_TRUE(s.classPresent);
   ASSERT_EQ(s.nics.size(), 8u);
@@ -149,7 +113,7 @@ TEST(ReadRdmaSnapshot, WithoutNicsReadsNothingElse) {
 }
 
 TEST(ReadRdmaSnapshot, MissingTreesNeverThrow) {
-  RdmaReadinessOptions options = optionsOf(kDoctor + "does_not_exist");
+  RdmaReadinessOptions options = rdmaOptionsUnder(kDoctor + "does_not_exist");
   RdmaReadiness r;
   ASSERT_NO_THROW(r = checkRdmaReadiness(topologyOf("rdma_dgx"), options));
   EXPECT_FALSE(r.applicable);
@@ -265,7 +229,7 @@ TEST(CheckRdmaReadiness, LinksDownNotConfiguredAndSlow) {
 
 TEST(CheckRdmaReadiness, EveryPortDownIsBroken) {
   const Topology topology = topologyOf("rdma_link_down");
-  RdmaSnapshot s = readRdmaSnapshot(topology, optionsOf(kDoctor + "rdma_link_down"));
+  RdmaSnapshot s = readRdmaSnapshot(topology, rdmaOptionsUnder(kDoctor + "rdma_link_down"));
   for (RdmaNic& nic : s.nics) {
     for (RdmaPort& port : nic.ports) port.state = "DOWN";
   }
@@ -325,7 +289,7 @@ TEST(CheckRdmaReadiness, NoNicAtAllAndAnEmptyClass) {
 
   ScratchDir root;
   fs::create_directories(root / "sys/class/infiniband");
-  const RdmaReadiness empty = checkRdmaReadiness(Topology{}, optionsOf(root / ""));
+  const RdmaReadiness empty = checkRdmaReadiness(Topology{}, rdmaOptionsUnder(root / ""));
   EXPECT_FALSE(empty.applicable);
   EXPECT_TRUE(has(empty.summary, "class/infiniband is empty)")) << empty.summary;
 }

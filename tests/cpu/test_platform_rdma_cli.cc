@@ -8,15 +8,12 @@
 
 #include "cli_runner.hpp"
 #include "exit_codes.hpp"
+#include "finding_test_support.hpp"
 
 namespace peerlink::cli {
 namespace {
 
 const std::string kFixtures = PEERLINK_FIXTURES_DIR;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 CliResult rdmaOn(const std::string& machine, const std::string& topology, std::vector<std::string> more = {}) {
   std::vector<std::string> args = {"doctor",          "--rdma",

@@ -13,6 +13,7 @@
 #include "doctor/bounded_command.hpp"
 #include "doctor/mpi_cuda_probe.hpp"
 #include "doctor/rdma_snapshot.hpp"
+#include "finding_test_support.hpp"
 #include "scratch_dir.hpp"
 
 namespace peerlink {
@@ -20,10 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST(RdmaParsers, SysfsEnumsRatesAndKernelReleases) {
   EXPECT_EQ(sysfsEnumName("4: ACTIVE"), "ACTIVE");

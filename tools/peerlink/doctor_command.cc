@@ -57,15 +57,7 @@ CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options) {
 namespace {
 
 RdmaReadinessOptions rdmaOptions(const DoctorOptions& options) {
-  RdmaReadinessOptions rdma;
-  if (options.platformRoot.empty()) return rdma;
-  const std::string root = options.platformRoot;
-  rdma.sysRoot = root + "/sys";
-  rdma.procRoot = root + "/proc";
-  rdma.bootRoot = root + "/boot";
-  rdma.devRoot = root + "/dev";
-  rdma.mpiOutputDir = root + "/mpi";
-  return rdma;
+  return options.platformRoot.empty() ? RdmaReadinessOptions{} : rdmaOptionsUnder(options.platformRoot);
 }
 
 // `--rdma`: the machine's GPUs when there are any (for the GPU-NIC paths), else none; a fake machine's
