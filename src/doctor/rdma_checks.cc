@@ -275,10 +275,12 @@ std::string mpiWords(const MpiCudaSupport& mpi) {
                      mpi.tool.substr(0, mpi.tool.find(' ')), mpi.evidence);
 }
 
-void checkMpi(const Context& c) {
+// Without an RDMA NIC GPU data crosses machines through host memory whatever the MPI, so an MPI without CUDA
+// loses nothing there: a note, not a degradation.
+void checkMpi(const Context& c, bool withNic) {
   for (const MpiCudaSupport& mpi : c.snapshot.mpis) {
     if (mpi.cudaAware == false) {
-      c.add("mpi_not_cuda_aware", Verdict::Degraded,
+      c.add("mpi_not_cuda_aware", withNic ? Verdict::Degraded : Verdict::Ok,
             fmt::format("{}: it takes no GPU memory (a device pointer given to it crashes or is read as host "
                         "memory), so GPU data must cross machines through host buffers",
                         mpiWords(mpi)),
@@ -364,7 +366,7 @@ RdmaReadiness decideRdmaReadiness(const Topology& topology, RdmaSnapshot snapsho
           "nothing to do on one machine; for GPUDirect RDMA between machines, an InfiniBand or RoCE NIC (ConnectX) "
           "with its RDMA drivers (rdma-core, or NVIDIA's DOCA-OFED / MLNX_OFED)",
           {});
-    checkMpi(c);
+    checkMpi(c, false);
     r.summary = fmt::format("{}; MPI: {}", noNicSummary(s), mpiSummary(s));
     return r;
   }
@@ -379,7 +381,7 @@ RdmaReadiness decideRdmaReadiness(const Topology& topology, RdmaSnapshot snapsho
   r.findings.insert(r.findings.end(), registration.findings.begin(), registration.findings.end());
   checkGpuAttributes(c);
   checkMemlock(c);
-  checkMpi(c);
+  checkMpi(c, true);
   std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& x, const Finding& y) {
     return verdictRank(x.severity) > verdictRank(y.severity);
   });

@@ -294,6 +294,22 @@ TEST(CheckRdmaReadiness, NoNicAtAllAndAnEmptyClass) {
   EXPECT_TRUE(has(empty.summary, "class/infiniband is empty)")) << empty.summary;
 }
 
+// This machine: no NIC and an Open MPI without CUDA. GPU data goes through host memory either way, so the MPI
+// is a note and the section stays OK; with a NIC the same MPI costs GPUDirect RDMA (rdma_peermem_missing).
+TEST(CheckRdmaReadiness, MpiWithoutCudaIsANoteWithoutNic) {
+  ScratchDir root;
+  fs::create_directories(root / "sys/class");
+  fs::create_directories(root / "mpi");
+  fs::copy_file(kDoctor + "rdma_peermem_missing/mpi/ompi_info.txt", root / "mpi/ompi_info.txt");
+  const RdmaReadiness r = checkRdmaReadiness(Topology{}, rdmaOptionsUnder(root / ""));
+  EXPECT_FALSE(r.applicable);
+  EXPECT_EQ(codes(r.findings), (Codes{"mpi_not_cuda_aware", "rdma_no_nic"}));
+  EXPECT_EQ(only(r.findings, "mpi_not_cuda_aware").severity, Verdict::Ok);
+  EXPECT_EQ(r.overall, Verdict::Ok);
+  EXPECT_TRUE(has(r.summary, "; MPI: Open MPI 4.1.6, not CUDA-aware")) << r.summary;
+  EXPECT_EQ(only(check("rdma_peermem_missing").findings, "mpi_not_cuda_aware").severity, Verdict::Degraded);
+}
+
 // ---- decisions on snapshots changed here ------------------------------------------------------------
 
 // What checkRdmaReadiness read of rdma_dgx, where nothing is wrong: the tests below change one thing.
