@@ -174,6 +174,8 @@ std::vector<std::string> gpuPath(const PlatformRoots& roots, const Gpu& gpu, siz
   return {};
 }
 
+}  // namespace
+
 PlatformSnapshot::Bridge readBridge(const PlatformRoots& roots, const std::string& busId, PlatformSnapshot& snapshot) {
   PlatformSnapshot::Bridge bridge;
   bridge.busId = busId;
@@ -216,6 +218,8 @@ PlatformSnapshot::Bridge readBridge(const PlatformRoots& roots, const std::strin
   }
   return bridge;
 }
+
+namespace {
 
 void readBridges(const Topology& topology, const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   std::vector<std::string> busIds;

@@ -26,6 +26,10 @@ struct PlatformRoots {
 /// Gpu::pciPath, or read from sysfs when that is empty).
 PlatformSnapshot readPlatformSnapshot(const Topology& topology, const PlatformRoots& roots = {});
 
+/// One bridge's vendor and ACS control from <roots.sys>/bus/pci/devices/<busId>; what cannot be read goes to
+/// snapshot.unreadable. The GPUDirect RDMA checks read the bridges on NIC paths with it too.
+PlatformSnapshot::Bridge readBridge(const PlatformRoots& roots, const std::string& busId, PlatformSnapshot& snapshot);
+
 // ACS Control register bits (PCIe Base Specification, ACS Extended Capability, Control at offset 6).
 constexpr std::uint16_t kAcsSourceValidation = 0x0001;
 constexpr std::uint16_t kAcsTranslationBlocking = 0x0002;

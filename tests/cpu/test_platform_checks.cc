@@ -13,6 +13,7 @@
 
 #include "doctor/platform_checks.hpp"
 #include "doctor/platform_snapshot.hpp"
+#include "finding_test_support.hpp"
 #include "peerlink/topology.hpp"
 
 namespace peerlink {
@@ -59,39 +60,12 @@ Checked run(const std::string& name) {
   return run(name, rootsOf(name));
 }
 
-std::vector<std::string> codes(const std::vector<Finding>& findings) {
-  std::vector<std::string> result;
-  for (const Finding& f : findings) result.push_back(f.code);
-  std::sort(result.begin(), result.end());
-  return result;
-}
-using Codes = std::vector<std::string>;
-using Gpus = std::vector<int>;
-
-std::vector<Finding> all(const std::vector<Finding>& findings, const std::string& code) {
-  std::vector<Finding> result;
-  for (const Finding& f : findings) {
-    if (f.code == code) result.push_back(f);
-  }
-  return result;
-}
-
-Finding only(const std::vector<Finding>& findings, const std::string& code) {
-  const auto found = all(findings, code);
-  EXPECT_EQ(found.size(), 1u) << code;
-  return found.empty() ? Finding{} : found[0];
-}
-
 Finding forGpus(const std::vector<Finding>& findings, const std::string& code, const Gpus& gpus) {
   for (const Finding& f : all(findings, code)) {
     if (f.gpus == gpus) return f;
   }
   ADD_FAILURE() << "no " << code << " finding for GPUs " << ::testing::PrintToString(gpus);
   return {};
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 const PlatformSnapshot::Bridge* bridge(const PlatformSnapshot& snapshot, const std::string& busId) {

@@ -74,6 +74,8 @@ struct DoctorOptions {
   int timeoutMs = 2000;              ///< --timeout-ms: bound of every probe wait
   std::string helperVisibleDevices;  ///< --helper-visible-devices: CUDA_VISIBLE_DEVICES of the second process
   bool noCrossProcess = false;       ///< --no-cross-process: skip the ipc and cumem methods
+  bool rdma = false;                 ///< --rdma: GPUDirect RDMA readiness only (no probes; runs without GPUs)
+  std::string platformRoot;          ///< --platform-root (hidden): a fake machine's sys/, proc/, boot/, dev/, mpi/
 };
 CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options);
 int runDoctorCommand(const DoctorOptions& options, Context& context);

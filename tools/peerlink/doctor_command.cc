@@ -1,9 +1,11 @@
 // `peerlink doctor`: verifyPeers on this machine's GPUs, printed as a verdict matrix with findings and
-// fixes, or written as JSON; the exit code says OK (0), DEGRADED (4) or BROKEN (5).
+// fixes, then GPUDirect RDMA readiness, or written as JSON; the exit code says OK (0), DEGRADED (4) or
+// BROKEN (5) for the pairs. `--rdma` checks GPUDirect RDMA readiness only, with an exit code of its own.
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,10 +13,12 @@
 #include "core/json_io.hpp"
 #include "core/text.hpp"
 #include "doctor_format.hpp"
+#include "doctor_rdma_format.hpp"
 #include "option_checks.hpp"
 #include "output_file.hpp"
 #include "peerlink/doctor.hpp"
 #include "peerlink/error.hpp"
+#include "peerlink/rdma_readiness.hpp"
 #include "run_metadata.hpp"
 
 namespace peerlink::cli {
@@ -38,18 +42,83 @@ CLI::App* addDoctorCommand(CLI::App& app, DoctorOptions& options) {
                       "CUDA_VISIBLE_DEVICES of the probe's second process, as launchers that give each process "
                       "only some GPUs set it");
   command->add_flag("--no-cross-process", options.noCrossProcess, "Skip the cross-process methods (ipc, cumem)");
+  CLI::Option* rdma = command->add_flag(
+      "--rdma", options.rdma,
+      "GPUDirect RDMA readiness only: RDMA NICs and links, each GPU's nearest NIC, GPU memory registration "
+      "(nvidia_peermem / DMA-BUF), ACS, the MPI's CUDA awareness; no probes, runs without GPUs");
+  for (const char* other : {"--quick", "--no-cache", "--devices", "--helper-visible-devices", "--no-cross-process"}) {
+    rdma->excludes(other);
+  }
+  // Reads a fake machine (tests/fixtures/doctor/<name>) instead of this one: tests and the examples in docs.
+  command->add_option("--platform-root", options.platformRoot)->check(CLI::ExistingDirectory)->group("");
   return command;
 }
+
+namespace {
+
+RdmaReadinessOptions rdmaOptions(const DoctorOptions& options) {
+  return options.platformRoot.empty() ? RdmaReadinessOptions{} : rdmaOptionsUnder(options.platformRoot);
+}
+
+// `--rdma`: the machine's GPUs when there are any (for the GPU-NIC paths), else none; a fake machine's
+// topology file with --platform-root.
+int runRdmaOnly(const DoctorOptions& options, const std::string& topoFile, Context& context) {
+  Topology topology;
+  std::string noGpu;
+  if (!topoFile.empty()) {
+    topology =
+        loadTopologyFile(options.topoFile.empty() ? context.params.getString("PEERLINK_TOPO_FILE") : options.topoFile);
+  } else {
+    try {
+      topology = discoverTopology(context.params);
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::NoDevice) throw;
+      topology.source = "no GPU";
+      noGpu = error.what();
+    }
+  }
+  const RdmaReadiness readiness = checkRdmaReadiness(topology, rdmaOptions(options));
+  const int exitCode = verdictExitCode(readiness.overall);
+  if (!options.jsonPath.empty()) {
+    nlohmann::json document = {{"schema", "peerlink.rdma"}, {"version", 1}, {"exit_code", exitCode}};
+    document["rdma"] = rdmaToJson(topology, readiness);
+    document["topology_source"] = topology.source;
+    document["generated_by"] = runMetadata(context.commandLine);
+    writeOutputFile(options.jsonPath, jsonText(document) + "\n", context.out);
+    if (options.jsonPath == "-") return exitCode;
+  }
+  const int n = static_cast<int>(topology.gpus.size());
+  context.out << fmt::format("peerlink doctor --rdma: {} GPU{} ({})\n", n, n == 1 ? "" : "s",
+                             noGpu.empty() ? topology.source : printable(noGpu, 300));
+  context.out << formatRdmaText(topology, readiness, true);
+  if (readiness.applicable) {
+    context.out << fmt::format("\nGPUDirect RDMA readiness: {} (exit {})\n", verdictName(readiness.overall), exitCode);
+  }
+  return exitCode;
+}
+
+}  // namespace
 
 int runDoctorCommand(const DoctorOptions& options, Context& context) {
   // A saved topology is refused rather than half-diagnosed: the verdicts come from moving data between this
   // machine's GPUs, and the findings that explain them from this machine's platform (IOMMU, ACS, VM,
-  // limits); neither says anything about the machine a topology file describes.
+  // limits); neither says anything about the machine a topology file describes. `--rdma --platform-root`
+  // reads a fake machine whole, its tree and its topology file.
   std::string topoFile;
   if (!options.topoFile.empty()) {
     topoFile = "--topo-file " + options.topoFile;
   } else if (const std::string& file = context.params.getString("PEERLINK_TOPO_FILE"); !file.empty()) {
     topoFile = "PEERLINK_TOPO_FILE=" + file;
+  }
+  if (!options.platformRoot.empty() && !options.rdma) {
+    throw Error(ErrorCode::InvalidUsage,
+                "--platform-root reads a fake machine for --rdma only: the probes move data on this machine");
+  }
+  if (!options.platformRoot.empty() && topoFile.empty()) {
+    throw Error(ErrorCode::InvalidUsage, "--platform-root needs --topo-file: the fake machine's GPUs");
+  }
+  if (options.rdma && (topoFile.empty() || !options.platformRoot.empty())) {
+    return runRdmaOnly(options, topoFile, context);
   }
   if (!topoFile.empty()) {
     throw Error(ErrorCode::InvalidUsage,
@@ -77,8 +146,13 @@ int runDoctorCommand(const DoctorOptions& options, Context& context) {
   if (showProgress) std::fprintf(stderr, "\r\033[K");
 
   const int exitCode = doctorExitCode(result.report);
+  // GPUDirect RDMA readiness concerns traffic between machines, which the probe does not move: it is
+  // reported, not folded into the pairs' verdicts or the exit code.
+  std::optional<RdmaReadiness> rdma;
+  if (!options.quick) rdma = checkRdmaReadiness(result.topology, rdmaOptions(options));
   if (!options.jsonPath.empty()) {
     nlohmann::json document = doctorToJson(result.topology, result.report, result.probes);
+    if (rdma) document["rdma"] = rdmaToJson(result.topology, *rdma);
     document["run"] = {{"quick", options.quick},
                        {"seconds", result.seconds},
                        {"cached_pairs", result.cachedPairs},
@@ -97,6 +171,7 @@ int runDoctorCommand(const DoctorOptions& options, Context& context) {
                                result.cacheDirectory);
   }
   context.out << "\n";
+  if (rdma) context.out << formatRdmaText(result.topology, *rdma, false);
   return exitCode;
 }
 

@@ -64,19 +64,21 @@ std::string verdictMatrix(const Topology& topology, const DoctorReport& report) 
   return out;
 }
 
-std::string findingsText(const DoctorReport& report) {
-  if (report.findings.empty()) return "\nFindings: none\n";
+}  // namespace
+
+std::string findingsText(const std::vector<Finding>& findings, const std::string& title) {
+  if (findings.empty()) return fmt::format("\n{}: none\n", title);
   // Findings are per pair; one heading per code and fix keeps an 8-GPU machine's 56 pairs readable.
   using Group = std::tuple<Verdict, std::string, std::string>;
   std::vector<Group> order;
   std::map<Group, std::vector<const Finding*>> groups;
-  for (const Finding& finding : report.findings) {
+  for (const Finding& finding : findings) {
     const Group group{finding.severity, finding.code, finding.fix};
     auto& members = groups[group];
     if (members.empty()) order.push_back(group);
     members.push_back(&finding);
   }
-  std::string out = "\nFindings, most severe first:\n";
+  std::string out = fmt::format("\n{}, most severe first:\n", title);
   for (const Group& group : order) {
     const auto& members = groups[group];
     out += fmt::format("{} {}", severityLabel(std::get<0>(group)), std::get<1>(group));
@@ -103,6 +105,8 @@ json findingToJson(const Finding& finding) {
           {"gpus", finding.gpus}};
 }
 
+namespace {
+
 Verdict verdictFrom(const json& value, const char* what) {
   const std::optional<Verdict> verdict = parseVerdictName(value.get<std::string>());
   if (!verdict) {
@@ -119,7 +123,7 @@ std::string formatDoctorText(const Topology& topology, const DoctorReport& repor
   std::string out = fmt::format("peerlink doctor: {} GPU{} on {} ({}); driver {}\n\n", n, n == 1 ? "" : "s",
                                 orUnknown(topology.host), topology.source, orUnknown(topology.driverVersion));
   out += verdictMatrix(topology, report);
-  out += findingsText(report);
+  out += findingsText(report.findings, "Findings");
   out += fmt::format("\nOverall: {} (exit {})\n", verdictName(report.overall), doctorExitCode(report));
   return out;
 }
@@ -225,7 +229,11 @@ SavedDoctorRun doctorFromJson(const json& document) {
 }
 
 int doctorExitCode(const DoctorReport& report) {
-  switch (report.overall) {
+  return verdictExitCode(report.overall);
+}
+
+int verdictExitCode(Verdict verdict) {
+  switch (verdict) {
     case Verdict::Broken: return kExitBroken;
     case Verdict::Degraded: return kExitDegraded;
     case Verdict::Ok:

@@ -17,6 +17,13 @@ namespace peerlink::cli {
 /// first, with its fix; then the overall verdict and exit code.
 std::string formatDoctorText(const Topology& topology, const DoctorReport& report);
 
+/// Findings grouped by severity, code and fix, most severe first: problems list each summary, notes one
+/// with a count; "\n<title>: none\n" when there are none.
+std::string findingsText(const std::vector<Finding>& findings, const std::string& title);
+
+/// {code, severity, summary, fix, gpus}, as the doctor's JSON writes every finding.
+nlohmann::json findingToJson(const Finding& finding);
+
 /// Schema "peerlink.doctor", version 1: overall, exit_code, pairs (verdict, reasons, bus ids, link,
 /// expected GB/s), findings, the probe results behind them (every statistic as numbers) and the topology.
 /// The command adds its "generated_by" block.
@@ -34,5 +41,8 @@ SavedDoctorRun doctorFromJson(const nlohmann::json& document);
 /// 0 when every pair is OK or UNSUPPORTED, kExitDegraded (4) when the worst is DEGRADED, kExitBroken (5)
 /// when anything is BROKEN.
 int doctorExitCode(const DoctorReport& report);
+
+/// 0 for OK and UNSUPPORTED, kExitDegraded (4) for DEGRADED, kExitBroken (5) for BROKEN.
+int verdictExitCode(Verdict verdict);
 
 }  // namespace peerlink::cli
