@@ -57,8 +57,10 @@ struct GroupCall {
   std::size_t count = 0;
   int root = 0;  ///< a member index (broadcast, reduce)
   bool inPlace = false;
-  std::vector<BufferRef> sends;  ///< per member: where its send buffer begins (ignored where the API ignores it)
-  std::vector<BufferRef> recvs;  ///< per member: where its recv buffer begins
+  /// Per member: where its send and recv buffers begin, as a caller passes them (in place, one is the other as the
+  /// API says: all-gather's send is block m of the recv); ignored where the API ignores them.
+  std::vector<BufferRef> sends;
+  std::vector<BufferRef> recvs;
   /// Its reductions are the collective's last: ReduceOp::Avg divides by every rank of the plan (not the group's)
   /// here; earlier calls reduce Avg as Sum (groupReduceOp).
   bool finishes = false;
