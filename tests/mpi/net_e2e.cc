@@ -1,0 +1,187 @@
+// The transport between nodes end to end under mpirun: real processes, the peerlink bootstrap (an id made on rank 0
+// and broadcast over MPI), the transport over the user's MPI through libpeerlink_mpi.so, and every hierarchical
+// collective on host memory (standing in for GPU memory) against the closed forms. Run by scripts/net-test.sh on two
+// "hosts" made of network namespaces, and by CTest on one machine with PEERLINK_HOSTID splitting it in two.
+//
+//   net_e2e collectives DIR   every collective, 2+ nodes; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
+//   net_e2e kill DIR          the last rank kills itself before an all-reduce; the others must name it
+//   net_e2e unreachable DIR   the last rank runs $NET_E2E_CUT (the script: its link down) before an all-reduce; every
+//                             rank must name a rank of the other host within PEERLINK_NET_TIMEOUT_MS
+//
+// Each rank writes its line to a file as well as stdout: once the link is down, mpirun gets no output from the other
+// host. After a fault the ranks leave with _exit, since MPI_Finalize would wait for the lost ranks.
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coll/hierarchical_plan.hpp"
+#include "coll/host_reduce.hpp"
+#include "net/hierarchical_run.hpp"
+#include "net/mpi_library.hpp"
+#include "net/net_world.hpp"
+#include "peerlink/bootstrap.hpp"
+#include "peerlink/error.hpp"
+
+namespace {
+
+using namespace peerlink;
+using coll::Bytes;
+
+std::string directory;
+int worldRank = 0;
+
+void report(const std::string& line) {
+  std::printf("rank %d: %s\n", worldRank, line.c_str());
+  std::fflush(stdout);
+  std::ofstream(directory + "/rank" + std::to_string(worldRank) + ".txt") << line << '\n';
+}
+
+Bytes sendDataOf(Collective collective, DataType type, int n, std::size_t count, int rank, int root) {
+  std::mt19937_64 random(static_cast<std::uint64_t>(rank) * 7919 + count);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const std::size_t size = dataTypeSize(type);
+  Bytes bytes(sendElementsOf(collective, n, count, rank, root) * size);
+  for (std::size_t i = 0; i < bytes.size() / size; ++i) coll::storeElement(type, bytes.data(), i, unit(random) * 8);
+  return bytes;
+}
+
+// One hierarchical collective on this rank; "" or what differs from the closed form.
+std::string check(net::NetWorld& world, Collective collective, DataType type, ReduceOp op, std::size_t count,
+                  bool inPlace) {
+  const coll::NodeGrid grid = world.grid();
+  const int n = grid.size();
+  const int root = n - 1;
+  const int me = world.rank();
+  const coll::HierarchicalPlan h = coll::buildHierarchicalPlan(collective, grid, count, root, inPlace, 0, type);
+  const std::size_t size = dataTypeSize(type);
+  const coll::RankLayout& layout = h.plan.ranks[static_cast<std::size_t>(me)];
+  Bytes input(layout.inputElements * size), output(layout.outputElements * size);
+  Bytes scratch(layout.scratchElements * size);
+  std::vector<Bytes> sends;
+  for (int r = 0; r < n; ++r) sends.push_back(sendDataOf(collective, type, n, count, r, root));
+  const Bytes& mine = sends[static_cast<std::size_t>(me)];
+  Bytes& sendBuffer = layout.send.buffer == coll::BufferKind::Input ? input : output;
+  if (!mine.empty()) std::memcpy(sendBuffer.data() + layout.send.offset * size, mine.data(), mine.size());
+  net::runHierarchical(world, h, op, {input.data(), output.data(), scratch.data()});
+  const Bytes& recvBuffer = layout.recv.buffer == coll::BufferKind::Input ? input : output;
+  const Bytes got(recvBuffer.begin() + static_cast<std::ptrdiff_t>(layout.recv.offset * size),
+                  recvBuffer.begin() + static_cast<std::ptrdiff_t>((layout.recv.offset + layout.recvElements) * size));
+  const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
+  const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
+  if (auto mismatch = coll::findMismatch(type, tol, want[static_cast<std::size_t>(me)], got)) {
+    return std::string(collectiveName(collective)) + " " + dataTypeName(type) + " " + reduceOpName(op) + " count " +
+           std::to_string(count) + (inPlace ? " in place" : "") + ": " + *mismatch;
+  }
+  return "";
+}
+
+int collectives(net::NetWorld& world) {
+  const Collective all[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                            Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
+                            Collective::SendRecv};
+  struct TypeOp {
+    DataType type;
+    ReduceOp op;
+  };
+  const TypeOp typeOps[] = {
+      {DataType::F32, ReduceOp::Sum}, {DataType::F16, ReduceOp::Avg}, {DataType::I32, ReduceOp::Max}};
+  int calls = 0;
+  for (Collective collective : all) {
+    for (std::size_t count : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}}) {
+      for (const TypeOp& typeOp : typeOps) {
+        for (bool inPlace : {false, true}) {
+          if (inPlace && (collective == Collective::AllToAll || collective == Collective::SendRecv)) continue;
+          const std::string failure = check(world, collective, typeOp.type, typeOp.op, count, inPlace);
+          if (!failure.empty()) {
+            report("error " + failure);
+            return 1;
+          }
+          ++calls;
+        }
+      }
+    }
+  }
+  const coll::NodeGrid grid = world.grid();
+  report("ok " + std::to_string(calls) + " hierarchical collectives on " + std::to_string(grid.nodes) + " nodes x " +
+         std::to_string(grid.ranksPerNode) + " (host " +
+         world.peers()[static_cast<std::size_t>(world.rank())].hostName + ")");
+  return 0;
+}
+
+// The last rank leaves (killed, or cut off); every rank reports what its all-reduce said and how long it took.
+[[noreturn]] void fault(net::NetWorld& world, const std::string& mode) {
+  const int last = world.size() - 1;
+  const std::size_t count = std::size_t{8} << 20;  // 32 MiB of f32: many pieces, still moving when the fault hits
+  std::vector<float> data(count, 1.0f);
+  if (world.rank() == last) {
+    if (mode == "kill") {
+      report("killing myself");
+      raise(SIGKILL);
+    }
+    const char* cut = std::getenv("NET_E2E_CUT");
+    report(std::string("cutting the link: ") + (cut != nullptr ? cut : "(NET_E2E_CUT unset)"));
+    if (cut == nullptr || std::system(cut) != 0) _exit(3);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    world.rail().allReduce(data.data(), data.data(), count, DataType::F32, ReduceOp::Sum);
+    world.node().allReduce(data.data(), data.data(), count, DataType::F32, ReduceOp::Sum);
+    report("no error");
+  } catch (const Error& error) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, "%.2f", seconds);
+    report(std::string("fault ") + errorCodeName(error.code()) + " after " + elapsed + " s: " + error.what());
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s collectives|kill|unreachable DIR\n", argv[0]);
+    return 2;
+  }
+  const std::string mode = argv[1];
+  directory = argv[2];
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int status = 0;
+  try {
+    // The bootstrap: its watchdog tells the transport of a rank that died.
+    UniqueId id;
+    if (worldRank == 0) id = makeUniqueId();
+    MPI_Bcast(id.bytes, sizeof id.bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    std::unique_ptr<Bootstrap> bootstrap = connectBootstrap(id, worldRank, size);
+    const Params params = Params::fromEnvironment();
+    net::NetOptions options = net::NetOptions::fromParams(params);
+    options.path = net::NetPath::Staged;
+    net::NetWorld world(net::openMpiPointToPoint(params), options, net::hostDeviceAccess(),
+                        std::make_unique<net::HostMemory>());
+    bootstrap->onPeerLost([&](int rank, const std::string& why) { world.peerLost(rank, why); });
+    bootstrap->barrier();
+    if (mode == "kill" || mode == "unreachable") fault(world, mode);
+    status = collectives(world);
+    bootstrap->barrier();
+    bootstrap->onPeerLost([](int, const std::string&) {});  // the world goes first
+  } catch (const std::exception& error) {
+    report(std::string("error ") + error.what());
+    std::fflush(stdout);
+    _exit(1);
+  }
+  MPI_Finalize();
+  return status;
+}
