@@ -70,7 +70,7 @@ CallContext NetGroup::context(const char* what) {
   run.timeout = world_.options_.timeout;
   run.name = std::string(what) + " of " + name_;
   run.describe = [this](int rank) { return world_.describe(rank); };
-  run.lost = [this](int rank) { return world_.lostWhy(rank); };
+  run.lost = [this] { return world_.lostWhy(); };
   context.path = world_.options_.path;
   context.chunkBytes = world_.options_.chunkBytes;
   context.device = world_.device_.get();
@@ -114,8 +114,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       options_(std::move(options)),
       device_(std::move(device)),
       callerMemory_(std::move(callerMemory)),
-      slots_(*device_),
-      lost_(static_cast<std::size_t>(p2p_->size())) {
+      slots_(*device_) {
   peers_.resize(static_cast<std::size_t>(size()));
   for (int r = 0; r < size(); ++r) peers_[static_cast<std::size_t>(r)] = PeerIdentity{r, 0, "?", 0, 0};
   thread_ = std::thread([this] { progress(); });
@@ -201,14 +200,12 @@ std::unique_ptr<NetGroup> NetWorld::group(std::vector<int> members, std::string 
 
 void NetWorld::peerLost(int rank, const std::string& why) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (rank >= 0 && rank < size() && lost_[static_cast<std::size_t>(rank)].empty()) {
-    lost_[static_cast<std::size_t>(rank)] = why.empty() ? describe(rank) + " is gone" : why;
-  }
+  if (lost_.empty()) lost_ = why.empty() ? describe(rank) + " is gone" : why;
 }
 
-std::string NetWorld::lostWhy(int rank) const {
+std::string NetWorld::lostWhy() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return rank >= 0 && rank < size() ? lost_[static_cast<std::size_t>(rank)] : std::string();
+  return lost_;
 }
 
 std::string NetWorld::brokenBy() const {

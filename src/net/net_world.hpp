@@ -107,7 +107,8 @@ class NetWorld {
   /// Any group of world ranks with this rank in it (every member asks for the same list).
   std::unique_ptr<NetGroup> group(std::vector<int> members, std::string name);
 
-  /// Tells the world a rank is gone (e.g. from Bootstrap::onPeerLost); waits for it fail at once with `why`.
+  /// Tells the world a rank is gone (e.g. from Bootstrap::onPeerLost): every wait, on any rank, fails at once with
+  /// the first such `why` (the collective it belongs to cannot finish without the rank).
   void peerLost(int rank, const std::string& why);
   /// The first error a call of this world met, or empty.
   std::string brokenBy() const;
@@ -117,7 +118,7 @@ class NetWorld {
   struct Job;
   void submitAndWait(const std::function<void()>& work);
   void progress();
-  std::string lostWhy(int rank) const;
+  std::string lostWhy() const;
 
   std::unique_ptr<PointToPoint> p2p_;
   NetOptions options_;
@@ -132,7 +133,7 @@ class NetWorld {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Job>> queue_;
-  std::vector<std::string> lost_;
+  std::string lost_;  ///< the first rank lost, why
   std::string broken_;
   bool stopping_ = false;
   std::thread thread_;

@@ -174,10 +174,8 @@ class StepRunner {
         pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
       }
       if (pending.empty()) return;
-      for (const Pending& p : pending) {
-        const std::string why = run_.lost ? run_.lost(p.peer) : std::string();
-        if (!why.empty()) throw Error(ErrorCode::RemoteError, prefix() + why);
-      }
+      const std::string why = run_.lost ? run_.lost() : std::string();
+      if (!why.empty()) throw Error(ErrorCode::RemoteError, prefix() + why);
       if (std::chrono::steady_clock::now() >= end) throw Error(ErrorCode::Timeout, timeoutText(pending));
       // Spin a while (MPI progresses inside test), then yield the core: 2 cores may hold 4 ranks.
       if (polls > 256) std::this_thread::sleep_for(std::chrono::microseconds(polls > 4096 ? 200 : 10));

@@ -81,8 +81,9 @@ struct MemberRun {
   std::string name;  ///< "all_reduce across nodes (rail 1)", for messages
   /// "rank 3 (host b, pid 42)" for a PointToPoint rank.
   std::function<std::string(int)> describe;
-  /// Why a PointToPoint rank is lost, or empty while it is not; polled while waiting.
-  std::function<std::string(int)> lost;
+  /// Why the world lost a rank (the first it lost), or empty: polled while waiting, and any loss ends the wait (a
+  /// collective of the world cannot finish without the rank, even where this step waits on another).
+  std::function<std::string()> lost;
 };
 
 /// Runs this process's part of every step of `plan`. `input`, `output` and `scratch` map the plan's buffers of
