@@ -160,6 +160,15 @@ MpiFacts mpiFacts(const Params& params) {
   return facts;
 }
 
+PathFacts pathFactsOf(const MpiFacts& mpi, const Params& params, bool callerMemoryIsHost) {
+  PathFacts facts;
+  facts.callerMemoryIsHost = callerMemoryIsHost;
+  facts.mpiCudaSupport = mpi.cudaSupport;
+  facts.setting = params.getString("PEERLINK_NET_CUDA_AWARE");
+  facts.mpiName = mpi.library;
+  return facts;
+}
+
 std::string mpiUnusableReason(const MpiFacts& facts) {
   if (!facts.initialized) {
     return "MPI is not initialized (" + facts.library +

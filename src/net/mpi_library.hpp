@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "net/net_path.hpp"
 #include "net/point_to_point.hpp"
 #include "peerlink/params.hpp"
 
@@ -31,6 +32,10 @@ std::vector<std::string> mpiLibraryCandidates(const std::string& setting, const 
 /// -1: MPI_COMM_WORLD), over the loaded MPI. Error(InvalidUsage) when MPI is not initialized, or initialized
 /// below MPI_THREAD_MULTIPLE (the transport calls MPI from its progress thread), naming the MPI.
 std::unique_ptr<PointToPoint> openMpiPointToPoint(const Params& params, std::int64_t fortranComm = -1);
+
+/// The facts choosePath needs: the MPI's name and CUDA awareness, PEERLINK_NET_CUDA_AWARE, where the callers'
+/// buffers are. The start-up check is the caller's to run (wantsStartupCheck, checkDirectPath) and record.
+PathFacts pathFactsOf(const MpiFacts& mpi, const Params& params, bool callerMemoryIsHost);
 
 /// The message for an MPI this transport cannot use, or empty: not initialized, or without MPI_THREAD_MULTIPLE.
 std::string mpiUnusableReason(const MpiFacts& facts);

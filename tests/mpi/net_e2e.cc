@@ -5,6 +5,7 @@
 //
 //   net_e2e collectives DIR   every collective, 2+ nodes; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
 //   net_e2e kill DIR          the last rank kills itself before an all-reduce; the others must name it
+//   net_e2e uninitialized|serialized DIR   MPI not initialized, or without MPI_THREAD_MULTIPLE: the error, printed
 //   net_e2e unreachable DIR   the last rank runs $NET_E2E_CUT (the script: its link down) before an all-reduce; every
 //                             rank must name a rank of the other host within PEERLINK_NET_TIMEOUT_MS
 //
@@ -152,11 +153,24 @@ int collectives(net::NetWorld& world) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s collectives|kill|unreachable DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s collectives|kill|unreachable|uninitialized|serialized DIR\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
   directory = argv[2];
+  if (mode == "uninitialized" || mode == "serialized") {
+    // Bad input: the transport refuses an MPI it cannot use, saying why.
+    int provided = 0;
+    if (mode == "serialized") MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    try {
+      net::openMpiPointToPoint(Params::fromEnvironment());
+      std::printf("no error\n");
+    } catch (const Error& error) {
+      std::printf("%s: %s\n", errorCodeName(error.code()), error.what());
+    }
+    if (mode == "serialized") MPI_Finalize();
+    return 0;
+  }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
@@ -171,7 +185,11 @@ int main(int argc, char** argv) {
     std::unique_ptr<Bootstrap> bootstrap = connectBootstrap(id, worldRank, size);
     const Params params = Params::fromEnvironment();
     net::NetOptions options = net::NetOptions::fromParams(params);
-    options.path = net::NetPath::Staged;
+    // Host memory stands in for GPU memory: the path is chosen as for device buffers (staged, on an MPI that is
+    // not CUDA-aware), so the pieces go through the pinned-memory pipeline.
+    const net::PathChoice path = net::choosePath(net::pathFactsOf(net::mpiFacts(params), params, false));
+    options.path = path.path;
+    if (worldRank == 0) std::printf("path: %s (%s)\n", net::netPathName(path.path), path.reason.c_str());
     net::NetWorld world(net::openMpiPointToPoint(params), options, net::hostDeviceAccess(),
                         std::make_unique<net::HostMemory>());
     bootstrap->onPeerLost([&](int rank, const std::string& why) { world.peerLost(rank, why); });
