@@ -33,9 +33,9 @@ PathChoice choosePath(const PathFacts& facts) {
     why = mpiOf(facts) + " says it is CUDA-aware, but a device buffer sent to this rank itself " +
           (facts.startupCheck == 0 ? "arrived wrong" : "was not tried");
   } else if (facts.mpiCudaSupport == 0) {
-    why = mpiOf(facts) + " is not CUDA-aware (MPIX_Query_cuda_support() = 0)";
+    why = mpiOf(facts) + " is not CUDA-aware (its own query says so)";
   } else {
-    why = mpiOf(facts) + " cannot say whether it is CUDA-aware (no MPIX_Query_cuda_support)";
+    why = mpiOf(facts) + " cannot say whether it is CUDA-aware (no MPIX_Query_cuda_support or MPIX_GPU_query_support)";
   }
   if (facts.setting == "ON") {
     throw Error(ErrorCode::InvalidUsage, "PEERLINK_NET_CUDA_AWARE=ON, but " + why +

@@ -38,7 +38,14 @@ void libraryVersion(char* text, std::size_t bytes) {
   version[sizeof(version) - 1] = '\0';
   char* end = std::strpbrk(version, "\r\n,");
   if (end != nullptr) *end = '\0';
-  std::snprintf(text, bytes, "%s", version);
+  // One line with single spaces ("MPICH Version:\t4.0.2" has a tab).
+  std::size_t out = 0;
+  for (const char* in = version; *in != '\0' && out + 1 < bytes; ++in) {
+    const bool blank = *in == ' ' || *in == '\t';
+    if (blank && (out == 0 || text[out - 1] == ' ')) continue;
+    text[out++] = blank ? ' ' : *in;
+  }
+  if (bytes > 0) text[out] = '\0';
 }
 
 int initialized(int* threadLevel) {
