@@ -17,8 +17,12 @@ extern "C" {
 #define PEERLINK_MPI_ENTRY "peerlink_mpi_entry_v1"
 
 /* Thread levels, as MPI_Query_thread says (the constants' values differ between MPIs). */
-enum { PEERLINK_MPI_THREAD_SINGLE = 0, PEERLINK_MPI_THREAD_FUNNELED, PEERLINK_MPI_THREAD_SERIALIZED,
-       PEERLINK_MPI_THREAD_MULTIPLE };
+enum {
+  PEERLINK_MPI_THREAD_SINGLE = 0,
+  PEERLINK_MPI_THREAD_FUNNELED,
+  PEERLINK_MPI_THREAD_SERIALIZED,
+  PEERLINK_MPI_THREAD_MULTIPLE
+};
 
 /* Every function that can fail returns 0 on success, else writes one line into error[0..error_bytes) and returns
  * non-zero. Handles are opaque. */
