@@ -21,25 +21,27 @@ work=$(mktemp -d /tmp/peerlink-mpich.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 # hydra (MPICH's mpiexec) links libslurm; Debian names it by its soname.
-slurm=$(apt-cache depends mpich 2>/dev/null | sed -n 's/.*Depends: \(libslurm[0-9]*\)$/\1/p' | head -1)
+slurm=$(apt-cache depends mpich 2>/dev/null | sed -n 's/.*Depends: \(libslurm[0-9]*\)$/\1/p' || true)
+slurm=${slurm%%$'\n'*}
 if ! apt-get download libmpich-dev libmpich12 mpich ${slurm:+"$slurm"} >download.log 2>&1; then
   skip "apt-get download of MPICH's packages failed: $(tail -1 download.log)"
 fi
 for deb in ./*.deb; do dpkg -x "$deb" root; done
 root=$work/root
-include=$(dirname "$(find "$root" -name mpi.h -path '*mpich*' | head -1)")
-lib=$(dirname "$(find "$root" -name 'libmpich.so' | head -1)")
+include=$(dirname "$(find "$root" -name mpi.h -path '*mpich*' -print -quit)")
+lib=$(dirname "$(find "$root" -name 'libmpich.so' -print -quit)")
 export PATH=$root/usr/bin:$PATH LD_LIBRARY_PATH=$lib
 cd - >/dev/null
 cuda=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
 flags=(-std=c++17 -O1 -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion -Werror -DMPICH_SKIP_MPICXX=1 -I"$include"
-       -Isrc)
+       -Isrc -Itests)
 g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden src/net/mpi_shim/peerlink_mpi.cc -L"$lib" -lmpich \
   -o "$work/libpeerlink_mpi.so"
 g++ "${flags[@]}" -DFMT_HEADER_ONLY=1 -Iinclude -I"$build/generated" -I"$cuda/include" tests/mpi/net_e2e.cc \
   "$build/libpeerlink.a" -L"$cuda/lib64" -lcudart_static -ldl -lpthread -lrt -L"$lib" -lmpich \
   -o "$work/net_e2e"
-echo "mpich-test: built against $("$root/usr/bin/mpichversion" 2>/dev/null | head -1 | tr -s ' \t' ' ')"
+version=$("$root/usr/bin/mpichversion" 2>/dev/null || true)
+echo "mpich-test: built against $(echo "${version%%$'\n'*}" | tr -s ' \t' ' ')"
 
 mkdir -p "$work/out"
 status=0

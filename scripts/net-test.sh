@@ -22,7 +22,7 @@ skip() {
 command -v ip >/dev/null && command -v unshare >/dev/null || skip "no ip (iproute2) or unshare (util-linux)"
 [ -x "$program" ] || skip "$program is not built (it needs MPI at configure time)"
 [ -f "$library" ] || skip "$library is not built (PEERLINK_WITH_MPI)"
-mpirun --version 2>/dev/null | grep -q "Open MPI" || skip "the namespaces recipe needs Open MPI's mpirun"
+mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null || skip "the namespaces recipe needs Open MPI's mpirun"
 
 # Names unique to this run, so that runs side by side do not meet (interface names: at most 15 characters).
 id=$$
@@ -98,7 +98,7 @@ run collectives 300
 for r in 0 1 2 3; do
   echo "  rank $r: $(line "$r")"
   host=$([ "$r" -lt 2 ] && echo "$a" || echo "$b")
-  line "$r" | grep -q "^ok .* on 2 nodes x 2 (host $host)" || fail collectives "rank $r"
+  line "$r" | grep "^ok .* on 2 nodes x 2 (host $host)" >/dev/null || fail collectives "rank $r"
 done
 
 # 2. Rank 3 (host b) killed: the others name it, well before the deadline (the bootstrap sees it go). Without
@@ -107,7 +107,7 @@ done
 run kill 10 --enable-recovery
 for r in 0 1 2; do
   echo "  rank $r: $(line "$r")"
-  line "$r" | grep -q "^fault RemoteError .*rank 3 (host $b, pid [0-9]*) exited" || fail kill "rank $r"
+  line "$r" | grep "^fault RemoteError .*rank 3 (host $b, pid [0-9]*) exited" >/dev/null || fail kill "rank $r"
 done
 
 # 3. The link cut by rank 3: every rank names a rank of the other host within the 3 s deadline.
@@ -116,7 +116,7 @@ run unreachable 15
 for r in 0 1 2 3; do
   echo "  rank $r: $(line "$r")"
   other=$([ "$r" -lt 2 ] && echo "$b" || echo "$a")
-  line "$r" | grep -Eq "^fault (Timeout|RemoteError) after [0-9.]+ s: .*rank [0-9] \(host $other" ||
+  line "$r" | grep -E "^fault (Timeout|RemoteError) after [0-9.]+ s: .*rank [0-9] \(host $other" >/dev/null ||
     fail unreachable "rank $r"
 done
 

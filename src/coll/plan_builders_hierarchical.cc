@@ -27,7 +27,23 @@ Algorithm pick(Algorithm wanted, Algorithm automatic, Collective collective) {
   return available.front();
 }
 
-void inPlaceRefs(GroupCall& call);
+using Where = std::pair<BufferRef, BufferRef>;
+
+// In place, one buffer is the other as the API says (communicator.hpp): the call names both the way a caller
+// passes them. The flat plan addresses only that buffer, so the expansion is the same either way.
+void inPlaceRefs(GroupCall& call) {
+  for (std::size_t m = 0; m < call.members.size(); ++m) {
+    const std::size_t block = m * call.count;
+    switch (call.collective) {
+      case Collective::AllGather: call.sends[m] = shifted(call.recvs[m], block); break;
+      case Collective::ReduceScatter: call.recvs[m] = shifted(call.sends[m], block); break;
+      case Collective::Reduce:  // in place at the root; the others keep their send
+        if (m == static_cast<std::size_t>(call.root)) call.sends[m] = call.recvs[m];
+        break;
+      default: call.sends[m] = call.recvs[m];
+    }
+  }
+}
 
 class Shapes {
  public:
@@ -84,24 +100,6 @@ class Shapes {
   HierarchyAlgorithms algorithms_;
   std::size_t reserved_ = 0;
 };
-
-using Where = std::pair<BufferRef, BufferRef>;
-
-// In place, one buffer is the other as the API says (communicator.hpp): the call names both the way a caller
-// passes them. The flat plan addresses only that buffer, so the expansion is the same either way.
-void inPlaceRefs(GroupCall& call) {
-  for (std::size_t m = 0; m < call.members.size(); ++m) {
-    const std::size_t block = m * call.count;
-    switch (call.collective) {
-      case Collective::AllGather: call.sends[m] = shifted(call.recvs[m], block); break;
-      case Collective::ReduceScatter: call.recvs[m] = shifted(call.sends[m], block); break;
-      case Collective::Reduce:  // in place at the root; the others keep their send
-        if (m == static_cast<std::size_t>(call.root)) call.sends[m] = call.recvs[m];
-        break;
-      default: call.sends[m] = call.recvs[m];
-    }
-  }
-}
 
 // Reductions finish in the last phase that reduces across more than one rank: across nodes when there are
 // several nodes, else in the node.

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,12 +21,14 @@
 #include "net/mpi_library.hpp"
 #include "net/net_path.hpp"
 #include "net/net_world.hpp"
+#include "net_test_data.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::net {
 namespace {
 
 using coll::Bytes;
+using testing::everySend;
 
 // Runs body(rank, world) on one thread per rank of a loopback world; returns each rank's error text ("" if none).
 std::vector<std::string> onEveryRank(int n, const std::function<void(int, std::unique_ptr<PointToPoint>)>& body) {
@@ -59,21 +60,6 @@ NetOptions optionsFor(const std::string& host, NetPath path, std::size_t chunkBy
 std::unique_ptr<NetWorld> makeWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options) {
   return std::make_unique<NetWorld>(std::move(p2p), std::move(options), hostDeviceAccess(),
                                     std::make_unique<HostMemory>());
-}
-
-Bytes sendDataOf(Collective collective, DataType type, int n, std::size_t count, int rank, int root) {
-  std::mt19937_64 random(static_cast<std::uint64_t>(rank) * 7919 + count);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  const std::size_t size = dataTypeSize(type);
-  Bytes bytes(sendElementsOf(collective, n, count, rank, root) * size);
-  for (std::size_t i = 0; i < bytes.size() / size; ++i) coll::storeElement(type, bytes.data(), i, unit(random) * 8);
-  return bytes;
-}
-
-std::vector<Bytes> everySend(Collective collective, DataType type, int n, std::size_t count, int root) {
-  std::vector<Bytes> all;
-  for (int r = 0; r < n; ++r) all.push_back(sendDataOf(collective, type, n, count, r, root));
-  return all;
 }
 
 struct GroupCase {
@@ -210,16 +196,7 @@ TEST(NetTransport, HierarchicalPlansEndToEnd) {
         const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
           auto world =
               makeWorld(std::move(p2p), optionsFor(std::string(1, static_cast<char>('a' + r / 2)), NetPath::Staged));
-          const coll::RankLayout& layout = h.plan.ranks[static_cast<std::size_t>(r)];
-          Bytes input(layout.inputElements * 4), output(layout.outputElements * 4), scratch(layout.scratchElements * 4);
-          Bytes& sendBuffer = layout.send.buffer == coll::BufferKind::Input ? input : output;
-          const Bytes& mine = sends[static_cast<std::size_t>(r)];
-          if (!mine.empty()) std::memcpy(sendBuffer.data() + layout.send.offset * 4, mine.data(), mine.size());
-          runHierarchical(*world, h, op, {input.data(), output.data(), scratch.data()});
-          const Bytes& recvBuffer = layout.recv.buffer == coll::BufferKind::Input ? input : output;
-          got[static_cast<std::size_t>(r)].assign(
-              recvBuffer.begin() + static_cast<std::ptrdiff_t>(layout.recv.offset * 4),
-              recvBuffer.begin() + static_cast<std::ptrdiff_t>((layout.recv.offset + layout.recvElements) * 4));
+          got[static_cast<std::size_t>(r)] = testing::runRankOfPlan(*world, h, op, sends);
         });
         for (const std::string& error : errors) ASSERT_EQ(error, "") << collectiveName(collective);
         const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);

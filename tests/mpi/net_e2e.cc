@@ -18,9 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +28,7 @@
 #include "net/hierarchical_run.hpp"
 #include "net/mpi_library.hpp"
 #include "net/net_world.hpp"
+#include "net_test_data.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/error.hpp"
 
@@ -47,15 +46,6 @@ void report(const std::string& line) {
   std::ofstream(directory + "/rank" + std::to_string(worldRank) + ".txt") << line << '\n';
 }
 
-Bytes sendDataOf(Collective collective, DataType type, int n, std::size_t count, int rank, int root) {
-  std::mt19937_64 random(static_cast<std::uint64_t>(rank) * 7919 + count);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  const std::size_t size = dataTypeSize(type);
-  Bytes bytes(sendElementsOf(collective, n, count, rank, root) * size);
-  for (std::size_t i = 0; i < bytes.size() / size; ++i) coll::storeElement(type, bytes.data(), i, unit(random) * 8);
-  return bytes;
-}
-
 // One hierarchical collective on this rank; "" or what differs from the closed form.
 std::string check(net::NetWorld& world, Collective collective, DataType type, ReduceOp op, std::size_t count,
                   bool inPlace) {
@@ -64,19 +54,8 @@ std::string check(net::NetWorld& world, Collective collective, DataType type, Re
   const int root = n - 1;
   const int me = world.rank();
   const coll::HierarchicalPlan h = coll::buildHierarchicalPlan(collective, grid, count, root, inPlace, 0, type);
-  const std::size_t size = dataTypeSize(type);
-  const coll::RankLayout& layout = h.plan.ranks[static_cast<std::size_t>(me)];
-  Bytes input(layout.inputElements * size), output(layout.outputElements * size);
-  Bytes scratch(layout.scratchElements * size);
-  std::vector<Bytes> sends;
-  for (int r = 0; r < n; ++r) sends.push_back(sendDataOf(collective, type, n, count, r, root));
-  const Bytes& mine = sends[static_cast<std::size_t>(me)];
-  Bytes& sendBuffer = layout.send.buffer == coll::BufferKind::Input ? input : output;
-  if (!mine.empty()) std::memcpy(sendBuffer.data() + layout.send.offset * size, mine.data(), mine.size());
-  net::runHierarchical(world, h, op, {input.data(), output.data(), scratch.data()});
-  const Bytes& recvBuffer = layout.recv.buffer == coll::BufferKind::Input ? input : output;
-  const Bytes got(recvBuffer.begin() + static_cast<std::ptrdiff_t>(layout.recv.offset * size),
-                  recvBuffer.begin() + static_cast<std::ptrdiff_t>((layout.recv.offset + layout.recvElements) * size));
+  const std::vector<Bytes> sends = testing::everySend(collective, type, n, count, root);
+  const Bytes got = testing::runRankOfPlan(world, h, op, sends);
   const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
   const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
   if (auto mismatch = coll::findMismatch(type, tol, want[static_cast<std::size_t>(me)], got)) {
