@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -29,21 +30,37 @@ inline std::vector<coll::Bytes> everySend(Collective collective, DataType type, 
   return all;
 }
 
-/// This rank's part of `plan` over `world`: its buffers at the plan's sizes, its send data placed where the plan
-/// says, runHierarchical, and its recv range returned.
-inline coll::Bytes runRankOfPlan(net::NetWorld& world, const coll::HierarchicalPlan& plan, ReduceOp op,
-                                 const std::vector<coll::Bytes>& sends) {
+/// A rank's buffers in host memory, at the sizes its RankLayout declares.
+struct RankBytes {
+  coll::Bytes input, output, scratch;
+};
+
+/// Runs the plan on a rank's buffers: on them as they are (host memory), or on copies elsewhere (GPU memory).
+using RunOnBuffers = std::function<void(RankBytes&)>;
+
+/// Rank `rank`'s part of `plan`: its buffers, its send data placed where the plan says, `run`, and its recv range
+/// returned.
+inline coll::Bytes runRankOfPlan(const coll::HierarchicalPlan& plan, int rank, const std::vector<coll::Bytes>& sends,
+                                 const RunOnBuffers& run) {
   const std::size_t size = dataTypeSize(plan.plan.type);
-  const coll::RankLayout& layout = plan.plan.ranks[static_cast<std::size_t>(world.rank())];
-  coll::Bytes input(layout.inputElements * size), output(layout.outputElements * size);
-  coll::Bytes scratch(layout.scratchElements * size);
-  coll::Bytes& sendBuffer = layout.send.buffer == coll::BufferKind::Input ? input : output;
-  const coll::Bytes& mine = sends[static_cast<std::size_t>(world.rank())];
+  const coll::RankLayout& layout = plan.plan.ranks[static_cast<std::size_t>(rank)];
+  RankBytes buffers{coll::Bytes(layout.inputElements * size), coll::Bytes(layout.outputElements * size),
+                    coll::Bytes(layout.scratchElements * size)};
+  coll::Bytes& sendBuffer = layout.send.buffer == coll::BufferKind::Input ? buffers.input : buffers.output;
+  const coll::Bytes& mine = sends[static_cast<std::size_t>(rank)];
   if (!mine.empty()) std::memcpy(sendBuffer.data() + layout.send.offset * size, mine.data(), mine.size());
-  net::runHierarchical(world, plan, op, {input.data(), output.data(), scratch.data()});
-  const coll::Bytes& recvBuffer = layout.recv.buffer == coll::BufferKind::Input ? input : output;
+  run(buffers);
+  const coll::Bytes& recvBuffer = layout.recv.buffer == coll::BufferKind::Input ? buffers.input : buffers.output;
   const auto begin = recvBuffer.begin() + static_cast<std::ptrdiff_t>(layout.recv.offset * size);
   return coll::Bytes(begin, begin + static_cast<std::ptrdiff_t>(layout.recvElements * size));
+}
+
+/// This rank's part of `plan` over `world` on host memory.
+inline coll::Bytes runRankOfPlan(net::NetWorld& world, const coll::HierarchicalPlan& plan, ReduceOp op,
+                                 const std::vector<coll::Bytes>& sends) {
+  return runRankOfPlan(plan, world.rank(), sends, [&](RankBytes& b) {
+    net::runHierarchical(world, plan, op, {b.input.data(), b.output.data(), b.scratch.data()});
+  });
 }
 
 }  // namespace peerlink::testing

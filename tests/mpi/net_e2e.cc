@@ -4,6 +4,8 @@
 // "hosts" made of network namespaces, and by CTest on one machine with PEERLINK_HOSTID splitting it in two.
 //
 //   net_e2e collectives DIR   every collective, 2+ nodes; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
+//   net_e2e gpu-collectives DIR   the same with every rank's buffers in GPU memory (GPU: world rank modulo the GPUs
+//                             seen) and the staged path's copies by CUDA; "SKIPPED: ..." where there is no GPU
 //   net_e2e kill DIR          the last rank kills itself before an all-reduce; the others must name it
 //   net_e2e uninitialized|serialized DIR   MPI not initialized, or without MPI_THREAD_MULTIPLE: the error, printed
 //   net_e2e unreachable DIR   the last rank runs $NET_E2E_CUT (the script: its link down) before an all-reduce; every
@@ -11,6 +13,7 @@
 //
 // Each rank writes its line to a file as well as stdout: once the link is down, mpirun gets no output from the other
 // host. After a fault the ranks leave with _exit, since MPI_Finalize would wait for the lost ranks.
+#include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -25,11 +28,14 @@
 
 #include "coll/hierarchical_plan.hpp"
 #include "coll/host_reduce.hpp"
+#include "core/cuda_check.hpp"
+#include "net/cuda_device_access.hpp"
 #include "net/hierarchical_run.hpp"
 #include "net/mpi_library.hpp"
 #include "net/net_world.hpp"
 #include "net_test_data.hpp"
 #include "peerlink/bootstrap.hpp"
+#include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 
 namespace {
@@ -46,8 +52,28 @@ void report(const std::string& line) {
   std::ofstream(directory + "/rank" + std::to_string(worldRank) + ".txt") << line << '\n';
 }
 
-// One hierarchical collective on this rank; "" or what differs from the closed form.
-std::string check(net::NetWorld& world, Collective collective, DataType type, ReduceOp op, std::size_t count,
+// The rank's buffers copied into GPU memory on `gpu`, the plan run on them there (the transport stages them
+// through pinned host memory), and copied back.
+void runOnGpu(net::NetWorld& world, const coll::HierarchicalPlan& h, ReduceOp op, int gpu, testing::RankBytes& b) {
+  Bytes* host[] = {&b.input, &b.output, &b.scratch};
+  std::vector<DeviceBuffer> device;
+  for (Bytes* bytes : host) {
+    device.emplace_back(gpu, bytes->size());
+    if (!bytes->empty()) {
+      PEERLINK_CUDA_CHECK(cudaMemcpy(device.back().data(), bytes->data(), bytes->size(), cudaMemcpyHostToDevice));
+    }
+  }
+  net::runHierarchical(world, h, op, {device[0].data(), device[1].data(), device[2].data()});
+  for (std::size_t i = 0; i < device.size(); ++i) {
+    if (!host[i]->empty()) {
+      PEERLINK_CUDA_CHECK(cudaMemcpy(host[i]->data(), device[i].data(), host[i]->size(), cudaMemcpyDeviceToHost));
+    }
+  }
+}
+
+// One hierarchical collective on this rank, on host memory or on GPU `gpu` (>= 0); "" or what differs from the
+// closed form.
+std::string check(net::NetWorld& world, int gpu, Collective collective, DataType type, ReduceOp op, std::size_t count,
                   bool inPlace) {
   const coll::NodeGrid grid = world.grid();
   const int n = grid.size();
@@ -55,7 +81,9 @@ std::string check(net::NetWorld& world, Collective collective, DataType type, Re
   const int me = world.rank();
   const coll::HierarchicalPlan h = coll::buildHierarchicalPlan(collective, grid, count, root, inPlace, 0, type);
   const std::vector<Bytes> sends = testing::everySend(collective, type, n, count, root);
-  const Bytes got = testing::runRankOfPlan(world, h, op, sends);
+  const Bytes got =
+      gpu < 0 ? testing::runRankOfPlan(world, h, op, sends)
+              : testing::runRankOfPlan(h, me, sends, [&](testing::RankBytes& b) { runOnGpu(world, h, op, gpu, b); });
   const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
   const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
   if (auto mismatch = coll::findMismatch(type, tol, want[static_cast<std::size_t>(me)], got)) {
@@ -65,7 +93,7 @@ std::string check(net::NetWorld& world, Collective collective, DataType type, Re
   return "";
 }
 
-int collectives(net::NetWorld& world) {
+int collectives(net::NetWorld& world, int gpu) {
   const Collective all[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
                             Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
                             Collective::SendRecv};
@@ -81,7 +109,7 @@ int collectives(net::NetWorld& world) {
       for (const TypeOp& typeOp : typeOps) {
         for (bool inPlace : {false, true}) {
           if (inPlace && (collective == Collective::AllToAll || collective == Collective::SendRecv)) continue;
-          const std::string failure = check(world, collective, typeOp.type, typeOp.op, count, inPlace);
+          const std::string failure = check(world, gpu, collective, typeOp.type, typeOp.op, count, inPlace);
           if (!failure.empty()) {
             report("error " + failure);
             return 1;
@@ -94,7 +122,8 @@ int collectives(net::NetWorld& world) {
   const coll::NodeGrid grid = world.grid();
   report("ok " + std::to_string(calls) + " hierarchical collectives on " + std::to_string(grid.nodes) + " nodes x " +
          std::to_string(grid.ranksPerNode) + " (host " +
-         world.peers()[static_cast<std::size_t>(world.rank())].hostName + ")");
+         world.peers()[static_cast<std::size_t>(world.rank())].hostName + ")" +
+         (gpu >= 0 ? " on GPU " + std::to_string(gpu) : ""));
   return 0;
 }
 
@@ -132,7 +161,8 @@ int collectives(net::NetWorld& world) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s collectives|kill|unreachable|uninitialized|serialized DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s collectives|gpu-collectives|kill|unreachable|uninitialized|serialized DIR\n",
+                 argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -155,6 +185,18 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int gpu = -1;
+  if (mode == "gpu-collectives") {
+    int gpus = 0;
+    const cudaError_t found = cudaGetDeviceCount(&gpus);
+    if (found != cudaSuccess || gpus == 0) {
+      report(std::string("SKIPPED: no CUDA GPU (cudaGetDeviceCount: ") +
+             (found != cudaSuccess ? cudaGetErrorName(found) : "0 GPUs") + ")");
+      MPI_Finalize();
+      return 0;
+    }
+    gpu = worldRank % gpus;
+  }
   int status = 0;
   try {
     // The bootstrap: its watchdog tells the transport of a rank that died.
@@ -164,17 +206,23 @@ int main(int argc, char** argv) {
     std::unique_ptr<Bootstrap> bootstrap = connectBootstrap(id, worldRank, size);
     const Params params = Params::fromEnvironment();
     net::NetOptions options = net::NetOptions::fromParams(params);
-    // Host memory stands in for GPU memory: the path is chosen as for device buffers (staged, on an MPI that is
-    // not CUDA-aware), so the pieces go through the pinned-memory pipeline.
-    const net::PathChoice path = net::choosePath(net::pathFactsOf(net::mpiFacts(params), params, false));
+    // The path is chosen as for device buffers (staged, on an MPI that is not CUDA-aware), so the pieces go through
+    // the pinned-memory pipeline; host memory stands in for GPU memory but in gpu-collectives.
+    net::PathChoice path = net::choosePath(net::pathFactsOf(net::mpiFacts(params), params, false));
+    if (gpu >= 0 && path.path == net::NetPath::Direct) {
+      // The direct path reduces on the callers' memory: on GPU memory that takes kernels (the communicator's), and
+      // this program has only HostMemory.
+      path = {net::NetPath::Staged, "staged, forced: this program reduces on host memory only (" + path.reason + ")"};
+    }
     options.path = path.path;
     if (worldRank == 0) std::printf("path: %s (%s)\n", net::netPathName(path.path), path.reason.c_str());
-    net::NetWorld world(net::openMpiPointToPoint(params), options, net::hostDeviceAccess(),
+    net::NetWorld world(net::openMpiPointToPoint(params), options,
+                        gpu >= 0 ? net::cudaDeviceAccess(gpu) : net::hostDeviceAccess(),
                         std::make_unique<net::HostMemory>());
     bootstrap->onPeerLost([&](int rank, const std::string& why) { world.peerLost(rank, why); });
     bootstrap->barrier();
     if (mode == "kill" || mode == "unreachable") fault(world, mode);
-    status = collectives(world);
+    status = collectives(world, gpu);
     bootstrap->barrier();
     bootstrap->onPeerLost([](int, const std::string&) {});  // the world goes first
   } catch (const std::exception& error) {
