@@ -68,6 +68,9 @@ class StepChecker {
     if (transfer.executor < 0 || transfer.executor >= plan_.nranks) bad("has no executing rank");
     if (transfer.srcs.empty()) bad("has no source");
     if (transfer.kind == TransferKind::Copy && transfer.srcs.size() != 1) bad("copies from several sources");
+    if (!plan_.steps[stepIndex_].acrossNodes && crossesNodes(plan_, transfer)) {
+      bad("moves data between nodes in a step not marked across nodes");
+    }
     if (transfer.count == 0) return;
     const auto inBounds = [&](const BufferRef& ref) {
       if (ref.rank < 0 || ref.rank >= plan_.nranks) bad("names rank " + std::to_string(ref.rank));

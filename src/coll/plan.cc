@@ -9,7 +9,6 @@
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
-namespace {
 
 // Where send and recv data lie. In place the API says which user buffer is the other's alias
 // (communicator.hpp): the plan then addresses only that one, and the other is declared empty.
@@ -48,6 +47,8 @@ void fillLayout(Plan& plan) {
     }
   }
 }
+
+namespace {
 
 void validate(Collective collective, Algorithm algorithm, int nranks, int root, bool inPlace) {
   const std::string what = std::string(collectiveName(collective)) + "/" + algorithmName(algorithm);
@@ -270,6 +271,17 @@ std::string describePlan(const Plan& plan) {
     for (const Transfer& transfer : plan.steps[s].transfers) out << "    " << describeTransfer(transfer) << '\n';
   }
   return out.str();
+}
+
+int nodeOfRank(const Plan& plan, int rank) noexcept {
+  return plan.ranksPerNode > 0 ? rank / plan.ranksPerNode : 0;
+}
+
+bool crossesNodes(const Plan& plan, const Transfer& transfer) noexcept {
+  const int node = nodeOfRank(plan, transfer.executor);
+  return nodeOfRank(plan, transfer.dst.rank) != node ||
+         std::any_of(transfer.srcs.begin(), transfer.srcs.end(),
+                     [&](const BufferRef& src) { return nodeOfRank(plan, src.rank) != node; });
 }
 
 std::vector<std::size_t> remoteReadElements(const Plan& plan) {

@@ -57,6 +57,9 @@ struct Transfer {
 /// Transfers that may run concurrently.
 struct Step {
   std::vector<Transfer> transfers;
+  /// Some transfer moves data between nodes (a source on another node than its destination): the net transport
+  /// carries it (hierarchical_plan.hpp). The host executor checks that a step not marked so crosses no node.
+  bool acrossNodes = false;
 };
 
 /// One rank's buffers, in elements, and where the collective's data lies in them.
@@ -84,7 +87,14 @@ struct Plan {
   bool push = false;              ///< the push variant (all-reduce two-shot, reduce-scatter direct)
   std::vector<RankLayout> ranks;  ///< indexed by rank
   std::vector<Step> steps;
+  /// Ranks per node, rank r on node r / ranksPerNode (hierarchical_plan.hpp); 0: every rank on one node.
+  int ranksPerNode = 0;
 };
+
+/// The node of `rank` (0 when the plan has one node).
+int nodeOfRank(const Plan& plan, int rank) noexcept;
+/// Whether `transfer` moves data between nodes: a source or the destination on another node than its executor.
+bool crossesNodes(const Plan& plan, const Transfer& transfer) noexcept;
 
 /// 16 bytes in elements of `type` (at least 1): the alignment of shard and chunk boundaries.
 std::size_t alignElementsOf(DataType type) noexcept;

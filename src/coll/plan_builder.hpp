@@ -84,6 +84,10 @@ class PlanBuilder {
   std::map<std::pair<std::size_t, int>, std::vector<Transfer>> pending_;  // (chunk, phase) -> transfers
 };
 
+/// Fills plan.ranks from the collective, nranks, count, root and in place: where each rank's send and recv data
+/// lie (in place, in the one user buffer the API says).
+void fillLayout(Plan& plan);
+
 // One builder per (collective, algorithm), in plan_builders.cc; nranks >= 2, layout filled in.
 void buildAllReduceOneShot(PlanBuilder& b);
 void buildAllReduceTwoShot(PlanBuilder& b);

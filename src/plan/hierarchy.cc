@@ -176,9 +176,11 @@ std::vector<HierarchicalPrediction> predictAcrossNodes(const Call& call, const F
       break;
     }
     case Collective::AllToAll: {
-      shapes.push_back(sequence({phases.inNode("all-to-all in the node", Collective::AllToAll, call, call.count),
-                                 phases.acrossNodes("all-to-all across nodes (pairwise exchange)", others,
-                                                    others * static_cast<double>(n) * bytes)}));
+      // Across nodes first, as coll/hierarchical_plan.hpp builds it: each GPU sends every other node the blocks of
+      // that node's GPUs, which the node's all-to-all then delivers.
+      shapes.push_back(sequence({phases.acrossNodes("all-to-all across nodes (pairwise exchange)", others,
+                                                    others * static_cast<double>(n) * bytes),
+                                 phases.inNode("all-to-all in the node", Collective::AllToAll, call, call.count)}));
       break;
     }
     case Collective::SendRecv: {

@@ -1,0 +1,43 @@
+// The user's MPI, reached through libpeerlink_mpi.so (mpi_abi.h), loaded at run time: libpeerlink links no MPI.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/net_path.hpp"
+#include "net/point_to_point.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink::net {
+
+/// What the loaded MPI says of itself.
+struct MpiFacts {
+  std::string library;  ///< "Open MPI v4.1.4", MPI_Get_library_version's first line
+  std::string path;     ///< the libpeerlink_mpi.so loaded
+  bool initialized = false;
+  int threadLevel = 0;   ///< PEERLINK_MPI_THREAD_* (mpi_abi.h)
+  int cudaSupport = -1;  ///< 1, 0, -1 (cannot say)
+};
+
+/// Loads libpeerlink_mpi.so once per process (PEERLINK_MPI_LIBRARY, else beside the program, else the loader's
+/// path) and asks the MPI. Error(Unsupported) naming every place tried and how to build it.
+MpiFacts mpiFacts(const Params& params);
+
+/// The places libpeerlink_mpi.so is looked for, in order (PEERLINK_MPI_LIBRARY alone when it is set).
+std::vector<std::string> mpiLibraryCandidates(const std::string& setting, const std::string& programDirectory);
+
+/// This process's rank of a duplicate of the communicator whose Fortran handle is `fortranComm` (MPI_Comm_c2f;
+/// -1: MPI_COMM_WORLD), over the loaded MPI. Error(InvalidUsage) when MPI is not initialized, or initialized
+/// below MPI_THREAD_MULTIPLE (the transport calls MPI from its progress thread), naming the MPI.
+std::unique_ptr<PointToPoint> openMpiPointToPoint(const Params& params, std::int64_t fortranComm = -1);
+
+/// The facts choosePath needs: the MPI's name and CUDA awareness, PEERLINK_NET_CUDA_AWARE, where the callers'
+/// buffers are. The start-up check is the caller's to run (wantsStartupCheck, checkDirectPath) and record.
+PathFacts pathFactsOf(const MpiFacts& mpi, const Params& params, bool callerMemoryIsHost);
+
+/// The message for an MPI this transport cannot use, or empty: not initialized, or without MPI_THREAD_MULTIPLE.
+std::string mpiUnusableReason(const MpiFacts& facts);
+
+}  // namespace peerlink::net

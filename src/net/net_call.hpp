@@ -1,0 +1,132 @@
+// One collective call of a group of processes over point-to-point messages, cut into pieces of at most
+// PEERLINK_NET_CHUNK_BYTES of every block and pipelined:
+//
+//   staged  (MPI cannot read device memory): piece k+1 is copied from the caller's memory into pinned host
+//           memory while the messages of piece k move, and piece k-1 copied back; three slots of pinned memory.
+//           The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests); reductions run on the
+//           host (coll/host_reduce.hpp's arithmetic, the kernels').
+//   direct  (a CUDA-aware MPI, or host memory): the messages read and write the caller's memory, and copies and
+//           reductions are the caller's LocalMemory's.
+//
+// Each piece runs the flat plan of the call's algorithm (ring where the collective has one, direct otherwise) over
+// the group, through runMemberPlan.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/plan_runner.hpp"
+#include "net/point_to_point.hpp"
+#include "peerlink/collectives.hpp"
+
+namespace peerlink::net {
+
+/// Copies between the caller's memory (a GPU's) and pinned host memory. Nothing here blocks: the transport polls
+/// reached() against its deadline.
+class DeviceAccess {
+ public:
+  virtual ~DeviceAccess() = default;
+  /// Queues a copy of `bytes` bytes, either way between the caller's memory and memory of allocateHost.
+  virtual void copyAsync(void* dst, const void* src, std::size_t bytes) = 0;
+  /// A marker after every copy queued so far.
+  virtual std::uint64_t mark() = 0;
+  /// Whether every copy queued before `marker` is done.
+  virtual bool reached(std::uint64_t marker) = 0;
+  /// Host memory the copies reach fastest (cudaHostAlloc on a GPU).
+  virtual void* allocateHost(std::size_t bytes) = 0;
+  virtual void freeHost(void* memory) noexcept = 0;
+};
+
+/// Copies with memcpy, done when queued; host memory from the heap. For callers whose memory is the host's.
+std::unique_ptr<DeviceAccess> hostDeviceAccess();
+
+/// How a call's messages reach the caller's memory (net_path.hpp decides).
+enum class NetPath {
+  Staged,  ///< through pinned host memory, pipelined
+  Direct,  ///< MPI reads and writes the caller's memory
+};
+/// "staged", "direct".
+const char* netPathName(NetPath path) noexcept;
+
+/// The pinned host memory of the staged path: three slots, grown as calls need, kept between calls. After a
+/// failure the transport may still write into them, so a broken world never frees them.
+class StagingSlots {
+ public:
+  explicit StagingSlots(DeviceAccess& device) : device_(device) {}
+  ~StagingSlots();
+  StagingSlots(const StagingSlots&) = delete;
+  StagingSlots& operator=(const StagingSlots&) = delete;
+
+  /// Slot `index` (0-2) with room for `bytes` bytes in each of its input, output and scratch.
+  struct Slot {
+    std::byte* input = nullptr;
+    std::byte* output = nullptr;
+    std::byte* scratch = nullptr;
+  };
+  /// Every slot made big enough; call only while no copy or message uses them.
+  void reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes);
+  Slot slot(std::size_t index) const { return slots_[index % kSlots]; }
+  /// Keeps the memory forever (a world whose messages may still land in it).
+  void leak() noexcept { leaked_ = true; }
+
+  static constexpr std::size_t kSlots = 3;
+
+ private:
+  void release() noexcept;
+  DeviceAccess& device_;
+  Slot slots_[kSlots];
+  std::size_t sizes_[3] = {0, 0, 0};
+  bool leaked_ = false;
+};
+
+/// What a group gives every call.
+struct CallContext {
+  MemberRun run;  ///< p2p, members, me, tag, timeout, describe, lost (op and divisor are the call's)
+  NetPath path = NetPath::Staged;
+  std::size_t chunkBytes = std::size_t{4} << 20;
+  DeviceAccess* device = nullptr;  ///< staged: the copies
+  StagingSlots* slots = nullptr;   ///< staged
+  LocalMemory* host = nullptr;     ///< staged: reductions on the slots
+  LocalMemory* caller = nullptr;   ///< direct: copies and reductions on the caller's memory
+};
+
+/// One collective call, as the API makes it (communicator.hpp: count, root a rank of the group; in place where
+/// send and recv alias as the API says).
+struct NetCall {
+  Collective collective = Collective::AllReduce;
+  std::size_t count = 0;
+  DataType type = DataType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  int avgDivisor = 0;  ///< what Avg divides by; 0: the group's size (a hierarchical call passes every rank's)
+  int root = 0;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  Algorithm algorithm = Algorithm::Auto;  ///< the flat plan; Auto: ring where the collective has one
+};
+
+/// One send or receive of a send/recv group: `count` elements with group rank `peer`. Sends and receives between
+/// two ranks are matched in the order each gave them (NCCL's rule).
+struct PeerOp {
+  bool send = true;
+  int peer = 0;
+  void* data = nullptr;
+  std::size_t count = 0;
+};
+
+/// Runs `call` (SendRecv: use runPeerOps) for this process. Errors are runMemberPlan's, and Error(Timeout) for a
+/// copy that did not finish within the timeout; Error(InvalidUsage) for a root out of the group or null buffers.
+void runCall(const CallContext& context, const NetCall& call);
+
+/// Runs a send/recv group of `type` elements for this process.
+void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, DataType type);
+
+/// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
+/// per piece).
+coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count);
+
+}  // namespace peerlink::net

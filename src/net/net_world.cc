@@ -1,0 +1,258 @@
+// NetWorld and NetGroup (net_world.hpp).
+#include "net/net_world.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "net/net_path.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+// What every rank tells the others at creation: fixed size, so one all-gather of bytes carries it.
+struct WireIdentity {
+  std::uint64_t hostId;
+  std::int32_t pid;
+  std::uint32_t uid;
+  char hostName[64];
+};
+
+int tagBaseOf(const std::vector<int>& members, int maxTag) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (const int member : members) hash = (hash ^ static_cast<std::uint64_t>(member)) * 1099511628211ull;
+  return static_cast<int>(hash % static_cast<std::uint64_t>(maxTag / 2));
+}
+
+}  // namespace
+
+NetOptions NetOptions::fromParams(const Params& params) {
+  NetOptions options;
+  options.timeout = std::chrono::milliseconds(params.getInt("PEERLINK_NET_TIMEOUT_MS"));
+  options.chunkBytes = static_cast<std::size_t>(params.getInt("PEERLINK_NET_CHUNK_BYTES"));
+  options.identity = BootstrapOptions::fromParams(params);
+  return options;
+}
+
+struct NetWorld::Job {
+  std::function<void()> work;
+  bool done = false;
+  std::exception_ptr error;
+};
+
+NetGroup::NetGroup(NetWorld& world, std::vector<int> members, std::string name)
+    : world_(world), members_(std::move(members)), name_(std::move(name)) {
+  const auto at = std::find(members_.begin(), members_.end(), world.rank());
+  if (at == members_.end()) {
+    throw Error(ErrorCode::InvalidUsage,
+                "net group " + name_ + ": rank " + std::to_string(world.rank()) + " is not one of its members");
+  }
+  for (const int member : members_) {
+    if (member < 0 || member >= world.size()) {
+      throw Error(ErrorCode::InvalidUsage, "net group " + name_ + ": rank " + std::to_string(member) +
+                                               " is not a rank of a world of " + std::to_string(world.size()));
+    }
+  }
+  me_ = static_cast<int>(at - members_.begin());
+  tagBase_ = tagBaseOf(members_, world.p2p_->maxTag());
+}
+
+CallContext NetGroup::context(const char* what) {
+  CallContext context;
+  MemberRun& run = context.run;
+  run.p2p = world_.p2p_.get();
+  run.members = members_;
+  run.me = me_;
+  // Calls of one group are numbered alike on every member; the tag keeps a late message of one call from
+  // matching the next.
+  run.tag = 1 + static_cast<int>((static_cast<std::uint64_t>(tagBase_) + calls_++) %
+                                 static_cast<std::uint64_t>(world_.p2p_->maxTag() - 1));
+  run.timeout = world_.options_.timeout;
+  run.name = std::string(what) + " of " + name_;
+  run.describe = [this](int rank) { return world_.describe(rank); };
+  run.lost = [this] { return world_.lostWhy(); };
+  context.path = world_.options_.path;
+  context.chunkBytes = world_.options_.chunkBytes;
+  context.device = world_.device_.get();
+  context.slots = &world_.slots_;
+  context.host = &world_.hostMemory_;
+  context.caller = world_.callerMemory_.get();
+  return context;
+}
+
+void NetGroup::run(const NetCall& call) {
+  world_.submitAndWait([&] { runCall(context(collectiveName(call.collective)), call); });
+}
+
+void NetGroup::allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor) {
+  run({Collective::AllReduce, count, type, op, avgDivisor, 0, send, recv});
+}
+void NetGroup::allGather(const void* send, void* recv, std::size_t count, DataType type) {
+  run({Collective::AllGather, count, type, ReduceOp::Sum, 0, 0, send, recv});
+}
+void NetGroup::reduceScatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                             int avgDivisor) {
+  run({Collective::ReduceScatter, count, type, op, avgDivisor, 0, send, recv});
+}
+void NetGroup::broadcast(const void* send, void* recv, std::size_t count, DataType type, int root) {
+  run({Collective::Broadcast, count, type, ReduceOp::Sum, 0, root, send, recv});
+}
+void NetGroup::reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+                      int avgDivisor) {
+  run({Collective::Reduce, count, type, op, avgDivisor, root, send, recv});
+}
+void NetGroup::allToAll(const void* send, void* recv, std::size_t count, DataType type) {
+  run({Collective::AllToAll, count, type, ReduceOp::Sum, 0, 0, send, recv});
+}
+void NetGroup::sendRecv(const std::vector<PeerOp>& ops, DataType type) {
+  world_.submitAndWait([&] { runPeerOps(context("send/recv"), ops, type); });
+}
+
+NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::unique_ptr<DeviceAccess> device,
+                   std::unique_ptr<LocalMemory> callerMemory)
+    : p2p_(std::move(p2p)),
+      options_(std::move(options)),
+      device_(std::move(device)),
+      callerMemory_(std::move(callerMemory)),
+      slots_(*device_) {
+  peers_.resize(static_cast<std::size_t>(size()));
+  for (int r = 0; r < size(); ++r) peers_[static_cast<std::size_t>(r)] = PeerIdentity{r, 0, "?", 0, 0};
+  thread_ = std::thread([this] { progress(); });
+  try {
+    const PeerIdentity me = localPeerIdentity(rank(), options_.identity);
+    WireIdentity mine{};
+    mine.hostId = me.hostId;
+    mine.pid = me.pid;
+    mine.uid = me.uid;
+    std::strncpy(mine.hostName, me.hostName.c_str(), sizeof(mine.hostName) - 1);
+    std::vector<WireIdentity> all(static_cast<std::size_t>(size()));
+    std::vector<int> everyone(static_cast<std::size_t>(size()));
+    for (int r = 0; r < size(); ++r) everyone[static_cast<std::size_t>(r)] = r;
+    // The identities travel on the direct path in host memory, whatever the world's path is.
+    HostMemory memory;
+    NetGroup world(*this, everyone, "the world");
+    submitAndWait([&] {
+      CallContext context = world.context("identities");
+      context.path = NetPath::Direct;
+      context.caller = &memory;
+      runCall(context,
+              {Collective::AllGather, sizeof(WireIdentity), DataType::U8, ReduceOp::Sum, 0, 0, &mine, all.data()});
+    });
+    for (int r = 0; r < size(); ++r) {
+      const WireIdentity& wire = all[static_cast<std::size_t>(r)];
+      peers_[static_cast<std::size_t>(r)] =
+          PeerIdentity{r, wire.hostId, std::string(wire.hostName, strnlen(wire.hostName, sizeof(wire.hostName))),
+                       wire.pid, wire.uid};
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+    slots_.leak();
+    throw;
+  }
+}
+
+NetWorld::~NetWorld() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    if (!broken_.empty()) slots_.leak();
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string NetWorld::describe(int rank) const {
+  if (rank < 0 || rank >= size()) return "rank " + std::to_string(rank);
+  return describePeer(peers_[static_cast<std::size_t>(rank)]);
+}
+
+NetGroup& NetWorld::node() {
+  if (!node_) {
+    const coll::NodeGrid g = grid();
+    const int node = g.nodeOf(rank());
+    std::vector<int> members;
+    for (int l = 0; l < g.ranksPerNode; ++l) members.push_back(g.rankOf(node, l));
+    node_ = group(members,
+                  "node " + std::to_string(node) + " (host " + peers_[static_cast<std::size_t>(rank())].hostName + ")");
+  }
+  return *node_;
+}
+
+NetGroup& NetWorld::rail() {
+  if (!rail_) {
+    const coll::NodeGrid g = grid();
+    const int local = g.localOf(rank());
+    std::vector<int> members;
+    for (int i = 0; i < g.nodes; ++i) members.push_back(g.rankOf(i, local));
+    rail_ = group(members, "rail " + std::to_string(local));
+  }
+  return *rail_;
+}
+
+std::unique_ptr<NetGroup> NetWorld::group(std::vector<int> members, std::string name) {
+  return std::unique_ptr<NetGroup>(new NetGroup(*this, std::move(members), std::move(name)));
+}
+
+void NetWorld::peerLost(int rank, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (lost_.empty()) lost_ = why.empty() ? describe(rank) + " is gone" : why;
+}
+
+std::string NetWorld::lostWhy() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_;
+}
+
+std::string NetWorld::brokenBy() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return broken_;
+}
+
+// The caller waits without a deadline of its own: every wait the job makes has one, so the job ends.
+void NetWorld::submitAndWait(const std::function<void()>& work) {
+  auto job = std::make_shared<Job>();
+  job->work = work;
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!broken_.empty()) {
+    throw Error(ErrorCode::RemoteError, "net: an earlier call failed (" + broken_ +
+                                            "); the transport between nodes cannot be used again: make a new one");
+  }
+  queue_.push_back(job);
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return job->done; });
+  if (job->error) std::rethrow_exception(job->error);
+}
+
+void NetWorld::progress() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;
+    std::shared_ptr<Job> job = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    std::exception_ptr error;
+    std::string breaks;  // a failure between processes leaves messages in flight: the world is not usable again
+    try {
+      job->work();
+    } catch (const Error& e) {
+      error = std::current_exception();
+      if (e.code() != ErrorCode::InvalidUsage) breaks = e.what();
+    } catch (const std::exception& e) {
+      error = std::current_exception();
+      breaks = e.what();
+    }
+    lock.lock();
+    if (!breaks.empty() && broken_.empty()) broken_ = breaks;
+    job->error = error;
+    job->done = true;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace peerlink::net

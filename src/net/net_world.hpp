@@ -1,0 +1,142 @@
+// The transport between nodes for one process: a world of processes over PointToPoint (MPI, mpi_library.hpp),
+// its ranks' identities and nodes, groups (a node's ranks, a rail: one local index on every node), and one
+// progress thread per world that makes every MPI call, so a caller (a CUDA host function, the communicator's
+// thread) only queues a call and waits for it. docs/multinode.md is the users' guide.
+//
+//   NetWorld world(openMpiPointToPoint(params), options, hostDeviceAccess(), std::make_unique<HostMemory>());
+//   NetGroup& rail = world.rail();                 // this rank's rail: the ranks of its local index
+//   rail.allReduce(send, recv, count, DataType::F32, ReduceOp::Sum);
+//
+// Every wait has a deadline (PEERLINK_NET_TIMEOUT_MS); an error names the call, the step and the peers (rank,
+// host, pid) it waited for. After an error the world is broken: later calls fail at once, naming the first error.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coll/hierarchical_plan.hpp"
+#include "net/net_call.hpp"
+#include "net/net_path.hpp"
+#include "net/plan_runner.hpp"
+#include "net/point_to_point.hpp"
+#include "peerlink/bootstrap.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink::net {
+
+struct NetOptions {
+  std::chrono::milliseconds timeout{300000};      ///< PEERLINK_NET_TIMEOUT_MS: every wait
+  std::size_t chunkBytes = std::size_t{4} << 20;  ///< PEERLINK_NET_CHUNK_BYTES: a piece of every block
+  NetPath path = NetPath::Staged;                 ///< choosePath's (net_path.hpp)
+  BootstrapOptions identity;                      ///< PEERLINK_HOSTID: who this process says it is
+  static NetOptions fromParams(const Params& params);
+};
+
+class NetWorld;
+
+/// Some ranks of a world, this one among them; the collectives among them. Calls are collective: every member
+/// makes the same calls in the same order. Any thread may call; calls run one at a time on the world's progress
+/// thread, in the order they were made.
+class NetGroup {
+ public:
+  int rank() const { return me_; }
+  int size() const { return static_cast<int>(members_.size()); }
+  /// The world ranks of the members, in group rank order.
+  const std::vector<int>& members() const { return members_; }
+  const std::string& name() const { return name_; }
+
+  void allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor = 0);
+  void allGather(const void* send, void* recv, std::size_t count, DataType type);
+  void reduceScatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor = 0);
+  void broadcast(const void* send, void* recv, std::size_t count, DataType type, int root);
+  void reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+              int avgDivisor = 0);
+  void allToAll(const void* send, void* recv, std::size_t count, DataType type);
+  /// A send/recv group (NCCL's groupStart ... groupEnd of sends and recvs), peers as group ranks.
+  void sendRecv(const std::vector<PeerOp>& ops, DataType type);
+
+  /// The generic call: queued on the progress thread; waits until it ran (and throws its error).
+  void run(const NetCall& call);
+
+ private:
+  friend class NetWorld;
+  NetGroup(NetWorld& world, std::vector<int> members, std::string name);
+  CallContext context(const char* what);
+
+  NetWorld& world_;
+  std::vector<int> members_;
+  int me_ = 0;
+  std::string name_;
+  std::uint64_t calls_ = 0;
+  int tagBase_ = 0;
+};
+
+class NetWorld {
+ public:
+  /// Starts the progress thread and gathers every rank's identity (host id, host, pid) over `p2p`: collective.
+  /// `device` makes the staged path's copies; `callerMemory` computes on the callers' buffers on the direct path
+  /// (HostMemory for host buffers).
+  NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::unique_ptr<DeviceAccess> device,
+           std::unique_ptr<LocalMemory> callerMemory);
+  /// Stops the progress thread. A broken world keeps its pinned memory (messages may still land in it).
+  ~NetWorld();
+  NetWorld(const NetWorld&) = delete;
+  NetWorld& operator=(const NetWorld&) = delete;
+
+  int rank() const { return p2p_->rank(); }
+  int size() const { return p2p_->size(); }
+  const std::vector<PeerIdentity>& peers() const { return peers_; }
+  /// "rank 3 (host b, pid 42)".
+  std::string describe(int rank) const;
+  const NetOptions& options() const { return options_; }
+
+  /// The nodes (nodeGridOf: every node the same number of ranks, node-major); Error(InvalidUsage) otherwise.
+  coll::NodeGrid grid() const { return nodeGridOf(peers_); }
+  /// This rank's node's ranks, and its rail (its local index on every node).
+  NetGroup& node();
+  NetGroup& rail();
+  /// Any group of world ranks with this rank in it (every member asks for the same list).
+  std::unique_ptr<NetGroup> group(std::vector<int> members, std::string name);
+
+  /// Tells the world a rank is gone (e.g. from Bootstrap::onPeerLost): every wait, on any rank, fails at once with
+  /// the first such `why` (the collective it belongs to cannot finish without the rank).
+  void peerLost(int rank, const std::string& why);
+  /// The first error a call of this world met, or empty.
+  std::string brokenBy() const;
+
+ private:
+  friend class NetGroup;
+  struct Job;
+  void submitAndWait(const std::function<void()>& work);
+  void progress();
+  std::string lostWhy() const;
+
+  std::unique_ptr<PointToPoint> p2p_;
+  NetOptions options_;
+  std::unique_ptr<DeviceAccess> device_;
+  std::unique_ptr<LocalMemory> callerMemory_;
+  HostMemory hostMemory_;
+  StagingSlots slots_;
+  std::vector<PeerIdentity> peers_;
+  std::unique_ptr<NetGroup> node_;
+  std::unique_ptr<NetGroup> rail_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::string lost_;  ///< the first rank lost, why
+  std::string broken_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace peerlink::net
