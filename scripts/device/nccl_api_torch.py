@@ -217,7 +217,8 @@ def main():
 
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
-    device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    # Ranks share GPUs when there are more than GPUs (peerlink allows it; NCCL refuses two ranks on one GPU).
+    device = torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count())
     torch.cuda.set_device(device)
     started = time.perf_counter()
     if args.init == "eager":
