@@ -221,8 +221,32 @@ void validateCall(const CommState& state, const CallArgs& call) {
   }
 }
 
+void checkStreamsApart(const CommState& state, const std::vector<const CallArgs*>& calls) {
+  // The null stream is the GPU's legacy default stream whichever way it is named.
+  const auto streamOf = [](const CallArgs& call) { return call.stream == nullptr ? cudaStreamLegacy : call.stream; };
+  for (std::size_t a = 0; a < calls.size(); ++a) {
+    for (std::size_t b = a + 1; b < calls.size(); ++b) {
+      const CallArgs& x = *calls[a];
+      const CallArgs& y = *calls[b];
+      const int device = state.devices[static_cast<std::size_t>(x.rank)];
+      if (device < 0 || device != state.devices[static_cast<std::size_t>(y.rank)] || streamOf(x) != streamOf(y)) {
+        continue;  // another process's rank, another GPU or another stream
+      }
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("{}: ranks {} and {} both run on GPU {} and were given the same stream ({}): their "
+                              "kernels would run one after the other, each waiting for the other until the "
+                              "deadline; give each rank on a GPU its own stream; nothing was launched",
+                              callLabel(state, y), x.rank, y.rank, device,
+                              streamOf(x) == cudaStreamLegacy ? "the null stream" : "one stream"));
+    }
+  }
+}
+
 bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set[static_cast<std::size_t>(state.localRanks().front())];
+  std::vector<const CallArgs*> local;
+  for (const int rank : state.localRanks()) local.push_back(&set[static_cast<std::size_t>(rank)]);
+  checkStreamsApart(state, local);
   int firstCapturing = -1;
   for (const int rank : state.localRanks()) {
     const CallArgs& call = set[static_cast<std::size_t>(rank)];
@@ -313,10 +337,14 @@ bool checkGroupCapture(const CommState& state, const std::vector<SendRecvPair>& 
                       callLabel(state, call), capturing ? "" : "not ", first->rank, firstCapturing ? "" : "not"));
     }
   };
+  std::vector<const CallArgs*> byRank;
   for (const SendRecvPair& pair : pairs) {
-    check(pair.send);
-    check(pair.recv);
+    for (const CallArgs* call : {&pair.send, &pair.recv}) {
+      if (!checked[static_cast<std::size_t>(call->rank)]) byRank.push_back(call);
+      check(*call);
+    }
   }
+  checkStreamsApart(state, byRank);
   return firstCapturing;
 }
 

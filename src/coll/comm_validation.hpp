@@ -27,8 +27,13 @@ std::string callLabel(const CommState& state, const CallArgs& call);
 /// or disjoint (allToAll: always disjoint).
 void validateCall(const CommState& state, const CallArgs& call);
 
+/// Throws when two of `calls` (one per rank this process drives) run on one GPU and on one stream: their kernels
+/// could not run side by side, and each would wait for the other.
+void checkStreamsApart(const CommState& state, const std::vector<const CallArgs*>& calls);
+
 /// The k-th calls of all ranks (set[r] is rank r's) agree with rank 0's: same collective, count, type,
-/// op and root; and either every rank's stream is being captured into a graph or none is.
+/// op and root; either every rank's stream is being captured into a graph or none is; and no two ranks on one
+/// GPU share a stream (checkStreamsApart).
 bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set);
 
 /// One send matched with its recv.
@@ -42,7 +47,8 @@ struct SendRecvPair {
 std::vector<SendRecvPair> matchSendRecvs(const CommState& state, const std::vector<CallArgs>& calls);
 
 /// Whether the streams of a send/recv group are being captured into a graph: every rank's in the group or
-/// none (throws naming the first rank whose stream disagrees with the first call's rank's).
+/// none (throws naming the first rank whose stream disagrees with the first call's rank's); no two ranks on one
+/// GPU share a stream.
 bool checkGroupCapture(const CommState& state, const std::vector<SendRecvPair>& pairs);
 
 }  // namespace peerlink::coll

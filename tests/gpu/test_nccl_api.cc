@@ -6,6 +6,8 @@
 // forked_roles.hpp); with fewer GPUs than ranks, ranks share GPUs (PEERLINK_COLL_SHARE_GPUS, for correctness).
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <functional>
 
 #include "forked_roles.hpp"
@@ -107,6 +109,25 @@ TEST(NcclApiOneProcess, TheNullStreamServesCalls) {
   PEERLINK_REQUIRE_ONE_GPU();
   inOneProcess(2, [](const NcclApi& api, std::vector<NcclRank>& ranks) {
     for (NcclRank& me : ranks) me.stream = nullptr;
+    if (ranks[0].device == ranks[1].device) {
+      // Two ranks on one GPU cannot share its null stream (their kernels would wait for each other): refused at
+      // once with the reason, not left to the deadline.
+      void* buffer = nullptr;
+      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[0].device));
+      api.check(api.memAlloc(&buffer, 4096), "ncclMemAlloc");
+      const auto started = std::chrono::steady_clock::now();
+      api.check(api.groupStart(), "ncclGroupStart");
+      for (const NcclRank& me : ranks) (void)api.allReduce(buffer, buffer, 1, ncclFloat32, ncclSum, me.comm, nullptr);
+      const ncclResult_t result = api.groupEnd();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const std::string why = api.getLastError(nullptr);
+      api.check(api.memFree(buffer), "ncclMemFree");
+      if (result != ncclInvalidUsage || why.find("same stream") == std::string::npos || seconds > 5) {
+        return fail(fmt::format("two ranks on GPU {} on the null stream: result {} after {:.1f} s: {}", ranks[0].device,
+                                static_cast<int>(result), seconds, why));
+      }
+      return kOk;
+    }
     NcclCase c;
     c.type = ncclBfloat16;
     c.op = ncclAvg;
@@ -260,9 +281,14 @@ TEST(NcclApiOneProcess, CallsCapturedInGraphsReplay) {
     std::vector<void*> buffers(kRanks);
     std::vector<cudaGraph_t> graphs(kRanks);
     std::vector<cudaGraphExec_t> execs(kRanks);
+    // Every allocation before the first capture begins: while a stream captures in global mode, cudaMalloc fails
+    // on every thread of the process.
     for (int r = 0; r < kRanks; ++r) {
       PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
       api.check(api.memAlloc(&buffers[static_cast<std::size_t>(r)], count * 4), "ncclMemAlloc");
+    }
+    for (int r = 0; r < kRanks; ++r) {
+      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
       PEERLINK_CUDA_CHECK(
           cudaStreamBeginCapture(ranks[static_cast<std::size_t>(r)].stream, cudaStreamCaptureModeGlobal));
     }

@@ -63,6 +63,9 @@ void runOnGpu(net::NetWorld& world, const coll::HierarchicalPlan& h, ReduceOp op
       PEERLINK_CUDA_CHECK(cudaMemcpy(device.back().data(), bytes->data(), bytes->size(), cudaMemcpyHostToDevice));
     }
   }
+  // cudaMemcpy from pageable memory may return before its DMA lands; the transport's copies run on a stream of
+  // its own, so the data must be in place before the call (as a caller's stream must have finished writing it).
+  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
   net::runHierarchical(world, h, op, {device[0].data(), device[1].data(), device[2].data()});
   for (std::size_t i = 0; i < device.size(); ++i) {
     if (!host[i]->empty()) {
