@@ -19,6 +19,7 @@
 #include "coll/plan.hpp"
 #include "coll_lists.hpp"
 #include "peerlink/error.hpp"
+#include "plan_test_support.hpp"
 
 namespace peerlink::coll {
 namespace {
@@ -45,48 +46,6 @@ std::vector<Variant> allVariants() {
 
 bool hasInPlace(Collective collective) {
   return collective != Collective::AllToAll && collective != Collective::SendRecv;
-}
-
-// Send data whose reductions stay well inside every type's range where exactness is not the point: floats
-// in [-1, 1] for sums (magnitude 1), [0.5, 2] with random sign for products; integers any bit pattern
-// (they wrap exactly).
-std::vector<Bytes> makeSendData(const Plan& plan, ReduceOp op, std::uint32_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  std::uniform_real_distribution<double> factor(0.5, 2.0);
-  const std::size_t size = dataTypeSize(plan.type);
-  std::vector<Bytes> data(static_cast<std::size_t>(plan.nranks));
-  for (int r = 0; r < plan.nranks; ++r) {
-    Bytes& bytes = data[static_cast<std::size_t>(r)];
-    bytes.resize(sendElementsOf(plan.collective, plan.nranks, plan.count, r, plan.root) * size);
-    for (std::size_t i = 0; i < bytes.size() / size; ++i) {
-      if (!isFloatingPoint(plan.type)) {
-        const std::uint64_t bits = random();
-        std::memcpy(bytes.data() + i * size, &bits, size);
-      } else if (op == ReduceOp::Prod) {
-        storeElement(plan.type, bytes.data(), i, (random() & 1) != 0 ? factor(random) : -factor(random));
-      } else {
-        storeElement(plan.type, bytes.data(), i, unit(random));
-      }
-    }
-  }
-  return data;
-}
-
-// Runs the plan on the host and compares every rank's recv with the closed form; returns "" or what differs.
-std::string runAndCompare(const Plan& plan, ReduceOp op, std::uint32_t seed) {
-  const std::vector<Bytes> send = makeSendData(plan, op, seed);
-  const std::vector<Bytes> got = runPlanOnHost(plan, op, send);
-  const std::vector<Bytes> want =
-      hostReduceReference(plan.collective, plan.type, op, plan.nranks, plan.count, plan.root, send);
-  const Tolerance tol =
-      reduces(plan.collective) ? tolerance(plan.type, op, plan.nranks, op == ReduceOp::Prod ? 2.0 : 1.0) : Tolerance{};
-  for (std::size_t r = 0; r < want.size(); ++r) {
-    if (auto mismatch = findMismatch(plan.type, tol, want[r], got[r])) {
-      return planName(plan) + " " + reduceOpName(op) + ": rank " + std::to_string(r) + ": " + *mismatch;
-    }
-  }
-  return "";
 }
 
 // The sweep the issue asks for. Types and ops rotate from case to case so that every pair is met across
