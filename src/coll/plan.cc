@@ -263,10 +263,10 @@ std::string describePlan(const Plan& plan) {
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
     const RankLayout& layout = plan.ranks[r];
     out << "  rank " << r << ": input " << layout.inputElements << ", output " << layout.outputElements << ", scratch "
-        << layout.scratchElements << (layout.hostStageElements > 0 ? ", host stage " : "")
-        << (layout.hostStageElements > 0 ? std::to_string(layout.hostStageElements) : std::string()) << "; send "
-        << rangeText(layout.send, layout.sendElements) << ", recv " << rangeText(layout.recv, layout.recvElements)
-        << '\n';
+        << layout.scratchElements;
+    if (layout.hostStageElements > 0) out << ", host stage " << layout.hostStageElements;
+    out << "; send " << rangeText(layout.send, layout.sendElements) << ", recv "
+        << rangeText(layout.recv, layout.recvElements) << '\n';
   }
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     out << "  step " << s << ":\n";

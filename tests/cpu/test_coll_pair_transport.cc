@@ -12,6 +12,7 @@
 
 #include "cli_runner.hpp"
 #include "coll/pair_transport.hpp"
+#include "coll/peer_verdicts.hpp"
 #include "coll/plan_staged.hpp"
 #include "coll_lists.hpp"
 #include "peerlink/error.hpp"
@@ -255,6 +256,21 @@ TEST(PairTransport, StagedPlansRunOnEveryFixture) {
       }
     }
   }
+}
+
+// PEERLINK_VERIFY=off gathers nothing; cached reads the cache only (here switched off, so none, saying why).
+TEST(PairTransport, GatheringVerdictsFollowsPeerlinkVerify) {
+  const Topology topology = loadTopologyFixture("h200x4_vm");
+  const PeerVerdicts off = gatherPeerVerdicts(topology, {0, 1}, with({{"PEERLINK_VERIFY", "off"}}));
+  EXPECT_TRUE(off.pairs.empty());
+  EXPECT_EQ(off.absence, "PEERLINK_VERIFY=off");
+  const PeerVerdicts cached = gatherPeerVerdicts(topology, {0, 1}, with({{"PEERLINK_DOCTOR_CACHE", "off"}}));
+  EXPECT_TRUE(cached.pairs.empty());
+  EXPECT_EQ(cached.absence, "the doctor's verdict cache is off (PEERLINK_DOCTOR_CACHE=off)");
+  const PairTransport transport = choosePairTransport(topology, {0, 1}, with(), kHere, &cached);
+  EXPECT_EQ(transport.verdicts,
+            "no doctor verdicts: the doctor's verdict cache is off (PEERLINK_DOCTOR_CACHE=off); peer access is trusted "
+            "as the driver reports it (PEERLINK_VERIFY=quick probes it)");
 }
 
 // `peerlink coll --explain` prints the table and writes the pairs to its JSON.

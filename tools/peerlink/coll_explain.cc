@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "coll/pair_transport.hpp"
+#include "coll/peer_verdicts.hpp"
 #include "coll_bench/coll_bench.hpp"
-#include "peerlink/doctor.hpp"
 
 namespace peerlink::cli {
 namespace {
@@ -48,12 +48,12 @@ nlohmann::json pairTransportToJson(const coll::PairTransport& transport) {
 }
 
 // Each pair's way as a communicator of `devices` in one process would choose it, with the verdicts the doctor
-// cached for this boot (none for a topology file of another machine).
+// cached for this boot (none for a topology file of another machine). --explain probes nothing: under
+// PEERLINK_VERIFY=quick it reads the cache as `cached` does.
 coll::PairTransport pairTransportFor(const Topology& topology, const std::vector<int>& devices, const Params& params) {
-  if (coll::verifyPolicy(params) == coll::VerifyPolicy::Off) {
-    return coll::choosePairTransport(topology, devices, params, ProcessBoundary::SameProcess, nullptr);
-  }
-  const coll::PeerVerdicts verdicts = coll::peerVerdictsFrom(readCachedVerdicts(topology, params));
+  Params cacheOnly = params;
+  if (coll::verifyPolicy(params) == coll::VerifyPolicy::Quick) cacheOnly.set("PEERLINK_VERIFY", "cached");
+  const coll::PeerVerdicts verdicts = coll::gatherPeerVerdicts(topology, devices, cacheOnly);
   return coll::choosePairTransport(topology, devices, params, ProcessBoundary::SameProcess, &verdicts);
 }
 
