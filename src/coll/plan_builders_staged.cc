@@ -101,7 +101,7 @@ void reduceChain(PlanBuilder& b, HopMover& mover, const Ring& ring, std::size_t 
 }
 
 // The chain that passes `count` elements from `src` on rank `start` to every other rank's recv at `recvAt`,
-// forwarded along the ring, in hop slots firstSlot.. firstSlot+n-2. `stageAt`: where the stages hold them.
+// forwarded along the ring, in hop slots firstSlot to firstSlot + n - 2; host stages hold them at `recvAt` too.
 void passChain(PlanBuilder& b, HopMover& mover, const Ring& ring, std::size_t c, int start, BufferRef src,
                std::size_t recvAt, std::size_t count, int firstSlot) {
   for (int h = 0; h + 1 < b.nranks(); ++h) {
