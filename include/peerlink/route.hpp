@@ -60,12 +60,14 @@ struct Route {
   std::vector<int> relayStripes;
   std::size_t chunkBytes = 0;  ///< RELAY/STAGED: pipeline chunk; 0 for one-shot routes
   std::string reason;          ///< why: each decision's reason joined by "; " (describeRoute adds the link)
+  std::string modeReason;      ///< why this mode alone: the first parts of `reason`, before the engine's
 };
 
 /// Whether P2P from `src` to `dst` may be used under the parameters (PEERLINK_P2P_DISABLE off, path class
 /// within PEERLINK_P2P_LEVEL, peer access reported by the driver in at least one direction: src mapping dst
-/// for a write, dst mapping src for a read; the route's direction picks one that works), and if not, why
-/// not (in `whyNot`, cleared when usable). Throws Error(InvalidUsage) for a pair not in the topology.
+/// for a write, dst mapping src for a read; the route's direction picks one that works; the pair not denied
+/// by GpuPair::p2pDenied), and if not, why not (in `whyNot`, cleared when usable). Throws
+/// Error(InvalidUsage) for a pair not in the topology.
 bool p2pUsable(const Topology& topology, const Params& params, int src, int dst, std::string* whyNot);
 
 /// Chooses the route for `request`. Throws Error(InvalidUsage) for GPUs outside the topology or src == dst,

@@ -99,6 +99,10 @@ struct GpuPair {
   PathClass path = PathClass::SYS;
   double expectedGBps = 0;     ///< raw link bandwidth src -> dst per direction; 0 = unknown
   std::string bandwidthBasis;  ///< how expectedGBps was derived, e.g. "18 x NVLink4 26.56 GB/s"
+  /// Non-empty: P2P from src to dst must not be used, whatever the driver reports, and this says why (the
+  /// doctor found the pair BROKEN: coll/pair_transport.hpp sets it from the verdicts). Not a fact discovery
+  /// learns, so never written to or read from a topology file.
+  std::string p2pDenied;
 };
 
 /// A pair's link as `nvidia-smi topo -m` writes it: "NV18" for NVLink, else the path class ("PIX", ...).

@@ -15,6 +15,7 @@ std::size_t elementsOf(const RankLayout& layout, BufferKind buffer) {
     case BufferKind::Input: return layout.inputElements;
     case BufferKind::Output: return layout.outputElements;
     case BufferKind::Scratch: return layout.scratchElements;
+    case BufferKind::HostStage: return layout.hostStageElements;
   }
   return 0;
 }
@@ -24,6 +25,7 @@ Bytes& bytesOf(HostRankBuffers& buffers, BufferKind buffer) {
     case BufferKind::Input: return buffers.input;
     case BufferKind::Output: return buffers.output;
     case BufferKind::Scratch: return buffers.scratch;
+    case BufferKind::HostStage: return buffers.hostStage;
   }
   return buffers.input;
 }
@@ -147,6 +149,7 @@ std::vector<HostRankBuffers> allocateHostBuffers(const Plan& plan, std::byte fil
     buffers[r].input.assign(plan.ranks[r].inputElements * size, fill);
     buffers[r].output.assign(plan.ranks[r].outputElements * size, fill);
     buffers[r].scratch.assign(plan.ranks[r].scratchElements * size, fill);
+    buffers[r].hostStage.assign(plan.ranks[r].hostStageElements * size, fill);
   }
   return buffers;
 }
@@ -168,7 +171,7 @@ void executePlan(const Plan& plan, ReduceOp op, std::vector<HostRankBuffers>& bu
                 "executePlan: " + std::to_string(buffers.size()) + " ranks' buffers for " + planName(plan));
   }
   for (std::size_t r = 0; r < buffers.size(); ++r) {
-    for (BufferKind kind : {BufferKind::Input, BufferKind::Output, BufferKind::Scratch}) {
+    for (BufferKind kind : {BufferKind::Input, BufferKind::Output, BufferKind::Scratch, BufferKind::HostStage}) {
       if (bytesOf(buffers[r], kind).size() < elementsOf(plan.ranks[r], kind) * size) {
         throw Error(ErrorCode::InvalidUsage, "executePlan: rank " + std::to_string(r) + "'s " + bufferKindName(kind) +
                                                  " is smaller than " + planName(plan) + " needs");

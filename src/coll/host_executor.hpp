@@ -18,6 +18,7 @@ struct HostRankBuffers {
   Bytes input;
   Bytes output;
   Bytes scratch;
+  Bytes hostStage;
 };
 
 /// Every rank's buffers at the sizes the plan declares, every byte `fill`.

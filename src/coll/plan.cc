@@ -113,6 +113,7 @@ const char* bufferKindName(BufferKind buffer) noexcept {
     case BufferKind::Input: return "input";
     case BufferKind::Output: return "output";
     case BufferKind::Scratch: return "scratch";
+    case BufferKind::HostStage: return "host_stage";
   }
   return "?";
 }
@@ -263,7 +264,9 @@ std::string describePlan(const Plan& plan) {
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
     const RankLayout& layout = plan.ranks[r];
     out << "  rank " << r << ": input " << layout.inputElements << ", output " << layout.outputElements << ", scratch "
-        << layout.scratchElements << "; send " << rangeText(layout.send, layout.sendElements) << ", recv "
+        << layout.scratchElements;
+    if (layout.hostStageElements > 0) out << ", host stage " << layout.hostStageElements;
+    out << "; send " << rangeText(layout.send, layout.sendElements) << ", recv "
         << rangeText(layout.recv, layout.recvElements) << '\n';
   }
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {

@@ -23,9 +23,11 @@
 
 namespace peerlink::coll {
 
-enum class BufferKind { Input, Output, Scratch };
+/// HostStage: pinned host memory the rank owns (shared memory across processes), which every rank reaches
+/// without peer access: the stage of a hop between two GPUs that cannot use P2P (plan_staged.hpp).
+enum class BufferKind { Input, Output, Scratch, HostStage };
 
-/// "input", "output", "scratch".
+/// "input", "output", "scratch", "host_stage".
 const char* bufferKindName(BufferKind buffer) noexcept;
 
 /// An element position in one rank's buffer.
@@ -67,7 +69,8 @@ struct RankLayout {
   std::size_t inputElements = 0;
   std::size_t outputElements = 0;
   std::size_t scratchElements = 0;
-  BufferRef send;  ///< where this rank's send data is before the plan runs
+  std::size_t hostStageElements = 0;  ///< 0 except in plans with host-staged hops (plan_staged.hpp)
+  BufferRef send;                     ///< where this rank's send data is before the plan runs
   std::size_t sendElements = 0;
   BufferRef recv;  ///< where this rank's result is after the plan ran
   std::size_t recvElements = 0;

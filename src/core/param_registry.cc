@@ -164,6 +164,17 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        "Folder of the doctor's verdict cache; empty: $XDG_CACHE_HOME/peerlink, else $HOME/.cache/peerlink.",
        ParamAudience::User},
+      {"PEERLINK_VERIFY",
+       ParamType::Enum,
+       "cached",
+       {"cached", "quick", "off"},
+       0,
+       0,
+       "Which doctor verdicts a communicator trusts when it chooses each GPU pair's way (peer access, relay or host "
+       "staging): cached uses the verdicts `peerlink doctor` cached for this boot when there are some, quick also "
+       "probes the pairs without one (about a second), off ignores verdicts. A pair found BROKEN never carries peer "
+       "traffic.",
+       ParamAudience::User},
       {"PEERLINK_CPU_AFFINITY",
        ParamType::Enum,
        "auto",

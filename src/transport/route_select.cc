@@ -475,6 +475,7 @@ bool p2pUsable(const Topology& topology, const Params& params, int src, int dst,
       !directionWorks(topology, Direction::Read, {src, dst})) {
     return fail("no peer access reported by the driver");
   }
+  if (!pair.p2pDenied.empty()) return fail(pair.p2pDenied);
   if (whyNot != nullptr) whyNot->clear();
   return true;
 }
@@ -486,6 +487,7 @@ Route selectRoute(const Topology& topology, const Params& params, const RouteReq
   const ModeChoice mode = chooseMode(topology, params, request, reasons);
   route.mode = mode.mode;
   route.relayGpu = mode.relayGpu;
+  route.modeReason = joinReasons(reasons);
   const EngineChoice engine = chooseEngine(topology, params, request, mode, reasons);
   route.engine = engine.engine;
   route.putWithSignal = engine.putWithSignal;

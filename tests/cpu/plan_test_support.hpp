@@ -1,7 +1,8 @@
-// What the plan tests share (test_coll_plan.cc, test_coll_hierarchical_plan.cc): send data for a plan, and a plan
-// run by the host executor compared with the closed form.
+// What the plan tests share (test_coll_plan.cc, test_coll_hierarchical_plan.cc, test_coll_staged_plan.cc): send
+// data for a plan, and a plan run by the host executor compared with the closed form.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "coll/pair_transport.hpp"
+#include "coll/peer_verdicts.hpp"
 #include "coll_bench/coll_bench.hpp"
 
 namespace peerlink::cli {
@@ -26,6 +28,33 @@ nlohmann::json choiceToJson(const CollectiveChoice& choice) {
           {"flow", dataFlowName(choice.flow)},
           {"reason", reasonText(choice)},
           {"reasons", choice.reasons}};
+}
+
+nlohmann::json pairTransportToJson(const coll::PairTransport& transport) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const coll::PairChoice& choice : transport.pairs) {
+    pairs.push_back({{"src_rank", choice.srcRank},
+                     {"dst_rank", choice.dstRank},
+                     {"src_gpu", choice.srcGpu},
+                     {"dst_gpu", choice.dstGpu},
+                     {"link", choice.link},
+                     {"way", coll::pairWayName(choice.way)},
+                     {"mode", routeModeName(choice.mode)},
+                     {"relay_gpu", choice.relayGpu >= 0 ? nlohmann::json(choice.relayGpu) : nlohmann::json()},
+                     {"verdict", choice.verdict ? nlohmann::json(verdictName(*choice.verdict)) : nlohmann::json()},
+                     {"why", choice.why}});
+  }
+  return {{"verdicts", transport.verdicts}, {"pairs", pairs}};
+}
+
+// Each pair's way as a communicator of `devices` in one process would choose it, with the verdicts the doctor
+// cached for this boot (none for a topology file of another machine). --explain probes nothing: under
+// PEERLINK_VERIFY=quick it reads the cache as `cached` does.
+coll::PairTransport pairTransportFor(const Topology& topology, const std::vector<int>& devices, const Params& params) {
+  Params cacheOnly = params;
+  if (coll::verifyPolicy(params) == coll::VerifyPolicy::Quick) cacheOnly.set("PEERLINK_VERIFY", "cached");
+  const coll::PeerVerdicts verdicts = coll::gatherPeerVerdicts(topology, devices, cacheOnly);
+  return coll::choosePairTransport(topology, devices, params, ProcessBoundary::SameProcess, &verdicts);
 }
 
 }  // namespace
@@ -62,6 +91,9 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
     row.inPlace = choiceFor(explain, row.callBytes, Fact::Yes);
     explain.rows.push_back(row);
   }
+  const coll::PairTransport transport = pairTransportFor(topology, devices, params);
+  explain.pairTable = coll::formatPairTransport(transport);
+  explain.pairsJson = pairTransportToJson(transport);
   return explain;
 }
 
@@ -82,13 +114,13 @@ std::string formatCollExplain(const CollExplain& explain) {
     text += fmt::format("  {:>10} {:>12}  {:<9} {:<19} {}\n", row.size, row.callBytes,
                         algorithmName(row.outOfPlace.algorithm), kernelName(row.outOfPlace.kernel), why);
   }
-  return text;
+  return text + explain.pairTable;
 }
 
 nlohmann::json collExplainToJson(const CollExplain& explain) {
   nlohmann::json document;
   document["schema"] = "peerlink.coll_explain";
-  document["version"] = 2;
+  document["version"] = 3;
   document["collective"] = collectiveName(explain.collective);
   document["datatype"] = dataTypeName(explain.type);
   document["devices"] = explain.devices;
@@ -102,6 +134,7 @@ nlohmann::json collExplainToJson(const CollExplain& explain) {
                     {"in_place", choiceToJson(row.inPlace)}});
   }
   document["rows"] = rows;
+  document["pair_ways"] = explain.pairsJson;
   return document;
 }
 

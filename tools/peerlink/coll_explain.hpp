@@ -30,9 +30,13 @@ struct CollExplain {
   ChoiceSettings settings;
   ChoiceResources resources;
   std::vector<CollExplainRow> rows;
+  std::string pairTable;     ///< each GPU pair's way and why (coll/pair_transport.hpp's formatPairTransport)
+  nlohmann::json pairsJson;  ///< the same as JSON: {"verdicts": line, "pairs": [...]}
 };
 
-/// The choices for `sizes` over `devices` of `topology` under `params`, for 16-byte aligned buffers.
+/// The choices for `sizes` over `devices` of `topology` under `params`, for 16-byte aligned buffers, and each GPU
+/// pair's way (peer access, relay or host staging) from the topology, the settings and the doctor's cached
+/// verdicts (unless PEERLINK_VERIFY=off).
 CollExplain explainColl(Collective collective, DataType type, const std::vector<std::size_t>& sizes,
                         const Topology& topology, const std::vector<int>& devices, const Params& params);
 
