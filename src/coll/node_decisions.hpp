@@ -31,7 +31,7 @@ void checkOneRankPerProcess(const std::vector<int>& localRanks, const NodeGrid& 
 struct MpiPlace {
   std::int32_t mpiRank = -1;  ///< its rank in MPI_COMM_WORLD, -1 where MPI could not be used
   std::int32_t mpiSize = 0;
-  char problem[256] = {};  ///< why MPI could not be used here (not loaded, not initialized, ...), or empty
+  char problem[2048] = {};  ///< why MPI could not be used here (not loaded, not initialized, ...), or empty
 };
 /// `problem` set from text (cut to fit).
 MpiPlace mpiPlaceOf(int mpiRank, int mpiSize, const std::string& problem);
