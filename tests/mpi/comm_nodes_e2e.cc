@@ -7,6 +7,9 @@
 //   comm_nodes_e2e collectives DIR G   G ranks per node; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
 //                                      ("SKIPPED: ..." where there is no GPU)
 //   comm_nodes_e2e kill DIR G          the last rank kills itself before a 32 MiB all-reduce; the others must name it
+//   comm_nodes_e2e misplaced DIR G     communicator rank r^1 on MPI rank r: every rank must refuse it, naming a rank
+//   comm_nodes_e2e serialized DIR G    MPI without MPI_THREAD_MULTIPLE: every rank must refuse it, saying so
+//                                      (both fail before any GPU is used: they run without one)
 //
 // After a fault the ranks leave with _exit, since MPI_Finalize would wait for the lost rank.
 #include <cuda_runtime_api.h>
@@ -250,21 +253,49 @@ int collectives(Communicator& comm, int gpu) {
   _exit(0);
 }
 
+// Bad input refused at creation on every rank alike, before any GPU is used. Rank 0 prints one line for the world.
+int refused(int size, int ranksPerNode, const std::string& mode, const char* expected) {
+  UniqueId id;
+  if (worldRank == 0) id = makeUniqueId();
+  MPI_Bcast(id.bytes, sizeof id.bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+  const int rank = mode == "misplaced" ? worldRank ^ 1 : worldRank;  // nodes kept, local indices swapped
+  std::string outcome = "created";
+  int matched = 0;
+  try {
+    Communicator comm(id, size, rank, worldRank % std::max(ranksPerNode, 1));
+  } catch (const Error& error) {
+    outcome = std::string(errorCodeName(error.code())) + ": " + error.what();
+    matched = outcome.find(expected) != std::string::npos ? 1 : 0;
+  }
+  report(outcome);
+  int all = 0;
+  MPI_Allreduce(&matched, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (worldRank == 0) std::printf("%s: %s\n", mode.c_str(), all == 1 ? "every rank refused it" : "FAILED");
+  return all == 1 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s collectives|kill DIR RANKS_PER_NODE\n", argv[0]);
+    std::fprintf(stderr, "usage: %s collectives|kill|misplaced|serialized DIR RANKS_PER_NODE\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
   directory = argv[2];
   const int ranksPerNode = std::atoi(argv[3]);
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Init_thread(&argc, &argv, mode == "serialized" ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (mode == "misplaced" || mode == "serialized") {
+    const int status = refused(size, ranksPerNode, mode,
+                               mode == "misplaced" ? "InvalidUsage: Communicator across 2 nodes x 2 ranks: rank 0 (host "
+                                                   : "initialized with MPI_THREAD_SERIALIZED");
+    MPI_Finalize();
+    return status;
+  }
   int gpus = 0;
   const cudaError_t found = cudaGetDeviceCount(&gpus);
   if (found != cudaSuccess || gpus == 0) {
