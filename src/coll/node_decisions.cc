@@ -51,14 +51,16 @@ std::string mpiPlacementProblem(const std::vector<MpiPlace>& places, const std::
   for (std::size_t r = 0; r < places.size(); ++r) {
     const MpiPlace& place = places[r];
     if (place.mpiSize != n) {
-      return fmt::format("{} is in an MPI_COMM_WORLD of {} ranks, the communicator has {}: a communicator across "
-                         "nodes is MPI_COMM_WORLD, every MPI rank a rank of it",
-                         describe(r), place.mpiSize, n);
+      return fmt::format(
+          "{} is in an MPI_COMM_WORLD of {} ranks, the communicator has {}: a communicator across "
+          "nodes is MPI_COMM_WORLD, every MPI rank a rank of it",
+          describe(r), place.mpiSize, n);
     }
     if (place.mpiRank != static_cast<int>(r)) {
-      return fmt::format("{} is MPI rank {}: a communicator across nodes needs communicator rank r to be "
-                         "MPI_COMM_WORLD's rank r (create it with rank = the MPI rank)",
-                         describe(r), place.mpiRank);
+      return fmt::format(
+          "{} is MPI rank {}: a communicator across nodes needs communicator rank r to be "
+          "MPI_COMM_WORLD's rank r (create it with rank = the MPI rank)",
+          describe(r), place.mpiRank);
     }
   }
   return "";
@@ -72,9 +74,10 @@ net::PathChoice communicatorNetPath(const net::PathChoice& choice, const std::st
                 "reductions between nodes run on the host); set PEERLINK_NET_CUDA_AWARE=AUTO or OFF (" +
                     choice.reason + ")");
   }
-  return {net::NetPath::Staged, "staged: the communicator's calls between nodes go through pinned host memory even "
-                                "where MPI could take GPU memory (" +
-                                    choice.reason + ")"};
+  return {net::NetPath::Staged,
+          "staged: the communicator's calls between nodes go through pinned host memory even "
+          "where MPI could take GPU memory (" +
+              choice.reason + ")"};
 }
 
 bool callInPlace(Collective collective, int rank, const void* send, const void* recv, std::size_t count,
@@ -131,14 +134,16 @@ std::vector<MemberCall> memberCallsOf(const HierarchicalPlan& plan, int rank, Re
   for (std::size_t p = 0; p < plan.phases.size(); ++p) {
     for (const GroupCall& call : plan.phases[p].calls) {
       if (call.collective == Collective::SendRecv) {
-        throw Error(ErrorCode::Unsupported, "a send/recv plan: the communicator's send/recv goes through splitPeerCalls");
+        throw Error(ErrorCode::Unsupported,
+                    "a send/recv plan: the communicator's send/recv goes through splitPeerCalls");
       }
       const auto at = std::find(call.members.begin(), call.members.end(), rank);
       if (at == call.members.end()) continue;
       const auto m = static_cast<std::size_t>(at - call.members.begin());
       if (call.scope == Scope::InNode && call.finishes && op == ReduceOp::Avg) {
-        throw Error(ErrorCode::Internal, "an in-node call of " + plan.phases[p].name +
-                                             " finishes an average: the node's communicator cannot divide by the world");
+        throw Error(ErrorCode::Internal,
+                    "an in-node call of " + plan.phases[p].name +
+                        " finishes an average: the node's communicator cannot divide by the world");
       }
       MemberCall member;
       member.scope = call.scope;
@@ -175,7 +180,9 @@ PeerSplit splitPeerCalls(const std::vector<PeerCall>& calls, const NodeGrid& gri
     }
     pair->calls.push_back(call);
   }
-  const auto key = [rank](const PeerSplit::Pair& p) { return std::make_pair(std::min(rank, p.peer), std::max(rank, p.peer)); };
+  const auto key = [rank](const PeerSplit::Pair& p) {
+    return std::make_pair(std::min(rank, p.peer), std::max(rank, p.peer));
+  };
   std::sort(split.acrossNodes.begin(), split.acrossNodes.end(),
             [&](const PeerSplit::Pair& a, const PeerSplit::Pair& b) { return key(a) < key(b); });
   return split;

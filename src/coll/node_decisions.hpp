@@ -74,9 +74,9 @@ struct MemberCall {
   const void* send = nullptr;
   void* recv = nullptr;
   std::size_t count = 0;
-  int root = 0;                ///< a member index
-  ReduceOp op = ReduceOp::Sum; ///< groupReduceOp
-  int avgDivisor = 0;          ///< groupAvgDivisor (across nodes; in the node Avg never finishes)
+  int root = 0;                 ///< a member index
+  ReduceOp op = ReduceOp::Sum;  ///< groupReduceOp
+  int avgDivisor = 0;           ///< groupAvgDivisor (across nodes; in the node Avg never finishes)
 };
 
 /// Every group call of `plan` that names `rank`, in the order the rank makes them (phase by phase, call by call), with

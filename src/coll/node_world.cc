@@ -66,7 +66,8 @@ std::unique_ptr<Communicator> makeNodeCommunicator(Bootstrap& bootstrap, const N
   UniqueId id;
   if (rank == first) {
     id = makeUniqueId(params);
-    for (int l = 1; l < grid.ranksPerNode; ++l) bootstrap.send(grid.rankOf(node, l), kNodeIdTag, id.bytes, sizeof id.bytes);
+    for (int l = 1; l < grid.ranksPerNode; ++l)
+      bootstrap.send(grid.rankOf(node, l), kNodeIdTag, id.bytes, sizeof id.bytes);
   } else {
     const std::vector<std::uint8_t> bytes = bootstrap.recv(first, kNodeIdTag);
     if (bytes.size() != sizeof id.bytes) {
@@ -105,8 +106,8 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   logInfo(LogSubsys::Coll,
           "rank {} of a communicator across {} nodes x {} ranks: node {} (host {}), local index {}, GPU {}, MPI rank "
           "{}; between nodes {}",
-          rank_, grid_.nodes, grid_.ranksPerNode, grid_.nodeOf(rank_), host_, grid_.localOf(rank_), device,
-          rank_, mpi.path.reason);
+          rank_, grid_.nodes, grid_.ranksPerNode, grid_.nodeOf(rank_), host_, grid_.localOf(rank_), device, rank_,
+          mpi.path.reason);
 }
 
 NodeWorld::~NodeWorld() = default;
@@ -334,7 +335,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
       } catch (...) {
         try {
           node_->groupEnd();  // closes the group; what it launches the peers' waits end
-        } catch (...) {  // the first error is the one to report
+        } catch (...) {       // the first error is the one to report
         }
         throw;
       }
@@ -352,9 +353,10 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
 }
 
 std::string NodeWorld::describeChoice(Collective collective, std::size_t bytes) const {
-  return fmt::format("hierarchical over {} nodes x {} ranks: in the node {}; across nodes a ring over MPI ({}, "
-                     "through pinned host memory)",
-                     grid_.nodes, grid_.ranksPerNode, node_->describeChoice(collective, bytes), pathName_);
+  return fmt::format(
+      "hierarchical over {} nodes x {} ranks: in the node {}; across nodes a ring over MPI ({}, "
+      "through pinned host memory)",
+      grid_.nodes, grid_.ranksPerNode, node_->describeChoice(collective, bytes), pathName_);
 }
 
 void NodeWorld::checkHealth() {

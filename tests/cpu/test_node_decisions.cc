@@ -124,13 +124,13 @@ TEST(NodeDecisions, InPlaceChangesNoGroupCall) {
   for (Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::Reduce, Collective::AllGather,
                                 Collective::ReduceScatter}) {
     for (const NodeGrid grid : {NodeGrid{2, 2}, NodeGrid{3, 2}, NodeGrid{2, 3}, NodeGrid{2, 1}, NodeGrid{3, 4}}) {
-      const HierarchicalPlan a = buildHierarchicalPlan(collective, grid, 1001, grid.size() - 1, false, 0, DataType::F32);
+      const HierarchicalPlan a =
+          buildHierarchicalPlan(collective, grid, 1001, grid.size() - 1, false, 0, DataType::F32);
       const HierarchicalPlan b = buildHierarchicalPlan(collective, grid, 1001, grid.size() - 1, true, 0, DataType::F32);
       const std::vector<const GroupCall*> x = sharedCalls(a);
       const std::vector<const GroupCall*> y = sharedCalls(b);
-      const std::string where =
-          std::string(collectiveName(collective)) + " on " + std::to_string(grid.nodes) + " x " +
-          std::to_string(grid.ranksPerNode);
+      const std::string where = std::string(collectiveName(collective)) + " on " + std::to_string(grid.nodes) + " x " +
+                                std::to_string(grid.ranksPerNode);
       ASSERT_EQ(x.size(), y.size()) << where;
       for (std::size_t c = 0; c < x.size(); ++c) {
         EXPECT_EQ(x[c]->scope, y[c]->scope) << where;
@@ -205,8 +205,7 @@ void simulate(Collective collective, NodeGrid grid, std::size_t count, DataType 
     users.push_back(userBuffersOf(collective, n, count, r, root, inPlace, sends[static_cast<std::size_t>(r)], size,
                                   layout.scratchElements));
     UserBuffers& u = users.back();
-    ASSERT_EQ(callInPlace(collective, r, u.sendPointer, u.recvPointer, count, size),
-              inPlace);
+    ASSERT_EQ(callInPlace(collective, r, u.sendPointer, u.recvPointer, count, size), inPlace);
     PlanBuffers buffers = planBuffersOf(layout, u.sendPointer, u.recvPointer, size);
     buffers.scratch = u.scratch.data();
     calls.push_back(memberCallsOf(plans[static_cast<std::size_t>(r)], r, op, buffers));
@@ -312,9 +311,8 @@ TEST(NodeDecisions, PeerCallsSplitByNodeInOneOrderOnEveryRank) {
   std::vector<std::byte> data(64);
   const auto call = [&](bool send, int peer) { return PeerCall{send, peer, data.data(), 4, 4, DataType::F32}; };
   // Rank 2: its node is {2, 3}.
-  const PeerSplit split = splitPeerCalls({call(true, 5), call(false, 3), call(true, 0), call(false, 5), call(true, 2),
-                                          call(false, 1)},
-                                         grid, 2);
+  const PeerSplit split = splitPeerCalls(
+      {call(true, 5), call(false, 3), call(true, 0), call(false, 5), call(true, 2), call(false, 1)}, grid, 2);
   ASSERT_EQ(split.inNode.size(), 2u);
   EXPECT_EQ(split.inNode[0].peer, 1);  // rank 3 is local index 1
   EXPECT_FALSE(split.inNode[0].send);

@@ -53,10 +53,8 @@ void check(cudaError_t status, const char* what) {
 Bytes dataOf(DataType type, std::size_t elements, int rank, int salt) {
   Bytes bytes(elements * dataTypeSize(type));
   for (std::size_t i = 0; i < elements; ++i) {
-    const auto value = static_cast<double>(static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 31 +
-                                                              static_cast<std::size_t>(salt) * 13) %
-                                                             17) -
-                                           8);
+    const auto value = static_cast<double>(
+        static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 31 + static_cast<std::size_t>(salt) * 13) % 17) - 8);
     coll::storeElement(type, bytes.data(), i, value);
   }
   return bytes;
@@ -122,7 +120,8 @@ std::string runCollective(Communicator& comm, int gpu, cudaStream_t stream, Coll
   }
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   comm.checkHealth();
-  const Bytes want = coll::hostReduceReference(collective, type, op, n, count, root, sends)[static_cast<std::size_t>(me)];
+  const Bytes want =
+      coll::hostReduceReference(collective, type, op, n, count, root, sends)[static_cast<std::size_t>(me)];
   if (want.empty()) return "";
   const Bytes got = readBack(recv, want.size());
   const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
@@ -171,8 +170,10 @@ std::string captureRefused(Communicator& comm, int gpu, cudaStream_t stream) {
   try {
     comm.allReduce(worldRank, buffer.at(0), buffer.at(0), 256, DataType::F32, ReduceOp::Sum, stream);
   } catch (const Error& error) {
-    if (error.code() == ErrorCode::Unsupported && std::strstr(error.what(), "eagerly") != nullptr) outcome = "";
-    else outcome = std::string("the capture was refused with ") + errorCodeName(error.code()) + ": " + error.what();
+    if (error.code() == ErrorCode::Unsupported && std::strstr(error.what(), "eagerly") != nullptr)
+      outcome = "";
+    else
+      outcome = std::string("the capture was refused with ") + errorCodeName(error.code()) + ": " + error.what();
   }
   cudaGraph_t graph = nullptr;
   check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
@@ -202,7 +203,8 @@ int collectives(Communicator& comm, int gpu) {
       }
     }
     for (std::size_t count : {std::size_t{3}, std::size_t{100003}}) {
-      for (const auto& [type, op] : {std::pair{DataType::F16, ReduceOp::Avg}, std::pair{DataType::I32, ReduceOp::Max}}) {
+      for (const auto& [type, op] :
+           {std::pair{DataType::F16, ReduceOp::Avg}, std::pair{DataType::I32, ReduceOp::Max}}) {
         const std::string failure = runCollective(comm, gpu, stream.get(), collective, type, op, count, false);
         if (!failure.empty()) return fail(failure);
         ++calls;
@@ -290,9 +292,10 @@ int main(int argc, char** argv) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (mode == "misplaced" || mode == "serialized") {
-    const int status = refused(size, ranksPerNode, mode,
-                               mode == "misplaced" ? "InvalidUsage: Communicator across 2 nodes x 2 ranks: rank 0 (host "
-                                                   : "initialized with MPI_THREAD_SERIALIZED");
+    const int status =
+        refused(size, ranksPerNode, mode,
+                mode == "misplaced" ? "InvalidUsage: Communicator across 2 nodes x 2 ranks: rank 0 (host "
+                                    : "initialized with MPI_THREAD_SERIALIZED");
     MPI_Finalize();
     return status;
   }
