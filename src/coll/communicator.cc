@@ -260,6 +260,7 @@ Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int
   for (Bootstrap* bootstrap : local) {
     bootstrap->onPeerLost([&state](int rank, const std::string& why) {
       state.giveUp(why);
+      const std::lock_guard<std::mutex> lock(state.lossMutex);  // the destructor takes `nodes` under it
       if (state.nodes) state.nodes->peerLost(rank, why);
     });
   }
@@ -272,7 +273,13 @@ Communicator::~Communicator() {
     for (const auto& bootstrap : state.bootstraps) {
       bootstrap->onPeerLost([&state](int, const std::string& why) { state.giveUp(why); });
     }
-    state.nodes.reset();
+    // A watchdog may still be in the callback it copied before: it reads `nodes` under lossMutex.
+    std::unique_ptr<coll::NodeWorld> nodes;
+    {
+      const std::lock_guard<std::mutex> lock(state.lossMutex);
+      nodes = std::move(state.nodes);
+    }
+    nodes.reset();
     return;
   }
   coll::releaseCommunicator(state_->comm);

@@ -208,7 +208,14 @@ void NodeWorld::inNode(const char* what, Fn&& body) {
   try {
     body();
   } catch (const Error& error) {
-    const std::string why = lost();
+    // A rank of the node lost: the node's communicator names it by its rank there; the world's bootstrap, which saw
+    // the same process go, names it by its rank here, usually a moment later.
+    std::string why = lost();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (why.empty() && error.code() == ErrorCode::RemoteError && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      why = lost();
+    }
     if (!why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
     throw Error(error.code(), fmt::format("{} in node {} (host {}; the node communicator's rank {} is rank {}): {}",
                                           what, grid_.nodeOf(rank_), host_, grid_.localOf(rank_), rank_, error.what()));
