@@ -228,7 +228,7 @@ int collectives(Communicator& comm, int gpu) {
   return 0;
 }
 
-[[noreturn]] void kill(Communicator& comm, int gpu) {
+[[noreturn]] void loseLastRank(Communicator& comm, int gpu) {
   const int last = comm.size() - 1;
   const std::size_t count = std::size_t{8} << 20;  // 32 MiB of f32: still moving when the rank dies
   Stream stream(gpu);
@@ -314,7 +314,7 @@ int main(int argc, char** argv) {
     if (worldRank == 0) id = makeUniqueId();
     MPI_Bcast(id.bytes, sizeof id.bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
     Communicator comm(id, size, worldRank, gpu);
-    if (mode == "kill") kill(comm, gpu);
+    if (mode == "kill") loseLastRank(comm, gpu);
     status = collectives(comm, gpu);
     MPI_Barrier(MPI_COMM_WORLD);
   } catch (const std::exception& error) {
