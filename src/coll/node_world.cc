@@ -276,17 +276,7 @@ void NodeWorld::collective(const CallArgs& call) {
       inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
       streamReady = true;
     }
-    net::NetCall net;
-    net.collective = c.collective;
-    net.count = c.count;
-    net.type = call.type;
-    net.op = c.op;
-    net.avgDivisor = c.avgDivisor;
-    net.root = c.root;
-    net.send = c.send;
-    net.recv = c.recv;
-    net.algorithm = c.call->algorithm;
-    rail.run(net);
+    rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
   }
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), call.stream));
   doneRecorded_ = true;

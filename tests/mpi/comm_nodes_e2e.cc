@@ -30,20 +30,15 @@
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "rank_report.hpp"
 
 namespace {
 
 using namespace peerlink;
 using coll::Bytes;
 
-std::string directory;
 int worldRank = 0;
-
-void report(const std::string& line) {
-  std::printf("rank %d: %s\n", worldRank, line.c_str());
-  std::fflush(stdout);
-  std::ofstream(directory + "/rank" + std::to_string(worldRank) + ".txt") << line << '\n';
-}
+testing::RankReport report;
 
 void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw Error(ErrorCode::CudaError, std::string(what) + ": " + cudaGetErrorName(status));
@@ -284,11 +279,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1];
-  directory = argv[2];
+  report.directory = argv[2];
   const int ranksPerNode = std::atoi(argv[3]);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, mode == "serialized" ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  report.rank = worldRank;
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (mode == "misplaced" || mode == "serialized") {
