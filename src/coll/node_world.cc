@@ -331,7 +331,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
         }
       } catch (...) {
         try {
-          node_->groupEnd();  // closes the group; what it launches the peers' waits end
+          node_->groupEnd();  // closes the group: the failed call already discarded the calls queued in it
         } catch (...) {       // the first error is the one to report
         }
         throw;
