@@ -47,6 +47,11 @@ class Communicator {
   /// ranks have agreed on the world (the same peerlink build, the same settings that choose kernels, one GPU
   /// each) and each has mapped the others' buffers. Throws Error naming the ranks for anything else, or when
   /// a rank does not come within PEERLINK_BOOTSTRAP_TIMEOUT_MS.
+  ///
+  /// Ranks on several hosts (docs/multinode.md): the ranks of each host form a communicator of their own, joined
+  /// over MPI; MPI must be initialized with MPI_THREAD_MULTIPLE first, `rank` must be the MPI_COMM_WORLD rank and
+  /// `nranks` its size, one rank per process. Its calls then run eagerly and return once their phases between
+  /// hosts are done; inside a CUDA graph capture they throw Error(Unsupported); split() is unsupported.
   Communicator(const UniqueId& id, int nranks, int rank, int device, Params params = Params::fromEnvironment());
   /// Several ranks of such a world in this process: ranks[i] on devices[i].
   Communicator(const UniqueId& id, int nranks, const std::vector<int>& ranks, const std::vector<int>& devices,

@@ -26,6 +26,7 @@
 #include "coll/comm_state.hpp"
 #include "coll/comm_validation.hpp"
 #include "coll/communicator_state.hpp"
+#include "coll/node_decisions.hpp"
 #include "coll/registered_calls.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/log.hpp"
@@ -240,8 +241,15 @@ Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int
   spec.shareTimeout = options.deadline;
   State& state = *state_;
   try {
-    coll::setupCommunicator(state.comm, spec, params);
-    state.armAbortWord();
+    if (const std::optional<coll::NodeGrid> grid = coll::multiNodeGrid(local.front()->peers())) {
+      // Ranks on several hosts: the node's communicator and the transport between nodes (node_world.hpp).
+      coll::checkOneRankPerProcess(spec.ranks, *grid);
+      state.nodes = std::make_unique<coll::NodeWorld>(*local.front(), *grid, spec.devices.front(), params);
+      state.nodes->describeTo(state.comm, params);
+    } else {
+      coll::setupCommunicator(state.comm, spec, params);
+      state.armAbortWord();
+    }
   } catch (const std::exception& error) {
     // The other ranks wait for this one at the next exchange: tell them why it will not come.
     for (Bootstrap* bootstrap : local) bootstrap->abort(error.what());
@@ -250,12 +258,31 @@ Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int
   // A peer lost from here on stops this process's kernels (one lost during setup failed it already; one lost
   // in between is reported at once by onPeerLost).
   for (Bootstrap* bootstrap : local) {
-    bootstrap->onPeerLost([&state](int, const std::string& why) { state.giveUp(why); });
+    bootstrap->onPeerLost([&state](int rank, const std::string& why) {
+      state.giveUp(why);
+      const std::lock_guard<std::mutex> lock(state.lossMutex);  // the destructor takes `nodes` under it
+      if (state.nodes) state.nodes->peerLost(rank, why);
+    });
   }
 }
 
 Communicator::~Communicator() {
-  if (state_) coll::releaseCommunicator(state_->comm);
+  if (!state_) return;
+  if (state_->nodes) {
+    State& state = *state_;
+    for (const auto& bootstrap : state.bootstraps) {
+      bootstrap->onPeerLost([&state](int, const std::string& why) { state.giveUp(why); });
+    }
+    // A watchdog may still be in the callback it copied before: it reads `nodes` under lossMutex.
+    std::unique_ptr<coll::NodeWorld> nodes;
+    {
+      const std::lock_guard<std::mutex> lock(state.lossMutex);
+      nodes = std::move(state.nodes);
+    }
+    nodes.reset();
+    return;
+  }
+  coll::releaseCommunicator(state_->comm);
 }
 
 int Communicator::size() const noexcept {
@@ -267,6 +294,7 @@ std::vector<int> Communicator::localRanks() const {
 }
 
 int Communicator::device(int rank) const {
+  if (state_->nodes) return state_->nodes->device(rank);
   const coll::CommState& comm = state_->comm;
   if (rank < 0 || rank >= comm.nranks) {
     throw Error(ErrorCode::InvalidUsage,
@@ -312,6 +340,12 @@ coll::CallArgs makeCall(Collective which, int rank, const void* send, void* recv
 
 void Communicator::State::submit(const coll::CallArgs& call) {
   throwIfPeerLost();
+  if (nodes) {
+    const NvtxRange range(rangeName(call.collective, call.isSend), call.rank);
+    const std::lock_guard<std::mutex> lock(mutex);
+    discardingOnError(comm, [&] { nodes->submit(comm, call); });
+    return;
+  }
   submitCall(mutex, comm, call);
 }
 
@@ -374,7 +408,9 @@ void Communicator::groupEnd() {
   calls.swap(comm.group);
   if (calls.empty()) return;
   discardingOnError(comm, [&] {
-    if (comm.world.spansProcesses) {
+    if (state_->nodes) {
+      state_->nodes->peerCalls(calls);
+    } else if (comm.world.spansProcesses) {
       coll::launchCrossProcessGroup(comm, calls);
     } else {
       coll::launchSendRecvPairs(comm, coll::matchSendRecvs(comm, calls));
@@ -385,6 +421,7 @@ void Communicator::groupEnd() {
 std::string Communicator::describeChoice(Collective collective, std::size_t bytes) const {
   const std::lock_guard<std::mutex> lock(state_->mutex);
   coll::CommState& comm = state_->comm;
+  if (state_->nodes) return state_->nodes->describeChoice(collective, bytes);
   const auto describe = [](const CollectiveChoice& choice) {
     return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
   };
@@ -410,12 +447,14 @@ std::optional<Error> Communicator::asyncError() {
 
 void Communicator::abort() noexcept {
   state_->giveUp("aborted by the application (Communicator::abort)");
+  if (state_->nodes) state_->nodes->abort();
   for (const auto& bootstrap : state_->bootstraps) bootstrap->abort("rank aborted its communicator");
 }
 
 void Communicator::checkHealth() {
   state_->throwIfPeerLost();
   const std::lock_guard<std::mutex> lock(state_->mutex);
+  if (state_->nodes) return state_->nodes->checkHealth();
   coll::throwIfFailed(state_->comm);
 }
 

@@ -38,6 +38,11 @@ std::vector<std::shared_ptr<Communicator>> Communicator::split(const std::vector
                                                                const std::vector<int>& keys) {
   State& state = *state_;
   state.throwIfPeerLost();
+  if (state.nodes) {
+    throw Error(ErrorCode::Unsupported,
+                "Communicator::split: a communicator across nodes cannot be split yet (its transport is "
+                "MPI_COMM_WORLD's); create the communicators you need from MPI_COMM_WORLD's ranks");
+  }
   const std::vector<int> local = state.comm.localRanks();
   if (colors.size() != local.size() || keys.size() != local.size()) {
     throw Error(ErrorCode::InvalidUsage,

@@ -1,6 +1,6 @@
 // peerlink::Communicator's state behind its pointer: the communicator's state proper (CommState), the bootstraps
 // of a world that spans processes, and what their watchdogs report. Private to the Communicator's files
-// (communicator.cc, communicator_split.cc, communicator_windows.cc).
+// (communicator.cc, communicator_split.cc, communicator_windows.cc); a world across hosts is node_world.hpp's.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,6 +12,7 @@
 
 #include "coll/bootstrap_exchange.hpp"
 #include "coll/comm_state.hpp"
+#include "coll/node_world.hpp"
 #include "coll/world_exchange.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/communicator.hpp"
@@ -33,6 +34,9 @@ struct Communicator::State {
   // so peers see a goodbye only once this process no longer touches their buffers.
   std::vector<std::unique_ptr<Bootstrap>> bootstraps;
   coll::CommState comm;
+  // A world across hosts (node_world.hpp): every call goes through it; `comm` then only describes the world
+  // (NodeWorld::describeTo). Null on one host. Destroyed first, once the bootstraps no longer report into it.
+  std::unique_ptr<coll::NodeWorld> nodes;
 
   void throwIfPeerLost() {
     const std::lock_guard<std::mutex> lock(lossMutex);

@@ -13,6 +13,8 @@ namespace peerlink {
 int Communicator::registerWindow(const std::vector<void*>& buffers, const std::vector<std::size_t>& bytes) {
   State& state = *state_;
   state.throwIfPeerLost();
+  // Across nodes only the node's calls can use windows: they are its communicator's.
+  if (state.nodes) return state.nodes->node().registerWindow(buffers, bytes);
   const std::lock_guard<std::mutex> lock(state.mutex);
   coll::CommState& comm = state.comm;
   const std::vector<int>& local = comm.localRanks();
@@ -50,6 +52,7 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
 
 void Communicator::deregisterWindow(int window) {
   State& state = *state_;
+  if (state.nodes) return state.nodes->node().deregisterWindow(window);
   const std::lock_guard<std::mutex> lock(state.mutex);
   state.comm.windows.remove(window);
   // No rank frees its buffer while another still maps it.

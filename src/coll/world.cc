@@ -226,8 +226,9 @@ World makeWorld(std::vector<RankCard> cards, const std::vector<int>& localRanks,
     }
     if (!world.sameHost(0, r)) {
       throw Error(ErrorCode::Unsupported,
-                  fmt::format("{} and {} are on different machines: peerlink's communicator does not cross "
-                              "machines yet",
+                  fmt::format("{} and {} are on different machines: a world of one host's GPUs cannot span "
+                              "machines (a communicator across machines joins one per node over MPI: "
+                              "docs/multinode.md)",
                               world.describe(0), world.describe(r)));
     }
     if (!world.sameProcess(0, r)) world.spansProcesses = true;

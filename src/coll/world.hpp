@@ -88,8 +88,8 @@ struct World {
 /// Checks the cards against each other and derives the world. `localRanks`: the ranks this process drives.
 /// Throws Error naming both ranks for: a card whose rank or world size is not its place's, another
 /// peerlink build, a setting with another value, two ranks on one GPU (unless `shareGpus`), a pair of GPUs
-/// of one machine without peer access (Unsupported), ranks on different machines (Unsupported: the
-/// communicator does not cross machines yet).
+/// of one machine without peer access (Unsupported), ranks on different machines (Unsupported: a world
+/// across machines is node_world.hpp's, one of these per node joined over MPI).
 World makeWorld(std::vector<RankCard> cards, const std::vector<int>& localRanks, bool shareGpus);
 
 }  // namespace peerlink::coll

@@ -37,20 +37,15 @@
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
+#include "rank_report.hpp"
 
 namespace {
 
 using namespace peerlink;
 using coll::Bytes;
 
-std::string directory;
 int worldRank = 0;
-
-void report(const std::string& line) {
-  std::printf("rank %d: %s\n", worldRank, line.c_str());
-  std::fflush(stdout);
-  std::ofstream(directory + "/rank" + std::to_string(worldRank) + ".txt") << line << '\n';
-}
+testing::RankReport report;
 
 // The rank's buffers copied into GPU memory on `gpu`, the plan run on them there (the transport stages them
 // through pinned host memory), and copied back.
@@ -169,7 +164,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1];
-  directory = argv[2];
+  report.directory = argv[2];
   if (mode == "uninitialized" || mode == "serialized") {
     // Bad input: the transport refuses an MPI it cannot use, saying why.
     int provided = 0;
@@ -186,6 +181,7 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  report.rank = worldRank;
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int gpu = -1;

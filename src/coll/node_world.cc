@@ -1,0 +1,366 @@
+// NodeWorld (node_world.hpp): creation across nodes, and every call of the API as a hierarchical plan.
+#include "coll/node_world.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "coll/comm_validation.hpp"
+#include "coll/node_decisions.hpp"
+#include "core/cuda_check.hpp"
+#include "core/log.hpp"
+#include "net/cuda_device_access.hpp"
+#include "net/mpi_library.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+constexpr int kNodeIdTag = 0x4e44;  // "ND": a node's first rank sends the node communicator's id to the others
+
+// This rank's view of MPI: its place, or why it cannot use it; the transport and its path where it can.
+struct MpiHere {
+  MpiPlace place;
+  std::unique_ptr<net::PointToPoint> p2p;
+  net::PathChoice path;
+};
+
+MpiHere openMpi(const Params& params) {
+  MpiHere here;
+  try {
+    const net::MpiFacts facts = net::mpiFacts(params);
+    const std::string unusable = net::mpiUnusableReason(facts);
+    if (!unusable.empty()) {
+      here.place = mpiPlaceOf(-1, 0, unusable);
+      return here;
+    }
+    here.path = communicatorNetPath(net::choosePath(net::pathFactsOf(facts, params, false)),
+                                    params.getString("PEERLINK_NET_CUDA_AWARE"));
+    here.p2p = net::openMpiPointToPoint(params);
+    here.place = mpiPlaceOf(here.p2p->rank(), here.p2p->size(), "");
+  } catch (const std::exception& error) {
+    here.place = mpiPlaceOf(-1, 0, error.what());
+    here.p2p.reset();
+  }
+  return here;
+}
+
+std::vector<MpiPlace> gatherPlaces(Bootstrap& bootstrap, const MpiPlace& mine) {
+  const std::vector<std::uint8_t> all = bootstrap.allGather(&mine, sizeof mine);
+  std::vector<MpiPlace> places(static_cast<std::size_t>(bootstrap.size()));
+  std::memcpy(places.data(), all.data(), places.size() * sizeof(MpiPlace));
+  return places;
+}
+
+// The node's communicator: its first rank makes the id and sends it to the others over the world's bootstrap.
+std::unique_ptr<Communicator> makeNodeCommunicator(Bootstrap& bootstrap, const NodeGrid& grid, int device,
+                                                   const Params& params) {
+  const int rank = bootstrap.rank();
+  const int node = grid.nodeOf(rank);
+  const int local = grid.localOf(rank);
+  if (grid.ranksPerNode == 1) return std::make_unique<Communicator>(std::vector<int>{device}, params);
+  const int first = grid.rankOf(node, 0);
+  UniqueId id;
+  if (rank == first) {
+    id = makeUniqueId(params);
+    for (int l = 1; l < grid.ranksPerNode; ++l)
+      bootstrap.send(grid.rankOf(node, l), kNodeIdTag, id.bytes, sizeof id.bytes);
+  } else {
+    const std::vector<std::uint8_t> bytes = bootstrap.recv(first, kNodeIdTag);
+    if (bytes.size() != sizeof id.bytes) {
+      throw Error(ErrorCode::InvalidInput,
+                  fmt::format("the node communicator's id from rank {} has {} bytes", first, bytes.size()));
+    }
+    std::memcpy(id.bytes, bytes.data(), sizeof id.bytes);
+  }
+  return std::make_unique<Communicator>(id, grid.ranksPerNode, local, device, params);
+}
+
+}  // namespace
+
+NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Params& params)
+    : grid_(grid), rank_(bootstrap.rank()), device_(device), peers_(bootstrap.peers()) {
+  host_ = peers_[static_cast<std::size_t>(rank_)].hostName;
+  // Every rank learns whether every rank can use MPI and is the MPI rank it must be before any MPI call that waits
+  // for the others: all fail alike, naming the rank at fault.
+  MpiHere mpi = openMpi(params);
+  const std::string problem = mpiPlacementProblem(gatherPlaces(bootstrap, mpi.place), peers_);
+  if (!problem.empty()) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("Communicator across {} nodes x {} ranks: {}", grid_.nodes, grid_.ranksPerNode, problem));
+  }
+  pathName_ = net::netPathName(mpi.path.path);
+  node_ = makeNodeCommunicator(bootstrap, grid_, device, params);
+  net::NetOptions options = net::NetOptions::fromParams(params);
+  options.path = mpi.path.path;
+  net_ = std::make_unique<net::NetWorld>(std::move(mpi.p2p), options, net::cudaDeviceAccess(device), nullptr);
+  const NodeGrid seen = net_->grid();
+  if (seen.nodes != grid_.nodes || seen.ranksPerNode != grid_.ranksPerNode) {
+    throw Error(ErrorCode::Internal, fmt::format("the transport sees {} nodes x {} ranks, the bootstrap {} x {}",
+                                                 seen.nodes, seen.ranksPerNode, grid_.nodes, grid_.ranksPerNode));
+  }
+  done_ = Event(device, cudaEventDisableTiming);
+  logInfo(LogSubsys::Coll,
+          "rank {} of a communicator across {} nodes x {} ranks: node {} (host {}), local index {}, GPU {}, MPI rank "
+          "{}; between nodes {}",
+          rank_, grid_.nodes, grid_.ranksPerNode, grid_.nodeOf(rank_), host_, grid_.localOf(rank_), device, rank_,
+          mpi.path.reason);
+}
+
+NodeWorld::~NodeWorld() = default;
+
+void NodeWorld::submit(CommState& state, const CallArgs& call) {
+  checkLocal(call.rank, callName(call.collective, call.isSend));
+  validateCall(state, call);
+  if (call.collective != Collective::SendRecv) {
+    collective(call);
+  } else if (state.groupDepth > 0) {
+    state.group.push_back(call);
+  } else {
+    peerCalls({call});
+  }
+}
+
+void NodeWorld::describeTo(CommState& state, const Params& params) const {
+  state.params = params;
+  state.nranks = grid_.size();
+  state.devices.assign(static_cast<std::size_t>(grid_.size()), -1);
+  state.devices[static_cast<std::size_t>(rank_)] = device_;
+  state.world.nranks = grid_.size();
+  state.world.localRanks = {rank_};
+  state.world.spansProcesses = true;
+}
+
+int NodeWorld::device(int rank) const {
+  checkLocal(rank, "Communicator::device");
+  return device_;
+}
+
+void NodeWorld::checkLocal(int rank, const char* what) const {
+  if (rank < 0 || rank >= grid_.size()) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("{}: rank {} is out of range (ranks 0..{})", what, rank, grid_.size() - 1));
+  }
+  if (rank != rank_) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("{}: rank {} lives in another process ({}, node {}); call it there", what, rank,
+                            describePeer(peers_[static_cast<std::size_t>(rank)]), grid_.nodeOf(rank)));
+  }
+}
+
+std::string NodeWorld::lost() const {
+  const std::lock_guard<std::mutex> lock(lostMutex_);
+  return lost_;
+}
+
+void NodeWorld::peerLost(int rank, const std::string& why) {
+  {
+    const std::lock_guard<std::mutex> lock(lostMutex_);
+    if (lost_.empty()) lost_ = why;
+  }
+  if (net_) net_->peerLost(rank, why);
+}
+
+void NodeWorld::abort() noexcept {
+  peerLost(rank_, "rank " + std::to_string(rank_) + " aborted its communicator (Communicator::abort)");
+  if (node_) node_->abort();
+}
+
+// The caller's stream's work so far done, polled against the transport's deadline: the transport's copies run on a
+// stream of their own and read the data as it is when the call starts.
+void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
+  PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
+  doneRecorded_ = true;
+  const auto timeout = net_->options().timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::microseconds(2);
+  for (;;) {
+    const cudaError_t status = cudaEventQuery(done_.get());
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
+    const std::string why = lost();
+    if (!why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw Error(ErrorCode::Timeout,
+                  fmt::format("rank {} (host {}): the work on its stream before {} did not finish within {} ms "
+                              "(PEERLINK_NET_TIMEOUT_MS; a kernel of the node that waits for a peer?)",
+                              rank_, host_, before, timeout.count()));
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(500));
+  }
+}
+
+void NodeWorld::ensureScratch(std::size_t bytes, cudaStream_t stream) {
+  if (doneRecorded_) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, done_.get(), 0));
+  if (bytes <= scratch_.size()) return;
+  // The old scratch may still be read by the last call's kernels.
+  if (doneRecorded_) waitForStream(stream, "the scratch grows");
+  scratch_ = DeviceBuffer();
+  scratch_ = DeviceBuffer(device_, bytes);
+}
+
+template <typename Fn>
+void NodeWorld::inNode(const char* what, Fn&& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    // A rank of the node lost: the node's communicator names it by its rank there; the world's bootstrap, which saw
+    // the same process go, names it by its rank here, usually a moment later.
+    std::string why = lost();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (why.empty() && error.code() == ErrorCode::RemoteError && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      why = lost();
+    }
+    if (!why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
+    throw Error(error.code(), fmt::format("{} in node {} (host {}; the node communicator's rank {} is rank {}): {}",
+                                          what, grid_.nodeOf(rank_), host_, grid_.localOf(rank_), rank_, error.what()));
+  }
+}
+
+void NodeWorld::collective(const CallArgs& call) {
+  if (streamCapturing(call.stream)) {
+    throw Error(ErrorCode::Unsupported,
+                fmt::format("{} on rank {}: a communicator across nodes runs its calls eagerly (its phases between "
+                            "nodes wait on the host); call it outside the CUDA graph capture",
+                            callName(call.collective), call.rank));
+  }
+  if (const std::string why = lost(); !why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
+  const DeviceGuard guard(device_);
+  const std::size_t size = dataTypeSize(call.type);
+  const bool inPlace = callInPlace(call.collective, rank_, call.send, call.recv, call.count, size);
+  const HierarchicalPlan plan =
+      buildHierarchicalPlan(call.collective, grid_, call.count, call.root, inPlace, 0, call.type);
+  const RankLayout& layout = plan.plan.ranks[static_cast<std::size_t>(rank_)];
+  ensureScratch(layout.scratchElements * size, call.stream);
+  PlanBuffers buffers = planBuffersOf(layout, call.send, call.recv, size);
+  buffers.scratch = static_cast<std::byte*>(scratch_.data());
+  const int local = grid_.localOf(rank_);
+  bool streamReady = false;  // the stream holds no work the transport has not waited for
+  for (const MemberCall& c : memberCallsOf(plan, rank_, call.op, buffers)) {
+    if (c.scope == Scope::InNode) {
+      if (c.member != local) throw Error(ErrorCode::Internal, "an in-node call whose member is not the local index");
+      inNode(callName(c.collective), [&] {
+        Communicator& node = *node_;
+        switch (c.collective) {
+          case Collective::AllReduce:
+            node.allReduce(local, c.send, c.recv, c.count, call.type, c.op, call.stream);
+            break;
+          case Collective::Broadcast:
+            node.broadcast(local, c.send, c.recv, c.count, call.type, c.root, call.stream);
+            break;
+          case Collective::Reduce:
+            node.reduce(local, c.send, c.recv, c.count, call.type, c.op, c.root, call.stream);
+            break;
+          case Collective::AllGather: node.allGather(local, c.send, c.recv, c.count, call.type, call.stream); break;
+          case Collective::ReduceScatter:
+            node.reduceScatter(local, c.send, c.recv, c.count, call.type, c.op, call.stream);
+            break;
+          case Collective::AllToAll: node.allToAll(local, c.send, c.recv, c.count, call.type, call.stream); break;
+          case Collective::SendRecv: throw Error(ErrorCode::Internal, "send/recv in a collective's plan");
+        }
+      });
+      streamReady = false;
+      continue;
+    }
+    net::NetGroup& rail = net_->rail();
+    if (rail.members() != c.call->members) {
+      throw Error(ErrorCode::Internal, "a call across nodes names other ranks than " + rail.name());
+    }
+    if (!streamReady) {
+      waitForStream(call.stream, "a phase across nodes");
+      inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
+      streamReady = true;
+    }
+    rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
+  }
+  PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), call.stream));
+  doneRecorded_ = true;
+}
+
+net::NetGroup& NodeWorld::pairGroup(int peer) {
+  auto& group = pairs_[peer];
+  if (!group) {
+    group = net_->group({std::min(rank_, peer), std::max(rank_, peer)},
+                        fmt::format("ranks {} and {}", std::min(rank_, peer), std::max(rank_, peer)));
+  }
+  return *group;
+}
+
+void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
+  if (calls.empty()) return;
+  if (const std::string why = lost(); !why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
+  const DeviceGuard guard(device_);
+  std::vector<PeerCall> peers;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const CallArgs& call = calls[i];
+    if (streamCapturing(call.stream)) {
+      throw Error(ErrorCode::Unsupported,
+                  fmt::format("{} on rank {}: a communicator across nodes runs its calls eagerly; call it outside the "
+                              "CUDA graph capture",
+                              callName(call.collective, call.isSend), call.rank));
+    }
+    void* data = call.isSend ? const_cast<void*>(call.send) : call.recv;
+    peers.push_back({call.isSend, call.peer, data, call.count, dataTypeSize(call.type), call.type, i});
+  }
+  const PeerSplit split = splitPeerCalls(peers, grid_, rank_);
+  if (!split.acrossNodes.empty()) {
+    // The data sent between nodes must be there when the transport copies it out.
+    std::vector<cudaStream_t> streams;
+    for (const CallArgs& call : calls) {
+      if (std::find(streams.begin(), streams.end(), call.stream) == streams.end()) streams.push_back(call.stream);
+    }
+    for (cudaStream_t stream : streams) waitForStream(stream, "a send/recv across nodes");
+  }
+  if (!split.inNode.empty()) {
+    const int local = grid_.localOf(rank_);
+    inNode("send/recv", [&] {
+      node_->groupStart();
+      try {
+        for (const PeerCall& p : split.inNode) {
+          const CallArgs& call = calls[p.index];
+          if (p.send) {
+            node_->send(local, p.data, p.count, p.type, p.peer, call.stream);
+          } else {
+            node_->recv(local, p.data, p.count, p.type, p.peer, call.stream);
+          }
+        }
+      } catch (...) {
+        try {
+          node_->groupEnd();  // closes the group: the failed call already discarded the calls queued in it
+        } catch (...) {       // the first error is the one to report
+        }
+        throw;
+      }
+      node_->groupEnd();
+    });
+  }
+  // One pair at a time, in the order every rank uses (splitPeerCalls): the transport's calls block.
+  for (const PeerSplit::Pair& pair : split.acrossNodes) {
+    net::NetGroup& group = pairGroup(pair.peer);
+    const int peerInGroup = pair.peer < rank_ ? 0 : 1;
+    std::vector<net::PeerOp> ops;
+    for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
+    group.sendRecv(ops, DataType::U8);
+  }
+}
+
+std::string NodeWorld::describeChoice(Collective collective, std::size_t bytes) const {
+  return fmt::format(
+      "hierarchical over {} nodes x {} ranks: in the node {}; across nodes a ring over MPI ({}, "
+      "through pinned host memory)",
+      grid_.nodes, grid_.ranksPerNode, node_->describeChoice(collective, bytes), pathName_);
+}
+
+void NodeWorld::checkHealth() {
+  if (const std::string why = lost(); !why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
+  inNode("checkHealth", [&] { node_->checkHealth(); });
+  const std::string broken = net_->brokenBy();
+  if (!broken.empty()) throw Error(ErrorCode::RemoteError, "Communicator: between nodes: " + broken);
+}
+
+}  // namespace peerlink::coll

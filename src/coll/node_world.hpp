@@ -1,0 +1,92 @@
+// A communicator rank whose world spans hosts: the node's own communicator (the ranks of this host, on peerlink's
+// NVLink kernels) and the transport between nodes (src/net/, MPI point-to-point through libpeerlink_mpi.so), and
+// every call of the public API carried out as a hierarchical plan (hierarchical_plan.hpp) over them, eagerly. The
+// decisions are node_decisions.hpp's; docs/multinode.md is the users' guide.
+//
+// One rank per process; communicator rank r is MPI_COMM_WORLD's rank r (checked at creation); MPI initialized with
+// MPI_THREAD_MULTIPLE before, finalized after the communicator is destroyed. Calls are blocking on the host: a phase
+// across nodes waits for the caller's stream (bounded by PEERLINK_NET_TIMEOUT_MS), then runs on the transport's
+// progress thread; phases in the node are the node communicator's calls on the caller's stream. Not capturable.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "coll/comm_state.hpp"
+#include "coll/hierarchical_plan.hpp"
+#include "net/net_world.hpp"
+#include "peerlink/bootstrap.hpp"
+#include "peerlink/communicator.hpp"
+#include "peerlink/cuda.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink::coll {
+
+class NodeWorld {
+ public:
+  /// Collective over every rank of the communicator (`bootstrap` is this rank's, connected to all of them): MPI
+  /// checked on every rank (an error names the rank that cannot use it, or is not the MPI rank it must be), the
+  /// node's communicator made (its id from the node's first rank over the bootstrap), the transport made.
+  NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Params& params);
+  ~NodeWorld();
+  NodeWorld(const NodeWorld&) = delete;
+  NodeWorld& operator=(const NodeWorld&) = delete;
+
+  const NodeGrid& grid() const { return grid_; }
+  int rank() const { return rank_; }
+  /// The CUDA ordinal of `rank`'s GPU: this rank's; Error(InvalidUsage) naming where another rank is.
+  int device(int rank) const;
+  /// Error(InvalidUsage) unless `rank` is this process's.
+  void checkLocal(int rank, const char* what) const;
+
+  /// What CommState the communicator's other files read (size, local ranks, devices, for validateCall).
+  void describeTo(CommState& state, const Params& params) const;
+  /// A call of the public API, checked (validateCall on `state`, which describeTo filled): a collective runs now; a
+  /// send/recv joins state.group inside a group, else runs as a group of its own.
+  void submit(CommState& state, const CallArgs& call);
+  /// A collective of the public API (not send/recv), eagerly; Error(Unsupported) inside a graph capture.
+  void collective(const CallArgs& call);
+  /// This rank's send/recv group (communicator.hpp's groupStart ... groupEnd, or one call outside a group).
+  void peerCalls(const std::vector<CallArgs>& calls);
+
+  /// Which way a call of `collective` with `bytes` per rank goes.
+  std::string describeChoice(Collective collective, std::size_t bytes) const;
+  /// The node communicator's stalls and losses, a broken transport, a lost rank.
+  void checkHealth();
+  /// A rank of the communicator is gone (the bootstrap's watchdog): every wait fails at once naming it.
+  void peerLost(int rank, const std::string& why);
+  /// The application gives up: the node's communicator aborts, the transport's waits end.
+  void abort() noexcept;
+  /// The node's communicator (registered windows are its).
+  Communicator& node() { return *node_; }
+
+ private:
+  void waitForStream(cudaStream_t stream, const char* before);
+  void ensureScratch(std::size_t bytes, cudaStream_t stream);
+  template <typename Fn>
+  void inNode(const char* what, Fn&& body);
+  std::string lost() const;
+  net::NetGroup& pairGroup(int peer);
+
+  NodeGrid grid_;
+  int rank_ = 0;
+  int device_ = 0;
+  std::string host_;
+  std::string pathName_;
+  std::vector<PeerIdentity> peers_;
+  DeviceBuffer scratch_;
+  Event done_;  ///< after the last call's work on its stream: the scratch is free again
+  bool doneRecorded_ = false;
+  mutable std::mutex lostMutex_;
+  std::string lost_;
+  std::unique_ptr<Communicator> node_;
+  std::unique_ptr<net::NetWorld> net_;  ///< destroyed first: its progress thread may still copy into the buffers
+  std::map<int, std::unique_ptr<net::NetGroup>> pairs_;
+};
+
+}  // namespace peerlink::coll

@@ -1,0 +1,322 @@
+// A peerlink::Communicator across nodes end to end under mpirun, through the public API only: every rank creates it
+// with the MPI rank as its rank and its GPU (local index modulo the GPUs seen, so ranks share GPUs on a machine with
+// fewer), and the world is split into nodes by PEERLINK_HOSTID (the CTest line sets it from the MPI rank). Every
+// collective of the API in place and out of place, for sizes from 8 B to 64 MiB, and send/recv groups (in the node
+// and across nodes at once), against the closed forms (coll/host_reduce.hpp); a graph capture refused; a rank killed.
+//
+//   comm_nodes_e2e collectives DIR G   G ranks per node; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
+//                                      ("SKIPPED: ..." where there is no GPU)
+//   comm_nodes_e2e kill DIR G          the last rank kills itself before a 32 MiB all-reduce; the others must name it
+//   comm_nodes_e2e misplaced DIR G     communicator rank r^1 on MPI rank r: every rank must refuse it, naming a rank
+//   comm_nodes_e2e serialized DIR G    MPI without MPI_THREAD_MULTIPLE: every rank must refuse it, saying so
+//                                      (both fail before any GPU is used: they run without one)
+//
+// After a fault the ranks leave with _exit, since MPI_Finalize would wait for the lost rank.
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coll/host_reduce.hpp"
+#include "peerlink/communicator.hpp"
+#include "peerlink/cuda.hpp"
+#include "peerlink/error.hpp"
+#include "rank_report.hpp"
+
+namespace {
+
+using namespace peerlink;
+using coll::Bytes;
+
+int worldRank = 0;
+testing::RankReport report;
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw Error(ErrorCode::CudaError, std::string(what) + ": " + cudaGetErrorName(status));
+}
+
+// Small integers (exact in every type and in sums of a few ranks): rank r's element i of a buffer tagged `salt`.
+Bytes dataOf(DataType type, std::size_t elements, int rank, int salt) {
+  Bytes bytes(elements * dataTypeSize(type));
+  for (std::size_t i = 0; i < elements; ++i) {
+    const auto value = static_cast<double>(
+        static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 31 + static_cast<std::size_t>(salt) * 13) % 17) - 8);
+    coll::storeElement(type, bytes.data(), i, value);
+  }
+  return bytes;
+}
+
+struct Device {
+  DeviceBuffer buffer;
+  Device(int gpu, const Bytes& bytes, std::size_t size) : buffer(gpu, std::max<std::size_t>(size, 1)) {
+    check(cudaMemset(buffer.data(), 0x5a, buffer.size()), "cudaMemset");
+    if (!bytes.empty()) check(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "copy in");
+  }
+  std::byte* at(std::size_t byte) const { return static_cast<std::byte*>(buffer.data()) + byte; }
+};
+
+Bytes readBack(const void* from, std::size_t bytes) {
+  Bytes out(bytes);
+  if (bytes > 0) check(cudaMemcpy(out.data(), from, bytes, cudaMemcpyDeviceToHost), "copy out");
+  return out;
+}
+
+// One collective on this rank with the API's pointers, in place or not; "" or what differs from the closed form.
+std::string runCollective(Communicator& comm, int gpu, cudaStream_t stream, Collective collective, DataType type,
+                          ReduceOp op, std::size_t count, bool inPlace) {
+  const int n = comm.size();
+  const int me = worldRank;
+  const int root = n - 1;
+  const std::size_t size = dataTypeSize(type);
+  std::vector<Bytes> sends;
+  for (int r = 0; r < n; ++r) sends.push_back(dataOf(type, sendElementsOf(collective, n, count, r, root), r, 1));
+  const Bytes& mine = sends[static_cast<std::size_t>(me)];
+  const std::size_t recvBytes = recvElementsOf(collective, n, count, me, root) * size;
+  const std::size_t block = count * size * static_cast<std::size_t>(me);
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::vector<Device> buffers;
+  buffers.reserve(2);
+  if (!inPlace) {
+    buffers.emplace_back(gpu, mine, mine.size());
+    buffers.emplace_back(gpu, Bytes{}, recvBytes);
+    send = buffers[0].at(0);
+    recv = recvBytes > 0 ? buffers[1].at(0) : nullptr;
+  } else if (collective == Collective::AllGather) {
+    buffers.emplace_back(gpu, Bytes{}, recvBytes);
+    check(cudaMemcpy(buffers[0].at(block), mine.data(), mine.size(), cudaMemcpyHostToDevice), "copy in");
+    recv = buffers[0].at(0);
+    send = buffers[0].at(block);
+  } else if (collective == Collective::ReduceScatter) {
+    buffers.emplace_back(gpu, mine, mine.size());
+    send = buffers[0].at(0);
+    recv = buffers[0].at(block);
+  } else {
+    buffers.emplace_back(gpu, mine, count * size);
+    send = recv = buffers[0].at(0);
+  }
+  switch (collective) {
+    case Collective::AllReduce: comm.allReduce(me, send, recv, count, type, op, stream); break;
+    case Collective::Broadcast: comm.broadcast(me, send, recv, count, type, root, stream); break;
+    case Collective::Reduce: comm.reduce(me, send, recv, count, type, op, root, stream); break;
+    case Collective::AllGather: comm.allGather(me, send, recv, count, type, stream); break;
+    case Collective::ReduceScatter: comm.reduceScatter(me, send, recv, count, type, op, stream); break;
+    case Collective::AllToAll: comm.allToAll(me, send, recv, count, type, stream); break;
+    case Collective::SendRecv: break;
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  comm.checkHealth();
+  const Bytes want =
+      coll::hostReduceReference(collective, type, op, n, count, root, sends)[static_cast<std::size_t>(me)];
+  if (want.empty()) return "";
+  const Bytes got = readBack(recv, want.size());
+  const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
+  if (auto mismatch = coll::findMismatch(type, tol, want, got)) {
+    return std::string(collectiveName(collective)) + " " + dataTypeName(type) + " " + reduceOpName(op) + " count " +
+           std::to_string(count) + (inPlace ? " in place" : "") + ": " + *mismatch;
+  }
+  return "";
+}
+
+// A send/recv group: this rank sends `count` elements to each of `to` and receives from each of `from`; the data
+// from rank s to rank d is dataOf(.., s, 100 + d).
+std::string runPeers(Communicator& comm, int gpu, cudaStream_t stream, const std::vector<int>& to,
+                     const std::vector<int>& from, std::size_t count, const std::string& name) {
+  const DataType type = DataType::F32;
+  const std::size_t bytes = count * dataTypeSize(type);
+  std::vector<Device> sends, recvs;
+  sends.reserve(to.size());
+  recvs.reserve(from.size());
+  comm.groupStart();
+  for (const int peer : to) {
+    sends.emplace_back(gpu, dataOf(type, count, worldRank, 100 + peer), bytes);
+    comm.send(worldRank, sends.back().at(0), count, type, peer, stream);
+  }
+  for (const int peer : from) {
+    recvs.emplace_back(gpu, Bytes{}, bytes);
+    comm.recv(worldRank, recvs.back().at(0), count, type, peer, stream);
+  }
+  comm.groupEnd();
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  comm.checkHealth();
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const Bytes want = dataOf(type, count, from[i], 100 + worldRank);
+    if (auto mismatch = coll::findMismatch(type, {}, want, readBack(recvs[i].at(0), bytes))) {
+      return name + " count " + std::to_string(count) + " from rank " + std::to_string(from[i]) + ": " + *mismatch;
+    }
+  }
+  return "";
+}
+
+// A call inside a graph capture is refused, saying why; the capture ends cleanly.
+std::string captureRefused(Communicator& comm, int gpu, cudaStream_t stream) {
+  Device buffer(gpu, Bytes{}, 1024);
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+  std::string outcome = "a captured all-reduce was accepted";
+  try {
+    comm.allReduce(worldRank, buffer.at(0), buffer.at(0), 256, DataType::F32, ReduceOp::Sum, stream);
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::Unsupported && std::strstr(error.what(), "eagerly") != nullptr)
+      outcome = "";
+    else
+      outcome = std::string("the capture was refused with ") + errorCodeName(error.code()) + ": " + error.what();
+  }
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  return outcome;
+}
+
+int collectives(Communicator& comm, int gpu) {
+  Stream stream(gpu);
+  const Collective all[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                            Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll};
+  // Bytes per rank's count: 8 B to 64 MiB of f32; f16 avg and i32 max at a few sizes.
+  const std::size_t sizes[] = {8, 4096, 65536 + 4, std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{64} << 20};
+  int calls = 0;
+  const auto fail = [&](const std::string& what) {
+    report("error " + what);
+    return 1;
+  };
+  for (Collective collective : all) {
+    for (std::size_t bytes : sizes) {
+      for (bool inPlace : {false, true}) {
+        if (inPlace && collective == Collective::AllToAll) continue;
+        const std::string failure =
+            runCollective(comm, gpu, stream.get(), collective, DataType::F32, ReduceOp::Sum, bytes / 4, inPlace);
+        if (!failure.empty()) return fail(failure);
+        ++calls;
+      }
+    }
+    for (std::size_t count : {std::size_t{3}, std::size_t{100003}}) {
+      for (const auto& [type, op] :
+           {std::pair{DataType::F16, ReduceOp::Avg}, std::pair{DataType::I32, ReduceOp::Max}}) {
+        const std::string failure = runCollective(comm, gpu, stream.get(), collective, type, op, count, false);
+        if (!failure.empty()) return fail(failure);
+        ++calls;
+      }
+    }
+  }
+  const int n = comm.size();
+  const int next = (worldRank + 1) % n;
+  const int previous = (worldRank + n - 1) % n;
+  std::vector<int> everyone;
+  for (int r = 0; r < n; ++r) everyone.push_back(r);
+  for (std::size_t count : {std::size_t{2}, std::size_t{250000}, std::size_t{4} << 20}) {
+    std::string failure = runPeers(comm, gpu, stream.get(), {next}, {previous}, count, "ring shift");
+    if (failure.empty()) failure = runPeers(comm, gpu, stream.get(), everyone, everyone, count, "every pair");
+    if (!failure.empty()) return fail(failure);
+    calls += 2;
+  }
+  if (const std::string failure = captureRefused(comm, gpu, stream.get()); !failure.empty()) return fail(failure);
+  report("ok " + std::to_string(calls) + " calls through the communicator across nodes (" + std::to_string(n) +
+         " ranks) on GPU " + std::to_string(gpu) + ": " + comm.describeChoice(Collective::AllReduce, 1 << 20));
+  return 0;
+}
+
+[[noreturn]] void loseLastRank(Communicator& comm, int gpu) {
+  const int last = comm.size() - 1;
+  const std::size_t count = std::size_t{8} << 20;  // 32 MiB of f32: still moving when the rank dies
+  Stream stream(gpu);
+  Device buffer(gpu, Bytes{}, count * 4);
+  if (worldRank == last) {
+    report("killing myself");
+    raise(SIGKILL);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (int i = 0; i < 3; ++i) {
+      comm.allReduce(worldRank, buffer.at(0), buffer.at(0), count, DataType::F32, ReduceOp::Sum, stream.get());
+      check(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize");
+      comm.checkHealth();
+    }
+    report("no error");
+  } catch (const Error& error) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, "%.2f", seconds);
+    report(std::string("fault ") + errorCodeName(error.code()) + " after " + elapsed + " s: " + error.what());
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  _exit(0);
+}
+
+// Bad input refused at creation on every rank alike, before any GPU is used. Rank 0 prints one line for the world.
+int refused(int size, int ranksPerNode, const std::string& mode, const char* expected) {
+  UniqueId id;
+  if (worldRank == 0) id = makeUniqueId();
+  MPI_Bcast(id.bytes, sizeof id.bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+  const int rank = mode == "misplaced" ? worldRank ^ 1 : worldRank;  // nodes kept, local indices swapped
+  std::string outcome = "created";
+  int matched = 0;
+  try {
+    Communicator comm(id, size, rank, worldRank % std::max(ranksPerNode, 1));
+  } catch (const Error& error) {
+    outcome = std::string(errorCodeName(error.code())) + ": " + error.what();
+    matched = outcome.find(expected) != std::string::npos ? 1 : 0;
+  }
+  report(outcome);
+  int all = 0;
+  MPI_Allreduce(&matched, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (worldRank == 0) std::printf("%s: %s\n", mode.c_str(), all == 1 ? "every rank refused it" : "FAILED");
+  return all == 1 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s collectives|kill|misplaced|serialized DIR RANKS_PER_NODE\n", argv[0]);
+    return 2;
+  }
+  const std::string mode = argv[1];
+  report.directory = argv[2];
+  const int ranksPerNode = std::atoi(argv[3]);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, mode == "serialized" ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  report.rank = worldRank;
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (mode == "misplaced" || mode == "serialized") {
+    const int status =
+        refused(size, ranksPerNode, mode,
+                mode == "misplaced" ? "InvalidUsage: Communicator across 2 nodes x 2 ranks: rank 0 (host "
+                                    : "initialized with MPI_THREAD_SERIALIZED");
+    MPI_Finalize();
+    return status;
+  }
+  int gpus = 0;
+  const cudaError_t found = cudaGetDeviceCount(&gpus);
+  if (found != cudaSuccess || gpus == 0) {
+    report(std::string("SKIPPED: no CUDA GPU (cudaGetDeviceCount: ") +
+           (found != cudaSuccess ? cudaGetErrorName(found) : "0 GPUs") + ")");
+    MPI_Finalize();
+    return 0;
+  }
+  const int gpu = (worldRank % std::max(ranksPerNode, 1)) % gpus;
+  int status = 0;
+  try {
+    UniqueId id;
+    if (worldRank == 0) id = makeUniqueId();
+    MPI_Bcast(id.bytes, sizeof id.bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    Communicator comm(id, size, worldRank, gpu);
+    if (mode == "kill") loseLastRank(comm, gpu);
+    status = collectives(comm, gpu);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } catch (const std::exception& error) {
+    report(std::string("error ") + error.what());
+    _exit(1);
+  }
+  MPI_Finalize();
+  return status;
+}
