@@ -347,6 +347,8 @@ class Expander {
       case BufferKind::Input: return shifted(call.sends[m], ref.offset);
       case BufferKind::Output: return shifted(call.recvs[m], ref.offset);
       case BufferKind::Scratch: break;
+      case BufferKind::HostStage:  // only the staged plans (plan_builders_staged.cc) have one
+        throw Error(ErrorCode::Internal, "a group call's plan names a host stage");
     }
     return {call.members[m], BufferKind::Scratch, base[m] + ref.offset};
   }
