@@ -68,6 +68,7 @@ ArenaAddress decodeArenaAddress(const std::uint8_t* data, std::size_t size) {
   address.kind = in.getInRange<std::uint8_t>("kind", 0, 1) == 1 ? ShareKind::Cumem : ShareKind::Ipc;
   address.socketPath = in.getString("socket path", kMaxSocketPath);
   if (address.socketPath.empty() || address.socketPath.front() != '/') in.fail("socket path", "not absolute");
+  in.expectZeroPadding();
   return address;
 }
 
