@@ -18,13 +18,20 @@ struct PlatformRoots {
   std::string sys = "/sys";
   std::string proc = "/proc";
   std::string dev = "/dev";
-  std::optional<long> openFileLimitOverride;        ///< instead of getrlimit(RLIMIT_NOFILE)
-  std::optional<std::int64_t> devShmBytesOverride;  ///< instead of statvfs(<dev>/shm)
+  std::optional<long> openFileLimitOverride;              ///< instead of getrlimit(RLIMIT_NOFILE)
+  std::optional<std::int64_t> devShmBytesOverride;        ///< instead of statvfs(<dev>/shm)
+  std::optional<std::int64_t> addressSpaceLimitOverride;  ///< instead of getrlimit(RLIMIT_AS); -1 for none
 };
 
 /// Everything PlatformSnapshot holds, for the topology's GPUs and the bridges on their PCI paths (from
 /// Gpu::pciPath, or read from sysfs when that is empty).
 PlatformSnapshot readPlatformSnapshot(const Topology& topology, const PlatformRoots& roots = {});
+
+/// What this process has left, into the snapshot (process_resources.cc): descriptors open (<proc>/self/fd),
+/// the address-space limit, MemAvailable (<proc>/meminfo), the cgroup's memory headroom (<proc>/self/cgroup,
+/// <sys>/fs/cgroup), and the NVIDIA device files (<dev>/nvidiactl, nvidia-uvm, nvidia<N> of the topology's GPUs)
+/// that cannot be opened. Part of readPlatformSnapshot; works with an empty topology (CUDA did not start).
+void readProcessResources(const Topology& topology, const PlatformRoots& roots, PlatformSnapshot& snapshot);
 
 // ACS Control register bits (PCIe Base Specification, ACS Extended Capability, Control at offset 6).
 constexpr std::uint16_t kAcsSourceValidation = 0x0001;
