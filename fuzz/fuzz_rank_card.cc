@@ -1,4 +1,4 @@
-// The communicator's messages at creation (src/coll/world.cc, arena_sharing.cc): a rank's card, gathered from
+// The communicator's messages at creation (src/coll/world.cc, arena_address.cc): a rank's card, gathered from
 // every rank, and where a rank's arena can be fetched. Any bytes decode to a message that encodes back to the
 // same bytes (both are fixed-size slots whose padding must be zeros), or fail with Error(InvalidInput).
 #include <algorithm>
@@ -7,8 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/arena_sharing.hpp"
+#include "coll/arena_address.hpp"
 #include "coll/world.hpp"
+#include "peerlink/error.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/arena_sharing.hpp"
+#include "coll/arena_address.hpp"
 #include "coll/world.hpp"
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/error.hpp"

@@ -17,7 +17,7 @@
 #include "bootstrap/frame.hpp"
 #include "bootstrap/hello.hpp"
 #include "bootstrap/unique_id.hpp"
-#include "coll/arena_sharing.hpp"
+#include "coll/arena_address.hpp"
 #include "coll/world.hpp"
 #include "peerlink/params.hpp"
 #include "topology_fixture.hpp"
@@ -115,8 +115,9 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
 
   Params params;
   params.set("PEERLINK_PROTO", "LL128");
-  const coll::RankCard card = coll::makeRankCard(2, 4, testing::loadTopologyFixture("h200x4_vm"), 2, params,
-                                                 0x1234567890abcdefULL, "node-a", 4242);
+  coll::RankCard card = coll::makeRankCard(2, 4, testing::loadTopologyFixture("h200x4_vm"), 2, params,
+                                           0x1234567890abcdefULL, "node-a", 4242);
+  card.version = "0.1.0+0123456789ab";  // the build's version and commit would change the seed at every commit
   all.emplace_back("rank_card/card_h200x4_rank2.bin", trimmed(coll::encodeRankCard(card)));
   all.emplace_back(
       "rank_card/arena_cumem.bin",
