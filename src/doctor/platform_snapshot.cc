@@ -388,7 +388,7 @@ PlatformSnapshot readPlatformSnapshot(const Topology& topology, const PlatformRo
   snapshot.ipcNamespaceIsolated = namespaceIsolated(roots, "ipc", kInitIpcNamespaceInode, snapshot);
   readDevShm(roots, snapshot);
   readPtraceScope(roots, snapshot);
-  readProcessResources(topology, roots, snapshot);
+  readProcessResources(roots, snapshot);
   return snapshot;
 }
 

@@ -29,9 +29,9 @@ PlatformSnapshot readPlatformSnapshot(const Topology& topology, const PlatformRo
 
 /// What this process has left, into the snapshot (process_resources.cc): descriptors open (<proc>/self/fd),
 /// the address-space limit, MemAvailable (<proc>/meminfo), the cgroup's memory headroom (<proc>/self/cgroup,
-/// <sys>/fs/cgroup), and the NVIDIA device files (<dev>/nvidiactl, nvidia-uvm, nvidia<N> of the topology's GPUs)
-/// that cannot be opened. Part of readPlatformSnapshot; works with an empty topology (CUDA did not start).
-void readProcessResources(const Topology& topology, const PlatformRoots& roots, PlatformSnapshot& snapshot);
+/// <sys>/fs/cgroup), and the NVIDIA device files (<dev>/nvidiactl, nvidia-uvm, every nvidia<N> present) that
+/// cannot be opened. Part of readPlatformSnapshot; needs no topology (CUDA may not have started).
+void readProcessResources(const PlatformRoots& roots, PlatformSnapshot& snapshot);
 
 // ACS Control register bits (PCIe Base Specification, ACS Extended Capability, Control at offset 6).
 constexpr std::uint16_t kAcsSourceValidation = 0x0001;

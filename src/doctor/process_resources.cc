@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -109,13 +110,31 @@ void readCgroupMemory(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   }
 }
 
-// The device files every CUDA and NVML process opens, and those of the topology's GPUs (minor number = NVML
-// index): one that is missing or cannot be opened hides the GPU from this process, or stops CUDA altogether.
-void readGpuDeviceFiles(const Topology& topology, const PlatformRoots& roots, PlatformSnapshot& snapshot) {
-  std::vector<std::string> names = {"nvidiactl", "nvidia-uvm"};
-  for (const Gpu& gpu : topology.gpus) {
-    if (gpu.nvmlIndex >= 0) names.push_back(fmt::format("nvidia{}", gpu.nvmlIndex));
+// The device files every CUDA and NVML process opens (nvidiactl, nvidia-uvm) and the GPUs' (nvidia<minor>): one
+// that is missing or cannot be opened hides GPUs from this process or stops CUDA. A GPU's file is named by the
+// driver's minor number, not NVML's index (a container given GPUs 2 and 3 has /dev/nvidia2 and /dev/nvidia3 and
+// NVML indices 0 and 1), so the GPUs' files are those present, each opened.
+void readGpuDeviceFiles(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
+  std::vector<std::string> gpus;
+  if (DIR* directory = ::opendir(roots.dev.c_str())) {
+    while (const dirent* entry = ::readdir(directory)) {
+      const std::string name = entry->d_name;
+      if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+          name.find_first_not_of("0123456789", 6) == std::string::npos) {
+        gpus.push_back(name);
+      }
+    }
+    ::closedir(directory);
+    std::sort(gpus.begin(), gpus.end(), [](const std::string& a, const std::string& b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+    if (gpus.empty()) {
+      snapshot.gpuDeviceFiles.push_back(
+          fmt::format("{}/nvidia<N>: no GPU's device file in this process's /dev", roots.dev));
+    }
   }
+  std::vector<std::string> names = {"nvidiactl", "nvidia-uvm"};
+  names.insert(names.end(), gpus.begin(), gpus.end());
   for (const std::string& name : names) {
     const std::string path = roots.dev + "/" + name;
     const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
@@ -129,12 +148,12 @@ void readGpuDeviceFiles(const Topology& topology, const PlatformRoots& roots, Pl
 
 }  // namespace
 
-void readProcessResources(const Topology& topology, const PlatformRoots& roots, PlatformSnapshot& snapshot) {
+void readProcessResources(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   readOpenFiles(roots, snapshot);
   readAddressSpaceLimit(roots, snapshot);
   readMemAvailable(roots, snapshot);
   readCgroupMemory(roots, snapshot);
-  readGpuDeviceFiles(topology, roots, snapshot);
+  readGpuDeviceFiles(roots, snapshot);
 }
 
 }  // namespace peerlink

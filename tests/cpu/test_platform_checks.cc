@@ -537,10 +537,15 @@ TEST(ReadPlatformSnapshot, ProcessResourcesFromTheTrees) {
   EXPECT_EQ(starved.cgroupMemoryFreeBytes, std::int64_t{100} << 20);
   EXPECT_EQ(starved.addressSpaceLimit, std::int64_t{4} << 30);
 
+  // A GPU's file missing says nothing (its number is the driver's minor number, not an index); nvidia-uvm does.
   const PlatformSnapshot hidden = run("hidden_device_files").snapshot;
-  ASSERT_EQ(hidden.gpuDeviceFiles.size(), 2u) << ::testing::PrintToString(hidden.gpuDeviceFiles);
+  ASSERT_EQ(hidden.gpuDeviceFiles.size(), 1u) << ::testing::PrintToString(hidden.gpuDeviceFiles);
   EXPECT_TRUE(has(hidden.gpuDeviceFiles[0], "/dev/nvidia-uvm: No such file or directory"));
-  EXPECT_TRUE(has(hidden.gpuDeviceFiles[1], "/dev/nvidia2: No such file or directory"));
+  PlatformRoots none = rootsOf("container");
+  none.dev = kDoctor + "container/dev/shm";  // a /dev without NVIDIA files at all
+  const PlatformSnapshot bare = readPlatformSnapshot(Topology{}, none);
+  ASSERT_EQ(bare.gpuDeviceFiles.size(), 3u) << ::testing::PrintToString(bare.gpuDeviceFiles);
+  EXPECT_TRUE(has(bare.gpuDeviceFiles[0], "no GPU's device file in this process's /dev"));
 }
 
 // Too few descriptors: NVML could not open GPUs 5-7, so it counted no NVLinks for them. Read as facts those
@@ -628,7 +633,7 @@ TEST(CheckPlatform, DeviceFilesHiddenFromTheProcessExplainFailedNvml) {
   const auto findings = run("hidden_device_files").findings;
   const Finding files = only(findings, "gpu_device_files");
   EXPECT_EQ(files.severity, Verdict::Degraded);
-  EXPECT_TRUE(has(files.summary, "/dev/nvidia2")) << files.summary;
+  EXPECT_TRUE(has(files.summary, "/dev/nvidia-uvm")) << files.summary;
   EXPECT_TRUE(has(files.fix, "nvidia-modprobe")) << files.fix;
   const Finding nvlink = only(findings, "nvlink_unreadable");
   EXPECT_EQ(nvlink.cause, "gpu_device_files");  // "Insufficient Permissions"
