@@ -21,11 +21,10 @@
 #include <vector>
 
 #include "coll_test_support.hpp"
-#include "core/driver_api.hpp"
 #include "core/unix_socket.hpp"
 #include "cpu/full_filesystem.hpp"
 #include "forked_roles.hpp"
-#include "gpu_test_support.hpp"
+#include "gpu_probe.hpp"
 #include "peerlink/doctor.hpp"
 #include "peerlink/shared_memory.hpp"
 #include "process_world.hpp"
@@ -47,29 +46,11 @@ struct Probe {
 
 const Probe& probe() {
   static const Probe result = [] {
-    Pipe pipe;
-    Child child("gpu probe", [&] {
-      std::string why;
-      const int gpus = cudaDevices(&why);
-      std::vector<int> devices;
-      if (gpus > 1) why = communicatorUnavailable(&devices);
-      const bool fd =
-          gpus > 0 && driverDeviceAttribute(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0) != 0;
-      pipe.send(std::to_string(gpus));
-      pipe.send(why);
-      pipe.send(!why.empty() ? why : fd ? "" : "GPU 0 cannot export POSIX-fd cuMem handles");
-      return kOk;
-    });
-    pipe.closeWrite();
+    const GpuProbe gpu = probeGpus();
     Probe found;
-    try {
-      found.gpus = std::stoi(pipe.receive(kChildLimit));
-      found.skip = pipe.receive();
-      found.cumemSkip = pipe.receive();
-    } catch (const std::exception& error) {
-      found.skip = found.cumemSkip = std::string("the GPU probe process failed: ") + error.what();
-    }
-    waitAll({&child}, 30s);
+    found.gpus = gpu.gpus;
+    found.skip = gpu.gpus > 1 ? gpu.noCommunicator : gpu.noGpu;
+    found.cumemSkip = !found.skip.empty() ? found.skip : gpu.cumemFd ? "" : kNoCumemFd;
     // No CUDA in this child: may it mount?
     Pipe mount;
     Child mounter("mount probe", [&] {

@@ -6,20 +6,17 @@
 // should read beside the test executable. (The CLI's part: tests/cpu/test_error_catalog.cc.)
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "coll_test_support.hpp"
+#include "cpu/generated_section.hpp"
 #include "peerlink/shared_memory.hpp"
 #include "peerlink/topology.hpp"
 #include "peerlink/transport.hpp"
@@ -43,13 +40,6 @@ std::string normalized(const std::string& message) {
   std::string text = std::regex_replace(message, std::regex("0x[0-9a-f]{9,}"), "0x…");
   text = std::regex_replace(text, std::regex("GPUs 0\\.\\.[0-9]+"), "GPUs 0..<last>");
   return std::regex_replace(text, std::regex("after [0-9]+ ms"), "after <t> ms");
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
 }
 
 TEST(LibraryErrors, EveryBadCallThrowsItsErrorNamingWhatWasWrong) {
@@ -161,22 +151,7 @@ TEST(LibraryErrors, EveryBadCallThrowsItsErrorNamingWhatWasWrong) {
   c.count = 777;
   EXPECT_EQ(runCase(comm, c), "");
 
-  const std::string doc = readFile(kErrorsDoc);
-  const std::size_t start = doc.find(kTableStart);
-  const std::size_t end = doc.find(kTableEnd);
-  ASSERT_NE(start, std::string::npos) << kErrorsDoc << " has no " << kTableStart;
-  ASSERT_NE(end, std::string::npos) << kErrorsDoc << " has no " << kTableEnd;
-  const std::string expected = doc.substr(0, start) + kTableStart + "\n\n" + table + "\n" + doc.substr(end);
-  if (expected != doc) {
-    std::string written = "errors.md";
-    char self[4096] = {};
-    if (::readlink("/proc/self/exe", self, sizeof(self) - 1) > 0) {
-      written = std::string(self).substr(0, std::string(self).rfind('/') + 1) + "errors.md";
-    }
-    std::ofstream(written, std::ios::binary) << expected;
-    ADD_FAILURE() << "docs/errors.md differs from the library catalogue as run; the document as it should read is in "
-                  << written << " (copy it over docs/errors.md)";
-  }
+  expectGeneratedSection(kErrorsDoc, kTableStart, kTableEnd, table);
 }
 
 }  // namespace

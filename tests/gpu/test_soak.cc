@@ -22,9 +22,8 @@
 #include <vector>
 
 #include "coll_test_support.hpp"
-#include "core/driver_api.hpp"
 #include "forked_roles.hpp"
-#include "gpu_test_support.hpp"
+#include "gpu_probe.hpp"
 #include "peerlink/doctor.hpp"
 #include "peerlink/shared_memory.hpp"
 #include "process_world.hpp"
@@ -48,39 +47,8 @@ SoakOptions& soakOptions() {
 // more over any run of more than a few cycles.
 constexpr std::size_t kSlackBytes = std::size_t{64} << 20;
 
-struct Probe {
-  int gpus = 0;
-  std::string skip;       // empty when a communicator over the GPUs can run
-  std::string cumemSkip;  // empty when GPU 0 exports POSIX-fd cuMem handles
-};
-
-const Probe& probe() {
-  static const Probe result = [] {
-    Pipe pipe;
-    Child child("gpu probe", [&] {
-      std::vector<int> devices;
-      std::string why = communicatorUnavailable(&devices);
-      std::string count;
-      const int gpus = cudaDevices(&count);
-      const bool fd =
-          gpus > 0 && driverDeviceAttribute(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0) != 0;
-      pipe.send(std::to_string(gpus));
-      pipe.send(gpus == 0 ? count : why);
-      pipe.send(gpus == 0 ? count : fd ? "" : "GPU 0 cannot export POSIX-fd cuMem handles");
-      return kOk;
-    });
-    pipe.closeWrite();
-    Probe found;
-    try {
-      found.gpus = std::stoi(pipe.receive(kChildLimit));
-      found.skip = pipe.receive();
-      found.cumemSkip = pipe.receive();
-    } catch (const std::exception& error) {
-      found.skip = found.cumemSkip = std::string("the GPU probe process failed: ") + error.what();
-    }
-    waitAll({&child}, 30s);
-    return found;
-  }();
+const GpuProbe& probe() {
+  static const GpuProbe result = probeGpus();
   return result;
 }
 
@@ -130,7 +98,7 @@ std::string smallAllReduce(Communicator& comm, int cycle) {
 }
 
 TEST(Soak, CommunicatorInOneProcess) {
-  if (!probe().skip.empty()) GTEST_SKIP() << probe().skip;
+  if (!probe().noCommunicator.empty()) GTEST_SKIP() << probe().noCommunicator;
   Child child("one process", [] {
     std::vector<int> devices;
     const std::string why = communicatorUnavailable(&devices);
@@ -155,10 +123,10 @@ TEST(Soak, CommunicatorInOneProcess) {
 }
 
 TEST(Soak, CommunicatorAcrossProcesses) {
-  if (probe().gpus == 0) GTEST_SKIP() << probe().skip;
+  if (probe().gpus == 0) GTEST_SKIP() << probe().noGpu;
   const int gpus = probe().gpus;
   const int n = std::clamp(gpus, 2, 4);
-  if (gpus > 1 && !probe().skip.empty()) GTEST_SKIP() << probe().skip;
+  if (gpus > 1 && !probe().noCommunicator.empty()) GTEST_SKIP() << probe().noCommunicator;
   IdChannel ids(n);
   const auto children = forkRanks(n, [&](int rank) {
     const std::string role = "rank " + std::to_string(rank);
@@ -189,8 +157,8 @@ class SoakShare : public ::testing::TestWithParam<ShareKind> {};
 // One buffer exported, imported, checked and released per cycle: the exporter on GPU 0, the importer on GPU 1
 // (GPU 0 on a machine of one).
 TEST_P(SoakShare, ShareAndImportCycles) {
-  if (probe().gpus == 0) GTEST_SKIP() << probe().skip;
-  if (GetParam() == ShareKind::Cumem && !probe().cumemSkip.empty()) GTEST_SKIP() << probe().cumemSkip;
+  if (probe().gpus == 0) GTEST_SKIP() << probe().noGpu;
+  if (GetParam() == ShareKind::Cumem && !probe().cumemFd) GTEST_SKIP() << kNoCumemFd;
   const ShareKind kind = GetParam();
   const int importerGpu = probe().gpus > 1 ? 1 : 0;
   constexpr std::size_t kBytes = std::size_t{1} << 20;
@@ -253,7 +221,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, SoakShare, ::testing::Values(ShareKind::Ipc, Sha
 // The doctor's probe of every pair (platform checks, the copies and the flag handshake; not the cross-process
 // methods, which start a process each), the cache off: the same verdicts every time, and nothing kept.
 TEST(Soak, DoctorProbes) {
-  if (probe().gpus < 2) GTEST_SKIP() << (probe().gpus == 0 ? probe().skip : "needs 2 GPUs");
+  if (probe().gpus < 2) GTEST_SKIP() << (probe().gpus == 0 ? probe().noGpu : "needs 2 GPUs");
   Child child("doctor", [] {
     const int gpus = probe().gpus;
     const CycleClock clock("doctor, " + std::to_string(gpus) + " GPUs", soakOptions().probes);
