@@ -37,6 +37,10 @@ struct Finding {
   std::string summary;    ///< one line for people: what is wrong, naming devices/bus ids
   std::string fix;        ///< one line: what to do about it
   std::vector<int> gpus;  ///< CUDA ordinals concerned; empty for the whole platform
+  /// The code of the finding that explains this one: a shortage of this process (file descriptors, memory, GPU
+  /// device files) that made a reading fail. Reports put a cause first and its consequences under it. Empty
+  /// when the finding stands on its own.
+  std::string cause;
 };
 
 /// Platform facts read from the system. Every field has an "unknown" state; `unreadable` says what could
@@ -52,6 +56,7 @@ struct PlatformSnapshot {
     bool acsKnown = false;     ///< the ACS control register could be read
     bool acsRedirect = false;  ///< P2P request/completion redirect or egress control enabled
     std::string vendor;        ///< PCI vendor id, e.g. "0x10b5" (PLX/Broadcom), "0x1022" (AMD)
+    std::string unreadable;    ///< why the ACS control is unknown, when it is
   };
   std::vector<Bridge> bridges;        ///< every bridge on any GPU's PCI path
   long openFileLimit = -1;            ///< RLIMIT_NOFILE soft limit; -1 unknown
@@ -60,6 +65,16 @@ struct PlatformSnapshot {
   std::int64_t devShmBytes = -1;        ///< size of /dev/shm; -1 unknown
   int ptraceScope = -1;                 ///< /proc/sys/kernel/yama/ptrace_scope; -1 unknown
   std::vector<std::string> unreadable;  ///< "what could not be read: how to check by hand"
+  /// Of those, the readings that failed because of this process (no descriptor, no memory, no permission), not
+  /// because the file is absent: "what: cannot read <path>: <why>".
+  std::vector<std::string> failed;
+  // What this process has left: a shortage makes readings fail, and a failed reading is no fact about the
+  // hardware (the doctor names the shortage as the cause, docs/doctor.md).
+  long openFiles = -1;                      ///< descriptors this process holds (/proc/self/fd); -1 unknown
+  std::int64_t addressSpaceLimit = -1;      ///< RLIMIT_AS soft limit, bytes; -1 none or unknown
+  std::int64_t memAvailableBytes = -1;      ///< /proc/meminfo MemAvailable; -1 unknown
+  std::int64_t cgroupMemoryFreeBytes = -1;  ///< the cgroup's memory.max minus memory.current; -1 no limit
+  std::vector<std::string> gpuDeviceFiles;  ///< NVIDIA device files this process cannot open: "path: why"
 };
 
 /// What the functional probe saw for one directed pair and one method.

@@ -57,6 +57,18 @@ struct MemoryHandles {
   bool fabric = false;   ///< fabric handles (multi-node NVLink)
 };
 
+/// Readings discovery could not take for one GPU, each with why ("" when it was taken, or when there was nothing
+/// to read: a VM without link files, a machine without NVML). The field it would have filled keeps its unknown
+/// or zero value, which is no fact about the hardware: what is built on a failed reading says so instead of
+/// concluding from it (the doctor's checks, docs/doctor.md).
+struct FailedReadings {
+  std::string nvlink;    ///< NVML: the GPU's NVLinks; `nvlink` and the pairs' counts are then lower bounds
+  std::string numa;      ///< sysfs: numa_node, local_cpulist
+  std::string pcieLink;  ///< sysfs: the PCIe link's speed and width
+  std::string pciPath;   ///< sysfs: where the device sits in the PCI tree
+  bool any() const { return !nvlink.empty() || !numa.empty() || !pcieLink.empty() || !pciPath.empty(); }
+};
+
 /// One GPU as seen by this process.
 struct Gpu {
   int cudaOrdinal = -1;  ///< this process's CUDA device number (-1: not visible to CUDA)
@@ -78,6 +90,7 @@ struct Gpu {
   /// PCI path from the root: the host bridge ("pci0000:00") then each bridge down to the GPU itself.
   /// Empty when sysfs could not be read.
   std::vector<std::string> pciPath;
+  FailedReadings failed;  ///< what discovery tried to read for this GPU and could not
 };
 
 /// P2P attributes the CUDA driver reports for an ordered pair (cudaDeviceGetP2PAttribute).

@@ -25,6 +25,12 @@ void checkEncodable(const Hello& hello) {
 
 }  // namespace
 
+bool sameToken(const Token& a, const Token& b) noexcept {
+  unsigned difference = 0;
+  for (std::size_t i = 0; i < kTokenBytes; ++i) difference |= static_cast<unsigned>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
 std::string formatWireAddress(const WireAddress& address) {
   char text[INET6_ADDRSTRLEN] = {};
   const int family = address.family == AddressFamily::Ipv4 ? AF_INET : AF_INET6;
@@ -146,9 +152,10 @@ std::vector<Hello> decodeWorld(const std::uint8_t* data, std::size_t size, int n
   world.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
     Hello hello = decodeHello(data + in.offset() + std::size_t{i} * kHelloBytes, kHelloBytes);
-    if (hello.identity.rank != static_cast<int>(i) || hello.nranks != nranks || hello.token != token) {
+    const bool tokenMatches = sameToken(hello.token, token);
+    if (hello.identity.rank != static_cast<int>(i) || hello.nranks != nranks || !tokenMatches) {
       in.fail(fmt::format("entry {} is rank {} of {} ranks{}", i, hello.identity.rank, hello.nranks,
-                          hello.token != token ? " with another token" : ""));
+                          tokenMatches ? "" : " with another token"));
     }
     world.push_back(std::move(hello));
   }

@@ -29,6 +29,9 @@ inline constexpr std::size_t kHelloBytes = 172;
 inline constexpr std::size_t kMaxFailureText = 4096;
 
 using Token = std::array<std::uint8_t, kTokenBytes>;
+/// Whether two tokens are equal, in a time that does not depend on where they differ: a stranger on the network
+/// must not learn the token a byte at a time from how fast its guesses are refused.
+bool sameToken(const Token& a, const Token& b) noexcept;
 
 enum class AddressFamily : std::uint8_t { Ipv4 = 4, Ipv6 = 6 };
 

@@ -14,6 +14,7 @@
 #include "bootstrap/root.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "core/log.hpp"
+#include "core/private_directory.hpp"
 #include "core/unix_socket.hpp"
 #include "peerlink/launch.hpp"
 
@@ -21,25 +22,6 @@ namespace peerlink {
 namespace {
 
 using std::chrono::milliseconds;
-
-// The id file's directory: made 0700 by its owner; anything else may be another user's trap.
-std::string privateDirectory(const std::string& base) {
-  const std::string root = base.empty() ? defaultSocketDirectory() : base;
-  const std::string directory = fmt::format("{}/peerlink-bootstrap-{}", root, ::geteuid());
-  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
-    throwSystemError(fmt::format("mkdir({})", directory), errno);
-  }
-  struct stat status {};
-  if (::lstat(directory.c_str(), &status) != 0) throwSystemError(fmt::format("lstat({})", directory), errno);
-  if (!S_ISDIR(status.st_mode) || status.st_uid != ::geteuid() || (status.st_mode & 077) != 0) {
-    throw Error(ErrorCode::SystemError,
-                fmt::format("{} is {} owned by uid {} with mode {:04o}; the bootstrap needs a directory of uid {} that "
-                            "only it can enter (mode 0700): remove it",
-                            directory, S_ISDIR(status.st_mode) ? "a directory" : "not a directory", status.st_uid,
-                            status.st_mode & 07777, ::geteuid()));
-  }
-  return directory;
-}
 
 std::string idFilePath(const std::string& directory, const std::string& jobKey) {
   return fmt::format("{}/job-{:016x}.id", directory, bootstrap::fnv1a64(jobKey));
@@ -140,7 +122,9 @@ std::unique_ptr<Bootstrap> connectLaunchBootstrap(const LaunchEnvironment& launc
   const milliseconds timeout = options.bootstrap.deadline;
 
   if (choice.kind == LaunchRendezvous::Kind::File) {
-    const std::string path = idFilePath(privateDirectory(options.directory), jobKey);
+    const std::string directory = privateDirectory(options.directory.empty() ? runtimeDirectory() : options.directory,
+                                                   fmt::format("peerlink-bootstrap-{}", ::geteuid()));
+    const std::string path = idFilePath(directory, jobKey);
     logInfo(LogSubsys::Init, "bootstrap under {}: rank {} of {} meets through {} ({})", launcherName(launch.launcher),
             launch.rank, launch.size, path, choice.reason);
     if (launch.rank != 0)

@@ -210,7 +210,7 @@ class Rendezvous {
         if (frame->type != FrameType::Hello) throw Error(ErrorCode::InvalidInput, "not a hello");
         const Hello hello = decodeHello(frame->payload.data(), frame->payload.size());
         const int peer = hello.identity.rank;
-        if (hello.token != id_.token) {
+        if (!sameToken(hello.token, id_.token)) {
           problem = "another token";
         } else if (hello.nranks != nranks_ || peer <= rank_ || sockets[static_cast<std::size_t>(peer)].fd) {
           problem = fmt::format("it claims rank {} of {}", peer, hello.nranks);

@@ -170,7 +170,7 @@ class Root {
   }
 
   void onHello(Connection& connection, Hello hello) {
-    if (hello.token != token_) {
+    if (!sameToken(hello.token, token_)) {
       const std::string refusal = fmt::format(
           "the bootstrap root at {} refused {}: its unique id's token is not this root's (an id of an earlier run, "
           "or of another job?)",

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "coll/arena_address.hpp"
 #include "coll/comm_state.hpp"
 #include "coll/world_exchange.hpp"
 
@@ -15,16 +16,6 @@ namespace peerlink::coll {
 
 /// How this world's arenas are shared: cuMem where every GPU of the world can export POSIX fds, else IPC.
 ShareKind arenaShareKind(const World& world);
-
-/// Where a rank's arena can be fetched, as every rank learns it (a fixed-size blob in the all-gather).
-struct ArenaAddress {
-  ShareKind kind = ShareKind::Cumem;
-  std::string socketPath;
-};
-constexpr std::size_t kArenaAddressBytes = 512;
-std::vector<std::uint8_t> encodeArenaAddress(const ArenaAddress& address);
-/// Strict; Error(InvalidInput) naming the field.
-ArenaAddress decodeArenaAddress(const std::uint8_t* data, std::size_t size);
 
 /// Exchanges the local ranks' arenas (already allocated as exportable) with every rank of the other
 /// processes, maps theirs into state.imports and fills every local rank's table (state.tables). Each wait

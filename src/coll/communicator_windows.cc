@@ -26,14 +26,14 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
   std::vector<std::vector<std::uint8_t>> mine;
   for (std::size_t i = 0; i < local.size(); ++i) {
     coll::WindowCard card;
+    const int device = comm.devices[static_cast<std::size_t>(local[i])];
     if (comm.world.spansProcesses) {
-      DeviceGuard guard(comm.devices[static_cast<std::size_t>(local[i])]);
-      card = coll::windowCardOf(buffers[i], bytes[i]);
+      DeviceGuard guard(device);
+      card = coll::windowCardOf(buffers[i], bytes[i], device);
     } else {
-      if (buffers[i] == nullptr || bytes[i] == 0) {
-        throw Error(ErrorCode::InvalidUsage,
-                    fmt::format("registerWindow: rank {}'s buffer {} of {} bytes", local[i], buffers[i], bytes[i]));
-      }
+      // A freed, host or foreign buffer would reach the kernels as a peer pointer: refused here as in a world of
+      // processes.
+      coll::checkWindowBuffer(buffers[i], bytes[i], device);
       card.bytes = bytes[i];
     }
     const auto* raw = reinterpret_cast<const std::uint8_t*>(&card);

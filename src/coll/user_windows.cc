@@ -18,16 +18,26 @@ namespace peerlink::coll {
 
 static_assert(sizeof(cudaIpcMemHandle_t) == 64, "a window card carries a whole cudaIpcMemHandle_t");
 
-WindowCard windowCardOf(const void* buffer, std::size_t bytes) {
+void checkWindowBuffer(const void* buffer, std::size_t bytes, int device) {
   if (buffer == nullptr || bytes == 0) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("registerWindow: buffer {} of {} bytes: a window needs memory", buffer, bytes));
   }
   const PointerKind kind = pointerKind(buffer);
   if (kind.type != cudaMemoryTypeDevice) {
-    throw Error(ErrorCode::InvalidUsage,
-                fmt::format("registerWindow: buffer {} is not device memory (host, managed or unmapped)", buffer));
+    throw Error(
+        ErrorCode::InvalidUsage,
+        fmt::format("registerWindow: buffer {} is not device memory (host, managed, freed or unmapped)", buffer));
   }
+  if (kind.device != device) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("registerWindow: buffer {} belongs to GPU {}, not to the rank's "
+                                                     "GPU {}",
+                                                     buffer, kind.device, device));
+  }
+}
+
+WindowCard windowCardOf(const void* buffer, std::size_t bytes, int device) {
+  checkWindowBuffer(buffer, bytes, device);
   CUdeviceptr start = 0;
   std::size_t size = 0;
   CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
@@ -88,6 +98,19 @@ int UserWindows::add(const std::vector<WindowCard>& cards, const std::vector<uns
     }
     ++opened.users;
     handles.push_back(cards[r].ipcHandle);
+    // A card from another process is input: its window must lie inside the allocation its handle opened.
+    std::size_t size = 0;
+    CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_RANGE_SIZE;
+    void* value = &size;
+    const bool known = driverApi().pointerGetAttributes(1, &attribute, &value,
+                                                        reinterpret_cast<CUdeviceptr>(opened.pointer)) == CUDA_SUCCESS;
+    if (known && (cards[r].offset > size || cards[r].bytes > size - cards[r].offset)) {
+      for (const auto& taken : handles) release(taken);
+      throw Error(ErrorCode::InvalidInput,
+                  fmt::format("registerWindow: rank {}'s window of {} bytes at offset {} runs past the {} bytes of "
+                              "the allocation it names",
+                              r, cards[r].bytes, cards[r].offset, size));
+    }
     window.base[r] = static_cast<unsigned char*>(opened.pointer) + cards[r].offset;
   }
   handlesOf_[window.id] = handles;

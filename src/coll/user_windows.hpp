@@ -75,9 +75,13 @@ class UserWindows {
   int next_ = 1;
 };
 
-/// This rank's card for `buffer` (`bytes` of memory of the current GPU): its allocation's IPC handle and the
-/// offset in it. Error(InvalidUsage) naming the buffer when it is not cudaMalloc memory of that GPU (memory of
-/// cuMem without a shareable handle, managed or host memory cannot be shared this way).
-WindowCard windowCardOf(const void* buffer, std::size_t bytes);
+/// Error(InvalidUsage) naming the buffer unless it is `bytes` (> 0) of device memory of GPU `device`: not null,
+/// not host, managed or freed memory, not another GPU's.
+void checkWindowBuffer(const void* buffer, std::size_t bytes, int device);
+
+/// This rank's card for `buffer` (`bytes` of memory of GPU `device`, the current one): its allocation's IPC
+/// handle and the offset in it. Error(InvalidUsage) naming the buffer when checkWindowBuffer refuses it or it is
+/// not cudaMalloc memory (memory of cuMem without a shareable handle cannot be shared this way).
+WindowCard windowCardOf(const void* buffer, std::size_t bytes, int device);
 
 }  // namespace peerlink::coll

@@ -117,6 +117,7 @@ RankCard decodeRankCard(const std::uint8_t* data, std::size_t size) {
     card.links.push_back(std::move(link));
   }
   if (card.busId.empty()) in.fail("bus id", "empty");
+  in.expectZeroPadding();
   return card;
 }
 

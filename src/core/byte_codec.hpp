@@ -71,6 +71,13 @@ class ByteReader {
     }
     return value;
   }
+  /// Error unless every byte left is zero: the padding after a message in a fixed-size slot, which a strict
+  /// decoder does not let carry anything.
+  void expectZeroPadding() const {
+    for (std::size_t i = offset_; i < size_; ++i) {
+      if (data_[i] != 0) fail("padding", "byte " + std::to_string(i) + " after the message is not 0");
+    }
+  }
   std::size_t remaining() const noexcept { return size_ - offset_; }
   [[noreturn]] void fail(const char* field, const std::string& problem) const {
     throw Error(ErrorCode::InvalidInput, "malformed " + what_ + ": " + field + ": " + problem);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/process_limits.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -53,13 +54,20 @@ void throwCudaError(cudaError_t status, const char* call, const char* file, int 
   cudaGetLastError();  // clear the last-error slot (a sticky error stays: the context is lost then)
   const ErrorCode code = (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) ? ErrorCode::NoDevice
                                                                                                 : ErrorCode::CudaError;
-  throw Error(code, fmt::format("{} failed: {} at {}:{}", call, cudaErrorText(status), baseName(file), line));
+  // Errors the driver also gives when the process ran out of descriptors or address space: say which it is.
+  const bool unspecific = status == cudaErrorMemoryAllocation || status == cudaErrorOperatingSystem ||
+                          status == cudaErrorInitializationError || status == cudaErrorUnknown;
+  throw Error(code, fmt::format("{} failed: {} at {}:{}{}", call, cudaErrorText(status), baseName(file), line,
+                                unspecific ? processShortageNote() : std::string()));
 }
 
 void throwDriverError(CUresult status, const char* call, const char* file, int line) {
   cudaGetLastError();
+  const bool unspecific = status == CUDA_ERROR_OUT_OF_MEMORY || status == CUDA_ERROR_OPERATING_SYSTEM ||
+                          status == CUDA_ERROR_NOT_INITIALIZED || status == CUDA_ERROR_UNKNOWN;
   throw Error(ErrorCode::CudaError,
-              fmt::format("{} failed: {} at {}:{}", call, driverErrorText(status), baseName(file), line));
+              fmt::format("{} failed: {} at {}:{}{}", call, driverErrorText(status), baseName(file), line,
+                          unspecific ? processShortageNote() : std::string()));
 }
 
 }  // namespace detail

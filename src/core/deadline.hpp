@@ -3,6 +3,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,9 +20,29 @@ namespace peerlink {
 
 using DeadlineClock = std::chrono::steady_clock;
 
-/// Error(SystemError) "`call` failed: <errno text>".
+/// For an errno that says the process or the machine ran short of something, what ran short and what to do
+/// (to append to a message); "" for any other.
+inline std::string shortageHint(int error) {
+  switch (error) {
+    case EMFILE: {
+      rlimit limit{};
+      const bool known = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+      return fmt::format(
+          " (this process holds as many file descriptors as its limit allows{}: raise it, e.g. ulimit -n "
+          "65536)",
+          known ? fmt::format(", {}", limit.rlim_cur) : std::string());
+    }
+    case ENFILE: return " (the machine's table of open files is full: fs.file-max)";
+    case ENOSPC:
+    case EDQUOT: return " (the file system is full, or out of inodes: df -h, df -i)";
+    case ENOMEM: return " (the kernel could not allocate memory for this process)";
+    default: return "";
+  }
+}
+
+/// Error(SystemError) "`call` failed: <errno text>", with shortageHint.
 [[noreturn]] inline void throwSystemError(const std::string& call, int error) {
-  throw Error(ErrorCode::SystemError, fmt::format("{} failed: {}", call, std::strerror(error)));
+  throw Error(ErrorCode::SystemError, fmt::format("{} failed: {}{}", call, std::strerror(error), shortageHint(error)));
 }
 
 /// now + timeout, saturating (milliseconds::max() would overflow the clock's nanoseconds); negative is 0.

@@ -232,6 +232,7 @@ NvmlLink readLink(const Nvml::Api& api, nvmlDevice_t device, unsigned int l, boo
       remote = busIdOf(pci);
     } else {
       info.problems.push_back(linkQueryFailed(api, "nvmlDeviceGetNvLinkRemotePciInfo_v2", info.index, l, rc));
+      if (info.linkFailure.empty()) info.linkFailure = info.problems.back();
     }
   }
   // Hopper's NVSwitches are no PCI devices of this host: NVML gives FFFFFFFF:FF:FF.0 for them.
@@ -247,6 +248,7 @@ NvmlLink readLink(const Nvml::Api& api, nvmlDevice_t device, unsigned int l, boo
       link.remoteIsSwitch = type == NVML_NVLINK_DEVICE_TYPE_SWITCH;
     } else {
       info.problems.push_back(linkQueryFailed(api, "nvmlDeviceGetNvLinkRemoteDeviceType", info.index, l, rc));
+      if (remote.empty() && info.linkFailure.empty()) info.linkFailure = info.problems.back();
     }
   }
   if (!typed && !remote.empty()) {
@@ -325,6 +327,7 @@ void readLinks(const Nvml::Api& api, nvmlDevice_t device, const std::set<std::st
     if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
     if (rc != NVML_SUCCESS) {
       info.problems.push_back(linkQueryFailed(api, "nvmlDeviceGetNvLinkState", info.index, l, rc));
+      if (info.linkFailure.empty()) info.linkFailure = info.problems.back();
       continue;
     }
     bool typeInferred = false;

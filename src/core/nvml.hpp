@@ -32,6 +32,9 @@ struct NvmlDeviceInfo {
   int migMode = -1;                   ///< current MIG mode: 1 enabled, 0 disabled, -1 unknown or not a MIG GPU
   std::uint64_t bar1Bytes = 0;        ///< BAR1 aperture (what peers can map over PCIe); 0 unknown
   std::vector<std::string> problems;  ///< NVML queries that failed, one line each
+  /// The first query about the GPU's NVLinks that failed ("" when every one answered): `links` is then
+  /// incomplete, and what is counted from it a lower bound.
+  std::string linkFailure;
 };
 
 /// A loaded and initialized NVML. Create with Nvml::load(); shut down and unloaded on destruction.

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -19,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "core/deadline.hpp"
+#include "core/private_directory.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -72,11 +72,7 @@ int bindOwnerOnly(int fd, const sockaddr_un& address) {
 }  // namespace
 
 std::string defaultSocketDirectory() {
-  // The per-user, mode-0700 runtime directory of the XDG convention (systemd-logind creates it): an OS
-  // location, not a peerlink setting, so it is not in the params registry.
-  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  if (runtime != nullptr && runtime[0] == '/') return runtime;
-  return "/tmp";
+  return privateDirectory(runtimeDirectory(), fmt::format("peerlink-{}", ::geteuid()));
 }
 
 // ---- UnixConnection -------------------------------------------------------------------------------

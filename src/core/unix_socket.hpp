@@ -2,9 +2,9 @@
 // framed messages and file descriptors (SCM_RIGHTS). The IPC and CUMEM routes exchange memory handles
 // and exported fds through them.
 //
-// Security: a listener's socket file has mode 0600 from the moment it exists, and both ends check the
-// other's uid with SO_PEERCRED and refuse a stranger. Filesystem paths only: abstract names have no
-// permissions.
+// Security: a listener's socket file has mode 0600 from the moment it exists, in a private directory (mode
+// 0700, this uid's) unless the caller names another, and both ends check the other's uid with SO_PEERCRED and
+// refuse a stranger. Filesystem paths only: abstract names have no permissions.
 //
 // Every call that waits takes a timeout and throws Error(Timeout) naming the operation, the socket path
 // and the timeout. A peer that goes away mid-frame gives Error(RemoteError), never a hang or SIGPIPE.
@@ -37,7 +37,8 @@ struct UnixFrameHeader {
 constexpr std::uint32_t kUnixFrameMagic = 0x504c4b31;  // "PLK1"
 constexpr std::uint32_t kUnixFrameHasFd = 1;
 
-/// $XDG_RUNTIME_DIR when it is set to an absolute path, else "/tmp".
+/// runtimeDirectory()/peerlink-<euid>, made private (mode 0700, this uid's: core/private_directory.hpp) when
+/// missing; Error(SystemError) when it cannot be made or someone else's is there.
 std::string defaultSocketDirectory();
 
 /// A file descriptor received with its payload.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "doctor/shortage_checks.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -25,7 +26,7 @@ bool isReadMethod(const std::string& method) {
 }
 
 Finding pairFinding(std::string code, Verdict severity, std::string summary, std::string fix, int src, int dst) {
-  return Finding{std::move(code), severity, std::move(summary), std::move(fix), {src, dst}};
+  return Finding{std::move(code), severity, std::move(summary), std::move(fix), {src, dst}, ""};
 }
 
 // cuMem sharing needs POSIX-fd export on the exporting GPU and import on the other: without it the CUMEM
@@ -336,6 +337,7 @@ DoctorReport assembleReport(const std::vector<PairDecision>& decisions, const st
   }
   for (const Finding& finding : platformFindings) add(finding);
   sortBySeverity(report.findings);
+  orderByCause(report.findings);
 
   for (const PairDecision& decision : decisions) report.pairs.push_back(decision.verdict);
   std::sort(report.pairs.begin(), report.pairs.end(),

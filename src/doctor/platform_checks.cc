@@ -13,6 +13,7 @@
 
 #include "doctor/doctor_verdict.hpp"
 #include "doctor/platform_snapshot.hpp"
+#include "doctor/shortage_checks.hpp"
 
 namespace peerlink {
 namespace {
@@ -40,12 +41,16 @@ struct Context {
   bool canAccess(int src, int dst) const { return pair(src, dst) != nullptr && pair(src, dst)->canAccessPeer; }
   bool advertised(int a, int b) const { return canAccess(a, b) || canAccess(b, a); }
   int nvlinks(int a, int b) const { return pair(a, b) != nullptr ? pair(a, b)->nvlinks : 0; }
-  // Pairs whose P2P traffic crosses PCIe: P2P advertised and no NVLink between them.
+  // Whether NVML told this GPU's NVLinks: counts of one whose reading failed are no evidence of missing links.
+  bool nvlinkKnown(int i) const { return topology.gpus[i].failed.nvlink.empty(); }
+  // Pairs whose P2P traffic crosses PCIe: P2P advertised and no NVLink between them (known to be none).
   std::vector<std::pair<int, int>> pciePeerPairs() const {
     std::vector<std::pair<int, int>> pairs;
     for (int a = 0; a < gpuCount(); ++a) {
       for (int b = a + 1; b < gpuCount(); ++b) {
-        if (advertised(a, b) && nvlinks(a, b) == 0 && nvlinks(b, a) == 0) pairs.emplace_back(a, b);
+        if (advertised(a, b) && nvlinks(a, b) == 0 && nvlinks(b, a) == 0 && nvlinkKnown(a) && nvlinkKnown(b)) {
+          pairs.emplace_back(a, b);
+        }
       }
     }
     return pairs;
@@ -59,7 +64,7 @@ struct Context {
   static std::string gpuList(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ", ")); }
   static std::string cudaVersion(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
   void add(std::string code, Verdict severity, std::string summary, std::string fix, std::vector<int> gpus) const {
-    findings.push_back(Finding{std::move(code), severity, std::move(summary), std::move(fix), std::move(gpus)});
+    findings.push_back(Finding{std::move(code), severity, std::move(summary), std::move(fix), std::move(gpus), ""});
   }
 };
 
@@ -148,7 +153,8 @@ void checkFlatTree(const Context& c) {
 void checkNuma(const Context& c) {
   std::vector<int> unknown;
   for (int i = 0; i < c.gpuCount(); ++i) {
-    if (c.topology.gpus[i].numaNode < 0) unknown.push_back(i);
+    // A node that could not be read is reported as such (sysfs_unreadable), not as the machine's -1.
+    if (c.topology.gpus[i].numaNode < 0 && c.topology.gpus[i].failed.numa.empty()) unknown.push_back(i);
   }
   if (unknown.empty()) return;
   c.add("numa_unknown", Verdict::Ok,
@@ -212,6 +218,7 @@ void checkAcs(const Context& c) {
   std::vector<std::string> unknownBridges;
   std::set<int> unknownGpus;
   std::set<int> unknownPaths;
+  std::map<std::string, std::vector<std::string>> bridgesByReason;  // why each unknown bridge could not be read
   for (auto [a, b] : c.pciePeerPairs()) {
     for (int i : {a, b}) {
       if (c.topology.gpus[i].pciPath.empty()) unknownPaths.insert(i);
@@ -225,6 +232,8 @@ void checkAcs(const Context& c) {
       }
       if (std::find(unknownBridges.begin(), unknownBridges.end(), busId) == unknownBridges.end()) {
         unknownBridges.push_back(busId);
+        const std::string why = bridge == nullptr || bridge->unreadable.empty() ? "not read" : bridge->unreadable;
+        bridgesByReason[why].push_back(busId);
       }
       unknownGpus.insert({a, b});
     }
@@ -254,21 +263,25 @@ void checkAcs(const Context& c) {
     commands.push_back(fmt::format("sudo lspci -vvv -s {} | grep -i ACSCtl", busId));
   }
   std::vector<std::string> what;
-  if (!unknownBridges.empty()) {
-    what.push_back(fmt::format("the ACS control of {} could not be read (reading it needs root)",
-                               fmt::join(unknownBridges, ", ")));
+  for (const auto& [why, bridges] : bridgesByReason) {
+    what.push_back(fmt::format("the ACS control of {} could not be read ({})", fmt::join(bridges, ", "), why));
   }
   for (int i : unknownPaths) {
-    what.push_back(fmt::format("the PCI path of {} is unknown", c.gpu(i)));
+    const std::string& failed = c.topology.gpus[i].failed.pciPath;
+    what.push_back(failed.empty() ? fmt::format("the PCI path of {} is unknown", c.gpu(i))
+                                  : fmt::format("the PCI path of {} could not be read ({})", c.gpu(i), failed));
     unknownGpus.insert(i);
   }
   c.add("acs_unknown", Verdict::Ok,
         fmt::format("{}, so whether PCIe ACS redirects peer traffic between GPUs {} is unknown", fmt::join(what, "; "),
                     fmt::join(unknownGpus, ", ")),
-        commands.empty() ? std::string("check the GPUs' PCI paths: readlink -f /sys/bus/pci/devices/<bus id>")
-                         : fmt::format("run peerlink doctor as root, or check by hand: {} (ReqRedir+, CmpltRedir+ or "
-                                       "EgressCtrl+ mean redirected)",
-                                       fmt::join(commands, "; ")),
+        commands.empty()
+            ? std::string("check the GPUs' PCI paths: readlink -f /sys/bus/pci/devices/<bus id>")
+            : fmt::format("{}, or check by hand: {} (ReqRedir+, CmpltRedir+ or EgressCtrl+ mean redirected)",
+                          bridgesByReason.count("reading it needs root") != 0
+                              ? "run peerlink doctor as root"
+                              : "fix what stopped the reading and run peerlink doctor again",
+                          fmt::join(commands, "; ")),
         std::vector<int>(unknownGpus.begin(), unknownGpus.end()));
 }
 
@@ -338,6 +351,7 @@ void checkNvlink(const Context& c) {
   const auto& gpus = c.topology.gpus;
   for (int a = 0; a < c.gpuCount(); ++a) {
     for (int b = a + 1; b < c.gpuCount(); ++b) {
+      if (!c.nvlinkKnown(a) || !c.nvlinkKnown(b)) continue;  // nvlink_unreadable says so
       if (gpus[a].nvlink.switchLinks == 0 || gpus[b].nvlink.switchLinks == 0) continue;
       if (c.nvlinks(a, b) > 0 || c.nvlinks(b, a) > 0) continue;
       c.add("nvlink_missing_on_nvswitch", Verdict::Degraded,
@@ -350,10 +364,13 @@ void checkNvlink(const Context& c) {
             {a, b});
     }
   }
+  // Only GPUs whose links NVML told: a GPU it could not read has no links counted, and no reseat brings them back.
   for (int i = 0; i < c.gpuCount(); ++i) {
+    if (!c.nvlinkKnown(i)) continue;
     int best = -1;
     for (int j = 0; j < c.gpuCount(); ++j) {
-      if (gpus[j].name == gpus[i].name && (best < 0 || gpus[j].nvlink.activeLinks > gpus[best].nvlink.activeLinks)) {
+      if (c.nvlinkKnown(j) && gpus[j].name == gpus[i].name &&
+          (best < 0 || gpus[j].nvlink.activeLinks > gpus[best].nvlink.activeLinks)) {
         best = j;
       }
     }
@@ -373,10 +390,15 @@ void checkPeerLimit(const Context& c) {
   int most = 0;
   for (int i = 0; i < c.gpuCount(); ++i) {
     int peers = 0;
+    bool nvswitchUnknown = !c.nvlinkKnown(i);
     for (int j = 0; j < c.gpuCount(); ++j) {
       const GpuPair* p = i == j ? nullptr : c.pair(i, j);
-      if (p != nullptr && p->canAccessPeer && !p->viaNvswitch) ++peers;
+      if (p != nullptr && p->canAccessPeer && !p->viaNvswitch) {
+        ++peers;
+        nvswitchUnknown = nvswitchUnknown || !c.nvlinkKnown(j);
+      }
     }
+    if (nvswitchUnknown) continue;  // whether NVSwitch lifts the limit is unknown (nvlink_unreadable)
     if (peers > kMaxPciePeers) over.push_back(i);
     most = std::max(most, peers);
   }
@@ -528,9 +550,11 @@ std::vector<Finding> checkPlatform(const Topology& topology, const PlatformSnaps
   checkContainer(context);
   checkOpenFiles(context);
   checkP2pNotReported(context);
+  checkShortages(topology, snapshot, findings);
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& x, const Finding& y) {
     return verdictRank(x.severity) > verdictRank(y.severity);
   });
+  orderByCause(findings);
   return findings;
 }
 

@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>
@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "core/system_file.hpp"
 #include "core/text.hpp"
 #include "peerlink/error.hpp"
 #include "topology/sysfs_pci.hpp"
@@ -35,13 +36,18 @@ constexpr std::size_t kExtendedConfigStart = 0x100;
 constexpr std::size_t kConfigSpaceBytes = 4096;
 constexpr std::uint16_t kAcsCapabilityId = 0x000D;
 
-std::optional<std::string> readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return text.str();
+// The file's text, or nullopt. A failure other than the file's absence (no descriptor, memory or permission
+// left to this process) is kept in snapshot.failed as "`what`: cannot read <file>: <why>", with `why` in `*reason`.
+std::optional<std::string> readText(const fs::path& file, PlatformSnapshot& snapshot, const char* what,
+                                    std::string* reason = nullptr) {
+  int error = 0;
+  std::optional<std::string> text = readSystemFile(file.string(), &error);
+  if (!text) {
+    if (reason != nullptr) *reason = systemFileFailure(file.string(), error);
+    if (error != ENOENT)
+      snapshot.failed.push_back(fmt::format("{}: {}", what, systemFileFailure(file.string(), error)));
+  }
+  return text;
 }
 
 std::optional<std::string> readLink(const fs::path& link) {
@@ -70,7 +76,7 @@ std::uint32_t le32(const std::string& bytes, std::size_t offset) {
 
 void readCommandLine(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   const fs::path file = fs::path(roots.proc) / "cmdline";
-  if (auto text = readText(file)) {
+  if (auto text = readText(file, snapshot, "kernel command line")) {
     snapshot.kernelCommandLine = trimSpace(*text);
   } else {
     snapshot.unreadable.push_back(
@@ -98,15 +104,15 @@ bool cpuinfoHasHypervisorFlag(const std::string& cpuinfo) {
 void readHypervisor(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   bool flag = false;
   const fs::path cpuinfo = fs::path(roots.proc) / "cpuinfo";
-  if (auto text = readText(cpuinfo)) {
+  if (auto text = readText(cpuinfo, snapshot, "CPU hypervisor flag")) {
     flag = cpuinfoHasHypervisorFlag(*text);
   } else {
     snapshot.unreadable.push_back(
         fmt::format("CPU hypervisor flag: cannot read {}: check by hand: systemd-detect-virt", cpuinfo.string()));
   }
   const fs::path dmi = fs::path(roots.sys) / "class" / "dmi" / "id";
-  const auto vendor = readText(dmi / "sys_vendor");
-  const auto product = readText(dmi / "product_name");
+  const auto vendor = readText(dmi / "sys_vendor", snapshot, "DMI system vendor");
+  const auto product = readText(dmi / "product_name", snapshot, "DMI product name");
   if (!vendor && !product) {
     snapshot.unreadable.push_back(
         fmt::format("DMI system vendor: cannot read {}/sys_vendor or product_name: check by hand: systemd-detect-virt",
@@ -140,7 +146,7 @@ std::string readIommuGroupType(const PlatformRoots& roots, const Gpu& gpu, size_
   if (!target) return "none";
   const std::string group = fs::path(*target).filename().string();
   const fs::path typeFile = fs::path(roots.sys) / "kernel" / "iommu_groups" / group / "type";
-  if (auto type = readText(typeFile)) return trimSpace(*type);
+  if (auto type = readText(typeFile, snapshot, "IOMMU domain type")) return trimSpace(*type);
   // The group's `type` attribute appeared in Linux 4.19.
   snapshot.unreadable.push_back(
       fmt::format("IOMMU domain type of GPU {} ({}, group {}): cannot read {}: check by hand: dmesg | grep -i "
@@ -181,17 +187,18 @@ PlatformSnapshot::Bridge readBridge(const PlatformRoots& roots, const std::strin
   bridge.busId = busId;
   const fs::path device = fs::path(roots.sys) / "bus" / "pci" / "devices" / busId;
   const std::string byHand = fmt::format("run as root: sudo lspci -vvv -s {} | grep -i ACSCtl", busId);
-  if (auto vendor = readText(device / "vendor")) {
+  if (auto vendor = readText(device / "vendor", snapshot, "PCI vendor of a bridge")) {
     bridge.vendor = trimSpace(*vendor);
   } else {
     snapshot.unreadable.push_back(fmt::format("PCI vendor of bridge {}: cannot read {}: check by hand: lspci -n -s {}",
                                               busId, (device / "vendor").string(), busId));
   }
   const fs::path configFile = device / "config";
-  const auto config = readText(configFile);
+  std::string reason;
+  const auto config = readText(configFile, snapshot, "ACS control of a bridge", &reason);
   if (!config) {
-    snapshot.unreadable.push_back(
-        fmt::format("ACS control of bridge {}: cannot read {}: {}", busId, configFile.string(), byHand));
+    bridge.unreadable = reason;
+    snapshot.unreadable.push_back(fmt::format("ACS control of bridge {}: {}: {}", busId, reason, byHand));
     return bridge;
   }
   const AcsReading acs = findAcsControl(*config);
@@ -204,12 +211,13 @@ PlatformSnapshot::Bridge readBridge(const PlatformRoots& roots, const std::strin
     case AcsReading::Status::Short:
       // Without CAP_SYS_ADMIN the kernel returns only the first 64 bytes of config space (128 for
       // CardBus); 256 means the extended space is not accessible at all (no ECAM/MMCONFIG).
-      snapshot.unreadable.push_back(fmt::format(
-          "ACS control of bridge {}: {} gives {} of {} bytes ({}): {}", busId, configFile.string(), acs.bytes,
-          kConfigSpaceBytes,
-          acs.bytes <= 128 ? "config space beyond the header needs root" : "no extended config space access", byHand));
+      bridge.unreadable = acs.bytes <= 128 ? "reading it needs root" : "the extended config space is not accessible";
+      snapshot.unreadable.push_back(fmt::format("ACS control of bridge {}: {} gives {} of {} bytes ({}): {}", busId,
+                                                configFile.string(), acs.bytes, kConfigSpaceBytes, bridge.unreadable,
+                                                byHand));
       break;
     case AcsReading::Status::Malformed:
+      bridge.unreadable = "its extended capability list is malformed";
       snapshot.unreadable.push_back(
           fmt::format("ACS control of bridge {}: the extended capability list in {} is "
                       "malformed: {}",
@@ -294,7 +302,7 @@ void readDevShm(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
 
 void readPtraceScope(const PlatformRoots& roots, PlatformSnapshot& snapshot) {
   const fs::path file = fs::path(roots.proc) / "sys" / "kernel" / "yama" / "ptrace_scope";
-  const auto text = readText(file);
+  const auto text = readText(file, snapshot, "ptrace scope");
   const std::string value = text ? trimSpace(*text) : std::string();
   if (value.size() == 1 && value[0] >= '0' && value[0] <= '3') {
     snapshot.ptraceScope = value[0] - '0';
@@ -384,6 +392,7 @@ PlatformSnapshot readPlatformSnapshot(const Topology& topology, const PlatformRo
   snapshot.ipcNamespaceIsolated = namespaceIsolated(roots, "ipc", kInitIpcNamespaceInode, snapshot);
   readDevShm(roots, snapshot);
   readPtraceScope(roots, snapshot);
+  readProcessResources(roots, snapshot);
   return snapshot;
 }
 

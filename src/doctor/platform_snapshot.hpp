@@ -18,8 +18,9 @@ struct PlatformRoots {
   std::string sys = "/sys";
   std::string proc = "/proc";
   std::string dev = "/dev";
-  std::optional<long> openFileLimitOverride;        ///< instead of getrlimit(RLIMIT_NOFILE)
-  std::optional<std::int64_t> devShmBytesOverride;  ///< instead of statvfs(<dev>/shm)
+  std::optional<long> openFileLimitOverride;              ///< instead of getrlimit(RLIMIT_NOFILE)
+  std::optional<std::int64_t> devShmBytesOverride;        ///< instead of statvfs(<dev>/shm)
+  std::optional<std::int64_t> addressSpaceLimitOverride;  ///< instead of getrlimit(RLIMIT_AS); -1 for none
 };
 
 /// Everything PlatformSnapshot holds, for the topology's GPUs and the bridges on their PCI paths (from
@@ -29,6 +30,12 @@ PlatformSnapshot readPlatformSnapshot(const Topology& topology, const PlatformRo
 /// One bridge's vendor and ACS control from <roots.sys>/bus/pci/devices/<busId>; what cannot be read goes to
 /// snapshot.unreadable. The GPUDirect RDMA checks read the bridges on NIC paths with it too.
 PlatformSnapshot::Bridge readBridge(const PlatformRoots& roots, const std::string& busId, PlatformSnapshot& snapshot);
+
+/// What this process has left, into the snapshot (process_resources.cc): descriptors open (<proc>/self/fd),
+/// the address-space limit, MemAvailable (<proc>/meminfo), the cgroup's memory headroom (<proc>/self/cgroup,
+/// <sys>/fs/cgroup), and the NVIDIA device files (<dev>/nvidiactl, nvidia-uvm, every nvidia<N> present) that
+/// cannot be opened. Part of readPlatformSnapshot; needs no topology (CUDA may not have started).
+void readProcessResources(const PlatformRoots& roots, PlatformSnapshot& snapshot);
 
 // ACS Control register bits (PCIe Base Specification, ACS Extended Capability, Control at offset 6).
 constexpr std::uint16_t kAcsSourceValidation = 0x0001;

@@ -71,7 +71,8 @@ json findingsToJson(const std::vector<Finding>& findings, const Topology& topolo
                    {"severity", verdictName(finding.severity)},
                    {"summary", finding.summary},
                    {"fix", finding.fix},
-                   {"gpus", gpus}});
+                   {"gpus", gpus},
+                   {"cause", finding.cause}});
   }
   return out;
 }
@@ -89,7 +90,8 @@ std::vector<Finding> findingsFromJson(const json& array, const Topology& topolog
                     verdictFrom(entry.at("severity")),
                     entry.at("summary").get<std::string>(),
                     entry.at("fix").get<std::string>(),
-                    {}};
+                    {},
+                    entry.value("cause", std::string())};
     const auto& busIds = entry.at("gpus");
     for (const json& busId : busIds) {
       const int gpu = gpuByBusId(topology, busId.get<std::string>());

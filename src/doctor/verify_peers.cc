@@ -10,6 +10,7 @@
 #include "doctor/functional_probe.hpp"
 #include "doctor/platform_checks.hpp"
 #include "doctor/platform_snapshot.hpp"
+#include "doctor/shortage_checks.hpp"
 #include "doctor/verdict_cache.hpp"
 #include "peerlink/doctor.hpp"
 #include "peerlink/error.hpp"
@@ -61,7 +62,13 @@ std::string cacheOptions(const VerifyOptions& options, std::size_t bytes, bool c
 VerifyResult verifyPeers(const std::vector<int>& requestedDevices, const VerifyOptions& options, const Params& params) {
   const auto start = Clock::now();
   VerifyResult result;
-  result.topology = discoverTopology(params);
+  try {
+    result.topology = discoverTopology(params);
+  } catch (const Error& error) {
+    // CUDA or discovery could not start: what this process is short of is the likely cause, not the GPUs.
+    const Topology none;
+    throw Error(error.code(), explainStartFailure(error.what(), checkPlatform(none, readPlatformSnapshot(none))));
+  }
   const Topology& topology = result.topology;
   const std::vector<int> devices = chooseDevices(topology, requestedDevices);
   const bool discovered = topology.source == "discovered";
@@ -76,7 +83,8 @@ VerifyResult verifyPeers(const std::vector<int>& requestedDevices, const VerifyO
                         Verdict::Ok,
                         "the cross-process methods (ipc, cumem) were not probed: no helper executable was given",
                         "run `peerlink doctor`, or pass VerifyOptions::helperExecutable (the peerlink CLI)",
-                        {}});
+                        {},
+                        ""});
   }
   VerdictThresholds thresholds;
   if (!crossProcess) {
@@ -143,7 +151,8 @@ VerifyResult verifyPeers(const std::vector<int>& requestedDevices, const VerifyO
                                     "so no pair with P2P can be OK",
                                     topology.source),
                         "run without PEERLINK_TOPO_FILE / --topo-file on the machine itself",
-                        {}});
+                        {},
+                        ""});
   }
 
   // Decide the probed pairs against the full topology, then keep only those we probed.

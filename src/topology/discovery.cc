@@ -16,6 +16,7 @@
 #include "core/driver_api.hpp"
 #include "core/log.hpp"
 #include "core/nvml.hpp"
+#include "core/process_limits.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
 #include "peerlink/topology.hpp"
@@ -70,8 +71,8 @@ int cudaDeviceCount() {
                   "is not ready; start Fabric Manager (sudo systemctl start nvidia-fabricmanager; its version must "
                   "match the driver's exactly) and check `nvidia-smi -q | grep -A2 -i fabric`");
     }
-    throw Error(ErrorCode::NoDevice,
-                fmt::format("no CUDA GPU found: cudaGetDeviceCount returned {}", cudaErrorText(status)));
+    throw Error(ErrorCode::NoDevice, fmt::format("no CUDA GPU found: cudaGetDeviceCount returned {}{}",
+                                                 cudaErrorText(status), processShortageNote()));
   }
   if (count == 0) throw Error(ErrorCode::NoDevice, "no CUDA GPU found: cudaGetDeviceCount returned 0 devices");
   return count;
@@ -117,29 +118,48 @@ GpuPair describeCudaPair(int src, int dst) {
   return pair;
 }
 
+// Every GPU's NVLink reading failed for one reason (NVML absent, skipped or failing as a whole).
+void nvlinkUnreadable(Topology& topology, const std::string& why) {
+  topology.notes.push_back(why + ": NVLink counts, driver version and hidden GPUs unknown");
+  for (Gpu& gpu : topology.gpus) gpu.failed.nvlink = why;
+}
+
 // NVLink counts per pair: links whose far end is the other GPU, else (NVSwitch systems) the links both
 // GPUs have into the switch fabric, of which a pair can use as many as the smaller side has.
 void addNvml(Topology& topology, const Params& params) {
   if (!params.getBool("PEERLINK_NVML")) {
-    topology.notes.push_back("NVML skipped (PEERLINK_NVML=0): NVLink counts, driver version and hidden GPUs unknown");
+    nvlinkUnreadable(topology, "NVML skipped (PEERLINK_NVML=0)");
     return;
   }
   std::string whyNot;
   const std::unique_ptr<Nvml> nvml = Nvml::load(&whyNot);
   if (!nvml) {
-    topology.notes.push_back(whyNot + ": NVLink counts, driver version and hidden GPUs unknown");
+    nvlinkUnreadable(topology, whyNot);
     logInfo(LogSubsys::Topo, "{}", topology.notes.back());
     return;
   }
-  topology.driverVersion = nvml->driverVersion();
-  const std::vector<NvmlDeviceInfo> devices = nvml->devices();
+  // NVML that loaded can still fail as a whole (out of descriptors or memory): what it could not say is unknown,
+  // and discovery goes on with CUDA's and sysfs's facts.
+  std::vector<NvmlDeviceInfo> devices;
+  try {
+    topology.driverVersion = nvml->driverVersion();
+    devices = nvml->devices();
+  } catch (const Error& error) {
+    nvlinkUnreadable(topology, error.what());
+    return;
+  }
   for (const std::string& problem : nvml->problems()) topology.notes.push_back("NVML: " + problem);
   std::map<std::string, int> gpuByBus;
   for (const Gpu& gpu : topology.gpus) gpuByBus[gpu.pciBusId] = gpu.cudaOrdinal;
   std::map<std::pair<int, int>, int> directLinks;
+  std::vector<std::string> unidentified;  // NVML GPUs whose bus id NVML could not tell
   for (const NvmlDeviceInfo& device : devices) {
     topology.nvmlGpus.push_back({device.index, device.uuid, device.pciBusId});
     for (const std::string& problem : device.problems) topology.notes.push_back("NVML: " + problem);
+    if (device.pciBusId.empty()) {
+      unidentified.push_back(device.problems.empty() ? fmt::format("NVML GPU {} has no bus id", device.index)
+                                                     : device.problems.front());
+    }
     const auto self = gpuByBus.find(device.pciBusId);
     if (self == gpuByBus.end()) continue;  // hidden from this process
     Gpu& gpu = topology.gpus[static_cast<size_t>(self->second)];
@@ -147,6 +167,7 @@ void addNvml(Topology& topology, const Params& params) {
     gpu.migMode = device.migMode;
     gpu.bar1Bytes = device.bar1Bytes;
     gpu.nvlink.linkRateGBps = device.linkRateGBps;
+    gpu.failed.nvlink = device.linkFailure;
     for (const NvmlLink& link : device.links) {
       if (!link.active) continue;
       ++gpu.nvlink.activeLinks;
@@ -156,6 +177,14 @@ void addNvml(Topology& topology, const Params& params) {
       } else if (const auto peer = gpuByBus.find(link.remoteBusId); peer != gpuByBus.end()) {
         ++directLinks[{self->second, peer->second}];
       }
+    }
+  }
+  // A GPU of this process that NVML did not name: one of the GPUs NVML could not identify is it.
+  for (Gpu& gpu : topology.gpus) {
+    if (gpu.nvmlIndex < 0 && gpu.failed.nvlink.empty()) {
+      gpu.failed.nvlink = unidentified.empty()
+                              ? fmt::format("NVML does not list a GPU at {}", gpu.pciBusId)
+                              : fmt::format("NVML could not identify every GPU ({})", fmt::join(unidentified, "; "));
     }
   }
   for (GpuPair& pair : topology.pairs) {
@@ -202,6 +231,9 @@ void addSysfs(Topology& topology, const Params& params) {
     gpu.numaNode = device.numaNode;
     gpu.cpuAffinity = device.cpuList;
     gpu.pcie = device.link;
+    gpu.failed.numa = device.failed.numa;
+    gpu.failed.pcieLink = device.failed.pcieLink;
+    gpu.failed.pciPath = device.failed.pciPath;
     for (const std::string& problem : device.problems)
       problems.push_back(fmt::format("GPU {}: {}", gpu.cudaOrdinal, problem));
   }

@@ -2,15 +2,15 @@
 #include "topology/sysfs_pci.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "core/system_file.hpp"
 #include "core/text.hpp"
 #include "peerlink/error.hpp"
 
@@ -46,17 +46,20 @@ bool isHostBridgeName(const std::string& name) {
   return parseHex(name, 3, colon, 8).has_value() && parseHex(name, colon + 1, name.size(), 2).has_value();
 }
 
-// Reads a one-line sysfs attribute; nullopt (and one problem line) when it is missing or unreadable.
-std::optional<std::string> readAttribute(const fs::path& dir, const char* name, SysfsPciDevice& device) {
+// Reads a one-line sysfs attribute; nullopt (and one problem line) when it is missing or unreadable. A
+// failure other than the file's absence is also kept in `failure` (the first one): the value is then unknown
+// because of this process, not because the machine does not say.
+std::optional<std::string> readAttribute(const fs::path& dir, const char* name, SysfsPciDevice& device,
+                                         std::string& failure) {
   const fs::path file = dir / name;
-  std::ifstream in(file);
-  if (!in) {
-    device.problems.push_back(fmt::format("{}: cannot read {}", device.busId, file.string()));
+  int error = 0;
+  const std::optional<std::string> text = readSystemFile(file.string(), &error, 4096);
+  if (!text) {
+    device.problems.push_back(fmt::format("{}: {}", device.busId, systemFileFailure(file.string(), error)));
+    if (error != ENOENT && failure.empty()) failure = systemFileFailure(file.string(), error);
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return trimSpace(text.str());
+  return trimSpace(*text);
 }
 
 std::optional<int> parseInt(const std::string& text) {
@@ -68,7 +71,7 @@ std::optional<int> parseInt(const std::string& text) {
 }
 
 void readNuma(const fs::path& dir, SysfsPciDevice& device) {
-  const auto text = readAttribute(dir, "numa_node", device);
+  const auto text = readAttribute(dir, "numa_node", device, device.failed.numa);
   if (!text) return;
   const auto value = parseInt(*text);
   if (!value || *value < -1) {
@@ -79,7 +82,7 @@ void readNuma(const fs::path& dir, SysfsPciDevice& device) {
 }
 
 int readLinkSpeed(const fs::path& dir, const char* name, SysfsPciDevice& device) {
-  const auto text = readAttribute(dir, name, device);
+  const auto text = readAttribute(dir, name, device, device.failed.pcieLink);
   if (!text) return 0;
   const int gen = pcieGenFromSpeed(*text);
   if (gen == 0) {
@@ -89,7 +92,7 @@ int readLinkSpeed(const fs::path& dir, const char* name, SysfsPciDevice& device)
 }
 
 int readLinkWidth(const fs::path& dir, const char* name, SysfsPciDevice& device) {
-  const auto text = readAttribute(dir, name, device);
+  const auto text = readAttribute(dir, name, device, device.failed.pcieLink);
   if (!text) return 0;
   // The kernel writes the bare lane count; "x16" is accepted as people write it.
   const std::string digits = (!text->empty() && (*text)[0] == 'x') ? text->substr(1) : *text;
@@ -196,7 +199,9 @@ SysfsPciDevice readSysfsPciDevice(const std::string& sysfsRoot, const std::strin
   }
   const fs::path target = fs::canonical(link, ec);
   if (ec) {
-    device.problems.push_back(fmt::format("{}: cannot resolve {}: {}", device.busId, link.string(), ec.message()));
+    const std::string failure = fmt::format("cannot resolve {}: {}", link.string(), ec.message());
+    device.problems.push_back(fmt::format("{}: {}", device.busId, failure));
+    if (ec != std::errc::no_such_file_or_directory) device.failed.pciPath = failure;
     return device;
   }
   device.found = true;
@@ -210,7 +215,7 @@ SysfsPciDevice readSysfsPciDevice(const std::string& sysfsRoot, const std::strin
   }
 
   readNuma(target, device);
-  if (auto cpus = readAttribute(target, "local_cpulist", device)) device.cpuList = *cpus;
+  if (auto cpus = readAttribute(target, "local_cpulist", device, device.failed.numa)) device.cpuList = *cpus;
   device.link.gen = readLinkSpeed(target, "current_link_speed", device);
   device.link.width = readLinkWidth(target, "current_link_width", device);
   device.link.maxGen = readLinkSpeed(target, "max_link_speed", device);

@@ -22,6 +22,9 @@ struct SysfsPciDevice {
   std::string cpuList;                ///< local_cpulist, e.g. "0-31,64-95"
   PcieLink link;                      ///< current_/max_link_speed and _width
   std::vector<std::string> problems;  ///< one line per thing that could not be read
+  /// The readings that failed for a reason other than the file's absence (no descriptor left, no memory, no
+  /// permission): numa, pcieLink, pciPath (Gpu::failed).
+  FailedReadings failed;
 };
 
 /// Normalizes a PCI bus id as CUDA ("0000:00:06.0"), NVML ("00000000:00:06.0") or users write it to

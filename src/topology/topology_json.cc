@@ -53,6 +53,16 @@ OrderedJson gpuToJson(const Gpu& gpu) {
   j["memory_handles"] =
       OrderedJson{{"vmm", gpu.handles.vmm}, {"posix_fd", gpu.handles.posixFd}, {"fabric", gpu.handles.fabric}};
   j["pci_path"] = gpu.pciPath;
+  if (gpu.failed.any()) {  // written only when a reading failed, so topologies of healthy machines stay as they were
+    OrderedJson failed = OrderedJson::object();
+    for (const auto& [key, why] : {std::pair<const char*, const std::string&>{"nvlink", gpu.failed.nvlink},
+                                   {"numa", gpu.failed.numa},
+                                   {"pcie_link", gpu.failed.pcieLink},
+                                   {"pci_path", gpu.failed.pciPath}}) {
+      if (!why.empty()) failed[key] = why;
+    }
+    j["failed_readings"] = failed;
+  }
   return j;
 }
 
@@ -167,6 +177,14 @@ void readNvlink(const JsonNode& node, NvlinkInfo& nvlink) {
   ifPresent(node, "link_rate_gbps", [&](const JsonNode& n) { nvlink.linkRateGBps = n.number(0, kMaxGBps); });
 }
 
+void readFailedReadings(const JsonNode& node, FailedReadings& failed) {
+  node.expectObject();
+  readOptional(node, "nvlink", failed.nvlink);
+  readOptional(node, "numa", failed.numa);
+  readOptional(node, "pcie_link", failed.pcieLink);
+  readOptional(node, "pci_path", failed.pciPath);
+}
+
 void readStrings(const JsonNode& node, std::vector<std::string>& out, std::size_t maxElements) {
   out.clear();
   for (const JsonNode& element : node.elements(maxElements)) out.push_back(element.name());
@@ -191,6 +209,7 @@ Gpu readGpu(const JsonNode& node) {
   ifPresent(node, "nvlink", [&](const JsonNode& n) { readNvlink(n, gpu.nvlink); });
   ifPresent(node, "memory_handles", [&](const JsonNode& n) { readHandles(n, gpu.handles); });
   ifPresent(node, "pci_path", [&](const JsonNode& n) { readStrings(n, gpu.pciPath, kMaxPciPathLength); });
+  ifPresent(node, "failed_readings", [&](const JsonNode& n) { readFailedReadings(n, gpu.failed); });
   return gpu;
 }
 

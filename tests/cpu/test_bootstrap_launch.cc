@@ -270,7 +270,7 @@ TEST_F(LaunchWorld, OneMachineMeetsThroughThePrivateFile) {
 TEST_F(LaunchWorld, ADirectoryOthersCanEnterIsRefused) {
   ASSERT_EQ(::mkdir(privateDirectory().c_str(), 0755), 0);
   EXPECT_TRUE(contains(failedLaunch(ErrorCode::SystemError, launched(1, 2, 2)),
-                       "with mode 0755; the bootstrap needs a directory of uid"));
+                       "with mode 0755; peerlink needs a directory of uid"));
 }
 
 TEST_F(LaunchWorld, RankZeroMissingIsNamedWithTheFile) {

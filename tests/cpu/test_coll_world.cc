@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/arena_address.hpp"
 #include "coll/world.hpp"
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/error.hpp"
@@ -106,6 +107,48 @@ TEST(RankCard, GarbageTruncationAndLiesAreInputErrors) {
   control.host = "node\x1b[31m";
   bytes = encodeRankCard(control);
   EXPECT_THROW(decodeRankCard(bytes.data(), bytes.size()), Error);
+}
+
+// The card travels in a fixed-size slot: what follows it must be the encoder's zeros, so no bytes pass unread.
+TEST(RankCard, ABytePastTheCardIsAnInputError) {
+  const RankCard card = cardsOf(loadTopologyFixture("h200x4_vm"), {0, 1})[1];
+  std::vector<std::uint8_t> bytes = encodeRankCard(card);
+  bytes[kRankCardBytes - 1] = 1;
+  try {
+    decodeRankCard(bytes.data(), bytes.size());
+    FAIL() << "a card with a byte in its padding decoded";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::InvalidInput);
+    EXPECT_NE(std::string(error.what()).find("padding"), std::string::npos) << error.what();
+  }
+}
+
+TEST(ArenaAddress, RoundTripsAndRefusesWhatIsNotOne) {
+  const std::vector<std::uint8_t> bytes = encodeArenaAddress({ShareKind::Cumem, "/run/user/1000/peerlink-1000/a.sock"});
+  ASSERT_EQ(bytes.size(), kArenaAddressBytes);
+  const ArenaAddress back = decodeArenaAddress(bytes.data(), bytes.size());
+  EXPECT_EQ(back.kind, ShareKind::Cumem);
+  EXPECT_EQ(back.socketPath, "/run/user/1000/peerlink-1000/a.sock");
+  EXPECT_EQ(decodeArenaAddress(encodeArenaAddress({ShareKind::Ipc, "/tmp/x"}).data(), kArenaAddressBytes).kind,
+            ShareKind::Ipc);
+  const auto refused = [](std::vector<std::uint8_t> slot, const char* needle) {
+    try {
+      decodeArenaAddress(slot.data(), slot.size());
+      ADD_FAILURE() << "decoded where '" << needle << "' was due";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::InvalidInput);
+      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
+    }
+  };
+  std::vector<std::uint8_t> padded = bytes;
+  padded[kArenaAddressBytes - 1] = 7;
+  refused(padded, "padding");
+  refused(encodeArenaAddress({ShareKind::Cumem, "relative.sock"}), "not absolute");
+  refused(std::vector<std::uint8_t>(kArenaAddressBytes, 0), "magic");
+  std::vector<std::uint8_t> kind = bytes;
+  kind[4] = 2;
+  refused(kind, "kind");
+  refused(std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + 10), "socket path");
 }
 
 TEST(RankCard, TooManyLinksDoNotFit) {

@@ -233,7 +233,7 @@ TEST(DoctorVerdict, CumemWithoutPosixFdHandlesIsACaveatNotAFailure) {
 }
 
 Finding platform(const std::string& code, Verdict severity, std::vector<int> gpus) {
-  return Finding{code, severity, code + " on the bridge above the GPUs", "fix " + code, std::move(gpus)};
+  return Finding{code, severity, code + " on the bridge above the GPUs", "fix " + code, std::move(gpus), ""};
 }
 
 TEST(DoctorVerdict, BrokenPlatformFindingWithPassingProbeIsDegraded) {

@@ -23,6 +23,7 @@
 #include "coll_format.hpp"
 #include "core/text.hpp"
 #include "exit_codes.hpp"
+#include "generated_section.hpp"
 
 extern char** environ;
 
@@ -445,18 +446,7 @@ TEST(ErrorCatalog, EveryBadInputGetsItsExitCodeAndAOneLineMessage) {
     EXPECT_TRUE(found);
   }
 
-  const std::string doc = readFile(kErrorsDoc);
-  const std::size_t start = doc.find(kTableStart);
-  const std::size_t end = doc.find(kTableEnd);
-  ASSERT_NE(start, std::string::npos) << kErrorsDoc << " has no " << kTableStart;
-  ASSERT_NE(end, std::string::npos) << kErrorsDoc << " has no " << kTableEnd;
-  const std::string expected = doc.substr(0, start) + kTableStart + "\n\n" + table + "\n" + doc.substr(end);
-  if (expected != doc) {
-    const fs::path written = fs::read_symlink("/proc/self/exe").parent_path() / "errors.md";
-    writeFile(written.string(), expected);
-    ADD_FAILURE() << "docs/errors.md differs from the catalogue as run; the document as it should read is in "
-                  << written.string() << " (copy it over docs/errors.md)";
-  }
+  ::peerlink::testing::expectGeneratedSection(kErrorsDoc, kTableStart, kTableEnd, table);
 }
 
 }  // namespace

@@ -19,8 +19,11 @@
 #include <gtest/gtest.h>
 
 #include "child_process.hpp"
+#include "core/private_directory.hpp"
 #include "core/unix_socket.hpp"
+#include "full_filesystem.hpp"
 #include "peerlink/error.hpp"
+#include "scratch_dir.hpp"
 
 namespace peerlink {
 namespace {
@@ -343,8 +346,71 @@ TEST_F(UnixSocketTest, ExtremeTimeoutsNeitherOverflowNorBlock) {
   EXPECT_EQ(child.wait(), kChildOk);
 }
 
-TEST(UnixSocketDirectory, DefaultIsAnAbsolutePath) {
-  EXPECT_EQ(defaultSocketDirectory().front(), '/');
+// Listeners go where no other user can plant a name first: a directory of this uid, mode 0700.
+TEST(UnixSocketDirectory, DefaultIsPrivateToThisUser) {
+  const std::string directory = defaultSocketDirectory();
+  EXPECT_EQ(directory, runtimeDirectory() + "/peerlink-" + std::to_string(::geteuid()));
+  struct stat status {};
+  ASSERT_EQ(::lstat(directory.c_str(), &status), 0) << directory;
+  EXPECT_TRUE(S_ISDIR(status.st_mode));
+  EXPECT_EQ(status.st_uid, ::geteuid());
+  EXPECT_EQ(status.st_mode & 07777, 0700u);
+  const UnixListener listener("peerlink-default-" + std::to_string(::getpid()) + ".sock");
+  EXPECT_EQ(listener.path().rfind(directory + "/", 0), 0u) << listener.path();
+  ASSERT_EQ(::lstat(listener.path().c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 0777, 0600u);
+}
+
+TEST(UnixSocketDirectory, WhatIsNotPrivateIsRefusedNotUsed) {
+  ScratchDir scratch;
+  const std::string made = privateDirectory(scratch / "", "mine");
+  EXPECT_EQ(made, scratch / "mine");
+  EXPECT_EQ(privateDirectory(scratch / "", "mine"), made);  // found again as it is
+  const auto refused = [&](const std::string& name, const std::string& needle) {
+    const Error error = expectError(ErrorCode::SystemError, [&] { privateDirectory(scratch / "", name); });
+    EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("remove it"), std::string::npos) << error.what();
+  };
+  ASSERT_EQ(::mkdir((scratch / "open").c_str(), 0755), 0);
+  refused("open", "mode 0755");
+  ASSERT_EQ(::symlink(made.c_str(), (scratch / "link").c_str()), 0);
+  refused("link", "a symbolic link");
+  const int file = ::open((scratch / "file").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  ASSERT_GE(file, 0);
+  ::close(file);
+  refused("file", "not a directory");
+  if (::geteuid() == 0) {  // someone else's directory, as root can make one
+    ASSERT_EQ(::mkdir((scratch / "theirs").c_str(), 0700), 0);
+    ASSERT_EQ(::chown((scratch / "theirs").c_str(), 12345, 12345), 0);
+    refused("theirs", "owned by uid 12345");
+  }
+}
+
+// No room for the directory or the socket: the error says which file system is full, never a hang or a crash.
+TEST(UnixSocketDirectory, AFullFileSystemIsNamed) {
+  ScratchDir scratch;
+  const std::string full = scratch / "full";
+  ASSERT_EQ(::mkdir(full.c_str(), 0700), 0);
+  Child probe([&] { return mountFullTmpfs(full).empty() ? kChildOk : kChildWrongResult; });
+  if (probe.wait() != kChildOk) {
+    Child why([&] {
+      std::fprintf(stderr, "%s\n", mountFullTmpfs(full).c_str());
+      return kChildOk;
+    });
+    why.wait();
+    GTEST_SKIP() << "cannot mount a full tmpfs here (needs root; the reason is on stderr)";
+  }
+  Child child([&] {
+    if (!mountFullTmpfs(full).empty()) return kChildWrongResult;
+    const int directory = childExpectsError(ErrorCode::SystemError, "has no room for a directory",
+                                            [&] { privateDirectory(full, "peerlink-0"); });
+    if (directory != kChildOk) return directory;
+    UnixListenerOptions options;
+    options.directory = full;
+    return childExpectsError(ErrorCode::SystemError, "No space left on device (the file system is full",
+                             [&] { UnixListener("a.sock", options); });
+  });
+  EXPECT_EQ(child.wait(), kChildOk);
 }
 
 }  // namespace

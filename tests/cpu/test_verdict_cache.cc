@@ -34,8 +34,8 @@ class VerdictCacheTest : public testing::Test {
     key_ = makeVerdictCacheKey(topology_, 1, 2, "0f3c9d6e-boot", "BOOT_IMAGE=/vmlinuz iommu=pt", "full");
     decision_.verdict = PairVerdict{1, 2, Verdict::Broken, {"ce_write_dropped", "acs_redirect"}};
     decision_.findings = {
-        Finding{"ce_write_dropped", Verdict::Broken, "GPU 1 -> GPU 2 ce_write: dropped", "fix ACS", {1, 2}}};
-    decision_.platform = {Finding{"acs_redirect", Verdict::Broken, "ACS on 0000:05:08.0", "setpci ...", {1, 2, 3}}};
+        Finding{"ce_write_dropped", Verdict::Broken, "GPU 1 -> GPU 2 ce_write: dropped", "fix ACS", {1, 2}, ""}};
+    decision_.platform = {Finding{"acs_redirect", Verdict::Broken, "ACS on 0000:05:08.0", "setpci ...", {1, 2, 3}, ""}};
   }
   void TearDown() override { fs::remove_all(directory_); }
 

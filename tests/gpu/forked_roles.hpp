@@ -74,6 +74,7 @@ class Child {
     if (!code_) code_ = -1;
   }
   const std::string& role() const { return role_; }
+  pid_t pid() const { return pid_; }  ///< -1 once reaped
 
  private:
   std::string role_;

@@ -69,11 +69,12 @@ std::string verdictMatrix(const Topology& topology, const DoctorReport& report) 
 std::string findingsText(const std::vector<Finding>& findings, const std::string& title) {
   if (findings.empty()) return fmt::format("\n{}: none\n", title);
   // Findings are per pair; one heading per code and fix keeps an 8-GPU machine's 56 pairs readable.
-  using Group = std::tuple<Verdict, std::string, std::string>;
+  // A consequence of a shortage sits under it (the report's order), marked with its cause.
+  using Group = std::tuple<Verdict, std::string, std::string, std::string>;
   std::vector<Group> order;
   std::map<Group, std::vector<const Finding*>> groups;
   for (const Finding& finding : findings) {
-    const Group group{finding.severity, finding.code, finding.fix};
+    const Group group{finding.severity, finding.code, finding.fix, finding.cause};
     auto& members = groups[group];
     if (members.empty()) order.push_back(group);
     members.push_back(&finding);
@@ -81,7 +82,10 @@ std::string findingsText(const std::vector<Finding>& findings, const std::string
   std::string out = fmt::format("\n{}, most severe first:\n", title);
   for (const Group& group : order) {
     const auto& members = groups[group];
+    const std::string& cause = std::get<3>(group);
+    if (!cause.empty()) out += "  ";
     out += fmt::format("{} {}", severityLabel(std::get<0>(group)), std::get<1>(group));
+    if (!cause.empty()) out += fmt::format(" (because of {})", cause);
     out += members.size() > 1 ? fmt::format(" ({} times)\n", members.size()) : "\n";
     // Problems list every pair with its own figures; a pair without P2P or a note reads the same for all.
     const bool problem = std::get<0>(group) == Verdict::Broken || std::get<0>(group) == Verdict::Degraded;
@@ -98,11 +102,9 @@ std::string findingsText(const std::vector<Finding>& findings, const std::string
 }
 
 json findingToJson(const Finding& finding) {
-  return {{"code", finding.code},
-          {"severity", verdictName(finding.severity)},
-          {"summary", finding.summary},
-          {"fix", finding.fix},
-          {"gpus", finding.gpus}};
+  return {{"code", finding.code},       {"severity", verdictName(finding.severity)},
+          {"summary", finding.summary}, {"fix", finding.fix},
+          {"gpus", finding.gpus},       {"cause", finding.cause}};
 }
 
 namespace {
@@ -205,7 +207,7 @@ SavedDoctorRun doctorFromJson(const json& document) {
       saved.report.findings.push_back(
           Finding{entry.at("code").get<std::string>(), verdictFrom(entry.at("severity"), "severity"),
                   entry.at("summary").get<std::string>(), entry.at("fix").get<std::string>(),
-                  entry.at("gpus").get<std::vector<int>>()});
+                  entry.at("gpus").get<std::vector<int>>(), entry.value("cause", std::string())});
     }
     for (const json& entry : document.value("probes", json::array())) {
       ProbeResult probe;

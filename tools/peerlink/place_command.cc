@@ -1,6 +1,7 @@
 // `peerlink place`: the best partition of this machine's GPUs (or a saved topology's) into groups, with the
 // doctor's cached verdicts, printed for people or written as JSON (place_format.hpp).
-#include <regex>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -16,17 +17,23 @@
 namespace peerlink::cli {
 namespace {
 
+// One to four decimal digits as a number; nothing otherwise.
+std::optional<int> groupNumber(const std::string& text) {
+  if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos) return {};
+  return std::stoi(text);
+}
+
 // {groups, group size} from "AxB"; Error(InvalidUsage) naming the flag otherwise.
 std::pair<int, int> parseGroups(const std::string& text) {
-  const std::regex shape("([0-9]{1,4})[xX]([0-9]{1,4})");
-  std::smatch match;
-  if (!std::regex_match(text, match, shape)) {
+  const std::size_t x = text.find_first_of("xX");
+  const std::optional<int> groups = x == std::string::npos ? std::nullopt : groupNumber(text.substr(0, x));
+  const std::optional<int> size = x == std::string::npos ? std::nullopt : groupNumber(text.substr(x + 1));
+  if (!groups || !size) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("--groups '{}': expected AxB, A groups of B GPUs (e.g. --groups 2x4)", text));
   }
-  const int groups = std::stoi(match[1].str());
-  if (groups == 0) throw Error(ErrorCode::InvalidUsage, fmt::format("--groups '{}': at least one group", text));
-  return {groups, std::stoi(match[2].str())};
+  if (*groups == 0) throw Error(ErrorCode::InvalidUsage, fmt::format("--groups '{}': at least one group", text));
+  return {*groups, *size};
 }
 
 }  // namespace

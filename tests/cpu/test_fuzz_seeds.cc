@@ -1,0 +1,170 @@
+// The seeds of the fuzz targets over messages between processes (fuzz/corpus/bootstrap_wire, unique_id,
+// rank_card): made here by the encoders, so each is a message the decoders accept and the fuzzer starts from
+// every field's valid form. The committed files must be these bytes; when one differs or is missing, the test
+// fails and writes the seeds as they should be beside the test executable (fuzz-seeds/), to copy over.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bootstrap/frame.hpp"
+#include "bootstrap/hello.hpp"
+#include "bootstrap/unique_id.hpp"
+#include "coll/arena_address.hpp"
+#include "coll/world.hpp"
+#include "peerlink/params.hpp"
+#include "topology_fixture.hpp"
+
+namespace peerlink {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::uint8_t>;
+using bootstrap::Hello;
+using bootstrap::WireAddress;
+
+bootstrap::Token countingToken() {
+  bootstrap::Token token{};
+  for (std::size_t i = 0; i < token.size(); ++i) token[i] = static_cast<std::uint8_t>(0xa0 + i);
+  return token;
+}
+
+WireAddress ipv4() {
+  WireAddress address;
+  address.family = bootstrap::AddressFamily::Ipv4;
+  address.bytes[0] = 10;
+  address.bytes[3] = 1;
+  address.port = 29500;
+  return address;
+}
+
+WireAddress ipv6() {
+  WireAddress address;
+  address.family = bootstrap::AddressFamily::Ipv6;
+  address.bytes[0] = 0xfd;
+  address.bytes[15] = 1;
+  address.port = 29501;
+  return address;
+}
+
+Hello helloOf(int rank, int nranks, const WireAddress& address) {
+  Hello hello;
+  hello.peerlinkVersion = "0.1.0";
+  hello.token = countingToken();
+  hello.nranks = nranks;
+  hello.identity.rank = rank;
+  hello.identity.hostId = 0x1234567890abcdefULL;
+  hello.identity.hostName = "node-a";
+  hello.identity.pid = 4242 + rank;
+  hello.identity.uid = 1000;
+  hello.pidScope = 0xfeedfacecafebeefULL;
+  hello.listenAddress = address;
+  return hello;
+}
+
+Bytes frame(bootstrap::FrameType type, std::int32_t tag, const Bytes& payload) {
+  Bytes bytes = bootstrap::encodeFrameHeader({type, tag, static_cast<std::uint32_t>(payload.size())});
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  return bytes;
+}
+
+Bytes text(const std::string& characters) {
+  return Bytes(characters.begin(), characters.end());
+}
+
+// A slot's message without the zeros that pad it: the decoders read the padding as absent.
+Bytes trimmed(Bytes bytes) {
+  while (!bytes.empty() && bytes.back() == 0) bytes.pop_back();
+  return bytes;
+}
+
+std::vector<std::pair<std::string, Bytes>> seeds() {
+  using bootstrap::FrameType;
+  std::vector<std::pair<std::string, Bytes>> all;
+  const Bytes hello = bootstrap::encodeHello(helloOf(1, 4, ipv4()));
+  all.emplace_back("bootstrap_wire/hello_ipv4.bin", hello);
+  all.emplace_back("bootstrap_wire/hello_ipv6.bin", bootstrap::encodeHello(helloOf(0, 1, ipv6())));
+  all.emplace_back("bootstrap_wire/world_of_2.bin",
+                   bootstrap::encodeWorld({helloOf(0, 2, ipv4()), helloOf(1, 2, ipv6())}));
+  all.emplace_back("bootstrap_wire/failure.bin",
+                   bootstrap::encodeFailure({ErrorCode::Timeout, "ranks 3, 7 of 8 never reached 10.0.0.1:29500"}));
+  Bytes frames = frame(FrameType::Hello, 0, hello);
+  for (const Bytes& next :
+       {frame(FrameType::Data, 5, text("payload")), frame(FrameType::Data, bootstrap::kBarrierTag, {}),
+        frame(FrameType::Abort, 0, bootstrap::encodeFailure({ErrorCode::RemoteError, "abort"})),
+        frame(FrameType::Bye, 0, {})}) {
+    frames.insert(frames.end(), next.begin(), next.end());
+  }
+  all.emplace_back("bootstrap_wire/frames.bin", frames);
+
+  const UniqueId v4 = bootstrap::encodeUniqueId({countingToken(), ipv4()});
+  all.emplace_back("unique_id/id_ipv4.txt", text(uniqueIdToString(v4)));
+  all.emplace_back("unique_id/id_ipv6.txt",
+                   text(uniqueIdToString(bootstrap::encodeUniqueId({countingToken(), ipv6()}))));
+  std::string upper = uniqueIdToString(v4);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  all.emplace_back("unique_id/id_upper_case_in_spaces.txt", text("  " + upper + "\n"));
+  all.emplace_back("unique_id/id_bytes.bin", Bytes(v4.bytes, v4.bytes + kUniqueIdBytes));
+
+  Params params;
+  params.set("PEERLINK_PROTO", "LL128");
+  coll::RankCard card = coll::makeRankCard(2, 4, testing::loadTopologyFixture("h200x4_vm"), 2, params,
+                                           0x1234567890abcdefULL, "node-a", 4242);
+  card.version = "0.1.0+0123456789ab";  // the build's version and commit would change the seed at every commit
+  all.emplace_back("rank_card/card_h200x4_rank2.bin", trimmed(coll::encodeRankCard(card)));
+  all.emplace_back(
+      "rank_card/arena_cumem.bin",
+      trimmed(coll::encodeArenaAddress({ShareKind::Cumem, "/tmp/peerlink-0/peerlink-share-7-0-5eed.sock"})));
+  all.emplace_back("rank_card/arena_ipc.bin",
+                   trimmed(coll::encodeArenaAddress({ShareKind::Ipc, "/run/user/1000/a.sock"})));
+  return all;
+}
+
+Bytes readBytes(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+TEST(FuzzSeeds, AreTheEncodersMessagesAndDecode) {
+  const fs::path corpus = fs::path(PEERLINK_SOURCE_DIR) / "fuzz" / "corpus";
+  char self[4096] = {};
+  ASSERT_GT(::readlink("/proc/self/exe", self, sizeof(self) - 1), 0);
+  const fs::path written = fs::path(self).parent_path() / "fuzz-seeds";
+  bool differs = false;
+  for (const auto& [name, bytes] : seeds()) {
+    SCOPED_TRACE(name);
+    // Each seed is a message its decoder accepts.
+    const auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+    if (has("hello")) {
+      EXPECT_NO_THROW(bootstrap::decodeHello(bytes.data(), bytes.size()));
+    } else if (has("world")) {
+      EXPECT_NO_THROW(bootstrap::decodeWorld(bytes.data(), bytes.size(), 2, countingToken()));
+    } else if (has("failure")) {
+      EXPECT_NO_THROW(bootstrap::decodeFailure(bytes.data(), bytes.size()));
+    } else if (has(".txt")) {
+      EXPECT_NO_THROW(uniqueIdFromString(std::string(bytes.begin(), bytes.end())));
+    } else if (has("/arena")) {
+      EXPECT_NO_THROW(coll::decodeArenaAddress(bytes.data(), bytes.size()));
+    } else if (has("/card")) {
+      EXPECT_NO_THROW(coll::decodeRankCard(bytes.data(), bytes.size()));
+    }
+    if (readBytes(corpus / name) != bytes) {
+      differs = true;
+      fs::create_directories((written / name).parent_path());
+      std::ofstream(written / name, std::ios::binary)
+          .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+  }
+  EXPECT_FALSE(differs) << "fuzz/corpus differs from the seeds as made; they are in " << written.string()
+                        << " (copy them into fuzz/corpus)";
+}
+
+}  // namespace
+}  // namespace peerlink

@@ -1,0 +1,93 @@
+// What a process holds, read from /proc/self and cudaMemGetInfo: the soak and failure-injection tests measure
+// it once the first cycle has made everything that lives as long as the process (CUDA contexts, the driver's
+// threads, the discovered topology), and again at the end, and require the same.
+#pragma once
+
+#include <dirent.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace peerlink::testing {
+
+struct ResourceUsage {
+  int fds = 0;                          ///< entries of /proc/self/fd
+  int threads = 0;                      ///< "Threads:" of /proc/self/status
+  long mappings = 0;                    ///< lines of /proc/self/maps
+  long vmKiB = 0;                       ///< VmSize: mapped memory
+  long rssKiB = 0;                      ///< VmRSS
+  std::vector<std::size_t> deviceFree;  ///< cudaMemGetInfo's free bytes, per GPU measured
+};
+
+/// What this process holds now, with the free memory of `devices` (none: no CUDA call).
+inline ResourceUsage measureUsage(const std::vector<int>& devices) {
+  ResourceUsage usage;
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    while (const dirent* entry = ::readdir(dir)) usage.fds += entry->d_name[0] != '.';
+    ::closedir(dir);
+  }
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    std::istringstream fields(line);
+    std::string key;
+    long value = 0;
+    fields >> key >> value;
+    if (key == "Threads:") usage.threads = static_cast<int>(value);
+    if (key == "VmSize:") usage.vmKiB = value;
+    if (key == "VmRSS:") usage.rssKiB = value;
+  }
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) ++usage.mappings;
+  int previous = 0;
+  if (!devices.empty()) cudaGetDevice(&previous);
+  for (const int device : devices) {
+    std::size_t free = 0;
+    std::size_t total = 0;
+    if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free, &total) != cudaSuccess) cudaGetLastError();
+    usage.deviceFree.push_back(free);
+  }
+  if (!devices.empty()) cudaSetDevice(previous);
+  return usage;
+}
+
+/// "12 fds, 9 threads, 612 mappings, 35.2 GiB mapped, 410 MiB resident, GPU free 139.1 139.1 GiB".
+inline std::string describeUsage(const ResourceUsage& usage) {
+  std::string gpus;
+  for (const std::size_t free : usage.deviceFree)
+    gpus += fmt::format(" {:.3f}", static_cast<double>(free) / double(1 << 30));
+  return fmt::format("{} fds, {} threads, {} mappings, {:.1f} GiB mapped, {} MiB resident{}", usage.fds, usage.threads,
+                     usage.mappings, static_cast<double>(usage.vmKiB) / double(1 << 20), usage.rssKiB >> 10,
+                     gpus.empty() ? "" : ", GPU free (GiB)" + gpus);
+}
+
+/// "" when `after` holds what `before` did: the same descriptors and threads, and mapped memory and each GPU's
+/// memory within `slackBytes` (allocators keep some memory cached); else what grew. A leak of one descriptor,
+/// thread or mapping per cycle shows; so does one of more than slackBytes / cycles bytes.
+inline std::string usageGrowth(const ResourceUsage& before, const ResourceUsage& after, std::size_t slackBytes) {
+  std::string growth;
+  const auto add = [&](const std::string& what) { growth += (growth.empty() ? "" : "; ") + what; };
+  if (after.fds != before.fds) add(fmt::format("descriptors {} -> {}", before.fds, after.fds));
+  if (after.threads != before.threads) add(fmt::format("threads {} -> {}", before.threads, after.threads));
+  const long slackKiB = static_cast<long>(slackBytes >> 10);
+  if (after.vmKiB > before.vmKiB + slackKiB) {
+    add(fmt::format("mapped memory {} -> {} KiB ({} -> {} mappings)", before.vmKiB, after.vmKiB, before.mappings,
+                    after.mappings));
+  }
+  for (std::size_t d = 0; d < before.deviceFree.size() && d < after.deviceFree.size(); ++d) {
+    if (after.deviceFree[d] + slackBytes < before.deviceFree[d]) {
+      add(fmt::format("free memory of the GPU measured {} {} -> {} MiB", d, before.deviceFree[d] >> 20,
+                      after.deviceFree[d] >> 20));
+    }
+  }
+  return growth;
+}
+
+}  // namespace peerlink::testing
