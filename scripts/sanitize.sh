@@ -35,6 +35,8 @@ cmake --build build-asan -j "$(nproc)" --target cpu_tests peerlink_tool
 # the installed archive into a program built without the sanitizers: it runs in the plain build only. So does
 # the test that leaves a process no descriptor at all: UBSan's vptr check opens a pipe to see whether a vtable
 # is readable, and without one it reports an "invalid vptr" in fmt's buffer that is not there.
+# The MPI adapter's test is left out: Open MPI leaks in its own plugins at exit (unloaded by then, so a
+# suppression cannot name them).
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-ctest --test-dir build-asan -L cpu -E '^cpu\.package\.|^cpu\.ProcessShortageNote\.NamesTheDescriptorsWhenNoneIsLeft$' --output-on-failure -j "$(nproc)" "$@"
+ctest --test-dir build-asan -L cpu -E '^cpu\.package\.|^cpu\.ProcessShortageNote\.NamesTheDescriptorsWhenNoneIsLeft$|^cpu\.mpi\.' --output-on-failure -j "$(nproc)" "$@"

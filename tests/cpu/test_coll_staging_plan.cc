@@ -70,7 +70,7 @@ std::vector<Bytes> runStaged(Collective collective, int n, int root, std::size_t
       const Bytes& result = windowRecvs[static_cast<std::size_t>(r)];
       EXPECT_LE(chunk.recvOffset + result.size(), windowBytes) << "the recv region leaves the window";
       if (chunk.recvOffset + result.size() > windowBytes) continue;
-      std::memcpy(window.data() + chunk.recvOffset, result.data(), result.size());
+      if (!result.empty()) std::memcpy(window.data() + chunk.recvOffset, result.data(), result.size());
       if (chunk.out) {
         Bytes& recv = recvs[static_cast<std::size_t>(r)];
         applyCopy(*chunk.out, window.data(), window.size(), recv.data(), recv.size());
