@@ -9,34 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "core/parallel_each.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
-namespace {
-
-// Runs body(i) for i in [0, count) on a thread each; rethrows the first error (by index) once all ended.
-template <typename Body>
-void onThreads(std::size_t count, Body&& body) {
-  std::vector<std::exception_ptr> errors(count);
-  std::vector<std::thread> threads;
-  threads.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    threads.emplace_back([&, i] {
-      try {
-        body(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-}
-
-}  // namespace
-
 ShareKind arenaShareKind(const World& world) {
   for (const RankCard& card : world.cards) {
     if (!card.posixFdHandles) return ShareKind::Ipc;
@@ -86,7 +62,7 @@ void shareArenas(CommState& state, WorldExchange& exchange, std::chrono::millise
   const int importingDevice = state.devices[static_cast<std::size_t>(local.front())];
   // A server per local arena and an importer per remote rank, side by side: every process serves while it
   // imports, so no process waits for one that waits for it.
-  onThreads(local.size() + remote.size(), [&](std::size_t job) {
+  forEachInParallel(local.size() + remote.size(), [&](std::size_t job) {
     if (job < local.size()) {
       const int rank = local[job];
       ExportableBuffer& arena = *state.ranks[static_cast<std::size_t>(rank)].arena.shared;

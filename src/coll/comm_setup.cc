@@ -23,6 +23,7 @@
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
 #include "core/log.hpp"
+#include "core/parallel_each.hpp"
 #include "peerlink/error.hpp"
 #include "topology/discovery_cache.hpp"
 
@@ -127,26 +128,6 @@ void allocateArena(RankResources& rank, const SymmetricLayout& layout, bool expo
   PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// Runs body(i) for every local rank index on a thread each; rethrows the first error once all ended.
-template <typename Body>
-void onLocalRanks(std::size_t count, Body&& body) {
-  std::vector<std::exception_ptr> errors(count);
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < count; ++i) {
-    threads.emplace_back([&, i] {
-      try {
-        body(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-}
-
 // On one thread once every GPU is set up: the driver takes the enables one after another anyway (enabling
 // each rank's peers on its own setup thread made creation no faster).
 void enablePeers(CommState& state) {
@@ -245,7 +226,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   const bool pushKernels = state.settings.push == PushMode::Push || autoPushKernels;
   std::exception_ptr setupError;
   try {
-    onLocalRanks(spec.ranks.size(), [&](std::size_t i) {
+    forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
       setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels);
     });
   } catch (...) {
@@ -266,7 +247,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   const bool exportable = state.world.spansProcesses;
   state.layout = symmetricLayout(state.nranks, pushStages, exportable ? kStagingWindowBytes : 0);
   const ShareKind kind = arenaShareKind(state.world);
-  onLocalRanks(spec.ranks.size(), [&](std::size_t i) {
+  forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
     allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind);
   });
   const auto arenasReady = Clock::now();

@@ -30,6 +30,7 @@
 #include "coll/registered_calls.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/log.hpp"
+#include "core/parallel_each.hpp"
 #include "peerlink/error.hpp"
 #include "topology/gpu_cpus.hpp"
 
@@ -182,23 +183,11 @@ std::vector<std::unique_ptr<Bootstrap>> connectRanks(const UniqueId& id, int nra
                                                      const std::vector<int>& devices, const Params& params,
                                                      const BootstrapOptions& options) {
   std::vector<std::unique_ptr<Bootstrap>> bootstraps(ranks.size());
-  std::vector<std::exception_ptr> errors(ranks.size());
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    threads.emplace_back([&, i] {
-      try {
-        bindCurrentThreadNearGpu(params, localCpusOfDevice(devices[i], params),
-                                 fmt::format("bootstrap watchdog of rank {} (GPU {})", ranks[i], devices[i]));
-        bootstraps[i] = connectBootstrap(id, ranks[i], nranks, options);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
+  forEachInParallel(ranks.size(), [&](std::size_t i) {
+    bindCurrentThreadNearGpu(params, localCpusOfDevice(devices[i], params),
+                             fmt::format("bootstrap watchdog of rank {} (GPU {})", ranks[i], devices[i]));
+    bootstraps[i] = connectBootstrap(id, ranks[i], nranks, options);
+  });
   return bootstraps;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "coll/communicator_state.hpp"
+#include "core/parallel_each.hpp"
 
 namespace peerlink {
 
@@ -70,63 +71,50 @@ std::vector<std::shared_ptr<Communicator>> Communicator::split(const std::vector
     }
   }
   std::vector<std::shared_ptr<Communicator>> made(ownColors.size());
-  std::vector<std::exception_ptr> errors(ownColors.size());
-  std::vector<std::thread> threads;
   const Params params = state.comm.params;
-  for (std::size_t c = 0; c < ownColors.size(); ++c) {
-    threads.emplace_back([&, c] {
-      try {
-        const std::vector<int> members = membersOf(entries, ownColors[c]);
-        std::vector<int> newRanks;
-        std::vector<int> devices;
-        for (int newRank = 0; newRank < static_cast<int>(members.size()); ++newRank) {
-          const int old = members[static_cast<std::size_t>(newRank)];
-          if (!state.comm.world.isLocal(old)) continue;
-          newRanks.push_back(newRank);
-          devices.push_back(state.comm.devices[static_cast<std::size_t>(old)]);
-        }
-        if (state.bootstraps.empty()) {  // one process: every member is here
-          std::vector<int> ordered(members.size());
-          for (std::size_t i = 0; i < members.size(); ++i) {
-            ordered[i] = state.comm.devices[static_cast<std::size_t>(members[i])];
-          }
-          made[c] = std::make_shared<Communicator>(ordered, params);
-          return;
-        }
-        // The leader (the member of lowest rank here) makes the id and sends it to the members of other
-        // processes; this process's members take it from the leader if it is here, else receive it.
-        const int leader = *std::min_element(members.begin(), members.end());
-        const auto bootstrapOf = [&](int rank) -> Bootstrap& {
-          const auto at = std::find(local.begin(), local.end(), rank) - local.begin();
-          return *state.bootstraps[static_cast<std::size_t>(at)];
-        };
-        UniqueId id;
-        if (state.comm.world.isLocal(leader)) {
-          id = makeUniqueId(params);
-          for (const int member : members) {
-            if (!state.comm.world.isLocal(member))
-              bootstrapOf(leader).send(member, kSplitIdTag, id.bytes, sizeof id.bytes);
-          }
-        } else {
-          const int receiver = *std::find_if(members.begin(), members.end(),
-                                             [&](int member) { return state.comm.world.isLocal(member); });
-          const std::vector<std::uint8_t> bytes = bootstrapOf(receiver).recv(leader, kSplitIdTag);
-          if (bytes.size() != sizeof id.bytes) {
-            throw Error(ErrorCode::InvalidInput,
-                        fmt::format("Communicator::split: the id from rank {} has {} bytes", leader, bytes.size()));
-          }
-          std::memcpy(id.bytes, bytes.data(), sizeof id.bytes);
-        }
-        made[c] = std::make_shared<Communicator>(id, static_cast<int>(members.size()), newRanks, devices, params);
-      } catch (...) {
-        errors[c] = std::current_exception();
+  forEachInParallel(ownColors.size(), [&](std::size_t c) {
+    const std::vector<int> members = membersOf(entries, ownColors[c]);
+    std::vector<int> newRanks;
+    std::vector<int> devices;
+    for (int newRank = 0; newRank < static_cast<int>(members.size()); ++newRank) {
+      const int old = members[static_cast<std::size_t>(newRank)];
+      if (!state.comm.world.isLocal(old)) continue;
+      newRanks.push_back(newRank);
+      devices.push_back(state.comm.devices[static_cast<std::size_t>(old)]);
+    }
+    if (state.bootstraps.empty()) {  // one process: every member is here
+      std::vector<int> ordered(members.size());
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        ordered[i] = state.comm.devices[static_cast<std::size_t>(members[i])];
       }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
+      made[c] = std::make_shared<Communicator>(ordered, params);
+      return;
+    }
+    // The leader (the member of lowest rank here) makes the id and sends it to the members of other
+    // processes; this process's members take it from the leader if it is here, else receive it.
+    const int leader = *std::min_element(members.begin(), members.end());
+    const auto bootstrapOf = [&](int rank) -> Bootstrap& {
+      const auto at = std::find(local.begin(), local.end(), rank) - local.begin();
+      return *state.bootstraps[static_cast<std::size_t>(at)];
+    };
+    UniqueId id;
+    if (state.comm.world.isLocal(leader)) {
+      id = makeUniqueId(params);
+      for (const int member : members) {
+        if (!state.comm.world.isLocal(member)) bootstrapOf(leader).send(member, kSplitIdTag, id.bytes, sizeof id.bytes);
+      }
+    } else {
+      const int receiver =
+          *std::find_if(members.begin(), members.end(), [&](int member) { return state.comm.world.isLocal(member); });
+      const std::vector<std::uint8_t> bytes = bootstrapOf(receiver).recv(leader, kSplitIdTag);
+      if (bytes.size() != sizeof id.bytes) {
+        throw Error(ErrorCode::InvalidInput,
+                    fmt::format("Communicator::split: the id from rank {} has {} bytes", leader, bytes.size()));
+      }
+      std::memcpy(id.bytes, bytes.data(), sizeof id.bytes);
+    }
+    made[c] = std::make_shared<Communicator>(id, static_cast<int>(members.size()), newRanks, devices, params);
+  });
   std::vector<std::shared_ptr<Communicator>> result(local.size());
   for (std::size_t i = 0; i < local.size(); ++i) {
     if (colors[i] < 0) continue;
