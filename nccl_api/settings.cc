@@ -42,7 +42,10 @@ std::variant<Server, Failure> chooseIdServer(Fallback fallback, const LaunchEnvi
   const std::string job =
       fmt::format("{} says {} ranks, {} on this machine", launch.source, launch.size, *launch.localSize);
   if (fallback == Fallback::Auto && ncclLoaded) {
-    return Server{true, job + ": peerlink's communicator does not cross machines yet (PEERLINK_NCCL_FALLBACK=AUTO)"};
+    return Server{
+        true, job +
+                  ": across machines peerlink's communicator needs MPI, which the NCCL API does not start, so the real "
+                  "NCCL serves the job (PEERLINK_NCCL_FALLBACK=AUTO)"};
   }
   return Server{false, fmt::format("{}; the real NCCL is not {} ({}), so peerlink tries", job,
                                    fallback == Fallback::None ? "allowed" : "loaded",

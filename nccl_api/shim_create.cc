@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -177,6 +178,8 @@ void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id o
     }
   } catch (const std::exception& error) {
     failAll(failureOf(error, "creating the communicator"));
+  } catch (...) {
+    failAll(failureOf(std::runtime_error("an unknown exception"), "creating the communicator"));
   }
   const std::lock_guard<std::mutex> lock(idsMutex_);
   idsCreating_.erase(

@@ -50,7 +50,7 @@ timeout 120 mpiexec.hydra -launcher fork -n 4 -genv PEERLINK_NET_CHUNK_BYTES 655
   status=$?
 sed 's/^/  /' "$work/run.log" | tail -6
 ok=$(grep -c "^ok 108 hierarchical collectives on 2 nodes x 2" "$work"/out/rank*.txt 2>/dev/null | awk -F: '{s+=$2} END {print s+0}')
-refusal=$("$work/net_e2e" uninitialized "$work/out")
+refusal=$("$work/net_e2e" uninitialized "$work/out" || true)
 echo "  $refusal"
 if [ "$status" != 0 ] || [ "$ok" != 4 ] || [[ "$refusal" != "InvalidUsage: MPI is not initialized (MPICH"* ]]; then
   echo "mpich-test: FAILED (mpiexec exited $status, $ok of 4 ranks ok)"

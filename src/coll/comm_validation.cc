@@ -221,11 +221,11 @@ void validateCall(const CommState& state, const CallArgs& call) {
   }
 }
 
-void checkStreamsApart(const CommState& state, const std::vector<const CallArgs*>& calls) {
+void checkStreamsApart(const CommState& state, const CallArgs* const* calls, std::size_t count) {
   // The null stream is the GPU's legacy default stream whichever way it is named.
   const auto streamOf = [](const CallArgs& call) { return call.stream == nullptr ? cudaStreamLegacy : call.stream; };
-  for (std::size_t a = 0; a < calls.size(); ++a) {
-    for (std::size_t b = a + 1; b < calls.size(); ++b) {
+  for (std::size_t a = 0; a < count; ++a) {
+    for (std::size_t b = a + 1; b < count; ++b) {
       const CallArgs& x = *calls[a];
       const CallArgs& y = *calls[b];
       const int device = state.devices[static_cast<std::size_t>(x.rank)];
@@ -244,9 +244,10 @@ void checkStreamsApart(const CommState& state, const std::vector<const CallArgs*
 
 bool checkSetMatches(const CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& first = set[static_cast<std::size_t>(state.localRanks().front())];
-  std::vector<const CallArgs*> local;
-  for (const int rank : state.localRanks()) local.push_back(&set[static_cast<std::size_t>(rank)]);
-  checkStreamsApart(state, local);
+  std::array<const CallArgs*, kernels::kCollMaxRanks> local{};  // no allocation on an eager set's path
+  std::size_t locals = 0;
+  for (const int rank : state.localRanks()) local[locals++] = &set[static_cast<std::size_t>(rank)];
+  checkStreamsApart(state, local.data(), locals);
   int firstCapturing = -1;
   for (const int rank : state.localRanks()) {
     const CallArgs& call = set[static_cast<std::size_t>(rank)];
@@ -337,14 +338,15 @@ bool checkGroupCapture(const CommState& state, const std::vector<SendRecvPair>& 
                       callLabel(state, call), capturing ? "" : "not ", first->rank, firstCapturing ? "" : "not"));
     }
   };
-  std::vector<const CallArgs*> byRank;
+  std::array<const CallArgs*, kernels::kCollMaxRanks> byRank{};  // one call per rank
+  std::size_t ranks = 0;
   for (const SendRecvPair& pair : pairs) {
     for (const CallArgs* call : {&pair.send, &pair.recv}) {
-      if (!checked[static_cast<std::size_t>(call->rank)]) byRank.push_back(call);
+      if (!checked[static_cast<std::size_t>(call->rank)]) byRank[ranks++] = call;
       check(*call);
     }
   }
-  checkStreamsApart(state, byRank);
+  checkStreamsApart(state, byRank.data(), ranks);
   return firstCapturing;
 }
 

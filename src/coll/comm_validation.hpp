@@ -27,9 +27,9 @@ std::string callLabel(const CommState& state, const CallArgs& call);
 /// or disjoint (allToAll: always disjoint).
 void validateCall(const CommState& state, const CallArgs& call);
 
-/// Throws when two of `calls` (one per rank this process drives) run on one GPU and on one stream: their kernels
-/// could not run side by side, and each would wait for the other.
-void checkStreamsApart(const CommState& state, const std::vector<const CallArgs*>& calls);
+/// Throws when two of `calls[0..count)` (one per rank this process drives) run on one GPU and on one stream: their
+/// kernels could not run side by side, and each would wait for the other.
+void checkStreamsApart(const CommState& state, const CallArgs* const* calls, std::size_t count);
 
 /// The k-th calls of all ranks (set[r] is rank r's) agree with rank 0's: same collective, count, type,
 /// op and root; either every rank's stream is being captured into a graph or none is; and no two ranks on one

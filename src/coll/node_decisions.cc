@@ -36,18 +36,24 @@ MpiPlace mpiPlaceOf(int mpiRank, int mpiSize, const std::string& problem) {
   return place;
 }
 
+std::string mpiUsabilityProblem(const std::vector<MpiPlace>& places, const std::vector<PeerIdentity>& peers) {
+  for (std::size_t r = 0; r < places.size(); ++r) {
+    const MpiPlace& place = places[r];
+    const std::string problem(place.problem, strnlen(place.problem, sizeof place.problem));
+    if (!problem.empty()) {
+      const std::string who = r < peers.size() ? describePeer(peers[r]) : "rank " + std::to_string(r);
+      return fmt::format("{} cannot use MPI for the transport between nodes: {}", who, problem);
+    }
+  }
+  return "";
+}
+
 std::string mpiPlacementProblem(const std::vector<MpiPlace>& places, const std::vector<PeerIdentity>& peers) {
   const auto describe = [&](std::size_t r) {
     return r < peers.size() ? describePeer(peers[r]) : "rank " + std::to_string(r);
   };
   const int n = static_cast<int>(places.size());
-  for (std::size_t r = 0; r < places.size(); ++r) {
-    const MpiPlace& place = places[r];
-    const std::string problem(place.problem, strnlen(place.problem, sizeof place.problem));
-    if (!problem.empty()) {
-      return fmt::format("{} cannot use MPI for the transport between nodes: {}", describe(r), problem);
-    }
-  }
+  if (std::string unusable = mpiUsabilityProblem(places, peers); !unusable.empty()) return unusable;
   for (std::size_t r = 0; r < places.size(); ++r) {
     const MpiPlace& place = places[r];
     if (place.mpiSize != n) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -22,23 +23,37 @@ namespace {
 constexpr int kNodeIdTag = 0x4e44;  // "ND": a node's first rank sends the node communicator's id to the others
 
 // This rank's view of MPI: its place, or why it cannot use it; the transport and its path where it can.
-struct MpiHere {
-  MpiPlace place;
-  std::unique_ptr<net::PointToPoint> p2p;
+// Whether this process can use MPI for the transport, and the path between nodes; nothing here waits for the
+// other ranks.
+struct MpiReady {
+  std::string problem;  ///< empty when usable
   net::PathChoice path;
 };
 
+MpiReady checkMpi(const Params& params) {
+  MpiReady ready;
+  try {
+    const net::MpiFacts facts = net::mpiFacts(params);
+    ready.problem = net::mpiUnusableReason(facts);
+    if (ready.problem.empty()) {
+      ready.path = communicatorNetPath(net::choosePath(net::pathFactsOf(facts, params, false)),
+                                       params.getString("PEERLINK_NET_CUDA_AWARE"));
+    }
+  } catch (const std::exception& error) {
+    ready.problem = error.what();
+  }
+  return ready;
+}
+
+struct MpiHere {
+  MpiPlace place;
+  std::unique_ptr<net::PointToPoint> p2p;
+};
+
+// MPI_COMM_WORLD duplicated for the transport: collective, so called only once every rank can use MPI.
 MpiHere openMpi(const Params& params) {
   MpiHere here;
   try {
-    const net::MpiFacts facts = net::mpiFacts(params);
-    const std::string unusable = net::mpiUnusableReason(facts);
-    if (!unusable.empty()) {
-      here.place = mpiPlaceOf(-1, 0, unusable);
-      return here;
-    }
-    here.path = communicatorNetPath(net::choosePath(net::pathFactsOf(facts, params, false)),
-                                    params.getString("PEERLINK_NET_CUDA_AWARE"));
     here.p2p = net::openMpiPointToPoint(params);
     here.place = mpiPlaceOf(here.p2p->rank(), here.p2p->size(), "");
   } catch (const std::exception& error) {
@@ -86,16 +101,27 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   host_ = peers_[static_cast<std::size_t>(rank_)].hostName;
   // Every rank learns whether every rank can use MPI and is the MPI rank it must be before any MPI call that waits
   // for the others: all fail alike, naming the rank at fault.
-  MpiHere mpi = openMpi(params);
-  const std::string problem = mpiPlacementProblem(gatherPlaces(bootstrap, mpi.place), peers_);
-  if (!problem.empty()) {
+  const auto refuse = [&](const std::string& problem) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("Communicator across {} nodes x {} ranks: {}", grid_.nodes, grid_.ranksPerNode, problem));
+  };
+  const MpiReady ready = checkMpi(params);
+  if (std::string problem = mpiUsabilityProblem(gatherPlaces(bootstrap, mpiPlaceOf(-1, 0, ready.problem)), peers_);
+      !problem.empty()) {
+    refuse(problem);
   }
-  pathName_ = net::netPathName(mpi.path.path);
+  MpiHere mpi = openMpi(params);
+  if (std::string problem = mpiPlacementProblem(gatherPlaces(bootstrap, mpi.place), peers_); !problem.empty()) {
+    refuse(problem);
+  }
+  pathName_ = net::netPathName(ready.path.path);
   node_ = makeNodeCommunicator(bootstrap, grid_, device, params);
+  // Every rank has its node's communicator before anything waits in MPI: a rank that failed has aborted the
+  // bootstrap, which ends this gather at once, where the transport's first exchange would wait to its deadline.
+  const std::uint8_t made = 1;
+  (void)bootstrap.allGather(&made, sizeof made);
   net::NetOptions options = net::NetOptions::fromParams(params);
-  options.path = mpi.path.path;
+  options.path = ready.path.path;
   net_ = std::make_unique<net::NetWorld>(std::move(mpi.p2p), options, net::cudaDeviceAccess(device), nullptr);
   const NodeGrid seen = net_->grid();
   if (seen.nodes != grid_.nodes || seen.ranksPerNode != grid_.ranksPerNode) {
@@ -107,7 +133,7 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
           "rank {} of a communicator across {} nodes x {} ranks: node {} (host {}), local index {}, GPU {}, MPI rank "
           "{}; between nodes {}",
           rank_, grid_.nodes, grid_.ranksPerNode, grid_.nodeOf(rank_), host_, grid_.localOf(rank_), device, rank_,
-          mpi.path.reason);
+          ready.path.reason);
 }
 
 NodeWorld::~NodeWorld() = default;

@@ -43,7 +43,7 @@ struct Context {
     return gpus;
   }
   void add(std::string code, Verdict severity, std::string summary, std::string fix, std::vector<int> gpus) const {
-    findings.push_back(Finding{std::move(code), severity, std::move(summary), std::move(fix), std::move(gpus)});
+    findings.push_back(Finding{std::move(code), severity, std::move(summary), std::move(fix), std::move(gpus), ""});
   }
 };
 

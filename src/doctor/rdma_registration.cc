@@ -107,7 +107,7 @@ std::string dmaBufWords(const DmaBuf& d) {
 }
 
 Finding finding(std::string code, Verdict severity, std::string summary, std::string fix) {
-  return Finding{std::move(code), severity, std::move(summary), std::move(fix), {}};
+  return Finding{std::move(code), severity, std::move(summary), std::move(fix), {}, ""};
 }
 
 }  // namespace

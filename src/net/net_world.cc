@@ -246,6 +246,9 @@ void NetWorld::progress() {
     } catch (const std::exception& e) {
       error = std::current_exception();
       breaks = e.what();
+    } catch (...) {
+      error = std::current_exception();
+      breaks = "a job of the transport threw something that is not an exception";
     }
     lock.lock();
     if (!breaks.empty() && broken_.empty()) broken_ = breaks;

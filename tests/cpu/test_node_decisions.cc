@@ -89,6 +89,13 @@ TEST(NodeDecisions, MpiRanksMustBeTheCommunicators) {
                          "initialized"),
             std::string::npos)
       << problem;
+  // Before MPI_COMM_WORLD is duplicated (collective), only whether every rank can use MPI is asked: ranks not yet
+  // placed (-1) pass, one that cannot use MPI is named.
+  std::vector<MpiPlace> unplaced(4, mpiPlaceOf(-1, 0, ""));
+  EXPECT_EQ(mpiUsabilityProblem(unplaced, peers), "");
+  unplaced[2] = mpiPlaceOf(-1, 0, "cannot load libpeerlink_mpi.so");
+  EXPECT_NE(mpiUsabilityProblem(unplaced, peers).find("rank 2 (host host2, pid 102) cannot use MPI"), std::string::npos)
+      << mpiUsabilityProblem(unplaced, peers);
   // A reason too long for the card is cut, not overrun.
   const MpiPlace longReason = mpiPlaceOf(0, 1, std::string(5000, 'x'));
   EXPECT_EQ(strnlen(longReason.problem, sizeof longReason.problem), sizeof longReason.problem - 1);
