@@ -245,8 +245,19 @@ void simulate(Collective collective, NodeGrid grid, std::size_t count, DataType 
       ASSERT_EQ(call->root, first.root);
       ASSERT_EQ(call->op, first.op);
     }
-    const std::vector<Bytes> results =
-        hostReduceReference(first.collective, type, first.op, g, first.count, first.root, groupSends);
+    // An average finishes in one group across nodes, divided by every rank of the world (avgDivisor), not the
+    // group's: summed here, then divided as the transport divides.
+    const bool average = first.op == ReduceOp::Avg;
+    std::vector<Bytes> results = hostReduceReference(first.collective, type, average ? ReduceOp::Sum : first.op, g,
+                                                     first.count, first.root, groupSends);
+    if (average) {
+      ASSERT_EQ(first.avgDivisor, n);
+      for (Bytes& result : results) {
+        for (std::size_t i = 0; i < result.size() / size; ++i) {
+          storeElement(type, result.data(), i, loadElement(type, result.data(), i) / first.avgDivisor);
+        }
+      }
+    }
     for (const auto& [m, call] : members) {
       const Bytes& result = results[static_cast<std::size_t>(m)];
       if (result.empty()) continue;
@@ -261,7 +272,8 @@ void simulate(Collective collective, NodeGrid grid, std::size_t count, DataType 
     const UserBuffers& u = users[static_cast<std::size_t>(r)];
     const auto* at = static_cast<const std::byte*>(u.recvPointer);
     const Bytes got(at, at + expected.size());
-    const auto mismatch = findMismatch(type, Tolerance{}, expected, got);
+    const Tolerance tol = op == ReduceOp::Avg ? tolerance(type, op, n) : Tolerance{};
+    const auto mismatch = findMismatch(type, tol, expected, got);
     EXPECT_FALSE(mismatch.has_value()) << collectiveName(collective) << " on " << grid.nodes << " x "
                                        << grid.ranksPerNode << " count " << count << (inPlace ? " in place" : "")
                                        << ", rank " << r << ": " << *mismatch;
@@ -277,6 +289,7 @@ TEST(NodeDecisions, EveryRanksGroupCallsMakeTheCollective) {
           if (inPlace && collective == Collective::AllToAll) continue;
           simulate(collective, grid, count, DataType::I32, ReduceOp::Sum, inPlace);
           simulate(collective, grid, count, DataType::F32, ReduceOp::Max, inPlace);
+          simulate(collective, grid, count, DataType::F16, ReduceOp::Avg, inPlace);
         }
       }
     }

@@ -116,9 +116,15 @@ TEST(NcclApiOneProcess, TheNullStreamServesCalls) {
       PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[0].device));
       api.check(api.memAlloc(&buffer, 4096), "ncclMemAlloc");
       const auto started = std::chrono::steady_clock::now();
+      // The set is launched (here: refused) when its last rank calls, inside that call or at ncclGroupEnd.
       api.check(api.groupStart(), "ncclGroupStart");
-      for (const NcclRank& me : ranks) (void)api.allReduce(buffer, buffer, 1, ncclFloat32, ncclSum, me.comm, nullptr);
-      const ncclResult_t result = api.groupEnd();
+      ncclResult_t result = ncclSuccess;
+      for (const NcclRank& me : ranks) {
+        const ncclResult_t called = api.allReduce(buffer, buffer, 1, ncclFloat32, ncclSum, me.comm, nullptr);
+        if (result == ncclSuccess) result = called;
+      }
+      const ncclResult_t ended = api.groupEnd();
+      if (result == ncclSuccess) result = ended;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       const std::string why = api.getLastError(nullptr);
       api.check(api.memFree(buffer), "ncclMemFree");
@@ -304,6 +310,9 @@ TEST(NcclApiOneProcess, CallsCapturedInGraphsReplay) {
       PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
       PEERLINK_CUDA_CHECK(
           cudaStreamEndCapture(ranks[static_cast<std::size_t>(r)].stream, &graphs[static_cast<std::size_t>(r)]));
+    }
+    for (int r = 0; r < kRanks; ++r) {  // once no stream captures (instantiating is not allowed during one)
+      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
       PEERLINK_CUDA_CHECK(
           cudaGraphInstantiate(&execs[static_cast<std::size_t>(r)], graphs[static_cast<std::size_t>(r)], 0));
     }

@@ -60,6 +60,9 @@ struct Device {
   Device(int gpu, const Bytes& bytes, std::size_t size) : buffer(gpu, std::max<std::size_t>(size, 1)) {
     check(cudaMemset(buffer.data(), 0x5a, buffer.size()), "cudaMemset");
     if (!bytes.empty()) check(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "copy in");
+    // The memset and a copy from pageable memory may still be in flight on the legacy stream, which the test's
+    // non-blocking stream does not wait for.
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
   std::byte* at(std::size_t byte) const { return static_cast<std::byte*>(buffer.data()) + byte; }
 };
@@ -94,6 +97,7 @@ std::string runCollective(Communicator& comm, int gpu, cudaStream_t stream, Coll
   } else if (collective == Collective::AllGather) {
     buffers.emplace_back(gpu, Bytes{}, recvBytes);
     check(cudaMemcpy(buffers[0].at(block), mine.data(), mine.size(), cudaMemcpyHostToDevice), "copy in");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     recv = buffers[0].at(0);
     send = buffers[0].at(block);
   } else if (collective == Collective::ReduceScatter) {
