@@ -39,7 +39,18 @@ from .errors import (
     UnsupportedError,
 )
 from .nccl import NcclLibrary, find_nccl_library, nccl_library_path
-from .topology import Gpu, GpuPair, MemoryHandles, NvlinkInfo, NvmlGpu, P2pAttributes, PcieLink, Topology, topology
+from .topology import (
+    FailedReadings,
+    Gpu,
+    GpuPair,
+    MemoryHandles,
+    NvlinkInfo,
+    NvmlGpu,
+    P2pAttributes,
+    PcieLink,
+    Topology,
+    topology,
+)
 
 __version__: str = _native.version
 #: The git commit the native module was built from ("-dirty" with local changes, "unknown" outside git).
@@ -53,6 +64,7 @@ __all__ = [
     "Error",
     "ErrorCode",
     "Finding",
+    "FailedReadings",
     "Gpu",
     "GpuPair",
     "InternalError",

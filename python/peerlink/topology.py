@@ -46,6 +46,17 @@ class MemoryHandles:
 
 
 @dataclass(frozen=True)
+class FailedReadings:
+    """Readings of one GPU that failed, each with its reason (None: read): the facts it would have given are
+    unknown, not zero (the doctor says which shortage of the process explains them)."""
+
+    nvlink: Optional[str] = None
+    numa: Optional[str] = None
+    pcie_link: Optional[str] = None
+    pci_path: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Gpu:
     """One GPU as this process sees it; ``uuid`` and ``pci_bus_id`` identify it, ``cuda_ordinal`` is a view."""
 
@@ -65,6 +76,7 @@ class Gpu:
     bar1_bytes: int = 0
     memory_handles: MemoryHandles = field(default_factory=MemoryHandles)
     pci_path: Tuple[str, ...] = ()
+    failed_readings: Optional[FailedReadings] = None  #: only where a reading failed
 
 
 @dataclass(frozen=True)

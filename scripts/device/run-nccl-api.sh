@@ -92,7 +92,8 @@ case $phase in
     done
     for log in g graph mpi-R0 mpi-R2; do
       echo "$log: $(grep -c '^# nccl-tests binary' "$p/$log.txt") runs, rows with #wrong > 0:" \
-        "$(awk '$1 ~ /^[0-9]+$/ && NF >= 13 && ($9 > 0 || $13 > 0)' "$p/$log.txt" | wc -l)," \
+        "$(awk '$1 ~ /^[0-9]+$/ && NF >= 13 && (($9 ~ /^[0-9]+$/ && $9 > 0) || ($13 ~ /^[0-9]+$/ && $13 > 0))' \
+          "$p/$log.txt" | wc -l) (N/A: a test without that mode)," \
         "failed runs: $(grep -c '^# exit' "$p/$log.txt")"
     done
     grep -q '^# exit' "$p"/*.txt && failed=1
