@@ -76,21 +76,21 @@ void launchRank(CommState& state, int rank, const RankGroup& group, const P2pPla
     args.sync = syncArgs(state, rank, Collective::SendRecv, true, plan.llMask);
     for (int p = 0; p < state.nranks; ++p) args.scratch[p] = table.p2pScratch[p];
     std::size_t largest = 0;
-    for (const P2pLlMessage& message : plan.llSends) {
-      kernels::CollP2pLlJob& job = args.sends[args.nsends++];
-      job.src = callAt(message.call).send;
+    const auto jobOf = [&](const P2pLlMessage& message) {
+      kernels::CollP2pLlJob job;
       job.bytes = message.bytes;
       job.lineOffset = message.lineOffset;
       job.peer = message.peer;
       largest = std::max(largest, message.bytes);
+      return job;
+    };
+    for (const P2pLlMessage& message : plan.llSends) {
+      kernels::CollP2pLlJob& job = args.sends[args.nsends++] = jobOf(message);
+      job.src = callAt(message.call).send;
     }
     for (const P2pLlMessage& message : plan.llRecvs) {
-      kernels::CollP2pLlJob& job = args.recvs[args.nrecvs++];
+      kernels::CollP2pLlJob& job = args.recvs[args.nrecvs++] = jobOf(message);
       job.dst = callAt(message.call).recv;
-      job.bytes = message.bytes;
-      job.lineOffset = message.lineOffset;
-      job.peer = message.peer;
-      largest = std::max(largest, message.bytes);
     }
     kernels::launchCollP2pLl(args, kernels::collLlBlocks(largest, state.maxBlocks), stream,
                              launchOf(state, rank, capturing));

@@ -245,10 +245,7 @@ int collectives(Communicator& comm, int gpu) {
     }
     report("no error");
   } catch (const Error& error) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    char elapsed[32];
-    std::snprintf(elapsed, sizeof elapsed, "%.2f", seconds);
-    report(std::string("fault ") + errorCodeName(error.code()) + " after " + elapsed + " s: " + error.what());
+    report.fault(error, start);
   }
   std::this_thread::sleep_for(std::chrono::seconds(1));
   _exit(0);

@@ -145,10 +145,7 @@ int collectives(net::NetWorld& world, int gpu) {
     world.node().allReduce(data.data(), data.data(), count, DataType::F32, ReduceOp::Sum);
     report("no error");
   } catch (const Error& error) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    char elapsed[32];
-    std::snprintf(elapsed, sizeof elapsed, "%.2f", seconds);
-    report(std::string("fault ") + errorCodeName(error.code()) + " after " + elapsed + " s: " + error.what());
+    report.fault(error, start);
   }
   // Ranks whose deadlines pass at the same moment report their own wait, not this rank's exit.
   std::this_thread::sleep_for(std::chrono::seconds(1));

@@ -2,9 +2,12 @@
 // cut off from mpirun still leaves its file).
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
+
+#include "peerlink/error.hpp"
 
 namespace peerlink::testing {
 
@@ -16,6 +19,14 @@ struct RankReport {
     std::printf("rank %d: %s\n", rank, line.c_str());
     std::fflush(stdout);
     std::ofstream(directory + "/rank" + std::to_string(rank) + ".txt") << line << '\n';
+  }
+
+  /// "fault <code> after <seconds> s: <message>": how a fault-injection run reports the error a rank got.
+  void fault(const Error& error, std::chrono::steady_clock::time_point start) const {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, "%.2f", seconds);
+    (*this)(std::string("fault ") + errorCodeName(error.code()) + " after " + elapsed + " s: " + error.what());
   }
 };
 
