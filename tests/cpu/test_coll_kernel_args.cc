@@ -43,7 +43,7 @@ struct HostCall {
       for (std::size_t i = 0; i < send[r].size() / kSize; ++i) {
         storeElement(kType, send[r].data(), i, static_cast<double>((r + 1) * 1000 + static_cast<int>(i % 997)));
       }
-      std::memset(recv[r].data(), 0xEE, recv[r].size());  // poison: an element never written shows
+      if (!recv[r].empty()) std::memset(recv[r].data(), 0xEE, recv[r].size());  // poison: what is never written shows
       table.send[r] = send[r].empty() ? nullptr : send[r].data();
       table.recv[r] = recv[r].empty() ? nullptr : recv[r].data();
     }

@@ -86,7 +86,9 @@ std::vector<std::string> runGroupCase(const GroupCase& c, DataType type, ReduceO
       // The API's in-place forms: one buffer, the send data where the API puts it.
       switch (c.collective) {
         case Collective::AllGather:
-          std::memcpy(recv.data() + static_cast<std::size_t>(r) * count * size, mine.data(), mine.size());
+          if (!mine.empty()) {
+            std::memcpy(recv.data() + static_cast<std::size_t>(r) * count * size, mine.data(), mine.size());
+          }
           sendPointer = recv.data() + static_cast<std::size_t>(r) * count * size;
           break;
         case Collective::ReduceScatter:
