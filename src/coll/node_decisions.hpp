@@ -41,8 +41,8 @@ MpiPlace mpiPlaceOf(int mpiRank, int mpiSize, const std::string& problem);
 /// `peers` (the bootstrap's); empty when every rank fits.
 std::string mpiPlacementProblem(const std::vector<MpiPlace>& places, const std::vector<PeerIdentity>& peers);
 
-/// The first rank of `places` that cannot use MPI (its problem set), as one line naming it; empty when none.
-/// Checked before any MPI call that waits for the others (MPI_Comm_dup is collective).
+/// The first rank of `places` that cannot use MPI (its problem set), as one line naming it; empty when none
+/// (mpiPlacementProblem's first check).
 std::string mpiUsabilityProblem(const std::vector<MpiPlace>& places, const std::vector<PeerIdentity>& peers);
 
 /// The path between nodes for the communicator's calls (device memory) from choosePath's: staged as it is. Direct

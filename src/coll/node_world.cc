@@ -23,10 +23,10 @@ namespace {
 constexpr int kNodeIdTag = 0x4e44;  // "ND": a node's first rank sends the node communicator's id to the others
 
 // This rank's view of MPI: its place, or why it cannot use it; the transport and its path where it can.
-// Whether this process can use MPI for the transport, and the path between nodes; nothing here waits for the
-// other ranks.
+// Whether this process can use MPI for the transport, its place in MPI_COMM_WORLD and the path between nodes;
+// nothing here waits for the other ranks.
 struct MpiReady {
-  std::string problem;  ///< empty when usable
+  MpiPlace place;
   net::PathChoice path;
 };
 
@@ -34,33 +34,16 @@ MpiReady checkMpi(const Params& params) {
   MpiReady ready;
   try {
     const net::MpiFacts facts = net::mpiFacts(params);
-    ready.problem = net::mpiUnusableReason(facts);
-    if (ready.problem.empty()) {
+    const std::string problem = net::mpiUnusableReason(facts);
+    ready.place = mpiPlaceOf(facts.worldRank, facts.worldSize, problem);
+    if (problem.empty()) {
       ready.path = communicatorNetPath(net::choosePath(net::pathFactsOf(facts, params, false)),
                                        params.getString("PEERLINK_NET_CUDA_AWARE"));
     }
   } catch (const std::exception& error) {
-    ready.problem = error.what();
+    ready.place = mpiPlaceOf(-1, 0, error.what());
   }
   return ready;
-}
-
-struct MpiHere {
-  MpiPlace place;
-  std::unique_ptr<net::PointToPoint> p2p;
-};
-
-// MPI_COMM_WORLD duplicated for the transport: collective, so called only once every rank can use MPI.
-MpiHere openMpi(const Params& params) {
-  MpiHere here;
-  try {
-    here.p2p = net::openMpiPointToPoint(params);
-    here.place = mpiPlaceOf(here.p2p->rank(), here.p2p->size(), "");
-  } catch (const std::exception& error) {
-    here.place = mpiPlaceOf(-1, 0, error.what());
-    here.p2p.reset();
-  }
-  return here;
 }
 
 std::vector<MpiPlace> gatherPlaces(Bootstrap& bootstrap, const MpiPlace& mine) {
@@ -105,15 +88,13 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("Communicator across {} nodes x {} ranks: {}", grid_.nodes, grid_.ranksPerNode, problem));
   };
+  // Every rank's MPI place is checked before MPI_COMM_WORLD is duplicated: the duplication is collective, so a rank
+  // that cannot use MPI, or an MPI_COMM_WORLD with ranks outside the communicator, would leave it waiting forever.
   const MpiReady ready = checkMpi(params);
-  if (std::string problem = mpiUsabilityProblem(gatherPlaces(bootstrap, mpiPlaceOf(-1, 0, ready.problem)), peers_);
-      !problem.empty()) {
+  if (std::string problem = mpiPlacementProblem(gatherPlaces(bootstrap, ready.place), peers_); !problem.empty()) {
     refuse(problem);
   }
-  MpiHere mpi = openMpi(params);
-  if (std::string problem = mpiPlacementProblem(gatherPlaces(bootstrap, mpi.place), peers_); !problem.empty()) {
-    refuse(problem);
-  }
+  std::unique_ptr<net::PointToPoint> p2p = net::openMpiPointToPoint(params);
   pathName_ = net::netPathName(ready.path.path);
   node_ = makeNodeCommunicator(bootstrap, grid_, device, params);
   // Every rank has its node's communicator before anything waits in MPI: a rank that failed has aborted the
@@ -122,7 +103,7 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   (void)bootstrap.allGather(&made, sizeof made);
   net::NetOptions options = net::NetOptions::fromParams(params);
   options.path = ready.path.path;
-  net_ = std::make_unique<net::NetWorld>(std::move(mpi.p2p), options, net::cudaDeviceAccess(device), nullptr);
+  net_ = std::make_unique<net::NetWorld>(std::move(p2p), options, net::cudaDeviceAccess(device), nullptr);
   const NodeGrid seen = net_->grid();
   if (seen.nodes != grid_.nodes || seen.ranksPerNode != grid_.ranksPerNode) {
     throw Error(ErrorCode::Internal, fmt::format("the transport sees {} nodes x {} ranks, the bootstrap {} x {}",

@@ -50,6 +50,8 @@ typedef struct peerlink_mpi_v1 {
   int (*test)(void* request, int* done, size_t* received, char* error, size_t error_bytes);
   /* Gives up a request: a receive is cancelled, a send left to MPI; freed either way. */
   void (*abandon)(void* request);
+  /* This process's rank in MPI_COMM_WORLD and its size, asked without communicating (MPI initialized). */
+  void (*world_place)(int* rank, int* size);
 } peerlink_mpi_v1;
 
 typedef const peerlink_mpi_v1* (*peerlink_mpi_entry_fn)(void);

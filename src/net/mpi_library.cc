@@ -157,6 +157,7 @@ MpiFacts mpiFacts(const Params& params) {
   facts.initialized = loaded.table->initialized(&level) == 1;
   facts.threadLevel = level;
   facts.cudaSupport = facts.initialized ? loaded.table->cuda_support() : -1;
+  if (facts.initialized) loaded.table->world_place(&facts.worldRank, &facts.worldSize);
   return facts;
 }
 

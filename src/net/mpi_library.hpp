@@ -19,6 +19,8 @@ struct MpiFacts {
   bool initialized = false;
   int threadLevel = 0;   ///< PEERLINK_MPI_THREAD_* (mpi_abi.h)
   int cudaSupport = -1;  ///< 1, 0, -1 (cannot say)
+  int worldRank = -1;    ///< this process's rank in MPI_COMM_WORLD (initialized MPI only)
+  int worldSize = 0;     ///< MPI_COMM_WORLD's size (initialized MPI only)
 };
 
 /// Loads libpeerlink_mpi.so once per process (PEERLINK_MPI_LIBRARY, else beside the program, else the loader's

@@ -191,6 +191,11 @@ void abandon(void* request) {
   delete mine;
 }
 
+void worldPlace(int* rank, int* size) {
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
 const peerlink_mpi_v1 kTable = {PEERLINK_MPI_ABI_VERSION,
                                 sizeof(peerlink_mpi_v1),
                                 libraryVersion,
@@ -204,7 +209,8 @@ const peerlink_mpi_v1 kTable = {PEERLINK_MPI_ABI_VERSION,
                                 isend,
                                 irecv,
                                 test,
-                                abandon};
+                                abandon,
+                                worldPlace};
 
 }  // namespace
 
