@@ -296,11 +296,8 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return status;
   }
-  int gpus = 0;
-  const cudaError_t found = cudaGetDeviceCount(&gpus);
-  if (found != cudaSuccess || gpus == 0) {
-    report(std::string("SKIPPED: no CUDA GPU (cudaGetDeviceCount: ") +
-           (found != cudaSuccess ? cudaGetErrorName(found) : "0 GPUs") + ")");
+  const int gpus = testing::gpusOrSkip(report);
+  if (gpus == 0) {
     MPI_Finalize();
     return 0;
   }

@@ -2,6 +2,8 @@
 // cut off from mpirun still leaves its file).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -29,5 +31,15 @@ struct RankReport {
     (*this)(std::string("fault ") + errorCodeName(error.code()) + " after " + elapsed + " s: " + error.what());
   }
 };
+
+/// The GPUs this process sees; 0 once "SKIPPED: no CUDA GPU (...)" is reported (the program then ends, passing).
+inline int gpusOrSkip(const RankReport& report) {
+  int gpus = 0;
+  const cudaError_t found = cudaGetDeviceCount(&gpus);
+  if (found == cudaSuccess && gpus > 0) return gpus;
+  report(std::string("SKIPPED: no CUDA GPU (cudaGetDeviceCount: ") +
+         (found != cudaSuccess ? cudaGetErrorName(found) : "0 GPUs") + ")");
+  return 0;
+}
 
 }  // namespace peerlink::testing
