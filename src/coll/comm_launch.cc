@@ -9,6 +9,7 @@
 #include "coll/comm_launch_copy_engine.hpp"
 #include "coll/comm_launch_large.hpp"
 #include "coll/comm_launch_p2p_ll.hpp"
+#include "coll/comm_launch_plan.hpp"
 #include "coll/comm_launch_support.hpp"
 #include "coll/kernel_args.hpp"
 #include "core/log.hpp"
@@ -213,6 +214,10 @@ void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pair
   // (on 4x H200 the direct launches one rank after another from this thread took 23-25 us a small group); a
   // captured group launches directly into the capture.
   const bool capturing = checkGroupCapture(state, pairs);
+  if (state.planned) {
+    launchPlannedPairs(state, pairs, streams, masks);
+    return;
+  }
   // The group's kernel: by the most one rank sends (every rank of a group runs the same form, so the pair
   // counters stay in step).
   const std::size_t largest = *std::max_element(sent.begin(), sent.end());

@@ -18,7 +18,11 @@
 #include <fmt/ranges.h>
 
 #include "coll/arena_sharing.hpp"
+#include "coll/comm_launch_plan.hpp"
 #include "coll/comm_launch_support.hpp"
+#include "coll/peer_verdicts.hpp"
+#include "coll/plan_staged.hpp"
+#include "coll/rank_transport.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
@@ -136,6 +140,11 @@ void enablePeers(CommState& state) {
       const int from = state.devices[static_cast<std::size_t>(a)];
       const int to = state.devices[static_cast<std::size_t>(b)];
       if (from == to) continue;  // two ranks on one GPU (PEERLINK_COLL_SHARE_GPUS): local memory
+      // Under the staged plans only the Direct pairs are peers; the others never touch each other's memory.
+      if (state.planned && state.planned->links.way(a, b) != PairWay::Direct &&
+          state.planned->links.way(b, a) != PairWay::Direct) {
+        continue;
+      }
       int can = 0;
       PEERLINK_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
       if (!can) {
@@ -150,6 +159,32 @@ void enablePeers(CommState& state) {
       if (target.arena.shared) target.arena.shared->allowAccess(from);
     }
   }
+}
+
+// In one process, each pair's way (rank_transport.hpp) from the topology, the settings and the doctor's verdicts;
+// where some pair is not Direct, the staged plans' buffers, and every pair that is not Direct in the P2P log.
+// Across processes every pair must be a peer (makeWorld checks).
+void choosePlannedWays(CommState& state) {
+  if (state.world.spansProcesses) {
+    if (!state.params.getString("PEERLINK_COLL_HOST_STAGED").empty()) {
+      throw Error(ErrorCode::InvalidUsage,
+                  "PEERLINK_COLL_HOST_STAGED: host-staged pairs are served in a communicator of one process only");
+    }
+    return;
+  }
+  std::vector<int> gpus;
+  for (const int gpu : state.devices) {
+    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
+  }
+  const PeerVerdicts verdicts =
+      gpus.size() >= 2 ? gatherPeerVerdicts(state.topology, gpus, state.params) : PeerVerdicts{};
+  RankTransport transport = chooseRankTransport(state.topology, state.devices, state.params, &verdicts);
+  if (!needsStagedPlans(transport.links)) return;
+  logInfo(LogSubsys::P2p,
+          "communicator: every call runs as a staged plan ({}); {} pair{} not direct:", transport.verdicts,
+          transport.reasons.size(), transport.reasons.size() == 1 ? "" : "s");
+  for (const std::string& reason : transport.reasons) logInfo(LogSubsys::P2p, "  {}", reason);
+  state.planned = makePlannedWays(state, std::move(transport.links));
 }
 
 // Every local rank's card, the world gathered from every rank's, and the world checked (world.hpp).
@@ -251,6 +286,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
     allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind);
   });
   const auto arenasReady = Clock::now();
+  choosePlannedWays(state);
   enablePeers(state);
   state.tables.assign(static_cast<std::size_t>(state.nranks), SymmetricTable{});
   for (const int a : state.localRanks()) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coll/launch_threads.hpp"
+#include "coll/rank_links.hpp"
 #include "coll/symmetric_layout.hpp"
 #include "coll/user_windows.hpp"
 #include "coll/world.hpp"
@@ -104,6 +105,19 @@ struct ChoiceMemo {
   CollectiveChoice choice;
 };
 
+/// The staged plans' resources (comm_launch_plan.hpp): a communicator has them when some pair of its ranks is not
+/// Direct, and then runs every call through the plans.
+struct PlannedWays {
+  RankLinks links;
+  std::vector<DeviceBuffer> scratch;  ///< by rank: kPlanStageBytes on its GPU
+  std::vector<PinnedBuffer> stages;   ///< by rank: kPlanStageBytes of mapped pinned host memory
+  std::vector<Event> stepDone;        ///< by rank: an event of its GPU (plan_executor.hpp)
+};
+
+/// How much scratch and host stage each rank of a communicator with staged plans keeps: a call's plan runs in
+/// segments that fit (segment_plans.hpp).
+constexpr std::size_t kPlanStageBytes = std::size_t{32} << 20;
+
 struct CommState {
   Params params;
   Topology topology;         ///< this process's
@@ -127,6 +141,8 @@ struct CommState {
   std::size_t ringChunkBytes = 0;  ///< PEERLINK_COLL_RING_CHUNK: the rings' largest chunk, 0 each kernel's own
   int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own
   bool overlapLaunches = false;    ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
+  /// Non-null when some pair of ranks is not Direct (rank_transport.hpp): every call runs as a staged plan.
+  std::unique_ptr<PlannedWays> planned;
 
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group

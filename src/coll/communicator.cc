@@ -21,6 +21,7 @@
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
 #include "coll/comm_launch_p2p_staged.hpp"
+#include "coll/comm_launch_plan.hpp"
 #include "coll/comm_launch_staged.hpp"
 #include "coll/comm_setup.hpp"
 #include "coll/comm_state.hpp"
@@ -122,7 +123,9 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
       standIn.stream = nullptr;
     }
     const bool capturing = coll::checkSetMatches(state, set);
-    if (!state.world.spansProcesses) {
+    if (state.planned) {
+      coll::launchPlannedSet(state, set);
+    } else if (!state.world.spansProcesses) {
       coll::launchCollectiveSet(state, set, capturing);
     } else if (!coll::needsStaging(state, set)) {
       logPathOnce(state, shape, 0, "in LL lines on the callers' own buffers");
@@ -411,6 +414,7 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   const std::lock_guard<std::mutex> lock(state_->mutex);
   coll::CommState& comm = state_->comm;
   if (state_->nodes) return state_->nodes->describeChoice(collective, bytes);
+  if (comm.planned) return coll::describePlannedChoice(comm, collective);
   const auto describe = [](const CollectiveChoice& choice) {
     return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
   };

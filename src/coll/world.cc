@@ -274,17 +274,20 @@ World makeWorld(std::vector<RankCard> cards, const std::vector<int>& localRanks,
       if (dst == src) continue;
       const CardLink* link = findLink(from, world.topology.gpus[static_cast<std::size_t>(dst)].pciBusId);
       if (link == nullptr) continue;
-      if (!link->canAccessPeer) {
+      // In one process the communicator carries such a pair through host memory (rank_transport.hpp); across
+      // processes it has no way yet.
+      if (!link->canAccessPeer && world.spansProcesses) {
         const auto other = static_cast<int>(std::find(world.gpu.begin(), world.gpu.end(), dst) - world.gpu.begin());
         throw Error(ErrorCode::Unsupported,
-                    fmt::format("{} cannot access {}'s GPU as a peer; the collectives need peer access between every "
-                                "pair (see `peerlink doctor`)",
+                    fmt::format("{} cannot access {}'s GPU as a peer; a communicator across processes needs peer "
+                                "access between every pair (one process driving every GPU serves such a machine "
+                                "through host memory; see `peerlink doctor`)",
                                 world.describe(static_cast<int>(owner)), world.describe(other)));
       }
       GpuPair pair;
       pair.src = src;
       pair.dst = dst;
-      pair.canAccessPeer = true;
+      pair.canAccessPeer = link->canAccessPeer;
       pair.path = link->path;
       pair.nvlinks = link->nvlinks;
       world.topology.pairs.push_back(pair);

@@ -295,6 +295,16 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Testing only: a communicator may list a GPU more than once, its ranks sharing the GPU (each kernel's grid "
        "shrinks so every rank's blocks stay resident), so 3-8 rank algorithms run on fewer GPUs; not for speed.",
        ParamAudience::Testing},
+      {"PEERLINK_COLL_HOST_STAGED",
+       ParamType::String,
+       "",
+       {},
+       0,
+       0,
+       "Testing only: pairs of ranks a communicator in one process carries through pinned host memory whatever "
+       "their link, as it does where P2P does not work: 'all', or pairs such as '0-2,1-3' (both directions of "
+       "each). The staged plans then run on machines where P2P works too.",
+       ParamAudience::Testing},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
        "",

@@ -11,6 +11,7 @@
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_preload.cuh"
 #include "kernels/launch_kernel.cuh"
+#include "kernels/plan_reduce.cuh"
 
 namespace peerlink::kernels {
 namespace {
@@ -120,6 +121,7 @@ void preloadCollKernels(bool push, bool ll128) {
   detail::preloadCollRingKernels();
   detail::preloadCollRingReduceKernels();
   if (push) detail::preloadCollPushPhasedKernels();
+  detail::preloadPlanReduceKernels();
 }
 
 }  // namespace peerlink::kernels

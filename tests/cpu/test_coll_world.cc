@@ -191,7 +191,7 @@ TEST(World, PcieIsNoMeshAndNamesThePair) {
   EXPECT_NE(fabric.detail.find("GPU 0 -> 1"), std::string::npos) << fabric.detail;
 }
 
-TEST(World, APairWithoutPeerAccessIsUnsupported) {
+TEST(World, APairWithoutPeerAccessIsUnsupportedAcrossProcesses) {
   std::vector<RankCard> cards = oneProcessEach(cardsOf(loadTopologyFixture("h200x4_vm"), {0, 1}));
   cards[1].links[0].canAccessPeer = false;
   try {
@@ -201,6 +201,16 @@ TEST(World, APairWithoutPeerAccessIsUnsupported) {
     EXPECT_EQ(error.code(), ErrorCode::Unsupported);
     EXPECT_NE(std::string(error.what()).find("rank 1"), std::string::npos) << error.what();
   }
+}
+
+// One process serves the pair through host memory (rank_transport.hpp): the world keeps it, without peer access.
+TEST(World, APairWithoutPeerAccessInOneProcessIsKept) {
+  std::vector<RankCard> cards = cardsOf(loadTopologyFixture("h200x4_vm"), {0, 1});
+  cards[1].links[0].canAccessPeer = false;
+  const World world = makeWorld(cards, {0, 1}, false);
+  EXPECT_FALSE(world.spansProcesses);
+  EXPECT_FALSE(world.topology.pair(1, 0).canAccessPeer);
+  EXPECT_TRUE(world.topology.pair(0, 1).canAccessPeer);
 }
 
 TEST(World, AGpuHiddenFromOneProcessIsNoMesh) {

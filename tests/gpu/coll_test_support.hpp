@@ -307,6 +307,47 @@ cudaGraphExec_t captureAll(const Communicator& comm, const std::vector<Stream>& 
   return exec;
 }
 
+// Replays a graph of one collective several times with new inputs, with an eager call of another size
+// between replays; every replay's output matches the reference.
+inline void replayCase(const std::vector<int>& devices, const Params& params, CollCase c) {
+  Communicator comm(devices, params);
+  const int n = comm.size();
+  std::vector<coll::Bytes> inputs(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    inputs[static_cast<std::size_t>(r)] =
+        randomElements(c.type, c.op, sendElementsOf(c.collective, n, c.count, r, c.root), c.seed + r);
+  }
+  const std::vector<RankCase> ranks = prepareCase(comm, c, inputs);
+  const std::vector<Stream> streams = rankStreams(comm);
+  cudaGraphExec_t exec = captureAll(comm, streams, [&] {
+    for (int r = n - 1; r >= 0; --r) {
+      callRank(comm, c, r, ranks[static_cast<std::size_t>(r)], streams[static_cast<std::size_t>(r)].get());
+    }
+  });
+  for (int replay = 0; replay < 6; ++replay) {
+    for (int r = 0; r < n; ++r) {  // new inputs (outside the graph)
+      auto& input = inputs[static_cast<std::size_t>(r)];
+      input = randomElements(c.type, c.op, input.size() / dataTypeSize(c.type), c.seed + 100 * (replay + 1) + r);
+      if (!input.empty()) {
+        PEERLINK_CUDA_CHECK(cudaMemcpy(const_cast<void*>(ranks[static_cast<std::size_t>(r)].send), input.data(),
+                                       input.size(), cudaMemcpyHostToDevice));
+      }
+    }
+    PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));
+    ASSERT_EQ(finishAll(comm, streams), "") << "replay " << replay;
+    const auto expected = coll::hostReduceReference(c.collective, c.type, c.op, n, c.count, c.root, inputs);
+    ASSERT_EQ(checkOutputs(comm, c, ranks, expected), "") << "replay " << replay << " of " << c.describe();
+    if (replay % 2 == 1) {  // an eager call between replays moves the counters on too
+      CollCase eager = c;
+      eager.count = c.count / 3 + 1;
+      eager.inPlace = false;
+      eager.seed = c.seed + 7 * replay;
+      ASSERT_EQ(runCase(comm, eager), "") << "eager call after replay " << replay;
+    }
+  }
+  PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
+}
+
 }  // namespace peerlink::testing
 
 /// Skips unless the machine's GPUs can form a communicator; fills `devices`.

@@ -1,0 +1,120 @@
+// Calls through the staged plans (comm_launch_plan.hpp).
+#include "coll/comm_launch_plan.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "coll/comm_launch_support.hpp"
+#include "coll/plan_executor.hpp"
+#include "coll/plan_staged.hpp"
+#include "coll/segment_plans.hpp"
+#include "core/cuda_check.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+// A hop's chunk: the copy engines reach their bandwidth from about a megabyte, and a segment of kPlanStageBytes
+// still has several chunks per rank to pipeline the two halves of a host-staged hop.
+constexpr std::size_t kPlanChunkBytes = std::size_t{2} << 20;
+
+// Rank r's part of a plan run: its stream, its step event, its scratch and stage; Input and Output are the
+// caller's to fill.
+PlanRank planRank(const CommState& state, int r, cudaStream_t stream, std::size_t elementSize) {
+  const PlannedWays& ways = *state.planned;
+  const auto i = static_cast<std::size_t>(r);
+  PlanRank rank;
+  rank.device = state.devices[i];
+  rank.stream = stream;
+  rank.stepDone = ways.stepDone[i].get();
+  rank.reduceBlocks = state.maxBlocks;
+  rank.extents[static_cast<std::size_t>(BufferKind::Scratch)] =
+      wholeBuffer(ways.scratch[i].data(), kPlanStageBytes / elementSize);
+  rank.extents[static_cast<std::size_t>(BufferKind::HostStage)] =
+      wholeBuffer(ways.stages[i].data(), kPlanStageBytes / elementSize);
+  return rank;
+}
+
+std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
+  return rank.extents[static_cast<std::size_t>(buffer)];
+}
+
+}  // namespace
+
+std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links) {
+  auto ways = std::make_unique<PlannedWays>();
+  ways->links = std::move(links);
+  for (int r = 0; r < state.nranks; ++r) {
+    const int device = state.devices[static_cast<std::size_t>(r)];
+    DeviceGuard guard(device);
+    ways->scratch.emplace_back(device, kPlanStageBytes);
+    ways->stages.emplace_back(kPlanStageBytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    ways->stepDone.emplace_back(device, cudaEventDisableTiming);
+  }
+  return ways;
+}
+
+std::string describePlannedChoice(const CommState& state, Collective collective) {
+  const RankLinks& links = state.planned->links;
+  const std::string how = collective == Collective::AllToAll || collective == Collective::SendRecv
+                              ? std::string("pair by pair")
+                              : fmt::format("ring {}", describeRing(links, chooseRing(links)));
+  return fmt::format(
+      "staged plan: {}; host-staged hops through each rank's pinned stage, in segments of at most {} "
+      "MiB of stage (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
+      how, kPlanStageBytes >> 20);
+}
+
+// The staged plans are built out of place: a rank that calls in place has its Input and Output extents in the
+// one buffer, and the plans read every element of a rank's send data before any store into the same element of its
+// recv data (plan_staged.hpp's chains), so the aliasing is safe; the executor skips a copy onto itself.
+void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& shape = set.front();
+  const std::size_t size = dataTypeSize(shape.type);
+  if (shape.count == 0) return;
+  const std::size_t chunk = std::max<std::size_t>(1, kPlanChunkBytes / size);
+  for (const PlanSegment& segment : planSegments(shape.collective, state.nranks, shape.count, size, kPlanStageBytes)) {
+    const Plan plan = buildStagedPlan(shape.collective, state.nranks, segment.count, shape.root, false, chunk,
+                                      shape.type, state.planned->links);
+    std::vector<PlanRank> ranks;
+    for (const CallArgs& call : set) {
+      PlanRank rank = planRank(state, call.rank, call.stream, size);
+      extentsOf(rank, BufferKind::Input) =
+          segmentExtents(shape.collective, BufferKind::Input, state.nranks, shape.count, segment, call.send, size);
+      extentsOf(rank, BufferKind::Output) =
+          segmentExtents(shape.collective, BufferKind::Output, state.nranks, shape.count, segment, call.recv, size);
+      ranks.push_back(std::move(rank));
+    }
+    runPlanOnGpus(plan, shape.op, ranks);
+  }
+}
+
+void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
+                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& masks) {
+  std::vector<PointToPoint> group;
+  for (const SendRecvPair& pair : pairs) group.push_back({pair.send.rank, pair.recv.rank, pair.send.count});
+  const DataType type = pairs.front().send.type;
+  const std::size_t size = dataTypeSize(type);
+  const std::size_t chunk = std::max<std::size_t>(1, kPlanChunkBytes / size);
+  std::vector<const void*> sends;
+  std::vector<const void*> recvs;
+  for (const SendRecvPair& pair : pairs) {
+    sends.push_back(pair.send.send);
+    recvs.push_back(pair.recv.recv);
+  }
+  for (const GroupPiece& piece : groupPieces(group, state.nranks, size, kPlanStageBytes)) {
+    const Plan plan = buildStagedSendRecvPlan(piece.pairs, type, chunk, state.planned->links);
+    const std::vector<RankExtents> extents = pieceExtents(piece, state.nranks, sends, recvs, size);
+    std::vector<PlanRank> ranks;
+    for (int r = 0; r < state.nranks; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      PlanRank rank = masks[i] != 0 ? planRank(state, r, streams[i], size) : PlanRank{};
+      extentsOf(rank, BufferKind::Input) = extents[i].input;
+      extentsOf(rank, BufferKind::Output) = extents[i].output;
+      ranks.push_back(std::move(rank));
+    }
+    runPlanOnGpus(plan, pairs.front().send.op, ranks);
+  }
+}
+
+}  // namespace peerlink::coll

@@ -1,0 +1,32 @@
+// Calls of a communicator whose ranks cannot all reach each other directly (rank_transport.hpp): every collective
+// and send/recv group runs as a staged plan (plan_staged.hpp) -- rings over the ways the pairs allow, host-staged
+// hops through each rank's pinned stage -- carried out by the plan executor (plan_executor.hpp), segment after
+// segment (segment_plans.hpp) over the scratch and stages the communicator keeps (PlannedWays).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coll/comm_state.hpp"
+#include "coll/comm_validation.hpp"
+#include "coll/rank_links.hpp"
+
+namespace peerlink::coll {
+
+/// The buffers of the staged plans for `links`, on the GPUs of `state`'s ranks (all in this process): each rank's
+/// scratch and host stage of kPlanStageBytes, and its step event.
+std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links);
+
+/// What a call of `collective` runs on such a communicator, for Communicator::describeChoice.
+std::string describePlannedChoice(const CommState& state, Collective collective);
+
+/// Runs a matched collective set (set[r] is rank r's call) through the staged plans.
+void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set);
+
+/// Runs matched send/recv pairs through the staged plans; streams[r]: rank r's stream in the group, where it
+/// takes part (masks[r] != 0).
+void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
+                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& masks);
+
+}  // namespace peerlink::coll

@@ -1,0 +1,107 @@
+// Cutting calls into segments (segment_plans.hpp).
+#include "coll/segment_plans.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "coll/comm_launch_support.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+
+bool holdsRankBlocks(Collective collective, BufferKind buffer) noexcept {
+  switch (collective) {
+    case Collective::AllGather: return buffer == BufferKind::Output;
+    case Collective::ReduceScatter: return buffer == BufferKind::Input;
+    case Collective::AllToAll: return buffer == BufferKind::Input || buffer == BufferKind::Output;
+    default: return false;
+  }
+}
+
+std::vector<PlanSegment> planSegments(Collective collective, int nranks, std::size_t count, std::size_t elementSize,
+                                      std::size_t capBytes) {
+  const bool blocks = holdsRankBlocks(collective, BufferKind::Input) || holdsRankBlocks(collective, BufferKind::Output);
+  const std::size_t perElement = elementSize * (blocks ? static_cast<std::size_t>(nranks) : 1);
+  const std::size_t align = std::max<std::size_t>(1, 16 / elementSize);
+  const std::size_t fit = capBytes / perElement / align * align;
+  if (fit == 0) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("plan segments: {} bytes of stage cannot hold 16 bytes of each of "
+                                                     "{} blocks",
+                                                     capBytes, blocks ? nranks : 1));
+  }
+  std::vector<PlanSegment> segments;
+  std::size_t start = 0;
+  do {
+    const std::size_t piece = std::min(fit, count - start);
+    segments.push_back({start, piece});
+    start += piece;
+  } while (start < count);
+  return segments;
+}
+
+std::vector<BufferExtent> segmentExtents(Collective collective, BufferKind buffer, int nranks, std::size_t count,
+                                         const PlanSegment& segment, const void* base, std::size_t elementSize) {
+  if (!holdsRankBlocks(collective, buffer)) {
+    return {BufferExtent{0, segment.count, offsetBy(base, segment.start * elementSize)}};
+  }
+  std::vector<BufferExtent> extents;
+  for (int q = 0; q < nranks; ++q) {
+    const std::size_t block = static_cast<std::size_t>(q);
+    extents.push_back(
+        {block * segment.count, segment.count, offsetBy(base, (block * count + segment.start) * elementSize)});
+  }
+  return extents;
+}
+
+std::vector<GroupPiece> groupPieces(const std::vector<PointToPoint>& pairs, int nranks, std::size_t elementSize,
+                                    std::size_t capBytes) {
+  std::vector<std::size_t> sends(static_cast<std::size_t>(nranks), 0);
+  std::size_t longest = 0;
+  for (const PointToPoint& pair : pairs) {
+    if (pair.count == 0) continue;
+    ++sends[static_cast<std::size_t>(pair.from)];
+    longest = std::max(longest, pair.count);
+  }
+  const std::size_t most = *std::max_element(sends.begin(), sends.end());
+  if (most == 0) return {};
+  const std::size_t align = std::max<std::size_t>(1, 16 / elementSize);
+  const std::size_t step = capBytes / (elementSize * most) / align * align;
+  if (step == 0) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("send/recv pieces: {} bytes of stage cannot hold 16 bytes of each "
+                                                     "of a rank's {} sends",
+                                                     capBytes, most));
+  }
+  std::vector<GroupPiece> pieces;
+  for (std::size_t start = 0; start < longest; start += step) {
+    GroupPiece piece;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      if (pairs[i].count <= start) continue;
+      piece.pairs.push_back({pairs[i].from, pairs[i].to, std::min(step, pairs[i].count - start)});
+      piece.starts.push_back(start);
+      piece.of.push_back(i);
+    }
+    pieces.push_back(std::move(piece));
+  }
+  return pieces;
+}
+
+std::vector<RankExtents> pieceExtents(const GroupPiece& piece, int nranks, const std::vector<const void*>& sendBuffers,
+                                      const std::vector<const void*>& recvBuffers, std::size_t elementSize) {
+  std::vector<RankExtents> ranks(static_cast<std::size_t>(nranks));
+  std::vector<std::size_t> sent(ranks.size(), 0);
+  std::vector<std::size_t> received(ranks.size(), 0);
+  for (std::size_t k = 0; k < piece.pairs.size(); ++k) {
+    const PointToPoint& pair = piece.pairs[k];
+    const std::size_t skip = piece.starts[k] * elementSize;
+    const auto from = static_cast<std::size_t>(pair.from);
+    const auto to = static_cast<std::size_t>(pair.to);
+    ranks[from].input.push_back({sent[from], pair.count, offsetBy(sendBuffers[piece.of[k]], skip)});
+    ranks[to].output.push_back({received[to], pair.count, offsetBy(recvBuffers[piece.of[k]], skip)});
+    sent[from] += pair.count;
+    received[to] += pair.count;
+  }
+  return ranks;
+}
+
+}  // namespace peerlink::coll

@@ -1,0 +1,62 @@
+// Large calls on the staged plans (plan_staged.hpp) in segments: a plan's scratch and host stages hold its whole
+// data, so a call is cut into pieces whose plans fit the buffers the communicator keeps, each run over the part of
+// the user's buffers it covers. Pure: the host executor runs the same segments in CPU tests.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "coll/plan.hpp"
+#include "coll/plan_executor.hpp"
+
+namespace peerlink::coll {
+
+/// Elements [start, start + count) of the call's count (of every block, for the collectives whose buffers hold one
+/// block per rank).
+struct PlanSegment {
+  std::size_t start = 0;
+  std::size_t count = 0;
+};
+
+/// Whether `buffer` (Input or Output) of `collective` holds one block of the call's count per rank: all-gather's
+/// output, reduce-scatter's input, both of all-to-all's.
+bool holdsRankBlocks(Collective collective, BufferKind buffer) noexcept;
+
+/// The segments of a call of `count` elements of `elementSize` bytes over `nranks` ranks such that no rank's
+/// scratch or host stage in a segment's plan exceeds `capBytes` (at least one element per block): 16-byte
+/// multiples except the last. One segment of count 0 for a call of 0 elements. Throws Error(InvalidUsage) for a
+/// cap below 16 bytes per block.
+std::vector<PlanSegment> planSegments(Collective collective, int nranks, std::size_t count, std::size_t elementSize,
+                                      std::size_t capBytes);
+
+/// Where a segment's plan finds `buffer` (Input or Output) of a call of `count` elements in the user's buffer at
+/// `base`: one extent, or one per rank block (holdsRankBlocks).
+std::vector<BufferExtent> segmentExtents(Collective collective, BufferKind buffer, int nranks, std::size_t count,
+                                         const PlanSegment& segment, const void* base, std::size_t elementSize);
+
+/// One piece of a send/recv group (buildStagedSendRecvPlan's pairs) and where each of its pairs starts in the
+/// pair's buffers.
+struct GroupPiece {
+  std::vector<PointToPoint> pairs;  ///< the pieces of the group's pairs that are not empty, in the group's order
+  std::vector<std::size_t> starts;  ///< by `pairs`: the first element of the pair's buffers this piece moves
+  std::vector<std::size_t> of;      ///< by `pairs`: the index of the group pair it is a piece of
+};
+
+/// A group of `pairs` cut into pieces such that no rank sends more than `capBytes` in one (every pair advances by
+/// the same element count each piece). Pairs of 0 elements appear in no piece; a group of nothing has no piece.
+/// Throws Error(InvalidUsage) for a cap too small for one element per pair.
+std::vector<GroupPiece> groupPieces(const std::vector<PointToPoint>& pairs, int nranks, std::size_t elementSize,
+                                    std::size_t capBytes);
+
+/// One rank's Input and Output extents in a piece's plan.
+struct RankExtents {
+  std::vector<BufferExtent> input;
+  std::vector<BufferExtent> output;
+};
+
+/// Where a piece's plan (buildStagedSendRecvPlan over piece.pairs) finds each rank's Input -- its sends back to
+/// back, in the piece's order -- and Output -- its receives; sendBuffers[i] and recvBuffers[i] are group pair i's.
+std::vector<RankExtents> pieceExtents(const GroupPiece& piece, int nranks, const std::vector<const void*>& sendBuffers,
+                                      const std::vector<const void*>& recvBuffers, std::size_t elementSize);
+
+}  // namespace peerlink::coll

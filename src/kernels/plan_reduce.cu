@@ -1,0 +1,54 @@
+// Plan reductions (plan_reduce.cuh): a grid-stride loop, one element per thread per pass; the plans that run here
+// move data over PCIe or host memory, whose bandwidth a plain loop already exceeds.
+#include "core/cuda_check.hpp"
+#include "kernels/coll_reduce_ops.cuh"
+#include "kernels/kernel_preload.cuh"
+#include "kernels/plan_reduce.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+using namespace colldev;
+
+constexpr int kPlanReduceThreads = 512;
+
+template <int Type, int Op>
+__global__ void planReduceKernel(PlanReduceArgs args) {
+  using E = Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  S* dst = static_cast<S*>(args.dst);
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < args.count; i += stride) {
+    A acc = E::load(static_cast<const S*>(args.srcs[0])[i]);
+#pragma unroll
+    for (int j = 1; j < kCollMaxRanks; ++j) {
+      if (j < args.nsrcs) acc = applyOp<A, Op>(acc, E::load(static_cast<const S*>(args.srcs[j])[i]));
+    }
+    dst[i] = E::store(args.finish ? finishOp<A, Op>(acc, args.nranks) : acc);
+  }
+}
+
+}  // namespace
+
+void launchPlanReduce(const PlanReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream) {
+  detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    planReduceKernel<kType, kOp><<<blocks, kPlanReduceThreads, 0, stream>>>(args);
+  });
+  PEERLINK_CUDA_CHECK_LAUNCH();
+}
+
+namespace detail {
+
+void preloadPlanReduceKernels() {
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    loadKernel(planReduceKernel<kType, kOp>, "planReduceKernel");
+  });
+}
+
+}  // namespace detail
+}  // namespace peerlink::kernels

@@ -1,0 +1,170 @@
+// Large calls on the staged plans in segments (coll/segment_plans.hpp): every collective cut with a stage so small
+// that a call takes many segments, each segment's plan run by the host executor over the part of the user's buffers
+// its extents name, must give the whole call's closed form; the same for send/recv groups cut into pieces.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/host_executor.hpp"
+#include "coll/plan_staged.hpp"
+#include "coll/segment_plans.hpp"
+#include "coll_lists.hpp"
+#include "peerlink/error.hpp"
+#include "plan_test_support.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+constexpr std::size_t kSize = 4;  // f32
+
+// A world with every kind of pair: 0 -> 1 host-staged, the rest direct.
+RankLinks mixedLinks(int n) {
+  RankLinks links = RankLinks::uniform(n, PairWay::Direct);
+  links.set(0, 1, PairWay::HostStaged);
+  links.set(n - 1, 0, PairWay::HostStaged);
+  return links;
+}
+
+// Copies between a plan buffer and the user buffers its extents name: gather (user -> plan) or scatter (plan ->
+// user). A buffer the plan declares empty (a non-root's broadcast input, reduce output) has no user buffer either.
+void moveExtents(const std::vector<BufferExtent>& extents, Bytes& planBuffer, bool gather) {
+  if (planBuffer.empty()) return;
+  for (const BufferExtent& extent : extents) {
+    ASSERT_LE((extent.begin + extent.elements) * kSize, planBuffer.size());
+    auto* user = static_cast<std::byte*>(const_cast<void*>(extent.base));
+    std::byte* plan = planBuffer.data() + extent.begin * kSize;
+    if (gather) {
+      std::memcpy(plan, user, extent.elements * kSize);
+    } else {
+      std::memcpy(user, plan, extent.elements * kSize);
+    }
+  }
+}
+
+// The call of `count` run segment by segment with a stage of `capBytes`; "" or what differs from the closed form.
+std::string runInSegments(Collective collective, int n, std::size_t count, int root, std::size_t capBytes) {
+  const RankLinks links = mixedLinks(n);
+  const Plan whole = buildStagedPlan(collective, n, count, root, false, 0, DataType::F32, links);
+  std::vector<Bytes> send = makeSendData(whole, ReduceOp::Sum, 7);
+  std::vector<Bytes> recv(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    recv[static_cast<std::size_t>(r)].assign(recvElementsOf(collective, n, count, r, root) * kSize, std::byte{0x5a});
+  }
+  const std::vector<PlanSegment> segments = planSegments(collective, n, count, kSize, capBytes);
+  if (count > 0 && segments.size() < 2 && count * kSize > capBytes) return "one segment for a call past the cap";
+  std::size_t covered = 0;
+  for (const PlanSegment& segment : segments) {
+    if (segment.start != covered) return "segments leave a gap or overlap";
+    covered += segment.count;
+    const Plan plan = buildStagedPlan(collective, n, segment.count, root, false, 3, DataType::F32, links);
+    std::vector<HostRankBuffers> buffers = allocateHostBuffers(plan, std::byte{0xa5});
+    for (int r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (buffers[i].scratch.size() > capBytes || buffers[i].hostStage.size() > capBytes) {
+        return "a segment's scratch or stage is larger than the cap";
+      }
+      moveExtents(segmentExtents(collective, BufferKind::Input, n, count, segment, send[i].data(), kSize),
+                  buffers[i].input, true);
+      moveExtents(segmentExtents(collective, BufferKind::Output, n, count, segment, recv[i].data(), kSize),
+                  buffers[i].output, true);
+    }
+    executePlan(plan, ReduceOp::Sum, buffers);
+    for (int r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      moveExtents(segmentExtents(collective, BufferKind::Output, n, count, segment, recv[i].data(), kSize),
+                  buffers[i].output, false);
+    }
+  }
+  if (covered != count) return "segments do not cover the count";
+  const std::vector<Bytes> want = hostReduceReference(collective, DataType::F32, ReduceOp::Sum, n, count, root, send);
+  const Tolerance tol = reduces(collective) ? tolerance(DataType::F32, ReduceOp::Sum, n) : Tolerance{};
+  for (std::size_t r = 0; r < want.size(); ++r) {
+    if (auto mismatch = findMismatch(DataType::F32, tol, want[r], recv[r]))
+      return "rank " + std::to_string(r) + ": " + *mismatch;
+  }
+  return "";
+}
+
+TEST(SegmentPlans, EveryCollectiveInManySegments) {
+  for (const Collective collective : kEveryCollective) {
+    if (collective == Collective::SendRecv) continue;  // groups: GroupPieces below
+    for (const int n : {2, 3, 4}) {
+      for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{37}, std::size_t{130}}) {
+        for (const std::size_t cap : {std::size_t{64 * 4}, std::size_t{1} << 20}) {
+          EXPECT_EQ(runInSegments(collective, n, count, n - 1, cap), "")
+              << collectiveName(collective) << " n=" << n << " count=" << count << " cap=" << cap;
+        }
+      }
+    }
+  }
+}
+
+TEST(SegmentPlans, SegmentsAreAlignedAndFitTheCap) {
+  // all-reduce: the count's elements; all-gather: one block per rank, so a quarter per segment on 4 ranks.
+  const std::vector<PlanSegment> flat = planSegments(Collective::AllReduce, 4, 1000, 4, 1024);
+  ASSERT_EQ(flat.size(), 4u);
+  EXPECT_EQ(flat[0].count, 256u);
+  EXPECT_EQ(flat[3].start, 768u);
+  EXPECT_EQ(flat[3].count, 232u);
+  const std::vector<PlanSegment> blocks = planSegments(Collective::AllGather, 4, 1000, 4, 1024);
+  ASSERT_EQ(blocks.size(), 16u);
+  EXPECT_EQ(blocks[0].count, 64u);
+  // 16-byte multiples: 1000 bytes of bf16 stage hold 500 elements, cut to 496.
+  EXPECT_EQ(planSegments(Collective::Broadcast, 4, 10000, 2, 1000).front().count, 496u);
+  EXPECT_EQ(planSegments(Collective::AllReduce, 4, 0, 4, 1024).size(), 1u);
+  EXPECT_THROW(planSegments(Collective::AllToAll, 8, 100, 4, 64), Error);  // 8 bytes a block
+}
+
+TEST(SegmentPlans, BlockExtentsFollowTheUsersBlocks) {
+  std::vector<std::byte> user(4 * 100 * kSize);
+  const std::vector<BufferExtent> extents =
+      segmentExtents(Collective::AllGather, BufferKind::Output, 4, 100, {60, 40}, user.data(), kSize);
+  ASSERT_EQ(extents.size(), 4u);
+  EXPECT_EQ(extents[2].begin, 80u);
+  EXPECT_EQ(extents[2].elements, 40u);
+  EXPECT_EQ(extents[2].base, user.data() + (2 * 100 + 60) * kSize);
+  // all-gather's input is one block: one extent.
+  EXPECT_EQ(segmentExtents(Collective::AllGather, BufferKind::Input, 4, 100, {60, 40}, user.data(), kSize).size(), 1u);
+}
+
+TEST(SegmentPlans, GroupPiecesCarryEveryPair) {
+  const int n = 3;
+  const RankLinks links = mixedLinks(n);
+  const std::vector<PointToPoint> group = {{0, 1, 70}, {1, 0, 9}, {2, 0, 33}, {0, 2, 0}, {1, 2, 41}, {2, 2, 5}};
+  std::vector<Bytes> sends;
+  std::vector<Bytes> recvs;
+  std::vector<const void*> sendBases;
+  std::vector<const void*> recvBases;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    Bytes data(group[i].count * kSize);
+    for (std::size_t e = 0; e < group[i].count; ++e) storeElement(DataType::F32, data.data(), e, double(i * 1000 + e));
+    sends.push_back(std::move(data));
+    recvs.emplace_back(group[i].count * kSize, std::byte{0x5a});
+  }
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    sendBases.push_back(sends[i].data());
+    recvBases.push_back(recvs[i].data());
+  }
+  const std::size_t cap = 16 * kSize;  // a rank's sends of a piece: at most 16 elements
+  const std::vector<GroupPiece> pieces = groupPieces(group, n, kSize, cap);
+  EXPECT_EQ(pieces.size(), 9u);  // ranks 1 and 2 send twice: 8 elements a pair a piece, 70 / 8 pieces
+  for (const GroupPiece& piece : pieces) {
+    const Plan plan = buildStagedSendRecvPlan(piece.pairs, DataType::F32, 3, links);
+    std::vector<HostRankBuffers> buffers = allocateHostBuffers(plan, std::byte{0xa5});
+    const std::vector<RankExtents> extents = pieceExtents(piece, n, sendBases, recvBases, kSize);
+    for (std::size_t r = 0; r < buffers.size(); ++r) {
+      EXPECT_LE(buffers[r].hostStage.size(), cap);
+      moveExtents(extents[r].input, buffers[r].input, true);
+    }
+    executePlan(plan, ReduceOp::Sum, buffers);
+    for (std::size_t r = 0; r < buffers.size(); ++r) moveExtents(extents[r].output, buffers[r].output, false);
+  }
+  for (std::size_t i = 0; i < group.size(); ++i) EXPECT_EQ(recvs[i], sends[i]) << "pair " << i;
+  EXPECT_TRUE(groupPieces({{0, 1, 0}}, n, kSize, cap).empty());
+  EXPECT_THROW(groupPieces(group, n, kSize, 8), Error);
+}
+
+}  // namespace
+}  // namespace peerlink::coll

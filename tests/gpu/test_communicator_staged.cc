@@ -1,0 +1,134 @@
+// Communicators whose pairs go through pinned host memory, as on machines without working P2P: every pair
+// (PEERLINK_COLL_HOST_STAGED=all) or some (one pair forced, the others direct), so the staged plans run on the plan
+// executor here too. Every collective against the host reference, several types and ops, in place and out of place,
+// sizes from 0 elements to calls cut into several segments; replays of captured graphs; what describeChoice says.
+// Ranks take the GPUs round-robin and share them where there are fewer GPUs than ranks (PEERLINK_COLL_SHARE_GPUS).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "coll_lists.hpp"
+#include "coll_test_support.hpp"
+
+namespace peerlink::testing {
+namespace {
+
+std::vector<int> roundRobin(int ranks) {
+  int gpus = 0;
+  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  gpus = std::min(gpus, 4);
+  std::vector<int> devices;
+  for (int r = 0; r < ranks; ++r) devices.push_back(r % gpus);
+  return devices;
+}
+
+Params stagedParams(const std::string& pairs) {
+  return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"}, {"PEERLINK_COLL_HOST_STAGED", pairs}});
+}
+
+// A count whose call needs more than one segment of the communicator's 32 MiB stages (f32).
+std::size_t severalSegments(Collective collective, int ranks) {
+  const bool blocks = collective == Collective::AllGather || collective == Collective::ReduceScatter ||
+                      collective == Collective::AllToAll;
+  return blocks ? (std::size_t{9} << 20) / static_cast<std::size_t>(ranks) + 5 : (std::size_t{9} << 20) + 5;
+}
+
+// (ranks, pairs forced through host memory, collective).
+class StagedCorrectness : public ::testing::TestWithParam<std::tuple<int, const char*, Collective>> {};
+
+TEST_P(StagedCorrectness, MatchesHostReference) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const auto [ranks, pairs, collective] = GetParam();
+  Communicator comm(roundRobin(ranks), stagedParams(pairs));
+  const std::string choice = comm.describeChoice(collective, 1 << 20);
+  ASSERT_NE(choice.find("staged plan"), std::string::npos) << choice;
+  const std::size_t n = static_cast<std::size_t>(ranks);
+  const std::vector<std::size_t> counts = {
+      0, 1, 2 * n + 1, 1003, 100003, (std::size_t{1} << 20) + 5, severalSegments(collective, ranks)};
+  const std::vector<std::pair<DataType, ReduceOp>> kinds = {{DataType::F32, ReduceOp::Sum},
+                                                            {DataType::BF16, ReduceOp::Avg},
+                                                            {DataType::I8, ReduceOp::Max},
+                                                            {DataType::U64, ReduceOp::Prod},
+                                                            {DataType::F64, ReduceOp::Min}};
+  std::uint64_t seed = 23;
+  int cases = 0;
+  for (const auto& [type, op] : kinds) {
+    const ReduceOp used = reduces(collective) ? op : ReduceOp::Sum;
+    if (!reduceOpSupported(type, used)) continue;
+    for (const std::size_t count : counts) {
+      if (count > 100003 && type != DataType::F32) continue;  // the large counts once per collective
+      for (const bool inPlace : {false, true}) {
+        if (inPlace && (collective == Collective::AllToAll || collective == Collective::SendRecv)) continue;
+        CollCase c;
+        c.collective = collective;
+        c.type = type;
+        c.op = used;
+        c.count = count;
+        c.root = static_cast<int>(seed % n);
+        c.inPlace = inPlace;
+        c.reverseOrder = seed % 3 == 0;
+        c.seed = seed++;
+        ASSERT_EQ(runCase(comm, c), "") << ranks << " ranks, host-staged " << pairs;
+        ++cases;
+      }
+    }
+  }
+  std::printf("%d ranks, host-staged %s, %s: %d cases passed (%s)\n", ranks, pairs, collectiveName(collective), cases,
+              choice.c_str());
+}
+
+std::string caseName(const ::testing::TestParamInfo<StagedCorrectness::ParamType>& param) {
+  std::string pairs = std::get<1>(param.param);
+  std::replace(pairs.begin(), pairs.end(), '-', '_');
+  std::replace(pairs.begin(), pairs.end(), ',', '_');
+  return std::to_string(std::get<0>(param.param)) + "ranks_" + pairs + "_" + collectiveName(std::get<2>(param.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPair, StagedCorrectness,
+                         ::testing::Combine(::testing::Values(2, 3, 4, 8), ::testing::Values("all"),
+                                            ::testing::ValuesIn(kEveryCollective)),
+                         caseName);
+// One pair through host memory, the others direct: rings that avoid the staged pair where they can.
+INSTANTIATE_TEST_SUITE_P(OnePair, StagedCorrectness,
+                         ::testing::Combine(::testing::Values(3, 4), ::testing::Values("0-2"),
+                                            ::testing::ValuesIn(kEveryCollective)),
+                         caseName);
+// Two islands joined only through host memory (a dual-socket server): the ring crosses twice.
+INSTANTIATE_TEST_SUITE_P(Islands, StagedCorrectness,
+                         ::testing::Combine(::testing::Values(4), ::testing::Values("0-1,0-3,2-1,2-3"),
+                                            ::testing::ValuesIn(kEveryCollective)),
+                         caseName);
+
+TEST(StagedGraph, ReplaysWithEagerCallsBetween) {
+  PEERLINK_REQUIRE_GPUS(1);
+  for (const Collective collective : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter}) {
+    for (const std::size_t count : {std::size_t{5000}, std::size_t{3} << 20}) {
+      CollCase c;
+      c.collective = collective;
+      c.count = count;
+      c.seed = count + static_cast<std::size_t>(collective);
+      replayCase(roundRobin(4), stagedParams("all"), c);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(StagedCommunicator, BadPairsAreRefusedAtCreation) {
+  PEERLINK_REQUIRE_GPUS(1);
+  for (const char* bad : {"0-4", "0-0", "zero-one"}) {
+    try {
+      Communicator comm(roundRobin(4), stagedParams(bad));
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::InvalidUsage) << error.what();
+      EXPECT_NE(std::string(error.what()).find("PEERLINK_COLL_HOST_STAGED"), std::string::npos) << error.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::testing
