@@ -323,7 +323,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        "What libpeerlink_nccl.so.2 (NCCL's API over peerlink) may hand to the real NCCL (PEERLINK_NCCL_LIBRARY): "
        "AUTO the communicators peerlink cannot serve (a job whose launcher says it spans machines, an id made by "
-       "the real NCCL, ncclCommInitAll over GPUs without peer access) and their calls; NONE nothing (those are "
+       "the real NCCL, a world in one process that peerlink cannot create) and their calls; NONE nothing (those are "
        "refused with ncclInvalidUsage and a log line; the real library is never loaded); ALL every communicator.",
        ParamAudience::User},
       {"PEERLINK_NCCL_VERSION",
