@@ -280,6 +280,10 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_TRUE(contains(text.out, "# Each pair's way (one process): no doctor verdicts: ")) << text.out;
   EXPECT_TRUE(contains(text.out,
+                       "# Some pair is not direct (the table below): a communicator of these GPUs runs "
+                       "every call as a staged plan\n"))
+      << text.out;
+  EXPECT_TRUE(contains(text.out,
                        "  0 -> 1    0 -> 1    PHB   host-staged no usable P2P: no peer access reported by the "
                        "driver; no third GPU to relay through\n"))
       << text.out;
@@ -296,6 +300,13 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
   EXPECT_EQ(pairs[0].at("mode"), "STAGED");
   EXPECT_TRUE(pairs[0].at("relay_gpu").is_null());
   EXPECT_TRUE(pairs[0].at("verdict").is_null());
+  EXPECT_EQ(document.at("staged_plans"), true);
+  // An NVSwitch machine: every pair direct, the kernels' rows are what runs.
+  const std::string h200 = std::string(PEERLINK_FIXTURES_DIR) + "/topologies/h200x4_vm.json";
+  const cli::CliResult direct =
+      cli::runCli({"coll", "--explain", "--topo-file", h200, "-b", "1M", "-e", "1M", "--json", "-"});
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  EXPECT_EQ(nlohmann::json::parse(direct.out).at("staged_plans"), false);
 }
 
 }  // namespace

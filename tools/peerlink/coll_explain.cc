@@ -5,6 +5,8 @@
 
 #include "coll/pair_transport.hpp"
 #include "coll/peer_verdicts.hpp"
+#include "coll/plan_staged.hpp"
+#include "coll/rank_transport.hpp"
 #include "coll_bench/coll_bench.hpp"
 
 namespace peerlink::cli {
@@ -47,14 +49,13 @@ nlohmann::json pairTransportToJson(const coll::PairTransport& transport) {
   return {{"verdicts", transport.verdicts}, {"pairs", pairs}};
 }
 
-// Each pair's way as a communicator of `devices` in one process would choose it, with the verdicts the doctor
-// cached for this boot (none for a topology file of another machine). --explain probes nothing: under
-// PEERLINK_VERIFY=quick it reads the cache as `cached` does.
-coll::PairTransport pairTransportFor(const Topology& topology, const std::vector<int>& devices, const Params& params) {
+// The doctor's verdicts a communicator of `devices` in one process would use: the ones cached for this boot (none
+// for a topology file of another machine). --explain probes nothing: under PEERLINK_VERIFY=quick it reads the
+// cache as `cached` does.
+coll::PeerVerdicts cachedVerdictsFor(const Topology& topology, const std::vector<int>& devices, const Params& params) {
   Params cacheOnly = params;
   if (coll::verifyPolicy(params) == coll::VerifyPolicy::Quick) cacheOnly.set("PEERLINK_VERIFY", "cached");
-  const coll::PeerVerdicts verdicts = coll::gatherPeerVerdicts(topology, devices, cacheOnly);
-  return coll::choosePairTransport(topology, devices, params, ProcessBoundary::SameProcess, &verdicts);
+  return coll::gatherPeerVerdicts(topology, devices, cacheOnly);
 }
 
 }  // namespace
@@ -91,7 +92,10 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
     row.inPlace = choiceFor(explain, row.callBytes, Fact::Yes);
     explain.rows.push_back(row);
   }
-  const coll::PairTransport transport = pairTransportFor(topology, devices, params);
+  const coll::PeerVerdicts verdicts = cachedVerdictsFor(topology, devices, params);
+  const coll::PairTransport transport =
+      coll::choosePairTransport(topology, devices, params, ProcessBoundary::SameProcess, &verdicts);
+  explain.stagedPlans = coll::needsStagedPlans(coll::chooseRankTransport(topology, devices, params, &verdicts).links);
   explain.pairTable = coll::formatPairTransport(transport);
   explain.pairsJson = pairTransportToJson(transport);
   return explain;
@@ -105,6 +109,11 @@ std::string formatCollExplain(const CollExplain& explain) {
   text +=
       "# Out of place (in place where it differs), for 16-byte aligned buffers: otherwise the rings and the push\n"
       "# reduction step aside for direct kernels, and the COLL log says so.\n";
+  if (explain.stagedPlans) {
+    text +=
+        "# Some pair is not direct (the table below): a communicator of these GPUs runs every call as a staged plan\n"
+        "# along the ring below; the rows are what the kernels would run were every pair direct.\n";
+  }
   text += fmt::format("# {:>10} {:>12}  {:<9} {:<19} {}\n", "size", "call bytes", "algorithm", "kernel", "why");
   for (const CollExplainRow& row : explain.rows) {
     std::string why = reasonText(row.outOfPlace);
@@ -135,6 +144,7 @@ nlohmann::json collExplainToJson(const CollExplain& explain) {
   }
   document["rows"] = rows;
   document["pair_ways"] = explain.pairsJson;
+  document["staged_plans"] = explain.stagedPlans;
   return document;
 }
 

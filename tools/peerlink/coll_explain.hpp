@@ -32,6 +32,7 @@ struct CollExplain {
   std::vector<CollExplainRow> rows;
   std::string pairTable;     ///< each GPU pair's way and why (coll/pair_transport.hpp's formatPairTransport)
   nlohmann::json pairsJson;  ///< the same as JSON: {"verdicts": line, "pairs": [...]}
+  bool stagedPlans = false;  ///< some pair of ranks is not direct: a communicator runs every call as a staged plan
 };
 
 /// The choices for `sizes` over `devices` of `topology` under `params`, for 16-byte aligned buffers, and each GPU
