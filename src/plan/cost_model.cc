@@ -82,10 +82,15 @@ json costModelToJson(const CostModel& model) {
   }
   json memory = json::object();
   for (const auto& [name, gbps] : model.memoryGBps) memory[name] = gbps;
-  return {{"schema", kSchema},       {"version", kVersion},
-          {"step_us", model.stepUs}, {"socket_link_gbps", model.socketLinkGBps},
-          {"memory_gbps", memory},   {"default_memory_gbps", model.defaultMemoryGBps},
-          {"kernels", kernels},      {"provenance", model.provenance}};
+  return {{"schema", kSchema},
+          {"version", kVersion},
+          {"step_us", model.stepUs},
+          {"peer_us", model.peerUs},
+          {"socket_link_gbps", model.socketLinkGBps},
+          {"memory_gbps", memory},
+          {"default_memory_gbps", model.defaultMemoryGBps},
+          {"kernels", kernels},
+          {"provenance", model.provenance}};
 }
 
 CostModel costModelFromJson(const json& document, const std::string& origin) {
@@ -98,6 +103,7 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
     }
     CostModel model;
     model.stepUs = number(document, "step_us", "the model", true);
+    model.peerUs = document.contains("peer_us") ? number(document, "peer_us", "the model", true) : 0.0;
     model.socketLinkGBps = number(document, "socket_link_gbps", "the model");
     model.defaultMemoryGBps = number(document, "default_memory_gbps", "the model");
     const json& memory = document.at("memory_gbps");

@@ -20,8 +20,9 @@ namespace peerlink::plan {
 
 /// What one kernel costs beyond its plan's bytes.
 struct KernelCost {
-  /// A call's fixed cost in a CUDA graph, in µs: the kernel's launch, its first flag wait and its end.
-  double launchUs = 4.0;
+  /// A call's fixed cost in a CUDA graph with no peer, in µs: the kernel's launch, its first flag wait and its end
+  /// (CostModel::peerUs adds each peer's part).
+  double launchUs = 2.5;
   /// The fraction of the links' bandwidth (the link model's, topology.hpp) the kernel reaches while its data
   /// moves; 1 would be the signalling rate.
   double efficiency = 0.75;
@@ -43,6 +44,9 @@ struct CostModel {
   /// A synchronized step of a plan beyond the first (a barrier between ranks: each rank's flag stores and the
   /// wait for its peers'), in µs.
   double stepUs = 1.0;
+  /// What each peer adds to a call's fixed cost, in µs: a rank waits on every peer's flags and the slowest of them
+  /// ends the call, so the fixed cost is launchUs + peerUs * (ranks - 1). One figure for every kernel.
+  double peerUs = 0.5;
   /// Every kernel's costs, indexed by Kernel.
   std::array<KernelCosts, kKernelCount> kernels{};
   /// Device memory bandwidth in GB/s by GPU name (the vendors' data sheets), for local copies and reductions.
@@ -59,6 +63,8 @@ struct CostModel {
   KernelCosts& costs(Kernel kernel) { return kernels[static_cast<std::size_t>(kernel)]; }
   /// The costs of `kernel` serving `collective`: the collective's own where the model has them, else the kernel's.
   const KernelCost& cost(Kernel kernel, Collective collective) const;
+  /// A call's fixed cost before its synchronized steps: `cost`'s launch and `ranks` - 1 peers' parts.
+  double launchOf(const KernelCost& cost, int ranks) const { return cost.launchUs + peerUs * (ranks - 1); }
   /// memoryGBps for `gpuName`, or defaultMemoryGBps.
   double memoryBandwidthOf(const std::string& gpuName) const;
 };
@@ -66,7 +72,8 @@ struct CostModel {
 /// The model as a "peerlink.plan_model" JSON document (version 1).
 nlohmann::json costModelToJson(const CostModel& model);
 /// Reads one back; throws Error(InvalidInput) naming `origin` and the first problem (wrong schema, an unknown
-/// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5).
+/// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5). A document
+/// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole.
 CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
 /// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.
 CostModel loadCostModel(const std::string& path);

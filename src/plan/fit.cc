@@ -19,9 +19,10 @@ namespace {
 constexpr double kKernelPriorWeight = 1e-3;
 constexpr double kCollectivePriorWeight = 1e-2;
 // The priors every fit starts from, whatever model it was given, so refitting the same runs gives the same model:
-// a launch and first flag wait of a few µs, and about the 78-82% of the link model's rate that `peerlink bench`'s
-// SM and copy-engine copies reach on NVLink (README).
-constexpr double kPriorLaunchUs = 4.0;
+// a launch and first flag wait of a few µs (4 with three peers), and about the 78-82% of the link model's rate that
+// `peerlink bench`'s SM and copy-engine copies reach on NVLink (README).
+constexpr double kPriorLaunchUs = 2.5;
+constexpr double kPriorPeerUs = 0.5;
 constexpr double kPriorEfficiency = 0.8;
 constexpr double kPriorStepUs = 1.0;
 constexpr double kMinEfficiency = 0.02;
@@ -30,11 +31,12 @@ constexpr double kLeastDataSpread = 4;
 constexpr double kMaxEfficiency = 1.5;
 constexpr int kAllCollectives = -1;
 
-// What the model makes of a cell before its costs: the kernel and collective, the synchronized steps beyond the
-// first and the bytes' time at full efficiency.
+// What the model makes of a cell before its costs: the kernel and collective, the peers, the synchronized steps
+// beyond the first and the bytes' time at full efficiency.
 struct Row {
   Kernel kernel = Kernel::Copy;
   int collective = 0;
+  double peers = 0;
   double extraSteps = 0;
   double dataUs = 0;
   double measuredUs = 0;
@@ -46,6 +48,7 @@ using Group = std::pair<Kernel, int>;
 CostModel unitModel(const CostModel& base) {
   CostModel unit = base;
   unit.stepUs = 0;
+  unit.peerUs = 0;
   for (KernelCosts& costs : unit.kernels) {
     costs.all = {0, 1, 0, ""};
     costs.byCollective.clear();
@@ -60,8 +63,9 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
     for (const Measurement& cell : run.cells) {
       if (cell.call.count == 0 || !(cell.timeUs > 0)) continue;
       const Prediction p = predictChoice(cell.call, cell.ran, run.fabric, unit);
-      rows.push_back({cell.ran.kernel, static_cast<int>(cell.call.collective), static_cast<double>(p.steps - 1),
-                      p.dataUs, cell.timeUs});
+      rows.push_back({cell.ran.kernel, static_cast<int>(cell.call.collective),
+                      static_cast<double>(run.fabric.ranks() - 1), static_cast<double>(p.steps - 1), p.dataUs,
+                      cell.timeUs});
     }
   }
   return rows;
@@ -94,24 +98,33 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
   return x;
 }
 
-// The unknowns: the step cost, then each group's launch cost and inverse efficiency, found by least squares on
-// the rows' relative errors with each value held to its prior.
+// The costs every kernel shares: a synchronized step's and a peer's.
+struct Shared {
+  double stepUs = 0;
+  double peerUs = 0;
+};
+
+// The unknowns: the shared costs, then each group's launch cost and inverse efficiency, found by least squares on
+// the rows' relative errors with each value held to its prior. A group seen on one number of ranks cannot tell its
+// launch from the peers' part: the peer cost comes from the groups seen on several.
 class Unknowns {
  public:
-  // `groupOf` names each row's group, `priorOf` a group's prior costs; `fitStep`: the step cost is an unknown too
-  // (else it stays at `stepUs`).
+  // `groupOf` names each row's group, `priorOf` a group's prior costs; `fitShared`: the shared costs are unknowns
+  // too (else they stay at `shared`'s).
   template <typename GroupOf, typename PriorOf>
-  Unknowns(const std::vector<Row>& rows, GroupOf groupOf, PriorOf priorOf, double stepUs, bool fitStep,
+  Unknowns(const std::vector<Row>& rows, GroupOf groupOf, PriorOf priorOf, Shared shared, bool fitShared,
            double priorWeight)
       : priorWeight_(priorWeight) {
-    values_.push_back(stepUs);
+    values_.push_back(shared.stepUs);
+    values_.push_back(shared.peerUs);
     for (const Row& row : rows) {
       const Group group = groupOf(row);
       rowSlots_.push_back(slotOf(group, priorOf(group)));
     }
     priors_ = values_;
     fixed_.assign(values_.size(), false);
-    fixed_[0] = !fitStep;
+    fixed_[kStep] = !fitShared;
+    fixed_[kPeer] = !fitShared;
     holdWhatTheCellsCannotShow(rows);
   }
 
@@ -122,7 +135,7 @@ class Unknowns {
     }
   }
 
-  double stepUs() const { return values_[0]; }
+  Shared shared() const { return {values_[kStep], values_[kPeer]}; }
   // Every group with its fitted costs and cells.
   std::map<Group, KernelCost> costs() const {
     std::map<Group, KernelCost> out;
@@ -177,7 +190,12 @@ class Unknowns {
     return slot;
   }
 
-  static bool isLaunch(std::size_t i) { return i == 0 || (i - 1) % 2 == 0; }
+  static constexpr std::size_t kStep = 0;
+  static constexpr std::size_t kPeer = 1;
+  static constexpr std::size_t kFirstGroup = 2;
+
+  // The step, peer and launch costs are in µs (>= 0), the others inverse efficiencies.
+  static bool isLaunch(std::size_t i) { return i < kFirstGroup || (i - kFirstGroup) % 2 == 0; }
   static double lowerBound(std::size_t i) { return isLaunch(i) ? 0.0 : 1.0 / kMaxEfficiency; }
   static double upperBound(std::size_t i) { return isLaunch(i) ? HUGE_VAL : 1.0 / kMinEfficiency; }
 
@@ -189,7 +207,7 @@ class Unknowns {
       const Row& row = rows[r];
       const double w = 1.0 / (row.measuredUs * row.measuredUs);
       const std::pair<std::size_t, double> terms[] = {
-          {0, row.extraSteps}, {rowSlots_[r], 1.0}, {rowSlots_[r] + 1, row.dataUs}};
+          {kStep, row.extraSteps}, {kPeer, row.peers}, {rowSlots_[r], 1.0}, {rowSlots_[r] + 1, row.dataUs}};
       double target = row.measuredUs;
       for (const auto& [i, x] : terms) {
         if (fixed_[i]) target -= x * values_[i];
@@ -238,19 +256,22 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   const std::vector<Row> rows = rowsOf(runs, base);
   if (rows.empty()) throw Error(ErrorCode::InvalidInput, "no measured cell to fit the model to");
   CostModel model = base;
-  // First every kernel over all its cells (and the step cost), then each collective's own costs held to those.
+  // First every kernel over all its cells (and the step and peer costs), then each collective's own costs held to
+  // those.
   const auto byKernel = [](const Row& row) { return Group{row.kernel, kAllCollectives}; };
   const auto firstPrior = [](const Group&) { return KernelCost{kPriorLaunchUs, kPriorEfficiency, 0, ""}; };
-  Unknowns kernels(rows, byKernel, firstPrior, kPriorStepUs, true, kKernelPriorWeight);
+  Unknowns kernels(rows, byKernel, firstPrior, {kPriorStepUs, kPriorPeerUs}, true, kKernelPriorWeight);
   kernels.fit(rows);
-  model.stepUs = kernels.stepUs();
+  const Shared shared = kernels.shared();
+  model.stepUs = shared.stepUs;
+  model.peerUs = shared.peerUs;
   for (const auto& [group, cost] : kernels.costs()) {
     model.costs(group.first).all = cost;
     model.costs(group.first).byCollective.clear();
   }
   const auto byCollective = [](const Row& row) { return Group{row.kernel, row.collective}; };
   const auto kernelPrior = [&](const Group& group) { return model.costs(group.first).all; };
-  Unknowns collectives(rows, byCollective, kernelPrior, model.stepUs, false, kCollectivePriorWeight);
+  Unknowns collectives(rows, byCollective, kernelPrior, shared, false, kCollectivePriorWeight);
   collectives.fit(rows);
   for (const auto& [group, cost] : collectives.costs()) {
     model.costs(group.first).byCollective[static_cast<Collective>(group.second)] = cost;

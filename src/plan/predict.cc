@@ -115,7 +115,7 @@ Prediction predictChoice(const Call& call, const CollectiveChoice& choice, const
                           stepKind(steps[static_cast<std::size_t>(slowestStep)]));
   }
   p.dataUs = data / cost.efficiency;
-  p.fixedUs = cost.launchUs + model.stepUs * (p.steps - 1);
+  p.fixedUs = model.launchOf(cost, fabric.ranks()) + model.stepUs * (p.steps - 1);
   p.timeUs = p.fixedUs + p.dataUs;
   if (p.fixedUs >= p.dataUs || bound.resource < 0) {
     p.bottleneck = "latency";

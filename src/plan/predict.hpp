@@ -6,8 +6,8 @@
 // another, each synchronized step beyond the first costing CostModel::stepUs; a pipelined kernel (the rings) runs
 // its steps' chunks side by side, so its busiest resource over the whole plan sets the pace, plus the pipeline's
 // fill; LL and LL128 kernels wait on flags in the data, one step whatever the plan. The bytes' time is divided by
-// the kernel's efficiency, and its launch cost added:
-//   time = launch + stepUs * (synchronized steps - 1) + data time / efficiency.
+// the kernel's efficiency, and its fixed cost added: its launch, and a part for each peer whose flags a rank waits on:
+//   time = launch + peerUs * (ranks - 1) + stepUs * (synchronized steps - 1) + data time / efficiency.
 // Times are for calls in a CUDA graph (`peerlink coll`'s peerlink_graph); eager calls add the host's launch.
 #pragma once
 
@@ -39,7 +39,7 @@ struct Prediction {
   Algorithm algorithm = Algorithm::OneShot;
   Kernel kernel = Kernel::Copy;
   double timeUs = 0;
-  double fixedUs = 0;  ///< launch and synchronized steps
+  double fixedUs = 0;  ///< launch, the peers' part and synchronized steps
   double dataUs = 0;   ///< the bytes, at the kernel's efficiency
   int steps = 0;       ///< synchronized steps
   /// The resource that bounds the data's time ("GPU 0 NVLink out"), or "latency" where the fixed costs are the

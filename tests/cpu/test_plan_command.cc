@@ -47,7 +47,9 @@ TEST(PlanCommand, TableForATopologyFile) {
   const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("fitted to 7 run(s) on 4x NVIDIA H200, one process"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("fitted to 8 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process"),
+            std::string::npos)
+      << result.out;
   EXPECT_NE(result.out.find("* one_shot   ll128"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("* ring       ce_ring_all_reduce"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("GPU 0 NVLink out in"), std::string::npos) << result.out;
@@ -113,13 +115,19 @@ TEST(PlanCommand, NodesJoinedByNics) {
 TEST(PlanCommand, FitWritesAModelThatModelAndCheckRead) {
   const fs::path model = tempFile("model.json");
   std::vector<std::string> fit = {"plan", "--fit"};
-  for (const std::string& run : runsOf("h200x4")) fit.push_back(run);
+  for (const char* machine : {"h200x4", "h200x2"}) {
+    for (const std::string& run : runsOf(machine)) fit.push_back(run);
+  }
   fit.insert(fit.end(), {"--write", model.string()});
   const CliResult fitted = runCli(fit);
   ASSERT_EQ(fitted.code, kExitOk) << fitted.err;
   EXPECT_NE(fitted.out.find("4x NVIDIA H200, one process: 321 cells"), std::string::npos) << fitted.out;
+  EXPECT_NE(fitted.out.find("2x NVIDIA H200, one process: 28 cells"), std::string::npos) << fitted.out;
+  EXPECT_NE(fitted.out.find("# each peer a rank waits on (added to every launch): 0.4"), std::string::npos)
+      << fitted.out;
   const json document = json::parse(std::ifstream(model));
-  EXPECT_EQ(document.at("provenance").at("runs").size(), 7u);
+  EXPECT_EQ(document.at("provenance").at("runs").size(), 8u);
+  EXPECT_GT(document.at("peer_us").get<double>(), 0.3);
 
   const CliResult predicted = runCli({"plan", "--model", model.string(), "--topo-file", topology("h200x4_vm")});
   EXPECT_EQ(predicted.code, kExitOk) << predicted.err;
