@@ -44,8 +44,9 @@ struct CostModel {
   /// A synchronized step of a plan beyond the first (a barrier between ranks: each rank's flag stores and the
   /// wait for its peers'), in µs.
   double stepUs = 1.0;
-  /// What each peer adds to a call's fixed cost, in µs: a rank waits on every peer's flags and the slowest of them
-  /// ends the call, so the fixed cost is launchUs + peerUs * (ranks - 1). One figure for every kernel.
+  /// What each peer adds to a call's fixed cost, in µs: the fixed cost is launchUs + peerUs * (ranks - 1). One
+  /// figure for every kernel, as calls in 20-call graphs show it: more peers' flags to wait on, and one graph over
+  /// more GPUs dearer to launch, spread over its calls (docs/plan.md).
   double peerUs = 0.5;
   /// Every kernel's costs, indexed by Kernel.
   std::array<KernelCosts, kKernelCount> kernels{};

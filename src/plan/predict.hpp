@@ -6,7 +6,7 @@
 // another, each synchronized step beyond the first costing CostModel::stepUs; a pipelined kernel (the rings) runs
 // its steps' chunks side by side, so its busiest resource over the whole plan sets the pace, plus the pipeline's
 // fill; LL and LL128 kernels wait on flags in the data, one step whatever the plan. The bytes' time is divided by
-// the kernel's efficiency, and its fixed cost added: its launch, and a part for each peer whose flags a rank waits on:
+// the kernel's efficiency, and its fixed cost added: its launch and a part for each peer:
 //   time = launch + peerUs * (ranks - 1) + stepUs * (synchronized steps - 1) + data time / efficiency.
 // Times are for calls in a CUDA graph (`peerlink coll`'s peerlink_graph); eager calls add the host's launch.
 #pragma once

@@ -277,7 +277,7 @@ json checkToJson(const std::vector<plan::MachineAccuracy>& machines, const std::
 
 std::string formatModelText(const plan::CostModel& model) {
   std::string text = fmt::format("# step between ranks (a barrier): {:.3f} us\n", model.stepUs);
-  text += fmt::format("# each peer a rank waits on (added to every launch): {:.3f} us\n", model.peerUs);
+  text += fmt::format("# each peer (added to every launch): {:.3f} us\n", model.peerUs);
   text += fmt::format("# {:<19}  {:<14}  {:>9}  {:>10}  {:>5}  {}\n", "kernel", "collective", "launch us", "efficiency",
                       "cells", "source");
   const auto line = [](const char* kernel, const char* collective, const plan::KernelCost& cost) {
