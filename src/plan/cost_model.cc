@@ -86,6 +86,8 @@ json costModelToJson(const CostModel& model) {
           {"version", kVersion},
           {"step_us", model.stepUs},
           {"peer_us", model.peerUs},
+          {"process_us", model.processUs},
+          {"staging_copy", costJson(model.stagingCopy)},
           {"socket_link_gbps", model.socketLinkGBps},
           {"memory_gbps", memory},
           {"default_memory_gbps", model.defaultMemoryGBps},
@@ -104,6 +106,9 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
     CostModel model;
     model.stepUs = number(document, "step_us", "the model", true);
     model.peerUs = document.contains("peer_us") ? number(document, "peer_us", "the model", true) : 0.0;
+    model.processUs = document.contains("process_us") ? number(document, "process_us", "the model", true) : 0.0;
+    if (document.contains("staging_copy"))
+      model.stagingCopy = costFromJson(document.at("staging_copy"), "staging_copy");
     model.socketLinkGBps = number(document, "socket_link_gbps", "the model");
     model.defaultMemoryGBps = number(document, "default_memory_gbps", "the model");
     const json& memory = document.at("memory_gbps");

@@ -48,6 +48,13 @@ struct CostModel {
   /// figure for every kernel, as calls in 20-call graphs show it: more peers' flags to wait on, and one graph over
   /// more GPUs dearer to launch, spread over its calls (docs/plan.md).
   double peerUs = 0.5;
+  /// What each process beyond the first adds to a kernel's fixed cost where every GPU has its own process, in µs:
+  /// the processes' graphs do not start their calls together (processes.hpp). 0 for one process.
+  double processUs = 0.5;
+  /// A copy into or out of a staging window (a call on unregistered buffers across processes, processes.hpp): its
+  /// fixed cost (one copy node in the graph), and the fraction of the GPU memory's bandwidth it reaches reading and
+  /// writing each byte.
+  KernelCost stagingCopy{2.5, 0.8, 0, "prior"};
   /// Every kernel's costs, indexed by Kernel.
   std::array<KernelCosts, kKernelCount> kernels{};
   /// Device memory bandwidth in GB/s by GPU name (the vendors' data sheets), for local copies and reductions.
@@ -74,7 +81,8 @@ struct CostModel {
 nlohmann::json costModelToJson(const CostModel& model);
 /// Reads one back; throws Error(InvalidInput) naming `origin` and the first problem (wrong schema, an unknown
 /// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5). A document
-/// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole.
+/// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole; one
+/// without "process_us" as 0 and without "staging_copy" with the copy's priors (it predicts one process).
 CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
 /// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.
 CostModel loadCostModel(const std::string& path);

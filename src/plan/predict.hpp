@@ -34,6 +34,12 @@ struct Call {
   int root = 0;
 };
 
+/// How the ranks' calls are made (processes.hpp says what one process per GPU costs).
+struct ProcessMode {
+  int processes = 1;        ///< processes driving the ranks (1: one drives every GPU)
+  bool registered = false;  ///< the callers' buffers are registered as windows: no call is staged
+};
+
 /// A predicted time and what bounds it.
 struct Prediction {
   Algorithm algorithm = Algorithm::OneShot;
@@ -77,14 +83,15 @@ struct Candidate {
 CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& context,
                            Algorithm forced = Algorithm::Auto);
 
-/// The time of the kernel the communicator chooses for `call`.
-Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceContext& context, const CostModel& model);
+/// The time of the kernel the communicator chooses for `call`, its calls made as `mode` says (processes.hpp).
+Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceContext& context, const CostModel& model,
+                         const ProcessMode& mode = {});
 
 /// Every algorithm of the call's collective (algorithmsOf), as chooseCollective would run it when forced, and the
 /// one it runs as the settings are: the chosen first, then the others, each once. `call.inPlace` is ignored:
-/// both placements are predicted where the collective has both.
+/// both placements are predicted where the collective has both, the calls made as `mode` says (processes.hpp).
 std::vector<Candidate> candidatesFor(const Call& call, const Fabric& fabric, const ChoiceContext& context,
-                                     const CostModel& model);
+                                     const CostModel& model, const ProcessMode& mode = {});
 
 /// Whether `collective` runs in place (not all-to-all and send/recv).
 bool hasInPlaceForm(Collective collective) noexcept;
