@@ -107,8 +107,9 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
     model.stepUs = number(document, "step_us", "the model", true);
     model.peerUs = document.contains("peer_us") ? number(document, "peer_us", "the model", true) : 0.0;
     model.processUs = document.contains("process_us") ? number(document, "process_us", "the model", true) : 0.0;
-    if (document.contains("staging_copy"))
+    if (document.contains("staging_copy")) {
       model.stagingCopy = costFromJson(document.at("staging_copy"), "staging_copy");
+    }
     model.socketLinkGBps = number(document, "socket_link_gbps", "the model");
     model.defaultMemoryGBps = number(document, "default_memory_gbps", "the model");
     const json& memory = document.at("memory_gbps");

@@ -232,9 +232,7 @@ class Unknowns {
   static constexpr std::size_t kFirstGroup = 5;
 
   // The step, peer, process and launch costs are in µs (>= 0), the others inverse efficiencies.
-  static bool isLaunch(std::size_t i) {
-    return i == kCopyInverse ? false : i < kFirstGroup || (i - kFirstGroup) % 2 == 0;
-  }
+  static bool isLaunch(std::size_t i) { return i != kCopyInverse && (i < kFirstGroup || (i - kFirstGroup) % 2 == 0); }
   static double lowerBound(std::size_t i) { return isLaunch(i) ? 0.0 : 1.0 / kMaxEfficiency; }
   static double upperBound(std::size_t i) { return isLaunch(i) ? HUGE_VAL : 1.0 / kMinEfficiency; }
 

@@ -2,6 +2,9 @@
 #include "plan/processes.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 

@@ -261,18 +261,22 @@ CLI::App* addPlanCommand(CLI::App& app, PlanCommandOptions& options) {
       "With --nodes: one message's latency between nodes in us (e.g. 3)");
   command->add_option("--nics-per-node", options.nicsPerNode, "With --nodes: NICs per node (default: one per GPU)");
   command->add_option("--processes", options.processes,
-                      "one (default: one process drives every GPU) or per-gpu (a process per GPU: each call pays "
-                      "for the second process, and calls on unregistered buffers are staged through the windows)");
-  command->add_flag("--register", options.registerBuffers,
-                    "With --processes per-gpu: the buffers are registered as windows (`peerlink coll --register`): "
-                    "no call is staged");
+                      "one (default: one process drives every GPU) or per-gpu (a process per GPU: each kernel pays "
+                      "for the other processes, and calls on unregistered buffers are staged through the windows)");
+  command->add_flag(
+      "--register", options.registerBuffers,
+      "With --processes per-gpu: the buffers are registered as windows (Communicator::registerWindow, `peerlink "
+      "coll --register`): "
+      "no call is staged");
   command->add_option("--model", options.modelPath, "A model file (--fit writes one) instead of the built-in model");
   command->add_option("--json", options.jsonPath, "Write the predictions (or --check's cells) as JSON ('-': stdout)");
   CLI::Option* fit = command->add_option("--fit", options.fitRuns,
                                          "Fit the model to saved `peerlink coll --json` runs (with --write)");
   CLI::Option* write = command->add_option("--write", options.writePath, "With --fit: the model file to write");
-  CLI::Option* check = command->add_option("--check", options.checkRuns,
-                                           "Compare the model with saved `peerlink coll --json` runs, cell by cell");
+  CLI::Option* check = command->add_option(
+      "--check", options.checkRuns,
+      "Compare the model with saved `peerlink coll --json` runs, cell by cell (each run's processes "
+      "and --register as it recorded them)");
   command
       ->add_option("--max-median-error", options.maxMedianError,
                    "With --check: exit 4 when a machine's median |error| is above this fraction (e.g. 0.1)")

@@ -68,7 +68,7 @@ std::string header(const PlanSweep& sweep) {
   if (sweep.mode.processes > 1) {
     text += fmt::format("# one process per GPU ({} processes), {}\n", sweep.mode.processes,
                         sweep.mode.registered
-                            ? "buffers registered as windows (peerlink --register): no call is staged"
+                            ? "buffers registered as windows (Communicator::registerWindow): no call is staged"
                             : "buffers not registered: calls whose kernels touch a peer's buffers are staged through "
                               "the windows (copies in and out)");
   }
