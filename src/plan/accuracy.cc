@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/processes.hpp"
+
 namespace peerlink::plan {
 namespace {
 
@@ -31,7 +33,7 @@ std::vector<MachineAccuracy> checkAccuracy(const std::vector<MeasuredRun>& runs,
       CellCheck check;
       check.run = &run;
       check.cell = &cell;
-      check.predicted = predictChoice(cell.call, cell.ran, run.fabric, model);
+      check.predicted = predictCall(cell.call, cell.ran, run.fabric, run.context, run.mode, model);
       check.error = check.predicted.timeUs / cell.timeUs - 1;
       machine->cells.push_back(check);
     }

@@ -82,10 +82,17 @@ json costModelToJson(const CostModel& model) {
   }
   json memory = json::object();
   for (const auto& [name, gbps] : model.memoryGBps) memory[name] = gbps;
-  return {{"schema", kSchema},       {"version", kVersion},
-          {"step_us", model.stepUs}, {"socket_link_gbps", model.socketLinkGBps},
-          {"memory_gbps", memory},   {"default_memory_gbps", model.defaultMemoryGBps},
-          {"kernels", kernels},      {"provenance", model.provenance}};
+  return {{"schema", kSchema},
+          {"version", kVersion},
+          {"step_us", model.stepUs},
+          {"peer_us", model.peerUs},
+          {"process_us", model.processUs},
+          {"staging_copy", costJson(model.stagingCopy)},
+          {"socket_link_gbps", model.socketLinkGBps},
+          {"memory_gbps", memory},
+          {"default_memory_gbps", model.defaultMemoryGBps},
+          {"kernels", kernels},
+          {"provenance", model.provenance}};
 }
 
 CostModel costModelFromJson(const json& document, const std::string& origin) {
@@ -98,6 +105,11 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
     }
     CostModel model;
     model.stepUs = number(document, "step_us", "the model", true);
+    model.peerUs = document.contains("peer_us") ? number(document, "peer_us", "the model", true) : 0.0;
+    model.processUs = document.contains("process_us") ? number(document, "process_us", "the model", true) : 0.0;
+    if (document.contains("staging_copy")) {
+      model.stagingCopy = costFromJson(document.at("staging_copy"), "staging_copy");
+    }
     model.socketLinkGBps = number(document, "socket_link_gbps", "the model");
     model.defaultMemoryGBps = number(document, "default_memory_gbps", "the model");
     const json& memory = document.at("memory_gbps");

@@ -20,8 +20,9 @@ namespace peerlink::plan {
 
 /// What one kernel costs beyond its plan's bytes.
 struct KernelCost {
-  /// A call's fixed cost in a CUDA graph, in µs: the kernel's launch, its first flag wait and its end.
-  double launchUs = 4.0;
+  /// A call's fixed cost in a CUDA graph with no peer, in µs: the kernel's launch, its first flag wait and its end
+  /// (CostModel::peerUs adds each peer's part).
+  double launchUs = 2.5;
   /// The fraction of the links' bandwidth (the link model's, topology.hpp) the kernel reaches while its data
   /// moves; 1 would be the signalling rate.
   double efficiency = 0.75;
@@ -43,6 +44,17 @@ struct CostModel {
   /// A synchronized step of a plan beyond the first (a barrier between ranks: each rank's flag stores and the
   /// wait for its peers'), in µs.
   double stepUs = 1.0;
+  /// What each peer adds to a call's fixed cost, in µs: the fixed cost is launchUs + peerUs * (ranks - 1). One
+  /// figure for every kernel, as calls in 20-call graphs show it: more peers' flags to wait on, and one graph over
+  /// more GPUs dearer to launch, spread over its calls (docs/plan.md).
+  double peerUs = 0.5;
+  /// What each process beyond the first adds to a kernel's fixed cost where every GPU has its own process, in µs:
+  /// the processes' graphs do not start their calls together (processes.hpp). 0 for one process.
+  double processUs = 0.5;
+  /// A copy into or out of a staging window (a call on unregistered buffers across processes, processes.hpp): its
+  /// fixed cost (one copy node in the graph), and the fraction of the GPU memory's bandwidth it reaches reading and
+  /// writing each byte.
+  KernelCost stagingCopy{2.5, 0.8, 0, "prior"};
   /// Every kernel's costs, indexed by Kernel.
   std::array<KernelCosts, kKernelCount> kernels{};
   /// Device memory bandwidth in GB/s by GPU name (the vendors' data sheets), for local copies and reductions.
@@ -59,6 +71,8 @@ struct CostModel {
   KernelCosts& costs(Kernel kernel) { return kernels[static_cast<std::size_t>(kernel)]; }
   /// The costs of `kernel` serving `collective`: the collective's own where the model has them, else the kernel's.
   const KernelCost& cost(Kernel kernel, Collective collective) const;
+  /// A call's fixed cost before its synchronized steps: `cost`'s launch and `ranks` - 1 peers' parts.
+  double launchOf(const KernelCost& cost, int ranks) const { return cost.launchUs + peerUs * (ranks - 1); }
   /// memoryGBps for `gpuName`, or defaultMemoryGBps.
   double memoryBandwidthOf(const std::string& gpuName) const;
 };
@@ -66,7 +80,9 @@ struct CostModel {
 /// The model as a "peerlink.plan_model" JSON document (version 1).
 nlohmann::json costModelToJson(const CostModel& model);
 /// Reads one back; throws Error(InvalidInput) naming `origin` and the first problem (wrong schema, an unknown
-/// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5).
+/// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5). A document
+/// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole; one
+/// without "process_us" as 0 and without "staging_copy" with the copy's priors (it predicts one process).
 CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
 /// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.
 CostModel loadCostModel(const std::string& path);

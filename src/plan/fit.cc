@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "peerlink/error.hpp"
+#include "plan/processes.hpp"
 
 namespace peerlink::plan {
 namespace {
@@ -19,9 +20,13 @@ namespace {
 constexpr double kKernelPriorWeight = 1e-3;
 constexpr double kCollectivePriorWeight = 1e-2;
 // The priors every fit starts from, whatever model it was given, so refitting the same runs gives the same model:
-// a launch and first flag wait of a few µs, and about the 78-82% of the link model's rate that `peerlink bench`'s
-// SM and copy-engine copies reach on NVLink (README).
-constexpr double kPriorLaunchUs = 4.0;
+// a launch and first flag wait of a few µs (4 with three peers), a second process's part well under that, a staging
+// copy's launch (a copy node in the graph) of a few µs, and about the 78-82% of the link model's rate that
+// `peerlink bench`'s SM and copy-engine copies reach on NVLink (README), the staging copies' of the memory's too.
+constexpr double kPriorLaunchUs = 2.5;
+constexpr double kPriorPeerUs = 0.5;
+constexpr double kPriorProcessUs = 0.5;
+constexpr double kPriorCopyLaunchUs = 2.5;
 constexpr double kPriorEfficiency = 0.8;
 constexpr double kPriorStepUs = 1.0;
 constexpr double kMinEfficiency = 0.02;
@@ -30,22 +35,33 @@ constexpr double kLeastDataSpread = 4;
 constexpr double kMaxEfficiency = 1.5;
 constexpr int kAllCollectives = -1;
 
-// What the model makes of a cell before its costs: the kernel and collective, the synchronized steps beyond the
-// first and the bytes' time at full efficiency.
-struct Row {
+// What the model makes of a cell before its costs: each kernel it launches (one, or a staged call's chunks) with
+// its bytes' time at full efficiency, the peers' and the processes' parts summed over those kernels, the
+// synchronized steps beyond the first, and the staging copies with their bytes' time at the memory's whole rate.
+struct Part {
   Kernel kernel = Kernel::Copy;
   int collective = 0;
-  double extraSteps = 0;
   double dataUs = 0;
+};
+struct Row {
+  std::vector<Part> parts;
+  double peers = 0;
+  double processes = 0;
+  double extraSteps = 0;
+  double copies = 0;
+  double copyUs = 0;
   double measuredUs = 0;
 };
 
-// The costs a row's kernel is fitted as: the kernel's over every collective, or its own collective's.
+// The costs a part's kernel is fitted as: the kernel's over every collective, or its own collective's.
 using Group = std::pair<Kernel, int>;
 
 CostModel unitModel(const CostModel& base) {
   CostModel unit = base;
   unit.stepUs = 0;
+  unit.peerUs = 0;
+  unit.processUs = 0;
+  unit.stagingCopy = {0, 1, 0, ""};
   for (KernelCosts& costs : unit.kernels) {
     costs.all = {0, 1, 0, ""};
     costs.byCollective.clear();
@@ -59,9 +75,18 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
   for (const MeasuredRun& run : runs) {
     for (const Measurement& cell : run.cells) {
       if (cell.call.count == 0 || !(cell.timeUs > 0)) continue;
-      const Prediction p = predictChoice(cell.call, cell.ran, run.fabric, unit);
-      rows.push_back({cell.ran.kernel, static_cast<int>(cell.call.collective), static_cast<double>(p.steps - 1),
-                      p.dataUs, cell.timeUs});
+      const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit);
+      Row row;
+      for (const Prediction& p : parts.kernels) {
+        row.parts.push_back({p.kernel, static_cast<int>(cell.call.collective), p.dataUs});
+        row.peers += run.fabric.ranks() - 1;
+        row.processes += run.mode.processes - 1;
+        row.extraSteps += p.steps - 1;
+      }
+      row.copies = parts.copies;
+      row.copyUs = parts.copyBytesUs;
+      row.measuredUs = cell.timeUs;
+      rows.push_back(std::move(row));
     }
   }
   return rows;
@@ -94,24 +119,39 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
   return x;
 }
 
-// The unknowns: the step cost, then each group's launch cost and inverse efficiency, found by least squares on
-// the rows' relative errors with each value held to its prior.
+// The costs every kernel shares: a synchronized step's, a peer's, a process's, and the staging copies'.
+struct Shared {
+  double stepUs = 0;
+  double peerUs = 0;
+  double processUs = 0;
+  double copyLaunchUs = 0;
+  double copyEfficiency = 1;
+};
+
+// The unknowns: the shared costs, then each group's launch cost and inverse efficiency, found by least squares on
+// the rows' relative errors with each value held to its prior. A group seen on one number of ranks cannot tell its
+// launch from the peers' part: the peer cost comes from the groups seen on several; the process cost from the
+// cells of one process per GPU beside those of one process.
 class Unknowns {
  public:
-  // `groupOf` names each row's group, `priorOf` a group's prior costs; `fitStep`: the step cost is an unknown too
-  // (else it stays at `stepUs`).
+  // `groupOf` names each part's group, `priorOf` a group's prior costs; `fitShared`: the shared costs are unknowns
+  // too (else they stay at `shared`'s).
   template <typename GroupOf, typename PriorOf>
-  Unknowns(const std::vector<Row>& rows, GroupOf groupOf, PriorOf priorOf, double stepUs, bool fitStep,
+  Unknowns(const std::vector<Row>& rows, GroupOf groupOf, PriorOf priorOf, Shared shared, bool fitShared,
            double priorWeight)
       : priorWeight_(priorWeight) {
-    values_.push_back(stepUs);
+    values_ = {shared.stepUs, shared.peerUs, shared.processUs, shared.copyLaunchUs, 1.0 / shared.copyEfficiency};
     for (const Row& row : rows) {
-      const Group group = groupOf(row);
-      rowSlots_.push_back(slotOf(group, priorOf(group)));
+      std::vector<std::size_t> slots;
+      for (const Part& part : row.parts) {
+        const Group group = groupOf(part);
+        slots.push_back(slotOf(group, priorOf(group)));
+      }
+      rowSlots_.push_back(slots);
     }
     priors_ = values_;
     fixed_.assign(values_.size(), false);
-    fixed_[0] = !fitStep;
+    for (std::size_t i = 0; i < kFirstGroup; ++i) fixed_[i] = !fitShared;
     holdWhatTheCellsCannotShow(rows);
   }
 
@@ -122,13 +162,17 @@ class Unknowns {
     }
   }
 
-  double stepUs() const { return values_[0]; }
-  // Every group with its fitted costs and cells.
+  Shared shared() const {
+    return {values_[kStep], values_[kPeer], values_[kProcess], values_[kCopyLaunch], 1.0 / values_[kCopyInverse]};
+  }
+  // Every group with its fitted costs and cells (a cell counts once for each group its kernels fall in).
   std::map<Group, KernelCost> costs() const {
     std::map<Group, KernelCost> out;
     for (const auto& [group, slot] : slots_) {
       KernelCost cost{values_[slot], 1.0 / values_[slot + 1], 0, "fit"};
-      for (const std::size_t rowSlot : rowSlots_) cost.cells += rowSlot == slot ? 1 : 0;
+      for (const std::vector<std::size_t>& slots : rowSlots_) {
+        cost.cells += std::find(slots.begin(), slots.end(), slot) != slots.end() ? 1 : 0;
+      }
       if (held_.count(slot) != 0) cost.source += "; " + held_.at(slot);
       out[group] = cost;
     }
@@ -143,17 +187,20 @@ class Unknowns {
   void holdWhatTheCellsCannotShow(const std::vector<Row>& rows) {
     std::map<std::size_t, std::array<double, 3>> spread;  // slot -> least data, most data, largest data share
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      auto found = spread.find(rowSlots_[r]);
-      const double data = rows[r].dataUs;
-      const double share = data / rows[r].measuredUs;
-      if (found == spread.end()) {
-        spread[rowSlots_[r]] = {data, data, share};
-        continue;
+      for (std::size_t k = 0; k < rows[r].parts.size(); ++k) {
+        const std::size_t slot = rowSlots_[r][k];
+        const double data = rows[r].parts[k].dataUs;
+        const double share = data / rows[r].measuredUs;
+        auto found = spread.find(slot);
+        if (found == spread.end()) {
+          spread[slot] = {data, data, share};
+          continue;
+        }
+        auto& [least, most, largest] = found->second;
+        least = std::min(least, data);
+        most = std::max(most, data);
+        largest = std::max(largest, share);
       }
-      auto& [least, most, largest] = found->second;
-      least = std::min(least, data);
-      most = std::max(most, data);
-      largest = std::max(largest, share);
     }
     for (const auto& [slot, s] : spread) {
       const auto& [least, most, largest] = s;
@@ -177,7 +224,15 @@ class Unknowns {
     return slot;
   }
 
-  static bool isLaunch(std::size_t i) { return i == 0 || (i - 1) % 2 == 0; }
+  static constexpr std::size_t kStep = 0;
+  static constexpr std::size_t kPeer = 1;
+  static constexpr std::size_t kProcess = 2;
+  static constexpr std::size_t kCopyLaunch = 3;
+  static constexpr std::size_t kCopyInverse = 4;  // the staging copies' inverse efficiency
+  static constexpr std::size_t kFirstGroup = 5;
+
+  // The step, peer, process and launch costs are in µs (>= 0), the others inverse efficiencies.
+  static bool isLaunch(std::size_t i) { return i != kCopyInverse && (i < kFirstGroup || (i - kFirstGroup) % 2 == 0); }
   static double lowerBound(std::size_t i) { return isLaunch(i) ? 0.0 : 1.0 / kMaxEfficiency; }
   static double upperBound(std::size_t i) { return isLaunch(i) ? HUGE_VAL : 1.0 / kMinEfficiency; }
 
@@ -188,8 +243,15 @@ class Unknowns {
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const Row& row = rows[r];
       const double w = 1.0 / (row.measuredUs * row.measuredUs);
-      const std::pair<std::size_t, double> terms[] = {
-          {0, row.extraSteps}, {rowSlots_[r], 1.0}, {rowSlots_[r] + 1, row.dataUs}};
+      std::vector<std::pair<std::size_t, double>> terms = {{kStep, row.extraSteps},
+                                                           {kPeer, row.peers},
+                                                           {kProcess, row.processes},
+                                                           {kCopyLaunch, row.copies},
+                                                           {kCopyInverse, row.copyUs}};
+      for (std::size_t k = 0; k < row.parts.size(); ++k) {
+        terms.emplace_back(rowSlots_[r][k], 1.0);
+        terms.emplace_back(rowSlots_[r][k] + 1, row.parts[k].dataUs);
+      }
       double target = row.measuredUs;
       for (const auto& [i, x] : terms) {
         if (fixed_[i]) target -= x * values_[i];
@@ -228,9 +290,14 @@ class Unknowns {
   std::vector<double> priors_;
   std::vector<bool> fixed_;
   std::map<Group, std::size_t> slots_;
-  std::vector<std::size_t> rowSlots_;
-  std::map<std::size_t, std::string> held_;  // slot -> what the fit held at its prior, and why
+  std::vector<std::vector<std::size_t>> rowSlots_;  // per row, each part's slot
+  std::map<std::size_t, std::string> held_;         // slot -> what the fit held at its prior, and why
 };
+
+// How many cells have `field` above 0 (staging copies, processes beyond the first).
+int cellsWith(const std::vector<Row>& rows, double Row::*field) {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const Row& row) { return row.*field > 0; }));
+}
 
 }  // namespace
 
@@ -238,19 +305,26 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   const std::vector<Row> rows = rowsOf(runs, base);
   if (rows.empty()) throw Error(ErrorCode::InvalidInput, "no measured cell to fit the model to");
   CostModel model = base;
-  // First every kernel over all its cells (and the step cost), then each collective's own costs held to those.
-  const auto byKernel = [](const Row& row) { return Group{row.kernel, kAllCollectives}; };
+  // First every kernel over all its cells (and the shared costs), then each collective's own costs held to those.
+  const auto byKernel = [](const Part& part) { return Group{part.kernel, kAllCollectives}; };
   const auto firstPrior = [](const Group&) { return KernelCost{kPriorLaunchUs, kPriorEfficiency, 0, ""}; };
-  Unknowns kernels(rows, byKernel, firstPrior, kPriorStepUs, true, kKernelPriorWeight);
+  const Shared priors{kPriorStepUs, kPriorPeerUs, kPriorProcessUs, kPriorCopyLaunchUs, kPriorEfficiency};
+  Unknowns kernels(rows, byKernel, firstPrior, priors, true, kKernelPriorWeight);
   kernels.fit(rows);
-  model.stepUs = kernels.stepUs();
+  const Shared shared = kernels.shared();
+  model.stepUs = shared.stepUs;
+  model.peerUs = shared.peerUs;
+  const int multiProcess = cellsWith(rows, &Row::processes);
+  model.processUs = multiProcess > 0 ? shared.processUs : base.processUs;
+  const int staged = cellsWith(rows, &Row::copies);
+  if (staged > 0) model.stagingCopy = {shared.copyLaunchUs, shared.copyEfficiency, staged, "fit"};
   for (const auto& [group, cost] : kernels.costs()) {
     model.costs(group.first).all = cost;
     model.costs(group.first).byCollective.clear();
   }
-  const auto byCollective = [](const Row& row) { return Group{row.kernel, row.collective}; };
+  const auto byCollective = [](const Part& part) { return Group{part.kernel, part.collective}; };
   const auto kernelPrior = [&](const Group& group) { return model.costs(group.first).all; };
-  Unknowns collectives(rows, byCollective, kernelPrior, model.stepUs, false, kCollectivePriorWeight);
+  Unknowns collectives(rows, byCollective, kernelPrior, shared, false, kCollectivePriorWeight);
   collectives.fit(rows);
   for (const auto& [group, cost] : collectives.costs()) {
     model.costs(group.first).byCollective[static_cast<Collective>(group.second)] = cost;

@@ -1,5 +1,6 @@
 // Measured collective times as the model's fit and check read them: each cell a call, the kernel that ran it and
-// its time in a CUDA graph, grouped by run (one `peerlink coll --json` file) with the fabric of the run's GPUs.
+// its time in a CUDA graph, grouped by run (one `peerlink coll --json` file) with the fabric of the run's GPUs and
+// how its processes drove them.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,8 @@ struct MeasuredRun {
   std::string commit;   ///< the commit that measured
   std::string skipped;  ///< why its cells were left out (empty: they were not)
   Fabric fabric;
+  ChoiceContext context;  ///< what its communicator chose with (a staged call's chunks' kernels)
+  ProcessMode mode;       ///< one process, or one per GPU with its buffers registered or not
   std::vector<Measurement> cells;
 };
 

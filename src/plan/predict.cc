@@ -6,6 +6,7 @@
 
 #include "coll/choice_rules.hpp"
 #include "coll/plan.hpp"
+#include "plan/processes.hpp"
 #include "plan/step_traffic.hpp"
 
 namespace peerlink::plan {
@@ -115,7 +116,7 @@ Prediction predictChoice(const Call& call, const CollectiveChoice& choice, const
                           stepKind(steps[static_cast<std::size_t>(slowestStep)]));
   }
   p.dataUs = data / cost.efficiency;
-  p.fixedUs = cost.launchUs + model.stepUs * (p.steps - 1);
+  p.fixedUs = model.launchOf(cost, fabric.ranks()) + model.stepUs * (p.steps - 1);
   p.timeUs = p.fixedUs + p.dataUs;
   if (p.fixedUs >= p.dataUs || bound.resource < 0) {
     p.bottleneck = "latency";
@@ -142,12 +143,13 @@ CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& con
   return chooseCollective(shape, context.fabric, context.resources, settings);
 }
 
-Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceContext& context, const CostModel& model) {
-  return predictChoice(call, choiceFor(call, fabric.ranks(), context), fabric, model);
+Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceContext& context, const CostModel& model,
+                         const ProcessMode& mode) {
+  return predictCall(call, choiceFor(call, fabric.ranks(), context), fabric, context, mode, model);
 }
 
 std::vector<Candidate> candidatesFor(const Call& call, const Fabric& fabric, const ChoiceContext& context,
-                                     const CostModel& model) {
+                                     const CostModel& model, const ProcessMode& mode) {
   std::vector<Algorithm> order = {Algorithm::Auto};
   for (const Algorithm algorithm : coll::algorithmsOf(call.collective)) order.push_back(algorithm);
   Call outOfPlace = call;
@@ -164,9 +166,10 @@ std::vector<Candidate> candidatesFor(const Call& call, const Fabric& fabric, con
       return other.choice.algorithm == candidate.choice.algorithm && other.choice.kernel == candidate.choice.kernel;
     });
     if (seen) continue;
-    candidate.outOfPlace = predictChoice(outOfPlace, candidate.choice, fabric, model);
+    candidate.outOfPlace = predictCall(outOfPlace, candidate.choice, fabric, context, mode, model);
     if (hasInPlaceForm(call.collective)) {
-      candidate.inPlace = predictChoice(inPlace, choiceFor(inPlace, fabric.ranks(), context, forced), fabric, model);
+      candidate.inPlace =
+          predictCall(inPlace, choiceFor(inPlace, fabric.ranks(), context, forced), fabric, context, mode, model);
     }
     candidates.push_back(std::move(candidate));
   }

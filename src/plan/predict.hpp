@@ -6,8 +6,8 @@
 // another, each synchronized step beyond the first costing CostModel::stepUs; a pipelined kernel (the rings) runs
 // its steps' chunks side by side, so its busiest resource over the whole plan sets the pace, plus the pipeline's
 // fill; LL and LL128 kernels wait on flags in the data, one step whatever the plan. The bytes' time is divided by
-// the kernel's efficiency, and its launch cost added:
-//   time = launch + stepUs * (synchronized steps - 1) + data time / efficiency.
+// the kernel's efficiency, and its fixed cost added: its launch and a part for each peer:
+//   time = launch + peerUs * (ranks - 1) + stepUs * (synchronized steps - 1) + data time / efficiency.
 // Times are for calls in a CUDA graph (`peerlink coll`'s peerlink_graph); eager calls add the host's launch.
 #pragma once
 
@@ -34,12 +34,18 @@ struct Call {
   int root = 0;
 };
 
+/// How the ranks' calls are made (processes.hpp says what one process per GPU costs).
+struct ProcessMode {
+  int processes = 1;        ///< processes driving the ranks (1: one drives every GPU)
+  bool registered = false;  ///< the callers' buffers are registered as windows: no call is staged
+};
+
 /// A predicted time and what bounds it.
 struct Prediction {
   Algorithm algorithm = Algorithm::OneShot;
   Kernel kernel = Kernel::Copy;
   double timeUs = 0;
-  double fixedUs = 0;  ///< launch and synchronized steps
+  double fixedUs = 0;  ///< launch, the peers' part and synchronized steps
   double dataUs = 0;   ///< the bytes, at the kernel's efficiency
   int steps = 0;       ///< synchronized steps
   /// The resource that bounds the data's time ("GPU 0 NVLink out"), or "latency" where the fixed costs are the
@@ -77,14 +83,15 @@ struct Candidate {
 CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& context,
                            Algorithm forced = Algorithm::Auto);
 
-/// The time of the kernel the communicator chooses for `call`.
-Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceContext& context, const CostModel& model);
+/// The time of the kernel the communicator chooses for `call`, its calls made as `mode` says (processes.hpp).
+Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceContext& context, const CostModel& model,
+                         const ProcessMode& mode = {});
 
 /// Every algorithm of the call's collective (algorithmsOf), as chooseCollective would run it when forced, and the
 /// one it runs as the settings are: the chosen first, then the others, each once. `call.inPlace` is ignored:
-/// both placements are predicted where the collective has both.
+/// both placements are predicted where the collective has both, the calls made as `mode` says (processes.hpp).
 std::vector<Candidate> candidatesFor(const Call& call, const Fabric& fabric, const ChoiceContext& context,
-                                     const CostModel& model);
+                                     const CostModel& model, const ProcessMode& mode = {});
 
 /// Whether `collective` runs in place (not all-to-all and send/recv).
 bool hasInPlaceForm(Collective collective) noexcept;

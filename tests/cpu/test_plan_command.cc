@@ -47,7 +47,10 @@ TEST(PlanCommand, TableForATopologyFile) {
   const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("fitted to 7 run(s) on 4x NVIDIA H200, one process"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("fitted to 10 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
+                            "NVIDIA H200, 2 processes"),
+            std::string::npos)
+      << result.out;
   EXPECT_NE(result.out.find("* one_shot   ll128"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("* ring       ce_ring_all_reduce"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("GPU 0 NVLink out in"), std::string::npos) << result.out;
@@ -113,13 +116,18 @@ TEST(PlanCommand, NodesJoinedByNics) {
 TEST(PlanCommand, FitWritesAModelThatModelAndCheckRead) {
   const fs::path model = tempFile("model.json");
   std::vector<std::string> fit = {"plan", "--fit"};
-  for (const std::string& run : runsOf("h200x4")) fit.push_back(run);
+  for (const char* machine : {"h200x4", "h200x2"}) {
+    for (const std::string& run : runsOf(machine)) fit.push_back(run);
+  }
   fit.insert(fit.end(), {"--write", model.string()});
   const CliResult fitted = runCli(fit);
   ASSERT_EQ(fitted.code, kExitOk) << fitted.err;
   EXPECT_NE(fitted.out.find("4x NVIDIA H200, one process: 321 cells"), std::string::npos) << fitted.out;
+  EXPECT_NE(fitted.out.find("2x NVIDIA H200, one process: 28 cells"), std::string::npos) << fitted.out;
+  EXPECT_NE(fitted.out.find("# each peer (added to every launch): 0.4"), std::string::npos) << fitted.out;
   const json document = json::parse(std::ifstream(model));
-  EXPECT_EQ(document.at("provenance").at("runs").size(), 7u);
+  EXPECT_EQ(document.at("provenance").at("runs").size(), 8u);
+  EXPECT_GT(document.at("peer_us").get<double>(), 0.3);
 
   const CliResult predicted = runCli({"plan", "--model", model.string(), "--topo-file", topology("h200x4_vm")});
   EXPECT_EQ(predicted.code, kExitOk) << predicted.err;
@@ -131,12 +139,56 @@ TEST(PlanCommand, FitWritesAModelThatModelAndCheckRead) {
   EXPECT_EQ(checked.code, kExitOk) << checked.err;
   EXPECT_NE(checked.out.find("# == 4x NVIDIA H100 80GB HBM3, one process: 321 cells from 7 run(s)"), std::string::npos)
       << checked.out;
-  EXPECT_NE(checked.out.find("# all_to_all: median |error|"), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("# all_to_all (coll-all_to_all.json): median |error|"), std::string::npos) << checked.out;
   check.insert(check.end(), {"--max-median-error", "0.001"});
   const CliResult strict = runCli(check);
   EXPECT_EQ(strict.code, kExitDegraded) << strict.out;
   EXPECT_NE(strict.err.find("is above --max-median-error 0.1%"), std::string::npos) << strict.err;
   fs::remove(model);
+}
+
+// One process per GPU: each call pays the second process's part; on unregistered buffers the calls whose kernels
+// read or write a peer's buffers are staged (copies through the windows), the LL ones are not; registered buffers
+// stage nothing. --check reads the mode from each run.
+TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
+  const auto time = [](const std::vector<std::string>& extra, std::size_t row) {
+    std::vector<std::string> args = {
+        "plan", "--topo-file", topology("h200x4_vm"), "-g", "2", "-b", "8", "-e", "256M", "-f", "33554432", "--json",
+        "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliResult result = runCli(args);
+    EXPECT_EQ(result.code, kExitOk) << joined(args) << result.err;
+    const json document = json::parse(result.out);
+    EXPECT_EQ(document.at("processes").get<int>(), extra.empty() ? 1 : 2);
+    const json& chosen = document.at("rows").at(row).at("candidates").at(0);
+    EXPECT_TRUE(chosen.at("chosen").get<bool>());
+    return chosen.at("out_of_place").at("time_us").get<double>();
+  };
+  // 8 B (ll128, never staged) and 256 MiB (staged in 64 MiB windows: 8 chunks and 16 copies where unregistered).
+  const double oneSmall = time({}, 0);
+  const double staged = time({"--processes", "per-gpu"}, 0);
+  const double registered = time({"--processes", "per-gpu", "--register"}, 0);
+  EXPECT_GT(staged, oneSmall + 0.3);
+  EXPECT_DOUBLE_EQ(staged, registered);
+  const double oneLarge = time({}, 1);
+  const double stagedLarge = time({"--processes", "per-gpu"}, 1);
+  const double registeredLarge = time({"--processes", "per-gpu", "--register"}, 1);
+  EXPECT_GT(stagedLarge, 1.3 * registeredLarge);
+  EXPECT_LT(registeredLarge, 1.05 * oneLarge);
+  const CliResult text = runCli(
+      {"plan", "--topo-file", topology("h200x4_vm"), "-g", "2", "-b", "256M", "-e", "256M", "--processes", "per-gpu"});
+  EXPECT_NE(text.out.find("one process per GPU (2 processes), buffers not registered"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("through the staging windows: 9 chunk(s), 18 copies"), std::string::npos) << text.out;
+
+  std::vector<std::string> check = {"plan", "--check"};
+  for (const std::string& run : runsOf("h200x2-procs")) check.push_back(run);
+  const CliResult checked = runCli(check);
+  EXPECT_EQ(checked.code, kExitOk) << checked.err;
+  EXPECT_NE(checked.out.find("# all_reduce (ar-procs.json, unregistered: large calls staged): median"),
+            std::string::npos)
+      << checked.out;
+  EXPECT_NE(checked.out.find("# all_reduce (ar-procs-reg.json, registered windows): median"), std::string::npos)
+      << checked.out;
 }
 
 TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
@@ -190,6 +242,12 @@ TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
       {"plan", "--max-median-error", "0.1"},
       {"plan", "--check", runsOf("h200x4").front(), "--max-median-error", "-1"},
       {"plan", "--check", runsOf("h200x4").front(), "--max-median-error", "nan"},
+      {"plan", "--topo-file", h200, "--processes", "two"},
+      {"plan", "--topo-file", h200, "--register"},
+      {"plan", "--topo-file", h200, "--processes", "one", "--register"},
+      {"plan", "--topo-file", h200, "--processes", "per-gpu", "--nodes", "2", "--nic-gbps", "400", "--nic-latency-us",
+       "3"},
+      {"plan", "--check", runsOf("h200x4").front(), "--processes", "per-gpu"},
   };
   for (const std::vector<std::string>& args : bad) {
     const CliResult result = runCli(args);
@@ -212,9 +270,26 @@ TEST(PlanCommand, NoGpuAndNoTopologyExitsThree) {
 TEST(PlanCommand, HelpListsTheFlags) {
   const CliResult result = runCli({"plan", "--help"});
   EXPECT_EQ(result.code, kExitOk);
-  for (const char* flag :
-       {"-o", "-b", "-e", "-f", "-g", "-d", "-r", "--topo-file", "--nodes", "--nic-gbps", "--nic-latency-us",
-        "--nics-per-node", "--model", "--json", "--fit", "--write", "--check", "--max-median-error"}) {
+  for (const char* flag : {"-o",
+                           "-b",
+                           "-e",
+                           "-f",
+                           "-g",
+                           "-d",
+                           "-r",
+                           "--topo-file",
+                           "--nodes",
+                           "--nic-gbps",
+                           "--nic-latency-us",
+                           "--nics-per-node",
+                           "--processes",
+                           "--register",
+                           "--model",
+                           "--json",
+                           "--fit",
+                           "--write",
+                           "--check",
+                           "--max-median-error"}) {
     EXPECT_NE(result.out.find(flag), std::string::npos) << flag;
   }
 }

@@ -22,10 +22,12 @@ using testing::loadTopologyFixture;
 constexpr double kNvlink4Port = 18 * 26.5625;  // GB/s per direction through NVSwitch
 constexpr std::size_t kMiB = 1 << 20;
 
-// Every kernel free (no launch, full efficiency) and no step cost: predictions are the plans' data time alone.
+// Every kernel free (no launch, full efficiency) and no step or peer cost: predictions are the plans' data time
+// alone.
 CostModel unitModel() {
   CostModel model;
   model.stepUs = 0;
+  model.peerUs = 0;
   for (KernelCosts& costs : model.kernels) costs.all = {0, 1, 0, "test"};
   model.memoryGBps["NVIDIA H200"] = 4800;
   model.memoryGBps["NVIDIA H100 80GB HBM3"] = 3350;
@@ -169,11 +171,12 @@ TEST(PlanTraffic, ARangeReadOnceAndStoredToSeveralRanksCountsOnce) {
   EXPECT_EQ(p.bottleneck, "GPU 0 NVLink out");
 }
 
-TEST(PlanPredict, TimeIsLaunchStepsAndDataOverEfficiency) {
+TEST(PlanPredict, TimeIsLaunchPeersStepsAndDataOverEfficiency) {
   const Topology topology = loadTopologyFixture("h200x4_vm");
   const Fabric fabric = fabricFor(topology, firstGpus(4), unitModel());
   CostModel model = unitModel();
   model.stepUs = 1.5;
+  model.peerUs = 0.25;
   model.costs(Kernel::TwoShot).all = {2, 0.5, 0, "test"};
   model.costs(Kernel::TwoShot).byCollective[Collective::Reduce] = {9, 0.25, 0, "test"};
   const std::size_t count = 1 * kMiB;
@@ -182,8 +185,13 @@ TEST(PlanPredict, TimeIsLaunchStepsAndDataOverEfficiency) {
   const Call call{Collective::AllReduce, DataType::F32, count, false, 0};
   const Prediction unit = predictChoice(call, choice, fabric, unitModel());
   const Prediction p = predictChoice(call, choice, fabric, model);
-  EXPECT_NEAR(p.timeUs, 2 + 1.5 + unit.dataUs / 0.5, 1e-9);
-  EXPECT_NEAR(p.fixedUs, 3.5, 1e-12);
+  EXPECT_NEAR(p.timeUs, 2 + 3 * 0.25 + 1.5 + unit.dataUs / 0.5, 1e-9);
+  EXPECT_NEAR(p.fixedUs, 4.25, 1e-12);
+  // Each peer a rank waits on adds its part: two ranks of the same machine have one.
+  const Fabric two = fabricFor(topology, firstGpus(2), unitModel());
+  const Prediction pair =
+      predictChoice(call, forcedChoice(topology, Collective::AllReduce, count, Algorithm::TwoShot, 2), two, model);
+  EXPECT_NEAR(pair.fixedUs, 2 + 0.25 + 1.5 * (pair.steps - 1), 1e-12);
   // A collective's own costs win over the kernel's.
   EXPECT_DOUBLE_EQ(model.cost(Kernel::TwoShot, Collective::Reduce).launchUs, 9);
   EXPECT_DOUBLE_EQ(model.cost(Kernel::TwoShot, Collective::AllReduce).launchUs, 2);
@@ -193,6 +201,17 @@ TEST(PlanPredict, TimeIsLaunchStepsAndDataOverEfficiency) {
   const Prediction none = predictChoice({Collective::AllReduce, DataType::F32, 0, false, 0}, choice, fabric, model);
   EXPECT_EQ(none.timeUs, 0);
   EXPECT_EQ(none.bottleneck, "nothing to move");
+}
+
+TEST(PlanModel, APeerCostIsReadWrittenAndNeverNegative) {
+  nlohmann::json document = costModelToJson(builtInCostModel());
+  EXPECT_DOUBLE_EQ(costModelFromJson(document, "test").peerUs, builtInCostModel().peerUs);
+  // A model written before the per-peer cost: its launch costs are whole.
+  document.erase("peer_us");
+  EXPECT_EQ(costModelFromJson(document, "test").peerUs, 0);
+  document["peer_us"] = -0.5;
+  EXPECT_TRUE(testing::contains(testing::errorOf(ErrorCode::InvalidInput, [&] { costModelFromJson(document, "m"); }),
+                                "m: the model: peer_us = -0.5 is not a non-negative number"));
 }
 
 TEST(PlanPredict, CandidatesAreEveryAlgorithmOnceTheChosenFirst) {

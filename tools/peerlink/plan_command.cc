@@ -75,6 +75,23 @@ plan::Network networkOf(const PlanCommandOptions& options) {
   return network;
 }
 
+plan::ProcessMode modeOf(const PlanCommandOptions& options, int ranks) {
+  if (options.processes != "one" && options.processes != "per-gpu") {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("--processes {}: say one (one process drives every GPU) or per-gpu", options.processes));
+  }
+  const bool perGpu = options.processes == "per-gpu";
+  if (options.registerBuffers && !perGpu) {
+    throw Error(ErrorCode::InvalidUsage, "--register: buffers matter only across processes: give --processes per-gpu");
+  }
+  if (perGpu && options.nodes > 1) {
+    throw Error(ErrorCode::InvalidUsage,
+                "--processes per-gpu predicts one node's processes; across nodes the model has no such cost (give one "
+                "or the other)");
+  }
+  return {perGpu ? ranks : 1, options.registerBuffers};
+}
+
 // The topology's GPUs 0..g-1 as topology indices.
 std::vector<int> gpusOf(const Topology& topology, int requested) {
   const int available = static_cast<int>(topology.gpus.size());
@@ -102,6 +119,7 @@ PlanSweep predictSweep(const PlanCommandOptions& options, const Topology& topolo
   sweep.type = dataTypeOf(options.datatype);
   sweep.network = networkOf(options);
   const std::vector<int> gpus = gpusOf(topology, options.gpus);
+  sweep.mode = modeOf(options, static_cast<int>(gpus.size()));
   const plan::Fabric fabric = plan::fabricFor(topology, gpus, loaded.model);
   std::vector<int> devices;
   for (const int g : gpus) devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
@@ -138,7 +156,7 @@ PlanSweep predictSweep(const PlanCommandOptions& options, const Topology& topolo
     if (sweep.network.nodes > 1) {
       row.acrossNodes = plan::predictAcrossNodes(call, fabric, context, loaded.model, sweep.network);
     } else {
-      row.candidates = plan::candidatesFor(call, fabric, context, loaded.model);
+      row.candidates = plan::candidatesFor(call, fabric, context, loaded.model, sweep.mode);
     }
     sweep.rows.push_back(std::move(row));
   }
@@ -149,8 +167,9 @@ json fitProvenance(const std::vector<plan::MeasuredRun>& runs, const std::vector
                    const std::string& commandLine) {
   json files = json::array();
   for (const plan::MeasuredRun& run : runs) {
-    files.push_back(
-        {{"file", run.origin}, {"machine", run.machine}, {"commit", run.commit}, {"cells", run.cells.size()}});
+    json file = {{"file", run.origin}, {"machine", run.machine}, {"commit", run.commit}, {"cells", run.cells.size()}};
+    if (run.mode.processes > 1) file["registered"] = run.mode.registered;
+    files.push_back(file);
   }
   json fit = json::array();
   for (const plan::MachineAccuracy& m : accuracy) {
@@ -241,13 +260,23 @@ CLI::App* addPlanCommand(CLI::App& app, PlanCommandOptions& options) {
       },
       "With --nodes: one message's latency between nodes in us (e.g. 3)");
   command->add_option("--nics-per-node", options.nicsPerNode, "With --nodes: NICs per node (default: one per GPU)");
+  command->add_option("--processes", options.processes,
+                      "one (default: one process drives every GPU) or per-gpu (a process per GPU: each kernel pays "
+                      "for the other processes, and calls on unregistered buffers are staged through the windows)");
+  command->add_flag(
+      "--register", options.registerBuffers,
+      "With --processes per-gpu: the buffers are registered as windows (Communicator::registerWindow, `peerlink "
+      "coll --register`): "
+      "no call is staged");
   command->add_option("--model", options.modelPath, "A model file (--fit writes one) instead of the built-in model");
   command->add_option("--json", options.jsonPath, "Write the predictions (or --check's cells) as JSON ('-': stdout)");
   CLI::Option* fit = command->add_option("--fit", options.fitRuns,
                                          "Fit the model to saved `peerlink coll --json` runs (with --write)");
   CLI::Option* write = command->add_option("--write", options.writePath, "With --fit: the model file to write");
-  CLI::Option* check = command->add_option("--check", options.checkRuns,
-                                           "Compare the model with saved `peerlink coll --json` runs, cell by cell");
+  CLI::Option* check = command->add_option(
+      "--check", options.checkRuns,
+      "Compare the model with saved `peerlink coll --json` runs, cell by cell (each run's processes "
+      "and --register as it recorded them)");
   command
       ->add_option("--max-median-error", options.maxMedianError,
                    "With --check: exit 4 when a machine's median |error| is above this fraction (e.g. 0.1)")
@@ -258,7 +287,7 @@ CLI::App* addPlanCommand(CLI::App& app, PlanCommandOptions& options) {
   for (CLI::Option* mode : {fit, check}) {
     for (const char* predicting :
          {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--datatype", "--root", "--topo-file",
-          "--nodes", "--nic-gbps", "--nic-latency-us", "--nics-per-node"}) {
+          "--nodes", "--nic-gbps", "--nic-latency-us", "--nics-per-node", "--processes", "--register"}) {
       mode->excludes(command->get_option(predicting));
     }
   }

@@ -27,6 +27,8 @@ struct PlanCommandOptions {
   bool nicGbpsGiven = false;              ///< --nic-gbps was given
   bool nicLatencyGiven = false;           ///< --nic-latency-us was given
   int nicsPerNode = 0;                    ///< --nics-per-node (0: one per GPU)
+  std::string processes = "one";          ///< --processes: one (drives every GPU) or per-gpu
+  bool registerBuffers = false;           ///< --register: with --processes per-gpu, buffers registered as windows
   std::string modelPath;                  ///< --model: a model file instead of the built-in one
   std::string jsonPath;                   ///< --json
   std::vector<std::string> fitRuns;       ///< --fit: saved `peerlink coll --json` runs to fit the model to

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -63,6 +64,13 @@ std::string header(const PlanSweep& sweep) {
         "node: the kernels peerlink chooses there\n",
         sweep.network.nicsPerNode > 0 ? sweep.network.nicsPerNode : sweep.ranksPerNode, sweep.network.nicGbps,
         sweep.network.nicLatencyUs);
+  }
+  if (sweep.mode.processes > 1) {
+    text += fmt::format("# one process per GPU ({} processes), {}\n", sweep.mode.processes,
+                        sweep.mode.registered
+                            ? "buffers registered as windows (Communicator::registerWindow): no call is staged"
+                            : "buffers not registered: calls whose kernels touch a peer's buffers are staged through "
+                              "the windows (copies in and out)");
   }
   text += modelLine(sweep);
   text += "# " + choiceSettingsLine(sweep.settings) + "\n";
@@ -198,11 +206,27 @@ json planToJson(const PlanSweep& sweep) {
           {"ranks_per_node", sweep.ranksPerNode},
           {"nvlink_mesh", sweep.nvlinkMesh},
           {"network", network},
+          {"processes", sweep.mode.processes},
+          {"registered", sweep.mode.registered},
           {"bus_factor", sweep.busFactor},
           {"settings", choiceSettingsJson(sweep.settings)},
           {"model", {{"origin", sweep.modelOrigin}, {"provenance", sweep.modelProvenance}}},
           {"rows", rows}};
 }
+
+namespace {
+
+// Which run a table of a machine with several is, and how its processes drove the GPUs.
+std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& machine) {
+  std::vector<std::string> notes;
+  if (machine.runs.size() > 1) notes.push_back(std::filesystem::path(run.origin).filename().string());
+  if (run.mode.processes > 1) {
+    notes.push_back(run.mode.registered ? "registered windows" : "unregistered: large calls staged");
+  }
+  return notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, ", "));
+}
+
+}  // namespace
 
 std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, const std::string& modelOrigin) {
   std::string text =
@@ -216,23 +240,25 @@ std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, 
     text += fmt::format("# median |error| {:.1f}%, worst {} ({}: predicted {:.2f} us, measured {:.2f} us)\n",
                         100 * m.medianAbsError, signedPercent(worst.error), cellName(worst), worst.predicted.timeUs,
                         worst.cell->timeUs);
-    // Per collective, a row per size: out of place then in place side by side.
-    std::map<std::pair<int, std::size_t>, std::pair<const plan::CellCheck*, const plan::CellCheck*>> rows;
-    std::map<int, std::vector<double>> errors;
+    // Per collective and run, a row per size: out of place then in place side by side.
+    using Table = std::pair<int, const plan::MeasuredRun*>;
+    std::map<std::pair<Table, std::size_t>, std::pair<const plan::CellCheck*, const plan::CellCheck*>> rows;
+    std::map<Table, std::vector<double>> errors;
     for (const plan::CellCheck& c : m.cells) {
-      const int collective = static_cast<int>(c.cell->call.collective);
-      auto& row = rows[{collective, c.cell->size}];
+      const Table table{static_cast<int>(c.cell->call.collective), c.run};
+      auto& row = rows[{table, c.cell->size}];
       (c.cell->call.inPlace ? row.second : row.first) = &c;
-      errors[collective].push_back(std::fabs(c.error));
+      errors[table].push_back(std::fabs(c.error));
     }
-    int shown = -1;
+    Table shown{-1, nullptr};
     for (const auto& [key, row] : rows) {
       if (key.first != shown) {
         shown = key.first;
         std::vector<double>& e = errors[shown];
         std::sort(e.begin(), e.end());
-        text += fmt::format("# {}: median |error| {:.1f}%, worst {:.1f}%\n",
-                            collectiveName(static_cast<Collective>(shown)), 100 * e[e.size() / 2], 100 * e.back());
+        text += fmt::format("# {}{}: median |error| {:.1f}%, worst {:.1f}%\n",
+                            collectiveName(static_cast<Collective>(shown.first)), runNote(*shown.second, m),
+                            100 * e[e.size() / 2], 100 * e.back());
         text += fmt::format("# {:>10}  {:<19}  {:>9}  {:>9}  {:>7}  {:>9}  {:>9}  {:>7}\n", "size (B)", "kernel",
                             "measured", "predicted", "error", "meas. ip", "pred. ip", "error");
       }
@@ -277,6 +303,13 @@ json checkToJson(const std::vector<plan::MachineAccuracy>& machines, const std::
 
 std::string formatModelText(const plan::CostModel& model) {
   std::string text = fmt::format("# step between ranks (a barrier): {:.3f} us\n", model.stepUs);
+  text += fmt::format("# each peer (added to every launch): {:.3f} us\n", model.peerUs);
+  text += fmt::format("# each process beyond the first (added to every launch, one process per GPU): {:.3f} us\n",
+                      model.processUs);
+  text += fmt::format(
+      "# a staging copy (unregistered buffers across processes): {:.3f} us, {:.3f} of the memory's "
+      "bandwidth, {} cells, {}\n",
+      model.stagingCopy.launchUs, model.stagingCopy.efficiency, model.stagingCopy.cells, model.stagingCopy.source);
   text += fmt::format("# {:<19}  {:<14}  {:>9}  {:>10}  {:>5}  {}\n", "kernel", "collective", "launch us", "efficiency",
                       "cells", "source");
   const auto line = [](const char* kernel, const char* collective, const plan::KernelCost& cost) {

@@ -36,6 +36,7 @@ struct PlanSweep {
   bool nvlinkMesh = false;
   ChoiceSettings settings;
   plan::Network network;
+  plan::ProcessMode mode;   ///< how the ranks' calls are made
   double busFactor = 1;     ///< nccl-tests' for every rank of every node
   std::string modelOrigin;  ///< "built in" or the --model file
   nlohmann::json modelProvenance = nlohmann::json::object();

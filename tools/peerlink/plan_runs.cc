@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -77,6 +78,17 @@ std::string machineOf(const coll::CollRun& run, const json& document) {
   return machine;
 }
 
+// Whether the run's buffers were registered as windows: `peerlink coll --register`, which a run records only in its
+// command line.
+bool registeredBuffers(const json& generatedBy) {
+  std::istringstream words(generatedBy.value("command", std::string()));
+  std::string word;
+  while (words >> word) {
+    if (word == "--register") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel& model) {
@@ -101,6 +113,8 @@ plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel
     }
     measured.fabric = plan::fabricFor(topology, gpus, model);
     const plan::ChoiceContext context = plan::choiceContextFor(topology, run.devices, runParams(document));
+    measured.context = context;
+    measured.mode = {run.processes, registeredBuffers(saved.generatedBy)};
 
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {

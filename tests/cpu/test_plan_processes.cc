@@ -1,0 +1,159 @@
+// One process per GPU in `peerlink plan`'s model (src/plan/processes.hpp): one process predicts as before, each
+// kernel pays the processes' part, and a call on unregistered buffers is cut into the chunks the communicator cuts
+// (coll/staging_plan.hpp), each chunk's kernel chosen for its size, with a copy into and out of the windows per
+// chunk at the memory's bandwidth; the LL kernels, send/recv and registered buffers are never staged.
+#include <gtest/gtest.h>
+
+#include "coll/comm_setup.hpp"
+#include "coll/staging_plan.hpp"
+#include "error_text.hpp"
+#include "peerlink/error.hpp"
+#include "plan/processes.hpp"
+#include "topology_fixture.hpp"
+
+namespace peerlink::plan {
+namespace {
+
+using testing::loadTopologyFixture;
+
+constexpr std::size_t kMiB = 1 << 20;
+constexpr double kH200MemoryGBps = 4800;
+
+CostModel testModel() {
+  CostModel model;
+  model.stepUs = 0.5;
+  model.peerUs = 0.25;
+  model.processUs = 0.75;
+  model.stagingCopy = {1.25, 0.5, 0, "test"};
+  for (KernelCosts& costs : model.kernels) costs.all = {2, 0.8, 0, "test"};
+  model.memoryGBps["NVIDIA H200"] = kH200MemoryGBps;
+  return model;
+}
+
+// Two H200s of the 4-GPU fixture, as a communicator over them sees them.
+struct TwoGpus {
+  Topology topology = loadTopologyFixture("h200x4_vm");
+  Fabric fabric = fabricFor(topology, {0, 1}, testModel());
+  ChoiceContext context = choiceContextFor(topology, {0, 1}, Params());
+
+  CollectiveChoice chosen(const Call& call) const { return choiceFor(call, 2, context); }
+};
+
+constexpr ProcessMode kOneProcess{};
+constexpr ProcessMode kStaged{2, false};
+constexpr ProcessMode kRegistered{2, true};
+
+TEST(PlanProcesses, OneProcessPredictsAsBefore) {
+  const TwoGpus gpus;
+  for (const std::size_t count : {std::size_t{2}, 8 * kMiB, 128 * kMiB}) {
+    const Call call{Collective::AllReduce, DataType::F32, count, false, 0};
+    const CollectiveChoice choice = gpus.chosen(call);
+    EXPECT_DOUBLE_EQ(predictCall(call, choice, gpus.fabric, gpus.context, kOneProcess, testModel()).timeUs,
+                     predictChoice(call, choice, gpus.fabric, testModel()).timeUs)
+        << count;
+  }
+}
+
+TEST(PlanProcesses, RegisteredBuffersPayTheProcessesPartOnly) {
+  const TwoGpus gpus;
+  const Call call{Collective::AllReduce, DataType::F32, 8 * kMiB, false, 0};
+  const CollectiveChoice choice = gpus.chosen(call);
+  ASSERT_EQ(choice.kernel, Kernel::TwoShot);
+  EXPECT_FALSE(isStaged(call, choice, kRegistered));
+  const Prediction one = predictChoice(call, choice, gpus.fabric, testModel());
+  const Prediction two = predictCall(call, choice, gpus.fabric, gpus.context, kRegistered, testModel());
+  EXPECT_NEAR(two.timeUs, one.timeUs + 0.75, 1e-9);
+  EXPECT_NEAR(two.fixedUs, one.fixedUs + 0.75, 1e-9);
+  EXPECT_EQ(two.bottleneck, one.bottleneck);
+  // Three processes: two parts.
+  EXPECT_NEAR(predictCall(call, choice, gpus.fabric, gpus.context, {3, true}, testModel()).timeUs, one.timeUs + 1.5,
+              1e-9);
+}
+
+TEST(PlanProcesses, TheLlKernelsAndSendRecvAreNeverStaged) {
+  const TwoGpus gpus;
+  const Call small{Collective::AllReduce, DataType::F32, 1024, false, 0};
+  ASSERT_EQ(gpus.chosen(small).protocol, Protocol::Ll128);
+  EXPECT_FALSE(isStaged(small, gpus.chosen(small), kStaged));
+  const Call sendRecv{Collective::SendRecv, DataType::F32, 8 * kMiB, false, 0};
+  EXPECT_FALSE(isStaged(sendRecv, gpus.chosen(sendRecv), kStaged));
+  const Call none{Collective::AllReduce, DataType::F32, 0, false, 0};
+  EXPECT_FALSE(isStaged(none, gpus.chosen({Collective::AllReduce, DataType::F32, 8 * kMiB, false, 0}), kStaged));
+  EXPECT_EQ(predictCall(none, gpus.chosen(small), gpus.fabric, gpus.context, kStaged, testModel()).timeUs, 0);
+  const CallParts parts = callParts(small, gpus.chosen(small), gpus.fabric, gpus.context, kStaged, testModel());
+  EXPECT_EQ(parts.kernels.size(), 1u);
+  EXPECT_EQ(parts.copies, 0);
+}
+
+// 128 MiB of f32 through 64 MiB windows: an all-reduce chunk holds its send and recv regions, so 4 chunks of just
+// under 32 MiB and a tail of 128 elements; the call chooses split_two_shot, its chunks two_shot and LL128.
+TEST(PlanProcesses, AStagedCallIsCutAsTheCommunicatorCutsIt) {
+  const TwoGpus gpus;
+  const std::size_t count = 32 * kMiB;  // elements: 128 MiB
+  const Call call{Collective::AllReduce, DataType::F32, count, false, 0};
+  const CollectiveChoice choice = gpus.chosen(call);
+  ASSERT_EQ(choice.kernel, Kernel::SplitTwoShot);
+  ASSERT_TRUE(isStaged(call, choice, kStaged));
+  const std::size_t most = coll::stagedChunkCount(Collective::AllReduce, 2, 4, coll::kStagingWindowBytes);
+  ASSERT_EQ(count / most, 4u);
+  const std::size_t tail = count - 4 * most;
+  ASSERT_EQ(tail, 128u);
+
+  const CallParts parts = callParts(call, choice, gpus.fabric, gpus.context, kStaged, testModel());
+  ASSERT_EQ(parts.kernels.size(), 5u);
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(parts.kernels[k].kernel, Kernel::TwoShot) << k;
+  EXPECT_EQ(parts.kernels[4].kernel, Kernel::Ll128OneShot);
+  EXPECT_EQ(parts.copies, 10);
+  // Every byte copied in and out, each copy reading and writing it.
+  EXPECT_NEAR(parts.copyBytesUs, 2.0 * 2 * count * 4 / (kH200MemoryGBps * 1e3), 1e-9);
+
+  double kernels = 0;
+  for (const std::size_t n : {most, most, most, most, tail}) {
+    const Call chunk{Collective::AllReduce, DataType::F32, n, false, 0};
+    kernels += predictChoice(chunk, gpus.chosen(chunk), gpus.fabric, testModel()).timeUs;
+  }
+  const Prediction p = predictCall(call, choice, gpus.fabric, gpus.context, kStaged, testModel());
+  EXPECT_NEAR(p.timeUs, kernels + 5 * 0.75 + 10 * 1.25 + parts.copyBytesUs / 0.5, 1e-6);
+  EXPECT_NEAR(p.timeUs, p.fixedUs + p.dataUs, 1e-9);
+  EXPECT_EQ(p.kernel, Kernel::SplitTwoShot);  // what the communicator reports for the call
+  EXPECT_NE(p.phase.find("through the staging windows: 5 chunk(s), 10 copies"), std::string::npos) << p.phase;
+  // In place the same: the copies still run (the windows are apart from the caller's buffer).
+  const Call inPlace{Collective::AllReduce, DataType::F32, count, true, 0};
+  EXPECT_NEAR(predictCall(inPlace, choice, gpus.fabric, gpus.context, kStaged, testModel()).timeUs, p.timeUs, 1e-9);
+}
+
+// A broadcast's root copies in, the others copy out: one copy each way per chunk, of the chunk's bytes.
+TEST(PlanProcesses, RootedCallsCopyOnlyWhereTheyHaveData) {
+  const TwoGpus gpus;
+  const std::size_t count = 4 * kMiB;
+  const Call call{Collective::Broadcast, DataType::F32, count, false, 1};
+  const CollectiveChoice choice = gpus.chosen(call);
+  ASSERT_TRUE(isStaged(call, choice, kStaged)) << kernelName(choice.kernel);
+  const CallParts parts = callParts(call, choice, gpus.fabric, gpus.context, kStaged, testModel());
+  EXPECT_EQ(parts.kernels.size(), 1u);  // a broadcast chunk holds send and recv: 16 MiB fits one window
+  EXPECT_EQ(parts.copies, 2);
+  EXPECT_NEAR(parts.copyBytesUs, 2.0 * 2 * count * 4 / (kH200MemoryGBps * 1e3), 1e-9);
+}
+
+TEST(PlanProcesses, TheCostsAreReadWrittenAndAnOldModelPredictsOneProcess) {
+  nlohmann::json document = costModelToJson(testModel());
+  const CostModel read = costModelFromJson(document, "test");
+  EXPECT_DOUBLE_EQ(read.processUs, 0.75);
+  EXPECT_DOUBLE_EQ(read.stagingCopy.launchUs, 1.25);
+  EXPECT_DOUBLE_EQ(read.stagingCopy.efficiency, 0.5);
+  document.erase("process_us");
+  document.erase("staging_copy");
+  const CostModel old = costModelFromJson(document, "test");
+  EXPECT_EQ(old.processUs, 0);
+  EXPECT_EQ(old.stagingCopy.source, "prior");
+  document["staging_copy"] = {{"launch_us", 1}, {"efficiency", 2}};
+  EXPECT_TRUE(testing::contains(testing::errorOf(ErrorCode::InvalidInput, [&] { costModelFromJson(document, "m"); }),
+                                "staging_copy: efficiency 2 is more than 1.5x"));
+  document.erase("staging_copy");
+  document["process_us"] = -1;
+  EXPECT_TRUE(testing::contains(testing::errorOf(ErrorCode::InvalidInput, [&] { costModelFromJson(document, "m"); }),
+                                "process_us = -1 is not a non-negative number"));
+}
+
+}  // namespace
+}  // namespace peerlink::plan
