@@ -118,6 +118,12 @@ void launchRank(CommState& state, int rank, const RankGroup& group, const P2pPla
 }  // namespace
 
 void launchCrossProcessGroup(CommState& state, const std::vector<CallArgs>& calls) {
+  if (state.planned) {
+    // The staged plans need every pair of a group, and a rank across processes knows only its own calls.
+    throw Error(ErrorCode::Unsupported,
+                "send/recv across processes on a communicator with host-staged pairs (some pair of GPUs without "
+                "peer access, or PEERLINK_COLL_HOST_STAGED) is not built yet; the collectives are");
+  }
   const std::vector<RankGroup> ranks = byRank(state, calls);
   const bool capturing = groupCapturing(state, ranks);
   const std::size_t slot = p2pSlotBytes(state.nranks, state.layout.windowBytes);

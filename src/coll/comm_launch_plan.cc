@@ -10,6 +10,7 @@
 #include "coll/plan_staged.hpp"
 #include "coll/segment_plans.hpp"
 #include "core/cuda_check.hpp"
+#include "kernels/plan_barrier.cuh"
 
 namespace peerlink::coll {
 namespace {
@@ -18,20 +19,21 @@ namespace {
 // still has several chunks per rank to pipeline the two halves of a host-staged hop.
 constexpr std::size_t kPlanChunkBytes = std::size_t{2} << 20;
 
-// Rank r's part of a plan run: its stream, its step event, its scratch and stage; Input and Output are the
-// caller's to fill.
+// Rank r's part of a plan run: its host stage (every rank's is reachable); for a rank of this process also its
+// GPU, stream, step event and scratch. Input and Output are the caller's to fill.
 PlanRank planRank(const CommState& state, int r, cudaStream_t stream, std::size_t elementSize) {
   const PlannedWays& ways = *state.planned;
   const auto i = static_cast<std::size_t>(r);
   PlanRank rank;
+  rank.extents[static_cast<std::size_t>(BufferKind::HostStage)] =
+      wholeBuffer(ways.stage[i], kPlanStageBytes / elementSize);
+  if (!state.world.isLocal(r)) return rank;
   rank.device = state.devices[i];
   rank.stream = stream;
-  rank.stepDone = ways.stepDone[i].get();
+  rank.stepDone = ways.stepDone.empty() ? nullptr : ways.stepDone[i].get();
   rank.reduceBlocks = state.maxBlocks;
   rank.extents[static_cast<std::size_t>(BufferKind::Scratch)] =
       wholeBuffer(ways.scratch[i].data(), kPlanStageBytes / elementSize);
-  rank.extents[static_cast<std::size_t>(BufferKind::HostStage)] =
-      wholeBuffer(ways.stages[i].data(), kPlanStageBytes / elementSize);
   return rank;
 }
 
@@ -39,16 +41,60 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
   return rank.extents[static_cast<std::size_t>(buffer)];
 }
 
+// How the streams meet between steps: events in one process, plan_barrier's kernel on the shared flags across
+// processes.
+StepBarrier stepBarrierOf(const CommState& state, Collective collective) {
+  if (!state.planned->shared) return eventBarrier;
+  return [&state, collective](const std::vector<PlanRank>& ranks) {
+    const PlannedWays& ways = *state.planned;
+    kernels::PlanBarrierArgs args;
+    for (int p = 0; p < state.nranks; ++p) args.flags[p] = ways.shared->flags(p);
+    args.abort = state.abortWord;
+    args.timeoutNs = state.timeoutNs;
+    args.nranks = state.nranks;
+    args.collective = static_cast<int>(collective);
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (!ranks[r].runsHere()) continue;
+      args.rank = static_cast<int>(r);
+      args.count = static_cast<unsigned long long*>(ways.barriers[r].data());
+      args.failure = state.failure(static_cast<int>(r));
+      DeviceGuard guard(ranks[r].device);
+      kernels::launchPlanBarrier(args, ranks[r].stream);
+    }
+  };
+}
+
 }  // namespace
 
-std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links) {
+std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange) {
   auto ways = std::make_unique<PlannedWays>();
   ways->links = std::move(links);
+  const auto n = static_cast<std::size_t>(state.nranks);
+  ways->scratch.resize(n);
+  ways->barriers.resize(n);
+  for (const int r : state.localRanks()) {
+    const int device = state.devices[static_cast<std::size_t>(r)];
+    DeviceGuard guard(device);
+    ways->scratch[static_cast<std::size_t>(r)] = DeviceBuffer(device, kPlanStageBytes);
+  }
+  if (state.world.spansProcesses) {
+    ways->shared = std::make_unique<SharedPlanStages>(state.world, exchange, kPlanStageBytes);
+    for (int r = 0; r < state.nranks; ++r) ways->stage.push_back(ways->shared->stage(r));
+    for (const int r : state.localRanks()) {
+      const int device = state.devices[static_cast<std::size_t>(r)];
+      DeviceGuard guard(device);
+      DeviceBuffer count(device, sizeof(unsigned long long));
+      PEERLINK_CUDA_CHECK(cudaMemset(count.data(), 0, count.size()));
+      PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+      ways->barriers[static_cast<std::size_t>(r)] = std::move(count);
+    }
+    return ways;
+  }
   for (int r = 0; r < state.nranks; ++r) {
     const int device = state.devices[static_cast<std::size_t>(r)];
     DeviceGuard guard(device);
-    ways->scratch.emplace_back(device, kPlanStageBytes);
-    ways->stages.emplace_back(kPlanStageBytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    ways->pinned.emplace_back(kPlanStageBytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    ways->stage.push_back(ways->pinned.back().data());
     ways->stepDone.emplace_back(device, cudaEventDisableTiming);
   }
   return ways;
@@ -79,13 +125,15 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set) {
     std::vector<PlanRank> ranks;
     for (const CallArgs& call : set) {
       PlanRank rank = planRank(state, call.rank, call.stream, size);
-      extentsOf(rank, BufferKind::Input) =
-          segmentExtents(shape.collective, BufferKind::Input, state.nranks, shape.count, segment, call.send, size);
-      extentsOf(rank, BufferKind::Output) =
-          segmentExtents(shape.collective, BufferKind::Output, state.nranks, shape.count, segment, call.recv, size);
+      if (rank.runsHere()) {  // a rank of another process is a stand-in without buffers
+        extentsOf(rank, BufferKind::Input) =
+            segmentExtents(shape.collective, BufferKind::Input, state.nranks, shape.count, segment, call.send, size);
+        extentsOf(rank, BufferKind::Output) =
+            segmentExtents(shape.collective, BufferKind::Output, state.nranks, shape.count, segment, call.recv, size);
+      }
       ranks.push_back(std::move(rank));
     }
-    runPlanOnGpus(plan, shape.op, ranks);
+    runPlanOnGpus(plan, shape.op, ranks, stepBarrierOf(state, shape.collective));
   }
 }
 
@@ -113,7 +161,7 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
       extentsOf(rank, BufferKind::Output) = extents[i].output;
       ranks.push_back(std::move(rank));
     }
-    runPlanOnGpus(plan, pairs.front().send.op, ranks);
+    runPlanOnGpus(plan, pairs.front().send.op, ranks, stepBarrierOf(state, Collective::SendRecv));
   }
 }
 

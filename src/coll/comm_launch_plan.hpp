@@ -11,12 +11,15 @@
 #include "coll/comm_state.hpp"
 #include "coll/comm_validation.hpp"
 #include "coll/rank_links.hpp"
+#include "coll/world_exchange.hpp"
 
 namespace peerlink::coll {
 
-/// The buffers of the staged plans for `links`, on the GPUs of `state`'s ranks (all in this process): each rank's
-/// scratch and host stage of kPlanStageBytes, and its step event.
-std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links);
+/// The buffers of the staged plans for `links`: each local rank's scratch of kPlanStageBytes on its GPU; every
+/// rank's host stage of kPlanStageBytes, pinned (one process) or in shared host memory with its step flags (across
+/// processes: collective over the world through `exchange`); a step event per rank (one process) or each local
+/// rank's barrier count (across processes).
+std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange);
 
 /// What a call of `collective` runs on such a communicator, for Communicator::describeChoice.
 std::string describePlannedChoice(const CommState& state, Collective collective);

@@ -161,30 +161,32 @@ void enablePeers(CommState& state) {
   }
 }
 
-// In one process, each pair's way (rank_transport.hpp) from the topology, the settings and the doctor's verdicts;
-// where some pair is not Direct, the staged plans' buffers, and every pair that is not Direct in the P2P log.
-// Across processes every pair must be a peer (makeWorld checks).
-void choosePlannedWays(CommState& state) {
-  if (state.world.spansProcesses) {
-    if (!state.params.getString("PEERLINK_COLL_HOST_STAGED").empty()) {
-      throw Error(ErrorCode::InvalidUsage,
-                  "PEERLINK_COLL_HOST_STAGED: host-staged pairs are served in a communicator of one process only");
+// Each pair's way (rank_transport.hpp) from the topology, the settings and, in one process, the doctor's verdicts
+// (across processes each process's cache could differ, and every rank must choose the same ways: the world's
+// topology and the settings every rank agreed on decide there); where some pair is not Direct, the staged plans'
+// buffers (collective over the world), and every pair that is not Direct in the P2P log.
+void choosePlannedWays(CommState& state, WorldExchange& exchange) {
+  const World& world = state.world;
+  RankTransport transport;
+  if (world.spansProcesses) {
+    std::vector<std::int64_t> processes;
+    for (const RankCard& card : world.cards) processes.push_back(card.pid);
+    transport = chooseRankTransport(world.topology, world.gpu, state.params, nullptr, processes);
+  } else {
+    std::vector<int> gpus;
+    for (const int gpu : state.devices) {
+      if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
     }
-    return;
+    const PeerVerdicts verdicts =
+        gpus.size() >= 2 ? gatherPeerVerdicts(state.topology, gpus, state.params) : PeerVerdicts{};
+    transport = chooseRankTransport(state.topology, state.devices, state.params, &verdicts);
   }
-  std::vector<int> gpus;
-  for (const int gpu : state.devices) {
-    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
-  }
-  const PeerVerdicts verdicts =
-      gpus.size() >= 2 ? gatherPeerVerdicts(state.topology, gpus, state.params) : PeerVerdicts{};
-  RankTransport transport = chooseRankTransport(state.topology, state.devices, state.params, &verdicts);
   if (!needsStagedPlans(transport.links)) return;
   logInfo(LogSubsys::P2p,
           "communicator: every call runs as a staged plan ({}); {} pair{} not direct:", transport.verdicts,
           transport.reasons.size(), transport.reasons.size() == 1 ? "" : "s");
   for (const std::string& reason : transport.reasons) logInfo(LogSubsys::P2p, "  {}", reason);
-  state.planned = makePlannedWays(state, std::move(transport.links));
+  state.planned = makePlannedWays(state, std::move(transport.links), exchange);
 }
 
 // Every local rank's card, the world gathered from every rank's, and the world checked (world.hpp).
@@ -286,7 +288,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
     allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind);
   });
   const auto arenasReady = Clock::now();
-  choosePlannedWays(state);
+  choosePlannedWays(state, *spec.exchange);
   enablePeers(state);
   state.tables.assign(static_cast<std::size_t>(state.nranks), SymmetricTable{});
   for (const int a : state.localRanks()) {
@@ -296,7 +298,8 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
     }
   }
   const auto peersReady = Clock::now();
-  if (state.world.spansProcesses) shareArenas(state, *spec.exchange, spec.shareTimeout);
+  // Under the staged plans no kernel reaches another process's arena (and without peer access none could map it).
+  if (state.world.spansProcesses && !state.planned) shareArenas(state, *spec.exchange, spec.shareTimeout);
   const auto sharedReady = Clock::now();
 
   state.failures = PinnedBuffer(sizeof(kernels::CollFailure) * static_cast<std::size_t>(state.nranks),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coll/launch_threads.hpp"
+#include "coll/plan_stages.hpp"
 #include "coll/rank_links.hpp"
 #include "coll/symmetric_layout.hpp"
 #include "coll/user_windows.hpp"
@@ -109,9 +110,16 @@ struct ChoiceMemo {
 /// Direct, and then runs every call through the plans.
 struct PlannedWays {
   RankLinks links;
-  std::vector<DeviceBuffer> scratch;  ///< by rank: kPlanStageBytes on its GPU
-  std::vector<PinnedBuffer> stages;   ///< by rank: kPlanStageBytes of mapped pinned host memory
-  std::vector<Event> stepDone;        ///< by rank: an event of its GPU (plan_executor.hpp)
+  std::vector<DeviceBuffer> scratch;  ///< by rank (local ranks): kPlanStageBytes on its GPU
+  std::vector<void*> stage;           ///< by rank (every rank): its host stage, as this process addresses it
+  /// One process: the stages, kPlanStageBytes of mapped pinned memory each, and a step event per rank (an event
+  /// of its GPU, plan_executor.hpp).
+  std::vector<PinnedBuffer> pinned;
+  std::vector<Event> stepDone;
+  /// Across processes: every rank's stage and step flags in shared host memory, and each local rank's count of
+  /// step barriers (plan_barrier.cuh) in its GPU's memory.
+  std::unique_ptr<SharedPlanStages> shared;
+  std::vector<DeviceBuffer> barriers;
 };
 
 /// How much scratch and host stage each rank of a communicator with staged plans keeps: a call's plan runs in

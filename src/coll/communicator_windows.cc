@@ -9,6 +9,12 @@
 #include "peerlink/cuda.hpp"
 
 namespace peerlink {
+namespace {
+
+// The id registerWindow gives on a communicator that runs staged plans (UserWindows numbers its windows from 1).
+constexpr int kUnusedWindow = 0;
+
+}  // namespace
 
 int Communicator::registerWindow(const std::vector<void*>& buffers, const std::vector<std::size_t>& bytes) {
   State& state = *state_;
@@ -22,6 +28,15 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("registerWindow: {} buffers and {} sizes for {} local ranks; one of each per local rank",
                             buffers.size(), bytes.size(), local.size()));
+  }
+  if (comm.planned) {
+    // The staged plans reach no peer's buffer, so a window would go unused (and between GPUs without peer access
+    // could not be opened): the ranks meet as they would, and nothing is mapped.
+    state.withExchange([](coll::WorldExchange& exchange) {
+      exchange.barrier();
+      return 0;
+    });
+    return kUnusedWindow;
   }
   std::vector<std::vector<std::uint8_t>> mine;
   for (std::size_t i = 0; i < local.size(); ++i) {
@@ -54,7 +69,7 @@ void Communicator::deregisterWindow(int window) {
   State& state = *state_;
   if (state.nodes) return state.nodes->node().deregisterWindow(window);
   const std::lock_guard<std::mutex> lock(state.mutex);
-  state.comm.windows.remove(window);
+  if (!(state.comm.planned && window == kUnusedWindow)) state.comm.windows.remove(window);
   // No rank frees its buffer while another still maps it.
   state.withExchange([](coll::WorldExchange& exchange) {
     exchange.barrier();

@@ -12,33 +12,30 @@
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
-namespace {
 
-// Every rank's stream waits for what every other rank's stream has queued so far (ranks that take part).
-void barrier(const std::vector<PlanRank>& ranks) {
+void eventBarrier(const std::vector<PlanRank>& ranks) {
   for (const PlanRank& rank : ranks) {
-    if (!rank.takesPart()) continue;
+    if (!rank.runsHere()) continue;
     DeviceGuard guard(rank.device);
     PEERLINK_CUDA_CHECK(cudaEventRecord(rank.stepDone, rank.stream));
   }
   for (const PlanRank& waiter : ranks) {
-    if (!waiter.takesPart()) continue;
+    if (!waiter.runsHere()) continue;
     DeviceGuard guard(waiter.device);
     for (const PlanRank& other : ranks) {
-      if (&other != &waiter && other.takesPart())
+      if (&other != &waiter && other.runsHere())
         PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(waiter.stream, other.stepDone, 0));
     }
   }
 }
 
+namespace {
+
 void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks, const Transfer& transfer) {
   if (transfer.count == 0) return;
   const std::size_t size = dataTypeSize(plan.type);
   const PlanRank& executor = ranks[static_cast<std::size_t>(transfer.executor)];
-  if (!executor.takesPart()) {
-    throw Error(ErrorCode::Internal, fmt::format("plan {}: rank {} runs a transfer but takes no part: {}",
-                                                 planName(plan), transfer.executor, describeTransfer(transfer)));
-  }
+  if (!executor.runsHere()) return;  // another process's
   const auto addressOf = [&](const BufferRef& ref) {
     return ranks[static_cast<std::size_t>(ref.rank)].address(ref.buffer, ref.offset, transfer.count, size);
   };
@@ -84,7 +81,7 @@ std::vector<BufferExtent> wholeBuffer(const void* base, std::size_t elements) {
   return {BufferExtent{0, elements, base}};
 }
 
-void runPlanOnGpus(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks) {
+void runPlanOnGpus(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks, const StepBarrier& barrier) {
   if (ranks.size() != static_cast<std::size_t>(plan.nranks)) {
     throw Error(ErrorCode::Internal, fmt::format("plan executor: {} ranks given for {}", ranks.size(), planName(plan)));
   }

@@ -1,10 +1,12 @@
-// Runs a plan (plan.hpp) on the GPUs of one process. Each transfer runs on its executor rank's stream: a copy on
+// Runs a plan (plan.hpp) on the GPUs of this process. Each transfer runs on its executor rank's stream: a copy on
 // the copy engine (cudaMemcpyAsync reaches device, peer and pinned host memory alike through unified addressing),
-// a reduction in plan_reduce's kernel on the executor's GPU. Between steps every rank's stream waits for every
-// other rank's (an event each), so a step starts when the previous one has ended on every rank, as the plan's
-// step model says; a wait before the first step orders the plan after each rank's earlier work on its stream, and
-// one after the last lets no rank go on before every store into its buffers has landed. Nothing blocks the host
-// and nothing allocates: a run is capturable in a CUDA graph.
+// a reduction in plan_reduce's kernel on the executor's GPU. A transfer whose executor lives in another process is
+// that process's to run. Before the first step, between steps and after the last, the ranks' streams meet (a
+// StepBarrier): a step starts when the previous one has ended on every rank, as the plan's step model says; the
+// first orders the plan after each rank's earlier work on its stream, the last lets no rank go on before every
+// store into its buffers has landed. In one process the streams meet through events (eventBarrier); across
+// processes through plan_barrier's kernel on flags in shared host memory. Nothing blocks the host and nothing
+// allocates: a run is capturable in a CUDA graph.
 //
 // Buffers. A plan addresses element offsets in each rank's Input, Output, Scratch and HostStage; PlanBuffers
 // says where each range of them is, as extents, so one plan can cover several user buffers (the pairs of a
@@ -15,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "coll/plan.hpp"
@@ -29,7 +32,8 @@ struct BufferExtent {
 };
 
 /// Where one rank's plan buffers are, by BufferKind (Input, Output, Scratch, HostStage), and what runs its part.
-/// A rank with no device takes no part (a send/recv group's bystander): no transfer may involve it.
+/// A rank with no device is not run here: a send/recv group's bystander, or a rank of another process (whose host
+/// stage alone this process reaches).
 struct PlanRank {
   std::array<std::vector<BufferExtent>, 4> extents;
   int device = -1;
@@ -37,7 +41,7 @@ struct PlanRank {
   cudaEvent_t stepDone = nullptr;  ///< an event of `device`, this rank's alone while the plan runs
   int reduceBlocks = 1;            ///< the grid of the rank's reductions
 
-  bool takesPart() const noexcept { return device >= 0; }
+  bool runsHere() const noexcept { return device >= 0; }
 
   /// Elements [offset, offset + count) of `buffer` as a pointer: Error(Internal) naming the range where no one
   /// extent holds all of it (a plan and its buffers that disagree).
@@ -47,8 +51,16 @@ struct PlanRank {
 /// One extent: the whole buffer at `base`.
 std::vector<BufferExtent> wholeBuffer(const void* base, std::size_t elements);
 
-/// Runs `plan` (its reductions with `op`) over `ranks` (one per plan rank; every rank of the plan is this
-/// process's). Throws Error(Internal) for a plan that does not fit its buffers, and what the CUDA calls throw.
-void runPlanOnGpus(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks);
+/// Makes every stream of `ranks` that runs here wait for what the others have queued so far.
+using StepBarrier = std::function<void(const std::vector<PlanRank>& ranks)>;
+
+/// The StepBarrier of ranks all in this process: each rank's stepDone recorded on its stream, then every stream
+/// waiting for every other rank's event.
+void eventBarrier(const std::vector<PlanRank>& ranks);
+
+/// Runs this process's part of `plan` (its reductions with `op`) over `ranks` (one per plan rank), the streams
+/// meeting through `barrier`. Throws Error(Internal) for a plan that does not fit its buffers, and what the CUDA
+/// calls throw.
+void runPlanOnGpus(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks, const StepBarrier& barrier);
 
 }  // namespace peerlink::coll

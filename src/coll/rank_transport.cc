@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/plan_staged.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -27,6 +28,37 @@ bool isForced(const std::vector<std::pair<int, int>>& forced, int a, int b) {
   return std::any_of(forced.begin(), forced.end(), [&](const std::pair<int, int>& pair) {
     return (pair.first == a && pair.second == b) || (pair.first == b && pair.second == a);
   });
+}
+
+const GpuPair* findPair(const Topology& topology, int src, int dst) {
+  for (const GpuPair& pair : topology.pairs) {
+    if (pair.src == src && pair.dst == dst) return &pair;
+  }
+  return nullptr;
+}
+
+// Across processes a GPU hidden from a rank's process (CUDA_VISIBLE_DEVICES) leaves pairs out of the world's
+// topology. They are trusted as direct, as the kernels always trusted them: a missing direction is the other's
+// where that one is known, else a pair with peer access on the nearest path.
+Topology withEveryPair(const Topology& topology, const std::vector<int>& gpus) {
+  Topology complete = topology;
+  for (const int a : gpus) {
+    for (const int b : gpus) {
+      if (a == b || findPair(topology, a, b) != nullptr) continue;
+      GpuPair pair;
+      if (const GpuPair* reverse = findPair(topology, b, a)) pair = *reverse;
+      if (findPair(topology, b, a) == nullptr) {
+        pair.canAccessPeer = true;
+        pair.path = PathClass::PIX;
+      }
+      pair.src = a;
+      pair.dst = b;
+      complete.pairs.push_back(pair);
+    }
+  }
+  std::sort(complete.pairs.begin(), complete.pairs.end(),
+            [](const GpuPair& x, const GpuPair& y) { return x.src != y.src ? x.src < y.src : x.dst < y.dst; });
+  return complete;
 }
 
 }  // namespace
@@ -62,8 +94,13 @@ std::vector<std::pair<int, int>> forcedHostStagedPairs(const std::string& value,
 }
 
 RankTransport chooseRankTransport(const Topology& topology, const std::vector<int>& rankDevices, const Params& params,
-                                  const PeerVerdicts* verdicts) {
+                                  const PeerVerdicts* verdicts, const std::vector<std::int64_t>& rankProcess) {
   const int n = static_cast<int>(rankDevices.size());
+  const auto apart = [&](int a, int b) {
+    return !rankProcess.empty() && rankProcess[static_cast<std::size_t>(a)] != rankProcess[static_cast<std::size_t>(b)];
+  };
+  bool spansProcesses = false;
+  for (int r = 1; r < n; ++r) spansProcesses = spansProcesses || apart(0, r);
   std::vector<int> gpus;  // distinct, in the order of their first rank
   for (const int gpu : rankDevices) {
     if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
@@ -77,7 +114,9 @@ RankTransport chooseRankTransport(const Topology& topology, const std::vector<in
   RankTransport result;
   PairTransport gpuWays;
   if (gpus.size() >= 2) {
-    gpuWays = choosePairTransport(topology, gpus, params, ProcessBoundary::SameProcess, verdicts);
+    gpuWays = spansProcesses ? choosePairTransport(withEveryPair(topology, gpus), gpus, params,
+                                                   ProcessBoundary::CrossProcess, verdicts)
+                             : choosePairTransport(topology, gpus, params, ProcessBoundary::SameProcess, verdicts);
     result.verdicts = gpuWays.verdicts;
   } else {
     result.verdicts = "one GPU: every rank shares its memory";
@@ -112,6 +151,15 @@ RankTransport chooseRankTransport(const Topology& topology, const std::vector<in
       if (result.links.way(a, k) == PairWay::Direct && result.links.way(k, b) == PairWay::Direct) continue;
       result.links.set(a, b, PairWay::HostStaged);
       at(a, b) = fmt::format("its relay, rank {}, is reached through host memory", k);
+    }
+  }
+  if (spansProcesses && needsStagedPlans(result.links)) {
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) {
+        if (a == b || !apart(a, b) || result.links.way(a, b) == PairWay::HostStaged) continue;
+        result.links.set(a, b, PairWay::HostStaged);
+        at(a, b) = "in another process: ranks of different processes meet only in the host stages";
+      }
     }
   }
   validateRankLinks(result.links);

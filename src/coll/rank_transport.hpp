@@ -4,6 +4,7 @@
 // where P2P works too (tests). Pure.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,9 +27,11 @@ struct RankTransport {
 std::vector<std::pair<int, int>> forcedHostStagedPairs(const std::string& value, int nranks);
 
 /// The ways of a communicator whose rank r is on GPU rankDevices[r] (CUDA ordinals of `topology`; repeated where
-/// ranks share a GPU), with the doctor's `verdicts` when given. Throws as choosePairTransport and
-/// forcedHostStagedPairs do.
+/// ranks share a GPU), with the doctor's `verdicts` when given. `rankProcess[r]`: which process drives rank r
+/// (empty: one process drives every rank). Across processes no pair relays, and where the staged plans are needed
+/// at all every pair of ranks in different processes is host-staged: a process reaches another's buffers only
+/// through the host stages. Throws as choosePairTransport and forcedHostStagedPairs do.
 RankTransport chooseRankTransport(const Topology& topology, const std::vector<int>& rankDevices, const Params& params,
-                                  const PeerVerdicts* verdicts);
+                                  const PeerVerdicts* verdicts, const std::vector<std::int64_t>& rankProcess = {});
 
 }  // namespace peerlink::coll

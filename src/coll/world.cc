@@ -31,6 +31,10 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_RING_CHUNK",
     "PEERLINK_COLL_RING_REDUCE_BLOCKS",
     "PEERLINK_COLL_SHARE_GPUS",
+    // Which pairs are host-staged (rank_transport.hpp): the staged plans or the kernels, on every rank alike.
+    "PEERLINK_COLL_HOST_STAGED",
+    "PEERLINK_P2P_DISABLE",
+    "PEERLINK_P2P_LEVEL",
 };
 
 const CardLink* findLink(const RankCard& card, const std::string& busId) {
@@ -274,16 +278,7 @@ World makeWorld(std::vector<RankCard> cards, const std::vector<int>& localRanks,
       if (dst == src) continue;
       const CardLink* link = findLink(from, world.topology.gpus[static_cast<std::size_t>(dst)].pciBusId);
       if (link == nullptr) continue;
-      // In one process the communicator carries such a pair through host memory (rank_transport.hpp); across
-      // processes it has no way yet.
-      if (!link->canAccessPeer && world.spansProcesses) {
-        const auto other = static_cast<int>(std::find(world.gpu.begin(), world.gpu.end(), dst) - world.gpu.begin());
-        throw Error(ErrorCode::Unsupported,
-                    fmt::format("{} cannot access {}'s GPU as a peer; a communicator across processes needs peer "
-                                "access between every pair (one process driving every GPU serves such a machine "
-                                "through host memory; see `peerlink doctor`)",
-                                world.describe(static_cast<int>(owner)), world.describe(other)));
-      }
+      // A pair without peer access is kept: the communicator carries it through host memory (rank_transport.hpp).
       GpuPair pair;
       pair.src = src;
       pair.dst = dst;

@@ -11,6 +11,7 @@
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_preload.cuh"
 #include "kernels/launch_kernel.cuh"
+#include "kernels/plan_barrier.cuh"
 #include "kernels/plan_reduce.cuh"
 
 namespace peerlink::kernels {
@@ -104,6 +105,7 @@ const char* collStepName(int step) noexcept {
     case kStepRingEnd: return "ring end";
     case kStepRingStage: return "ring stage";
     case kStepRingPace: return "ring pace";
+    case kStepPlanBarrier: return "plan step barrier";
     default: return "unknown step";
   }
 }
@@ -122,6 +124,7 @@ void preloadCollKernels(bool push, bool ll128) {
   detail::preloadCollRingReduceKernels();
   if (push) detail::preloadCollPushPhasedKernels();
   detail::preloadPlanReduceKernels();
+  detail::preloadPlanBarrierKernels();
 }
 
 }  // namespace peerlink::kernels

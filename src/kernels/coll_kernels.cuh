@@ -169,9 +169,10 @@ enum CollStep : int {
   kStepRingEnd = 9,     ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
   kStepRingStage = 10,  ///< a ring reduce's start: waiting for the next rank to release its stage, or a slot of it
   kStepRingPace = 11,   ///< a ring reduce chain's first rank: waiting for the other chains to catch up
+  kStepPlanBarrier = 12,  ///< a staged plan across processes: waiting for a peer to end a step (plan_barrier.cuh)
 };
 /// "start barrier", "end barrier", "LL data", "push data", "ring data", "ring stage free",
-/// "ring start", "ring end", "ring stage", "ring pace"
+/// "ring start", "ring end", "ring stage", "ring pace", "plan step barrier"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType

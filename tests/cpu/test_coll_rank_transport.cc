@@ -1,6 +1,8 @@
 // The ways between a communicator's ranks (coll/rank_transport.hpp): each GPU pair's way carried to the ranks on
 // it, ranks sharing a GPU, relays through the rank on the relay GPU, and the pairs PEERLINK_COLL_HOST_STAGED forces
 // through host memory -- with what each pair's reason says, and bad settings refused.
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -111,6 +113,46 @@ TEST(RankTransport, RelaysGoThroughTheRankOnTheRelayGpu) {
   const RankTransport staged = choose("h200x4_vm", {0, 2, 1}, with({{"PEERLINK_COLL_HOST_STAGED", "0-2"}}), &verdicts);
   EXPECT_EQ(ways(staged.links), ".SS/D.D/SD.");
   EXPECT_TRUE(contains(staged.reasons[0], "its relay, rank 2, is reached through host memory")) << staged.reasons[0];
+}
+
+TEST(RankTransport, AcrossProcessesEveryPairMeetsInTheHostStages) {
+  // Two processes of two ranks each; no pair forced: the kernels run, nothing is staged.
+  const std::vector<std::int64_t> processes = {10, 10, 20, 20};
+  const RankTransport direct =
+      chooseRankTransport(loadTopologyFixture("h200x4_vm"), {0, 1, 2, 3}, with(), nullptr, processes);
+  EXPECT_FALSE(needsStagedPlans(direct.links));
+  // One pair forced: the pairs of one process keep peer access, every pair across processes is host-staged.
+  const RankTransport staged = chooseRankTransport(loadTopologyFixture("h200x4_vm"), {0, 1, 2, 3},
+                                                   with({{"PEERLINK_COLL_HOST_STAGED", "0-1"}}), nullptr, processes);
+  EXPECT_EQ(ways(staged.links), ".SSS/S.SS/SS.D/SSD.");
+  EXPECT_TRUE(contains(staged.reasons[1], "rank 0 (GPU 0) -> rank 2 (GPU 2): host-staged: in another process"))
+      << staged.reasons[1];
+  // A broken pair across processes never relays: host-staged.
+  Topology machine = loadTopologyFixture("h200x4_vm");
+  machine.pair(0, 2).canAccessPeer = false;
+  machine.pair(2, 0).canAccessPeer = false;
+  const RankTransport noPeer = chooseRankTransport(machine, {0, 1, 2}, with(), nullptr, {1, 2, 3});
+  EXPECT_EQ(noPeer.links.way(0, 2), PairWay::HostStaged);
+  ASSERT_EQ(noPeer.reasons.size(), 6u);
+  EXPECT_TRUE(contains(noPeer.reasons[1], "rank 0 (GPU 0) -> rank 2 (GPU 2): host-staged: no usable P2P"))
+      << noPeer.reasons[1];
+  EXPECT_TRUE(contains(noPeer.reasons[0], "rank 0 (GPU 0) -> rank 1 (GPU 1): host-staged: in another process"))
+      << noPeer.reasons[0];
+}
+
+TEST(RankTransport, PairsHiddenFromEveryProcessAreTrustedAsDirect) {
+  // Each process sees its own GPU only (CUDA_VISIBLE_DEVICES): the world's topology has no pairs at all.
+  Topology hidden = loadTopologyFixture("h200x4_vm");
+  hidden.pairs.clear();
+  EXPECT_FALSE(needsStagedPlans(chooseRankTransport(hidden, {0, 1, 2}, with(), nullptr, {1, 2, 3}).links));
+  // One direction known without peer access: the hidden one follows it.
+  Topology half = loadTopologyFixture("h200x4_vm");
+  half.pairs.erase(std::remove_if(half.pairs.begin(), half.pairs.end(),
+                                  [](const GpuPair& pair) { return pair.src == 1 && pair.dst == 0; }),
+                   half.pairs.end());
+  half.pair(0, 1).canAccessPeer = false;
+  const RankTransport oneWay = chooseRankTransport(half, {0, 1}, with(), nullptr, {1, 2});
+  EXPECT_EQ(oneWay.links.way(1, 0), PairWay::HostStaged);
 }
 
 TEST(RankTransport, BadSettingsAndDevicesAreRefused) {

@@ -191,16 +191,13 @@ TEST(World, PcieIsNoMeshAndNamesThePair) {
   EXPECT_NE(fabric.detail.find("GPU 0 -> 1"), std::string::npos) << fabric.detail;
 }
 
-TEST(World, APairWithoutPeerAccessIsUnsupportedAcrossProcesses) {
+// Across processes too the pair is kept: the communicator carries it through the host stages (rank_transport.hpp).
+TEST(World, APairWithoutPeerAccessAcrossProcessesIsKept) {
   std::vector<RankCard> cards = oneProcessEach(cardsOf(loadTopologyFixture("h200x4_vm"), {0, 1}));
   cards[1].links[0].canAccessPeer = false;
-  try {
-    makeWorld(cards, {0}, false);
-    FAIL() << "a pair without peer access made a world";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ErrorCode::Unsupported);
-    EXPECT_NE(std::string(error.what()).find("rank 1"), std::string::npos) << error.what();
-  }
+  const World world = makeWorld(cards, {0}, false);
+  EXPECT_TRUE(world.spansProcesses);
+  EXPECT_FALSE(world.topology.pair(1, 0).canAccessPeer);
 }
 
 // One process serves the pair through host memory (rank_transport.hpp): the world keeps it, without peer access.

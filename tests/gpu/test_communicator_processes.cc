@@ -4,7 +4,8 @@
 // through the staging windows, in chunks past a window -- eager and captured in a graph, in place and out of
 // place; send/recv groups of every shape (LL lines, the window in rounds, messages to itself); then what a user
 // gets wrong: a call for a rank of another process, processes that disagree on a setting that chooses kernels,
-// a rank that dies in the middle of a collective, and a rank that aborts.
+// a rank that dies in the middle of a collective, and a rank that aborts. Then the same worlds with every pair
+// host-staged (the staged plans across processes).
 //
 // Fork safety: this process never touches CUDA (forked_roles.hpp); a probe child counts the GPUs.
 #include <gtest/gtest.h>
@@ -141,8 +142,9 @@ void expectWorldOk(const std::vector<int>& codes) {
 }
 
 // Every collective over sizes that take every path: nothing, one element, LL lines, the windows in one chunk,
-// and several chunks of the windows; each in place and out of place, rank 0 or the last rank as the root.
-int everyCollective(Communicator& comm, int rank) {
+// and several chunks of the windows; each in place and out of place, rank 0 or the last rank as the root;
+// send/recv (the ring shift) unless `withSendRecv` is false.
+int everyCollective(Communicator& comm, int rank, bool withSendRecv = true) {
   const int n = comm.size();
   struct TypeOp {
     DataType type;
@@ -157,6 +159,7 @@ int everyCollective(Communicator& comm, int rank) {
   const std::size_t counts[] = {0, 1, 1001, 400 * 1024 + 3, std::size_t{9} << 20};
   std::uint64_t seed = 17;
   for (const Collective collective : kEveryCollective) {
+    if (collective == Collective::SendRecv && !withSendRecv) continue;
     for (const TypeOp typeOp : typeOps) {
       if (!reduces(collective) && typeOp.op != ReduceOp::Sum && typeOp.type != DataType::U8) continue;
       for (std::size_t count : counts) {
@@ -527,6 +530,57 @@ TEST(CommunicatorProcesses, AbortStopsEveryRank) {
                    stream.get());
     return expectLossReported(comm, rank, stream.get(), 0, "aborted");
   }));
+}
+
+// The staged plans across processes (PEERLINK_COLL_HOST_STAGED=all, as between GPUs without peer access): every
+// collective through the shared host stages and the step barriers, eager and captured; a window registered and
+// left unused; send/recv refused naming what is missing; a rank that dies mid-plan named by the others.
+std::vector<std::pair<std::string, std::string>> everyPairHostStaged(int) {
+  return {{"PEERLINK_COLL_HOST_STAGED", "all"}};
+}
+
+TEST(CommunicatorProcesses, HostStagedPairsCarryEveryCollective) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  for (const int n : {2, 3, 4}) {
+    SCOPED_TRACE(std::to_string(n) + " processes, every pair host-staged");
+    expectWorldOk(runWorld(
+        n,
+        [](Communicator& comm, int rank) {
+          const std::string choice = comm.describeChoice(Collective::AllReduce, 1 << 20);
+          if (choice.find("staged plan") == std::string::npos) return fail(rank, "not staged: " + choice);
+          DeviceBuffer window(comm.device(rank), 4096);
+          comm.deregisterWindow(comm.registerWindow({window.data()}, {window.size()}));
+          Stream stream(comm.device(rank));
+          const int refused = expectsError(rank, ErrorCode::Unsupported, "send/recv across processes", [&] {
+            comm.send(rank, window.data(), 16, DataType::U8, (rank + 1) % comm.size(), stream.get());
+          });
+          if (refused != kOk) return refused;
+          const int result = everyCollective(comm, rank, false);
+          return result != kOk ? result : capturedReplays(comm, rank);
+        },
+        everyPairHostStaged));
+  }
+}
+
+TEST(CommunicatorProcesses, HostStagedARankThatDiesIsNamed) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  const std::vector<int> codes = runWorld(
+      3,
+      [](Communicator& comm, int rank) {
+        Stream stream(comm.device(rank));
+        DeviceBuffer buffer(comm.device(rank), std::size_t{4} << 20);
+        if (rank == 2) {
+          std::this_thread::sleep_for(300ms);  // the others wait at a step barrier by now
+          ::raise(SIGKILL);
+        }
+        comm.allReduce(rank, buffer.data(), buffer.data(), std::size_t{1} << 20, DataType::F32, ReduceOp::Sum,
+                       stream.get());
+        return expectLossReported(comm, rank, stream.get(), 2, "exited");
+      },
+      everyPairHostStaged);
+  EXPECT_EQ(codes[0], kOk);
+  EXPECT_EQ(codes[1], kOk);
+  EXPECT_EQ(codes[2], 128 + SIGKILL);
 }
 
 }  // namespace
