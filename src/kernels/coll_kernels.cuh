@@ -165,10 +165,10 @@ enum CollStep : int {
   kStepPushData = 4,
   kStepRingData = 6,
   kStepRingFree = 7,
-  kStepRingStart = 8,   ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
-  kStepRingEnd = 9,     ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
-  kStepRingStage = 10,  ///< a ring reduce's start: waiting for the next rank to release its stage, or a slot of it
-  kStepRingPace = 11,   ///< a ring reduce chain's first rank: waiting for the other chains to catch up
+  kStepRingStart = 8,     ///< a ring block's start: waiting for the next rank to start (colldev::neighborStart)
+  kStepRingEnd = 9,       ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
+  kStepRingStage = 10,    ///< a ring reduce's start: waiting for the next rank to release its stage, or a slot of it
+  kStepRingPace = 11,     ///< a ring reduce chain's first rank: waiting for the other chains to catch up
   kStepPlanBarrier = 12,  ///< a staged plan across processes: waiting for a peer to end a step (plan_barrier.cuh)
 };
 /// "start barrier", "end barrier", "LL data", "push data", "ring data", "ring stage free",
