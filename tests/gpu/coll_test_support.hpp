@@ -180,6 +180,22 @@ inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCas
   return ranks;
 }
 
+/// A cudaMemcpy from host to device that returns once the data has landed. A cudaMemcpy from pageable memory
+/// returns once the data is staged, before the DMA ends, and runs on the legacy stream, which the ranks'
+/// non-blocking streams do not wait for: work queued on them at once could read the old contents.
+inline void copyToDevice(void* dst, const void* src, std::size_t bytes) {
+  PEERLINK_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  cudaPointerAttributes attributes{};
+  PEERLINK_CUDA_CHECK(cudaPointerGetAttributes(&attributes, dst));
+  DeviceGuard guard(attributes.device);
+  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+/// A rank's new input into its send buffer (copyToDevice).
+inline void uploadInput(const void* send, const coll::Bytes& input) {
+  copyToDevice(const_cast<void*>(send), input.data(), input.size());
+}
+
 /// Calls the case's collective for `rank` (send/recv: the ring shift, one group over all ranks is the
 /// caller's business: see runCase).
 inline void callRank(Communicator& comm, const CollCase& c, int rank, const RankCase& rc, cudaStream_t stream) {
@@ -329,8 +345,7 @@ inline void replayCase(const std::vector<int>& devices, const Params& params, Co
       auto& input = inputs[static_cast<std::size_t>(r)];
       input = randomElements(c.type, c.op, input.size() / dataTypeSize(c.type), c.seed + 100 * (replay + 1) + r);
       if (!input.empty()) {
-        PEERLINK_CUDA_CHECK(cudaMemcpy(const_cast<void*>(ranks[static_cast<std::size_t>(r)].send), input.data(),
-                                       input.size(), cudaMemcpyHostToDevice));
+        uploadInput(ranks[static_cast<std::size_t>(r)].send, input);
       }
     }
     PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));

@@ -227,7 +227,7 @@ TEST_F(CommunicatorErrors, CaptureOfSomeStreamsOnly) {
 TEST_F(CommunicatorErrors, LooseSendRecvPairs) {
   std::vector<float> values(1000);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
-  PEERLINK_CUDA_CHECK(cudaMemcpy(buffer(0), values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice));
+  copyToDevice(buffer(0), values.data(), values.size() * sizeof(float));
   comm_->recv(1, buffer(1), values.size(), DataType::F32, 0, stream(1));
   comm_->send(0, buffer(0), values.size(), DataType::F32, 1, stream(0));
   ASSERT_EQ(finishAll(*comm_, streams_), "");

@@ -103,8 +103,7 @@ TEST(CommunicatorGraph, BackToBackCallsSeeThePreviousResult) {
         std::vector<std::int32_t> input(count);
         for (std::size_t i = 0; i < count; ++i) input[i] = inputOf(r, i);
         buffers.push_back(DeviceBuffer(comm.device(r), count * sizeof(std::int32_t)));
-        PEERLINK_CUDA_CHECK(
-            cudaMemcpy(buffers.back().data(), input.data(), count * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+        copyToDevice(buffers.back().data(), input.data(), count * sizeof(std::int32_t));
       }
       cudaGraphExec_t exec = captureAll(comm, streams, [&] {
         for (int call = 0; call < kCallsPerGraph; ++call) {

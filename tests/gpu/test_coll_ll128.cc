@@ -39,8 +39,7 @@ StressCall makeCall(const Communicator& comm, int k, std::mt19937_64& random) {
     }
     call.inputs.push_back(DeviceBuffer(comm.device(r), call.count * sizeof(std::int32_t)));
     call.outputs.push_back(filled(comm.device(r), call.count * sizeof(std::int32_t), 0));
-    PEERLINK_CUDA_CHECK(
-        cudaMemcpy(call.inputs.back().data(), input.data(), call.count * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+    copyToDevice(call.inputs.back().data(), input.data(), call.count * sizeof(std::int32_t));
   }
   return call;
 }

@@ -184,7 +184,7 @@ TEST(Communicator, RanksMayRunAheadBySeveralCalls) {
   for (int r = 0; r < n; ++r) {
     buffers.push_back(filled(comm.device(r), kCount * sizeof(float), 0));
     std::vector<float> ones(kCount, 1.0f);
-    PEERLINK_CUDA_CHECK(cudaMemcpy(buffers.back().data(), ones.data(), kCount * sizeof(float), cudaMemcpyHostToDevice));
+    copyToDevice(buffers.back().data(), ones.data(), kCount * sizeof(float));
   }
   constexpr int kCalls = 5;  // in place: 1 -> n -> n^2 -> ...
   for (int r = 0; r < n; ++r) {
@@ -226,8 +226,7 @@ TEST(Communicator, EagerCallsWithRepeatedArgumentsEachRun) {
     for (int r = 0; r < n; ++r) {
       for (auto* buffers : {&a, &b}) {
         buffers->push_back(DeviceBuffer(comm.device(r), count * sizeof(float)));
-        PEERLINK_CUDA_CHECK(
-            cudaMemcpy(buffers->back().data(), ones.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+        copyToDevice(buffers->back().data(), ones.data(), count * sizeof(float));
       }
     }
     const auto allReduce = [&](std::vector<DeviceBuffer>& buffers) {
@@ -279,7 +278,7 @@ std::vector<std::vector<unsigned char>> everyCollectiveBackToBack(const std::vec
         values[i] = static_cast<std::uint32_t>(i * 7 + 1000003u * static_cast<std::size_t>(r));
       }
       send.push_back(DeviceBuffer(comm.device(r), bytes));
-      PEERLINK_CUDA_CHECK(cudaMemcpy(send.back().data(), values.data(), bytes, cudaMemcpyHostToDevice));
+      copyToDevice(send.back().data(), values.data(), bytes);
       for (auto& outputsOf : recv) outputsOf.push_back(filled(comm.device(r), bytes, 0));
     }
     for (int call = 0; call < kCollectives * repeats; ++call) {
@@ -384,8 +383,7 @@ TEST(CommunicatorSendRecv, EveryFormOnTheSamePairsBackToBack) {
           std::vector<std::uint32_t> values(std::max<std::size_t>(count, 1));
           for (std::size_t i = 0; i < values.size(); ++i) values[i] = valueOf(g, from, to, i);
           sends[g][static_cast<std::size_t>(from)].push_back(DeviceBuffer(comm.device(from), bytes));
-          PEERLINK_CUDA_CHECK(cudaMemcpy(sends[g][static_cast<std::size_t>(from)].back().data(), values.data(), bytes,
-                                         cudaMemcpyHostToDevice));
+          copyToDevice(sends[g][static_cast<std::size_t>(from)].back().data(), values.data(), bytes);
           recvs[g][static_cast<std::size_t>(from)].push_back(filled(comm.device(to), bytes, 0xee));
         }
       }
@@ -458,8 +456,7 @@ TEST(CommunicatorRing, BackToBackCallsOnSharedBuffers) {
     for (int r = 0; r < n; ++r) {
       randomWords(want[static_cast<std::size_t>(r)].data());
       buffers.emplace_back(comm.device(r), kBytes);
-      PEERLINK_CUDA_CHECK(
-          cudaMemcpy(buffers.back().data(), want[static_cast<std::size_t>(r)].data(), kBytes, cudaMemcpyHostToDevice));
+      copyToDevice(buffers.back().data(), want[static_cast<std::size_t>(r)].data(), kBytes);
     }
     // refills[step / 3 * n + rank], made before anything is queued.
     std::vector<PinnedBuffer> refills;

@@ -207,9 +207,7 @@ int capturedReplays(Communicator& comm, int rank) {
         inputs[static_cast<std::size_t>(r)] =
             randomElements(c.type, c.op, count, c.seed + 1000 * (replay + 1) + static_cast<std::uint64_t>(r));
       }
-      PEERLINK_CUDA_CHECK(cudaMemcpy(const_cast<void*>(ranks[static_cast<std::size_t>(rank)].send),
-                                     inputs[static_cast<std::size_t>(rank)].data(),
-                                     inputs[static_cast<std::size_t>(rank)].size(), cudaMemcpyHostToDevice));
+      uploadInput(ranks[static_cast<std::size_t>(rank)].send, inputs[static_cast<std::size_t>(rank)]);
       PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[static_cast<std::size_t>(rank)].get()));
       const std::string unfinished = finishAll(comm, streams);
       if (!unfinished.empty()) return fail(rank, unfinished);
@@ -259,7 +257,7 @@ int sendRecvGroups(Communicator& comm, int rank) {
       std::vector<unsigned char> data(out);
       for (std::size_t b = 0; b < out; ++b) data[b] = byteOf(rank, peer, k, b);
       sends.emplace_back(comm.device(rank), std::max<std::size_t>(out, 1));
-      PEERLINK_CUDA_CHECK(cudaMemcpy(sends.back().data(), data.data(), out, cudaMemcpyHostToDevice));
+      copyToDevice(sends.back().data(), data.data(), out);
       comm.send(rank, sends.back().data(), out, DataType::U8, peer, stream.get());
       const int from = (rank - i + n) % n;
       const std::size_t in = sizeOf(from, rank, k);
@@ -365,7 +363,7 @@ int registeredWindows(Communicator& comm, int rank) {
         if (collective == Collective::ReduceScatter) recv = base + count * size * static_cast<std::size_t>(rank);
       }
       const coll::Bytes& mine = inputs[static_cast<std::size_t>(rank)];
-      if (!mine.empty()) PEERLINK_CUDA_CHECK(cudaMemcpy(send, mine.data(), mine.size(), cudaMemcpyHostToDevice));
+      if (!mine.empty()) copyToDevice(send, mine.data(), mine.size());
       switch (collective) {
         case Collective::AllReduce: comm.allReduce(rank, send, recv, count, type, op, stream.get()); break;
         case Collective::Broadcast: comm.broadcast(rank, send, recv, count, type, root, stream.get()); break;

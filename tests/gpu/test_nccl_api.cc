@@ -192,6 +192,7 @@ TEST(NcclApiOneProcess, CreationInAGroupWindowsAndNcclTestsTeardown) {
       PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
       PEERLINK_CUDA_CHECK(
           cudaMemcpy(send[static_cast<std::size_t>(r)], input.data(), count * 4, cudaMemcpyHostToDevice));
+      PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());  // landed before the non-blocking stream reads it
     }
     for (int iteration = 0; iteration < 3; ++iteration) {
       api.check(api.groupStart(), "ncclGroupStart");
@@ -244,6 +245,7 @@ TEST(NcclApiOneProcess, SendRecvRingsBothWays) {
         std::vector<std::int32_t> values(count, r + 1);
         PEERLINK_CUDA_CHECK(
             cudaMemcpy(out[static_cast<std::size_t>(r)], values.data(), count * 4, cudaMemcpyHostToDevice));
+        PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());  // landed before the non-blocking stream reads it
       }
       api.check(api.groupStart(), "ncclGroupStart");
       for (int r = 0; r < kRanks; ++r) {
@@ -322,6 +324,7 @@ TEST(NcclApiOneProcess, CallsCapturedInGraphsReplay) {
         std::vector<float> values(count, static_cast<float>(replay * (r + 1)));
         PEERLINK_CUDA_CHECK(
             cudaMemcpy(buffers[static_cast<std::size_t>(r)], values.data(), count * 4, cudaMemcpyHostToDevice));
+        PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());  // landed before the non-blocking stream reads it
       }
       for (int r = 0; r < kRanks; ++r) {
         PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
