@@ -75,6 +75,19 @@ void throwIfFailed(CommState& state) {
                 "abort()): ")
           : "collective kernels gave up waiting (PEERLINK_TIMEOUT_MS=" + std::to_string(state.timeoutNs / 1000000u) +
                 "): ";
+  // A staged plan's ranks that called differently (plan_barrier.cuh's call check): the caller's error, named as such.
+  const auto mismatch = std::find_if(reports.begin(), reports.end(), [](const Report& report) {
+    return report.record.step == kernels::kStepPlanCallMismatch;
+  });
+  if (mismatch != reports.end()) {
+    const int peer = mismatch->record.peer >= 0 && mismatch->record.peer < state.nranks ? mismatch->record.peer : -1;
+    throw Error(
+        ErrorCode::InvalidUsage,
+        fmt::format("{} #{}: {} and {} made different calls (collective, count, type, op or root differ); "
+                    "every rank must make the same call in the same order",
+                    collectiveOf(mismatch->record.collective), mismatch->record.seq, rankLabel(state, mismatch->rank),
+                    peer >= 0 ? rankLabel(state, peer) : fmt::format("rank {}", mismatch->record.peer)));
+  }
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const Report& report = reports[i];
     const kernels::CollFailure& f = report.record;

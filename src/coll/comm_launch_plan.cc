@@ -2,6 +2,8 @@
 #include "coll/comm_launch_plan.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -30,7 +32,6 @@ PlanRank planRank(const CommState& state, int r, cudaStream_t stream, std::size_
   if (!state.world.isLocal(r)) return rank;
   rank.device = state.devices[i];
   rank.stream = stream;
-  rank.stepDone = ways.stepDone.empty() ? nullptr : ways.stepDone[i].get();
   rank.reduceBlocks = state.maxBlocks;
   rank.extents[static_cast<std::size_t>(BufferKind::Scratch)] =
       wholeBuffer(ways.scratch[i].data(), kPlanStageBytes / elementSize);
@@ -41,14 +42,26 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
   return rank.extents[static_cast<std::size_t>(buffer)];
 }
 
-// How the streams meet between steps: events in one process, plan_barrier's kernel on the shared flags across
-// processes.
-StepBarrier stepBarrierOf(const CommState& state, Collective collective) {
-  if (!state.planned->shared) return eventBarrier;
-  return [&state, collective](const std::vector<PlanRank>& ranks) {
+// What a rank called, as the first step barrier of each plan run compares it (0 is "nothing to compare"): ranks
+// whose calls differ would run plans over different data.
+unsigned long long callSignature(const CallArgs& call, std::size_t segment) {
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a over the call's shape
+  for (const std::uint64_t word : {static_cast<std::uint64_t>(call.collective), static_cast<std::uint64_t>(call.type),
+                                   static_cast<std::uint64_t>(call.op), static_cast<std::uint64_t>(call.root),
+                                   static_cast<std::uint64_t>(call.count), static_cast<std::uint64_t>(segment)}) {
+    hash = (hash ^ word) * 1099511628211ull;
+  }
+  return hash == 0 ? 1 : hash;
+}
+
+// The streams meet at plan_barrier's kernel on the ranks' flags in host memory, in one process and across
+// processes alike (events could not join streams captured into separate graphs, as NCCL's users capture them).
+StepBarrier stepBarrierOf(const CommState& state, Collective collective, unsigned long long signature) {
+  return [&state, collective, signature](const std::vector<PlanRank>& ranks, bool first) {
     const PlannedWays& ways = *state.planned;
     kernels::PlanBarrierArgs args;
-    for (int p = 0; p < state.nranks; ++p) args.flags[p] = ways.shared->flags(p);
+    for (int p = 0; p < state.nranks; ++p) args.flags[p] = ways.flags[static_cast<std::size_t>(p)];
+    args.signature = first ? signature : 0;
     args.abort = state.abortWord;
     args.timeoutNs = state.timeoutNs;
     args.nranks = state.nranks;
@@ -76,26 +89,25 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
     const int device = state.devices[static_cast<std::size_t>(r)];
     DeviceGuard guard(device);
     ways->scratch[static_cast<std::size_t>(r)] = DeviceBuffer(device, kPlanStageBytes);
+    DeviceBuffer count(device, sizeof(unsigned long long));
+    PEERLINK_CUDA_CHECK(cudaMemset(count.data(), 0, count.size()));
+    PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+    ways->barriers[static_cast<std::size_t>(r)] = std::move(count);
   }
   if (state.world.spansProcesses) {
     ways->shared = std::make_unique<SharedPlanStages>(state.world, exchange, kPlanStageBytes);
-    for (int r = 0; r < state.nranks; ++r) ways->stage.push_back(ways->shared->stage(r));
-    for (const int r : state.localRanks()) {
-      const int device = state.devices[static_cast<std::size_t>(r)];
-      DeviceGuard guard(device);
-      DeviceBuffer count(device, sizeof(unsigned long long));
-      PEERLINK_CUDA_CHECK(cudaMemset(count.data(), 0, count.size()));
-      PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-      ways->barriers[static_cast<std::size_t>(r)] = std::move(count);
+    for (int r = 0; r < state.nranks; ++r) {
+      ways->stage.push_back(ways->shared->stage(r));
+      ways->flags.push_back(ways->shared->flags(r));
     }
     return ways;
   }
   for (int r = 0; r < state.nranks; ++r) {
-    const int device = state.devices[static_cast<std::size_t>(r)];
-    DeviceGuard guard(device);
-    ways->pinned.emplace_back(kPlanStageBytes, cudaHostAllocMapped | cudaHostAllocPortable);
-    ways->stage.push_back(ways->pinned.back().data());
-    ways->stepDone.emplace_back(device, cudaEventDisableTiming);
+    ways->pinned.emplace_back(kPlanFlagBytes + kPlanStageBytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    auto* base = static_cast<unsigned char*>(ways->pinned.back().data());
+    std::memset(base, 0, kPlanFlagBytes);
+    ways->flags.push_back(reinterpret_cast<unsigned long long*>(base));
+    ways->stage.push_back(base + kPlanFlagBytes);
   }
   return ways;
 }
@@ -119,6 +131,7 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set) {
   const std::size_t size = dataTypeSize(shape.type);
   if (shape.count == 0) return;
   const std::size_t chunk = std::max<std::size_t>(1, kPlanChunkBytes / size);
+  std::size_t index = 0;
   for (const PlanSegment& segment : planSegments(shape.collective, state.nranks, shape.count, size, kPlanStageBytes)) {
     const Plan plan = buildStagedPlan(shape.collective, state.nranks, segment.count, shape.root, false, chunk,
                                       shape.type, state.planned->links);
@@ -133,7 +146,7 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set) {
       }
       ranks.push_back(std::move(rank));
     }
-    runPlanOnGpus(plan, shape.op, ranks, stepBarrierOf(state, shape.collective));
+    runPlanOnGpus(plan, shape.op, ranks, stepBarrierOf(state, shape.collective, callSignature(shape, index++)));
   }
 }
 
@@ -161,7 +174,7 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
       extentsOf(rank, BufferKind::Output) = extents[i].output;
       ranks.push_back(std::move(rank));
     }
-    runPlanOnGpus(plan, pairs.front().send.op, ranks, stepBarrierOf(state, Collective::SendRecv));
+    runPlanOnGpus(plan, pairs.front().send.op, ranks, stepBarrierOf(state, Collective::SendRecv, 0));
   }
 }
 

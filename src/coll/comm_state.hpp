@@ -110,16 +110,14 @@ struct ChoiceMemo {
 /// Direct, and then runs every call through the plans.
 struct PlannedWays {
   RankLinks links;
-  std::vector<DeviceBuffer> scratch;  ///< by rank (local ranks): kPlanStageBytes on its GPU
-  std::vector<void*> stage;           ///< by rank (every rank): its host stage, as this process addresses it
-  /// One process: the stages, kPlanStageBytes of mapped pinned memory each, and a step event per rank (an event
-  /// of its GPU, plan_executor.hpp).
+  std::vector<DeviceBuffer> scratch;       ///< by rank (local ranks): kPlanStageBytes on its GPU
+  std::vector<void*> stage;                ///< by rank (every rank): its host stage, as this process addresses it
+  std::vector<unsigned long long*> flags;  ///< by rank (every rank): its step flags (plan_barrier.cuh), host memory
+  std::vector<DeviceBuffer> barriers;      ///< by rank (local ranks): its count of step barriers, on its GPU
+  /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, then the
+  /// stage); across processes, shared host memory every process maps.
   std::vector<PinnedBuffer> pinned;
-  std::vector<Event> stepDone;
-  /// Across processes: every rank's stage and step flags in shared host memory, and each local rank's count of
-  /// step barriers (plan_barrier.cuh) in its GPU's memory.
   std::unique_ptr<SharedPlanStages> shared;
-  std::vector<DeviceBuffer> barriers;
 };
 
 /// How much scratch and host stage each rank of a communicator with staged plans keeps: a call's plan runs in

@@ -13,22 +13,6 @@
 
 namespace peerlink::coll {
 
-void eventBarrier(const std::vector<PlanRank>& ranks) {
-  for (const PlanRank& rank : ranks) {
-    if (!rank.runsHere()) continue;
-    DeviceGuard guard(rank.device);
-    PEERLINK_CUDA_CHECK(cudaEventRecord(rank.stepDone, rank.stream));
-  }
-  for (const PlanRank& waiter : ranks) {
-    if (!waiter.runsHere()) continue;
-    DeviceGuard guard(waiter.device);
-    for (const PlanRank& other : ranks) {
-      if (&other != &waiter && other.runsHere())
-        PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(waiter.stream, other.stepDone, 0));
-    }
-  }
-}
-
 namespace {
 
 void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks, const Transfer& transfer) {
@@ -85,10 +69,10 @@ void runPlanOnGpus(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& r
   if (ranks.size() != static_cast<std::size_t>(plan.nranks)) {
     throw Error(ErrorCode::Internal, fmt::format("plan executor: {} ranks given for {}", ranks.size(), planName(plan)));
   }
-  barrier(ranks);
+  barrier(ranks, true);
   for (const Step& step : plan.steps) {
     for (const Transfer& transfer : step.transfers) runTransfer(plan, op, ranks, transfer);
-    barrier(ranks);
+    barrier(ranks, false);
   }
 }
 

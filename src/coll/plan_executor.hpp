@@ -4,9 +4,9 @@
 // that process's to run. Before the first step, between steps and after the last, the ranks' streams meet (a
 // StepBarrier): a step starts when the previous one has ended on every rank, as the plan's step model says; the
 // first orders the plan after each rank's earlier work on its stream, the last lets no rank go on before every
-// store into its buffers has landed. In one process the streams meet through events (eventBarrier); across
-// processes through plan_barrier's kernel on flags in shared host memory. Nothing blocks the host and nothing
-// allocates: a run is capturable in a CUDA graph.
+// store into its buffers has landed (the communicator's barrier is plan_barrier's kernel on flags in host memory:
+// it serves ranks in one process and across processes alike, and streams captured into one graph or each into its
+// own). Nothing blocks the host and nothing allocates: a run is capturable in a CUDA graph.
 //
 // Buffers. A plan addresses element offsets in each rank's Input, Output, Scratch and HostStage; PlanBuffers
 // says where each range of them is, as extents, so one plan can cover several user buffers (the pairs of a
@@ -38,8 +38,7 @@ struct PlanRank {
   std::array<std::vector<BufferExtent>, 4> extents;
   int device = -1;
   cudaStream_t stream = nullptr;
-  cudaEvent_t stepDone = nullptr;  ///< an event of `device`, this rank's alone while the plan runs
-  int reduceBlocks = 1;            ///< the grid of the rank's reductions
+  int reduceBlocks = 1;  ///< the grid of the rank's reductions
 
   bool runsHere() const noexcept { return device >= 0; }
 
@@ -51,12 +50,9 @@ struct PlanRank {
 /// One extent: the whole buffer at `base`.
 std::vector<BufferExtent> wholeBuffer(const void* base, std::size_t elements);
 
-/// Makes every stream of `ranks` that runs here wait for what the others have queued so far.
-using StepBarrier = std::function<void(const std::vector<PlanRank>& ranks)>;
-
-/// The StepBarrier of ranks all in this process: each rank's stepDone recorded on its stream, then every stream
-/// waiting for every other rank's event.
-void eventBarrier(const std::vector<PlanRank>& ranks);
+/// Makes every stream of `ranks` that runs here wait for what the others have queued so far; `first`: the plan
+/// run's first barrier, before any step.
+using StepBarrier = std::function<void(const std::vector<PlanRank>& ranks, bool first)>;
 
 /// Runs this process's part of `plan` (its reductions with `op`) over `ranks` (one per plan rank), the streams
 /// meeting through `barrier`. Throws Error(Internal) for a plan that does not fit its buffers, and what the CUDA

@@ -21,8 +21,6 @@
 namespace peerlink::coll {
 namespace {
 
-// The flags first, then the stage from the next page.
-constexpr std::size_t kFlagBytes = 4096;
 // "/peerlink-stage-" + pid + rank + 32 hex digits, NUL-padded in the all-gather.
 constexpr std::size_t kNameBytes = 96;
 
@@ -56,7 +54,7 @@ void* mapSegment(const std::string& name, std::size_t bytes, bool create) {
 
 SharedPlanStages::SharedPlanStages(const World& world, WorldExchange& exchange, std::size_t stageBytes)
     : segments_(static_cast<std::size_t>(world.nranks)) {
-  const std::size_t bytes = kFlagBytes + stageBytes;
+  const std::size_t bytes = kPlanFlagBytes + stageBytes;
   std::vector<std::string> mine;
   try {
     std::vector<std::vector<std::uint8_t>> blobs;
@@ -105,7 +103,7 @@ void SharedPlanStages::release() noexcept {
 }
 
 void* SharedPlanStages::stage(int rank) const {
-  return static_cast<unsigned char*>(segments_.at(static_cast<std::size_t>(rank)).base) + kFlagBytes;
+  return static_cast<unsigned char*>(segments_.at(static_cast<std::size_t>(rank)).base) + kPlanFlagBytes;
 }
 
 unsigned long long* SharedPlanStages::flags(int rank) const {

@@ -13,6 +13,9 @@
 
 namespace peerlink::coll {
 
+/// A rank's step flags (plan_barrier.cuh) come first in its stage's memory, the stage from the next page.
+constexpr std::size_t kPlanFlagBytes = 4096;
+
 class SharedPlanStages {
  public:
   /// Collective over the world: creates the local ranks' segments of `stageBytes` of stage, exchanges their names,

@@ -106,6 +106,7 @@ const char* collStepName(int step) noexcept {
     case kStepRingStage: return "ring stage";
     case kStepRingPace: return "ring pace";
     case kStepPlanBarrier: return "plan step barrier";
+    case kStepPlanCallMismatch: return "plan call check";
     default: return "unknown step";
   }
 }

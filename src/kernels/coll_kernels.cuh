@@ -169,10 +169,11 @@ enum CollStep : int {
   kStepRingEnd = 9,       ///< a ring kernel's end: waiting for every rank to have started (colldev::awaitEveryStart)
   kStepRingStage = 10,    ///< a ring reduce's start: waiting for the next rank to release its stage, or a slot of it
   kStepRingPace = 11,     ///< a ring reduce chain's first rank: waiting for the other chains to catch up
-  kStepPlanBarrier = 12,  ///< a staged plan across processes: waiting for a peer to end a step (plan_barrier.cuh)
+  kStepPlanBarrier = 12,  ///< a staged plan: waiting for a peer to end a step (plan_barrier.cuh)
+  kStepPlanCallMismatch = 13,  ///< a staged plan: a peer's call differs from this rank's (plan_barrier.cuh)
 };
 /// "start barrier", "end barrier", "LL data", "push data", "ring data", "ring stage free",
-/// "ring start", "ring end", "ring stage", "ring pace", "plan step barrier"
+/// "ring start", "ring end", "ring stage", "ring pace", "plan step barrier", "plan call check"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType

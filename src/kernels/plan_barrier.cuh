@@ -4,6 +4,9 @@
 // without peer access reach each other only through the host -- and waits until every peer has stored at least
 // the same number into its own area. Every rank runs the same plans, so the numbers stay in step. A wait gives up
 // at its deadline or the abort word and records the stall in the rank's CollFailure (step kStepPlanBarrier).
+// The first barrier of a plan run also carries the rank's call signature (collective, count, type, op, root):
+// a peer whose signature differs called something else, and the rank records that (step kStepPlanCallMismatch)
+// where the ranks would otherwise run plans of different data, silently.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,8 +15,12 @@
 
 namespace peerlink::kernels {
 
+/// A rank's flag area: slot q holds rank q's barrier number, slot kCollMaxRanks + q its call signature.
+constexpr int kPlanFlagSlots = 2 * kCollMaxRanks;
+
 struct PlanBarrierArgs {
-  unsigned long long* flags[kCollMaxRanks] = {};  ///< rank p's flag area (slot q: rank q's number), device-addressable
+  unsigned long long* flags[kCollMaxRanks] = {};  ///< rank p's flag area (kPlanFlagSlots), device-addressable
+  unsigned long long signature = 0;               ///< this rank's call, or 0: nothing to compare
   unsigned long long* count = nullptr;            ///< this rank's barriers so far (its device memory, zeroed)
   CollFailure* failure = nullptr;                 ///< this rank's record (mapped host memory)
   const unsigned int* abort = nullptr;            ///< the communicator's abort word (mapped host memory), or null

@@ -98,6 +98,16 @@ int whatPyTorchCalls(const NcclApi& api, NcclRank& me, int n) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   });
+  // A failed call throws: the watchdog is stopped and joined on the way out too (a joinable thread's destructor
+  // would end the process without saying why).
+  struct StopWatchdog {
+    std::atomic<bool>& done;
+    std::thread& thread;
+    ~StopWatchdog() {
+      done = true;
+      if (thread.joinable()) thread.join();
+    }
+  } stopWatchdog{done, watchdog};
   std::string problem;
   for (const ncclDataType_t type : {ncclFloat32, ncclBfloat16, ncclFloat16, ncclInt64}) {
     for (int op = 0; op < 6 && problem.empty(); ++op) {
