@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/comm_launch_plan.hpp"
 #include "coll/comm_launch_support.hpp"
 #include "coll/comm_validation.hpp"
 #include "coll/p2p_plan.hpp"
@@ -118,14 +119,15 @@ void launchRank(CommState& state, int rank, const RankGroup& group, const P2pPla
 }  // namespace
 
 void launchCrossProcessGroup(CommState& state, const std::vector<CallArgs>& calls) {
-  if (state.planned) {
-    // The staged plans need every pair of a group, and a rank across processes knows only its own calls.
-    throw Error(ErrorCode::Unsupported,
-                "send/recv across processes on a communicator with host-staged pairs (some pair of GPUs without "
-                "peer access, or PEERLINK_COLL_HOST_STAGED) is not built yet; the collectives are");
-  }
   const std::vector<RankGroup> ranks = byRank(state, calls);
   const bool capturing = groupCapturing(state, ranks);
+  if (state.planned) {  // through the host stages, pair by pair (staged_p2p.hpp)
+    for (const int r : state.localRanks()) {
+      const RankGroup& group = ranks[static_cast<std::size_t>(r)];
+      if (!group.calls.empty()) launchPlannedPointToPoint(state, r, group.calls, group.stream);
+    }
+    return;
+  }
   const std::size_t slot = p2pSlotBytes(state.nranks, state.layout.windowBytes);
   const bool llAllowed = state.settings.protocol != Protocol::Simple;
   std::vector<P2pPlan> plans(static_cast<std::size_t>(state.nranks));

@@ -11,8 +11,10 @@
 #include "coll/plan_executor.hpp"
 #include "coll/plan_staged.hpp"
 #include "coll/segment_plans.hpp"
+#include "coll/staged_p2p.hpp"
 #include "core/cuda_check.hpp"
 #include "kernels/plan_barrier.cuh"
+#include "kernels/plan_p2p.cuh"
 
 namespace peerlink::coll {
 namespace {
@@ -42,6 +44,14 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
   return rank.extents[static_cast<std::size_t>(buffer)];
 }
 
+// A rank's counters on its GPU: [0] its step barriers (plan_barrier.cuh), then staged send/recv's chunks sent to
+// and taken from each peer (plan_p2p.cuh).
+constexpr std::size_t kPlanCounters = 1 + 2 * kernels::kCollMaxRanks;
+
+unsigned long long* countersOf(const PlannedWays& ways, int rank) {
+  return static_cast<unsigned long long*>(ways.barriers[static_cast<std::size_t>(rank)].data());
+}
+
 // What a rank called, as the first step barrier of each plan run compares it (0 is "nothing to compare"): ranks
 // whose calls differ would run plans over different data.
 unsigned long long callSignature(const CallArgs& call, std::size_t segment) {
@@ -69,7 +79,7 @@ StepBarrier stepBarrierOf(const CommState& state, Collective collective, unsigne
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       if (!ranks[r].runsHere()) continue;
       args.rank = static_cast<int>(r);
-      args.count = static_cast<unsigned long long*>(ways.barriers[r].data());
+      args.count = countersOf(ways, static_cast<int>(r));
       args.failure = state.failure(static_cast<int>(r));
       DeviceGuard guard(ranks[r].device);
       kernels::launchPlanBarrier(args, ranks[r].stream);
@@ -89,7 +99,7 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
     const int device = state.devices[static_cast<std::size_t>(r)];
     DeviceGuard guard(device);
     ways->scratch[static_cast<std::size_t>(r)] = DeviceBuffer(device, kPlanStageBytes);
-    DeviceBuffer count(device, sizeof(unsigned long long));
+    DeviceBuffer count(device, kPlanCounters * sizeof(unsigned long long));
     PEERLINK_CUDA_CHECK(cudaMemset(count.data(), 0, count.size()));
     PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
     ways->barriers[static_cast<std::size_t>(r)] = std::move(count);
@@ -175,6 +185,51 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
       ranks.push_back(std::move(rank));
     }
     runPlanOnGpus(plan, pairs.front().send.op, ranks, stepBarrierOf(state, Collective::SendRecv, 0));
+  }
+}
+
+void launchPlannedPointToPoint(CommState& state, int rank, const std::vector<const CallArgs*>& calls,
+                               cudaStream_t stream) {
+  const PlannedWays& ways = *state.planned;
+  const std::size_t slotBytes = kPlanStageBytes / (2 * static_cast<std::size_t>(state.nranks)) / 16 * 16;
+  std::vector<P2pCall> mine;
+  for (const CallArgs* call : calls) mine.push_back({call->isSend, call->peer, call->count * dataTypeSize(call->type)});
+  kernels::PlanP2pArgs args;
+  for (int p = 0; p < state.nranks; ++p) args.flags[p] = ways.flags[static_cast<std::size_t>(p)];
+  args.counts = countersOf(ways, rank) + 1;
+  args.failure = state.failure(rank);
+  args.abort = state.abortWord;
+  args.timeoutNs = state.timeoutNs;
+  args.rank = rank;
+  const auto signal = [&](kernels::PlanP2pAction action, const StagedP2pOp& op) {
+    args.peer = op.peer;
+    args.action = action;
+    args.firstOfPair = op.firstOfPair ? 1 : 0;
+    kernels::launchPlanP2p(args, stream);
+  };
+  DeviceGuard guard(state.devices[static_cast<std::size_t>(rank)]);
+  for (const StagedP2pOp& op : stagedP2pOps(mine, rank, slotBytes)) {
+    const CallArgs& call = *calls[op.call];
+    switch (op.kind) {
+      case StagedP2pOp::Kind::Copy:
+        PEERLINK_CUDA_CHECK(cudaMemcpyAsync(call.recv, calls[op.from]->send, op.bytes, cudaMemcpyDefault, stream));
+        break;
+      case StagedP2pOp::Kind::Send:
+        signal(kernels::kAwaitFree, op);
+        PEERLINK_CUDA_CHECK(cudaMemcpyAsync(
+            offsetBy(ways.stage[static_cast<std::size_t>(rank)], stagedP2pSlotOffset(op.peer, op.slot, slotBytes)),
+            offsetBy(call.send, op.offset), op.bytes, cudaMemcpyDefault, stream));
+        signal(kernels::kSignalReady, op);
+        break;
+      case StagedP2pOp::Kind::Recv:
+        signal(kernels::kAwaitReady, op);
+        PEERLINK_CUDA_CHECK(cudaMemcpyAsync(
+            offsetBy(call.recv, op.offset),
+            offsetBy(ways.stage[static_cast<std::size_t>(op.peer)], stagedP2pSlotOffset(rank, op.slot, slotBytes)),
+            op.bytes, cudaMemcpyDefault, stream));
+        signal(kernels::kSignalFree, op);
+        break;
+    }
   }
 }
 

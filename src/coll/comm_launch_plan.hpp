@@ -32,4 +32,9 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set);
 void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
                         const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& masks);
 
+/// Queues a send/recv group across processes for local rank `rank` (its calls, in order, on `stream`) through the
+/// host stages (staged_p2p.hpp): every rank's part of a group runs alone, meeting its peers pair by pair.
+void launchPlannedPointToPoint(CommState& state, int rank, const std::vector<const CallArgs*>& calls,
+                               cudaStream_t stream);
+
 }  // namespace peerlink::coll

@@ -12,6 +12,7 @@
 #include "kernels/kernel_preload.cuh"
 #include "kernels/launch_kernel.cuh"
 #include "kernels/plan_barrier.cuh"
+#include "kernels/plan_p2p.cuh"
 #include "kernels/plan_reduce.cuh"
 
 namespace peerlink::kernels {
@@ -107,6 +108,7 @@ const char* collStepName(int step) noexcept {
     case kStepRingPace: return "ring pace";
     case kStepPlanBarrier: return "plan step barrier";
     case kStepPlanCallMismatch: return "plan call check";
+    case kStepPlanSendRecv: return "staged send/recv";
     default: return "unknown step";
   }
 }
@@ -126,6 +128,7 @@ void preloadCollKernels(bool push, bool ll128) {
   if (push) detail::preloadCollPushPhasedKernels();
   detail::preloadPlanReduceKernels();
   detail::preloadPlanBarrierKernels();
+  detail::preloadPlanP2pKernels();
 }
 
 }  // namespace peerlink::kernels

@@ -54,7 +54,8 @@ __global__ void planBarrierKernel(PlanBarrierArgs args) {
   f->block = 0;
   f->collective = args.collective;
   __threadfence_system();
-  f->launch = number;
+  // A launch id above every earlier record of this rank's (plan_p2p's too): the time of the stall.
+  f->launch = static_cast<unsigned long long>(globalTimerNs());
   __threadfence_system();
 }
 

@@ -15,8 +15,9 @@
 
 namespace peerlink::kernels {
 
-/// A rank's flag area: slot q holds rank q's barrier number, slot kCollMaxRanks + q its call signature.
-constexpr int kPlanFlagSlots = 2 * kCollMaxRanks;
+/// A rank's flag area: slot q holds rank q's barrier number, slot kCollMaxRanks + q its call signature; the next
+/// 2 x kCollMaxRanks slots are staged send/recv's (plan_p2p.cuh).
+constexpr int kPlanFlagSlots = 4 * kCollMaxRanks;
 
 struct PlanBarrierArgs {
   unsigned long long* flags[kCollMaxRanks] = {};  ///< rank p's flag area (kPlanFlagSlots), device-addressable

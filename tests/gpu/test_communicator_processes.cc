@@ -142,9 +142,8 @@ void expectWorldOk(const std::vector<int>& codes) {
 }
 
 // Every collective over sizes that take every path: nothing, one element, LL lines, the windows in one chunk,
-// and several chunks of the windows; each in place and out of place, rank 0 or the last rank as the root;
-// send/recv (the ring shift) unless `withSendRecv` is false.
-int everyCollective(Communicator& comm, int rank, bool withSendRecv = true) {
+// and several chunks of the windows; each in place and out of place, rank 0 or the last rank as the root.
+int everyCollective(Communicator& comm, int rank) {
   const int n = comm.size();
   struct TypeOp {
     DataType type;
@@ -159,7 +158,6 @@ int everyCollective(Communicator& comm, int rank, bool withSendRecv = true) {
   const std::size_t counts[] = {0, 1, 1001, 400 * 1024 + 3, std::size_t{9} << 20};
   std::uint64_t seed = 17;
   for (const Collective collective : kEveryCollective) {
-    if (collective == Collective::SendRecv && !withSendRecv) continue;
     for (const TypeOp typeOp : typeOps) {
       if (!reduces(collective) && typeOp.op != ReduceOp::Sum && typeOp.type != DataType::U8) continue;
       for (std::size_t count : counts) {
@@ -532,7 +530,8 @@ TEST(CommunicatorProcesses, AbortStopsEveryRank) {
 
 // The staged plans across processes (PEERLINK_COLL_HOST_STAGED=all, as between GPUs without peer access): every
 // collective through the shared host stages and the step barriers, eager and captured; a window registered and
-// left unused; send/recv refused naming what is missing; a rank that dies mid-plan named by the others.
+// left unused; send/recv groups of every shape pair by pair through the stages, twice; a rank that dies mid-plan
+// named by the others.
 std::vector<std::pair<std::string, std::string>> everyPairHostStaged(int) {
   return {{"PEERLINK_COLL_HOST_STAGED", "all"}};
 }
@@ -548,13 +547,11 @@ TEST(CommunicatorProcesses, HostStagedPairsCarryEveryCollective) {
           if (choice.find("staged plan") == std::string::npos) return fail(rank, "not staged: " + choice);
           DeviceBuffer window(comm.device(rank), 4096);
           comm.deregisterWindow(comm.registerWindow({window.data()}, {window.size()}));
-          Stream stream(comm.device(rank));
-          const int refused = expectsError(rank, ErrorCode::Unsupported, "send/recv across processes", [&] {
-            comm.send(rank, window.data(), 16, DataType::U8, (rank + 1) % comm.size(), stream.get());
-          });
-          if (refused != kOk) return refused;
-          const int result = everyCollective(comm, rank, false);
-          return result != kOk ? result : capturedReplays(comm, rank);
+          for (const auto& part : {everyCollective, capturedReplays, sendRecvGroups, sendRecvGroups}) {
+            const int result = part(comm, rank);
+            if (result != kOk) return result;
+          }
+          return kOk;
         },
         everyPairHostStaged));
   }
