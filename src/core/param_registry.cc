@@ -301,9 +301,9 @@ const std::vector<ParamSpec>& paramRegistry() {
        {},
        0,
        0,
-       "Testing only: pairs of ranks a communicator in one process carries through pinned host memory whatever "
-       "their link, as it does where P2P does not work: 'all', or pairs such as '0-2,1-3' (both directions of "
-       "each). The staged plans then run on machines where P2P works too.",
+       "Testing only: pairs of ranks a communicator carries through host memory whatever their link, as it does "
+       "where P2P does not work: 'all', or pairs such as '0-2,1-3' (both directions of each). The staged plans then "
+       "run on machines where P2P works too; across processes every rank must give the same value.",
        ParamAudience::Testing},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
