@@ -24,7 +24,7 @@ namespace {
 constexpr std::size_t kPlanChunkBytes = std::size_t{2} << 20;
 
 // Rank r's part of a plan run: its host stage (every rank's is reachable); for a rank of this process also its
-// GPU, stream, step event and scratch. Input and Output are the caller's to fill.
+// GPU, stream and scratch. Input and Output are the caller's to fill.
 PlanRank planRank(const CommState& state, int r, cudaStream_t stream, std::size_t elementSize) {
   const PlannedWays& ways = *state.planned;
   const auto i = static_cast<std::size_t>(r);
@@ -49,7 +49,7 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
 constexpr std::size_t kPlanCounters = 1 + 2 * kernels::kCollMaxRanks;
 
 unsigned long long* countersOf(const PlannedWays& ways, int rank) {
-  return static_cast<unsigned long long*>(ways.barriers[static_cast<std::size_t>(rank)].data());
+  return static_cast<unsigned long long*>(ways.counters[static_cast<std::size_t>(rank)].data());
 }
 
 // What a rank called, as the first step barrier of each plan run compares it (0 is "nothing to compare"): ranks
@@ -94,7 +94,7 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
   ways->links = std::move(links);
   const auto n = static_cast<std::size_t>(state.nranks);
   ways->scratch.resize(n);
-  ways->barriers.resize(n);
+  ways->counters.resize(n);
   for (const int r : state.localRanks()) {
     const int device = state.devices[static_cast<std::size_t>(r)];
     DeviceGuard guard(device);
@@ -102,7 +102,7 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
     DeviceBuffer count(device, kPlanCounters * sizeof(unsigned long long));
     PEERLINK_CUDA_CHECK(cudaMemset(count.data(), 0, count.size()));
     PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-    ways->barriers[static_cast<std::size_t>(r)] = std::move(count);
+    ways->counters[static_cast<std::size_t>(r)] = std::move(count);
   }
   if (state.world.spansProcesses) {
     ways->shared = std::make_unique<SharedPlanStages>(state.world, exchange, kPlanStageBytes);

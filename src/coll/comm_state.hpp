@@ -113,7 +113,7 @@ struct PlannedWays {
   std::vector<DeviceBuffer> scratch;       ///< by rank (local ranks): kPlanStageBytes on its GPU
   std::vector<void*> stage;                ///< by rank (every rank): its host stage, as this process addresses it
   std::vector<unsigned long long*> flags;  ///< by rank (every rank): its step flags (plan_barrier.cuh), host memory
-  std::vector<DeviceBuffer> barriers;      ///< by rank (local ranks): its count of step barriers, on its GPU
+  std::vector<DeviceBuffer> counters;  ///< by rank (local ranks): its step barriers and send/recv chunks, on its GPU
   /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, then the
   /// stage); across processes, shared host memory every process maps.
   std::vector<PinnedBuffer> pinned;

@@ -8,9 +8,9 @@
 // it serves ranks in one process and across processes alike, and streams captured into one graph or each into its
 // own). Nothing blocks the host and nothing allocates: a run is capturable in a CUDA graph.
 //
-// Buffers. A plan addresses element offsets in each rank's Input, Output, Scratch and HostStage; PlanBuffers
-// says where each range of them is, as extents, so one plan can cover several user buffers (the pairs of a
-// send/recv group) or a piece of one (a segment of a large call: segment_plans.hpp).
+// Buffers. A plan addresses element offsets in each rank's Input, Output, Scratch and HostStage; PlanRank's
+// extents say where each range of them is, so one plan can cover several user buffers (the pairs of a send/recv
+// group) or a piece of one (a segment of a large call: segment_plans.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
