@@ -193,8 +193,8 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
         cudaMemcpyAsync(host.data(), buffers[0].data(), kBytes, cudaMemcpyDeviceToHost, streams[0].get()));
     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char*>(host.data()) + kBytes, buffers[1].data(), kBytes,
                                         cudaMemcpyDeviceToHost, streams[0].get()));
-    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(device.data(), static_cast<unsigned char*>(host.data()) + kBytes, 2 * kBytes,
-                                        cudaMemcpyHostToDevice, streams[1].get()));
+    PEERLINK_CUDA_CHECK(
+        cudaMemcpyAsync(device.data(), host.data(), 2 * kBytes, cudaMemcpyHostToDevice, streams[1].get()));
   }
   PEERLINK_CUDA_CHECK(cudaEventRecord(back.get(), streams[1].get()));
   PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), back.get(), 0));
