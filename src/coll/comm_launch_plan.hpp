@@ -1,7 +1,8 @@
 // Calls of a communicator whose ranks cannot all reach each other directly (rank_transport.hpp): every collective
-// and send/recv group runs as a staged plan (plan_staged.hpp) -- rings over the ways the pairs allow, host-staged
-// hops through each rank's pinned stage -- carried out by the plan executor (plan_executor.hpp), segment after
-// segment (segment_plans.hpp) over the scratch and stages the communicator keeps (PlannedWays).
+// and send/recv group of one process runs as a staged plan (plan_staged.hpp) -- rings over the ways the pairs allow,
+// host-staged hops through each rank's stage in host memory -- carried out by the plan executor
+// (plan_executor.hpp), segment after segment (segment_plans.hpp) over the scratch and stages the communicator keeps
+// (PlannedWays); send/recv across processes goes pair by pair through the stages (staged_p2p.hpp).
 #pragma once
 
 #include <memory>

@@ -1,7 +1,7 @@
-// How the ranks of a communicator in one process reach each other (rank_links.hpp), from each GPU pair's way
-// (pair_transport.hpp): ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) share its memory, a relay goes through a
-// rank on the relay GPU, and PEERLINK_COLL_HOST_STAGED forces pairs through host memory so the staged plans run
-// where P2P works too (tests). Pure.
+// How the ranks of a communicator reach each other (rank_links.hpp), from each GPU pair's way (pair_transport.hpp):
+// ranks on one GPU (PEERLINK_COLL_SHARE_GPUS) share its memory, a relay goes through a rank on the relay GPU, ranks
+// of different processes meet only in the host stages once any pair needs them, and PEERLINK_COLL_HOST_STAGED
+// forces pairs through host memory so the staged plans run where P2P works too (tests). Pure.
 #pragma once
 
 #include <cstdint>
