@@ -43,20 +43,7 @@ __global__ void planBarrierKernel(PlanBarrierArgs args) {
     status = PEERLINK_STATUS_REMOTE_ERROR;
   }
   if (atomicExch(&failed, 1) != 0) return;  // one record per barrier
-  volatile CollFailure* f = args.failure;
-  f->seq = number;
-  f->observed = observed;
-  f->expected = expected;
-  f->timeNs = globalTimerNs();
-  f->status = status;
-  f->step = step;
-  f->peer = peer;
-  f->block = 0;
-  f->collective = args.collective;
-  __threadfence_system();
-  // A launch id above every earlier record of this rank's (plan_p2p's too): the time of the stall.
-  f->launch = static_cast<unsigned long long>(globalTimerNs());
-  __threadfence_system();
+  recordPlanStall(args.failure, number, observed, expected, status, step, peer, args.collective);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/coll_kernels.cuh"
+#include "kernels/device_status.cuh"
 
 namespace peerlink::kernels {
 
@@ -31,6 +32,28 @@ struct PlanBarrierArgs {
   int collective = 0;  ///< peerlink::Collective, for the failure record
   int unused = 0;      // the argument struct has no padding
 };
+
+#if defined(__CUDACC__)
+/// Writes a staged plan's stall into the rank's record (plan_barrier.cu and plan_p2p.cu): the launch id last, and
+/// the time of the stall as that id, above every earlier record of the rank's whichever kernel wrote it.
+__device__ __forceinline__ void recordPlanStall(CollFailure* failure, unsigned long long seq,
+                                                unsigned long long observed, unsigned long long expected, int status,
+                                                int step, int peer, int collective) {
+  volatile CollFailure* f = failure;
+  f->seq = seq;
+  f->observed = observed;
+  f->expected = expected;
+  f->timeNs = globalTimerNs();
+  f->status = status;
+  f->step = step;
+  f->peer = peer;
+  f->block = 0;
+  f->collective = collective;
+  __threadfence_system();
+  f->launch = static_cast<unsigned long long>(globalTimerNs());
+  __threadfence_system();
+}
+#endif
 
 /// Launches the barrier for one rank on `stream` (its GPU current).
 void launchPlanBarrier(const PlanBarrierArgs& args, cudaStream_t stream);

@@ -2,6 +2,7 @@
 #include "core/cuda_check.hpp"
 #include "kernels/coll_device.cuh"
 #include "kernels/kernel_preload.cuh"
+#include "kernels/plan_barrier.cuh"
 #include "kernels/plan_p2p.cuh"
 
 namespace peerlink::kernels {
@@ -16,20 +17,9 @@ __device__ __forceinline__ unsigned long long* freeSlot(const PlanP2pArgs& a, in
 }
 
 __device__ void recordStall(const PlanP2pArgs& a, unsigned long long observed, unsigned long long expected) {
-  volatile CollFailure* f = a.failure;
-  f->seq = expected;
-  f->observed = observed;
-  f->expected = expected;
-  f->timeNs = globalTimerNs();
-  f->status = colldev::aborted(a.abort) ? PEERLINK_STATUS_REMOTE_ERROR : PEERLINK_STATUS_TIMEOUT;
-  f->step = kStepPlanSendRecv;
-  f->peer = a.peer;
-  f->block = 0;
-  f->collective = 6;  // peerlink::Collective::SendRecv
-  __threadfence_system();
-  // A launch id above every earlier record of this rank's: the stall's time.
-  f->launch = static_cast<unsigned long long>(globalTimerNs());
-  __threadfence_system();
+  recordPlanStall(a.failure, expected, observed, expected,
+                  colldev::aborted(a.abort) ? PEERLINK_STATUS_REMOTE_ERROR : PEERLINK_STATUS_TIMEOUT, kStepPlanSendRecv,
+                  a.peer, 6 /* peerlink::Collective::SendRecv */);
 }
 
 __global__ void planP2pKernel(PlanP2pArgs a) {

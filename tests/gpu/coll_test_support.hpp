@@ -180,17 +180,6 @@ inline std::vector<RankCase> prepareCase(const Communicator& comm, const CollCas
   return ranks;
 }
 
-/// A cudaMemcpy from host to device that returns once the data has landed. A cudaMemcpy from pageable memory
-/// returns once the data is staged, before the DMA ends, and runs on the legacy stream, which the ranks'
-/// non-blocking streams do not wait for: work queued on them at once could read the old contents.
-inline void copyToDevice(void* dst, const void* src, std::size_t bytes) {
-  PEERLINK_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
-  cudaPointerAttributes attributes{};
-  PEERLINK_CUDA_CHECK(cudaPointerGetAttributes(&attributes, dst));
-  DeviceGuard guard(attributes.device);
-  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
-}
-
 /// A rank's new input into its send buffer (copyToDevice).
 inline void uploadInput(const void* send, const coll::Bytes& input) {
   copyToDevice(const_cast<void*>(send), input.data(), input.size());

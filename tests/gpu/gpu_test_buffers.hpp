@@ -78,9 +78,20 @@ inline DeviceBuffer filled(int device, std::size_t bytes, int value) {
   return buffer;
 }
 
+/// A cudaMemcpy from host to device that returns once the data has landed. A cudaMemcpy from pageable memory
+/// returns once the data is staged, before the DMA ends, and runs on the legacy stream, which non-blocking
+/// streams do not wait for: work queued on them at once could read the old contents.
+inline void copyToDevice(void* dst, const void* src, std::size_t bytes) {
+  PEERLINK_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  cudaPointerAttributes attributes{};
+  PEERLINK_CUDA_CHECK(cudaPointerGetAttributes(&attributes, dst));
+  DeviceGuard guard(attributes.device);
+  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 inline DeviceBuffer uploaded(int device, const std::vector<unsigned char>& bytes) {
   DeviceBuffer buffer(device, bytes.size());
-  PEERLINK_CUDA_CHECK(cudaMemcpy(buffer.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  copyToDevice(buffer.data(), bytes.data(), bytes.size());
   return buffer;
 }
 
