@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coll/launch_threads.hpp"
+#include "coll/plan_executor.hpp"
 #include "coll/plan_stages.hpp"
 #include "coll/rank_links.hpp"
 #include "coll/symmetric_layout.hpp"
@@ -114,14 +115,15 @@ struct PlannedWays {
   std::vector<void*> stage;                ///< by rank (every rank): its host stage, as this process addresses it
   std::vector<unsigned long long*> flags;  ///< by rank (every rank): its step flags (plan_barrier.cuh), host memory
   std::vector<DeviceBuffer> counters;  ///< by rank (local ranks): its step barriers and send/recv chunks, on its GPU
+  std::vector<std::unique_ptr<OwnedCopyLanes>> lanes;  ///< by rank (local ranks): its copy lanes (plan_executor.hpp)
   /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, then the
   /// stage); across processes, shared host memory every process maps.
   std::vector<PinnedBuffer> pinned;
   std::unique_ptr<SharedPlanStages> shared;
 };
 
-/// How much scratch and host stage each rank of a communicator with staged plans keeps: a call's plan runs in
-/// segments that fit (segment_plans.hpp).
+/// How much scratch and host stage each rank of a communicator with staged plans keeps: a call's plans reuse chunk
+/// slots in them (plan_slots.hpp), in segments that fit (segment_plans.hpp).
 constexpr std::size_t kPlanStageBytes = std::size_t{32} << 20;
 
 struct CommState {

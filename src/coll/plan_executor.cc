@@ -15,11 +15,33 @@ namespace peerlink::coll {
 
 namespace {
 
+enum class Lane { Own, ToHost, FromHost };
+
+// Where a transfer of a rank with copy lanes runs: copies into or out of host memory on the lanes.
+Lane laneOf(const Transfer& transfer) noexcept {
+  if (transfer.kind != TransferKind::Copy) return Lane::Own;
+  const bool toHost = transfer.dst.buffer == BufferKind::HostStage;
+  const bool fromHost = transfer.srcs.front().buffer == BufferKind::HostStage;
+  if (toHost == fromHost) return Lane::Own;
+  return toHost ? Lane::ToHost : Lane::FromHost;
+}
+
+cudaStream_t streamOf(const PlanRank& rank, Lane lane) noexcept {
+  if (rank.lanes.toHost == nullptr) return rank.stream;
+  switch (lane) {
+    case Lane::ToHost: return rank.lanes.toHost;
+    case Lane::FromHost: return rank.lanes.fromHost;
+    case Lane::Own: break;
+  }
+  return rank.stream;
+}
+
 void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks, const Transfer& transfer) {
   if (transfer.count == 0) return;
   const std::size_t size = dataTypeSize(plan.type);
   const PlanRank& executor = ranks[static_cast<std::size_t>(transfer.executor)];
   if (!executor.runsHere()) return;  // another process's
+  const cudaStream_t stream = streamOf(executor, laneOf(transfer));
   const auto addressOf = [&](const BufferRef& ref) {
     return ranks[static_cast<std::size_t>(ref.rank)].address(ref.buffer, ref.offset, transfer.count, size);
   };
@@ -28,7 +50,7 @@ void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ran
   if (transfer.kind == TransferKind::Copy) {
     const void* src = addressOf(transfer.srcs.front());
     if (src == dst) return;  // a rank in place under an out-of-place plan: its data is already there
-    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dst, src, transfer.count * size, cudaMemcpyDefault, executor.stream));
+    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dst, src, transfer.count * size, cudaMemcpyDefault, stream));
     return;
   }
   if (transfer.srcs.empty() || transfer.srcs.size() > static_cast<std::size_t>(kernels::kCollMaxRanks)) {
@@ -46,10 +68,62 @@ void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ran
   constexpr std::size_t kElementsPerBlock = 8192;
   const auto wanted = static_cast<int>(std::min<std::size_t>(
       (transfer.count + kElementsPerBlock - 1) / kElementsPerBlock, static_cast<std::size_t>(executor.reduceBlocks)));
-  kernels::launchPlanReduce(args, collType(plan.type), collOp(op), std::max(1, wanted), executor.stream);
+  kernels::launchPlanReduce(args, collType(plan.type), collOp(op), std::max(1, wanted), stream);
+}
+
+// Which lanes each rank running here uses in `step`.
+struct LanesUsed {
+  bool toHost = false;
+  bool fromHost = false;
+};
+
+std::vector<LanesUsed> lanesUsed(const Step& step, const std::vector<PlanRank>& ranks) {
+  std::vector<LanesUsed> used(ranks.size());
+  for (const Transfer& transfer : step.transfers) {
+    const auto r = static_cast<std::size_t>(transfer.executor);
+    if (transfer.count == 0 || !ranks[r].runsHere() || ranks[r].lanes.toHost == nullptr) continue;
+    const Lane lane = laneOf(transfer);
+    used[r].toHost = used[r].toHost || lane == Lane::ToHost;
+    used[r].fromHost = used[r].fromHost || lane == Lane::FromHost;
+  }
+  return used;
+}
+
+// The lanes a step uses start after everything queued on their rank's stream so far.
+void forkLanes(const std::vector<PlanRank>& ranks, const std::vector<LanesUsed>& used) {
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!used[r].toHost && !used[r].fromHost) continue;
+    const CopyLanes& lanes = ranks[r].lanes;
+    DeviceGuard guard(ranks[r].device);
+    PEERLINK_CUDA_CHECK(cudaEventRecord(lanes.forked, ranks[r].stream));
+    if (used[r].toHost) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lanes.toHost, lanes.forked, 0));
+    if (used[r].fromHost) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lanes.fromHost, lanes.forked, 0));
+  }
+}
+
+// The rank's stream goes on only after the step's copies on its lanes.
+void joinLanes(const std::vector<PlanRank>& ranks, const std::vector<LanesUsed>& used) {
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!used[r].toHost && !used[r].fromHost) continue;
+    const CopyLanes& lanes = ranks[r].lanes;
+    const auto join = [&](cudaStream_t lane, cudaEvent_t done) {
+      PEERLINK_CUDA_CHECK(cudaEventRecord(done, lane));
+      PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(ranks[r].stream, done, 0));
+    };
+    DeviceGuard guard(ranks[r].device);
+    if (used[r].toHost) join(lanes.toHost, lanes.toHostDone);
+    if (used[r].fromHost) join(lanes.fromHost, lanes.fromHostDone);
+  }
 }
 
 }  // namespace
+
+OwnedCopyLanes::OwnedCopyLanes(int device)
+    : toHost_(device),
+      fromHost_(device),
+      forked_(device, cudaEventDisableTiming),
+      toHostDone_(device, cudaEventDisableTiming),
+      fromHostDone_(device, cudaEventDisableTiming) {}
 
 void* PlanRank::address(BufferKind buffer, std::size_t offset, std::size_t count, std::size_t elementSize) const {
   for (const BufferExtent& extent : extents[static_cast<std::size_t>(buffer)]) {
@@ -71,7 +145,10 @@ void runPlanOnGpus(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& r
   }
   barrier(ranks, true);
   for (const Step& step : plan.steps) {
+    const std::vector<LanesUsed> used = lanesUsed(step, ranks);
+    forkLanes(ranks, used);
     for (const Transfer& transfer : step.transfers) runTransfer(plan, op, ranks, transfer);
+    joinLanes(ranks, used);
     barrier(ranks, false);
   }
 }

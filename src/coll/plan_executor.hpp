@@ -1,6 +1,7 @@
 // Runs a plan (plan.hpp) on the GPUs of this process. Each transfer runs on its executor rank's stream: a copy on
 // the copy engine (cudaMemcpyAsync reaches device, peer and pinned host memory alike through unified addressing),
-// a reduction in plan_reduce's kernel on the executor's GPU. A transfer whose executor lives in another process is
+// a reduction in plan_reduce's kernel on the executor's GPU; copies into and out of host memory on the rank's copy
+// lanes where it has them. A transfer whose executor lives in another process is
 // that process's to run. Before the first step, between steps and after the last, the ranks' streams meet (a
 // StepBarrier): a step starts when the previous one has ended on every rank, as the plan's step model says; the
 // first orders the plan after each rank's earlier work on its stream, the last lets no rank go on before every
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "coll/plan.hpp"
+#include "peerlink/cuda.hpp"
 
 namespace peerlink::coll {
 
@@ -31,6 +33,35 @@ struct BufferExtent {
   const void* base = nullptr;
 };
 
+/// Streams beside a rank's own on which a step's copies into and out of host memory run: copies queued on one stream
+/// run one after another, so a rank whose copies to host and from host shared its stream would leave each direction
+/// of its link idle half the time. At each step the lanes wait for the rank's stream (`forked`), and the rank's stream
+/// waits for the lanes (`toHostDone`, `fromHostDone`) before its step barrier; a run captured into a graph captures
+/// the lanes with it.
+struct CopyLanes {
+  cudaStream_t toHost = nullptr;
+  cudaStream_t fromHost = nullptr;
+  cudaEvent_t forked = nullptr;
+  cudaEvent_t toHostDone = nullptr;
+  cudaEvent_t fromHostDone = nullptr;
+};
+
+/// A rank's CopyLanes, owned: two non-blocking streams and three events without timing, on `device`.
+class OwnedCopyLanes {
+ public:
+  explicit OwnedCopyLanes(int device);
+  CopyLanes lanes() const noexcept {
+    return {toHost_.get(), fromHost_.get(), forked_.get(), toHostDone_.get(), fromHostDone_.get()};
+  }
+
+ private:
+  Stream toHost_;
+  Stream fromHost_;
+  Event forked_;
+  Event toHostDone_;
+  Event fromHostDone_;
+};
+
 /// Where one rank's plan buffers are, by BufferKind (Input, Output, Scratch, HostStage), and what runs its part.
 /// A rank with no device is not run here: a send/recv group's bystander, or a rank of another process (whose host
 /// stage alone this process reaches).
@@ -38,6 +69,7 @@ struct PlanRank {
   std::array<std::vector<BufferExtent>, 4> extents;
   int device = -1;
   cudaStream_t stream = nullptr;
+  CopyLanes lanes;       ///< none (every transfer on `stream`) unless set
   int reduceBlocks = 1;  ///< the grid of the rank's reductions
 
   bool runsHere() const noexcept { return device >= 0; }

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "coll/comm_launch_support.hpp"
+#include "coll/plan_slots.hpp"
+#include "coll/plan_staged.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -37,6 +39,49 @@ std::vector<PlanSegment> planSegments(Collective collective, int nranks, std::si
     segments.push_back({start, piece});
     start += piece;
   } while (start < count);
+  return segments;
+}
+
+namespace {
+
+// The largest scratch or host stage, in bytes, any rank of `plan` uses.
+std::size_t stagingBytes(const Plan& plan) {
+  std::size_t most = 0;
+  for (const RankLayout& rank : plan.ranks) most = std::max({most, rank.scratchElements, rank.hostStageElements});
+  return most * dataTypeSize(plan.type);
+}
+
+}  // namespace
+
+std::vector<StagedSegment> stagedSegments(Collective collective, int nranks, std::size_t count, int root, DataType type,
+                                          const RankLinks& links, std::size_t chunkBytes, std::size_t capBytes) {
+  const std::size_t size = dataTypeSize(type);
+  const std::size_t align = std::max<std::size_t>(1, 16 / size);
+  // planSegments measures a segment by the data its plan would stage without slots: the whole count, or a block per
+  // rank. Chunks are cut per shard of all-reduce's count and per block, so those allow n times as much.
+  const bool perRank = collective == Collective::AllReduce || holdsRankBlocks(collective, BufferKind::Input) ||
+                       holdsRankBlocks(collective, BufferKind::Output);
+  const std::size_t wholeCap = kSegmentChunks * chunkBytes * (perRank ? static_cast<std::size_t>(nranks) : 1);
+  std::vector<StagedSegment> segments;
+  for (const PlanSegment& segment : planSegments(collective, nranks, count, size, std::max(wholeCap, capBytes))) {
+    for (std::size_t chunk = std::max(chunkBytes / size / align * align, align);; chunk = chunk / 2 / align * align) {
+      Plan plan = buildStagedPlan(collective, nranks, segment.count, root, false, chunk, type, links);
+      if (!reuseStagingSlots(plan) && stagingBytes(plan) > capBytes) {
+        throw Error(ErrorCode::Internal, fmt::format("staged plan {}: its staging does not follow the slots' pattern "
+                                                     "and needs {} bytes, past the {} there are",
+                                                     planName(plan), stagingBytes(plan), capBytes));
+      }
+      if (stagingBytes(plan) <= capBytes) {
+        segments.push_back({segment, std::move(plan)});
+        break;
+      }
+      if (chunk <= align) {
+        throw Error(ErrorCode::Internal, fmt::format("staged plan {}: {} bytes of scratch or host stage needed even "
+                                                     "with chunks of 16 bytes, past the {} there are",
+                                                     planName(plan), stagingBytes(plan), capBytes));
+      }
+    }
+  }
   return segments;
 }
 

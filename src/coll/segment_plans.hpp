@@ -8,6 +8,7 @@
 
 #include "coll/plan.hpp"
 #include "coll/plan_executor.hpp"
+#include "coll/rank_links.hpp"
 
 namespace peerlink::coll {
 
@@ -28,6 +29,26 @@ bool holdsRankBlocks(Collective collective, BufferKind buffer) noexcept;
 /// cap below 16 bytes per block.
 std::vector<PlanSegment> planSegments(Collective collective, int nranks, std::size_t count, std::size_t elementSize,
                                       std::size_t capBytes);
+
+/// A segment of a call and its staged plan (plan_staged.hpp), whose scratch and host stages reuse slots
+/// (plan_slots.hpp).
+struct StagedSegment {
+  PlanSegment segment;
+  Plan plan;
+};
+
+/// The staged plans of a call of `count` elements of `type` (arguments as buildStagedPlan's, out of place), each
+/// rank's scratch and host stage within `capBytes`. Segments are as long as keeps a plan to about kSegmentChunks
+/// chunks of `chunkBytes` per block, so a large call runs as one long pipeline; each plan's staging reuses slots a
+/// chunk long, and where a plan still needs more than `capBytes` (many hops in flight at once) its chunk is halved
+/// until it fits. Throws Error(InvalidUsage) as buildStagedPlan does, and Error(Internal) where not even chunks of
+/// 16 bytes fit.
+std::vector<StagedSegment> stagedSegments(Collective collective, int nranks, std::size_t count, int root, DataType type,
+                                          const RankLinks& links, std::size_t chunkBytes, std::size_t capBytes);
+
+/// Chunks per block (per shard for all-reduce) a segment of stagedSegments holds at most: a pipeline this long
+/// spends a few percent of its steps filling and draining.
+constexpr std::size_t kSegmentChunks = 128;
 
 /// Where a segment's plan finds `buffer` (Input or Output) of a call of `count` elements in the user's buffer at
 /// `base`: one extent, or one per rank block (holdsRankBlocks).

@@ -43,22 +43,20 @@ void moveExtents(const std::vector<BufferExtent>& extents, Bytes& planBuffer, bo
   }
 }
 
-// The call of `count` run segment by segment with a stage of `capBytes`; "" or what differs from the closed form.
-std::string runInSegments(Collective collective, int n, std::size_t count, int root, std::size_t capBytes) {
-  const RankLinks links = mixedLinks(n);
-  const Plan whole = buildStagedPlan(collective, n, count, root, false, 0, DataType::F32, links);
+// The call of `count` run segment by segment, each segment's plan over the part of the user's buffers it names; ""
+// or what differs from the closed form, or a segment whose scratch or stage is larger than `capBytes`.
+std::string runSegments(Collective collective, int n, std::size_t count, int root, std::size_t capBytes,
+                        const std::vector<StagedSegment>& segments) {
+  const Plan whole = buildStagedPlan(collective, n, count, root, false, 0, DataType::F32, mixedLinks(n));
   std::vector<Bytes> send = makeSendData(whole, ReduceOp::Sum, 7);
   std::vector<Bytes> recv(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     recv[static_cast<std::size_t>(r)].assign(recvElementsOf(collective, n, count, r, root) * kSize, std::byte{0x5a});
   }
-  const std::vector<PlanSegment> segments = planSegments(collective, n, count, kSize, capBytes);
-  if (count > 0 && segments.size() < 2 && count * kSize > capBytes) return "one segment for a call past the cap";
   std::size_t covered = 0;
-  for (const PlanSegment& segment : segments) {
+  for (const auto& [segment, plan] : segments) {
     if (segment.start != covered) return "segments leave a gap or overlap";
     covered += segment.count;
-    const Plan plan = buildStagedPlan(collective, n, segment.count, root, false, 3, DataType::F32, links);
     std::vector<HostRankBuffers> buffers = allocateHostBuffers(plan, std::byte{0xa5});
     for (int r = 0; r < n; ++r) {
       const auto i = static_cast<std::size_t>(r);
@@ -87,6 +85,18 @@ std::string runInSegments(Collective collective, int n, std::size_t count, int r
   return "";
 }
 
+// planSegments' segments with a stage of `capBytes`, each a plan holding its whole data.
+std::string runInSegments(Collective collective, int n, std::size_t count, int root, std::size_t capBytes) {
+  const std::vector<PlanSegment> cuts = planSegments(collective, n, count, kSize, capBytes);
+  if (count > 0 && cuts.size() < 2 && count * kSize > capBytes) return "one segment for a call past the cap";
+  std::vector<StagedSegment> segments;
+  for (const PlanSegment& segment : cuts) {
+    segments.push_back(
+        {segment, buildStagedPlan(collective, n, segment.count, root, false, 3, DataType::F32, mixedLinks(n))});
+  }
+  return runSegments(collective, n, count, root, capBytes, segments);
+}
+
 TEST(SegmentPlans, EveryCollectiveInManySegments) {
   for (const Collective collective : kEveryCollective) {
     if (collective == Collective::SendRecv) continue;  // groups: GroupPieces below
@@ -99,6 +109,38 @@ TEST(SegmentPlans, EveryCollectiveInManySegments) {
       }
     }
   }
+}
+
+// stagedSegments: plans whose staging reuses slots, so a long call is one segment where it fits kSegmentChunks; a
+// stage too small for the pipeline's depth halves the chunk; every segment's plan still gives the closed form.
+TEST(SegmentPlans, StagedSegmentsReuseSlotsAndFitTheCap) {
+  constexpr std::size_t kChunkBytes = 64 * kSize;
+  for (const Collective collective : kEveryCollective) {
+    if (collective == Collective::SendRecv) continue;
+    for (const int n : {2, 3, 5}) {
+      for (const std::size_t count : {std::size_t{0}, std::size_t{37}, std::size_t{5000}, std::size_t{40000}}) {
+        for (const std::size_t cap : {std::size_t{4} << 10, std::size_t{512}}) {
+          const std::vector<StagedSegment> segments =
+              stagedSegments(collective, n, count, n - 1, DataType::F32, mixedLinks(n), kChunkBytes, cap);
+          EXPECT_EQ(runSegments(collective, n, count, n - 1, cap, segments), "")
+              << collectiveName(collective) << " n=" << n << " count=" << count << " cap=" << cap;
+          // At most kSegmentChunks chunks of a block, or of all-reduce's shard: far fewer segments than plans
+          // holding their whole data would need.
+          const std::size_t perSegment = kSegmentChunks * 64 * (collective == Collective::AllReduce ? n : 1);
+          EXPECT_EQ(segments.size(), std::max<std::size_t>(1, (count + perSegment - 1) / perSegment))
+              << collectiveName(collective) << " n=" << n << " count=" << count;
+        }
+      }
+    }
+  }
+  // 5 ranks without P2P, 2 KiB chunks: an all-reduce keeps 8 hops in flight, more than 4 KiB of stage holds, so its
+  // chunk is halved until it fits.
+  const RankLinks none = RankLinks::uniform(5, PairWay::HostStaged);
+  const std::vector<StagedSegment> halved =
+      stagedSegments(Collective::AllReduce, 5, 100000, 0, DataType::F32, none, 2048, 4096);
+  ASSERT_EQ(halved.size(), 1u);
+  EXPECT_LT(halved.front().plan.chunkElements, 512u);
+  for (const RankLayout& rank : halved.front().plan.ranks) EXPECT_LE(rank.hostStageElements * kSize, 4096u);
 }
 
 TEST(SegmentPlans, SegmentsAreAlignedAndFitTheCap) {

@@ -3,7 +3,6 @@
 // P2P at all, one pair (or one direction) forced to host staging, two islands joined only through host memory,
 // relayed pairs and random mixes; and checkPlanLinks proving no transfer crosses a pair other than its way.
 #include <algorithm>
-#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -18,81 +17,10 @@
 #include "coll_lists.hpp"
 #include "peerlink/error.hpp"
 #include "plan_test_support.hpp"
+#include "staged_worlds.hpp"
 
 namespace peerlink::coll {
 namespace {
-
-struct World {
-  std::string name;
-  RankLinks links;
-};
-
-RankLinks oneDirectionStaged(int n, int from, int to) {
-  RankLinks links = RankLinks::uniform(n, PairWay::Direct);
-  links.set(from, to, PairWay::HostStaged);
-  return links;
-}
-
-// Ranks below n/2 and the others: peer access within each half, host staging between them (a dual-socket
-// PCIe server), with the halves interleaved so that rank order is not the best ring.
-RankLinks interleavedIslands(int n) {
-  RankLinks links = RankLinks::uniform(n, PairWay::Direct);
-  for (int s = 0; s < n; ++s) {
-    for (int d = 0; d < n; ++d) {
-      if (s % 2 != d % 2) links.set(s, d, PairWay::HostStaged);
-    }
-  }
-  return links;
-}
-
-// Every pair direct but rank 0 <-> rank n-1, relayed through rank 1.
-RankLinks relayedEnds(int n) {
-  RankLinks links = RankLinks::uniform(n, PairWay::Direct);
-  links.set(0, n - 1, PairWay::Relay, 1);
-  links.set(n - 1, 0, PairWay::Relay, 1);
-  return links;
-}
-
-// Each ordered pair direct or host-staged at random, then relayed where a third rank reaches both directly.
-RankLinks randomMix(int n, std::uint32_t seed) {
-  std::mt19937 random(seed);
-  RankLinks links = RankLinks::uniform(n, PairWay::Direct);
-  for (int s = 0; s < n; ++s) {
-    for (int d = 0; d < n; ++d) {
-      if (s != d && random() % 3 == 0) links.set(s, d, PairWay::HostStaged);
-    }
-  }
-  const RankLinks plain = links;
-  for (int s = 0; s < n; ++s) {
-    for (int d = 0; d < n; ++d) {
-      if (s == d || plain.way(s, d) == PairWay::Direct || random() % 2 == 0) continue;
-      for (int k = 0; k < n; ++k) {
-        if (k != s && k != d && plain.way(s, k) == PairWay::Direct && plain.way(k, d) == PairWay::Direct) {
-          links.set(s, d, PairWay::Relay, k);
-          break;
-        }
-      }
-    }
-  }
-  return links;
-}
-
-std::vector<World> worlds(int n) {
-  std::vector<World> all = {
-      {"no P2P", RankLinks::uniform(n, PairWay::HostStaged)},
-      {"all direct", RankLinks::uniform(n, PairWay::Direct)},
-      {"0 -> 1 host-staged", oneDirectionStaged(n, 0, 1)},
-      {"islands", interleavedIslands(n)},
-  };
-  RankLinks pair = oneDirectionStaged(n, 0, 1);
-  pair.set(1, 0, PairWay::HostStaged);
-  all.push_back({"0 <-> 1 host-staged", pair});
-  if (n >= 3) all.push_back({"0 <-> n-1 relayed", relayedEnds(n)});
-  for (std::uint32_t seed = 0; seed < 2; ++seed) {
-    all.push_back({"random " + std::to_string(seed), randomMix(n, seed * 97 + static_cast<std::uint32_t>(n))});
-  }
-  return all;
-}
 
 bool hasInPlace(Collective collective) {
   return collective != Collective::AllToAll && collective != Collective::SendRecv;
@@ -108,7 +36,7 @@ TEST(StagedPlans, EveryCollectiveOnEveryWorldMatchesTheClosedForm) {
   std::size_t rotation = 0;
   int runs = 0;
   for (int n = 2; n <= 8; ++n) {
-    for (const World& world : worlds(n)) {
+    for (const StagedWorld& world : stagedWorlds(n)) {
       SCOPED_TRACE(world.name + ", " + std::to_string(n) + " ranks");
       for (Collective collective : kEveryCollective) {
         for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1001}}) {
@@ -133,7 +61,7 @@ TEST(StagedPlans, EveryCollectiveOnEveryWorldMatchesTheClosedForm) {
 
 TEST(StagedPlans, SendRecvGroupsGoEachPairsWay) {
   for (int n = 2; n <= 8; ++n) {
-    for (const World& world : worlds(n)) {
+    for (const StagedWorld& world : stagedWorlds(n)) {
       // Every rank sends to every rank (itself too) a count of its own, and to its successor twice.
       std::vector<PointToPoint> pairs;
       for (int from = 0; from < n; ++from) {

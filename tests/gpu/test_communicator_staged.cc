@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -132,82 +133,74 @@ TEST(StagedCommunicator, BadPairsAreRefusedAtCreation) {
 }
 
 // What the staged path moves on this machine, beside what the copy engines move in the same run: two ranks on GPU 0
-// with every pair host-staged, an all-reduce of 256 MiB (each rank copies its data to the host and back once, so the
-// GPU's link carries 2 x 256 MiB each way per call), against one copy engine each way at once over the same bytes.
-// A report, not a bar: ranks sharing one GPU share its link. The result is checked (every element the sum).
+// with every pair host-staged, all-reduces of 32 MiB to 1 GiB (each rank copies its data to the host and back once,
+// so the GPU's link carries 2 x the size each way per call), against one copy engine each way at once over the same
+// bytes. A report, not a bar: ranks sharing one GPU share its link. The results are checked (avg of ones stays ones).
 TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
   PEERLINK_REQUIRE_GPUS(1);
-  constexpr std::size_t kCount = std::size_t{64} << 20;  // f32: 256 MiB
-  constexpr std::size_t kBytes = kCount * sizeof(float);
   constexpr int kIterations = 5;
   Communicator comm({0, 0}, stagedParams("all"));
-  std::vector<DeviceBuffer> buffers;
   std::vector<Stream> streams;
-  for (int r = 0; r < 2; ++r) {
-    buffers.emplace_back(0, kBytes);
-    std::vector<float> ones(kCount, 1.0f);
-    copyToDevice(buffers.back().data(), ones.data(), kBytes);
-    streams.emplace_back(0);
-  }
-  const auto timeCalls = [&](int iterations) {
+  for (int r = 0; r < 2; ++r) streams.emplace_back(0);
+  // Time `iterations` rounds of `enqueue(stream 0, stream 1)` from a common start, in ms per round.
+  const auto timeRounds = [&](int iterations, const std::function<void()>& enqueue) {
     Event start(0);
     Event end(0);
+    Event other(0);
     PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
     PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), streams[0].get()));
     PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[1].get(), start.get(), 0));
-    for (int i = 0; i < iterations; ++i) {
-      for (int r = 0; r < 2; ++r) {
-        void* data = buffers[static_cast<std::size_t>(r)].data();
-        comm.allReduce(r, data, data, kCount, DataType::F32, ReduceOp::Avg, streams[static_cast<std::size_t>(r)].get());
-      }
-    }
-    Event other(0);
+    for (int i = 0; i < iterations; ++i) enqueue();
     PEERLINK_CUDA_CHECK(cudaEventRecord(other.get(), streams[1].get()));
     PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), other.get(), 0));
     PEERLINK_CUDA_CHECK(cudaEventRecord(end.get(), streams[0].get()));
     PEERLINK_CUDA_CHECK(cudaEventSynchronize(end.get()));
-    comm.checkHealth();
     float ms = 0;
     PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), end.get()));
     return static_cast<double>(ms) / iterations;
   };
-  timeCalls(1);  // warm-up
-  const double staged = timeCalls(kIterations);
-  // avg of ones stays ones: every element checked after all the calls.
-  for (int r = 0; r < 2; ++r) {
-    std::vector<float> got(kCount);
-    PEERLINK_CUDA_CHECK(
-        cudaMemcpy(got.data(), buffers[static_cast<std::size_t>(r)].data(), kBytes, cudaMemcpyDeviceToHost));
-    ASSERT_EQ(std::count(got.begin(), got.end(), 1.0f), static_cast<std::ptrdiff_t>(kCount)) << "rank " << r;
+  for (const std::size_t mib : {std::size_t{32}, std::size_t{256}, std::size_t{1024}}) {
+    const std::size_t bytes = mib << 20;
+    const std::size_t count = bytes / sizeof(float);
+    std::vector<DeviceBuffer> buffers;
+    for (int r = 0; r < 2; ++r) {
+      buffers.emplace_back(0, bytes);
+      std::vector<float> ones(count, 1.0f);
+      copyToDevice(buffers.back().data(), ones.data(), bytes);
+    }
+    const auto allReduces = [&] {
+      for (int r = 0; r < 2; ++r) {
+        void* data = buffers[static_cast<std::size_t>(r)].data();
+        comm.allReduce(r, data, data, count, DataType::F32, ReduceOp::Avg, streams[static_cast<std::size_t>(r)].get());
+      }
+    };
+    timeRounds(1, allReduces);  // warm-up
+    const double staged = timeRounds(kIterations, allReduces);
+    comm.checkHealth();
+    for (int r = 0; r < 2; ++r) {
+      std::vector<float> got(count);
+      PEERLINK_CUDA_CHECK(
+          cudaMemcpy(got.data(), buffers[static_cast<std::size_t>(r)].data(), bytes, cudaMemcpyDeviceToHost));
+      ASSERT_EQ(std::count(got.begin(), got.end(), 1.0f), static_cast<std::ptrdiff_t>(count))
+          << mib << " MiB, rank " << r;
+    }
+    // The reference: 2 x the size to the host on one stream while 2 x the size come back on another.
+    PinnedBuffer host(2 * bytes);
+    DeviceBuffer device(0, 2 * bytes);
+    const double copies = timeRounds(kIterations, [&] {
+      PEERLINK_CUDA_CHECK(
+          cudaMemcpyAsync(host.data(), buffers[0].data(), bytes, cudaMemcpyDeviceToHost, streams[0].get()));
+      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char*>(host.data()) + bytes, buffers[1].data(), bytes,
+                                          cudaMemcpyDeviceToHost, streams[0].get()));
+      PEERLINK_CUDA_CHECK(
+          cudaMemcpyAsync(device.data(), host.data(), 2 * bytes, cudaMemcpyHostToDevice, streams[1].get()));
+    });
+    const double linkGB = 2.0 * static_cast<double>(bytes) / 1e9;  // each way, per call
+    std::printf(
+        "staged all-reduce of %zu MiB, 2 ranks on GPU 0: %.2f ms a call, %.1f GB/s each way over the GPU's link; "
+        "the copy engines, %zu MiB each way at once: %.2f ms, %.1f GB/s each way (staged %.2fx of them)\n",
+        mib, staged, linkGB / (staged / 1e3), 2 * mib, copies, linkGB / (copies / 1e3), copies / staged);
   }
-  // The reference: 2 x 256 MiB to the host on one stream while 2 x 256 MiB come back on another.
-  PinnedBuffer host(2 * kBytes);
-  DeviceBuffer device(0, 2 * kBytes);
-  Event start(0);
-  Event end(0);
-  Event back(0);
-  PEERLINK_CUDA_CHECK(cudaEventRecord(start.get(), streams[0].get()));
-  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[1].get(), start.get(), 0));
-  for (int i = 0; i < kIterations; ++i) {
-    PEERLINK_CUDA_CHECK(
-        cudaMemcpyAsync(host.data(), buffers[0].data(), kBytes, cudaMemcpyDeviceToHost, streams[0].get()));
-    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char*>(host.data()) + kBytes, buffers[1].data(), kBytes,
-                                        cudaMemcpyDeviceToHost, streams[0].get()));
-    PEERLINK_CUDA_CHECK(
-        cudaMemcpyAsync(device.data(), host.data(), 2 * kBytes, cudaMemcpyHostToDevice, streams[1].get()));
-  }
-  PEERLINK_CUDA_CHECK(cudaEventRecord(back.get(), streams[1].get()));
-  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), back.get(), 0));
-  PEERLINK_CUDA_CHECK(cudaEventRecord(end.get(), streams[0].get()));
-  PEERLINK_CUDA_CHECK(cudaEventSynchronize(end.get()));
-  float copyMs = 0;
-  PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&copyMs, start.get(), end.get()));
-  const double copies = static_cast<double>(copyMs) / kIterations;
-  const double linkGB = 2.0 * kBytes / 1e9;  // each way, per call
-  std::printf(
-      "staged all-reduce of 256 MiB, 2 ranks on GPU 0: %.2f ms a call, %.1f GB/s each way over the GPU's link; "
-      "the copy engines, 512 MiB each way at once: %.2f ms, %.1f GB/s each way (staged %.2fx of them)\n",
-      staged, linkGB / (staged / 1e3), copies, linkGB / (copies / 1e3), copies / staged);
 }
 
 }  // namespace
