@@ -19,10 +19,6 @@
 namespace peerlink::coll {
 namespace {
 
-// A hop's chunk: the copy engines reach their bandwidth from about a megabyte, and every step pays a meeting of the
-// ranks' streams, so chunks far smaller waste the link (0.36x of the copy engines at 512 KiB on an H200).
-constexpr std::size_t kPlanChunkBytes = std::size_t{2} << 20;
-
 // Rank r's part of a plan run: its host stage (every rank's is reachable); for a rank of this process also its
 // GPU, stream and scratch. Input and Output are the caller's to fill.
 PlanRank planRank(const CommState& state, int r, cudaStream_t stream, std::size_t elementSize) {

@@ -126,6 +126,10 @@ struct PlannedWays {
 /// slots in them (plan_slots.hpp), in segments that fit (segment_plans.hpp).
 constexpr std::size_t kPlanStageBytes = std::size_t{32} << 20;
 
+// A hop's chunk: the copy engines reach their bandwidth from about a megabyte, and every step pays a meeting of the
+// ranks' streams, so chunks far smaller waste the link (0.36x of the copy engines at 512 KiB on an H200).
+constexpr std::size_t kPlanChunkBytes = std::size_t{2} << 20;
+
 struct CommState {
   Params params;
   Topology topology;         ///< this process's

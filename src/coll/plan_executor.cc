@@ -26,22 +26,26 @@ Lane laneOf(const Transfer& transfer) noexcept {
   return toHost ? Lane::ToHost : Lane::FromHost;
 }
 
-cudaStream_t streamOf(const PlanRank& rank, Lane lane) noexcept {
-  if (rank.lanes.toHost == nullptr) return rank.stream;
-  switch (lane) {
-    case Lane::ToHost: return rank.lanes.toHost;
-    case Lane::FromHost: return rank.lanes.fromHost;
-    case Lane::Own: break;
-  }
+// Which lanes of each rank running here serve a step (lanesUsed).
+struct LanesUsed {
+  bool toHost = false;
+  bool fromHost = false;
+};
+
+cudaStream_t streamOf(const PlanRank& rank, const LanesUsed& used, Lane lane) noexcept {
+  if (lane == Lane::ToHost && used.toHost) return rank.lanes.toHost;
+  if (lane == Lane::FromHost && used.fromHost) return rank.lanes.fromHost;
   return rank.stream;
 }
 
-void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks, const Transfer& transfer) {
+void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ranks, const std::vector<LanesUsed>& used,
+                 const Transfer& transfer) {
   if (transfer.count == 0) return;
   const std::size_t size = dataTypeSize(plan.type);
-  const PlanRank& executor = ranks[static_cast<std::size_t>(transfer.executor)];
+  const auto r = static_cast<std::size_t>(transfer.executor);
+  const PlanRank& executor = ranks[r];
   if (!executor.runsHere()) return;  // another process's
-  const cudaStream_t stream = streamOf(executor, laneOf(transfer));
+  const cudaStream_t stream = streamOf(executor, used[r], laneOf(transfer));
   const auto addressOf = [&](const BufferRef& ref) {
     return ranks[static_cast<std::size_t>(ref.rank)].address(ref.buffer, ref.offset, transfer.count, size);
   };
@@ -71,20 +75,21 @@ void runTransfer(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& ran
   kernels::launchPlanReduce(args, collType(plan.type), collOp(op), std::max(1, wanted), stream);
 }
 
-// Which lanes each rank running here uses in `step`.
-struct LanesUsed {
-  bool toHost = false;
-  bool fromHost = false;
-};
-
+// A rank's lanes serve a step only where it has two kinds of work in it (copies to host, copies from host, anything
+// else) that could overlap: forking and joining streams costs launch time a step of one kind would gain nothing for.
 std::vector<LanesUsed> lanesUsed(const Step& step, const std::vector<PlanRank>& ranks) {
   std::vector<LanesUsed> used(ranks.size());
+  std::vector<bool> own(ranks.size(), false);
   for (const Transfer& transfer : step.transfers) {
     const auto r = static_cast<std::size_t>(transfer.executor);
     if (transfer.count == 0 || !ranks[r].runsHere() || ranks[r].lanes.toHost == nullptr) continue;
     const Lane lane = laneOf(transfer);
     used[r].toHost = used[r].toHost || lane == Lane::ToHost;
     used[r].fromHost = used[r].fromHost || lane == Lane::FromHost;
+    own[r] = own[r] || lane == Lane::Own;
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (int{used[r].toHost} + int{used[r].fromHost} + int{own[r]} < 2) used[r] = LanesUsed{};
   }
   return used;
 }
@@ -147,7 +152,7 @@ void runPlanOnGpus(const Plan& plan, ReduceOp op, const std::vector<PlanRank>& r
   for (const Step& step : plan.steps) {
     const std::vector<LanesUsed> used = lanesUsed(step, ranks);
     forkLanes(ranks, used);
-    for (const Transfer& transfer : step.transfers) runTransfer(plan, op, ranks, transfer);
+    for (const Transfer& transfer : step.transfers) runTransfer(plan, op, ranks, used, transfer);
     joinLanes(ranks, used);
     barrier(ranks, false);
   }

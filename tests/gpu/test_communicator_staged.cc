@@ -13,6 +13,8 @@
 #include <tuple>
 #include <vector>
 
+#include "coll/comm_state.hpp"
+#include "coll/segment_plans.hpp"
 #include "coll_lists.hpp"
 #include "coll_test_support.hpp"
 
@@ -133,7 +135,7 @@ TEST(StagedCommunicator, BadPairsAreRefusedAtCreation) {
 }
 
 // What the staged path moves on this machine, beside what the copy engines move in the same run: two ranks on GPU 0
-// with every pair host-staged, all-reduces of 32 MiB to 1 GiB (each rank copies its data to the host and back once,
+// with every pair host-staged, all-reduces of 64 KiB to 1 GiB (each rank copies its data to the host and back once,
 // so the GPU's link carries 2 x the size each way per call), against one copy engine each way at once over the same
 // bytes. A report, not a bar: ranks sharing one GPU share its link. The results are checked (avg of ones stays ones).
 TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
@@ -159,8 +161,8 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
     PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), end.get()));
     return static_cast<double>(ms) / iterations;
   };
-  for (const std::size_t mib : {std::size_t{32}, std::size_t{256}, std::size_t{1024}}) {
-    const std::size_t bytes = mib << 20;
+  for (const std::size_t kib : {std::size_t{64}, std::size_t{32} << 10, std::size_t{256} << 10, std::size_t{1} << 20}) {
+    const std::size_t bytes = kib << 10;
     const std::size_t count = bytes / sizeof(float);
     std::vector<DeviceBuffer> buffers;
     for (int r = 0; r < 2; ++r) {
@@ -182,7 +184,7 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
       PEERLINK_CUDA_CHECK(
           cudaMemcpy(got.data(), buffers[static_cast<std::size_t>(r)].data(), bytes, cudaMemcpyDeviceToHost));
       ASSERT_EQ(std::count(got.begin(), got.end(), 1.0f), static_cast<std::ptrdiff_t>(count))
-          << mib << " MiB, rank " << r;
+          << kib << " KiB, rank " << r;
     }
     // The reference: 2 x the size to the host on one stream while 2 x the size come back on another.
     PinnedBuffer host(2 * bytes);
@@ -196,10 +198,18 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
           cudaMemcpyAsync(device.data(), host.data(), 2 * bytes, cudaMemcpyHostToDevice, streams[1].get()));
     });
     const double linkGB = 2.0 * static_cast<double>(bytes) / 1e9;  // each way, per call
+    std::size_t steps = 0;                                         // and a barrier before the first
+    for (const coll::StagedSegment& segment : coll::stagedSegments(
+             Collective::AllReduce, 2, count, 0, DataType::F32, coll::RankLinks::uniform(2, coll::PairWay::HostStaged),
+             coll::kPlanChunkBytes, coll::kPlanStageBytes)) {
+      steps += segment.plan.steps.size() + 1;
+    }
     std::printf(
-        "staged all-reduce of %zu MiB, 2 ranks on GPU 0: %.2f ms a call, %.1f GB/s each way over the GPU's link; "
-        "the copy engines, %zu MiB each way at once: %.2f ms, %.1f GB/s each way (staged %.2fx of them)\n",
-        mib, staged, linkGB / (staged / 1e3), 2 * mib, copies, linkGB / (copies / 1e3), copies / staged);
+        "staged all-reduce of %zu KiB, 2 ranks on GPU 0: %.3f ms a call (%zu steps, %.1f us a step), %.1f GB/s each "
+        "way over the GPU's link; the copy engines, %zu KiB each way at once: %.3f ms, %.1f GB/s each way (staged "
+        "%.2fx of them)\n",
+        kib, staged, steps, staged * 1e3 / static_cast<double>(steps), linkGB / (staged / 1e3), 2 * kib, copies,
+        linkGB / (copies / 1e3), copies / staged);
   }
 }
 
