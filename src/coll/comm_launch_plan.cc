@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "coll/comm_launch_support.hpp"
+#include "coll/kernel_args.hpp"
 #include "coll/plan_executor.hpp"
 #include "coll/plan_staged.hpp"
 #include "coll/segment_plans.hpp"
@@ -84,6 +85,22 @@ StepBarrier stepBarrierOf(const CommState& state, Collective collective, unsigne
   };
 }
 
+// A small call: every rank's message for every peer in LL lines into that peer's LL area in host memory, which the
+// peer polls (coll_ll.cu: no barrier, the lines carry the call's flag; the calls' sequence numbers count only these
+// kernels, alike on every rank, as no other collective kernel runs on such a communicator).
+void launchPlannedLines(const CommState& state, const std::vector<CallArgs>& set, std::size_t bytes, bool capturing) {
+  const PlannedWays& ways = *state.planned;
+  const int blocks = kernels::collLlBlocks(bytes, state.maxBlocks);
+  forEachRank(state, capturing, [&](int r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    kernels::CollLlArgs args = llArgs(rankView(state, r), call, bytes, false);
+    for (int p = 0; p < state.nranks; ++p) args.scratch[p] = ways.lines[static_cast<std::size_t>(p)];
+    args.slotShift = kPlanLlSlotShift;
+    kernels::launchCollLl(args, collType(call.type), collOp(call.op), blocks, call.stream,
+                          launchOf(state, r, capturing));
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange) {
@@ -103,20 +120,24 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
     PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
     ways->counters[static_cast<std::size_t>(r)] = std::move(count);
   }
+  const std::size_t linesBytes = planLlAreaBytes(state.nranks);
   if (state.world.spansProcesses) {
-    ways->shared = std::make_unique<SharedPlanStages>(state.world, exchange, kPlanStageBytes);
+    ways->shared = std::make_unique<SharedPlanStages>(state.world, exchange, linesBytes, kPlanStageBytes);
     for (int r = 0; r < state.nranks; ++r) {
-      ways->stage.push_back(ways->shared->stage(r));
       ways->flags.push_back(ways->shared->flags(r));
+      ways->lines.push_back(ways->shared->lines(r));
+      ways->stage.push_back(ways->shared->stage(r));
     }
     return ways;
   }
   for (int r = 0; r < state.nranks; ++r) {
-    ways->pinned.emplace_back(kPlanFlagBytes + kPlanStageBytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    ways->pinned.emplace_back(kPlanFlagBytes + linesBytes + kPlanStageBytes,
+                              cudaHostAllocMapped | cudaHostAllocPortable);
     auto* base = static_cast<unsigned char*>(ways->pinned.back().data());
-    std::memset(base, 0, kPlanFlagBytes);
+    std::memset(base, 0, kPlanFlagBytes + linesBytes);  // an LL line's flag is never 0
     ways->flags.push_back(reinterpret_cast<unsigned long long*>(base));
-    ways->stage.push_back(base + kPlanFlagBytes);
+    ways->lines.push_back(base + kPlanFlagBytes);
+    ways->stage.push_back(base + kPlanFlagBytes + linesBytes);
   }
   return ways;
 }
@@ -126,19 +147,33 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
   const std::string how = collective == Collective::AllToAll || collective == Collective::SendRecv
                               ? std::string("pair by pair")
                               : fmt::format("ring {}", describeRing(links, chooseRing(links)));
+  const std::string lines =
+      collective == Collective::SendRecv
+          ? std::string()
+          : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
+                        kPlanLlMaxBytes >> 10);
   return fmt::format(
       "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, {} MiB chunks pipelined "
-      "through its slots (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
-      how, kPlanStageBytes >> 20, kPlanChunkBytes >> 20);
+      "through its slots{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
+      how, kPlanStageBytes >> 20, kPlanChunkBytes >> 20, lines);
+}
+
+std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type) {
+  const std::size_t bytes = count * dataTypeSize(type);
+  return collective != Collective::SendRecv && bytes > 0 && bytes <= kPlanLlMaxBytes ? bytes : 0;
 }
 
 // The staged plans are built out of place: a rank that calls in place has its Input and Output extents in the
 // one buffer, and the plans read every element of a rank's send data before any store into the same element of its
 // recv data (plan_staged.hpp's chains), so the aliasing is safe; the executor skips a copy onto itself.
-void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set) {
+void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const CallArgs& shape = set.front();
   const std::size_t size = dataTypeSize(shape.type);
   if (shape.count == 0) return;
+  if (const std::size_t bytes = plannedLineBytes(shape.collective, shape.count, shape.type); bytes > 0) {
+    launchPlannedLines(state, set, bytes, capturing);
+    return;
+  }
   std::size_t index = 0;
   for (const StagedSegment& staged : stagedSegments(shape.collective, state.nranks, shape.count, shape.root, shape.type,
                                                     state.planned->links, kPlanChunkBytes, kPlanStageBytes)) {

@@ -2,7 +2,8 @@
 // and send/recv group of one process runs as a staged plan (plan_staged.hpp) -- rings over the ways the pairs allow,
 // host-staged hops through each rank's stage in host memory -- carried out by the plan executor
 // (plan_executor.hpp), segment after segment (segment_plans.hpp) over the scratch and stages the communicator keeps
-// (PlannedWays); send/recv across processes goes pair by pair through the stages (staged_p2p.hpp).
+// (PlannedWays); small collectives go as one LL kernel a rank through LL areas in host memory instead; send/recv
+// across processes goes pair by pair through the stages (staged_p2p.hpp).
 #pragma once
 
 #include <memory>
@@ -16,17 +17,21 @@
 
 namespace peerlink::coll {
 
-/// The buffers of the staged plans for `links`: each local rank's scratch of kPlanStageBytes on its GPU; every
-/// rank's host stage of kPlanStageBytes, pinned (one process) or in shared host memory with its step flags (across
-/// processes: collective over the world through `exchange`); a step event per rank (one process) or each local
-/// rank's barrier count (across processes).
+/// The buffers of the staged plans for `links`: each local rank's scratch of kPlanStageBytes on its GPU, barrier
+/// counters and copy lanes; every rank's step flags, LL area and host stage of kPlanStageBytes, pinned (one
+/// process) or in shared host memory (across processes: collective over the world through `exchange`).
 std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange);
 
 /// What a call of `collective` runs on such a communicator, for Communicator::describeChoice.
 std::string describePlannedChoice(const CommState& state, Collective collective);
 
-/// Runs a matched collective set (set[r] is rank r's call) through the staged plans.
-void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set);
+/// The message a rank sends each peer when a call of `count` elements of `type` goes in LL lines through host
+/// memory (kPlanLlMaxBytes; every collective but send/recv), in bytes; 0 where it goes as a staged plan.
+std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type);
+
+/// Runs a matched collective set (set[r] is rank r's call) through the staged plans, or a small one in LL lines
+/// through the ranks' LL areas in host memory (plannedLineBytes); `capturing` as launchCollectiveSet's.
+void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 /// Runs matched send/recv pairs through the staged plans; streams[r]: rank r's stream in the group, where it
 /// takes part (masks[r] != 0).

@@ -111,13 +111,14 @@ struct ChoiceMemo {
 /// Direct, and then runs every call through the plans.
 struct PlannedWays {
   RankLinks links;
-  std::vector<DeviceBuffer> scratch;       ///< by rank (local ranks): kPlanStageBytes on its GPU
-  std::vector<void*> stage;                ///< by rank (every rank): its host stage, as this process addresses it
+  std::vector<DeviceBuffer> scratch;  ///< by rank (local ranks): kPlanStageBytes on its GPU
+  std::vector<void*> lines;  ///< by rank (every rank): its LL area in host memory (small calls), device-addressable
+  std::vector<void*> stage;  ///< by rank (every rank): its host stage, as this process addresses it
   std::vector<unsigned long long*> flags;  ///< by rank (every rank): its step flags (plan_barrier.cuh), host memory
   std::vector<DeviceBuffer> counters;  ///< by rank (local ranks): its step barriers and send/recv chunks, on its GPU
   std::vector<std::unique_ptr<OwnedCopyLanes>> lanes;  ///< by rank (local ranks): its copy lanes (plan_executor.hpp)
-  /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, then the
-  /// stage); across processes, shared host memory every process maps.
+  /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, its LL
+  /// area, then the stage); across processes, shared host memory every process maps, laid out alike.
   std::vector<PinnedBuffer> pinned;
   std::unique_ptr<SharedPlanStages> shared;
 };
@@ -129,6 +130,19 @@ constexpr std::size_t kPlanStageBytes = std::size_t{32} << 20;
 // A hop's chunk: the copy engines reach their bandwidth from about a megabyte, and every step pays a meeting of the
 // ranks' streams, so chunks far smaller waste the link (0.36x of the copy engines at 512 KiB on an H200).
 constexpr std::size_t kPlanChunkBytes = std::size_t{2} << 20;
+
+/// The staged plans' small calls -- messages of up to kPlanLlMaxBytes a rank -- go as one LL kernel a rank through
+/// the ranks' LL areas in host memory instead (comm_launch_plan.hpp): a plan's steps each cost a meeting of the
+/// ranks (about 20 us on an H200), a whole small call in LL lines about as much as one. An LL line carries 8 bytes
+/// of payload in 16, so a slot holds twice the largest message.
+constexpr std::size_t kPlanLlMaxBytes = std::size_t{256} << 10;
+constexpr unsigned char kPlanLlSlotShift = 19;
+static_assert(std::size_t{1} << kPlanLlSlotShift == 2 * kPlanLlMaxBytes, "an LL slot holds the largest message");
+
+/// A rank's LL area in host memory: a slot per parity and sender (coll_ll.cu).
+inline std::size_t planLlAreaBytes(int nranks) {
+  return 2 * static_cast<std::size_t>(nranks) << kPlanLlSlotShift;
+}
 
 struct CommState {
   Params params;

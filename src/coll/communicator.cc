@@ -124,7 +124,7 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
     }
     const bool capturing = coll::checkSetMatches(state, set);
     if (state.planned) {
-      coll::launchPlannedSet(state, set);
+      coll::launchPlannedSet(state, set, capturing);
     } else if (!state.world.spansProcesses) {
       coll::launchCollectiveSet(state, set, capturing);
     } else if (!coll::needsStaging(state, set)) {

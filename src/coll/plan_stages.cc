@@ -52,9 +52,10 @@ void* mapSegment(const std::string& name, std::size_t bytes, bool create) {
 
 }  // namespace
 
-SharedPlanStages::SharedPlanStages(const World& world, WorldExchange& exchange, std::size_t stageBytes)
-    : segments_(static_cast<std::size_t>(world.nranks)) {
-  const std::size_t bytes = kPlanFlagBytes + stageBytes;
+SharedPlanStages::SharedPlanStages(const World& world, WorldExchange& exchange, std::size_t linesBytes,
+                                   std::size_t stageBytes)
+    : segments_(static_cast<std::size_t>(world.nranks)), linesBytes_(linesBytes) {
+  const std::size_t bytes = kPlanFlagBytes + linesBytes + stageBytes;
   std::vector<std::string> mine;
   try {
     std::vector<std::vector<std::uint8_t>> blobs;
@@ -103,6 +104,10 @@ void SharedPlanStages::release() noexcept {
 }
 
 void* SharedPlanStages::stage(int rank) const {
+  return static_cast<unsigned char*>(lines(rank)) + linesBytes_;
+}
+
+void* SharedPlanStages::lines(int rank) const {
   return static_cast<unsigned char*>(segments_.at(static_cast<std::size_t>(rank)).base) + kPlanFlagBytes;
 }
 

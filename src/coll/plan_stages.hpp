@@ -13,15 +13,17 @@
 
 namespace peerlink::coll {
 
-/// A rank's step flags (plan_barrier.cuh) come first in its stage's memory, the stage from the next page.
+/// A rank's step flags (plan_barrier.cuh) come first in its stage's memory, its LL area from the next page, then the
+/// stage.
 constexpr std::size_t kPlanFlagBytes = 4096;
 
 class SharedPlanStages {
  public:
-  /// Collective over the world: creates the local ranks' segments of `stageBytes` of stage, exchanges their names,
+  /// Collective over the world: creates the local ranks' segments (flags, `linesBytes` of LL area, `stageBytes` of
+  /// stage, all zeroed), exchanges their names,
   /// opens and registers every other rank's, and meets every process before the names are removed. Throws
   /// Error(SystemError) naming the segment when the OS refuses, and what the exchange and CUDA throw.
-  SharedPlanStages(const World& world, WorldExchange& exchange, std::size_t stageBytes);
+  SharedPlanStages(const World& world, WorldExchange& exchange, std::size_t linesBytes, std::size_t stageBytes);
   ~SharedPlanStages();
   SharedPlanStages(const SharedPlanStages&) = delete;
   SharedPlanStages& operator=(const SharedPlanStages&) = delete;
@@ -30,6 +32,8 @@ class SharedPlanStages {
   void* stage(int rank) const;
   /// Rank r's flag area (kCollMaxRanks slots, zeroed at creation), device-addressable.
   unsigned long long* flags(int rank) const;
+  /// Rank r's LL area, device-addressable.
+  void* lines(int rank) const;
 
  private:
   struct Segment {
@@ -40,6 +44,7 @@ class SharedPlanStages {
   void release() noexcept;
 
   std::vector<Segment> segments_;  ///< by rank
+  std::size_t linesBytes_ = 0;
 };
 
 }  // namespace peerlink::coll

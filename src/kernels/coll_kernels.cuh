@@ -44,10 +44,12 @@ constexpr int kCollPhases = 10;                                ///< flag phases 
 constexpr int kCollMaxJobs = 16;                               ///< copy jobs of one kernel
 constexpr std::size_t kCollLlMaxBytes = std::size_t{1} << 20;  ///< largest LL one-shot message per rank
 constexpr std::size_t kCollLlSlotBytes = 2 * kCollLlMaxBytes;  ///< LL lines: 16 bytes per 8 of payload
-constexpr std::size_t kCollLl128LineBytes = 128;               ///< an LL128 line (coll_ll128.cu)
-constexpr std::size_t kCollLl128LinePayload = 120;             ///< its payload; the rest is the flag
-constexpr int kCollLl128LanesPerLine = 8;                      ///< a warp's lanes that store one LL128 line
-constexpr std::size_t kCollLl128SlotBytes =                    ///< LL128 lines of a largest LL message
+constexpr unsigned char kCollLlSlotShift = 21;                 ///< log2(kCollLlSlotBytes)
+static_assert(std::size_t{1} << kCollLlSlotShift == kCollLlSlotBytes, "the LL slot's shift");
+constexpr std::size_t kCollLl128LineBytes = 128;    ///< an LL128 line (coll_ll128.cu)
+constexpr std::size_t kCollLl128LinePayload = 120;  ///< its payload; the rest is the flag
+constexpr int kCollLl128LanesPerLine = 8;           ///< a warp's lanes that store one LL128 line
+constexpr std::size_t kCollLl128SlotBytes =         ///< LL128 lines of a largest LL message
     (kCollLlMaxBytes + kCollLl128LinePayload - 1) / kCollLl128LinePayload * kCollLl128LineBytes;
 /// An LL line (ll_line.cuh): 16 bytes carrying 8 of payload with their flag. Host code that places messages in
 /// lines counts with these (coll_p2p_ll.cu asserts that ll_line.cuh agrees).
@@ -254,7 +256,7 @@ struct CollSyncArgs {
 /// calls are safe (coll_ll.cu).
 struct CollLlArgs {
   CollSyncArgs sync;
-  void* scratch[kCollMaxRanks] = {};       ///< rank p's LL area (2 * nranks slots of kCollLlSlotBytes), or
+  void* scratch[kCollMaxRanks] = {};       ///< rank p's LL area (2 * nranks slots of 2^slotShift bytes), or
                                            ///< for LL128 its LL128 area (2 * nranks of kCollLl128SlotBytes)
   const void* toRank[kCollMaxRanks] = {};  ///< the message for rank p, or null (a token); toRank[rank]: own
                                            ///< contribution (reduce) or the local copy's source (copy)
@@ -263,7 +265,10 @@ struct CollLlArgs {
   std::size_t bytes = 0;                   ///< every message's size, 1..kCollLlMaxBytes
   unsigned int tokenMask = 0;              ///< peers that send this rank a token, not a message
   bool reduce = false;
-  unsigned char unused[3] = {};
+  /// LL: log2 of a slot's bytes, kCollLlSlotShift in the arenas; smaller in host memory (the staged plans' small
+  /// calls), where no message is larger than half a slot either. LL128: unused.
+  unsigned char slotShift = kCollLlSlotShift;
+  unsigned char unused[2] = {};
 };
 
 /// Direct-read reduction: dst[k][i] = op over ranks j (in rank order) of src[j][i], for i in [begin, end),

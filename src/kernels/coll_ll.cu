@@ -20,9 +20,9 @@ namespace {
 using namespace colldev;
 using namespace llline;
 
-__device__ __forceinline__ Line* slotOf(void* scratch, int parity, int sender, int nranks) {
+__device__ __forceinline__ Line* slotOf(void* scratch, int parity, int sender, int nranks, int slotShift) {
   return reinterpret_cast<Line*>(static_cast<unsigned char*>(scratch) +
-                                 (static_cast<std::size_t>(parity) * nranks + sender) * kCollLlSlotBytes);
+                                 ((static_cast<std::size_t>(parity) * nranks + sender) << slotShift));
 }
 
 // Up to kPollBatch peers' lines of one thread, polled together (awaitLines). Indexed only in unrolled
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_cons
         payload = payloadOf(from, args.bytes, line);
         loadedFrom = from;
       }
-      storeLine(slotOf(args.scratch[p], parity, rank, n) + line, payload, flag);
+      storeLine(slotOf(args.scratch[p], parity, rank, n, args.slotShift) + line, payload, flag);
     }
     if (localCopy) storePayload(local, args.bytes, line, ownPayload);
   }
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_cons
 #pragma unroll
         for (int j = 0; j < kPollBatch; ++j) {
           const int p = base + j;
-          pending.at[j] = slotOf(args.scratch[rank], parity, p, n) + line;
+          pending.at[j] = slotOf(args.scratch[rank], parity, p, n, args.slotShift) + line;
           pending.peer[j] = p;
           pending.waits[j] = p < n && p != rank && (line == 0 || !inMask(args.tokenMask, p));
           pending.data[j] = 0;
@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(kCollLlThreads) collLlKernel(const __grid_cons
         for (int j = 0; j < kPollBatch; ++j) {
           const int k = base + j;
           const int p = k < n ? rankAfter(rank, k, n) : rank;
-          pending.at[j] = slotOf(args.scratch[rank], parity, p, n) + line;
+          pending.at[j] = slotOf(args.scratch[rank], parity, p, n, args.slotShift) + line;
           pending.peer[j] = p;
           pending.waits[j] = k < n && (line == 0 || !inMask(args.tokenMask, p));
           pending.data[j] = 0;

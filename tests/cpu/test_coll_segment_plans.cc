@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "coll/comm_launch_plan.hpp"
 #include "coll/host_executor.hpp"
 #include "coll/plan_staged.hpp"
 #include "coll/segment_plans.hpp"
@@ -141,6 +142,19 @@ TEST(SegmentPlans, StagedSegmentsReuseSlotsAndFitTheCap) {
   ASSERT_EQ(halved.size(), 1u);
   EXPECT_LT(halved.front().plan.chunkElements, 512u);
   for (const RankLayout& rank : halved.front().plan.ranks) EXPECT_LE(rank.hostStageElements * kSize, 4096u);
+}
+
+// Calls of up to kPlanLlMaxBytes a rank go in LL lines through host memory, larger ones (and send/recv) as plans.
+TEST(SegmentPlans, SmallCallsGoInLinesThroughHostMemory) {
+  EXPECT_EQ(plannedLineBytes(Collective::AllReduce, 0, DataType::F32), 0u);
+  EXPECT_EQ(plannedLineBytes(Collective::AllReduce, 1, DataType::F32), 4u);
+  EXPECT_EQ(plannedLineBytes(Collective::AllGather, kPlanLlMaxBytes / 4, DataType::F32), kPlanLlMaxBytes);
+  EXPECT_EQ(plannedLineBytes(Collective::AllGather, kPlanLlMaxBytes / 4 + 1, DataType::F32), 0u);
+  EXPECT_EQ(plannedLineBytes(Collective::Broadcast, kPlanLlMaxBytes / 2, DataType::BF16), kPlanLlMaxBytes);
+  EXPECT_EQ(plannedLineBytes(Collective::SendRecv, 100, DataType::F32), 0u);
+  // A slot holds the largest message's lines (16 bytes for every 8 of payload), a parity's slots every sender's.
+  EXPECT_EQ(std::size_t{1} << kPlanLlSlotShift, 2 * kPlanLlMaxBytes);
+  EXPECT_EQ(planLlAreaBytes(4), 8 * (std::size_t{1} << kPlanLlSlotShift));
 }
 
 TEST(SegmentPlans, SegmentsAreAlignedAndFitTheCap) {
