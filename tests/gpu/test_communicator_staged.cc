@@ -1,8 +1,9 @@
 // Communicators whose pairs go through pinned host memory, as on machines without working P2P: every pair
 // (PEERLINK_COLL_HOST_STAGED=all) or some (one pair forced, the others direct), so the staged plans run on the plan
 // executor here too. Every collective against the host reference, several types and ops, in place and out of place,
-// sizes from 0 elements to calls cut into several segments; replays of captured graphs; what describeChoice says.
-// Ranks take the GPUs round-robin and share them where there are fewer GPUs than ranks (PEERLINK_COLL_SHARE_GPUS).
+// sizes from 0 elements (LL lines through host memory up to 256 KiB) to calls past the stages; replays of captured
+// graphs; what describeChoice says. Ranks take the GPUs round-robin and share them where there are fewer GPUs than
+// ranks (PEERLINK_COLL_SHARE_GPUS).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,8 +36,9 @@ Params stagedParams(const std::string& pairs) {
   return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"}, {"PEERLINK_COLL_HOST_STAGED", pairs}});
 }
 
-// A count whose call needs more than one segment of the communicator's 32 MiB stages (f32).
-std::size_t severalSegments(Collective collective, int ranks) {
+// A count whose data is larger than the communicator's 32 MiB stages (f32): its plan reuses every stage slot many
+// times over (plan_slots.hpp). Calls of several segments are longer still: StagedSpeed's 1 GiB all-reduce is one.
+std::size_t pastTheStages(Collective collective, int ranks) {
   const bool blocks = collective == Collective::AllGather || collective == Collective::ReduceScatter ||
                       collective == Collective::AllToAll;
   return blocks ? (std::size_t{9} << 20) / static_cast<std::size_t>(ranks) + 5 : (std::size_t{9} << 20) + 5;
@@ -53,7 +55,7 @@ TEST_P(StagedCorrectness, MatchesHostReference) {
   ASSERT_NE(choice.find("staged plan"), std::string::npos) << choice;
   const std::size_t n = static_cast<std::size_t>(ranks);
   const std::vector<std::size_t> counts = {
-      0, 1, 2 * n + 1, 1003, 100003, (std::size_t{1} << 20) + 5, severalSegments(collective, ranks)};
+      0, 1, 2 * n + 1, 1003, 100003, (std::size_t{1} << 20) + 5, pastTheStages(collective, ranks)};
   const std::vector<std::pair<DataType, ReduceOp>> kinds = {{DataType::F32, ReduceOp::Sum},
                                                             {DataType::BF16, ReduceOp::Avg},
                                                             {DataType::I8, ReduceOp::Max},

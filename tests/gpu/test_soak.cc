@@ -97,19 +97,27 @@ std::string smallAllReduce(Communicator& comm, int cycle) {
   return runCase(comm, c);
 }
 
+// On every GPU, or as two ranks sharing the one GPU where there is one (PEERLINK_COLL_SHARE_GPUS). The environment's
+// settings apply: PEERLINK_COLL_HOST_STAGED=all soaks the staged plans' buffers, streams and shared memory.
 TEST(Soak, CommunicatorInOneProcess) {
-  if (!probe().noCommunicator.empty()) GTEST_SKIP() << probe().noCommunicator;
+  if (probe().gpus == 0) GTEST_SKIP() << probe().noGpu;
+  if (probe().gpus > 1 && !probe().noCommunicator.empty()) GTEST_SKIP() << probe().noCommunicator;
   Child child("one process", [] {
-    std::vector<int> devices;
-    const std::string why = communicatorUnavailable(&devices);
-    if (!why.empty()) return fail("one process", why);
-    const int gpus = static_cast<int>(devices.size());
-    const CycleClock clock("one process, " + std::to_string(gpus) + " GPUs", soakOptions().cycles);
+    std::vector<int> devices = {0, 0};
+    std::vector<std::pair<std::string, std::string>> settings = {{"PEERLINK_COLL_SHARE_GPUS", "1"}};
+    if (probe().gpus > 1) {
+      const std::string why = communicatorUnavailable(&devices);
+      if (!why.empty()) return fail("one process", why);
+      settings.clear();
+    }
+    const std::string role = probe().gpus > 1 ? "one process, " + std::to_string(devices.size()) + " GPUs"
+                                              : std::string("one process, 2 ranks on GPU 0");
+    const CycleClock clock(role, soakOptions().cycles);
     ResourceUsage first;
     int done = 0;
     for (; clock.more(done); ++done) {
       {
-        Communicator comm(devices, paramsWith({}));
+        Communicator comm(devices, paramsWith(settings));
         const std::string problem = smallAllReduce(comm, done);
         if (!problem.empty()) return fail("one process", "cycle " + std::to_string(done) + ": " + problem);
       }
