@@ -224,6 +224,14 @@ void NodeWorld::inNode(const char* what, Fn&& body) {
   }
 }
 
+template <typename Fn>
+void NodeWorld::acrossNodes(Fn&& body) {
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  acrossTime_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++acrossTime_.calls;
+}
+
 void NodeWorld::collective(const CallArgs& call) {
   if (streamCapturing(call.stream)) {
     throw Error(ErrorCode::Unsupported,
@@ -278,7 +286,9 @@ void NodeWorld::collective(const CallArgs& call) {
       inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
       streamReady = true;
     }
-    rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
+    acrossNodes([&] {
+      rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
+    });
   }
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), call.stream));
   doneRecorded_ = true;
@@ -347,7 +357,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
     const int peerInGroup = pair.peer < rank_ ? 0 : 1;
     std::vector<net::PeerOp> ops;
     for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
-    group.sendRecv(ops, DataType::U8);
+    acrossNodes([&] { group.sendRecv(ops, DataType::U8); });
   }
 }
 

@@ -45,7 +45,8 @@ const Loaded& load(const std::string& setting) {
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (handle == nullptr) {
       const char* why = dlerror();
-      tried += "\n  " + candidate + ": " + (why != nullptr ? why : "not loadable");
+      const std::string text = why != nullptr ? why : "not loadable";
+      tried += (tried.empty() ? " " : "; ") + (text.rfind(candidate, 0) == 0 ? text : candidate + ": " + text);
       continue;
     }
     auto entry = reinterpret_cast<peerlink_mpi_entry_fn>(dlsym(handle, PEERLINK_MPI_ENTRY));
@@ -55,7 +56,7 @@ const Loaded& load(const std::string& setting) {
       const unsigned version = table != nullptr                                  ? table->abi_version
                                : dlsym(handle, PEERLINK_MPI_ENTRY_V1) != nullptr ? 1u
                                                                                  : 0u;
-      tried += "\n  " + candidate + ": not a libpeerlink_mpi of this peerlink (ABI version " +
+      tried += (tried.empty() ? " " : "; ") + candidate + ": not a libpeerlink_mpi of this peerlink (ABI version " +
                (version != 0 ? std::to_string(version) : std::string("unknown")) + ", want " +
                std::to_string(PEERLINK_MPI_ABI_VERSION) + "; rebuild it with this peerlink)";
       dlclose(handle);
