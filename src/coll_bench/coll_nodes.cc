@@ -41,7 +41,7 @@ AcrossNodesTraffic acrossNodesTraffic(Collective collective, const NodeGrid& gri
 std::string mpiReferenceGap(const AcrossNodesTraffic& traffic) {
   if (traffic.bytesPerRank == 0) return "nothing crosses nodes";
   if (!traffic.everyRankSends) {
-    return "not every rank sends between nodes in this collective (MPI's exchange has every rank send and receive)";
+    return "not every rank sends between nodes in this call (MPI's exchange has every rank send and receive)";
   }
   return "";
 }
