@@ -58,7 +58,7 @@ case $mode in
     nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
     ldd dist/mpi/libpeerlink_mpi.so | grep -E "libmpi" || echo "libpeerlink_mpi.so: no libmpi found by ldd"
     env | grep '^PEERLINK_' | sort
-    statuses=()
+    declare -A exit_of
     for collective in "${collectives[@]}"; do
       sizes=(-b 1K -e 64M -f 8)
       [ "$collective" = all_reduce ] && sizes=(-b 8 -e 512M -f 4)
@@ -69,27 +69,34 @@ case $mode in
       timeout -k 10 "${COLL_TIMEOUT:-240}" "${command[@]}" >"$out/coll-$collective.txt" 2>&1
       status=$?
       echo "== $collective: exit $status after $((SECONDS - started)) s"
-      statuses+=("$collective=$status")
+      exit_of[$collective]=$status
     done
-    tar -C "$out" -czf "${OUT:-/tmp}/nodes-coll.tar.gz" . && echo "== outputs: ${OUT:-/tmp}/nodes-coll.tar.gz"
+    mkdir -p "${OUT:-/tmp}" && tar -C "$out" -czf "${OUT:-/tmp}/nodes-coll.tar.gz" . &&
+      echo "== outputs: ${OUT:-/tmp}/nodes-coll.tar.gz"
     # The answer, short enough for the tail of the output: per run its exit status, its checks and its section
     # across nodes (all of it for the all-reduce, the two largest sizes otherwise), and any error lines.
     failed=0
+    summary=""
     for collective in "${collectives[@]}"; do
       text=$out/coll-$collective.txt
-      echo "== summary $collective (${statuses[*]})"
-      sed -n '/^# == peerlink: /,/^# == peerlink_graph: /p' "$text" | grep -E "^# (FAILED|Out of bounds|Avg bus|  +not run)"
+      echo "== summary $collective: exit ${exit_of[$collective]}"
+      sed -n '/^# == peerlink: /,/^# == peerlink_graph: /p' "$text" |
+        grep -E "^# (FAILED|Out of bounds|Avg bus|  +not run)"
       grep -A1 "^# == peerlink_graph: " "$text" | grep "not run" | head -1
-      section=$(sed -n '/^# == across nodes/,/^# == every eager/p' "$text" | grep -v '^# == every eager')
-      if [ "$collective" = all_reduce ]; then
+      section=$(sed -n '/^# == across nodes/,/^# == every eager/p' "$text" | grep -E '^(# |  +[0-9])' |
+        grep -v '^# == every eager')
+      if [ -z "$section" ]; then
+        echo "(no section across nodes)"
+      elif [ "$collective" = all_reduce ]; then
         echo "$section" | grep -v '^# \(peerlink:\|MPI p2p:\|ratio =\)'
       else
         echo "$section" | sed -n '1p;/^# *size/p' && echo "$section" | grep -E '^ +[0-9]' | tail -4
       fi
       grep -iE "error|refused|peerlink: " "$text" | grep -v "^#" | head -5
+      [ "${exit_of[$collective]}" = 0 ] || failed=1
+      summary+=" $collective=${exit_of[$collective]}"
     done
-    for status in "${statuses[@]}"; do [ "${status#*=}" = 0 ] || failed=1; done
-    echo "== run-nodes coll: ${statuses[*]}"
+    echo "== run-nodes coll: exit status of each run:$summary"
     exit $failed
     ;;
   *)
