@@ -3,7 +3,8 @@
 # with apt-get download and unpacked into a temporary folder (nothing is installed: the machine's mpicc and mpirun
 # stay Open MPI's), libpeerlink_mpi.so and tests/mpi/net_e2e.cc are compiled against MPICH's headers (its MPI_Comm
 # is an int where Open MPI's is a pointer), and 4 ranks as 2 nodes x 2 (PEERLINK_HOSTID) run every hierarchical
-# collective under MPICH's mpiexec, and the refusal of an MPI that is not initialized.
+# collective under MPICH's mpiexec, and the refusal of an MPI that is not initialized. Then tests/mpi/launch_mpi_e2e
+# (built with the build; it links no MPI) initializes MPICH through that library, as `peerlink coll` does.
 #
 #   scripts/mpich-test.sh [build]      (after the build: links build/libpeerlink.a)
 #
@@ -55,5 +56,21 @@ echo "  $refusal"
 if [ "$status" != 0 ] || [ "$ok" != 4 ] || [[ "$refusal" != "InvalidUsage: MPI is not initialized (MPICH"* ]]; then
   echo "mpich-test: FAILED (mpiexec exited $status, $ok of 4 ranks ok)"
   exit 1
+fi
+launched=$build/tests/mpi/mpi_launch_e2e
+if [ -x "$launched" ]; then
+  mkdir -p "$work/launched"
+  status=0
+  timeout 120 mpiexec.hydra -launcher fork -n 4 -genv PEERLINK_MPI_LIBRARY "$work/libpeerlink_mpi.so" \
+    sh -c "PEERLINK_HOSTID=node\$((PMI_RANK / 2)) exec $launched reference $work/launched" >"$work/launched.log" 2>&1 ||
+    status=$?
+  sed 's/^/  /' "$work/launched.log" | tail -4
+  ok=$(cat "$work"/launched/rank*.txt 2>/dev/null | grep -c "^ok MPI initialized here (MPICH.*) and finalized" || true)
+  if [ "$status" != 0 ] || [ "$ok" != 4 ]; then
+    echo "mpich-test: FAILED (MPI initialized through libpeerlink_mpi.so: mpiexec exited $status, $ok of 4 ranks ok)"
+    exit 1
+  fi
+else
+  echo "  $launched is not built: MPI initialized through libpeerlink_mpi.so not run"
 fi
 echo "mpich-test: passed"

@@ -3,9 +3,12 @@
 # each with its own hostname, and mpirun starting 2 ranks in each (Open MPI's rsh agent enters the namespace), so
 # MPI and the peerlink bootstrap cross the link as they would cross a network. Runs tests/mpi/net_e2e.cc three
 # times: every hierarchical collective against the closed forms; a rank killed (the others name it, no hang); the
-# link cut (every rank names a rank of the other host within PEERLINK_NET_TIMEOUT_MS, no hang).
+# link cut (every rank names a rank of the other host within PEERLINK_NET_TIMEOUT_MS, no hang). Between the first
+# and the faults, tests/mpi/launch_mpi_e2e.cc as `peerlink coll` starts across hosts: a program that links no MPI
+# meets through the launch's bootstrap (PEERLINK_BOOTSTRAP_ADDR on the first host), MPI initialized through
+# libpeerlink_mpi.so, MPI's own exchange on each rail checked byte by byte, MPI finalized.
 #
-#   scripts/net-test.sh [path/to/mpi_net_e2e]    (root; default build/tests/mpi/mpi_net_e2e)
+#   scripts/net-test.sh [path/to/mpi_net_e2e]    (root; default build/tests/mpi/mpi_net_e2e; mpi_launch_e2e beside it)
 #
 # Skips (exit 0, saying why) where namespaces cannot be made (not root, no `ip`, no unshare) or the program or
 # Open MPI's mpirun is missing. Everything it makes is removed on exit, whatever happens.
@@ -14,6 +17,7 @@ cd "$(dirname "$0")/.."
 
 program=$(realpath -m "${1:-build/tests/mpi/mpi_net_e2e}")
 library=$(realpath -m "$(dirname "$program")/../../libpeerlink_mpi.so")
+launched=$(dirname "$program")/mpi_launch_e2e
 skip() {
   echo "net-test: SKIPPED: $*"
   exit 0
@@ -21,6 +25,7 @@ skip() {
 [ "$(id -u)" = 0 ] || skip "network namespaces need root"
 command -v ip >/dev/null && command -v unshare >/dev/null || skip "no ip (iproute2) or unshare (util-linux)"
 [ -x "$program" ] || skip "$program is not built (it needs MPI at configure time)"
+[ -x "$launched" ] || skip "$launched is not built (it needs MPI at configure time)"
 [ -f "$library" ] || skip "$library is not built (PEERLINK_WITH_MPI)"
 mpirun --version 2>/dev/null | grep "Open MPI" >/dev/null || skip "the namespaces recipe needs Open MPI's mpirun"
 
@@ -69,9 +74,10 @@ EOF
 chmod +x "$work/agent.sh"
 printf '%s slots=2\n%s slots=2\n' "$a" "$b" >"$work/hostfile"
 
-# On 2 cores 4 ranks busy-poll: --oversubscribe and yield when idle. TCP only, on the veth subnet.
+# On 2 cores 4 ranks busy-poll: --oversubscribe and yield when idle. TCP only, on the veth subnet. PROGRAM: another
+# program than mpi_net_e2e.
 run() {
-  local mode=$1 limit=$2
+  local mode=$1 limit=$2 binary=${PROGRAM:-$program}
   shift 2
   rm -f "$work"/rank*.txt
   local started=$SECONDS status=0
@@ -81,7 +87,7 @@ run() {
       --mca mpi_yield_when_idle 1 $* \
       -x PEERLINK_MPI_LIBRARY=$library -x PEERLINK_NET_CHUNK_BYTES=65536 -x PEERLINK_NET_TIMEOUT_MS=3000 \
       -x PEERLINK_BOOTSTRAP_TIMEOUT_MS=20000 -x NET_E2E_CUT='ip link set dev v$b down' \
-      $program $mode $work" >"$work/$mode.log" 2>&1 || status=$?
+      $binary $mode $work" >"$work/$mode.log" 2>&1 || status=$?
   echo "net-test: $mode: mpirun exited $status after $((SECONDS - started)) s"
 }
 
@@ -101,7 +107,17 @@ for r in 0 1 2 3; do
   line "$r" | grep "^ok .* on 2 nodes x 2 (host $host)" >/dev/null || fail collectives "rank $r"
 done
 
-# 2. Rank 3 (host b) killed: the others name it, well before the deadline (the bootstrap sees it go). Without
+# 2. A program that links no MPI, as `peerlink coll` across hosts: the launch's bootstrap at an address of host a,
+# MPI initialized through libpeerlink_mpi.so on every rank, each rail's exchange right, MPI finalized.
+PROGRAM=$launched run reference 120 -x PEERLINK_BOOTSTRAP_ADDR=$ipa:29500
+for r in 0 1 2 3; do
+  echo "  rank $r: $(line "$r")"
+  host=$([ "$r" -lt 2 ] && echo "$a" || echo "$b")
+  line "$r" | grep "^ok MPI initialized here (.*MPI_THREAD_MULTIPLE) and finalized; .* on 2 nodes x 2 (host $host)" \
+    >/dev/null || fail reference "rank $r"
+done
+
+# 3. Rank 3 (host b) killed: the others name it, well before the deadline (the bootstrap sees it go). Without
 # --enable-recovery the MPI runtime kills the survivors when it notices, which may be before they report; with
 # it, mpirun waits on after they left, and is stopped at the limit.
 run kill 10 --enable-recovery
@@ -110,7 +126,8 @@ for r in 0 1 2; do
   line "$r" | grep "^fault RemoteError .*rank 3 (host $b, pid [0-9]*) exited" >/dev/null || fail kill "rank $r"
 done
 
-# 3. The link cut by rank 3: every rank names a rank of the other host within the 3 s deadline.
+# 4. The link cut by rank 3 (last: the link stays down): every rank names a rank of the other host within the
+# 3 s deadline.
 # mpirun itself cannot end cleanly once its daemons lost each other: it is stopped at the limit (exit 124).
 run unreachable 15
 for r in 0 1 2 3; do

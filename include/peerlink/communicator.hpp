@@ -35,6 +35,10 @@
 
 namespace peerlink {
 
+namespace coll {
+struct CommunicatorAccess;  // peerlink's own tools reach internals through it (src/coll/communicator_access.hpp)
+}
+
 class Communicator {
  public:
   /// Ranks 0..n-1 on `devices` (CUDA ordinals of this process, each at most once). Enables peer access
@@ -129,6 +133,7 @@ class Communicator {
   void abort() noexcept;
 
  private:
+  friend struct coll::CommunicatorAccess;
   struct State;
   std::unique_ptr<State> state_;
 };

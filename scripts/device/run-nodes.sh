@@ -8,9 +8,18 @@
 #   comm   a Communicator across the two nodes: every collective and send/recv of the public API (tests/mpi/
 #          comm_nodes_e2e.cc), against the closed forms
 #   kill   the same communicator with rank 3 killed before an all-reduce: ranks 0-2 must name it
+#   coll   `peerlink coll` (dist/peerlink) under mpirun as the same 2 nodes x 2, for each collective named (default:
+#          all seven): every size checked on the host, and beside peerlink's phases across nodes MPI's own
+#          MPI_Isend/MPI_Irecv of the same bytes on the same path, timed in the same run (docs/multinode.md). The
+#          pipeline's piece is the default 4 MiB; --no-nccl (NCCL cannot run ranks that share a GPU, nor split one
+#          machine into nodes). Needs only dist/peerlink and dist/mpi/libpeerlink_mpi.so. Each run's text and JSON go
+#          to ${OUT:-/tmp}/nodes-coll.tar.gz; the summary at the end is each run's exit status, its checks and its
+#          section across nodes. COLL_TIMEOUT: each run's limit in seconds (240).
 # usage: scripts/device/run-nodes.sh net|comm|kill
+#        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
-mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill}
+mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|coll [COLLECTIVE ...]}
+shift
 out=$(mktemp -d)
 for packed in dist/mpi/*.xz; do
   [ -e "$packed" ] || continue
@@ -39,8 +48,59 @@ case $mode in
     export PEERLINK_NET_TIMEOUT_MS=20000 PEERLINK_TIMEOUT_MS=20000
     exec tests/mpi/comm_nodes_kill.sh "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" "${flags[@]}"
     ;;
+  coll)
+    export PEERLINK_NET_CHUNK_BYTES=4194304
+    collectives=("$@")
+    ((${#collectives[@]})) || collectives=(all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv)
+    echo "== versions"
+    dist/peerlink --version
+    mpirun --version 2>&1 | head -1
+    nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
+    ldd dist/mpi/libpeerlink_mpi.so | grep -E "libmpi" || echo "libpeerlink_mpi.so: no libmpi found by ldd"
+    env | grep '^PEERLINK_' | sort
+    declare -A exit_of
+    for collective in "${collectives[@]}"; do
+      sizes=(-b 1K -e 64M -f 8)
+      [ "$collective" = all_reduce ] && sizes=(-b 8 -e 512M -f 4)
+      command=(mpirun "${flags[@]}" -np 4 sh -c 'PEERLINK_HOSTID=node$((OMPI_COMM_WORLD_RANK / 2)) exec "$@"' sh
+               "$PWD/dist/peerlink" coll -o "$collective" "${sizes[@]}" --no-nccl --json "$out/coll-$collective.json")
+      echo "== $collective: ${command[*]}"
+      started=$SECONDS
+      timeout -k 10 "${COLL_TIMEOUT:-240}" "${command[@]}" >"$out/coll-$collective.txt" 2>&1
+      status=$?
+      echo "== $collective: exit $status after $((SECONDS - started)) s"
+      exit_of[$collective]=$status
+    done
+    mkdir -p "${OUT:-/tmp}" && tar -C "$out" -czf "${OUT:-/tmp}/nodes-coll.tar.gz" . &&
+      echo "== outputs: ${OUT:-/tmp}/nodes-coll.tar.gz"
+    # The answer, short enough for the tail of the output: per run its exit status, its checks and its section
+    # across nodes (all of it for the all-reduce, the two largest sizes otherwise), and any error lines.
+    failed=0
+    summary=""
+    for collective in "${collectives[@]}"; do
+      text=$out/coll-$collective.txt
+      echo "== summary $collective: exit ${exit_of[$collective]}"
+      sed -n '/^# == peerlink: /,/^# == peerlink_graph: /p' "$text" |
+        grep -E "^# (FAILED|Out of bounds|Avg bus|  +not run)"
+      grep -A1 "^# == peerlink_graph: " "$text" | grep "not run" | head -1
+      section=$(sed -n '/^# == across nodes/,/^# == every eager/p' "$text" | grep -E '^(# |  +[0-9])' |
+        grep -v '^# == every eager')
+      if [ -z "$section" ]; then
+        echo "(no section across nodes)"
+      elif [ "$collective" = all_reduce ]; then
+        echo "$section" | grep -v '^# \(peerlink:\|MPI p2p:\|ratio =\)'
+      else
+        echo "$section" | sed -n '1p;/^# *size/p' && echo "$section" | grep -E '^ +[0-9]' | tail -4
+      fi
+      grep -iE "error|refused|peerlink: " "$text" | grep -v "^#" | head -5
+      [ "${exit_of[$collective]}" = 0 ] || failed=1
+      summary+=" $collective=${exit_of[$collective]}"
+    done
+    echo "== run-nodes coll: exit status of each run:$summary"
+    exit $failed
+    ;;
   *)
-    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill)" >&2
+    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, coll)" >&2
     exit 2
     ;;
 esac

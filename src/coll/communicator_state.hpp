@@ -1,6 +1,7 @@
 // peerlink::Communicator's state behind its pointer: the communicator's state proper (CommState), the bootstraps
 // of a world that spans processes, and what their watchdogs report. Private to the Communicator's files
-// (communicator.cc, communicator_split.cc, communicator_windows.cc); a world across hosts is node_world.hpp's.
+// (communicator.cc, communicator_split.cc, communicator_windows.cc, communicator_access.cc); a world across hosts is
+// node_world.hpp's.
 #pragma once
 
 #include <cuda_runtime_api.h>

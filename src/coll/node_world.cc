@@ -15,6 +15,7 @@
 #include "core/log.hpp"
 #include "net/cuda_device_access.hpp"
 #include "net/mpi_library.hpp"
+#include "net/mpi_startup.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -44,13 +45,6 @@ MpiReady checkMpi(const Params& params) {
     ready.place = mpiPlaceOf(-1, 0, error.what());
   }
   return ready;
-}
-
-std::vector<MpiPlace> gatherPlaces(Bootstrap& bootstrap, const MpiPlace& mine) {
-  const std::vector<std::uint8_t> all = bootstrap.allGather(&mine, sizeof mine);
-  std::vector<MpiPlace> places(static_cast<std::size_t>(bootstrap.size()));
-  std::memcpy(places.data(), all.data(), places.size() * sizeof(MpiPlace));
-  return places;
 }
 
 // The node's communicator: its first rank makes the id and sends it to the others over the world's bootstrap.
@@ -91,7 +85,8 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   // Every rank's MPI place is checked before MPI_COMM_WORLD is duplicated: the duplication is collective, so a rank
   // that cannot use MPI, or an MPI_COMM_WORLD with ranks outside the communicator, would leave it waiting forever.
   const MpiReady ready = checkMpi(params);
-  if (std::string problem = mpiPlacementProblem(gatherPlaces(bootstrap, ready.place), peers_); !problem.empty()) {
+  if (std::string problem = mpiPlacementProblem(net::gatherMpiPlaces(bootstrap, ready.place), peers_);
+      !problem.empty()) {
     refuse(problem);
   }
   std::unique_ptr<net::PointToPoint> p2p = net::openMpiPointToPoint(params);
@@ -229,6 +224,14 @@ void NodeWorld::inNode(const char* what, Fn&& body) {
   }
 }
 
+template <typename Fn>
+void NodeWorld::acrossNodes(Fn&& body) {
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  acrossTime_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++acrossTime_.calls;
+}
+
 void NodeWorld::collective(const CallArgs& call) {
   if (streamCapturing(call.stream)) {
     throw Error(ErrorCode::Unsupported,
@@ -283,7 +286,9 @@ void NodeWorld::collective(const CallArgs& call) {
       inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
       streamReady = true;
     }
-    rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
+    acrossNodes([&] {
+      rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
+    });
   }
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), call.stream));
   doneRecorded_ = true;
@@ -352,7 +357,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
     const int peerInGroup = pair.peer < rank_ ? 0 : 1;
     std::vector<net::PeerOp> ops;
     for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
-    group.sendRecv(ops, DataType::U8);
+    acrossNodes([&] { group.sendRecv(ops, DataType::U8); });
   }
 }
 

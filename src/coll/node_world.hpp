@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,13 @@
 #include "peerlink/params.hpp"
 
 namespace peerlink::coll {
+
+/// The time a rank's calls spent across nodes: each call of the transport from its start to its data in place (the
+/// caller's stream waited for before it is not counted), summed.
+struct AcrossNodesTime {
+  std::uint64_t calls = 0;  ///< calls of the transport (an all-reduce makes one, a send/recv group one per pair)
+  double seconds = 0;
+};
 
 class NodeWorld {
  public:
@@ -64,12 +72,18 @@ class NodeWorld {
   void abort() noexcept;
   /// The node's communicator (registered windows are its).
   Communicator& node() { return *node_; }
+  /// The calls across nodes since the last reset (`peerlink coll` times the phases across nodes with it). Read and
+  /// reset from the thread that makes the calls.
+  AcrossNodesTime acrossNodesTime() const { return acrossTime_; }
+  void resetAcrossNodesTime() { acrossTime_ = {}; }
 
  private:
   void waitForStream(cudaStream_t stream, const char* before);
   void ensureScratch(std::size_t bytes, cudaStream_t stream);
   template <typename Fn>
   void inNode(const char* what, Fn&& body);
+  template <typename Fn>
+  void acrossNodes(Fn&& body);
   std::string lost() const;
   net::NetGroup& pairGroup(int peer);
 
@@ -82,6 +96,7 @@ class NodeWorld {
   DeviceBuffer scratch_;
   Event done_;  ///< after the last call's work on its stream: the scratch is free again
   bool doneRecorded_ = false;
+  AcrossNodesTime acrossTime_;
   mutable std::mutex lostMutex_;
   std::string lost_;
   std::unique_ptr<Communicator> node_;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "coll_bench/coll_nodes.hpp"
 #include "coll_bench/coll_session.hpp"
 #include "core/cuda_check.hpp"
 #include "peerlink/error.hpp"
@@ -127,6 +128,12 @@ std::optional<double> ratioToBestNccl(const CollRow& row, Placement placement, C
   return row.at(placement)[static_cast<int>(*best)].timeUs / m.timeUs;
 }
 
+std::optional<double> acrossNodesRatio(const CollRow& row, Placement placement) {
+  const CollMeasurement& m = row.at(placement)[static_cast<int>(CollConfig::Peerlink)];
+  if (!row.acrossNodes || row.acrossNodes->mpiUs <= 0 || !m.ok() || m.acrossNodesUs <= 0) return std::nullopt;
+  return row.acrossNodes->mpiUs / m.acrossNodesUs;
+}
+
 void validateCollOptions(const CollBenchOptions& options) {
   if (options.sizes.empty()) throw Error(ErrorCode::InvalidUsage, "no sizes to measure");
   if (options.iterations < 1) throw Error(ErrorCode::InvalidUsage, "-n must be at least 1");
@@ -169,7 +176,11 @@ CollWorld launchedWorld(const LaunchEnvironment& launch, const Params& params) {
                                                  status != cudaSuccess ? cudaErrorText(status) : "none visible"));
   }
   int device = 0;
-  if (visible > 1) {
+  // PEERLINK_COLL_SHARE_GPUS (testing): more ranks on a machine than GPUs share them, local rank modulo the GPUs.
+  const bool share = params.getBool("PEERLINK_COLL_SHARE_GPUS");
+  if (visible > 1 && share && launch.localRank) {
+    device = *launch.localRank % visible;
+  } else if (visible > 1) {
     if (!launch.localRank || *launch.localRank >= visible) {
       throw Error(ErrorCode::InvalidUsage,
                   fmt::format("rank {} ({}) sees {} GPUs and {}: set CUDA_VISIBLE_DEVICES per process, or launch one "
@@ -182,7 +193,7 @@ CollWorld launchedWorld(const LaunchEnvironment& launch, const Params& params) {
   }
   LaunchBootstrapOptions options;
   options.bootstrap = BootstrapOptions::fromParams(params);
-  return CollWorld::launched(connectLaunchBootstrap(launch, params, options), device);
+  return CollWorld::launched(connectLaunchBootstrap(launch, params, options), device, params);
 }
 
 CollRun runCollBench(const Params& params, const CollBenchOptions& options, const CollWorld& world) {
@@ -191,6 +202,7 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options, cons
   run.options = options;
   run.options.progress = nullptr;
   run.processes = world.spansProcesses() ? world.size() : 1;
+  run.nodes = collNodesOf(world);
   CollSession session(params, options, world, run);
   const std::size_t elementSize = dataTypeSize(options.type);
   try {
@@ -234,6 +246,12 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options, cons
       }
     }
     run.rows.push_back(row);
+  }
+  try {
+    measureAcrossNodes(params, world, run);  // MPI's own exchange on the same path, beside the phases across nodes
+  } catch (...) {
+    session.abandon();
+    throw;
   }
   return run;
 }

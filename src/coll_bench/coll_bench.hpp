@@ -102,14 +102,27 @@ struct CollMeasurement {
   /// slowest rank's time from the end of the iteration before; the first from the timed run's start), in
   /// order; empty otherwise (graphs are timed whole).
   std::vector<double> iterationUs;
+  /// A run across nodes, peerlink eager: per iteration, the time its calls across nodes took (the transport's, from
+  /// start to data in place: AcrossNodesTime), the slowest rank's; 0 otherwise.
+  double acrossNodesUs = 0;
   bool ok() const noexcept { return status == Status::Ok; }
   bool failed() const noexcept { return status == Status::Failed || wrong > 0; }
 };
 
+/// A row of a run across nodes: what a rank sends to other nodes in one call, and MPI's own point-to-point
+/// bandwidth on that path (net/rail_exchange.hpp: every rank sends that much to the next rank of its rail and receives
+/// as much from the one before, both at once, every rail at once, pinned host memory), timed in the same run.
+struct CollAcrossNodes {
+  std::size_t bytesPerRank = 0;  ///< the most any rank sends to other nodes in one call (elementsSentAcrossNodes)
+  double mpiUs = 0;              ///< MPI's exchange of bytesPerRank, per iteration, the slowest rank; 0: not measured
+  std::string mpiReason;         ///< why MPI's exchange was not measured, where it was not
+};
+
 struct CollRow {
-  std::size_t bytes = 0;       ///< nccl-tests' size
-  std::size_t count = 0;       ///< nccl-tests' count
-  std::string peerlinkChoice;  ///< Communicator::describeChoice for this size; empty without peerlink
+  std::size_t bytes = 0;                       ///< nccl-tests' size
+  std::size_t count = 0;                       ///< nccl-tests' count
+  std::string peerlinkChoice;                  ///< Communicator::describeChoice for this size; empty without peerlink
+  std::optional<CollAcrossNodes> acrossNodes;  ///< runs across nodes only
   std::array<CollMeasurement, kCollConfigCount> outOfPlace;
   std::array<CollMeasurement, kCollConfigCount> inPlace;
   const std::array<CollMeasurement, kCollConfigCount>& at(Placement placement) const {
@@ -134,9 +147,19 @@ struct NcclStatus {
   double initMilliseconds = 0;  ///< creating every rank (ncclCreationCall) (the GPUs' contexts made before); 0: not run
 };
 
+/// A run whose ranks are on several hosts (docs/multinode.md).
+struct CollNodes {
+  int nodes = 0;  ///< 0: every rank on one host
+  int ranksPerNode = 0;
+  std::string mpi;                  ///< MPI_Get_library_version's first line
+  std::string mpiLibrary;           ///< the libpeerlink_mpi.so loaded
+  bool mpiInitializedHere = false;  ///< MPI initialized (and finalized) by peerlink, not by the program
+};
+
 struct CollRun {
   CollBenchOptions options;  ///< without the progress callback
   int ranks = 0;
+  CollNodes nodes;
   int processes = 1;  ///< 1: one process drove every rank; else one process per rank (a launcher's world)
   std::vector<int> devices;
   std::vector<std::string> deviceNames;   ///< "NVIDIA H200", per rank
@@ -153,6 +176,10 @@ std::optional<CollConfig> bestNccl(const CollRow& row, Placement placement);
 /// best NCCL time / `config`'s time (> 1: peerlink faster); nullopt when either did not run.
 std::optional<double> ratioToBestNccl(const CollRow& row, Placement placement, CollConfig config);
 
+/// A run across nodes: MPI's exchange time / peerlink's eager time across nodes at this row and placement (1: the
+/// phases across nodes move data as fast as MPI itself on that path); nullopt where either was not measured.
+std::optional<double> acrossNodesRatio(const CollRow& row, Placement placement);
+
 /// Rejects what no GPU is needed to reject: empty sizes, iterations < 1, warmup < 0, gpus < 0, a negative
 /// root, avg on integer types. Throws Error(InvalidUsage).
 void validateCollOptions(const CollBenchOptions& options);
@@ -162,8 +189,9 @@ void validateCollOptions(const CollBenchOptions& options);
 CollWorld singleProcessWorld(const CollBenchOptions& options);
 
 /// The ranks of a run a launcher started (mpirun, srun, torchrun, `peerlink coll --procs`): this process's one
-/// rank, on the GPU its local rank names (or the only one it sees), joined through the launch's bootstrap.
-/// Error(InvalidUsage) when the GPU cannot be told (several GPUs, no local rank).
+/// rank, on the GPU its local rank names (or the only one it sees; local rank modulo the GPUs seen with
+/// PEERLINK_COLL_SHARE_GPUS), joined through the launch's bootstrap, and MPI started where the ranks' hosts differ
+/// (CollWorld::launched). Error(InvalidUsage) when the GPU cannot be told (several GPUs, no local rank).
 CollWorld launchedWorld(const LaunchEnvironment& launch, const Params& params);
 
 /// Measures every size with every available configuration on `world`'s ranks (every process of a world runs it

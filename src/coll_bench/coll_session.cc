@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "coll/communicator_access.hpp"
 #include "coll_bench/coll_bench_data.hpp"
 #include "coll_bench/coll_world.hpp"
+#include "coll_bench/nccl_session.hpp"
 #include "coll_bench/reference_nccl.hpp"
 #include "core/cuda_check.hpp"
 #include "core/stream_wait.hpp"
@@ -20,94 +22,6 @@
 
 namespace peerlink::coll {
 namespace {
-
-// Rank-indexed device pointers: the plain buffers (peerlink, NCCL plain and graph) or NCCL's symmetric ones.
-struct BufferSet {
-  std::vector<void*> send;
-  std::vector<void*> recv;
-};
-
-// NCCL's communicators of this process's ranks (by local index) and, for the symmetric configuration,
-// ncclMemAlloc buffers registered as windows.
-struct NcclSession {
-  ReferenceNccl library;
-  std::vector<int> devices;  // by local index
-  std::vector<ncclComm_t> comms;
-  BufferSet symmetric;
-  std::vector<ncclWindow_t> windows;  // send windows then recv windows, local index order
-
-  void check(ncclResult_t result, const char* call) const {
-    if (result != kNcclSuccess) {
-      throw Error(ErrorCode::RemoteError, fmt::format("NCCL {} failed: {}", call, ncclErrorText(library, result)));
-    }
-  }
-
-  // One process: ncclCommInitAll; one rank per process: ncclCommInitRank with rank 0's id.
-  void init(const CollWorld& world) {
-    comms.assign(devices.size(), nullptr);
-    if (!world.spansProcesses()) {
-      const ncclResult_t result =
-          library.api.commInitAll(comms.data(), static_cast<int>(devices.size()), devices.data());
-      if (result != kNcclSuccess) {
-        comms.clear();
-        check(result, "ncclCommInitAll");
-      }
-      return;
-    }
-    NcclUniqueId id{};
-    if (world.leads()) check(library.api.getUniqueId(&id), "ncclGetUniqueId");
-    const std::vector<std::uint8_t> shared = world.fromRankZero(&id, sizeof id);
-    std::memcpy(&id, shared.data(), sizeof id);
-    DeviceGuard guard(devices.front());
-    const ncclResult_t result = library.api.commInitRank(&comms[0], world.size(), id, world.localRanks().front());
-    if (result != kNcclSuccess) {
-      comms.clear();
-      check(result, "ncclCommInitRank");
-    }
-  }
-
-  // ncclMemAlloc + ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC) for every local rank, grouped (the ranks of
-  // one thread register together, as nccl-tests -R 2 does).
-  void setUpSymmetric(std::size_t bytes) {
-    bytes = (bytes + kNcclWinAlignment - 1) / kNcclWinAlignment * kNcclWinAlignment;
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      DeviceGuard guard(devices[i]);
-      for (std::vector<void*>* set : {&symmetric.send, &symmetric.recv}) {
-        void* pointer = nullptr;
-        check(library.api.memAlloc(&pointer, bytes), "ncclMemAlloc");
-        set->push_back(pointer);
-      }
-    }
-    windows.assign(2 * devices.size(), nullptr);
-    check(library.api.groupStart(), "ncclGroupStart");
-    ncclResult_t first = kNcclSuccess;
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      for (int which = 0; which < 2; ++which) {
-        void* pointer = which == 0 ? symmetric.send[i] : symmetric.recv[i];
-        const ncclResult_t result = library.api.commWindowRegister(
-            comms[i], pointer, bytes, &windows[which * devices.size() + i], kNcclWinCollSymmetric);
-        if (first == kNcclSuccess) first = result;
-      }
-    }
-    const ncclResult_t end = library.api.groupEnd();
-    check(first, "ncclCommWindowRegister");
-    check(end, "ncclGroupEnd (window registration)");
-  }
-
-  ~NcclSession() {
-    if (!windows.empty() && library.api.commWindowDeregister != nullptr) {
-      library.api.groupStart();
-      for (std::size_t i = 0; i < windows.size(); ++i) {
-        if (windows[i] != nullptr) library.api.commWindowDeregister(comms[i % devices.size()], windows[i]);
-      }
-      library.api.groupEnd();
-    }
-    for (std::vector<void*>* set : {&symmetric.send, &symmetric.recv}) {
-      for (void* pointer : *set) library.api.memFree(pointer);
-    }
-    for (ncclComm_t comm : comms) library.api.commDestroy(comm);
-  }
-};
 
 // A captured graph: one for all ranks (Joined) or one per rank (PerRank); destroyed with the object.
 struct Graphs {
@@ -137,6 +51,7 @@ struct CollSession::State {
   std::vector<DeviceBuffer> sendBuffers, recvBuffers;
   BufferSet plain;
   std::unique_ptr<Communicator> communicator;
+  NodeWorld* nodes = nullptr;  // the communicator's world across hosts; null on one host
   std::unique_ptr<NcclSession> nccl;
   std::vector<int> windows;  // --register: peerlink's send and recv buffers registered as windows
 
@@ -403,6 +318,7 @@ struct CollSession::State {
     const int iterations = options.iterations;
     issue(config, placement, sizing, options.warmup);
     waitAll(options.warmup, "the warm-up");
+    if (nodes != nullptr) nodes->resetAcrossNodesTime();  // acrossNodesUs: the timed iterations' alone
     if (options.iterationTimes && !isGraph(config)) return timedIterations(config, placement, sizing, perIteration);
     Graphs graphs;
     if (isGraph(config)) {
@@ -427,6 +343,13 @@ struct CollSession::State {
       slowestMs = std::max(slowestMs, static_cast<double>(ms));
     }
     return world->slowest(slowestMs * 1000.0 / iterations);
+  }
+
+  // After timedRun: per timed iteration, the slowest rank's time in calls across nodes; 0 on one host and for the
+  // configurations that do not run peerlink eagerly.
+  double acrossNodesUs(CollConfig config) const {
+    if (nodes == nullptr || config != CollConfig::Peerlink) return 0;
+    return world->slowest(nodes->acrossNodesTime().seconds * 1e6 / options.iterations);
   }
 };
 
@@ -499,6 +422,11 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
         s.windows.push_back(s.communicator->registerWindow(s.plain.recv, bytes));
       }
       setAll(false, true, "");
+      s.nodes = CommunicatorAccess::nodes(*s.communicator);
+      if (s.nodes != nullptr) {
+        s.configs[static_cast<int>(CollConfig::PeerlinkGraph)] = {
+            false, "across nodes peerlink's calls run eagerly (their phases between nodes wait on the host): no graph"};
+      }
     } catch (const Error& error) {
       setAll(false, false, std::string("peerlink communicator unavailable: ") + error.what());
     }
@@ -582,6 +510,7 @@ CollMeasurement CollSession::measure(CollConfig config, Placement placement, con
   try {
     if (s.options.check) result.wrong = s.checkedRun(config, placement, sizing);
     result.timeUs = s.timedRun(config, placement, sizing, result.iterationUs);
+    result.acrossNodesUs = s.acrossNodesUs(config);
     result.status = CollMeasurement::Status::Ok;
     const double seconds = result.timeUs * 1e-6;
     result.algbwGBps = seconds > 0 ? static_cast<double>(sizing.bandwidthBytes) / seconds / 1e9 : 0;

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
+#include "coll/node_decisions.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -31,14 +34,24 @@ CollWorld CollWorld::singleProcess(int ranks) {
   return world;
 }
 
-CollWorld CollWorld::launched(std::unique_ptr<Bootstrap> job, int device) {
+CollWorld CollWorld::launched(std::unique_ptr<Bootstrap> job, int device, const Params& params) {
   if (job == nullptr) throw Error(ErrorCode::Internal, "CollWorld::launched without a bootstrap");
   CollWorld world;
   world.size_ = job->size();
   world.local_ = {job->rank()};
   world.devices_ = {device};
+  world.nodes_ = multiNodeGrid(job->peers());
+  if (world.nodes_) {
+    world.mpi_ = std::make_unique<net::MpiStartup>(
+        *job, params,
+        fmt::format("peerlink coll across {} nodes x {} ranks", world.nodes_->nodes, world.nodes_->ranksPerNode));
+  }
   world.job_ = std::move(job);
   return world;
+}
+
+void CollWorld::finishMpi() {
+  if (mpi_) mpi_->finish();
 }
 
 std::vector<std::uint8_t> CollWorld::fromRankZero(const void* mine, std::size_t bytes) const {

@@ -293,7 +293,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "Testing only: a communicator may list a GPU more than once, its ranks sharing the GPU (each kernel's grid "
-       "shrinks so every rank's blocks stay resident), so 3-8 rank algorithms run on fewer GPUs; not for speed.",
+       "shrinks so every rank's blocks stay resident), so 3-8 rank algorithms run on fewer GPUs; not for speed. "
+       "`peerlink coll` under a launcher then puts a process on the GPU of its local rank modulo the GPUs it sees.",
        ParamAudience::Testing},
       {"PEERLINK_COLL_HOST_STAGED",
        ParamType::String,
@@ -402,8 +403,9 @@ const std::vector<ParamSpec>& paramRegistry() {
        {},
        0,
        0,
-       "libpeerlink_mpi.so, peerlink's part compiled against your MPI, that the transport between nodes loads; "
-       "empty: beside the program, then the loader's path.",
+       "libpeerlink_mpi.so, peerlink's part compiled against your MPI, that the transport between nodes loads (and "
+       "through which `peerlink coll` across hosts initializes MPI); empty: beside the program, then ../lib from it, "
+       "then the loader's path.",
        ParamAudience::User},
       {"PEERLINK_SYSFS_ROOT",
        ParamType::String,

@@ -13,8 +13,10 @@
 extern "C" {
 #endif
 
-#define PEERLINK_MPI_ABI_VERSION 1u
-#define PEERLINK_MPI_ENTRY "peerlink_mpi_entry_v1"
+#define PEERLINK_MPI_ABI_VERSION 2u
+#define PEERLINK_MPI_ENTRY "peerlink_mpi_entry_v2"
+/* The entry of the table's first version (no init_thread_multiple, finalize): an older library, named as such. */
+#define PEERLINK_MPI_ENTRY_V1 "peerlink_mpi_entry_v1"
 
 /* Thread levels, as MPI_Query_thread says (the constants' values differ between MPIs). */
 enum {
@@ -26,9 +28,9 @@ enum {
 
 /* Every function that can fail returns 0 on success, else writes one line into error[0..error_bytes) and returns
  * non-zero. Handles are opaque. */
-typedef struct peerlink_mpi_v1 {
+typedef struct peerlink_mpi_v2 {
   uint32_t abi_version; /* PEERLINK_MPI_ABI_VERSION */
-  uint32_t table_bytes; /* sizeof(peerlink_mpi_v1) */
+  uint32_t table_bytes; /* sizeof(peerlink_mpi_v2) */
   /* The MPI's own line (MPI_Get_library_version, first line) and the headers it was compiled with. */
   void (*library_version)(char* text, size_t bytes);
   /* 1 when MPI is initialized and not finalized (*thread_level then set), else 0. */
@@ -52,9 +54,17 @@ typedef struct peerlink_mpi_v1 {
   void (*abandon)(void* request);
   /* This process's rank in MPI_COMM_WORLD and its size, asked without communicating (MPI initialized). */
   void (*world_place)(int* rank, int* size);
-} peerlink_mpi_v1;
+  /* For a program that links no MPI (`peerlink coll` under mpirun): MPI_Init_thread(NULL, NULL,
+   * MPI_THREAD_MULTIPLE, ...) where MPI is not initialized yet (*initialized_here = 1), nothing where it is
+   * (*initialized_here = 0); *thread_level is then the level MPI provides either way. Error: MPI finalized
+   * already, or MPI_Init_thread failed (where the MPI returns rather than aborts). */
+  int (*init_thread_multiple)(int* initialized_here, int* thread_level, char* error, size_t error_bytes);
+  /* MPI_Finalize where init_thread_multiple initialized MPI and it is not finalized yet; nothing otherwise (MPI the
+   * program initialized is the program's to finalize). Collective: every process, once nothing uses MPI. */
+  int (*finalize)(char* error, size_t error_bytes);
+} peerlink_mpi_v2;
 
-typedef const peerlink_mpi_v1* (*peerlink_mpi_entry_fn)(void);
+typedef const peerlink_mpi_v2* (*peerlink_mpi_entry_fn)(void);
 
 #ifdef __cplusplus
 }

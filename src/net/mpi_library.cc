@@ -17,7 +17,7 @@ constexpr const char* kLibraryName = "libpeerlink_mpi.so";
 constexpr std::size_t kErrorBytes = 512;
 
 struct Loaded {
-  const peerlink_mpi_v1* table = nullptr;
+  const peerlink_mpi_v2* table = nullptr;
   std::string path;
 };
 
@@ -45,16 +45,20 @@ const Loaded& load(const std::string& setting) {
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (handle == nullptr) {
       const char* why = dlerror();
-      tried += "\n  " + candidate + ": " + (why != nullptr ? why : "not loadable");
+      const std::string text = why != nullptr ? why : "not loadable";
+      tried += (tried.empty() ? " " : "; ") + (text.rfind(candidate, 0) == 0 ? text : candidate + ": " + text);
       continue;
     }
     auto entry = reinterpret_cast<peerlink_mpi_entry_fn>(dlsym(handle, PEERLINK_MPI_ENTRY));
-    const peerlink_mpi_v1* table = entry != nullptr ? entry() : nullptr;
+    const peerlink_mpi_v2* table = entry != nullptr ? entry() : nullptr;
     if (table == nullptr || table->abi_version != PEERLINK_MPI_ABI_VERSION ||
-        table->table_bytes < sizeof(peerlink_mpi_v1)) {
-      tried += "\n  " + candidate + ": not a libpeerlink_mpi of this peerlink (ABI version " +
-               std::to_string(table != nullptr ? table->abi_version : 0) + ", want " +
-               std::to_string(PEERLINK_MPI_ABI_VERSION) + ")";
+        table->table_bytes < sizeof(peerlink_mpi_v2)) {
+      const unsigned version = table != nullptr                                  ? table->abi_version
+                               : dlsym(handle, PEERLINK_MPI_ENTRY_V1) != nullptr ? 1u
+                                                                                 : 0u;
+      tried += (tried.empty() ? " " : "; ") + candidate + ": not a libpeerlink_mpi of this peerlink (ABI version " +
+               (version != 0 ? std::to_string(version) : std::string("unknown")) + ", want " +
+               std::to_string(PEERLINK_MPI_ABI_VERSION) + "; rebuild it with this peerlink)";
       dlclose(handle);
       continue;
     }
@@ -74,7 +78,7 @@ std::string text(const char* buffer) {
 
 class MpiPointToPoint final : public PointToPoint {
  public:
-  MpiPointToPoint(const peerlink_mpi_v1* mpi, void* comm) : mpi_(mpi), comm_(comm) {
+  MpiPointToPoint(const peerlink_mpi_v2* mpi, void* comm) : mpi_(mpi), comm_(comm) {
     rank_ = mpi_->rank(comm_);
     size_ = mpi_->size(comm_);
     maxTag_ = mpi_->tag_ub(comm_);
@@ -117,7 +121,7 @@ class MpiPointToPoint final : public PointToPoint {
   void abandon(Request request) noexcept override { mpi_->abandon(reinterpret_cast<void*>(request)); }
 
  private:
-  const peerlink_mpi_v1* mpi_;
+  const peerlink_mpi_v2* mpi_;
   void* comm_;
   int rank_ = 0;
   int size_ = 0;
@@ -184,11 +188,30 @@ std::string mpiUnusableReason(const MpiFacts& facts) {
   return "";
 }
 
+bool initializeMpiThreadMultiple(const Params& params) {
+  const peerlink_mpi_v2* table = load(params.getString("PEERLINK_MPI_LIBRARY")).table;
+  char error[kErrorBytes] = {};
+  int here = 0;
+  int level = 0;
+  if (table->init_thread_multiple(&here, &level, error, sizeof error) != 0) {
+    char version[256] = {};
+    table->library_version(version, sizeof version);
+    throw Error(ErrorCode::SystemError, "initializing MPI (" + text(version) + "): " + text(error));
+  }
+  return here != 0;
+}
+
+void finalizeMpi(const Params& params) {
+  const peerlink_mpi_v2* table = load(params.getString("PEERLINK_MPI_LIBRARY")).table;
+  char error[kErrorBytes] = {};
+  if (table->finalize(error, sizeof error) != 0) throw Error(ErrorCode::SystemError, text(error));
+}
+
 std::unique_ptr<PointToPoint> openMpiPointToPoint(const Params& params, std::int64_t fortranComm) {
   const MpiFacts facts = mpiFacts(params);
   const std::string unusable = mpiUnusableReason(facts);
   if (!unusable.empty()) throw Error(ErrorCode::InvalidUsage, unusable);
-  const peerlink_mpi_v1* table = load(params.getString("PEERLINK_MPI_LIBRARY")).table;
+  const peerlink_mpi_v2* table = load(params.getString("PEERLINK_MPI_LIBRARY")).table;
   char error[kErrorBytes] = {};
   void* comm = nullptr;
   if (table->open(fortranComm, &comm, error, sizeof error) != 0) {

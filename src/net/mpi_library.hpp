@@ -35,6 +35,16 @@ std::vector<std::string> mpiLibraryCandidates(const std::string& setting, const 
 /// below MPI_THREAD_MULTIPLE (the transport calls MPI from its progress thread), naming the MPI.
 std::unique_ptr<PointToPoint> openMpiPointToPoint(const Params& params, std::int64_t fortranComm = -1);
 
+/// For a program that links no MPI (`peerlink coll` under mpirun): MPI initialized through libpeerlink_mpi.so with
+/// MPI_THREAD_MULTIPLE asked, where it is not initialized yet. True where this call initialized it (finalizeMpi then
+/// ends it), false where MPI was initialized before. Whether MPI_THREAD_MULTIPLE was granted is mpiFacts'
+/// (mpiUnusableReason). Error(Unsupported) as mpiFacts where the library is missing; Error(SystemError) naming the MPI
+/// where MPI was finalized already or MPI_Init_thread failed.
+bool initializeMpiThreadMultiple(const Params& params);
+/// MPI_Finalize where initializeMpiThreadMultiple initialized MPI (once); nothing otherwise. Collective: every process,
+/// once nothing uses MPI. Error(SystemError) where MPI_Finalize fails.
+void finalizeMpi(const Params& params);
+
 /// The facts choosePath needs: the MPI's name and CUDA awareness, PEERLINK_NET_CUDA_AWARE, where the callers'
 /// buffers are. The start-up check is the caller's to run (wantsStartupCheck, checkDirectPath) and record.
 PathFacts pathFactsOf(const MpiFacts& mpi, const Params& params, bool callerMemoryIsHost);

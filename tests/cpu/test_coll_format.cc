@@ -8,6 +8,7 @@
 
 #include "coll_bench/coll_bench.hpp"
 #include "coll_bench/coll_bench_data.hpp"
+#include "coll_bench/coll_nodes.hpp"
 #include "coll_format.hpp"
 #include "coll_json_read.hpp"
 #include "coll_lists.hpp"
@@ -235,6 +236,65 @@ TEST(CollFormat, CreationLineOnlyForCreatedCommunicators) {
   older.erase("creation_ms");
   older.at("nccl").erase("init_ms");
   EXPECT_EQ(formatCollText(collFromJson(older, "older").run).find("created in"), std::string::npos);
+}
+
+// A run across 2 nodes x 2: the section of the phases across nodes beside MPI's own exchange, its ratio, the rows
+// where MPI's exchange was not measured; everything read back from the JSON. One host: no section, no fields.
+TEST(CollFormat, AcrossNodesSectionAndRoundTrip) {
+  CollRun run = syntheticRun();
+  EXPECT_EQ(formatCollText(run).find("across nodes"), std::string::npos);
+  EXPECT_FALSE(collToJson(run, Params()).contains("nodes"));
+  EXPECT_FALSE(collToJson(run, Params()).at("rows")[0].contains("across_nodes"));
+  run.nodes = {2, 2, "Open MPI v4.1.6", "/opt/peerlink/lib/libpeerlink_mpi.so", true};
+  run.rows[0].acrossNodes = coll::CollAcrossNodes{0, 0, "nothing crosses nodes"};
+  // 512 MiB over 2 x 2: a shard of 256 MiB per rank, all of it sent to the other node (2 (N-1)/N = 1).
+  run.rows[1].acrossNodes = coll::CollAcrossNodes{268435456, 25000.0, ""};
+  run.rows[1].outOfPlace[static_cast<int>(CollConfig::Peerlink)].acrossNodesUs = 1250.0;
+  run.rows[1].inPlace[static_cast<int>(CollConfig::Peerlink)].acrossNodesUs = 1200.0;
+  EXPECT_NEAR(*coll::acrossNodesRatio(run.rows[1], Placement::OutOfPlace), 20.0, 1e-12);
+  EXPECT_FALSE(coll::acrossNodesRatio(run.rows[0], Placement::OutOfPlace).has_value());
+  const std::string text = formatCollText(run);
+  EXPECT_NE(text.find("# == across nodes: 2 nodes x 2 ranks over MPI (Open MPI v4.1.6, initialized by peerlink with "
+                      "MPI_THREAD_MULTIPLE; /opt/peerlink/lib/libpeerlink_mpi.so)"),
+            std::string::npos)
+      << text;
+  // 268435456 B in 1250 us: 214.75 GB/s, 54% of the 2321.78 us call; MPI 25000 us: 10.74 GB/s; ratio 20.00.
+  EXPECT_NE(text.find("   536870912    268435456  out-of-place    1250.00   214.75    54%    25000.0    10.74  20.00"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("           8            0  out-of-place        N/A      N/A    N/A        N/A      N/A    N/A"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# MPI p2p not measured: nothing crosses nodes"), std::string::npos);
+  const nlohmann::json document = collToJson(run, Params());
+  EXPECT_EQ(document.at("nodes").at("ranks_per_node"), 2);
+  EXPECT_EQ(document.at("rows")[1].at("across_nodes").at("bytes_per_rank"), 268435456u);
+  EXPECT_DOUBLE_EQ(document.at("rows")[1].at("across_nodes").at("ratio_out_of_place").get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(document.at("rows")[1].at("out_of_place").at("peerlink").at("across_nodes_us").get<double>(),
+                   1250.0);
+  const SavedColl saved = collFromJson(nlohmann::json::parse(document.dump()), "test");
+  EXPECT_EQ(formatCollText(saved.run), text);
+  EXPECT_EQ(collToJson(saved.run, Params()), document);
+}
+
+// What a call sends between nodes, from the hierarchical plan the communicator runs: an all-reduce's ring sends
+// 2 (N-1)/N of a rank's shard; a broadcast only from the root's rail (MPI's exchange is not its reference).
+TEST(CollAcrossNodes, TrafficFromTheHierarchicalPlan) {
+  const coll::CollSizing sizing = collSizing(Collective::AllReduce, 1 << 20, DataType::F32, 4);
+  const coll::AcrossNodesTraffic pair =
+      coll::acrossNodesTraffic(Collective::AllReduce, {2, 2}, sizing, DataType::F32, 0);
+  EXPECT_EQ(pair.bytesPerRank, std::size_t{1} << 19);  // a shard of 512 KiB, N = 2: all of it
+  EXPECT_TRUE(pair.everyRankSends);
+  EXPECT_EQ(coll::mpiReferenceGap(pair), "");
+  const coll::CollSizing six = collSizing(Collective::AllReduce, 3 << 20, DataType::F32, 6);
+  const coll::AcrossNodesTraffic three = coll::acrossNodesTraffic(Collective::AllReduce, {3, 2}, six, DataType::F32, 0);
+  EXPECT_EQ(three.bytesPerRank, (std::size_t{3} << 19) * 4 / 3);  // 2 (N-1)/N of a 1.5 MiB shard
+  const coll::AcrossNodesTraffic broadcast = coll::acrossNodesTraffic(
+      Collective::Broadcast, {2, 2}, collSizing(Collective::Broadcast, 4096, DataType::F32, 4), DataType::F32, 1);
+  EXPECT_EQ(broadcast.bytesPerRank, 4096u);
+  EXPECT_FALSE(broadcast.everyRankSends);
+  EXPECT_NE(coll::mpiReferenceGap(broadcast).find("not every rank sends"), std::string::npos);
+  EXPECT_EQ(coll::mpiReferenceGap({}), "nothing crosses nodes");
 }
 
 TEST(CollJson, RejectsOtherDocuments) {

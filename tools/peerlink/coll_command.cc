@@ -227,7 +227,8 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
                 fmt::format("-g {}: under a launcher ({}) each process drives one GPU; leave -g out", options.gpus,
                             launch.source));
   }
-  const coll::CollWorld world =
+  // Ranks on several hosts: launchedWorld starts MPI (libpeerlink_mpi.so), finished below once the run is over.
+  coll::CollWorld world =
       launch.size > 1 ? coll::launchedWorld(launch, context.params) : coll::singleProcessWorld(bench);
   if (world.leads() && isatty(STDERR_FILENO) != 0) {
     bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
@@ -235,6 +236,7 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
   // Kept for the process (discovery_cache.hpp): the communicator the run creates plans with this one.
   const Topology topology = discoveredTopology(context.params);  // Error(NoDevice) without a GPU: exit 3
   const coll::CollRun run = coll::runCollBench(context.params, bench, world);
+  world.finishMpi();  // the run's communicators are gone; MPI_Finalize where peerlink initialized it
   if (bench.progress) std::fprintf(stderr, "\r\033[K");
   if (!world.leads()) return kExitOk;  // rank 0's process reports the world's results
   const nlohmann::json generatedBy = runMetadata(context.commandLine);

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "coll_nodes_format.hpp"
+
 namespace peerlink::cli {
 namespace {
 
@@ -131,6 +133,7 @@ nlohmann::json measurementJson(const CollMeasurement& m) {
     out["algbw_gbps"] = m.algbwGBps;
     out["busbw_gbps"] = m.busbwGBps;
     if (!m.iterationUs.empty()) out["iteration_us"] = m.iterationUs;
+    addAcrossNodesUs(m, out);
   }
   out["wrong"] = m.wrong >= 0 ? nlohmann::json(m.wrong) : nlohmann::json(nullptr);
   return out;
@@ -238,6 +241,7 @@ std::string formatCollText(const CollRun& run) {
   if (run.nccl.loaded && !symmetric.available) out += fmt::format("# NCCL symmetric: {}\n", symmetric.reason);
   for (CollConfig config : coll::kCollConfigs) out += configTable(run, config);
   out += comparisonTable(run);
+  out += formatCollNodesText(run);
   out += iterationTable(run);
   return out;
 }
@@ -268,6 +272,7 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
   document["parameters"] = parameters;
   document["ranks"] = run.ranks;
   document["processes"] = run.processes;
+  if (run.nodes.nodes > 0) document["nodes"] = collNodesToJson(run.nodes);
   document["devices"] = run.devices;
   document["device_names"] = run.deviceNames;
   document["device_bus_ids"] = run.deviceBusIds;
@@ -288,6 +293,7 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
   nlohmann::json rows = nlohmann::json::array();
   for (const CollRow& row : run.rows) {
     nlohmann::json entry = {{"bytes", row.bytes}, {"count", row.count}, {"peerlink_algorithm", row.peerlinkChoice}};
+    if (row.acrossNodes) entry["across_nodes"] = acrossNodesToJson(row);
     for (Placement placement : {Placement::OutOfPlace, Placement::InPlace}) {
       nlohmann::json side;
       for (CollConfig config : coll::kCollConfigs) {

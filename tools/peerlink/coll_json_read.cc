@@ -65,6 +65,7 @@ CollMeasurement measurementFromJson(const JsonNode& entry) {
       for (const JsonNode& time : times->elements(kMaxIterationTimes))
         m.iterationUs.push_back(time.number(0, kMaxSavedTime));
     }
+    m.acrossNodesUs = optionalTime(entry, "across_nodes_us");
   } else if (status == "failed") {
     m.status = CollMeasurement::Status::Failed;
   } else if (status != "not_run") {
@@ -120,12 +121,35 @@ coll::NcclStatus ncclFromJson(const JsonNode& entry) {
   return nccl;
 }
 
+// A run across nodes (coll_nodes_format.hpp); the ratios are recomputed from the times.
+coll::CollNodes nodesFromJson(const JsonNode& entry) {
+  entry.expectObject();
+  coll::CollNodes nodes;
+  nodes.nodes = entry.required("nodes").smallInteger(1, kMaxSavedRanks);
+  nodes.ranksPerNode = entry.required("ranks_per_node").smallInteger(1, kMaxSavedRanks);
+  nodes.mpi = optionalText(entry, "mpi");
+  nodes.mpiLibrary = optionalText(entry, "mpi_library");
+  nodes.mpiInitializedHere = optionalBool(entry, "mpi_initialized_here", false);
+  return nodes;
+}
+
+coll::CollAcrossNodes acrossNodesFromJson(const JsonNode& entry) {
+  entry.expectObject();
+  coll::CollAcrossNodes across;
+  across.bytesPerRank = entry.required("bytes_per_rank").unsignedInteger(kMaxSweepBytes);
+  across.mpiUs = optionalTime(entry, "mpi_us");
+  across.mpiReason = optionalText(entry, "mpi_reason");
+  return across;
+}
+
 coll::CollRow rowFromJson(const JsonNode& entry) {
   entry.expectObject();
   coll::CollRow row;
   row.bytes = entry.required("bytes").unsignedInteger(kMaxSweepBytes);
   row.count = entry.required("count").unsignedInteger(kMaxSweepBytes);
   row.peerlinkChoice = optionalText(entry, "peerlink_algorithm");
+  if (const std::optional<JsonNode> across = entry.member("across_nodes"))
+    row.acrossNodes = acrossNodesFromJson(*across);
   for (const char* side : {"out_of_place", "in_place"}) {
     auto& measurements = std::string(side) == "in_place" ? row.inPlace : row.outOfPlace;
     const JsonNode placement = entry.required(side);
@@ -161,6 +185,7 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
     if (const std::optional<JsonNode> processes = root.member("processes")) {
       run.processes = processes->smallInteger(1, kMaxSavedRanks);
     }
+    if (const std::optional<JsonNode> nodes = root.member("nodes")) run.nodes = nodesFromJson(*nodes);
     for (const JsonNode& entry : root.required("configurations").elements(coll::kCollConfigCount)) {
       entry.expectObject();
       const JsonNode name = entry.required("name");

@@ -48,6 +48,13 @@ void libraryVersion(char* text, std::size_t bytes) {
   if (bytes > 0) text[out] = '\0';
 }
 
+int threadLevelOf(int provided) {
+  return provided == MPI_THREAD_MULTIPLE     ? PEERLINK_MPI_THREAD_MULTIPLE
+         : provided == MPI_THREAD_SERIALIZED ? PEERLINK_MPI_THREAD_SERIALIZED
+         : provided == MPI_THREAD_FUNNELED   ? PEERLINK_MPI_THREAD_FUNNELED
+                                             : PEERLINK_MPI_THREAD_SINGLE;
+}
+
 int initialized(int* threadLevel) {
   int init = 0;
   int finalized = 0;
@@ -56,11 +63,51 @@ int initialized(int* threadLevel) {
   if (!init || finalized) return 0;
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
-  *threadLevel = provided == MPI_THREAD_MULTIPLE     ? PEERLINK_MPI_THREAD_MULTIPLE
-                 : provided == MPI_THREAD_SERIALIZED ? PEERLINK_MPI_THREAD_SERIALIZED
-                 : provided == MPI_THREAD_FUNNELED   ? PEERLINK_MPI_THREAD_FUNNELED
-                                                     : PEERLINK_MPI_THREAD_SINGLE;
+  *threadLevel = threadLevelOf(provided);
   return 1;
+}
+
+// Whether init_thread_multiple initialized MPI: finalize ends only that. One caller at a time (the program's start
+// and end), as MPI_Init_thread and MPI_Finalize themselves.
+bool initializedHere = false;
+
+int initThreadMultiple(int* here, int* threadLevel, char* error, std::size_t errorBytes) {
+  *here = 0;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    std::snprintf(error, errorBytes, "MPI is finalized already: it cannot be initialized again in this process");
+    return 1;
+  }
+  int init = 0;
+  MPI_Initialized(&init);
+  int provided = MPI_THREAD_SINGLE;
+  if (init) {
+    MPI_Query_thread(&provided);
+  } else {
+    const int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+    if (code != MPI_SUCCESS) {
+      fail(error, errorBytes, "MPI_Init_thread(MPI_THREAD_MULTIPLE)", code);
+      return 1;
+    }
+    initializedHere = true;
+    *here = 1;
+  }
+  *threadLevel = threadLevelOf(provided);
+  return 0;
+}
+
+int finalize(char* error, std::size_t errorBytes) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!initializedHere || finalized) return 0;
+  initializedHere = false;
+  const int code = MPI_Finalize();
+  if (code != MPI_SUCCESS) {
+    fail(error, errorBytes, "MPI_Finalize", code);
+    return 1;
+  }
+  return 0;
 }
 
 int cudaSupport() {
@@ -196,8 +243,8 @@ void worldPlace(int* rank, int* size) {
   MPI_Comm_size(MPI_COMM_WORLD, size);
 }
 
-const peerlink_mpi_v1 kTable = {PEERLINK_MPI_ABI_VERSION,
-                                sizeof(peerlink_mpi_v1),
+const peerlink_mpi_v2 kTable = {PEERLINK_MPI_ABI_VERSION,
+                                sizeof(peerlink_mpi_v2),
                                 libraryVersion,
                                 initialized,
                                 cudaSupport,
@@ -210,10 +257,12 @@ const peerlink_mpi_v1 kTable = {PEERLINK_MPI_ABI_VERSION,
                                 irecv,
                                 test,
                                 abandon,
-                                worldPlace};
+                                worldPlace,
+                                initThreadMultiple,
+                                finalize};
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const peerlink_mpi_v1* peerlink_mpi_entry_v1(void) {
+extern "C" __attribute__((visibility("default"))) const peerlink_mpi_v2* peerlink_mpi_entry_v2(void) {
   return &kTable;
 }
