@@ -161,17 +161,18 @@ void enablePeers(CommState& state) {
   }
 }
 
-// Each pair's way (rank_transport.hpp) from the topology, the settings and, in one process, the doctor's verdicts
-// (across processes each process's cache could differ, and every rank must choose the same ways: the world's
-// topology and the settings every rank agreed on decide there); where some pair is not Direct, the staged plans'
-// buffers (collective over the world), and every pair that is not Direct in the P2P log.
+// Each pair's way (rank_transport.hpp) from the topology, the settings and the doctor's verdicts (across processes
+// every process's cache merged, so that every rank chooses the same ways: gatherWorldVerdicts); where some pair is
+// not Direct, the staged plans' buffers (collective over the world), and every pair that is not Direct in the P2P
+// log.
 void choosePlannedWays(CommState& state, WorldExchange& exchange) {
   const World& world = state.world;
   RankTransport transport;
   if (world.spansProcesses) {
     std::vector<std::int64_t> processes;
     for (const RankCard& card : world.cards) processes.push_back(card.pid);
-    transport = chooseRankTransport(world.topology, world.gpu, state.params, nullptr, processes);
+    const PeerVerdicts verdicts = gatherWorldVerdicts(world, state.topology.driverVersion, state.params, exchange);
+    transport = chooseRankTransport(world.topology, world.gpu, state.params, &verdicts, processes);
   } else {
     std::vector<int> gpus;
     for (const int gpu : state.devices) {

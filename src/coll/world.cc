@@ -35,6 +35,8 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_HOST_STAGED",
     "PEERLINK_P2P_DISABLE",
     "PEERLINK_P2P_LEVEL",
+    // Whether the doctor's verdicts count (peer_verdicts.hpp): every process's cache, merged, or none.
+    "PEERLINK_VERIFY",
 };
 
 const CardLink* findLink(const RankCard& card, const std::string& busId) {

@@ -173,7 +173,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Which doctor verdicts a communicator trusts when it chooses each GPU pair's way (peer access, relay or host "
        "staging): cached uses the verdicts `peerlink doctor` cached for this boot when there are some, quick also "
        "probes the pairs without one (about a second), off ignores verdicts. A pair found BROKEN never carries peer "
-       "traffic.",
+       "traffic. Across processes every rank must give the same value, each pair takes the worst verdict any "
+       "process's cache holds, and quick probes nothing (a process cannot probe GPUs it does not see).",
        ParamAudience::User},
       {"PEERLINK_CPU_AFFINITY",
        ParamType::Enum,
