@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@
 
 #include "coll_lists.hpp"
 #include "coll_test_support.hpp"
+#include "doctor/verdict_cache.hpp"
 #include "forked_roles.hpp"
 #include "peerlink/bootstrap.hpp"
 
@@ -576,6 +578,52 @@ TEST(CommunicatorProcesses, HostStagedARankThatDiesIsNamed) {
   EXPECT_EQ(codes[0], kOk);
   EXPECT_EQ(codes[1], kOk);
   EXPECT_EQ(codes[2], 128 + SIGKILL);
+}
+
+// The doctor's verdict cache, in a folder of its own, knowing GPU 0 -> GPU 1 BROKEN (as `peerlink doctor` leaves it
+// on a machine whose platform drops that pair's peer traffic), written by a child: this process touches no CUDA.
+// kOk when it was written.
+int cacheBrokenPair(const std::string& directory) {
+  Child writer("cache", [&] {
+    const Topology topology = discoverTopology(Params::fromEnvironment());
+    int src = -1;
+    int dst = -1;
+    for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
+      if (topology.gpus[g].cudaOrdinal == 0) src = static_cast<int>(g);
+      if (topology.gpus[g].cudaOrdinal == 1) dst = static_cast<int>(g);
+    }
+    if (src < 0 || dst < 0) return fail(0, "no GPUs 0 and 1 in the topology");
+    PairDecision decision;
+    decision.verdict = PairVerdict{src, dst, Verdict::Broken, {"ce_write_dropped"}};
+    const VerdictCacheKey key = makeVerdictCacheKey(topology, src, dst, readBootId(), readKernelCommandLine(), "quick");
+    return VerdictCache(directory).store(key, topology, decision) ? kOk : fail(0, "the cache entry was not stored");
+  });
+  return waitAll({&writer}, 60s)[0];
+}
+
+// A pair one process's verdict cache knows BROKEN: every rank of the world learns it at creation, and the world runs
+// through host memory though the GPUs' P2P works; every collective correct there.
+TEST(CommunicatorProcesses, APairTheDoctorFoundBrokenCarriesNoPeerTraffic) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  if (probe().count < 2) GTEST_SKIP() << "needs 2 GPUs: a verdict is about a pair of GPUs";
+  char folder[] = "/tmp/peerlink-verdicts-XXXXXX";
+  ASSERT_NE(::mkdtemp(folder), nullptr);
+  const std::string directory = folder;
+  ASSERT_EQ(cacheBrokenPair(directory), kOk);
+  // Only rank 1's process reads that cache; rank 0's reads an empty folder of its own.
+  const std::string empty = directory + "/empty";
+  expectWorldOk(runWorld(
+      2,
+      [](Communicator& comm, int rank) {
+        const std::string choice = comm.describeChoice(Collective::AllReduce, 1 << 20);
+        if (choice.find("staged plan") == std::string::npos) return fail(rank, "not staged: " + choice);
+        return everyCollective(comm, rank);
+      },
+      [&](int rank) {
+        return std::vector<std::pair<std::string, std::string>>{
+            {"PEERLINK_DOCTOR_CACHE_DIR", rank == 1 ? directory : empty}};
+      }));
+  std::filesystem::remove_all(directory);
 }
 
 }  // namespace
