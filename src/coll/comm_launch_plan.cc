@@ -106,6 +106,7 @@ void launchPlannedLines(const CommState& state, const std::vector<CallArgs>& set
 std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange) {
   auto ways = std::make_unique<PlannedWays>();
   ways->links = std::move(links);
+  ways->chunkBytes = stagedChunkBytes(state.params);
   const auto n = static_cast<std::size_t>(state.nranks);
   ways->scratch.resize(n);
   ways->counters.resize(n);
@@ -142,6 +143,11 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
   return ways;
 }
 
+std::size_t stagedChunkBytes(const Params& params) {
+  const auto chosen = static_cast<std::size_t>(params.getInt("PEERLINK_COLL_STAGED_CHUNK"));
+  return chosen == 0 ? kPlanChunkBytes : chosen;
+}
+
 std::string describePlannedChoice(const CommState& state, Collective collective) {
   const RankLinks& links = state.planned->links;
   const std::string how = collective == Collective::AllToAll || collective == Collective::SendRecv
@@ -153,9 +159,9 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
   return fmt::format(
-      "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, {} MiB chunks pipelined "
+      "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, {} KiB chunks pipelined "
       "through its slots{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
-      how, kPlanStageBytes >> 20, kPlanChunkBytes >> 20, lines);
+      how, kPlanStageBytes >> 20, state.planned->chunkBytes >> 10, lines);
 }
 
 std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type) {
@@ -176,7 +182,7 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
   }
   std::size_t index = 0;
   for (const StagedSegment& staged : stagedSegments(shape.collective, state.nranks, shape.count, shape.root, shape.type,
-                                                    state.planned->links, kPlanChunkBytes, kPlanStageBytes)) {
+                                                    state.planned->links, state.planned->chunkBytes, kPlanStageBytes)) {
     const PlanSegment& segment = staged.segment;
     std::vector<PlanRank> ranks;
     for (const CallArgs& call : set) {
@@ -199,7 +205,7 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
   for (const SendRecvPair& pair : pairs) group.push_back({pair.send.rank, pair.recv.rank, pair.send.count});
   const DataType type = pairs.front().send.type;
   const std::size_t size = dataTypeSize(type);
-  const std::size_t chunk = std::max<std::size_t>(1, kPlanChunkBytes / size);
+  const std::size_t chunk = std::max<std::size_t>(1, state.planned->chunkBytes / size);
   std::vector<const void*> sends;
   std::vector<const void*> recvs;
   for (const SendRecvPair& pair : pairs) {

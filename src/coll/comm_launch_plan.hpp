@@ -22,6 +22,9 @@ namespace peerlink::coll {
 /// process) or in shared host memory (across processes: collective over the world through `exchange`).
 std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange);
 
+/// The staged plans' chunk in bytes: PEERLINK_COLL_STAGED_CHUNK, or kPlanChunkBytes where it is 0.
+std::size_t stagedChunkBytes(const Params& params);
+
 /// What a call of `collective` runs on such a communicator, for Communicator::describeChoice.
 std::string describePlannedChoice(const CommState& state, Collective collective);
 

@@ -111,6 +111,7 @@ struct ChoiceMemo {
 /// Direct, and then runs every call through the plans.
 struct PlannedWays {
   RankLinks links;
+  std::size_t chunkBytes = 0;         ///< the plans' chunk (stagedChunkBytes)
   std::vector<DeviceBuffer> scratch;  ///< by rank (local ranks): kPlanStageBytes on its GPU
   std::vector<void*> lines;  ///< by rank (every rank): its LL area in host memory (small calls), device-addressable
   std::vector<void*> stage;  ///< by rank (every rank): its host stage, as this process addresses it
@@ -127,8 +128,8 @@ struct PlannedWays {
 /// slots in them (plan_slots.hpp), in segments that fit (segment_plans.hpp).
 constexpr std::size_t kPlanStageBytes = std::size_t{32} << 20;
 
-// A hop's chunk: the copy engines reach their bandwidth from about a megabyte, and every step pays a meeting of the
-// ranks' streams, so chunks far smaller waste the link (0.36x of the copy engines at 512 KiB on an H200).
+// A hop's chunk unless PEERLINK_COLL_STAGED_CHUNK says otherwise: the copy engines reach their bandwidth from about a
+// megabyte, and every step pays a meeting of the ranks' streams, so chunks far smaller waste the link.
 constexpr std::size_t kPlanChunkBytes = std::size_t{2} << 20;
 
 /// The staged plans' small calls -- messages of up to kPlanLlMaxBytes a rank -- go as one LL kernel a rank through

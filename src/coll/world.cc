@@ -33,6 +33,7 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_SHARE_GPUS",
     // Which pairs are host-staged (rank_transport.hpp): the staged plans or the kernels, on every rank alike.
     "PEERLINK_COLL_HOST_STAGED",
+    "PEERLINK_COLL_STAGED_CHUNK",
     "PEERLINK_P2P_DISABLE",
     "PEERLINK_P2P_LEVEL",
     // Whether the doctor's verdicts count (peer_verdicts.hpp): every process's cache, merged, or none.

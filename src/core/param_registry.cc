@@ -307,6 +307,19 @@ const std::vector<ParamSpec>& paramRegistry() {
        "where P2P does not work: 'all', or pairs such as '0-2,1-3' (both directions of each). The staged plans then "
        "run on machines where P2P works too; across processes every rank must give the same value.",
        ParamAudience::Testing},
+      {"PEERLINK_COLL_STAGED_CHUNK",
+       ParamType::Int,
+       "0",
+       {},
+       65536,
+       16777216,
+       "Bytes of each chunk the staged plans (GPUs without working P2P: host-staged and relayed hops) pipeline, of "
+       "every block; 0: 2 MiB. For tuning: every step of a plan costs a meeting of the ranks, so smaller chunks pay "
+       "more steps and larger ones fill and drain the pipeline longer (a plan deeper than the stages halves it). A "
+       "multiple of 16; across processes every rank must give the same value.",
+       ParamAudience::Tuning,
+       16,
+       true},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
        "",

@@ -205,13 +205,15 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
     std::string how = "LL lines through host memory";              // one kernel a rank
     if (coll::plannedLineBytes(Collective::AllReduce, count, DataType::F32) == 0) {
       std::size_t steps = 0;  // and a barrier before the first of each plan
-      for (const coll::StagedSegment& segment : coll::stagedSegments(
-               Collective::AllReduce, 2, count, 0, DataType::F32,
-               coll::RankLinks::uniform(2, coll::PairWay::HostStaged), coll::kPlanChunkBytes, coll::kPlanStageBytes)) {
+      for (const coll::StagedSegment& segment :
+           coll::stagedSegments(Collective::AllReduce, 2, count, 0, DataType::F32,
+                                coll::RankLinks::uniform(2, coll::PairWay::HostStaged),
+                                coll::stagedChunkBytes(Params::fromEnvironment()), coll::kPlanStageBytes)) {
         steps += segment.plan.steps.size() + 1;
       }
-      char text[64];
-      std::snprintf(text, sizeof text, "%zu steps, %.1f us a step", steps, staged * 1e3 / static_cast<double>(steps));
+      char text[96];
+      std::snprintf(text, sizeof text, "%zu steps of %zu KiB chunks, %.1f us a step", steps,
+                    coll::stagedChunkBytes(Params::fromEnvironment()) >> 10, staged * 1e3 / static_cast<double>(steps));
       how = text;
     }
     std::printf(
