@@ -159,8 +159,8 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
   return fmt::format(
-      "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, {} KiB chunks pipelined "
-      "through its slots{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
+      "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, chunks of up to {} KiB "
+      "pipelined through its slots{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
       how, kPlanStageBytes >> 20, state.planned->chunkBytes >> 10, lines);
 }
 

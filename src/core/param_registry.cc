@@ -314,7 +314,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        65536,
        16777216,
        "Bytes of each chunk the staged plans (GPUs without working P2P: host-staged and relayed hops) pipeline, of "
-       "every block; 0: 2 MiB. For tuning: every step of a plan costs a meeting of the ranks, so smaller chunks pay "
+       "every block; 0: 4 MiB. For tuning: every step of a plan costs a meeting of the ranks, so smaller chunks pay "
        "more steps and larger ones fill and drain the pipeline longer (a plan deeper than the stages halves it). A "
        "multiple of 16; across processes every rank must give the same value.",
        ParamAudience::Tuning,

@@ -53,6 +53,7 @@ TEST_P(StagedCorrectness, MatchesHostReference) {
   Communicator comm(roundRobin(ranks), stagedParams(pairs));
   const std::string choice = comm.describeChoice(collective, 1 << 20);
   ASSERT_NE(choice.find("staged plan"), std::string::npos) << choice;
+  std::printf("[describeChoice] %s\n", choice.c_str());
   const std::size_t n = static_cast<std::size_t>(ranks);
   const std::vector<std::size_t> counts = {
       0, 1, 2 * n + 1, 1003, 100003, (std::size_t{1} << 20) + 5, pastTheStages(collective, ranks)};
