@@ -205,15 +205,14 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
   for (const SendRecvPair& pair : pairs) group.push_back({pair.send.rank, pair.recv.rank, pair.send.count});
   const DataType type = pairs.front().send.type;
   const std::size_t size = dataTypeSize(type);
-  const std::size_t chunk = std::max<std::size_t>(1, state.planned->chunkBytes / size);
   std::vector<const void*> sends;
   std::vector<const void*> recvs;
   for (const SendRecvPair& pair : pairs) {
     sends.push_back(pair.send.send);
     recvs.push_back(pair.recv.recv);
   }
-  for (const GroupPiece& piece : groupPieces(group, state.nranks, size, kPlanStageBytes)) {
-    const Plan plan = buildStagedSendRecvPlan(piece.pairs, type, chunk, state.planned->links);
+  for (const auto& [piece, plan] :
+       stagedPieces(group, state.nranks, type, state.planned->links, state.planned->chunkBytes, kPlanStageBytes)) {
     const std::vector<RankExtents> extents = pieceExtents(piece, state.nranks, sends, recvs, size);
     std::vector<PlanRank> ranks;
     for (int r = 0; r < state.nranks; ++r) {

@@ -53,10 +53,35 @@ std::size_t stagingBytes(const Plan& plan) {
 
 }  // namespace
 
+namespace {
+
+// The plan build(chunk elements) makes, its staging on slots (plan_slots.hpp), the chunk halved from `chunkBytes`
+// until every rank's scratch and host stage fit `capBytes`.
+template <typename Build>
+Plan fitStaging(const Build& build, std::size_t chunkBytes, std::size_t elementSize, std::size_t capBytes) {
+  const std::size_t align = std::max<std::size_t>(1, 16 / elementSize);
+  for (std::size_t chunk = std::max(chunkBytes / elementSize / align * align, align);;
+       chunk = chunk / 2 / align * align) {
+    Plan plan = build(chunk);
+    if (!reuseStagingSlots(plan) && stagingBytes(plan) > capBytes) {
+      throw Error(ErrorCode::Internal, fmt::format("staged plan {}: its staging does not follow the slots' pattern "
+                                                   "and needs {} bytes, past the {} there are",
+                                                   planName(plan), stagingBytes(plan), capBytes));
+    }
+    if (stagingBytes(plan) <= capBytes) return plan;
+    if (chunk <= align) {
+      throw Error(ErrorCode::Internal, fmt::format("staged plan {}: {} bytes of scratch or host stage needed even "
+                                                   "with chunks of 16 bytes, past the {} there are",
+                                                   planName(plan), stagingBytes(plan), capBytes));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<StagedSegment> stagedSegments(Collective collective, int nranks, std::size_t count, int root, DataType type,
                                           const RankLinks& links, std::size_t chunkBytes, std::size_t capBytes) {
   const std::size_t size = dataTypeSize(type);
-  const std::size_t align = std::max<std::size_t>(1, 16 / size);
   // planSegments measures a segment by the data its plan would stage without slots: the whole count, or a block per
   // rank. Chunks are cut per shard of all-reduce's count and per block, so those allow n times as much.
   const bool perRank = collective == Collective::AllReduce || holdsRankBlocks(collective, BufferKind::Input) ||
@@ -64,25 +89,24 @@ std::vector<StagedSegment> stagedSegments(Collective collective, int nranks, std
   const std::size_t wholeCap = kSegmentChunks * chunkBytes * (perRank ? static_cast<std::size_t>(nranks) : 1);
   std::vector<StagedSegment> segments;
   for (const PlanSegment& segment : planSegments(collective, nranks, count, size, std::max(wholeCap, capBytes))) {
-    for (std::size_t chunk = std::max(chunkBytes / size / align * align, align);; chunk = chunk / 2 / align * align) {
-      Plan plan = buildStagedPlan(collective, nranks, segment.count, root, false, chunk, type, links);
-      if (!reuseStagingSlots(plan) && stagingBytes(plan) > capBytes) {
-        throw Error(ErrorCode::Internal, fmt::format("staged plan {}: its staging does not follow the slots' pattern "
-                                                     "and needs {} bytes, past the {} there are",
-                                                     planName(plan), stagingBytes(plan), capBytes));
-      }
-      if (stagingBytes(plan) <= capBytes) {
-        segments.push_back({segment, std::move(plan)});
-        break;
-      }
-      if (chunk <= align) {
-        throw Error(ErrorCode::Internal, fmt::format("staged plan {}: {} bytes of scratch or host stage needed even "
-                                                     "with chunks of 16 bytes, past the {} there are",
-                                                     planName(plan), stagingBytes(plan), capBytes));
-      }
-    }
+    const auto build = [&](std::size_t chunk) {
+      return buildStagedPlan(collective, nranks, segment.count, root, false, chunk, type, links);
+    };
+    segments.push_back({segment, fitStaging(build, chunkBytes, size, capBytes)});
   }
   return segments;
+}
+
+std::vector<StagedPiece> stagedPieces(const std::vector<PointToPoint>& pairs, int nranks, DataType type,
+                                      const RankLinks& links, std::size_t chunkBytes, std::size_t capBytes) {
+  const std::size_t size = dataTypeSize(type);
+  std::vector<StagedPiece> pieces;
+  for (GroupPiece& piece : groupPieces(pairs, nranks, size, std::max(kSegmentChunks * chunkBytes, capBytes))) {
+    const auto build = [&](std::size_t chunk) { return buildStagedSendRecvPlan(piece.pairs, type, chunk, links); };
+    Plan plan = fitStaging(build, chunkBytes, size, capBytes);
+    pieces.push_back({std::move(piece), std::move(plan)});
+  }
+  return pieces;
 }
 
 std::vector<BufferExtent> segmentExtents(Collective collective, BufferKind buffer, int nranks, std::size_t count,

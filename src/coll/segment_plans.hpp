@@ -69,6 +69,19 @@ struct GroupPiece {
 std::vector<GroupPiece> groupPieces(const std::vector<PointToPoint>& pairs, int nranks, std::size_t elementSize,
                                     std::size_t capBytes);
 
+/// A piece of a send/recv group and its staged plan (buildStagedSendRecvPlan over piece.pairs), whose host stages
+/// reuse slots (plan_slots.hpp).
+struct StagedPiece {
+  GroupPiece piece;
+  Plan plan;
+};
+
+/// The pieces of a group of `pairs` of `type` over ranks linked by `links` and their plans: pieces of up to
+/// kSegmentChunks chunks of `chunkBytes` of a rank's sends, each plan's staging within `capBytes` as stagedSegments
+/// makes it. Throws as groupPieces and buildStagedSendRecvPlan do.
+std::vector<StagedPiece> stagedPieces(const std::vector<PointToPoint>& pairs, int nranks, DataType type,
+                                      const RankLinks& links, std::size_t chunkBytes, std::size_t capBytes);
+
 /// One rank's Input and Output extents in a piece's plan.
 struct RankExtents {
   std::vector<BufferExtent> input;

@@ -185,10 +185,10 @@ TEST(SegmentPlans, BlockExtentsFollowTheUsersBlocks) {
   EXPECT_EQ(segmentExtents(Collective::AllGather, BufferKind::Input, 4, 100, {60, 40}, user.data(), kSize).size(), 1u);
 }
 
-TEST(SegmentPlans, GroupPiecesCarryEveryPair) {
-  const int n = 3;
-  const RankLinks links = mixedLinks(n);
-  const std::vector<PointToPoint> group = {{0, 1, 70}, {1, 0, 9}, {2, 0, 33}, {0, 2, 0}, {1, 2, 41}, {2, 2, 5}};
+// A group's pieces run one after another, each plan over the parts of the pairs' buffers its extents name, must
+// deliver every pair; no rank's host stage past `cap`. "" or what went wrong.
+std::string runPieces(const std::vector<PointToPoint>& group, int n, const std::vector<StagedPiece>& pieces,
+                      std::size_t cap) {
   std::vector<Bytes> sends;
   std::vector<Bytes> recvs;
   std::vector<const void*> sendBases;
@@ -203,21 +203,45 @@ TEST(SegmentPlans, GroupPiecesCarryEveryPair) {
     sendBases.push_back(sends[i].data());
     recvBases.push_back(recvs[i].data());
   }
-  const std::size_t cap = 16 * kSize;  // a rank's sends of a piece: at most 16 elements
-  const std::vector<GroupPiece> pieces = groupPieces(group, n, kSize, cap);
-  EXPECT_EQ(pieces.size(), 9u);  // ranks 1 and 2 send twice: 8 elements a pair a piece, 70 / 8 pieces
-  for (const GroupPiece& piece : pieces) {
-    const Plan plan = buildStagedSendRecvPlan(piece.pairs, DataType::F32, 3, links);
+  for (const auto& [piece, plan] : pieces) {
     std::vector<HostRankBuffers> buffers = allocateHostBuffers(plan, std::byte{0xa5});
     const std::vector<RankExtents> extents = pieceExtents(piece, n, sendBases, recvBases, kSize);
     for (std::size_t r = 0; r < buffers.size(); ++r) {
-      EXPECT_LE(buffers[r].hostStage.size(), cap);
+      if (buffers[r].hostStage.size() > cap) return "rank " + std::to_string(r) + "'s stage is past the cap";
       moveExtents(extents[r].input, buffers[r].input, true);
     }
     executePlan(plan, ReduceOp::Sum, buffers);
     for (std::size_t r = 0; r < buffers.size(); ++r) moveExtents(extents[r].output, buffers[r].output, false);
   }
-  for (std::size_t i = 0; i < group.size(); ++i) EXPECT_EQ(recvs[i], sends[i]) << "pair " << i;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (recvs[i] != sends[i]) return "pair " + std::to_string(i) + " did not arrive";
+  }
+  return "";
+}
+
+TEST(SegmentPlans, GroupPiecesCarryEveryPair) {
+  const int n = 3;
+  const RankLinks links = mixedLinks(n);
+  const std::vector<PointToPoint> group = {{0, 1, 70}, {1, 0, 9}, {2, 0, 33}, {0, 2, 0}, {1, 2, 41}, {2, 2, 5}};
+  // Pieces whose plans hold their whole data: a rank's sends of a piece at most 16 elements.
+  const std::size_t cap = 16 * kSize;
+  std::vector<StagedPiece> whole;
+  for (GroupPiece& piece : groupPieces(group, n, kSize, cap)) {
+    Plan plan = buildStagedSendRecvPlan(piece.pairs, DataType::F32, 3, links);
+    whole.push_back({std::move(piece), std::move(plan)});
+  }
+  EXPECT_EQ(whole.size(), 9u);  // ranks 1 and 2 send twice: 8 elements a pair a piece, 70 / 8 pieces
+  EXPECT_EQ(runPieces(group, n, whole, cap), "");
+  // stagedPieces: the slots reused, so the same stage holds far longer pieces (one here), chunks of 4 elements.
+  const std::vector<StagedPiece> slots = stagedPieces(group, n, DataType::F32, links, 4 * kSize, cap);
+  EXPECT_EQ(slots.size(), 1u);
+  EXPECT_EQ(runPieces(group, n, slots, cap), "");
+  // A long group in pieces of kSegmentChunks chunks (of 16 elements) of a rank's sends.
+  const std::vector<PointToPoint> longer = {{0, 1, 16 * kSegmentChunks + 10}, {1, 0, 3}};
+  const std::vector<StagedPiece> two =
+      stagedPieces(longer, 2, DataType::F32, RankLinks::uniform(2, PairWay::HostStaged), 16 * kSize, 1024);
+  EXPECT_EQ(two.size(), 2u);
+  EXPECT_EQ(runPieces(longer, 2, two, 1024), "");
   EXPECT_TRUE(groupPieces({{0, 1, 0}}, n, kSize, cap).empty());
   EXPECT_THROW(groupPieces(group, n, kSize, 8), Error);
 }
