@@ -171,6 +171,17 @@ TEST(CollFormat, TextHasHeaderEveryConfigurationAndComparison) {
   EXPECT_EQ(collFailures(run), 1);
 }
 
+// Ranks of different processes on one GPU take turns on it: the text says their times are no measure of speed.
+TEST(CollFormat, ProcessesSharingAGpuAreNoMeasureOfSpeed) {
+  CollRun run = syntheticRun();
+  const std::string note = "ranks in different processes share a GPU";
+  EXPECT_EQ(formatCollText(run).find(note), std::string::npos);  // one process
+  run.processes = 4;
+  EXPECT_EQ(formatCollText(run).find(note), std::string::npos);  // four GPUs
+  run.deviceBusIds[3] = run.deviceBusIds[1];
+  EXPECT_NE(formatCollText(run).find(note), std::string::npos);
+}
+
 TEST(CollFormat, BestNcclAndRatio) {
   const CollRun run = syntheticRun();
   EXPECT_EQ(coll::bestNccl(run.rows[0], Placement::OutOfPlace), CollConfig::NcclSymmetric);

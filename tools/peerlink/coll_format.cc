@@ -178,6 +178,12 @@ std::string creationLine(const CollRun& run) {
   return fmt::format("# communicators created in: {} (the GPUs' contexts existed before)\n", fmt::join(parts, ", "));
 }
 
+// Whether two ranks name one GPU.
+bool sharesAGpu(std::vector<std::string> busIds) {
+  std::sort(busIds.begin(), busIds.end());
+  return std::adjacent_find(busIds.begin(), busIds.end()) != busIds.end();
+}
+
 }  // namespace
 
 const char* ncclTestsTypeName(DataType type) noexcept {
@@ -229,6 +235,11 @@ std::string formatCollText(const CollRun& run) {
     out += fmt::format("#  Rank {:>2} device {:>2} [{}] {}\n", rank, run.devices[rank],
                        rank < run.deviceBusIds.size() ? run.deviceBusIds[rank] : "",
                        rank < run.deviceNames.size() ? run.deviceNames[rank] : "");
+  }
+  if (run.processes > 1 && sharesAGpu(run.deviceBusIds)) {
+    out +=
+        "# ranks in different processes share a GPU: their kernels take turns on it, so these times say nothing of "
+        "speed\n";
   }
   if (run.nccl.loaded) {
     out += fmt::format("# NCCL {}: {}\n", run.nccl.version, run.nccl.path);
