@@ -51,10 +51,6 @@ std::size_t stagingBytes(const Plan& plan) {
   return most * dataTypeSize(plan.type);
 }
 
-}  // namespace
-
-namespace {
-
 // The plan build(chunk elements) makes, its staging on slots (plan_slots.hpp), the chunk halved from `chunkBytes`
 // until every rank's scratch and host stage fit `capBytes`.
 template <typename Build>
