@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -93,10 +94,17 @@ struct Options {
   std::size_t minBytes = std::size_t{1} << 20;
   std::size_t maxBytes = std::size_t{64} << 20;
   int warmup = 2;
-  int iterations = 5;
+  int rounds = 5;
+  int iterations = 3;
   std::string path = "staged";
   std::string copies = "thread";
 };
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
 // The slowest rank's value.
 double slowest(double mine) {
@@ -130,16 +138,30 @@ bool row(net::NetWorld& world, const net::RailExchange& exchange, Collective col
   coll::Bytes exchangeSend(across, std::byte{1});
   coll::Bytes exchangeRecv(across);
 
+  // Rounds of each, in turn, so that both meet the same load (other processes on the machine); the medians.
   const auto timed = [&](const auto& once) {
-    for (int i = 0; i < options.warmup; ++i) once();
     MPI_Barrier(MPI_COMM_WORLD);
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < options.iterations; ++i) once();
     return slowest(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6 /
                    options.iterations);
   };
-  const double peerlinkUs = timed([&] { rail.run(call); });
-  const double mpiUs = timed([&] { net::exchangeOnce(exchange, exchangeSend.data(), exchangeRecv.data(), across); });
+  const auto peerlink = [&] { rail.run(call); };
+  const auto mpi = [&] { net::exchangeOnce(exchange, exchangeSend.data(), exchangeRecv.data(), across); };
+  for (int i = 0; i < options.warmup; ++i) {
+    peerlink();
+    mpi();
+  }
+  std::vector<double> peerlinkRounds;
+  std::vector<double> mpiRounds;
+  std::vector<double> ratios;
+  for (int r = 0; r < options.rounds; ++r) {
+    peerlinkRounds.push_back(timed(peerlink));
+    mpiRounds.push_back(timed(mpi));
+    ratios.push_back(mpiRounds.back() / peerlinkRounds.back());
+  }
+  const double peerlinkUs = median(peerlinkRounds);
+  const double mpiUs = median(mpiRounds);
 
   const std::vector<coll::Bytes> want = coll::hostReduceReference(collective, type, ReduceOp::Sum, n, count, 0, sends);
   const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, ReduceOp::Sum, n, 8.0) : coll::Tolerance{};
@@ -151,7 +173,7 @@ bool row(net::NetWorld& world, const net::RailExchange& exchange, Collective col
   if (world.rank() == 0) {
     const double gb = static_cast<double>(across) / 1e3;
     std::printf("%-15s %10zu %12zu %12.0f %6.2f %12.0f %6.2f %6.2f  %s\n", collectiveName(collective), bytes, across,
-                peerlinkUs, gb / peerlinkUs, mpiUs, gb / mpiUs, mpiUs / peerlinkUs, anyBad ? "WRONG" : "ok");
+                peerlinkUs, gb / peerlinkUs, mpiUs, gb / mpiUs, median(ratios), anyBad ? "WRONG" : "ok");
     std::fflush(stdout);
   }
   return anyBad == 0;
@@ -175,11 +197,11 @@ int run(const Options& options) {
   const coll::NodeGrid grid = world.grid();
   const net::MpiFacts facts = net::mpiFacts(params);
   if (world.rank() == 0) {
-    std::printf("# net bench: %d nodes x %d ranks over %s; path %s%s; pieces of %zu B; %d warm-up, %d timed; the "
-                "slowest rank\n",
+    std::printf("# net bench: %d nodes x %d ranks over %s; path %s%s; pieces of %zu B; %d warm-up, %d rounds of %d "
+                "calls each in turn, the slowest rank's; medians, ratio: the median of the rounds' MPI / peerlink\n",
                 grid.nodes, grid.ranksPerNode, facts.library.c_str(), options.path.c_str(),
                 options.path == "staged" ? (" (copies " + options.copies + ")").c_str() : "", netOptions.chunkBytes,
-                options.warmup, options.iterations);
+                options.warmup, options.rounds, options.iterations);
     std::printf("# %-13s %10s %12s %12s %6s %12s %6s %6s  %s\n", "collective", "size (B)", "across/rank", "peerlink us",
                 "GB/s", "MPI p2p us", "GB/s", "ratio", "check");
   }
@@ -204,7 +226,9 @@ int main(int argc, char** argv) {
       ->transform(CLI::AsSizeValue(false));
   app.add_option("-e,--max-bytes", options.maxBytes, "largest size; sizes double")->transform(CLI::AsSizeValue(false));
   app.add_option("-w,--warmup", options.warmup, "untimed calls before each timing")->check(CLI::NonNegativeNumber);
-  app.add_option("-n,--iterations", options.iterations, "timed calls")->check(CLI::PositiveNumber);
+  app.add_option("-r,--rounds", options.rounds, "timed rounds of each, in turn; the medians")
+      ->check(CLI::PositiveNumber);
+  app.add_option("-n,--iterations", options.iterations, "calls per round")->check(CLI::PositiveNumber);
   app.add_option("--path", options.path, "staged (pinned-memory pieces) or direct (MPI on the buffers)")
       ->check(CLI::IsMember({"staged", "direct"}));
   app.add_option("--copies", options.copies, "the staged path's copies: on a thread of their own, or inline")
