@@ -65,8 +65,9 @@ CallContext NetGroup::context(const char* what) {
   run.me = me_;
   // Calls of one group are numbered alike on every member; the tag keeps a late message of one call from
   // matching the next.
-  run.tag = 1 + static_cast<int>((static_cast<std::uint64_t>(tagBase_) + calls_++) %
-                                 static_cast<std::uint64_t>(world_.p2p_->maxTag() - 1));
+  // kPiecesInFlight tags each: run.tag and those after it.
+  const auto tags = static_cast<std::uint64_t>(world_.p2p_->maxTag()) - kPiecesInFlight;
+  run.tag = 1 + static_cast<int>((static_cast<std::uint64_t>(tagBase_) + kPiecesInFlight * calls_++) % tags);
   run.timeout = world_.options_.timeout;
   run.name = std::string(what) + " of " + name_;
   run.describe = [this](int rank) { return world_.describe(rank); };
