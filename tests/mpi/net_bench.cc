@@ -93,6 +93,7 @@ struct Options {
   std::vector<std::string> collectives{"all_reduce", "all_gather", "reduce_scatter"};
   std::size_t minBytes = std::size_t{1} << 20;
   std::size_t maxBytes = std::size_t{64} << 20;
+  std::size_t factor = 2;
   int warmup = 2;
   int rounds = 5;
   int iterations = 3;
@@ -129,10 +130,11 @@ bool row(net::NetWorld& world, const net::RailExchange& exchange, Collective col
   const int me = rail.rank();
   const DataType type = DataType::F32;
   const std::size_t size = dataTypeSize(type);
-  const std::size_t count = collective == Collective::AllReduce ? bytes / size : bytes / size / static_cast<std::size_t>(n);
+  const std::size_t count =
+      collective == Collective::AllReduce ? bytes / size : bytes / size / static_cast<std::size_t>(n);
   const std::vector<coll::Bytes> sends = testing::everySend(collective, type, n, count, 0);
   coll::Bytes recv(recvElementsOf(collective, n, count, me, 0) * size);
-  const net::NetCall call{collective, count,   type, ReduceOp::Sum, 0, 0, sends[static_cast<std::size_t>(me)].data(),
+  const net::NetCall call{collective, count, type, ReduceOp::Sum, 0, 0, sends[static_cast<std::size_t>(me)].data(),
                           recv.data()};
   const std::size_t across = acrossBytes(collective, n, count * size * (collective == Collective::AllReduce ? 1 : n));
   coll::Bytes exchangeSend(across, std::byte{1});
@@ -169,7 +171,8 @@ bool row(net::NetWorld& world, const net::RailExchange& exchange, Collective col
   int bad = mismatch ? 1 : 0;
   int anyBad = 0;
   MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (mismatch) std::printf("rank %d: %s of %zu B: %s\n", world.rank(), collectiveName(collective), bytes, mismatch->c_str());
+  if (mismatch)
+    std::printf("rank %d: %s of %zu B: %s\n", world.rank(), collectiveName(collective), bytes, mismatch->c_str());
   if (world.rank() == 0) {
     const double gb = static_cast<double>(across) / 1e3;
     std::printf("%-15s %10zu %12zu %12.0f %6.2f %12.0f %6.2f %6.2f  %s\n", collectiveName(collective), bytes, across,
@@ -197,11 +200,12 @@ int run(const Options& options) {
   const coll::NodeGrid grid = world.grid();
   const net::MpiFacts facts = net::mpiFacts(params);
   if (world.rank() == 0) {
-    std::printf("# net bench: %d nodes x %d ranks over %s; path %s%s; pieces of %zu B; %d warm-up, %d rounds of %d "
-                "calls each in turn, the slowest rank's; medians, ratio: the median of the rounds' MPI / peerlink\n",
-                grid.nodes, grid.ranksPerNode, facts.library.c_str(), options.path.c_str(),
-                options.path == "staged" ? (" (copies " + options.copies + ")").c_str() : "", netOptions.chunkBytes,
-                options.warmup, options.rounds, options.iterations);
+    std::printf(
+        "# net bench: %d nodes x %d ranks over %s; path %s%s; pieces of %zu B; %d warm-up, %d rounds of %d "
+        "calls each in turn, the slowest rank's; medians, ratio: the median of the rounds' MPI / peerlink\n",
+        grid.nodes, grid.ranksPerNode, facts.library.c_str(), options.path.c_str(),
+        options.path == "staged" ? (" (copies " + options.copies + ")").c_str() : "", netOptions.chunkBytes,
+        options.warmup, options.rounds, options.iterations);
     std::printf("# %-13s %10s %12s %12s %6s %12s %6s %6s  %s\n", "collective", "size (B)", "across/rank", "peerlink us",
                 "GB/s", "MPI p2p us", "GB/s", "ratio", "check");
   }
@@ -209,7 +213,7 @@ int run(const Options& options) {
   for (const std::string& name : options.collectives) {
     const std::optional<Collective> collective = parseCollective(name);
     if (!collective) throw Error(ErrorCode::InvalidUsage, "unknown collective " + name);
-    for (std::size_t bytes = options.minBytes; bytes <= options.maxBytes; bytes *= 2) {
+    for (std::size_t bytes = options.minBytes; bytes <= options.maxBytes; bytes *= options.factor) {
       right = row(world, exchange, *collective, bytes, options) && right;
     }
   }
@@ -224,7 +228,9 @@ int main(int argc, char** argv) {
   app.add_option("--collectives", options.collectives, "all_reduce, all_gather, reduce_scatter")->delimiter(',');
   app.add_option("-b,--min-bytes", options.minBytes, "smallest size (nccl-tests' size)")
       ->transform(CLI::AsSizeValue(false));
-  app.add_option("-e,--max-bytes", options.maxBytes, "largest size; sizes double")->transform(CLI::AsSizeValue(false));
+  app.add_option("-e,--max-bytes", options.maxBytes, "largest size")->transform(CLI::AsSizeValue(false));
+  app.add_option("-f,--factor", options.factor, "each size this many times the one before")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1024}));
   app.add_option("-w,--warmup", options.warmup, "untimed calls before each timing")->check(CLI::NonNegativeNumber);
   app.add_option("-r,--rounds", options.rounds, "timed rounds of each, in turn; the medians")
       ->check(CLI::PositiveNumber);
