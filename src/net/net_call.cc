@@ -140,8 +140,7 @@ class Pipeline {
     DeviceAccess& device = *context_.device;
     std::array<Piece, kSlots> inSlot;
     inSlot[0] = make(0);  // the largest
-    slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_,
-                  inSlot[0].scratchElements * size_);
+    slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_);
     std::array<Copies, kSlots> copies{};
     Plans plans;
     IdleWait idle;

@@ -135,7 +135,7 @@ class NetWorld {
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::atomic<std::size_t> queued_{0};  ///< queue_.size(), for the progress thread's look without the mutex
-  std::string lost_;  ///< the first rank lost, why
+  std::string lost_;                    ///< the first rank lost, why
   std::string broken_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

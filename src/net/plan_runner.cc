@@ -131,7 +131,8 @@ void MemberPlan::beginStep() {
   for (const coll::Transfer& transfer : step.transfers) {
     if (transfer.executor == run_.me) continue;
     for (const coll::BufferRef& src : transfer.srcs) {
-      if (src.rank == run_.me) pending_.push_back(send(transfer.executor, address(src, transfer.count), bytesOf(transfer)));
+      if (src.rank == run_.me)
+        pending_.push_back(send(transfer.executor, address(src, transfer.count), bytesOf(transfer)));
     }
   }
 }

@@ -84,7 +84,7 @@ struct MemberRun {
   int me = 0;                ///< this process's plan rank
   ReduceOp op = ReduceOp::Sum;
   int avgDivisor = 1;  ///< what a finishing Avg divides by
-  int tag = 0;  ///< the call's first tag: its pieces in flight carry tag, tag + 1, ... (net_call.hpp)
+  int tag = 0;         ///< the call's first tag: its pieces in flight carry tag, tag + 1, ... (net_call.hpp)
   std::chrono::milliseconds timeout{30000};
   std::string name;  ///< "all_reduce across nodes (rail 1)", for messages
   /// "rank 3 (host b, pid 42)" for a PointToPoint rank.
