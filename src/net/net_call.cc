@@ -32,7 +32,12 @@ struct Piece {
   std::size_t inputElements = 0;
   std::size_t outputElements = 0;
   std::size_t scratchElements = 0;
+  std::vector<LocalCopy> atCopyOut;  ///< staged: taken out of the plan (takeLocalCopies), made by the copy out
 };
+
+bool overlap(std::size_t a, std::size_t aCount, std::size_t b, std::size_t bCount) {
+  return a < b + bCount && b < a + aCount;
+}
 
 std::size_t pieceElements(const CallContext& context, DataType type) {
   const std::size_t align = coll::alignElementsOf(type);
@@ -147,10 +152,30 @@ class Pipeline {
     std::size_t copied = 0;  // pieces copied in (queued)
     std::size_t started = 0;
     std::size_t finished = 0;
+    // Each output segment from the output slot, but for the local copies taken out of the plan, which come from
+    // the input slot (each lies in one segment).
     const auto copyOut = [&](std::size_t p) {
       const std::size_t s = p % kSlots;
+      const StagingSlots::Slot slot = slots.slot(s);
+      const std::vector<LocalCopy>& local = inSlot[s].atCopyOut;
+      auto next = local.begin();
       for (const BufferMap::Segment& segment : inSlot[s].output.segments) {
-        device.copyAsync(segment.data, slots.slot(s).output + segment.begin * size_, segment.elements * size_);
+        auto* caller = static_cast<std::byte*>(segment.data);
+        std::size_t at = segment.begin;
+        const std::size_t end = segment.begin + segment.elements;
+        for (; next != local.end() && next->output < end; ++next) {
+          if (next->output < at || next->output + next->count > end) {
+            throw Error(ErrorCode::Internal,
+                        "net " + name_ + ": a local copy to output elements [" + std::to_string(next->output) + ", " +
+                            std::to_string(next->output + next->count) + ") lies in no one segment of the piece");
+          }
+          device.copyAsync(caller + (at - segment.begin) * size_, slot.output + at * size_,
+                           (next->output - at) * size_);
+          device.copyAsync(caller + (next->output - segment.begin) * size_, slot.input + next->input * size_,
+                           next->count * size_);
+          at = next->output + next->count;
+        }
+        device.copyAsync(caller + (at - segment.begin) * size_, slot.output + at * size_, (end - at) * size_);
       }
       copies[s].out = {device.mark(), std::chrono::steady_clock::now(), true};
     };
@@ -159,6 +184,7 @@ class Pipeline {
       while (copied < pieces && copied < finished + kSlots && settled(copies[copied % kSlots].out, device)) {
         const std::size_t s = copied % kSlots;
         if (copied > 0) inSlot[s] = make(copied);
+        inSlot[s].atCopyOut = takeLocalCopies(inSlot[s].plan, run_.me);
         for (const BufferMap::Segment& segment : inSlot[s].input.segments) {
           device.copyAsync(slots.slot(s).input + segment.begin * size_, segment.data, segment.elements * size_);
         }
@@ -323,6 +349,44 @@ coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count) {
     algorithm = ring ? Algorithm::Ring : available.front();
   }
   return coll::buildPlan(call.collective, algorithm, nranks, count, call.root, false, 0, call.type);
+}
+
+std::vector<LocalCopy> takeLocalCopies(coll::Plan& plan, int rank) {
+  std::vector<LocalCopy> taken;
+  const auto isLocalCopy = [&](const coll::Transfer& t) {
+    return t.kind == coll::TransferKind::Copy && t.executor == rank && t.dst.rank == rank &&
+           t.dst.buffer == coll::BufferKind::Output && t.srcs.size() == 1 && t.srcs[0].rank == rank &&
+           t.srcs[0].buffer == coll::BufferKind::Input;
+  };
+  // Whether a transfer of step `from` on touches `ref`'s `count` elements of this rank: reads or writes them where
+  // `ref` is Output (the copy's destination), writes them where it is Input (its source).
+  const auto touchedLater = [&](std::size_t from, const coll::BufferRef& ref, std::size_t count) {
+    for (std::size_t s = from; s < plan.steps.size(); ++s) {
+      for (const coll::Transfer& t : plan.steps[s].transfers) {
+        const auto hits = [&](const coll::BufferRef& other) {
+          return other.rank == rank && other.buffer == ref.buffer && overlap(other.offset, t.count, ref.offset, count);
+        };
+        if (hits(t.dst)) return true;
+        if (ref.buffer == coll::BufferKind::Output && std::any_of(t.srcs.begin(), t.srcs.end(), hits)) return true;
+      }
+    }
+    return false;
+  };
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    std::vector<coll::Transfer>& transfers = plan.steps[s].transfers;
+    for (std::size_t t = 0; t < transfers.size();) {
+      const coll::Transfer& copy = transfers[t];
+      if (!isLocalCopy(copy) || touchedLater(s + 1, copy.dst, copy.count) ||
+          touchedLater(s, copy.srcs[0], copy.count)) {
+        ++t;
+        continue;
+      }
+      taken.push_back({copy.srcs[0].offset, copy.dst.offset, copy.count});
+      transfers.erase(transfers.begin() + static_cast<std::ptrdiff_t>(t));
+    }
+  }
+  std::sort(taken.begin(), taken.end(), [](const LocalCopy& a, const LocalCopy& b) { return a.output < b.output; });
+  return taken;
 }
 
 void runCall(const CallContext& context, const NetCall& call) {

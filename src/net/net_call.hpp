@@ -135,4 +135,17 @@ void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, Data
 /// per piece).
 coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count);
 
+/// A copy of `count` elements of rank's Input at `input` into its Output at `output`.
+struct LocalCopy {
+  std::size_t input = 0;
+  std::size_t output = 0;
+  std::size_t count = 0;
+};
+/// Pure. Takes out of `plan` the copies of rank `rank`'s own send data into its own recv buffer that no later step
+/// reads or overwrites (the all-gather's own block, the broadcast root's buffer, the all-to-all's block to itself),
+/// and returns them, in order of output. Nothing else moves, and no message, so the other ranks' plans stay as they
+/// are. On the staged path they go from the input slot to the caller's memory with the piece's copy out, instead of
+/// through the host.
+std::vector<LocalCopy> takeLocalCopies(coll::Plan& plan, int rank);
+
 }  // namespace peerlink::net

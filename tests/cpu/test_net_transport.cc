@@ -407,6 +407,53 @@ PeerIdentity peer(int rank, std::uint64_t host, const std::string& name) {
   return PeerIdentity{rank, host, name, 100 + rank, 0};
 }
 
+// The staged path's copy out makes a rank's copies of its own send data into its own recv buffer, where no later
+// step reads or overwrites them; the plan keeps everything else.
+TEST(NetDecisions, LocalCopiesLeaveThePlanForTheCopyOut) {
+  const std::size_t count = 100;
+  const auto transfers = [](const coll::Plan& plan) {
+    std::size_t n = 0;
+    for (const coll::Step& step : plan.steps) n += step.transfers.size();
+    return n;
+  };
+  for (int r = 0; r < 3; ++r) {
+    coll::Plan gather = callPlan({Collective::AllGather, count, DataType::F32}, 3, count);
+    const std::size_t before = transfers(gather);
+    const std::vector<LocalCopy> own = takeLocalCopies(gather, r);
+    ASSERT_EQ(own.size(), 1u) << r;
+    EXPECT_EQ(own[0].input, 0u);
+    EXPECT_EQ(own[0].output, static_cast<std::size_t>(r) * count);
+    EXPECT_EQ(own[0].count, count);
+    EXPECT_EQ(transfers(gather), before - 1);
+
+    coll::Plan toAll = callPlan({Collective::AllToAll, count, DataType::F32}, 3, count);
+    const std::vector<LocalCopy> self = takeLocalCopies(toAll, r);
+    ASSERT_EQ(self.size(), 1u) << r;
+    EXPECT_EQ(self[0].input, static_cast<std::size_t>(r) * count);
+    EXPECT_EQ(self[0].output, static_cast<std::size_t>(r) * count);
+
+    coll::Plan reduce = callPlan({Collective::AllReduce, count, DataType::F32}, 3, count);
+    EXPECT_TRUE(takeLocalCopies(reduce, r).empty());
+
+    NetCall broadcast{Collective::Broadcast, count, DataType::F32};
+    broadcast.root = 1;
+    coll::Plan fromRoot = callPlan(broadcast, 3, count);
+    EXPECT_EQ(takeLocalCopies(fromRoot, r).size(), r == 1 ? 1u : 0u) << r;
+  }
+  // A copy whose destination a later step reads (rank 1 takes rank 0's output) stays in the plan.
+  coll::Plan plan;
+  plan.nranks = 2;
+  plan.type = DataType::F32;
+  plan.ranks.resize(2);
+  plan.steps.resize(2);
+  plan.steps[0].transfers.push_back(
+      {0, coll::TransferKind::Copy, {0, coll::BufferKind::Output, 0}, {{0, coll::BufferKind::Input, 0}}, 8, false});
+  plan.steps[1].transfers.push_back(
+      {1, coll::TransferKind::Copy, {1, coll::BufferKind::Output, 0}, {{0, coll::BufferKind::Output, 4}}, 2, false});
+  EXPECT_TRUE(takeLocalCopies(plan, 0).empty());
+  EXPECT_EQ(plan.steps[0].transfers.size(), 1u);
+}
+
 TEST(NetDecisions, NodesFromHostIds) {
   const coll::NodeGrid grid = nodeGridOf({peer(0, 1, "a"), peer(1, 1, "a"), peer(2, 2, "b"), peer(3, 2, "b")});
   EXPECT_EQ(grid.nodes, 2);
