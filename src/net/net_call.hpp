@@ -59,8 +59,8 @@ enum class NetPath {
 const char* netPathName(NetPath path) noexcept;
 
 /// The pinned host memory of the staged path: a slot per piece in flight, one being copied in and one being copied
-/// out, grown as calls need, kept between calls. After a
-/// failure the transport may still write into them, so a broken world never frees them.
+/// out, grown as calls need, kept between calls. After a failure the transport may still write into them, so a
+/// broken world never frees them.
 class StagingSlots {
  public:
   explicit StagingSlots(DeviceAccess& device) : device_(device) {}
