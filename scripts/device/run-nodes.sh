@@ -15,10 +15,18 @@
 #          machine into nodes). Needs only dist/peerlink and dist/mpi/libpeerlink_mpi.so. Each run's text and JSON go
 #          to ${OUT:-/tmp}/nodes-coll.tar.gz; the summary at the end is each run's exit status, its checks and its
 #          section across nodes. COLL_TIMEOUT: each run's limit in seconds (240).
-# usage: scripts/device/run-nodes.sh net|comm|kill
+#   bench  the transport alone on the machine's host memory, no GPU (dist/mpi/mpi_net_bench, from
+#          build/tests/mpi/mpi_net_bench like the others): 2 ranks as 2 nodes, all-reduce, all-gather and reduce-scatter
+#          1-64 MiB, direct and staged (pinned-memory pieces, their copies on a thread standing in for the copy
+#          engine), each beside MPI's own exchange of the same bytes; then the staged run again with Open MPI's single
+#          copy (CMA) off. Says how far the host side of the transport is from MPI on this machine, and whether its
+#          shared memory moves large messages by CMA or in fragments (MPI's own GB/s differ between the two runs when
+#          CMA works). To re-measure the transport between nodes on a GPU machine after a change to src/net/: this,
+#          then `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
+# usage: scripts/device/run-nodes.sh net|comm|kill|bench
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
-mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|coll [COLLECTIVE ...]}
+mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|bench|coll [COLLECTIVE ...]}
 shift
 out=$(mktemp -d)
 for packed in dist/mpi/*.xz; do
@@ -47,6 +55,18 @@ case $mode in
   kill)
     export PEERLINK_NET_TIMEOUT_MS=20000 PEERLINK_TIMEOUT_MS=20000
     exec tests/mpi/comm_nodes_kill.sh "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" "${flags[@]}"
+    ;;
+  bench)
+    export PEERLINK_NET_CHUNK_BYTES=4194304
+    status=0
+    for run in "direct" "staged" "staged --mca btl_vader_single_copy_mechanism none"; do
+      read -r path mca <<<"$run"
+      echo "== bench --path $path ${mca:-}"
+      # shellcheck disable=SC2086 # mca: extra mpirun arguments, split on purpose
+      timeout -k 10 300 mpirun "${flags[@]}" ${mca:-} -np 2 sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' \
+        sh "$PWD/dist/mpi/mpi_net_bench" --path "$path" -b 1M -e 64M -f 4 || status=1
+    done
+    exit $status
     ;;
   coll)
     export PEERLINK_NET_CHUNK_BYTES=4194304
@@ -100,7 +120,7 @@ case $mode in
     exit $failed
     ;;
   *)
-    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, coll)" >&2
+    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, bench, coll)" >&2
     exit 2
     ;;
 esac

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <utility>
+#include <vector>
 
 #include "core/cuda_check.hpp"
 #include "peerlink/cuda.hpp"
@@ -22,9 +23,17 @@ class CudaDevice final : public DeviceAccess {
     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()));
   }
 
+  // Events are reused once reached: a call marks every piece's copies, and creating an event each time costs more
+  // than recording one.
   std::uint64_t mark() override {
     DeviceGuard guard(device_);
-    Event event(device_, cudaEventDisableTiming);
+    Event event;
+    if (spare_.empty()) {
+      event = Event(device_, cudaEventDisableTiming);
+    } else {
+      event = std::move(spare_.back());
+      spare_.pop_back();
+    }
     PEERLINK_CUDA_CHECK(cudaEventRecord(event.get(), stream_.get()));
     pending_.emplace_back(++marks_, std::move(event));
     return marks_;
@@ -39,6 +48,7 @@ class CudaDevice final : public DeviceAccess {
         return false;
       }
       PEERLINK_CUDA_CHECK(status);
+      spare_.push_back(std::move(pending_.front().second));
       pending_.pop_front();
     }
     return true;
@@ -57,6 +67,7 @@ class CudaDevice final : public DeviceAccess {
   Stream stream_;
   std::uint64_t marks_ = 0;
   std::deque<std::pair<std::uint64_t, Event>> pending_;
+  std::vector<Event> spare_;
 };
 
 }  // namespace

@@ -2,10 +2,11 @@
 #include "net/net_call.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
-#include <thread>
 
 #include "coll/choice_rules.hpp"
+#include "net/idle_wait.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::net {
@@ -31,7 +32,12 @@ struct Piece {
   std::size_t inputElements = 0;
   std::size_t outputElements = 0;
   std::size_t scratchElements = 0;
+  std::vector<LocalCopy> atCopyOut;  ///< staged: taken out of the plan (takeLocalCopies), made by the copy out
 };
+
+bool overlap(std::size_t a, std::size_t aCount, std::size_t b, std::size_t bCount) {
+  return a < b + bCount && b < a + aCount;
+}
 
 std::size_t pieceElements(const CallContext& context, DataType type) {
   const std::size_t align = coll::alignElementsOf(type);
@@ -53,6 +59,10 @@ std::string callName(const CallContext& context, const char* what) {
   return context.run.name.empty() ? std::string(what) : context.run.name;
 }
 
+// A call's pieces, up to kPiecesInFlight at a time, each a MemberPlan of its own (lane p % kPiecesInFlight: its
+// tag and temporaries), advanced in turn by this thread: piece k+1's messages move while piece k computes. Piece
+// p + kPiecesInFlight starts once piece p is done here, so messages of one tag are posted in the same order on every
+// rank.
 class Pipeline {
  public:
   Pipeline(const CallContext& context, DataType type, ReduceOp op, int divisor, std::string name)
@@ -67,28 +77,51 @@ class Pipeline {
   void run(std::size_t pieces, Make make) {
     if (pieces == 0) return;
     if (context_.path == NetPath::Direct) {
-      for (std::size_t p = 0; p < pieces; ++p) direct(make(p));
+      direct(pieces, make);
       return;
     }
     staged(pieces, make);
   }
 
  private:
+  using Plans = std::array<std::unique_ptr<MemberPlan>, kPiecesInFlight>;
+
   // The caller's memory goes to MPI as it is. In place (send and recv overlap), each piece's send data is first
-  // copied aside, so that every rank runs the same out-of-place plan whatever its buffers.
-  void direct(Piece piece) {
+  // copied aside, so that every rank runs the same out-of-place plan whatever its buffers. Each lane has its own
+  // scratch and room aside, the first piece's (the largest).
+  template <typename Make>
+  void direct(std::size_t pieces, Make make) {
     LocalMemory& memory = *context_.caller;
-    const std::size_t scratchBytes = piece.scratchElements * size_;
-    const std::size_t inputBytes = piece.inputElements * size_;
-    auto* aside = static_cast<std::byte*>(memory.persistent(scratchBytes + inputBytes));
-    if (overlaps(piece.input, piece.output)) {
-      for (const BufferMap::Segment& segment : piece.input.segments) {
-        memory.copy(aside + scratchBytes + segment.begin * size_, segment.data, segment.elements * size_);
+    std::array<Piece, kPiecesInFlight> lanes;
+    lanes[0] = make(0);
+    const std::size_t scratchBytes = lanes[0].scratchElements * size_;
+    const std::size_t laneBytes = scratchBytes + lanes[0].inputElements * size_;
+    auto* room = static_cast<std::byte*>(memory.persistent(laneBytes * kPiecesInFlight));
+    Plans plans;
+    IdleWait idle;
+    std::size_t started = 0;
+    std::size_t finished = 0;
+    while (finished < pieces) {
+      bool progressed = false;
+      while (started < pieces && started < finished + kPiecesInFlight && !plans[started % kPiecesInFlight]) {
+        const std::size_t lane = started % kPiecesInFlight;
+        Piece& piece = lanes[lane];
+        if (started > 0) piece = make(started);
+        std::byte* aside = room + lane * laneBytes;
+        if (overlaps(piece.input, piece.output)) {
+          for (const BufferMap::Segment& segment : piece.input.segments) {
+            memory.copy(aside + scratchBytes + segment.begin * size_, segment.data, segment.elements * size_);
+          }
+          piece.input = BufferMap::contiguous(aside + scratchBytes, piece.inputElements);
+        }
+        plans[lane] = std::make_unique<MemberPlan>(piece.plan, run_, tagOf(lane), piece.input, piece.output,
+                                                   BufferMap::contiguous(aside, piece.scratchElements), memory, lane);
+        ++started;
+        progressed = true;
       }
-      piece.input = BufferMap::contiguous(aside + scratchBytes, piece.inputElements);
+      finished += advance(plans, finished, started, progressed, [](std::size_t) {});
+      wait(idle, progressed, [] {});
     }
-    runMemberPlan(piece.plan, run_, piece.input, piece.output, BufferMap::contiguous(aside, piece.scratchElements),
-                  memory);
   }
 
   bool overlaps(const BufferMap& a, const BufferMap& b) const {
@@ -102,60 +135,149 @@ class Pipeline {
     return false;
   }
 
-  // Piece k+1 is copied in while piece k's messages move and piece k-1 is copied out: slot k % 3 each.
+  // Piece p lives in slot p % kSlots: copied in as soon as the slot is free (its last piece copied out), run once
+  // copied in and a lane is free, copied out once run. The copies queue behind each other on the device's one
+  // queue, beside the messages of the pieces in flight.
   template <typename Make>
   void staged(std::size_t pieces, Make make) {
+    constexpr std::size_t kSlots = StagingSlots::kSlots;
     StagingSlots& slots = *context_.slots;
     DeviceAccess& device = *context_.device;
-    const Piece first = make(0);  // the largest
-    slots.reserve(first.inputElements * size_, first.outputElements * size_, first.scratchElements * size_);
-    std::vector<Piece> inFlight(StagingSlots::kSlots);
-    std::uint64_t copiedIn[StagingSlots::kSlots] = {};
-    std::uint64_t copiedOut[StagingSlots::kSlots] = {};
-    bool outPending[StagingSlots::kSlots] = {};
-    const auto copyIn = [&](std::size_t p) {
-      const std::size_t s = p % StagingSlots::kSlots;
-      if (outPending[s]) await(copiedOut[s], "copying a result out");
-      outPending[s] = false;
-      inFlight[s] = p == 0 ? first : make(p);
-      for (const BufferMap::Segment& segment : inFlight[s].input.segments) {
-        device.copyAsync(slots.slot(s).input + segment.begin * size_, segment.data, segment.elements * size_);
-      }
-      copiedIn[s] = device.mark();
-    };
-    copyIn(0);
-    for (std::size_t p = 0; p < pieces; ++p) {
-      const std::size_t s = p % StagingSlots::kSlots;
-      await(copiedIn[s], "copying the send data in");
-      if (p + 1 < pieces) copyIn(p + 1);
-      const Piece& piece = inFlight[s];
+    std::array<Piece, kSlots> inSlot;
+    inSlot[0] = make(0);  // the largest
+    slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_);
+    std::array<Copies, kSlots> copies{};
+    Plans plans;
+    IdleWait idle;
+    std::size_t copied = 0;  // pieces copied in (queued)
+    std::size_t started = 0;
+    std::size_t finished = 0;
+    // Each output segment from the output slot, but for the local copies taken out of the plan, which come from
+    // the input slot (each lies in one segment).
+    const auto copyOut = [&](std::size_t p) {
+      const std::size_t s = p % kSlots;
       const StagingSlots::Slot slot = slots.slot(s);
-      runMemberPlan(piece.plan, run_, BufferMap::contiguous(slot.input, piece.inputElements),
-                    BufferMap::contiguous(slot.output, piece.outputElements),
-                    BufferMap::contiguous(slot.scratch, piece.scratchElements), *context_.host);
-      for (const BufferMap::Segment& segment : piece.output.segments) {
-        device.copyAsync(segment.data, slot.output + segment.begin * size_, segment.elements * size_);
+      const std::vector<LocalCopy>& local = inSlot[s].atCopyOut;
+      auto next = local.begin();
+      for (const BufferMap::Segment& segment : inSlot[s].output.segments) {
+        auto* caller = static_cast<std::byte*>(segment.data);
+        std::size_t at = segment.begin;
+        const std::size_t end = segment.begin + segment.elements;
+        for (; next != local.end() && next->output < end; ++next) {
+          if (next->output < at || next->output + next->count > end) {
+            throw Error(ErrorCode::Internal,
+                        "net " + name_ + ": a local copy to output elements [" + std::to_string(next->output) + ", " +
+                            std::to_string(next->output + next->count) + ") lies in no one segment of the piece");
+          }
+          device.copyAsync(caller + (at - segment.begin) * size_, slot.output + at * size_,
+                           (next->output - at) * size_);
+          device.copyAsync(caller + (next->output - segment.begin) * size_, slot.input + next->input * size_,
+                           next->count * size_);
+          at = next->output + next->count;
+        }
+        device.copyAsync(caller + (at - segment.begin) * size_, slot.output + at * size_, (end - at) * size_);
       }
-      copiedOut[s] = device.mark();
-      outPending[s] = true;
+      copies[s].out = {device.mark(), std::chrono::steady_clock::now(), true};
+    };
+    while (finished < pieces) {
+      bool progressed = false;
+      while (copied < pieces && copied < finished + kSlots && settled(copies[copied % kSlots].out, device)) {
+        const std::size_t s = copied % kSlots;
+        if (copied > 0) inSlot[s] = make(copied);
+        inSlot[s].atCopyOut = takeLocalCopies(inSlot[s].plan, run_.me);
+        for (const BufferMap::Segment& segment : inSlot[s].input.segments) {
+          device.copyAsync(slots.slot(s).input + segment.begin * size_, segment.data, segment.elements * size_);
+        }
+        copies[s].in = {device.mark(), std::chrono::steady_clock::now(), true};
+        ++copied;
+        progressed = true;
+      }
+      while (started < copied && started < finished + kPiecesInFlight && !plans[started % kPiecesInFlight] &&
+             settled(copies[started % kSlots].in, device)) {
+        const std::size_t s = started % kSlots;
+        const std::size_t lane = started % kPiecesInFlight;
+        const Piece& piece = inSlot[s];
+        const StagingSlots::Slot slot = slots.slot(s);
+        plans[lane] = std::make_unique<MemberPlan>(
+            piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
+            BufferMap::contiguous(slot.output, piece.outputElements),
+            BufferMap::contiguous(slot.scratch, piece.scratchElements), *context_.host, lane);
+        ++started;
+        progressed = true;
+      }
+      finished += advance(plans, finished, started, progressed, copyOut);
+      wait(idle, progressed, [&] {
+        for (const Copies& slot : copies) {
+          overdue(slot.in, device, "copying the send data in");
+          overdue(slot.out, device, "copying a result out");
+        }
+      });
     }
-    for (std::size_t s = 0; s < StagingSlots::kSlots; ++s) {
-      if (outPending[s]) await(copiedOut[s], "copying a result out");
+    for (;;) {
+      bool waiting = false;
+      for (Copies& slot : copies) {
+        waiting = !settled(slot.out, device) || waiting;
+        overdue(slot.out, device, "copying a result out");
+      }
+      if (!waiting) return;
+      idle.idle();
     }
   }
 
-  void await(std::uint64_t marker, const char* what) {
-    const auto end = std::chrono::steady_clock::now() + context_.run.timeout;
-    for (unsigned polls = 0; !context_.device->reached(marker); ++polls) {
-      if (std::chrono::steady_clock::now() >= end) {
-        throw Error(ErrorCode::Timeout, "net " + name_ + ": " + what +
-                                            " between the caller's memory and pinned host "
-                                            "memory did not finish within " +
-                                            std::to_string(context_.run.timeout.count()) + " ms");
-      }
-      if (polls > 256) std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+  // A copy queued on the device, and when.
+  struct Queued {
+    std::uint64_t marker = 0;
+    std::chrono::steady_clock::time_point at;
+    bool pending = false;
+  };
+  struct Copies {
+    Queued in;
+    Queued out;
+  };
+
+  // Whether a copy is done (or none is queued); a done copy is forgotten.
+  static bool settled(Queued& copy, DeviceAccess& device) {
+    if (copy.pending && device.reached(copy.marker)) copy.pending = false;
+    return !copy.pending;
   }
+
+  void overdue(const Queued& copy, DeviceAccess& device, const char* what) const {
+    if (!copy.pending || std::chrono::steady_clock::now() - copy.at < context_.run.timeout ||
+        device.reached(copy.marker)) {
+      return;
+    }
+    throw Error(ErrorCode::Timeout, "net " + name_ + ": " + what +
+                                        " between the caller's memory and pinned host memory did not finish within " +
+                                        std::to_string(context_.run.timeout.count()) + " ms");
+  }
+
+  // Advances the pieces in flight, oldest first; each piece done here leaves its lane, in order, `done(p)` told.
+  // Returns how many finished.
+  template <typename Done>
+  std::size_t advance(Plans& plans, std::size_t finished, std::size_t started, bool& progressed, Done done) {
+    for (std::size_t p = finished; p < started; ++p) {
+      progressed = plans[p % kPiecesInFlight]->advance() || progressed;
+    }
+    std::size_t count = 0;
+    for (std::size_t p = finished; p < started && plans[p % kPiecesInFlight]->done(); ++p) {
+      plans[p % kPiecesInFlight].reset();
+      done(p);
+      ++count;
+    }
+    return count;
+  }
+
+  template <typename Check>
+  static void wait(IdleWait& idle, bool progressed, Check check) {
+    if (progressed) {
+      idle.progressed();
+      return;
+    }
+    check();
+    idle.idle();
+  }
+
+  int tagOf(std::size_t lane) const { return run_.tag + static_cast<int>(lane); }
 
   const CallContext& context_;
   std::size_t size_;
@@ -227,6 +349,44 @@ coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count) {
     algorithm = ring ? Algorithm::Ring : available.front();
   }
   return coll::buildPlan(call.collective, algorithm, nranks, count, call.root, false, 0, call.type);
+}
+
+std::vector<LocalCopy> takeLocalCopies(coll::Plan& plan, int rank) {
+  std::vector<LocalCopy> taken;
+  const auto isLocalCopy = [&](const coll::Transfer& t) {
+    return t.kind == coll::TransferKind::Copy && t.executor == rank && t.dst.rank == rank &&
+           t.dst.buffer == coll::BufferKind::Output && t.srcs.size() == 1 && t.srcs[0].rank == rank &&
+           t.srcs[0].buffer == coll::BufferKind::Input;
+  };
+  // Whether a transfer of step `from` on touches `ref`'s `count` elements of this rank: reads or writes them where
+  // `ref` is Output (the copy's destination), writes them where it is Input (its source).
+  const auto touchedLater = [&](std::size_t from, const coll::BufferRef& ref, std::size_t count) {
+    for (std::size_t s = from; s < plan.steps.size(); ++s) {
+      for (const coll::Transfer& t : plan.steps[s].transfers) {
+        const auto hits = [&](const coll::BufferRef& other) {
+          return other.rank == rank && other.buffer == ref.buffer && overlap(other.offset, t.count, ref.offset, count);
+        };
+        if (hits(t.dst)) return true;
+        if (ref.buffer == coll::BufferKind::Output && std::any_of(t.srcs.begin(), t.srcs.end(), hits)) return true;
+      }
+    }
+    return false;
+  };
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    std::vector<coll::Transfer>& transfers = plan.steps[s].transfers;
+    for (std::size_t t = 0; t < transfers.size();) {
+      const coll::Transfer& copy = transfers[t];
+      if (!isLocalCopy(copy) || touchedLater(s + 1, copy.dst, copy.count) ||
+          touchedLater(s, copy.srcs[0], copy.count)) {
+        ++t;
+        continue;
+      }
+      taken.push_back({copy.srcs[0].offset, copy.dst.offset, copy.count});
+      transfers.erase(transfers.begin() + static_cast<std::ptrdiff_t>(t));
+    }
+  }
+  std::sort(taken.begin(), taken.end(), [](const LocalCopy& a, const LocalCopy& b) { return a.output < b.output; });
+  return taken;
 }
 
 void runCall(const CallContext& context, const NetCall& call) {

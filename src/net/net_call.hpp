@@ -1,15 +1,16 @@
 // One collective call of a group of processes over point-to-point messages, cut into pieces of at most
 // PEERLINK_NET_CHUNK_BYTES of every block and pipelined:
 //
-//   staged  (MPI cannot read device memory): piece k+1 is copied from the caller's memory into pinned host
-//           memory while the messages of piece k move, and piece k-1 copied back; three slots of pinned memory.
-//           The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests); reductions run on the
-//           host (coll/host_reduce.hpp's arithmetic, the kernels').
+// Each piece runs the flat plan of the call's algorithm (ring where the collective has one, direct otherwise) over
+// the group, as a MemberPlan of its own; kPiecesInFlight pieces run at once, so one piece's messages move while
+// another computes.
+//
+//   staged  (MPI cannot read device memory): pieces are copied from the caller's memory into pinned host memory
+//           ahead of their run, and back once run, while the pieces in flight move their messages; kSlots slots of
+//           pinned memory. The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests);
+//           reductions run on the host (coll/host_reduce.hpp's arithmetic, the kernels').
 //   direct  (a CUDA-aware MPI, or host memory): the messages read and write the caller's memory, and copies and
 //           reductions are the caller's LocalMemory's.
-//
-// Each piece runs the flat plan of the call's algorithm (ring where the collective has one, direct otherwise) over
-// the group, through runMemberPlan.
 #pragma once
 
 #include <chrono>
@@ -45,6 +46,10 @@ class DeviceAccess {
 /// Copies with memcpy, done when queued; host memory from the heap. For callers whose memory is the host's.
 std::unique_ptr<DeviceAccess> hostDeviceAccess();
 
+/// Pieces of one call whose messages are in flight at once, each with a tag of its own (a call takes this many
+/// tags: MemberRun::tag and those after it).
+constexpr std::size_t kPiecesInFlight = 2;
+
 /// How a call's messages reach the caller's memory (net_path.hpp decides).
 enum class NetPath {
   Staged,  ///< through pinned host memory, pipelined
@@ -53,8 +58,9 @@ enum class NetPath {
 /// "staged", "direct".
 const char* netPathName(NetPath path) noexcept;
 
-/// The pinned host memory of the staged path: three slots, grown as calls need, kept between calls. After a
-/// failure the transport may still write into them, so a broken world never frees them.
+/// The pinned host memory of the staged path: a slot per piece in flight, one being copied in and one being copied
+/// out, grown as calls need, kept between calls. After a failure the transport may still write into them, so a
+/// broken world never frees them.
 class StagingSlots {
  public:
   explicit StagingSlots(DeviceAccess& device) : device_(device) {}
@@ -62,7 +68,7 @@ class StagingSlots {
   StagingSlots(const StagingSlots&) = delete;
   StagingSlots& operator=(const StagingSlots&) = delete;
 
-  /// Slot `index` (0-2) with room for `bytes` bytes in each of its input, output and scratch.
+  /// Slot `index` (0 to kSlots - 1) with room for `bytes` bytes in each of its input, output and scratch.
   struct Slot {
     std::byte* input = nullptr;
     std::byte* output = nullptr;
@@ -74,7 +80,7 @@ class StagingSlots {
   /// Keeps the memory forever (a world whose messages may still land in it).
   void leak() noexcept { leaked_ = true; }
 
-  static constexpr std::size_t kSlots = 3;
+  static constexpr std::size_t kSlots = kPiecesInFlight + 2;
 
  private:
   void release() noexcept;
@@ -118,7 +124,7 @@ struct PeerOp {
   std::size_t count = 0;
 };
 
-/// Runs `call` (SendRecv: use runPeerOps) for this process. Errors are runMemberPlan's, and Error(Timeout) for a
+/// Runs `call` (SendRecv: use runPeerOps) for this process. Errors are MemberPlan's, and Error(Timeout) for a
 /// copy that did not finish within the timeout; Error(InvalidUsage) for a root out of the group or null buffers.
 void runCall(const CallContext& context, const NetCall& call);
 
@@ -128,5 +134,18 @@ void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, Data
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
 /// per piece).
 coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count);
+
+/// A copy of `count` elements of rank's Input at `input` into its Output at `output`.
+struct LocalCopy {
+  std::size_t input = 0;
+  std::size_t output = 0;
+  std::size_t count = 0;
+};
+/// Pure. Takes out of `plan` the copies of rank `rank`'s own send data into its own recv buffer that no later step
+/// reads or overwrites (the all-gather's own block, the broadcast root's buffer, the all-to-all's block to itself),
+/// and returns them, in order of output. Nothing else moves, and no message, so the other ranks' plans stay as they
+/// are. On the staged path they go from the input slot to the caller's memory with the piece's copy out, instead of
+/// through the host.
+std::vector<LocalCopy> takeLocalCopies(coll::Plan& plan, int rank);
 
 }  // namespace peerlink::net

@@ -2,6 +2,7 @@
 #include "net/net_world.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "net/net_path.hpp"
@@ -36,7 +37,7 @@ NetOptions NetOptions::fromParams(const Params& params) {
 
 struct NetWorld::Job {
   std::function<void()> work;
-  bool done = false;
+  std::atomic<bool> done{false};  ///< set under the mutex; read without it while the caller lingers
   std::exception_ptr error;
 };
 
@@ -65,8 +66,9 @@ CallContext NetGroup::context(const char* what) {
   run.me = me_;
   // Calls of one group are numbered alike on every member; the tag keeps a late message of one call from
   // matching the next.
-  run.tag = 1 + static_cast<int>((static_cast<std::uint64_t>(tagBase_) + calls_++) %
-                                 static_cast<std::uint64_t>(world_.p2p_->maxTag() - 1));
+  // kPiecesInFlight tags each: run.tag and those after it.
+  const auto tags = static_cast<std::uint64_t>(world_.p2p_->maxTag()) - kPiecesInFlight;
+  run.tag = 1 + static_cast<int>((static_cast<std::uint64_t>(tagBase_) + kPiecesInFlight * calls_++) % tags);
   run.timeout = world_.options_.timeout;
   run.name = std::string(what) + " of " + name_;
   run.describe = [this](int rank) { return world_.describe(rank); };
@@ -213,28 +215,54 @@ std::string NetWorld::brokenBy() const {
   return broken_;
 }
 
+// Handing a call to the progress thread and back costs two thread wake-ups (tens of microseconds each on a busy
+// machine: more than a small call's messages take), so each side lingers a while before it sleeps: the caller for
+// its job to finish, the progress thread for the next job, which a caller's next call usually brings at once.
+namespace {
+constexpr std::chrono::microseconds kLinger{200};
+
+template <typename Ready>
+bool lingerFor(Ready ready) {
+  const auto end = std::chrono::steady_clock::now() + kLinger;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+}  // namespace
+
 // The caller waits without a deadline of its own: every wait the job makes has one, so the job ends.
 void NetWorld::submitAndWait(const std::function<void()>& work) {
   auto job = std::make_shared<Job>();
   job->work = work;
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!broken_.empty()) {
-    throw Error(ErrorCode::RemoteError, "net: an earlier call failed (" + broken_ +
-                                            "); the transport between nodes cannot be used again: make a new one");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.empty()) {
+      throw Error(ErrorCode::RemoteError, "net: an earlier call failed (" + broken_ +
+                                              "); the transport between nodes cannot be used again: make a new one");
+    }
+    queue_.push_back(job);
+    queued_.store(queue_.size(), std::memory_order_release);
   }
-  queue_.push_back(job);
   changed_.notify_all();
-  changed_.wait(lock, [&] { return job->done; });
+  if (!lingerFor([&] { return job->done.load(std::memory_order_acquire); })) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return job->done.load(std::memory_order_relaxed); });
+  }
+  std::lock_guard<std::mutex> lock(mutex_);  // the job's error was written under it
   if (job->error) std::rethrow_exception(job->error);
 }
 
 void NetWorld::progress() {
-  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    lingerFor([&] { return queued_.load(std::memory_order_acquire) > 0 || stopping_.load(std::memory_order_acquire); });
+    std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;
     std::shared_ptr<Job> job = queue_.front();
     queue_.pop_front();
+    queued_.store(queue_.size(), std::memory_order_release);
     lock.unlock();
     std::exception_ptr error;
     std::string breaks;  // a failure between processes leaves messages in flight: the world is not usable again
@@ -253,7 +281,8 @@ void NetWorld::progress() {
     lock.lock();
     if (!breaks.empty() && broken_.empty()) broken_ = breaks;
     job->error = error;
-    job->done = true;
+    job->done.store(true, std::memory_order_release);
+    lock.unlock();
     changed_.notify_all();
   }
 }

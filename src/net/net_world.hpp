@@ -11,6 +11,7 @@
 // host, pid) it waited for. After an error the world is broken: later calls fail at once, naming the first error.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -133,9 +134,10 @@ class NetWorld {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Job>> queue_;
-  std::string lost_;  ///< the first rank lost, why
+  std::atomic<std::size_t> queued_{0};  ///< queue_.size(), for the progress thread's look without the mutex
+  std::string lost_;                    ///< the first rank lost, why
   std::string broken_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
 

@@ -4,10 +4,15 @@
 // nodes.
 //
 // A transfer is computed by its executor: sources on other processes are sent to it, it copies or reduces, and a
-// result whose destination is another process's is sent there. Per step, every process posts all its receives
-// and the sends of its own sources, waits for the sources it needs, computes, sends its results, and waits for
-// the rest. A step's messages are posted only after the step before completed here, and the plan is race-free
-// per step, so no process waits on one that waits on it, and data is never overwritten while a message reads it.
+// result whose destination is another process's is sent there. A copy moves no byte twice: a source this process
+// holds goes out from where it lies, and a copy from another process lands in its destination. Per step, every
+// process posts all its receives and the sends of its own sources, computes each transfer it executes (in the
+// plan's order) once its sources arrived, sends its results, and waits for the rest. A step's messages are posted
+// only after the step before completed here, and the plan is race-free per step, so no process waits on one that
+// waits on it, and data is never overwritten while a message reads it.
+//
+// MemberPlan never blocks: a call's pieces each run one (net_call.hpp), advanced in turn by one thread, so that
+// piece k+1's messages move while piece k reduces.
 #pragma once
 
 #include <chrono>
@@ -45,28 +50,31 @@ class LocalMemory {
   /// dst = op(srcs...) element by element (coll/host_reduce.hpp's rules); `finish` divides Avg by `divisor`.
   virtual void reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
                       int divisor, bool finish) = 0;
-  /// Memory for messages in flight, valid until release(); `bytes` may be 0.
-  virtual void* temporary(std::size_t bytes) = 0;
-  /// Every temporary may be reused.
-  virtual void release() = 0;
+  /// Memory for messages in flight in `lane` (one per piece in flight), valid until release(lane); `bytes` may be 0.
+  virtual void* temporary(std::size_t lane, std::size_t bytes) = 0;
+  /// Every temporary of `lane` may be reused.
+  virtual void release(std::size_t lane) = 0;
   /// A buffer of at least `bytes` kept across calls (a plan's scratch), the same one each time it is big enough.
   virtual void* persistent(std::size_t bytes) = 0;
 };
 
-/// Host memory: memmove, hostReduce, a growing pool of temporaries.
+/// Host memory: memmove, hostReduce, a growing pool of temporaries per lane, kept across calls.
 class HostMemory final : public LocalMemory {
  public:
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
               int divisor, bool finish) override;
-  void* temporary(std::size_t bytes) override;
-  void release() override { used_ = 0; }
+  void* temporary(std::size_t lane, std::size_t bytes) override;
+  void release(std::size_t lane) override;
   void* persistent(std::size_t bytes) override;
 
  private:
+  struct Lane {
+    std::vector<std::vector<std::byte>> pool;
+    std::size_t used = 0;
+  };
   std::vector<std::byte> persistent_;
-  std::vector<std::vector<std::byte>> pool_;
-  std::size_t used_ = 0;
+  std::vector<Lane> lanes_;
 };
 
 /// What a run needs beyond the plan.
@@ -76,7 +84,7 @@ struct MemberRun {
   int me = 0;                ///< this process's plan rank
   ReduceOp op = ReduceOp::Sum;
   int avgDivisor = 1;  ///< what a finishing Avg divides by
-  int tag = 0;
+  int tag = 0;         ///< the call's first tag: its pieces in flight carry tag, tag + 1, ... (net_call.hpp)
   std::chrono::milliseconds timeout{30000};
   std::string name;  ///< "all_reduce across nodes (rail 1)", for messages
   /// "rank 3 (host b, pid 42)" for a PointToPoint rank.
@@ -86,11 +94,69 @@ struct MemberRun {
   std::function<std::string()> lost;
 };
 
-/// Runs this process's part of every step of `plan`. `input`, `output` and `scratch` map the plan's buffers of
-/// rank `run.me`. Throws Error(Timeout) naming every peer whose message did not come within the timeout (which
-/// restarts at each step), Error(RemoteError) for a lost peer or a failed transfer, naming the step and the peer;
-/// after an error the requests in flight are abandoned (their memory may still be used by the transport).
-void runMemberPlan(const coll::Plan& plan, const MemberRun& run, const BufferMap& input, const BufferMap& output,
-                   const BufferMap& scratch, LocalMemory& memory);
+/// This process's part of every step of `plan`, advanced by advance() until done(). `input`, `output` and `scratch`
+/// map the plan's buffers of rank `run.me`; its messages carry `tag`, its temporaries are `memory`'s of `lane`.
+class MemberPlan {
+ public:
+  MemberPlan(const coll::Plan& plan, const MemberRun& run, int tag, BufferMap input, BufferMap output,
+             BufferMap scratch, LocalMemory& memory, std::size_t lane);
+  /// Abandons the messages still in flight (after an error; their memory may still be used by the transport).
+  ~MemberPlan();
+  MemberPlan(const MemberPlan&) = delete;
+  MemberPlan& operator=(const MemberPlan&) = delete;
+
+  /// Does what can be done now without waiting: begins a step (posts its messages), tests the messages in flight,
+  /// computes a slice of the next transfer whose sources are here. True when something happened. Where nothing
+  /// did, throws Error(RemoteError) for a lost peer (run.lost) and Error(Timeout) naming every peer whose message
+  /// did not come once the step has waited run.timeout (the deadline restarts at each step); a failed message is
+  /// Error(RemoteError) naming the step and the peer.
+  bool advance();
+  bool done() const { return step_ >= plan_.steps.size(); }
+
+ private:
+  // A message in flight and whom it concerns.
+  struct Pending {
+    PointToPoint::Request request;
+    int peer;  // PointToPoint rank
+    std::size_t bytes;
+    bool receive;
+    std::size_t executed;  // a source of executed_[executed]; kNone otherwise
+  };
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  void beginStep();
+  bool testMessages();
+  bool computeNext();
+  void checkHealth() const;
+  std::size_t bytesOf(const coll::Transfer& transfer) const;
+  void* address(const coll::BufferRef& ref, std::size_t count) const;
+  Pending receive(int planRank, void* data, std::size_t bytes, std::size_t executed);
+  Pending send(int planRank, const void* data, std::size_t bytes);
+  std::string timeoutText() const;
+  std::string prefix() const;
+
+  const coll::Plan& plan_;
+  const MemberRun& run_;
+  int tag_;
+  BufferMap maps_[3];
+  LocalMemory& memory_;
+  std::size_t lane_;
+  std::size_t size_;
+  std::size_t step_ = 0;
+  bool begun_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+  // The step in progress: its transfers this process executes, in the plan's order, each with its sources and
+  // destination here, the sources still on their way, and the next one to compute (elements done of it).
+  struct Executed {
+    std::size_t transfer;
+    std::vector<const void*> sources;
+    void* dst;
+    std::size_t waiting;  // sources not arrived yet
+    bool compute;         // false: the data is in place once it arrived, or goes out as it lies
+  };
+  std::vector<Executed> executed_;
+  std::size_t next_ = 0;
+  std::size_t computed_ = 0;
+  std::vector<Pending> pending_;
+};
 
 }  // namespace peerlink::net

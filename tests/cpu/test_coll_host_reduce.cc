@@ -188,6 +188,38 @@ TEST(HostReduce, InPlaceManyElementsAndErrors) {
   EXPECT_THROW(hostReduce(DataType::I32, ReduceOp::Sum, &x, {}, 1, 1, true), Error);
 }
 
+// Long reductions go a block at a time: every element must be what reducing it alone gives, for every type and op,
+// across block edges, from unaligned addresses, and in place (dst one of the sources).
+TEST(HostReduce, LongReductionsEqualElementByElement) {
+  const std::size_t count = 1301;
+  std::mt19937 random(7);
+  for (DataType type : kEveryDataType) {
+    for (ReduceOp op : kEveryReduceOp) {
+      if (!reduceOpSupported(type, op)) continue;
+      const std::size_t size = dataTypeSize(type);
+      std::vector<Bytes> sources(3, Bytes(count * size + 1));
+      for (Bytes& source : sources) {
+        for (std::size_t i = 0; i < count; ++i)
+          storeElement(type, source.data() + 1, i, static_cast<double>(random() % 17) - 7.75);
+      }
+      const std::vector<const void*> srcs = {sources[0].data() + 1, sources[1].data() + 1, sources[2].data() + 1};
+      Bytes want(count * size);
+      for (std::size_t i = 0; i < count; ++i) {
+        hostReduce(
+            type, op, want.data() + i * size,
+            {sources[0].data() + 1 + i * size, sources[1].data() + 1 + i * size, sources[2].data() + 1 + i * size}, 1,
+            3, true);
+      }
+      Bytes got(count * size + 1);
+      hostReduce(type, op, got.data() + 1, srcs, count, 3, true);
+      EXPECT_EQ(Bytes(got.begin() + 1, got.end()), want) << dataTypeName(type) << " " << reduceOpName(op);
+      hostReduce(type, op, sources[1].data() + 1, srcs, count, 3, true);
+      EXPECT_EQ(Bytes(sources[1].begin() + 1, sources[1].end()), want)
+          << dataTypeName(type) << " " << reduceOpName(op) << " in place";
+    }
+  }
+}
+
 Bytes int32s(const std::vector<std::int32_t>& values) {
   Bytes bytes(values.size() * 4);
   if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());  // an empty vector's data() may be null

@@ -3,10 +3,12 @@
 // groups; whole hierarchical plans run by runHierarchical on worlds of 2 x 2 and 3 x 2 "nodes" (PEERLINK_HOSTID
 // per thread); deadlines that name the silent rank, a lost peer, a broken world; the pure decisions (path, nodes,
 // the MPI library's places and requirements).
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -214,24 +216,39 @@ TEST(NetTransport, HierarchicalPlansEndToEnd) {
   }
 }
 
-// Records when copies are queued and messages posted: piece k+1's copy in is queued before piece k's first
-// message, so on a GPU it overlaps the transfer.
+// Records when copies are queued, "in" (into the pinned memory it allocated) or "out", and messages posted, with
+// their tags (each piece in flight has its own).
 class RecordingDevice final : public DeviceAccess {
  public:
   explicit RecordingDevice(std::vector<std::string>& log, std::mutex& mutex) : log_(log), mutex_(mutex) {}
   void copyAsync(void* dst, const void* src, std::size_t bytes) override {
     std::memmove(dst, src, bytes);
     std::lock_guard<std::mutex> lock(mutex_);
-    log_.push_back("copy");
+    log_.push_back(pinnedHolds(dst) ? "in" : "out");
   }
   std::uint64_t mark() override { return 0; }
   bool reached(std::uint64_t) override { return true; }
-  void* allocateHost(std::size_t bytes) override { return ::operator new(bytes); }
+  void* allocateHost(std::size_t bytes) override {
+    void* memory = ::operator new(bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    pinned_.push_back(memory);
+    sizes_.push_back(bytes);
+    return memory;
+  }
   void freeHost(void* memory) noexcept override { ::operator delete(memory); }
 
  private:
+  bool pinnedHolds(const void* address) const {
+    for (std::size_t i = 0; i < pinned_.size(); ++i) {
+      const auto* begin = static_cast<const std::byte*>(pinned_[i]);
+      if (address >= begin && address < begin + sizes_[i]) return true;
+    }
+    return false;
+  }
   std::vector<std::string>& log_;
   std::mutex& mutex_;
+  std::vector<void*> pinned_;
+  std::vector<std::size_t> sizes_;
 };
 
 class RecordingP2P final : public PointToPoint {
@@ -242,18 +259,18 @@ class RecordingP2P final : public PointToPoint {
   int size() const override { return inner_->size(); }
   int maxTag() const override { return inner_->maxTag(); }
   Request isend(int peer, int tag, const void* data, std::size_t bytes) override {
-    record("send");
+    record("send " + std::to_string(tag));
     return inner_->isend(peer, tag, data, bytes);
   }
   Request irecv(int peer, int tag, void* data, std::size_t bytes) override {
-    record("recv");
+    record("recv " + std::to_string(tag));
     return inner_->irecv(peer, tag, data, bytes);
   }
   bool test(Request request, std::size_t* received) override { return inner_->test(request, received); }
   void abandon(Request request) noexcept override { inner_->abandon(request); }
 
  private:
-  void record(const char* what) {
+  void record(const std::string& what) {
     std::lock_guard<std::mutex> lock(mutex_);
     log_.push_back(what);
   }
@@ -265,30 +282,38 @@ class RecordingP2P final : public PointToPoint {
 TEST(NetTransport, StagedPiecesOverlapCopiesWithMessages) {
   std::vector<std::vector<std::string>> logs(2);
   std::vector<std::mutex> mutexes(2);
+  const std::size_t pieces = 2 * StagingSlots::kSlots;
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     const auto i = static_cast<std::size_t>(r);
     auto recording = std::make_unique<RecordingP2P>(std::move(p2p), logs[i], mutexes[i]);
     NetWorld world(std::move(recording), optionsFor("one", NetPath::Staged, 64),
                    std::make_unique<RecordingDevice>(logs[i], mutexes[i]), std::make_unique<HostMemory>());
     auto group = world.group({0, 1}, "two");
-    std::vector<float> send(64, 1.0f), recv(64, 0.0f);  // 4 pieces of 16
+    std::vector<float> send(16 * pieces, 1.0f), recv(16 * pieces, 0.0f);  // pieces of 16
     {
       std::lock_guard<std::mutex> lock(mutexes[i]);
       logs[i].clear();  // what the identities' all-gather posted
     }
-    group->allReduce(send.data(), recv.data(), 64, DataType::F32, ReduceOp::Sum);
+    group->allReduce(send.data(), recv.data(), 16 * pieces, DataType::F32, ReduceOp::Sum);
     for (float value : recv) ASSERT_EQ(value, 2.0f);
   });
   for (const std::string& error : errors) ASSERT_EQ(error, "");
-  // copy in piece 0, copy in piece 1, then piece 0's messages; piece 1's copy out after piece 1's messages.
+  // Every slot's piece is copied in before the first message; kPiecesInFlight pieces (tags) post messages before
+  // the first result is copied out; a slot's next piece is copied in only after the piece before it copied out.
   const std::vector<std::string>& log = logs[0];
-  ASSERT_GE(log.size(), 4u);
-  EXPECT_EQ(log[0], "copy");
-  EXPECT_EQ(log[1], "copy");
-  EXPECT_NE(log[2], "copy");
-  std::size_t copies = 0;
-  for (const std::string& entry : log) copies += entry == "copy";
-  EXPECT_EQ(copies, 8u);  // 4 pieces in and out
+  ASSERT_GE(log.size(), StagingSlots::kSlots + 1);
+  for (std::size_t i = 0; i < StagingSlots::kSlots; ++i) EXPECT_EQ(log[i], "in") << i;
+  EXPECT_NE(log[StagingSlots::kSlots], "in");
+  const auto firstOut = std::find(log.begin(), log.end(), "out");
+  std::set<std::string> tags;
+  for (auto entry = log.begin(); entry != firstOut; ++entry) {
+    if (*entry != "in") tags.insert(entry->substr(entry->find(' ') + 1));
+  }
+  EXPECT_EQ(tags.size(), kPiecesInFlight);
+  const auto laterIn = std::find(log.begin() + StagingSlots::kSlots, log.end(), "in");
+  EXPECT_LT(firstOut, laterIn);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(log.begin(), log.end(), "in")), pieces);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(log.begin(), log.end(), "out")), pieces);
 }
 
 TEST(NetTransport, ASilentRankIsNamedWithinTheDeadline) {
@@ -380,6 +405,53 @@ TEST(NetTransport, WorldKnowsItsNodesRailsAndPeers) {
 
 PeerIdentity peer(int rank, std::uint64_t host, const std::string& name) {
   return PeerIdentity{rank, host, name, 100 + rank, 0};
+}
+
+// The staged path's copy out makes a rank's copies of its own send data into its own recv buffer, where no later
+// step reads or overwrites them; the plan keeps everything else.
+TEST(NetDecisions, LocalCopiesLeaveThePlanForTheCopyOut) {
+  const std::size_t count = 100;
+  const auto transfers = [](const coll::Plan& plan) {
+    std::size_t n = 0;
+    for (const coll::Step& step : plan.steps) n += step.transfers.size();
+    return n;
+  };
+  for (int r = 0; r < 3; ++r) {
+    coll::Plan gather = callPlan({Collective::AllGather, count, DataType::F32}, 3, count);
+    const std::size_t before = transfers(gather);
+    const std::vector<LocalCopy> own = takeLocalCopies(gather, r);
+    ASSERT_EQ(own.size(), 1u) << r;
+    EXPECT_EQ(own[0].input, 0u);
+    EXPECT_EQ(own[0].output, static_cast<std::size_t>(r) * count);
+    EXPECT_EQ(own[0].count, count);
+    EXPECT_EQ(transfers(gather), before - 1);
+
+    coll::Plan toAll = callPlan({Collective::AllToAll, count, DataType::F32}, 3, count);
+    const std::vector<LocalCopy> self = takeLocalCopies(toAll, r);
+    ASSERT_EQ(self.size(), 1u) << r;
+    EXPECT_EQ(self[0].input, static_cast<std::size_t>(r) * count);
+    EXPECT_EQ(self[0].output, static_cast<std::size_t>(r) * count);
+
+    coll::Plan reduce = callPlan({Collective::AllReduce, count, DataType::F32}, 3, count);
+    EXPECT_TRUE(takeLocalCopies(reduce, r).empty());
+
+    NetCall broadcast{Collective::Broadcast, count, DataType::F32};
+    broadcast.root = 1;
+    coll::Plan fromRoot = callPlan(broadcast, 3, count);
+    EXPECT_EQ(takeLocalCopies(fromRoot, r).size(), r == 1 ? 1u : 0u) << r;
+  }
+  // A copy whose destination a later step reads (rank 1 takes rank 0's output) stays in the plan.
+  coll::Plan plan;
+  plan.nranks = 2;
+  plan.type = DataType::F32;
+  plan.ranks.resize(2);
+  plan.steps.resize(2);
+  plan.steps[0].transfers.push_back(
+      {0, coll::TransferKind::Copy, {0, coll::BufferKind::Output, 0}, {{0, coll::BufferKind::Input, 0}}, 8, false});
+  plan.steps[1].transfers.push_back(
+      {1, coll::TransferKind::Copy, {1, coll::BufferKind::Output, 0}, {{0, coll::BufferKind::Output, 4}}, 2, false});
+  EXPECT_TRUE(takeLocalCopies(plan, 0).empty());
+  EXPECT_EQ(plan.steps[0].transfers.size(), 1u);
 }
 
 TEST(NetDecisions, NodesFromHostIds) {
