@@ -5,8 +5,8 @@
 # Run from the repository root with ./dist carried (scripts/device/pack-call.sh EXECUTABLE), usually as a call.sh
 # `run` step:
 #   scripts/device/call.sh NAME "run kernels 300 scripts/device/run-sanitizer.sh gpu_test_gpu_kernels '*OnOneGpu*'"
-# Collectives' ranks meet inside their kernels and instrumented kernels are many times slower: give such tests long
-# deadlines (PEERLINK_TIMEOUT_MS) and one process per GPU.
+# Collectives' ranks meet inside their kernels, which run slower instrumented: give such tests a long deadline
+# (PEERLINK_TIMEOUT_MS=60000 in the step).
 # usage: scripts/device/run-sanitizer.sh EXECUTABLE [GTEST_FILTER]
 set -uo pipefail
 executable=${1:?usage: scripts/device/run-sanitizer.sh EXECUTABLE [GTEST_FILTER]}
