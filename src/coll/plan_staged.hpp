@@ -9,8 +9,9 @@
 // - relayed through rank k: k reads `from`'s buffer and stores into `to`'s (phase 2h+1).
 // Plans are pipelined by chunk (chunk c's phase p runs at step c + p), so chunk c's host-to-device half runs in
 // the same step as chunk c+1's device-to-host half: the two halves of a staged hop overlap. Host stages and
-// scratch hold the whole data at its offsets here, as the ring plans' scratch does (plan_builders.cc); a GPU
-// executor cycles a few chunk slots per hop instead, flags keeping a slot from being refilled too early.
+// scratch hold the whole data at its offsets here, as the ring plans' scratch does (plan_builders.cc);
+// reuseStagingSlots (plan_slots.hpp) then folds them onto a few chunk slots that the step barriers keep from being
+// refilled too early.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 // Large calls on the staged plans (plan_staged.hpp) in segments: a plan's scratch and host stages hold its whole
-// data, so a call is cut into pieces whose plans fit the buffers the communicator keeps, each run over the part of
-// the user's buffers it covers. Pure: the host executor runs the same segments in CPU tests.
+// data until its slots are reused (plan_slots.hpp), so a call is cut into segments whose plans, slots reused, fit the
+// buffers the communicator keeps, each run over the part of the user's buffers it covers. Pure: the host executor
+// runs the same segments in CPU tests.
 #pragma once
 
 #include <cstddef>
