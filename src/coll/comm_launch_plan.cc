@@ -169,6 +169,35 @@ std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType 
   return collective != Collective::SendRecv && bytes > 0 && bytes <= kPlanLlMaxBytes ? bytes : 0;
 }
 
+StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
+                                std::size_t chunkBytes) {
+  StagedCallShape shape;
+  if (plannedLineBytes(collective, count, type) > 0) {
+    shape.lines = true;
+    return shape;
+  }
+  std::vector<Plan> plans;
+  if (collective == Collective::SendRecv) {
+    std::vector<PointToPoint> ring;
+    for (int r = 0; r < links.nranks; ++r) ring.push_back({(r + links.nranks - 1) % links.nranks, r, count});
+    for (StagedPiece& piece : stagedPieces(ring, links.nranks, type, links, chunkBytes, kPlanStageBytes)) {
+      plans.push_back(std::move(piece.plan));
+    }
+  } else {
+    for (StagedSegment& segment :
+         stagedSegments(collective, links.nranks, count, 0, type, links, chunkBytes, kPlanStageBytes)) {
+      plans.push_back(std::move(segment.plan));
+    }
+  }
+  shape.segments = plans.size();
+  for (const Plan& plan : plans) shape.steps += plan.steps.size();
+  if (!plans.empty()) {
+    shape.chunks = plans.front().chunks;
+    shape.chunkBytes = plans.front().chunkElements * dataTypeSize(type);
+  }
+  return shape;
+}
+
 // The staged plans are built out of place: a rank that calls in place has its Input and Output extents in the
 // one buffer, and the plans read every element of a rank's send data before any store into the same element of its
 // recv data (plan_staged.hpp's chains), so the aliasing is safe; the executor skips a copy onto itself.

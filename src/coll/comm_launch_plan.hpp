@@ -32,6 +32,23 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
 /// memory (kPlanLlMaxBytes; every collective but send/recv), in bytes; 0 where it goes as a staged plan.
 std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type);
 
+/// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
+/// (plannedLineBytes), or plans in `segments` segments of `steps` steps in all (the step barriers between them not
+/// counted), each block (all-reduce: each shard) cut into `chunks` chunks of `chunkBytes` in the first segment.
+struct StagedCallShape {
+  bool lines = false;
+  std::size_t segments = 0;
+  std::size_t steps = 0;
+  std::size_t chunks = 0;
+  std::size_t chunkBytes = 0;
+};
+
+/// The shape of a call of `count` elements of `type` of `collective` over ranks linked by `links`, with the plans'
+/// chunk `chunkBytes` (stagedChunkBytes) and kPlanStageBytes of stage: what launchPlannedSet (send/recv: the ring
+/// shift as launchPlannedPairs) runs. Pure.
+StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
+                                std::size_t chunkBytes);
+
 /// Runs a matched collective set (set[r] is rank r's call) through the staged plans, or a small one in LL lines
 /// through the ranks' LL areas in host memory (plannedLineBytes); `capturing` as launchCollectiveSet's.
 void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);

@@ -280,9 +280,11 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_TRUE(contains(text.out, "# Each pair's way (one process): no doctor verdicts: ")) << text.out;
   EXPECT_TRUE(contains(text.out,
-                       "# Some pair is not direct (the table below): a communicator of these GPUs runs "
-                       "every call as a staged plan\n"))
+                       "# Some pair is not direct (the table below): a communicator of these GPUs runs every call "
+                       "through host\n"))
       << text.out;
+  // What runs at the size instead of a kernel: the plan's steps (1 MiB is past the LL lines' 256 KiB).
+  EXPECT_TRUE(contains(text.out, "     1048576      1048576  plan: 5 steps, each block one chunk\n")) << text.out;
   EXPECT_TRUE(contains(text.out,
                        "  0 -> 1    0 -> 1    PHB   host-staged no usable P2P: no peer access reported by the "
                        "driver; no third GPU to relay through\n"))
@@ -293,7 +295,14 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
       cli::runCli({"coll", "--explain", "--topo-file", rtx, "-b", "1M", "-e", "1M", "--json", "-"});
   ASSERT_EQ(json.code, 0) << json.err;
   const nlohmann::json document = nlohmann::json::parse(json.out);
-  EXPECT_EQ(document.at("version"), 3);
+  EXPECT_EQ(document.at("version"), 4);
+  EXPECT_EQ(document.at("rows").at(0).at("staged").at("how"), "plan");
+  EXPECT_EQ(document.at("rows").at(0).at("staged").at("steps"), 5);
+  // Small calls go in LL lines through host memory.
+  const cli::CliResult small =
+      cli::runCli({"coll", "--explain", "--topo-file", rtx, "-b", "64K", "-e", "64K", "--json", "-"});
+  ASSERT_EQ(small.code, 0) << small.err;
+  EXPECT_EQ(nlohmann::json::parse(small.out).at("rows").at(0).at("staged").at("how"), "ll_lines");
   const nlohmann::json& pairs = document.at("pair_ways").at("pairs");
   ASSERT_EQ(pairs.size(), 2u);
   EXPECT_EQ(pairs[0].at("way"), "host-staged");
@@ -307,6 +316,7 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
       cli::runCli({"coll", "--explain", "--topo-file", h200, "-b", "1M", "-e", "1M", "--json", "-"});
   ASSERT_EQ(direct.code, 0) << direct.err;
   EXPECT_EQ(nlohmann::json::parse(direct.out).at("staged_plans"), false);
+  EXPECT_TRUE(nlohmann::json::parse(direct.out).at("rows").at(0).at("staged").is_null());
 }
 
 }  // namespace

@@ -58,6 +58,25 @@ coll::PeerVerdicts cachedVerdictsFor(const Topology& topology, const std::vector
   return coll::gatherPeerVerdicts(topology, devices, cacheOnly);
 }
 
+// "LL lines through host memory (one kernel a rank)" or "plan: 37 steps, 32 chunks of 4096 KiB per block".
+std::string describeStaged(const coll::StagedCallShape& shape) {
+  if (shape.lines) return "LL lines through host memory (one kernel a rank, no step)";
+  std::string text = fmt::format("plan: {} steps, ", shape.steps);
+  text += shape.chunks > 1 ? fmt::format("{} chunks of {} KiB per block", shape.chunks, shape.chunkBytes >> 10)
+                           : std::string("each block one chunk");
+  if (shape.segments > 1) text += fmt::format(", in {} segments", shape.segments);
+  return text;
+}
+
+nlohmann::json stagedToJson(const coll::StagedCallShape& shape) {
+  if (shape.lines) return {{"how", "ll_lines"}};
+  return {{"how", "plan"},
+          {"segments", shape.segments},
+          {"steps", shape.steps},
+          {"chunks", shape.chunks},
+          {"chunk_bytes", shape.chunks > 1 ? shape.chunkBytes : 0}};
+}
+
 }  // namespace
 
 std::string choiceSettingsLine(const ChoiceSettings& settings) {
@@ -95,7 +114,14 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
   const coll::PeerVerdicts verdicts = cachedVerdictsFor(topology, devices, params);
   const coll::PairTransport transport =
       coll::choosePairTransport(topology, devices, params, ProcessBoundary::SameProcess, &verdicts);
-  explain.stagedPlans = coll::needsStagedPlans(coll::chooseRankTransport(topology, devices, params, &verdicts).links);
+  const coll::RankLinks links = coll::chooseRankTransport(topology, devices, params, &verdicts).links;
+  explain.stagedPlans = coll::needsStagedPlans(links);
+  if (explain.stagedPlans) {
+    for (CollExplainRow& row : explain.rows) {
+      row.staged = coll::stagedCallShape(collective, row.callBytes / dataTypeSize(type), type, links,
+                                         coll::stagedChunkBytes(params));
+    }
+  }
   explain.pairTable = coll::formatPairTransport(transport);
   explain.pairsJson = pairTransportToJson(transport);
   return explain;
@@ -111,8 +137,14 @@ std::string formatCollExplain(const CollExplain& explain) {
       "# reduction step aside for direct kernels, and the COLL log says so.\n";
   if (explain.stagedPlans) {
     text +=
-        "# Some pair is not direct (the table below): a communicator of these GPUs runs every call as a staged plan\n"
-        "# along the ring below; the rows are what the kernels would run were every pair direct.\n";
+        "# Some pair is not direct (the table below): a communicator of these GPUs runs every call through host\n"
+        "# memory, in LL lines or as a staged plan along the ring below (--json keeps the kernels' choice for every\n"
+        "# pair direct).\n";
+    text += fmt::format("# {:>10} {:>12}  {}\n", "size", "call bytes", "what runs");
+    for (const CollExplainRow& row : explain.rows) {
+      text += fmt::format("  {:>10} {:>12}  {}\n", row.size, row.callBytes, describeStaged(row.staged));
+    }
+    return text + explain.pairTable;
   }
   text += fmt::format("# {:>10} {:>12}  {:<9} {:<19} {}\n", "size", "call bytes", "algorithm", "kernel", "why");
   for (const CollExplainRow& row : explain.rows) {
@@ -129,7 +161,7 @@ std::string formatCollExplain(const CollExplain& explain) {
 nlohmann::json collExplainToJson(const CollExplain& explain) {
   nlohmann::json document;
   document["schema"] = "peerlink.coll_explain";
-  document["version"] = 3;
+  document["version"] = 4;
   document["collective"] = collectiveName(explain.collective);
   document["datatype"] = dataTypeName(explain.type);
   document["devices"] = explain.devices;
@@ -137,10 +169,13 @@ nlohmann::json collExplainToJson(const CollExplain& explain) {
   document["settings"] = choiceSettingsJson(explain.settings);
   nlohmann::json rows = nlohmann::json::array();
   for (const CollExplainRow& row : explain.rows) {
-    rows.push_back({{"size", row.size},
-                    {"call_bytes", row.callBytes},
-                    {"out_of_place", choiceToJson(row.outOfPlace)},
-                    {"in_place", choiceToJson(row.inPlace)}});
+    nlohmann::json entry = {{"size", row.size},
+                            {"call_bytes", row.callBytes},
+                            {"out_of_place", choiceToJson(row.outOfPlace)},
+                            {"in_place", choiceToJson(row.inPlace)},
+                            {"staged", nullptr}};
+    if (explain.stagedPlans) entry["staged"] = stagedToJson(row.staged);
+    rows.push_back(std::move(entry));
   }
   document["rows"] = rows;
   document["pair_ways"] = explain.pairsJson;

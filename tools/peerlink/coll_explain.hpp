@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "coll/comm_launch_plan.hpp"
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/params.hpp"
@@ -20,6 +21,7 @@ struct CollExplainRow {
   std::size_t callBytes = 0;  ///< the count the call passes, in bytes (what the choice is made on)
   CollectiveChoice outOfPlace;
   CollectiveChoice inPlace;
+  coll::StagedCallShape staged;  ///< what runs instead where some pair is not direct (CollExplain::stagedPlans)
 };
 
 struct CollExplain {
