@@ -77,21 +77,10 @@ PeerVerdicts mergeVerdictReadings(const std::vector<std::uint8_t>& readings, int
 PeerVerdicts gatherWorldVerdicts(const World& world, const std::string& driverVersion, const Params& params,
                                  WorldExchange& exchange) {
   if (verifyPolicy(params) == VerifyPolicy::Off) return {{}, "", "PEERLINK_VERIFY=off"};
-  // The world's GPUs as this host's cache names them: bus id, UUID and the driver; every ordered pair present, as
-  // the cache's keys need one for each (a pair no process saw has no link, which the key does not use).
+  // The world's GPUs as this host's cache names them: bus id, UUID and the driver (the cards carry no driver).
   Topology lookup = world.topology;
   lookup.driverVersion = driverVersion;
   const auto gpus = static_cast<int>(lookup.gpus.size());
-  lookup.pairs.clear();
-  for (int src = 0; src < gpus; ++src) {
-    for (int dst = 0; dst < gpus; ++dst) {
-      if (src == dst) continue;
-      GpuPair pair;
-      pair.src = src;
-      pair.dst = dst;
-      lookup.pairs.push_back(pair);
-    }
-  }
   const CachedVerdicts cached = readCachedVerdicts(lookup, params);
   const std::vector<std::uint8_t> reading = encodeVerdictReading(peerVerdictsFrom(cached), gpus);
   const std::vector<std::vector<std::uint8_t>> mine(world.localRanks.size(), reading);

@@ -18,6 +18,7 @@
 #include "core/json_io.hpp"
 #include "core/log.hpp"
 #include "core/text.hpp"
+#include "peerlink/error.hpp"
 #include "peerlink/version.hpp"
 
 namespace peerlink {
@@ -125,9 +126,14 @@ bool VerdictCacheKey::usable() const {
 
 VerdictCacheKey makeVerdictCacheKey(const Topology& topology, int src, int dst, const std::string& bootId,
                                     const std::string& kernelCommandLine, const std::string& options) {
-  const GpuPair& pair = topology.pair(src, dst);
-  const Gpu& a = topology.gpus[static_cast<std::size_t>(pair.src)];
-  const Gpu& b = topology.gpus[static_cast<std::size_t>(pair.dst)];
+  // Only the GPUs name the pair: a topology of the ranks' cards may lack the link of a pair no process saw.
+  const auto gpus = static_cast<int>(topology.gpus.size());
+  if (src < 0 || dst < 0 || src >= gpus || dst >= gpus || src == dst) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("no GPU pair {} -> {} in the topology ({} GPUs)", src, dst, topology.gpus.size()));
+  }
+  const Gpu& a = topology.gpus[static_cast<std::size_t>(src)];
+  const Gpu& b = topology.gpus[static_cast<std::size_t>(dst)];
   return VerdictCacheKey{bootId,
                          topology.driverVersion,
                          kernelCommandLine,
