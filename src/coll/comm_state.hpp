@@ -129,9 +129,9 @@ struct PlannedWays {
 constexpr std::size_t kPlanStageBytes = std::size_t{32} << 20;
 
 // A hop's chunk unless PEERLINK_COLL_STAGED_CHUNK says otherwise. Every step pays a meeting of the ranks' streams
-// (about 20 us on an H200), which larger chunks spread over more bytes at the cost of a longer fill and drain: two
-// ranks on one H200 moved 0.61x, 0.76x, 0.86x and 0.91x of the copy engines' bytes in a 256 MiB all-reduce with
-// chunks of 512 KiB, 1, 2 and 4 MiB. Plans deeper than the stages halve it (stagedSegments).
+// (about 20 us on an H200), which larger chunks spread over more bytes at the cost of a longer fill and drain; 4 MiB
+// moved the most of the sizes compared (bench/results/2026-11-29-h200x1-staged-slots/, call t6). Plans deeper than
+// the stages halve it (stagedSegments).
 constexpr std::size_t kPlanChunkBytes = std::size_t{4} << 20;
 
 /// The staged plans' small calls -- messages of up to kPlanLlMaxBytes a rank -- go as one LL kernel a rank through
