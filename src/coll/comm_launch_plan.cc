@@ -4,18 +4,22 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "coll/comm_launch_support.hpp"
 #include "coll/kernel_args.hpp"
 #include "coll/plan_executor.hpp"
+#include "coll/plan_program.hpp"
 #include "coll/plan_staged.hpp"
 #include "coll/segment_plans.hpp"
 #include "coll/staged_p2p.hpp"
 #include "core/cuda_check.hpp"
 #include "kernels/plan_barrier.cuh"
 #include "kernels/plan_p2p.cuh"
+#include "kernels/plan_run.cuh"
 
 namespace peerlink::coll {
 namespace {
@@ -43,8 +47,9 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
 }
 
 // A rank's counters on its GPU: [0] its step barriers (plan_barrier.cuh), then staged send/recv's chunks sent to
-// and taken from each peer (plan_p2p.cuh).
-constexpr std::size_t kPlanCounters = 1 + 2 * kernels::kCollMaxRanks;
+// and taken from each peer (plan_p2p.cuh), then the plan-run kernel's two words (plan_run.cuh).
+constexpr std::size_t kPlanCounters = 1 + 2 * kernels::kCollMaxRanks + 2;
+constexpr std::size_t kPlanRunWords = 1 + 2 * kernels::kCollMaxRanks;
 
 unsigned long long* countersOf(const PlannedWays& ways, int rank) {
   return static_cast<unsigned long long*>(ways.counters[static_cast<std::size_t>(rank)].data());
@@ -85,6 +90,39 @@ StepBarrier stepBarrierOf(const CommState& state, Collective collective, unsigne
   };
 }
 
+// The plan as one plan-run kernel per rank of this process (plan_run.cuh) where every such rank's part fits one;
+// false, launching nothing, otherwise. Its meetings are the step barrier's, numbered alike, so its peers may run the
+// plan step by step.
+bool runPlanAsKernels(const CommState& state, const Plan& plan, ReduceOp op, Collective collective,
+                      const std::vector<PlanRank>& ranks, unsigned long long signature) {
+  const PlannedWays& ways = *state.planned;
+  if (!ways.oneKernel) return false;
+  std::vector<std::pair<std::size_t, kernels::PlanRunArgs>> programs;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r].runsHere()) continue;
+    std::optional<kernels::PlanRunArgs> program = planRunProgram(plan, static_cast<int>(r), ranks);
+    if (!program) return false;
+    kernels::PlanBarrierArgs& barrier = program->barrier;
+    for (int p = 0; p < state.nranks; ++p) barrier.flags[p] = ways.flags[static_cast<std::size_t>(p)];
+    barrier.signature = signature;
+    barrier.count = countersOf(ways, static_cast<int>(r));
+    barrier.failure = state.failure(static_cast<int>(r));
+    barrier.abort = state.abortWord;
+    barrier.timeoutNs = state.timeoutNs;
+    barrier.rank = static_cast<int>(r);
+    barrier.nranks = state.nranks;
+    barrier.collective = static_cast<int>(collective);
+    program->grid = countersOf(ways, static_cast<int>(r)) + kPlanRunWords;
+    programs.emplace_back(r, *program);
+  }
+  for (const auto& [r, program] : programs) {
+    DeviceGuard guard(ranks[r].device);
+    kernels::launchPlanRun(program, collType(plan.type), collOp(op), std::min(state.maxBlocks, kPlanRunBlocks),
+                           ranks[r].stream);
+  }
+  return true;
+}
+
 // A small call: every rank's message for every peer in LL lines into that peer's LL area in host memory, which the
 // peer polls (coll_ll.cu: no barrier, the lines carry the call's flag; the calls' sequence numbers count only these
 // kernels, alike on every rank, as no other collective kernel runs on such a communicator).
@@ -107,6 +145,7 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
   auto ways = std::make_unique<PlannedWays>();
   ways->links = std::move(links);
   ways->chunkBytes = stagedChunkBytes(state.params);
+  ways->oneKernel = state.params.getBool("PEERLINK_COLL_STAGED_KERNEL");
   const auto n = static_cast<std::size_t>(state.nranks);
   ways->scratch.resize(n);
   ways->counters.resize(n);
@@ -209,9 +248,13 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
     launchPlannedLines(state, set, bytes, capturing);
     return;
   }
+  PlannedWays& ways = *state.planned;
+  const auto segments = ways.recent.calls.get({shape.collective, shape.count, shape.root, shape.type}, [&] {
+    return stagedSegments(shape.collective, state.nranks, shape.count, shape.root, shape.type, ways.links,
+                          ways.chunkBytes, kPlanStageBytes);
+  });
   std::size_t index = 0;
-  for (const StagedSegment& staged : stagedSegments(shape.collective, state.nranks, shape.count, shape.root, shape.type,
-                                                    state.planned->links, state.planned->chunkBytes, kPlanStageBytes)) {
+  for (const StagedSegment& staged : *segments) {
     const PlanSegment& segment = staged.segment;
     std::vector<PlanRank> ranks;
     for (const CallArgs& call : set) {
@@ -224,7 +267,10 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
       }
       ranks.push_back(std::move(rank));
     }
-    runPlanOnGpus(staged.plan, shape.op, ranks, stepBarrierOf(state, shape.collective, callSignature(shape, index++)));
+    const unsigned long long signature = callSignature(shape, index++);
+    if (!runPlanAsKernels(state, staged.plan, shape.op, shape.collective, ranks, signature)) {
+      runPlanOnGpus(staged.plan, shape.op, ranks, stepBarrierOf(state, shape.collective, signature));
+    }
   }
 }
 
@@ -240,8 +286,11 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
     sends.push_back(pair.send.send);
     recvs.push_back(pair.recv.recv);
   }
-  for (const auto& [piece, plan] :
-       stagedPieces(group, state.nranks, type, state.planned->links, state.planned->chunkBytes, kPlanStageBytes)) {
+  PlannedWays& ways = *state.planned;
+  const auto pieces = ways.recent.groups.get({group, type}, [&] {
+    return stagedPieces(group, state.nranks, type, ways.links, ways.chunkBytes, kPlanStageBytes);
+  });
+  for (const auto& [piece, plan] : *pieces) {
     const std::vector<RankExtents> extents = pieceExtents(piece, state.nranks, sends, recvs, size);
     std::vector<PlanRank> ranks;
     for (int r = 0; r < state.nranks; ++r) {
@@ -251,7 +300,9 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
       extentsOf(rank, BufferKind::Output) = extents[i].output;
       ranks.push_back(std::move(rank));
     }
-    runPlanOnGpus(plan, pairs.front().send.op, ranks, stepBarrierOf(state, Collective::SendRecv, 0));
+    if (!runPlanAsKernels(state, plan, pairs.front().send.op, Collective::SendRecv, ranks, 0)) {
+      runPlanOnGpus(plan, pairs.front().send.op, ranks, stepBarrierOf(state, Collective::SendRecv, 0));
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include "coll/plan_executor.hpp"
 #include "coll/plan_stages.hpp"
 #include "coll/rank_links.hpp"
+#include "coll/recent_plans.hpp"
 #include "coll/symmetric_layout.hpp"
 #include "coll/user_windows.hpp"
 #include "coll/world.hpp"
@@ -112,6 +113,7 @@ struct ChoiceMemo {
 struct PlannedWays {
   RankLinks links;
   std::size_t chunkBytes = 0;         ///< the plans' chunk (stagedChunkBytes)
+  bool oneKernel = true;              ///< plans that fit run as one kernel a rank (PEERLINK_COLL_STAGED_KERNEL)
   std::vector<DeviceBuffer> scratch;  ///< by rank (local ranks): kPlanStageBytes on its GPU
   std::vector<void*> lines;  ///< by rank (every rank): its LL area in host memory (small calls), device-addressable
   std::vector<void*> stage;  ///< by rank (every rank): its host stage, as this process addresses it
@@ -122,6 +124,7 @@ struct PlannedWays {
   /// area, then the stage); across processes, shared host memory every process maps, laid out alike.
   std::vector<PinnedBuffer> pinned;
   std::unique_ptr<SharedPlanStages> shared;
+  RecentPlans recent;  ///< the plans of the latest call shapes (under the communicator's mutex, as every launch)
 };
 
 /// How much scratch and host stage each rank of a communicator with staged plans keeps: a call's plans reuse chunk
@@ -133,6 +136,10 @@ constexpr std::size_t kPlanStageBytes = std::size_t{32} << 20;
 // moved the most of the sizes compared (bench/results/2026-11-29-h200x1-staged-slots/, call t6). Plans deeper than
 // the stages halve it (stagedSegments).
 constexpr std::size_t kPlanChunkBytes = std::size_t{4} << 20;
+
+/// The grid of the plan-run kernel (plan_run.cuh), within the communicator's: enough threads to keep a GPU's link
+/// to host memory busy with their loads and stores, few enough to stay resident beside other kernels.
+constexpr int kPlanRunBlocks = 32;
 
 /// The staged plans' small calls -- messages of up to kPlanLlMaxBytes a rank -- go as one LL kernel a rank through
 /// the ranks' LL areas in host memory instead (comm_launch_plan.hpp): a plan's steps each cost a meeting of the

@@ -307,6 +307,17 @@ const std::vector<ParamSpec>& paramRegistry() {
        "where P2P does not work: 'all', or pairs such as '0-2,1-3' (both directions of each). The staged plans then "
        "run on machines where P2P works too; across processes every rank must give the same value.",
        ParamAudience::Testing},
+      {"PEERLINK_COLL_STAGED_KERNEL",
+       ParamType::Bool,
+       "1",
+       {},
+       0,
+       0,
+       "Whether the staged plans (GPUs without working P2P) run a call's part on each rank as one kernel, which "
+       "moves the data with its own threads and meets the peers between steps, where the plan is short enough (a "
+       "few dozen steps); 0 always runs them step by step: copies on the copy engines, a small barrier kernel "
+       "between steps (a step then costs 20-27 us more on an H200). For comparison; ranks may differ.",
+       ParamAudience::Tuning},
       {"PEERLINK_COLL_STAGED_CHUNK",
        ParamType::Int,
        "0",

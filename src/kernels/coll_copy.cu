@@ -14,6 +14,7 @@
 #include "kernels/plan_barrier.cuh"
 #include "kernels/plan_p2p.cuh"
 #include "kernels/plan_reduce.cuh"
+#include "kernels/plan_run.cuh"
 
 namespace peerlink::kernels {
 namespace {
@@ -128,6 +129,7 @@ void preloadCollKernels(bool push, bool ll128) {
   if (push) detail::preloadCollPushPhasedKernels();
   detail::preloadPlanReduceKernels();
   detail::preloadPlanBarrierKernels();
+  detail::preloadPlanRunKernels();
   detail::preloadPlanP2pKernels();
 }
 

@@ -13,6 +13,9 @@
 
 #include "kernels/coll_kernels.cuh"
 #include "kernels/device_status.cuh"
+#if defined(__CUDACC__)
+#include "kernels/coll_device.cuh"
+#endif
 
 namespace peerlink::kernels {
 
@@ -52,6 +55,37 @@ __device__ __forceinline__ void recordPlanStall(CollFailure* failure, unsigned l
   __threadfence_system();
   f->launch = static_cast<unsigned long long>(globalTimerNs());
   __threadfence_system();
+}
+
+/// Threads 0..nranks-1's part of step barrier `number` of this rank: thread p stores the number (and the signature,
+/// unless 0) into peer p's area, releasing at system scope what this rank stored before, and waits until peer p has
+/// stored at least the same number into this rank's (then acquires). A thread that gives up records the stall, the
+/// first of its block only (`failed`, shared, zeroed), and returns false.
+__device__ __forceinline__ bool meetPlanPeers(const PlanBarrierArgs& args, unsigned long long number, int* failed) {
+  const int peer = static_cast<int>(threadIdx.x);
+  if (peer >= args.nranks || peer == args.rank) return true;
+  if (args.signature != 0) {
+    *reinterpret_cast<volatile unsigned long long*>(args.flags[peer] + kCollMaxRanks + args.rank) = args.signature;
+  }
+  storeReleaseSys(reinterpret_cast<uint64_t*>(args.flags[peer] + args.rank), number);
+  unsigned long long observed = 0;
+  unsigned long long expected = number;
+  int step = kStepPlanBarrier;
+  int status = PEERLINK_STATUS_TIMEOUT;
+  if (colldev::waitAtLeast(args.flags[args.rank] + peer, number, args.timeoutNs, args.abort, &observed)) {
+    if (args.signature == 0) return true;
+    observed = *reinterpret_cast<const volatile unsigned long long*>(args.flags[args.rank] + kCollMaxRanks + peer);
+    if (observed == args.signature) return true;
+    expected = args.signature;
+    step = kStepPlanCallMismatch;
+    status = PEERLINK_STATUS_INVALID_USAGE;
+  } else if (colldev::aborted(args.abort)) {
+    status = PEERLINK_STATUS_REMOTE_ERROR;
+  }
+  if (atomicExch(failed, 1) == 0) {
+    recordPlanStall(args.failure, number, observed, expected, status, step, peer, args.collective);
+  }
+  return false;
 }
 #endif
 

@@ -165,8 +165,10 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
     PEERLINK_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), end.get()));
     return static_cast<double>(ms) / iterations;
   };
-  for (const std::size_t kib : {std::size_t{64}, std::size_t{256}, std::size_t{1} << 10, std::size_t{32} << 10,
-                                std::size_t{256} << 10, std::size_t{1} << 20}) {
+  const bool oneKernel = Params::fromEnvironment().getBool("PEERLINK_COLL_STAGED_KERNEL");
+  for (const std::size_t kib : {std::size_t{64}, std::size_t{256}, std::size_t{512}, std::size_t{1} << 10,
+                                std::size_t{2} << 10, std::size_t{4} << 10, std::size_t{8} << 10, std::size_t{32} << 10,
+                                std::size_t{128} << 10, std::size_t{256} << 10, std::size_t{1} << 20}) {
     const std::size_t bytes = kib << 10;
     const std::size_t count = bytes / sizeof(float);
     std::vector<DeviceBuffer> buffers;
@@ -212,9 +214,10 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
                                 coll::stagedChunkBytes(Params::fromEnvironment()), coll::kPlanStageBytes)) {
         steps += segment.plan.steps.size() + 1;
       }
-      char text[96];
-      std::snprintf(text, sizeof text, "%zu steps of %zu KiB chunks, %.1f us a step", steps,
-                    coll::stagedChunkBytes(Params::fromEnvironment()) >> 10, staged * 1e3 / static_cast<double>(steps));
+      char text[160];
+      std::snprintf(text, sizeof text, "%zu steps of %zu KiB chunks, %.1f us a step; %s", steps,
+                    coll::stagedChunkBytes(Params::fromEnvironment()) >> 10, staged * 1e3 / static_cast<double>(steps),
+                    oneKernel ? "one kernel a rank where a plan fits" : "step by step");
       how = text;
     }
     std::printf(

@@ -1,0 +1,31 @@
+// A rank's part of a staged plan as the program of the plan-run kernel (kernels/plan_run.cuh): its transfers, step by
+// step, with their buffers resolved to pointers. Pure: the CPU tests check a program against the plan it came from.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "coll/plan.hpp"
+#include "coll/plan_executor.hpp"
+#include "kernels/plan_run.cuh"
+
+namespace peerlink::coll {
+
+/// Rank `rank`'s transfers of `plan` (those it executes, in step order; none of 0 elements, no copy onto itself) as a
+/// plan-run program over the buffers `ranks` give, with `plan.nranks` as avg's divisor; the barrier's fields are the
+/// caller's. Empty where the program would not fit the kernel's parameters (kPlanRunMaxOps, kPlanRunMaxPointers,
+/// kPlanRunMaxSteps) or a transfer moves 2^32 elements or more. Throws Error(Internal) where a buffer range lies in
+/// no extent `ranks` give (PlanRank::address).
+std::optional<kernels::PlanRunArgs> planRunProgram(const Plan& plan, int rank, const std::vector<PlanRank>& ranks);
+
+/// The transfers a program runs, decoded: step by step, each {destination, sources..., count, reduce, finish}.
+struct ProgramTransfer {
+  void* dst = nullptr;
+  std::vector<const void*> srcs;
+  std::size_t count = 0;
+  bool reduce = false;
+  bool finish = false;
+};
+std::vector<std::vector<ProgramTransfer>> programSteps(const kernels::PlanRunArgs& program);
+
+}  // namespace peerlink::coll

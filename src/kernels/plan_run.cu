@@ -1,0 +1,194 @@
+// The plan-run kernel (plan_run.cuh).
+#include <cstring>
+
+#include "core/cuda_check.hpp"
+#include "kernels/coll_device.cuh"
+#include "kernels/coll_reduce_ops.cuh"
+#include "kernels/kernel_preload.cuh"
+#include "kernels/plan_run.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+using namespace colldev;
+
+constexpr int kPlanRunThreads = 512;
+
+// A released word with this bit set: the rank's meeting failed (recorded by block 0), every block stops.
+constexpr unsigned long long kRunFailed = 1ull << 63;
+
+// Loads that skip L1 and refetch host memory: a plan reuses its stage and scratch slots from step to step, and what a
+// peer's GPU or another block stored there since would not be in a line this SM cached (ld.global.cv).
+template <typename T>
+__device__ __forceinline__ T loadFresh(const T* p) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "an element of 1-8 bytes");
+  T value;
+  if constexpr (sizeof(T) == 8) {
+    const unsigned long long bits = __ldcv(reinterpret_cast<const unsigned long long*>(p));
+    memcpy(&value, &bits, 8);
+  } else if constexpr (sizeof(T) == 4) {
+    const unsigned int bits = __ldcv(reinterpret_cast<const unsigned int*>(p));
+    memcpy(&value, &bits, 4);
+  } else if constexpr (sizeof(T) == 2) {
+    const unsigned short bits = __ldcv(reinterpret_cast<const unsigned short*>(p));
+    memcpy(&value, &bits, 2);
+  } else {
+    const unsigned char bits = __ldcv(reinterpret_cast<const unsigned char*>(p));
+    memcpy(&value, &bits, 1);
+  }
+  return value;
+}
+
+__device__ __forceinline__ std::size_t threadIndex() {
+  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ std::size_t gridThreads() {
+  return static_cast<std::size_t>(gridDim.x) * blockDim.x;
+}
+
+__device__ void copyBytes(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+  std::size_t done = 0;
+  if (((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) & 15) == 0) {
+    const std::size_t lines = bytes / 16;
+    auto* to = reinterpret_cast<uint4*>(dst);
+    const auto* from = reinterpret_cast<const uint4*>(src);
+    for (std::size_t i = threadIndex(); i < lines; i += gridThreads()) to[i] = __ldcv(from + i);
+    done = lines * 16;
+  }
+  for (std::size_t i = done + threadIndex(); i < bytes; i += gridThreads()) dst[i] = loadFresh(src + i);
+}
+
+template <int Type, int Op>
+__device__ void reduceElements(const PlanRunArgs& args, const PlanRunOp& op) {
+  using E = Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  S* dst = static_cast<S*>(args.pointers[op.pointer]);
+  const bool finish = (op.flags & kPlanRunFinish) != 0;
+  for (std::size_t i = threadIndex(); i < op.count; i += gridThreads()) {
+    A acc = E::load(loadFresh(static_cast<const S*>(args.pointers[op.pointer + 1]) + i));
+    for (int j = 1; j < op.sources; ++j) {
+      acc = applyOp<A, Op>(acc, E::load(loadFresh(static_cast<const S*>(args.pointers[op.pointer + 1 + j]) + i)));
+    }
+    dst[i] = E::store(finish ? finishOp<A, Op>(acc, args.nranks) : acc);
+  }
+}
+
+// The blocks meet (two words of the rank's device memory), then block 0's first threads meet the peers (plan_barrier's
+// protocol, barrier number `*count + 1`), then block 0 releases the others. `meeting` counts this run's meetings
+// from 0; `base` is the released word as the run found it. False: the run stops (the stall is recorded).
+__device__ bool meet(const PlanRunArgs& args, int meeting, unsigned long long base, int* failed,
+                     unsigned long long* number) {
+  auto* arrived = reinterpret_cast<volatile unsigned long long*>(args.grid);
+  auto* released = reinterpret_cast<volatile unsigned long long*>(args.grid + 1);
+  const unsigned long long release = base + static_cast<unsigned long long>(meeting) + 1;
+  // Every thread's stores of the step -- into host memory, peers' memory or its own -- before its block arrives.
+  __threadfence_system();
+  __syncthreads();
+  if (blockIdx.x != 0) {
+    __shared__ int stop;
+    if (threadIdx.x == 0) {
+      stop = 0;
+      atomicAdd(args.grid, 1ull);
+      const Deadline deadline = Deadline::after(2 * args.barrier.timeoutNs);
+      unsigned long long seen = *released;
+      for (unsigned int polls = 1; seen < release && (seen & kRunFailed) == 0; ++polls) {
+        if (polls % kPollsPerTimerRead == 0 && deadline.passed()) break;
+        seen = *released;
+      }
+      if (seen < release || (seen & kRunFailed) != 0) stop = 1;
+      __threadfence();
+    }
+    __syncthreads();
+    return stop == 0;
+  }
+  __shared__ int stopped;
+  if (threadIdx.x == 0) {
+    stopped = 0;
+    const unsigned long long others = gridDim.x - 1;
+    const Deadline deadline = Deadline::after(args.barrier.timeoutNs);
+    unsigned long long seen = *arrived;
+    for (unsigned int polls = 1; seen < others; ++polls) {
+      if (polls % kPollsPerTimerRead == 0 && deadline.passed()) break;
+      seen = *arrived;
+    }
+    if (seen < others) {  // a block of this grid never arrived: it was not resident
+      stopped = 1;
+      if (atomicExch(failed, 1) == 0) {
+        recordPlanStall(args.barrier.failure, *args.barrier.count + 1, seen, others, PEERLINK_STATUS_TIMEOUT,
+                        kStepPlanBarrier, args.barrier.rank, args.barrier.collective);
+      }
+    }
+    *arrived = 0;  // no block arrives again before the release below
+    *number = *args.barrier.count + 1;
+    *args.barrier.count = *number;
+  }
+  __syncthreads();
+  if (stopped == 0 && threadIdx.x < kCollMaxRanks) {
+    PlanBarrierArgs barrier = args.barrier;
+    if (meeting != 0) barrier.signature = 0;  // the call's signature travels with its first meeting only
+    meetPlanPeers(barrier, *number, failed);
+  }
+  __syncthreads();
+  const bool ok = stopped == 0 && *failed == 0;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    *released = ok ? release : (release | kRunFailed);
+  }
+  return ok;
+}
+
+template <int Type, int Op>
+__global__ void __launch_bounds__(kPlanRunThreads) planRunKernel(PlanRunArgs args) {
+  __shared__ unsigned long long base;
+  __shared__ unsigned long long number;
+  __shared__ int failed;
+  if (threadIdx.x == 0) {
+    // No block of this run can have been released yet: block 0 releases only once every block arrived.
+    base = *reinterpret_cast<volatile unsigned long long*>(args.grid + 1) & ~kRunFailed;
+    failed = 0;
+  }
+  __syncthreads();
+  if (!meet(args, 0, base, &failed, &number)) return;
+  int begin = 0;
+  for (int s = 0; s < args.steps; ++s) {
+    const int end = args.stepEnds[s];
+    for (int i = begin; i < end; ++i) {
+      const PlanRunOp& op = args.ops[i];
+      if ((op.flags & kPlanRunReduce) != 0) {
+        reduceElements<Type, Op>(args, op);
+      } else {
+        copyBytes(static_cast<unsigned char*>(args.pointers[op.pointer]),
+                  static_cast<const unsigned char*>(args.pointers[op.pointer + 1]),
+                  static_cast<std::size_t>(op.count) * sizeof(typename Elem<Type>::S));
+      }
+    }
+    begin = end;
+    if (!meet(args, s + 1, base, &failed, &number)) return;
+  }
+}
+
+}  // namespace
+
+void launchPlanRun(const PlanRunArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream) {
+  detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    planRunKernel<kType, kOp><<<blocks, kPlanRunThreads, 0, stream>>>(args);
+  });
+  PEERLINK_CUDA_CHECK_LAUNCH();
+}
+
+namespace detail {
+
+void preloadPlanRunKernels() {
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    loadKernel(planRunKernel<kType, kOp>, "planRunKernel");
+  });
+}
+
+}  // namespace detail
+}  // namespace peerlink::kernels
