@@ -39,34 +39,63 @@ __device__ __forceinline__ T loadFresh(const T* p) {
   return value;
 }
 
-__device__ __forceinline__ std::size_t threadIndex() {
-  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+// The threads that serve one transfer of a step: a step's transfers run side by side, each on its share of the
+// blocks, so a step's copy to host memory and its copy back use both directions of the GPU's link at once.
+struct Share {
+  std::size_t first = 0;   // this thread's first element
+  std::size_t stride = 0;  // the threads of the share
+};
+
+// Transfer i of a step of `m`: with m <= the grid, blocks b with b % m == i serve it; else block i % grid, alone.
+__device__ __forceinline__ bool shareOf(int i, int m, Share* share) {
+  const int grid = static_cast<int>(gridDim.x);
+  const int block = static_cast<int>(blockIdx.x);
+  int part = 0;
+  int parts = 1;
+  if (m <= grid) {
+    if (block % m != i) return false;
+    part = block / m;
+    parts = (grid - i + m - 1) / m;
+  } else if (i % grid != block) {
+    return false;
+  }
+  share->first = static_cast<std::size_t>(part) * blockDim.x + threadIdx.x;
+  share->stride = static_cast<std::size_t>(parts) * blockDim.x;
+  return true;
 }
 
-__device__ __forceinline__ std::size_t gridThreads() {
-  return static_cast<std::size_t>(gridDim.x) * blockDim.x;
-}
+// Loads of host memory take microseconds: each thread keeps kCopyUnroll 16-byte loads in flight.
+constexpr int kCopyUnroll = 4;
 
-__device__ void copyBytes(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+__device__ void copyBytes(const Share& share, unsigned char* dst, const unsigned char* src, std::size_t bytes) {
   std::size_t done = 0;
   if (((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) & 15) == 0) {
     const std::size_t lines = bytes / 16;
     auto* to = reinterpret_cast<uint4*>(dst);
     const auto* from = reinterpret_cast<const uint4*>(src);
-    for (std::size_t i = threadIndex(); i < lines; i += gridThreads()) to[i] = __ldcv(from + i);
+    const std::size_t step = share.stride * kCopyUnroll;
+    std::size_t i = share.first;
+    for (; i + (kCopyUnroll - 1) * share.stride < lines; i += step) {
+      uint4 v[kCopyUnroll];
+#pragma unroll
+      for (int u = 0; u < kCopyUnroll; ++u) v[u] = __ldcv(from + i + u * share.stride);
+#pragma unroll
+      for (int u = 0; u < kCopyUnroll; ++u) to[i + u * share.stride] = v[u];
+    }
+    for (; i < lines; i += share.stride) to[i] = __ldcv(from + i);
     done = lines * 16;
   }
-  for (std::size_t i = done + threadIndex(); i < bytes; i += gridThreads()) dst[i] = loadFresh(src + i);
+  for (std::size_t i = done + share.first; i < bytes; i += share.stride) dst[i] = loadFresh(src + i);
 }
 
 template <int Type, int Op>
-__device__ void reduceElements(const PlanRunArgs& args, const PlanRunOp& op) {
+__device__ void reduceElements(const Share& share, const PlanRunArgs& args, const PlanRunOp& op) {
   using E = Elem<Type>;
   using S = typename E::S;
   using A = typename E::A;
   S* dst = static_cast<S*>(args.pointers[op.pointer]);
   const bool finish = (op.flags & kPlanRunFinish) != 0;
-  for (std::size_t i = threadIndex(); i < op.count; i += gridThreads()) {
+  for (std::size_t i = share.first; i < op.count; i += share.stride) {
     A acc = E::load(loadFresh(static_cast<const S*>(args.pointers[op.pointer + 1]) + i));
     for (int j = 1; j < op.sources; ++j) {
       acc = applyOp<A, Op>(acc, E::load(loadFresh(static_cast<const S*>(args.pointers[op.pointer + 1 + j]) + i)));
@@ -155,11 +184,13 @@ __global__ void __launch_bounds__(kPlanRunThreads) planRunKernel(PlanRunArgs arg
   for (int s = 0; s < args.steps; ++s) {
     const int end = args.stepEnds[s];
     for (int i = begin; i < end; ++i) {
+      Share share;
+      if (!shareOf(i - begin, end - begin, &share)) continue;
       const PlanRunOp& op = args.ops[i];
       if ((op.flags & kPlanRunReduce) != 0) {
-        reduceElements<Type, Op>(args, op);
+        reduceElements<Type, Op>(share, args, op);
       } else {
-        copyBytes(static_cast<unsigned char*>(args.pointers[op.pointer]),
+        copyBytes(share, static_cast<unsigned char*>(args.pointers[op.pointer]),
                   static_cast<const unsigned char*>(args.pointers[op.pointer + 1]),
                   static_cast<std::size_t>(op.count) * sizeof(typename Elem<Type>::S));
       }
