@@ -90,13 +90,13 @@ StepBarrier stepBarrierOf(const CommState& state, Collective collective, unsigne
   };
 }
 
-// The plan as one plan-run kernel per rank of this process (plan_run.cuh) where every such rank's part fits one;
-// false, launching nothing, otherwise. Its meetings are the step barrier's, numbered alike, so its peers may run the
-// plan step by step.
+// The plan as one plan-run kernel per rank of this process (plan_run.cuh) where the call is small enough for that to
+// pay (runsAsOneKernel) and every such rank's part fits one; false, launching nothing, otherwise. Its meetings are the
+// step barrier's, numbered alike, so its peers may run the plan step by step.
 bool runPlanAsKernels(const CommState& state, const Plan& plan, ReduceOp op, Collective collective,
-                      const std::vector<PlanRank>& ranks, unsigned long long signature) {
+                      const std::vector<PlanRank>& ranks, unsigned long long signature, std::size_t callBytes) {
   const PlannedWays& ways = *state.planned;
-  if (!ways.oneKernel) return false;
+  if (!runsAsOneKernel(callBytes, ways.oneKernel)) return false;
   std::vector<std::pair<std::size_t, kernels::PlanRunArgs>> programs;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     if (!ranks[r].runsHere()) continue;
@@ -268,7 +268,7 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
       ranks.push_back(std::move(rank));
     }
     const unsigned long long signature = callSignature(shape, index++);
-    if (!runPlanAsKernels(state, staged.plan, shape.op, shape.collective, ranks, signature)) {
+    if (!runPlanAsKernels(state, staged.plan, shape.op, shape.collective, ranks, signature, shape.count * size)) {
       runPlanOnGpus(staged.plan, shape.op, ranks, stepBarrierOf(state, shape.collective, signature));
     }
   }
@@ -286,6 +286,10 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
     sends.push_back(pair.send.send);
     recvs.push_back(pair.recv.recv);
   }
+  // What one rank sends at most, the group's size as runsAsOneKernel measures it.
+  std::vector<std::size_t> sent(static_cast<std::size_t>(state.nranks), 0);
+  for (const PointToPoint& pair : group) sent[static_cast<std::size_t>(pair.from)] += pair.count * size;
+  const std::size_t groupBytes = *std::max_element(sent.begin(), sent.end());
   PlannedWays& ways = *state.planned;
   const auto pieces = ways.recent.groups.get({group, type}, [&] {
     return stagedPieces(group, state.nranks, type, ways.links, ways.chunkBytes, kPlanStageBytes);
@@ -300,7 +304,7 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
       extentsOf(rank, BufferKind::Output) = extents[i].output;
       ranks.push_back(std::move(rank));
     }
-    if (!runPlanAsKernels(state, plan, pairs.front().send.op, Collective::SendRecv, ranks, 0)) {
+    if (!runPlanAsKernels(state, plan, pairs.front().send.op, Collective::SendRecv, ranks, 0, groupBytes)) {
       runPlanOnGpus(plan, pairs.front().send.op, ranks, stepBarrierOf(state, Collective::SendRecv, 0));
     }
   }

@@ -2,6 +2,7 @@
 // step, with their buffers resolved to pointers. Pure: the CPU tests check a program against the plan it came from.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -10,6 +11,19 @@
 #include "kernels/plan_run.cuh"
 
 namespace peerlink::coll {
+
+/// The largest call (bytes a rank sends) the staged plans run as one kernel a rank. The kernel's threads move data to
+/// and from host memory at about half the copy engines' rate on an H200 (24-30 GB/s each way against 45-50), so past
+/// a few MiB the copy engines' bandwidth gains more than the kernel's cheaper steps: the two were even at 4-8 MiB
+/// (all-reduce, 2 ranks).
+constexpr std::size_t kPlanRunMaxBytes = std::size_t{4} << 20;
+
+/// Whether a call of `callBytes` (its count in bytes; a send/recv group: the most one rank sends) runs its staged plans
+/// as one kernel a rank (where each rank's part fits one): `enabled` (PEERLINK_COLL_STAGED_KERNEL) and not past
+/// kPlanRunMaxBytes.
+constexpr bool runsAsOneKernel(std::size_t callBytes, bool enabled) noexcept {
+  return enabled && callBytes <= kPlanRunMaxBytes;
+}
 
 /// Rank `rank`'s transfers of `plan` (those it executes, in step order; none of 0 elements, no copy onto itself) as a
 /// plan-run program over the buffers `ranks` give, with `plan.nranks` as avg's divisor; the barrier's fields are the

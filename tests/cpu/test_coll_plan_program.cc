@@ -209,5 +209,12 @@ TEST(PlanProgram, PlansTooLongForTheParametersGetNone) {
   EXPECT_FALSE(planRunProgram(wide, 0, wideRanks).has_value());
 }
 
+TEST(PlanProgram, OnlyCallsUpToTheLimitRunAsOneKernel) {
+  EXPECT_TRUE(runsAsOneKernel(0, true));
+  EXPECT_TRUE(runsAsOneKernel(kPlanRunMaxBytes, true));
+  EXPECT_FALSE(runsAsOneKernel(kPlanRunMaxBytes + 1, true));
+  EXPECT_FALSE(runsAsOneKernel(1, false));
+}
+
 }  // namespace
 }  // namespace peerlink::coll
