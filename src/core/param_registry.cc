@@ -307,6 +307,20 @@ const std::vector<ParamSpec>& paramRegistry() {
        "where P2P does not work: 'all', or pairs such as '0-2,1-3' (both directions of each). The staged plans then "
        "run on machines where P2P works too; across processes every rank must give the same value.",
        ParamAudience::Testing},
+      {"PEERLINK_COLL_STAGE_UNREGISTERED",
+       ParamType::Enum,
+       "OFF",
+       {"OFF", "ON", "SERIAL"},
+       0,
+       0,
+       "Testing only: ON runs a communicator's calls in one process through the staging windows, as ranks in "
+       "different processes run calls on unregistered buffers (copies into each rank's window, the kernel between "
+       "the windows, copies out, chunk by chunk, the copies of one half of the windows overlapping the kernel in the "
+       "other), so one process tests and times that path (several ranks on one GPU with PEERLINK_COLL_SHARE_GPUS). "
+       "SERIAL does the same with each chunk's copies and kernel one after another on the caller's stream, here and "
+       "across processes, to measure what the overlap gives. OFF: ranks of one process reach each other's buffers "
+       "directly.",
+       ParamAudience::Testing},
       {"PEERLINK_COLL_STAGED_CHUNK",
        ParamType::Int,
        "0",
