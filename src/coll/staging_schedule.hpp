@@ -6,8 +6,8 @@
 // and joined back at the end, so that while chunk k's kernel runs in one half of the windows the copy stream
 // copies chunk k-1's result out of the other half and chunk k+1's input into it:
 //
-//   caller's stream:  fork | wait in(0) K0 done(0) | wait in(1) K1 done(1) | wait in(2) K2 done(2) | ... | wait join
-//   copy stream:      wait fork, in(0) | in(1) | wait done(0), out(0), in(2) | wait done(1), out(1), in(3) | ...
+//   caller's stream: fork    | wait in, K0 | wait in, K1         | wait in, K2         | ... | wait join
+//   copy stream:     wait fork, in0 | in1    | wait K0, out0, in2  | wait K1, out1, in3  | ... | wait K(last), out
 //
 // Why no rank touches a half while another may still use it (the device facts are windowAccessOf's):
 // - Chunk k+2's copy in rewrites my half only after my kernel of chunk k ended (the copy stream waited for it),
@@ -20,6 +20,10 @@
 // - The first copy follows everything on the caller's stream before the call (the fork), so the caller's input is
 //   ready and earlier calls' kernels have left the windows; the caller's stream goes on only after the last copy
 //   out (the join).
+// - A peer's stores into my window are visible to my copy out: the barrier or flag my kernel waits on releases them
+//   at system scope and my kernel acquires it; the copy starts after my kernel has completed. A kernel launched to
+//   overlap the one before it on the stream (programmatic dependent launch) still waits for the copy in (an event
+//   is a full dependency), and touches memory only after the kernel before it has completed.
 // - On the caller's buffers the copies keep the serial order but one: chunk k+1's copy in may run before chunk
 //   k's copy out. They touch different elements (chunks cut the caller's blocks into disjoint ranges, in place
 //   too), which test_coll_staging_schedule checks with the other rules above as a happens-before relation.
