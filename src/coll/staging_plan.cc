@@ -31,15 +31,15 @@ StridedCopy contiguous(std::size_t srcOffset, std::size_t dstOffset, std::size_t
 std::size_t stagedChunkCount(Collective collective, int nranks, std::size_t elementSize, std::size_t regionBytes) {
   if (nranks < 1 || elementSize == 0) throw Error(ErrorCode::Internal, "stagedChunkCount: no ranks or elements");
   const auto n = static_cast<std::size_t>(nranks);
-  const std::size_t units = sendUnits(collective, n) + recvUnits(collective, n);
-  if (regionBytes <= kRecvAlignment) return 0;
-  std::size_t count = (regionBytes - kRecvAlignment) / (units * elementSize);
-  if (elementSize < 16) count -= count % (16 / elementSize);
-  // The recv region starts on a boundary: make sure the rounding still fits.
+  const std::size_t unit = elementSize < 16 ? 16 / elementSize : 1;
+  std::size_t count = regionBytes / ((sendUnits(collective, n) + recvUnits(collective, n)) * elementSize);
+  count -= count % unit;
+  // The recv region starts on a boundary: fewer elements until the padding fits too (none where the send region
+  // ends on one, as a power-of-two half does for one block).
   while (count > 0 && alignUp(count * sendUnits(collective, n) * elementSize, kRecvAlignment) +
                               count * recvUnits(collective, n) * elementSize >
                           regionBytes) {
-    count -= elementSize < 16 ? 16 / elementSize : 1;
+    count -= unit;
   }
   return count;
 }
