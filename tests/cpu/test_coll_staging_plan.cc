@@ -19,9 +19,8 @@
 namespace peerlink::coll {
 namespace {
 
-constexpr Collective kCollectives[] = {Collective::AllReduce,     Collective::Broadcast,
-                                       Collective::Reduce,        Collective::AllGather,
-                                       Collective::ReduceScatter, Collective::AllToAll};
+constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                                       Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll};
 
 // Every row of `copy`, in the order it copies them.
 template <typename Fn>
@@ -64,8 +63,8 @@ struct RankMemory {
   std::size_t recvBytes = 0;
 };
 
-RankMemory rankMemory(Collective collective, int n, std::size_t count, int rank, int root, std::size_t s,
-                      bool inPlace, const Bytes& input) {
+RankMemory rankMemory(Collective collective, int n, std::size_t count, int rank, int root, std::size_t s, bool inPlace,
+                      const Bytes& input) {
   RankMemory m;
   m.sendBytes = sendElementsOf(collective, n, count, rank, root) * s;
   m.recvBytes = recvElementsOf(collective, n, count, rank, root) * s;
@@ -164,7 +163,7 @@ TEST(StagingPlan, EveryCollectiveThroughSmallWindowsGivesTheWholeResult) {
         for (const std::size_t window : {std::size_t{2048}, std::size_t{8192} + 100}) {
           for (const std::size_t count : countsFor(collective, n, s, window)) {
             for (const bool inPlace : {false, true}) {
-              const Case c{collective, type, n, static_cast<int>(count % static_cast<std::size_t>(n)),
+              const Case c{collective, type,   n,      static_cast<int>(count % static_cast<std::size_t>(n)),
                            count,      window, inPlace};
               std::vector<Bytes> sends;
               for (int r = 0; r < n; ++r) {

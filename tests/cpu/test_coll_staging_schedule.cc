@@ -132,8 +132,8 @@ std::string check(const Scenario& s) {
   const int root = 0;
   HappensBefore hb;
   std::vector<Access> accesses;
-  const auto touch = [&](int node, Memory memory, std::size_t begin, std::size_t bytes, bool write,
-                         std::int64_t order, std::string what) {
+  const auto touch = [&](int node, Memory memory, std::size_t begin, std::size_t bytes, bool write, std::int64_t order,
+                         std::string what) {
     if (bytes > 0) accesses.push_back({node, memory, begin, begin + bytes, write, order, std::move(what)});
   };
   std::vector<std::vector<StagedChunk>> cuts;
@@ -201,8 +201,8 @@ std::string check(const Scenario& s) {
             for (std::size_t j = 0; j < chunk.out->rows; ++j) {
               touch(node, {r, true}, chunk.out->srcOffset + j * chunk.out->srcPitch, chunk.out->rowBytes, false,
                     orderOf(op.chunk, 2), label + " copy out");
-              touch(node, {r, false}, recv + chunk.out->dstOffset + j * chunk.out->dstPitch, chunk.out->rowBytes,
-                    true, orderOf(op.chunk, 2), label + " copy out");
+              touch(node, {r, false}, recv + chunk.out->dstOffset + j * chunk.out->dstPitch, chunk.out->rowBytes, true,
+                    orderOf(op.chunk, 2), label + " copy out");
             }
           }
           break;
@@ -223,7 +223,8 @@ std::string check(const Scenario& s) {
   // rank r's window (its send region and recv region, conservatively all of it).
   for (std::size_t k = 0; k < chunks; ++k) {
     for (int r = 0; r < s.n; ++r) {
-      if (starts[static_cast<std::size_t>(r)][k] < 0) return "rank " + std::to_string(r) + " runs no kernel for a chunk";
+      if (starts[static_cast<std::size_t>(r)][k] < 0)
+        return "rank " + std::to_string(r) + " runs no kernel for a chunk";
     }
     const StagedChunk& cut = cuts.front()[k];
     const std::size_t regionEnd =
@@ -269,9 +270,8 @@ std::string check(const Scenario& s) {
   return "";
 }
 
-constexpr Collective kCollectives[] = {Collective::AllReduce,     Collective::Broadcast,
-                                       Collective::Reduce,        Collective::AllGather,
-                                       Collective::ReduceScatter, Collective::AllToAll};
+constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                                       Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll};
 
 // Counts of 1, 2, 3 and 5 chunks (and one element) through a window of 8192 bytes.
 std::vector<std::size_t> chunkedCounts(Collective collective, int n, std::size_t s, std::size_t window) {
@@ -346,7 +346,9 @@ TEST(StagingSchedule, TheCheckerCatchesAMissingWaitForTheKernelBeforeACopyOut) {
     ASSERT_NE(wait, ops.end());
     ops.erase(wait);
   };
-  EXPECT_NE(check(scenario).find("chunk 1 in rank 0's window is not ordered before rank 0: chunk 1 copy out"), std::string::npos) << check(scenario);
+  EXPECT_NE(check(scenario).find("chunk 1 in rank 0's window is not ordered before rank 0: chunk 1 copy out"),
+            std::string::npos)
+      << check(scenario);
 }
 
 // Chunk k+1's copy in must follow chunk k-1's copy out on the copy stream: the kernel of chunk k+1 waits only for

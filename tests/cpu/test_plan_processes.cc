@@ -95,8 +95,8 @@ TEST(PlanProcesses, AStagedCallIsCutAsTheCommunicatorCutsIt) {
   const CollectiveChoice choice = gpus.chosen(call);
   ASSERT_EQ(choice.kernel, Kernel::SplitTwoShot);
   ASSERT_TRUE(isStaged(call, choice, kStaged));
-  const std::size_t most = coll::stagedChunkCount(Collective::AllReduce, 2, 4,
-                                                  coll::stagingHalfBytes(coll::kStagingWindowBytes));
+  const std::size_t most =
+      coll::stagedChunkCount(Collective::AllReduce, 2, 4, coll::stagingHalfBytes(coll::kStagingWindowBytes));
   ASSERT_EQ(most, 4 * kMiB);
   ASSERT_EQ(count / most, 8u);
   ASSERT_EQ(count % most, 0u);

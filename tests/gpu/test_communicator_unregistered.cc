@@ -19,9 +19,8 @@
 namespace peerlink::testing {
 namespace {
 
-constexpr Collective kStagedCollectives[] = {Collective::AllReduce,     Collective::Broadcast,
-                                             Collective::Reduce,        Collective::AllGather,
-                                             Collective::ReduceScatter, Collective::AllToAll};
+constexpr Collective kStagedCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                                             Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll};
 
 // Ranks 0..n-1 on the machine's first GPU, or its first two by turns.
 std::vector<int> sharedDevices(int ranks) {
