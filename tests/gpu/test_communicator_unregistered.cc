@@ -24,12 +24,7 @@ constexpr Collective kStagedCollectives[] = {Collective::AllReduce, Collective::
 
 // Ranks 0..n-1 on the machine's first GPU, or its first two by turns.
 std::vector<int> sharedDevices(int ranks) {
-  int gpus = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&gpus));
-  gpus = std::min(gpus, 2);
-  std::vector<int> devices;
-  for (int r = 0; r < ranks; ++r) devices.push_back(r % gpus);
-  return devices;
+  return gpusByTurns(ranks, 2);
 }
 
 Params stagedParams(const char* mode) {
