@@ -6,7 +6,9 @@
 #include "coll/comm_launch.hpp"
 #include "coll/comm_launch_support.hpp"
 #include "coll/staging_plan.hpp"
+#include "coll/staging_schedule.hpp"
 #include "core/cuda_check.hpp"
+#include "peerlink/error.hpp"
 
 namespace peerlink::coll {
 namespace {
@@ -26,7 +28,42 @@ void copyOnStream(const StridedCopy& copy, const void* src, void* dst, cudaStrea
   }
 }
 
+// Chunk `cut`'s collective between the windows, on every local rank's stream.
+void launchChunk(CommState& state, const std::vector<CallArgs>& set, const SymmetricTable& windows,
+                 const StagedChunk& cut, bool capturing) {
+  std::vector<CallArgs> windowed = set;
+  for (int p = 0; p < state.nranks; ++p) {
+    CallArgs& call = windowed[static_cast<std::size_t>(p)];
+    call.count = cut.count;
+    call.send = offsetBy(windows.window[p], cut.sendOffset);
+    call.recv = offsetBy(windows.window[p], cut.recvOffset);
+  }
+  launchCollectiveSet(state, windowed, capturing);
+}
+
+// One of a rank's operations other than the kernel, with its GPU current.
+void runRankOp(const StagingOp& op, const StagingStreams& streams, const CallArgs& call, const StagedChunk& chunk,
+               void* window) {
+  const cudaStream_t lane = op.lane == StagingLane::Caller ? call.stream : streams.copies.get();
+  const cudaEvent_t event = streams.events[static_cast<std::size_t>(op.event)].get();
+  switch (op.kind) {
+    case StagingOp::Kind::Record: PEERLINK_CUDA_CHECK(cudaEventRecord(event, lane)); break;
+    case StagingOp::Kind::Wait: PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lane, event, 0)); break;
+    case StagingOp::Kind::CopyIn:
+      if (chunk.in) copyOnStream(*chunk.in, call.send, window, lane);
+      break;
+    case StagingOp::Kind::CopyOut:
+      if (chunk.out) copyOnStream(*chunk.out, window, call.recv, lane);
+      break;
+    case StagingOp::Kind::Kernel: break;  // every rank's at once: launchChunk
+  }
+}
+
 }  // namespace
+
+StagingStreams::StagingStreams(int device) : copies(device) {
+  for (Event& event : events) event = Event(device, cudaEventDisableTiming);
+}
 
 bool needsStaging(CommState& state, const std::vector<CallArgs>& set) {
   const CallArgs& shape = shapeOf(state, set);
@@ -47,30 +84,20 @@ void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool ca
     plans[static_cast<std::size_t>(r)] =
         stagedChunks(shape.collective, state.nranks, r, shape.root, shape.count, size, state.layout.windowBytes);
   }
-  const std::size_t chunks = plans[static_cast<std::size_t>(local.front())].size();
-  for (std::size_t k = 0; k < chunks; ++k) {
-    const StagedChunk& cut = plans[static_cast<std::size_t>(local.front())][k];
-    for (const int r : local) {
-      const StagedChunk& chunk = plans[static_cast<std::size_t>(r)][k];
-      const CallArgs& call = set[static_cast<std::size_t>(r)];
-      if (!chunk.in) continue;
-      DeviceGuard guard(state.devices[static_cast<std::size_t>(r)]);
-      copyOnStream(*chunk.in, call.send, windows.window[r], call.stream);
+  const std::vector<StagedChunk>& cuts = plans[static_cast<std::size_t>(local.front())];
+  for (const StagingOp& op : stagingSchedule(cuts.size(), !state.stageSerially)) {
+    if (op.kind == StagingOp::Kind::Kernel) {
+      launchChunk(state, set, windows, cuts[op.chunk], capturing);
+      continue;
     }
-    std::vector<CallArgs> windowed = set;
-    for (int p = 0; p < state.nranks; ++p) {
-      CallArgs& call = windowed[static_cast<std::size_t>(p)];
-      call.count = cut.count;
-      call.send = windows.window[p];
-      call.recv = offsetBy(windows.window[p], cut.recvOffset);
-    }
-    launchCollectiveSet(state, windowed, capturing);
     for (const int r : local) {
-      const StagedChunk& chunk = plans[static_cast<std::size_t>(r)][k];
-      const CallArgs& call = set[static_cast<std::size_t>(r)];
-      if (!chunk.out) continue;
-      DeviceGuard guard(state.devices[static_cast<std::size_t>(r)]);
-      copyOnStream(*chunk.out, windows.window[r], call.recv, call.stream);
+      const auto index = static_cast<std::size_t>(r);
+      const RankResources& rank = state.ranks[index];
+      if (rank.staging == nullptr) {
+        throw Error(ErrorCode::Internal, "launchStagedSet: a rank without staging streams (no window)");
+      }
+      DeviceGuard guard(rank.device);
+      runRankOp(op, *rank.staging, set[index], plans[index][op.chunk], windows.window[r]);
     }
   }
 }

@@ -1,7 +1,9 @@
 // Calls of a world that spans processes whose kernels would need a peer's buffers, which this process cannot
-// reach unless registered: they run through the staging windows (staging_plan.hpp) -- copies into each local
-// rank's window on its stream, the collective between the windows (every rank has every window mapped), the
-// copies out -- chunk after chunk, all stream-ordered and capturable.
+// reach unless registered (or of one process under PEERLINK_COLL_STAGE_UNREGISTERED, testing): they run through
+// the staging windows (staging_plan.hpp) -- copies into each local rank's window, the collective between the
+// windows (every rank has every window mapped), the copies out -- chunk after chunk, in the windows' halves by
+// turns, the copies on each rank's copy stream overlapping the kernels on the caller's (staging_schedule.hpp says
+// in which order and why that is safe); all stream-ordered and capturable.
 #pragma once
 
 #include <vector>

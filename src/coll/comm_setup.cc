@@ -120,9 +120,11 @@ void setupRank(RankResources& rank, int device, bool push) {
 }
 
 // One rank's arena, once the world gives its layout: exportable when other processes must map it. Zeroed
-// where the layout says, and synchronized: peers store into it from their first kernel on.
+// where the layout says, and synchronized: peers store into it from their first kernel on. With a staging
+// window, the stream and events of the staged calls' copies too.
 void allocateArena(RankResources& rank, const SymmetricLayout& layout, bool exportable, ShareKind kind) {
   DeviceGuard guard(rank.device);
+  if (layout.windowBytes > 0) rank.staging = std::make_unique<StagingStreams>(rank.device);
   if (exportable) {
     rank.arena.shared = std::make_unique<ExportableBuffer>(rank.device, layout.bytes, kind);
   } else {
@@ -279,11 +281,15 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
 
   // The fabric from the world, so ranks of several processes see the same; the push stages where AUTO may
   // push or PEERLINK_COLL_PUSH=1 asks; the staging window where peers' buffers may be out of reach (another
-  // process's).
+  // process's), or where the testing switch sends one process's calls through it.
   state.fabric = fabricOf(state.world.topology, state.world.gpu);
   const bool pushStages = pushStagesFor(state.settings, state.nranks, state.fabric);
   const bool exportable = state.world.spansProcesses;
-  state.layout = symmetricLayout(state.nranks, pushStages, exportable ? kStagingWindowBytes : 0);
+  const std::string staging = params.getString("PEERLINK_COLL_STAGE_UNREGISTERED");
+  state.stageInOneProcess = staging != "OFF" && !exportable;
+  state.stageSerially = staging == "SERIAL";
+  state.layout =
+      symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? kStagingWindowBytes : 0);
   const ShareKind kind = arenaShareKind(state.world);
   forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
     allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind);

@@ -17,6 +17,7 @@
 #include "coll/plan_stages.hpp"
 #include "coll/rank_links.hpp"
 #include "coll/recent_plans.hpp"
+#include "coll/staging_schedule.hpp"
 #include "coll/symmetric_layout.hpp"
 #include "coll/user_windows.hpp"
 #include "coll/world.hpp"
@@ -56,6 +57,14 @@ struct RankArena {
   void* base() const noexcept { return shared ? shared->data() : local.data(); }
 };
 
+/// A rank's second stream, on which a staged call's copies into and out of its window run while the kernels run on
+/// the caller's stream, and the events of that schedule (staging_schedule.hpp).
+struct StagingStreams {
+  explicit StagingStreams(int device);
+  Stream copies;
+  std::array<Event, kStagingEvents> events;
+};
+
 /// What one rank owns, on its GPU (only the ranks this process drives have them).
 struct RankResources {
   int device = -1;
@@ -71,6 +80,8 @@ struct RankResources {
   Stream copyStream;
   Event forkEvent;
   Event joinEvent;
+  /// Where the communicator has staging windows: the staged calls' copy stream and events.
+  std::unique_ptr<StagingStreams> staging;
 };
 
 /// The symmetric part of every kernel's arguments: each rank's flag area, lines and stages as one rank's GPU
@@ -84,7 +95,7 @@ struct SymmetricTable {
   void* p2pScratch[kernels::kCollMaxRanks] = {};
   void* stage[kernels::kCollMaxRanks] = {};
   void* ringStage[kernels::kCollMaxRanks] = {};
-  void* window[kernels::kCollMaxRanks] = {};  ///< staging windows (a world that spans processes)
+  void* window[kernels::kCollMaxRanks] = {};  ///< staging windows (a world that spans processes, or the testing switch)
 };
 
 /// Sets rank `rank`'s entries of `table` to its arena at `base` (as the table's GPU addresses it).
@@ -177,6 +188,11 @@ struct CommState {
   std::size_t ringChunkBytes = 0;  ///< PEERLINK_COLL_RING_CHUNK: the rings' largest chunk, 0 each kernel's own
   int ringReduceBlocks = 0;        ///< PEERLINK_COLL_RING_REDUCE_BLOCKS: the reduce's chain grid, 0 its own
   bool overlapLaunches = false;    ///< direct launches overlap the previous kernel (PEERLINK_COLL_PDL; comm_setup.cc)
+  /// PEERLINK_COLL_STAGE_UNREGISTERED (testing): a world in one process runs its calls through the staging windows
+  /// as ranks in different processes do with unregistered buffers; `stageSerially`: a staged call's chunks one
+  /// after another on the caller's stream instead of pipelined (comm_launch_staged.hpp).
+  bool stageInOneProcess = false;
+  bool stageSerially = false;
   /// Non-null when some pair of ranks is not Direct (rank_transport.hpp): every call runs as a staged plan.
   std::unique_ptr<PlannedWays> planned;
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -29,6 +30,7 @@
 #include "coll/communicator_state.hpp"
 #include "coll/node_decisions.hpp"
 #include "coll/registered_calls.hpp"
+#include "coll/staging_plan.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/log.hpp"
 #include "core/parallel_each.hpp"
@@ -125,12 +127,13 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
     const bool capturing = coll::checkSetMatches(state, set);
     if (state.planned) {
       coll::launchPlannedSet(state, set, capturing);
-    } else if (!state.world.spansProcesses) {
+    } else if (!state.world.spansProcesses && !state.stageInOneProcess) {
       coll::launchCollectiveSet(state, set, capturing);
     } else if (!coll::needsStaging(state, set)) {
       logPathOnce(state, shape, 0, "in LL lines on the callers' own buffers");
       coll::launchCollectiveSet(state, set, capturing, coll::SetReach::LocalBuffers);
-    } else if (const auto registered = coll::registeredSet(state, set)) {
+    } else if (const auto registered = state.world.spansProcesses ? coll::registeredSet(state, set) : std::nullopt) {
+      // (In one process only the testing switch stages, standing for unregistered buffers.)
       logPathOnce(state, shape, 1, "on registered windows, reaching the peers' buffers directly");
       coll::launchCollectiveSet(state, *registered, capturing);
     } else {
@@ -418,15 +421,18 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   const auto describe = [](const CollectiveChoice& choice) {
     return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
   };
-  if (!comm.world.spansProcesses) return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes));
+  if (!comm.world.spansProcesses && !comm.stageInOneProcess) {
+    return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes));
+  }
   // Across processes: what every rank chooses without seeing the others' buffers, then the way the call goes.
   const CollectiveChoice choice = coll::callChoice(comm, collective, bytes, Fact::Unknown, Fact::Unknown);
   if (kernelInfo(choice.kernel).flow == DataFlow::ThroughStages) {
     return describe(choice) + "; across processes: on the callers' own buffers";
   }
   return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) +
-         "; across processes: so on registered windows, else through the staging windows in chunks of at most " +
-         std::to_string(comm.layout.windowBytes / 2) + " bytes";
+         "; across processes: so on registered windows, else through the staging windows (chunks of half a window, " +
+         std::to_string(coll::stagingHalfBytes(comm.layout.windowBytes)) + " bytes for send and recv, " +
+         (comm.stageSerially ? "one after another)" : "each one's copies overlapping another's kernel)");
 }
 
 std::optional<Error> Communicator::asyncError() {

@@ -28,20 +28,24 @@ StridedCopy contiguous(std::size_t srcOffset, std::size_t dstOffset, std::size_t
 
 }  // namespace
 
-std::size_t stagedChunkCount(Collective collective, int nranks, std::size_t elementSize, std::size_t windowBytes) {
+std::size_t stagedChunkCount(Collective collective, int nranks, std::size_t elementSize, std::size_t regionBytes) {
   if (nranks < 1 || elementSize == 0) throw Error(ErrorCode::Internal, "stagedChunkCount: no ranks or elements");
   const auto n = static_cast<std::size_t>(nranks);
-  const std::size_t units = sendUnits(collective, n) + recvUnits(collective, n);
-  if (windowBytes <= kRecvAlignment) return 0;
-  std::size_t count = (windowBytes - kRecvAlignment) / (units * elementSize);
-  if (elementSize < 16) count -= count % (16 / elementSize);
-  // The recv region starts on a boundary: make sure the rounding still fits.
+  const std::size_t unit = elementSize < 16 ? 16 / elementSize : 1;
+  std::size_t count = regionBytes / ((sendUnits(collective, n) + recvUnits(collective, n)) * elementSize);
+  count -= count % unit;
+  // The recv region starts on a boundary: fewer elements until the padding fits too (none where the send region
+  // ends on one, as a power-of-two half does for one block).
   while (count > 0 && alignUp(count * sendUnits(collective, n) * elementSize, kRecvAlignment) +
                               count * recvUnits(collective, n) * elementSize >
-                          windowBytes) {
-    count -= elementSize < 16 ? 16 / elementSize : 1;
+                          regionBytes) {
+    count -= unit;
   }
   return count;
+}
+
+std::size_t stagingHalfBytes(std::size_t windowBytes) {
+  return windowBytes / 2 / kRecvAlignment * kRecvAlignment;
 }
 
 std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int rank, int root, std::size_t count,
@@ -49,41 +53,51 @@ std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int ran
   if (collective == Collective::SendRecv) throw Error(ErrorCode::Internal, "stagedChunks: send/recv");
   std::vector<StagedChunk> chunks;
   if (count == 0) return chunks;
-  const std::size_t most = stagedChunkCount(collective, nranks, elementSize, windowBytes);
-  if (most == 0) throw Error(ErrorCode::Internal, "stagedChunks: the window holds no element");
+  const std::size_t halfBytes = stagingHalfBytes(windowBytes);
+  const std::size_t most = halfBytes > 0 ? stagedChunkCount(collective, nranks, elementSize, halfBytes) : 0;
+  if (most == 0) throw Error(ErrorCode::Internal, "stagedChunks: half the window holds no element");
   const auto n = static_cast<std::size_t>(nranks);
   const std::size_t s = elementSize;
-  const std::size_t recvOffset = alignUp(most * sendUnits(collective, n) * s, kRecvAlignment);
-  for (std::size_t first = 0; first < count; first += most) {
+  // Nearly equal chunks rather than full ones and a tail: every chunk then runs the same kernel, and the
+  // pipeline's first copy in and last copy out, which nothing overlaps, are no longer than they must be.
+  const std::size_t unit = s < 16 ? 16 / s : 1;
+  const std::size_t pieces = (count + most - 1) / most;
+  const std::size_t each = std::min(most, ((count + pieces - 1) / pieces + unit - 1) / unit * unit);
+  const std::size_t recvAt = alignUp(most * sendUnits(collective, n) * s, kRecvAlignment);
+  for (std::size_t first = 0; first < count; first += each) {
     StagedChunk chunk;
-    chunk.count = std::min(most, count - first);
-    chunk.recvOffset = recvOffset;
+    chunk.count = std::min(each, count - first);
+    chunk.half = static_cast<int>(chunks.size() % 2);
+    chunk.sendOffset = static_cast<std::size_t>(chunk.half) * halfBytes;
+    chunk.recvOffset = chunk.sendOffset + recvAt;
+    const std::size_t base = chunk.sendOffset;
+    const std::size_t recvOffset = chunk.recvOffset;
     const std::size_t bytes = chunk.count * s;  // of one block
     const std::size_t at = first * s;           // where the chunk starts in a block of the caller's buffers
     const std::size_t block = count * s;        // a block of the caller's buffers
     switch (collective) {
       case Collective::AllReduce:
-        chunk.in = contiguous(at, 0, bytes);
+        chunk.in = contiguous(at, base, bytes);
         chunk.out = contiguous(recvOffset, at, bytes);
         break;
       case Collective::Broadcast:
-        if (rank == root) chunk.in = contiguous(at, 0, bytes);
+        if (rank == root) chunk.in = contiguous(at, base, bytes);
         chunk.out = contiguous(recvOffset, at, bytes);
         break;
       case Collective::Reduce:
-        chunk.in = contiguous(at, 0, bytes);
+        chunk.in = contiguous(at, base, bytes);
         if (rank == root) chunk.out = contiguous(recvOffset, at, bytes);
         break;
       case Collective::AllGather:
-        chunk.in = contiguous(at, 0, bytes);
+        chunk.in = contiguous(at, base, bytes);
         chunk.out = StridedCopy{recvOffset, at, bytes, n, bytes, block};
         break;
       case Collective::ReduceScatter:
-        chunk.in = StridedCopy{at, 0, bytes, n, block, bytes};
+        chunk.in = StridedCopy{at, base, bytes, n, block, bytes};
         chunk.out = contiguous(recvOffset, at, bytes);
         break;
       case Collective::AllToAll:
-        chunk.in = StridedCopy{at, 0, bytes, n, block, bytes};
+        chunk.in = StridedCopy{at, base, bytes, n, block, bytes};
         chunk.out = StridedCopy{recvOffset, at, bytes, n, bytes, block};
         break;
       case Collective::SendRecv: break;

@@ -314,10 +314,24 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "Whether the staged plans (GPUs without working P2P) run a call's part on each rank as one kernel, which "
-       "moves the data with its own threads and meets the peers between steps, where the plan is short enough (a "
-       "few dozen steps); 0 always runs them step by step: copies on the copy engines, a small barrier kernel "
+       "moves the data with its own threads and meets the peers between steps, for calls of up to 4 MiB whose plans "
+       "are short enough (a few dozen steps); 0 always runs them step by step: copies on the copy engines, a small barrier kernel "
        "between steps (a step then costs 20-27 us more on an H200). For comparison; ranks may differ.",
        ParamAudience::Tuning},
+      {"PEERLINK_COLL_STAGE_UNREGISTERED",
+       ParamType::Enum,
+       "OFF",
+       {"OFF", "ON", "SERIAL"},
+       0,
+       0,
+       "Testing only: ON runs a communicator's calls in one process through the staging windows, as ranks in "
+       "different processes run calls on unregistered buffers (copies into each rank's window, the kernel between "
+       "the windows, copies out, chunk by chunk, the copies of one half of the windows overlapping the kernel in the "
+       "other), so one process tests and times that path (several ranks on one GPU with PEERLINK_COLL_SHARE_GPUS). "
+       "SERIAL does the same with each chunk's copies and kernel one after another on the caller's stream, here and "
+       "across processes, to measure what the overlap gives. OFF: ranks of one process reach each other's buffers "
+       "directly.",
+       ParamAudience::Testing},
       {"PEERLINK_COLL_STAGED_CHUNK",
        ParamType::Int,
        "0",

@@ -85,8 +85,9 @@ TEST(PlanProcesses, TheLlKernelsAndSendRecvAreNeverStaged) {
   EXPECT_EQ(parts.copies, 0);
 }
 
-// 128 MiB of f32 through 64 MiB windows: an all-reduce chunk holds its send and recv regions, so 4 chunks of just
-// under 32 MiB and a tail of 128 elements; the call chooses split_two_shot, its chunks two_shot and LL128.
+// 128 MiB of f32 through 64 MiB windows: an all-reduce chunk holds its send and recv regions in half a window, so
+// 8 chunks of 16 MiB; the call chooses split_two_shot, its chunks the kernel of a 16 MiB call. The model sums each
+// chunk's copies and kernel (the communicator overlaps them: a bound from above).
 TEST(PlanProcesses, AStagedCallIsCutAsTheCommunicatorCutsIt) {
   const TwoGpus gpus;
   const std::size_t count = 32 * kMiB;  // elements: 128 MiB
@@ -94,29 +95,27 @@ TEST(PlanProcesses, AStagedCallIsCutAsTheCommunicatorCutsIt) {
   const CollectiveChoice choice = gpus.chosen(call);
   ASSERT_EQ(choice.kernel, Kernel::SplitTwoShot);
   ASSERT_TRUE(isStaged(call, choice, kStaged));
-  const std::size_t most = coll::stagedChunkCount(Collective::AllReduce, 2, 4, coll::kStagingWindowBytes);
-  ASSERT_EQ(count / most, 4u);
-  const std::size_t tail = count - 4 * most;
-  ASSERT_EQ(tail, 128u);
+  const std::size_t most =
+      coll::stagedChunkCount(Collective::AllReduce, 2, 4, coll::stagingHalfBytes(coll::kStagingWindowBytes));
+  ASSERT_EQ(most, 4 * kMiB);
+  ASSERT_EQ(count / most, 8u);
+  ASSERT_EQ(count % most, 0u);
 
   const CallParts parts = callParts(call, choice, gpus.fabric, gpus.context, kStaged, testModel());
-  ASSERT_EQ(parts.kernels.size(), 5u);
-  for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(parts.kernels[k].kernel, Kernel::TwoShot) << k;
-  EXPECT_EQ(parts.kernels[4].kernel, Kernel::Ll128OneShot);
-  EXPECT_EQ(parts.copies, 10);
+  ASSERT_EQ(parts.kernels.size(), 8u);
+  const Call chunk{Collective::AllReduce, DataType::F32, most, false, 0};
+  const Kernel chunkKernel = gpus.chosen(chunk).kernel;
+  for (std::size_t k = 0; k < 8; ++k) EXPECT_EQ(parts.kernels[k].kernel, chunkKernel) << k;
+  EXPECT_EQ(parts.copies, 16);
   // Every byte copied in and out, each copy reading and writing it.
   EXPECT_NEAR(parts.copyBytesUs, 2.0 * 2 * count * 4 / (kH200MemoryGBps * 1e3), 1e-9);
 
-  double kernels = 0;
-  for (const std::size_t n : {most, most, most, most, tail}) {
-    const Call chunk{Collective::AllReduce, DataType::F32, n, false, 0};
-    kernels += predictChoice(chunk, gpus.chosen(chunk), gpus.fabric, testModel()).timeUs;
-  }
+  const double kernels = 8 * predictChoice(chunk, gpus.chosen(chunk), gpus.fabric, testModel()).timeUs;
   const Prediction p = predictCall(call, choice, gpus.fabric, gpus.context, kStaged, testModel());
-  EXPECT_NEAR(p.timeUs, kernels + 5 * 0.75 + 10 * 1.25 + parts.copyBytesUs / 0.5, 1e-6);
+  EXPECT_NEAR(p.timeUs, kernels + 8 * 0.75 + 16 * 1.25 + parts.copyBytesUs / 0.5, 1e-6);
   EXPECT_NEAR(p.timeUs, p.fixedUs + p.dataUs, 1e-9);
   EXPECT_EQ(p.kernel, Kernel::SplitTwoShot);  // what the communicator reports for the call
-  EXPECT_NE(p.phase.find("through the staging windows: 5 chunk(s), 10 copies"), std::string::npos) << p.phase;
+  EXPECT_NE(p.phase.find("through the staging windows: 8 chunk(s), 16 copies"), std::string::npos) << p.phase;
   // In place the same: the copies still run (the windows are apart from the caller's buffer).
   const Call inPlace{Collective::AllReduce, DataType::F32, count, true, 0};
   EXPECT_NEAR(predictCall(inPlace, choice, gpus.fabric, gpus.context, kStaged, testModel()).timeUs, p.timeUs, 1e-9);
@@ -130,7 +129,7 @@ TEST(PlanProcesses, RootedCallsCopyOnlyWhereTheyHaveData) {
   const CollectiveChoice choice = gpus.chosen(call);
   ASSERT_TRUE(isStaged(call, choice, kStaged)) << kernelName(choice.kernel);
   const CallParts parts = callParts(call, choice, gpus.fabric, gpus.context, kStaged, testModel());
-  EXPECT_EQ(parts.kernels.size(), 1u);  // a broadcast chunk holds send and recv: 16 MiB fits one window
+  EXPECT_EQ(parts.kernels.size(), 1u);  // a broadcast chunk holds send and recv: 16 MiB fits half a window
   EXPECT_EQ(parts.copies, 2);
   EXPECT_NEAR(parts.copyBytesUs, 2.0 * 2 * count * 4 / (kH200MemoryGBps * 1e3), 1e-9);
 }

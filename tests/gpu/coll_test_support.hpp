@@ -203,6 +203,17 @@ inline void callRank(Communicator& comm, const CollCase& c, int rank, const Rank
   }
 }
 
+/// Ranks 0..ranks-1 on the process's first `mostGpus` GPUs (or as many as it has) by turns, for communicators
+/// whose ranks share GPUs (PEERLINK_COLL_SHARE_GPUS).
+inline std::vector<int> gpusByTurns(int ranks, int mostGpus) {
+  int gpus = 0;
+  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  gpus = std::max(1, std::min(gpus, mostGpus));
+  std::vector<int> devices;
+  for (int r = 0; r < ranks; ++r) devices.push_back(r % gpus);
+  return devices;
+}
+
 /// Per-rank streams for a communicator, by rank (empty for ranks of other processes).
 inline std::vector<Stream> rankStreams(const Communicator& comm) {
   std::vector<Stream> streams(static_cast<std::size_t>(comm.size()));

@@ -24,12 +24,7 @@ namespace peerlink::testing {
 namespace {
 
 std::vector<int> roundRobin(int ranks) {
-  int gpus = 0;
-  PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&gpus));
-  gpus = std::min(gpus, 4);
-  std::vector<int> devices;
-  for (int r = 0; r < ranks; ++r) devices.push_back(r % gpus);
-  return devices;
+  return gpusByTurns(ranks, 4);
 }
 
 Params stagedParams(const std::string& pairs) {

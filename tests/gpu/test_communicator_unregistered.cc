@@ -1,0 +1,145 @@
+// The path of calls on unregistered buffers across processes (comm_launch_staged.hpp), forced in one process
+// (PEERLINK_COLL_STAGE_UNREGISTERED) with 2-4 ranks sharing the machine's first one or two GPUs
+// (PEERLINK_COLL_SHARE_GPUS): every collective through the staging windows in one chunk, two and three (half a
+// window each, the halves by turns, the copies pipelined -- ON -- or one after another -- SERIAL), counts not
+// divisible by the ranks, a small call that stays in LL lines, in place and out of place, buffers off 16-byte
+// boundaries, eager and captured in a CUDA graph replayed with new inputs, against the host reference.
+// Across processes the same path runs in test_communicator_processes.cc. What these measure is not speed.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "coll/comm_setup.hpp"
+#include "coll/staging_plan.hpp"
+#include "coll_test_support.hpp"
+
+namespace peerlink::testing {
+namespace {
+
+constexpr Collective kStagedCollectives[] = {Collective::AllReduce, Collective::Broadcast,     Collective::Reduce,
+                                             Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll};
+
+// Ranks 0..n-1 on the machine's first GPU, or its first two by turns.
+std::vector<int> sharedDevices(int ranks) {
+  return gpusByTurns(ranks, 2);
+}
+
+Params stagedParams(const char* mode) {
+  return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"}, {"PEERLINK_COLL_STAGE_UNREGISTERED", mode}});
+}
+
+// The most elements of one chunk of `collective` on `n` ranks: half a staging window holds its send and recv.
+std::size_t chunkCount(Collective collective, int n, DataType type) {
+  return coll::stagedChunkCount(collective, n, dataTypeSize(type), coll::stagingHalfBytes(coll::kStagingWindowBytes));
+}
+
+// Counts that take 1, 2 and 3 chunks, each one more than a multiple of the ranks.
+struct ChunkedCount {
+  std::size_t count;
+  std::size_t chunks;
+};
+std::vector<ChunkedCount> chunkedCounts(Collective collective, int n, DataType type) {
+  const std::size_t most = chunkCount(collective, n, type);
+  const auto ranks = static_cast<std::size_t>(n);
+  const auto offMultiple = [ranks](std::size_t count) { return count / ranks * ranks + 1; };
+  return {{offMultiple(most / 2), 1}, {offMultiple(most + ranks), 2}, {offMultiple(2 * most + ranks), 3}};
+}
+
+// (ranks, ON or SERIAL, collective)
+class UnregisteredPath : public ::testing::TestWithParam<std::tuple<int, const char*, Collective>> {};
+
+TEST_P(UnregisteredPath, MatchesHostReference) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const auto [ranks, mode, collective] = GetParam();
+  Communicator comm(sharedDevices(ranks), stagedParams(mode));
+  const std::size_t n = static_cast<std::size_t>(ranks);
+  int cases = 0;
+  std::uint64_t seed = 29;
+  // A call small enough for LL lines on the callers' own buffers (no window), then the staged ones.
+  std::vector<ChunkedCount> counts = {{1, 0}, {2 * n + 1, 0}};
+  for (const ChunkedCount& chunked : chunkedCounts(collective, ranks, DataType::F32)) counts.push_back(chunked);
+  for (const ChunkedCount& chunked : counts) {
+    const std::size_t bytes = chunked.count * sizeof(float);
+    const std::string choice = comm.describeChoice(collective, bytes);
+    if (chunked.chunks > 0) {
+      EXPECT_NE(choice.find("through the staging windows"), std::string::npos)
+          << chunked.count << " elements would not be staged, so the case tests nothing here: " << choice;
+      const std::vector<coll::StagedChunk> cut =
+          coll::stagedChunks(collective, ranks, 0, 0, chunked.count, sizeof(float), coll::kStagingWindowBytes);
+      EXPECT_EQ(cut.size(), chunked.chunks) << chunked.count << " elements";
+    }
+    for (const bool inPlace : {false, true}) {
+      for (const std::size_t misalign : {std::size_t{0}, std::size_t{4}}) {
+        if (misalign > 0 && (inPlace || chunked.chunks == 0)) continue;
+        CollCase c;
+        c.collective = collective;
+        c.type = DataType::F32;
+        c.op = ReduceOp::Sum;
+        c.count = chunked.count;
+        c.root = static_cast<int>(seed % n);
+        c.inPlace = inPlace;
+        c.misalign = misalign;
+        c.reverseOrder = seed % 2 == 0;
+        c.seed = seed++;
+        ASSERT_EQ(runCase(comm, c), "") << ranks << " ranks, " << mode << ", " << chunked.chunks << " chunk(s)";
+        ++cases;
+      }
+    }
+  }
+  // A reduction in another type and op, in three chunks.
+  if (reduces(collective)) {
+    CollCase c;
+    c.collective = collective;
+    c.type = DataType::BF16;
+    c.op = ReduceOp::Avg;
+    c.count = chunkedCounts(collective, ranks, DataType::BF16).back().count;
+    c.seed = seed++;
+    ASSERT_EQ(runCase(comm, c), "") << ranks << " ranks, " << mode << ", bf16 avg";
+    ++cases;
+  }
+  std::printf("%d ranks, %s, %s: %d cases passed (3 chunks: %s)\n", ranks, mode, collectiveName(collective), cases,
+              comm.describeChoice(collective, counts.back().count * sizeof(float)).c_str());
+}
+
+std::string caseName(const ::testing::TestParamInfo<UnregisteredPath::ParamType>& param) {
+  return std::to_string(std::get<0>(param.param)) + "ranks_" + std::get<1>(param.param) + "_" +
+         collectiveName(std::get<2>(param.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPath,
+                         ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Values("ON", "SERIAL"),
+                                            ::testing::ValuesIn(kStagedCollectives)),
+                         caseName);
+
+// (ranks, collective): three chunks captured in one graph over the ranks, replayed with new inputs and eager
+// calls between (replayCase), out of place and in place.
+class UnregisteredPathGraph : public ::testing::TestWithParam<std::tuple<int, Collective>> {};
+
+TEST_P(UnregisteredPathGraph, ReplaysMatchHostReference) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const auto [ranks, collective] = GetParam();
+  for (const bool inPlace : {false, true}) {
+    CollCase c;
+    c.collective = collective;
+    c.count = chunkedCounts(collective, ranks, DataType::F32).back().count;
+    c.root = ranks - 1;
+    c.inPlace = inPlace;
+    c.seed = 71 + (inPlace ? 1 : 0);
+    replayCase(sharedDevices(ranks), stagedParams("ON"), c);
+    if (HasFatalFailure()) return;
+  }
+}
+
+std::string graphCaseName(const ::testing::TestParamInfo<UnregisteredPathGraph::ParamType>& param) {
+  return std::to_string(std::get<0>(param.param)) + "ranks_" + collectiveName(std::get<1>(param.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPathGraph,
+                         ::testing::Combine(::testing::Values(2, 4), ::testing::ValuesIn(kStagedCollectives)),
+                         graphCaseName);
+
+}  // namespace
+}  // namespace peerlink::testing
