@@ -23,6 +23,9 @@
 #          shared memory moves large messages by CMA or in fragments (MPI's own GB/s differ between the two runs when
 #          CMA works). To re-measure the transport between nodes on a GPU machine after a change to src/net/: this,
 #          then `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
+# PEERLINK_NET_REDUCE (AUTO by default) goes to every rank: AUTO reduces the staged pieces on the GPU (net, comm, kill,
+# coll), HOST on the host's CPU on the transport's thread; `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll
+# all_reduce reduce_scatter` beside the default run compares the two in one build.
 # usage: scripts/device/run-nodes.sh net|comm|kill|bench
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
@@ -34,10 +37,11 @@ for packed in dist/mpi/*.xz; do
   [ -e "${packed%.xz}" ] || { xz -dc "$packed" >"${packed%.xz}" && chmod +x "${packed%.xz}"; }
 done
 export PEERLINK_MPI_LIBRARY=$PWD/dist/mpi/libpeerlink_mpi.so PEERLINK_NET_CHUNK_BYTES=65536 \
-  PEERLINK_COLL_SHARE_GPUS=1 PEERLINK_NET_TIMEOUT_MS=60000 PEERLINK_TIMEOUT_MS=60000
+  PEERLINK_COLL_SHARE_GPUS=1 PEERLINK_NET_TIMEOUT_MS=60000 PEERLINK_TIMEOUT_MS=60000 \
+  PEERLINK_NET_REDUCE=${PEERLINK_NET_REDUCE:-AUTO}
 flags=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp
        -x PEERLINK_MPI_LIBRARY -x PEERLINK_NET_CHUNK_BYTES -x PEERLINK_COLL_SHARE_GPUS -x PEERLINK_NET_TIMEOUT_MS
-       -x PEERLINK_TIMEOUT_MS)
+       -x PEERLINK_TIMEOUT_MS -x PEERLINK_NET_REDUCE)
 case $mode in
   net | comm)
     program=$PWD/dist/mpi/mpi_net_e2e
