@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "net/net_path.hpp"
-#include "net/worker_memory.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::net {
@@ -118,9 +117,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       options_(std::move(options)),
       device_(std::move(device)),
       callerMemory_(std::move(callerMemory)),
-      stagedMemory_(options_.reduce == NetReduce::Auto         ? device_->stagedMemory()
-                    : options_.reduce == NetReduce::HostThread ? workerHostMemory()
-                                                               : nullptr),
+      stagedMemory_(options_.reduce == NetReduce::Auto ? device_->stagedMemory() : nullptr),
       slots_(*device_) {
   if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
   peers_.resize(static_cast<std::size_t>(size()));

@@ -36,9 +36,8 @@ namespace peerlink::net {
 
 /// Where the staged path reduces the pieces it received (PEERLINK_NET_REDUCE).
 enum class NetReduce {
-  Auto,        ///< the device access's memory (DeviceAccess::stagedMemory): on the GPU where the data is on one
-  Host,        ///< on the host, on the transport's thread
-  HostThread,  ///< on the host, on a thread of their own (worker_memory.hpp)
+  Auto,  ///< the device access's memory (DeviceAccess::stagedMemory): on the GPU where the data is on one
+  Host,  ///< on the host, on the transport's thread
 };
 
 struct NetOptions {

@@ -1,10 +1,9 @@
-// The transport's computations where the memory only queues them (a GPU's stream, a worker thread:
-// LocalMemory::queues), over a loopback world whose sends copy the data when posted: a DeferredMemory runs each
-// reduction only some polls after it was queued, as a GPU would, so a result sent, a step ended (its landing buffers
-// reused) or a staged piece copied out before its reduction ran would give wrong data. Every collective and flat
-// algorithm, staged and direct, against the closed forms; whole transfers queued, never slices; a reduction that
-// never finishes named at the deadline, its memory kept by the broken world; the worker thread's memory
-// (worker_memory.hpp) in the same calls.
+// The transport's computations where the memory only queues them (a GPU's stream: LocalMemory::queues), over a
+// loopback world whose sends copy the data when posted: a DeferredMemory runs each reduction only some polls after it
+// was queued, as a GPU would, so a result sent, a step ended (its landing buffers reused) or a staged piece copied out
+// before its reduction ran would give wrong data. Every collective and flat algorithm, staged and direct, against the
+// closed forms; whole transfers queued, never slices; a reduction that never finishes named at the deadline, its
+// memory kept by the broken world.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -18,7 +17,6 @@
 #include "coll/choice_rules.hpp"
 #include "coll/host_reduce.hpp"
 #include "net/net_world.hpp"
-#include "net/worker_memory.hpp"
 #include "net_loopback_support.hpp"
 #include "net_test_data.hpp"
 #include "peerlink/error.hpp"
@@ -232,27 +230,6 @@ TEST(NetQueued, AReductionThatNeverFinishesIsNamedAtTheDeadline) {
     // The broken world kept the memory its queued work writes into.
     EXPECT_TRUE(seen[static_cast<std::size_t>(r)].leaked);
   }
-}
-
-TEST(NetQueued, WorkerThreadReductionsMatchTheClosedForms) {
-  for (const NetPath path : {NetPath::Staged, NetPath::Direct}) {
-    EXPECT_GT(everyCollective(path, [] { return workerHostMemory(); }), 0);
-  }
-}
-
-TEST(NetQueued, WorkerThreadQueuesAndReportsDone) {
-  std::unique_ptr<LocalMemory> memory = workerHostMemory();
-  EXPECT_TRUE(memory->queues());
-  EXPECT_TRUE(memory->reached(0));
-  std::vector<float> a(100000, 1.5f), b(100000, 2.0f), out(100000, 0.0f);
-  memory->reduce(DataType::F32, ReduceOp::Sum, out.data(), {a.data(), b.data()}, a.size(), 2, false);
-  memory->reduce(DataType::F32, ReduceOp::Max, a.data(), {a.data(), out.data()}, a.size(), 2, false);
-  const std::uint64_t marker = memory->mark();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!memory->reached(marker)) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
-  EXPECT_EQ(out[0], 3.5f);
-  EXPECT_EQ(out[99999], 3.5f);
-  EXPECT_EQ(a[0], 3.5f);  // the second ran after the first
 }
 
 }  // namespace

@@ -28,7 +28,6 @@
 #include "net/mpi_library.hpp"
 #include "net/net_world.hpp"
 #include "net/rail_exchange.hpp"
-#include "net/worker_memory.hpp"
 #include "net_test_data.hpp"
 #include "peerlink/error.hpp"
 
@@ -100,7 +99,6 @@ struct Options {
   int iterations = 3;
   std::string path = "staged";
   std::string copies = "thread";
-  std::string reductions = "inline";
 };
 
 double median(std::vector<double> values) {
@@ -188,12 +186,10 @@ int run(const Options& options) {
   const Params params = Params::fromEnvironment();
   net::NetOptions netOptions = net::NetOptions::fromParams(params);
   netOptions.path = options.path == "direct" ? net::NetPath::Direct : net::NetPath::Staged;
-  const bool worker = options.reductions == "thread";
-  netOptions.reduce = worker ? net::NetReduce::HostThread : net::NetReduce::Host;
   std::unique_ptr<net::DeviceAccess> copies =
       options.copies == "thread" ? std::unique_ptr<net::DeviceAccess>(new ThreadCopies) : net::hostDeviceAccess();
   net::NetWorld world(net::openMpiPointToPoint(params), netOptions, std::move(copies),
-                      worker ? net::workerHostMemory() : std::make_unique<net::HostMemory>());
+                      std::make_unique<net::HostMemory>());
   // MPI's exchange on a communicator of its own, as `peerlink coll` measures it.
   const std::unique_ptr<net::PointToPoint> p2p = net::openMpiPointToPoint(params);
   net::RailExchange exchange;
@@ -205,11 +201,11 @@ int run(const Options& options) {
   const net::MpiFacts facts = net::mpiFacts(params);
   if (world.rank() == 0) {
     std::printf(
-        "# net bench: %d nodes x %d ranks over %s; path %s%s; reductions %s; pieces of %zu B; %d warm-up, %d rounds "
-        "of %d calls each in turn, the slowest rank's; medians, ratio: the median of the rounds' MPI / peerlink\n",
+        "# net bench: %d nodes x %d ranks over %s; path %s%s; pieces of %zu B; %d warm-up, %d rounds of %d "
+        "calls each in turn, the slowest rank's; medians, ratio: the median of the rounds' MPI / peerlink\n",
         grid.nodes, grid.ranksPerNode, facts.library.c_str(), options.path.c_str(),
-        options.path == "staged" ? (" (copies " + options.copies + ")").c_str() : "", options.reductions.c_str(),
-        netOptions.chunkBytes, options.warmup, options.rounds, options.iterations);
+        options.path == "staged" ? (" (copies " + options.copies + ")").c_str() : "", netOptions.chunkBytes,
+        options.warmup, options.rounds, options.iterations);
     std::printf("# %-13s %10s %12s %12s %6s %12s %6s %6s  %s\n", "collective", "size (B)", "across/rank", "peerlink us",
                 "GB/s", "MPI p2p us", "GB/s", "ratio", "check");
   }
@@ -243,9 +239,6 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"staged", "direct"}));
   app.add_option("--copies", options.copies, "the staged path's copies: on a thread of their own, or inline")
       ->check(CLI::IsMember({"thread", "inline"}));
-  app.add_option("--reductions", options.reductions,
-                 "reductions on the transport's thread (inline) or on a thread of their own (thread)")
-      ->check(CLI::IsMember({"inline", "thread"}));
   CLI11_PARSE(app, argc, argv);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
