@@ -21,8 +21,11 @@
 #          engine), each beside MPI's own exchange of the same bytes; then the staged run again with Open MPI's single
 #          copy (CMA) off. Says how far the host side of the transport is from MPI on this machine, and whether its
 #          shared memory moves large messages by CMA or in fragments (MPI's own GB/s differ between the two runs when
-#          CMA works). To re-measure the transport between nodes on a GPU machine after a change to src/net/: this,
-#          then `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
+#          CMA works). Then the transport alone on GPU memory (--memory gpu: the communicator's staged path, copies by
+#          the GPU's copy engine; rank r on GPU r modulo the GPUs), its reductions on the GPU (PEERLINK_NET_REDUCE=AUTO)
+#          and then on the host (HOST), each beside MPI's own exchange of the same bytes of pinned host memory.
+#          To re-measure the transport between nodes on a GPU machine after a change to src/net/: this, then
+#          `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
 # PEERLINK_NET_REDUCE (AUTO by default) goes to every rank: AUTO reduces the staged pieces on the GPU (net, comm, kill,
 # coll), HOST on the host's CPU on the transport's thread; `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll
 # all_reduce reduce_scatter` beside the default run compares the two in one build.
@@ -69,6 +72,12 @@ case $mode in
       # shellcheck disable=SC2086 # mca: extra mpirun arguments, split on purpose
       timeout -k 10 300 mpirun "${flags[@]}" ${mca:-} -np 2 sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' \
         sh "$PWD/dist/mpi/mpi_net_bench" --path "$path" -b 1M -e 64M -f 4 || status=1
+    done
+    for reduce in AUTO HOST; do
+      echo "== bench --memory gpu, PEERLINK_NET_REDUCE=$reduce"
+      PEERLINK_NET_REDUCE=$reduce timeout -k 10 300 mpirun "${flags[@]}" -np 2 \
+        sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' sh "$PWD/dist/mpi/mpi_net_bench" --memory gpu \
+        -b 1M -e 64M -f 4 || status=1
     done
     exit $status
     ;;
