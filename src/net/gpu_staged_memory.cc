@@ -32,11 +32,11 @@ class GpuStagedMemory final : public LocalMemory {
   ~GpuStagedMemory() override {
     if (leaked_) return;
     for (Lane& lane : lanes_) {
-      for (Pinned& buffer : lane.pool) free(buffer);
+      for (Pinned& buffer : lane.pool) freePinned(buffer);
     }
-    for (Pinned& buffer : retired_) free(buffer);
-    free(persistent_);
-    free(accumulator_);
+    for (Pinned& buffer : retired_) freePinned(buffer);
+    freePinned(persistent_);
+    freePinned(accumulator_);
   }
 
   // On the stream too, so that everything this memory does runs in the order it was asked.
@@ -125,7 +125,7 @@ class GpuStagedMemory final : public LocalMemory {
     return buffer.data;
   }
 
-  static void free(Pinned& buffer) noexcept {
+  static void freePinned(Pinned& buffer) noexcept {
     if (buffer.data != nullptr) (void)cudaFreeHost(buffer.data);
     buffer = {};
   }

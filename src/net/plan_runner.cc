@@ -271,9 +271,7 @@ std::string MemberPlan::timeoutText() const {
   if (!silent.empty()) parts.push_back("from " + named(silent));
   if (!unread.empty()) parts.push_back("sends not taken by " + named(unread));
   if (finished_ < next_) {
-    parts.push_back(std::to_string(next_ - finished_) +
-                    " computation(s) queued here (on the GPU where the data is on "
-                    "one) not finished");
+    parts.push_back(std::to_string(next_ - finished_) + " computation(s) queued here not finished (on the GPU)");
   }
   std::string text = prefix() + "nothing within " + std::to_string(run_.timeout.count()) + " ms";
   for (std::size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? " " : "; and ") + parts[i];

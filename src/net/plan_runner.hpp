@@ -58,9 +58,9 @@ class LocalMemory {
   /// A buffer of at least `bytes` kept across calls (a plan's scratch), the same one each time it is big enough.
   virtual void* persistent(std::size_t bytes) = 0;
 
-  /// Whether copy and reduce only queue their work (on a GPU's stream) and return: MemberPlan then
-  /// gives whole transfers, and sends a result, or ends a step, only once reached() says its work is done. Memory
-  /// that computes within the call (HostMemory) is given slices between MPI's tests instead.
+  /// Whether copy and reduce only queue their work (on a GPU's stream) and return: MemberPlan then gives whole
+  /// transfers, and sends a result, or ends a step, only once reached() says its work is done. Memory that computes
+  /// within the call (HostMemory) is given slices between MPI's tests instead.
   virtual bool queues() const { return false; }
   /// A marker after every copy and reduction queued so far.
   virtual std::uint64_t mark() { return 0; }
