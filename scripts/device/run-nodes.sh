@@ -21,8 +21,14 @@
 #          engine), each beside MPI's own exchange of the same bytes; then the staged run again with Open MPI's single
 #          copy (CMA) off. Says how far the host side of the transport is from MPI on this machine, and whether its
 #          shared memory moves large messages by CMA or in fragments (MPI's own GB/s differ between the two runs when
-#          CMA works). To re-measure the transport between nodes on a GPU machine after a change to src/net/: this,
-#          then `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
+#          CMA works). Then the transport alone on GPU memory (--memory gpu: the communicator's staged path, copies by
+#          the GPU's copy engine; rank r on GPU r modulo the GPUs), its reductions on the GPU (PEERLINK_NET_REDUCE=AUTO)
+#          and then on the host (HOST), each beside MPI's own exchange of the same bytes of pinned host memory.
+#          To re-measure the transport between nodes on a GPU machine after a change to src/net/: this, then
+#          `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
+# PEERLINK_NET_REDUCE (AUTO by default) goes to every rank: AUTO reduces the staged pieces on the GPU (net, comm, kill,
+# coll), HOST on the host's CPU on the transport's thread; `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll
+# all_reduce reduce_scatter` beside the default run compares the two in one build.
 # usage: scripts/device/run-nodes.sh net|comm|kill|bench
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
@@ -34,10 +40,11 @@ for packed in dist/mpi/*.xz; do
   [ -e "${packed%.xz}" ] || { xz -dc "$packed" >"${packed%.xz}" && chmod +x "${packed%.xz}"; }
 done
 export PEERLINK_MPI_LIBRARY=$PWD/dist/mpi/libpeerlink_mpi.so PEERLINK_NET_CHUNK_BYTES=65536 \
-  PEERLINK_COLL_SHARE_GPUS=1 PEERLINK_NET_TIMEOUT_MS=60000 PEERLINK_TIMEOUT_MS=60000
+  PEERLINK_COLL_SHARE_GPUS=1 PEERLINK_NET_TIMEOUT_MS=60000 PEERLINK_TIMEOUT_MS=60000 \
+  PEERLINK_NET_REDUCE=${PEERLINK_NET_REDUCE:-AUTO}
 flags=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp
        -x PEERLINK_MPI_LIBRARY -x PEERLINK_NET_CHUNK_BYTES -x PEERLINK_COLL_SHARE_GPUS -x PEERLINK_NET_TIMEOUT_MS
-       -x PEERLINK_TIMEOUT_MS)
+       -x PEERLINK_TIMEOUT_MS -x PEERLINK_NET_REDUCE)
 case $mode in
   net | comm)
     program=$PWD/dist/mpi/mpi_net_e2e
@@ -65,6 +72,12 @@ case $mode in
       # shellcheck disable=SC2086 # mca: extra mpirun arguments, split on purpose
       timeout -k 10 300 mpirun "${flags[@]}" ${mca:-} -np 2 sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' \
         sh "$PWD/dist/mpi/mpi_net_bench" --path "$path" -b 1M -e 64M -f 4 || status=1
+    done
+    for reduce in AUTO HOST; do
+      echo "== bench --memory gpu, PEERLINK_NET_REDUCE=$reduce"
+      PEERLINK_NET_REDUCE=$reduce timeout -k 10 300 mpirun "${flags[@]}" -np 2 \
+        sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' sh "$PWD/dist/mpi/mpi_net_bench" --memory gpu \
+        -b 1M -e 64M -f 4 || status=1
     done
     exit $status
     ;;

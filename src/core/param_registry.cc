@@ -424,9 +424,20 @@ const std::vector<ParamSpec>& paramRegistry() {
        4096,
        1073741824,
        "Bytes of each piece a collective across nodes is cut into (of every block): piece k+1 is copied to pinned "
-       "host memory while piece k crosses the network; three pieces of pinned memory per process.",
+       "host memory while piece k crosses the network; four pieces of pinned memory per process (two in flight, one "
+       "being copied in, one being copied out).",
        ParamAudience::Tuning,
        16},
+      {"PEERLINK_NET_REDUCE",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "HOST"},
+       0,
+       0,
+       "Where a collective across nodes staged through pinned host memory reduces the pieces it received: AUTO on "
+       "the GPU the data lives on (a kernel reading the pinned pieces), on the host where the data is host memory; "
+       "HOST always on the host, on the transport's thread.",
+       ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,
        "AUTO",

@@ -7,8 +7,9 @@
 //
 //   staged  (MPI cannot read device memory): pieces are copied from the caller's memory into pinned host memory
 //           ahead of their run, and back once run, while the pieces in flight move their messages; kSlots slots of
-//           pinned memory. The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests);
-//           reductions run on the host (coll/host_reduce.hpp's arithmetic, the kernels').
+//           pinned memory. The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests); the
+//           reductions its stagedMemory's: kernels on the GPU reading the pinned pieces where the data is on a GPU,
+//           else on the host (coll/host_reduce.hpp's arithmetic, the kernels').
 //   direct  (a CUDA-aware MPI, or host memory): the messages read and write the caller's memory, and copies and
 //           reductions are the caller's LocalMemory's.
 #pragma once
@@ -41,6 +42,10 @@ class DeviceAccess {
   /// Host memory the copies reach fastest (cudaHostAlloc on a GPU).
   virtual void* allocateHost(std::size_t bytes) = 0;
   virtual void freeHost(void* memory) noexcept = 0;
+  /// What the staged path computes on (its slots are allocateHost's memory; its landing buffers this memory's own):
+  /// a GPU's reductions over pinned memory where the caller's data is on that GPU (gpu_staged_memory.hpp); null:
+  /// the host's (HostMemory, on the transport's thread).
+  virtual std::unique_ptr<LocalMemory> stagedMemory() { return nullptr; }
 };
 
 /// Copies with memcpy, done when queued; host memory from the heap. For callers whose memory is the host's.
@@ -97,7 +102,7 @@ struct CallContext {
   std::size_t chunkBytes = std::size_t{4} << 20;
   DeviceAccess* device = nullptr;  ///< staged: the copies
   StagingSlots* slots = nullptr;   ///< staged
-  LocalMemory* host = nullptr;     ///< staged: reductions on the slots
+  LocalMemory* host = nullptr;     ///< staged: reductions on the slots (the GPU's or the host's)
   LocalMemory* caller = nullptr;   ///< direct: copies and reductions on the caller's memory
 };
 

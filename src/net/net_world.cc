@@ -31,6 +31,7 @@ NetOptions NetOptions::fromParams(const Params& params) {
   NetOptions options;
   options.timeout = std::chrono::milliseconds(params.getInt("PEERLINK_NET_TIMEOUT_MS"));
   options.chunkBytes = static_cast<std::size_t>(params.getInt("PEERLINK_NET_CHUNK_BYTES"));
+  options.reduce = params.getString("PEERLINK_NET_REDUCE") == "HOST" ? NetReduce::Host : NetReduce::Auto;
   options.identity = BootstrapOptions::fromParams(params);
   return options;
 }
@@ -77,7 +78,7 @@ CallContext NetGroup::context(const char* what) {
   context.chunkBytes = world_.options_.chunkBytes;
   context.device = world_.device_.get();
   context.slots = &world_.slots_;
-  context.host = &world_.hostMemory_;
+  context.host = world_.stagedMemory_.get();
   context.caller = world_.callerMemory_.get();
   return context;
 }
@@ -116,7 +117,9 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       options_(std::move(options)),
       device_(std::move(device)),
       callerMemory_(std::move(callerMemory)),
+      stagedMemory_(options_.reduce == NetReduce::Auto ? device_->stagedMemory() : nullptr),
       slots_(*device_) {
+  if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
   peers_.resize(static_cast<std::size_t>(size()));
   for (int r = 0; r < size(); ++r) peers_[static_cast<std::size_t>(r)] = PeerIdentity{r, 0, "?", 0, 0};
   thread_ = std::thread([this] { progress(); });
@@ -154,6 +157,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
     changed_.notify_all();
     thread_.join();
     slots_.leak();
+    stagedMemory_->leak();
     throw;
   }
 }
@@ -162,7 +166,10 @@ NetWorld::~NetWorld() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    if (!broken_.empty()) slots_.leak();
+    if (!broken_.empty()) {
+      slots_.leak();
+      stagedMemory_->leak();
+    }
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();

@@ -34,10 +34,17 @@
 
 namespace peerlink::net {
 
+/// Where the staged path reduces the pieces it received (PEERLINK_NET_REDUCE).
+enum class NetReduce {
+  Auto,  ///< the device access's memory (DeviceAccess::stagedMemory): on the GPU where the data is on one
+  Host,  ///< on the host, on the transport's thread
+};
+
 struct NetOptions {
   std::chrono::milliseconds timeout{300000};      ///< PEERLINK_NET_TIMEOUT_MS: every wait
   std::size_t chunkBytes = std::size_t{4} << 20;  ///< PEERLINK_NET_CHUNK_BYTES: a piece of every block
   NetPath path = NetPath::Staged;                 ///< choosePath's (net_path.hpp)
+  NetReduce reduce = NetReduce::Auto;             ///< PEERLINK_NET_REDUCE
   BootstrapOptions identity;                      ///< PEERLINK_HOSTID: who this process says it is
   static NetOptions fromParams(const Params& params);
 };
@@ -84,7 +91,8 @@ class NetGroup {
 class NetWorld {
  public:
   /// Starts the progress thread and gathers every rank's identity (host id, host, pid) over `p2p`: collective.
-  /// `device` makes the staged path's copies; `callerMemory` computes on the callers' buffers on the direct path
+  /// `device` makes the staged path's copies, and its stagedMemory() the staged path's reductions (HostMemory where
+  /// it has none, or with NetReduce::Host); `callerMemory` computes on the callers' buffers on the direct path
   /// (HostMemory for host buffers).
   NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::unique_ptr<DeviceAccess> device,
            std::unique_ptr<LocalMemory> callerMemory);
@@ -125,7 +133,7 @@ class NetWorld {
   NetOptions options_;
   std::unique_ptr<DeviceAccess> device_;
   std::unique_ptr<LocalMemory> callerMemory_;
-  HostMemory hostMemory_;
+  std::unique_ptr<LocalMemory> stagedMemory_;
   StagingSlots slots_;
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;

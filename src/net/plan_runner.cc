@@ -75,7 +75,7 @@ bool MemberPlan::advance() {
   }
   progressed = testMessages() || progressed;
   progressed = computeNext() || progressed;
-  if (next_ == executed_.size() && pending_.empty()) {
+  if (finished_ == executed_.size() && pending_.empty()) {
     ++step_;
     begun_ = false;
     if (!done()) beginStep();
@@ -93,6 +93,7 @@ void MemberPlan::beginStep() {
   memory_.release(lane_);
   executed_.clear();
   next_ = 0;
+  finished_ = 0;
   computed_ = 0;
   deadline_ = std::chrono::steady_clock::now() + run_.timeout;
   begun_ = true;
@@ -100,7 +101,7 @@ void MemberPlan::beginStep() {
     const coll::Transfer& transfer = step.transfers[t];
     if (transfer.executor != run_.me) continue;
     const std::size_t index = executed_.size();
-    Executed& e = executed_.emplace_back(Executed{t, {}, nullptr, 0, true});
+    Executed& e = executed_.emplace_back(Executed{t, {}, nullptr, 0, true, 0});
     const bool local = transfer.dst.rank == run_.me;
     const bool copy = transfer.kind == coll::TransferKind::Copy;
     if (local) e.dst = address(transfer.dst, transfer.count);
@@ -167,35 +168,57 @@ bool MemberPlan::testMessages() {
   return progressed;
 }
 
-// The next transfer in the plan's order whose sources are here: a slice of its computation, or its result sent.
+// The transfers this process executes, in the plan's order, each once its sources are here: computed (a slice at a
+// time where the memory computes in the call, so that the messages are tested between slices; whole where it
+// queues the work), then finished.
 bool MemberPlan::computeNext() {
-  bool progressed = false;
+  bool progressed = finishComputed();
   while (next_ < executed_.size() && executed_[next_].waiting == 0) {
     Executed& e = executed_[next_];
-    const coll::Transfer& transfer = plan_.steps[step_].transfers[e.transfer];
-    const bool local = transfer.dst.rank == run_.me;
-    if (e.compute) {
-      if (e.dst == nullptr) e.dst = memory_.temporary(lane_, bytesOf(transfer));
-      const std::size_t slice = std::max<std::size_t>(1, kSliceBytes / size_);
-      const std::size_t count = std::min(slice, transfer.count - computed_);
-      const std::size_t at = computed_ * size_;
-      auto* dst = static_cast<std::byte*>(e.dst) + at;
-      if (transfer.kind == coll::TransferKind::Copy) {
-        memory_.copy(dst, static_cast<const std::byte*>(e.sources[0]) + at, count * size_);
-      } else {
-        std::vector<const void*> srcs;
-        srcs.reserve(e.sources.size());
-        for (const void* source : e.sources) srcs.push_back(static_cast<const std::byte*>(source) + at);
-        memory_.reduce(plan_.type, run_.op, dst, srcs, count, run_.avgDivisor, transfer.finish);
-      }
-      computed_ += count;
-      if (computed_ < transfer.count) return true;  // the messages are tested before the next slice
+    if (!e.compute) {
+      ++next_;
+      progressed = finishComputed() || progressed;
+      continue;
     }
-    if (!local) pending_.push_back(send(transfer.dst.rank, e.compute ? e.dst : e.sources[0], bytesOf(transfer)));
+    const coll::Transfer& transfer = plan_.steps[step_].transfers[e.transfer];
+    if (e.dst == nullptr) e.dst = memory_.temporary(lane_, bytesOf(transfer));
+    const bool queues = memory_.queues();
+    const std::size_t slice = std::max<std::size_t>(1, kSliceBytes / size_);
+    const std::size_t count = queues ? transfer.count : std::min(slice, transfer.count - computed_);
+    const std::size_t at = computed_ * size_;
+    auto* dst = static_cast<std::byte*>(e.dst) + at;
+    if (transfer.kind == coll::TransferKind::Copy) {
+      memory_.copy(dst, static_cast<const std::byte*>(e.sources[0]) + at, count * size_);
+    } else {
+      std::vector<const void*> srcs;
+      srcs.reserve(e.sources.size());
+      for (const void* source : e.sources) srcs.push_back(static_cast<const std::byte*>(source) + at);
+      memory_.reduce(plan_.type, run_.op, dst, srcs, count, run_.avgDivisor, transfer.finish);
+    }
+    computed_ += count;
+    if (computed_ < transfer.count) return true;
+    e.marker = memory_.mark();
     ++next_;
     computed_ = 0;
+    finishComputed();
+    if (!queues) return true;
     progressed = true;
-    if (e.compute) return true;
+  }
+  return progressed;
+}
+
+// The transfers computed (or with nothing to compute) whose work is done, in the plan's order: a result bound for
+// another process is sent there, in the order its destination posted the receives.
+bool MemberPlan::finishComputed() {
+  bool progressed = false;
+  while (finished_ < next_ && memory_.reached(executed_[finished_].marker)) {
+    const Executed& e = executed_[finished_];
+    const coll::Transfer& transfer = plan_.steps[step_].transfers[e.transfer];
+    if (transfer.dst.rank != run_.me) {
+      pending_.push_back(send(transfer.dst.rank, e.compute ? e.dst : e.sources[0], bytesOf(transfer)));
+    }
+    ++finished_;
+    progressed = true;
   }
   return progressed;
 }
@@ -239,13 +262,19 @@ std::string MemberPlan::timeoutText() const {
   std::set<int> silent;
   std::set<int> unread;
   for (const Pending& p : pending_) (p.receive ? silent : unread).insert(p.peer);
-  std::string text = prefix() + "nothing within " + std::to_string(run_.timeout.count()) + " ms ";
-  std::string from;
-  for (const int peer : silent) from += (from.empty() ? "" : ", ") + run_.describe(peer);
-  std::string to;
-  for (const int peer : unread) to += (to.empty() ? "" : ", ") + run_.describe(peer);
-  if (!from.empty()) text += "from " + from;
-  if (!to.empty()) text += std::string(from.empty() ? "" : "; ") + "and sends not taken by " + to;
+  const auto named = [&](const std::set<int>& peers) {
+    std::string text;
+    for (const int peer : peers) text += (text.empty() ? "" : ", ") + run_.describe(peer);
+    return text;
+  };
+  std::vector<std::string> parts;
+  if (!silent.empty()) parts.push_back("from " + named(silent));
+  if (!unread.empty()) parts.push_back("sends not taken by " + named(unread));
+  if (finished_ < next_) {
+    parts.push_back(std::to_string(next_ - finished_) + " computation(s) queued here not finished (on the GPU)");
+  }
+  std::string text = prefix() + "nothing within " + std::to_string(run_.timeout.count()) + " ms";
+  for (std::size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? " " : "; and ") + parts[i];
   return text + " (is every rank running, making the same calls, and is the network between the nodes up?)";
 }
 

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -56,6 +57,17 @@ class LocalMemory {
   virtual void release(std::size_t lane) = 0;
   /// A buffer of at least `bytes` kept across calls (a plan's scratch), the same one each time it is big enough.
   virtual void* persistent(std::size_t bytes) = 0;
+
+  /// Whether copy and reduce only queue their work (on a GPU's stream) and return: MemberPlan then gives whole
+  /// transfers, and sends a result, or ends a step, only once reached() says its work is done. Memory that computes
+  /// within the call (HostMemory) is given slices between MPI's tests instead.
+  virtual bool queues() const { return false; }
+  /// A marker after every copy and reduction queued so far.
+  virtual std::uint64_t mark() { return 0; }
+  /// Whether the work queued before `marker` is done; never waits.
+  virtual bool reached(std::uint64_t /*marker*/) { return true; }
+  /// Keeps every buffer forever: after a failure, abandoned messages or queued work may still use them.
+  virtual void leak() noexcept {}
 };
 
 /// Host memory: memmove, hostReduce, a growing pool of temporaries per lane, kept across calls.
@@ -126,6 +138,7 @@ class MemberPlan {
   void beginStep();
   bool testMessages();
   bool computeNext();
+  bool finishComputed();
   void checkHealth() const;
   std::size_t bytesOf(const coll::Transfer& transfer) const;
   void* address(const coll::BufferRef& ref, std::size_t count) const;
@@ -145,16 +158,19 @@ class MemberPlan {
   bool begun_ = false;
   std::chrono::steady_clock::time_point deadline_;
   // The step in progress: its transfers this process executes, in the plan's order, each with its sources and
-  // destination here, the sources still on their way, and the next one to compute (elements done of it).
+  // destination here, the sources still on their way; the next one to compute (elements done of it), and the first
+  // not finished (its work queued, its result not sent yet). The step ends once every one finished.
   struct Executed {
     std::size_t transfer;
     std::vector<const void*> sources;
     void* dst;
-    std::size_t waiting;  // sources not arrived yet
-    bool compute;         // false: the data is in place once it arrived, or goes out as it lies
+    std::size_t waiting;   // sources not arrived yet
+    bool compute;          // false: the data is in place once it arrived, or goes out as it lies
+    std::uint64_t marker;  // the memory's marker after its computation (memory_.reached)
   };
   std::vector<Executed> executed_;
-  std::size_t next_ = 0;
+  std::size_t next_ = 0;      // the next to compute
+  std::size_t finished_ = 0;  // the next whose computation may still be running; its result not sent yet
   std::size_t computed_ = 0;
   std::vector<Pending> pending_;
 };

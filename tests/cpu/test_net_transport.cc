@@ -23,6 +23,7 @@
 #include "net/mpi_library.hpp"
 #include "net/net_path.hpp"
 #include "net/net_world.hpp"
+#include "net_loopback_support.hpp"
 #include "net_test_data.hpp"
 #include "peerlink/error.hpp"
 
@@ -31,24 +32,7 @@ namespace {
 
 using coll::Bytes;
 using testing::everySend;
-
-// Runs body(rank, world) on one thread per rank of a loopback world; returns each rank's error text ("" if none).
-std::vector<std::string> onEveryRank(int n, const std::function<void(int, std::unique_ptr<PointToPoint>)>& body) {
-  std::vector<std::unique_ptr<PointToPoint>> world = loopbackWorld(n);
-  std::vector<std::string> errors(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(r, std::move(world[static_cast<std::size_t>(r)]));
-      } catch (const std::exception& error) {
-        errors[static_cast<std::size_t>(r)] = error.what();
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  return errors;
-}
+using testing::onEveryRank;
 
 NetOptions optionsFor(const std::string& host, NetPath path, std::size_t chunkBytes = 64) {
   NetOptions options;

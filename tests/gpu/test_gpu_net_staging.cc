@@ -1,66 +1,200 @@
-// The transport between nodes' staged path on a GPU (src/net/cuda_device_access.cc): two ranks of a loopback world
-// in one process, their buffers in GPU memory, pieces copied to pinned host memory on the transport's own stream
-// while the previous piece's messages move; all-reduce and all-gather checked on the host. The MPI side of the
-// same path runs in CPU tests (tests/mpi/, scripts/net-test.sh); this shows the GPU's copies.
+// The transport between nodes' staged path on a GPU (src/net/cuda_device_access.cc, gpu_staged_memory.cc): ranks of
+// a loopback world in one process, their buffers in GPU memory, pieces copied to pinned host memory on the
+// transport's own stream while the previous piece's messages move, and the received pieces reduced by kernels that
+// read the pinned memory (PEERLINK_NET_REDUCE=AUTO) or on the host (HOST); results checked on the host against the
+// closed forms. The MPI side of the same path runs in CPU tests (tests/mpi/, scripts/net-test.sh); this shows the
+// GPU's copies and reductions.
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "coll/choice_rules.hpp"
+#include "coll/host_reduce.hpp"
 #include "gpu_test_support.hpp"
 #include "net/cuda_device_access.hpp"
+#include "net/gpu_staged_memory.hpp"
 #include "net/net_world.hpp"
+#include "net_test_data.hpp"
 #include "peerlink/cuda.hpp"
 
 namespace peerlink::net {
 namespace {
 
-TEST(GpuNetStaging, AllReduceAndAllGatherThroughPinnedMemory) {
-  PEERLINK_REQUIRE_GPUS(1);
-  const std::size_t count = std::size_t{1} << 20;  // 4 MiB of f32: 16 pieces of 256 KiB
-  std::vector<std::unique_ptr<PointToPoint>> p2p = loopbackWorld(2);
-  std::vector<std::string> errors(2);
-  std::vector<std::vector<float>> reduced(2), gathered(2);
+using coll::Bytes;
+
+// Runs body(rank, world) for every rank of a loopback world of `n` on GPU 0; returns each rank's error text.
+std::vector<std::string> onGpuRanks(int n, NetReduce reduce, std::size_t chunkBytes,
+                                    const std::function<void(int, NetWorld&)>& body) {
+  std::vector<std::unique_ptr<PointToPoint>> p2p = loopbackWorld(n);
+  std::vector<std::string> errors(static_cast<std::size_t>(n));
   std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {
+  for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       try {
-        const auto i = static_cast<std::size_t>(r);
         NetOptions options;
         options.timeout = std::chrono::milliseconds(20000);
-        options.chunkBytes = 256 << 10;
+        options.chunkBytes = chunkBytes;
         options.path = NetPath::Staged;
-        NetWorld world(std::move(p2p[i]), options, cudaDeviceAccess(0), std::make_unique<HostMemory>());
-        auto group = world.group({0, 1}, "two");
-        std::vector<float> host(count);
-        for (std::size_t k = 0; k < count; ++k) host[k] = static_cast<float>((k % 1000) * (r + 1));
-        DeviceBuffer send(0, count * sizeof(float)), recv(0, 2 * count * sizeof(float));
-        if (cudaMemcpy(send.data(), host.data(), count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
-          throw std::runtime_error("cudaMemcpy to the GPU failed");
-        }
-        group->allReduce(send.data(), recv.data(), count, DataType::F32, ReduceOp::Sum);
-        reduced[i].resize(count);
-        cudaMemcpy(reduced[i].data(), recv.data(), count * sizeof(float), cudaMemcpyDeviceToHost);
-        group->allGather(send.data(), recv.data(), count, DataType::F32);
-        gathered[i].resize(2 * count);
-        cudaMemcpy(gathered[i].data(), recv.data(), 2 * count * sizeof(float), cudaMemcpyDeviceToHost);
+        options.reduce = reduce;
+        NetWorld world(std::move(p2p[static_cast<std::size_t>(r)]), options, cudaDeviceAccess(0),
+                       std::make_unique<HostMemory>());
+        body(r, world);
       } catch (const std::exception& error) {
         errors[static_cast<std::size_t>(r)] = error.what();
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
-  for (int r = 0; r < 2; ++r) {
-    ASSERT_EQ(errors[static_cast<std::size_t>(r)], "");
-    for (std::size_t k = 0; k < count; k += 997) {
-      ASSERT_EQ(reduced[static_cast<std::size_t>(r)][k], static_cast<float>((k % 1000) * 3)) << "element " << k;
-      ASSERT_EQ(gathered[static_cast<std::size_t>(r)][k], static_cast<float>(k % 1000));
-      ASSERT_EQ(gathered[static_cast<std::size_t>(r)][count + k], static_cast<float>((k % 1000) * 2));
+  return errors;
+}
+
+void toGpu(void* device, const Bytes& host) {
+  if (!host.empty() && cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice) != cudaSuccess) {
+    throw std::runtime_error("cudaMemcpy to the GPU failed");
+  }
+}
+
+Bytes fromGpu(const void* device, std::size_t bytes) {
+  Bytes host(bytes);
+  if (bytes > 0 && cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    throw std::runtime_error("cudaMemcpy from the GPU failed");
+  }
+  return host;
+}
+
+TEST(GpuNetStaging, AllReduceAndAllGatherThroughPinnedMemory) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const std::size_t count = std::size_t{1} << 20;  // 4 MiB of f32: 16 pieces of 256 KiB
+  for (const NetReduce reduce : {NetReduce::Auto, NetReduce::Host}) {
+    std::vector<std::vector<float>> reduced(2), gathered(2);
+    const auto errors = onGpuRanks(2, reduce, 256 << 10, [&](int r, NetWorld& world) {
+      const auto i = static_cast<std::size_t>(r);
+      auto group = world.group({0, 1}, "two");
+      std::vector<float> host(count);
+      for (std::size_t k = 0; k < count; ++k) host[k] = static_cast<float>((k % 1000) * (r + 1));
+      DeviceBuffer send(0, count * sizeof(float)), recv(0, 2 * count * sizeof(float));
+      toGpu(send.data(), Bytes(reinterpret_cast<const std::byte*>(host.data()),
+                               reinterpret_cast<const std::byte*>(host.data() + count)));
+      group->allReduce(send.data(), recv.data(), count, DataType::F32, ReduceOp::Sum);
+      reduced[i].resize(count);
+      cudaMemcpy(reduced[i].data(), recv.data(), count * sizeof(float), cudaMemcpyDeviceToHost);
+      group->allGather(send.data(), recv.data(), count, DataType::F32);
+      gathered[i].resize(2 * count);
+      cudaMemcpy(gathered[i].data(), recv.data(), 2 * count * sizeof(float), cudaMemcpyDeviceToHost);
+    });
+    const char* name = reduce == NetReduce::Auto ? "reductions on the GPU" : "reductions on the host";
+    for (int r = 0; r < 2; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      ASSERT_EQ(errors[i], "") << name;
+      for (std::size_t k = 0; k < count; k += 997) {
+        ASSERT_EQ(reduced[i][k], static_cast<float>((k % 1000) * 3)) << name << ", element " << k;
+        ASSERT_EQ(gathered[i][k], static_cast<float>(k % 1000)) << name;
+        ASSERT_EQ(gathered[i][count + k], static_cast<float>((k % 1000) * 2)) << name;
+      }
     }
   }
+}
+
+// Every reducing collective and flat algorithm on 3 ranks, out of place and in place, f32 sum, f16 avg, i32 max,
+// pieces of 4 KiB (several per block), reduced on the GPU: against the closed forms.
+TEST(GpuNetStaging, EveryReductionOnTheGpuMatchesTheClosedForms) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const int n = 3;
+  const int root = 1;
+  int calls = 0;
+  for (const Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce}) {
+    for (const Algorithm algorithm : coll::algorithmsOf(collective)) {
+      for (const bool inPlace : {false, true}) {
+        for (const auto& [type, op] : {std::pair{DataType::F32, ReduceOp::Sum}, std::pair{DataType::F16, ReduceOp::Avg},
+                                       std::pair{DataType::I32, ReduceOp::Max}}) {
+          const std::size_t count = 5000;
+          const std::size_t size = dataTypeSize(type);
+          const std::vector<Bytes> sends = testing::everySend(collective, type, n, count, root);
+          std::vector<Bytes> got(n);
+          const auto errors = onGpuRanks(n, NetReduce::Auto, 4096, [&](int r, NetWorld& world) {
+            const auto i = static_cast<std::size_t>(r);
+            auto group = world.group({0, 1, 2}, "three");
+            const std::size_t recvBytes = recvElementsOf(collective, n, count, r, root) * size;
+            DeviceBuffer send(0, std::max<std::size_t>(sends[i].size(), 16));
+            DeviceBuffer recv(0, std::max<std::size_t>(recvBytes, 16));
+            toGpu(send.data(), sends[i]);
+            // The API's in-place forms: reduce-scatter's recv is block r of its send buffer; all-reduce's and the
+            // root's reduce one buffer.
+            void* in = send.data();
+            void* out = recv.data();
+            if (inPlace && collective == Collective::ReduceScatter) {
+              out = static_cast<std::byte*>(send.data()) + i * count * size;
+            } else if (inPlace && recvBytes > 0) {
+              out = send.data();
+            }
+            NetCall call{collective, count, type, op, 0, root, in, out};
+            call.algorithm = algorithm;
+            group->run(call);
+            got[i] = fromGpu(out, recvBytes);
+          });
+          const std::string what = std::string(collectiveName(collective)) + '/' + algorithmName(algorithm) +
+                                   (inPlace ? " in place " : " ") + dataTypeName(type);
+          const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
+          const coll::Tolerance tol = coll::tolerance(type, op, n, 8.0);
+          for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+            ASSERT_EQ(errors[r], "") << what;
+            if (want[r].empty()) continue;  // reduce off the root
+            const auto mismatch = coll::findMismatch(type, tol, want[r], got[r]);
+            ASSERT_FALSE(mismatch) << what << " rank " << r << ": " << *mismatch;
+          }
+          ++calls;
+        }
+      }
+    }
+  }
+  RecordProperty("calls", calls);
+}
+
+// The memory itself: reductions queued on the GPU over its pinned buffers, in order, done once reached() says so;
+// more sources than a kernel takes (in several launches), the destination one of them.
+TEST(GpuNetStaging, ReductionsQueuedOnTheGpuOverPinnedMemory) {
+  PEERLINK_REQUIRE_GPUS(1);
+  std::unique_ptr<LocalMemory> memory = gpuStagedMemory(0);
+  ASSERT_TRUE(memory->queues());
+  EXPECT_TRUE(memory->reached(0));
+  const std::size_t count = 300000;
+  std::vector<float*> sources;
+  for (int s = 0; s < 10; ++s) {
+    auto* pinned = static_cast<float*>(memory->temporary(0, count * sizeof(float)));
+    for (std::size_t k = 0; k < count; ++k) pinned[k] = static_cast<float>(s + 1);
+    sources.push_back(pinned);
+  }
+  auto* sum = static_cast<float*>(memory->temporary(1, count * sizeof(float)));
+  auto* avg = static_cast<float*>(memory->temporary(1, count * sizeof(float)));
+  auto* wide = static_cast<float*>(memory->temporary(1, count * sizeof(float)));
+  memory->reduce(DataType::F32, ReduceOp::Sum, sum, {sources[0], sources[1]}, count, 2, false);
+  memory->reduce(DataType::F32, ReduceOp::Avg, avg, {sources[0], sources[2], sum}, count, 4, true);
+  memory->reduce(DataType::F32, ReduceOp::Sum, wide, std::vector<const void*>(sources.begin(), sources.end()), count,
+                 10, false);
+  // In place over 10 sources, the destination the last of them, after the launches above (which read it).
+  memory->reduce(DataType::F32, ReduceOp::Avg, sources[9], std::vector<const void*>(sources.begin(), sources.end()),
+                 count, 5, true);
+  const std::uint64_t marker = memory->mark();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!memory->reached(marker)) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+  for (std::size_t k = 0; k < count; k += 1009) {
+    ASSERT_EQ(sum[k], 3.0f) << k;
+    ASSERT_EQ(avg[k], (1.0f + 3.0f + 3.0f) / 4) << k;
+    ASSERT_EQ(wide[k], 55.0f) << k;
+    ASSERT_EQ(sources[9][k], 11.0f) << k;
+  }
+  // Buffers grow without freeing what may be in use.
+  void* first = memory->temporary(2, 64);
+  memory->release(2);
+  void* grown = memory->temporary(2, 1 << 20);
+  EXPECT_NE(first, grown);
 }
 
 }  // namespace

@@ -8,7 +8,11 @@
 //
 // --path staged (the communicator's: pinned-memory pieces; --copies thread runs their copies on a thread of each
 // rank's own, as a GPU's copy engine runs them beside the host, --copies inline on the transport's thread) or direct
-// (MPI on the callers' host memory). A timing is never a test: CTest runs this with small sizes for its checks.
+// (MPI on the callers' host memory). --memory gpu puts the callers' buffers in GPU memory (GPU: world rank modulo the
+// GPUs seen; "SKIPPED: ..." without one) and runs the communicator's staged path itself: the copies on the GPU's copy
+// engine, the reductions where PEERLINK_NET_REDUCE says (AUTO: on the GPU). A timing is never a test: CTest runs this
+// with small sizes for its checks.
+#include <cuda_runtime_api.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -25,10 +29,12 @@
 #include <vector>
 
 #include "coll/host_reduce.hpp"
+#include "net/cuda_device_access.hpp"
 #include "net/mpi_library.hpp"
 #include "net/net_world.hpp"
 #include "net/rail_exchange.hpp"
 #include "net_test_data.hpp"
+#include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 
 namespace {
@@ -99,6 +105,8 @@ struct Options {
   int iterations = 3;
   std::string path = "staged";
   std::string copies = "thread";
+  std::string memory = "host";
+  int gpu = -1;  ///< --memory gpu: this rank's GPU
 };
 
 double median(std::vector<double> values) {
@@ -134,8 +142,24 @@ bool row(net::NetWorld& world, const net::RailExchange& exchange, Collective col
       collective == Collective::AllReduce ? bytes / size : bytes / size / static_cast<std::size_t>(n);
   const std::vector<coll::Bytes> sends = testing::everySend(collective, type, n, count, 0);
   coll::Bytes recv(recvElementsOf(collective, n, count, me, 0) * size);
-  const net::NetCall call{collective, count, type, ReduceOp::Sum, 0, 0, sends[static_cast<std::size_t>(me)].data(),
-                          recv.data()};
+  const coll::Bytes& send = sends[static_cast<std::size_t>(me)];
+  // --memory gpu: the call's buffers on the GPU, the result brought back to `recv` for the check.
+  DeviceBuffer gpuSend, gpuRecv;
+  if (options.gpu >= 0) {
+    gpuSend = DeviceBuffer(options.gpu, send.size());
+    gpuRecv = DeviceBuffer(options.gpu, recv.size());
+    if (cudaMemcpy(gpuSend.data(), send.data(), send.size(), cudaMemcpyHostToDevice) != cudaSuccess) {
+      throw Error(ErrorCode::CudaError, "net_bench: cudaMemcpy of the send data to the GPU failed");
+    }
+  }
+  const net::NetCall call{collective,
+                          count,
+                          type,
+                          ReduceOp::Sum,
+                          0,
+                          0,
+                          options.gpu >= 0 ? gpuSend.data() : send.data(),
+                          options.gpu >= 0 ? gpuRecv.data() : recv.data()};
   const std::size_t across = acrossBytes(collective, n, count * size * (collective == Collective::AllReduce ? 1 : n));
   coll::Bytes exchangeSend(across, std::byte{1});
   coll::Bytes exchangeRecv(across);
@@ -164,6 +188,9 @@ bool row(net::NetWorld& world, const net::RailExchange& exchange, Collective col
   }
   const double peerlinkUs = median(peerlinkRounds);
   const double mpiUs = median(mpiRounds);
+  if (options.gpu >= 0 && cudaMemcpy(recv.data(), gpuRecv.data(), recv.size(), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    throw Error(ErrorCode::CudaError, "net_bench: cudaMemcpy of the result from the GPU failed");
+  }
 
   const std::vector<coll::Bytes> want = coll::hostReduceReference(collective, type, ReduceOp::Sum, n, count, 0, sends);
   const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, ReduceOp::Sum, n, 8.0) : coll::Tolerance{};
@@ -186,8 +213,10 @@ int run(const Options& options) {
   const Params params = Params::fromEnvironment();
   net::NetOptions netOptions = net::NetOptions::fromParams(params);
   netOptions.path = options.path == "direct" ? net::NetPath::Direct : net::NetPath::Staged;
-  std::unique_ptr<net::DeviceAccess> copies =
-      options.copies == "thread" ? std::unique_ptr<net::DeviceAccess>(new ThreadCopies) : net::hostDeviceAccess();
+  std::unique_ptr<net::DeviceAccess> copies = options.gpu >= 0 ? net::cudaDeviceAccess(options.gpu)
+                                              : options.copies == "thread"
+                                                  ? std::unique_ptr<net::DeviceAccess>(new ThreadCopies)
+                                                  : net::hostDeviceAccess();
   net::NetWorld world(net::openMpiPointToPoint(params), netOptions, std::move(copies),
                       std::make_unique<net::HostMemory>());
   // MPI's exchange on a communicator of its own, as `peerlink coll` measures it.
@@ -199,13 +228,19 @@ int run(const Options& options) {
   exchange.describe = [&](int rank) { return world.describe(rank); };
   const coll::NodeGrid grid = world.grid();
   const net::MpiFacts facts = net::mpiFacts(params);
+  std::string how;
+  if (options.gpu >= 0) {
+    how = std::string(" (copies by the GPU, reductions on the ") +
+          (netOptions.reduce == net::NetReduce::Auto ? "GPU" : "host") + ")";
+  } else if (options.path == "staged") {
+    how = " (copies " + options.copies + ")";
+  }
   if (world.rank() == 0) {
     std::printf(
-        "# net bench: %d nodes x %d ranks over %s; path %s%s; pieces of %zu B; %d warm-up, %d rounds of %d "
-        "calls each in turn, the slowest rank's; medians, ratio: the median of the rounds' MPI / peerlink\n",
-        grid.nodes, grid.ranksPerNode, facts.library.c_str(), options.path.c_str(),
-        options.path == "staged" ? (" (copies " + options.copies + ")").c_str() : "", netOptions.chunkBytes,
-        options.warmup, options.rounds, options.iterations);
+        "# net bench: %d nodes x %d ranks over %s; %s memory; path %s%s; pieces of %zu B; %d warm-up, %d rounds of "
+        "%d calls each in turn, the slowest rank's; medians, ratio: the median of the rounds' MPI / peerlink\n",
+        grid.nodes, grid.ranksPerNode, facts.library.c_str(), options.memory.c_str(), options.path.c_str(), how.c_str(),
+        netOptions.chunkBytes, options.warmup, options.rounds, options.iterations);
     std::printf("# %-13s %10s %12s %12s %6s %12s %6s %6s  %s\n", "collective", "size (B)", "across/rank", "peerlink us",
                 "GB/s", "MPI p2p us", "GB/s", "ratio", "check");
   }
@@ -239,10 +274,32 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"staged", "direct"}));
   app.add_option("--copies", options.copies, "the staged path's copies: on a thread of their own, or inline")
       ->check(CLI::IsMember({"thread", "inline"}));
+  app.add_option("--memory", options.memory, "the callers' buffers in host or GPU memory (gpu: the staged path)")
+      ->check(CLI::IsMember({"host", "gpu"}));
   CLI11_PARSE(app, argc, argv);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int status = 0;
+  if (options.memory == "gpu") {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int gpus = 0;
+    const cudaError_t found = cudaGetDeviceCount(&gpus);
+    if (found != cudaSuccess || gpus == 0) {
+      if (rank == 0) {
+        std::printf("SKIPPED: no CUDA GPU (cudaGetDeviceCount: %s)\n",
+                    found != cudaSuccess ? cudaGetErrorName(found) : "0 GPUs");
+      }
+      MPI_Finalize();
+      return 0;
+    }
+    if (options.path != "staged") {
+      if (rank == 0) std::fprintf(stderr, "net_bench: --memory gpu runs the staged path only (--path staged)\n");
+      MPI_Finalize();
+      return 2;
+    }
+    options.gpu = rank % gpus;
+  }
   try {
     status = run(options);
   } catch (const std::exception& error) {

@@ -1,0 +1,238 @@
+// The transport's computations where the memory only queues them (a GPU's stream: LocalMemory::queues), over a
+// loopback world whose sends copy the data when posted: a DeferredMemory runs each reduction only some polls after it
+// was queued, as a GPU would, so a result sent, a step ended (its landing buffers reused) or a staged piece copied out
+// before its reduction ran would give wrong data. Every collective and flat algorithm, staged and direct, against the
+// closed forms; whole transfers queued, never slices; a reduction that never finishes named at the deadline, its
+// memory kept by the broken world.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/choice_rules.hpp"
+#include "coll/host_reduce.hpp"
+#include "net/net_world.hpp"
+#include "net_loopback_support.hpp"
+#include "net_test_data.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+using coll::Bytes;
+using testing::everySend;
+using testing::onEveryRank;
+
+// What a DeferredMemory saw, read by the test once the world is gone.
+struct Seen {
+  std::size_t reductions = 0;
+  std::size_t largest = 0;  ///< elements of the largest reduction queued
+  bool leaked = false;
+};
+
+// Reductions queued and run in order, each once `delay` polls of reached() passed since the one before ran
+// (delay < 0: never). Buffers are HostMemory's.
+class DeferredMemory final : public LocalMemory {
+ public:
+  DeferredMemory(int delay, Seen& seen) : delay_(delay), seen_(seen) {}
+  void copy(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
+  void reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
+              int divisor, bool finish) override {
+    jobs_.push_back({type, op, dst, srcs, count, divisor, finish});
+    ++queued_;
+    ++seen_.reductions;
+    seen_.largest = std::max(seen_.largest, count);
+  }
+  void* temporary(std::size_t lane, std::size_t bytes) override { return host_.temporary(lane, bytes); }
+  void release(std::size_t lane) override { host_.release(lane); }
+  void* persistent(std::size_t bytes) override { return host_.persistent(bytes); }
+  void leak() noexcept override { seen_.leaked = true; }
+  bool queues() const override { return true; }
+  std::uint64_t mark() override { return queued_; }
+  bool reached(std::uint64_t marker) override {
+    if (!jobs_.empty() && delay_ >= 0 && ++polls_ > delay_) {
+      const Job& job = jobs_.front();
+      coll::hostReduce(job.type, job.op, job.dst, job.srcs, job.count, job.divisor, job.finish);
+      jobs_.pop_front();
+      ++done_;
+      polls_ = 0;
+    }
+    return done_ >= marker;
+  }
+
+ private:
+  struct Job {
+    DataType type;
+    ReduceOp op;
+    void* dst;
+    std::vector<const void*> srcs;
+    std::size_t count;
+    int divisor;
+    bool finish;
+  };
+  HostMemory host_;
+  int delay_;
+  Seen& seen_;
+  std::deque<Job> jobs_;
+  std::uint64_t queued_ = 0;
+  std::uint64_t done_ = 0;
+  int polls_ = 0;
+};
+
+// Host copies; the staged path's reductions on `memory`.
+class HostCopiesWith final : public DeviceAccess {
+ public:
+  explicit HostCopiesWith(std::function<std::unique_ptr<LocalMemory>()> memory) : memory_(std::move(memory)) {}
+  void copyAsync(void* dst, const void* src, std::size_t bytes) override { host_->copyAsync(dst, src, bytes); }
+  std::uint64_t mark() override { return host_->mark(); }
+  bool reached(std::uint64_t marker) override { return host_->reached(marker); }
+  void* allocateHost(std::size_t bytes) override { return host_->allocateHost(bytes); }
+  void freeHost(void* memory) noexcept override { host_->freeHost(memory); }
+  std::unique_ptr<LocalMemory> stagedMemory() override { return memory_(); }
+
+ private:
+  std::unique_ptr<DeviceAccess> host_ = hostDeviceAccess();
+  std::function<std::unique_ptr<LocalMemory>()> memory_;
+};
+
+NetOptions optionsOf(NetPath path, std::size_t chunkBytes) {
+  NetOptions options;
+  options.timeout = std::chrono::milliseconds(5000);
+  options.chunkBytes = chunkBytes;
+  options.path = path;
+  options.identity.hostId = "one";
+  return options;
+}
+
+// A world whose computations, on either path, are `make()`'s.
+std::unique_ptr<NetWorld> worldWith(std::unique_ptr<PointToPoint> p2p, NetOptions options,
+                                    const std::function<std::unique_ptr<LocalMemory>()>& make) {
+  return std::make_unique<NetWorld>(std::move(p2p), std::move(options), std::make_unique<HostCopiesWith>(make), make());
+}
+
+// Every collective and flat algorithm on 3 ranks, out of place and (all-reduce) in place, with pieces of 64 bytes,
+// each rank's result against the closed form. Returns how many calls ran.
+int everyCollective(NetPath path, const std::function<std::unique_ptr<LocalMemory>()>& make) {
+  const int n = 3;
+  const int root = 2;
+  int calls = 0;
+  for (const Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce,
+                                      Collective::AllGather, Collective::Broadcast, Collective::AllToAll}) {
+    for (const Algorithm algorithm : coll::algorithmsOf(collective)) {
+      for (const bool inPlace : {false, true}) {
+        if (inPlace && collective != Collective::AllReduce) continue;
+        for (const std::size_t count : {std::size_t{1}, std::size_t{37}, std::size_t{300}}) {
+          for (const auto& [type, op] :
+               {std::pair{DataType::F32, ReduceOp::Sum}, std::pair{DataType::F16, ReduceOp::Avg},
+                std::pair{DataType::I32, ReduceOp::Max}}) {
+            const std::vector<Bytes> sends = everySend(collective, type, n, count, root);
+            std::vector<Bytes> got(n);
+            const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+              auto world = worldWith(std::move(p2p), optionsOf(path, 64), make);
+              auto group = world->group({0, 1, 2}, "three");
+              const auto i = static_cast<std::size_t>(r);
+              Bytes send = sends[i];
+              Bytes& recv = got[i];
+              recv.assign(recvElementsOf(collective, n, count, r, root) * dataTypeSize(type), std::byte{0x5a});
+              if (inPlace) recv = send;
+              NetCall call{collective, count, type, op, 0, root, inPlace ? recv.data() : send.data(), recv.data()};
+              call.algorithm = algorithm;
+              group->run(call);
+            });
+            const std::string what = std::string(collectiveName(collective)) + '/' + algorithmName(algorithm) +
+                                     (inPlace ? " in place" : "") + " count " + std::to_string(count) + ' ' +
+                                     dataTypeName(type) + ' ' + netPathName(path);
+            for (const std::string& error : errors) EXPECT_EQ(error, "") << what;
+            const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
+            const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
+            for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+              if (want[r].empty()) continue;  // reduce off the root
+              const auto mismatch = coll::findMismatch(type, tol, want[r], got[r]);
+              EXPECT_FALSE(mismatch) << what << " rank " << r << ": " << *mismatch;
+            }
+            ++calls;
+          }
+        }
+      }
+    }
+  }
+  return calls;
+}
+
+TEST(NetQueued, EveryCollectiveRightWhenReductionsFinishLate) {
+  for (const NetPath path : {NetPath::Staged, NetPath::Direct}) {
+    for (const int delay : {1, 5}) {
+      std::mutex mutex;  // the ranks' threads make their worlds at once
+      std::deque<Seen> seen;
+      const int calls = everyCollective(path, [&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return std::make_unique<DeferredMemory>(delay, seen.emplace_back());
+      });
+      EXPECT_GT(calls, 0);
+      std::size_t reductions = 0;
+      for (const Seen& s : seen) reductions += s.reductions;
+      EXPECT_GT(reductions, 0u) << netPathName(path) << ": the reductions went to the memory";
+      for (const Seen& s : seen) EXPECT_FALSE(s.leaked);
+    }
+  }
+}
+
+TEST(NetQueued, WholeTransfersAreQueuedNotSlices) {
+  // 2 ranks, one piece of 1 MiB: each rank reduces its half (512 KiB), which HostMemory takes in 256 KiB slices.
+  const std::size_t count = std::size_t{1} << 18;
+  std::vector<Seen> seen(2);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    const auto i = static_cast<std::size_t>(r);
+    auto world = worldWith(std::move(p2p), optionsOf(NetPath::Staged, count * sizeof(float)),
+                           [&] { return std::make_unique<DeferredMemory>(2, seen[i]); });
+    auto group = world->group({0, 1}, "two");
+    std::vector<float> send(count, static_cast<float>(r + 1)), recv(count, 0.0f);
+    group->allReduce(send.data(), recv.data(), count, DataType::F32, ReduceOp::Sum);
+    for (std::size_t k = 0; k < count; k += 4099) ASSERT_EQ(recv[k], 3.0f) << k;
+  });
+  for (const std::string& error : errors) ASSERT_EQ(error, "");
+  // Two memories per world (staged, and the direct path's caller memory, which the identities' call does not
+  // reduce with): the staged one queued the rank's one reduction whole.
+  for (const Seen& s : seen) {
+    EXPECT_EQ(s.reductions, 1u);
+    EXPECT_EQ(s.largest, count / 2);
+  }
+}
+
+TEST(NetQueued, AReductionThatNeverFinishesIsNamedAtTheDeadline) {
+  std::vector<Seen> seen(2);
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    const auto i = static_cast<std::size_t>(r);
+    NetOptions options = optionsOf(NetPath::Staged, 64);
+    options.timeout = std::chrono::milliseconds(300);
+    auto world = worldWith(std::move(p2p), options, [&] { return std::make_unique<DeferredMemory>(-1, seen[i]); });
+    auto group = world->group({0, 1}, "two");
+    std::vector<float> data(16, 1.0f);
+    try {
+      group->allReduce(data.data(), data.data(), 16, DataType::F32, ReduceOp::Sum);
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::Timeout) << error.what();
+      EXPECT_NE(world->brokenBy(), "");
+      throw;
+    }
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  for (int r = 0; r < 2; ++r) {
+    const std::string& error = errors[static_cast<std::size_t>(r)];
+    EXPECT_NE(error.find("nothing within 300 ms"), std::string::npos) << error;
+    EXPECT_NE(error.find("computation(s) queued here"), std::string::npos) << error;
+    // The broken world kept the memory its queued work writes into.
+    EXPECT_TRUE(seen[static_cast<std::size_t>(r)].leaked);
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::net
