@@ -16,6 +16,7 @@
 
 #include "coll/comm_launch_plan.hpp"
 #include "coll/comm_state.hpp"
+#include "coll/plan_program.hpp"
 #include "coll/segment_plans.hpp"
 #include "coll_lists.hpp"
 #include "coll_test_support.hpp"
@@ -212,7 +213,7 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
       char text[160];
       std::snprintf(text, sizeof text, "%zu steps of %zu KiB chunks, %.1f us a step; %s", steps,
                     coll::stagedChunkBytes(Params::fromEnvironment()) >> 10, staged * 1e3 / static_cast<double>(steps),
-                    oneKernel ? "one kernel a rank where a plan fits" : "step by step");
+                    coll::runsAsOneKernel(bytes, oneKernel) ? "one kernel a rank" : "step by step");
       how = text;
     }
     std::printf(
