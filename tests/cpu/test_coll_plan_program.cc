@@ -75,7 +75,7 @@ std::string runPrograms(const Plan& plan, ReduceOp op, bool inPlace) {
     HostRankBuffers& b = buffers[static_cast<std::size_t>(r)];
     const Bytes& mine = send[static_cast<std::size_t>(r)];
     if (inPlace) b.input.resize(std::max(b.input.size(), b.output.size()));
-    std::memcpy(b.input.data(), mine.data(), mine.size());
+    if (!mine.empty()) std::memcpy(b.input.data(), mine.data(), mine.size());
   }
   const std::vector<PlanRank> ranks = planRanksOver(buffers, inPlace);
   std::vector<std::vector<std::vector<ProgramTransfer>>> programs;
