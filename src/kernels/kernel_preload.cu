@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/cuda_check.hpp"
+#include "kernels/kernel_graph.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::kernels {
@@ -33,7 +34,19 @@ PerDevice& perDevice() {
   return devices;
 }
 
+// What a KernelGraph is readied with: its node is re-aimed at the real kernels at their launches.
+__global__ void idleKernel() {}
+
 }  // namespace
+
+void readyKernelGraph(KernelGraph& graph, cudaStream_t stream) {
+  // cudaGraphInstantiate and the first cudaGraphLaunch ready the graph on the device (no arguments: the kernel takes
+  // none).
+  const cudaError_t status =
+      graph.launch(reinterpret_cast<const void*>(idleKernel), 1, 32, nullptr, nullptr, 0, stream);
+  if (status != cudaSuccess) return;  // the graph turned itself off: its owner launches directly
+  PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
 
 namespace detail {
 

@@ -28,6 +28,15 @@ namespace peerlink::kernels {
 /// load fails; a later call tries again. Call it while no spinning kernel runs on the current device.
 void ensureKernelsLoaded();
 
+class KernelGraph;
+
+/// Instantiates `graph` and launches it once on `stream` (then waits for it), while no kernel of its device spins.
+/// Driver fact: the first launch of an instantiated graph may wait for the device's running kernels, as a first
+/// kernel load may (above); with 8 ranks sharing one H200 a rank's first eager call through its graph waited behind
+/// its peers' spinning LL kernels until their deadline, a direct launch did not. A graph that cannot be built turns
+/// itself off, as at any launch.
+void readyKernelGraph(KernelGraph& graph, cudaStream_t stream);
+
 namespace detail {
 
 /// Loads one kernel into the current device's context (cudaFuncGetAttributes); throws Error naming it.
