@@ -22,13 +22,18 @@
 #          copy (CMA) off. Says how far the host side of the transport is from MPI on this machine, and whether its
 #          shared memory moves large messages by CMA or in fragments (MPI's own GB/s differ between the two runs when
 #          CMA works). Then the transport alone on GPU memory (--memory gpu: the communicator's staged path, copies by
-#          the GPU's copy engine; rank r on GPU r modulo the GPUs), its reductions on the GPU (PEERLINK_NET_REDUCE=AUTO)
-#          and then on the host (HOST), each beside MPI's own exchange of the same bytes of pinned host memory.
+#          the GPU's copy engine; rank r on GPU r modulo the GPUs), its reductions chosen by size (PEERLINK_NET_REDUCE=
+#          AUTO: the GPU from 2 MiB a reduction, the host below), then all on the GPU (GPU), then all on the host (HOST),
+#          each beside MPI's own exchange of the same bytes of pinned host memory: AUTO should match the better of the
+#          two at every size.
 #          To re-measure the transport between nodes on a GPU machine after a change to src/net/: this, then
 #          `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
-# PEERLINK_NET_REDUCE (AUTO by default) goes to every rank: AUTO reduces the staged pieces on the GPU (net, comm, kill,
-# coll), HOST on the host's CPU on the transport's thread; `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll
-# all_reduce reduce_scatter` beside the default run compares the two in one build.
+# PEERLINK_NET_REDUCE goes to every rank: GPU reduces every staged piece on the GPU, HOST on the host's CPU on the
+# transport's thread, AUTO on the GPU from 2 MiB a reduction and on the host below. net, comm and kill cut calls into
+# pieces of 64 KiB, whose reductions AUTO would all give the host, so they default to GPU (the kernels are what needs
+# a GPU to be shown; the host's reductions run in the CPU tests); coll (pieces of 4 MiB) defaults to AUTO, and
+# `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll all_reduce reduce_scatter` beside the default run
+# compares the two in one build.
 # usage: scripts/device/run-nodes.sh net|comm|kill|bench
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
@@ -41,7 +46,7 @@ for packed in dist/mpi/*.xz; do
 done
 export PEERLINK_MPI_LIBRARY=$PWD/dist/mpi/libpeerlink_mpi.so PEERLINK_NET_CHUNK_BYTES=65536 \
   PEERLINK_COLL_SHARE_GPUS=1 PEERLINK_NET_TIMEOUT_MS=60000 PEERLINK_TIMEOUT_MS=60000 \
-  PEERLINK_NET_REDUCE=${PEERLINK_NET_REDUCE:-AUTO}
+  PEERLINK_NET_REDUCE=${PEERLINK_NET_REDUCE:-$([ "$mode" = coll ] && echo AUTO || echo GPU)}
 flags=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp
        -x PEERLINK_MPI_LIBRARY -x PEERLINK_NET_CHUNK_BYTES -x PEERLINK_COLL_SHARE_GPUS -x PEERLINK_NET_TIMEOUT_MS
        -x PEERLINK_TIMEOUT_MS -x PEERLINK_NET_REDUCE)
@@ -73,7 +78,7 @@ case $mode in
       timeout -k 10 300 mpirun "${flags[@]}" ${mca:-} -np 2 sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' \
         sh "$PWD/dist/mpi/mpi_net_bench" --path "$path" -b 1M -e 64M -f 4 || status=1
     done
-    for reduce in AUTO HOST; do
+    for reduce in AUTO GPU HOST; do
       echo "== bench --memory gpu, PEERLINK_NET_REDUCE=$reduce"
       PEERLINK_NET_REDUCE=$reduce timeout -k 10 300 mpirun "${flags[@]}" -np 2 \
         sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' sh "$PWD/dist/mpi/mpi_net_bench" --memory gpu \

@@ -441,12 +441,14 @@ const std::vector<ParamSpec>& paramRegistry() {
       {"PEERLINK_NET_REDUCE",
        ParamType::Enum,
        "AUTO",
-       {"AUTO", "HOST"},
+       {"AUTO", "GPU", "HOST"},
        0,
        0,
        "Where a collective across nodes staged through pinned host memory reduces the pieces it received: AUTO on "
-       "the GPU the data lives on (a kernel reading the pinned pieces), on the host where the data is host memory; "
-       "HOST always on the host, on the transport's thread.",
+       "the GPU the data lives on (a kernel reading the pinned pieces) for pieces whose reductions reach 2 MiB, on "
+       "the host for smaller ones (a launch and its event cost more than the host reducing a small piece) and where "
+       "the data is host memory; GPU on the GPU whatever the size (where the data is on one); HOST always on the "
+       "host, on the transport's thread.",
        ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,

@@ -7,6 +7,7 @@
 
 #include "coll/choice_rules.hpp"
 #include "net/idle_wait.hpp"
+#include "net/net_path.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::net {
@@ -201,7 +202,7 @@ class Pipeline {
         plans[lane] = std::make_unique<MemberPlan>(
             piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
             BufferMap::contiguous(slot.output, piece.outputElements),
-            BufferMap::contiguous(slot.scratch, piece.scratchElements), *context_.host, lane);
+            BufferMap::contiguous(slot.scratch, piece.scratchElements), memoryFor(piece.plan), lane);
         ++started;
         progressed = true;
       }
@@ -222,6 +223,17 @@ class Pipeline {
       if (!waiting) return;
       idle.idle();
     }
+  }
+
+  // The staged memory that computes a piece: the host's for small reductions where the staged memory is a GPU's.
+  // Either may take any piece: a piece runs only once copied in (its slot is the host's to read), is copied out only
+  // once its plan is done (every reduction computed, on the host, or reached on the GPU's stream), and shares no
+  // buffer with the other pieces in flight (its own slot; each memory its own temporaries).
+  LocalMemory& memoryFor(const coll::Plan& plan) const {
+    if (context_.stagedOnHost != nullptr && reducesOnHost(plan, context_.gpuReduceMinBytes)) {
+      return *context_.stagedOnHost;
+    }
+    return *context_.staged;
   }
 
   // A copy queued on the device, and when.

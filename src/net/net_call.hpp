@@ -8,8 +8,9 @@
 //   staged  (MPI cannot read device memory): pieces are copied from the caller's memory into pinned host memory
 //           ahead of their run, and back once run, while the pieces in flight move their messages; kSlots slots of
 //           pinned memory. The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests); the
-//           reductions its stagedMemory's: kernels on the GPU reading the pinned pieces where the data is on a GPU,
-//           else on the host (coll/host_reduce.hpp's arithmetic, the kernels').
+//           reductions its stagedMemory's: kernels on the GPU reading the pinned pieces where the data is on a GPU
+//           (but for pieces whose reductions are small, which the host reduces: reducesOnHost), else on the host
+//           (coll/host_reduce.hpp's arithmetic, the kernels').
 //   direct  (a CUDA-aware MPI, or host memory): the messages read and write the caller's memory, and copies and
 //           reductions are the caller's LocalMemory's.
 #pragma once
@@ -102,7 +103,11 @@ struct CallContext {
   std::size_t chunkBytes = std::size_t{4} << 20;
   DeviceAccess* device = nullptr;  ///< staged: the copies
   StagingSlots* slots = nullptr;   ///< staged
-  LocalMemory* host = nullptr;     ///< staged: reductions on the slots (the GPU's or the host's)
+  LocalMemory* staged = nullptr;   ///< staged: copies and reductions on the slots (the GPU's or the host's)
+  /// Staged, where `staged` queues its work on a GPU: the host's, for the pieces whose reductions are all below
+  /// `gpuReduceMinBytes` (reducesOnHost, net_path.hpp); null: `staged` computes every piece.
+  LocalMemory* stagedOnHost = nullptr;
+  std::size_t gpuReduceMinBytes = 0;
   LocalMemory* caller = nullptr;   ///< direct: copies and reductions on the caller's memory
 };
 

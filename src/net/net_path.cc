@@ -1,6 +1,7 @@
-// choosePath, checkDirectPath, nodeGridOf (net_path.hpp).
+// choosePath, checkDirectPath, reducesOnHost, nodeGridOf (net_path.hpp).
 #include "net/net_path.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -18,6 +19,21 @@ std::string mpiOf(const PathFacts& facts) {
 
 bool wantsStartupCheck(const PathFacts& facts) {
   return !facts.callerMemoryIsHost && facts.mpiCudaSupport == 1 && facts.setting != "OFF";
+}
+
+std::size_t largestReductionBytes(const coll::Plan& plan) {
+  std::size_t largest = 0;
+  for (const coll::Step& step : plan.steps) {
+    for (const coll::Transfer& transfer : step.transfers) {
+      if (transfer.kind == coll::TransferKind::Reduce) largest = std::max(largest, transfer.count);
+    }
+  }
+  return largest * dataTypeSize(plan.type);
+}
+
+bool reducesOnHost(const coll::Plan& plan, std::size_t gpuMinBytes) {
+  const std::size_t largest = largestReductionBytes(plan);
+  return largest > 0 && largest < gpuMinBytes;
 }
 
 PathChoice choosePath(const PathFacts& facts) {

@@ -1,12 +1,14 @@
 // Decisions of the transport between nodes, pure: whether MPI gets the caller's device pointers (direct) or
-// pinned host copies (staged), and how the world's ranks form nodes.
+// pinned host copies (staged), where a staged piece's reductions run, and how the world's ranks form nodes.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "coll/hierarchical_plan.hpp"
+#include "coll/plan.hpp"
 #include "net/net_call.hpp"
 #include "peerlink/bootstrap.hpp"
 
@@ -38,6 +40,24 @@ bool wantsStartupCheck(const PathFacts& facts);
 /// sent by MPI from `source` to this rank itself into `target`, and read back. True when they arrived intact.
 bool checkDirectPath(PointToPoint& p2p, DeviceAccess& device, void* source, void* target, std::size_t bytes,
                      std::chrono::milliseconds timeout);
+
+/// Bytes of a reduction from which the GPU the data lives on reduces a staged piece (PEERLINK_NET_REDUCE=AUTO);
+/// below, the host does. On one H200 (bench/results/2026-11-29-h200x1-plan-kernel/, "Across nodes", call u4's
+/// nodes-bench.txt: 2 processes as 2 nodes, GPU memory, pieces of 4 MiB; ratio MPI / peerlink, GPU vs host): at 1 MiB
+/// a call's reductions are 512 KiB and the GPU loses (all-reduce 0.32 vs 0.45, reduce-scatter 0.21 vs 0.27: a
+/// launch and the polling of its event cost more than the host reducing a small piece); at 4 MiB they are 2 MiB and
+/// even (0.58 vs 0.55, 0.38 vs 0.39); from 16 MiB (2 and 4 MiB) the GPU wins (64 MiB: 0.98 vs 0.70, 0.82 vs 0.35).
+/// Only 2 ranks were measured: a ring over n ranks reduces pieces of chunk / n, so with many nodes a large call's
+/// reductions fall below this too.
+constexpr std::size_t kGpuReduceMinBytes = std::size_t{2} << 20;
+
+/// The bytes of the largest reduction in `plan`, any rank's (so that every rank chooses alike); 0 where it has none.
+std::size_t largestReductionBytes(const coll::Plan& plan);
+
+/// Whether a staged piece running `plan` reduces on the host rather than on the GPU the data lives on: it has
+/// reductions, and the largest is below `gpuMinBytes` (kGpuReduceMinBytes). A piece without reductions stays with
+/// the GPU's memory (its copies, if any, queue there as before).
+bool reducesOnHost(const coll::Plan& plan, std::size_t gpuMinBytes);
 
 /// The nodes of a world from its ranks' host ids (PEERLINK_HOSTID or hostname and boot id): node-major, every
 /// node with the same number of ranks. Error(InvalidUsage) naming the ranks and hosts otherwise ("host b has 3

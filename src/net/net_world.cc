@@ -31,7 +31,8 @@ NetOptions NetOptions::fromParams(const Params& params) {
   NetOptions options;
   options.timeout = std::chrono::milliseconds(params.getInt("PEERLINK_NET_TIMEOUT_MS"));
   options.chunkBytes = static_cast<std::size_t>(params.getInt("PEERLINK_NET_CHUNK_BYTES"));
-  options.reduce = params.getString("PEERLINK_NET_REDUCE") == "HOST" ? NetReduce::Host : NetReduce::Auto;
+  const std::string reduce = params.getString("PEERLINK_NET_REDUCE");
+  options.reduce = reduce == "HOST" ? NetReduce::Host : reduce == "GPU" ? NetReduce::Gpu : NetReduce::Auto;
   options.identity = BootstrapOptions::fromParams(params);
   return options;
 }
@@ -78,7 +79,9 @@ CallContext NetGroup::context(const char* what) {
   context.chunkBytes = world_.options_.chunkBytes;
   context.device = world_.device_.get();
   context.slots = &world_.slots_;
-  context.host = world_.stagedMemory_.get();
+  context.staged = world_.stagedMemory_.get();
+  context.stagedOnHost = world_.stagedOnHost_.get();
+  context.gpuReduceMinBytes = world_.options_.gpuReduceMinBytes;
   context.caller = world_.callerMemory_.get();
   return context;
 }
@@ -117,7 +120,8 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       options_(std::move(options)),
       device_(std::move(device)),
       callerMemory_(std::move(callerMemory)),
-      stagedMemory_(options_.reduce == NetReduce::Auto ? device_->stagedMemory() : nullptr),
+      stagedMemory_(options_.reduce == NetReduce::Host ? nullptr : device_->stagedMemory()),
+      stagedOnHost_(stagedMemory_ && options_.reduce == NetReduce::Auto ? std::make_unique<HostMemory>() : nullptr),
       slots_(*device_) {
   if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
   peers_.resize(static_cast<std::size_t>(size()));
@@ -156,8 +160,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
     }
     changed_.notify_all();
     thread_.join();
-    slots_.leak();
-    stagedMemory_->leak();
+    leakStaged();
     throw;
   }
 }
@@ -166,13 +169,16 @@ NetWorld::~NetWorld() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    if (!broken_.empty()) {
-      slots_.leak();
-      stagedMemory_->leak();
-    }
+    if (!broken_.empty()) leakStaged();
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void NetWorld::leakStaged() noexcept {
+  slots_.leak();
+  stagedMemory_->leak();
+  if (stagedOnHost_) stagedOnHost_->leak();
 }
 
 std::string NetWorld::describe(int rank) const {

@@ -36,7 +36,9 @@ namespace peerlink::net {
 
 /// Where the staged path reduces the pieces it received (PEERLINK_NET_REDUCE).
 enum class NetReduce {
-  Auto,  ///< the device access's memory (DeviceAccess::stagedMemory): on the GPU where the data is on one
+  Auto,  ///< the device access's memory (DeviceAccess::stagedMemory): on the GPU where the data is on one, but for
+         ///< pieces whose reductions are below NetOptions::gpuReduceMinBytes, which the host reduces
+  Gpu,   ///< the device access's memory for every piece, however small its reductions
   Host,  ///< on the host, on the transport's thread
 };
 
@@ -45,6 +47,7 @@ struct NetOptions {
   std::size_t chunkBytes = std::size_t{4} << 20;  ///< PEERLINK_NET_CHUNK_BYTES: a piece of every block
   NetPath path = NetPath::Staged;                 ///< choosePath's (net_path.hpp)
   NetReduce reduce = NetReduce::Auto;             ///< PEERLINK_NET_REDUCE
+  std::size_t gpuReduceMinBytes = kGpuReduceMinBytes;  ///< Auto: smaller reductions on the host (reducesOnHost)
   BootstrapOptions identity;                      ///< PEERLINK_HOSTID: who this process says it is
   static NetOptions fromParams(const Params& params);
 };
@@ -92,8 +95,9 @@ class NetWorld {
  public:
   /// Starts the progress thread and gathers every rank's identity (host id, host, pid) over `p2p`: collective.
   /// `device` makes the staged path's copies, and its stagedMemory() the staged path's reductions (HostMemory where
-  /// it has none, or with NetReduce::Host); `callerMemory` computes on the callers' buffers on the direct path
-  /// (HostMemory for host buffers).
+  /// it has none, or with NetReduce::Host; HostMemory too for pieces whose reductions are below
+  /// options.gpuReduceMinBytes); `callerMemory` computes on the callers' buffers on the direct path (HostMemory for
+  /// host buffers).
   NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::unique_ptr<DeviceAccess> device,
            std::unique_ptr<LocalMemory> callerMemory);
   /// Stops the progress thread. A broken world keeps its pinned memory (messages may still land in it).
@@ -128,12 +132,15 @@ class NetWorld {
   void submitAndWait(const std::function<void()>& work);
   void progress();
   std::string lostWhy() const;
+  /// Keeps the staged path's memory forever (messages or queued work of a broken world may still use it).
+  void leakStaged() noexcept;
 
   std::unique_ptr<PointToPoint> p2p_;
   NetOptions options_;
   std::unique_ptr<DeviceAccess> device_;
   std::unique_ptr<LocalMemory> callerMemory_;
   std::unique_ptr<LocalMemory> stagedMemory_;
+  std::unique_ptr<LocalMemory> stagedOnHost_;  ///< small reductions where stagedMemory_ is the device's; else null
   StagingSlots slots_;
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;

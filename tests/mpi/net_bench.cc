@@ -10,8 +10,8 @@
 // rank's own, as a GPU's copy engine runs them beside the host, --copies inline on the transport's thread) or direct
 // (MPI on the callers' host memory). --memory gpu puts the callers' buffers in GPU memory (GPU: world rank modulo the
 // GPUs seen; "SKIPPED: ..." without one) and runs the communicator's staged path itself: the copies on the GPU's copy
-// engine, the reductions where PEERLINK_NET_REDUCE says (AUTO: on the GPU). A timing is never a test: CTest runs this
-// with small sizes for its checks.
+// engine, the reductions where PEERLINK_NET_REDUCE says (AUTO: on the GPU from 2 MiB a reduction, on the host below;
+// GPU, HOST: all on one). A timing is never a test: CTest runs this with small sizes for its checks.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
@@ -230,8 +230,12 @@ int run(const Options& options) {
   const net::MpiFacts facts = net::mpiFacts(params);
   std::string how;
   if (options.gpu >= 0) {
-    how = std::string(" (copies by the GPU, reductions on the ") +
-          (netOptions.reduce == net::NetReduce::Auto ? "GPU" : "host") + ")";
+    std::string where = "host";
+    if (netOptions.reduce == net::NetReduce::Gpu) where = "GPU";
+    if (netOptions.reduce == net::NetReduce::Auto) {
+      where = "GPU from " + std::to_string(netOptions.gpuReduceMinBytes) + " B a reduction, on the host below";
+    }
+    how = " (copies by the GPU, reductions on the " + where + ")";
   } else if (options.path == "staged") {
     how = " (copies " + options.copies + ")";
   }
