@@ -108,7 +108,7 @@ struct CallContext {
   /// `gpuReduceMinBytes` (reducesOnHost, net_path.hpp); null: `staged` computes every piece.
   LocalMemory* stagedOnHost = nullptr;
   std::size_t gpuReduceMinBytes = 0;
-  LocalMemory* caller = nullptr;   ///< direct: copies and reductions on the caller's memory
+  LocalMemory* caller = nullptr;  ///< direct: copies and reductions on the caller's memory
 };
 
 /// One collective call, as the API makes it (communicator.hpp: count, root a rank of the group; in place where

@@ -43,12 +43,12 @@ enum class NetReduce {
 };
 
 struct NetOptions {
-  std::chrono::milliseconds timeout{300000};      ///< PEERLINK_NET_TIMEOUT_MS: every wait
-  std::size_t chunkBytes = std::size_t{4} << 20;  ///< PEERLINK_NET_CHUNK_BYTES: a piece of every block
-  NetPath path = NetPath::Staged;                 ///< choosePath's (net_path.hpp)
-  NetReduce reduce = NetReduce::Auto;             ///< PEERLINK_NET_REDUCE
+  std::chrono::milliseconds timeout{300000};           ///< PEERLINK_NET_TIMEOUT_MS: every wait
+  std::size_t chunkBytes = std::size_t{4} << 20;       ///< PEERLINK_NET_CHUNK_BYTES: a piece of every block
+  NetPath path = NetPath::Staged;                      ///< choosePath's (net_path.hpp)
+  NetReduce reduce = NetReduce::Auto;                  ///< PEERLINK_NET_REDUCE
   std::size_t gpuReduceMinBytes = kGpuReduceMinBytes;  ///< Auto: smaller reductions on the host (reducesOnHost)
-  BootstrapOptions identity;                      ///< PEERLINK_HOSTID: who this process says it is
+  BootstrapOptions identity;                           ///< PEERLINK_HOSTID: who this process says it is
   static NetOptions fromParams(const Params& params);
 };
 

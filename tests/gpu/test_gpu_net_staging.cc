@@ -1,9 +1,9 @@
 // The transport between nodes' staged path on a GPU (src/net/cuda_device_access.cc, gpu_staged_memory.cc): ranks of
 // a loopback world in one process, their buffers in GPU memory, pieces copied to pinned host memory on the
 // transport's own stream while the previous piece's messages move, and the received pieces reduced by kernels that
-// read the pinned memory (PEERLINK_NET_REDUCE=AUTO) or on the host (HOST); results checked on the host against the
-// closed forms. The MPI side of the same path runs in CPU tests (tests/mpi/, scripts/net-test.sh); this shows the
-// GPU's copies and reductions.
+// read the pinned memory (PEERLINK_NET_REDUCE=GPU), on the host (HOST), or both in one call (AUTO: the small last
+// piece on the host); results checked on the host against the closed forms. The MPI side of the same path runs in CPU
+// tests (tests/mpi/, scripts/net-test.sh); this shows the GPU's copies and reductions.
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -30,7 +30,8 @@ namespace {
 using coll::Bytes;
 
 // Runs body(rank, world) for every rank of a loopback world of `n` on GPU 0; returns each rank's error text.
-std::vector<std::string> onGpuRanks(int n, NetReduce reduce, std::size_t chunkBytes,
+// `gpuReduceMinBytes`: NetOptions' (AUTO's threshold).
+std::vector<std::string> onGpuRanks(int n, NetReduce reduce, std::size_t chunkBytes, std::size_t gpuReduceMinBytes,
                                     const std::function<void(int, NetWorld&)>& body) {
   std::vector<std::unique_ptr<PointToPoint>> p2p = loopbackWorld(n);
   std::vector<std::string> errors(static_cast<std::size_t>(n));
@@ -43,6 +44,7 @@ std::vector<std::string> onGpuRanks(int n, NetReduce reduce, std::size_t chunkBy
         options.chunkBytes = chunkBytes;
         options.path = NetPath::Staged;
         options.reduce = reduce;
+        options.gpuReduceMinBytes = gpuReduceMinBytes;
         NetWorld world(std::move(p2p[static_cast<std::size_t>(r)]), options, cudaDeviceAccess(0),
                        std::make_unique<HostMemory>());
         body(r, world);
@@ -72,9 +74,9 @@ Bytes fromGpu(const void* device, std::size_t bytes) {
 TEST(GpuNetStaging, AllReduceAndAllGatherThroughPinnedMemory) {
   PEERLINK_REQUIRE_GPUS(1);
   const std::size_t count = std::size_t{1} << 20;  // 4 MiB of f32: 16 pieces of 256 KiB
-  for (const NetReduce reduce : {NetReduce::Auto, NetReduce::Host}) {
+  for (const NetReduce reduce : {NetReduce::Gpu, NetReduce::Host}) {
     std::vector<std::vector<float>> reduced(2), gathered(2);
-    const auto errors = onGpuRanks(2, reduce, 256 << 10, [&](int r, NetWorld& world) {
+    const auto errors = onGpuRanks(2, reduce, 256 << 10, kGpuReduceMinBytes, [&](int r, NetWorld& world) {
       const auto i = static_cast<std::size_t>(r);
       auto group = world.group({0, 1}, "two");
       std::vector<float> host(count);
@@ -89,7 +91,7 @@ TEST(GpuNetStaging, AllReduceAndAllGatherThroughPinnedMemory) {
       gathered[i].resize(2 * count);
       cudaMemcpy(gathered[i].data(), recv.data(), 2 * count * sizeof(float), cudaMemcpyDeviceToHost);
     });
-    const char* name = reduce == NetReduce::Auto ? "reductions on the GPU" : "reductions on the host";
+    const char* name = reduce == NetReduce::Gpu ? "reductions on the GPU" : "reductions on the host";
     for (int r = 0; r < 2; ++r) {
       const auto i = static_cast<std::size_t>(r);
       ASSERT_EQ(errors[i], "") << name;
@@ -103,7 +105,9 @@ TEST(GpuNetStaging, AllReduceAndAllGatherThroughPinnedMemory) {
 }
 
 // Every reducing collective and flat algorithm on 3 ranks, out of place and in place, f32 sum, f16 avg, i32 max,
-// pieces of 4 KiB (several per block), reduced on the GPU: against the closed forms.
+// pieces of 4 KiB (several per block, the last smaller), reduced on the GPU (GPU), and with the last piece reduced on
+// the host beside the others on the GPU (AUTO, the threshold a full piece's largest reduction): against the closed
+// forms.
 TEST(GpuNetStaging, EveryReductionOnTheGpuMatchesTheClosedForms) {
   PEERLINK_REQUIRE_GPUS(1);
   const int n = 3;
@@ -114,42 +118,51 @@ TEST(GpuNetStaging, EveryReductionOnTheGpuMatchesTheClosedForms) {
       for (const bool inPlace : {false, true}) {
         for (const auto& [type, op] : {std::pair{DataType::F32, ReduceOp::Sum}, std::pair{DataType::F16, ReduceOp::Avg},
                                        std::pair{DataType::I32, ReduceOp::Max}}) {
-          const std::size_t count = 5000;
-          const std::size_t size = dataTypeSize(type);
-          const std::vector<Bytes> sends = testing::everySend(collective, type, n, count, root);
-          std::vector<Bytes> got(n);
-          const auto errors = onGpuRanks(n, NetReduce::Auto, 4096, [&](int r, NetWorld& world) {
-            const auto i = static_cast<std::size_t>(r);
-            auto group = world.group({0, 1, 2}, "three");
-            const std::size_t recvBytes = recvElementsOf(collective, n, count, r, root) * size;
-            DeviceBuffer send(0, std::max<std::size_t>(sends[i].size(), 16));
-            DeviceBuffer recv(0, std::max<std::size_t>(recvBytes, 16));
-            toGpu(send.data(), sends[i]);
-            // The API's in-place forms: reduce-scatter's recv is block r of its send buffer; all-reduce's and the
-            // root's reduce one buffer.
-            void* in = send.data();
-            void* out = recv.data();
-            if (inPlace && collective == Collective::ReduceScatter) {
-              out = static_cast<std::byte*>(send.data()) + i * count * size;
-            } else if (inPlace && recvBytes > 0) {
-              out = send.data();
+          for (const NetReduce reduce : {NetReduce::Gpu, NetReduce::Auto}) {
+            const std::size_t count = 5000;
+            const std::size_t size = dataTypeSize(type);
+            const std::size_t chunk = 4096;
+            NetCall shape{collective, count, type, op, 0, root};
+            shape.algorithm = algorithm;
+            const std::size_t gpuMinBytes = largestReductionBytes(callPlan(shape, n, chunk / size));
+            ASSERT_TRUE(reducesOnHost(callPlan(shape, n, count % (chunk / size)), gpuMinBytes))
+                << "the last piece's reductions are smaller than the others'";
+            const std::vector<Bytes> sends = testing::everySend(collective, type, n, count, root);
+            std::vector<Bytes> got(n);
+            const auto errors = onGpuRanks(n, reduce, chunk, gpuMinBytes, [&](int r, NetWorld& world) {
+              const auto i = static_cast<std::size_t>(r);
+              auto group = world.group({0, 1, 2}, "three");
+              const std::size_t recvBytes = recvElementsOf(collective, n, count, r, root) * size;
+              DeviceBuffer send(0, std::max<std::size_t>(sends[i].size(), 16));
+              DeviceBuffer recv(0, std::max<std::size_t>(recvBytes, 16));
+              toGpu(send.data(), sends[i]);
+              // The API's in-place forms: reduce-scatter's recv is block r of its send buffer; all-reduce's and the
+              // root's reduce one buffer.
+              void* in = send.data();
+              void* out = recv.data();
+              if (inPlace && collective == Collective::ReduceScatter) {
+                out = static_cast<std::byte*>(send.data()) + i * count * size;
+              } else if (inPlace && recvBytes > 0) {
+                out = send.data();
+              }
+              NetCall call{collective, count, type, op, 0, root, in, out};
+              call.algorithm = algorithm;
+              group->run(call);
+              got[i] = fromGpu(out, recvBytes);
+            });
+            const std::string what = std::string(collectiveName(collective)) + '/' + algorithmName(algorithm) +
+                                     (inPlace ? " in place " : " ") + dataTypeName(type) +
+                                     (reduce == NetReduce::Gpu ? ", every piece on the GPU" : ", the last on the host");
+            const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
+            const coll::Tolerance tol = coll::tolerance(type, op, n, 8.0);
+            for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+              ASSERT_EQ(errors[r], "") << what;
+              if (want[r].empty()) continue;  // reduce off the root
+              const auto mismatch = coll::findMismatch(type, tol, want[r], got[r]);
+              ASSERT_FALSE(mismatch) << what << " rank " << r << ": " << *mismatch;
             }
-            NetCall call{collective, count, type, op, 0, root, in, out};
-            call.algorithm = algorithm;
-            group->run(call);
-            got[i] = fromGpu(out, recvBytes);
-          });
-          const std::string what = std::string(collectiveName(collective)) + '/' + algorithmName(algorithm) +
-                                   (inPlace ? " in place " : " ") + dataTypeName(type);
-          const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
-          const coll::Tolerance tol = coll::tolerance(type, op, n, 8.0);
-          for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
-            ASSERT_EQ(errors[r], "") << what;
-            if (want[r].empty()) continue;  // reduce off the root
-            const auto mismatch = coll::findMismatch(type, tol, want[r], got[r]);
-            ASSERT_FALSE(mismatch) << what << " rank " << r << ": " << *mismatch;
+            ++calls;
           }
-          ++calls;
         }
       }
     }
