@@ -59,6 +59,8 @@ class UserWindows {
   /// The window local rank `rank`'s buffer [pointer, pointer + bytes) lies in, if any.
   std::optional<WindowHit> find(int rank, const void* pointer, std::size_t bytes) const;
   bool empty() const noexcept { return windows_.empty(); }
+  /// The mappings of other processes' allocations open now (each opened once, on one GPU).
+  std::size_t openMappings() const noexcept { return opened_.size(); }
 
  private:
   // Takes a use of `mapping`, opening it on its GPU if no window uses it yet; returns where it lies there.
