@@ -1,7 +1,8 @@
 // Registered windows in a world of processes that each drive several ranks (2 processes x 2 ranks; with one GPU all
 // four share it through PEERLINK_COLL_SHARE_GPUS): every collective on buffers inside the windows, in place and out
 // of place, eager and captured in a CUDA graph replayed with new inputs, against the host reference; the COLL log
-// shows each collective went on the registered windows and none through the staging windows. Then the mappings:
+// shows each collective went on the registered windows (or, where the kernel chosen touches only the callers' own
+// buffers and the peers' arenas, on those) and none through the staging windows. Then the mappings:
 // each other process's allocation opened once per GPU of the process (ranks sharing a GPU share it, windows in one
 // allocation share it), and every one closed once no window uses it.
 //
@@ -70,24 +71,34 @@ class StderrCapture {
   bool echo_ = false;
 };
 
-// "" when the COLL log shows every collective of `collectives` on the registered windows and no call through the
-// staging windows; else what it shows instead.
-std::string pathsInLog(const std::string& log, const std::vector<Collective>& collectives) {
-  std::set<std::string> registered;
+// How a collective of the test goes across processes: on the callers' own buffers where the kernel every rank
+// chooses touches only them and the peers' arenas (a ring reduce, say: describeChoice tells), else on the registered
+// windows -- never through the staging windows.
+struct ExpectedPath {
+  Collective collective;
+  const char* phrase;  // the COLL log's words for the way
+};
+constexpr const char* kRegisteredWay = "on registered windows";
+constexpr const char* kOwnBuffersWay = "on the callers' own buffers";
+
+// "" when the COLL log shows each collective going the way `expected` says and no call through the staging
+// windows; else what it shows instead.
+std::string pathsInLog(const std::string& log, const std::vector<ExpectedPath>& expected) {
+  std::set<std::string> seen;
   std::istringstream lines(log);
   for (std::string line; std::getline(lines, line);) {
     if (line.find("across processes:") == std::string::npos) continue;
     if (line.find("through the staging windows") != std::string::npos) return "a call was staged: " + line;
-    for (const Collective collective : collectives) {
-      const std::string name = std::string(" COLL ") + collectiveName(collective) + " of ";
-      if (line.find(name) != std::string::npos && line.find("on registered windows") != std::string::npos) {
-        registered.insert(collectiveName(collective));
+    for (const ExpectedPath& path : expected) {
+      const std::string name = std::string(" COLL ") + collectiveName(path.collective) + " of ";
+      if (line.find(name) != std::string::npos && line.find(path.phrase) != std::string::npos) {
+        seen.insert(collectiveName(path.collective));
       }
     }
   }
-  for (const Collective collective : collectives) {
-    if (registered.count(collectiveName(collective)) == 0) {
-      return std::string("no line says ") + collectiveName(collective) + " went on the registered windows";
+  for (const ExpectedPath& path : expected) {
+    if (seen.count(collectiveName(path.collective)) == 0) {
+      return std::string("no line of the COLL log says ") + collectiveName(path.collective) + " went " + path.phrase;
     }
   }
   return "";
@@ -148,6 +159,11 @@ void callCollective(Communicator& comm, Collective collective, int rank, const C
   }
 }
 
+// Elements per rank of every call: past LL lines, so the kernels reach the peers' buffers.
+std::size_t callCount(const Communicator& comm) {
+  return (std::size_t{6} << 20) / static_cast<std::size_t>(comm.size()) + 3;
+}
+
 // One collective on the windows, eager (`replays` 0) or captured once into a graph over the local ranks and
 // replayed `replays` times, each run with new inputs (the recv regions poisoned before it) checked on every local
 // rank against the host reference. "" or the first difference.
@@ -157,7 +173,7 @@ std::string runOnWindows(Communicator& comm, const RankWindows& windows, const s
   const std::vector<int> local = comm.localRanks();
   const DataType type = DataType::F32;
   const std::size_t size = dataTypeSize(type);
-  const std::size_t count = (std::size_t{6} << 20) / static_cast<std::size_t>(n) + 3;
+  const std::size_t count = callCount(comm);
   const int root = static_cast<int>(seed % static_cast<std::uint64_t>(n));
   const std::string what = std::string(collectiveName(collective)) + (inPlace ? " in place" : "") +
                            (replays > 0 ? " in a graph" : " eager") + " on registered windows";
@@ -215,11 +231,20 @@ int everyCollectiveOnWindows(Communicator& comm, int first) {
   const RankWindows windows(comm);
   const int window = comm.registerWindow(windows.bases, windows.bytes);
   const std::vector<Stream> streams = rankStreams(comm);
-  std::vector<Collective> collectives;
+  std::vector<ExpectedPath> paths;
   std::uint64_t seed = 41;
   for (const Collective collective : kEveryCollective) {
     if (collective == Collective::SendRecv) continue;
-    collectives.push_back(collective);
+    const std::size_t bytes = callCount(comm) * dataTypeSize(DataType::F32);
+    const bool ownBuffers = comm.describeChoice(collective, bytes).find(kOwnBuffersWay) != std::string::npos;
+    // Every kernel of these reaches the peers' buffers at this size: without them the test would not use the windows.
+    const bool reachesPeers = collective == Collective::AllReduce || collective == Collective::Broadcast ||
+                              collective == Collective::AllGather || collective == Collective::AllToAll;
+    if (ownBuffers && reachesPeers) {
+      return fail(first, std::string(collectiveName(collective)) +
+                             " would not reach the peers' buffers: " + comm.describeChoice(collective, bytes));
+    }
+    paths.push_back({collective, ownBuffers ? kOwnBuffersWay : kRegisteredWay});
     for (const bool inPlace : {false, true}) {
       if (inPlace && collective == Collective::AllToAll) continue;
       for (const int replays : {0, 2}) {
@@ -232,10 +257,10 @@ int everyCollectiveOnWindows(Communicator& comm, int first) {
     }
   }
   comm.deregisterWindow(window);
-  const std::string paths = pathsInLog(log.text(), collectives);
-  if (!paths.empty()) {
+  const std::string wrongWay = pathsInLog(log.text(), paths);
+  if (!wrongWay.empty()) {
     log.echoWhenDone();
-    return fail(first, paths);
+    return fail(first, wrongWay);
   }
   return kOk;
 }
