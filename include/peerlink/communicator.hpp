@@ -2,7 +2,8 @@
 // ncclCommInitAll), or each process some of them (like ncclCommInitRank: torchrun, mpirun), the processes
 // meeting through a unique id. Every rank's flags, lines and stages live in one arena on its GPU, reached
 // by the other GPUs through peer access or, from another process, through a mapping of it (cuMem or IPC).
-// Across processes a call whose kernel would touch a peer's buffers goes through the ranks' staging windows.
+// Across processes a call whose kernel would touch a peer's buffers goes through the ranks' staging windows, unless
+// its buffers lie in registered windows (registerWindow), which every GPU of every process reaches directly.
 //
 // Calling convention (as NCCL's with one thread and several GPUs): every collective is called once per rank
 // this process drives, with that rank's buffers and a stream of that rank's GPU. Calls are matched by order:

@@ -55,14 +55,13 @@ void launchLlSet(const CommState& state, const std::vector<CallArgs>& set, std::
   });
 }
 
-void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const CollectiveChoice& choice,
-                        bool capturing) {
+void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                        const CollectiveChoice& choice, bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    const ReductionLaunch launch = reductionArgs(rankView(state, r), table, call, choice, bytes);
+    const ReductionLaunch launch = reductionArgs(rankView(state, r), pointers.of(r), call, choice, bytes);
     kernels::launchCollReduce(launch.args, collType(call.type), collOp(call.op), launch.blocks, call.stream,
                               launchOf(state, r, capturing));
   });
@@ -71,9 +70,8 @@ void launchReductionSet(CommState& state, const std::vector<CallArgs>& set, cons
 // The two-phase push kernel once per part of one stage slot of every shard (a message whose shards fit one
 // slot -- every one AUTO pushes -- is one part), the parts one after another: each launch meets every peer at
 // its start, as consecutive calls do, before it stores into their stages again.
-void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchPushSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers, bool capturing) {
   const CallArgs& first = set.front();
-  const PeerPointerTable table = peerPointers(state, set);
   const std::size_t size = dataTypeSize(first.type);
   const std::size_t slotCount = kernels::kCollPushSlotBytes / size;
   const std::size_t longest = longestPushShard(first, state.nranks);
@@ -82,21 +80,21 @@ void launchPushSet(CommState& state, const std::vector<CallArgs>& set, bool capt
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     for (std::size_t part = 0; part < parts; ++part) {
-      kernels::launchCollPushPhased(pushReduceArgs(rankView(state, r), table, call, slotCount, part),
+      kernels::launchCollPushPhased(pushReduceArgs(rankView(state, r), pointers.of(r), call, slotCount, part),
                                     collType(call.type), collOp(call.op), blocks, call.stream,
                                     launchOf(state, r, capturing));
     }
   });
 }
 
-void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const CollectiveChoice& choice, bool capturing) {
+void launchCopySet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                   const CollectiveChoice& choice, bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
   const int blocks = copyBlocks(rankView(state, first.rank), first, choice, bytes);
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    kernels::launchCollCopy(copyArgs(rankView(state, r), table, call, choice, bytes), blocks, call.stream,
+    kernels::launchCollCopy(copyArgs(rankView(state, r), pointers.of(r), call, choice, bytes), blocks, call.stream,
                             launchOf(state, r, capturing));
   });
 }
@@ -134,13 +132,11 @@ const CollectiveChoice& callChoice(CommState& state, Collective collective, std:
   return memo.choice;
 }
 
-PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set) {
-  PeerPointerTable table;
-  for (int r = 0; r < state.nranks; ++r) {
-    table.send[r] = set[static_cast<std::size_t>(r)].send;
-    table.recv[r] = set[static_cast<std::size_t>(r)].recv;
+SetPointers::SetPointers(const std::vector<CallArgs>& set) {
+  for (std::size_t r = 0; r < set.size(); ++r) {
+    everyRank_.send[r] = set[r].send;
+    everyRank_.recv[r] = set[r].recv;
   }
-  return table;
 }
 
 Fact setInPlace(const std::vector<CallArgs>& set, SetReach reach) {
@@ -155,7 +151,11 @@ Fact setAligned(const std::vector<CallArgs>& set, SetReach reach) {
   return buffersAligned(set) ? Fact::Yes : Fact::No;
 }
 
-void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing, SetReach reach) {
+namespace {
+
+// The set's kernel, chosen from its facts, launched on every local rank with its table of `pointers`.
+void launchChosen(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers, bool capturing,
+                  SetReach reach) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   if (bytes == 0) return;  // no rank launches, so the counters stay in step
@@ -171,22 +171,33 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
     case Kernel::Ll128OneShot: launchLlSet(state, set, bytes, true, capturing); break;
     case Kernel::OneShotReduce:
     case Kernel::TwoShot:
-    case Kernel::ShardReduce: launchReductionSet(state, set, choice, capturing); break;
-    case Kernel::Copy: launchCopySet(state, set, choice, capturing); break;
-    case Kernel::PushReduce: launchPushSet(state, set, capturing); break;
-    case Kernel::RingBroadcast: launchRingBroadcastSet(state, set, capturing); break;
-    case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, capturing); break;
-    case Kernel::RingReduce: launchRingReduceSet(state, set, capturing); break;
-    case Kernel::RingAllReduce: launchRingAllReduceSet(state, set, capturing); break;
-    case Kernel::RingReduceScatter: launchRingReduceScatterSet(state, set, capturing); break;
-    case Kernel::CeCopy: launchCeCopySet(state, set, capturing); break;
-    case Kernel::CeTwoShot: launchCeTwoShotSet(state, set, capturing); break;
-    case Kernel::CeRingAllReduce: launchCeRingAllReduceSet(state, set, capturing); break;
+    case Kernel::ShardReduce: launchReductionSet(state, set, pointers, choice, capturing); break;
+    case Kernel::Copy: launchCopySet(state, set, pointers, choice, capturing); break;
+    case Kernel::PushReduce: launchPushSet(state, set, pointers, capturing); break;
+    case Kernel::RingBroadcast: launchRingBroadcastSet(state, set, pointers, capturing); break;
+    case Kernel::SplitTwoShot: launchSplitTwoShotSet(state, set, pointers, capturing); break;
+    case Kernel::RingReduce: launchRingReduceSet(state, set, pointers, capturing); break;
+    case Kernel::RingAllReduce: launchRingAllReduceSet(state, set, pointers, capturing); break;
+    case Kernel::RingReduceScatter: launchRingReduceScatterSet(state, set, pointers, capturing); break;
+    case Kernel::CeCopy: launchCeCopySet(state, set, pointers, capturing); break;
+    case Kernel::CeTwoShot: launchCeTwoShotSet(state, set, pointers, capturing); break;
+    case Kernel::CeRingAllReduce: launchCeRingAllReduceSet(state, set, pointers, capturing); break;
     case Kernel::LlPairs:
       throw Error(ErrorCode::Internal, fmt::format("{}: the send/recv kernel was chosen for a collective",
                                                    collectiveName(first.collective)));
   }
   ++state.sets;
+}
+
+}  // namespace
+
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing, SetReach reach) {
+  launchChosen(state, set, SetPointers(set), capturing, reach);
+}
+
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                         bool capturing) {
+  launchChosen(state, set, pointers, capturing, SetReach::EveryBuffer);
 }
 
 void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll/comm_state.hpp"
@@ -18,8 +19,24 @@ namespace peerlink::coll {
 const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
                                    Fact aligned);
 
-/// The peer pointer table of a set: every rank's send and recv as the GPUs address them.
-PeerPointerTable peerPointers(const CommState& state, const std::vector<CallArgs>& set);
+/// Every rank's send and recv of a set as each local rank's GPU addresses them (kernel_args.hpp reads them). In
+/// one process (peer access, UVA) and on the staging windows one table serves every local rank; on registered
+/// windows across processes each local rank's GPU reaches another process's buffers through its own mapping of
+/// them, so each has its table (registered_calls.hpp).
+class SetPointers {
+ public:
+  /// One table for every local rank: every rank's send and recv as the set gives them.
+  explicit SetPointers(const std::vector<CallArgs>& set);
+  /// A table per rank (byRank[r] for each local rank r).
+  explicit SetPointers(std::vector<PeerPointerTable> byRank) : byRank_(std::move(byRank)) {}
+  const PeerPointerTable& of(int rank) const {
+    return byRank_.empty() ? everyRank_ : byRank_[static_cast<std::size_t>(rank)];
+  }
+
+ private:
+  PeerPointerTable everyRank_;
+  std::vector<PeerPointerTable> byRank_;  // empty: everyRank_ for every rank
+};
 
 /// Which buffers of a set this process knows: every rank's (one process, or the staging windows), or only its
 /// local ranks' (ranks of other processes are stand-ins without buffers).
@@ -37,6 +54,10 @@ Fact setAligned(const std::vector<CallArgs>& set, SetReach reach);
 /// buffers (the LL kernels); the caller stages any other (comm_launch_staged.hpp).
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
                          SetReach reach = SetReach::EveryBuffer);
+/// The same with every rank's buffers as each local rank's GPU addresses them given apart (`pointers`; the
+/// choice's facts still come from `set`, which holds every rank's buffers as some local rank addresses them).
+void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                         bool capturing);
 
 /// Launches matched send/recv pairs: one kernel on every rank that takes part -- for small groups
 /// (callChoice: Kernel::LlPairs) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between

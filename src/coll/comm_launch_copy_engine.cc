@@ -71,11 +71,11 @@ void enqueueCopies(const CommState& state, int r, cudaStream_t stream, const std
 // copies, so its shard is final, every peer has joined the call (its output is free: the ring reduce's chain
 // that ends at this rank passed through every peer's kernel, the reduce-scatter kernel began with a barrier
 // of every rank) and no rank reads that shard of any input any more (in place, the copies overwrite only it).
-void gatherShards(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void gatherShards(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers, bool capturing) {
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(set.front().type);
-  const PeerPointerTable table = peerPointers(state, set);
   forEachRank(state, capturing, [&](int r) {
+    const PeerPointerTable& table = pointers.of(r);
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
     std::vector<EngineCopy> pushes;
@@ -92,14 +92,14 @@ void gatherShards(CommState& state, const std::vector<CallArgs>& set, bool captu
 
 // All-gather: rank r's input into block r of every output; all-to-all: block p of rank r's input into block
 // r of rank p's output (all-to-all is never in place: comm_validation.cc).
-void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers, bool capturing) {
   const int n = state.nranks;
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   const bool allGather = first.collective == Collective::AllGather;
-  const PeerPointerTable table = peerPointers(state, set);
   launchBarriers(state, set, capturing);
   forEachRank(state, capturing, [&](int r) {
+    const PeerPointerTable& table = pointers.of(r);
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const auto sourceFor = [&](int to) { return allGather ? table.send[r] : blockOf(table.send[r], bytes, to); };
     std::vector<EngineCopy> pushes;
@@ -112,14 +112,16 @@ void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, bool ca
   launchBarriers(state, set, capturing);
 }
 
-void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  launchShardReduceScatter(state, set, capturing);
-  gatherShards(state, set, capturing);
+void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                        bool capturing) {
+  launchShardReduceScatter(state, set, pointers, capturing);
+  gatherShards(state, set, pointers, capturing);
 }
 
-void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  launchRingSegmentReduces(state, set, capturing);
-  gatherShards(state, set, capturing);
+void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                              bool capturing) {
+  launchRingSegmentReduces(state, set, pointers, capturing);
+  gatherShards(state, set, pointers, capturing);
 }
 
 // The first barrier tells a sender that its receivers have reached the call (their buffers are free) and a

@@ -5,18 +5,21 @@
 
 #include <vector>
 
+#include "coll/comm_launch.hpp"
 #include "coll/comm_state.hpp"
 #include "coll/comm_validation.hpp"
 
 namespace peerlink::coll {
 
 /// All-gather and all-to-all (Kernel::CeCopy).
-void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+void launchCeCopySet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers, bool capturing);
 
 /// All-reduce: the direct-read reduce-scatter kernel (Kernel::CeTwoShot) or the ring reduces
 /// (Kernel::CeRingAllReduce), then each rank's shard copied into every peer's output.
-void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
-void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
+void launchCeTwoShotSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                        bool capturing);
+void launchCeRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                              bool capturing);
 
 /// Send/recv pairs (Kernel::CeCopy): rank r takes part where peerMasks[r] (the ranks it meets) is not 0, on
 /// streams[r]; each sender's copy engine pushes its sends into the receivers' buffers. `capturing`: the

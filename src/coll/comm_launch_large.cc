@@ -24,11 +24,12 @@ std::size_t twoShotShardBytes(const CallArgs& first, int n) {
 // The first kernel of a two-shot all-reduce of large messages: a direct-read reduce-scatter of each rank's
 // shard (partitionRange's, as the fused kernel and the plan cut it) into its own output. Its start barrier
 // finds every input ready.
-void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                              bool capturing) {
   const int n = state.nranks;
-  const PeerPointerTable table = peerPointers(state, set);
   const int reduceBlocks = kernels::collReduceBlocks(twoShotShardBytes(set.front(), n), state.maxBlocks);
   forEachRank(state, capturing, [&](int r) {
+    const PeerPointerTable& table = pointers.of(r);
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
     CollReduceArgs args;
@@ -49,16 +50,17 @@ void launchShardReduceScatter(CommState& state, const std::vector<CallArgs>& set
 // shards their owners have finished (each rank's own shard, after its own reduce-scatter on its stream), and
 // its end barrier, which releases the pushes, also tells every rank that all reads of its input are done. In
 // place, rank r's all-gather writes shard r of a peer's buffer, which only rank r's reduce-scatter read.
-void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
-  launchShardReduceScatter(state, set, capturing);
+void launchSplitTwoShotSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                           bool capturing) {
+  launchShardReduceScatter(state, set, pointers, capturing);
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
   const std::size_t shardBytes = twoShotShardBytes(first, n);
   const int copyBlocks = kernels::collCopyBlocks(shardBytes, state.maxBlocks);
   const std::size_t chunkBytes = kernels::collCopyChunkBytes(shardBytes, state.maxBlocks);
   forEachRank(state, capturing, [&](int r) {
+    const PeerPointerTable& table = pointers.of(r);
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const ElementRange shard = shardOf(call, n, r);
     CollCopyArgs args;
@@ -94,14 +96,15 @@ kernels::CollRingChain chainAt(int r, int start, int n, std::size_t offset, std:
 
 // Ring broadcast: position i = (rank - root) mod n takes each chunk from position i - 1 and passes it to
 // position i + 1 (plan: buildBroadcastRing).
-void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchRingBroadcastSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                            bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const int root = first.root;
   const std::size_t bytes = first.count * dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
   const int blocks = kernels::collRingBroadcastBlocks(bytes, state.maxBlocks, state.ringChunkBytes);
   forEachRank(state, capturing, [&](int r) {
+    const PeerPointerTable& table = pointers.of(r);
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
@@ -136,11 +139,12 @@ struct ReduceSegment {
 };
 
 // Every rank launches the ring reduce kernel with one chain per segment, on equal slices of its grid.
-void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, bool capturing,
-                            const std::vector<ReduceSegment>& segments, int blocks, std::size_t chunkBytes) {
+void launchRingReduceChains(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                            bool capturing, const std::vector<ReduceSegment>& segments, int blocks,
+                            std::size_t chunkBytes) {
   const int n = state.nranks;
-  const PeerPointerTable table = peerPointers(state, set);
   forEachRank(state, capturing, [&](int r) {
+    const PeerPointerTable& table = pointers.of(r);
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingReduceArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
@@ -174,11 +178,12 @@ std::vector<ReduceSegment> reduceScatterBlocks(const CallArgs& first, int n) {
 // Ring reduce: position i = (rank - root - 1) mod n combines each chunk from position i - 1's partial in its
 // stage with its input and passes it to position i + 1's stage; the root, last, into its output (plan:
 // buildReduceRing).
-void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                         bool capturing) {
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   launchRingReduceChains(
-      state, set, capturing, {ReduceSegment{0, bytes, 0, first.root}},
+      state, set, pointers, capturing, {ReduceSegment{0, bytes, 0, first.root}},
       kernels::collRingReduceBlocks(bytes, state.maxBlocks, state.ringChunkBytes, state.ringReduceBlocks),
       kernels::collRingReduceChunkBytes(bytes, state.maxBlocks, state.ringChunkBytes, state.ringReduceBlocks));
 }
@@ -186,7 +191,8 @@ void launchRingReduceSet(CommState& state, const std::vector<CallArgs>& set, boo
 // The first kernel of the ring all-reduce: n chains side by side, segment j (the two-shot shards,
 // partitionRange's) reduced along the chain that ends at rank j, into rank j's output. Rank j's segment is
 // complete once its kernel has ended, and by then every rank has read its own input segment j.
-void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                              bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
@@ -196,7 +202,7 @@ void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set
     const ElementRange segment = shardOf(first, n, j);
     segments[static_cast<std::size_t>(j)] = {segment.begin * size, segment.count * size, segment.begin * size, j};
   }
-  launchRingReduceChains(state, set, capturing, segments, shape.reduceBlocks, shape.reduceChunk);
+  launchRingReduceChains(state, set, pointers, capturing, segments, shape.reduceBlocks, shape.reduceChunk);
 }
 
 // Ring all-reduce: the segment reduces above, then n ring broadcasts side by side in a second kernel, segment
@@ -204,14 +210,15 @@ void launchRingSegmentReduces(CommState& state, const std::vector<CallArgs>& set
 // place, rank r's input segment j is read only by rank r, in the first kernel, and overwritten (by rank r - 1)
 // only in the second, where rank r - 1 stores only after rank r has started it (neighborStart), so after rank
 // r's first kernel.
-void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                            bool capturing) {
   const CallArgs& first = set.front();
   const int n = state.nranks;
   const std::size_t size = dataTypeSize(first.type);
-  const PeerPointerTable table = peerPointers(state, set);
   const kernels::CollRingChainsShape shape = ringChainsShape(state, allReduceLongestBytes(first, n));
-  launchRingSegmentReduces(state, set, capturing);
+  launchRingSegmentReduces(state, set, pointers, capturing);
   forEachRank(state, capturing, [&](int r) {
+    const PeerPointerTable& table = pointers.of(r);
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     kernels::CollRingArgs args;
     args.sync = syncArgs(state, r, call.collective, false, allRanks(state));
@@ -230,10 +237,11 @@ void launchRingAllReduceSet(CommState& state, const std::vector<CallArgs>& set, 
 // Ring reduce-scatter: the ring all-reduce's first kernel over the blocks, block j of every input reduced
 // along the chain that ends at rank j into its output (plan: buildReduceScatterRing). In place rank j's
 // output is its own input block j, which only rank j reads, each element before writing it.
-void launchRingReduceScatterSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+void launchRingReduceScatterSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
+                                bool capturing) {
   const CallArgs& first = set.front();
   const kernels::CollRingChainsShape shape = ringChainsShape(state, first.count * dataTypeSize(first.type));
-  launchRingReduceChains(state, set, capturing, reduceScatterBlocks(first, state.nranks), shape.reduceBlocks,
+  launchRingReduceChains(state, set, pointers, capturing, reduceScatterBlocks(first, state.nranks), shape.reduceBlocks,
                          shape.reduceChunk);
 }
 

@@ -101,10 +101,9 @@ struct SymmetricTable {
 /// Sets rank `rank`'s entries of `table` to its arena at `base` (as the table's GPU addresses it).
 void setTableRank(SymmetricTable& table, int rank, const SymmetricLayout& layout, void* base);
 
-/// Every rank's user buffers for one matched call, as the launching GPU addresses them. The one place
-/// where user pointers become peer pointers: one process passes them through (peer access makes any
-/// GPU's cudaMalloc memory addressable); one process per GPU will translate them into mapped registered
-/// buffers here.
+/// Every rank's user buffers for one matched call, as the launching GPU addresses them: in one process the
+/// callers' pointers (peer access makes any GPU's cudaMalloc memory addressable); across processes, on
+/// registered windows, each local GPU's mappings of the other processes' buffers (SetPointers, comm_launch.hpp).
 struct PeerPointerTable {
   const void* send[kernels::kCollMaxRanks] = {};
   void* recv[kernels::kCollMaxRanks] = {};

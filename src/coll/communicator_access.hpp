@@ -1,6 +1,9 @@
-// What peerlink's own tools read of a Communicator beyond the public API (`peerlink coll`'s figures of the phases
-// across nodes), kept out of include/peerlink/: no program should depend on it.
+// What peerlink's own tools and tests read of a Communicator beyond the public API (`peerlink coll`'s figures of the
+// phases across nodes, the registered windows' mappings), kept out of include/peerlink/: no program should depend
+// on it.
 #pragma once
+
+#include <cstddef>
 
 #include "coll/node_world.hpp"
 #include "peerlink/communicator.hpp"
@@ -10,6 +13,9 @@ namespace peerlink::coll {
 struct CommunicatorAccess {
   /// The communicator's world across hosts, or null where every rank is on one host.
   static NodeWorld* nodes(Communicator& communicator);
+  /// How many mappings of other processes' window allocations the communicator holds open (one per allocation
+  /// and GPU of this process: user_windows.hpp).
+  static std::size_t openWindowMappings(Communicator& communicator);
 };
 
 }  // namespace peerlink::coll

@@ -1,5 +1,5 @@
 // Communicator::registerWindow and deregisterWindow (communicator.hpp): every rank's window card gathered, the
-// other processes' allocations opened (user_windows.hpp).
+// other processes' allocations opened on each GPU of this process (user_windows.hpp).
 #include <cstring>
 #include <vector>
 
@@ -58,11 +58,13 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
       [&](coll::WorldExchange& exchange) { return exchange.allGather(mine, sizeof(coll::WindowCard)); });
   std::vector<coll::WindowCard> cards(static_cast<std::size_t>(comm.nranks));
   std::memcpy(cards.data(), all.data(), all.size());
-  std::vector<unsigned char*> localPointers(static_cast<std::size_t>(comm.nranks), nullptr);
+  std::vector<unsigned char*> own(static_cast<std::size_t>(comm.nranks), nullptr);
   for (std::size_t i = 0; i < local.size(); ++i) {
-    localPointers[static_cast<std::size_t>(local[i])] = static_cast<unsigned char*>(buffers[i]);
+    own[static_cast<std::size_t>(local[i])] = static_cast<unsigned char*>(buffers[i]);
   }
-  return comm.windows.add(cards, localPointers, comm.devices[static_cast<std::size_t>(local.front())]);
+  const PeerAccessTable& access = comm.peerAccess;
+  return comm.windows.add(cards, own, comm.devices,
+                          [&access](int device, int peer) { return access.enabled(device, peer); });
 }
 
 void Communicator::deregisterWindow(int window) {

@@ -15,10 +15,39 @@ std::optional<WindowHit> hitOf(const CommState& state, int rank, const void* poi
 
 }  // namespace
 
-std::optional<std::vector<CallArgs>> registeredSet(const CommState& state, const std::vector<CallArgs>& set) {
-  // A process of several ranks would need every other process's allocations opened for each of its GPUs:
-  // legacy IPC opens one for the GPU that opens it; such a process stages its calls.
-  if (state.windows.empty() || state.localRanks().size() != 1) return std::nullopt;
+PeerPointerTable registeredTable(const std::vector<CallArgs>& set, const std::vector<bool>& local, int lead,
+                                 const WindowHit& send, const WindowHit& recv, int viewer) {
+  // In place, an all-gather's send (a reduce-scatter's recv) is the rank's own block of the other buffer: at
+  // another offset on every rank.
+  const CallArgs& first = set[static_cast<std::size_t>(lead)];
+  const std::size_t block = first.count * dataTypeSize(first.type);
+  const auto* leadSend = static_cast<const unsigned char*>(first.send);
+  const auto* leadRecv = static_cast<const unsigned char*>(first.recv);
+  const auto rankBlock = [&](int rank) { return block * static_cast<std::size_t>(rank); };
+  const bool gatherInPlace =
+      first.collective == Collective::AllGather && leadSend == leadRecv + rankBlock(lead) && block > 0;
+  const bool scatterInPlace =
+      first.collective == Collective::ReduceScatter && leadRecv == leadSend + rankBlock(lead) && block > 0;
+  const auto v = static_cast<std::size_t>(viewer);
+  PeerPointerTable table;
+  for (std::size_t p = 0; p < set.size(); ++p) {
+    if (local[p]) {
+      table.send[p] = set[p].send;
+      table.recv[p] = set[p].recv;
+      continue;
+    }
+    unsigned char* sendBase = send.window->base[v][p];
+    unsigned char* recvBase = recv.window->base[v][p];
+    table.send[p] = sendBase + send.offset;
+    table.recv[p] = recvBase + recv.offset;
+    if (gatherInPlace) table.send[p] = recvBase + recv.offset + rankBlock(static_cast<int>(p));
+    if (scatterInPlace) table.recv[p] = sendBase + send.offset + rankBlock(static_cast<int>(p));
+  }
+  return table;
+}
+
+std::optional<RegisteredSet> registeredSet(const CommState& state, const std::vector<CallArgs>& set) {
+  if (state.windows.empty()) return std::nullopt;
   const int lead = state.localRanks().front();
   std::optional<WindowHit> send;
   std::optional<WindowHit> recv;
@@ -37,29 +66,19 @@ std::optional<std::vector<CallArgs>> registeredSet(const CommState& state, const
       recv = myRecv;
     }
   }
-  // In place, an all-gather's send (a reduce-scatter's recv) is the rank's own block of the other buffer: at
-  // another offset on every rank.
-  const CallArgs& first = set[static_cast<std::size_t>(lead)];
-  const std::size_t block = first.count * dataTypeSize(first.type);
-  const auto* leadSend = static_cast<const unsigned char*>(first.send);
-  const auto* leadRecv = static_cast<const unsigned char*>(first.recv);
-  const auto rankBlock = [&](int rank) { return block * static_cast<std::size_t>(rank); };
-  const bool gatherInPlace =
-      first.collective == Collective::AllGather && leadSend == leadRecv + rankBlock(lead) && block > 0;
-  const bool scatterInPlace =
-      first.collective == Collective::ReduceScatter && leadRecv == leadSend + rankBlock(lead) && block > 0;
-  std::vector<CallArgs> full = set;
-  for (int p = 0; p < state.nranks; ++p) {
-    if (state.world.isLocal(p)) continue;
-    CallArgs& call = full[static_cast<std::size_t>(p)];
-    unsigned char* sendBase = send->window->base[static_cast<std::size_t>(p)];
-    unsigned char* recvBase = recv->window->base[static_cast<std::size_t>(p)];
-    call.recv = recvBase + recv->offset;
-    call.send = sendBase + send->offset;
-    if (gatherInPlace) call.send = recvBase + recv->offset + rankBlock(p);
-    if (scatterInPlace) call.recv = sendBase + send->offset + rankBlock(p);
+  std::vector<bool> local(set.size(), false);
+  for (const int r : state.localRanks()) local[static_cast<std::size_t>(r)] = true;
+  std::vector<PeerPointerTable> tables(set.size());
+  for (const int r : state.localRanks()) {
+    tables[static_cast<std::size_t>(r)] = registeredTable(set, local, lead, *send, *recv, r);
   }
-  return full;
+  std::vector<CallArgs> full = set;
+  const PeerPointerTable& leads = tables[static_cast<std::size_t>(lead)];
+  for (std::size_t p = 0; p < full.size(); ++p) {
+    full[p].send = leads.send[p];
+    full[p].recv = leads.recv[p];
+  }
+  return RegisteredSet{std::move(full), SetPointers(std::move(tables))};
 }
 
 }  // namespace peerlink::coll

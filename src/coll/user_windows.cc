@@ -65,64 +65,100 @@ WindowCard windowCardOf(const void* buffer, std::size_t bytes, int device) {
   return card;
 }
 
+namespace {
+
+// A card from another process is input: its window must lie inside the allocation its handle opened (at
+// `pointer`). Error(InvalidInput) naming rank `rank` otherwise.
+void checkInsideAllocation(const WindowCard& card, const void* pointer, std::size_t rank) {
+  std::size_t size = 0;
+  CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_RANGE_SIZE;
+  void* value = &size;
+  const bool known =
+      driverApi().pointerGetAttributes(1, &attribute, &value, reinterpret_cast<CUdeviceptr>(pointer)) == CUDA_SUCCESS;
+  if (known && (card.offset > size || card.bytes > size - card.offset)) {
+    throw Error(ErrorCode::InvalidInput,
+                fmt::format("registerWindow: rank {}'s window of {} bytes at offset {} runs past the {} bytes of the "
+                            "allocation it names",
+                            rank, card.bytes, card.offset, size));
+  }
+}
+
+// Closes a mapping on the GPU it was opened on (the driver unmaps it from that device's context).
+void closeMapping(const WindowMapping& mapping, void* pointer) noexcept {
+  try {
+    DeviceGuard guard(mapping.device);
+    cudaIpcCloseMemHandle(pointer);
+  } catch (...) {  // the GPU could not be made current: the mapping goes with the process
+  }
+  cudaGetLastError();
+}
+
+}  // namespace
+
 UserWindows::~UserWindows() {
-  for (auto& [handle, opened] : opened_) {
-    if (opened.pointer != nullptr) cudaIpcCloseMemHandle(opened.pointer);
+  for (auto& [mapping, opened] : opened_) {
+    if (opened.pointer != nullptr) closeMapping(mapping, opened.pointer);
   }
-  cudaGetLastError();
 }
 
-int UserWindows::add(const std::vector<WindowCard>& cards, const std::vector<unsigned char*>& local, int localDevice) {
+unsigned char* UserWindows::take(const WindowMapping& mapping) {
+  const auto found = opened_.find(mapping);
+  if (found != opened_.end()) {
+    ++found->second.users;
+    return static_cast<unsigned char*>(found->second.pointer);
+  }
+  void* pointer = nullptr;
+  {
+    DeviceGuard guard(mapping.device);
+    cudaIpcMemHandle_t handle;
+    std::memcpy(&handle, mapping.handle.data(), sizeof handle);
+    const cudaError_t status = cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw Error(ErrorCode::CudaError, fmt::format("registerWindow: opening another process's window on GPU {}: {}",
+                                                    mapping.device, cudaErrorText(status)));
+    }
+  }
+  try {
+    opened_.emplace(mapping, Opened{pointer, 1});
+  } catch (...) {
+    closeMapping(mapping, pointer);
+    throw;
+  }
+  return static_cast<unsigned char*>(pointer);
+}
+
+int UserWindows::add(const std::vector<WindowCard>& cards, const std::vector<unsigned char*>& own,
+                     const std::vector<int>& devices, const PeerReach& reach) {
   UserWindow window;
-  window.id = next_++;
-  std::vector<std::array<std::uint8_t, 64>> handles;
-  for (std::size_t r = 0; r < cards.size(); ++r) {
-    window.bytes[r] = cards[r].bytes;
-    if (local[r] != nullptr) {
-      window.base[r] = local[r];
-      continue;
+  window.id = next_;
+  try {
+    std::map<WindowMapping, unsigned char*> pointers;
+    for (const WindowMapping& mapping : windowMappings(cards, devices)) {
+      pointers[mapping] = take(mapping);
+      window.mappings.push_back(mapping);
     }
-    Opened& opened = opened_[cards[r].ipcHandle];
-    if (opened.pointer == nullptr) {
-      DeviceGuard guard(localDevice);
-      cudaIpcMemHandle_t handle;
-      std::memcpy(&handle, cards[r].ipcHandle.data(), sizeof handle);
-      const cudaError_t status = cudaIpcOpenMemHandle(&opened.pointer, handle, cudaIpcMemLazyEnablePeerAccess);
-      if (status != cudaSuccess) {
-        cudaGetLastError();
-        opened_.erase(cards[r].ipcHandle);
-        for (const auto& taken : handles) release(taken);
-        throw Error(ErrorCode::CudaError,
-                    fmt::format("registerWindow: opening rank {}'s window: {}", r, cudaErrorText(status)));
-      }
+    for (std::size_t p = 0; p < cards.size(); ++p) {
+      window.bytes[p] = cards[p].bytes;
+      if (devices[p] >= 0) continue;
+      // Every mapping of one allocation is as large: any GPU's tells.
+      const auto mapping = std::find_if(pointers.begin(), pointers.end(),
+                                        [&](const auto& opened) { return opened.first.handle == cards[p].ipcHandle; });
+      if (mapping != pointers.end()) checkInsideAllocation(cards[p], mapping->second, p);
     }
-    ++opened.users;
-    handles.push_back(cards[r].ipcHandle);
-    // A card from another process is input: its window must lie inside the allocation its handle opened.
-    std::size_t size = 0;
-    CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_RANGE_SIZE;
-    void* value = &size;
-    const bool known = driverApi().pointerGetAttributes(1, &attribute, &value,
-                                                        reinterpret_cast<CUdeviceptr>(opened.pointer)) == CUDA_SUCCESS;
-    if (known && (cards[r].offset > size || cards[r].bytes > size - cards[r].offset)) {
-      for (const auto& taken : handles) release(taken);
-      throw Error(ErrorCode::InvalidInput,
-                  fmt::format("registerWindow: rank {}'s window of {} bytes at offset {} runs past the {} bytes of "
-                              "the allocation it names",
-                              r, cards[r].bytes, cards[r].offset, size));
-    }
-    window.base[r] = static_cast<unsigned char*>(opened.pointer) + cards[r].offset;
+    window.base = windowBases(cards, own, devices, pointers, reach);
+    windows_.push_back(window);
+  } catch (...) {
+    for (const WindowMapping& mapping : window.mappings) release(mapping);
+    throw;
   }
-  handlesOf_[window.id] = handles;
-  windows_.push_back(window);
-  return window.id;
+  return next_++;
 }
 
-void UserWindows::release(const std::array<std::uint8_t, 64>& handle) noexcept {
-  const auto opened = opened_.find(handle);
+void UserWindows::release(const WindowMapping& mapping) noexcept {
+  const auto opened = opened_.find(mapping);
   if (opened == opened_.end() || --opened->second.users > 0) return;
-  cudaIpcCloseMemHandle(opened->second.pointer);
-  cudaGetLastError();
+  closeMapping(mapping, opened->second.pointer);
   opened_.erase(opened);
 }
 
@@ -131,8 +167,7 @@ void UserWindows::remove(int id) {
   if (window == windows_.end()) {
     throw Error(ErrorCode::InvalidUsage, fmt::format("deregisterWindow: no window {}", id));
   }
-  for (const auto& handle : handlesOf_[id]) release(handle);
-  handlesOf_.erase(id);
+  for (const WindowMapping& mapping : window->mappings) release(mapping);
   windows_.erase(window);
 }
 
@@ -140,7 +175,7 @@ std::optional<WindowHit> UserWindows::find(int rank, const void* pointer, std::s
   const auto* at = static_cast<const unsigned char*>(pointer);
   const auto r = static_cast<std::size_t>(rank);
   for (const UserWindow& window : windows_) {
-    const unsigned char* base = window.base[r];
+    const unsigned char* base = window.base[r][r];
     if (base != nullptr && at >= base && at + bytes <= base + window.bytes[r]) {
       return WindowHit{&window, static_cast<std::size_t>(at - base)};
     }

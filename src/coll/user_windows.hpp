@@ -1,40 +1,34 @@
 // Buffers the application registered with every rank (Communicator::registerWindow, as NCCL's window
-// registration): each rank's buffer, as this process addresses it, so a call whose buffers lie in windows
+// registration): each rank's buffer, as each local rank's GPU addresses it, so a call whose buffers lie in windows
 // reaches its peers' buffers directly instead of through the staging windows.
 //
 // The contract (NCCL's for symmetric windows): every rank registers its window at the same point, and a call
 // uses, on every rank, the same offsets into that window; the peers' buffers are then the peers' window bases
 // plus this rank's offsets. A rank of another process shares its buffer as a legacy IPC handle of the
 // allocation it lies in (cudaMalloc memory: what PyTorch's caching allocator and cudaMalloc give); the handle
-// travels in the all-gather, and each process opens each allocation once (opening one twice is refused by the
-// driver), however many windows lie in it.
+// travels in the all-gather, and each process opens each allocation once per GPU it drives (window_mappings.hpp
+// decides which), however many windows and local ranks use it.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <array>
 #include <cstddef>
-#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
 
+#include "coll/window_mappings.hpp"
 #include "kernels/coll_kernels.cuh"
 
 namespace peerlink::coll {
 
-/// What a rank tells the others of its window (fixed size, in the all-gather).
-struct WindowCard {
-  std::array<std::uint8_t, 64> ipcHandle{};  ///< cudaIpcMemHandle_t of the allocation (zero: a local rank)
-  std::uint64_t offset = 0;                  ///< where the window starts in the allocation
-  std::uint64_t bytes = 0;                   ///< the window's size
-};
-
-/// One window: each rank's base as this process addresses it, and its size.
+/// One window: each rank's base as each local rank's GPU addresses it (base[v][p], windowBases), and its size.
 struct UserWindow {
   int id = 0;
-  std::array<unsigned char*, kernels::kCollMaxRanks> base{};
+  WindowBases base{};
   std::array<std::size_t, kernels::kCollMaxRanks> bytes{};
+  std::vector<WindowMapping> mappings;  ///< the other processes' allocations it uses, as opened here
 };
 
 /// A window a call's buffer lies in: the window and the offset of the buffer in this rank's part of it.
@@ -43,7 +37,7 @@ struct WindowHit {
   std::size_t offset = 0;
 };
 
-/// The windows of a communicator, and the allocations of other processes it has opened.
+/// The windows of a communicator, and the allocations of other processes it has opened on its GPUs.
 class UserWindows {
  public:
   UserWindows() = default;
@@ -53,25 +47,31 @@ class UserWindows {
   UserWindows(UserWindows&& other) noexcept = default;  // the moved-from maps are left empty: nothing to close
   UserWindows& operator=(UserWindows&& other) = delete;
 
-  /// Adds a window from every rank's card (cards[r]); `local` gives the local ranks' own pointers (null for the
-  /// others), `localDevice` the GPU that opens the others' allocations. Returns its id.
-  int add(const std::vector<WindowCard>& cards, const std::vector<unsigned char*>& local, int localDevice);
-  /// Removes a window, closing the allocations no other window uses. Error(InvalidUsage) for an unknown id.
+  /// Adds a window from every rank's card (cards[r]); `own` gives the local ranks' own pointers (null for the
+  /// others), `devices` their GPUs (-1 for the others), `reach` which of them share memory (windowBases). Opens
+  /// the mappings windowMappings names that no other window holds yet; on any error closes what it opened and
+  /// throws. Returns its id.
+  int add(const std::vector<WindowCard>& cards, const std::vector<unsigned char*>& own, const std::vector<int>& devices,
+          const PeerReach& reach);
+  /// Removes a window, closing the mappings no other window uses. Error(InvalidUsage) for an unknown id.
   void remove(int id);
 
-  /// The window `rank`'s buffer [pointer, pointer + bytes) lies in, if any.
+  /// The window local rank `rank`'s buffer [pointer, pointer + bytes) lies in, if any.
   std::optional<WindowHit> find(int rank, const void* pointer, std::size_t bytes) const;
   bool empty() const noexcept { return windows_.empty(); }
+  /// The mappings of other processes' allocations open now (each opened once, on one GPU).
+  std::size_t openMappings() const noexcept { return opened_.size(); }
 
  private:
-  void release(const std::array<std::uint8_t, 64>& handle) noexcept;
+  // Takes a use of `mapping`, opening it on its GPU if no window uses it yet; returns where it lies there.
+  unsigned char* take(const WindowMapping& mapping);
+  void release(const WindowMapping& mapping) noexcept;
   struct Opened {
     void* pointer = nullptr;
-    int users = 0;
+    int users = 0;  ///< windows that use it; closed (once: it was opened once) when none is left
   };
   std::vector<UserWindow> windows_;
-  std::map<std::array<std::uint8_t, 64>, Opened> opened_;               // by IPC handle
-  std::map<int, std::vector<std::array<std::uint8_t, 64>>> handlesOf_;  // window id -> the handles it opened
+  std::map<WindowMapping, Opened> opened_;
   int next_ = 1;
 };
 

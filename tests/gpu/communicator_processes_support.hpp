@@ -1,6 +1,7 @@
-// What the tests of a communicator with one process per rank share (test_communicator_processes.cc): the GPU
-// probe, worlds of `n` forked processes each creating its rank of one communicator from rank 0's unique id, and the
-// checks every world runs -- every collective against the host reference, eager and captured in a graph.
+// What the tests of a communicator across processes share (test_communicator_processes.cc,
+// test_communicator_windows.cc): the GPU probe, worlds of forked processes each creating its rank(s) of one
+// communicator from the first process's unique id, and the checks every world runs -- every collective against the
+// host reference, eager and captured in a graph.
 //
 // Fork safety: the test process never touches CUDA (forked_roles.hpp); a probe child counts the GPUs.
 #pragma once
@@ -91,39 +92,59 @@ inline int expectsError(int rank, ErrorCode code, const std::string& needle, Act
   return fail(rank, "no error where one was due: " + needle);
 }
 
-// A world of `n` processes, rank r on GPU deviceOf(r) with `settings` (per rank: name, value) over the environment's;
-// rank 0 makes the id. Each runs body(communicator, rank) and exits with its result.
+// A world of `processes` processes of `perProcess` ranks each: process q drives ranks q * perProcess onwards, rank r
+// on GPU deviceOf(r) (sharing GPUs when the world has more ranks than the machine GPUs), with `settings` (per
+// process, by its first rank: name, value) over the environment's; the first process makes the id. Each runs
+// body(communicator, its first rank) and exits with its result.
 using WorldBody = std::function<int(Communicator&, int rank)>;
 using RankSettings = std::function<std::vector<std::pair<std::string, std::string>>(int rank)>;
 
-inline std::vector<int> runWorld(int n, const WorldBody& body, const RankSettings& settings = nullptr,
-                                 milliseconds limit = kChildLimit) {
+inline std::vector<int> runProcesses(int processes, int perProcess, const WorldBody& body,
+                                     const RankSettings& settings = nullptr, milliseconds limit = kChildLimit) {
+  const int n = processes * perProcess;
   std::vector<std::unique_ptr<Pipe>> ids;
-  for (int r = 0; r < n; ++r) ids.push_back(std::make_unique<Pipe>());
+  for (int q = 0; q < processes; ++q) ids.push_back(std::make_unique<Pipe>());
   std::vector<std::unique_ptr<Child>> children;
-  for (int rank = 0; rank < n; ++rank) {
-    children.push_back(std::make_unique<Child>("rank " + std::to_string(rank), [&, rank] {
+  for (int q = 0; q < processes; ++q) {
+    const int first = q * perProcess;
+    const std::string role = perProcess == 1 ? "rank " + std::to_string(first)
+                                             : "process " + std::to_string(q) + " (ranks " + std::to_string(first) +
+                                                   "-" + std::to_string(first + perProcess - 1) + ")";
+    children.push_back(std::make_unique<Child>(role, [&, q, first] {
       UniqueId id;
-      if (rank == 0) {
+      if (q == 0) {
         id = makeUniqueId();
-        for (int r = 1; r < n; ++r) ids[static_cast<std::size_t>(r)]->send(uniqueIdToString(id));
+        for (int other = 1; other < processes; ++other)
+          ids[static_cast<std::size_t>(other)]->send(uniqueIdToString(id));
       } else {
-        id = uniqueIdFromString(ids[static_cast<std::size_t>(rank)]->receive());
+        id = uniqueIdFromString(ids[static_cast<std::size_t>(q)]->receive());
       }
       Params params = Params::fromEnvironment();
       params.set("PEERLINK_TIMEOUT_MS", "20000");
       params.set("PEERLINK_BOOTSTRAP_TIMEOUT_MS", "30000");
       if (sharing(n)) params.set("PEERLINK_COLL_SHARE_GPUS", "1");
       if (settings) {
-        for (const auto& [name, value] : settings(rank)) params.set(name, value);
+        for (const auto& [name, value] : settings(first)) params.set(name, value);
       }
-      Communicator comm(id, n, rank, deviceOf(rank), params);
-      return body(comm, rank);
+      std::vector<int> ranks;
+      std::vector<int> devices;
+      for (int r = first; r < first + perProcess; ++r) {
+        ranks.push_back(r);
+        devices.push_back(deviceOf(r));
+      }
+      Communicator comm(id, n, ranks, devices, params);
+      return body(comm, first);
     }));
   }
   std::vector<Child*> raw;
   for (auto& child : children) raw.push_back(child.get());
   return waitAll(raw, limit);
+}
+
+// A world of `n` processes of one rank each (runProcesses).
+inline std::vector<int> runWorld(int n, const WorldBody& body, const RankSettings& settings = nullptr,
+                                 milliseconds limit = kChildLimit) {
+  return runProcesses(n, 1, body, settings, limit);
 }
 
 inline void expectWorldOk(const std::vector<int>& codes) {
