@@ -326,8 +326,8 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Whether the staged plans (GPUs without working P2P) run a call's part on each rank as one kernel, which "
        "moves the data with its own threads and meets the peers between steps, for calls of up to 4 MiB whose plans "
        "are short enough (a few dozen steps); 0 always runs them step by step: copies on the copy engines, a small "
-       "barrier kernel "
-       "between steps (a step then costs 20-27 us more on an H200). For comparison; ranks may differ.",
+       "barrier kernel between steps (a 512 KiB all-reduce of 2 ranks on an H200: 19.6 us a step against 13.8). "
+       "For comparison; ranks may differ.",
        ParamAudience::Tuning},
       {"PEERLINK_COLL_STAGE_UNREGISTERED",
        ParamType::Enum,
