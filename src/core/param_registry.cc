@@ -274,16 +274,6 @@ const std::vector<ParamSpec>& paramRegistry() {
        "launch; compute capability 9.0+, not with PEERLINK_COLL_SHARE_GPUS): saves launch latency between "
        "collectives in a stream or CUDA graph. Eager calls through peerlink's launch graphs are not affected.",
        ParamAudience::Tuning},
-      {"PEERLINK_COLL_EAGER_GRAPHS",
-       ParamType::Bool,
-       "1",
-       {},
-       0,
-       0,
-       "Whether eager collectives launch each rank's kernel through a one-node CUDA graph of the rank's, re-aimed at "
-       "each call (1.2-1.75 us of host time a launch on an H200 VM, against 3.2 us for a direct launch); 0 launches "
-       "directly. Calls captured into the application's graphs always launch directly.",
-       ParamAudience::Tuning},
       {"PEERLINK_COLL_LAUNCH_THREADS",
        ParamType::Int,
        "1000",

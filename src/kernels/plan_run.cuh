@@ -2,9 +2,9 @@
 // step, every block on each, and between steps the plan's step barrier -- the blocks meet on two words in the rank's
 // device memory, then one warp meets the peers on the flags in host memory exactly as plan_barrier's kernel does
 // (the same numbers from the same counter), so a rank may run a plan this way while its peers run it step by step.
-// A step of the copy-engine executor costs launches and a meeting of the streams (20-27 us a step on an H200); here a
-// step costs the meeting alone. The program travels in the kernel's parameters (under 4 KiB), so nothing is written
-// to device memory per call and a graph replays it as it was captured.
+// Step by step, each step costs its copies' and kernels' launches besides the meeting of the streams; here a step
+// costs its data and the meeting only. The program travels in the kernel's parameters (under 4 KiB), so nothing is
+// written to device memory per call and a graph replays it as it was captured.
 //
 // The grid waits for all its blocks at every step: it must be resident at once (launchPlanRun's caller keeps it
 // to a few blocks, as the communicator's grids are when ranks share a GPU).
