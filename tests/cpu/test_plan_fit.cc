@@ -8,8 +8,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <set>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "error_text.hpp"
 #include "peerlink/error.hpp"
@@ -306,6 +311,23 @@ TEST(PlanAccuracy, RunsWithoutKernelNamesAreSkippedWithTheReason) {
   ASSERT_EQ(accuracy.skipped.size(), 1u);
   EXPECT_TRUE(testing::contains(accuracy.skipped.front(), runs.front().origin + ": its rows name no kernel"));
   EXPECT_EQ(accuracy.runs.size(), runs.size());
+}
+
+// A run whose ranks shared a GPU (a world of several ranks on one H200, as across virtual nodes) is named by its
+// GPUs and skipped: the model gives each rank a GPU of its own. Its "nodes" object is read, not mistaken for a count.
+TEST(PlanAccuracy, RanksSharingAGpuAreSkippedWithTheReason) {
+  std::ifstream in(fs::path(PEERLINK_FIXTURES_DIR) / "plan" / "h200x2-procs" / "ar-procs.json");
+  nlohmann::json document = nlohmann::json::parse(in);
+  document["device_bus_ids"][1] = document["device_bus_ids"][0];
+  document["devices"][1] = document["devices"][0];
+  document["nodes"] = {{"nodes", 2}, {"ranks_per_node", 1}, {"mpi", "Open MPI v4.1.6"}};
+  const fs::path path = fs::temp_directory_path() / ("peerlink-plan-shared-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << document.dump();
+  const MeasuredRun run = cli::loadMeasuredRun(path.string(), builtInCostModel());
+  fs::remove(path);
+  EXPECT_EQ(run.machine, "2 ranks on 1x NVIDIA H200, 2 processes, 2 nodes");
+  EXPECT_TRUE(run.cells.empty());
+  EXPECT_TRUE(testing::contains(run.skipped, "its 2 ranks shared 1 GPU(s)")) << run.skipped;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -15,6 +16,9 @@ namespace peerlink::cli {
 namespace {
 
 using nlohmann::json;
+
+// More settings than the registry has, with room: a bound on what a saved run's list is read to.
+constexpr std::size_t kMaxSavedParameters = 4096;
 
 // Kernels as runs before their renaming recorded them.
 const std::map<std::string, std::string> kRenamedKernels = {{"reduce_scatter", "shard_reduce"},
@@ -59,22 +63,31 @@ std::optional<CollectiveChoice> recordedChoice(const std::string& text, Collecti
   return choice;
 }
 
-Params runParams(const json& document) {
+// The settings the run recorded as set (not defaults). Every error names the file and the field.
+Params runParams(const json& document, const std::string& path) {
   std::map<std::string, std::string> set;
-  for (const json& entry : document.value("parameters", json::array())) {
-    if (entry.value("source", std::string("default")) != "default") {
-      set[entry.at("name").get<std::string>()] = entry.at("value").get<std::string>();
-    }
+  const std::optional<JsonNode> parameters = JsonNode(document, path).member("parameters");
+  if (!parameters) return Params::fromMap(set);
+  for (const JsonNode& entry : parameters->elements(kMaxSavedParameters)) {
+    const std::optional<JsonNode> source = entry.member("source");
+    if (source && source->text() != "default") set[entry.required("name").text()] = entry.required("value").text();
   }
   return Params::fromMap(set);
 }
 
-std::string machineOf(const coll::CollRun& run, const json& document) {
-  std::string machine = fmt::format("{}x {}", run.ranks, run.deviceNames.empty() ? "GPU" : run.deviceNames.front());
-  const int processes = document.value("processes", 1);
-  machine += processes == 1 ? ", one process" : fmt::format(", {} processes", processes);
-  const int nodes = document.value("nodes", 1);
-  if (nodes > 1) machine += fmt::format(", {} nodes", nodes);
+// The GPUs the run's ranks were on (several ranks share a GPU in runs made on a machine with fewer GPUs).
+int gpusOf(const coll::CollRun& run) {
+  if (run.deviceBusIds.empty()) return run.ranks;
+  return static_cast<int>(std::set<std::string>(run.deviceBusIds.begin(), run.deviceBusIds.end()).size());
+}
+
+std::string machineOf(const coll::CollRun& run) {
+  const std::string gpu = run.deviceNames.empty() ? "GPU" : run.deviceNames.front();
+  const int gpus = gpusOf(run);
+  std::string machine = gpus == run.ranks ? fmt::format("{}x {}", run.ranks, gpu)
+                                          : fmt::format("{} ranks on {}x {}", run.ranks, gpus, gpu);
+  machine += run.processes == 1 ? ", one process" : fmt::format(", {} processes", run.processes);
+  if (run.nodes.nodes > 1) machine += fmt::format(", {} nodes", run.nodes.nodes);
   return machine;
 }
 
@@ -98,7 +111,12 @@ plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel
   plan::MeasuredRun measured;
   measured.origin = path;
   measured.commit = saved.generatedBy.value("git_commit", std::string());
-  measured.machine = machineOf(run, document);
+  measured.machine = machineOf(run);
+  if (gpusOf(run) != run.ranks) {
+    measured.skipped =
+        fmt::format("its {} ranks shared {} GPU(s): the model has a GPU per rank", run.ranks, gpusOf(run));
+    return measured;
+  }
   try {
     if (!document.contains("topology")) throw Error(ErrorCode::InvalidInput, "the run saved no topology");
     const Topology topology = topologyFromJson(document.at("topology").dump(), path);
@@ -112,7 +130,7 @@ plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel
       gpus.push_back(index);
     }
     measured.fabric = plan::fabricFor(topology, gpus, model);
-    const plan::ChoiceContext context = plan::choiceContextFor(topology, run.devices, runParams(document));
+    const plan::ChoiceContext context = plan::choiceContextFor(topology, run.devices, runParams(document, path));
     measured.context = context;
     measured.mode = {run.processes, registeredBuffers(saved.generatedBy)};
 
@@ -121,8 +139,11 @@ plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel
       if (row.peerlinkChoice.empty() || row.count == 0) continue;
       const std::optional<CollectiveChoice> recorded = recordedChoice(row.peerlinkChoice, options.collective);
       if (!recorded) {
-        measured.skipped = fmt::format("its rows name no kernel (\"{}\"): a run older than the kernels' names",
-                                       row.peerlinkChoice.substr(0, row.peerlinkChoice.find(':')));
+        const std::string head = row.peerlinkChoice.substr(0, row.peerlinkChoice.find(':'));
+        measured.skipped =
+            parseAlgorithm(head)
+                ? fmt::format("its rows name no kernel (\"{}\"): a run older than the kernels' names", head)
+                : fmt::format("its rows ran \"{}\", a path the check does not predict", head);
         measured.cells.clear();
         break;
       }
