@@ -1,5 +1,6 @@
-// `peerlink coll --from-json`: any bytes load as a saved run with a root among its ranks and a device per
-// rank, or fail with Error(InvalidInput); what loads renders as text and HTML.
+// `peerlink coll --from-json` and `peerlink plan --check`: any bytes load as a saved run with a root among its ranks
+// and a device per rank, or fail with Error(InvalidInput); what loads renders as text and HTML, and is read as the
+// model's check reads a measured run (its topology, settings and recorded kernels), or fails alike.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,9 +10,12 @@
 #include "coll_json_read.hpp"
 #include "core/json_io.hpp"
 #include "peerlink/error.hpp"
+#include "plan/cost_model.hpp"
+#include "plan_runs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  static const peerlink::plan::CostModel model = peerlink::plan::builtInCostModel();
   try {
     const peerlink::cli::SavedColl saved =
         peerlink::cli::collFromJson(peerlink::parseJson(text, "fuzz.json"), "fuzz.json");
@@ -21,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     peerlink::cli::formatCollText(run);
     peerlink::cli::collRunsToHtml({saved});
+    peerlink::cli::measuredRunFromJson(peerlink::parseJson(text, "fuzz.json"), "fuzz.json", model);
   } catch (const peerlink::Error& error) {
     if (error.code() != peerlink::ErrorCode::InvalidInput) __builtin_trap();
   }

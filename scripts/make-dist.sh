@@ -8,7 +8,7 @@
 # any machine whose NVIDIA driver is new enough for this toolkit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all_tools="tune relay_timeline host_cost ce_batch engine_mix ring_trace ce_chain push_fanout"
+all_tools="tune relay_timeline host_cost ce_batch engine_mix ring_trace ce_chain push_fanout host_copy"
 tools=${TOOLS:-}
 [ "$tools" = all ] && tools=$all_tools
 for tool in $tools; do

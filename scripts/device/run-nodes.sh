@@ -26,7 +26,9 @@
 #          AUTO: the GPU from 2 MiB a reduction, the host below), then all on the GPU (GPU), then all on the host (HOST),
 #          each beside MPI's own exchange of the same bytes of pinned host memory: AUTO should match the better of the
 #          two at every size.
-#          To re-measure the transport between nodes on a GPU machine after a change to src/net/: this, then
+#   gpu-bench [N ...]  only that last part (GPU memory, AUTO, GPU, HOST), on N processes as N nodes each (default 2):
+#          a ring over more nodes reduces smaller pieces (a chunk / N), which is what AUTO's rule must hold for.
+#          To re-measure the transport between nodes on a GPU machine after a change to src/net/: bench, then
 #          `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
 # PEERLINK_NET_REDUCE goes to every rank: GPU reduces every staged piece on the GPU, HOST on the host's CPU on the
 # transport's thread, AUTO on the GPU from 2 MiB a reduction and on the host below. net, comm and kill cut calls into
@@ -35,9 +37,10 @@
 # `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll all_reduce reduce_scatter` beside the default run
 # compares the two in one build.
 # usage: scripts/device/run-nodes.sh net|comm|kill|bench
+#        scripts/device/run-nodes.sh gpu-bench [NODES ...]
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
-mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|bench|coll [COLLECTIVE ...]}
+mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
 shift
 out=$(mktemp -d)
 for packed in dist/mpi/*.xz; do
@@ -78,11 +81,21 @@ case $mode in
       timeout -k 10 300 mpirun "${flags[@]}" ${mca:-} -np 2 sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' \
         sh "$PWD/dist/mpi/mpi_net_bench" --path "$path" -b 1M -e 64M -f 4 || status=1
     done
-    for reduce in AUTO GPU HOST; do
-      echo "== bench --memory gpu, PEERLINK_NET_REDUCE=$reduce"
-      PEERLINK_NET_REDUCE=$reduce timeout -k 10 300 mpirun "${flags[@]}" -np 2 \
-        sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' sh "$PWD/dist/mpi/mpi_net_bench" --memory gpu \
-        -b 1M -e 64M -f 4 || status=1
+    "$0" gpu-bench 2 || status=1
+    exit $status
+    ;;
+  gpu-bench)
+    export PEERLINK_NET_CHUNK_BYTES=4194304
+    status=0
+    nodes=("$@")
+    ((${#nodes[@]})) || nodes=(2)
+    for n in "${nodes[@]}"; do
+      for reduce in AUTO GPU HOST; do
+        echo "== bench --memory gpu, $n nodes, PEERLINK_NET_REDUCE=$reduce"
+        PEERLINK_NET_REDUCE=$reduce timeout -k 10 300 mpirun "${flags[@]}" -np "$n" \
+          sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' sh "$PWD/dist/mpi/mpi_net_bench" --memory gpu \
+          -b 1M -e 64M -f 4 || status=1
+      done
     done
     exit $status
     ;;
@@ -138,7 +151,7 @@ case $mode in
     exit $failed
     ;;
   *)
-    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, bench, coll)" >&2
+    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, bench, gpu-bench, coll)" >&2
     exit 2
     ;;
 esac

@@ -105,7 +105,10 @@ bool registeredBuffers(const json& generatedBy) {
 }  // namespace
 
 plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel& model) {
-  const json document = readJsonFile(path);
+  return measuredRunFromJson(readJsonFile(path), path, model);
+}
+
+plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& path, const plan::CostModel& model) {
   const SavedColl saved = collFromJson(document, path);
   const coll::CollRun& run = saved.run;
   plan::MeasuredRun measured;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "plan/cost_model.hpp"
 #include "plan/measurements.hpp"
 
@@ -18,6 +20,10 @@ namespace peerlink::cli {
 /// `--register` in the command line it recorded. Throws Error(InvalidInput) when the file
 /// is not a coll run with a topology, or names a kernel or an algorithm peerlink does not know.
 plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel& model);
+
+/// The same, from a document already read (`path` names it in errors and in the run's origin).
+plan::MeasuredRun measuredRunFromJson(const nlohmann::json& document, const std::string& path,
+                                      const plan::CostModel& model);
 
 /// Every file of `paths`, in order.
 std::vector<plan::MeasuredRun> loadMeasuredRuns(const std::vector<std::string>& paths, const plan::CostModel& model);
