@@ -22,18 +22,20 @@
 #          copy (CMA) off. Says how far the host side of the transport is from MPI on this machine, and whether its
 #          shared memory moves large messages by CMA or in fragments (MPI's own GB/s differ between the two runs when
 #          CMA works). Then the transport alone on GPU memory (--memory gpu: the communicator's staged path, copies by
-#          the GPU's copy engine; rank r on GPU r modulo the GPUs), its reductions chosen by size (PEERLINK_NET_REDUCE=
-#          AUTO: the GPU from 2 MiB a reduction, the host below), then all on the GPU (GPU), then all on the host (HOST),
-#          each beside MPI's own exchange of the same bytes of pinned host memory: AUTO should match the better of the
-#          two at every size.
+#          the GPU's copy engine; rank r on GPU r modulo the GPUs), its reductions where PEERLINK_NET_REDUCE=AUTO puts
+#          them (the GPU, but the host for a call of one piece under 2 MiB a reduction), then all on the GPU (GPU),
+#          then all on the host (HOST), each beside MPI's own exchange of the same bytes of pinned host memory: AUTO
+#          should match the better of the two at every size.
 #   gpu-bench [N ...]  only that last part (GPU memory, AUTO, GPU, HOST), on N processes as N nodes each (default 2):
 #          a ring over more nodes reduces smaller pieces (a chunk / N), which is what AUTO's rule must hold for.
+#          GPU_BENCH_REDUCE: the settings (default "AUTO GPU HOST"); GPU_BENCH_SIZES: mpi_net_bench's sizes
+#          (default "-b 1M -e 64M -f 4").
 #          To re-measure the transport between nodes on a GPU machine after a change to src/net/: bench, then
 #          `coll all_reduce all_gather reduce_scatter`, and compare their ratios with the last run's.
 # PEERLINK_NET_REDUCE goes to every rank: GPU reduces every staged piece on the GPU, HOST on the host's CPU on the
-# transport's thread, AUTO on the GPU from 2 MiB a reduction and on the host below. net, comm and kill cut calls into
-# pieces of 64 KiB, whose reductions AUTO would all give the host, so they default to GPU (the kernels are what needs
-# a GPU to be shown; the host's reductions run in the CPU tests); coll (pieces of 4 MiB) defaults to AUTO, and
+# transport's thread, AUTO on the GPU but for a call of one piece under 2 MiB a reduction. net, comm and kill cut calls
+# into pieces of 64 KiB, whose calls of one piece AUTO would give the host, so they default to GPU (the kernels are
+# what needs a GPU to be shown; the host's reductions run in the CPU tests); coll (pieces of 4 MiB) defaults to AUTO, and
 # `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll all_reduce reduce_scatter` beside the default run
 # compares the two in one build.
 # usage: scripts/device/run-nodes.sh net|comm|kill|bench
@@ -89,12 +91,13 @@ case $mode in
     status=0
     nodes=("$@")
     ((${#nodes[@]})) || nodes=(2)
+    read -r -a sizes <<<"${GPU_BENCH_SIZES:--b 1M -e 64M -f 4}"
     for n in "${nodes[@]}"; do
-      for reduce in AUTO GPU HOST; do
+      for reduce in ${GPU_BENCH_REDUCE:-AUTO GPU HOST}; do
         echo "== bench --memory gpu, $n nodes, PEERLINK_NET_REDUCE=$reduce"
         PEERLINK_NET_REDUCE=$reduce timeout -k 10 300 mpirun "${flags[@]}" -np "$n" \
           sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' sh "$PWD/dist/mpi/mpi_net_bench" --memory gpu \
-          -b 1M -e 64M -f 4 || status=1
+          "${sizes[@]}" || status=1
       done
     done
     exit $status

@@ -435,10 +435,11 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "Where a collective across nodes staged through pinned host memory reduces the pieces it received: AUTO on "
-       "the GPU the data lives on (a kernel reading the pinned pieces) for pieces whose reductions reach 2 MiB, on "
-       "the host for smaller ones (a launch and its event cost more than the host reducing a small piece) and where "
-       "the data is host memory; GPU on the GPU whatever the size (where the data is on one); HOST always on the "
-       "host, on the transport's thread.",
+       "the GPU the data lives on (a kernel reading the pinned pieces) for calls of several pieces "
+       "(PEERLINK_NET_CHUNK_BYTES each) and for one piece whose reductions reach 2 MiB, on the host for one piece "
+       "with smaller ones (with nothing to overlap, a launch and its event cost more than the host reducing a small "
+       "piece) and where the data is host memory; GPU on the GPU whatever the size (where the data is on one); HOST "
+       "always on the host, on the transport's thread.",
        ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,

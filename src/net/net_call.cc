@@ -146,6 +146,7 @@ class Pipeline {
     DeviceAccess& device = *context_.device;
     std::array<Piece, kSlots> inSlot;
     inSlot[0] = make(0);  // the largest
+    LocalMemory& memory = memoryFor(inSlot[0].plan, pieces);
     slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_);
     std::array<Copies, kSlots> copies{};
     Plans plans;
@@ -202,7 +203,7 @@ class Pipeline {
         plans[lane] = std::make_unique<MemberPlan>(
             piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
             BufferMap::contiguous(slot.output, piece.outputElements),
-            BufferMap::contiguous(slot.scratch, piece.scratchElements), memoryFor(piece.plan), lane);
+            BufferMap::contiguous(slot.scratch, piece.scratchElements), memory, lane);
         ++started;
         progressed = true;
       }
@@ -225,12 +226,13 @@ class Pipeline {
     }
   }
 
-  // The staged memory that computes a piece: the host's for small reductions where the staged memory is a GPU's.
-  // Either may take any piece: a piece runs only once copied in (its slot is the host's to read), is copied out only
-  // once its plan is done (every reduction computed, on the host, or reached on the GPU's stream), and shares no
-  // buffer with the other pieces in flight (its own slot; each memory its own temporaries).
-  LocalMemory& memoryFor(const coll::Plan& plan) const {
-    if (context_.stagedOnHost != nullptr && reducesOnHost(plan, context_.gpuReduceMinBytes)) {
+  // The staged memory that computes a call's pieces: the host's for a call of one piece with small reductions where
+  // the staged memory is a GPU's (reducesOnHost). Either may take any piece: a piece runs only once copied in (its
+  // slot is the host's to read), is copied out only once its plan is done (every reduction computed, on the host, or
+  // reached on the GPU's stream), and shares no buffer with the other pieces in flight (its own slot; each memory
+  // its own temporaries).
+  LocalMemory& memoryFor(const coll::Plan& first, std::size_t pieces) const {
+    if (context_.stagedOnHost != nullptr && reducesOnHost(first, pieces, context_.gpuReduceMinBytes)) {
       return *context_.stagedOnHost;
     }
     return *context_.staged;

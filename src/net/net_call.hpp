@@ -9,7 +9,8 @@
 //           ahead of their run, and back once run, while the pieces in flight move their messages; kSlots slots of
 //           pinned memory. The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests); the
 //           reductions its stagedMemory's: kernels on the GPU reading the pinned pieces where the data is on a GPU
-//           (but for pieces whose reductions are small, which the host reduces: reducesOnHost), else on the host
+//           (but for a call of one piece whose reductions are small, which the host reduces: reducesOnHost), else on
+//           the host
 //           (coll/host_reduce.hpp's arithmetic, the kernels').
 //   direct  (a CUDA-aware MPI, or host memory): the messages read and write the caller's memory, and copies and
 //           reductions are the caller's LocalMemory's.
@@ -104,8 +105,8 @@ struct CallContext {
   DeviceAccess* device = nullptr;  ///< staged: the copies
   StagingSlots* slots = nullptr;   ///< staged
   LocalMemory* staged = nullptr;   ///< staged: copies and reductions on the slots (the GPU's or the host's)
-  /// Staged, where `staged` queues its work on a GPU: the host's, for the pieces whose reductions are all below
-  /// `gpuReduceMinBytes` (reducesOnHost, net_path.hpp); null: `staged` computes every piece.
+  /// Staged, where `staged` queues its work on a GPU: the host's, for a call of one piece whose reductions are all
+  /// below `gpuReduceMinBytes` (reducesOnHost, net_path.hpp); null: `staged` computes every piece.
   LocalMemory* stagedOnHost = nullptr;
   std::size_t gpuReduceMinBytes = 0;
   LocalMemory* caller = nullptr;  ///< direct: copies and reductions on the caller's memory

@@ -31,7 +31,8 @@ std::size_t largestReductionBytes(const coll::Plan& plan) {
   return largest * dataTypeSize(plan.type);
 }
 
-bool reducesOnHost(const coll::Plan& plan, std::size_t gpuMinBytes) {
+bool reducesOnHost(const coll::Plan& plan, std::size_t pieces, std::size_t gpuMinBytes) {
+  if (pieces != 1) return false;
   const std::size_t largest = largestReductionBytes(plan);
   return largest > 0 && largest < gpuMinBytes;
 }

@@ -41,23 +41,28 @@ bool wantsStartupCheck(const PathFacts& facts);
 bool checkDirectPath(PointToPoint& p2p, DeviceAccess& device, void* source, void* target, std::size_t bytes,
                      std::chrono::milliseconds timeout);
 
-/// Bytes of a reduction from which the GPU the data lives on reduces a staged piece (PEERLINK_NET_REDUCE=AUTO);
-/// below, the host does. On one H200 (bench/results/2026-11-29-h200x1-plan-kernel/, "Across nodes", call u4's
-/// nodes-bench.txt: 2 processes as 2 nodes, GPU memory, pieces of 4 MiB; ratio MPI / peerlink, GPU vs host): at 1 MiB
-/// a call's reductions are 512 KiB and the GPU loses (all-reduce 0.32 vs 0.45, reduce-scatter 0.21 vs 0.27: a
-/// launch and the polling of its event cost more than the host reducing a small piece); at 4 MiB they are 2 MiB and
-/// even (0.58 vs 0.55, 0.38 vs 0.39); from 16 MiB (2 and 4 MiB) the GPU wins (64 MiB: 0.98 vs 0.70, 0.82 vs 0.35).
-/// Only 2 ranks were measured: a ring over n ranks reduces pieces of chunk / n, so with many nodes a large call's
-/// reductions fall below this too.
+/// Bytes of a reduction from which the GPU the data lives on reduces a call that is one staged piece
+/// (PEERLINK_NET_REDUCE=AUTO); below, the host does. A call of several pieces reduces on the GPU whatever their size:
+/// the GPU's reductions of one piece then overlap the messages of the next, and only its throughput counts. A call
+/// of one piece has nothing to overlap: each reduction's launch and the polling of its event add to the call.
+/// Measured on one H200 (bench/results/2026-11-29-h200x1-plan-kernel/, call u11, and 2026-11-29-h200x1-host-traffic/,
+/// call v1: 2-4 processes as 2-4 nodes, GPU memory, pieces of 4 MiB; ratio MPI / peerlink, GPU vs host):
+///   - one piece: the host wins with a ring's reductions of 1-1.3 MiB (a 4 MiB all-reduce on 3 nodes 0.67 vs
+///     0.58, on 4 nodes 0.64 vs 0.49; every 1 MiB call), the two are even at 2 MiB (2 nodes: 0.63 vs 0.56 in u11,
+///     0.54 vs 0.77 in v1);
+///   - 4 pieces and more (16, 64 MiB) with reductions of 1-2 MiB: the GPU wins on 2, 3 and 4 nodes (64 MiB
+///     all-reduce 0.99 vs 0.71, 0.99 vs 0.81, 0.77 vs 0.61), where the rule by reduction size alone sent 3 and 4
+///     nodes' pieces to the host.
 constexpr std::size_t kGpuReduceMinBytes = std::size_t{2} << 20;
 
 /// The bytes of the largest reduction in `plan`, any rank's (so that every rank chooses alike); 0 where it has none.
 std::size_t largestReductionBytes(const coll::Plan& plan);
 
-/// Whether a staged piece running `plan` reduces on the host rather than on the GPU the data lives on: it has
-/// reductions, and the largest is below `gpuMinBytes` (kGpuReduceMinBytes). A piece without reductions stays with
-/// the GPU's memory (its copies, if any, queue there as before).
-bool reducesOnHost(const coll::Plan& plan, std::size_t gpuMinBytes);
+/// Whether the staged pieces of a call of `pieces` pieces, the first running `plan`, reduce on the host rather than
+/// on the GPU the data lives on: they have reductions, the call is one piece, and its largest reduction is below
+/// `gpuMinBytes` (kGpuReduceMinBytes). Every rank decides alike (the same call, the same plan). A piece without
+/// reductions stays with the GPU's memory (its copies, if any, queue there as before).
+bool reducesOnHost(const coll::Plan& plan, std::size_t pieces, std::size_t gpuMinBytes);
 
 /// The nodes of a world from its ranks' host ids (PEERLINK_HOSTID or hostname and boot id): node-major, every
 /// node with the same number of ranks. Error(InvalidUsage) naming the ranks and hosts otherwise ("host b has 3

@@ -37,7 +37,7 @@ namespace peerlink::net {
 /// Where the staged path reduces the pieces it received (PEERLINK_NET_REDUCE).
 enum class NetReduce {
   Auto,  ///< the device access's memory (DeviceAccess::stagedMemory): on the GPU where the data is on one, but for
-         ///< pieces whose reductions are below NetOptions::gpuReduceMinBytes, which the host reduces
+         ///< a call of one piece whose reductions are below NetOptions::gpuReduceMinBytes, which the host reduces
   Gpu,   ///< the device access's memory for every piece, however small its reductions
   Host,  ///< on the host, on the transport's thread
 };
@@ -47,7 +47,7 @@ struct NetOptions {
   std::size_t chunkBytes = std::size_t{4} << 20;       ///< PEERLINK_NET_CHUNK_BYTES: a piece of every block
   NetPath path = NetPath::Staged;                      ///< choosePath's (net_path.hpp)
   NetReduce reduce = NetReduce::Auto;                  ///< PEERLINK_NET_REDUCE
-  std::size_t gpuReduceMinBytes = kGpuReduceMinBytes;  ///< Auto: smaller reductions on the host (reducesOnHost)
+  std::size_t gpuReduceMinBytes = kGpuReduceMinBytes;  ///< Auto: one piece's smaller ones on the host (reducesOnHost)
   BootstrapOptions identity;                           ///< PEERLINK_HOSTID: who this process says it is
   static NetOptions fromParams(const Params& params);
 };

@@ -209,8 +209,9 @@ TEST(NetQueued, WholeTransfersAreQueuedNotSlices) {
   }
 }
 
-// The choice of where a staged piece reduces, from its plan alone (so every rank makes the same one).
-TEST(NetReduceChoice, SmallReductionsGoToTheHost) {
+// The choice of where a call's staged pieces reduce, from its first piece's plan and its number of pieces (so every
+// rank makes the same one).
+TEST(NetReduceChoice, OnePieceWithSmallReductionsGoesToTheHost) {
   const auto plan = [](Collective collective, DataType type, int n, std::size_t count) {
     NetCall call;
     call.collective = collective;
@@ -218,31 +219,39 @@ TEST(NetReduceChoice, SmallReductionsGoToTheHost) {
     return callPlan(call, n, count);
   };
   const std::size_t mib = std::size_t{1} << 20;
-  // 2 ranks, as measured: a ring all-reduce reduces half its piece, a ring reduce-scatter a whole block.
+  // 2 ranks: a ring all-reduce reduces half its piece, a ring reduce-scatter a whole block.
   const coll::Plan ar4 = plan(Collective::AllReduce, DataType::F32, 2, mib);  // 4 MiB
   EXPECT_EQ(largestReductionBytes(ar4), 2 * mib);
-  EXPECT_FALSE(reducesOnHost(ar4, kGpuReduceMinBytes));
+  EXPECT_FALSE(reducesOnHost(ar4, 1, kGpuReduceMinBytes));
   const coll::Plan ar1 = plan(Collective::AllReduce, DataType::F32, 2, mib / 4);  // 1 MiB
   EXPECT_EQ(largestReductionBytes(ar1), mib / 2);
-  EXPECT_TRUE(reducesOnHost(ar1, kGpuReduceMinBytes));
+  EXPECT_TRUE(reducesOnHost(ar1, 1, kGpuReduceMinBytes));
   const coll::Plan rs4 = plan(Collective::ReduceScatter, DataType::F32, 2, mib / 2);  // blocks of 2 MiB
   EXPECT_EQ(largestReductionBytes(rs4), 2 * mib);
-  EXPECT_FALSE(reducesOnHost(rs4, kGpuReduceMinBytes));
-  EXPECT_TRUE(reducesOnHost(plan(Collective::ReduceScatter, DataType::F32, 2, mib / 8), kGpuReduceMinBytes));
+  EXPECT_FALSE(reducesOnHost(rs4, 1, kGpuReduceMinBytes));
+  EXPECT_TRUE(reducesOnHost(plan(Collective::ReduceScatter, DataType::F32, 2, mib / 8), 1, kGpuReduceMinBytes));
   // Bytes, not elements: 4 MiB of f16 is a piece of 2 MiB.
   EXPECT_EQ(largestReductionBytes(plan(Collective::AllReduce, DataType::F16, 2, mib)), mib);
   // The threshold itself goes to the GPU, a byte more to the host.
-  EXPECT_FALSE(reducesOnHost(ar1, mib / 2));
-  EXPECT_TRUE(reducesOnHost(ar1, mib / 2 + 1));
+  EXPECT_FALSE(reducesOnHost(ar1, 1, mib / 2));
+  EXPECT_TRUE(reducesOnHost(ar1, 1, mib / 2 + 1));
   // The largest reduction of any rank: 3 ranks split 1000 f32 into blocks of 336, 332 and 332 (multiples of 16 B).
   EXPECT_EQ(largestReductionBytes(plan(Collective::AllReduce, DataType::F32, 3, 1000)), 336 * sizeof(float));
   // Nothing to reduce: the piece stays with the GPU's memory, whatever the threshold.
   const coll::Plan gather = plan(Collective::AllGather, DataType::F32, 2, 16);
   EXPECT_EQ(largestReductionBytes(gather), 0u);
-  EXPECT_FALSE(reducesOnHost(gather, kGpuReduceMinBytes));
-  // Not measured, and said so in docs/multinode.md: from 3 ranks a 4 MiB piece's all-reduce reductions are smaller
-  // than 2 MiB, so they go to the host.
-  EXPECT_TRUE(reducesOnHost(plan(Collective::AllReduce, DataType::F32, 3, mib), kGpuReduceMinBytes));
+  EXPECT_FALSE(reducesOnHost(gather, 1, kGpuReduceMinBytes));
+  // 3 and 4 ranks, as measured: a call of one 4 MiB piece reduces 1-1.3 MiB at a time, on the host; a call of
+  // several such pieces on the GPU, however small its reductions.
+  for (const int n : {3, 4}) {
+    const coll::Plan ar = plan(Collective::AllReduce, DataType::F32, n, mib);
+    EXPECT_LT(largestReductionBytes(ar), kGpuReduceMinBytes) << n << " ranks";
+    EXPECT_TRUE(reducesOnHost(ar, 1, kGpuReduceMinBytes)) << n << " ranks";
+    EXPECT_FALSE(reducesOnHost(ar, 2, kGpuReduceMinBytes)) << n << " ranks";
+    EXPECT_FALSE(reducesOnHost(ar, 16, kGpuReduceMinBytes)) << n << " ranks";
+  }
+  // Several pieces go to the GPU even with the smallest reductions.
+  EXPECT_FALSE(reducesOnHost(ar1, 2, kGpuReduceMinBytes));
 }
 
 // One call of `call` on 2 ranks of a staged world with pieces of `chunkBytes` and the threshold `gpuMinBytes`, its
@@ -281,31 +290,37 @@ std::vector<Seen> twoRanksStaged(NetCall call, std::size_t chunkBytes, std::size
   return seen;
 }
 
-TEST(NetQueued, ACallsSmallLastPieceReducesOnTheHostItsOthersQueued) {
-  // Pieces of 64 B: 16, 16, 16 and 4 f32. A ring all-reduce on 2 ranks reduces a block of a piece on each rank
-  // (blocks are multiples of 16 B): 32 B of the full pieces, which reach the threshold and are queued (one reduction
-  // per rank each, finishing late, while the last piece reduces on the host beside them), 16 B of the last one.
+TEST(NetQueued, ACallOfSeveralPiecesQueuesEveryPieceOneSmallPieceReducesOnTheHost) {
+  // Pieces of 64 B: 52 f32 are pieces of 16, 16, 16 and 4 f32. A ring all-reduce on 2 ranks reduces a block of a
+  // piece on each rank (blocks are multiples of 16 B): 32 B of the full pieces, under a threshold of 33 B, yet every
+  // piece is queued (finishing late), as with no threshold at all, because the call has several.
   for (const bool inPlace : {false, true}) {
     NetCall call{Collective::AllReduce, 52, DataType::F32, ReduceOp::Sum};
-    for (const Seen& s : twoRanksStaged(call, 64, 32, inPlace)) {
-      EXPECT_EQ(s.reductions, 3u);
-      EXPECT_EQ(s.largest, 8u);
+    const std::vector<Seen> all = twoRanksStaged(call, 64, 0, inPlace);
+    const std::vector<Seen> several = twoRanksStaged(call, 64, 33, inPlace);
+    for (std::size_t r = 0; r < 2; ++r) {
+      EXPECT_GE(all[r].reductions, 3u);
+      EXPECT_EQ(several[r].reductions, all[r].reductions);
+      EXPECT_EQ(several[r].largest, 8u);
     }
-    // A byte more: every piece on the host, and still right.
-    for (const Seen& s : twoRanksStaged(call, 64, 33, inPlace)) EXPECT_EQ(s.reductions, 0u);
+    // One piece (16 f32) with reductions of 32 B: on the host under the threshold of 33 B, queued from 32 B.
+    NetCall one{Collective::AllReduce, 16, DataType::F32, ReduceOp::Sum};
+    for (const Seen& s : twoRanksStaged(one, 64, 33, inPlace)) EXPECT_EQ(s.reductions, 0u);
+    for (const Seen& s : twoRanksStaged(one, 64, 32, inPlace)) EXPECT_EQ(s.reductions, 1u);
   }
-  // Reduce-scatter: a whole block of a piece per rank (16 f32 = 64 B), the last piece's 4 f32.
+  // Reduce-scatter: a whole block of a piece per rank (16 f32 = 64 B), the last piece's 4 f32: both pieces queued
+  // under a threshold above either.
   NetCall scatter{Collective::ReduceScatter, 36, DataType::F32, ReduceOp::Avg};
-  for (const Seen& s : twoRanksStaged(scatter, 64, 64, false)) {
-    EXPECT_EQ(s.reductions, 2u);
+  for (const Seen& s : twoRanksStaged(scatter, 64, 65, false)) {
+    EXPECT_EQ(s.reductions, 3u);
     EXPECT_EQ(s.largest, 16u);
   }
 }
 
 TEST(NetQueued, TheMeasuredSizesReduceWhereTheyWereFaster) {
   // The default pieces (4 MiB) and threshold on 2 ranks, as measured: a 1 MiB all-reduce or reduce-scatter (512 KiB
-  // reductions) on the host, a 4 MiB one (2 MiB) on the GPU; 5 MiB of all-reduce: its first piece on the GPU, its
-  // last (1 MiB) on the host.
+  // reductions) on the host, a 4 MiB one (2 MiB) on the GPU; 5 MiB of all-reduce is two pieces, both on the GPU
+  // (its last piece's reductions are 512 KiB).
   const std::size_t chunk = NetOptions{}.chunkBytes;
   const std::size_t mib = std::size_t{1} << 20;
   const auto queued = [&](Collective collective, std::size_t count) {
@@ -316,14 +331,14 @@ TEST(NetQueued, TheMeasuredSizesReduceWhereTheyWereFaster) {
   };
   EXPECT_EQ(queued(Collective::AllReduce, mib / 4), 0u);
   EXPECT_EQ(queued(Collective::AllReduce, mib), 1u);
-  EXPECT_EQ(queued(Collective::AllReduce, 5 * mib / 4), 1u);
+  EXPECT_EQ(queued(Collective::AllReduce, 5 * mib / 4), 2u);
   EXPECT_EQ(queued(Collective::ReduceScatter, mib / 8), 0u);
   EXPECT_EQ(queued(Collective::ReduceScatter, mib / 2), 1u);
 }
 
-TEST(NetQueued, EveryCollectiveRightWithPiecesOnBoth) {
-  // Pieces of 64 B on 3 ranks, queued from 32 B a reduction: the longer calls mix queued pieces with pieces reduced
-  // on the host. The queued memory takes some reductions but not all.
+TEST(NetQueued, EveryCollectiveRightWithCallsOnBoth) {
+  // Pieces of 64 B on 3 ranks, queued from 32 B a reduction: the calls of one piece reduce on the host, the longer
+  // ones queue theirs. The queued memory takes some reductions but not all.
   const auto queuedWith = [](std::size_t gpuMinBytes) {
     std::mutex mutex;
     std::deque<Seen> seen;

@@ -6,11 +6,13 @@
 // tests (tests/mpi/, scripts/net-test.sh); this shows the GPU's copies and reductions.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -105,9 +107,9 @@ TEST(GpuNetStaging, AllReduceAndAllGatherThroughPinnedMemory) {
 }
 
 // Every reducing collective and flat algorithm on 3 ranks, out of place and in place, f32 sum, f16 avg, i32 max,
-// pieces of 4 KiB (several per block, the last smaller), reduced on the GPU (GPU), and with the last piece reduced on
-// the host beside the others on the GPU (AUTO, the threshold a full piece's largest reduction): against the closed
-// forms.
+// pieces of 4 KiB, reduced on the GPU (GPU), and as AUTO chooses with the threshold a full piece's largest reduction:
+// a call of several pieces (5000 elements a block, the last piece smaller) on the GPU, a call of one smaller piece
+// (1000) on the host, reading and writing pinned pieces of GPU data: against the closed forms.
 TEST(GpuNetStaging, EveryReductionOnTheGpuMatchesTheClosedForms) {
   PEERLINK_REQUIRE_GPUS(1);
   const int n = 3;
@@ -118,15 +120,18 @@ TEST(GpuNetStaging, EveryReductionOnTheGpuMatchesTheClosedForms) {
       for (const bool inPlace : {false, true}) {
         for (const auto& [type, op] : {std::pair{DataType::F32, ReduceOp::Sum}, std::pair{DataType::F16, ReduceOp::Avg},
                                        std::pair{DataType::I32, ReduceOp::Max}}) {
-          for (const NetReduce reduce : {NetReduce::Gpu, NetReduce::Auto}) {
-            const std::size_t count = 5000;
+          for (const auto& [reduce, count] :
+               {std::pair{NetReduce::Gpu, std::size_t{5000}}, std::pair{NetReduce::Auto, std::size_t{5000}},
+                std::pair{NetReduce::Auto, std::size_t{1000}}}) {
             const std::size_t size = dataTypeSize(type);
             const std::size_t chunk = 4096;
             NetCall shape{collective, count, type, op, 0, root};
             shape.algorithm = algorithm;
             const std::size_t gpuMinBytes = largestReductionBytes(callPlan(shape, n, chunk / size));
-            ASSERT_TRUE(reducesOnHost(callPlan(shape, n, count % (chunk / size)), gpuMinBytes))
-                << "the last piece's reductions are smaller than the others'";
+            const std::size_t pieces = (count * size + chunk - 1) / chunk;
+            const bool onHost = reducesOnHost(callPlan(shape, n, std::min(count, chunk / size)), pieces, gpuMinBytes);
+            ASSERT_EQ(onHost, reduce == NetReduce::Auto && pieces == 1)
+                << count << " elements: " << pieces << " piece(s) of " << chunk << " B";
             const std::vector<Bytes> sends = testing::everySend(collective, type, n, count, root);
             std::vector<Bytes> got(n);
             const auto errors = onGpuRanks(n, reduce, chunk, gpuMinBytes, [&](int r, NetWorld& world) {
@@ -151,8 +156,8 @@ TEST(GpuNetStaging, EveryReductionOnTheGpuMatchesTheClosedForms) {
               got[i] = fromGpu(out, recvBytes);
             });
             const std::string what = std::string(collectiveName(collective)) + '/' + algorithmName(algorithm) +
-                                     (inPlace ? " in place " : " ") + dataTypeName(type) +
-                                     (reduce == NetReduce::Gpu ? ", every piece on the GPU" : ", the last on the host");
+                                     (inPlace ? " in place " : " ") + dataTypeName(type) + " count " +
+                                     std::to_string(count) + (onHost ? ", on the host" : ", on the GPU");
             const std::vector<Bytes> want = coll::hostReduceReference(collective, type, op, n, count, root, sends);
             const coll::Tolerance tol = coll::tolerance(type, op, n, 8.0);
             for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {

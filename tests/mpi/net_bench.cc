@@ -10,8 +10,9 @@
 // rank's own, as a GPU's copy engine runs them beside the host, --copies inline on the transport's thread) or direct
 // (MPI on the callers' host memory). --memory gpu puts the callers' buffers in GPU memory (GPU: world rank modulo the
 // GPUs seen; "SKIPPED: ..." without one) and runs the communicator's staged path itself: the copies on the GPU's copy
-// engine, the reductions where PEERLINK_NET_REDUCE says (AUTO: on the GPU from 2 MiB a reduction, on the host below;
-// GPU, HOST: all on one). A timing is never a test: CTest runs this with small sizes for its checks.
+// engine, the reductions where PEERLINK_NET_REDUCE says (AUTO: on the GPU, but on the host for a call of one piece
+// under 2 MiB a reduction; GPU, HOST: all on one). A timing is never a test: CTest runs this with small sizes for its
+// checks.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
@@ -233,7 +234,8 @@ int run(const Options& options) {
     std::string where = "host";
     if (netOptions.reduce == net::NetReduce::Gpu) where = "GPU";
     if (netOptions.reduce == net::NetReduce::Auto) {
-      where = "GPU from " + std::to_string(netOptions.gpuReduceMinBytes) + " B a reduction, on the host below";
+      where = "GPU, on the host for a call of one piece under " + std::to_string(netOptions.gpuReduceMinBytes) +
+              " B a reduction";
     }
     how = " (copies by the GPU, reductions on the " + where + ")";
   } else if (options.path == "staged") {

@@ -4,12 +4,13 @@
 // 24-30 GB/s a direction where the copy engines moved 45-50: this says which of its choices holds it there.
 //
 // Directions: in (host to GPU), out (GPU to host), both (the two at once, half the blocks each, as a staged step's
-// copy to the host and its copy back run). Loads: cv (ld.global.cv, what plan_run must use where a peer may have
-// rewritten host memory since), cg (ld.global.cg: cached in L2 only), ca (a plain load). Prints per variant the
-// median time over the iterations and GB/s a direction.
-// Usage: peerlink_host_copy [iterations=11] [mib=32]
+// copy to the host and its copy back run; then with more of the blocks on the way in). Loads: cv (ld.global.cv, what
+// plan_run must use where a peer may have rewritten host memory since), cg (ld.global.cg: cached in L2 only), ca (a
+// plain load). Prints per variant the median time over the iterations and GB/s a direction. Usage: peerlink_host_copy
+// [iterations=11] [mib=32]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -48,37 +49,30 @@ __device__ void copyPart(uint4* dst, const uint4* src, std::size_t packs, int fi
   for (; i < packs; i += stride) dst[i] = load<L>(src + i);
 }
 
-// With `back` null: every block copies src to dst. Else the first half of the blocks copies src to dst and the
-// second half back[0] to back[1].
+// With `backDst` null: every block copies src to dst. Else the first `first` blocks copy src to dst and the others
+// backSrc to backDst.
 template <Load L, int Unroll>
-__global__ void __launch_bounds__(kThreads) copyKernel(uint4* dst, const uint4* src, uint4* backDst,
-                                                       const uint4* backSrc, std::size_t packs) {
+__global__ void __launch_bounds__(kThreads)
+    copyKernel(uint4* dst, const uint4* src, uint4* backDst, const uint4* backSrc, std::size_t packs, int first) {
   const int grid = static_cast<int>(gridDim.x);
   if (backDst == nullptr) {
     copyPart<L, Unroll>(dst, src, packs, 0, grid);
-    return;
-  }
-  const int half = grid / 2;
-  if (static_cast<int>(blockIdx.x) < half) {
-    copyPart<L, Unroll>(dst, src, packs, 0, half);
+  } else if (static_cast<int>(blockIdx.x) < first) {
+    copyPart<L, Unroll>(dst, src, packs, 0, first);
   } else {
-    copyPart<L, Unroll>(backDst, backSrc, packs, half, grid - half);
+    copyPart<L, Unroll>(backDst, backSrc, packs, first, grid - first);
   }
 }
 
-using CopyKernel = void (*)(uint4*, const uint4*, uint4*, const uint4*, std::size_t);
+using CopyKernel = void (*)(uint4*, const uint4*, uint4*, const uint4*, std::size_t, int);
 
 template <Load L>
 CopyKernel kernelFor(int unroll) {
   switch (unroll) {
-    case 1:
-      return copyKernel<L, 1>;
-    case 2:
-      return copyKernel<L, 2>;
-    case 4:
-      return copyKernel<L, 4>;
-    default:
-      return copyKernel<L, 8>;
+    case 1: return copyKernel<L, 1>;
+    case 2: return copyKernel<L, 2>;
+    case 4: return copyKernel<L, 4>;
+    default: return copyKernel<L, 8>;
   }
 }
 
@@ -143,12 +137,10 @@ int run(int iterations, std::size_t bytes) {
 
   std::printf("# %zu MiB a direction, %d iterations, median; pinned host memory, GPU 0\n", bytes >> 20, iterations);
   // The copy engines: one copy, or one each way on two streams.
-  print("copy engines", "in", timed([&] {
-          PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dev, hostOut, bytes, cudaMemcpyHostToDevice, stream));
-        }));
-  print("copy engines", "out", timed([&] {
-          PEERLINK_CUDA_CHECK(cudaMemcpyAsync(hostIn, devOut, bytes, cudaMemcpyDeviceToHost, stream));
-        }));
+  print("copy engines", "in",
+        timed([&] { PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dev, hostOut, bytes, cudaMemcpyHostToDevice, stream)); }));
+  print("copy engines", "out",
+        timed([&] { PEERLINK_CUDA_CHECK(cudaMemcpyAsync(hostIn, devOut, bytes, cudaMemcpyDeviceToHost, stream)); }));
   print("copy engines", "both", timed([&] {
           PEERLINK_CUDA_CHECK(cudaEventRecord(backDone, stream));
           PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(back, backDone, 0));
@@ -166,18 +158,30 @@ int run(int iterations, std::size_t bytes) {
         const CopyKernel kernel = kernelFor(kind, unroll);
         const std::string what = fmt::format("kernel {} x{} {} blocks", nameOf(kind), unroll, blocks);
         print(what, "in", timed([&] {
-                kernel<<<blocks, kThreads, 0, stream>>>(dev, hostOut, nullptr, nullptr, packs);
+                kernel<<<blocks, kThreads, 0, stream>>>(dev, hostOut, nullptr, nullptr, packs, 0);
                 PEERLINK_CUDA_CHECK_LAUNCH();
               }));
         print(what, "out", timed([&] {
-                kernel<<<blocks, kThreads, 0, stream>>>(hostIn, devOut, nullptr, nullptr, packs);
+                kernel<<<blocks, kThreads, 0, stream>>>(hostIn, devOut, nullptr, nullptr, packs, 0);
                 PEERLINK_CUDA_CHECK_LAUNCH();
               }));
         print(what, "both", timed([&] {
-                kernel<<<blocks, kThreads, 0, stream>>>(dev, hostOut, hostIn, devOut, packs);
+                kernel<<<blocks, kThreads, 0, stream>>>(dev, hostOut, hostIn, devOut, packs, blocks / 2);
                 PEERLINK_CUDA_CHECK_LAUNCH();
               }));
       }
+    }
+  }
+  // Both ways at once with the blocks shared unevenly: loads of host memory wait for their data to come back, stores
+  // to it are posted, so the way in may want more of the blocks.
+  for (const int blocks : {32, 64, sms}) {
+    for (const int percentIn : {50, 62, 75, 87}) {
+      const int in = std::max(1, std::min(blocks - 1, blocks * percentIn / 100));
+      const CopyKernel kernel = kernelFor(Load::Cv, 4);
+      print(fmt::format("kernel cv x4 {} blocks, {} in", blocks, in), "both", timed([&] {
+              kernel<<<blocks, kThreads, 0, stream>>>(dev, hostOut, hostIn, devOut, packs, in);
+              PEERLINK_CUDA_CHECK_LAUNCH();
+            }));
     }
   }
   PEERLINK_CUDA_CHECK(cudaStreamSynchronize(stream));
