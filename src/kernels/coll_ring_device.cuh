@@ -73,14 +73,26 @@ __device__ __forceinline__ void initRingShared(RingShared& shared) {
   }
 }
 
+// The hand-over words (signaled, handed, endRound) are each written by one thread while one thread of the other
+// group reads them: shared-memory atomics, so every access is indivisible and ordered as the protocol needs, and
+// compute-sanitizer's racecheck sees the synchronization they are (it reported plain volatile accesses to them as
+// hazards). Each is one access a round by one thread, so their cost is nothing beside a round's chunk.
+__device__ __forceinline__ unsigned long long loadHandOver(unsigned long long* word) {
+  return atomicAdd(word, 0ull);
+}
+
+__device__ __forceinline__ void storeHandOver(unsigned long long* word, unsigned long long value) {
+  atomicExch(word, value);
+}
+
 __device__ __forceinline__ bool ringFailed(const RingShared& shared) {
   return *static_cast<const volatile int*>(&shared.failed) != 0;
 }
 
 /// One work thread: waits until the signal warp has passed round k - kRingStages (so round k's stage
 /// barrier is free again).
-__device__ __forceinline__ void waitForStageBarrier(const RingShared& shared, std::size_t k) {
-  while (*static_cast<const volatile unsigned long long*>(&shared.signaled) + kRingStages <= k) {
+__device__ __forceinline__ void waitForStageBarrier(RingShared& shared, std::size_t k) {
+  while (loadHandOver(&shared.signaled) + kRingStages <= k) {
   }
 }
 
@@ -100,7 +112,7 @@ __device__ __forceinline__ void arriveAtStage(RingShared& shared, std::size_t k)
   // cumulative over what the barrier made visible to it.
   __threadfence_block();
   barArrive(kBarRingFirstStage + static_cast<int>(k % kRingStages), kRingThreads);
-  if (threadIdx.x == 0) *static_cast<volatile unsigned long long*>(&shared.handed) = k + 1;
+  if (threadIdx.x == 0) storeHandOver(&shared.handed, k + 1);
 }
 
 /// The signal warp (only where there is a next rank): after round k's stage barrier, lane 0 releases
@@ -123,7 +135,7 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
     // work warps are at most kRingStages rounds ahead of `signaled` (still k here), so `last` stays below
     // k + kRingStages and no barrier id is passed twice.
     unsigned long long handed = 0;
-    if (lane == 0) handed = *static_cast<volatile unsigned long long*>(&shared.handed);
+    if (lane == 0) handed = loadHandOver(&shared.handed);
     handed = __shfl_sync(0xffffffffu, handed, 0);
     std::size_t last = k;
     while (last + 1 < handed && last + 1 < k + kRingStages && last + 1 < staticRounds) {
@@ -136,13 +148,14 @@ __device__ __forceinline__ void signalRingRounds(const CollSyncArgs& s, RingShar
             reinterpret_cast<uint64_t*>(flagSlot(s.flags[next], kPhaseRingReady, static_cast<int>(blockIdx.x), s.rank)),
             base + last + 1);
       }
-      *static_cast<volatile unsigned long long*>(&shared.signaled) = last + 1;
+      storeHandOver(&shared.signaled, last + 1);
     }
-    __syncwarp();
     k = last + 1;
     // The work warps wrote endRound before arriving at its last round's barrier, which this warp has passed
-    // if that round is in the batch just released.
-    if (k >= *static_cast<volatile unsigned long long*>(&shared.endRound)) break;
+    // if that round is in the batch just released. Lane 0 reads it for the warp.
+    unsigned long long end = 0;
+    if (lane == 0) end = loadHandOver(&shared.endRound);
+    if (k >= __shfl_sync(0xffffffffu, end, 0)) break;
   }
 }
 
@@ -267,7 +280,9 @@ __device__ __forceinline__ void runRing(const CollSyncArgs& s, const CollRingCha
     }
     if (!ringFailed(shared)) awaitEveryStart(s, shared.numbers);
     // Thread 0 made every wait of the block's rounds (ringWait) and set endRound at the last.
-    if (threadIdx.x == 0 && chain.next >= 0 && !ringFailed(shared)) credit = rounds.base + shared.endRound;
+    if (threadIdx.x == 0 && chain.next >= 0 && !ringFailed(shared)) {
+      credit = rounds.base + loadHandOver(&shared.endRound);
+    }
   }
   if (reduce) {
     if (threadIdx.x == 0) releaseStage(s, shared.numbers);

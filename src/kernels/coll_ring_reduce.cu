@@ -257,7 +257,7 @@ __device__ void combineRounds(const CollRingReduceArgs& args, RingShared& shared
             flagSlot(s.flags[chain.next], kPhaseRingChunk, static_cast<int>(blockIdx.x), slotIndex)) = c;
       }
       if (c == kCollRingEnd) {
-        *static_cast<volatile unsigned long long*>(&shared.endRound) = k + 1;
+        storeHandOver(&shared.endRound, k + 1);
         // The end marker's slot is free once its chunk word is read (the branch used it): tell the previous
         // rank, whose next call may refill the slot before this block ends (collRingSlotReleased).
         if (!head && !ringFailed(shared)) {
