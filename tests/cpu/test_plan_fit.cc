@@ -330,5 +330,30 @@ TEST(PlanAccuracy, RanksSharingAGpuAreSkippedWithTheReason) {
   EXPECT_TRUE(testing::contains(run.skipped, "its 2 ranks shared 1 GPU(s)")) << run.skipped;
 }
 
+// A committed run changed in one field the check reads outside the coll reader: the metadata's commit and command
+// line (read with nlohmann's value(), a number there escaped as an internal error) and a recorded setting's value.
+// Each is Error(InvalidInput) naming the file and the field.
+TEST(PlanAccuracy, ARunsMetadataAndSettingsOfTheWrongKindNameTheFileAndTheField) {
+  std::ifstream in(fs::path(PEERLINK_FIXTURES_DIR) / "plan" / "h200x2" / "ar-1p.json");
+  const nlohmann::json committed = nlohmann::json::parse(in);
+  const auto messageOf = [&](const nlohmann::json::json_pointer& field, const nlohmann::json& value) {
+    nlohmann::json document = committed;
+    document[field] = value;
+    return testing::errorOf(ErrorCode::InvalidInput,
+                            [&] { cli::measuredRunFromJson(document, "run.json", builtInCostModel()); });
+  };
+  EXPECT_EQ(messageOf(nlohmann::json::json_pointer("/generated_by/git_commit"), 482),
+            "run.json: generated_by.git_commit: expected a string, got 482");
+  EXPECT_EQ(messageOf(nlohmann::json::json_pointer("/generated_by/command"), {"coll", "--register"}),
+            "run.json: generated_by.command: expected a string, got an array of 2 element(s)");
+  const std::string setting = messageOf(nlohmann::json::json_pointer("/parameters/0"),
+                                        {{"name", "PEERLINK_ALGO"}, {"source", "environment"}, {"value", "fastest"}});
+  EXPECT_TRUE(testing::contains(setting, "run.json: parameters: PEERLINK_ALGO='fastest' is not valid")) << setting;
+
+  const MeasuredRun run = cli::measuredRunFromJson(committed, "run.json", builtInCostModel());
+  EXPECT_EQ(run.commit, "482b1e147cca");
+  EXPECT_EQ(run.cells.size(), 28u);
+}
+
 }  // namespace
 }  // namespace peerlink::plan

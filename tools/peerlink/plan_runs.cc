@@ -72,7 +72,11 @@ Params runParams(const json& document, const std::string& path) {
     const std::optional<JsonNode> source = entry.member("source");
     if (source && source->text() != "default") set[entry.required("name").text()] = entry.required("value").text();
   }
-  return Params::fromMap(set);
+  try {
+    return Params::fromMap(set);
+  } catch (const Error& error) {
+    parameters->fail(error.what());  // a value peerlink refuses: the file's fault, not the command line's
+  }
 }
 
 // The GPUs the run's ranks were on (several ranks share a GPU in runs made on a machine with fewer GPUs).
@@ -91,10 +95,17 @@ std::string machineOf(const coll::CollRun& run) {
   return machine;
 }
 
+// The metadata field `key` the run recorded ("generated_by.<key>": the commit, the command line), text when
+// present and empty when absent; any other value is an error naming the file and the field.
+std::string metadataText(const json& generatedBy, const char* key, const std::string& path) {
+  const std::optional<JsonNode> field = JsonNode(generatedBy, path, "generated_by").member(key);
+  return field ? field->text() : std::string();
+}
+
 // Whether the run's buffers were registered as windows: `peerlink coll --register`, which a run records only in its
 // command line.
-bool registeredBuffers(const json& generatedBy) {
-  std::istringstream words(generatedBy.value("command", std::string()));
+bool registeredBuffers(const std::string& commandLine) {
+  std::istringstream words(commandLine);
   std::string word;
   while (words >> word) {
     if (word == "--register") return true;
@@ -113,7 +124,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
   const coll::CollRun& run = saved.run;
   plan::MeasuredRun measured;
   measured.origin = path;
-  measured.commit = saved.generatedBy.value("git_commit", std::string());
+  measured.commit = metadataText(saved.generatedBy, "git_commit", path);
   measured.machine = machineOf(run);
   if (gpusOf(run) != run.ranks) {
     measured.skipped =
@@ -135,7 +146,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     measured.fabric = plan::fabricFor(topology, gpus, model);
     const plan::ChoiceContext context = plan::choiceContextFor(topology, run.devices, runParams(document, path));
     measured.context = context;
-    measured.mode = {run.processes, registeredBuffers(saved.generatedBy)};
+    measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path))};
 
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {
@@ -172,7 +183,8 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     }
   } catch (const Error& error) {
     if (std::string(error.what()).rfind(path, 0) == 0) throw;
-    throw Error(ErrorCode::InvalidInput, fmt::format("{}: {}", path, error.what()));
+    // The code stays: an error that is not the file's (an internal one) is not to be taken for a bad file.
+    throw Error(error.code(), fmt::format("{}: {}", path, error.what()));
   }
   return measured;
 }
