@@ -313,6 +313,40 @@ TEST(PlanAccuracy, RunsWithoutKernelNamesAreSkippedWithTheReason) {
   EXPECT_EQ(accuracy.runs.size(), runs.size());
 }
 
+// A launcher's world (torchrun, mpirun) records each rank's GPU as its process numbered it, 0 in every process: the
+// bus ids the run saved say which of the topology's GPUs each rank had. More processes than ranks is a bad file.
+TEST(PlanAccuracy, EachRanksGpuIsFoundByItsBusId) {
+  const fs::path fixture = fs::path(PEERLINK_FIXTURES_DIR) / "plan" / "h200x2-procs" / "ar-procs.json";
+  const MeasuredRun original = cli::loadMeasuredRun(fixture.string(), builtInCostModel());
+  std::ifstream in(fixture);
+  nlohmann::json document = nlohmann::json::parse(in);
+  ASSERT_NE(document["device_bus_ids"][0], document["device_bus_ids"][1]);
+  document["devices"] = {0, 0};
+  const MeasuredRun renumbered = cli::measuredRunFromJson(document, "renumbered.json", builtInCostModel());
+  EXPECT_EQ(renumbered.machine, original.machine);
+  ASSERT_EQ(renumbered.cells.size(), original.cells.size());
+  EXPECT_TRUE(renumbered.skipped.empty()) << renumbered.skipped;
+  for (std::size_t c = 0; c < original.cells.size(); ++c) {
+    const auto predicted = [](const MeasuredRun& run, std::size_t cell) {
+      return predictCall(run.cells[cell].call, run.cells[cell].ran, run.fabric, run.context, run.mode,
+                         builtInCostModel())
+          .timeUs;
+    };
+    EXPECT_DOUBLE_EQ(predicted(renumbered, c), predicted(original, c)) << "cell " << c;
+  }
+  document["device_bus_ids"][1] = "0000:00:99.0";
+  EXPECT_TRUE(testing::contains(
+      testing::errorOf(ErrorCode::InvalidInput,
+                       [&] { cli::measuredRunFromJson(document, "renumbered.json", builtInCostModel()); }),
+      "rank 1's GPU 0000:00:99.0 is not in its topology"));
+  document = nlohmann::json::parse(std::ifstream(fixture));
+  document["processes"] = 3;
+  EXPECT_TRUE(testing::contains(
+      testing::errorOf(ErrorCode::InvalidInput,
+                       [&] { cli::measuredRunFromJson(document, "three.json", builtInCostModel()); }),
+      "processes"));
+}
+
 // A run whose ranks shared a GPU (a world of several ranks on one H200, as across virtual nodes) is named by its
 // GPUs and skipped: the model gives each rank a GPU of its own. Its "nodes" object is read, not mistaken for a count.
 TEST(PlanAccuracy, RanksSharingAGpuAreSkippedWithTheReason) {

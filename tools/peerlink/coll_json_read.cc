@@ -183,7 +183,7 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
     run.nccl = ncclFromJson(root.required("nccl"));
     run.creationMilliseconds = optionalTime(root, "creation_ms");
     if (const std::optional<JsonNode> processes = root.member("processes")) {
-      run.processes = processes->smallInteger(1, kMaxSavedRanks);
+      run.processes = processes->smallInteger(1, run.ranks);  // a process drives one rank or more
     }
     if (const std::optional<JsonNode> nodes = root.member("nodes")) run.nodes = nodesFromJson(*nodes);
     for (const JsonNode& entry : root.required("configurations").elements(coll::kCollConfigCount)) {

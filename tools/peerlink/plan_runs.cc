@@ -135,16 +135,25 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     if (!document.contains("topology")) throw Error(ErrorCode::InvalidInput, "the run saved no topology");
     const Topology topology = topologyFromJson(document.at("topology").dump(), path);
     std::vector<int> gpus;
-    for (const int device : run.devices) {
+    std::vector<int> ordinals;  // each rank's GPU as the topology's process saw it
+    for (std::size_t r = 0; r < run.devices.size(); ++r) {
+      // A rank's bus id where the run saved them: a process of a launcher's world numbers its one GPU 0.
+      const std::string busId = r < run.deviceBusIds.size() ? run.deviceBusIds[r] : std::string();
       int index = -1;
       for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
-        if (topology.gpus[g].cudaOrdinal == device) index = static_cast<int>(g);
+        const Gpu& gpu = topology.gpus[g];
+        if (busId.empty() ? gpu.cudaOrdinal == run.devices[r] : gpu.pciBusId == busId) index = static_cast<int>(g);
       }
-      if (index < 0) throw Error(ErrorCode::InvalidInput, fmt::format("device {} is not in its topology", device));
+      if (index < 0) {
+        throw Error(ErrorCode::InvalidInput,
+                    busId.empty() ? fmt::format("device {} is not in its topology", run.devices[r])
+                                  : fmt::format("rank {}'s GPU {} is not in its topology", r, busId));
+      }
       gpus.push_back(index);
+      ordinals.push_back(topology.gpus[static_cast<std::size_t>(index)].cudaOrdinal);
     }
     measured.fabric = plan::fabricFor(topology, gpus, model);
-    const plan::ChoiceContext context = plan::choiceContextFor(topology, run.devices, runParams(document, path));
+    const plan::ChoiceContext context = plan::choiceContextFor(topology, ordinals, runParams(document, path));
     measured.context = context;
     measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path))};
 
