@@ -341,10 +341,10 @@ TEST(PlanAccuracy, EachRanksGpuIsFoundByItsBusId) {
       "rank 1's GPU 0000:00:99.0 is not in its topology"));
   document = nlohmann::json::parse(std::ifstream(fixture));
   document["processes"] = 3;
-  EXPECT_TRUE(testing::contains(
-      testing::errorOf(ErrorCode::InvalidInput,
-                       [&] { cli::measuredRunFromJson(document, "three.json", builtInCostModel()); }),
-      "processes"));
+  EXPECT_TRUE(
+      testing::contains(testing::errorOf(ErrorCode::InvalidInput,
+                                         [&] { cli::measuredRunFromJson(document, "three.json", builtInCostModel()); }),
+                        "processes"));
 }
 
 // A run whose ranks shared a GPU (a world of several ranks on one H200, as across virtual nodes) is named by its

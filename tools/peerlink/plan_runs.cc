@@ -145,9 +145,9 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
         if (busId.empty() ? gpu.cudaOrdinal == run.devices[r] : gpu.pciBusId == busId) index = static_cast<int>(g);
       }
       if (index < 0) {
-        throw Error(ErrorCode::InvalidInput,
-                    busId.empty() ? fmt::format("device {} is not in its topology", run.devices[r])
-                                  : fmt::format("rank {}'s GPU {} is not in its topology", r, busId));
+        throw Error(ErrorCode::InvalidInput, busId.empty()
+                                                 ? fmt::format("device {} is not in its topology", run.devices[r])
+                                                 : fmt::format("rank {}'s GPU {} is not in its topology", r, busId));
       }
       gpus.push_back(index);
       ordinals.push_back(topology.gpus[static_cast<std::size_t>(index)].cudaOrdinal);
