@@ -48,8 +48,9 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
 
 // A rank's counters on its GPU: [0] its step barriers (plan_barrier.cuh), then staged send/recv's chunks sent to
 // and taken from each peer (plan_p2p.cuh), then the plan-run kernel's two words (plan_run.cuh).
-constexpr std::size_t kPlanCounters = 1 + 2 * kernels::kCollMaxRanks + 2;
-constexpr std::size_t kPlanRunWords = 1 + 2 * kernels::kCollMaxRanks;
+constexpr std::size_t kPlanRunGridWords = 2;
+constexpr std::size_t kPlanRunWords = 1 + 2 * kernels::kCollMaxRanks;  // where the plan-run kernel's words start
+constexpr std::size_t kPlanCounters = kPlanRunWords + kPlanRunGridWords;
 
 unsigned long long* countersOf(const PlannedWays& ways, int rank) {
   return static_cast<unsigned long long*>(ways.counters[static_cast<std::size_t>(rank)].data());
@@ -95,7 +96,7 @@ StepBarrier stepBarrierOf(const CommState& state, Collective collective, unsigne
 // step barrier's, numbered alike, so its peers may run the plan step by step.
 bool runPlanAsKernels(const CommState& state, const Plan& plan, ReduceOp op, Collective collective,
                       const std::vector<PlanRank>& ranks, unsigned long long signature, std::size_t callBytes) {
-  const PlannedWays& ways = *state.planned;
+  PlannedWays& ways = *state.planned;
   if (!runsAsOneKernel(callBytes, ways.oneKernel)) return false;
   std::vector<std::pair<std::size_t, kernels::PlanRunArgs>> programs;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -117,6 +118,17 @@ bool runPlanAsKernels(const CommState& state, const Plan& plan, ReduceOp op, Col
   }
   for (const auto& [r, program] : programs) {
     DeviceGuard guard(ranks[r].device);
+    // After a kernel of this rank recorded a failure, a block of a failed run may have arrived after block 0 gave
+    // up and reset the arrivals: the grid's two words start again from zero, behind that run on the stream.
+    std::vector<unsigned long long>& zeroedAt = ways.gridZeroedAt;
+    if (zeroedAt.size() < ranks.size()) zeroedAt.resize(ranks.size(), 0);
+    const unsigned long long failedAt =
+        *static_cast<const volatile unsigned long long*>(&state.failure(static_cast<int>(r))->launch);
+    if (failedAt != zeroedAt[r]) {
+      PEERLINK_CUDA_CHECK(
+          cudaMemsetAsync(program.grid, 0, kPlanRunGridWords * sizeof(unsigned long long), ranks[r].stream));
+      zeroedAt[r] = failedAt;
+    }
     kernels::launchPlanRun(program, collType(plan.type), collOp(op), std::min(state.maxBlocks, kPlanRunBlocks),
                            ranks[r].stream);
   }

@@ -135,6 +135,9 @@ struct PlannedWays {
   std::vector<PinnedBuffer> pinned;
   std::unique_ptr<SharedPlanStages> shared;
   RecentPlans recent;  ///< the plans of the latest call shapes (under the communicator's mutex, as every launch)
+  /// By rank (local ranks): the failure record's launch id when the rank's plan-run grid words were last zeroed. A
+  /// run that failed may leave them counting a late block's arrival; the next run zeroes them first.
+  std::vector<unsigned long long> gridZeroedAt;
 };
 
 /// How much scratch and host stage each rank of a communicator with staged plans keeps: a call's plans reuse chunk

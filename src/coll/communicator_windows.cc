@@ -1,9 +1,11 @@
 // Communicator::registerWindow and deregisterWindow (communicator.hpp): every rank's window card gathered, the
 // other processes' allocations opened on each GPU of this process (user_windows.hpp).
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "coll/communicator_state.hpp"
 #include "peerlink/cuda.hpp"
@@ -13,6 +15,38 @@ namespace {
 
 // The id registerWindow gives on a communicator that runs staged plans (UserWindows numbers its windows from 1).
 constexpr int kUnusedWindow = 0;
+
+// Whether every process got through a stage of a registration: each local rank says whether its process did, all
+// ranks learn all. Every process calls it whether its stage succeeded (`failed` empty) or not; afterwards, where
+// any failed, every process throws: its own error, or Error(RemoteError) naming the ranks whose processes failed. So no
+// process keeps a window another has not (its peers would reach buffers it stages, or the reverse).
+void agree(coll::WorldExchange& exchange, const std::vector<int>& local, int nranks, const std::optional<Error>& failed,
+           const char* stage) {
+  const std::vector<std::vector<std::uint8_t>> mine(local.size(), {static_cast<std::uint8_t>(failed ? 1 : 0)});
+  const std::vector<std::uint8_t> all = exchange.allGather(mine, 1);
+  std::vector<int> ranks;
+  for (int r = 0; r < nranks; ++r) {
+    if (all[static_cast<std::size_t>(r)] != 0) ranks.push_back(r);
+  }
+  if (failed) throw *failed;
+  if (!ranks.empty()) {
+    throw Error(ErrorCode::RemoteError,
+                fmt::format("registerWindow: rank(s) {} could not {} (their own errors say why); no rank keeps the "
+                            "window",
+                            fmt::join(ranks, ", "), stage));
+  }
+}
+
+// The error `work` throws; nullopt when it succeeds.
+template <typename Work>
+std::optional<Error> failureOf(Work&& work) {
+  try {
+    work();
+  } catch (const Error& error) {
+    return error;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -39,23 +73,27 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
     return kUnusedWindow;
   }
   std::vector<std::vector<std::uint8_t>> mine;
-  for (std::size_t i = 0; i < local.size(); ++i) {
-    coll::WindowCard card;
-    const int device = comm.devices[static_cast<std::size_t>(local[i])];
-    if (comm.world.spansProcesses) {
-      DeviceGuard guard(device);
-      card = coll::windowCardOf(buffers[i], bytes[i], device);
-    } else {
-      // A freed, host or foreign buffer would reach the kernels as a peer pointer: refused here as in a world of
-      // processes.
-      coll::checkWindowBuffer(buffers[i], bytes[i], device);
-      card.bytes = bytes[i];
+  const std::optional<Error> unshared = failureOf([&] {
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      coll::WindowCard card;
+      const int device = comm.devices[static_cast<std::size_t>(local[i])];
+      if (comm.world.spansProcesses) {
+        DeviceGuard guard(device);
+        card = coll::windowCardOf(buffers[i], bytes[i], device);
+      } else {
+        // A freed, host or foreign buffer would reach the kernels as a peer pointer: refused here as in a world of
+        // processes.
+        coll::checkWindowBuffer(buffers[i], bytes[i], device);
+        card.bytes = bytes[i];
+      }
+      const auto* raw = reinterpret_cast<const std::uint8_t*>(&card);
+      mine.emplace_back(raw, raw + sizeof card);
     }
-    const auto* raw = reinterpret_cast<const std::uint8_t*>(&card);
-    mine.emplace_back(raw, raw + sizeof card);
-  }
-  const std::vector<std::uint8_t> all = state.withExchange(
-      [&](coll::WorldExchange& exchange) { return exchange.allGather(mine, sizeof(coll::WindowCard)); });
+  });
+  const std::vector<std::uint8_t> all = state.withExchange([&](coll::WorldExchange& exchange) {
+    agree(exchange, local, comm.nranks, unshared, "share their buffers");
+    return exchange.allGather(mine, sizeof(coll::WindowCard));
+  });
   std::vector<coll::WindowCard> cards(static_cast<std::size_t>(comm.nranks));
   std::memcpy(cards.data(), all.data(), all.size());
   std::vector<unsigned char*> own(static_cast<std::size_t>(comm.nranks), nullptr);
@@ -63,8 +101,21 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
     own[static_cast<std::size_t>(local[i])] = static_cast<unsigned char*>(buffers[i]);
   }
   const PeerAccessTable& access = comm.peerAccess;
-  return comm.windows.add(cards, own, comm.devices,
+  int id = kUnusedWindow;
+  const std::optional<Error> unopened = failureOf([&] {
+    id = comm.windows.add(cards, own, comm.devices,
                           [&access](int device, int peer) { return access.enabled(device, peer); });
+  });
+  try {
+    state.withExchange([&](coll::WorldExchange& exchange) {
+      agree(exchange, local, comm.nranks, unopened, "open the others' buffers");
+      return 0;
+    });
+  } catch (const Error&) {
+    if (!unopened) comm.windows.remove(id);  // add() succeeded here, elsewhere it did not
+    throw;
+  }
+  return id;
 }
 
 void Communicator::deregisterWindow(int window) {

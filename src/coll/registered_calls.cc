@@ -3,6 +3,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "peerlink/error.hpp"
+
 namespace peerlink::coll {
 namespace {
 
@@ -46,6 +50,21 @@ PeerPointerTable registeredTable(const std::vector<CallArgs>& set, const std::ve
   return table;
 }
 
+void checkSymmetricBuffers(const std::vector<CallArgs>& set, const std::vector<int>& localRanks, int lead,
+                           const WindowHit& send, const WindowHit& recv) {
+  const std::vector<bool> remote(set.size(), false);
+  for (const int r : localRanks) {
+    const auto i = static_cast<std::size_t>(r);
+    const PeerPointerTable seen = registeredTable(set, remote, lead, send, recv, r);
+    if (seen.send[i] == set[i].send && seen.recv[i] == set[i].recv) continue;
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("{} on registered windows: rank {}'s buffers are not at rank {}'s offsets in window {} "
+                            "(send at {} B, recv at {} B there): a call on windows needs every rank's buffers at the "
+                            "same offsets of the same window, as NCCL's symmetric windows",
+                            collectiveName(set[i].collective), r, lead, send.window->id, send.offset, recv.offset));
+  }
+}
+
 std::optional<RegisteredSet> registeredSet(const CommState& state, const std::vector<CallArgs>& set) {
   if (state.windows.empty()) return std::nullopt;
   const int lead = state.localRanks().front();
@@ -66,6 +85,7 @@ std::optional<RegisteredSet> registeredSet(const CommState& state, const std::ve
       recv = myRecv;
     }
   }
+  checkSymmetricBuffers(set, state.localRanks(), lead, *send, *recv);
   std::vector<bool> local(set.size(), false);
   for (const int r : state.localRanks()) local[static_cast<std::size_t>(r)] = true;
   std::vector<PeerPointerTable> tables(set.size());

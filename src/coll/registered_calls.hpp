@@ -21,8 +21,15 @@ struct RegisteredSet {
 
 /// The set with every rank's buffers filled in, when every buffer the local ranks pass (a broadcast's send off
 /// the root and a reduce's recv off the root included: the contract is the same offsets on every rank) lies in
-/// a registered window; nullopt otherwise (the call then goes through the staging windows).
+/// a registered window; nullopt otherwise (the call then goes through the staging windows). Error(InvalidUsage)
+/// where they lie in windows but not at the same offsets on every local rank (checkSymmetricBuffers).
 std::optional<RegisteredSet> registeredSet(const CommState& state, const std::vector<CallArgs>& set);
+
+/// Throws Error(InvalidUsage) naming the rank unless every rank of `localRanks` passed its buffers where the other
+/// processes will reach them: at the first local rank `lead`'s window and offsets (`send`, `recv`), in place at
+/// its own block (registeredTable, as another process computes it).
+void checkSymmetricBuffers(const std::vector<CallArgs>& set, const std::vector<int>& localRanks, int lead,
+                           const WindowHit& send, const WindowHit& recv);
 
 /// Local rank `viewer`'s table for `set` (set[r]: rank r's call; `local[r]`: r is a rank of this process), whose
 /// first local rank `lead` passed buffers at `send` and `recv` (their windows and offsets): a rank of this process

@@ -166,6 +166,12 @@ __device__ bool meet(const PlanRunArgs& args, int meeting, unsigned long long ba
         seen = *released;
       }
       if (seen < release || (seen & kRunFailed) != 0) stop = 1;
+      // Released neither way before the deadline: block 0 never met the peers (it was not resident, or stalled
+      // without recording). Block 1 says so, in place of a record block 0 cannot make.
+      if (seen < release && (seen & kRunFailed) == 0 && blockIdx.x == 1) {
+        recordPlanStall(args.barrier.failure, *args.barrier.count + 1, seen, release, PEERLINK_STATUS_TIMEOUT,
+                        kStepPlanBarrier, args.barrier.rank, args.barrier.collective);
+      }
       __threadfence();
     }
     __syncthreads();

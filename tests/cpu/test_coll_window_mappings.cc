@@ -13,6 +13,7 @@
 
 #include "coll/registered_calls.hpp"
 #include "coll/window_mappings.hpp"
+#include "error_text.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -347,6 +348,29 @@ TEST(RegisteredTable, InPlaceGatherAndScatterTakeEachRanksOwnBlock) {
     EXPECT_EQ(table.send[3], world.window.base[static_cast<std::size_t>(lead)][3]);
     EXPECT_EQ(table.recv[3], world.window.base[static_cast<std::size_t>(lead)][3] + 32768);
   }
+}
+
+// The other processes reach this process's ranks at the lead's offsets: a local rank whose buffers lie elsewhere in
+// its window is named, in place the rank's own block is where it must be.
+TEST(RegisteredTable, LocalRanksOffTheLeadsOffsetsAreRefused) {
+  const TableWorld world;
+  const std::vector<int> local = {0, 1};
+  std::vector<CallArgs> set = world.set(Collective::AllReduce, 100, 128, 32768);
+  const WindowHit send{&world.window, 128};
+  const WindowHit recv{&world.window, 32768};
+  EXPECT_NO_THROW(checkSymmetricBuffers(set, local, 0, send, recv));
+  set[1].recv = static_cast<unsigned char*>(set[1].recv) + 256;
+  const std::string message =
+      testing::errorOf(ErrorCode::InvalidUsage, [&] { checkSymmetricBuffers(set, local, 0, send, recv); });
+  EXPECT_TRUE(testing::contains(message, "rank 1's buffers are not at rank 0's offsets")) << message;
+  // All-gather in place: each rank's send is its own block of its recv, not the lead's offset.
+  const std::size_t block = 64 * sizeof(float);
+  std::vector<CallArgs> gather = world.set(Collective::AllGather, 64, 0, 0);
+  for (std::size_t r = 0; r < 2; ++r) gather[r].send = static_cast<unsigned char*>(gather[r].recv) + block * r;
+  EXPECT_NO_THROW(checkSymmetricBuffers(gather, local, 0, WindowHit{&world.window, 0}, WindowHit{&world.window, 0}));
+  gather[1].send = gather[1].recv;  // not its block
+  EXPECT_THROW(checkSymmetricBuffers(gather, local, 0, WindowHit{&world.window, 0}, WindowHit{&world.window, 0}),
+               Error);
 }
 
 }  // namespace

@@ -316,5 +316,35 @@ TEST(CommunicatorWindows, MappingsAreOpenedOncePerGpuAndClosedWithTheLastWindow)
   expectWorldOk(runProcesses(kProcesses, kRanksPerProcess, mappingsFollowTheWindows));
 }
 
+// A registration one process cannot make (its first rank offers host memory): that process gets its own error, the
+// other an Error(RemoteError) naming the failed process's ranks; neither keeps the window (no mapping open), and both
+// go on with a checked all-reduce through the staging windows.
+int aWindowOneProcessCannotShare(Communicator& comm, int first) {
+  const RankWindows windows(comm);
+  std::vector<void*> bases = windows.bases;
+  std::vector<unsigned char> host(windows.bytes.front());
+  if (first == 0) bases.front() = host.data();
+  try {
+    comm.registerWindow(bases, windows.bytes);
+    return fail(first, "registerWindow succeeded with a host buffer in the world");
+  } catch (const Error& error) {
+    const std::string text = error.what();
+    if (first == 0 && error.code() == ErrorCode::RemoteError) return fail(first, "not its own error: " + text);
+    if (first != 0 && (error.code() != ErrorCode::RemoteError || text.find("rank(s) 0, 1 ") == std::string::npos)) {
+      return fail(first, "the other process's error does not name ranks 0 and 1: " + text);
+    }
+  }
+  const std::size_t open = coll::CommunicatorAccess::openWindowMappings(comm);
+  if (open != 0) return fail(first, std::to_string(open) + " mappings kept after a registration that failed");
+  const std::vector<Stream> streams = rankStreams(comm);
+  const std::string problem = runOnWindows(comm, windows, streams, Collective::AllReduce, false, 0, 91);
+  return problem.empty() ? kOk : fail(first, "after the failed registration: " + problem);
+}
+
+TEST(CommunicatorWindows, ARegistrationOneProcessCannotMakeIsKeptByNone) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runProcesses(kProcesses, kRanksPerProcess, aWindowOneProcessCannotShare));
+}
+
 }  // namespace
 }  // namespace peerlink::testing
