@@ -110,10 +110,13 @@ class Communicator {
   /// provided every rank's call uses the same offsets into its window (NCCL's contract for symmetric windows;
   /// ranks that break it read and write wrong places). Across processes a buffer must be cudaMalloc memory of
   /// its rank's GPU (shared as a legacy IPC handle of its allocation). Returns the window's id, the same on
-  /// every rank.
+  /// every rank. All or nothing across the world: where a process cannot share its buffers or open the others',
+  /// it throws its own error and every other process Error(RemoteError) naming its ranks, and no rank keeps the
+  /// window. Error(InvalidUsage) from a later call whose local ranks' buffers are not at the same offsets.
   int registerWindow(const std::vector<void*>& buffers, const std::vector<std::size_t>& bytes);
   /// Removes a window: collective, every rank at the same point; returns once no rank maps the others' buffers,
-  /// so each may free its own.
+  /// so each may free its own. Calls that use the window must be complete first (their streams synchronized):
+  /// the others' buffers are unmapped here at once, as NCCL's ncclCommWindowDeregister requires of its callers.
   void deregisterWindow(int window);
 
   /// What checkHealth() would throw, without throwing (NCCL's ncclCommGetAsyncError): nullopt while all is
