@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
@@ -135,7 +136,16 @@ int UserWindows::add(const std::vector<WindowCard>& cards, const std::vector<uns
   try {
     std::map<WindowMapping, unsigned char*> pointers;
     for (const WindowMapping& mapping : windowMappings(cards, devices)) {
-      pointers[mapping] = take(mapping);
+      try {
+        pointers[mapping] = take(mapping);
+      } catch (const Error& error) {
+        std::vector<std::size_t> owners;  // the ranks whose windows lie in that allocation
+        for (std::size_t p = 0; p < cards.size(); ++p) {
+          if (devices[p] < 0 && cards[p].ipcHandle == mapping.handle) owners.push_back(p);
+        }
+        throw Error(error.code(),
+                    fmt::format("{} (the allocation of rank(s) {})", error.what(), fmt::join(owners, ", ")));
+      }
       window.mappings.push_back(mapping);
     }
     for (std::size_t p = 0; p < cards.size(); ++p) {
