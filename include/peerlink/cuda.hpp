@@ -9,7 +9,8 @@
 
 namespace peerlink {
 
-/// Makes `device` current for the guard's lifetime, then restores the previous device.
+/// Makes `device` current for the guard's lifetime, then restores the previous device -- unless that device has no
+/// primary context (a thread that had not used CUDA), which restoring would create: then `device` stays current.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device);

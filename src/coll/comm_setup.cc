@@ -311,8 +311,12 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   if (state.world.spansProcesses && !state.planned) shareArenas(state, *spec.exchange, spec.shareTimeout);
   const auto sharedReady = Clock::now();
 
-  state.failures = PinnedBuffer(sizeof(kernels::CollFailure) * static_cast<std::size_t>(state.nranks),
-                                cudaHostAllocMapped | cudaHostAllocPortable);
+  {
+    // A pinned allocation makes the current device's context: a rank's GPU, never device 0 by default.
+    DeviceGuard guard(state.devices[static_cast<std::size_t>(state.localRanks().front())]);
+    state.failures = PinnedBuffer(sizeof(kernels::CollFailure) * static_cast<std::size_t>(state.nranks),
+                                  cudaHostAllocMapped | cudaHostAllocPortable);
+  }
   std::memset(state.failures.data(), 0, state.failures.size());
   std::vector<int> smCounts;
   for (const RankCard& card : state.world.cards) smCounts.push_back(card.smCount);

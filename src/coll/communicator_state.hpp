@@ -69,6 +69,7 @@ struct Communicator::State {
   }
   // After setup (a pinned allocation needs a context): the abort word, zeroed, handed to the kernels.
   void armAbortWord() {
+    DeviceGuard guard(comm.devices[static_cast<std::size_t>(comm.localRanks().front())]);  // not device 0's context
     abortWord = PinnedBuffer(sizeof(unsigned int), cudaHostAllocMapped | cudaHostAllocPortable);
     *static_cast<volatile unsigned int*>(abortWord.data()) = 0;
     comm.abortWord = static_cast<unsigned int*>(abortWord.data());

@@ -1,6 +1,7 @@
 #include <utility>
 
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "peerlink/cuda.hpp"
 
 namespace peerlink {
@@ -12,7 +13,12 @@ DeviceGuard::DeviceGuard(int device) {
 
 DeviceGuard::~DeviceGuard() {
   int current = -1;
-  if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
+  // Going back to a device without a primary context would make one (cudaSetDevice does since CUDA 12): a thread that
+  // never used CUDA had device 0 current, and every process would keep a context, and its memory, on GPU 0. Such a
+  // thread keeps the guard's device instead.
+  if (cudaGetDevice(&current) == cudaSuccess && current != previous_ && primaryContextActive(previous_)) {
+    cudaSetDevice(previous_);
+  }
   cudaGetLastError();
 }
 

@@ -49,6 +49,7 @@ DriverApi load() {
   resolve("cuMemGetAllocationGranularity", api.memGetAllocationGranularity);
   resolve("cuPointerGetAttributes", api.pointerGetAttributes);
   resolve("cuCtxGetCurrent", api.ctxGetCurrent);
+  resolve("cuDevicePrimaryCtxGetState", api.devicePrimaryCtxGetState);
   resolve("cuStreamGetCtx", api.streamGetCtx);
   resolve("cuStreamIsCapturing", api.streamIsCapturing);
   return api;
@@ -59,6 +60,20 @@ DriverApi load() {
 const DriverApi& driverApi() {
   static const DriverApi api = load();  // a throw leaves it unset: the next call tries again
   return api;
+}
+
+bool primaryContextActive(int ordinal) noexcept {
+  try {
+    const DriverApi& api = driverApi();
+    CUdevice device = 0;
+    if (api.deviceGet(&device, ordinal) != CUDA_SUCCESS) return true;
+    unsigned int flags = 0;
+    int active = 0;
+    if (api.devicePrimaryCtxGetState(device, &flags, &active) != CUDA_SUCCESS) return true;
+    return active != 0;
+  } catch (...) {
+    return true;
+  }
 }
 
 int driverDeviceAttribute(CUdevice_attribute attribute, int ordinal) {

@@ -23,6 +23,7 @@ struct DriverApi {
   decltype(&::cuMemGetAllocationGranularity) memGetAllocationGranularity = nullptr;
   decltype(&::cuPointerGetAttributes) pointerGetAttributes = nullptr;
   decltype(&::cuCtxGetCurrent) ctxGetCurrent = nullptr;
+  decltype(&::cuDevicePrimaryCtxGetState) devicePrimaryCtxGetState = nullptr;
   decltype(&::cuStreamGetCtx) streamGetCtx = nullptr;
   decltype(&::cuStreamIsCapturing) streamIsCapturing = nullptr;
 };
@@ -30,6 +31,10 @@ struct DriverApi {
 /// The driver functions, resolved once. Throws Error(NoDevice) when there is no driver, and
 /// Error(Unsupported) naming the function when the driver is too old to have one.
 const DriverApi& driverApi();
+
+/// Whether the primary context of CUDA ordinal `ordinal` exists (cuDevicePrimaryCtxGetState). True where that cannot
+/// be told (no driver, an older one, a failed query): the caller then acts as if it did.
+bool primaryContextActive(int ordinal) noexcept;
 
 /// cuDeviceGetAttribute for a CUDA ordinal (runtime and driver ordinals agree in one process).
 int driverDeviceAttribute(CUdevice_attribute attribute, int ordinal);

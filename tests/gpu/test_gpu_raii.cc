@@ -1,9 +1,15 @@
 // The CUDA RAII owners on a real device: allocation, moves, release, and errors as peerlink::Error.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <vector>
 
+#include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "gpu_test_support.hpp"
+#include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 
@@ -62,6 +68,41 @@ TEST(GpuRaii, DeviceGuardRestoresTheCurrentDevice) {
   int current = -1;
   cudaGetDevice(&current);
   EXPECT_EQ(current, 0);
+}
+
+// On a thread that never used CUDA (device 0 current, no context), a guard of GPU 1 leaves no context on GPU 0, and
+// neither does a communicator on GPU 1 made from such a thread (its setup threads guard their GPUs): a process of a
+// launcher's world must not hold memory on GPU 0. In a fresh process (a death test re-runs the binary), where GPU 0
+// has no context yet.
+TEST(GpuRaii, GuardsOnFreshThreadsMakeNoContextOnGpuZero) {
+  PEERLINK_REQUIRE_GPUS(2);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::thread([] {
+          DeviceGuard guard(1);
+          DeviceBuffer buffer(1, 1 << 20);
+        }).join();
+        if (primaryContextActive(0)) {
+          std::fprintf(stderr, "a guard of GPU 1 made a context on GPU 0\n");
+          std::exit(1);
+        }
+        std::thread([] {
+          Communicator comm({1});
+          std::vector<float> ones(1024, 1.0f);
+          DeviceBuffer data(1, ones.size() * sizeof(float));
+          PEERLINK_CUDA_CHECK(cudaMemcpy(data.data(), ones.data(), data.size(), cudaMemcpyHostToDevice));
+          comm.allReduce(0, data.data(), data.data(), ones.size(), DataType::F32, ReduceOp::Sum, nullptr);
+          PEERLINK_CUDA_CHECK(cudaSetDevice(1));
+          PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+        }).join();
+        if (primaryContextActive(0)) {
+          std::fprintf(stderr, "a communicator on GPU 1 made a context on GPU 0\n");
+          std::exit(2);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(GpuRaii, StreamsEventsAndPinnedMemoryWork) {
