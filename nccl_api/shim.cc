@@ -215,20 +215,25 @@ const char* Shim::getErrorString(ncclResult_t result) noexcept {
 }
 
 const char* Shim::getLastError(ncclComm_t comm) {
-  ThreadState& state = thread();
+  ThreadState* state = nullptr;
+  try {
+    state = &thread();  // the thread's state is made on first use: memory may run out there
+  } catch (...) {
+    return "peerlink: no memory to keep this thread's last error";
+  }
   try {
     const std::shared_lock<std::shared_mutex> lock(registryMutex_);
     if (comm != nullptr && live_.count(comm) != 0) {
       const std::lock_guard<std::mutex> handleLock(comm->mutex);
       if (!comm->lastError.empty()) {
-        state.lastError = comm->lastError;
+        state->lastError = comm->lastError;
       } else if (comm->real != nullptr && parts_.real->getLastError != nullptr) {
         return parts_.real->getLastError(comm->real);
       }
     }
   } catch (...) {  // the last error stays as it was
   }
-  return state.lastError.c_str();
+  return state->lastError.c_str();
 }
 
 void Shim::resetDebugInit() {

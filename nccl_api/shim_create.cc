@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/log.hpp"
+#include "core/parallel_each.hpp"
 #include "nccl_api/config.hpp"
 #include "nccl_api/shim.hpp"
 
@@ -123,10 +124,21 @@ void Shim::createPending(std::vector<PendingCreation>& creations) {
     createWorld(worlds.front(), std::this_thread::get_id());
     return;
   }
-  std::vector<std::thread> threads;
   const std::thread::id owner = std::this_thread::get_id();
-  for (auto& members : worlds) threads.emplace_back([this, &members, owner] { createWorld(members, owner); });
-  for (std::thread& thread : threads) thread.join();
+  try {
+    forEachInParallel(worlds.size(), [&](std::size_t w) { createWorld(worlds[w], owner); });
+  } catch (const std::exception& error) {
+    // No thread for some world (a process limit): its handles, still being created, fail with the reason.
+    const Failure failure = failureOf(error, "ncclGroupEnd");
+    for (auto& members : worlds) {
+      for (PendingCreation* pending : members) {
+        const std::lock_guard<std::mutex> lock(pending->handle->mutex);
+        if (pending->handle->stage != ncclComm::Stage::Creating) continue;
+        pending->handle->stage = ncclComm::Stage::Failed;
+        pending->handle->failure = failure;
+      }
+    }
+  }
 }
 
 void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id owner) {

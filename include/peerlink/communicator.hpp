@@ -120,7 +120,8 @@ class Communicator {
   void deregisterWindow(int window);
 
   /// What checkHealth() would throw, without throwing (NCCL's ncclCommGetAsyncError): nullopt while all is
-  /// well. Safe from another thread while calls are made.
+  /// well; once a kernel reported a stall, that error on every later call, whether or not a call threw it already.
+  /// Safe from another thread while calls are made, and never waits for one.
   std::optional<Error> asyncError();
 
   /// Splits the world, as ncclCommSplit: every rank of the world takes part, each process once for all of its

@@ -49,7 +49,10 @@ const char* collectiveOf(int collective) {
 
 }  // namespace
 
-void throwIfFailed(CommState& state) {
+namespace {
+
+// throwIfFailed's work, `state.health` held.
+void throwNewFailure(CommState& state) {
   std::vector<Report> reports;
   for (const int r : state.localRanks()) {
     const auto index = static_cast<std::size_t>(r);
@@ -99,6 +102,28 @@ void throwIfFailed(CommState& state) {
   }
   message += reports.size() > 1 ? " (earliest first: the first names the likely straggler)" : "";
   throw Error(abortedAll ? ErrorCode::RemoteError : ErrorCode::Timeout, message);
+}
+
+}  // namespace
+
+void throwIfFailed(CommState& state) {
+  const std::lock_guard<std::mutex> lock(*state.health);
+  try {
+    throwNewFailure(state);
+  } catch (const Error& error) {
+    state.lastFailure = error;
+    throw;
+  }
+}
+
+std::optional<Error> lastFailure(CommState& state) {
+  const std::lock_guard<std::mutex> lock(*state.health);
+  try {
+    throwNewFailure(state);
+  } catch (const Error& error) {
+    state.lastFailure = error;
+  }
+  return state.lastFailure;
 }
 
 }  // namespace peerlink::coll

@@ -2,6 +2,8 @@
 // errors: read without synchronizing anything, so every call can check first.
 #pragma once
 
+#include <optional>
+
 #include "coll/comm_state.hpp"
 
 namespace peerlink::coll {
@@ -11,5 +13,10 @@ namespace peerlink::coll {
 /// for, the step and the flag values, earliest first (the earliest is the likely cause; later ones are
 /// often its echo). Each record is reported once.
 void throwIfFailed(CommState& state);
+
+/// The latest failure a kernel reported, whether or not a call has thrown it already: once one is reported it is
+/// returned until the communicator is destroyed (as NCCL's ncclCommGetAsyncError keeps its error). Takes only the
+/// failure records' lock, never the communicator's.
+std::optional<Error> lastFailure(CommState& state);
 
 }  // namespace peerlink::coll

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "coll/launch_threads.hpp"
@@ -201,8 +203,12 @@ struct CommState {
   std::vector<std::deque<CallArgs>> pending;  ///< per rank: collectives waiting for the other ranks
   std::vector<CallArgs> group;                ///< send/recv calls of the open group
   int groupDepth = 0;
-  std::vector<CallArgs> loose;                           ///< send/recv outside a group, waiting for their partner
-  std::vector<unsigned long long> reported;              ///< per rank: the last failure launch id reported
+  std::vector<CallArgs> loose;               ///< send/recv outside a group, waiting for their partner
+  std::vector<unsigned long long> reported;  ///< per rank: the last failure launch id reported
+  /// Guards `reported` and `lastFailure`: the failure records are read from any thread (asyncError) without the
+  /// communicator's lock, which a call may hold for long (a registration waiting on the other processes).
+  std::unique_ptr<std::mutex> health = std::make_unique<std::mutex>();
+  std::optional<Error> lastFailure;  ///< the latest failure reported: asyncError keeps saying it (comm_health.hpp)
   std::array<bool, 7 * kKernelCount> logged = {};        ///< (collective, kernel) choices logged once
   std::array<bool, 7 * kKernelCount> steppedAside = {};  ///< (collective, kernel): a fallback logged once
   std::array<ChoiceMemo, 7> choices;                     ///< per collective: the last kernel choice

@@ -437,11 +437,16 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
 
 std::optional<Error> Communicator::asyncError() {
   try {
-    checkHealth();
+    state_->throwIfPeerLost();
+    if (state_->nodes) {
+      const std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->nodes->checkHealth();
+    }
   } catch (const Error& error) {
     return error;
   }
-  return std::nullopt;
+  // Not under the communicator's lock: a call may hold it for long, and a watchdog polling here must not wait.
+  return coll::lastFailure(state_->comm);
 }
 
 void Communicator::abort() noexcept {

@@ -4,8 +4,13 @@
 
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "peerlink/error.hpp"
 
 namespace peerlink {
 
@@ -27,7 +32,15 @@ void forEachInParallel(std::size_t count, Body&& body, FirstItem first = FirstIt
   const std::size_t from = first == FirstItem::CallingThread ? 1 : 0;
   std::vector<std::thread> threads;
   threads.reserve(count);
-  for (std::size_t i = from; i < count; ++i) threads.emplace_back(run, i);
+  try {
+    for (std::size_t i = from; i < count; ++i) threads.emplace_back(run, i);
+  } catch (const std::system_error& error) {
+    // No thread for an item (a process or cgroup limit): the items started are joined -- their waits on the others
+    // end at their deadlines -- rather than destroyed joinable, which would end the process.
+    for (std::thread& thread : threads) thread.join();
+    throw Error(ErrorCode::SystemError,
+                fmt::format("cannot start a thread for item {} of {}: {}", threads.size() + from, count, error.what()));
+  }
   if (from == 1 && count > 0) run(0);
   for (std::thread& thread : threads) thread.join();
   for (const std::exception_ptr& error : errors) {

@@ -206,7 +206,7 @@ TEST(CommunicatorProcesses, RegisteredWindowsCarryEveryCollective) {
 }
 
 // Ranks that disagree on a count: across processes nothing can compare the calls before the kernels run, so the
-// rank left waiting reports it at its deadline, naming the call and the rank it waited for.
+// rank left waiting reports it at its deadline, naming the call and the rank it waited for; asyncError keeps it.
 TEST(CommunicatorProcesses, CountsThatDisagreeMeetTheDeadlineNamingTheCall) {
   PEERLINK_REQUIRE_PROCESS_WORLD();
   const std::vector<int> codes = runWorld(
@@ -221,7 +221,14 @@ TEST(CommunicatorProcesses, CountsThatDisagreeMeetTheDeadlineNamingTheCall) {
         const double seconds = std::chrono::duration<double>(RoleClock::now() - start).count();
         if (rank == 0) return kOk;  // it heard all it waited for: its result is wrong, and nothing here can tell
         if (seconds > 4.0) return fail(rank, "the deadline (2 s) took " + std::to_string(seconds) + " s");
-        return expectsError(rank, ErrorCode::Timeout, "waited for rank 0", [&] { comm.checkHealth(); });
+        const int reported = expectsError(rank, ErrorCode::Timeout, "waited for rank 0", [&] { comm.checkHealth(); });
+        if (reported != kOk) return reported;
+        // The error stays for a watchdog that polls after a call reported it (as NCCL's ncclCommGetAsyncError).
+        const std::optional<Error> kept = comm.asyncError();
+        if (!kept || std::string(kept->what()).find("waited for rank 0") == std::string::npos) {
+          return fail(rank, "asyncError forgot the stall checkHealth reported");
+        }
+        return kOk;
       },
       [](int) {
         return std::vector<std::pair<std::string, std::string>>{{"PEERLINK_TIMEOUT_MS", "2000"}};
