@@ -27,8 +27,14 @@ using std::chrono::milliseconds;
 constexpr milliseconds kReplyTimeout{1000};
 // Connections that have not said hello yet, beyond the world's size (strays, scanners).
 constexpr std::size_t kSpareConnections = 64;
+// A rank says hello as soon as it has connected: a connection silent this long (or a third of the root's timeout,
+// if that is less) is a stray, closed so that strays cannot hold every slot until the deadline. The root looks for
+// them at least this often.
+constexpr milliseconds kHelloWithin{10000};
+constexpr milliseconds kStraySweep{1000};
 
 struct Connection {
+  DeadlineClock::time_point accepted = DeadlineClock::now();
   FileDescriptor fd;
   FrameReader reader{kHelloBytes};
   std::string remote;          ///< address, for messages before the hello
@@ -42,7 +48,10 @@ enum class Phase { Gathering, Connecting, Failed, Done };
 class Root {
  public:
   Root(const SocketAddress& bindAddress, const Token& token, milliseconds timeout)
-      : token_(token), timeout_(timeout), start_(DeadlineClock::now()) {
+      : token_(token),
+        timeout_(timeout),
+        helloWithin_(std::min(kHelloWithin, timeout / 3)),
+        start_(DeadlineClock::now()) {
     listener_ = listenTcp(bindAddress, kMaxBootstrapRanks, &bound_);
     address_ = formatAddress(bound_);
     wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -87,11 +96,13 @@ class Root {
 
   void loop() {
     while (phase_ != Phase::Done) {
+      closeSilentStrays();
       std::vector<pollfd> polled{{wake_.get(), POLLIN, 0}};
       if (listener_) polled.push_back({listener_.get(), POLLIN, 0});
       const std::size_t first = polled.size();
       for (const auto& connection : connections_) polled.push_back({connection->fd.get(), POLLIN, 0});
-      const int ready = ::poll(polled.data(), polled.size(), remainingMs(deadline()));
+      const int wait = std::min(remainingMs(deadline()), static_cast<int>(kStraySweep.count()));
+      const int ready = ::poll(polled.data(), polled.size(), wait);
       if (ready < 0 && errno != EINTR) throwSystemError("poll (bootstrap root)", errno);
       if (polled[0].revents != 0) return;  // asked to stop
       if (ready <= 0) {
@@ -114,6 +125,18 @@ class Root {
       }
       connections_.remove_if([](const auto& connection) { return !connection->fd; });
     }
+  }
+
+  void closeSilentStrays() {
+    const auto now = DeadlineClock::now();
+    for (const auto& connection : connections_) {
+      if (connection->fd && !connection->hello && now - connection->accepted >= helloWithin_) {
+        logWarn(LogSubsys::Init, "the bootstrap root at {} closed {}: no hello within {}", address_, connection->name(),
+                formatSeconds(helloWithin_));
+        connection->fd.reset();
+      }
+    }
+    connections_.remove_if([](const auto& connection) { return !connection->fd; });
   }
 
   void acceptAll() {
@@ -333,6 +356,7 @@ class Root {
 
   const Token token_;
   const milliseconds timeout_;
+  const milliseconds helloWithin_;  ///< a connection silent this long is a stray (closeSilentStrays)
   const DeadlineClock::time_point start_;
   FileDescriptor listener_;
   SocketAddress bound_;

@@ -284,6 +284,29 @@ TEST_F(BootstrapFailure, AnotherProtocolIsToldWhyAndTheWorldGoesOn) {
   EXPECT_EQ(outcomes[1].report, "ok");
 }
 
+// Connections that never say hello (a port scanner, a stuck client) take the root's spare slots; they are closed
+// once silent for a third of its timeout (2 s of 6 here), so ranks that come after them still meet.
+TEST_F(BootstrapFailure, SilentStraysAreClosedAndTheWorldGoesOn) {
+  ProcessWorld world;
+  for (int rank = 0; rank < 2; ++rank) {
+    world.spawn([rank](const UniqueId& id, const Reporter& reporter) {
+      std::this_thread::sleep_for(3500ms);  // after the strays were swept
+      return succeedingRank(rank, 2)(id, reporter);
+    });
+  }
+  const UniqueId id = makeUniqueId(loopbackParams(6000ms));
+  const auto address = bootstrap::fromWireAddress(bootstrap::decodeUniqueId(id).root);
+  std::vector<FileDescriptor> strays;
+  for (int i = 0; i < 80; ++i) {  // more than the root keeps for a world whose size it does not know yet
+    if (auto socket = bootstrap::connectTcp(address, deadlineAfter(2000ms), nullptr))
+      strays.push_back(std::move(*socket));
+  }
+  world.start(id);
+  const auto outcomes = world.finish();
+  EXPECT_EQ(outcomes[0].report, "ok");
+  EXPECT_EQ(outcomes[1].report, "ok");
+}
+
 TEST_F(BootstrapFailure, RootWithNoRankEndsAtItsDeadline) {
   makeUniqueId(loopbackParams(300ms));
   EXPECT_EQ(bootstrap::runningRoots(), 1);
