@@ -64,7 +64,7 @@ void PeerLinks::send(int peer, FrameType type, std::int32_t tag, const void* dat
     std::lock_guard<std::mutex> lock(mutex_);
     if (link.state != State::Live) throw Error(ErrorCode::RemoteError, link.why);
   }
-  std::lock_guard<std::mutex> sending(link.sendMutex);
+  std::lock_guard<std::timed_mutex> sending(link.sendMutex);
   writeFrame(link.fd.get(), type, tag, data, size, deadline, describePeer(peers_[static_cast<std::size_t>(peer)]));
 }
 
@@ -76,7 +76,10 @@ void PeerLinks::sendFarewell(int peer, FrameType type, const std::vector<std::ui
       std::lock_guard<std::mutex> lock(mutex_);
       if (link.state == State::Departed) return;
     }
-    std::lock_guard<std::mutex> sending(link.sendMutex);
+    // Another thread may be sending to this peer, and stay in its send until its own (much later) deadline when
+    // the peer reads nothing: the farewell is skipped past its deadline rather than hold up an abort.
+    std::unique_lock<std::timed_mutex> sending(link.sendMutex, std::defer_lock);
+    if (!sending.try_lock_until(deadline)) return;
     writeFrame(link.fd.get(), type, 0, payload.data(), payload.size(), deadline,
                describePeer(peers_[static_cast<std::size_t>(peer)]));
   } catch (...) {

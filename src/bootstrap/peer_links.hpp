@@ -74,7 +74,7 @@ class PeerLinks {
     bool reading = true;  // false after EOF or a protocol error
     State state = State::Live;
     std::string why;
-    std::mutex sendMutex;
+    std::timed_mutex sendMutex;  ///< one frame at a time; a farewell waits for it no longer than its own deadline
   };
 
   void watch() noexcept;
