@@ -43,6 +43,7 @@ NativeWorld::~NativeWorld() {
   backend_.reset();  // drains every local GPU before the scratch its kernels may read goes
   for (std::size_t i = 0; i < scratch_.size(); ++i) {
     for (void* block : scratch_[i].retired) platform_.release(devices_[i], block);
+    for (void* block : scratch_[i].captured) platform_.release(devices_[i], block);
     if (scratch_[i].block != nullptr) platform_.release(devices_[i], scratch_[i].block);
   }
 }
@@ -62,6 +63,10 @@ int NativeWorld::device(int rank) const {
 void* NativeWorld::scratchFor(std::size_t index, std::size_t bytes, cudaStream_t stream) {
   Scratch& scratch = scratch_[index];
   const int device = devices_[index];
+  if (platform_.capturing(stream)) {
+    scratch.captured.push_back(platform_.allocate(device, bytes));
+    return scratch.captured.back();
+  }
   if (const std::size_t capacity = grownScratchCapacity(scratch.capacity, bytes)) {
     void* block = platform_.allocate(device, capacity);
     if (scratch.block != nullptr) scratch.retired.push_back(scratch.block);
@@ -120,7 +125,7 @@ void NativeWorld::callBackend(const CollectiveCall& call, const void* send, void
   throw Error(ErrorCode::Internal, "NativeWorld: send/recv is not a collective set");
 }
 
-void NativeWorld::issue(const CollectiveCall& call, std::vector<const CollectiveCall*>& issued) {
+void NativeWorld::issue(const CollectiveCall& call, std::vector<Issued>& issued) {
   if (!call.plan) {
     callBackend(call, call.send, call.recv);
     return;
@@ -138,13 +143,11 @@ void NativeWorld::issue(const CollectiveCall& call, std::vector<const Collective
     return nullptr;
   };
   callBackend(call, pointer(plan.call.send), pointer(plan.call.recv));
-  if (!plan.after.empty()) issued.push_back(&call);
+  if (!plan.after.empty()) issued.push_back({&call, scratch});
 }
 
-void NativeWorld::runAfter(const CollectiveCall& call) {
-  const CallPlan& plan = *call.plan;
-  void* scratch = plan.scratchBytes > 0 ? scratch_[indexOf(call.rank)].block : nullptr;
-  for (const TransformStep& step : plan.after) transform(call, step, scratch);
+void NativeWorld::runAfter(const Issued& issued) {
+  for (const TransformStep& step : issued.call->plan->after) transform(*issued.call, step, issued.scratch);
 }
 
 void NativeWorld::abort(int rank) noexcept {
@@ -183,11 +186,11 @@ void NativeWorld::submit(const CollectiveCall& call) {
       set.push_back(queue.front());
       queue.pop_front();
     }
-    std::vector<const CollectiveCall*> withAfter;
+    std::vector<Issued> withAfter;
     try {
       for (const CollectiveCall& member : set) issue(member, withAfter);
       // peerlink launched the set at its last call: what comes after goes behind those kernels.
-      for (const CollectiveCall* member : withAfter) runAfter(*member);
+      for (const Issued& member : withAfter) runAfter(member);
     } catch (...) {
       for (auto& queue : queued_) queue.clear();
       throw;

@@ -106,8 +106,16 @@ class NativeWorld {
     void* block = nullptr;
     std::size_t capacity = 0;
     std::vector<void*> retired;
+    /// Blocks of calls captured into CUDA graphs, one each: a graph replays whenever and on whichever stream the
+    /// application says, so nothing could order it against another call's use of a shared block.
+    std::vector<void*> captured;
     cudaStream_t lastStream = nullptr;
     bool used = false;
+  };
+  /// A call issued with work still to run after the backend's (its plan's `after` steps), and the scratch it used.
+  struct Issued {
+    const CollectiveCall* call;
+    void* scratch;
   };
   struct WindowRequest {
     void* buffer;
@@ -121,8 +129,8 @@ class NativeWorld {
   };
 
   std::size_t indexOf(int rank) const;
-  void issue(const CollectiveCall& call, std::vector<const CollectiveCall*>& issued);
-  void runAfter(const CollectiveCall& call);
+  void issue(const CollectiveCall& call, std::vector<Issued>& issued);
+  void runAfter(const Issued& issued);
   void* scratchFor(std::size_t index, std::size_t bytes, cudaStream_t stream);
   void transform(const CollectiveCall& call, const TransformStep& step, void* scratch);
   void callBackend(const CollectiveCall& call, const void* send, void* recv);

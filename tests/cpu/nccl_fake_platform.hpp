@@ -216,7 +216,10 @@ class FakePlatform : public Platform {
     log_->add(Event("copy", -1, -1, source, destination, bytes));
   }
   void orderAfter(int, cudaStream_t, cudaStream_t) override { log_->add(Event("orderAfter")); }
-  bool capturing(cudaStream_t) override { return false; }
+  bool capturing(cudaStream_t stream) override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::find(capturingStreams.begin(), capturingStreams.end(), stream) != capturingStreams.end();
+  }
 
   /// Creation waits until the gate is open (a test of two threads creating one world); open by default.
   void closeGate() {
@@ -238,6 +241,7 @@ class FakePlatform : public Platform {
   }
 
   int device = 0;
+  std::vector<cudaStream_t> capturingStreams;  ///< the streams capturing() says are being captured into a graph
   std::optional<Error> failCreation;
   std::vector<std::weak_ptr<FakeWorld>> worlds;  ///< every world made, in order (split's too)
 

@@ -89,6 +89,33 @@ TEST_F(NcclCalls, Fp8IsWidenedReducedInHalfAndNarrowedBehindTheSet) {
   EXPECT_EQ(platform_->allocations(), 2u);
 }
 
+// A call captured into a CUDA graph gets a scratch block of its own, kept until the communicator goes: the graph
+// replays whenever the application says, so it cannot share a block with eager calls or another graph.
+TEST_F(NcclCalls, ACapturedCallKeepsAScratchBlockOfItsOwn) {
+  const auto comms = world(1);
+  std::uint8_t send[16] = {};
+  std::uint8_t recv[16] = {};
+  const auto fp8AllReduce = [&](cudaStream_t stream) {
+    EXPECT_EQ(shim_.allReduce(send, recv, 16, ncclFloat8e5m2, ncclSum, comms[0], stream), ncclSuccess);
+    const std::vector<Event> events = log_->take();
+    EXPECT_FALSE(events.empty());
+    return events.empty() ? nullptr : events.front().recv;  // the widened copy: the scratch
+  };
+  auto* const graphStream = reinterpret_cast<cudaStream_t>(0x1000);
+  auto* const otherGraph = reinterpret_cast<cudaStream_t>(0x2000);
+  const void* eager = fp8AllReduce(nullptr);
+  EXPECT_EQ(fp8AllReduce(nullptr), eager);  // eager calls share the block (ordered by the streams)
+  platform_->capturingStreams = {graphStream, otherGraph};
+  const void* captured = fp8AllReduce(graphStream);
+  const void* capturedAgain = fp8AllReduce(otherGraph);
+  EXPECT_NE(captured, eager);
+  EXPECT_NE(capturedAgain, eager);
+  EXPECT_NE(captured, capturedAgain);
+  EXPECT_EQ(platform_->allocations(), 3u);
+  EXPECT_EQ(shim_.commDestroy(comms[0]), ncclSuccess);
+  EXPECT_EQ(platform_->allocations(), 0u);
+}
+
 TEST_F(NcclCalls, APreMultipliedSumScalesByTheOpsScalarThenSums) {
   const auto comms = world(1);
   float scalar = 0.25f;
