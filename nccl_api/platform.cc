@@ -106,8 +106,15 @@ class CudaPlatform final : public Platform {
   void memFree(void* pointer) override { PEERLINK_CUDA_CHECK(cudaFree(pointer)); }
   void* allocate(int device, std::size_t bytes) override {
     const DeviceGuard guard(device);
+    // A scratch block may be made while the caller captures a graph, where cudaMalloc would invalidate the capture
+    // (a call outside the stream's order): this thread relaxes its capture mode for the call, as NCCL's own
+    // allocations do. The block is not part of the graph; it lives until the communicator ends.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    PEERLINK_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     void* pointer = nullptr;
-    PEERLINK_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+    const cudaError_t status = cudaMalloc(&pointer, bytes);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (status != cudaSuccess) detail::throwCudaError(status, "cudaMalloc(&pointer, bytes)", __FILE__, __LINE__);
     return pointer;
   }
   void release(int device, void* pointer) noexcept override {
