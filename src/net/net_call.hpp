@@ -10,8 +10,7 @@
 //           pinned memory. The copies are DeviceAccess's (cudaMemcpyAsync on a GPU, memcpy in CPU tests); the
 //           reductions its stagedMemory's: kernels on the GPU reading the pinned pieces where the data is on a GPU
 //           (but for a call of one piece whose reductions are small, which the host reduces: reducesOnHost), else on
-//           the host
-//           (coll/host_reduce.hpp's arithmetic, the kernels').
+//           the host (coll/host_reduce.hpp's arithmetic, the kernels').
 //   direct  (a CUDA-aware MPI, or host memory): the messages read and write the caller's memory, and copies and
 //           reductions are the caller's LocalMemory's.
 #pragma once

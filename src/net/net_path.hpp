@@ -48,8 +48,9 @@ bool checkDirectPath(PointToPoint& p2p, DeviceAccess& device, void* source, void
 /// Measured on one H200 (bench/results/2026-11-29-h200x1-plan-kernel/, call u11, and 2026-11-29-h200x1-host-traffic/,
 /// call v1: 2-4 processes as 2-4 nodes, GPU memory, pieces of 4 MiB; ratio MPI / peerlink, GPU vs host):
 ///   - one piece: the host wins with a ring's reductions of 1-1.3 MiB (a 4 MiB all-reduce on 3 nodes 0.67 vs
-///     0.58, on 4 nodes 0.64 vs 0.49; every 1 MiB call), the two are even at 2 MiB (2 nodes: 0.63 vs 0.56 in u11,
-///     0.54 vs 0.77 in v1);
+///     0.58, on 4 nodes 0.64 vs 0.49; every 1 MiB call); at 2 MiB (2 nodes) it went either way (all-reduce GPU
+///     0.63, 0.54, 0.54 against host 0.56, 0.77, 0.57 in calls u11, v1, v2; reduce-scatter within 0.04), and stays
+///     on the GPU;
 ///   - 4 pieces and more (16, 64 MiB) with reductions of 1-2 MiB: the GPU wins on 2, 3 and 4 nodes (64 MiB
 ///     all-reduce 0.99 vs 0.71, 0.99 vs 0.81, 0.77 vs 0.61), where the rule by reduction size alone sent 3 and 4
 ///     nodes' pieces to the host.
