@@ -17,7 +17,7 @@ namespace {
 constexpr int kUnusedWindow = 0;
 
 // Whether every process got through a stage of a registration: each local rank says whether its process did, all
-// ranks learn all. Every process calls it whether its stage succeeded (`failed` empty) or not; afterwards, where
+// ranks learn all. Every process calls it whether its stage succeeded (`failed` nullopt) or not; afterwards, where
 // any failed, every process throws: its own error, or Error(RemoteError) naming the ranks whose processes failed. So no
 // process keeps a window another has not (its peers would reach buffers it stages, or the reverse).
 void agree(coll::WorldExchange& exchange, const std::vector<int>& local, int nranks, const std::optional<Error>& failed,

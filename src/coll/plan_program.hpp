@@ -14,9 +14,10 @@ namespace peerlink::coll {
 
 /// The largest call (bytes a rank sends) the staged plans run as one kernel a rank. On an H200's PCIe link a kernel's
 /// threads move pinned host memory one way about as fast as the copy engines (50-52 GB/s against 55), but both ways
-/// at once, as a staged step moves it, 33-40 GB/s each way against the engines' 50, however the blocks are shared
-/// between the two ways and whatever the loads (tools/tune/host_copy.cu). So past a few MiB the copy engines'
-/// bandwidth gains more than the kernel's cheaper steps: the two were even at 4-8 MiB (all-reduce, 2 ranks).
+/// at once, as a staged step moves it, 33-40 GB/s each way against the engines' 50, for every grid (32-132 blocks),
+/// split of the blocks between the two ways and kind of load tried (tools/tune/host_copy.cu). So past a few MiB the
+/// copy engines' bandwidth gains more than the kernel's cheaper steps: the two were even at 4-8 MiB (all-reduce, 2
+/// ranks).
 constexpr std::size_t kPlanRunMaxBytes = std::size_t{4} << 20;
 
 /// Whether a call of `callBytes` (its count in bytes; a send/recv group: the most one rank sends) runs its staged plans
