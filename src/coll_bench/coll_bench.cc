@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -108,6 +109,11 @@ double busBandwidthFactor(Collective collective, int ranks) {
 
 bool hasInPlace(Collective collective) noexcept {
   return collective != Collective::AllToAll && collective != Collective::SendRecv;
+}
+
+int gpusOf(const CollRun& run) {
+  if (run.deviceBusIds.size() != static_cast<std::size_t>(run.ranks)) return run.ranks;
+  return static_cast<int>(std::set<std::string>(run.deviceBusIds.begin(), run.deviceBusIds.end()).size());
 }
 
 std::optional<CollConfig> bestNccl(const CollRow& row, Placement placement) {

@@ -171,6 +171,10 @@ struct CollRun {
   std::vector<CollRow> rows;
 };
 
+/// The GPUs a run's ranks were on: its distinct bus ids (fewer than its ranks where ranks shared a GPU), its ranks
+/// where it did not save one per rank.
+int gpusOf(const CollRun& run);
+
 /// The NCCL configuration with the shortest time at this row and placement, if any ran.
 std::optional<CollConfig> bestNccl(const CollRow& row, Placement placement);
 /// best NCCL time / `config`'s time (> 1: peerlink faster); nullopt when either did not run.

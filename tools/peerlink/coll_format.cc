@@ -178,12 +178,6 @@ std::string creationLine(const CollRun& run) {
   return fmt::format("# communicators created in: {} (the GPUs' contexts existed before)\n", fmt::join(parts, ", "));
 }
 
-// Whether two ranks name one GPU.
-bool sharesAGpu(std::vector<std::string> busIds) {
-  std::sort(busIds.begin(), busIds.end());
-  return std::adjacent_find(busIds.begin(), busIds.end()) != busIds.end();
-}
-
 }  // namespace
 
 const char* ncclTestsTypeName(DataType type) noexcept {
@@ -236,7 +230,7 @@ std::string formatCollText(const CollRun& run) {
                        rank < run.deviceBusIds.size() ? run.deviceBusIds[rank] : "",
                        rank < run.deviceNames.size() ? run.deviceNames[rank] : "");
   }
-  if (run.processes > 1 && sharesAGpu(run.deviceBusIds)) {
+  if (run.processes > 1 && coll::gpusOf(run) < run.ranks) {
     out +=
         "# ranks in different processes share a GPU: their kernels take turns on it, so these times say nothing of "
         "speed\n";

@@ -2,7 +2,6 @@
 
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -79,15 +78,9 @@ Params runParams(const json& document, const std::string& path) {
   }
 }
 
-// The GPUs the run's ranks were on (several ranks share a GPU in runs made on a machine with fewer GPUs).
-int gpusOf(const coll::CollRun& run) {
-  if (run.deviceBusIds.empty()) return run.ranks;
-  return static_cast<int>(std::set<std::string>(run.deviceBusIds.begin(), run.deviceBusIds.end()).size());
-}
-
 std::string machineOf(const coll::CollRun& run) {
   const std::string gpu = run.deviceNames.empty() ? "GPU" : run.deviceNames.front();
-  const int gpus = gpusOf(run);
+  const int gpus = coll::gpusOf(run);
   std::string machine = gpus == run.ranks ? fmt::format("{}x {}", run.ranks, gpu)
                                           : fmt::format("{} ranks on {}x {}", run.ranks, gpus, gpu);
   machine += run.processes == 1 ? ", one process" : fmt::format(", {} processes", run.processes);
@@ -126,9 +119,9 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
   measured.origin = path;
   measured.commit = metadataText(saved.generatedBy, "git_commit", path);
   measured.machine = machineOf(run);
-  if (gpusOf(run) != run.ranks) {
+  if (coll::gpusOf(run) != run.ranks) {
     measured.skipped =
-        fmt::format("its {} ranks shared {} GPU(s): the model has a GPU per rank", run.ranks, gpusOf(run));
+        fmt::format("its {} ranks shared {} GPU(s): the model has a GPU per rank", run.ranks, coll::gpusOf(run));
     return measured;
   }
   try {
