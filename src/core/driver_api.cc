@@ -2,6 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "core/cuda_check.hpp"
@@ -63,6 +66,11 @@ const DriverApi& driverApi() {
 }
 
 bool primaryContextActive(int ordinal) noexcept {
+  // A primary context, once made, stays for the process (but for cudaDeviceReset): the answer is kept, so that a
+  // guard's restore on the launch path asks the driver once per device.
+  static std::atomic<std::uint64_t> knownActive{0};
+  const std::uint64_t bit = ordinal >= 0 && ordinal < 64 ? std::uint64_t{1} << ordinal : 0;
+  if ((knownActive.load(std::memory_order_relaxed) & bit) != 0) return true;
   try {
     const DriverApi& api = driverApi();
     CUdevice device = 0;
@@ -70,6 +78,7 @@ bool primaryContextActive(int ordinal) noexcept {
     unsigned int flags = 0;
     int active = 0;
     if (api.devicePrimaryCtxGetState(device, &flags, &active) != CUDA_SUCCESS) return true;
+    if (active != 0) knownActive.fetch_or(bit, std::memory_order_relaxed);
     return active != 0;
   } catch (...) {
     return true;
