@@ -51,9 +51,8 @@ bool checkDirectPath(PointToPoint& p2p, DeviceAccess& device, void* source, void
 ///     0.58, on 4 nodes 0.64 vs 0.49; every 1 MiB call); at 2 MiB (2 nodes) it went either way (all-reduce GPU
 ///     0.63, 0.54, 0.54 against host 0.56, 0.77, 0.57 in calls u11, v1, v2; reduce-scatter within 0.04), and stays
 ///     on the GPU;
-///   - 4 pieces and more (16, 64 MiB) with reductions of 1-2 MiB: the GPU wins on 2, 3 and 4 nodes (64 MiB
-///     all-reduce 0.99 vs 0.71, 0.99 vs 0.81, 0.77 vs 0.61), where the rule by reduction size alone sent 3 and 4
-///     nodes' pieces to the host.
+///   - 2 pieces and more (8-64 MiB) with reductions of 1-2 MiB: the GPU wins on 2, 3 and 4 nodes (64 MiB
+///     all-reduce 0.99 vs 0.71, 0.99 vs 0.81, 0.77 vs 0.61).
 constexpr std::size_t kGpuReduceMinBytes = std::size_t{2} << 20;
 
 /// The bytes of the largest reduction in `plan`, any rank's (so that every rank chooses alike); 0 where it has none.
