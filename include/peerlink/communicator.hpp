@@ -106,7 +106,8 @@ class Communicator {
 
   /// Registers a buffer of each local rank with every rank (as NCCL's window registration): collective, every
   /// rank registers at the same point (buffers[i] of bytes[i] for localRanks()[i]). Afterwards a call whose
-  /// buffers all lie in windows reaches the peers' buffers directly -- no staging copies across processes --
+  /// buffers all lie in windows reaches the peers' buffers directly -- no staging copies across processes; a
+  /// reduce excepted, whose output the other ranks do not know; buffers only the root uses need not be in one --
   /// provided every rank's call uses the same offsets into its window (NCCL's contract for symmetric windows;
   /// ranks that break it read and write wrong places). Across processes a buffer must be cudaMalloc memory of
   /// its rank's GPU (shared as a legacy IPC handle of its allocation). Returns the window's id, the same on

@@ -135,7 +135,7 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
     } else if (const auto registered = state.world.spansProcesses ? coll::registeredSet(state, set) : std::nullopt) {
       // (In one process only the testing switch stages, standing for unregistered buffers.)
       logPathOnce(state, shape, 1, "on registered windows, reaching the peers' buffers directly");
-      coll::launchCollectiveSet(state, registered->set, registered->pointers, capturing);
+      coll::launchRegisteredSet(state, *registered, capturing);
     } else {
       logPathOnce(state, shape, 2, "through the staging windows (buffers not registered)");
       coll::launchStagedSet(state, set, capturing);

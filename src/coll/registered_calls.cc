@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/cuda_check.hpp"
+#include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -65,14 +67,33 @@ void checkSymmetricBuffers(const std::vector<CallArgs>& set, const std::vector<i
   }
 }
 
-std::optional<RegisteredSet> registeredSet(const CommState& state, const std::vector<CallArgs>& set) {
+std::optional<RegisteredCalls> registeredCalls(const std::vector<CallArgs>& set, const std::vector<int>& localRanks) {
+  if (set.empty() || localRanks.empty()) return std::nullopt;
+  const CallArgs& shape = set[static_cast<std::size_t>(localRanks.front())];
+  if (shape.collective == Collective::Reduce) return std::nullopt;
+  RegisteredCalls calls{set, std::nullopt};
+  if (shape.collective != Collective::Broadcast) return calls;
+  for (const int r : localRanks) {
+    CallArgs& call = calls.set[static_cast<std::size_t>(r)];
+    if (r == call.root && call.send != call.recv && call.count > 0) {
+      calls.rootCopy = LocalCopy{r, call.recv, call.send, call.count * dataTypeSize(call.type)};
+    }
+    call.send = call.recv;
+  }
+  return calls;
+}
+
+std::optional<RegisteredSet> registeredSet(const CommState& state, const std::vector<CallArgs>& callerSet) {
   if (state.windows.empty()) return std::nullopt;
+  std::optional<RegisteredCalls> calls = registeredCalls(callerSet, state.localRanks());
+  if (!calls) return std::nullopt;
+  const std::vector<CallArgs>& set = calls->set;
   const int lead = state.localRanks().front();
   std::optional<WindowHit> send;
   std::optional<WindowHit> recv;
   for (const int r : state.localRanks()) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    // Every buffer the call names, ignored ones too: their offsets stand for the root's.
+    // Every buffer the call names; registeredCalls left only those every rank uses.
     const std::size_t sendElements =
         std::max(sendElementsOf(call.collective, state.nranks, call.count, call.root, call.root), std::size_t{1});
     const std::size_t recvElements =
@@ -98,7 +119,16 @@ std::optional<RegisteredSet> registeredSet(const CommState& state, const std::ve
     full[p].send = leads.send[p];
     full[p].recv = leads.recv[p];
   }
-  return RegisteredSet{std::move(full), SetPointers(std::move(tables))};
+  return RegisteredSet{std::move(full), SetPointers(std::move(tables)), calls->rootCopy};
+}
+
+void launchRegisteredSet(CommState& state, const RegisteredSet& registered, bool capturing) {
+  if (const std::optional<LocalCopy>& copy = registered.rootCopy) {
+    const CallArgs& call = registered.set[static_cast<std::size_t>(copy->rank)];
+    DeviceGuard guard(state.devices[static_cast<std::size_t>(copy->rank)]);
+    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(copy->to, copy->from, copy->bytes, cudaMemcpyDeviceToDevice, call.stream));
+  }
+  launchCollectiveSet(state, registered.set, registered.pointers, capturing);
 }
 
 }  // namespace peerlink::coll

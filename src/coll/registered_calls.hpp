@@ -12,18 +12,44 @@
 
 namespace peerlink::coll {
 
+/// A copy on one local rank's stream before the kernel.
+struct LocalCopy {
+  int rank = -1;
+  void* to = nullptr;
+  const void* from = nullptr;
+  std::size_t bytes = 0;
+};
+
+/// The local ranks' calls as the registered path reads them, from the buffers every rank uses: the choice of path
+/// must follow from what every rank knows, or the root would go one way and the others another, to meet only at
+/// the deadline. The buffers only the root uses are unknown to the others (NCCL lets them pass anything there,
+/// NULL too):
+/// - a broadcast reads the root's input from the root's output (every rank's send becomes its recv), where the root
+///   first copies it when it calls out of place (`rootCopy`);
+/// - a reduce has no registered form (nullopt): its two-shot kernel stores into the root's output from the other
+///   ranks, which cannot know where it lies; it goes through the staging windows.
+/// Every other collective's buffers are every rank's, and pass unchanged.
+struct RegisteredCalls {
+  std::vector<CallArgs> set;
+  std::optional<LocalCopy> rootCopy;
+};
+std::optional<RegisteredCalls> registeredCalls(const std::vector<CallArgs>& set, const std::vector<int>& localRanks);
+
 /// A set on registered windows: every rank's call, another process's ranks' buffers as the first local rank's GPU
-/// addresses them (what the kernel choice's facts come from), and each local rank's table.
+/// addresses them (what the kernel choice's facts come from), each local rank's table, and the root's copy.
 struct RegisteredSet {
   std::vector<CallArgs> set;
   SetPointers pointers;
+  std::optional<LocalCopy> rootCopy;
 };
 
-/// The set with every rank's buffers filled in, when every buffer the local ranks pass (a broadcast's send off
-/// the root and a reduce's recv off the root included: the contract is the same offsets on every rank) lies in
-/// a registered window; nullopt otherwise (the call then goes through the staging windows). Error(InvalidUsage)
+/// The set with every rank's buffers filled in, when every buffer registeredCalls keeps lies in a registered window
+/// on every local rank; nullopt otherwise (the call then goes through the staging windows). Error(InvalidUsage)
 /// where they lie in windows but not at the same offsets on every local rank (checkSymmetricBuffers).
 std::optional<RegisteredSet> registeredSet(const CommState& state, const std::vector<CallArgs>& set);
+
+/// Launches a registered set: the root's copy, then the kernel (launchCollectiveSet).
+void launchRegisteredSet(CommState& state, const RegisteredSet& registered, bool capturing);
 
 /// Throws Error(InvalidUsage) naming the rank unless every rank of `localRanks` passed its buffers where the other
 /// processes will reach them: at the first local rank `lead`'s window and offsets (`send`, `recv`), in place at

@@ -373,5 +373,75 @@ TEST(RegisteredTable, LocalRanksOffTheLeadsOffsetsAreRefused) {
                Error);
 }
 
+// registeredCalls: the path follows from the buffers every rank uses, whatever a rank passes where the API ignores it.
+std::vector<CallArgs> rootedSet(const TableWorld& world, Collective collective, int root) {
+  std::vector<CallArgs> set = world.set(collective, 100, 128, 32768 + 64);
+  for (CallArgs& call : set) call.root = root;
+  return set;
+}
+
+TEST(RegisteredCalls, AReduceGoesThroughTheStagingWindowsWhateverItsRootPasses) {
+  const TableWorld world;
+  const std::vector<int> local = {0, 1};
+  for (const int root : {0, 1, 2}) {
+    std::vector<CallArgs> set = rootedSet(world, Collective::Reduce, root);
+    EXPECT_FALSE(registeredCalls(set, local).has_value()) << "root " << root;
+    for (const int r : local) {
+      if (r != root) set[static_cast<std::size_t>(r)].recv = nullptr;  // NCCL lets the others pass NULL
+    }
+    EXPECT_FALSE(registeredCalls(set, local).has_value()) << "root " << root << ", NULL recv off the root";
+  }
+}
+
+TEST(RegisteredCalls, ABroadcastReadsTheRootsInputFromItsOutputWhateverTheOthersPassAsInput) {
+  const TableWorld world;
+  const std::vector<int> local = {0, 1};
+  for (const int root : {0, 1, 2}) {
+    std::vector<CallArgs> set = rootedSet(world, Collective::Broadcast, root);
+    for (const int r : local) {
+      if (r != root) set[static_cast<std::size_t>(r)].send = nullptr;
+    }
+    const auto calls = registeredCalls(set, local);
+    ASSERT_TRUE(calls.has_value()) << "root " << root;
+    for (const int r : local) {
+      const auto i = static_cast<std::size_t>(r);
+      EXPECT_EQ(calls->set[i].send, set[i].recv) << "root " << root << ", rank " << r;
+      EXPECT_EQ(calls->set[i].recv, set[i].recv) << "root " << root << ", rank " << r;
+    }
+    if (root >= 2) {
+      EXPECT_FALSE(calls->rootCopy.has_value()) << "the root is another process's";
+      continue;
+    }
+    // Out of place, the root copies its input into its output first.
+    ASSERT_TRUE(calls->rootCopy.has_value()) << "root " << root;
+    const auto i = static_cast<std::size_t>(root);
+    EXPECT_EQ(calls->rootCopy->rank, root);
+    EXPECT_EQ(calls->rootCopy->from, set[i].send);
+    EXPECT_EQ(calls->rootCopy->to, set[i].recv);
+    EXPECT_EQ(calls->rootCopy->bytes, 100 * sizeof(float));
+    // In place it has nothing to copy.
+    set[i].send = set[i].recv;
+    const auto inPlace = registeredCalls(set, local);
+    ASSERT_TRUE(inPlace.has_value());
+    EXPECT_FALSE(inPlace->rootCopy.has_value()) << "root " << root << " in place";
+  }
+}
+
+TEST(RegisteredCalls, CollectivesWhoseBuffersAreEveryRanksPassUnchanged) {
+  const TableWorld world;
+  const std::vector<int> local = {0, 1};
+  for (const Collective collective :
+       {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll}) {
+    const std::vector<CallArgs> set = world.set(collective, 100, 128, 32768 + 64);
+    const auto calls = registeredCalls(set, local);
+    ASSERT_TRUE(calls.has_value()) << collectiveName(collective);
+    EXPECT_FALSE(calls->rootCopy.has_value()) << collectiveName(collective);
+    for (std::size_t r = 0; r < set.size(); ++r) {
+      EXPECT_EQ(calls->set[r].send, set[r].send) << collectiveName(collective) << ", rank " << r;
+      EXPECT_EQ(calls->set[r].recv, set[r].recv) << collectiveName(collective) << ", rank " << r;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace peerlink::coll

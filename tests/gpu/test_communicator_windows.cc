@@ -1,8 +1,9 @@
 // Registered windows in a world of processes that each drive several ranks (2 processes x 2 ranks; with one GPU all
 // four share it through PEERLINK_COLL_SHARE_GPUS): every collective on buffers inside the windows, in place and out
-// of place, eager and captured in a CUDA graph replayed with new inputs, against the host reference; the COLL log
-// shows each collective went on the registered windows (or, where the kernel chosen touches only the callers' own
-// buffers and the peers' arenas, on those) and none through the staging windows. Then the mappings:
+// of place (a broadcast and a reduce also with NULL where the API ignores a buffer off the root), eager and captured
+// in a CUDA graph replayed with new inputs, against the host reference; the COLL log shows each collective went on
+// the registered windows (or, where the kernel chosen touches only the callers' own buffers and the peers' arenas,
+// on those) and none but a reduce through the staging windows. Then the mappings:
 // each other process's allocation opened once per GPU of the process (ranks sharing a GPU share it, windows in one
 // allocation share it), and every one closed once no window uses it.
 //
@@ -73,28 +74,31 @@ class StderrCapture {
 
 // How a collective of the test goes across processes: on the callers' own buffers where the kernel every rank
 // chooses touches only them and the peers' arenas (a ring reduce, say: describeChoice tells), else on the registered
-// windows -- never through the staging windows.
+// windows -- a reduce through the staging windows.
 struct ExpectedPath {
   Collective collective;
   const char* phrase;  // the COLL log's words for the way
 };
 constexpr const char* kRegisteredWay = "on registered windows";
 constexpr const char* kOwnBuffersWay = "on the callers' own buffers";
+constexpr const char* kStagedWay = "through the staging windows";
 
-// "" when the COLL log shows each collective going the way `expected` says and no call through the staging
+// "" when the COLL log shows each collective going the way `expected` says and no other call through the staging
 // windows; else what it shows instead.
 std::string pathsInLog(const std::string& log, const std::vector<ExpectedPath>& expected) {
   std::set<std::string> seen;
   std::istringstream lines(log);
   for (std::string line; std::getline(lines, line);) {
     if (line.find("across processes:") == std::string::npos) continue;
-    if (line.find("through the staging windows") != std::string::npos) return "a call was staged: " + line;
+    bool expectedWay = false;
     for (const ExpectedPath& path : expected) {
       const std::string name = std::string(" COLL ") + collectiveName(path.collective) + " of ";
       if (line.find(name) != std::string::npos && line.find(path.phrase) != std::string::npos) {
         seen.insert(collectiveName(path.collective));
+        expectedWay = true;
       }
     }
+    if (!expectedWay && line.find(kStagedWay) != std::string::npos) return "a call was staged: " + line;
   }
   for (const ExpectedPath& path : expected) {
     if (seen.count(collectiveName(path.collective)) == 0) {
@@ -126,16 +130,24 @@ struct RankWindows {
   unsigned char* base(std::size_t index) const { return static_cast<unsigned char*>(bases[index]); }
 };
 
+// How a call passes its buffers: apart, in place, or apart with NULL where the API ignores a buffer (a broadcast's
+// send and a reduce's recv off the root).
+enum class Pairing { Apart, InPlace, NullIgnored };
+
 // The send and recv of local rank `rank` (local index `index`) for a call, as the API pairs them in place.
 struct CallBuffers {
   unsigned char* send = nullptr;
   unsigned char* recv = nullptr;
 };
-CallBuffers buffersOf(const RankWindows& windows, std::size_t index, int rank, Collective collective, bool inPlace,
-                      std::size_t blockBytes) {
+CallBuffers buffersOf(const RankWindows& windows, std::size_t index, int rank, Collective collective, Pairing pairing,
+                      std::size_t blockBytes, int root) {
   unsigned char* base = windows.base(index);
   CallBuffers buffers{base, base + RankWindows::kRegion};
-  if (!inPlace) return buffers;
+  if (pairing == Pairing::NullIgnored && rank != root) {
+    if (collective == Collective::Broadcast) buffers.send = nullptr;
+    if (collective == Collective::Reduce) buffers.recv = nullptr;
+  }
+  if (pairing != Pairing::InPlace) return buffers;
   buffers.recv = base;
   if (collective == Collective::AllGather) buffers.send = base + blockBytes * static_cast<std::size_t>(rank);
   if (collective == Collective::ReduceScatter) buffers.recv = base + blockBytes * static_cast<std::size_t>(rank);
@@ -168,19 +180,22 @@ std::size_t callCount(const Communicator& comm) {
 // replayed `replays` times, each run with new inputs (the recv regions poisoned before it) checked on every local
 // rank against the host reference. "" or the first difference.
 std::string runOnWindows(Communicator& comm, const RankWindows& windows, const std::vector<Stream>& streams,
-                         Collective collective, bool inPlace, int replays, std::uint64_t seed) {
+                         Collective collective, Pairing pairing, int replays, std::uint64_t seed) {
   const int n = comm.size();
   const std::vector<int> local = comm.localRanks();
   const DataType type = DataType::F32;
   const std::size_t size = dataTypeSize(type);
   const std::size_t count = callCount(comm);
   const int root = static_cast<int>(seed % static_cast<std::uint64_t>(n));
+  const bool inPlace = pairing == Pairing::InPlace;
   const std::string what = std::string(collectiveName(collective)) + (inPlace ? " in place" : "") +
+                           (pairing == Pairing::NullIgnored ? " with NULL off the root" : "") +
                            (replays > 0 ? " in a graph" : " eager") + " on registered windows";
   const auto callAll = [&] {
     for (std::size_t i = 0; i < local.size(); ++i) {
-      callCollective(comm, collective, local[i], buffersOf(windows, i, local[i], collective, inPlace, count * size),
-                     count, root, streams[static_cast<std::size_t>(local[i])].get());
+      callCollective(comm, collective, local[i],
+                     buffersOf(windows, i, local[i], collective, pairing, count * size, root), count, root,
+                     streams[static_cast<std::size_t>(local[i])].get());
     }
   };
   cudaGraphExec_t exec = replays > 0 ? captureAll(comm, streams, callAll) : nullptr;
@@ -193,11 +208,12 @@ std::string runOnWindows(Communicator& comm, const RankWindows& windows, const s
     }
     const auto expected = coll::hostReduceReference(collective, type, ReduceOp::Sum, n, count, root, inputs);
     for (std::size_t i = 0; i < local.size(); ++i) {
-      const CallBuffers buffers = buffersOf(windows, i, local[i], collective, inPlace, count * size);
+      const CallBuffers buffers = buffersOf(windows, i, local[i], collective, pairing, count * size, root);
       DeviceGuard guard(comm.device(local[i]));
-      if (!inPlace) PEERLINK_CUDA_CHECK(cudaMemset(buffers.recv, 0xFF, RankWindows::kRegion));
+      if (!inPlace && buffers.recv != nullptr)
+        PEERLINK_CUDA_CHECK(cudaMemset(buffers.recv, 0xFF, RankWindows::kRegion));
       const coll::Bytes& mine = inputs[static_cast<std::size_t>(local[i])];
-      if (!mine.empty()) copyToDevice(buffers.send, mine.data(), mine.size());
+      if (!mine.empty() && buffers.send != nullptr) copyToDevice(buffers.send, mine.data(), mine.size());
       PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());  // the poison lands before the ranks' streams run
     }
     if (exec != nullptr) {
@@ -210,7 +226,7 @@ std::string runOnWindows(Communicator& comm, const RankWindows& windows, const s
     for (std::size_t i = 0; i < local.size() && problem.empty(); ++i) {
       const coll::Bytes& want = expected[static_cast<std::size_t>(local[i])];
       coll::Bytes got(want.size());
-      const CallBuffers buffers = buffersOf(windows, i, local[i], collective, inPlace, count * size);
+      const CallBuffers buffers = buffersOf(windows, i, local[i], collective, pairing, count * size, root);
       if (!got.empty()) PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), buffers.recv, got.size(), cudaMemcpyDeviceToHost));
       if (const auto mismatch = coll::findMismatch(type, coll::tolerance(type, ReduceOp::Sum, n, 1.5), want, got)) {
         problem = what + " (run " + std::to_string(run) + "): rank " + std::to_string(local[i]) + ": " + *mismatch;
@@ -244,11 +260,15 @@ int everyCollectiveOnWindows(Communicator& comm, int first) {
       return fail(first, std::string(collectiveName(collective)) +
                              " would not reach the peers' buffers: " + comm.describeChoice(collective, bytes));
     }
-    paths.push_back({collective, ownBuffers ? kOwnBuffersWay : kRegisteredWay});
-    for (const bool inPlace : {false, true}) {
-      if (inPlace && collective == Collective::AllToAll) continue;
+    // A reduce's output is the root's alone: no other rank knows where it lies, so it is staged.
+    const char* way = ownBuffers ? kOwnBuffersWay : collective == Collective::Reduce ? kStagedWay : kRegisteredWay;
+    paths.push_back({collective, way});
+    const bool rooted = collective == Collective::Broadcast || collective == Collective::Reduce;
+    for (const Pairing pairing : {Pairing::Apart, Pairing::InPlace, Pairing::NullIgnored}) {
+      if (pairing == Pairing::InPlace && collective == Collective::AllToAll) continue;
+      if (pairing == Pairing::NullIgnored && !rooted) continue;
       for (const int replays : {0, 2}) {
-        const std::string problem = runOnWindows(comm, windows, streams, collective, inPlace, replays, ++seed);
+        const std::string problem = runOnWindows(comm, windows, streams, collective, pairing, replays, ++seed);
         if (!problem.empty()) {
           log.echoWhenDone();
           return fail(first, problem);
@@ -301,7 +321,8 @@ int mappingsFollowTheWindows(Communicator& comm, int first) {
     const int recvs = comm.registerWindow(recvHalves, halves);
     if (open() != expected) return fail(first, "a second window in the same allocations opened them again");
     const std::vector<Stream> streams = rankStreams(comm);
-    const std::string problem = runOnWindows(comm, windows, streams, Collective::AllReduce, false, 0, 7 + cycle);
+    const std::string problem =
+        runOnWindows(comm, windows, streams, Collective::AllReduce, Pairing::Apart, 0, 7 + cycle);
     if (!problem.empty()) return fail(first, problem);
     comm.deregisterWindow(sends);
     if (open() != expected) return fail(first, "the mappings closed while a window still uses them");
@@ -337,7 +358,7 @@ int aWindowOneProcessCannotShare(Communicator& comm, int first) {
   const std::size_t open = coll::CommunicatorAccess::openWindowMappings(comm);
   if (open != 0) return fail(first, std::to_string(open) + " mappings kept after a registration that failed");
   const std::vector<Stream> streams = rankStreams(comm);
-  const std::string problem = runOnWindows(comm, windows, streams, Collective::AllReduce, false, 0, 91);
+  const std::string problem = runOnWindows(comm, windows, streams, Collective::AllReduce, Pairing::Apart, 0, 91);
   return problem.empty() ? kOk : fail(first, "after the failed registration: " + problem);
 }
 
