@@ -21,7 +21,8 @@ std::atomic<std::uint64_t> nextShimId{1};
 Shim::Shim(ShimParts parts) : id_(nextShimId++), parts_(std::move(parts)) {}
 
 Shim::~Shim() {
-  std::vector<ncclComm*> left(live_.begin(), live_.end());
+  std::vector<ncclComm*> left;
+  for (const auto& entry : live_) left.push_back(entry.first);
   for (ncclComm* handle : left) dropHandle(handle);
 }
 
@@ -65,24 +66,28 @@ ncclResult_t Shim::fail(ncclComm_t comm, const Failure& failure) noexcept {
 }
 
 ncclComm* Shim::newHandle() {
-  auto handle = std::make_unique<ncclComm>();
+  Lease handle(new ncclComm, &Shim::releaseHandle);
+  ncclComm* raw = handle.get();
   const std::unique_lock<std::shared_mutex> lock(registryMutex_);
-  live_.insert(handle.get());
-  return handle.release();
+  live_.emplace(raw, std::move(handle));
+  return raw;
 }
 
-ncclComm* Shim::require(ncclComm_t comm, const char* call, bool ready) {
+Shim::Lease Shim::require(ncclComm_t comm, const char* call, bool ready) {
   if (comm == nullptr) throw ApiError(ncclInvalidArgument, "the communicator is NULL");
+  Lease lease;
   {
     const std::shared_lock<std::shared_mutex> lock(registryMutex_);
-    if (live_.count(comm) == 0) {
+    const auto found = live_.find(comm);
+    if (found == live_.end()) {
       throw ApiError(ncclInvalidArgument,
                      fmt::format("{} is not a communicator: never created, or already destroyed or aborted",
                                  static_cast<const void*>(comm)));
     }
+    lease = found->second;
   }
   settle(comm);
-  if (!ready) return comm;
+  if (!ready) return lease;
   const std::lock_guard<std::mutex> lock(comm->mutex);
   switch (comm->stage) {
     case ncclComm::Stage::Creating:
@@ -95,7 +100,7 @@ ncclComm* Shim::require(ncclComm_t comm, const char* call, bool ready) {
   if (comm->finalized) {
     throw ApiError(ncclInvalidUsage, fmt::format("{} after ncclCommFinalize: only ncclCommDestroy may follow", call));
   }
-  return comm;
+  return lease;
 }
 
 void Shim::settle(ncclComm* handle) {
@@ -138,10 +143,14 @@ void Shim::adoptReal(ncclComm* handle, ncclComm_t real, const std::string& why) 
           why);
 }
 
-void Shim::dropHandle(ncclComm* handle) {
+bool Shim::dropHandle(ncclComm* handle) {
+  Lease held;  // let go last, after the registry's lock
   {
     const std::unique_lock<std::shared_mutex> lock(registryMutex_);
-    live_.erase(handle);
+    const auto found = live_.find(handle);
+    if (found == live_.end()) return false;
+    held = std::move(found->second);
+    live_.erase(found);
   }
   GroupState& group = thread().group;
   group.creations.erase(std::remove_if(group.creations.begin(), group.creations.end(),
@@ -153,10 +162,17 @@ void Shim::dropHandle(ncclComm* handle) {
     } catch (...) {  // the handle goes anyway; the world only fails the others' calls sooner
     }
   }
+  return true;
+}
+
+void Shim::releaseHandle(ncclComm* handle) noexcept {
   for (void* registration : handle->registrations) delete static_cast<LocalRegistration*>(registration);
   for (Window* window : handle->windows) delete window;
-  logInfo(LogSubsys::Coll, "NCCL API: communicator {} rank {}: {} calls served by peerlink, {} by the real NCCL",
-          static_cast<const void*>(handle), handle->rank, handle->served.load(), handle->forwarded.load());
+  try {
+    logInfo(LogSubsys::Coll, "NCCL API: communicator {} rank {}: {} calls served by peerlink, {} by the real NCCL",
+            static_cast<const void*>(handle), handle->rank, handle->served.load(), handle->forwarded.load());
+  } catch (...) {  // out of memory for the line: nothing to report it to
+  }
   delete handle;
 }
 
@@ -249,7 +265,7 @@ void Shim::resetDebugInit() {
 
 ncclResult_t Shim::commGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
   return run("ncclCommGetAsyncError", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommGetAsyncError", false);
+    const Lease handle = require(comm, "ncclCommGetAsyncError", false);
     if (error == nullptr) throw ApiError(ncclInvalidArgument, "asyncError is NULL");
     std::shared_ptr<NativeWorld> world;
     {
@@ -265,7 +281,7 @@ ncclResult_t Shim::commGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
       world = handle->world;
     }
     if (handle->real != nullptr) {
-      return forwarded(handle, parts_.real->commGetAsyncError(handle->real, error));
+      return forwarded(handle.get(), parts_.real->commGetAsyncError(handle->real, error));
     }
     const std::optional<Error> failure = world->backend().asyncError();
     *error = failure ? resultOf(failure->code()) : ncclSuccess;
@@ -279,9 +295,9 @@ ncclResult_t Shim::commGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
 
 ncclResult_t Shim::commCount(ncclComm_t comm, int* count) {
   return run("ncclCommCount", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommCount");
+    const Lease handle = require(comm, "ncclCommCount");
     if (count == nullptr) throw ApiError(ncclInvalidArgument, "count is NULL");
-    if (handle->real != nullptr) return forwarded(handle, parts_.real->commCount(handle->real, count));
+    if (handle->real != nullptr) return forwarded(handle.get(), parts_.real->commCount(handle->real, count));
     *count = handle->nranks;
     return ncclSuccess;
   });
@@ -289,10 +305,10 @@ ncclResult_t Shim::commCount(ncclComm_t comm, int* count) {
 
 ncclResult_t Shim::commCuDevice(ncclComm_t comm, int* device) {
   return run("ncclCommCuDevice", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommCuDevice");
+    const Lease handle = require(comm, "ncclCommCuDevice");
     if (device == nullptr) throw ApiError(ncclInvalidArgument, "device is NULL");
     if (handle->real != nullptr) {
-      return forwarded(handle, parts_.real->commCuDevice(handle->real, device));
+      return forwarded(handle.get(), parts_.real->commCuDevice(handle->real, device));
     }
     *device = handle->device;
     return ncclSuccess;
@@ -301,10 +317,10 @@ ncclResult_t Shim::commCuDevice(ncclComm_t comm, int* device) {
 
 ncclResult_t Shim::commUserRank(ncclComm_t comm, int* rank) {
   return run("ncclCommUserRank", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommUserRank");
+    const Lease handle = require(comm, "ncclCommUserRank");
     if (rank == nullptr) throw ApiError(ncclInvalidArgument, "rank is NULL");
     if (handle->real != nullptr) {
-      return forwarded(handle, parts_.real->commUserRank(handle->real, rank));
+      return forwarded(handle.get(), parts_.real->commUserRank(handle->real, rank));
     }
     *rank = handle->rank;
     return ncclSuccess;

@@ -22,6 +22,7 @@
 #include <shared_mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <variant>
 #include <vector>
@@ -161,15 +162,24 @@ class Shim {
   ThreadState& thread();
   const ApiSettings& settings() const;
   RealNccl& realOrThrow(const char* call) const;
+  /// A call's hold on a handle: the handle lives until the last hold is let go, so a thread that destroys or aborts
+  /// a communicator while another is inside a call on it (PyTorch's watchdog aborts from its own thread) frees it
+  /// only once that call returns -- which it does at once, with the abort's error.
+  using Lease = std::shared_ptr<ncclComm>;
   /// The handle behind `comm`: Error(ncclInvalidArgument) for NULL or a pointer that is no live handle; for
   /// `ready`, also a failure for one still being created, one whose creation failed, or one finalized.
-  ncclComm* require(ncclComm_t comm, const char* call, bool ready = true);
+  Lease require(ncclComm_t comm, const char* call, bool ready = true);
   /// A Creating handle whose split finished becomes Ready or Failed.
   void settle(ncclComm* handle);
+  /// A new live handle; the registry holds it until dropHandle.
   ncclComm* newHandle();
   void adopt(ncclComm* handle, const std::shared_ptr<NativeWorld>& world, int rank, const std::string& why);
   void adoptReal(ncclComm* handle, ncclComm_t real, const std::string& why);
-  void dropHandle(ncclComm* handle);
+  /// Takes the handle out of the registry (no call can find it any more), out of this thread's group, and its rank
+  /// out of its world; what it owns goes with the last lease (releaseHandle). False, doing nothing, where another
+  /// thread's destroy or abort took it first.
+  bool dropHandle(ncclComm* handle);
+  static void releaseHandle(ncclComm* handle) noexcept;
   void openRealGroup();
   /// The real NCCL for a forwarded call, its group opened first when this thread is inside one of ours.
   RealNccl& realInGroup();
@@ -194,7 +204,7 @@ class Shim {
   const std::uint64_t id_;
   ShimParts parts_;
   mutable std::shared_mutex registryMutex_;
-  std::unordered_set<ncclComm*> live_;
+  std::unordered_map<ncclComm*, Lease> live_;
   std::mutex idsMutex_;
   std::vector<UniqueId> idsCreating_;  // native worlds being created in this process, by id
   std::mutex allocationsMutex_;

@@ -66,15 +66,15 @@ void Shim::joinPeerGroup(const std::shared_ptr<NativeWorld>& world) {
 ncclResult_t Shim::reduction(const char* call, Collective collective, const void* send, void* recv, std::size_t count,
                              ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   return run(call, comm, [&] {
-    ncclComm* handle = require(comm, call);
+    const Lease handle = require(comm, call);
     if (handle->real != nullptr) {
       RealNccl& real = realInGroup();
       switch (collective) {
         case Collective::AllReduce:
-          return forwarded(handle, real.allReduce(send, recv, count, type, op, handle->real, stream));
+          return forwarded(handle.get(), real.allReduce(send, recv, count, type, op, handle->real, stream));
         case Collective::Reduce:
-          return forwarded(handle, real.reduce(send, recv, count, type, op, root, handle->real, stream));
-        default: return forwarded(handle, real.reduceScatter(send, recv, count, type, op, handle->real, stream));
+          return forwarded(handle.get(), real.reduce(send, recv, count, type, op, root, handle->real, stream));
+        default: return forwarded(handle.get(), real.reduceScatter(send, recv, count, type, op, handle->real, stream));
       }
     }
     typeOrThrow(type);
@@ -117,7 +117,7 @@ ncclResult_t Shim::reduction(const char* call, Collective collective, const void
     args.stream = stream;
     args.ncclType = type;
     args.plan = std::get<CallPlan>(plan);
-    submit(handle, args);
+    submit(handle.get(), args);
     return ncclSuccess;
   });
 }
@@ -126,17 +126,17 @@ ncclResult_t Shim::copyCollective(const char* call, Collective collective, const
                                   std::size_t count, ncclDataType_t type, int root, ncclComm_t comm,
                                   cudaStream_t stream) {
   return run(call, comm, [&] {
-    ncclComm* handle = require(comm, call);
+    const Lease handle = require(comm, call);
     if (handle->real != nullptr) {
       RealNccl& real = realInGroup();
       switch (collective) {
         case Collective::Broadcast:
-          return forwarded(handle, real.broadcast(send, recv, count, type, root, handle->real, stream));
+          return forwarded(handle.get(), real.broadcast(send, recv, count, type, root, handle->real, stream));
         case Collective::AllGather:
-          return forwarded(handle, real.allGather(send, recv, count, type, handle->real, stream));
+          return forwarded(handle.get(), real.allGather(send, recv, count, type, handle->real, stream));
         default:
           if (real.allToAll == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclAlltoAll");
-          return forwarded(handle, real.allToAll(send, recv, count, type, handle->real, stream));
+          return forwarded(handle.get(), real.allToAll(send, recv, count, type, handle->real, stream));
       }
     }
     const TypeInfo info = typeOrThrow(type);
@@ -161,7 +161,7 @@ ncclResult_t Shim::copyCollective(const char* call, Collective collective, const
     if (collective == Collective::AllToAll && overlaps(send, recv, n * count * info.bytes)) {
       args.plan = planInPlaceAllToAll(count, handle->nranks, info.carrier, info.bytes);
     }
-    submit(handle, args);
+    submit(handle.get(), args);
     return ncclSuccess;
   });
 }
@@ -169,12 +169,12 @@ ncclResult_t Shim::copyCollective(const char* call, Collective collective, const
 ncclResult_t Shim::rooted(const char* call, bool gathering, const void* send, void* recv, std::size_t count,
                           ncclDataType_t type, int root, ncclComm_t comm, cudaStream_t stream) {
   return run(call, comm, [&] {
-    ncclComm* handle = require(comm, call);
+    const Lease handle = require(comm, call);
     if (handle->real != nullptr) {
       RealNccl& real = realInGroup();
       auto* function = gathering ? real.gather : real.scatter;
       if (function == nullptr) throw ApiError(ncclInvalidUsage, fmt::format("the real NCCL has no {}", call));
-      return forwarded(handle, function(send, recv, count, type, root, handle->real, stream));
+      return forwarded(handle.get(), function(send, recv, count, type, root, handle->real, stream));
     }
     const TypeInfo info = typeOrThrow(type);
     checkRank(root, handle->nranks, "root");
@@ -223,11 +223,11 @@ ncclResult_t Shim::rooted(const char* call, bool gathering, const void* send, vo
 ncclResult_t Shim::pointToPoint(const char* call, bool sending, void* buffer, std::size_t count, ncclDataType_t type,
                                 int peer, ncclComm_t comm, cudaStream_t stream) {
   return run(call, comm, [&] {
-    ncclComm* handle = require(comm, call);
+    const Lease handle = require(comm, call);
     if (handle->real != nullptr) {
       RealNccl& real = realInGroup();
-      return forwarded(handle, sending ? real.send(buffer, count, type, peer, handle->real, stream)
-                                       : real.recv(buffer, count, type, peer, handle->real, stream));
+      return forwarded(handle.get(), sending ? real.send(buffer, count, type, peer, handle->real, stream)
+                                             : real.recv(buffer, count, type, peer, handle->real, stream));
     }
     const TypeInfo info = typeOrThrow(type);
     checkRank(peer, handle->nranks, "peer");

@@ -276,7 +276,7 @@ ncclResult_t Shim::commInitAll(ncclComm_t* comms, int ndev, const int* devices) 
 
 ncclResult_t Shim::commSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, const ncclConfig_t* config) {
   return run("ncclCommSplit", comm, [&] {
-    ncclComm* parent = require(comm, "ncclCommSplit");
+    const Lease parent = require(comm, "ncclCommSplit");
     if (newcomm == nullptr) throw ApiError(ncclInvalidArgument, "newcomm is NULL");
     *newcomm = nullptr;
     if (color < 0 && color != NCCL_SPLIT_NOCOLOR) {
@@ -285,7 +285,8 @@ ncclResult_t Shim::commSplit(ncclComm_t comm, int color, int key, ncclComm_t* ne
     const CommConfig parsed = configOrThrow(config);
     if (parent->real != nullptr) {
       ncclComm_t real = nullptr;
-      forwarded(parent, realInGroup().commSplit(parent->real, color, key, &real, const_cast<ncclConfig_t*>(config)));
+      forwarded(parent.get(),
+                realInGroup().commSplit(parent->real, color, key, &real, const_cast<ncclConfig_t*>(config)));
       if (real != nullptr) {
         ncclComm* handle = newHandle();
         handle->name = parsed.name;
@@ -318,7 +319,7 @@ ncclResult_t Shim::commSplit(ncclComm_t comm, int color, int key, ncclComm_t* ne
 ncclResult_t Shim::commShrink(ncclComm_t comm, int* exclude, int excludeCount, ncclComm_t* newcomm,
                               const ncclConfig_t* config, int flags) {
   return run("ncclCommShrink", comm, [&] {
-    ncclComm* parent = require(comm, "ncclCommShrink");
+    const Lease parent = require(comm, "ncclCommShrink");
     if (newcomm == nullptr) throw ApiError(ncclInvalidArgument, "newcomm is NULL");
     if (parent->real == nullptr) {
       throw ApiError(ncclInvalidUsage,
@@ -327,8 +328,8 @@ ncclResult_t Shim::commShrink(ncclComm_t comm, int* exclude, int excludeCount, n
     }
     if (parts_.real->commShrink == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommShrink");
     ncclComm_t real = nullptr;
-    forwarded(parent, realInGroup().commShrink(parent->real, exclude, excludeCount, &real,
-                                               const_cast<ncclConfig_t*>(config), flags));
+    forwarded(parent.get(), realInGroup().commShrink(parent->real, exclude, excludeCount, &real,
+                                                     const_cast<ncclConfig_t*>(config), flags));
     *newcomm = nullptr;
     if (real != nullptr) {
       ncclComm* handle = newHandle();
@@ -341,19 +342,19 @@ ncclResult_t Shim::commShrink(ncclComm_t comm, int* exclude, int excludeCount, n
 
 ncclResult_t Shim::commRevoke(ncclComm_t comm, int flags) {
   return run("ncclCommRevoke", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommRevoke");
+    const Lease handle = require(comm, "ncclCommRevoke");
     if (handle->real == nullptr) {
       throw ApiError(ncclInvalidUsage, "peerlink's communicator has no revoke: ncclCommAbort stops its calls at once");
     }
     if (parts_.real->commRevoke == nullptr) throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommRevoke");
-    return forwarded(handle, parts_.real->commRevoke(handle->real, flags));
+    return forwarded(handle.get(), parts_.real->commRevoke(handle->real, flags));
   });
 }
 
 ncclResult_t Shim::commFinalize(ncclComm_t comm) {
   return run("ncclCommFinalize", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommFinalize");
-    if (handle->real != nullptr) return forwarded(handle, parts_.real->commFinalize(handle->real));
+    const Lease handle = require(comm, "ncclCommFinalize");
+    if (handle->real != nullptr) return forwarded(handle.get(), parts_.real->commFinalize(handle->real));
     // Every call of peerlink's is on the caller's streams already: nothing is held back to flush.
     const std::lock_guard<std::mutex> lock(handle->mutex);
     handle->finalized = true;
@@ -361,33 +362,40 @@ ncclResult_t Shim::commFinalize(ncclComm_t comm) {
   });
 }
 
+namespace {
+
+// Of two threads destroying or aborting one handle at once, the one that came second.
+constexpr const char* kTakenByAnotherThread =
+    "the communicator was destroyed or aborted by another thread while this call began";
+
+}  // namespace
+
 ncclResult_t Shim::commDestroy(ncclComm_t comm) {
   return run("ncclCommDestroy", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommDestroy", false);
-    ncclResult_t result = ncclSuccess;
-    if (handle->real != nullptr) result = parts_.real->commDestroy(handle->real);
+    const Lease handle = require(comm, "ncclCommDestroy", false);
     // The world ends with its last handle; this one's part ends here without waiting for the others.
-    dropHandle(handle);
-    return result;
+    if (!dropHandle(handle.get())) throw ApiError(ncclInvalidArgument, kTakenByAnotherThread);
+    return handle->real != nullptr ? parts_.real->commDestroy(handle->real) : ncclSuccess;
   });
 }
 
 ncclResult_t Shim::commAbort(ncclComm_t comm) {
   return run("ncclCommAbort", comm, [&] {
-    ncclComm* handle = require(comm, "ncclCommAbort", false);
-    ncclResult_t result = ncclSuccess;
+    const Lease handle = require(comm, "ncclCommAbort", false);
     if (handle->real != nullptr) {
-      result = parts_.real->commAbort(handle->real);
-    } else {
-      std::shared_ptr<NativeWorld> world;
-      {
-        const std::lock_guard<std::mutex> lock(handle->mutex);
-        world = handle->world;
-      }
-      if (world != nullptr) world->abort(handle->rank);  // stops every kernel of the world, tells the others
+      if (!dropHandle(handle.get())) throw ApiError(ncclInvalidArgument, kTakenByAnotherThread);
+      return parts_.real->commAbort(handle->real);
     }
-    dropHandle(handle);
-    return result;
+    std::shared_ptr<NativeWorld> world;
+    {
+      const std::lock_guard<std::mutex> lock(handle->mutex);
+      world = handle->world;
+    }
+    // Stops every kernel of the world and tells the others (again where two threads abort: harmless), before the
+    // drop, which waits for the world's lock that a call stuck in it may hold until it sees the abort.
+    if (world != nullptr) world->abort(handle->rank);
+    if (!dropHandle(handle.get())) throw ApiError(ncclInvalidArgument, kTakenByAnotherThread);
+    return ncclSuccess;
   });
 }
 

@@ -19,24 +19,24 @@ constexpr const char* kNotLoaded = "NCCL's device API is the real NCCL's, which 
 
 ncclResult_t Shim::devCommCreate(ncclComm_t comm, const ncclDevCommRequirements_t* requirements, ncclDevComm_t* out) {
   return run("ncclDevCommCreate", comm, [&] {
-    ncclComm* handle = require(comm, "ncclDevCommCreate");
+    const Lease handle = require(comm, "ncclDevCommCreate");
     if (handle->real == nullptr || parts_.real->devCommCreate == nullptr) throw ApiError(ncclInvalidUsage, kRefusal);
-    return forwarded(handle, realInGroup().devCommCreate(handle->real, requirements, out));
+    return forwarded(handle.get(), realInGroup().devCommCreate(handle->real, requirements, out));
   });
 }
 
 ncclResult_t Shim::devCommDestroy(ncclComm_t comm, const ncclDevComm_t* devComm) {
   return run("ncclDevCommDestroy", comm, [&] {
-    ncclComm* handle = require(comm, "ncclDevCommDestroy", false);
+    const Lease handle = require(comm, "ncclDevCommDestroy", false);
     if (handle->real == nullptr || parts_.real->devCommDestroy == nullptr) throw ApiError(ncclInvalidUsage, kRefusal);
-    return forwarded(handle, parts_.real->devCommDestroy(handle->real, devComm));
+    return forwarded(handle.get(), parts_.real->devCommDestroy(handle->real, devComm));
   });
 }
 
 ncclTeam_t Shim::team(ncclComm_t comm, const char* call, TeamFunction RealNccl::*which) {
   ncclTeam_t team{};
   run(call, comm, [&] {
-    ncclComm* handle = require(comm, call);
+    const Lease handle = require(comm, call);
     if (handle->real == nullptr || (*parts_.real).*which == nullptr) throw ApiError(ncclInvalidUsage, kRefusal);
     ++handle->forwarded;
     team = (parts_.real.get()->*which)(handle->real);
@@ -48,7 +48,7 @@ ncclTeam_t Shim::team(ncclComm_t comm, const char* call, TeamFunction RealNccl::
 int Shim::teamRank(ncclComm_t comm, ncclTeam_t team, int rank, const char* call, TeamRankFunction RealNccl::*which) {
   int result = -1;
   run(call, comm, [&] {
-    ncclComm* handle = require(comm, call);
+    const Lease handle = require(comm, call);
     if (handle->real == nullptr || (*parts_.real).*which == nullptr) throw ApiError(ncclInvalidUsage, kRefusal);
     ++handle->forwarded;
     result = (parts_.real.get()->*which)(handle->real, team, rank);
@@ -60,11 +60,11 @@ int Shim::teamRank(ncclComm_t comm, ncclTeam_t team, int rank, const char* call,
 ncclResult_t Shim::ginBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t team, int count,
                                                ncclGinBarrierHandle_t* handle, ncclDevResourceRequirements_t* out) {
   return run("ncclGinBarrierCreateRequirement", comm, [&] {
-    ncclComm* owner = require(comm, "ncclGinBarrierCreateRequirement");
+    const Lease owner = require(comm, "ncclGinBarrierCreateRequirement");
     if (owner->real == nullptr || parts_.real->ginBarrierCreateRequirement == nullptr) {
       throw ApiError(ncclInvalidUsage, kRefusal);
     }
-    return forwarded(owner, parts_.real->ginBarrierCreateRequirement(owner->real, team, count, handle, out));
+    return forwarded(owner.get(), parts_.real->ginBarrierCreateRequirement(owner->real, team, count, handle, out));
   });
 }
 

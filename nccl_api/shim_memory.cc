@@ -42,12 +42,12 @@ ncclResult_t Shim::memFree(void* pointer) {
 
 ncclResult_t Shim::commRegister(ncclComm_t comm, void* buffer, std::size_t bytes, void** handle) {
   return run("ncclCommRegister", comm, [&] {
-    ncclComm* owner = require(comm, "ncclCommRegister");
+    const Lease owner = require(comm, "ncclCommRegister");
     if (handle == nullptr) throw ApiError(ncclInvalidArgument, "handle is NULL");
     if (owner->real != nullptr) {
       if (parts_.real->commRegister == nullptr)
         throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommRegister");
-      return forwarded(owner, parts_.real->commRegister(owner->real, buffer, bytes, handle));
+      return forwarded(owner.get(), parts_.real->commRegister(owner->real, buffer, bytes, handle));
     }
     if (buffer == nullptr || bytes == 0) {
       throw ApiError(ncclInvalidArgument, fmt::format("buffer {} of {} bytes", buffer, bytes));
@@ -64,12 +64,12 @@ ncclResult_t Shim::commRegister(ncclComm_t comm, void* buffer, std::size_t bytes
 
 ncclResult_t Shim::commDeregister(ncclComm_t comm, void* handle) {
   return run("ncclCommDeregister", comm, [&] {
-    ncclComm* owner = require(comm, "ncclCommDeregister", false);
+    const Lease owner = require(comm, "ncclCommDeregister", false);
     if (owner->real != nullptr) {
       if (parts_.real->commDeregister == nullptr) {
         throw ApiError(ncclInvalidUsage, "the real NCCL has no ncclCommDeregister");
       }
-      return forwarded(owner, parts_.real->commDeregister(owner->real, handle));
+      return forwarded(owner.get(), parts_.real->commDeregister(owner->real, handle));
     }
     const std::lock_guard<std::mutex> lock(owner->mutex);
     if (owner->registrations.erase(handle) == 0) {
@@ -84,7 +84,7 @@ ncclResult_t Shim::commDeregister(ncclComm_t comm, void* handle) {
 ncclResult_t Shim::commWindowRegister(ncclComm_t comm, void* buffer, std::size_t bytes, ncclWindow_t* window,
                                       int flags) {
   return run("ncclCommWindowRegister", comm, [&] {
-    ncclComm* owner = require(comm, "ncclCommWindowRegister");
+    const Lease owner = require(comm, "ncclCommWindowRegister");
     if (window == nullptr) throw ApiError(ncclInvalidArgument, "win is NULL");
     *window = nullptr;
     if (owner->real != nullptr && parts_.real->commWindowRegister == nullptr) {
@@ -98,7 +98,7 @@ ncclResult_t Shim::commWindowRegister(ncclComm_t comm, void* buffer, std::size_t
     made->bytes = bytes;
     made->symmetric = (flags & NCCL_WIN_COLL_SYMMETRIC) != 0;
     if (owner->real != nullptr) {
-      forwarded(owner, realInGroup().commWindowRegister(owner->real, buffer, bytes, &made->real, flags));
+      forwarded(owner.get(), realInGroup().commWindowRegister(owner->real, buffer, bytes, &made->real, flags));
     } else if (made->symmetric) {
       // Collective: completes when every local rank asked (at once with one rank per process).
       made->slot = std::make_shared<WindowSlot>();
@@ -115,7 +115,7 @@ ncclResult_t Shim::commWindowRegister(ncclComm_t comm, void* buffer, std::size_t
 
 ncclResult_t Shim::commWindowDeregister(ncclComm_t comm, ncclWindow_t handle) {
   return run("ncclCommWindowDeregister", comm, [&] {
-    ncclComm* owner = require(comm, "ncclCommWindowDeregister", false);
+    const Lease owner = require(comm, "ncclCommWindowDeregister", false);
     auto* window = reinterpret_cast<Window*>(handle);
     {
       const std::lock_guard<std::mutex> lock(owner->mutex);
@@ -131,7 +131,7 @@ ncclResult_t Shim::commWindowDeregister(ncclComm_t comm, ncclWindow_t handle) {
     };
     if (owner->real != nullptr) {
       forget();
-      return forwarded(owner, parts_.real->commWindowDeregister(owner->real, window->real));
+      return forwarded(owner.get(), parts_.real->commWindowDeregister(owner->real, window->real));
     }
     if (window->slot != nullptr) {
       if (!window->slot->done) {
@@ -150,9 +150,9 @@ ncclResult_t Shim::commWindowDeregister(ncclComm_t comm, ncclWindow_t handle) {
 ncclResult_t Shim::redOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t type,
                                         ncclScalarResidence_t residence, ncclComm_t comm) {
   return run("ncclRedOpCreatePreMulSum", comm, [&] {
-    ncclComm* owner = require(comm, "ncclRedOpCreatePreMulSum");
+    const Lease owner = require(comm, "ncclRedOpCreatePreMulSum");
     if (owner->real != nullptr) {
-      return forwarded(owner, parts_.real->redOpCreatePreMulSum(op, scalar, type, residence, owner->real));
+      return forwarded(owner.get(), parts_.real->redOpCreatePreMulSum(op, scalar, type, residence, owner->real));
     }
     if (op == nullptr || scalar == nullptr) throw ApiError(ncclInvalidArgument, "op or scalar is NULL");
     const std::optional<TypeInfo> info = typeInfo(type);
@@ -180,8 +180,8 @@ ncclResult_t Shim::redOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataT
 
 ncclResult_t Shim::redOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   return run("ncclRedOpDestroy", comm, [&] {
-    ncclComm* owner = require(comm, "ncclRedOpDestroy", false);
-    if (owner->real != nullptr) return forwarded(owner, parts_.real->redOpDestroy(op, owner->real));
+    const Lease owner = require(comm, "ncclRedOpDestroy", false);
+    if (owner->real != nullptr) return forwarded(owner.get(), parts_.real->redOpDestroy(op, owner->real));
     const std::lock_guard<std::mutex> lock(owner->mutex);
     if (owner->ops.erase(static_cast<int>(op)) == 0) {
       throw ApiError(ncclInvalidArgument,

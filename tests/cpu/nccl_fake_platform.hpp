@@ -4,9 +4,12 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,6 +85,7 @@ class FakeWorld : public WorldBackend {
   }
   void allReduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  cudaStream_t) override {
+    if (insideAllReduce) insideAllReduce();
     record(Event("allReduce", id_, rank, send, recv, count, type, op, -1));
   }
   void broadcast(int rank, const void* send, void* recv, std::size_t count, DataType type, int root,
@@ -122,12 +126,23 @@ class FakeWorld : public WorldBackend {
   std::vector<std::shared_ptr<WorldBackend>> split(const std::vector<int>& colors,
                                                    const std::vector<int>& keys) override;
   void abort() noexcept override {
-    aborted_ = true;
+    {
+      const std::lock_guard<std::mutex> lock(abortMutex_);
+      aborted_ = true;
+    }
+    abortSeen_.notify_all();
     log_->add(Event("abort", id_));
   }
 
   std::optional<Error> asyncError_;
-  std::optional<Error> failNext_;  ///< thrown by the next recorded call
+  std::optional<Error> failNext_;         ///< thrown by the next recorded call
+  std::function<void()> insideAllReduce;  ///< runs inside allReduce, before it is recorded (set before the calls)
+
+  /// Waits until the world is aborted or `seconds` pass; whether it was.
+  bool waitForAbort(double seconds) {
+    std::unique_lock<std::mutex> lock(abortMutex_);
+    return abortSeen_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return aborted_.load(); });
+  }
   std::vector<std::weak_ptr<FakeWorld>>* children = nullptr;
 
  private:
@@ -146,7 +161,9 @@ class FakeWorld : public WorldBackend {
   std::vector<int> ranks_;
   std::vector<int> devices_;
   int nextWindow_ = 1;
-  bool aborted_ = false;
+  std::atomic<bool> aborted_{false};
+  std::mutex abortMutex_;
+  std::condition_variable abortSeen_;
 };
 
 class FakePlatform : public Platform {

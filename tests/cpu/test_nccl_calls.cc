@@ -4,7 +4,12 @@
 // local rank; registrations and memory; and what is forwarded to a (fake) real NCCL and what is refused.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <functional>
+#include <future>
+#include <thread>
 
 #include "nccl_fake_platform.hpp"
 
@@ -380,6 +385,7 @@ TEST_F(NcclCalls, TheDeviceApiAndShrinkAreRefusedForPeerlinksCommunicators) {
 struct FakeReal {
   static inline std::vector<std::string> calls;
   static inline ncclResult_t next = ncclSuccess;
+  static inline std::function<void()> insideAllReduce;  ///< runs inside allReduce, before it returns
   static ncclComm_t handle() { return reinterpret_cast<ncclComm_t>(static_cast<std::uintptr_t>(0x5000)); }
   static ncclResult_t result(const char* name) {
     calls.emplace_back(name);
@@ -389,6 +395,7 @@ struct FakeReal {
   }
   static std::unique_ptr<RealNccl> make() {
     calls.clear();
+    insideAllReduce = nullptr;
     auto api = std::make_unique<RealNccl>();
     api->path = "/fake/libnccl.so.2";
     api->versionCode = 22809;
@@ -406,7 +413,9 @@ struct FakeReal {
       return result("commInitAll");
     };
     api->commDestroy = [](ncclComm_t) { return result("commDestroy"); };
+    api->commAbort = [](ncclComm_t) { return result("commAbort"); };
     api->allReduce = [](const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) {
+      if (insideAllReduce) insideAllReduce();
       return result("allReduce");
     };
     api->groupStart = [] { return result("groupStart"); };
@@ -451,6 +460,72 @@ TEST(NcclForwarding, AnIdThatIsNotPeerlinksIsTheRealNcclsAndSoAreItsCalls) {
   EXPECT_EQ(FakeReal::calls,
             (std::vector<std::string>{"commInitRank", "allReduce", "devCommCreate", "allReduce", "commDestroy"}));
   EXPECT_TRUE(log->take().empty());  // peerlink's platform saw none of it
+}
+
+// A thread destroys a communicator while another is inside a call on it (as PyTorch's watchdog aborts from its own
+// thread): the destroy returns at once, the handle is no longer found, and what the call still does to the handle
+// on its way out (counting the forwarded call) finds it alive -- AddressSanitizer's run of this test fails if not.
+TEST(NcclForwarding, ADestroyWhileAnotherThreadIsInsideACallLeavesTheHandleToThatCall) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  Shim shim(partsWithReal(log, &platform));
+  ncclUniqueId foreign{};
+  std::memset(&foreign, 0x5a, sizeof foreign);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(shim.commInitRank(&comm, 2, foreign, 1, nullptr), ncclSuccess);
+  std::promise<void> inside;
+  std::promise<void> destroyed;
+  std::future<void> destroyedSeen = destroyed.get_future();
+  FakeReal::insideAllReduce = [&] {
+    inside.set_value();
+    destroyedSeen.wait_for(std::chrono::seconds(10));
+  };
+  float data[2] = {};
+  ncclResult_t called = ncclInternalError;
+  std::thread caller([&] { called = shim.allReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr); });
+  ASSERT_EQ(inside.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(shim.commDestroy(comm), ncclSuccess);
+  EXPECT_EQ(shim.liveHandles(), 0u);
+  EXPECT_EQ(shim.commDestroy(comm), ncclInvalidArgument);  // destroyed once only
+  destroyed.set_value();
+  caller.join();
+  EXPECT_EQ(called, ncclSuccess);
+  EXPECT_EQ(FakeReal::calls, (std::vector<std::string>{"commInitRank", "commDestroy", "allReduce"}));
+}
+
+// Two threads destroying or aborting one communicator at once: one does it, the other is told the communicator is
+// gone -- never both (the real NCCL's handle destroyed twice).
+TEST(NcclForwarding, OfTwoThreadsDestroyingOneCommunicatorOneDoesIt) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  Shim shim(partsWithReal(log, &platform));
+  ncclUniqueId foreign{};
+  std::memset(&foreign, 0x5a, sizeof foreign);
+  for (int round = 0; round < 200; ++round) {
+    ncclComm_t comm = nullptr;
+    ASSERT_EQ(shim.commInitRank(&comm, 2, foreign, 1, nullptr), ncclSuccess);
+    FakeReal::calls.clear();
+    std::atomic<bool> go{false};
+    ncclResult_t results[2] = {ncclInternalError, ncclInternalError};
+    std::thread first([&] {
+      while (!go) {
+      }
+      results[0] = shim.commDestroy(comm);
+    });
+    std::thread second([&] {
+      while (!go) {
+      }
+      results[1] = shim.commAbort(comm);
+    });
+    go = true;
+    first.join();
+    second.join();
+    const int done = (results[0] == ncclSuccess) + (results[1] == ncclSuccess);
+    ASSERT_EQ(done, 1) << "round " << round << ": " << results[0] << ", " << results[1];
+    ASSERT_TRUE(results[0] == ncclInvalidArgument || results[1] == ncclInvalidArgument) << "round " << round;
+    ASSERT_EQ(FakeReal::calls.size(), 1u) << "round " << round;  // one destroy or one abort reached the real NCCL
+  }
+  EXPECT_EQ(shim.liveHandles(), 0u);
 }
 
 TEST(NcclForwarding, TheRealGroupIsOpenedOnlyForForwardedCalls) {
