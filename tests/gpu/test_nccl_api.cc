@@ -6,7 +6,9 @@
 // forked_roles.hpp); with fewer GPUs than ranks, ranks share GPUs (PEERLINK_COLL_SHARE_GPUS, for correctness).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include <functional>
 
@@ -281,73 +283,101 @@ TEST(NcclApiOneProcess, SendRecvRingsBothWays) {
   });
 }
 
-// One all-reduce of each rank captured into a graph on its stream, inside one group, replayed.
+// `count` elements of `value` as bytes of `type`: f32, or FP8 e4m3 for a small whole value (1.0 .. 15.0, each
+// exact in e4m3's 3 mantissa bits).
+std::vector<unsigned char> filled(ncclDataType_t type, std::size_t count, int value) {
+  if (type == ncclFloat32) {
+    std::vector<unsigned char> bytes(count * sizeof(float));
+    const auto element = static_cast<float>(value);
+    for (std::size_t i = 0; i < count; ++i) std::memcpy(bytes.data() + i * sizeof(float), &element, sizeof(float));
+    return bytes;
+  }
+  int exponent = 0;
+  while ((value >> (exponent + 1)) != 0) ++exponent;
+  const int mantissa = ((value << 3) >> exponent) & 7;  // exact for 1..15
+  return std::vector<unsigned char>(count, static_cast<unsigned char>(((exponent + 7) << 3) | mantissa));
+}
+
+// One all-reduce of each rank captured into a graph on its stream, inside one group, replayed: in f32, and in FP8,
+// whose calls run the shim's own widening kernels on scratch the capture must keep.
 TEST(NcclApiOneProcess, CallsCapturedInGraphsReplay) {
   PEERLINK_REQUIRE_ONE_GPU();
   inOneProcess(kRanks, [](const NcclApi& api, std::vector<NcclRank>& ranks) {
     const std::size_t count = 100000;
-    std::vector<void*> buffers(kRanks);
-    std::vector<cudaGraph_t> graphs(kRanks);
-    std::vector<cudaGraphExec_t> execs(kRanks);
-    // Every allocation before the first capture begins: while a stream captures in global mode, cudaMalloc fails
-    // on every thread of the process.
-    for (int r = 0; r < kRanks; ++r) {
-      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
-      api.check(api.memAlloc(&buffers[static_cast<std::size_t>(r)], count * 4), "ncclMemAlloc");
-    }
-    for (int r = 0; r < kRanks; ++r) {
-      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
-      PEERLINK_CUDA_CHECK(
-          cudaStreamBeginCapture(ranks[static_cast<std::size_t>(r)].stream, cudaStreamCaptureModeGlobal));
-    }
-    api.check(api.groupStart(), "ncclGroupStart");
-    for (int r = 0; r < kRanks; ++r) {
-      const NcclRank& me = ranks[static_cast<std::size_t>(r)];
-      api.check(api.allReduce(buffers[static_cast<std::size_t>(r)], buffers[static_cast<std::size_t>(r)], count,
-                              ncclFloat32, ncclSum, me.comm, me.stream),
-                "captured ncclAllReduce");
-    }
-    api.check(api.groupEnd(), "ncclGroupEnd");
-    for (int r = 0; r < kRanks; ++r) {
-      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
-      PEERLINK_CUDA_CHECK(
-          cudaStreamEndCapture(ranks[static_cast<std::size_t>(r)].stream, &graphs[static_cast<std::size_t>(r)]));
-    }
-    for (int r = 0; r < kRanks; ++r) {  // once no stream captures (instantiating is not allowed during one)
-      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
-      PEERLINK_CUDA_CHECK(
-          cudaGraphInstantiate(&execs[static_cast<std::size_t>(r)], graphs[static_cast<std::size_t>(r)], 0));
-    }
-    for (int replay = 1; replay <= 3; ++replay) {
+    for (const ncclDataType_t type : {ncclFloat32, ncclFloat8e4m3}) {
+      const char* typeName = type == ncclFloat32 ? "f32" : "fp8 e4m3";
+      const std::size_t bytes = filled(type, count, 1).size();
+      std::vector<void*> buffers(kRanks);
+      std::vector<cudaGraph_t> graphs(kRanks);
+      std::vector<cudaGraphExec_t> execs(kRanks);
+      // Every allocation before the first capture begins: while a stream captures in global mode, cudaMalloc fails
+      // on every thread of the process.
       for (int r = 0; r < kRanks; ++r) {
         PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
-        std::vector<float> values(count, static_cast<float>(replay * (r + 1)));
-        PEERLINK_CUDA_CHECK(
-            cudaMemcpy(buffers[static_cast<std::size_t>(r)], values.data(), count * 4, cudaMemcpyHostToDevice));
-        PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());  // landed before the non-blocking stream reads it
+        api.check(api.memAlloc(&buffers[static_cast<std::size_t>(r)], bytes), "ncclMemAlloc");
       }
       for (int r = 0; r < kRanks; ++r) {
         PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
         PEERLINK_CUDA_CHECK(
-            cudaGraphLaunch(execs[static_cast<std::size_t>(r)], ranks[static_cast<std::size_t>(r)].stream));
+            cudaStreamBeginCapture(ranks[static_cast<std::size_t>(r)].stream, cudaStreamCaptureModeGlobal));
       }
-      const float want = static_cast<float>(replay * kRanks * (kRanks + 1) / 2);
+      api.check(api.groupStart(), "ncclGroupStart");
+      for (int r = 0; r < kRanks; ++r) {
+        const NcclRank& me = ranks[static_cast<std::size_t>(r)];
+        api.check(api.allReduce(buffers[static_cast<std::size_t>(r)], buffers[static_cast<std::size_t>(r)], count, type,
+                                ncclSum, me.comm, me.stream),
+                  "captured ncclAllReduce");
+      }
+      api.check(api.groupEnd(), "ncclGroupEnd");
       for (int r = 0; r < kRanks; ++r) {
         PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
-        if (!finishes(ranks[static_cast<std::size_t>(r)].stream, kNcclStreamSeconds)) return fail("replay stuck");
-        std::vector<float> got(count);
         PEERLINK_CUDA_CHECK(
-            cudaMemcpy(got.data(), buffers[static_cast<std::size_t>(r)], count * 4, cudaMemcpyDeviceToHost));
-        if (got.front() != want || got.back() != want) {
-          return fail(fmt::format("replay {} rank {}: {} .. {}, {} due", replay, r, got.front(), got.back(), want));
+            cudaStreamEndCapture(ranks[static_cast<std::size_t>(r)].stream, &graphs[static_cast<std::size_t>(r)]));
+      }
+      for (int r = 0; r < kRanks; ++r) {  // once no stream captures (instantiating is not allowed during one)
+        PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
+        PEERLINK_CUDA_CHECK(
+            cudaGraphInstantiate(&execs[static_cast<std::size_t>(r)], graphs[static_cast<std::size_t>(r)], 0));
+      }
+      for (int replay = 1; replay <= 3; ++replay) {
+        // f32: rank r adds replay * (r + 1); FP8: every rank adds replay, so every partial sum stays exact.
+        const auto input = [&](int r) { return type == ncclFloat32 ? replay * (r + 1) : replay; };
+        int sum = 0;
+        for (int r = 0; r < kRanks; ++r) {
+          PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
+          const std::vector<unsigned char> values = filled(type, count, input(r));
+          sum += input(r);
+          PEERLINK_CUDA_CHECK(
+              cudaMemcpy(buffers[static_cast<std::size_t>(r)], values.data(), bytes, cudaMemcpyHostToDevice));
+          PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());  // landed before the non-blocking stream reads it
+        }
+        for (int r = 0; r < kRanks; ++r) {
+          PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
+          PEERLINK_CUDA_CHECK(
+              cudaGraphLaunch(execs[static_cast<std::size_t>(r)], ranks[static_cast<std::size_t>(r)].stream));
+        }
+        const std::vector<unsigned char> want = filled(type, count, sum);
+        for (int r = 0; r < kRanks; ++r) {
+          PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
+          if (!finishes(ranks[static_cast<std::size_t>(r)].stream, kNcclStreamSeconds)) {
+            return fail(fmt::format("{} replay stuck", typeName));
+          }
+          std::vector<unsigned char> got(bytes);
+          PEERLINK_CUDA_CHECK(
+              cudaMemcpy(got.data(), buffers[static_cast<std::size_t>(r)], bytes, cudaMemcpyDeviceToHost));
+          const auto wrong = std::mismatch(got.begin(), got.end(), want.begin());
+          if (wrong.first != got.end()) {
+            return fail(fmt::format("{} replay {} rank {}: byte {} is 0x{:02x}, 0x{:02x} due (a sum of {})", typeName,
+                                    replay, r, wrong.first - got.begin(), *wrong.first, *wrong.second, sum));
+          }
         }
       }
-    }
-    for (int r = 0; r < kRanks; ++r) {
-      PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
-      PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(execs[static_cast<std::size_t>(r)]));
-      PEERLINK_CUDA_CHECK(cudaGraphDestroy(graphs[static_cast<std::size_t>(r)]));
-      api.check(api.memFree(buffers[static_cast<std::size_t>(r)]), "ncclMemFree");
+      for (int r = 0; r < kRanks; ++r) {
+        PEERLINK_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(r)].device));
+        PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(execs[static_cast<std::size_t>(r)]));
+        PEERLINK_CUDA_CHECK(cudaGraphDestroy(graphs[static_cast<std::size_t>(r)]));
+        api.check(api.memFree(buffers[static_cast<std::size_t>(r)]), "ncclMemFree");
+      }
     }
     return kOk;
   });
