@@ -441,12 +441,18 @@ ShimParts partsWithReal(const std::shared_ptr<EventLog>& log, FakePlatform** pla
   return parts;
 }
 
+// An id that is not peerlink's (FakeReal's getUniqueId makes the same): its communicators are the real NCCL's.
+ncclUniqueId foreignId() {
+  ncclUniqueId id{};
+  std::memset(&id, 0x5a, sizeof id);
+  return id;
+}
+
 TEST(NcclForwarding, AnIdThatIsNotPeerlinksIsTheRealNcclsAndSoAreItsCalls) {
   auto log = std::make_shared<EventLog>();
   FakePlatform* platform = nullptr;
   Shim shim(partsWithReal(log, &platform));
-  ncclUniqueId foreign{};
-  std::memset(&foreign, 0x5a, sizeof foreign);
+  const ncclUniqueId foreign = foreignId();
   ncclComm_t comm = nullptr;
   ASSERT_EQ(shim.commInitRank(&comm, 2, foreign, 1, nullptr), ncclSuccess);
   float data[2] = {};
@@ -469,8 +475,7 @@ TEST(NcclForwarding, ADestroyWhileAnotherThreadIsInsideACallLeavesTheHandleToTha
   auto log = std::make_shared<EventLog>();
   FakePlatform* platform = nullptr;
   Shim shim(partsWithReal(log, &platform));
-  ncclUniqueId foreign{};
-  std::memset(&foreign, 0x5a, sizeof foreign);
+  const ncclUniqueId foreign = foreignId();
   ncclComm_t comm = nullptr;
   ASSERT_EQ(shim.commInitRank(&comm, 2, foreign, 1, nullptr), ncclSuccess);
   std::promise<void> inside;
@@ -499,24 +504,22 @@ TEST(NcclForwarding, OfTwoThreadsDestroyingOneCommunicatorOneDoesIt) {
   auto log = std::make_shared<EventLog>();
   FakePlatform* platform = nullptr;
   Shim shim(partsWithReal(log, &platform));
-  ncclUniqueId foreign{};
-  std::memset(&foreign, 0x5a, sizeof foreign);
+  const ncclUniqueId foreign = foreignId();
   for (int round = 0; round < 200; ++round) {
     ncclComm_t comm = nullptr;
     ASSERT_EQ(shim.commInitRank(&comm, 2, foreign, 1, nullptr), ncclSuccess);
     FakeReal::calls.clear();
     std::atomic<bool> go{false};
     ncclResult_t results[2] = {ncclInternalError, ncclInternalError};
-    std::thread first([&] {
-      while (!go) {
-      }
-      results[0] = shim.commDestroy(comm);
-    });
-    std::thread second([&] {
-      while (!go) {
-      }
-      results[1] = shim.commAbort(comm);
-    });
+    const auto racer = [&](int which, auto end) {
+      return std::thread([&, which, end] {
+        while (!go) {
+        }
+        results[which] = (shim.*end)(comm);
+      });
+    };
+    std::thread first = racer(0, &Shim::commDestroy);
+    std::thread second = racer(1, &Shim::commAbort);
     go = true;
     first.join();
     second.join();
@@ -539,8 +542,7 @@ TEST(NcclForwarding, TheRealGroupIsOpenedOnlyForForwardedCalls) {
   ASSERT_EQ(shim.allReduce(data, data, 2, ncclFloat32, ncclSum, native, nullptr), ncclSuccess);
   ASSERT_EQ(shim.groupEnd(), ncclSuccess);
   EXPECT_TRUE(FakeReal::calls.empty());
-  ncclUniqueId foreign{};
-  std::memset(&foreign, 0x5a, sizeof foreign);
+  const ncclUniqueId foreign = foreignId();
   ncclComm_t real = nullptr;
   ASSERT_EQ(shim.commInitRank(&real, 2, foreign, 0, nullptr), ncclSuccess);
   FakeReal::calls.clear();
@@ -581,8 +583,7 @@ TEST(NcclForwarding, NoneRefusesWhatPeerlinkCannotServe) {
   platform->failCreation = Error(ErrorCode::Unsupported, "GPU 0 cannot access GPU 1 as a peer");
   ncclComm_t comms[2] = {};
   EXPECT_EQ(shim.commInitAll(comms, 2, nullptr), ncclInvalidUsage);
-  ncclUniqueId foreign{};
-  std::memset(&foreign, 0x5a, sizeof foreign);
+  const ncclUniqueId foreign = foreignId();
   EXPECT_EQ(shim.commInitRank(&comms[0], 2, foreign, 0, nullptr), ncclInvalidArgument);
   EXPECT_NE(std::string(shim.getLastError(nullptr)).find("PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos);
   EXPECT_TRUE(FakeReal::calls.empty());
