@@ -86,8 +86,12 @@ TeardownFacts factsOf(const CommState& state, bool aborted) {
   return facts;
 }
 
-bool raised(const PinnedBuffer& abortWord) {
-  return abortWord.data() != nullptr && *static_cast<const volatile unsigned int*>(abortWord.data()) != 0;
+// The abort word through the state's pointer to it (the watchdogs raise it too; a store of one word needs no lock).
+bool raised(const CommState& state) {
+  return state.abortWord != nullptr && *static_cast<const volatile unsigned int*>(state.abortWord) != 0;
+}
+void raise(const CommState& state) {
+  if (state.abortWord != nullptr) *static_cast<volatile unsigned int*>(state.abortWord) = 1;
 }
 
 }  // namespace
@@ -98,10 +102,9 @@ LaunchTracking::~LaunchTracking() {
     const CallArgs& call = calls_[i];
     if (!state_.world.isLocal(call.rank)) continue;
     // A group's calls of one rank on one stream: one event behind them all.
-    const bool seen = std::any_of(calls_.begin(), calls_.begin() + static_cast<std::ptrdiff_t>(i),
-                                  [&](const CallArgs& earlier) {
-                                    return earlier.rank == call.rank && earlier.stream == call.stream;
-                                  });
+    const bool seen = std::any_of(
+        calls_.begin(), calls_.begin() + static_cast<std::ptrdiff_t>(i),
+        [&](const CallArgs& earlier) { return earlier.rank == call.rank && earlier.stream == call.stream; });
     if (seen) continue;
     try {
       const int device = state_.devices[static_cast<std::size_t>(call.rank)];
@@ -113,15 +116,17 @@ LaunchTracking::~LaunchTracking() {
     } catch (const std::exception& error) {
       state_.work->lostTrack();
       try {
-        logWarn(LogSubsys::Coll, "rank {}'s launch could not be tracked ({}): its communicator's buffers will be kept "
-                "until the process exits", call.rank, error.what());
+        logWarn(LogSubsys::Coll,
+                "rank {}'s launch could not be tracked ({}): its communicator's buffers will be kept "
+                "until the process exits",
+                call.rank, error.what());
       } catch (...) {  // no memory for the line: the communicator still knows
       }
     }
   }
 }
 
-void retireCommunicator(CommState& state, PinnedBuffer& abortWord) noexcept {
+void retireCommunicator(CommState& state, PinnedBuffer& abortWord, std::mutex& abortWordMutex) noexcept {
   try {
     logLaunchCounts(state);
   } catch (...) {  // out of memory for the lines: nothing to report it to
@@ -129,13 +134,15 @@ void retireCommunicator(CommState& state, PinnedBuffer& abortWord) noexcept {
   state.launchThreads.reset();  // idle: no call is under way while the communicator ends
   const auto start = WorkClock::now();
   try {
-    const bool aborted = raised(abortWord);
+    const bool finished =
+        state.work == nullptr || state.work->waitFinished(start + ownWorkBudget(raised(state), state.timeoutNs));
+    // After the wait: a watchdog may have raised the word meanwhile, and kernels that gave up have said so.
+    const bool aborted = raised(state);
     TeardownFacts facts = factsOf(state, aborted);
-    facts.ownWorkFinished =
-        state.work == nullptr || state.work->waitFinished(start + ownWorkBudget(aborted, state.timeoutNs));
+    facts.ownWorkFinished = finished;
     const TeardownPlan plan = planTeardown(facts);
-    if (plan.raiseAbortWord && abortWord.data() != nullptr) {
-      *static_cast<volatile unsigned int*>(abortWord.data()) = 1;
+    if (plan.raiseAbortWord) {
+      raise(state);
       // Kernels queued behind other work leave at their first wait once they run.
       state.work->waitFinished(WorkClock::now() + kAbortedDrain);
     }
@@ -150,7 +157,10 @@ void retireCommunicator(CommState& state, PinnedBuffer& abortWord) noexcept {
     HeldResources resources;
     resources.bytes = heldBytes(state);
     resources.what = std::move(what);
-    resources.held = std::make_shared<Remains>(std::move(state), std::move(abortWord));
+    {
+      const std::lock_guard<std::mutex> lock(abortWordMutex);
+      resources.held = std::make_shared<Remains>(std::move(state), std::move(abortWord));
+    }
     if (plan.release == TeardownRelease::UntilExit) {
       holdUntilExit(std::move(resources), plan.reason);
     } else {

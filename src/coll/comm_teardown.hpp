@@ -4,6 +4,7 @@
 // once no GPU work of the process runs, else held for later (gpu_work.hpp), as freeing may wait for the device.
 #pragma once
 
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -34,8 +35,9 @@ class LaunchTracking {
 /// Ends a communicator of this host (comm_setup.hpp made it): stops its launch threads, waits for its own work
 /// (ownWorkBudget; raising the abort word when it did not finish), then frees its buffers once no GPU work of the
 /// process runs, waiting kIdleWait at most, or holds them for a later release (teardown_plan.hpp says which, and
-/// the log says what was held and why). `state` and `abortWord` (the word its kernels read, mapped host memory)
-/// are moved out, so they outlive the caller when held. Never throws, never waits on another communicator's work.
-void retireCommunicator(CommState& state, PinnedBuffer& abortWord) noexcept;
+/// the log says what was held and why). `state` and `abortWord` (the word its kernels read, mapped host memory,
+/// which the bootstraps' watchdogs may raise under `abortWordMutex` while the teardown waits) are moved out, so they
+/// outlive the caller when held. Never throws, never waits on another communicator's work.
+void retireCommunicator(CommState& state, PinnedBuffer& abortWord, std::mutex& abortWordMutex) noexcept;
 
 }  // namespace peerlink::coll

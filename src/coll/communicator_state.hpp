@@ -30,8 +30,8 @@ struct Communicator::State {
   std::mutex lossMutex;
   std::string loss;
   // The abort word the kernels read (comm.abortWord points here): allocated once the GPUs are set up; at the end
-  // handed over with `comm` to the teardown (retire), which keeps it as long as the kernels may read it. Under
-  // lossMutex, as the watchdogs raise it from their threads.
+  // taken with `comm` by the teardown (retire), which keeps it as long as the kernels may read it. Taken and raised
+  // under lossMutex: the watchdogs raise it from their threads, also while the teardown waits.
   PinnedBuffer abortWord;
   // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm`,
   // so peers see a goodbye only once this process no longer touches their buffers.
@@ -56,14 +56,7 @@ struct Communicator::State {
   }
   // The communicator's end on this host (comm_teardown.hpp): waits for its own work only, then frees `comm`'s
   // buffers and the abort word, or holds them while other GPU work of the process runs.
-  void retire() noexcept {
-    PinnedBuffer word;
-    {
-      const std::lock_guard<std::mutex> lock(lossMutex);
-      word = std::move(abortWord);
-    }
-    coll::retireCommunicator(comm, word);
-  }
+  void retire() noexcept { coll::retireCommunicator(comm, abortWord, lossMutex); }
   void submit(const coll::CallArgs& call);  // communicator.cc
 
   // Runs body(exchange) with the world's exchange: the bootstraps' across processes, the local ranks' own in

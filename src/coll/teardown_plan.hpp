@@ -20,8 +20,8 @@ struct TeardownFacts {
 };
 
 enum class TeardownRelease {
-  WhenIdle,    ///< freed now, or once no GPU work of this process runs (releaseWhenIdle)
-  UntilExit,   ///< never freed by this process: the driver frees it at exit
+  WhenIdle,   ///< freed now, or once no GPU work of this process runs (releaseWhenIdle)
+  UntilExit,  ///< never freed by this process: the driver frees it at exit
 };
 
 struct TeardownPlan {

@@ -85,9 +85,9 @@ void WorkTracker::recordAfter(int device, cudaStream_t stream) {
                             [&](const Entry& entry) { return entry.device == device && entry.stream == stream; });
   if (found == entries_.end()) {
     if (entries_.size() >= kPruneAt) {
-      entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                    [](const Entry& entry) { return completed(entry.event); }),
-                     entries_.end());
+      entries_.erase(
+          std::remove_if(entries_.begin(), entries_.end(), [](const Entry& entry) { return completed(entry.event); }),
+          entries_.end());
     }
     entries_.push_back(Entry{device, stream, Event(device, cudaEventDisableTiming)});
     found = entries_.end() - 1;
