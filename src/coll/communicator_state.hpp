@@ -33,8 +33,9 @@ struct Communicator::State {
   // taken with `comm` by the teardown (retire), which keeps it as long as the kernels may read it. Taken and raised
   // under lossMutex: the watchdogs raise it from their threads, also while the teardown waits.
   PinnedBuffer abortWord;
-  // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm`,
-  // so peers see a goodbye only once this process no longer touches their buffers.
+  // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm` is retired,
+  // so peers see a goodbye only once this process's kernels have finished or been told to stop (their late stores
+  // land in memory this process still maps: comm_teardown.hpp keeps the imports as long as its kernels may run).
   std::vector<std::unique_ptr<Bootstrap>> bootstraps;
   coll::CommState comm;
   // A world across hosts (node_world.hpp): every call goes through it; `comm` then only describes the world
