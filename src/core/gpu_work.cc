@@ -80,16 +80,18 @@ WorkTracker::~WorkTracker() {
 }
 
 void WorkTracker::recordAfter(int device, cudaStream_t stream) {
+  const std::thread::id thread = stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id();
   const std::lock_guard<std::mutex> lock(mutex_);
-  auto found = std::find_if(entries_.begin(), entries_.end(),
-                            [&](const Entry& entry) { return entry.device == device && entry.stream == stream; });
+  auto found = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& entry) {
+    return entry.device == device && entry.stream == stream && entry.thread == thread;
+  });
   if (found == entries_.end()) {
     if (entries_.size() >= kPruneAt) {
       entries_.erase(
           std::remove_if(entries_.begin(), entries_.end(), [](const Entry& entry) { return completed(entry.event); }),
           entries_.end());
     }
-    entries_.push_back(Entry{device, stream, Event(device, cudaEventDisableTiming)});
+    entries_.push_back(Entry{device, stream, thread, Event(device, cudaEventDisableTiming)});
     found = entries_.end() - 1;
   }
   if (standsForCurrentDevice(stream)) {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "peerlink/cuda.hpp"
@@ -68,6 +69,7 @@ class WorkTracker final : public GpuWork {
   struct Entry {
     int device = -1;
     cudaStream_t stream = nullptr;
+    std::thread::id thread;  ///< for cudaStreamPerThread, which is a stream of each thread's own
     Event event;
   };
   mutable std::mutex mutex_;
