@@ -91,6 +91,7 @@ class Platform {
   virtual void memFree(void* pointer) = 0;
   /// Device memory on `device` that the peers of a world in this process may read (cudaMalloc).
   virtual void* allocate(int device, std::size_t bytes) = 0;
+  /// Frees an allocate()d block once nothing that may use it runs, without waiting for other work on the device.
   virtual void release(int device, void* pointer) noexcept = 0;
   /// Enqueues one pass of the shim's kernels on `stream` of `device`.
   virtual void transform(int device, const TransformArgs& args, cudaStream_t stream) = 0;

@@ -1,8 +1,13 @@
 #include "nccl_api/platform.hpp"
 
 #include <map>
+#include <memory>
+#include <string>
+#include <utility>
 
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
+#include "core/gpu_work.hpp"
 #include "nccl_api/transform_kernels.hpp"
 #include "peerlink/communicator.hpp"
 #include "peerlink/cuda.hpp"
@@ -117,20 +122,45 @@ class CudaPlatform final : public Platform {
     if (status != cudaSuccess) detail::throwCudaError(status, "cudaMalloc(&pointer, bytes)", __FILE__, __LINE__);
     return pointer;
   }
+  // A scratch block goes once no GPU work of the process runs: the passes that used it (tracked in `passes_`) and the
+  // communicator's kernels that read it, but cudaFree may wait for the whole device, where another communicator's
+  // kernel may be stalled (gpu_work.hpp). Held back otherwise, for a later release.
   void release(int device, void* pointer) noexcept override {
-    int current = -1;
-    const bool known = cudaGetDevice(&current) == cudaSuccess;
-    if (cudaSetDevice(device) == cudaSuccess) cudaFree(pointer);
-    if (known) cudaSetDevice(current);
-    cudaGetLastError();
+    std::size_t bytes = 0;
+    try {
+      CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_RANGE_SIZE;
+      void* value = &bytes;
+      if (driverApi().pointerGetAttributes(1, &attribute, &value, reinterpret_cast<CUdeviceptr>(pointer)) !=
+          CUDA_SUCCESS) {
+        bytes = 0;
+      }
+    } catch (...) {  // no driver: the size only goes to the log
+    }
+    HeldResources block;
+    block.bytes = bytes;
+    try {
+      block.what = "a scratch block of the NCCL API on GPU " + std::to_string(device);
+      block.held = std::shared_ptr<void>(pointer, [device](void* memory) {
+        int current = -1;
+        const bool known = cudaGetDevice(&current) == cudaSuccess;
+        if (cudaSetDevice(device) == cudaSuccess) cudaFree(memory);
+        if (known) cudaSetDevice(current);
+        cudaGetLastError();
+      });
+    } catch (...) {  // no memory to hold it (shared_ptr freed it already when it could not allocate): nothing left
+      return;
+    }
+    releaseWhenIdle(std::move(block), WorkClock::now());
   }
   void transform(int device, const TransformArgs& args, cudaStream_t stream) override {
     const DeviceGuard guard(device);
     launchTransform(args, stream);
+    if (!capturing(stream)) passes_.recordAfter(device, stream);
   }
   void copy(int device, void* destination, const void* source, std::size_t bytes, cudaStream_t stream) override {
     const DeviceGuard guard(device);
     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream));
+    if (!capturing(stream)) passes_.recordAfter(device, stream);
   }
   void orderAfter(int device, cudaStream_t later, cudaStream_t earlier) override {
     // Inside a capture the graph's edges are the application's to make (an event of a stream outside the capture
@@ -146,6 +176,9 @@ class CudaPlatform final : public Platform {
     PEERLINK_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
     return status != cudaStreamCaptureStatusNone;
   }
+
+ private:
+  WorkTracker passes_;  // the passes' kernels and copies around peerlink's calls, on the callers' streams
 };
 
 }  // namespace

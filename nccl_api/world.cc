@@ -40,7 +40,9 @@ NativeWorld::NativeWorld(std::shared_ptr<WorldBackend> backend, Platform& platfo
 }
 
 NativeWorld::~NativeWorld() {
-  backend_.reset();  // drains every local GPU before the scratch its kernels may read goes
+  // The communicator first: its end waits for its own kernels, which may read the scratch; the blocks then go once no
+  // GPU work of the process runs, or are held for later (Platform::release).
+  backend_.reset();
   for (std::size_t i = 0; i < scratch_.size(); ++i) {
     for (void* block : scratch_[i].retired) platform_.release(devices_[i], block);
     for (void* block : scratch_[i].captured) platform_.release(devices_[i], block);

@@ -71,7 +71,7 @@ class NativeWorld {
  public:
   /// `owner`: the thread that created the world, taken to drive every local rank until one calls from another.
   NativeWorld(std::shared_ptr<WorldBackend> backend, Platform& platform, std::thread::id owner);
-  /// Ends the backend first (peerlink drains the GPUs), then frees the scratch blocks.
+  /// Ends the backend first (it waits for its own kernels only), then releases the scratch blocks.
   ~NativeWorld();
   NativeWorld(const NativeWorld&) = delete;
   NativeWorld& operator=(const NativeWorld&) = delete;

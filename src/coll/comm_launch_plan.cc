@@ -2,6 +2,7 @@
 #include "coll/comm_launch_plan.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "coll/segment_plans.hpp"
 #include "coll/staged_p2p.hpp"
 #include "core/cuda_check.hpp"
+#include "core/stream_wait.hpp"
 #include "kernels/plan_barrier.cuh"
 #include "kernels/plan_p2p.cuh"
 #include "kernels/plan_run.cuh"
@@ -168,8 +170,11 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
     ways->lanes[static_cast<std::size_t>(r)] = std::make_unique<OwnedCopyLanes>(device);
     ways->scratch[static_cast<std::size_t>(r)] = DeviceBuffer(device, kPlanStageBytes);
     DeviceBuffer count(device, kPlanCounters * sizeof(unsigned long long));
-    PEERLINK_CUDA_CHECK(cudaMemset(count.data(), 0, count.size()));
-    PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+    // On the rank's own stream, awaited: not the whole device, where another communicator's kernel may be stalled.
+    const cudaStream_t own = state.ranks[static_cast<std::size_t>(r)].copyStream.get();
+    PEERLINK_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, count.size(), own));
+    waitForStream(own, std::chrono::milliseconds(state.timeoutNs / 1000000u),
+                  fmt::format("zeroing the staged plans' counters on GPU {}", device), "PEERLINK_TIMEOUT_MS");
     ways->counters[static_cast<std::size_t>(r)] = std::move(count);
   }
   const std::size_t linesBytes = planLlAreaBytes(state.nranks);

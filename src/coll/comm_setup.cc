@@ -1,4 +1,4 @@
-// Creating and destroying a communicator's resources (comm_setup.hpp).
+// Creating a communicator's resources (comm_setup.hpp).
 #include "coll/comm_setup.hpp"
 
 #include <cuda_runtime_api.h>
@@ -26,8 +26,10 @@
 #include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
+#include "core/gpu_work.hpp"
 #include "core/log.hpp"
 #include "core/parallel_each.hpp"
+#include "core/stream_wait.hpp"
 #include "kernels/kernel_preload.cuh"
 #include "peerlink/error.hpp"
 #include "topology/discovery_cache.hpp"
@@ -95,8 +97,10 @@ void checkWorldSpec(const WorldSpec& spec) {
 
 // One rank's GPU before the world is known: context, SM count, counters, streams, every collective kernel
 // loaded. Runs on its own thread (context creation and module loads of several GPUs overlap).
-// `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push).
-void setupRank(RankResources& rank, int device, bool push) {
+// `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push). Nothing here
+// waits for the whole device (another communicator's kernel may be stalled on it): the counters are zeroed on the
+// rank's own stream, and that stream is awaited within `timeout`.
+void setupRank(RankResources& rank, int device, bool push, std::chrono::milliseconds timeout) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -110,21 +114,22 @@ void setupRank(RankResources& rank, int device, bool push) {
   rank.copyStream = Stream(device);
   rank.forkEvent = Event(device, cudaEventDisableTiming);
   rank.joinEvent = Event(device, cudaEventDisableTiming);
-  PEERLINK_CUDA_CHECK(cudaMemset(rank.sync.data(), 0, rank.sync.size()));
+  PEERLINK_CUDA_CHECK(cudaMemsetAsync(rank.sync.data(), 0, rank.sync.size(), rank.copyStream.get()));
   const auto buffersReady = Clock::now();
   // LL128 runs on compute capability 9.0+ only (ll128Capable): its kernels are loaded there only.
   kernels::preloadCollKernels(push, rank.computeMajor >= 9);
   kernels::readyKernelGraph(*rank.eagerGraph, rank.copyStream.get());
-  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+  waitForStream(rank.copyStream.get(), timeout, fmt::format("setting up GPU {}", device), "PEERLINK_TIMEOUT_MS");
   logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, counters {:.1f}, kernels loaded {:.1f}", device,
           millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, buffersReady),
           millisecondsBetween(buffersReady, Clock::now()));
 }
 
 // One rank's arena, once the world gives its layout: exportable when other processes must map it. Zeroed
-// where the layout says, and synchronized: peers store into it from their first kernel on. With a staging
-// window, the stream and events of the staged calls' copies too.
-void allocateArena(RankResources& rank, const SymmetricLayout& layout, bool exportable, ShareKind kind) {
+// where the layout says, on the rank's own stream, which is awaited: peers store into it from their first kernel
+// on. With a staging window, the stream and events of the staged calls' copies too.
+void allocateArena(RankResources& rank, const SymmetricLayout& layout, bool exportable, ShareKind kind,
+                   std::chrono::milliseconds timeout) {
   DeviceGuard guard(rank.device);
   if (layout.windowBytes > 0) rank.staging = std::make_unique<StagingStreams>(rank.device);
   if (exportable) {
@@ -132,8 +137,9 @@ void allocateArena(RankResources& rank, const SymmetricLayout& layout, bool expo
   } else {
     rank.arena.local = DeviceBuffer(rank.device, layout.bytes);
   }
-  PEERLINK_CUDA_CHECK(cudaMemset(rank.arena.base(), 0, layout.zeroedBytes));
-  PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
+  PEERLINK_CUDA_CHECK(cudaMemsetAsync(rank.arena.base(), 0, layout.zeroedBytes, rank.copyStream.get()));
+  waitForStream(rank.copyStream.get(), timeout, fmt::format("zeroing the arena on GPU {}", rank.device),
+                "PEERLINK_TIMEOUT_MS");
 }
 
 // On one thread once every GPU is set up: the driver takes the enables one after another anyway (enabling
@@ -258,7 +264,10 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   for (std::size_t i = 0; i < spec.ranks.size(); ++i)
     state.devices[static_cast<std::size_t>(spec.ranks[i])] = spec.devices[i];
   state.timeoutNs = static_cast<std::uint64_t>(params.getInt("PEERLINK_TIMEOUT_MS")) * 1000000u;
+  const std::chrono::milliseconds timeout(params.getInt("PEERLINK_TIMEOUT_MS"));
   state.settings = choiceSettingsFrom(params);
+  state.work = std::make_unique<WorkTracker>();
+  releaseHeldIfIdle();  // what earlier communicators held back, where nothing runs now
 
   // Discovery (CUDA, NVML, sysfs; once per process, discovery_cache.hpp) runs while the GPUs are set up.
   // Started once the last context existed instead, creation was no faster.
@@ -269,7 +278,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   std::exception_ptr setupError;
   try {
     forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
-      setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels);
+      setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels, timeout);
     });
   } catch (...) {
     setupError = std::current_exception();
@@ -294,7 +303,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
       symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? kStagingWindowBytes : 0);
   const ShareKind kind = arenaShareKind(state.world);
   forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
-    allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind);
+    allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind, timeout);
   });
   const auto arenasReady = Clock::now();
   choosePlannedWays(state, *spec.exchange);
@@ -356,44 +365,6 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
           state.timeoutNs / 1000000u, algorithmName(state.settings.forced),
           state.overlapLaunches ? "overlap" : "wait for",
           state.launchThreads ? "a thread per rank" : "the calling thread");
-}
-
-void releaseCommunicator(CommState& state) noexcept {
-  if (state.launchThreads != nullptr) {
-    const LaunchThreads::Stats& stats = state.launchThreads->stats();
-    try {
-      logInfo(LogSubsys::Coll,
-              "launch threads: {} eager sets, {} launches by the threads, {} taken back from a thread that had "
-              "not started them in {} us, longest wait for a thread {:.1f} us",
-              stats.sets, stats.handedOver, stats.takenBack, LaunchThreads::kTakeBackAfter.count(),
-              std::chrono::duration<double, std::micro>(stats.longestWait).count());
-    } catch (...) {  // out of memory for the line: nothing to report it to
-    }
-  }
-  std::uint64_t graphLaunches = 0;
-  std::uint64_t graphUpdates = 0;
-  for (const RankResources& rank : state.ranks) {
-    if (rank.eagerGraph == nullptr) continue;
-    graphLaunches += rank.eagerGraph->launches();
-    graphUpdates += rank.eagerGraph->updates();
-  }
-  try {
-    logInfo(LogSubsys::Coll, "eager launches through the kept graphs: {}, {} of them re-aimed at new arguments",
-            graphLaunches, graphUpdates);
-  } catch (...) {  // out of memory for the line: nothing to report it to
-  }
-  // A kernel of one rank may still store into another rank's flags or scratch (a late peer finishing
-  // after a timeout): every GPU drains before any buffer is freed. Every wait is bounded by the deadline.
-  int current = -1;
-  const bool known = cudaGetDevice(&current) == cudaSuccess;
-  for (const RankResources& rank : state.ranks) {
-    if (rank.device < 0) continue;
-    if (cudaSetDevice(rank.device) == cudaSuccess) cudaDeviceSynchronize();
-    cudaGetLastError();
-  }
-  if (known) cudaSetDevice(current);
-  cudaGetLastError();
-  // Peer access stays as it is: other parts of the process may use it, and enabling is idempotent.
 }
 
 }  // namespace peerlink::coll

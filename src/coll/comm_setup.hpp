@@ -1,7 +1,8 @@
-// A communicator's creation and destruction: the local ranks' GPUs set up (contexts, counters, every collective
+// A communicator's creation: the local ranks' GPUs set up (contexts, counters, every collective
 // kernel loaded, so no first launch waits behind a spinning kernel), the world gathered from every rank's card
 // and checked (world.hpp), each rank's arena allocated and zeroed, peer access enabled between local ranks,
-// arenas of ranks in other processes mapped (arena_sharing.hpp), the failure records in mapped host memory.
+// arenas of ranks in other processes mapped (arena_sharing.hpp), the failure records in mapped host memory. Its end
+// is comm_teardown.hpp's.
 #pragma once
 
 #include <chrono>
@@ -33,9 +34,5 @@ struct WorldSpec {
 /// range or repeated, ranks that are not a part of the world (InvalidUsage), no GPU (NoDevice), ranks that
 /// disagree (world.hpp), a pair without peer access (Unsupported), a CUDA failure, a peer that does not come.
 void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& params);
-
-/// Waits (bounded by the kernels' deadlines) until no kernel of the communicator can still touch its
-/// buffers, so they can be freed. Disables no peer access: enabling is idempotent and others may use it.
-void releaseCommunicator(CommState& state) noexcept;
 
 }  // namespace peerlink::coll

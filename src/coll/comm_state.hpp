@@ -23,6 +23,7 @@
 #include "coll/symmetric_layout.hpp"
 #include "coll/user_windows.hpp"
 #include "coll/world.hpp"
+#include "core/gpu_work.hpp"
 #include "kernels/coll_kernels.cuh"
 #include "kernels/kernel_graph.hpp"
 #include "peerlink/collective_choice.hpp"
@@ -214,6 +215,10 @@ struct CommState {
   std::array<ChoiceMemo, 7> choices;                     ///< per collective: the last kernel choice
   std::array<bool, 7 * 3> reachLogged = {};              ///< (collective, CrossProcessPath) logged once
   std::uint64_t sets = 0;                                ///< collective sets launched (for messages)
+
+  /// An event behind the latest launch on each stream the local ranks' calls used (LaunchTracking,
+  /// comm_teardown.hpp): what the teardown waits for instead of the devices. Null where `nodes` runs the calls.
+  std::unique_ptr<WorkTracker> work;
 
   /// Eager sets' per-rank launches side by side (PEERLINK_COLL_LAUNCH_THREADS; comm_setup.cc); null: the
   /// calling thread launches every rank's. Last, so its threads stop before anything else goes.

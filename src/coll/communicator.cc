@@ -26,6 +26,7 @@
 #include "coll/comm_launch_staged.hpp"
 #include "coll/comm_setup.hpp"
 #include "coll/comm_state.hpp"
+#include "coll/comm_teardown.hpp"
 #include "coll/comm_validation.hpp"
 #include "coll/communicator_state.hpp"
 #include "coll/node_decisions.hpp"
@@ -125,6 +126,7 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
       standIn.stream = nullptr;
     }
     const bool capturing = coll::checkSetMatches(state, set);
+    const coll::LaunchTracking tracking(state, set, capturing);
     if (state.planned) {
       coll::launchPlannedSet(state, set, capturing);
     } else if (!state.world.spansProcesses && !state.stageInOneProcess) {
@@ -152,7 +154,9 @@ void submitPointToPoint(coll::CommState& state, const coll::CallArgs& call) {
   }
   // Across processes a rank sees its own calls only: one outside a group is a group of its own.
   if (state.world.spansProcesses) {
-    coll::launchCrossProcessGroup(state, {call});
+    const std::vector<coll::CallArgs> group = {call};
+    const coll::LaunchTracking tracking(state, group, std::nullopt);
+    coll::launchCrossProcessGroup(state, group);
     return;
   }
   // Outside a group: the oldest waiting partner call, if any, completes a group of two.
@@ -165,6 +169,7 @@ void submitPointToPoint(coll::CommState& state, const coll::CallArgs& call) {
   }
   const std::vector<coll::CallArgs> pair = {*partner, call};
   state.loose.erase(partner);
+  const coll::LaunchTracking tracking(state, pair, std::nullopt);
   coll::launchSendRecvPairs(state, coll::matchSendRecvs(state, pair));
 }
 
@@ -277,7 +282,7 @@ Communicator::~Communicator() {
     nodes.reset();
     return;
   }
-  coll::releaseCommunicator(state_->comm);
+  state_->retire();
 }
 
 int Communicator::size() const noexcept {
@@ -403,6 +408,7 @@ void Communicator::groupEnd() {
   calls.swap(comm.group);
   if (calls.empty()) return;
   discardingOnError(comm, [&] {
+    const coll::LaunchTracking tracking(comm, calls, std::nullopt);
     if (state_->nodes) {
       state_->nodes->peerCalls(calls);
     } else if (comm.world.spansProcesses) {

@@ -13,6 +13,7 @@
 
 #include "coll/bootstrap_exchange.hpp"
 #include "coll/comm_state.hpp"
+#include "coll/comm_teardown.hpp"
 #include "coll/node_world.hpp"
 #include "coll/world_exchange.hpp"
 #include "peerlink/bootstrap.hpp"
@@ -28,11 +29,13 @@ struct Communicator::State {
   // watchdog's thread, reported by the next call. Declared before the bootstraps, which call into it.
   std::mutex lossMutex;
   std::string loss;
-  // The abort word the kernels read (comm.abortWord points here): allocated once the GPUs are set up, kept
-  // until the watchdogs have stopped.
+  // The abort word the kernels read (comm.abortWord points here): allocated once the GPUs are set up; at the end
+  // taken with `comm` by the teardown (retire), which keeps it as long as the kernels may read it. Taken and raised
+  // under lossMutex: the watchdogs raise it from their threads, also while the teardown waits.
   PinnedBuffer abortWord;
-  // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm`,
-  // so peers see a goodbye only once this process no longer touches their buffers.
+  // Ranks in other processes: one bootstrap per local rank, kept for the watchdog; destroyed after `comm` is retired,
+  // so peers see a goodbye only once this process's kernels have finished or been told to stop (their late stores
+  // land in memory this process still maps: comm_teardown.hpp keeps the imports as long as its kernels may run).
   std::vector<std::unique_ptr<Bootstrap>> bootstraps;
   coll::CommState comm;
   // A world across hosts (node_world.hpp): every call goes through it; `comm` then only describes the world
@@ -45,13 +48,16 @@ struct Communicator::State {
   }
   // Records why the communicator gives up (the first reason stays) and raises the abort word its kernels read.
   void giveUp(const std::string& why) noexcept {
+    const std::lock_guard<std::mutex> lock(lossMutex);
     try {
-      const std::lock_guard<std::mutex> lock(lossMutex);
       if (loss.empty()) loss = why;
     } catch (...) {  // no memory for the text: the abort word still stops the kernels
     }
     if (abortWord.data() != nullptr) *static_cast<volatile unsigned int*>(abortWord.data()) = 1;
   }
+  // The communicator's end on this host (comm_teardown.hpp): waits for its own work only, then frees `comm`'s
+  // buffers and the abort word, or holds them while other GPU work of the process runs.
+  void retire() noexcept { coll::retireCommunicator(comm, abortWord, lossMutex); }
   void submit(const coll::CallArgs& call);  // communicator.cc
 
   // Runs body(exchange) with the world's exchange: the bootstraps' across processes, the local ranks' own in

@@ -273,6 +273,75 @@ TEST(NcclApiProcesses, AnAbortStopsTheOtherRanksWaitWithinSeconds) {
   }));
 }
 
+// PyTorch's watchdog on a timeout: ncclCommAbort on every communicator from one thread, in any order. Two
+// communicators over the same two processes; rank 0's all-reduce on A waits for rank 1, which never calls it, under
+// the NCCL API's hour; ncclCommAbort on B meanwhile must return within seconds and leave A's kernel waiting (before,
+// it synchronized the device and so waited for A's kernel), and ncclCommAbort on A then stops A's kernel and
+// returns within seconds too.
+TEST(NcclApiProcesses, AbortingOneCommunicatorBesideAStalledOneReturnsAtOnce) {
+  PEERLINK_REQUIRE_ONE_GPU();
+  Pipe idsB;
+  Pipe done;  // rank 0 -> rank 1: rank 1 keeps its ranks of A and B until rank 0 is through
+  expectRanksOk(runRanks(
+      2,
+      [&](const NcclApi& api, NcclRank& me, int n) {
+        ncclUniqueId idB{};
+        if (me.rank == 0) {
+          api.check(api.getUniqueId(&idB), "ncclGetUniqueId");
+          idsB.send(idText(idB));
+        } else {
+          idB = idFrom(idsB.receive());
+        }
+        ncclComm_t b = nullptr;
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 1;
+        api.check(api.commInitRankConfig(&b, n, idB, me.rank, &config), "ncclCommInitRankConfig (B)");
+        void* buffer = nullptr;
+        api.check(api.memAlloc(&buffer, 4096), "ncclMemAlloc");
+        cudaStream_t streamA = nullptr;
+        cudaStream_t streamB = nullptr;
+        PEERLINK_CUDA_CHECK(cudaStreamCreateWithFlags(&streamA, cudaStreamNonBlocking));
+        PEERLINK_CUDA_CHECK(cudaStreamCreateWithFlags(&streamB, cudaStreamNonBlocking));
+        api.check(api.allReduce(buffer, buffer, 16, ncclFloat32, ncclSum, b, streamB), "ncclAllReduce (B)");
+        if (!finishes(streamB, 30)) return fail(me.rank, "B's all-reduce did not finish");
+        if (me.rank == 1) {
+          done.expect("done");  // never calls on A
+          api.check(api.commAbort(b), "ncclCommAbort (B)");
+          return kOk;
+        }
+        const auto check = [&]() -> int {
+          api.check(api.allReduce(buffer, buffer, 16, ncclFloat32, ncclSum, me.comm, streamA), "ncclAllReduce (A)");
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          if (cudaStreamQuery(streamA) != cudaErrorNotReady) return fail(0, "A's all-reduce did not wait for rank 1");
+          auto start = Clock::now();
+          api.check(api.commAbort(b), "ncclCommAbort (B)");
+          const double bSeconds = secondsSince(start);
+          std::fprintf(stderr, "[rank 0] ncclCommAbort (B) returned in %.2f s while A's kernel waits\n", bSeconds);
+          if (bSeconds > 5)
+            return fail(0, fmt::format("ncclCommAbort (B) took {:.1f} s: it waited for A's kernel", bSeconds));
+          if (cudaStreamQuery(streamA) != cudaErrorNotReady) return fail(0, "A's kernel stopped when B was aborted");
+          ncclResult_t async = ncclSuccess;
+          api.check(api.commGetAsyncError(me.comm, &async), "ncclCommGetAsyncError (A)");
+          if (async != ncclSuccess) return fail(0, fmt::format("A reports error {}", static_cast<int>(async)));
+          start = Clock::now();
+          api.check(api.commAbort(me.comm), "ncclCommAbort (A)");
+          me.comm = nullptr;
+          const double aSeconds = secondsSince(start);
+          std::fprintf(stderr, "[rank 0] ncclCommAbort (A) returned in %.2f s\n", aSeconds);
+          if (aSeconds > 5) return fail(0, fmt::format("ncclCommAbort (A) took {:.1f} s", aSeconds));
+          if (!finishes(streamA, 5)) return fail(0, "A's kernel did not stop after its abort");
+          return kOk;
+        };
+        const int result = check();
+        done.send("done");
+        api.check(api.memFree(buffer), "ncclMemFree");
+        PEERLINK_CUDA_CHECK(cudaStreamDestroy(streamA));
+        PEERLINK_CUDA_CHECK(cudaStreamDestroy(streamB));
+        return result;
+      },
+      {{"PEERLINK_TIMEOUT_MS", "60000"}}));
+}
+
 // Counts that disagree across processes cannot be seen by either process alone: the waits end at the deadline
 // (3 s here) with an error, and nothing hangs.
 TEST(NcclApiProcesses, CountsThatDisagreeEndAtTheDeadline) {
