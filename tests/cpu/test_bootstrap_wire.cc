@@ -259,7 +259,8 @@ TEST(BootstrapUniqueId, RoundTripsThroughItsText) {
 }
 
 TEST(BootstrapUniqueId, GarbageTextIsNamed) {
-  const std::string good = uniqueIdToString(encodeUniqueId({sampleHello().token, sampleHello().listenAddress}));
+  const std::string good =
+      uniqueIdToString(encodeUniqueId({sampleHello().token, sampleHello().listenAddress, std::nullopt}));
   EXPECT_TRUE(
       contains(errorOf(ErrorCode::InvalidUsage, [] { uniqueIdFromString(""); }), "0 characters (is the variable"));
   EXPECT_TRUE(
@@ -283,7 +284,7 @@ TEST(BootstrapUniqueId, GarbageTextIsNamed) {
 TEST(BootstrapUniqueId, ConnectRefusesAMalformedIdAndBadArguments) {
   const UniqueId zero{};
   EXPECT_THROW(connectBootstrap(zero, 0, 1, BootstrapOptions{}), Error);
-  const UniqueId id = encodeUniqueId({sampleHello().token, sampleHello().listenAddress});
+  const UniqueId id = encodeUniqueId({sampleHello().token, sampleHello().listenAddress, std::nullopt});
   EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [&] { connectBootstrap(id, 2, 2, BootstrapOptions{}); }),
                        "rank 2 is outside the world of 2 ranks"));
   EXPECT_THROW(connectBootstrap(id, 0, 0, BootstrapOptions{}), Error);

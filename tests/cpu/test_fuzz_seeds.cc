@@ -104,10 +104,10 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
   }
   all.emplace_back("bootstrap_wire/frames.bin", frames);
 
-  const UniqueId v4 = bootstrap::encodeUniqueId({countingToken(), ipv4()});
+  const UniqueId v4 = bootstrap::encodeUniqueId({countingToken(), ipv4(), std::nullopt});
   all.emplace_back("unique_id/id_ipv4.txt", text(uniqueIdToString(v4)));
   all.emplace_back("unique_id/id_ipv6.txt",
-                   text(uniqueIdToString(bootstrap::encodeUniqueId({countingToken(), ipv6()}))));
+                   text(uniqueIdToString(bootstrap::encodeUniqueId({countingToken(), ipv6(), std::nullopt}))));
   std::string upper = uniqueIdToString(v4);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   all.emplace_back("unique_id/id_upper_case_in_spaces.txt", text("  " + upper + "\n"));
