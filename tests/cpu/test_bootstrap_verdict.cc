@@ -64,8 +64,8 @@ TEST(BootstrapVerdict, HostsMadeByHostIdOnOneMachineAreToldApartByTheirIds) {
   const std::uint64_t a = hostIdFor("gpu-vm", boot, "a");
   const std::uint64_t b = hostIdFor("gpu-vm", boot, "b");
   ASSERT_NE(a, b);
-  const ServerVerdict verdict =
-      chooseWorldServer({rankOn(0, a, "gpu-vm"), rankOn(1, a, "gpu-vm"), rankOn(2, b, "gpu-vm"), rankOn(3, b, "gpu-vm")});
+  const ServerVerdict verdict = chooseWorldServer(
+      {rankOn(0, a, "gpu-vm"), rankOn(1, a, "gpu-vm"), rankOn(2, b, "gpu-vm"), rankOn(3, b, "gpu-vm")});
   EXPECT_TRUE(verdict.forward);
   EXPECT_TRUE(contains(verdict.reason, fmt::format("ranks on 2 hosts: gpu-vm [host id {:016x}] (ranks 0-1), gpu-vm "
                                                    "[host id {:016x}] (ranks 2-3)",
@@ -77,10 +77,12 @@ TEST(BootstrapVerdict, HostsMadeByHostIdOnOneMachineAreToldApartByTheirIds) {
 
 TEST(BootstrapVerdict, ManyHostsAreCountedNotAllNamed) {
   std::vector<PeerIdentity> ranks;
-  for (int r = 0; r < 12; ++r) ranks.push_back(rankOn(r, 0x100 + static_cast<std::uint64_t>(r / 2), fmt::format("n{}", r / 2)));
+  for (int r = 0; r < 12; ++r)
+    ranks.push_back(rankOn(r, 0x100 + static_cast<std::uint64_t>(r / 2), fmt::format("n{}", r / 2)));
   const ServerVerdict verdict = chooseWorldServer(ranks);
   EXPECT_TRUE(verdict.forward);
-  EXPECT_EQ(verdict.reason, "ranks on 6 hosts: n0 (ranks 0-1), n1 (ranks 2-3), n2 (ranks 4-5), n3 (ranks 6-7) and 2 more");
+  EXPECT_EQ(verdict.reason,
+            "ranks on 6 hosts: n0 (ranks 0-1), n1 (ranks 2-3), n2 (ranks 4-5), n3 (ranks 6-7) and 2 more");
 }
 
 TEST(BootstrapVerdict, TheForwardPayloadIsOneLineOfBoundedText) {
@@ -112,9 +114,7 @@ NcclIdBytes ncclId() {
 struct Holdings {
   int threads = 0;
   int descriptors = 0;
-  bool operator==(const Holdings& other) const {
-    return threads == other.threads && descriptors == other.descriptors;
-  }
+  bool operator==(const Holdings& other) const { return threads == other.threads && descriptors == other.descriptors; }
 };
 
 Holdings holdings() {
@@ -190,8 +190,8 @@ TEST_F(BootstrapVerdictWorld, FourRanksOnOneHostGetTheirBootstraps) {
   std::vector<std::thread> threads;
   std::vector<std::string> problems(joined.size());
   for (std::size_t rank = 0; rank < joined.size(); ++rank) {
-    ASSERT_NE(joined[rank].bootstrap, nullptr) << "rank " << rank << ": " << joined[rank].error
-                                               << joined[rank].forwardedBecause;
+    ASSERT_NE(joined[rank].bootstrap, nullptr)
+        << "rank " << rank << ": " << joined[rank].error << joined[rank].forwardedBecause;
     threads.emplace_back([&, rank] {
       const std::uint8_t mine = static_cast<std::uint8_t>(rank + 1);
       try {
