@@ -1,8 +1,8 @@
-// The bootstrap's messages between processes (src/bootstrap/hello.cc, frame.cc): a hello, the root's world
-// table, a failure text, a frame header and a stream of frames cut by FrameReader. Any bytes decode to a
-// message that encodes back to the same bytes (hello, world table, frame header: fixed layouts with nothing
-// left to choice) or to what decodes the same (a failure, whose control characters become spaces), or fail
-// with Error(InvalidInput).
+// The bootstrap's messages between processes (src/bootstrap/hello.cc, frame.cc, verdict.cc): a hello, the root's
+// world table, a failure text, the root's forward verdict, a frame header and a stream of frames cut by
+// FrameReader. Any bytes decode to a message that encodes back to the same bytes (hello, world table, frame
+// header: fixed layouts with nothing left to choice) or to what decodes the same (a failure or a forward verdict,
+// whose control characters become spaces), or fail with Error(InvalidInput).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 
 #include "bootstrap/frame.hpp"
 #include "bootstrap/hello.hpp"
+#include "bootstrap/verdict.hpp"
 
 namespace {
 
@@ -86,6 +87,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::vector<std::uint8_t> again = encodeFailure(failure);
     const Failure decoded = decodeFailure(again.data(), again.size());
     if (decoded.code != failure.code || decoded.message != failure.message) __builtin_trap();
+  });
+  expectValueOrInvalidInput([&] {
+    const std::string reason = decodeForward(data, size);
+    const std::vector<std::uint8_t> again = encodeForward(reason);
+    if (decodeForward(again.data(), again.size()) != reason) __builtin_trap();
   });
   expectValueOrInvalidInput([&] {
     const FrameHeader header = decodeFrameHeader(data, size, kMaxBootstrapMessageBytes);

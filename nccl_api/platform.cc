@@ -91,7 +91,9 @@ class CudaPlatform final : public Platform {
   std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params& params) override {
     return std::make_shared<CommunicatorBackend>(std::make_shared<Communicator>(devices, params));
   }
-  UniqueId makeId(const Params& params) override { return makeUniqueId(params); }
+  UniqueId makeId(const Params& params, const std::optional<bootstrap::NcclIdBytes>& ncclId) override {
+    return ncclId ? bootstrap::makeUniqueIdWithNccl(params, *ncclId) : makeUniqueId(params);
+  }
 
   int currentDevice() override {
     int device = -1;

@@ -28,28 +28,47 @@ ApiSettings apiSettingsFrom(Params params) {
   return settings;
 }
 
-std::variant<Server, Failure> chooseIdServer(Fallback fallback, const LaunchEnvironment& launch, bool ncclLoaded,
-                                             const std::string& loadFailure) {
+std::variant<IdChoice, Failure> chooseIdServer(Fallback fallback, const LaunchEnvironment& launch, bool ncclLoaded,
+                                               const std::string& loadFailure) {
   if (fallback == Fallback::All) {
-    if (ncclLoaded) return Server{true, "PEERLINK_NCCL_FALLBACK=ALL"};
+    if (ncclLoaded) return IdChoice{IdKind::Nccl, "PEERLINK_NCCL_FALLBACK=ALL"};
     return Failure{ncclSystemError,
                    fmt::format("PEERLINK_NCCL_FALLBACK=ALL hands every communicator to the real NCCL, which is not "
                                "loaded ({}); set PEERLINK_NCCL_LIBRARY to its libnccl.so.2",
                                loadFailure)};
   }
+  const bool forwardable = fallback == Fallback::Auto && ncclLoaded;
+  const bool none = fallback == Fallback::None;
+  const std::string unable = fmt::format("the real NCCL is not {} ({})", none ? "allowed" : "loaded",
+                                         none ? "PEERLINK_NCCL_FALLBACK=NONE" : loadFailure);
+  // A launcher's job of one process cannot span machines, whatever it says of local sizes.
+  const bool oneProcess = launch.launcher != Launcher::None && launch.size == 1;
+  if (!launch.localSize && !oneProcess) {
+    const std::string job =
+        launch.launcher == Launcher::None
+            ? std::string("no launcher says whether the job spans machines")
+            : fmt::format("{} says {} ranks but not how many are on this machine", launch.source, launch.size);
+    if (forwardable) {
+      return IdChoice{IdKind::Rendezvous, job +
+                                              ": the rendezvous decides by the ranks' hosts (one: peerlink, "
+                                              "several: the real NCCL, whose id this one carries)"};
+    }
+    return IdChoice{IdKind::Peerlink, fmt::format("{}; {}, so peerlink serves it (across machines its creation "
+                                                  "fails)",
+                                                  job, unable)};
+  }
   const bool acrossMachines = launch.localSize && *launch.localSize < launch.size;
-  if (!acrossMachines) return Server{false, "one machine"};
+  if (!acrossMachines) return IdChoice{IdKind::Peerlink, "one machine"};
   const std::string job =
       fmt::format("{} says {} ranks, {} on this machine", launch.source, launch.size, *launch.localSize);
-  if (fallback == Fallback::Auto && ncclLoaded) {
-    return Server{
-        true, job +
-                  ": across machines peerlink's communicator needs MPI, which the NCCL API does not start, so the real "
-                  "NCCL serves the job (PEERLINK_NCCL_FALLBACK=AUTO)"};
+  if (forwardable) {
+    return IdChoice{
+        IdKind::Nccl,
+        job +
+            ": across machines peerlink's communicator needs MPI, which the NCCL API does not start, so the real "
+            "NCCL serves the job (PEERLINK_NCCL_FALLBACK=AUTO)"};
   }
-  return Server{false, fmt::format("{}; the real NCCL is not {} ({}), so peerlink tries", job,
-                                   fallback == Fallback::None ? "allowed" : "loaded",
-                                   fallback == Fallback::None ? "PEERLINK_NCCL_FALLBACK=NONE" : loadFailure)};
+  return IdChoice{IdKind::Peerlink, fmt::format("{}; {}, so peerlink tries", job, unable)};
 }
 
 std::variant<Server, Failure> chooseRankServer(Fallback fallback, bool peerlinkId, bool ncclLoaded,

@@ -36,15 +36,30 @@ struct Server {
   std::string reason;
 };
 
-/// Who serves the world of an id ncclGetUniqueId makes here. The id carries the answer to every rank: a peerlink
-/// id or the real NCCL's. AUTO gives the real NCCL a job whose launcher says it spans machines (peerlink's
-/// communicator does not cross machines yet), ALL every job; without the real library loaded (`loadFailure`
-/// says why) ALL is a Failure and AUTO stays with peerlink.
-std::variant<Server, Failure> chooseIdServer(Fallback fallback, const LaunchEnvironment& launch, bool ncclLoaded,
-                                             const std::string& loadFailure);
+/// What ncclGetUniqueId makes here, and why (the INIT log says it).
+enum class IdKind {
+  Peerlink,    ///< a peerlink id: peerlink serves the world
+  Nccl,        ///< the real NCCL's id: it serves the world
+  Rendezvous,  ///< a peerlink id carrying the real NCCL's: its rendezvous root decides by the ranks' hosts
+};
+struct IdChoice {
+  IdKind kind = IdKind::Peerlink;
+  std::string reason;
+};
+
+/// Who serves the world of an id ncclGetUniqueId makes here. The id carries the answer to every rank. AUTO gives
+/// the real NCCL a job whose launcher says it spans machines (peerlink's communicator crosses machines only over
+/// MPI, which an application of NCCL's API has not started) and peerlink one it says is on this machine; where the
+/// launcher does not say (no launcher's variables, or none for the local size: Ray, a Kubeflow job without
+/// torchrun), the id carries both and the rendezvous decides. ALL gives every job to the real NCCL. Without the
+/// real library (`ncclLoaded` false, `loadFailure` says why) or under NONE the id is peerlink's, and ALL is a
+/// Failure.
+std::variant<IdChoice, Failure> chooseIdServer(Fallback fallback, const LaunchEnvironment& launch, bool ncclLoaded,
+                                               const std::string& loadFailure);
 
 /// Who serves ncclCommInitRank with an id that is (`peerlinkId`) or is not one of peerlink's. Another id is the
-/// real NCCL's: served by it when allowed and loaded, else a Failure (ncclInvalidArgument) saying what to set.
+/// real NCCL's: served by it when allowed and loaded, else a Failure (ncclInvalidArgument) saying what to set. A
+/// peerlink id carrying the real NCCL's is peerlink's here: its rendezvous may still send the world on.
 std::variant<Server, Failure> chooseRankServer(Fallback fallback, bool peerlinkId, bool ncclLoaded,
                                                const std::string& loadFailure);
 

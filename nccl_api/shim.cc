@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/unique_id.hpp"
 #include "core/log.hpp"
 #include "nccl_api/config.hpp"
 
@@ -213,14 +214,33 @@ ncclResult_t Shim::getVersion(int* version) {
 ncclResult_t Shim::getUniqueId(ncclUniqueId* id) {
   return run("ncclGetUniqueId", nullptr, [&] {
     if (id == nullptr) throw ApiError(ncclInvalidArgument, "uniqueId is NULL");
-    const auto server = chooseIdServer(settings().fallback, parts_.launch, parts_.real != nullptr, parts_.realFailure);
-    if (const auto* failure = std::get_if<Failure>(&server)) throw ApiError(*failure);
-    const Server& chosen = std::get<Server>(server);
-    logInfo(LogSubsys::Init, "NCCL API: ncclGetUniqueId: an id of {} ({})", chosen.nccl ? "the real NCCL" : "peerlink",
+    const auto choice = chooseIdServer(settings().fallback, parts_.launch, parts_.real != nullptr, parts_.realFailure);
+    if (const auto* failure = std::get_if<Failure>(&choice)) throw ApiError(*failure);
+    const IdChoice& chosen = std::get<IdChoice>(choice);
+    logInfo(LogSubsys::Init, "NCCL API: ncclGetUniqueId: an id of {} ({})",
+            chosen.kind == IdKind::Nccl         ? "the real NCCL"
+            : chosen.kind == IdKind::Rendezvous ? "peerlink carrying the real NCCL's"
+                                                : "peerlink",
             chosen.reason);
-    if (chosen.nccl) return forwarded(nullptr, parts_.real->getUniqueId(id));
+    if (chosen.kind == IdKind::Nccl) return forwarded(nullptr, parts_.real->getUniqueId(id));
     static_assert(sizeof(ncclUniqueId) == kUniqueIdBytes, "ncclUniqueId and peerlink's UniqueId are both 128 bytes");
-    const UniqueId made = parts_.platform->makeId(settings().params);
+    std::optional<bootstrap::NcclIdBytes> ncclId;
+    if (chosen.kind == IdKind::Rendezvous) {
+      ncclUniqueId real{};
+      forwarded(nullptr, parts_.real->getUniqueId(&real));
+      bootstrap::NcclIdBytes bytes{};
+      std::memcpy(bytes.data(), real.internal, kUniqueIdBytes);
+      if (bootstrap::ncclIdFits(bytes)) {
+        ncclId = bytes;
+      } else {
+        logWarn(LogSubsys::Init,
+                "NCCL API: ncclGetUniqueId: the real NCCL's id has bytes up to {}, more than the {} that fit beside "
+                "peerlink's rendezvous (a newer NCCL?): the id is peerlink's alone, so a job across machines fails "
+                "at creation; set PEERLINK_NCCL_FALLBACK=ALL for one",
+                bootstrap::ncclIdExtent(bytes), bootstrap::kNcclIdRoom);
+      }
+    }
+    const UniqueId made = parts_.platform->makeId(settings().params, ncclId);
     std::memcpy(id->internal, made.bytes, kUniqueIdBytes);
     return ncclSuccess;
   });

@@ -34,6 +34,10 @@
 #include "nccl_api/settings.hpp"
 #include "peerlink/launch.hpp"
 
+namespace peerlink::bootstrap {
+class ForwardedWorld;
+}
+
 namespace peerlink::nccl {
 
 /// Everything a Shim is made of.
@@ -141,6 +145,15 @@ class Shim {
     int nranks;
     int rank;
     int device;
+    /// The caller's ncclConfig_t as it was at the call (its `size` bytes; empty: none), for the real NCCL should
+    /// the rendezvous send the world there. Pointers in it (commName) are the caller's, as the real NCCL keeps them.
+    std::vector<unsigned char> config;
+  };
+  /// A world created: peerlink's, or the real NCCL's handles by rank and why it serves them.
+  struct CreatedWorld {
+    std::shared_ptr<WorldBackend> backend;
+    std::vector<ncclComm_t> real;
+    std::string why;
   };
   struct GroupState {
     int depth = 0;
@@ -188,7 +201,10 @@ class Shim {
 
   void createPending(std::vector<PendingCreation>& creations);
   void createWorld(std::vector<PendingCreation*>& members, std::thread::id owner);
-  std::shared_ptr<WorldBackend> createWithFallback(std::vector<PendingCreation*>& members, ncclComm_t* real);
+  CreatedWorld createWithFallback(std::vector<PendingCreation*>& members);
+  /// The members created by the real NCCL with the id's NCCL part, as the rendezvous root decided (`verdict`);
+  /// several in one real group. Failures name the verdict.
+  CreatedWorld forwardWorld(std::vector<PendingCreation*>& members, const bootstrap::ForwardedWorld& verdict);
 
   void submit(ncclComm* handle, CollectiveCall call);
   ncclResult_t reduction(const char* call, Collective collective, const void* send, void* recv, std::size_t count,

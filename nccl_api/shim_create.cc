@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/unique_id.hpp"
+#include "bootstrap/verdict.hpp"
 #include "core/log.hpp"
 #include "core/parallel_each.hpp"
 #include "nccl_api/config.hpp"
@@ -73,7 +75,11 @@ ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId
       return ncclSuccess;
     }
     logInfo(LogSubsys::Init, "NCCL API: {} rank {} of {}: {}", call, rank, nranks, describeConfig(parsed));
-    PendingCreation pending{handle, peerlinkId, nranks, rank, parts_.platform->currentDevice()};
+    PendingCreation pending{handle, peerlinkId, nranks, rank, parts_.platform->currentDevice(), {}};
+    if (config != nullptr) {
+      const auto* raw = reinterpret_cast<const unsigned char*>(config);
+      pending.config.assign(raw, raw + parsed.size);
+    }
     if (group.depth > 0) {
       group.creations.push_back(pending);
       group.native = true;
@@ -176,16 +182,14 @@ void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id o
     }
     idsCreating_.push_back(id);
   }
-  std::vector<ncclComm_t> real(static_cast<std::size_t>(members.front()->nranks));
   try {
-    std::shared_ptr<WorldBackend> backend = createWithFallback(members, real.data());
-    if (backend != nullptr) {
-      auto world = std::make_shared<NativeWorld>(std::move(backend), *parts_.platform, owner);
+    CreatedWorld created = createWithFallback(members);
+    if (created.backend != nullptr) {
+      auto world = std::make_shared<NativeWorld>(std::move(created.backend), *parts_.platform, owner);
       for (PendingCreation* pending : members) adopt(pending->handle, world, pending->rank, "a peerlink unique id");
     } else {
       for (PendingCreation* pending : members) {
-        adoptReal(pending->handle, real[static_cast<std::size_t>(pending->rank)],
-                  "peerlink's communicator cannot serve these GPUs (PEERLINK_NCCL_FALLBACK=AUTO)");
+        adoptReal(pending->handle, created.real[static_cast<std::size_t>(pending->rank)], created.why);
       }
     }
   } catch (const std::exception& error) {
@@ -198,7 +202,7 @@ void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id o
       std::find_if(idsCreating_.begin(), idsCreating_.end(), [&](const UniqueId& other) { return sameId(other, id); }));
 }
 
-std::shared_ptr<WorldBackend> Shim::createWithFallback(std::vector<PendingCreation*>& members, ncclComm_t* real) {
+Shim::CreatedWorld Shim::createWithFallback(std::vector<PendingCreation*>& members) {
   std::vector<int> ranks;
   std::vector<int> devices;
   for (const PendingCreation* pending : members) {
@@ -207,7 +211,9 @@ std::shared_ptr<WorldBackend> Shim::createWithFallback(std::vector<PendingCreati
   }
   const int nranks = members.front()->nranks;
   try {
-    return parts_.platform->createWorld(members.front()->id, nranks, ranks, devices, settings().params);
+    return {parts_.platform->createWorld(members.front()->id, nranks, ranks, devices, settings().params), {}, {}};
+  } catch (const bootstrap::ForwardedWorld& verdict) {
+    return forwardWorld(members, verdict);
   } catch (const Error& error) {
     // A world entirely in this process that peerlink cannot serve (GPUs without peer access) can still be the
     // real NCCL's: every rank is here, so no other process needs to agree.
@@ -220,9 +226,63 @@ std::shared_ptr<WorldBackend> Shim::createWithFallback(std::vector<PendingCreati
             error.what());
     std::vector<int> byRank(static_cast<std::size_t>(nranks));
     for (const PendingCreation* pending : members) byRank[static_cast<std::size_t>(pending->rank)] = pending->device;
-    forwarded(nullptr, parts_.real->commInitAll(real, nranks, byRank.data()));
-    return nullptr;
+    CreatedWorld created{nullptr, std::vector<ncclComm_t>(static_cast<std::size_t>(nranks)),
+                         "peerlink's communicator cannot serve these GPUs (PEERLINK_NCCL_FALLBACK=AUTO)"};
+    forwarded(nullptr, parts_.real->commInitAll(created.real.data(), nranks, byRank.data()));
+    return created;
   }
+}
+
+Shim::CreatedWorld Shim::forwardWorld(std::vector<PendingCreation*>& members,
+                                      const bootstrap::ForwardedWorld& verdict) {
+  // Every rank of the world heard the same verdict; a process that may not follow it says so (its peers then wait
+  // in the real NCCL for it, as for any rank that never comes).
+  if (settings().fallback == Fallback::None) {
+    throw ApiError(ncclInvalidUsage,
+                   fmt::format("{}; this process may not use the real NCCL (PEERLINK_NCCL_FALLBACK=NONE): give every "
+                               "rank the same PEERLINK_NCCL_FALLBACK",
+                               verdict.what()));
+  }
+  if (parts_.real == nullptr) {
+    throw ApiError(ncclSystemError, fmt::format("{}; the real NCCL is not loaded in this process ({}): set "
+                                                "PEERLINK_NCCL_LIBRARY on every rank",
+                                                verdict.what(), parts_.realFailure));
+  }
+  const bootstrap::UniqueIdContents contents = bootstrap::decodeUniqueId(members.front()->id);
+  if (!contents.ncclId) throw ApiError(ncclInternalError, "a forward verdict for an id without the real NCCL's");
+  ncclUniqueId realId{};
+  static_assert(sizeof realId.internal == std::tuple_size<bootstrap::NcclIdBytes>::value, "ncclUniqueId is 128 bytes");
+  std::memcpy(realId.internal, contents.ncclId->data(), sizeof realId.internal);
+  const int nranks = members.front()->nranks;
+  CreatedWorld created{nullptr, std::vector<ncclComm_t>(static_cast<std::size_t>(nranks)),
+                       fmt::format("the bootstrap root sent every rank there: {} (PEERLINK_NCCL_FALLBACK={})",
+                                   verdict.reason(), fallbackName(settings().fallback))};
+  RealNccl& api = *parts_.real;
+  // This process's ranks of the world wait for each other in the real NCCL's creation: one group makes it wait once.
+  const bool together = members.size() > 1;
+  std::exception_ptr first;
+  const auto note = [&](ncclResult_t result) {
+    try {
+      forwarded(nullptr, result);
+    } catch (const ApiError& error) {
+      if (!first) {
+        first = std::make_exception_ptr(
+            ApiError(error.result(), fmt::format("{} (the bootstrap root sent every rank to the real NCCL: {})",
+                                                 error.what(), verdict.reason())));
+      }
+    }
+  };
+  if (together) forwarded(nullptr, api.groupStart());
+  for (PendingCreation* pending : members) {
+    ncclComm_t* slot = &created.real[static_cast<std::size_t>(pending->rank)];
+    // The bytes of a config as the caller passed it; the real NCCL reads them by their own size and version.
+    auto* config = pending->config.empty() ? nullptr : reinterpret_cast<ncclConfig_t*>(pending->config.data());
+    note(config != nullptr ? api.commInitRankConfig(slot, nranks, realId, pending->rank, config)
+                           : api.commInitRank(slot, nranks, realId, pending->rank));
+  }
+  if (together) note(api.groupEnd());
+  if (first) std::rethrow_exception(first);
+  return created;
 }
 
 ncclResult_t Shim::commInitAll(ncclComm_t* comms, int ndev, const int* devices) {

@@ -16,7 +16,7 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::size_t kMaxReadPerCall = 4 * 1024 * 1024;
 
 bool isKnownType(std::uint8_t type) {
-  return type >= static_cast<std::uint8_t>(FrameType::Hello) && type <= static_cast<std::uint8_t>(FrameType::Bye);
+  return type >= static_cast<std::uint8_t>(FrameType::Hello) && type <= static_cast<std::uint8_t>(FrameType::Forward);
 }
 
 }  // namespace
@@ -31,6 +31,7 @@ const char* frameTypeName(FrameType type) noexcept {
     case FrameType::Data: return "data";
     case FrameType::Abort: return "abort";
     case FrameType::Bye: return "goodbye";
+    case FrameType::Forward: return "forward";
   }
   return "unknown";
 }

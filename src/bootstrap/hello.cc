@@ -170,21 +170,25 @@ std::vector<std::uint8_t> encodeFailure(const Failure& failure) {
   return std::move(out.bytes());
 }
 
+std::string getLineText(WireReader& in) {
+  if (in.left() > kMaxFailureText) in.fail(fmt::format("text of {} bytes, more than {}", in.left(), kMaxFailureText));
+  std::string text(in.left(), ' ');
+  in.getBytes(text.data(), text.size(), "text");
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < ' ' || c == 0x7f) c = ' ';
+  }
+  return text.empty() ? "(no reason given)" : text;
+}
+
 Failure decodeFailure(const std::uint8_t* data, std::size_t size) {
   WireReader in(data, size, "bootstrap failure message");
   const auto status = in.get<std::int32_t>("error code");
   if (status <= PEERLINK_STATUS_OK || status > PEERLINK_STATUS_INTERNAL) {
     in.fail(fmt::format("error code {} is not a peerlink status", status));
   }
-  if (in.left() > kMaxFailureText) in.fail(fmt::format("text of {} bytes, more than {}", in.left(), kMaxFailureText));
   Failure failure;
   failure.code = toErrorCode(static_cast<peerlink_status_t>(status));
-  failure.message.resize(in.left());
-  in.getBytes(failure.message.data(), failure.message.size(), "text");
-  for (char& c : failure.message) {
-    if (static_cast<unsigned char>(c) < ' ' || c == 0x7f) c = ' ';
-  }
-  if (failure.message.empty()) failure.message = "(no reason given)";
+  failure.message = getLineText(in);
   return failure;
 }
 

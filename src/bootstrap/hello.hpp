@@ -84,6 +84,10 @@ struct Failure {
   ErrorCode code = ErrorCode::RemoteError;
   std::string message;
 };
+/// The rest of `in` as one line of text: at most kMaxFailureText bytes (else Error(InvalidInput)), control
+/// characters as spaces, "(no reason given)" when empty. The failure's text and the Forward frame's reason.
+std::string getLineText(WireReader& in);
+
 /// code i32 (a peerlink_status_t), then the text (cut to kMaxFailureText bytes).
 std::vector<std::uint8_t> encodeFailure(const Failure& failure);
 /// Strict on the code (a known, non-OK status) and the length; control characters in the text become spaces.

@@ -1,4 +1,4 @@
-// makeUniqueId: where the root listens, its token, and the root started.
+// makeUniqueId (and the NCCL API's makeUniqueIdWithNccl): where the root listens, its token, and the root started.
 #include <fmt/format.h>
 
 #include "bootstrap/root.hpp"
@@ -27,21 +27,36 @@ SocketAddress rootBindAddress(const std::string& setting, const std::vector<Inte
   return chosen->address;
 }
 
-UniqueId startRootForId(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout) {
+UniqueId startRootForId(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout,
+                        const std::optional<NcclIdBytes>& ncclId) {
   UniqueIdContents contents;
   contents.token = token;
-  contents.root = startRoot(bindAddress, token, timeout);
+  contents.ncclId = ncclId;
+  encodeUniqueId(contents);  // a real NCCL id that does not fit is refused before a root starts
+  contents.root = startRoot(bindAddress, token, timeout, ncclId ? RootMode::DecidesServer : RootMode::Connect);
   return encodeUniqueId(contents);
+}
+
+namespace {
+
+UniqueId makeId(const Params& params, const std::optional<NcclIdBytes>& ncclId) {
+  const std::string setting = params.getString("PEERLINK_BOOTSTRAP_ADDR");
+  const SocketAddress address =
+      rootBindAddress(setting, setting.empty() ? listInterfaceAddresses() : std::vector<InterfaceAddress>{});
+  const std::chrono::milliseconds timeout(params.getInt("PEERLINK_BOOTSTRAP_TIMEOUT_MS"));
+  return startRootForId(address, randomToken(), timeout, ncclId);
+}
+
+}  // namespace
+
+UniqueId makeUniqueIdWithNccl(const Params& params, const NcclIdBytes& ncclId) {
+  return makeId(params, ncclId);
 }
 
 }  // namespace bootstrap
 
 UniqueId makeUniqueId(const Params& params) {
-  const std::string setting = params.getString("PEERLINK_BOOTSTRAP_ADDR");
-  const bootstrap::SocketAddress address = bootstrap::rootBindAddress(
-      setting, setting.empty() ? bootstrap::listInterfaceAddresses() : std::vector<bootstrap::InterfaceAddress>{});
-  const std::chrono::milliseconds timeout(params.getInt("PEERLINK_BOOTSTRAP_TIMEOUT_MS"));
-  return bootstrap::startRootForId(address, bootstrap::randomToken(), timeout);
+  return bootstrap::makeId(params, std::nullopt);
 }
 
 }  // namespace peerlink

@@ -15,6 +15,7 @@
 #include "bootstrap/socket_bootstrap.hpp"
 #include "bootstrap/tcp.hpp"
 #include "bootstrap/unique_id.hpp"
+#include "bootstrap/verdict.hpp"
 #include "core/log.hpp"
 #include "peerlink/version.hpp"
 
@@ -112,6 +113,10 @@ class Rendezvous {
 
   std::vector<Hello> awaitWorld(DeadlineClock::time_point deadline) {
     const Frame frame = awaitRoot(deadline, fmt::format("the other ranks of {}", nranks_));
+    // Only a root of an id that carries the real NCCL's decides who serves the world (verdict.hpp).
+    if (frame.type == FrameType::Forward && id_.ncclId) {
+      throw ForwardedWorld(root_, decodeForward(frame.payload.data(), frame.payload.size()));
+    }
     if (frame.type != FrameType::World) {
       throw Error(ErrorCode::InvalidInput, fmt::format("{}: {} sent a {} frame, not the world table", me(), rootName(),
                                                        frameTypeName(frame.type)));

@@ -16,6 +16,7 @@
 
 #include "bootstrap/frame.hpp"
 #include "bootstrap/identity.hpp"
+#include "bootstrap/verdict.hpp"
 #include "core/log.hpp"
 
 namespace peerlink::bootstrap {
@@ -47,9 +48,10 @@ enum class Phase { Gathering, Connecting, Failed, Done };
 
 class Root {
  public:
-  Root(const SocketAddress& bindAddress, const Token& token, milliseconds timeout)
+  Root(const SocketAddress& bindAddress, const Token& token, milliseconds timeout, RootMode mode)
       : token_(token),
         timeout_(timeout),
+        mode_(mode),
         helloWithin_(std::min(kHelloWithin, timeout / 3)),
         start_(DeadlineClock::now()) {
     listener_ = listenTcp(bindAddress, kMaxBootstrapRanks, &bound_);
@@ -249,8 +251,9 @@ class Root {
   void sendWorld() {
     std::vector<Hello> world;
     for (const auto& slot : slots_) world.push_back(*slot);
-    const std::vector<std::uint8_t> bytes = encodeWorld(world);
     listener_.reset();  // every rank is here: later connections are refused by the kernel
+    if (mode_ == RootMode::DecidesServer && forwarded(world)) return;
+    const std::vector<std::uint8_t> bytes = encodeWorld(world);
     // Connections that have not said hello yet stay until they do: a second claimant of a rank must still hear
     // that the world failed because of it.
     for (auto& connection : connections_) {
@@ -260,6 +263,24 @@ class Root {
     phase_ = Phase::Connecting;
     logInfo(LogSubsys::Init, "bootstrap root at {}: all {} ranks arrived in {} ms", address_, nranks_,
             std::chrono::duration_cast<milliseconds>(worldSent_ - *firstArrival_).count());
+  }
+
+  // The decision over every rank's hello, taken here once for the world. Several hosts: every rank hears Forward
+  // and the rendezvous is over (each rank closes its connection; this root ends). One host: false, and the world
+  // table follows.
+  bool forwarded(const std::vector<Hello>& world) {
+    std::vector<PeerIdentity> ranks;
+    for (const Hello& hello : world) ranks.push_back(hello.identity);
+    const ServerVerdict verdict = chooseWorldServer(ranks);
+    logInfo(LogSubsys::Init, "bootstrap root at {}: {}: {}", address_, verdict.reason,
+            verdict.forward ? "every rank goes to the real NCCL with the id's NCCL part" : "peerlink serves the world");
+    if (!verdict.forward) return false;
+    const std::vector<std::uint8_t> bytes = encodeForward(verdict.reason);
+    for (auto& connection : connections_) {
+      if (connection->fd && connection->hello) reply(*connection, FrameType::Forward, bytes);
+    }
+    phase_ = Phase::Done;
+    return true;
   }
 
   void finish() {
@@ -356,6 +377,7 @@ class Root {
 
   const Token token_;
   const milliseconds timeout_;
+  const RootMode mode_;
   const milliseconds helloWithin_;  ///< a connection silent this long is a stray (closeSilentStrays)
   const DeadlineClock::time_point start_;
   FileDescriptor listener_;
@@ -428,8 +450,8 @@ RootRegistry& registry() {
 
 }  // namespace
 
-WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, milliseconds timeout) {
-  auto root = std::make_unique<Root>(bindAddress, token, timeout);
+WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, milliseconds timeout, RootMode mode) {
+  auto root = std::make_unique<Root>(bindAddress, token, timeout, mode);
   const WireAddress address = root->address();
   registry().add(std::move(root));
   return address;

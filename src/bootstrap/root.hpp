@@ -4,6 +4,8 @@
 //                                      peerlink version and rank against those who came first (else the
 //                                      rendezvous fails for everyone, naming both ranks)
 //   root -> ranks  World               once every rank arrived: every rank's hello (address, identity)
+//                  | Forward           instead, where the root decides who serves the world (RootMode) and the
+//                                      ranks span hosts: every rank goes to the real NCCL; the rendezvous ends
 //   rank -> root   Ready | Failure     connected to all its peers, or why it could not
 //   root -> ranks  Go | Failure        every rank is ready; or the failure, the same line to every rank
 //
@@ -25,9 +27,17 @@ namespace peerlink::bootstrap {
 /// long past the ranks' deadline for connecting to each other before it gives up on them.
 inline constexpr std::chrono::milliseconds kVerdictGrace{1000};
 
+/// What a root does once every rank arrived.
+enum class RootMode {
+  Connect,        ///< sends the world table: the ranks connect to each other
+  DecidesServer,  ///< chooseWorldServer over the hellos (verdict.hpp), logged once: the world table for one host,
+                  ///< a Forward frame to every rank for several
+};
+
 /// Binds `bindAddress` (port 0: any) and starts the root of the world of `token`, which waits `timeout`.
 /// Returns the address it listens on. Error(SystemError) naming the address when it cannot listen.
-WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout);
+WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout,
+                      RootMode mode = RootMode::Connect);
 
 /// How many roots this process runs now (tests check that a root exits).
 int runningRoots();

@@ -363,9 +363,10 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "What libpeerlink_nccl.so.2 (NCCL's API over peerlink) may hand to the real NCCL (PEERLINK_NCCL_LIBRARY): "
-       "AUTO the communicators peerlink cannot serve (a job whose launcher says it spans machines, an id made by "
-       "the real NCCL, a world in one process that peerlink cannot create) and their calls; NONE nothing (those are "
-       "refused with ncclInvalidUsage and a log line; the real library is never loaded); ALL every communicator.",
+       "AUTO the communicators peerlink cannot serve (a job whose launcher says it spans machines, or whose ranks "
+       "turn out at the rendezvous to be on several hosts where the launcher does not say, an id made by the real "
+       "NCCL, a world in one process that peerlink cannot create) and their calls; NONE nothing (those are refused "
+       "with ncclInvalidUsage and a log line; the real library is never loaded); ALL every communicator.",
        ParamAudience::User},
       {"PEERLINK_NCCL_VERSION",
        ParamType::Int,

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "bootstrap/unique_id.hpp"
+#include "bootstrap/verdict.hpp"
 #include "nccl_api/shim.hpp"
 
 namespace peerlink::nccl::testing {
@@ -184,8 +185,11 @@ class FakePlatform : public Platform {
       gateChanged_.wait(lock, [&] { return gateOpen_; });
       --waiting_;
     }
-    (void)id;
     if (failCreation) throw *failCreation;
+    // A rendezvous root's verdict reaches only the ranks of an id that carries the real NCCL's, as in the library.
+    if (forwardVerdict && bootstrap::decodeUniqueId(id).ncclId) {
+      throw bootstrap::ForwardedWorld("127.0.0.1:1000", *forwardVerdict);
+    }
     return made(nranks, ranks, devices);
   }
   std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params&) override {
@@ -195,11 +199,12 @@ class FakePlatform : public Platform {
     for (int r = 0; r < static_cast<int>(devices.size()); ++r) ranks.push_back(r);
     return made(static_cast<int>(devices.size()), ranks, devices);
   }
-  UniqueId makeId(const Params&) override {
+  UniqueId makeId(const Params&, const std::optional<bootstrap::NcclIdBytes>& ncclId) override {
     bootstrap::UniqueIdContents contents;
     contents.root.bytes = {127, 0, 0, 1};
     contents.root.port = static_cast<std::uint16_t>(1000 + ids_);
     contents.token[0] = static_cast<std::uint8_t>(++ids_);
+    contents.ncclId = ncclId;
     return bootstrap::encodeUniqueId(contents);
   }
   int currentDevice() override { return device; }
@@ -260,6 +265,9 @@ class FakePlatform : public Platform {
   int device = 0;
   std::vector<cudaStream_t> capturingStreams;  ///< the streams capturing() says are being captured into a graph
   std::optional<Error> failCreation;
+  /// Set: creating a world of an id carrying the real NCCL's ends as the rendezvous root's forward verdict, with
+  /// this reason.
+  std::optional<std::string> forwardVerdict;
   std::vector<std::weak_ptr<FakeWorld>> worlds;  ///< every world made, in order (split's too)
 
  private:

@@ -17,6 +17,7 @@
 #include "bootstrap/frame.hpp"
 #include "bootstrap/hello.hpp"
 #include "bootstrap/unique_id.hpp"
+#include "bootstrap/verdict.hpp"
 #include "coll/arena_address.hpp"
 #include "coll/world.hpp"
 #include "peerlink/params.hpp"
@@ -103,15 +104,24 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
     frames.insert(frames.end(), next.begin(), next.end());
   }
   all.emplace_back("bootstrap_wire/frames.bin", frames);
+  all.emplace_back("bootstrap_wire/forward.bin",
+                   bootstrap::encodeForward("ranks on 2 hosts: node-a (ranks 0-1), node-b (ranks 2-3)"));
 
-  const UniqueId v4 = bootstrap::encodeUniqueId({countingToken(), ipv4()});
+  const UniqueId v4 = bootstrap::encodeUniqueId({countingToken(), ipv4(), std::nullopt});
   all.emplace_back("unique_id/id_ipv4.txt", text(uniqueIdToString(v4)));
   all.emplace_back("unique_id/id_ipv6.txt",
-                   text(uniqueIdToString(bootstrap::encodeUniqueId({countingToken(), ipv6()}))));
+                   text(uniqueIdToString(bootstrap::encodeUniqueId({countingToken(), ipv6(), std::nullopt}))));
   std::string upper = uniqueIdToString(v4);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   all.emplace_back("unique_id/id_upper_case_in_spaces.txt", text("  " + upper + "\n"));
   all.emplace_back("unique_id/id_bytes.bin", Bytes(v4.bytes, v4.bytes + kUniqueIdBytes));
+  // The NCCL API's id carrying the real NCCL's: NCCL 2.28's handle, a 64-bit magic and a sockaddr_in.
+  bootstrap::NcclIdBytes nccl{};
+  const std::uint8_t handle[] = {0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15, 2, 0, 0x9c, 0x40, 10, 0, 0, 7};
+  std::copy(std::begin(handle), std::end(handle), nccl.begin());
+  const UniqueId withNccl = bootstrap::encodeUniqueId({countingToken(), ipv4(), nccl});
+  all.emplace_back("unique_id/id_with_nccl.txt", text(uniqueIdToString(withNccl)));
+  all.emplace_back("unique_id/id_with_nccl_bytes.bin", Bytes(withNccl.bytes, withNccl.bytes + kUniqueIdBytes));
 
   Params params;
   params.set("PEERLINK_PROTO", "LL128");
@@ -146,10 +156,17 @@ TEST(FuzzSeeds, AreTheEncodersMessagesAndDecode) {
       EXPECT_NO_THROW(bootstrap::decodeHello(bytes.data(), bytes.size()));
     } else if (has("world")) {
       EXPECT_NO_THROW(bootstrap::decodeWorld(bytes.data(), bytes.size(), 2, countingToken()));
+    } else if (has("forward")) {
+      EXPECT_NO_THROW(bootstrap::decodeForward(bytes.data(), bytes.size()));
     } else if (has("failure")) {
       EXPECT_NO_THROW(bootstrap::decodeFailure(bytes.data(), bytes.size()));
     } else if (has(".txt")) {
       EXPECT_NO_THROW(uniqueIdFromString(std::string(bytes.begin(), bytes.end())));
+    } else if (has("unique_id/")) {
+      UniqueId id;
+      ASSERT_EQ(bytes.size(), kUniqueIdBytes);
+      std::copy(bytes.begin(), bytes.end(), id.bytes);
+      EXPECT_NO_THROW(bootstrap::decodeUniqueId(id));
     } else if (has("/arena")) {
       EXPECT_NO_THROW(coll::decodeArenaAddress(bytes.data(), bytes.size()));
     } else if (has("/card")) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "nccl_fake_platform.hpp"
+#include "nccl_fake_real.hpp"
 
 namespace peerlink::nccl::testing {
 namespace {
@@ -380,66 +381,7 @@ TEST_F(NcclCalls, TheDeviceApiAndShrinkAreRefusedForPeerlinksCommunicators) {
   EXPECT_EQ(shim_.groupEnd(), ncclSuccess);  // the group stayed open
 }
 
-// ---- a fake of the real NCCL ------------------------------------------------------------------------------
-
-struct FakeReal {
-  static inline std::vector<std::string> calls;
-  static inline ncclResult_t next = ncclSuccess;
-  static inline std::function<void()> insideAllReduce;  ///< runs inside allReduce, before it returns
-  static ncclComm_t handle() { return reinterpret_cast<ncclComm_t>(static_cast<std::uintptr_t>(0x5000)); }
-  static ncclResult_t result(const char* name) {
-    calls.emplace_back(name);
-    const ncclResult_t r = next;
-    next = ncclSuccess;
-    return r;
-  }
-  static std::unique_ptr<RealNccl> make() {
-    calls.clear();
-    insideAllReduce = nullptr;
-    auto api = std::make_unique<RealNccl>();
-    api->path = "/fake/libnccl.so.2";
-    api->versionCode = 22809;
-    api->getLastError = [](ncclComm_t) -> const char* { return "fake NCCL: peer 3 unreachable"; };
-    api->getUniqueId = [](ncclUniqueId* id) {
-      std::memset(id, 0x5a, sizeof *id);
-      return result("getUniqueId");
-    };
-    api->commInitRank = [](ncclComm_t* comm, int, ncclUniqueId, int) {
-      *comm = handle();
-      return result("commInitRank");
-    };
-    api->commInitAll = [](ncclComm_t* comms, int n, const int*) {
-      for (int i = 0; i < n; ++i) comms[i] = handle();
-      return result("commInitAll");
-    };
-    api->commDestroy = [](ncclComm_t) { return result("commDestroy"); };
-    api->commAbort = [](ncclComm_t) { return result("commAbort"); };
-    api->allReduce = [](const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) {
-      if (insideAllReduce) insideAllReduce();
-      return result("allReduce");
-    };
-    api->groupStart = [] { return result("groupStart"); };
-    api->groupEnd = [] { return result("groupEnd"); };
-    api->devCommCreate = [](ncclComm_t, const ncclDevCommRequirements_t*, ncclDevComm_t*) {
-      return result("devCommCreate");
-    };
-    api->memAlloc = [](void** pointer, size_t) {
-      static int storage = 0;
-      *pointer = &storage;
-      return result("memAlloc");
-    };
-    api->memFree = [](void*) { return result("memFree"); };
-    return api;
-  }
-};
-
-ShimParts partsWithReal(const std::shared_ptr<EventLog>& log, FakePlatform** platform,
-                        const std::map<std::string, std::string>& variables = {}) {
-  ShimParts parts = fakeParts(log, platform, variables);
-  parts.real = FakeReal::make();
-  parts.realFailure.clear();
-  return parts;
-}
+// ---- what is forwarded to a (fake) real NCCL ---------------------------------------------------------------
 
 // An id that is not peerlink's (FakeReal's getUniqueId makes the same): its communicators are the real NCCL's.
 ncclUniqueId foreignId() {

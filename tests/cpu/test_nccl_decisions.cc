@@ -345,20 +345,47 @@ bool servedByNccl(const std::variant<Server, Failure>& choice) {
   return std::holds_alternative<Server>(choice) && std::get<Server>(choice).nccl;
 }
 
+IdKind idKind(const std::variant<IdChoice, Failure>& choice) {
+  EXPECT_TRUE(std::holds_alternative<IdChoice>(choice));
+  return std::holds_alternative<IdChoice>(choice) ? std::get<IdChoice>(choice).kind : IdKind::Peerlink;
+}
+
+LaunchEnvironment noLauncher() {
+  return {};
+}
+
 TEST(NcclServer, OneMachineIsPeerlinksUnlessAllIsForwarded) {
-  EXPECT_FALSE(servedByNccl(chooseIdServer(Fallback::Auto, launch(8, 8), true, "")));
-  EXPECT_FALSE(servedByNccl(chooseIdServer(Fallback::Auto, launch(1, std::nullopt), true, "")));
-  EXPECT_FALSE(servedByNccl(chooseIdServer(Fallback::None, launch(8, 8), true, "")));
-  EXPECT_TRUE(servedByNccl(chooseIdServer(Fallback::All, launch(8, 8), true, "")));
+  EXPECT_EQ(idKind(chooseIdServer(Fallback::Auto, launch(8, 8), true, "")), IdKind::Peerlink);
+  EXPECT_EQ(idKind(chooseIdServer(Fallback::Auto, launch(1, std::nullopt), true, "")), IdKind::Peerlink);
+  EXPECT_EQ(idKind(chooseIdServer(Fallback::None, launch(8, 8), true, "")), IdKind::Peerlink);
+  EXPECT_EQ(idKind(chooseIdServer(Fallback::All, launch(8, 8), true, "")), IdKind::Nccl);
 }
 
 TEST(NcclServer, AJobAcrossMachinesIsTheRealNcclsUnderAutoWhenLoaded) {
   const auto choice = chooseIdServer(Fallback::Auto, launch(16, 8), true, "");
-  EXPECT_TRUE(servedByNccl(choice));
-  EXPECT_NE(std::get<Server>(choice).reason.find("16 ranks, 8 on this machine"), std::string::npos);
-  EXPECT_FALSE(servedByNccl(chooseIdServer(Fallback::Auto, launch(16, 8), false, "not found")));
+  EXPECT_EQ(idKind(choice), IdKind::Nccl);
+  EXPECT_NE(std::get<IdChoice>(choice).reason.find("16 ranks, 8 on this machine"), std::string::npos);
+  EXPECT_EQ(idKind(chooseIdServer(Fallback::Auto, launch(16, 8), false, "not found")), IdKind::Peerlink);
   const auto refused = chooseIdServer(Fallback::None, launch(16, 8), true, "");
-  EXPECT_NE(std::get<Server>(refused).reason.find("PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos);
+  EXPECT_NE(std::get<IdChoice>(refused).reason.find("PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos);
+}
+
+TEST(NcclServer, AJobWhoseLauncherDoesNotSayIsDecidedAtTheRendezvous) {
+  // No launcher at all (Ray, a user's own script), or one that gives no local size.
+  const auto bare = chooseIdServer(Fallback::Auto, noLauncher(), true, "");
+  EXPECT_EQ(idKind(bare), IdKind::Rendezvous);
+  EXPECT_NE(std::get<IdChoice>(bare).reason.find("no launcher says"), std::string::npos);
+  const auto partial = chooseIdServer(Fallback::Auto, launch(16, std::nullopt), true, "");
+  EXPECT_EQ(idKind(partial), IdKind::Rendezvous);
+  EXPECT_NE(std::get<IdChoice>(partial).reason.find("16 ranks but not how many"), std::string::npos);
+  // NONE never loads nor forwards; without the library there is nothing to carry.
+  const auto none = chooseIdServer(Fallback::None, noLauncher(), false, "PEERLINK_NCCL_FALLBACK=NONE");
+  EXPECT_EQ(idKind(none), IdKind::Peerlink);
+  EXPECT_NE(std::get<IdChoice>(none).reason.find("not allowed (PEERLINK_NCCL_FALLBACK=NONE)"), std::string::npos);
+  const auto missing = chooseIdServer(Fallback::Auto, noLauncher(), false, "no libnccl.so.2 found");
+  EXPECT_EQ(idKind(missing), IdKind::Peerlink);
+  EXPECT_NE(std::get<IdChoice>(missing).reason.find("not loaded (no libnccl.so.2 found)"), std::string::npos);
+  EXPECT_EQ(idKind(chooseIdServer(Fallback::All, noLauncher(), true, "")), IdKind::Nccl);
 }
 
 TEST(NcclServer, AllWithoutTheRealLibraryIsAFailureSayingWhatToSet) {

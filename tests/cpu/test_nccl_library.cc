@@ -16,8 +16,10 @@
 #include <set>
 #include <string>
 
+#include "bootstrap/unique_id.hpp"
 #include "child_process.hpp"
 #include "command_output.hpp"
+#include "peerlink/launch.hpp"
 
 namespace peerlink::testing {
 namespace {
@@ -82,6 +84,8 @@ using Environment = std::map<std::string, std::string>;
 template <typename Body>
 int inChild(const Environment& environment, Body body) {
   Child child([&] {
+    // The library reads the launcher's variables at load too: none but the case's own.
+    for (const std::string& name : launchVariableNames()) ::unsetenv(name.c_str());
     for (const auto& [name, value] : environment) ::setenv(name.c_str(), value.c_str(), 1);
     void* library = ::dlopen(PEERLINK_NCCL_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
@@ -201,6 +205,29 @@ TEST(NcclLibrary, AllHandsTheIdToTheRealNccl) {
                       const bool ok = check(result == ncclSuccess,
                                             "ncclGetUniqueId through the real NCCL: " + std::to_string(result)) &&
                                       check(std::memcmp(id.internal, "PLID", 4) != 0, "the real NCCL's id");
+                      return ok ? kChildOk : kChildWrongResult;
+                    }),
+            kChildOk);
+}
+
+// No launcher says whether the job spans machines: the id carries the real NCCL's own beside peerlink's
+// rendezvous, whole (NCCL 2.28's is its 40-byte bootstrap handle, zeros after).
+TEST(NcclLibrary, WithoutALauncherTheIdCarriesTheRealNcclsOwn) {
+  if (!exists(PEERLINK_REAL_NCCL_PATH)) GTEST_SKIP() << "no " << PEERLINK_REAL_NCCL_PATH << " on this machine";
+  EXPECT_EQ(inChild({{"PEERLINK_NCCL_FALLBACK", "AUTO"},
+                     {"PEERLINK_NCCL_LIBRARY", PEERLINK_REAL_NCCL_PATH},
+                     {"PEERLINK_BOOTSTRAP_ADDR", "127.0.0.1"},
+                     {"NCCL_SOCKET_IFNAME", "lo"}},
+                    [](void* library) {
+                      ncclUniqueId id{};
+                      const auto getUniqueId = symbol<decltype(&ncclGetUniqueId)>(library, "ncclGetUniqueId");
+                      if (!check(getUniqueId(&id) == ncclSuccess, "ncclGetUniqueId")) return kChildWrongResult;
+                      UniqueId carrier;
+                      std::memcpy(carrier.bytes, id.internal, kUniqueIdBytes);
+                      const auto ncclId = bootstrap::decodeUniqueId(carrier).ncclId;
+                      const bool ok = check(ncclId.has_value(), "an id carrying the real NCCL's") &&
+                                      check(bootstrap::ncclIdExtent(*ncclId) <= 40, "NCCL 2.28's id in 40 bytes") &&
+                                      check(std::memcmp(ncclId->data(), "PLID", 4) != 0, "the real NCCL's own id");
                       return ok ? kChildOk : kChildWrongResult;
                     }),
             kChildOk);

@@ -3,7 +3,8 @@
 // on the NULL stream for its types and ops (pre-multiplied sums too), gather/scatter, batched send/recv, a split
 // where odd ranks join none, symmetric windows, ncclCommGetAsyncError polled from another thread meanwhile,
 // finalize then destroy; then a rank that aborts while another waits in a collective, and counts that disagree,
-// which fail at the deadline instead of hanging. Each rank is a forked child that loads the library itself.
+// which fail at the deadline instead of hanging; and ranks of two hosts without a launcher, which the rendezvous
+// sends to the real NCCL. Each rank is a forked child that loads the library itself.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,9 +12,11 @@
 #include <memory>
 #include <thread>
 
+#include "bootstrap/unique_id.hpp"
 #include "forked_roles.hpp"
 #include "gpu_test_support.hpp"
 #include "nccl_api_support.hpp"
+#include "peerlink/launch.hpp"
 
 namespace peerlink::testing {
 namespace {
@@ -366,6 +369,70 @@ TEST(NcclApiProcesses, CountsThatDisagreeEndAtTheDeadline) {
   ASSERT_EQ(codes.size(), 2u);
   for (const int code : codes) EXPECT_TRUE(code == kOk || code == kRefused) << code;
   EXPECT_TRUE(codes[0] == kOk || codes[1] == kOk) << "neither rank saw the mismatch as an error";
+}
+
+// Ranks of two machines whose launcher does not say so (Ray, a user's own script): PEERLINK_HOSTID makes this
+// machine two hosts and no launcher's variable is set, so rank 0's ncclGetUniqueId carries the real NCCL's id and
+// its rendezvous root decides. It sends both ranks to the real NCCL with that id; the real NCCL, which sees one
+// machine, refuses two ranks on one GPU with its own error -- the proof that both creations were forwarded.
+TEST(NcclApiProcesses, RanksOnTwoHostsWithoutALauncherGoToTheRealNccl) {
+  PEERLINK_REQUIRE_ONE_GPU();
+  Pipe idPipe;
+  Pipe reports[2];
+  std::vector<std::unique_ptr<Child>> children;
+  for (int rank = 0; rank < 2; ++rank) {
+    children.push_back(std::make_unique<Child>("rank " + std::to_string(rank), [&, rank] {
+      for (const std::string& name : launchVariableNames()) ::unsetenv(name.c_str());
+      const NcclApi api = loadNccl({{"PEERLINK_HOSTID", rank == 0 ? "host-a" : "host-b"},
+                                    {"PEERLINK_NCCL_FALLBACK", "AUTO"},
+                                    {"PEERLINK_BOOTSTRAP_TIMEOUT_MS", "30000"},
+                                    {"PEERLINK_DEBUG", "INFO"},
+                                    {"PEERLINK_DEBUG_SUBSYS", "INIT"}});
+      ncclUniqueId id{};
+      if (rank == 0) {
+        api.check(api.getUniqueId(&id), "ncclGetUniqueId");
+        UniqueId carrier;
+        std::memcpy(carrier.bytes, id.internal, kUniqueIdBytes);
+        if (!bootstrap::decodeUniqueId(carrier).ncclId) {
+          idPipe.send("none");
+          reports[0].send("no real NCCL");
+          return kRefused;
+        }
+        idPipe.send(idText(id));
+      } else {
+        const std::string text = idPipe.receive();
+        if (text == "none") return kRefused;
+        id = idFrom(text);
+      }
+      PEERLINK_CUDA_CHECK(cudaSetDevice(0));
+      ncclComm_t comm = nullptr;
+      const ncclResult_t result = api.commInitRank(&comm, 2, id, rank);
+      reports[rank].send(fmt::format("{} {}", static_cast<int>(result), api.getLastError(nullptr)));
+      return kOk;
+    }));
+  }
+  std::string said[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    try {
+      said[rank] = reports[rank].receive(kChildLimit);
+    } catch (const Error& error) {
+      said[rank] = std::string("no report: ") + error.what();
+    }
+  }
+  std::vector<Child*> raw;
+  for (auto& child : children) raw.push_back(child.get());
+  const std::vector<int> codes = waitAll(raw);
+  if (said[0] == "no real NCCL") {
+    GTEST_SKIP() << "the real NCCL is not loaded beside libpeerlink_nccl.so.2 (set PEERLINK_NCCL_LIBRARY)";
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank) + ": " + said[rank]);
+    EXPECT_EQ(codes[static_cast<std::size_t>(rank)], kOk);
+    EXPECT_EQ(said[rank].rfind(std::to_string(static_cast<int>(ncclInvalidUsage)) + " ", 0), 0u);
+    EXPECT_NE(said[rank].find("the real NCCL failed it: Duplicate GPU detected"), std::string::npos);
+    EXPECT_NE(said[rank].find("the bootstrap root sent every rank to the real NCCL: ranks on 2 hosts"),
+              std::string::npos);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,173 @@
+// The NCCL API where the launcher does not say whether the job spans machines: ncclGetUniqueId's id carries the
+// real NCCL's beside peerlink's rendezvous, and creation follows the rendezvous root's verdict -- peerlink for one
+// host, the real NCCL with the carried id for several (the root itself is tested in test_bootstrap_verdict). Over a
+// fake platform whose creation can end in the root's forward verdict, and a fake real NCCL.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "bootstrap/unique_id.hpp"
+#include "nccl_fake_platform.hpp"
+#include "nccl_fake_real.hpp"
+
+namespace peerlink::nccl::testing {
+namespace {
+
+using Names = std::vector<std::string>;
+constexpr const char* kTwoHosts = "ranks on 2 hosts: node-a (rank 0), node-b (rank 1)";
+
+std::optional<bootstrap::NcclIdBytes> carried(const ncclUniqueId& id) {
+  UniqueId peerlinkId;
+  std::memcpy(peerlinkId.bytes, id.internal, kUniqueIdBytes);
+  return bootstrap::decodeUniqueId(peerlinkId).ncclId;
+}
+
+bool sameId(const ncclUniqueId& a, const ncclUniqueId& b) {
+  return std::memcmp(a.internal, b.internal, sizeof a.internal) == 0;
+}
+
+class NcclRendezvous : public ::testing::Test {
+ protected:
+  NcclRendezvous() : log_(std::make_shared<EventLog>()), shim_(partsWithReal(log_, &platform_)) {
+    FakeReal::made = FakeReal::ncclLikeId();
+  }
+
+  std::shared_ptr<EventLog> log_;
+  FakePlatform* platform_ = nullptr;
+  Shim shim_;  // no launcher's variables (ShimParts' default LaunchEnvironment)
+};
+
+TEST_F(NcclRendezvous, WithoutALauncherTheIdCarriesTheRealNcclsId) {
+  const ncclUniqueId id = newId(shim_);
+  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});
+  const auto ncclId = carried(id);
+  ASSERT_TRUE(ncclId.has_value());
+  EXPECT_EQ(std::memcmp(ncclId->data(), FakeReal::made.internal, kUniqueIdBytes), 0);
+}
+
+TEST_F(NcclRendezvous, ARealIdThatDoesNotFitLeavesPeerlinksAlone) {
+  std::memset(&FakeReal::made, 0x5a, sizeof FakeReal::made);  // bytes to the end: never cut
+  const ncclUniqueId id = newId(shim_);
+  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});
+  EXPECT_FALSE(carried(id).has_value());
+}
+
+TEST_F(NcclRendezvous, OneHostIsServedByPeerlink) {
+  const ncclUniqueId id = newId(shim_);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(shim_.commInitRank(&comm, 2, id, 1, nullptr), ncclSuccess);
+  EXPECT_EQ(log_->names(), Names{"createWorld r1"});
+  float data[2] = {};
+  ASSERT_EQ(shim_.allReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // nothing created or called in the real NCCL
+}
+
+TEST_F(NcclRendezvous, SeveralHostsSendTheRankToTheRealNcclWithTheCarriedIdAndConfig) {
+  const ncclUniqueId id = newId(shim_);
+  platform_->forwardVerdict = kTwoHosts;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  config.commName = "default_pg";
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(shim_.commInitRank(&comm, 2, id, 1, &config), ncclSuccess);
+  ASSERT_EQ(FakeReal::inits.size(), 1u);
+  EXPECT_TRUE(sameId(FakeReal::inits[0].id, FakeReal::made));
+  EXPECT_EQ(FakeReal::inits[0].nranks, 2);
+  EXPECT_EQ(FakeReal::inits[0].rank, 1);
+  EXPECT_TRUE(FakeReal::inits[0].withConfig);
+  EXPECT_EQ(FakeReal::inits[0].blocking, 1);
+  EXPECT_EQ(FakeReal::inits[0].name, "default_pg");
+  // The handle is the real NCCL's from here on: its calls go there.
+  float data[2] = {};
+  ASSERT_EQ(shim_.allReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls, (Names{"getUniqueId", "commInitRankConfig", "allReduce", "commDestroy"}));
+  // Without a config: ncclCommInitRank.
+  ASSERT_EQ(shim_.commInitRank(&comm, 2, id, 0, nullptr), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls.back(), "commInitRank");
+  EXPECT_FALSE(FakeReal::inits.back().withConfig);
+  ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+}
+
+TEST_F(NcclRendezvous, ThisProcesssRanksInAGroupGoTogetherInOneRealGroup) {
+  const ncclUniqueId id = newId(shim_);
+  platform_->forwardVerdict = "ranks on 2 hosts: node-a (ranks 0, 1), node-b (ranks 2, 3)";
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = "tp";
+  ncclComm_t comms[2] = {};
+  ASSERT_EQ(shim_.groupStart(), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comms[0], 4, id, 0, &config), ncclSuccess);
+  config.commName = "changed after the call";  // the config was taken at the call
+  ASSERT_EQ(shim_.commInitRank(&comms[1], 4, id, 1, nullptr), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // created at the group's end
+  ASSERT_EQ(shim_.groupEnd(), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls, (Names{"getUniqueId", "groupStart", "commInitRankConfig", "commInitRank", "groupEnd"}));
+  ASSERT_EQ(FakeReal::inits.size(), 2u);
+  EXPECT_EQ(FakeReal::inits[0].name, "tp");
+  EXPECT_EQ(FakeReal::inits[1].rank, 1);
+  for (ncclComm_t comm : comms) ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+}
+
+TEST_F(NcclRendezvous, TheRealNcclsFailureNamesTheVerdictAndLeavesNoHandle) {
+  const ncclUniqueId id = newId(shim_);
+  platform_->forwardVerdict = kTwoHosts;
+  FakeReal::next = ncclInvalidUsage;
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(shim_.commInitRank(&comm, 2, id, 0, nullptr), ncclInvalidUsage);
+  const std::string error = shim_.getLastError(nullptr);
+  EXPECT_NE(error.find("the real NCCL failed it: fake NCCL: peer 3 unreachable"), std::string::npos) << error;
+  EXPECT_NE(error.find(kTwoHosts), std::string::npos) << error;
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_EQ(shim_.liveHandles(), 0u);
+}
+
+TEST_F(NcclRendezvous, ScalableCreationFollowsTheFirstId) {
+  const ncclUniqueId ids[2] = {newId(shim_), newId(shim_)};
+  platform_->forwardVerdict = kTwoHosts;
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(shim_.commInitRankScalable(&comm, 2, 0, 2, ids, nullptr), ncclSuccess);
+  ASSERT_EQ(FakeReal::inits.size(), 1u);
+  EXPECT_TRUE(sameId(FakeReal::inits[0].id, FakeReal::made));
+  ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+}
+
+TEST(NcclRendezvousSettings, NoneNeitherCarriesNorForwards) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  // NONE never loads the real library: the parts have none.
+  Shim none(fakeParts(log, &platform, {{"PEERLINK_NCCL_FALLBACK", "NONE"}}));
+  EXPECT_FALSE(carried(newId(none)).has_value());
+  // An id made by a process under AUTO reaches this one, whose root sends the world to the real NCCL: refused, with
+  // what to set.
+  auto otherLog = std::make_shared<EventLog>();
+  FakePlatform* otherPlatform = nullptr;
+  Shim maker(partsWithReal(otherLog, &otherPlatform));
+  FakeReal::made = FakeReal::ncclLikeId();
+  const ncclUniqueId id = newId(maker);
+  platform->forwardVerdict = kTwoHosts;
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(none.commInitRank(&comm, 2, id, 1, nullptr), ncclInvalidUsage);
+  const std::string error = none.getLastError(nullptr);
+  EXPECT_NE(error.find("PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos) << error;
+  EXPECT_NE(error.find(kTwoHosts), std::string::npos) << error;
+  EXPECT_EQ(none.liveHandles(), 0u);
+  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // the maker's, nothing since
+}
+
+TEST(NcclRendezvousSettings, ALauncherThatSaysOneMachineGetsPeerlinksIdAlone) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  ShimParts parts = partsWithReal(log, &platform);
+  parts.launch.launcher = Launcher::Torchrun;
+  parts.launch.size = 4;
+  parts.launch.localSize = 4;
+  parts.launch.source = "WORLD_SIZE";
+  Shim shim(std::move(parts));
+  FakeReal::made = FakeReal::ncclLikeId();
+  EXPECT_FALSE(carried(newId(shim)).has_value());  // one machine: peerlink's id alone, the real NCCL untouched
+  EXPECT_TRUE(FakeReal::calls.empty());
+}
+
+}  // namespace
+}  // namespace peerlink::nccl::testing
