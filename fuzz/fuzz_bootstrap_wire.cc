@@ -1,8 +1,8 @@
 // The bootstrap's messages between processes (src/bootstrap/hello.cc, frame.cc, verdict.cc): a hello, the root's
-// world table, a failure text, the root's forward verdict, a frame header and a stream of frames cut by
-// FrameReader. Any bytes decode to a message that encodes back to the same bytes (hello, world table, frame
-// header: fixed layouts with nothing left to choice) or to what decodes the same (a failure or a forward verdict,
-// whose control characters become spaces), or fail with Error(InvalidInput).
+// world table, a failure text, the root's forward verdict (the real NCCL's id and a reason), a frame header and a
+// stream of frames cut by FrameReader. Any bytes decode to a message that encodes back to the same bytes (hello,
+// world table, frame header: fixed layouts with nothing left to choice) or to what decodes the same (a failure or a
+// forward verdict, whose control characters become spaces), or fail with Error(InvalidInput).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -89,9 +89,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (decoded.code != failure.code || decoded.message != failure.message) __builtin_trap();
   });
   expectValueOrInvalidInput([&] {
-    const std::string reason = decodeForward(data, size);
-    const std::vector<std::uint8_t> again = encodeForward(reason);
-    if (decodeForward(again.data(), again.size()) != reason) __builtin_trap();
+    const Forward forward = decodeForward(data, size);
+    if (forward.ncclId.empty() || forward.ncclId.size() > kMaxForwardIdBytes) __builtin_trap();
+    const std::vector<std::uint8_t> again = encodeForward(forward.reason, forward.ncclId);
+    const Forward decoded = decodeForward(again.data(), again.size());
+    if (decoded.reason != forward.reason || decoded.ncclId != forward.ncclId) __builtin_trap();
   });
   expectValueOrInvalidInput([&] {
     const FrameHeader header = decodeFrameHeader(data, size, kMaxBootstrapMessageBytes);

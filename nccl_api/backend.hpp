@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "bootstrap/unique_id.hpp"
+#include "bootstrap/root.hpp"
 #include "nccl_api/call_plan.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/collectives.hpp"
@@ -76,15 +76,15 @@ struct TransformArgs {
 class Platform {
  public:
   virtual ~Platform() = default;
-  /// A world spanning processes (makeUniqueId's id): ranks[i] on devices[i] in this process. For an id carrying
-  /// the real NCCL's, bootstrap::ForwardedWorld when its rendezvous root sends the world there.
+  /// A world spanning processes (makeUniqueId's id): ranks[i] on devices[i] in this process. For an id
+  /// whose root may forward, bootstrap::ForwardedWorld (with the real NCCL's id) when the root sends the world there.
   virtual std::shared_ptr<WorldBackend> createWorld(const UniqueId& id, int nranks, const std::vector<int>& ranks,
                                                     const std::vector<int>& devices, const Params& params) = 0;
   /// Every rank in this process, rank i on devices[i] (ncclCommInitAll).
   virtual std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params& params) = 0;
-  /// makeUniqueId's id; with `ncclId`, one carrying it whose root decides who serves the world
-  /// (bootstrap::makeUniqueIdWithNccl).
-  virtual UniqueId makeId(const Params& params, const std::optional<bootstrap::NcclIdBytes>& ncclId) = 0;
+  /// makeUniqueId's id; with `forwardId`, one whose root decides who serves the world and calls `forwardId` when
+  /// it sends the world to the real NCCL (bootstrap::makeForwardableUniqueId).
+  virtual UniqueId makeId(const Params& params, bootstrap::ForwardIdSource forwardId) = 0;
 
   /// The calling thread's current CUDA device; the number of devices.
   virtual int currentDevice() = 0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "bootstrap/unique_id.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
 #include "core/gpu_work.hpp"
@@ -91,8 +92,9 @@ class CudaPlatform final : public Platform {
   std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params& params) override {
     return std::make_shared<CommunicatorBackend>(std::make_shared<Communicator>(devices, params));
   }
-  UniqueId makeId(const Params& params, const std::optional<bootstrap::NcclIdBytes>& ncclId) override {
-    return ncclId ? bootstrap::makeUniqueIdWithNccl(params, *ncclId) : makeUniqueId(params);
+  UniqueId makeId(const Params& params, bootstrap::ForwardIdSource forwardId) override {
+    return forwardId != nullptr ? bootstrap::makeForwardableUniqueId(params, std::move(forwardId))
+                                : makeUniqueId(params);
   }
 
   int currentDevice() override {

@@ -6,6 +6,7 @@
 
 #include "coll_bench/reference_nccl.hpp"
 #include "nccl_api/config.hpp"
+#include "nccl_api/result.hpp"
 
 namespace peerlink::nccl {
 namespace {
@@ -134,6 +135,20 @@ RealNcclLoad loadRealNccl(const std::string& configured, const void* self) {
                     : fmt::format("PEERLINK_NCCL_LIBRARY={}: {}", configured,
                                   load.searched.empty() ? "not found" : load.searched.back());
   return load;
+}
+
+std::function<std::vector<std::uint8_t>()> realUniqueIdSource(const RealNccl& api) {
+  return [getUniqueId = api.getUniqueId, getLastError = api.getLastError] {
+    ncclUniqueId id{};
+    const ncclResult_t result = getUniqueId(&id);
+    if (result != ncclSuccess) {
+      const char* text = getLastError != nullptr ? getLastError(nullptr) : nullptr;
+      throw Error(ErrorCode::SystemError, fmt::format("the real NCCL's ncclGetUniqueId failed: {}",
+                                                      text != nullptr && *text != '\0' ? text : resultString(result)));
+    }
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(id.internal);
+    return std::vector<std::uint8_t>(bytes, bytes + sizeof id.internal);
+  };
 }
 
 }  // namespace peerlink::nccl

@@ -7,6 +7,8 @@
 #include <nccl.h>
 #include <nccl_device.h>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,5 +88,11 @@ struct RealNcclLoad {
 /// path, the CUDA toolkit, Python's nvidia.nccl package). A candidate whose ncclGetVersion is `self` -- this
 /// library, reached by its SONAME or a link to it -- is skipped. Never throws; never unloads what it loaded.
 RealNcclLoad loadRealNccl(const std::string& configured, const void* self);
+
+/// A function that asks `api`'s ncclGetUniqueId for an id and returns its 128 bytes, or throws
+/// Error(SystemError) with the real NCCL's own words: what a rendezvous root that may forward is given
+/// (bootstrap::ForwardIdSource). It keeps the library's function pointers, not `api`: it may run on the root's
+/// thread after this call, and a loaded library is never unloaded.
+std::function<std::vector<std::uint8_t>()> realUniqueIdSource(const RealNccl& api);
 
 }  // namespace peerlink::nccl

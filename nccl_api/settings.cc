@@ -51,7 +51,7 @@ std::variant<IdChoice, Failure> chooseIdServer(Fallback fallback, const LaunchEn
     if (forwardable) {
       return IdChoice{IdKind::Rendezvous, job +
                                               ": the rendezvous decides by the ranks' hosts (one: peerlink, "
-                                              "several: the real NCCL, whose id this one carries)"};
+                                              "several: the real NCCL, whose id its root then asks for)"};
     }
     return IdChoice{IdKind::Peerlink, fmt::format("{}; {}, so peerlink serves it (across machines its creation "
                                                   "fails)",

@@ -40,7 +40,8 @@ struct Server {
 enum class IdKind {
   Peerlink,    ///< a peerlink id: peerlink serves the world
   Nccl,        ///< the real NCCL's id: it serves the world
-  Rendezvous,  ///< a peerlink id carrying the real NCCL's: its rendezvous root decides by the ranks' hosts
+  Rendezvous,  ///< a peerlink id whose rendezvous root decides by the ranks' hosts (and asks the real NCCL for an id
+               ///< when they are several)
 };
 struct IdChoice {
   IdKind kind = IdKind::Peerlink;
@@ -51,7 +52,7 @@ struct IdChoice {
 /// the real NCCL a job whose launcher says it spans machines (peerlink's communicator crosses machines only over
 /// MPI, which an application of NCCL's API has not started) and peerlink one it says is on this machine; where the
 /// launcher does not say (no launcher's variables, or none for the local size: Ray, a Kubeflow job without
-/// torchrun), the id carries both and the rendezvous decides. ALL gives every job to the real NCCL. Without the
+/// torchrun), the id is peerlink's and its rendezvous root decides. ALL gives every job to the real NCCL. Without the
 /// real library (`ncclLoaded` false, `loadFailure` says why) or under NONE the id is peerlink's, and ALL is a
 /// Failure.
 std::variant<IdChoice, Failure> chooseIdServer(Fallback fallback, const LaunchEnvironment& launch, bool ncclLoaded,
@@ -59,7 +60,7 @@ std::variant<IdChoice, Failure> chooseIdServer(Fallback fallback, const LaunchEn
 
 /// Who serves ncclCommInitRank with an id that is (`peerlinkId`) or is not one of peerlink's. Another id is the
 /// real NCCL's: served by it when allowed and loaded, else a Failure (ncclInvalidArgument) saying what to set. A
-/// peerlink id carrying the real NCCL's is peerlink's here: its rendezvous may still send the world on.
+/// peerlink id whose root may forward is peerlink's here: its rendezvous may still send the world on.
 std::variant<Server, Failure> chooseRankServer(Fallback fallback, bool peerlinkId, bool ncclLoaded,
                                                const std::string& loadFailure);
 

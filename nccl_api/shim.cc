@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "bootstrap/unique_id.hpp"
 #include "core/log.hpp"
 #include "nccl_api/config.hpp"
 
@@ -219,28 +218,16 @@ ncclResult_t Shim::getUniqueId(ncclUniqueId* id) {
     const IdChoice& chosen = std::get<IdChoice>(choice);
     logInfo(LogSubsys::Init, "NCCL API: ncclGetUniqueId: an id of {} ({})",
             chosen.kind == IdKind::Nccl         ? "the real NCCL"
-            : chosen.kind == IdKind::Rendezvous ? "peerlink carrying the real NCCL's"
+            : chosen.kind == IdKind::Rendezvous ? "peerlink whose root may forward"
                                                 : "peerlink",
             chosen.reason);
     if (chosen.kind == IdKind::Nccl) return forwarded(nullptr, parts_.real->getUniqueId(id));
     static_assert(sizeof(ncclUniqueId) == kUniqueIdBytes, "ncclUniqueId and peerlink's UniqueId are both 128 bytes");
-    std::optional<bootstrap::NcclIdBytes> ncclId;
-    if (chosen.kind == IdKind::Rendezvous) {
-      ncclUniqueId real{};
-      forwarded(nullptr, parts_.real->getUniqueId(&real));
-      bootstrap::NcclIdBytes bytes{};
-      std::memcpy(bytes.data(), real.internal, kUniqueIdBytes);
-      if (bootstrap::ncclIdFits(bytes)) {
-        ncclId = bytes;
-      } else {
-        logWarn(LogSubsys::Init,
-                "NCCL API: ncclGetUniqueId: the real NCCL's id has bytes up to {}, more than the {} that fit beside "
-                "peerlink's rendezvous (a newer NCCL?): the id is peerlink's alone, so a job across machines fails "
-                "at creation; set PEERLINK_NCCL_FALLBACK=ALL for one",
-                bootstrap::ncclIdExtent(bytes), bootstrap::kNcclIdRoom);
-      }
-    }
-    const UniqueId made = parts_.platform->makeId(settings().params, ncclId);
+    // The real NCCL is asked for its id only by the root, and only once it sends the world there: an id of the
+    // real NCCL starts its bootstrap root (a thread blocked in accept, a listening socket) until the process
+    // exits, which a world peerlink serves would never use.
+    const UniqueId made = parts_.platform->makeId(
+        settings().params, chosen.kind == IdKind::Rendezvous ? realUniqueIdSource(*parts_.real) : nullptr);
     std::memcpy(id->internal, made.bytes, kUniqueIdBytes);
     return ncclSuccess;
   });

@@ -202,7 +202,7 @@ class Shim {
   void createPending(std::vector<PendingCreation>& creations);
   void createWorld(std::vector<PendingCreation*>& members, std::thread::id owner);
   CreatedWorld createWithFallback(std::vector<PendingCreation*>& members);
-  /// The members created by the real NCCL with the id's NCCL part, as the rendezvous root decided (`verdict`);
+  /// The members created by the real NCCL with the id the rendezvous root sent (`verdict`), as it decided;
   /// several in one real group. Failures name the verdict.
   CreatedWorld forwardWorld(std::vector<PendingCreation*>& members, const bootstrap::ForwardedWorld& verdict);
 

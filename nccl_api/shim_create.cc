@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "bootstrap/unique_id.hpp"
 #include "bootstrap/verdict.hpp"
 #include "core/log.hpp"
 #include "core/parallel_each.hpp"
@@ -248,11 +247,10 @@ Shim::CreatedWorld Shim::forwardWorld(std::vector<PendingCreation*>& members,
                                                 "PEERLINK_NCCL_LIBRARY on every rank",
                                                 verdict.what(), parts_.realFailure));
   }
-  const bootstrap::UniqueIdContents contents = bootstrap::decodeUniqueId(members.front()->id);
-  if (!contents.ncclId) throw ApiError(ncclInternalError, "a forward verdict for an id without the real NCCL's");
+  // The root's id, up to its last non-zero byte (decodeForward checked its length); zeros after, as it was made.
   ncclUniqueId realId{};
-  static_assert(sizeof realId.internal == std::tuple_size<bootstrap::NcclIdBytes>::value, "ncclUniqueId is 128 bytes");
-  std::memcpy(realId.internal, contents.ncclId->data(), sizeof realId.internal);
+  static_assert(sizeof realId.internal == bootstrap::kMaxForwardIdBytes, "ncclUniqueId is 128 bytes");
+  std::memcpy(realId.internal, verdict.ncclId().data(), std::min(verdict.ncclId().size(), sizeof realId.internal));
   const int nranks = members.front()->nranks;
   CreatedWorld created{nullptr, std::vector<ncclComm_t>(static_cast<std::size_t>(nranks)),
                        fmt::format("the bootstrap root sent every rank there: {} (PEERLINK_NCCL_FALLBACK={})",

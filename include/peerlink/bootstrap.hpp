@@ -116,8 +116,8 @@ struct BootstrapOptions {
 /// receives everyone's address and identity, then connects to every other rank (one TCP connection per pair)
 /// and returns once every rank has done so. Error(InvalidUsage) at once for a rank outside [0, nranks) or a
 /// malformed id; the errors of the rendezvous name the ranks and the address (docs/bootstrap.md lists them). An id
-/// made by NCCL's API over peerlink that also carries the real NCCL's id is decided by its root once every rank
-/// arrived: ranks on several hosts all get Error(Unsupported) saying the real NCCL serves that world.
+/// made by NCCL's API over peerlink whose root may forward is decided by its root once every rank arrived: ranks
+/// on several hosts all get Error(Unsupported) saying the real NCCL serves that world.
 std::unique_ptr<Bootstrap> connectBootstrap(
     const UniqueId& id, int rank, int nranks,
     const BootstrapOptions& options = BootstrapOptions::fromParams(Params::fromEnvironment()));

@@ -20,7 +20,7 @@ inline constexpr std::uint32_t kFrameMagic = 0x46424c50;  // "PLBF" on the wire
 inline constexpr std::size_t kFrameHeaderBytes = 16;
 
 /// What a frame carries. Rank -> root: Hello, Ready, Failure. Root -> rank: World, Failure, Go, and for a unique
-/// id carrying the real NCCL's, Forward instead of World (verdict.hpp). Between ranks: Hello (the connecting side,
+/// id whose root may forward, Forward instead of World (verdict.hpp). Between ranks: Hello (the connecting side,
 /// once), then Data, Abort, Bye.
 enum class FrameType : std::uint8_t {
   Hello = 1,    ///< encodeHello
@@ -31,7 +31,7 @@ enum class FrameType : std::uint8_t {
   Data = 6,     ///< a message under `tag` (internal tags are negative)
   Abort = 7,    ///< encodeFailure: the sending rank aborted
   Bye = 8,      ///< empty: the sending rank closes its bootstrap cleanly
-  Forward = 9,  ///< encodeForward: the root sends every rank to the real NCCL; the rendezvous ends here
+  Forward = 9,  ///< encodeForward: the root sends every rank to the real NCCL with its id; the rendezvous ends
 };
 const char* frameTypeName(FrameType type) noexcept;
 

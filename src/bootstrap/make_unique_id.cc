@@ -1,4 +1,6 @@
-// makeUniqueId (and the NCCL API's makeUniqueIdWithNccl): where the root listens, its token, and the root started.
+// makeUniqueId (and the NCCL API's makeForwardableUniqueId): where the root listens, its token, and the root started.
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "bootstrap/root.hpp"
@@ -28,35 +30,35 @@ SocketAddress rootBindAddress(const std::string& setting, const std::vector<Inte
 }
 
 UniqueId startRootForId(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout,
-                        const std::optional<NcclIdBytes>& ncclId) {
+                        ForwardIdSource forwardId) {
   UniqueIdContents contents;
   contents.token = token;
-  contents.ncclId = ncclId;
-  encodeUniqueId(contents);  // a real NCCL id that does not fit is refused before a root starts
-  contents.root = startRoot(bindAddress, token, timeout, ncclId ? RootMode::DecidesServer : RootMode::Connect);
+  contents.mayForward = forwardId != nullptr;
+  contents.root = startRoot(bindAddress, token, timeout, std::move(forwardId));
   return encodeUniqueId(contents);
 }
 
 namespace {
 
-UniqueId makeId(const Params& params, const std::optional<NcclIdBytes>& ncclId) {
+UniqueId makeId(const Params& params, ForwardIdSource forwardId) {
   const std::string setting = params.getString("PEERLINK_BOOTSTRAP_ADDR");
   const SocketAddress address =
       rootBindAddress(setting, setting.empty() ? listInterfaceAddresses() : std::vector<InterfaceAddress>{});
   const std::chrono::milliseconds timeout(params.getInt("PEERLINK_BOOTSTRAP_TIMEOUT_MS"));
-  return startRootForId(address, randomToken(), timeout, ncclId);
+  return startRootForId(address, randomToken(), timeout, std::move(forwardId));
 }
 
 }  // namespace
 
-UniqueId makeUniqueIdWithNccl(const Params& params, const NcclIdBytes& ncclId) {
-  return makeId(params, ncclId);
+UniqueId makeForwardableUniqueId(const Params& params, ForwardIdSource forwardId) {
+  if (forwardId == nullptr) throw Error(ErrorCode::InvalidUsage, "makeForwardableUniqueId: no forward id source");
+  return makeId(params, std::move(forwardId));
 }
 
 }  // namespace bootstrap
 
 UniqueId makeUniqueId(const Params& params) {
-  return bootstrap::makeId(params, std::nullopt);
+  return bootstrap::makeId(params, nullptr);
 }
 
 }  // namespace peerlink

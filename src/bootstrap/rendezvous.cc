@@ -113,8 +113,8 @@ class Rendezvous {
 
   std::vector<Hello> awaitWorld(DeadlineClock::time_point deadline) {
     const Frame frame = awaitRoot(deadline, fmt::format("the other ranks of {}", nranks_));
-    // Only a root of an id that carries the real NCCL's decides who serves the world (verdict.hpp).
-    if (frame.type == FrameType::Forward && id_.ncclId) {
+    // Only a root of an id that may forward decides who serves the world (verdict.hpp).
+    if (frame.type == FrameType::Forward && id_.mayForward) {
       throw ForwardedWorld(root_, decodeForward(frame.payload.data(), frame.payload.size()));
     }
     if (frame.type != FrameType::World) {

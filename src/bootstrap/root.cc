@@ -9,7 +9,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -48,10 +50,10 @@ enum class Phase { Gathering, Connecting, Failed, Done };
 
 class Root {
  public:
-  Root(const SocketAddress& bindAddress, const Token& token, milliseconds timeout, RootMode mode)
+  Root(const SocketAddress& bindAddress, const Token& token, milliseconds timeout, ForwardIdSource forwardId)
       : token_(token),
         timeout_(timeout),
-        mode_(mode),
+        forwardId_(std::move(forwardId)),
         helloWithin_(std::min(kHelloWithin, timeout / 3)),
         start_(DeadlineClock::now()) {
     listener_ = listenTcp(bindAddress, kMaxBootstrapRanks, &bound_);
@@ -252,7 +254,7 @@ class Root {
     std::vector<Hello> world;
     for (const auto& slot : slots_) world.push_back(*slot);
     listener_.reset();  // every rank is here: later connections are refused by the kernel
-    if (mode_ == RootMode::DecidesServer && forwarded(world)) return;
+    if (forwardId_ != nullptr && forwarded(world)) return;
     const std::vector<std::uint8_t> bytes = encodeWorld(world);
     // Connections that have not said hello yet stay until they do: a second claimant of a rank must still hear
     // that the world failed because of it.
@@ -265,21 +267,32 @@ class Root {
             std::chrono::duration_cast<milliseconds>(worldSent_ - *firstArrival_).count());
   }
 
-  // The decision over every rank's hello, taken here once for the world. Several hosts: every rank hears Forward
-  // and the rendezvous is over (each rank closes its connection; this root ends). One host: false, and the world
-  // table follows.
+  // The decision over every rank's hello, taken here once for the world. Several hosts: the real NCCL is asked
+  // for an id now (the only time this root asks), every rank hears Forward with it -- or, when there is none, a
+  // Failure saying why -- and the rendezvous is over (each rank closes its connection; this root ends). One host:
+  // false, and the world table follows.
   bool forwarded(const std::vector<Hello>& world) {
     std::vector<PeerIdentity> ranks;
     for (const Hello& hello : world) ranks.push_back(hello.identity);
     const ServerVerdict verdict = chooseWorldServer(ranks);
     logInfo(LogSubsys::Init, "bootstrap root at {}: {}: {}", address_, verdict.reason,
-            verdict.forward ? "every rank goes to the real NCCL with the id's NCCL part" : "peerlink serves the world");
+            verdict.forward ? "every rank goes to the real NCCL, with an id this root asks it for"
+                            : "peerlink serves the world");
     if (!verdict.forward) return false;
-    const std::vector<std::uint8_t> bytes = encodeForward(verdict.reason);
-    for (auto& connection : connections_) {
-      if (connection->fd && connection->hello) reply(*connection, FrameType::Forward, bytes);
+    std::vector<std::uint8_t> bytes;
+    try {
+      bytes = encodeForward(verdict.reason, forwardId_());
+    } catch (const std::exception& error) {
+      fail(forwardIdFailure(address_, verdict.reason, error));
+    } catch (...) {
+      fail(forwardIdFailure(address_, verdict.reason, std::runtime_error("an exception of an unknown type")));
     }
-    phase_ = Phase::Done;
+    if (!bytes.empty()) {
+      for (auto& connection : connections_) {
+        if (connection->fd && connection->hello) reply(*connection, FrameType::Forward, bytes);
+      }
+    }
+    phase_ = Phase::Done;  // every rank is here and has its answer: nobody else comes
     return true;
   }
 
@@ -377,8 +390,8 @@ class Root {
 
   const Token token_;
   const milliseconds timeout_;
-  const RootMode mode_;
-  const milliseconds helloWithin_;  ///< a connection silent this long is a stray (closeSilentStrays)
+  const ForwardIdSource forwardId_;  ///< set: this root decides who serves the world (forwarded)
+  const milliseconds helloWithin_;   ///< a connection silent this long is a stray (closeSilentStrays)
   const DeadlineClock::time_point start_;
   FileDescriptor listener_;
   SocketAddress bound_;
@@ -450,8 +463,9 @@ RootRegistry& registry() {
 
 }  // namespace
 
-WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, milliseconds timeout, RootMode mode) {
-  auto root = std::make_unique<Root>(bindAddress, token, timeout, mode);
+WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, milliseconds timeout,
+                      ForwardIdSource forwardId) {
+  auto root = std::make_unique<Root>(bindAddress, token, timeout, std::move(forwardId));
   const WireAddress address = root->address();
   registry().add(std::move(root));
   return address;

@@ -4,8 +4,9 @@
 //                                      peerlink version and rank against those who came first (else the
 //                                      rendezvous fails for everyone, naming both ranks)
 //   root -> ranks  World               once every rank arrived: every rank's hello (address, identity)
-//                  | Forward           instead, where the root decides who serves the world (RootMode) and the
-//                                      ranks span hosts: every rank goes to the real NCCL; the rendezvous ends
+//                  | Forward           instead, where the root decides who serves the world (a ForwardIdSource)
+//                                      and the ranks span hosts: every rank goes to the real NCCL with the id
+//                                      the source gave; the rendezvous ends
 //   rank -> root   Ready | Failure     connected to all its peers, or why it could not
 //   root -> ranks  Go | Failure        every rank is ready; or the failure, the same line to every rank
 //
@@ -16,6 +17,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "bootstrap/hello.hpp"
 #include "bootstrap/tcp.hpp"
@@ -27,17 +31,19 @@ namespace peerlink::bootstrap {
 /// long past the ranks' deadline for connecting to each other before it gives up on them.
 inline constexpr std::chrono::milliseconds kVerdictGrace{1000};
 
-/// What a root does once every rank arrived.
-enum class RootMode {
-  Connect,        ///< sends the world table: the ranks connect to each other
-  DecidesServer,  ///< chooseWorldServer over the hellos (verdict.hpp), logged once: the world table for one host,
-                  ///< a Forward frame to every rank for several
-};
+/// Asks the real NCCL for the id of a world this root sends there: the bytes of its ncclUniqueId (those past the
+/// last non-zero one may be left out). Given by the NCCL API, which loaded the real library: the bootstrap does
+/// not depend on NCCL. Called at most once, on the root's thread, in the process that made the id, after the call
+/// that made it returned; it throws (any std::exception) naming why it cannot.
+using ForwardIdSource = std::function<std::vector<std::uint8_t>()>;
 
 /// Binds `bindAddress` (port 0: any) and starts the root of the world of `token`, which waits `timeout`.
+/// Without `forwardId` the root sends every rank the world table. With it, the root decides who serves the world
+/// once every rank arrived (chooseWorldServer, verdict.hpp), logged once: the world table for one host; for
+/// several, a Forward frame to every rank carrying what `forwardId` gives, or a Failure naming why it gave nothing.
 /// Returns the address it listens on. Error(SystemError) naming the address when it cannot listen.
 WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout,
-                      RootMode mode = RootMode::Connect);
+                      ForwardIdSource forwardId = nullptr);
 
 /// How many roots this process runs now (tests check that a root exits).
 int runningRoots();

@@ -26,35 +26,12 @@ int hexValue(char c) {
 
 }  // namespace
 
-std::size_t ncclIdExtent(const NcclIdBytes& id) {
-  std::size_t extent = id.size();
-  while (extent > 0 && id[extent - 1] == 0) --extent;
-  return extent;
-}
-
-bool ncclIdFits(const NcclIdBytes& id) {
-  const std::size_t extent = ncclIdExtent(id);
-  return extent > 0 && extent <= kNcclIdRoom;
-}
-
 UniqueId encodeUniqueId(const UniqueIdContents& contents) {
   WireWriter out;
   out.put(kUniqueIdMagic);
-  out.put(contents.ncclId ? kUniqueIdFormatWithNccl : kUniqueIdFormat);
+  out.put(contents.mayForward ? kUniqueIdFormatMayForward : kUniqueIdFormat);
   putWireAddress(out, contents.root);
   out.putBytes(contents.token.data(), contents.token.size());
-  if (contents.ncclId) {
-    const std::size_t extent = ncclIdExtent(*contents.ncclId);
-    if (!ncclIdFits(*contents.ncclId)) {
-      throw Error(ErrorCode::InvalidUsage,
-                  extent == 0 ? std::string("the real NCCL's unique id is all zeros: no id to carry")
-                              : fmt::format("the real NCCL's unique id has bytes up to {}, more than the {} that fit "
-                                            "beside peerlink's rendezvous (a newer NCCL's id?)",
-                                            extent, kNcclIdRoom));
-    }
-    out.put(static_cast<std::uint8_t>(extent));
-    out.putBytes(contents.ncclId->data(), extent);
-  }
   UniqueId id;
   std::copy(out.bytes().begin(), out.bytes().end(), id.bytes);
   return id;
@@ -69,26 +46,16 @@ UniqueIdContents decodeUniqueId(const UniqueId& id) {
                           kUniqueIdMagic));
     }
     const auto format = in.get<std::uint16_t>("format");
-    if (format != kUniqueIdFormat && format != kUniqueIdFormatWithNccl) {
+    if (format != kUniqueIdFormat && format != kUniqueIdFormatMayForward) {
       in.fail(fmt::format("format {}, this peerlink reads formats {} and {} (made by another peerlink version?)",
-                          format, kUniqueIdFormat, kUniqueIdFormatWithNccl));
+                          format, kUniqueIdFormat, kUniqueIdFormatMayForward));
     }
     UniqueIdContents contents;
+    contents.mayForward = format == kUniqueIdFormatMayForward;
     contents.root = getWireAddress(in);
     in.getBytes(contents.token.data(), contents.token.size(), "token");
-    if (format == kUniqueIdFormatWithNccl) {
-      const auto extent = in.get<std::uint8_t>("length of the real NCCL's id");
-      if (extent == 0 || extent > kNcclIdRoom) {
-        in.fail(fmt::format("the real NCCL's id is said to be {} bytes (1 to {})", extent, kNcclIdRoom));
-      }
-      NcclIdBytes ncclId{};
-      in.getBytes(ncclId.data(), extent, "the real NCCL's id");
-      // Its length runs to its last non-zero byte, so that each id has one encoding.
-      if (ncclId[extent - 1u] == 0) in.fail("the real NCCL's id ends in a zero byte inside its length");
-      contents.ncclId = ncclId;
-    }
     if (std::any_of(id.bytes + in.offset(), id.bytes + kUniqueIdBytes, [](auto b) { return b != 0; })) {
-      in.fail(contents.ncclId ? "bytes after the real NCCL's id are not 0" : "bytes after the token are not 0");
+      in.fail("bytes after the token are not 0");
     }
     return contents;
   } catch (const Error& error) {

@@ -50,22 +50,53 @@ ServerVerdict chooseWorldServer(const std::vector<PeerIdentity>& ranks) {
   return {true, reason};
 }
 
-std::vector<std::uint8_t> encodeForward(const std::string& reason) {
+std::vector<std::uint8_t> encodeForward(const std::string& reason, const std::vector<std::uint8_t>& ncclId) {
+  std::size_t extent = ncclId.size();
+  while (extent > 0 && ncclId[extent - 1] == 0) --extent;
+  if (extent == 0) {
+    throw Error(ErrorCode::InvalidUsage, ncclId.empty() ? std::string("the real NCCL gave an empty id")
+                                                        : std::string("the real NCCL gave an id of zeros"));
+  }
+  if (extent > kMaxForwardIdBytes) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("the real NCCL gave an id of {} bytes, more than an ncclUniqueId's {}", extent,
+                            kMaxForwardIdBytes));
+  }
   WireWriter out;
+  out.put(static_cast<std::uint8_t>(extent));
+  out.putBytes(ncclId.data(), extent);
   out.putBytes(reason.data(), std::min(reason.size(), kMaxFailureText));
   return std::move(out.bytes());
 }
 
-std::string decodeForward(const std::uint8_t* data, std::size_t size) {
+Forward decodeForward(const std::uint8_t* data, std::size_t size) {
   WireReader in(data, size, "bootstrap forward message");
-  return getLineText(in);
+  const auto extent = in.get<std::uint8_t>("length of the real NCCL's id");
+  if (extent == 0 || extent > kMaxForwardIdBytes) {
+    in.fail(fmt::format("the real NCCL's id is said to be {} bytes (1 to {})", extent, kMaxForwardIdBytes));
+  }
+  Forward forward;
+  forward.ncclId.resize(extent);
+  in.getBytes(forward.ncclId.data(), extent, "the real NCCL's id");
+  // Its length runs to its last non-zero byte, so that each id has one encoding.
+  if (forward.ncclId.back() == 0) in.fail("the real NCCL's id ends in a zero byte inside its length");
+  forward.reason = getLineText(in);
+  return forward;
 }
 
-ForwardedWorld::ForwardedWorld(const std::string& root, std::string reason)
+Failure forwardIdFailure(const std::string& root, const std::string& reason, const std::exception& why) {
+  const auto* own = dynamic_cast<const Error*>(&why);
+  return {own != nullptr ? own->code() : ErrorCode::Internal,
+          fmt::format("the bootstrap root at {} sends the world to the real NCCL ({}) but has no id of the real "
+                      "NCCL for it: {}",
+                      root, reason, why.what())};
+}
+
+ForwardedWorld::ForwardedWorld(const std::string& root, Forward forward)
     : Error(ErrorCode::Unsupported,
             fmt::format("the bootstrap root at {} sent every rank to the real NCCL ({}): this unique id, made by "
-                        "NCCL's API, carries the real NCCL's id for a world across machines",
-                        root, reason)),
-      reason_(std::move(reason)) {}
+                        "NCCL's API, lets its root hand a world across machines to the real NCCL",
+                        root, forward.reason)),
+      forward_(std::move(forward)) {}
 
 }  // namespace peerlink::bootstrap

@@ -4,12 +4,14 @@
 // Every wait is bounded; a child still running at the end is killed.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -163,6 +165,26 @@ inline bool rootsEndWithin(std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+/// What this process holds: threads and open descriptors (a root or a rank left behind shows in either).
+struct Holdings {
+  int threads = 0;
+  int descriptors = 0;
+  bool operator==(const Holdings& other) const { return threads == other.threads && descriptors == other.descriptors; }
+};
+
+inline Holdings holdings() {
+  Holdings now;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Threads:", 0) == 0) now.threads = std::stoi(line.substr(8));
+  }
+  if (DIR* fds = ::opendir("/proc/self/fd")) {
+    while (const dirent* entry = ::readdir(fds)) now.descriptors += entry->d_name[0] != '.';
+    ::closedir(fds);
+  }
+  return now;
 }
 
 /// Whether this kernel has pidfd_open (Linux 5.3+).

@@ -1,6 +1,7 @@
 // A fake of what the NCCL API's Shim drives (nccl_api/backend.hpp), for CPU tests: worlds and the platform record
-// every call, in order, in one log the test reads; creation can be made to fail or to wait. A fake real NCCL (a
-// RealNccl of free functions over static state) stands in for what is forwarded.
+// every call, in order, in one log the test reads; creation can be made to fail or to wait, or to end in the verdict
+// of a rendezvous root that may forward. A fake real NCCL (a RealNccl of free functions over static state) stands in
+// for what is forwarded.
 #pragma once
 
 #include <algorithm>
@@ -186,10 +187,8 @@ class FakePlatform : public Platform {
       --waiting_;
     }
     if (failCreation) throw *failCreation;
-    // A rendezvous root's verdict reaches only the ranks of an id that carries the real NCCL's, as in the library.
-    if (forwardVerdict && bootstrap::decodeUniqueId(id).ncclId) {
-      throw bootstrap::ForwardedWorld("127.0.0.1:1000", *forwardVerdict);
-    }
+    // A rendezvous root's verdict reaches only the ranks of an id whose root may forward, as in the library.
+    if (forwardVerdict && bootstrap::decodeUniqueId(id).mayForward) rootForwards(id, *forwardVerdict);
     return made(nranks, ranks, devices);
   }
   std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params&) override {
@@ -199,13 +198,19 @@ class FakePlatform : public Platform {
     for (int r = 0; r < static_cast<int>(devices.size()); ++r) ranks.push_back(r);
     return made(static_cast<int>(devices.size()), ranks, devices);
   }
-  UniqueId makeId(const Params&, const std::optional<bootstrap::NcclIdBytes>& ncclId) override {
+  UniqueId makeId(const Params&, bootstrap::ForwardIdSource forwardId) override {
+    const int serial = ++ids_;
     bootstrap::UniqueIdContents contents;
     contents.root.bytes = {127, 0, 0, 1};
-    contents.root.port = static_cast<std::uint16_t>(1000 + ids_);
-    contents.token[0] = static_cast<std::uint8_t>(++ids_);
-    contents.ncclId = ncclId;
-    return bootstrap::encodeUniqueId(contents);
+    contents.root.port = static_cast<std::uint16_t>(1000 + serial % 60000);
+    std::memcpy(contents.token.data(), &serial, sizeof serial);
+    contents.mayForward = forwardId != nullptr;
+    const UniqueId id = bootstrap::encodeUniqueId(contents);
+    if (forwardId != nullptr) {
+      const std::lock_guard<std::mutex> lock(rootsMutex_);
+      roots_[keyOf(id)].source = std::move(forwardId);
+    }
+    return id;
   }
   int currentDevice() override { return device; }
   int deviceCount() override { return 4; }
@@ -265,8 +270,8 @@ class FakePlatform : public Platform {
   int device = 0;
   std::vector<cudaStream_t> capturingStreams;  ///< the streams capturing() says are being captured into a graph
   std::optional<Error> failCreation;
-  /// Set: creating a world of an id carrying the real NCCL's ends as the rendezvous root's forward verdict, with
-  /// this reason.
+  /// Set: creating a world of an id whose root may forward ends in that root's answer for several hosts, with this
+  /// reason (rootForwards).
   std::optional<std::string> forwardVerdict;
   std::vector<std::weak_ptr<FakeWorld>> worlds;  ///< every world made, in order (split's too)
 
@@ -278,10 +283,39 @@ class FakePlatform : public Platform {
     worlds.push_back(world);
     return world;
   }
+  // A rendezvous root that may forward, of an id some FakePlatform made: its ForwardIdSource, and its answer once
+  // it gave one (a root decides once for every rank of its world, of every process).
+  struct FakeRoot {
+    bootstrap::ForwardIdSource source;
+    std::vector<std::uint8_t> forward;  ///< the Forward frame's payload
+    std::optional<bootstrap::Failure> failure;
+  };
+  static std::string keyOf(const UniqueId& id) { return std::string(id.bytes, id.bytes + kUniqueIdBytes); }
+  // As the id's root answers a rank when its ranks are on several hosts: it asks its source for the real NCCL's id
+  // the first time and sends that (through the frame's codec), or the failure naming why there is none.
+  [[noreturn]] static void rootForwards(const UniqueId& id, const std::string& reason) {
+    const std::string address = bootstrap::formatWireAddress(bootstrap::decodeUniqueId(id).root);
+    const std::lock_guard<std::mutex> lock(rootsMutex_);
+    const auto found = roots_.find(keyOf(id));
+    if (found == roots_.end()) throw Error(ErrorCode::Internal, "test: no FakePlatform made this id's root");
+    FakeRoot& root = found->second;
+    if (root.forward.empty() && !root.failure) {
+      try {
+        root.forward = bootstrap::encodeForward(reason, root.source());
+      } catch (const std::exception& error) {
+        root.failure = bootstrap::forwardIdFailure(address, reason, error);
+      }
+    }
+    if (root.failure) throw Error(root.failure->code, root.failure->message);
+    throw bootstrap::ForwardedWorld(address, bootstrap::decodeForward(root.forward.data(), root.forward.size()));
+  }
+  static inline std::atomic<int> ids_{0};  // ids of every FakePlatform differ: their roots are process-wide
+  static inline std::mutex rootsMutex_;
+  static inline std::map<std::string, FakeRoot> roots_;
+
   std::shared_ptr<EventLog> log_;
   std::mutex mutex_;
   std::vector<void*> allocations_;
-  int ids_ = 0;
   std::mutex gateMutex_;
   std::condition_variable gateChanged_;
   bool gateOpen_ = true;

@@ -27,6 +27,7 @@ struct FakeReal {
   };
   static inline std::vector<std::string> calls;
   static inline ncclResult_t next = ncclSuccess;
+  static inline std::map<std::string, ncclResult_t> failing;  ///< the next call of that name returns that result
   static inline std::vector<Init> inits;
   static inline std::function<void()> insideAllReduce;  ///< runs inside allReduce, before it returns
   /// The id ncclGetUniqueId returns (default: 0x5a in every byte, an id no peerlink id can carry).
@@ -34,6 +35,12 @@ struct FakeReal {
   static ncclComm_t handle() { return reinterpret_cast<ncclComm_t>(static_cast<std::uintptr_t>(0x5000)); }
   static ncclResult_t result(const char* name) {
     calls.emplace_back(name);
+    const auto named = failing.find(name);
+    if (named != failing.end()) {
+      const ncclResult_t r = named->second;
+      failing.erase(named);
+      return r;
+    }
     const ncclResult_t r = next;
     next = ncclSuccess;
     return r;
@@ -50,6 +57,7 @@ struct FakeReal {
   static std::unique_ptr<RealNccl> make() {
     calls.clear();
     inits.clear();
+    failing.clear();
     insideAllReduce = nullptr;
     std::memset(&made, 0x5a, sizeof made);
     auto api = std::make_unique<RealNccl>();

@@ -1,12 +1,14 @@
-// Who serves a world whose unique id carries the real NCCL's: the pure decision over the ranks' identities (one
-// host, several, hosts made by PEERLINK_HOSTID on one machine), the Forward frame's payload, and real rendezvous of
-// 4 ranks as threads of this process through a root on loopback -- on two hosts every rank hears "forward" and
-// nothing is left open or running; on one host every rank gets its bootstrap; an id without the real NCCL's builds
-// its world whatever the hosts, as before.
-#include <dirent.h>
-
+// Who serves a world whose unique id's root may forward: the pure decision over the ranks' identities (one host,
+// several, hosts made by PEERLINK_HOSTID on one machine), the Forward frame's payload, and real rendezvous of 4
+// ranks as threads of this process through a root on loopback given a fake ForwardIdSource -- on two hosts the
+// root asks it once and every rank hears "forward" with exactly its bytes, or, when it throws, the same failure
+// naming why, and nothing is left open or running; on one host the source is never asked and every rank gets its
+// bootstrap; makeUniqueId's id builds its world whatever the hosts, as before.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +29,8 @@ namespace {
 using namespace std::chrono_literals;
 using ::peerlink::testing::contains;
 using ::peerlink::testing::errorOf;
+using ::peerlink::testing::Holdings;
+using ::peerlink::testing::holdings;
 using ::peerlink::testing::loopbackParams;
 using ::peerlink::testing::optionsWith;
 using ::peerlink::testing::rootsEndWithin;
@@ -85,15 +89,67 @@ TEST(BootstrapVerdict, ManyHostsAreCountedNotAllNamed) {
             "ranks on 6 hosts: n0 (ranks 0-1), n1 (ranks 2-3), n2 (ranks 4-5), n3 (ranks 6-7) and 2 more");
 }
 
-TEST(BootstrapVerdict, TheForwardPayloadIsOneLineOfBoundedText) {
-  const std::vector<std::uint8_t> bytes = encodeForward("ranks on 2 hosts:\na, b");
-  EXPECT_EQ(decodeForward(bytes.data(), bytes.size()), "ranks on 2 hosts: a, b");
-  EXPECT_EQ(decodeForward(nullptr, 0), "(no reason given)");
+// NCCL 2.28's ncclGetUniqueId: a 64-bit magic and the root's sockaddr_in, zeros to 128 bytes.
+std::vector<std::uint8_t> ncclLikeId() {
+  std::vector<std::uint8_t> id(128, 0);
+  const std::uint8_t handle[] = {0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15, 2, 0, 0x9c, 0x40, 10, 0, 0, 7};
+  std::copy(std::begin(handle), std::end(handle), id.begin());
+  return id;
+}
+
+std::vector<std::uint8_t> prefix(const std::vector<std::uint8_t>& bytes, std::size_t n) {
+  return std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+TEST(BootstrapVerdict, TheForwardPayloadCarriesTheRealIdUpToItsLastNonZeroByteAndOneLine) {
+  const std::vector<std::uint8_t> bytes = encodeForward("ranks on 2 hosts:\na, b", ncclLikeId());
+  ASSERT_EQ(bytes.size(), 1u + 16 + 22);
+  EXPECT_EQ(bytes[0], 16);  // the id's length, then its bytes, then the reason
+  const Forward forward = decodeForward(bytes.data(), bytes.size());
+  EXPECT_EQ(forward.reason, "ranks on 2 hosts: a, b");
+  EXPECT_EQ(forward.ncclId, prefix(ncclLikeId(), 16));
+  // The same id given without its zeros, and one of 128 bytes without a zero.
+  EXPECT_EQ(encodeForward("ranks on 2 hosts:\na, b", prefix(ncclLikeId(), 16)), bytes);
+  const std::vector<std::uint8_t> full(kMaxForwardIdBytes, 0xa5);
+  const std::vector<std::uint8_t> whole = encodeForward("", full);
+  EXPECT_EQ(decodeForward(whole.data(), whole.size()).ncclId, full);
+  EXPECT_EQ(decodeForward(whole.data(), whole.size()).reason, "(no reason given)");
   const std::string longText(kMaxFailureText + 10, 'x');
-  EXPECT_EQ(encodeForward(longText).size(), kMaxFailureText);
-  const std::vector<std::uint8_t> tooLong(kMaxFailureText + 1, 'x');
-  EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidInput, [&] { decodeForward(tooLong.data(), tooLong.size()); }),
-                       "more than 4096"));
+  EXPECT_EQ(encodeForward(longText, full).size(), 1 + kMaxForwardIdBytes + kMaxFailureText);
+}
+
+TEST(BootstrapVerdict, TheForwardPayloadRefusesNoIdAndTooMuch) {
+  // What the root may not send: it names why instead (forwardIdFailure).
+  EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [] { encodeForward("r", {}); }), "an empty id"));
+  EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [] { encodeForward("r", std::vector<std::uint8_t>(128, 0)); }),
+                       "an id of zeros"));
+  std::vector<std::uint8_t> over(kMaxForwardIdBytes + 1, 1);
+  EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [&] { encodeForward("r", over); }),
+                       "an id of 129 bytes, more than an ncclUniqueId's 128"));
+  over.back() = 0;  // zeros past 128 bytes are no bytes of the id
+  EXPECT_EQ(encodeForward("r", over).size(), 1 + kMaxForwardIdBytes + 1);
+  // What a rank refuses.
+  const std::vector<std::uint8_t> good = encodeForward("reason", ncclLikeId());
+  const auto problem = [](std::vector<std::uint8_t> bytes) {
+    return errorOf(ErrorCode::InvalidInput, [&] { decodeForward(bytes.data(), bytes.size()); });
+  };
+  EXPECT_TRUE(contains(problem({}), "forward message"));
+  std::vector<std::uint8_t> empty = good;
+  empty[0] = 0;
+  EXPECT_TRUE(contains(problem(empty), "said to be 0 bytes (1 to 128)"));
+  std::vector<std::uint8_t> tooLong(1 + 129, 1);
+  tooLong[0] = 129;
+  EXPECT_TRUE(contains(problem(tooLong), "said to be 129 bytes (1 to 128)"));
+  std::vector<std::uint8_t> cut = good;
+  cut.resize(10);
+  EXPECT_TRUE(contains(problem(cut), "the real NCCL's id"));
+  std::vector<std::uint8_t> trailingZero = good;
+  trailingZero[0] = 17;  // the id's length now takes in the reason's first byte
+  trailingZero[17] = 0;
+  EXPECT_TRUE(contains(problem(trailingZero), "ends in a zero byte"));
+  std::vector<std::uint8_t> longReason = prefix(good, 17);
+  longReason.resize(17 + kMaxFailureText + 1, 'x');
+  EXPECT_TRUE(contains(problem(longReason), "more than 4096"));
   // A frame of its own, from the root only, carrying the text.
   const std::vector<std::uint8_t> header = encodeFrameHeader({FrameType::Forward, 0, 40});
   EXPECT_EQ(decodeFrameHeader(header.data(), header.size(), kMaxFailureText).type, FrameType::Forward);
@@ -104,37 +160,27 @@ TEST(BootstrapVerdict, TheForwardPayloadIsOneLineOfBoundedText) {
 
 // ---- rendezvous of threads ------------------------------------------------------------------------------------
 
-NcclIdBytes ncclId() {
-  NcclIdBytes id{};
-  for (std::size_t i = 0; i < 16; ++i) id[i] = static_cast<std::uint8_t>(0x30 + i);
-  return id;
-}
-
-// What this process holds: threads and open descriptors (a root or a rank left behind shows in either).
-struct Holdings {
-  int threads = 0;
-  int descriptors = 0;
-  bool operator==(const Holdings& other) const { return threads == other.threads && descriptors == other.descriptors; }
+// A ForwardIdSource that counts its calls and gives `bytes`, or throws `failure` when set.
+struct FakeSource {
+  std::vector<std::uint8_t> bytes;
+  std::optional<Error> failure;
+  std::atomic<int> calls{0};
+  ForwardIdSource source() {
+    return [this] {
+      ++calls;
+      if (failure) throw *failure;
+      return bytes;
+    };
+  }
 };
 
-Holdings holdings() {
-  Holdings now;
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("Threads:", 0) == 0) now.threads = std::stoi(line.substr(8));
-  }
-  if (DIR* fds = ::opendir("/proc/self/fd")) {
-    while (const dirent* entry = ::readdir(fds)) now.descriptors += entry->d_name[0] != '.';
-    ::closedir(fds);
-  }
-  return now;
-}
-
-// Each rank's outcome: its bootstrap, or the verdict it heard, or another error.
+// Each rank's outcome: its bootstrap, or the verdict it heard (its reason and id), or another error.
 struct Joined {
   std::unique_ptr<Bootstrap> bootstrap;
   std::string forwardedBecause;
+  std::vector<std::uint8_t> ncclId;
   std::string error;
+  ErrorCode code = ErrorCode::Internal;
 };
 
 // `hosts[r]` is rank r's PEERLINK_HOSTID; every rank joins `id` on a thread of its own.
@@ -149,9 +195,11 @@ std::vector<Joined> joinAsThreads(const UniqueId& id, const std::vector<std::str
         mine.bootstrap = connectBootstrap(id, rank, n, optionsWith(10s, hosts[static_cast<std::size_t>(rank)]));
       } catch (const ForwardedWorld& verdict) {
         mine.forwardedBecause = verdict.reason();
+        mine.ncclId = verdict.ncclId();
         if (verdict.code() != ErrorCode::Unsupported) mine.error = "a forward verdict of another code";
       } catch (const Error& error) {
         mine.error = error.what();
+        mine.code = error.code();
       }
     });
   }
@@ -164,14 +212,20 @@ class BootstrapVerdictWorld : public ::testing::Test {
   void TearDown() override { EXPECT_TRUE(rootsEndWithin(5s)) << "a bootstrap root is still running"; }
 };
 
-TEST_F(BootstrapVerdictWorld, FourRanksOnTwoHostsAllHearForwardAndNothingIsLeft) {
+TEST_F(BootstrapVerdictWorld, FourRanksOnTwoHostsAllHearForwardWithTheSourcesIdAndNothingIsLeft) {
+  FakeSource real;
+  real.bytes = ncclLikeId();
   const Holdings before = holdings();
-  const UniqueId id = makeUniqueIdWithNccl(loopbackParams(10s), ncclId());
+  const UniqueId id = makeForwardableUniqueId(loopbackParams(10s), real.source());
+  EXPECT_TRUE(decodeUniqueId(id).mayForward);
+  EXPECT_EQ(real.calls, 0);  // not when the id is made
   std::vector<Joined> joined = joinAsThreads(id, {"host-a", "host-a", "host-b", "host-b"});
+  EXPECT_EQ(real.calls, 1);  // once, by the root, for the world
   for (std::size_t rank = 0; rank < joined.size(); ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     EXPECT_EQ(joined[rank].error, "");
     EXPECT_EQ(joined[rank].bootstrap, nullptr);
+    EXPECT_EQ(joined[rank].ncclId, prefix(ncclLikeId(), 16));  // exactly its bytes, without the zeros after
     EXPECT_TRUE(contains(joined[rank].forwardedBecause, "ranks on 2 hosts:"));
     EXPECT_TRUE(contains(joined[rank].forwardedBecause, "(ranks 0-1)"));
     EXPECT_TRUE(contains(joined[rank].forwardedBecause, "(ranks 2-3)"));
@@ -184,9 +238,49 @@ TEST_F(BootstrapVerdictWorld, FourRanksOnTwoHostsAllHearForwardAndNothingIsLeft)
                                     << ")";
 }
 
-TEST_F(BootstrapVerdictWorld, FourRanksOnOneHostGetTheirBootstraps) {
-  const UniqueId id = makeUniqueIdWithNccl(loopbackParams(10s), ncclId());
+TEST_F(BootstrapVerdictWorld, ASourceThatThrowsFailsEveryRankNamingWhy) {
+  FakeSource real;
+  real.failure = Error(ErrorCode::SystemError, "the real NCCL's ncclGetUniqueId failed: no socket interface found");
+  const Holdings before = holdings();
+  const UniqueId id = makeForwardableUniqueId(loopbackParams(10s), real.source());
+  std::vector<Joined> joined = joinAsThreads(id, {"host-a", "host-b", "host-a", "host-b"});
+  EXPECT_EQ(real.calls, 1);
+  for (std::size_t rank = 0; rank < joined.size(); ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    EXPECT_EQ(joined[rank].bootstrap, nullptr);
+    EXPECT_EQ(joined[rank].forwardedBecause, "");
+    EXPECT_EQ(joined[rank].code, ErrorCode::SystemError);
+    EXPECT_TRUE(contains(joined[rank].error, "sends the world to the real NCCL (ranks on 2 hosts: "));
+    EXPECT_TRUE(contains(joined[rank].error,
+                         "(ranks 1, 3)) but has no id of the real NCCL for it: the real NCCL's "
+                         "ncclGetUniqueId failed: no socket interface found"))
+        << joined[rank].error;
+    EXPECT_EQ(joined[rank].error, joined[0].error);  // the same line on every rank
+  }
+  // No rank waits for more and the root ends at once, not at its deadline.
+  ASSERT_TRUE(rootsEndWithin(5s));
+  EXPECT_TRUE(holdings() == before);
+}
+
+TEST_F(BootstrapVerdictWorld, ASourceWithNoUsableIdFailsEveryRank) {
+  FakeSource real;
+  real.bytes = std::vector<std::uint8_t>(128, 0);
+  const UniqueId id = makeForwardableUniqueId(loopbackParams(10s), real.source());
+  std::vector<Joined> joined = joinAsThreads(id, {"host-a", "host-b"});
+  EXPECT_EQ(real.calls, 1);
+  for (const Joined& rank : joined) {
+    EXPECT_EQ(rank.code, ErrorCode::InvalidUsage);
+    EXPECT_TRUE(contains(rank.error, "has no id of the real NCCL for it: the real NCCL gave an id of zeros"))
+        << rank.error;
+  }
+}
+
+TEST_F(BootstrapVerdictWorld, FourRanksOnOneHostGetTheirBootstrapsAndTheSourceIsNeverAsked) {
+  FakeSource real;
+  real.bytes = ncclLikeId();
+  const UniqueId id = makeForwardableUniqueId(loopbackParams(10s), real.source());
   std::vector<Joined> joined = joinAsThreads(id, {"host-a", "host-a", "host-a", "host-a"});
+  EXPECT_EQ(real.calls, 0);
   std::vector<std::thread> threads;
   std::vector<std::string> problems(joined.size());
   for (std::size_t rank = 0; rank < joined.size(); ++rank) {
@@ -204,10 +298,12 @@ TEST_F(BootstrapVerdictWorld, FourRanksOnOneHostGetTheirBootstraps) {
   }
   for (std::thread& thread : threads) thread.join();
   for (const std::string& problem : problems) EXPECT_EQ(problem, "");
+  EXPECT_EQ(real.calls, 0);
 }
 
-TEST_F(BootstrapVerdictWorld, AnIdWithoutTheRealNcclsNeverForwards) {
+TEST_F(BootstrapVerdictWorld, MakeUniqueIdsRootNeverForwards) {
   const UniqueId id = makeUniqueId(loopbackParams(10s));
+  EXPECT_FALSE(decodeUniqueId(id).mayForward);
   std::vector<Joined> joined = joinAsThreads(id, {"host-a", "host-a", "host-b", "host-b"});
   for (std::size_t rank = 0; rank < joined.size(); ++rank) {
     EXPECT_NE(joined[rank].bootstrap, nullptr) << "rank " << rank << ": " << joined[rank].error;

@@ -1,7 +1,6 @@
 // The bootstrap's pure parts: the hello, world table, failure and frame codecs on good, truncated and garbage
 // bytes; the unique id and its text; addresses and the choice of an interface; host ids; rank lists.
 #include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include <algorithm>
 #include <chrono>
@@ -262,8 +261,7 @@ TEST(BootstrapUniqueId, RoundTripsThroughItsText) {
 }
 
 TEST(BootstrapUniqueId, GarbageTextIsNamed) {
-  const std::string good =
-      uniqueIdToString(encodeUniqueId({sampleHello().token, sampleHello().listenAddress, std::nullopt}));
+  const std::string good = uniqueIdToString(encodeUniqueId({sampleHello().token, sampleHello().listenAddress, false}));
   EXPECT_TRUE(
       contains(errorOf(ErrorCode::InvalidUsage, [] { uniqueIdFromString(""); }), "0 characters (is the variable"));
   EXPECT_TRUE(
@@ -287,7 +285,7 @@ TEST(BootstrapUniqueId, GarbageTextIsNamed) {
 TEST(BootstrapUniqueId, ConnectRefusesAMalformedIdAndBadArguments) {
   const UniqueId zero{};
   EXPECT_THROW(connectBootstrap(zero, 0, 1, BootstrapOptions{}), Error);
-  const UniqueId id = encodeUniqueId({sampleHello().token, sampleHello().listenAddress, std::nullopt});
+  const UniqueId id = encodeUniqueId({sampleHello().token, sampleHello().listenAddress, false});
   EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [&] { connectBootstrap(id, 2, 2, BootstrapOptions{}); }),
                        "rank 2 is outside the world of 2 ranks"));
   EXPECT_THROW(connectBootstrap(id, 0, 0, BootstrapOptions{}), Error);
@@ -296,92 +294,48 @@ TEST(BootstrapUniqueId, ConnectRefusesAMalformedIdAndBadArguments) {
   EXPECT_THROW(connectBootstrap(id, 0, 1, noTime), Error);
 }
 
-// NCCL 2.28's ncclGetUniqueId: its bootstrap handle {u64 random magic; union of sockaddr_in / sockaddr_in6}, 40
-// bytes with padding, zeros after. IPv6 reaches byte 32 (sin6_scope_id at 32..35).
-NcclIdBytes ncclLikeId(bool ipv6) {
-  NcclIdBytes id{};
-  const std::uint8_t magic[] = {0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15};
-  std::memcpy(id.data(), magic, sizeof magic);
-  id[8] = ipv6 ? AF_INET6 : AF_INET;
-  id[10] = 0x9c;  // port 40000, network order
-  id[11] = 0x40;
-  if (ipv6) {
-    id[16] = 0xfd;  // sin6_addr fd00::7
-    id[31] = 7;
-    id[32] = 2;  // sin6_scope_id
-  } else {
-    id[12] = 10;  // sin_addr 10.0.0.7
-    id[15] = 7;
-  }
-  return id;
+UniqueIdContents contentsWith(bool mayForward) {
+  return {sampleHello().token, sampleHello().listenAddress, mayForward};
 }
 
-UniqueIdContents contentsWith(const std::optional<NcclIdBytes>& ncclId) {
-  return {sampleHello().token, sampleHello().listenAddress, ncclId};
-}
-
-TEST(BootstrapUniqueId, CarriesTheRealNcclsIdUpToItsLastNonZeroByte) {
-  for (const bool ipv6 : {false, true}) {
-    SCOPED_TRACE(ipv6 ? "IPv6" : "IPv4");
-    const NcclIdBytes ncclId = ncclLikeId(ipv6);
-    const std::size_t extent = ipv6 ? 33 : 16;
-    EXPECT_EQ(ncclIdExtent(ncclId), extent);
-    const UniqueId id = encodeUniqueId(contentsWith(ncclId));
-    EXPECT_EQ(id.bytes[4], kUniqueIdFormatWithNccl);
-    EXPECT_EQ(id.bytes[5], 0);
-    EXPECT_EQ(id.bytes[kUniqueIdOwnBytes], extent);
-    EXPECT_EQ(std::memcmp(id.bytes + kUniqueIdOwnBytes + 1, ncclId.data(), extent), 0);
-    EXPECT_TRUE(std::all_of(id.bytes + kUniqueIdOwnBytes + 1 + extent, id.bytes + kUniqueIdBytes,
-                            [](unsigned char b) { return b == 0; }));
-    const UniqueIdContents back = decodeUniqueId(uniqueIdFromString(uniqueIdToString(id)));
-    ASSERT_TRUE(back.ncclId.has_value());
-    EXPECT_EQ(*back.ncclId, ncclId);
-    EXPECT_EQ(back.token, sampleHello().token);
-    EXPECT_TRUE(back.root == sampleHello().listenAddress);
-    EXPECT_EQ(uniqueIdAddress(id), "10.0.0.7:41234");
-  }
-  // Without it, format 1 as before: the same bytes an earlier peerlink made.
-  const UniqueId plain = encodeUniqueId(contentsWith(std::nullopt));
+TEST(BootstrapUniqueId, AnIdWhoseRootMayForwardDiffersOnlyInItsFormat) {
+  const UniqueId plain = encodeUniqueId(contentsWith(false));
+  const UniqueId forwardable = encodeUniqueId(contentsWith(true));
   EXPECT_EQ(plain.bytes[4], kUniqueIdFormat);
-  EXPECT_EQ(plain.bytes[kUniqueIdOwnBytes], 0);
-  EXPECT_FALSE(decodeUniqueId(plain).ncclId.has_value());
+  EXPECT_EQ(forwardable.bytes[4], kUniqueIdFormatMayForward);
+  EXPECT_EQ(forwardable.bytes[5], 0);
+  for (std::size_t i = 0; i < kUniqueIdBytes; ++i) {
+    if (i != 4) {
+      EXPECT_EQ(plain.bytes[i], forwardable.bytes[i]) << "byte " << i;
+    }
+  }
+  // Nothing of the real NCCL's: zeros after the token.
+  EXPECT_TRUE(std::all_of(forwardable.bytes + kUniqueIdOwnBytes, forwardable.bytes + kUniqueIdBytes,
+                          [](unsigned char b) { return b == 0; }));
+  const UniqueIdContents back = decodeUniqueId(uniqueIdFromString(uniqueIdToString(forwardable)));
+  EXPECT_TRUE(back.mayForward);
+  EXPECT_EQ(back.token, sampleHello().token);
+  EXPECT_TRUE(back.root == sampleHello().listenAddress);
+  EXPECT_EQ(uniqueIdAddress(forwardable), "10.0.0.7:41234");
+  EXPECT_FALSE(decodeUniqueId(plain).mayForward);
+  // Only the NCCL API makes one, with a way to ask the real NCCL for its id.
+  EXPECT_TRUE(contains(
+      errorOf(ErrorCode::InvalidUsage, [] { makeForwardableUniqueId(Params::fromMap({}), ForwardIdSource()); }),
+      "no forward id source"));
 }
 
-TEST(BootstrapUniqueId, ARealIdThatDoesNotFitIsRefusedNeverCut) {
-  NcclIdBytes edge{};
-  edge[kNcclIdRoom - 1] = 1;  // the last byte that fits
-  EXPECT_TRUE(ncclIdFits(edge));
-  EXPECT_EQ(decodeUniqueId(encodeUniqueId(contentsWith(edge))).ncclId, edge);
-  NcclIdBytes over{};
-  over[kNcclIdRoom] = 1;
-  EXPECT_FALSE(ncclIdFits(over));
-  EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [&] { encodeUniqueId(contentsWith(over)); }),
-                       "bytes up to 86, more than the 85 that fit"));
-  const NcclIdBytes zeros{};
-  EXPECT_FALSE(ncclIdFits(zeros));
-  EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [&] { encodeUniqueId(contentsWith(zeros)); }), "all zeros"));
-  // A root is never started for an id it could not name.
-  EXPECT_THROW(startRootForId(resolveAddress("127.0.0.1", 0, "test"), randomToken(), std::chrono::seconds(1), over),
-               Error);
-}
-
-TEST(BootstrapUniqueId, TheFormWithTheRealNcclsIdIsDecodedStrictly) {
-  const UniqueId good = encodeUniqueId(contentsWith(ncclLikeId(false)));
+TEST(BootstrapUniqueId, TheFormThatMayForwardIsDecodedStrictly) {
+  const UniqueId good = encodeUniqueId(contentsWith(true));
   const auto problem = [&](std::size_t offset, unsigned char value) {
     UniqueId id = good;
     id.bytes[offset] = value;
     return errorOf(ErrorCode::InvalidUsage, [&] { decodeUniqueId(id); });
   };
-  EXPECT_TRUE(contains(problem(kUniqueIdOwnBytes, 0), "said to be 0 bytes (1 to 85)"));
-  EXPECT_TRUE(contains(problem(kUniqueIdOwnBytes, 86), "said to be 86 bytes"));
-  EXPECT_TRUE(contains(problem(kUniqueIdOwnBytes, 17), "ends in a zero byte"));  // one more: a trailing zero
-  EXPECT_TRUE(contains(problem(kUniqueIdOwnBytes + 1 + 16, 5), "after the real NCCL's id are not 0"));
-  EXPECT_TRUE(contains(problem(kUniqueIdBytes - 1, 5), "after the real NCCL's id are not 0"));
+  // An id that carried the real NCCL's after the token (a length byte, its bytes) is no id of this peerlink.
+  EXPECT_TRUE(contains(problem(kUniqueIdOwnBytes, 16), "after the token are not 0"));
+  EXPECT_TRUE(contains(problem(kUniqueIdBytes - 1, 5), "after the token are not 0"));
   EXPECT_TRUE(contains(problem(4, 3), "format 3, this peerlink reads formats 1 and 2"));
-  // A format-1 id with bytes where format 2 keeps the real id's is no format-2 id.
-  UniqueId plain = encodeUniqueId(contentsWith(std::nullopt));
-  plain.bytes[kUniqueIdOwnBytes] = 16;
-  EXPECT_TRUE(contains(errorOf(ErrorCode::InvalidUsage, [&] { decodeUniqueId(plain); }), "after the token are not 0"));
+  EXPECT_TRUE(contains(problem(4, 0), "format 0"));
   // Mutated bytes only ever give Error(InvalidUsage), and what decodes encodes back to the same bytes.
   std::mt19937 random(99);
   for (int round = 0; round < 20000; ++round) {

@@ -104,24 +104,23 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
     frames.insert(frames.end(), next.begin(), next.end());
   }
   all.emplace_back("bootstrap_wire/frames.bin", frames);
+  // The root's Forward: NCCL 2.28's id (its bootstrap handle: a 64-bit magic and a sockaddr_in) and the reason.
+  const Bytes ncclId = {0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15, 2, 0, 0x9c, 0x40, 10, 0, 0, 7};
   all.emplace_back("bootstrap_wire/forward.bin",
-                   bootstrap::encodeForward("ranks on 2 hosts: node-a (ranks 0-1), node-b (ranks 2-3)"));
+                   bootstrap::encodeForward("ranks on 2 hosts: node-a (ranks 0-1), node-b (ranks 2-3)", ncclId));
 
-  const UniqueId v4 = bootstrap::encodeUniqueId({countingToken(), ipv4(), std::nullopt});
+  const UniqueId v4 = bootstrap::encodeUniqueId({countingToken(), ipv4(), false});
   all.emplace_back("unique_id/id_ipv4.txt", text(uniqueIdToString(v4)));
   all.emplace_back("unique_id/id_ipv6.txt",
-                   text(uniqueIdToString(bootstrap::encodeUniqueId({countingToken(), ipv6(), std::nullopt}))));
+                   text(uniqueIdToString(bootstrap::encodeUniqueId({countingToken(), ipv6(), false}))));
   std::string upper = uniqueIdToString(v4);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   all.emplace_back("unique_id/id_upper_case_in_spaces.txt", text("  " + upper + "\n"));
   all.emplace_back("unique_id/id_bytes.bin", Bytes(v4.bytes, v4.bytes + kUniqueIdBytes));
-  // The NCCL API's id carrying the real NCCL's: NCCL 2.28's handle, a 64-bit magic and a sockaddr_in.
-  bootstrap::NcclIdBytes nccl{};
-  const std::uint8_t handle[] = {0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15, 2, 0, 0x9c, 0x40, 10, 0, 0, 7};
-  std::copy(std::begin(handle), std::end(handle), nccl.begin());
-  const UniqueId withNccl = bootstrap::encodeUniqueId({countingToken(), ipv4(), nccl});
-  all.emplace_back("unique_id/id_with_nccl.txt", text(uniqueIdToString(withNccl)));
-  all.emplace_back("unique_id/id_with_nccl_bytes.bin", Bytes(withNccl.bytes, withNccl.bytes + kUniqueIdBytes));
+  // The NCCL API's id whose root may forward (format 2).
+  const UniqueId mayForward = bootstrap::encodeUniqueId({countingToken(), ipv4(), true});
+  all.emplace_back("unique_id/id_format_2.txt", text(uniqueIdToString(mayForward)));
+  all.emplace_back("unique_id/id_format_2_bytes.bin", Bytes(mayForward.bytes, mayForward.bytes + kUniqueIdBytes));
 
   Params params;
   params.set("PEERLINK_PROTO", "LL128");

@@ -15,8 +15,14 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "bootstrap/unique_id.hpp"
+#include "bootstrap/verdict.hpp"
+#include "bootstrap_test_support.hpp"
 #include "child_process.hpp"
 #include "command_output.hpp"
 #include "peerlink/launch.hpp"
@@ -210,9 +216,12 @@ TEST(NcclLibrary, AllHandsTheIdToTheRealNccl) {
             kChildOk);
 }
 
-// No launcher says whether the job spans machines: the id carries the real NCCL's own beside peerlink's
-// rendezvous, whole (NCCL 2.28's is its 40-byte bootstrap handle, zeros after).
-TEST(NcclLibrary, WithoutALauncherTheIdCarriesTheRealNcclsOwn) {
+// No launcher says whether the job spans machines: ncclGetUniqueId makes peerlink's id, whose root may forward,
+// without asking the real NCCL (whose id would start its own bootstrap root: a thread blocked in accept and a
+// listening socket until the process exits) -- one thread more, peerlink's root, not two. When ranks of two hosts
+// meet at that root (as threads of the child here, PEERLINK_HOSTID making the hosts), it asks the real NCCL then
+// and every rank hears its id: NCCL 2.28's, its 40-byte bootstrap handle.
+TEST(NcclLibrary, WithoutALauncherTheRealNcclIsAskedForAnIdOnlyWhenTheRootForwards) {
   if (!exists(PEERLINK_REAL_NCCL_PATH)) GTEST_SKIP() << "no " << PEERLINK_REAL_NCCL_PATH << " on this machine";
   EXPECT_EQ(inChild({{"PEERLINK_NCCL_FALLBACK", "AUTO"},
                      {"PEERLINK_NCCL_LIBRARY", PEERLINK_REAL_NCCL_PATH},
@@ -221,13 +230,38 @@ TEST(NcclLibrary, WithoutALauncherTheIdCarriesTheRealNcclsOwn) {
                     [](void* library) {
                       ncclUniqueId id{};
                       const auto getUniqueId = symbol<decltype(&ncclGetUniqueId)>(library, "ncclGetUniqueId");
+                      const Holdings before = holdings();
                       if (!check(getUniqueId(&id) == ncclSuccess, "ncclGetUniqueId")) return kChildWrongResult;
+                      const Holdings after = holdings();
                       UniqueId carrier;
                       std::memcpy(carrier.bytes, id.internal, kUniqueIdBytes);
-                      const auto ncclId = bootstrap::decodeUniqueId(carrier).ncclId;
-                      const bool ok = check(ncclId.has_value(), "an id carrying the real NCCL's") &&
-                                      check(bootstrap::ncclIdExtent(*ncclId) <= 40, "NCCL 2.28's id in 40 bytes") &&
-                                      check(std::memcmp(ncclId->data(), "PLID", 4) != 0, "the real NCCL's own id");
+                      if (!check(bootstrap::decodeUniqueId(carrier).mayForward, "an id whose root may forward") ||
+                          !check(after.threads == before.threads + 1,
+                                 fmt::format("{} threads after ncclGetUniqueId, {} before: peerlink's root alone",
+                                             after.threads, before.threads))) {
+                        return kChildWrongResult;
+                      }
+                      std::vector<std::uint8_t> heard[2];
+                      std::string errors[2];
+                      std::vector<std::thread> ranks;
+                      for (int rank = 0; rank < 2; ++rank) {
+                        ranks.emplace_back([&, rank] {
+                          try {
+                            connectBootstrap(carrier, rank, 2,
+                                             optionsWith(std::chrono::seconds(20), rank == 0 ? "a" : "b"));
+                            errors[rank] = "no forward";
+                          } catch (const bootstrap::ForwardedWorld& verdict) {
+                            heard[rank] = verdict.ncclId();
+                          } catch (const Error& error) {
+                            errors[rank] = error.what();
+                          }
+                        });
+                      }
+                      for (std::thread& rank : ranks) rank.join();
+                      const bool ok = check(errors[0].empty() && errors[1].empty(), errors[0] + " / " + errors[1]) &&
+                                      check(heard[0] == heard[1], "one id for every rank") &&
+                                      check(!heard[0].empty() && heard[0].size() <= 40, "NCCL 2.28's id in 40 bytes") &&
+                                      check(std::memcmp(heard[0].data(), "PLID", 4) != 0, "the real NCCL's own id");
                       return ok ? kChildOk : kChildWrongResult;
                     }),
             kChildOk);

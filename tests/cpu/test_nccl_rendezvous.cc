@@ -1,7 +1,8 @@
-// The NCCL API where the launcher does not say whether the job spans machines: ncclGetUniqueId's id carries the
-// real NCCL's beside peerlink's rendezvous, and creation follows the rendezvous root's verdict -- peerlink for one
-// host, the real NCCL with the carried id for several (the root itself is tested in test_bootstrap_verdict). Over a
-// fake platform whose creation can end in the root's forward verdict, and a fake real NCCL.
+// The NCCL API where the launcher does not say whether the job spans machines: ncclGetUniqueId's id is peerlink's,
+// its root may forward, and the real NCCL is not touched; creation follows the rendezvous root's verdict --
+// peerlink for one host; for several, the real NCCL with the id the root asked it for then, once (the root itself
+// is tested in test_bootstrap_verdict). Over a fake platform whose creation can end in the root's answer, and a fake
+// real NCCL.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,10 +17,10 @@ namespace {
 using Names = std::vector<std::string>;
 constexpr const char* kTwoHosts = "ranks on 2 hosts: node-a (rank 0), node-b (rank 1)";
 
-std::optional<bootstrap::NcclIdBytes> carried(const ncclUniqueId& id) {
+bool mayForward(const ncclUniqueId& id) {
   UniqueId peerlinkId;
   std::memcpy(peerlinkId.bytes, id.internal, kUniqueIdBytes);
-  return bootstrap::decodeUniqueId(peerlinkId).ncclId;
+  return bootstrap::decodeUniqueId(peerlinkId).mayForward;
 }
 
 bool sameId(const ncclUniqueId& a, const ncclUniqueId& b) {
@@ -37,19 +38,10 @@ class NcclRendezvous : public ::testing::Test {
   Shim shim_;  // no launcher's variables (ShimParts' default LaunchEnvironment)
 };
 
-TEST_F(NcclRendezvous, WithoutALauncherTheIdCarriesTheRealNcclsId) {
+TEST_F(NcclRendezvous, WithoutALauncherTheIdMayForwardAndTheRealNcclIsNotAsked) {
   const ncclUniqueId id = newId(shim_);
-  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});
-  const auto ncclId = carried(id);
-  ASSERT_TRUE(ncclId.has_value());
-  EXPECT_EQ(std::memcmp(ncclId->data(), FakeReal::made.internal, kUniqueIdBytes), 0);
-}
-
-TEST_F(NcclRendezvous, ARealIdThatDoesNotFitLeavesPeerlinksAlone) {
-  std::memset(&FakeReal::made, 0x5a, sizeof FakeReal::made);  // bytes to the end: never cut
-  const ncclUniqueId id = newId(shim_);
-  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});
-  EXPECT_FALSE(carried(id).has_value());
+  EXPECT_TRUE(mayForward(id));
+  EXPECT_TRUE(FakeReal::calls.empty());  // no real id, so no real bootstrap root, until a root forwards
 }
 
 TEST_F(NcclRendezvous, OneHostIsServedByPeerlink) {
@@ -60,10 +52,10 @@ TEST_F(NcclRendezvous, OneHostIsServedByPeerlink) {
   float data[2] = {};
   ASSERT_EQ(shim_.allReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
   ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
-  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // nothing created or called in the real NCCL
+  EXPECT_TRUE(FakeReal::calls.empty());  // nothing asked, created or called in the real NCCL
 }
 
-TEST_F(NcclRendezvous, SeveralHostsSendTheRankToTheRealNcclWithTheCarriedIdAndConfig) {
+TEST_F(NcclRendezvous, SeveralHostsSendTheRankToTheRealNcclWithTheRootsIdAndConfig) {
   const ncclUniqueId id = newId(shim_);
   platform_->forwardVerdict = kTwoHosts;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -83,11 +75,13 @@ TEST_F(NcclRendezvous, SeveralHostsSendTheRankToTheRealNcclWithTheCarriedIdAndCo
   ASSERT_EQ(shim_.allReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
   ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
   EXPECT_EQ(FakeReal::calls, (Names{"getUniqueId", "commInitRankConfig", "allReduce", "commDestroy"}));
-  // Without a config: ncclCommInitRank.
+  // Without a config: ncclCommInitRank, with the id the root gave every rank (it asked the real NCCL once).
   ASSERT_EQ(shim_.commInitRank(&comm, 2, id, 0, nullptr), ncclSuccess);
   EXPECT_EQ(FakeReal::calls.back(), "commInitRank");
   EXPECT_FALSE(FakeReal::inits.back().withConfig);
+  EXPECT_TRUE(sameId(FakeReal::inits.back().id, FakeReal::made));
   ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+  EXPECT_EQ(std::count(FakeReal::calls.begin(), FakeReal::calls.end(), "getUniqueId"), 1);
 }
 
 TEST_F(NcclRendezvous, ThisProcesssRanksInAGroupGoTogetherInOneRealGroup) {
@@ -100,7 +94,7 @@ TEST_F(NcclRendezvous, ThisProcesssRanksInAGroupGoTogetherInOneRealGroup) {
   ASSERT_EQ(shim_.commInitRank(&comms[0], 4, id, 0, &config), ncclSuccess);
   config.commName = "changed after the call";  // the config was taken at the call
   ASSERT_EQ(shim_.commInitRank(&comms[1], 4, id, 1, nullptr), ncclSuccess);
-  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // created at the group's end
+  EXPECT_TRUE(FakeReal::calls.empty());  // created at the group's end
   ASSERT_EQ(shim_.groupEnd(), ncclSuccess);
   EXPECT_EQ(FakeReal::calls, (Names{"getUniqueId", "groupStart", "commInitRankConfig", "commInitRank", "groupEnd"}));
   ASSERT_EQ(FakeReal::inits.size(), 2u);
@@ -112,7 +106,7 @@ TEST_F(NcclRendezvous, ThisProcesssRanksInAGroupGoTogetherInOneRealGroup) {
 TEST_F(NcclRendezvous, TheRealNcclsFailureNamesTheVerdictAndLeavesNoHandle) {
   const ncclUniqueId id = newId(shim_);
   platform_->forwardVerdict = kTwoHosts;
-  FakeReal::next = ncclInvalidUsage;
+  FakeReal::failing["commInitRank"] = ncclInvalidUsage;  // the root's getUniqueId succeeds, the creation fails
   ncclComm_t comm = nullptr;
   EXPECT_EQ(shim_.commInitRank(&comm, 2, id, 0, nullptr), ncclInvalidUsage);
   const std::string error = shim_.getLastError(nullptr);
@@ -120,6 +114,44 @@ TEST_F(NcclRendezvous, TheRealNcclsFailureNamesTheVerdictAndLeavesNoHandle) {
   EXPECT_NE(error.find(kTwoHosts), std::string::npos) << error;
   EXPECT_EQ(comm, nullptr);
   EXPECT_EQ(shim_.liveHandles(), 0u);
+  EXPECT_EQ(FakeReal::calls, (Names{"getUniqueId", "commInitRank"}));
+}
+
+TEST_F(NcclRendezvous, NoIdFromTheRealNcclFailsEveryRanksCreationNamingWhy) {
+  const ncclUniqueId id = newId(shim_);
+  platform_->forwardVerdict = kTwoHosts;
+  FakeReal::failing["getUniqueId"] = ncclSystemError;
+  for (const int rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    ncclComm_t comm = nullptr;
+    EXPECT_EQ(shim_.commInitRank(&comm, 2, id, rank, nullptr), ncclSystemError);
+    const std::string error = shim_.getLastError(nullptr);
+    EXPECT_NE(error.find("has no id of the real NCCL for it: the real NCCL's ncclGetUniqueId failed: fake NCCL: "
+                         "peer 3 unreachable"),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find(kTwoHosts), std::string::npos) << error;
+    EXPECT_EQ(comm, nullptr);
+    EXPECT_EQ(shim_.liveHandles(), 0u);
+  }
+  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // the root asked once; nothing was created
+}
+
+// What the shim gives a root: the real NCCL's ncclGetUniqueId, kept past the RealNccl it was made from.
+TEST(NcclRealIdSource, GivesTheRealNcclsWholeIdOrItsWordsWhy) {
+  const auto source = realUniqueIdSource(*FakeReal::make());
+  FakeReal::made = FakeReal::ncclLikeId();
+  const std::vector<std::uint8_t> bytes = source();
+  ASSERT_EQ(bytes.size(), sizeof(ncclUniqueId));
+  EXPECT_EQ(std::memcmp(bytes.data(), FakeReal::made.internal, bytes.size()), 0);
+  FakeReal::failing["getUniqueId"] = ncclInternalError;
+  try {
+    source();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::SystemError);
+    EXPECT_STREQ(error.what(), "the real NCCL's ncclGetUniqueId failed: fake NCCL: peer 3 unreachable");
+  }
 }
 
 TEST_F(NcclRendezvous, ScalableCreationFollowsTheFirstId) {
@@ -132,12 +164,12 @@ TEST_F(NcclRendezvous, ScalableCreationFollowsTheFirstId) {
   ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
 }
 
-TEST(NcclRendezvousSettings, NoneNeitherCarriesNorForwards) {
+TEST(NcclRendezvousSettings, NoneMakesNoIdThatMayForwardAndRefusesAForward) {
   auto log = std::make_shared<EventLog>();
   FakePlatform* platform = nullptr;
   // NONE never loads the real library: the parts have none.
   Shim none(fakeParts(log, &platform, {{"PEERLINK_NCCL_FALLBACK", "NONE"}}));
-  EXPECT_FALSE(carried(newId(none)).has_value());
+  EXPECT_FALSE(mayForward(newId(none)));
   // An id made by a process under AUTO reaches this one, whose root sends the world to the real NCCL: refused, with
   // what to set.
   auto otherLog = std::make_shared<EventLog>();
@@ -152,7 +184,7 @@ TEST(NcclRendezvousSettings, NoneNeitherCarriesNorForwards) {
   EXPECT_NE(error.find("PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos) << error;
   EXPECT_NE(error.find(kTwoHosts), std::string::npos) << error;
   EXPECT_EQ(none.liveHandles(), 0u);
-  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // the maker's, nothing since
+  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // the root's, in the maker's process; nothing since
 }
 
 TEST(NcclRendezvousSettings, ALauncherThatSaysOneMachineGetsPeerlinksIdAlone) {
@@ -165,7 +197,7 @@ TEST(NcclRendezvousSettings, ALauncherThatSaysOneMachineGetsPeerlinksIdAlone) {
   parts.launch.source = "WORLD_SIZE";
   Shim shim(std::move(parts));
   FakeReal::made = FakeReal::ncclLikeId();
-  EXPECT_FALSE(carried(newId(shim)).has_value());  // one machine: peerlink's id alone, the real NCCL untouched
+  EXPECT_FALSE(mayForward(newId(shim)));  // one machine: a root that never forwards, the real NCCL untouched
   EXPECT_TRUE(FakeReal::calls.empty());
 }
 

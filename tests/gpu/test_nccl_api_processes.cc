@@ -372,9 +372,10 @@ TEST(NcclApiProcesses, CountsThatDisagreeEndAtTheDeadline) {
 }
 
 // Ranks of two machines whose launcher does not say so (Ray, a user's own script): PEERLINK_HOSTID makes this
-// machine two hosts and no launcher's variable is set, so rank 0's ncclGetUniqueId carries the real NCCL's id and
-// its rendezvous root decides. It sends both ranks to the real NCCL with that id; the real NCCL, which sees one
-// machine, refuses two ranks on one GPU with its own error -- the proof that both creations were forwarded.
+// machine two hosts and no launcher's variable is set, so rank 0's ncclGetUniqueId makes an id whose rendezvous
+// root decides. It asks the real NCCL for an id then, in rank 0's process, and sends both ranks there with it; the
+// real NCCL, which sees one machine, refuses two ranks on one GPU with its own error -- the proof that both
+// creations were forwarded with one id of the real NCCL.
 TEST(NcclApiProcesses, RanksOnTwoHostsWithoutALauncherGoToTheRealNccl) {
   PEERLINK_REQUIRE_ONE_GPU();
   Pipe idPipe;
@@ -393,7 +394,7 @@ TEST(NcclApiProcesses, RanksOnTwoHostsWithoutALauncherGoToTheRealNccl) {
         api.check(api.getUniqueId(&id), "ncclGetUniqueId");
         UniqueId carrier;
         std::memcpy(carrier.bytes, id.internal, kUniqueIdBytes);
-        if (!bootstrap::decodeUniqueId(carrier).ncclId) {
+        if (!bootstrap::decodeUniqueId(carrier).mayForward) {
           idPipe.send("none");
           reports[0].send("no real NCCL");
           return kRefused;
