@@ -85,6 +85,9 @@ class Platform {
   /// makeUniqueId's id; with `forwardId`, one whose root decides who serves the world and calls `forwardId` when
   /// it sends the world to the real NCCL (bootstrap::makeForwardableUniqueId).
   virtual UniqueId makeId(const Params& params, bootstrap::ForwardIdSource forwardId) = 0;
+  /// Ends this process's rendezvous root of `id` if no rank has reached it (bootstrap::retireRoot); nothing for an
+  /// id of another process or one that is not peerlink's.
+  virtual void retireId(const UniqueId& id) noexcept = 0;
 
   /// The calling thread's current CUDA device; the number of devices.
   virtual int currentDevice() = 0;

@@ -96,6 +96,12 @@ class CudaPlatform final : public Platform {
     return forwardId != nullptr ? bootstrap::makeForwardableUniqueId(params, std::move(forwardId))
                                 : makeUniqueId(params);
   }
+  void retireId(const UniqueId& id) noexcept override {
+    try {
+      bootstrap::retireRoot(bootstrap::decodeUniqueId(id).token);
+    } catch (...) {  // not a peerlink id: no root of ours
+    }
+  }
 
   int currentDevice() override {
     int device = -1;

@@ -37,6 +37,12 @@ bool sameId(const UniqueId& a, const UniqueId& b) {
   return std::memcmp(a.bytes, b.bytes, kUniqueIdBytes) == 0;
 }
 
+UniqueId peerlinkIdOf(const ncclUniqueId& id) {
+  UniqueId peerlinkId;
+  std::memcpy(peerlinkId.bytes, id.internal, kUniqueIdBytes);
+  return peerlinkId;
+}
+
 }  // namespace
 
 ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank,
@@ -48,8 +54,7 @@ ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId
       throw ApiError(ncclInvalidArgument, fmt::format("rank {} of {} ranks: ranks are 0..nranks-1", rank, nranks));
     }
     const CommConfig parsed = configOrThrow(config);
-    UniqueId peerlinkId;
-    std::memcpy(peerlinkId.bytes, id.internal, kUniqueIdBytes);
+    const UniqueId peerlinkId = peerlinkIdOf(id);
     const auto server =
         chooseRankServer(settings().fallback, isPeerlinkId(peerlinkId), parts_.real != nullptr, parts_.realFailure);
     if (const auto* failure = std::get_if<Failure>(&server)) throw ApiError(*failure);
@@ -109,7 +114,12 @@ ncclResult_t Shim::commInitRankScalable(ncclComm_t* comm, int nranks, int rank, 
                      fmt::format("{} unique ids at {}: at least one", nIds, static_cast<const void*>(ids)));
     });
   }
-  // Every rank holds the same ids in the same order; peerlink's rendezvous needs one: the first.
+  // Every rank holds the same ids in the same order; peerlink's rendezvous needs one: the first. The roots of the
+  // others that this process made end now rather than at their deadline, where no rank reached them.
+  for (int i = 1; i < nIds; ++i) {
+    const UniqueId other = peerlinkIdOf(ids[i]);
+    if (!sameId(other, peerlinkIdOf(ids[0]))) parts_.platform->retireId(other);
+  }
   return commInitRank(comm, nranks, ids[0], rank, config, "ncclCommInitRankScalable");
 }
 

@@ -70,9 +70,15 @@ class Root {
   Root& operator=(const Root&) = delete;
 
   void stop() noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = ::write(wake_.get(), &one, sizeof(one));
+    stopping_.store(true);
+    wake();
   }
+  /// Ends the root if no rank has arrived yet (its id was not used); a root some rank reached goes on.
+  void retireIfUnused() noexcept {
+    retiring_.store(true);
+    wake();
+  }
+  bool serves(const Token& token) const noexcept { return sameToken(token, token_); }
   bool finished() const { return finished_.load(); }
   WireAddress address() const { return toWireAddress(bound_); }
 
@@ -108,7 +114,12 @@ class Root {
       const int wait = std::min(remainingMs(deadline()), static_cast<int>(kStraySweep.count()));
       const int ready = ::poll(polled.data(), polled.size(), wait);
       if (ready < 0 && errno != EINTR) throwSystemError("poll (bootstrap root)", errno);
-      if (polled[0].revents != 0) return;  // asked to stop
+      if (polled[0].revents != 0) {
+        if (stopping_.load() || retiredUnused()) return;
+        std::uint64_t count = 0;  // a retirement that came too late: read the wake-up, go on serving
+        [[maybe_unused]] const ssize_t n = ::read(wake_.get(), &count, sizeof(count));
+        continue;
+      }
       if (ready <= 0) {
         if (DeadlineClock::now() >= deadline()) {
           onDeadline();
@@ -388,6 +399,17 @@ class Root {
     }
   }
 
+  void wake() noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_.get(), &one, sizeof(one));
+  }
+
+  bool retiredUnused() {
+    if (!retiring_.load() || firstArrival_) return false;
+    logInfo(LogSubsys::Init, "bootstrap root at {}: retired unused (the ranks meet at another id's root)", address_);
+    return true;
+  }
+
   const Token token_;
   const milliseconds timeout_;
   const ForwardIdSource forwardId_;  ///< set: this root decides who serves the world (forwarded)
@@ -409,6 +431,8 @@ class Root {
   Failure failure_;
 
   std::atomic<bool> finished_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> retiring_{false};
   std::thread thread_;
 };
 
@@ -433,6 +457,16 @@ class RootRegistry {
     std::lock_guard<std::mutex> lock(mutex_);
     reapFinished();
     return static_cast<int>(roots_.size());
+  }
+  bool retire(const Token& token) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reapFinished();
+    for (auto& root : roots_) {
+      if (!root->serves(token)) continue;
+      root->retireIfUnused();
+      return true;
+    }
+    return false;
   }
 
  private:
@@ -473,6 +507,10 @@ WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, mill
 
 int runningRoots() {
   return registry().running();
+}
+
+bool retireRoot(const Token& token) {
+  return registry().retire(token);
 }
 
 }  // namespace peerlink::bootstrap

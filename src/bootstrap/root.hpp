@@ -48,4 +48,9 @@ WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, std:
 /// How many roots this process runs now (tests check that a root exits).
 int runningRoots();
 
+/// Ends this process's root of `token` if no rank has reached it (an id made and then not used: the ranks of
+/// ncclCommInitRankScalable meet at the first id's root only); a root some rank reached goes on. Whether this
+/// process runs a root of `token`.
+bool retireRoot(const Token& token);
+
 }  // namespace peerlink::bootstrap

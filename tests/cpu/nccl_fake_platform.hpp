@@ -212,6 +212,15 @@ class FakePlatform : public Platform {
     }
     return id;
   }
+  /// Logs "retireId" with the id's serial (makeId's count) as its rank, or -1 for an id that is not peerlink's.
+  void retireId(const UniqueId& id) noexcept override {
+    int serial = -1;
+    try {
+      std::memcpy(&serial, bootstrap::decodeUniqueId(id).token.data(), sizeof serial);
+    } catch (const Error&) {
+    }
+    log_->add(Event("retireId", -1, serial));
+  }
   int currentDevice() override { return device; }
   int deviceCount() override { return 4; }
   void* memAlloc(std::size_t bytes) override { return allocate(device, bytes); }

@@ -313,5 +313,32 @@ TEST_F(BootstrapFailure, RootWithNoRankEndsAtItsDeadline) {
   EXPECT_TRUE(rootsEndWithin(2s));
 }
 
+// An id made and then not used (ncclCommInitRankScalable meets at the first id's root): its root, retired, ends at
+// once instead of at its deadline a minute later; a token this process has no root of is not one of its roots.
+TEST_F(BootstrapFailure, ARetiredRootThatNoRankReachedEndsAtOnce) {
+  const UniqueId id = makeUniqueId(loopbackParams(60000ms));
+  EXPECT_EQ(bootstrap::runningRoots(), 1);
+  EXPECT_FALSE(bootstrap::retireRoot(bootstrap::decodeUniqueId(withOtherToken(id)).token));
+  EXPECT_TRUE(bootstrap::retireRoot(bootstrap::decodeUniqueId(id).token));
+  EXPECT_TRUE(rootsEndWithin(2s));
+}
+
+// A root some rank already reached is not retired: the world still meets.
+TEST_F(BootstrapFailure, ARetiredRootThatARankReachedGoesOn) {
+  ProcessWorld world;
+  world.spawn(succeedingRank(0, 2));
+  world.spawn([](const UniqueId& id, const Reporter& reporter) {
+    std::this_thread::sleep_for(1500ms);  // after the retirement
+    return succeedingRank(1, 2)(id, reporter);
+  });
+  const UniqueId id = makeUniqueId(loopbackParams(20000ms));
+  world.start(id);
+  std::this_thread::sleep_for(700ms);  // rank 0 has said hello
+  EXPECT_TRUE(bootstrap::retireRoot(bootstrap::decodeUniqueId(id).token));
+  const auto outcomes = world.finish();
+  EXPECT_EQ(outcomes[0].report, "ok");
+  EXPECT_EQ(outcomes[1].report, "ok");
+}
+
 }  // namespace
 }  // namespace peerlink

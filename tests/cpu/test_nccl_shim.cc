@@ -4,6 +4,7 @@
 // left incomplete, two threads creating ranks of one world), and the errors' codes and texts.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 #include "nccl_fake_platform.hpp"
@@ -191,14 +192,24 @@ TEST_F(NcclShim, BadArgumentsToCreationFailBeforeAnythingIsCreated) {
   EXPECT_EQ(shim_.liveHandles(), 0u);
 }
 
+// The ranks meet at the first id's root; this process's roots of the others are retired (where no rank reached
+// them they end now, not at their deadline), each once, and never the first's.
 TEST_F(NcclShim, TheConfigsNameAndTheScalableIdsFirstAreUsed) {
-  const ncclUniqueId ids[2] = {newId(shim_), newId(shim_)};
+  const ncclUniqueId first = newId(shim_);
+  const ncclUniqueId second = newId(shim_);
+  UniqueId secondId;
+  std::memcpy(secondId.bytes, second.internal, kUniqueIdBytes);
+  int serial = 0;  // the fake's count of ids, in the token
+  std::memcpy(&serial, bootstrap::decodeUniqueId(secondId).token.data(), sizeof serial);
+  const ncclUniqueId ids[3] = {first, second, first};
+  log_->take();
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = "pg:0";
   ncclComm_t comm = nullptr;
-  ASSERT_EQ(shim_.commInitRankScalable(&comm, 1, 0, 2, ids, &config), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRankScalable(&comm, 1, 0, 3, ids, &config), ncclSuccess);
   EXPECT_EQ(comm->name, "pg:0");
   EXPECT_EQ(platform_->worlds.size(), 1u);
+  EXPECT_EQ(log_->names(), (std::vector<std::string>{"retireId r" + std::to_string(serial), "createWorld r0"}));
 }
 
 TEST_F(NcclShim, InitAllMakesOneWorldOfTheListedDevices) {
