@@ -390,13 +390,18 @@ ncclUniqueId foreignId() {
   return id;
 }
 
+// Rank 1 of 2 on foreignId(): a communicator the real NCCL serves.
+ncclComm_t forwardedComm(Shim& shim) {
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(shim.commInitRank(&comm, 2, foreignId(), 1, nullptr), ncclSuccess);
+  return comm;
+}
+
 TEST(NcclForwarding, AnIdThatIsNotPeerlinksIsTheRealNcclsAndSoAreItsCalls) {
   auto log = std::make_shared<EventLog>();
   FakePlatform* platform = nullptr;
   Shim shim(partsWithReal(log, &platform));
-  const ncclUniqueId foreign = foreignId();
-  ncclComm_t comm = nullptr;
-  ASSERT_EQ(shim.commInitRank(&comm, 2, foreign, 1, nullptr), ncclSuccess);
+  const ncclComm_t comm = forwardedComm(shim);
   float data[2] = {};
   ASSERT_EQ(shim.allReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
   ncclDevComm_t devComm{};
@@ -417,9 +422,7 @@ TEST(NcclForwarding, ADestroyWhileAnotherThreadIsInsideACallLeavesTheHandleToTha
   auto log = std::make_shared<EventLog>();
   FakePlatform* platform = nullptr;
   Shim shim(partsWithReal(log, &platform));
-  const ncclUniqueId foreign = foreignId();
-  ncclComm_t comm = nullptr;
-  ASSERT_EQ(shim.commInitRank(&comm, 2, foreign, 1, nullptr), ncclSuccess);
+  const ncclComm_t comm = forwardedComm(shim);
   std::promise<void> inside;
   std::promise<void> destroyed;
   std::future<void> destroyedSeen = destroyed.get_future();
