@@ -89,8 +89,9 @@ class Platform {
   /// id of another process or one that is not peerlink's.
   virtual void retireId(const UniqueId& id) noexcept = 0;
 
-  /// The calling thread's current CUDA device; the number of devices.
+  /// The calling thread's current CUDA device, and setting it; the number of devices.
   virtual int currentDevice() = 0;
+  virtual void setCurrentDevice(int device) = 0;
   virtual int deviceCount() = 0;
   /// ncclMemAlloc and ncclMemFree: cudaMalloc memory of the current device, the kind peerlink's windows share
   /// with other processes.

@@ -108,6 +108,7 @@ class CudaPlatform final : public Platform {
     PEERLINK_CUDA_CHECK(cudaGetDevice(&device));
     return device;
   }
+  void setCurrentDevice(int device) override { PEERLINK_CUDA_CHECK(cudaSetDevice(device)); }
   int deviceCount() override {
     int count = 0;
     PEERLINK_CUDA_CHECK(cudaGetDeviceCount(&count));

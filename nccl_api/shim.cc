@@ -156,9 +156,16 @@ bool Shim::dropHandle(ncclComm* handle) {
   group.creations.erase(std::remove_if(group.creations.begin(), group.creations.end(),
                                        [&](const PendingCreation& pending) { return pending.handle == handle; }),
                         group.creations.end());
-  if (handle->world != nullptr && handle->world->localRanks().size() > 1) {
+  std::shared_ptr<NativeWorld> world;  // a split's handle may be adopted by another thread's call meanwhile
+  int rank = -1;
+  {
+    const std::lock_guard<std::mutex> lock(handle->mutex);
+    world = handle->world;
+    rank = handle->rank;
+  }
+  if (world != nullptr && world->localRanks().size() > 1) {
     try {
-      handle->world->forget(handle->rank);
+      world->forget(rank);
     } catch (...) {  // the handle goes anyway; the world only fails the others' calls sooner
     }
   }

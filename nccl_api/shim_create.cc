@@ -280,16 +280,27 @@ Shim::CreatedWorld Shim::forwardWorld(std::vector<PendingCreation*>& members,
       }
     }
   };
+  // The real NCCL takes each rank's GPU from the current device when its creation is called: this runs at
+  // ncclGroupEnd, or on a thread of its own, after the caller's cudaSetDevice of each rank.
+  const int callersDevice = parts_.platform->currentDevice();
   if (together) forwarded(nullptr, api.groupStart());
   for (PendingCreation* pending : members) {
     ncclComm_t* slot = &created.real[static_cast<std::size_t>(pending->rank)];
     // The bytes of a config as the caller passed it; the real NCCL reads them by their own size and version.
     auto* config = pending->config.empty() ? nullptr : reinterpret_cast<ncclConfig_t*>(pending->config.data());
+    parts_.platform->setCurrentDevice(pending->device);
     note(config != nullptr ? api.commInitRankConfig(slot, nranks, realId, pending->rank, config)
                            : api.commInitRank(slot, nranks, realId, pending->rank));
   }
   if (together) note(api.groupEnd());
-  if (first) std::rethrow_exception(first);
+  parts_.platform->setCurrentDevice(callersDevice);
+  if (first) {
+    // The handles fail together: none keeps a communicator of the real NCCL's that the others did not get.
+    for (ncclComm_t made : created.real) {
+      if (made != nullptr && api.commAbort != nullptr) api.commAbort(made);
+    }
+    std::rethrow_exception(first);
+  }
   return created;
 }
 
@@ -462,7 +473,7 @@ ncclResult_t Shim::commAbort(ncclComm_t comm) {
     // Stops every kernel of the world and tells the others (again where two threads abort: harmless), before the
     // drop, which waits for the world's lock that a call stuck in it may hold until it sees the abort.
     if (world != nullptr) world->abort(handle->rank);
-    if (!dropHandle(handle.get())) throw ApiError(ncclInvalidArgument, kTakenByAnotherThread);
+    dropHandle(handle.get());  // or another thread's destroy or abort did: the world is aborted either way
     return ncclSuccess;
   });
 }

@@ -222,6 +222,7 @@ class FakePlatform : public Platform {
     log_->add(Event("retireId", -1, serial));
   }
   int currentDevice() override { return device; }
+  void setCurrentDevice(int to) override { device = to; }
   int deviceCount() override { return 4; }
   void* memAlloc(std::size_t bytes) override { return allocate(device, bytes); }
   void memFree(void* pointer) override { release(device, pointer); }

@@ -24,10 +24,12 @@ struct FakeReal {
     bool withConfig = false;
     int blocking = -1;
     std::string name;
+    int device = -1;  ///< currentDevice() when it was called
   };
   static inline std::vector<std::string> calls;
   static inline ncclResult_t next = ncclSuccess;
   static inline std::map<std::string, ncclResult_t> failing;  ///< the next call of that name returns that result
+  static inline std::function<int()> currentDevice;           ///< the device a creation takes (the test's platform's)
   static inline std::vector<Init> inits;
   static inline std::function<void()> insideAllReduce;  ///< runs inside allReduce, before it returns
   /// The id ncclGetUniqueId returns (default: 0x5a in every byte, an id no peerlink id can carry).
@@ -58,6 +60,7 @@ struct FakeReal {
     calls.clear();
     inits.clear();
     failing.clear();
+    currentDevice = nullptr;
     insideAllReduce = nullptr;
     std::memset(&made, 0x5a, sizeof made);
     auto api = std::make_unique<RealNccl>();
@@ -68,15 +71,19 @@ struct FakeReal {
       *id = made;
       return result("getUniqueId");
     };
+    // A creation that fails leaves no communicator, as the real one's (*comm NULL).
     api->commInitRank = [](ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
-      *comm = handle();
-      inits.push_back({nranks, rank, id, false, -1, ""});
-      return result("commInitRank");
+      inits.push_back({nranks, rank, id, false, -1, "", currentDevice ? currentDevice() : -1});
+      const ncclResult_t r = result("commInitRank");
+      *comm = r == ncclSuccess ? handle() : nullptr;
+      return r;
     };
     api->commInitRankConfig = [](ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config) {
-      *comm = handle();
-      inits.push_back({nranks, rank, id, true, config->blocking, config->commName ? config->commName : ""});
-      return result("commInitRankConfig");
+      inits.push_back({nranks, rank, id, true, config->blocking, config->commName ? config->commName : "",
+                       currentDevice ? currentDevice() : -1});
+      const ncclResult_t r = result("commInitRankConfig");
+      *comm = r == ncclSuccess ? handle() : nullptr;
+      return r;
     };
     api->commInitAll = [](ncclComm_t* comms, int n, const int*) {
       for (int i = 0; i < n; ++i) comms[i] = handle();

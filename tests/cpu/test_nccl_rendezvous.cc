@@ -90,17 +90,42 @@ TEST_F(NcclRendezvous, ThisProcesssRanksInAGroupGoTogetherInOneRealGroup) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = "tp";
   ncclComm_t comms[2] = {};
+  FakeReal::currentDevice = [this] { return platform_->device; };
   ASSERT_EQ(shim_.groupStart(), ncclSuccess);
+  platform_->device = 2;
   ASSERT_EQ(shim_.commInitRank(&comms[0], 4, id, 0, &config), ncclSuccess);
   config.commName = "changed after the call";  // the config was taken at the call
+  platform_->device = 3;
   ASSERT_EQ(shim_.commInitRank(&comms[1], 4, id, 1, nullptr), ncclSuccess);
   EXPECT_TRUE(FakeReal::calls.empty());  // created at the group's end
+  platform_->device = 0;
   ASSERT_EQ(shim_.groupEnd(), ncclSuccess);
   EXPECT_EQ(FakeReal::calls, (Names{"getUniqueId", "groupStart", "commInitRankConfig", "commInitRank", "groupEnd"}));
   ASSERT_EQ(FakeReal::inits.size(), 2u);
   EXPECT_EQ(FakeReal::inits[0].name, "tp");
   EXPECT_EQ(FakeReal::inits[1].rank, 1);
+  // Each rank's creation on the GPU current when it was called, not at the group's end; the caller's device after.
+  EXPECT_EQ(FakeReal::inits[0].device, 2);
+  EXPECT_EQ(FakeReal::inits[1].device, 3);
+  EXPECT_EQ(platform_->device, 0);
   for (ncclComm_t comm : comms) ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+}
+
+// One rank's creation fails in the real group: the communicator another got is aborted, none is kept.
+TEST_F(NcclRendezvous, ARealGroupThatFailsPartlyKeepsNoCommunicator) {
+  const ncclUniqueId id = newId(shim_);
+  platform_->forwardVerdict = kTwoHosts;
+  FakeReal::failing["commInitRankConfig"] = ncclInvalidUsage;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  ncclComm_t comms[2] = {};
+  ASSERT_EQ(shim_.groupStart(), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comms[0], 4, id, 0, nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comms[1], 4, id, 1, &config), ncclSuccess);
+  EXPECT_EQ(shim_.groupEnd(), ncclInvalidUsage);
+  EXPECT_EQ(FakeReal::calls,
+            (Names{"getUniqueId", "groupStart", "commInitRank", "commInitRankConfig", "groupEnd", "commAbort"}));
+  for (ncclComm_t comm : comms) EXPECT_EQ(shim_.commDestroy(comm), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls.back(), "commAbort");  // the failed handles' destroys reach nothing real
 }
 
 TEST_F(NcclRendezvous, TheRealNcclsFailureNamesTheVerdictAndLeavesNoHandle) {
