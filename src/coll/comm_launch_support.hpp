@@ -85,7 +85,7 @@ inline kernels::CollOp collOp(ReduceOp op) {
 template <typename Fn>
 void forEachRank(const CommState& state, bool capturing, Fn&& launchRank) {
   const std::vector<int>& local = state.localRanks();
-  if (state.launchThreads != nullptr && !capturing) {
+  if (state.launchThreads != nullptr && !capturing && !state.launchOnCaller) {
     state.launchThreads->run([&](int index, bool here) {
       const int rank = local[static_cast<std::size_t>(index)];
       if (!here) {

@@ -223,6 +223,9 @@ struct CommState {
   /// Eager sets' per-rank launches side by side (PEERLINK_COLL_LAUNCH_THREADS; comm_setup.cc); null: the
   /// calling thread launches every rank's. Last, so its threads stop before anything else goes.
   std::unique_ptr<LaunchThreads> launchThreads;
+  /// The set being launched has a call on cudaStreamPerThread: its ranks' launches stay on the calling thread
+  /// (forEachRank), whose per-thread stream it names (LaunchTracking sets it).
+  bool launchOnCaller = false;
 
   kernels::CollFailure* failure(int rank) const { return static_cast<kernels::CollFailure*>(failures.data()) + rank; }
   const std::vector<int>& localRanks() const noexcept { return world.localRanks; }

@@ -96,7 +96,15 @@ void raise(const CommState& state) {
 
 }  // namespace
 
+LaunchTracking::LaunchTracking(CommState& state, const std::vector<CallArgs>& calls, std::optional<bool> capturing)
+    : state_(state), calls_(calls), capturing_(capturing) {
+  state_.launchOnCaller = std::any_of(calls_.begin(), calls_.end(), [&](const CallArgs& call) {
+    return state_.world.isLocal(call.rank) && call.stream == cudaStreamPerThread;
+  });
+}
+
 LaunchTracking::~LaunchTracking() {
+  state_.launchOnCaller = false;
   if (state_.work == nullptr || capturing_.value_or(false)) return;
   for (std::size_t i = 0; i < calls_.size(); ++i) {
     const CallArgs& call = calls_[i];
@@ -114,6 +122,14 @@ LaunchTracking::~LaunchTracking() {
       }
       state_.work->recordAfter(device, call.stream);
     } catch (const std::exception& error) {
+      // A stream whose capture was invalidated (its launches failed with it) has nothing queued to wait for.
+      bool captured = false;
+      try {
+        const DeviceGuard guard(state_.devices[static_cast<std::size_t>(call.rank)]);
+        captured = capturing(call.stream);
+      } catch (...) {  // the device cannot be made current: count the launch as lost
+      }
+      if (captured) continue;
       state_.work->lostTrack();
       try {
         logWarn(LogSubsys::Coll,
@@ -134,8 +150,12 @@ void retireCommunicator(CommState& state, PinnedBuffer& abortWord, std::mutex& a
   state.launchThreads.reset();  // idle: no call is under way while the communicator ends
   const auto start = WorkClock::now();
   try {
-    const bool finished =
+    bool finished =
         state.work == nullptr || state.work->waitFinished(start + ownWorkBudget(raised(state), state.timeoutNs));
+    for (int rounds = 1; !finished && drainsAnotherRound(raised(state), factsOf(state, false).kernelsGaveUp, rounds);
+         ++rounds) {
+      finished = state.work->waitFinished(WorkClock::now() + ownWorkBudget(false, state.timeoutNs));
+    }
     // After the wait: a watchdog may have raised the word meanwhile, and kernels that gave up have said so.
     const bool aborted = raised(state);
     TeardownFacts facts = factsOf(state, aborted);

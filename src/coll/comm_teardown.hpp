@@ -18,10 +18,11 @@ namespace peerlink::coll {
 /// A launch is complete when the caller's stream passes it: every launcher joins its side streams (copies, staging,
 /// plan lanes) back into the caller's stream, so one event there covers them. Calls being captured are skipped (a
 /// graph's replays are the application's to finish); `capturing` unknown (send/recv groups): asked per stream.
+/// While it lives, a call of the set on cudaStreamPerThread keeps the launches on the calling thread
+/// (CommState::launchOnCaller): that stream is each thread's own, and a launch thread would use its own instead.
 class LaunchTracking {
  public:
-  LaunchTracking(CommState& state, const std::vector<CallArgs>& calls, std::optional<bool> capturing)
-      : state_(state), calls_(calls), capturing_(capturing) {}
+  LaunchTracking(CommState& state, const std::vector<CallArgs>& calls, std::optional<bool> capturing);
   ~LaunchTracking();
   LaunchTracking(const LaunchTracking&) = delete;
   LaunchTracking& operator=(const LaunchTracking&) = delete;

@@ -28,6 +28,10 @@ TeardownPlan planTeardown(const TeardownFacts& facts) {
   return plan;
 }
 
+bool drainsAnotherRound(bool aborted, bool kernelsGaveUp, int rounds) {
+  return !aborted && !kernelsGaveUp && rounds < kHealthyDrainRounds;
+}
+
 std::chrono::milliseconds ownWorkBudget(bool aborted, std::uint64_t timeoutNs) {
   if (aborted) return kAbortedDrain;
   return std::chrono::milliseconds(timeoutNs / 1000000u) + kDrainMargin;

@@ -43,6 +43,13 @@ std::chrono::milliseconds ownWorkBudget(bool aborted, std::uint64_t timeoutNs);
 constexpr std::chrono::milliseconds kAbortedDrain{2000};
 constexpr std::chrono::milliseconds kDrainMargin{1000};
 
+/// Whether a teardown whose own work did not finish within `rounds` budgets (ownWorkBudget) waits one more before it
+/// raises the abort word: while none of its kernels has given up, the work still queued is healthy (a destroy right
+/// after a long run of calls; a kernel stalled on a peer records a failure at its deadline), and a destroy finishes
+/// it as NCCL's does -- up to kHealthyDrainRounds budgets in all, so that a wait always ends.
+bool drainsAnotherRound(bool aborted, bool kernelsGaveUp, int rounds);
+constexpr int kHealthyDrainRounds = 10;
+
 /// How long the teardown then waits for the rest of the process's GPU work before holding its buffers back: a
 /// healthy call of another communicator ends within it, one stalled on a hung peer does not.
 constexpr std::chrono::milliseconds kIdleWait{500};

@@ -112,6 +112,16 @@ TEST(TeardownPlan, AnAbortedEndWaitsSecondsAHealthyOneTheKernelsDeadline) {
   EXPECT_LT(coll::kAbortedDrain + coll::kIdleWait, 5s) << "an abort beside a stalled communicator must end fast";
 }
 
+// A destroy right after a long run of healthy calls finishes them: more budgets while no kernel gave up and the
+// word is down, never more than kHealthyDrainRounds in all; an aborted end or a stalled kernel stops at once.
+TEST(TeardownPlan, HealthyQueuedWorkIsWaitedForUpToTenBudgets) {
+  EXPECT_TRUE(coll::drainsAnotherRound(false, false, 1));
+  EXPECT_TRUE(coll::drainsAnotherRound(false, false, coll::kHealthyDrainRounds - 1));
+  EXPECT_FALSE(coll::drainsAnotherRound(false, false, coll::kHealthyDrainRounds));
+  EXPECT_FALSE(coll::drainsAnotherRound(true, false, 1));
+  EXPECT_FALSE(coll::drainsAnotherRound(false, true, 1));
+}
+
 TEST(HeldResources, ReleasedAtOnceWhereNoWorkRuns) {
   const FakeWork idle(true);
   auto released = std::make_shared<std::atomic<bool>>(false);
