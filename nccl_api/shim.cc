@@ -73,6 +73,12 @@ ncclComm* Shim::newHandle() {
   return raw;
 }
 
+Shim::Lease Shim::leaseOf(ncclComm* handle) const {
+  const std::shared_lock<std::shared_mutex> lock(registryMutex_);
+  const auto found = live_.find(handle);
+  return found == live_.end() ? nullptr : found->second;
+}
+
 Shim::Lease Shim::require(ncclComm_t comm, const char* call, bool ready) {
   if (comm == nullptr) throw ApiError(ncclInvalidArgument, "the communicator is NULL");
   Lease lease;
@@ -154,7 +160,7 @@ bool Shim::dropHandle(ncclComm* handle) {
   }
   GroupState& group = thread().group;
   group.creations.erase(std::remove_if(group.creations.begin(), group.creations.end(),
-                                       [&](const PendingCreation& pending) { return pending.handle == handle; }),
+                                       [&](const PendingCreation& pending) { return pending.handle.get() == handle; }),
                         group.creations.end());
   std::shared_ptr<NativeWorld> world;  // a split's handle may be adopted by another thread's call meanwhile
   int rank = -1;

@@ -140,7 +140,7 @@ class Shim {
 
  private:
   struct PendingCreation {
-    ncclComm* handle;
+    std::shared_ptr<ncclComm> handle;  ///< a lease: another thread may destroy the handle before the group ends
     UniqueId id;
     int nranks;
     int rank;
@@ -186,6 +186,8 @@ class Shim {
   void settle(ncclComm* handle);
   /// A new live handle; the registry holds it until dropHandle.
   ncclComm* newHandle();
+  /// A lease on a live handle (nullptr for one no longer live).
+  std::shared_ptr<ncclComm> leaseOf(ncclComm* handle) const;
   void adopt(ncclComm* handle, const std::shared_ptr<NativeWorld>& world, int rank, const std::string& why);
   void adoptReal(ncclComm* handle, ncclComm_t real, const std::string& why);
   /// Takes the handle out of the registry (no call can find it any more), out of this thread's group, and its rank

@@ -79,7 +79,7 @@ ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId
       return ncclSuccess;
     }
     logInfo(LogSubsys::Init, "NCCL API: {} rank {} of {}: {}", call, rank, nranks, describeConfig(parsed));
-    PendingCreation pending{handle, peerlinkId, nranks, rank, parts_.platform->currentDevice(), {}};
+    PendingCreation pending{leaseOf(handle), peerlinkId, nranks, rank, parts_.platform->currentDevice(), {}};
     if (config != nullptr) {
       const auto* raw = reinterpret_cast<const unsigned char*>(config);
       pending.config.assign(raw, raw + parsed.size);
@@ -195,10 +195,11 @@ void Shim::createWorld(std::vector<PendingCreation*>& members, std::thread::id o
     CreatedWorld created = createWithFallback(members);
     if (created.backend != nullptr) {
       auto world = std::make_shared<NativeWorld>(std::move(created.backend), *parts_.platform, owner);
-      for (PendingCreation* pending : members) adopt(pending->handle, world, pending->rank, "a peerlink unique id");
+      for (PendingCreation* pending : members)
+        adopt(pending->handle.get(), world, pending->rank, "a peerlink unique id");
     } else {
       for (PendingCreation* pending : members) {
-        adoptReal(pending->handle, created.real[static_cast<std::size_t>(pending->rank)], created.why);
+        adoptReal(pending->handle.get(), created.real[static_cast<std::size_t>(pending->rank)], created.why);
       }
     }
   } catch (const std::exception& error) {

@@ -261,6 +261,23 @@ TEST_F(NcclShim, ACommunicatorDestroyedInsideItsCreatingGroupIsNotCreated) {
   EXPECT_TRUE(log_->take().empty());
 }
 
+// Destroyed by another thread while the creating thread's group is open: the group's end still completes the
+// creation it holds a lease on, and nothing writes into a freed handle (AddressSanitizer's CI run fails if so); the
+// world goes with the lease.
+TEST_F(NcclShim, ACommunicatorAnotherThreadDestroysInsideItsCreatingGroupIsNotWrittenAfterItsEnd) {
+  const ncclUniqueId id = newId(shim_);
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(shim_.groupStart(), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRank(&comm, 1, id, 0, nullptr), ncclSuccess);
+  ncclResult_t destroyed = ncclInternalError;
+  std::thread([&] { destroyed = shim_.commDestroy(comm); }).join();
+  EXPECT_EQ(destroyed, ncclSuccess);
+  EXPECT_EQ(shim_.liveHandles(), 0u);
+  EXPECT_EQ(shim_.groupEnd(), ncclSuccess);
+  ASSERT_EQ(platform_->worlds.size(), 1u);
+  EXPECT_TRUE(platform_->worlds[0].expired());
+}
+
 TEST_F(NcclShim, TwoThreadsCreatingRanksOfOneWorldOnTheirOwnAreRefusedAtOnce) {
   const ncclUniqueId id = newId(shim_);
   platform_->closeGate();
