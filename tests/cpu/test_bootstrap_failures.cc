@@ -47,6 +47,14 @@ ProcessWorld::Body succeedingRank(int rank, int nranks) {
   };
 }
 
+// succeedingRank(rank, nranks) that first sleeps `delay` (to arrive after something the test does).
+ProcessWorld::Body lateRank(int rank, int nranks, std::chrono::milliseconds delay) {
+  return [=](const UniqueId& id, const Reporter& reporter) {
+    std::this_thread::sleep_for(delay);
+    return succeedingRank(rank, nranks)(id, reporter);
+  };
+}
+
 // The same id with another token: an id of another run, pointing at this root.
 UniqueId withOtherToken(const UniqueId& id) {
   bootstrap::UniqueIdContents contents = bootstrap::decodeUniqueId(id);
@@ -81,10 +89,7 @@ TEST_F(BootstrapFailure, WrongTokenIsRefusedAtOnceAndTheWorldGoesOn) {
     const int result = reportError(reporter, [&] { connectBootstrap(withOtherToken(id), 1, 2, optionsWith(3000ms)); });
     return result == kChildOk && msSince(start) < 1000 ? kChildOk : kChildWrongResult;
   });
-  world.spawn([](const UniqueId& id, const Reporter& reporter) {
-    std::this_thread::sleep_for(200ms);  // after the stale one
-    return succeedingRank(1, 2)(id, reporter);
-  });
+  world.spawn(lateRank(1, 2, 200ms));  // after the stale one
   const UniqueId id = makeUniqueId(loopbackParams(3000ms));
   world.start(id);
   const auto outcomes = world.finish();
@@ -229,10 +234,7 @@ bootstrap::Hello helloFor(const UniqueId& id, int rank, int nranks) {
 TEST_F(BootstrapFailure, StrangersAreTurnedAwayAndTheWorldGoesOn) {
   ProcessWorld world;
   world.spawn(succeedingRank(0, 2));
-  world.spawn([](const UniqueId& id, const Reporter& reporter) {
-    std::this_thread::sleep_for(300ms);  // after the strangers
-    return succeedingRank(1, 2)(id, reporter);
-  });
+  world.spawn(lateRank(1, 2, 300ms));  // after the strangers
   const UniqueId id = makeUniqueId(loopbackParams(3000ms));
   world.start(id);
   // Garbage, an HTTP request, and a frame before any hello: each refused with the reason.
@@ -269,10 +271,7 @@ TEST_F(BootstrapFailure, DifferentPeerlinkVersionFailsNamingBoth) {
 TEST_F(BootstrapFailure, AnotherProtocolIsToldWhyAndTheWorldGoesOn) {
   ProcessWorld world;
   world.spawn(succeedingRank(0, 2));
-  world.spawn([](const UniqueId& id, const Reporter& reporter) {
-    std::this_thread::sleep_for(300ms);
-    return succeedingRank(1, 2)(id, reporter);
-  });
+  world.spawn(lateRank(1, 2, 300ms));
   const UniqueId id = makeUniqueId(loopbackParams(3000ms));
   world.start(id);
   std::vector<std::uint8_t> future = helloFrame(helloFor(id, 1, 2));
@@ -289,10 +288,7 @@ TEST_F(BootstrapFailure, AnotherProtocolIsToldWhyAndTheWorldGoesOn) {
 TEST_F(BootstrapFailure, SilentStraysAreClosedAndTheWorldGoesOn) {
   ProcessWorld world;
   for (int rank = 0; rank < 2; ++rank) {
-    world.spawn([rank](const UniqueId& id, const Reporter& reporter) {
-      std::this_thread::sleep_for(3500ms);  // after the strays were swept
-      return succeedingRank(rank, 2)(id, reporter);
-    });
+    world.spawn(lateRank(rank, 2, 3500ms));  // after the strays were swept
   }
   const UniqueId id = makeUniqueId(loopbackParams(6000ms));
   const auto address = bootstrap::fromWireAddress(bootstrap::decodeUniqueId(id).root);
@@ -327,10 +323,7 @@ TEST_F(BootstrapFailure, ARetiredRootThatNoRankReachedEndsAtOnce) {
 TEST_F(BootstrapFailure, ARetiredRootThatARankReachedGoesOn) {
   ProcessWorld world;
   world.spawn(succeedingRank(0, 2));
-  world.spawn([](const UniqueId& id, const Reporter& reporter) {
-    std::this_thread::sleep_for(1500ms);  // after the retirement
-    return succeedingRank(1, 2)(id, reporter);
-  });
+  world.spawn(lateRank(1, 2, 1500ms));  // after the retirement
   const UniqueId id = makeUniqueId(loopbackParams(20000ms));
   world.start(id);
   std::this_thread::sleep_for(700ms);  // rank 0 has said hello
