@@ -81,16 +81,11 @@ Shim::Lease Shim::leaseOf(ncclComm* handle) const {
 
 Shim::Lease Shim::require(ncclComm_t comm, const char* call, bool ready) {
   if (comm == nullptr) throw ApiError(ncclInvalidArgument, "the communicator is NULL");
-  Lease lease;
-  {
-    const std::shared_lock<std::shared_mutex> lock(registryMutex_);
-    const auto found = live_.find(comm);
-    if (found == live_.end()) {
-      throw ApiError(ncclInvalidArgument,
-                     fmt::format("{} is not a communicator: never created, or already destroyed or aborted",
-                                 static_cast<const void*>(comm)));
-    }
-    lease = found->second;
+  Lease lease = leaseOf(comm);
+  if (lease == nullptr) {
+    throw ApiError(ncclInvalidArgument,
+                   fmt::format("{} is not a communicator: never created, or already destroyed or aborted",
+                               static_cast<const void*>(comm)));
   }
   settle(comm);
   if (!ready) return lease;

@@ -113,7 +113,7 @@ std::optional<RegisteredSet> registeredSet(const CommState& state, const std::ve
   for (const int r : state.localRanks()) {
     tables[static_cast<std::size_t>(r)] = registeredTable(set, local, lead, *send, *recv, r);
   }
-  std::vector<CallArgs> full = set;
+  std::vector<CallArgs> full = std::move(calls->set);  // `set` is not read after this
   const PeerPointerTable& leads = tables[static_cast<std::size_t>(lead)];
   for (std::size_t p = 0; p < full.size(); ++p) {
     full[p].send = leads.send[p];
