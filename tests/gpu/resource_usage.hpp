@@ -4,12 +4,15 @@
 #pragma once
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,14 +28,63 @@ struct ResourceUsage {
   long vmKiB = 0;                       ///< VmSize: mapped memory
   long rssKiB = 0;                      ///< VmRSS
   std::vector<std::size_t> deviceFree;  ///< cudaMemGetInfo's free bytes, per GPU measured
+  std::vector<std::string> fdTargets;   ///< what each descriptor is ("/dev/nvidiactl", "socket:[123]"), sorted
+  std::vector<std::string> regions;     ///< each mapping: "<size> KiB <permissions> <path>", sorted
 };
+
+namespace detail {
+
+// "4 KiB rw-p /usr/lib/libc.so.6" of a /proc/self/maps line; addresses left out so that a mapping made again
+// elsewhere compares equal.
+inline std::string describeRegion(const std::string& line) {
+  std::istringstream fields(line);
+  std::string range;
+  std::string permissions;
+  std::string offset;
+  std::string deviceNumbers;
+  std::string inode;
+  std::string path;
+  fields >> range >> permissions >> offset >> deviceNumbers >> inode;
+  std::getline(fields >> std::ws, path);
+  const std::size_t dash = range.find('-');
+  unsigned long long start = 0;
+  unsigned long long end = 0;
+  if (dash != std::string::npos) {
+    start = std::stoull(range.substr(0, dash), nullptr, 16);
+    end = std::stoull(range.substr(dash + 1), nullptr, 16);
+  }
+  return fmt::format("{} KiB {} {}", (end - start) >> 10, permissions, path.empty() ? "(anonymous)" : path);
+}
+
+// The entries of `after` not in `before` (both sorted), at most `limit` of them, joined with ", ".
+inline std::string appeared(const std::vector<std::string>& before, const std::vector<std::string>& after,
+                            std::size_t limit = 6) {
+  std::vector<std::string> added;
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(added));
+  std::string text;
+  for (std::size_t i = 0; i < added.size() && i < limit; ++i) text += (i ? ", " : "") + added[i];
+  if (added.size() > limit) text += fmt::format(" and {} more", added.size() - limit);
+  return text;
+}
+
+}  // namespace detail
 
 /// What this process holds now, with the free memory of `devices` (none: no CUDA call).
 inline ResourceUsage measureUsage(const std::vector<int>& devices) {
   ResourceUsage usage;
   if (DIR* dir = ::opendir("/proc/self/fd")) {
-    while (const dirent* entry = ::readdir(dir)) usage.fds += entry->d_name[0] != '.';
+    const std::string own = std::to_string(::dirfd(dir));
+    while (const dirent* entry = ::readdir(dir)) {
+      if (entry->d_name[0] == '.') continue;
+      ++usage.fds;
+      if (entry->d_name == own) continue;
+      char target[512];
+      const ssize_t length = ::readlink((std::string("/proc/self/fd/") + entry->d_name).c_str(), target,
+                                        sizeof target - 1);
+      usage.fdTargets.emplace_back(length > 0 ? std::string(target, static_cast<std::size_t>(length)) : "?");
+    }
     ::closedir(dir);
+    std::sort(usage.fdTargets.begin(), usage.fdTargets.end());
   }
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);) {
@@ -45,7 +97,11 @@ inline ResourceUsage measureUsage(const std::vector<int>& devices) {
     if (key == "VmRSS:") usage.rssKiB = value;
   }
   std::ifstream maps("/proc/self/maps");
-  for (std::string line; std::getline(maps, line);) ++usage.mappings;
+  for (std::string line; std::getline(maps, line);) {
+    ++usage.mappings;
+    usage.regions.push_back(detail::describeRegion(line));
+  }
+  std::sort(usage.regions.begin(), usage.regions.end());
   int previous = 0;
   if (!devices.empty()) cudaGetDevice(&previous);
   for (const int device : devices) {
@@ -74,12 +130,16 @@ inline std::string describeUsage(const ResourceUsage& usage) {
 inline std::string usageGrowth(const ResourceUsage& before, const ResourceUsage& after, std::size_t slackBytes) {
   std::string growth;
   const auto add = [&](const std::string& what) { growth += (growth.empty() ? "" : "; ") + what; };
-  if (after.fds != before.fds) add(fmt::format("descriptors {} -> {}", before.fds, after.fds));
+  if (after.fds != before.fds) {
+    const std::string added = detail::appeared(before.fdTargets, after.fdTargets);
+    add(fmt::format("descriptors {} -> {}{}", before.fds, after.fds, added.empty() ? "" : " (new: " + added + ")"));
+  }
   if (after.threads != before.threads) add(fmt::format("threads {} -> {}", before.threads, after.threads));
   const long slackKiB = static_cast<long>(slackBytes >> 10);
   if (after.vmKiB > before.vmKiB + slackKiB) {
-    add(fmt::format("mapped memory {} -> {} KiB ({} -> {} mappings)", before.vmKiB, after.vmKiB, before.mappings,
-                    after.mappings));
+    const std::string added = detail::appeared(before.regions, after.regions);
+    add(fmt::format("mapped memory {} -> {} KiB ({} -> {} mappings{})", before.vmKiB, after.vmKiB, before.mappings,
+                    after.mappings, added.empty() ? "" : "; new: " + added));
   }
   for (std::size_t d = 0; d < before.deviceFree.size() && d < after.deviceFree.size(); ++d) {
     if (after.deviceFree[d] + slackBytes < before.deviceFree[d]) {
