@@ -1,10 +1,12 @@
 #include "core/nvml.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -396,6 +398,21 @@ std::unique_ptr<Nvml> Nvml::load(std::string* whyNot, const std::string& library
     return fail(reason);
   }
   return std::unique_ptr<Nvml>(new Nvml(handle, std::move(api)));
+}
+
+const Nvml* Nvml::process(std::string* whyNot) {
+  static std::mutex mutex;
+  static Nvml* loaded = nullptr;  // never destroyed: shutting NVML down at exit races other exit handlers
+  static pid_t loadedBy = 0;
+  const std::lock_guard<std::mutex> lock(mutex);
+  // A forked child inherits the parent's instance, whose descriptors it shares: it loads its own.
+  if (loaded == nullptr || loadedBy != ::getpid()) {
+    std::unique_ptr<Nvml> nvml = load(whyNot);
+    if (!nvml) return nullptr;
+    loaded = nvml.release();
+    loadedBy = ::getpid();
+  }
+  return loaded;
 }
 
 Nvml::Nvml(void* handle, std::unique_ptr<Api> api) : handle_(handle), api_(std::move(api)) {}

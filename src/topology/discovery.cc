@@ -132,7 +132,7 @@ void addNvml(Topology& topology, const Params& params) {
     return;
   }
   std::string whyNot;
-  const std::unique_ptr<Nvml> nvml = Nvml::load(&whyNot);
+  const Nvml* nvml = Nvml::process(&whyNot);
   if (!nvml) {
     nvlinkUnreadable(topology, whyNot);
     logInfo(LogSubsys::Topo, "{}", topology.notes.back());

@@ -26,6 +26,7 @@ struct ResourceUsage {
   int threads = 0;                      ///< "Threads:" of /proc/self/status
   long mappings = 0;                    ///< lines of /proc/self/maps
   long vmKiB = 0;                       ///< VmSize: mapped memory
+  long reservedKiB = 0;                 ///< of it, address space without access (PROT_NONE): nothing behind it
   long rssKiB = 0;                      ///< VmRSS
   std::vector<std::size_t> deviceFree;  ///< cudaMemGetInfo's free bytes, per GPU measured
   std::vector<std::string> fdTargets;   ///< what each descriptor is ("/dev/nvidiactl", "socket:[123]"), sorted
@@ -100,6 +101,12 @@ inline ResourceUsage measureUsage(const std::vector<int>& devices) {
   for (std::string line; std::getline(maps, line);) {
     ++usage.mappings;
     usage.regions.push_back(detail::describeRegion(line));
+    const std::size_t permissions = line.find(' ');
+    if (line.compare(permissions + 1, 3, "---") == 0) {
+      const std::size_t dash = line.find('-');
+      usage.reservedKiB += static_cast<long>((std::stoull(line.substr(dash + 1, permissions - dash - 1), nullptr, 16) -
+                                              std::stoull(line.substr(0, dash), nullptr, 16)) >> 10);
+    }
   }
   std::sort(usage.regions.begin(), usage.regions.end());
   int previous = 0;
@@ -124,10 +131,14 @@ inline std::string describeUsage(const ResourceUsage& usage) {
                      gpus.empty() ? "" : ", GPU free (GiB)" + gpus);
 }
 
+/// Whether usageGrowth counts address space reserved without access (PROT_NONE) as mapped memory.
+enum class Reservations { Counted, Ignored };
+
 /// "" when `after` holds what `before` did: the same descriptors and threads, and mapped memory and each GPU's
 /// memory within `slackBytes` (allocators keep some memory cached); else what grew. A leak of one descriptor,
 /// thread or mapping per cycle shows; so does one of more than slackBytes / cycles bytes.
-inline std::string usageGrowth(const ResourceUsage& before, const ResourceUsage& after, std::size_t slackBytes) {
+inline std::string usageGrowth(const ResourceUsage& before, const ResourceUsage& after, std::size_t slackBytes,
+                               Reservations reservations = Reservations::Counted) {
   std::string growth;
   const auto add = [&](const std::string& what) { growth += (growth.empty() ? "" : "; ") + what; };
   if (after.fds != before.fds) {
@@ -136,7 +147,8 @@ inline std::string usageGrowth(const ResourceUsage& before, const ResourceUsage&
   }
   if (after.threads != before.threads) add(fmt::format("threads {} -> {}", before.threads, after.threads));
   const long slackKiB = static_cast<long>(slackBytes >> 10);
-  if (after.vmKiB > before.vmKiB + slackKiB) {
+  const bool ignored = reservations == Reservations::Ignored;
+  if (after.vmKiB - (ignored ? after.reservedKiB : 0) > before.vmKiB - (ignored ? before.reservedKiB : 0) + slackKiB) {
     const std::string added = detail::appeared(before.regions, after.regions);
     add(fmt::format("mapped memory {} -> {} KiB ({} -> {} mappings{})", before.vmKiB, after.vmKiB, before.mappings,
                     after.mappings, added.empty() ? "" : "; new: " + added));
