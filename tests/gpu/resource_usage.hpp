@@ -8,9 +8,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
-#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -80,8 +80,8 @@ inline ResourceUsage measureUsage(const std::vector<int>& devices) {
       ++usage.fds;
       if (entry->d_name == own) continue;
       char target[512];
-      const ssize_t length = ::readlink((std::string("/proc/self/fd/") + entry->d_name).c_str(), target,
-                                        sizeof target - 1);
+      const ssize_t length =
+          ::readlink((std::string("/proc/self/fd/") + entry->d_name).c_str(), target, sizeof target - 1);
       usage.fdTargets.emplace_back(length > 0 ? std::string(target, static_cast<std::size_t>(length)) : "?");
     }
     ::closedir(dir);
@@ -105,7 +105,8 @@ inline ResourceUsage measureUsage(const std::vector<int>& devices) {
     if (line.compare(permissions + 1, 3, "---") == 0) {
       const std::size_t dash = line.find('-');
       usage.reservedKiB += static_cast<long>((std::stoull(line.substr(dash + 1, permissions - dash - 1), nullptr, 16) -
-                                              std::stoull(line.substr(0, dash), nullptr, 16)) >> 10);
+                                              std::stoull(line.substr(0, dash), nullptr, 16)) >>
+                                             10);
     }
   }
   std::sort(usage.regions.begin(), usage.regions.end());
