@@ -187,21 +187,27 @@ def ddp_steps(rank, device, steps):
 
 
 def latency(device, sizes, iterations=200):
-    """Median microseconds of one all_reduce from Python (launch and completion), per size in bytes."""
-    result = {}
+    """Median microseconds of one all_reduce from Python, per size in bytes: until it completed, and of the call
+    alone (the host's part: PyTorch's and the library's)."""
+    completed = {}
+    called = {}
     for size in sizes:
         x = torch.ones(max(size // 4, 1), device=device)
         for _ in range(20):
             dist.all_reduce(x)
         torch.cuda.synchronize()
         samples = []
+        calls = []
         for _ in range(iterations):
             start = time.perf_counter()
             dist.all_reduce(x)
+            returned = time.perf_counter()
             torch.cuda.synchronize()
             samples.append((time.perf_counter() - start) * 1e6)
-        result[str(size)] = statistics.median(samples)
-    return result
+            calls.append((returned - start) * 1e6)
+        completed[str(size)] = statistics.median(samples)
+        called[str(size)] = statistics.median(calls)
+    return completed, called
 
 
 def main():
@@ -235,7 +241,7 @@ def main():
                     global_rank=lambda r: 2 * r)
     captured(rank, world, device, checks)
     losses, step_times = ddp_steps(rank, device, args.steps)
-    latencies = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
+    latencies, call_times = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
     libraries = loaded_libraries()
     if args.expect_library and not any(args.expect_library in os.path.basename(p) for p in libraries):
         checks.failed.append(f"no mapped libnccl named *{args.expect_library}* (mapped: {libraries})")
@@ -254,6 +260,7 @@ def main():
             "ddp_losses": losses,
             "ddp_step_ms_median": statistics.median(step_times[2:]) * 1e3 if len(step_times) > 2 else None,
             "all_reduce_us_median": latencies,
+            "all_reduce_call_us_median": call_times,
         }
         with open(args.out, "w") as out:
             json.dump(report, out, indent=1)

@@ -11,10 +11,12 @@
 #                then peerlink with lazy creation
 #   correctness  every nccl-tests binary on peerlink with -c 1: -g GPUS over every type and op, -g GPUS -G 20, and
 #                mpirun -np GPUS with and without -R 2 (symmetric windows)
-#   perf         every nccl-tests binary 8 B .. 512 MiB, the real NCCL then peerlink in this same call, -g GPUS and
-#                mpirun -np GPUS -R 2 -G 20 (NCCL's fastest mode), busbw compared (nccl_api_compare.py)
+#   perf         every nccl-tests binary 8 B .. 512 MiB, the real NCCL then peerlink in this same call, -g GPUS,
+#                mpirun -np GPUS -R 2 -G 20 (NCCL's fastest mode for small sizes) and the plain phase's runs, each
+#                compared (nccl_api_compare.py)
+#   plain        mpirun -np GPUS eager on unregistered buffers (-R 0, PyTorch's mode): the real NCCL then peerlink
 set -uo pipefail
-phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf [GPUS]}
+phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain [GPUS]}
 gpus=${2:-4}
 # shellcheck source=scripts/device/call-lib.sh
 source scripts/device/call-lib.sh "call-nccl-api-$phase"
@@ -45,6 +47,15 @@ nccl_tests() {
     echo "# exit $? of: $binary $mode $*" >>"$p/$log.txt"
     failed=1
   }
+}
+
+# plain_runs: one process per GPU, eager, unregistered buffers -- what PyTorch's DDP and FSDP call.
+plain_runs() {
+  for b in all_reduce all_gather reduce_scatter alltoall broadcast; do
+    nccl_tests perf-plain-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+    nccl_tests perf-plain-peerlink "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+  done
+  save
 }
 
 case $phase in
@@ -109,13 +120,19 @@ case $phase in
       nccl_tests perf-mpi-peerlink "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 2 -G 20
     done
     save
-    for mode in g mpi; do
+    plain_runs
+    for mode in g mpi plain; do
       python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-$mode-nccl.txt" "$p/perf-$mode-peerlink.txt" \
         --json "$p/perf-$mode-compare.json" | tee "$p/perf-$mode-compare.txt"
     done
     ;;
+  plain)
+    plain_runs
+    python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-plain-nccl.txt" "$p/perf-plain-peerlink.txt" \
+      --json "$p/perf-plain-compare.json" | tee "$p/perf-plain-compare.txt"
+    ;;
   *)
-    echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf)" >&2
+    echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf, plain)" >&2
     exit 2
     ;;
 esac
