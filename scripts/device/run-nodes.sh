@@ -14,7 +14,8 @@
 #          pipeline's piece is the default 4 MiB; --no-nccl (NCCL cannot run ranks that share a GPU, nor split one
 #          machine into nodes). Needs only dist/peerlink and dist/mpi/libpeerlink_mpi.so. Each run's text and JSON go
 #          to ${OUT:-/tmp}/nodes-coll.tar.gz; the summary at the end is each run's exit status, its checks and its
-#          section across nodes. COLL_TIMEOUT: each run's limit in seconds (240).
+#          section across nodes. COLL_TIMEOUT: each run's limit in seconds (240). COLL_PER_NODE: ranks a node (2;
+#          1 puts the two nodes on two GPUs of their own where the machine has 2).
 #   bench  the transport alone on the machine's host memory, no GPU (dist/mpi/mpi_net_bench, from
 #          build/tests/mpi/mpi_net_bench like the others): 2 ranks as 2 nodes, all-reduce, all-gather and reduce-scatter
 #          1-64 MiB, direct and staged (pinned-memory pieces, their copies on a thread standing in for the copy
@@ -105,6 +106,8 @@ case $mode in
   coll)
     export PEERLINK_NET_CHUNK_BYTES=4194304
     collectives=("$@")
+    export PER_NODE=${COLL_PER_NODE:-2}  # ranks a node; 2 nodes of them
+    procs=$((2 * PER_NODE))
     ((${#collectives[@]})) || collectives=(all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv)
     echo "== versions"
     dist/peerlink --version
@@ -116,7 +119,7 @@ case $mode in
     for collective in "${collectives[@]}"; do
       sizes=(-b 1K -e 64M -f 8)
       [ "$collective" = all_reduce ] && sizes=(-b 8 -e 512M -f 4)
-      command=(mpirun "${flags[@]}" -np 4 sh -c 'PEERLINK_HOSTID=node$((OMPI_COMM_WORLD_RANK / 2)) exec "$@"' sh
+      command=(mpirun "${flags[@]}" -x PER_NODE -np "$procs" sh -c 'PEERLINK_HOSTID=node$((OMPI_COMM_WORLD_RANK / PER_NODE)) exec "$@"' sh
                "$PWD/dist/peerlink" coll -o "$collective" "${sizes[@]}" --no-nccl --json "$out/coll-$collective.json")
       echo "== $collective: ${command[*]}"
       started=$SECONDS
