@@ -38,9 +38,10 @@ def output(binary, rows):
     return f"# nccl-tests binary: {binary} local -g 4\n" + HEADER + "".join(rows) + "# Avg bus bandwidth    : 1\n"
 
 
-def row(size, busbw_out, busbw_in, wrong_out="0", wrong_in="0", dtype="float", op="sum"):
-    return (f"{size:>12} {size // 4:>13} {dtype:>9} {op:>7} {-1:>7}    10.00  {busbw_out:>6}  {busbw_out:>6}  "
-            f"{wrong_out:>6}    10.00  {busbw_in:>6}  {busbw_in:>6}  {wrong_in:>6}\n")
+def row(size, busbw_out, busbw_in, wrong_out="0", wrong_in="0", dtype="float", op="sum", time_out="10.00",
+        time_in="10.00"):
+    return (f"{size:>12} {size // 4:>13} {dtype:>9} {op:>7} {-1:>7}  {time_out:>7}  {busbw_out:>6}  {busbw_out:>6}  "
+            f"{wrong_out:>6}  {time_in:>7}  {busbw_in:>6}  {busbw_in:>6}  {wrong_in:>6}\n")
 
 
 class NcclTests(unittest.TestCase):
@@ -52,16 +53,21 @@ class NcclTests(unittest.TestCase):
 
     def test_rows_are_parsed_and_the_best_placement_compared(self):
         with tempfile.TemporaryDirectory() as folder:
-            nccl = self.write(folder, "nccl.txt",
-                              output("all_reduce", [row(8, "1.00", "2.00"), row(1024, "10.0", "8.00")]))
-            ours = self.write(folder, "ours.txt",
-                              output("all_reduce", [row(8, "3.00", "1.00"), row(1024, "9.00", "5.00")]))
+            # Compared by the best time of each side (busbw reads 0.00 at small sizes): NCCL 8 B best 10 us against
+            # peerlink's 5; 1 KiB NCCL's 80 against peerlink's 110.
+            nccl = self.write(folder, "nccl.txt", output("all_reduce", [
+                row(8, "0.00", "0.00", time_out="10.00", time_in="20.00"),
+                row(1024, "0.01", "0.01", time_out="100.00", time_in="80.00")]))
+            ours = self.write(folder, "ours.txt", output("all_reduce", [
+                row(8, "0.00", "0.00", time_out="5.00", time_in="30.00"),
+                row(1024, "0.01", "0.01", time_out="110.00", time_in="120.00")]))
             code, text = run_compare("nccl-tests", nccl, ours, "--json", os.path.join(folder, "c.json"))
             self.assertEqual(code, 0)
-            self.assertIn("busbw peerlink / NCCL 0.900 .. 1.500 over 2 rows, 1 below 1.0", text)
+            self.assertIn("time NCCL / peerlink 0.727 .. 2.000 over 2 rows, 1 below 1.0", text)
             with open(os.path.join(folder, "c.json")) as f:
                 rows = json.load(f)["rows"]
-            self.assertEqual([r["ratio"] for r in rows], [1.5, 0.9])
+            self.assertEqual([round(r["ratio"], 3) for r in rows], [2.0, 0.727])
+            self.assertEqual([r["nccl_us"] for r in rows], [10.0, 80.0])
 
     def test_a_wrong_element_or_a_missing_row_fails(self):
         with tempfile.TemporaryDirectory() as folder:
@@ -100,6 +106,21 @@ class Torch(unittest.TestCase):
             self.assertEqual(code, 0, text)
             self.assertIn("(peerlink / NCCL 0.9)", text)
             self.assertIn("all_reduce 8 B: NCCL 20.00 us, peerlink 10.00 us (peerlink / NCCL 0.500)", text)
+
+    def test_a_check_failing_on_both_libraries_is_the_callers(self):
+        with tempfile.TemporaryDirectory() as folder:
+            both = {"0": ["premul_sum bf16"]}
+            nccl = self.report(folder, "n.json", checks_failed=both)
+            ours = self.report(folder, "p.json", libraries=["/opt/peerlink/lib/libpeerlink_nccl.so.2"],
+                               checks_failed=both)
+            code, text = run_compare("torch", nccl, ours)
+            self.assertEqual(code, 0, text)
+            self.assertIn("NOTE checks failing on the real NCCL too", text)
+            ours = self.report(folder, "p.json", libraries=["/opt/peerlink/lib/libpeerlink_nccl.so.2"],
+                               checks_failed={"0": ["premul_sum bf16", "broadcast"]})
+            code, text = run_compare("torch", nccl, ours)
+            self.assertEqual(code, 1, text)
+            self.assertIn("PROBLEM peerlink's run failed checks: [('0', 'broadcast')]", text)
 
     def test_losses_apart_or_the_real_library_mapped_fail(self):
         with tempfile.TemporaryDirectory() as folder:
