@@ -161,17 +161,21 @@ class CudaPlatform final : public Platform {
     } catch (...) {  // no memory to hold it (shared_ptr freed it already when it could not allocate): nothing left
       return;
     }
+    if (!passes_.tracksAll()) {
+      holdUntilExit(std::move(block), "a pass that used it could not be tracked, so its end is unknown");
+      return;
+    }
     releaseWhenIdle(std::move(block), WorkClock::now());
   }
   void transform(int device, const TransformArgs& args, cudaStream_t stream) override {
     const DeviceGuard guard(device);
     launchTransform(args, stream);
-    if (!capturing(stream)) passes_.recordAfter(device, stream);
+    trackPass(device, stream);
   }
   void copy(int device, void* destination, const void* source, std::size_t bytes, cudaStream_t stream) override {
     const DeviceGuard guard(device);
     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream));
-    if (!capturing(stream)) passes_.recordAfter(device, stream);
+    trackPass(device, stream);
   }
   void orderAfter(int device, cudaStream_t later, cudaStream_t earlier) override {
     // Inside a capture the graph's edges are the application's to make (an event of a stream outside the capture
@@ -189,6 +193,17 @@ class CudaPlatform final : public Platform {
   }
 
  private:
+  // Tracks the pass just queued on `stream` (a graph's replays are the application's to finish). Once a pass could
+  // not be tracked, scratch blocks are held until the process exits rather than freed under it.
+  void trackPass(int device, cudaStream_t stream) {
+    try {
+      if (!capturing(stream)) passes_.recordAfter(device, stream);
+    } catch (...) {
+      passes_.lostTrack();
+      throw;
+    }
+  }
+
   WorkTracker passes_;  // the passes' kernels and copies around peerlink's calls, on the callers' streams
 };
 

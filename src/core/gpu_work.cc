@@ -1,6 +1,8 @@
 // Work queued on the GPUs and resources held until it has finished (gpu_work.hpp).
 #include "core/gpu_work.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <new>
 #include <thread>
@@ -24,9 +26,25 @@ struct Registry {
   std::size_t releasedLater = 0;
 };
 
+Registry* registryInstance = nullptr;
+
+// A fork while another thread holds the registry's lock (polling its work, holding a resource) would leave the
+// child's copy locked for good: the next creation or end in the child would hang. The fork waits for the lock and
+// both processes release it. (The child cannot use the parent's CUDA context; what it inherits is never freed there.)
+void lockForFork() {
+  registryInstance->mutex.lock();
+}
+void unlockAfterFork() {
+  registryInstance->mutex.unlock();
+}
+
 // Never destroyed: resources may be released from static destructors (the NCCL API's communicators at exit).
 Registry& registry() {
-  static auto* const instance = new Registry;
+  static auto* const instance = [] {
+    registryInstance = new Registry;
+    pthread_atfork(lockForFork, unlockAfterFork, unlockAfterFork);
+    return registryInstance;
+  }();
   return *instance;
 }
 

@@ -2,8 +2,12 @@
 // and the process's held resources (core/gpu_work.hpp) driven by fake GPU work -- released at once where no work
 // runs, held while some does (however long), released by the first drain that finds none, never where held until
 // exit, and the held resources' own work counted too.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <thread>
 
@@ -210,6 +214,50 @@ TEST(WorkTracker, NothingRecordedIsFinishedAndALostTrackIsKept) {
   tracker.lostTrack();
   EXPECT_FALSE(tracker.tracksAll());
   EXPECT_TRUE(gpuWorkFinished());
+}
+
+// Work whose finished() blocks until released, so that another thread holds the registry's lock meanwhile.
+class SlowWork final : public GpuWork {
+ public:
+  SlowWork() { registerGpuWork(this); }
+  ~SlowWork() override { unregisterGpuWork(this); }
+  SlowWork(const SlowWork&) = delete;
+  SlowWork& operator=(const SlowWork&) = delete;
+  bool finished() const noexcept override {
+    inside = true;
+    while (!release) std::this_thread::sleep_for(1ms);
+    return true;
+  }
+  mutable std::atomic<bool> inside{false};
+  std::atomic<bool> release{false};
+};
+
+// A fork while another thread holds the held list's lock: the child must not inherit it locked (its next
+// communicator's creation or end would hang there). The fork waits for the lock, and the child can take it.
+TEST(HeldResources, AForkWhileAnotherThreadHoldsTheListLeavesTheChildAbleToUseIt) {
+  SlowWork work;
+  std::thread poller([] { gpuWorkFinished(); });  // takes the lock and asks `work`, which blocks
+  while (!work.inside) std::this_thread::sleep_for(1ms);
+  std::thread releaser([&work] {
+    std::this_thread::sleep_for(200ms);  // the fork below has started by then, waiting for the lock
+    work.release = true;
+  });
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::alarm(5);  // a child that hangs on the lock is killed, and the test fails
+    (void)heldCounts();
+    ::_exit(0);
+  }
+  releaser.join();
+  poller.join();
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status)) << "the child hung on the held list's lock (killed by signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  if (WIFEXITED(status)) {
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
 }
 
 }  // namespace
