@@ -1,14 +1,13 @@
 // Work queued on the GPUs and resources held until it has finished (gpu_work.hpp).
 #include "core/gpu_work.hpp"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <new>
 #include <thread>
 #include <utility>
 
 #include "core/cuda_check.hpp"
+#include "core/fork_safe_mutex.hpp"
 #include "core/log.hpp"
 
 namespace peerlink {
@@ -19,32 +18,16 @@ namespace {
 constexpr std::size_t kPruneAt = 16;
 
 struct Registry {
-  std::mutex mutex;
+  ForkSafeMutex mutex;  // a child taking it after a fork (its creations and ends do) must find it free
   std::vector<const GpuWork*> work;
   std::vector<HeldResources> waiting;
   std::vector<HeldResources> untilExit;
   std::size_t releasedLater = 0;
 };
 
-Registry* registryInstance = nullptr;
-
-// A fork while another thread holds the registry's lock (polling its work, holding a resource) would leave the
-// child's copy locked for good: the next creation or end in the child would hang. The fork waits for the lock and
-// both processes release it. (The child cannot use the parent's CUDA context; what it inherits is never freed there.)
-void lockForFork() {
-  registryInstance->mutex.lock();
-}
-void unlockAfterFork() {
-  registryInstance->mutex.unlock();
-}
-
 // Never destroyed: resources may be released from static destructors (the NCCL API's communicators at exit).
 Registry& registry() {
-  static auto* const instance = [] {
-    registryInstance = new Registry;
-    pthread_atfork(lockForFork, unlockAfterFork, unlockAfterFork);
-    return registryInstance;
-  }();
+  static auto* const instance = new Registry;
   return *instance;
 }
 
@@ -150,19 +133,19 @@ std::size_t WorkTracker::unfinishedStreams() const noexcept {
 
 void registerGpuWork(const GpuWork* work) {
   Registry& r = registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
+  const std::lock_guard<ForkSafeMutex> lock(r.mutex);
   r.work.push_back(work);
 }
 
 void unregisterGpuWork(const GpuWork* work) noexcept {
   Registry& r = registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
+  const std::lock_guard<ForkSafeMutex> lock(r.mutex);
   r.work.erase(std::remove(r.work.begin(), r.work.end(), work), r.work.end());
 }
 
 bool gpuWorkFinished() noexcept {
   Registry& r = registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
+  const std::lock_guard<ForkSafeMutex> lock(r.mutex);
   return allFinished(r);
 }
 
@@ -178,7 +161,7 @@ bool releaseWhenIdle(HeldResources resources, WorkClock::time_point deadline, co
   const std::size_t bytes = resources.bytes;
   try {
     what = resources.what;
-    const std::lock_guard<std::mutex> lock(r.mutex);
+    const std::lock_guard<ForkSafeMutex> lock(r.mutex);
     unfinished = static_cast<std::size_t>(
         std::count_if(r.work.begin(), r.work.end(), [](const GpuWork* work) { return !work->finished(); }));
     r.waiting.push_back(std::move(resources));
@@ -203,7 +186,7 @@ void holdUntilExit(HeldResources resources, const std::string& why) noexcept {
   const std::size_t bytes = resources.bytes;
   try {
     what = resources.what;
-    const std::lock_guard<std::mutex> lock(r.mutex);
+    const std::lock_guard<ForkSafeMutex> lock(r.mutex);
     r.untilExit.push_back(std::move(resources));
   } catch (...) {  // no memory to record it: never released either way
     abandon(std::move(resources.held));
@@ -219,7 +202,7 @@ std::size_t releaseHeldIfIdle() noexcept {
   Registry& r = registry();
   std::vector<HeldResources> released;
   {
-    const std::lock_guard<std::mutex> lock(r.mutex);
+    const std::lock_guard<ForkSafeMutex> lock(r.mutex);
     if (r.waiting.empty() || !allFinished(r)) return 0;
     released.swap(r.waiting);
     r.releasedLater += released.size();
@@ -238,7 +221,7 @@ std::size_t releaseHeldIfIdle() noexcept {
 
 HeldCounts heldCounts() {
   Registry& r = registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
+  const std::lock_guard<ForkSafeMutex> lock(r.mutex);
   HeldCounts counts;
   counts.waiting = r.waiting.size();
   for (const HeldResources& resources : r.waiting) counts.waitingBytes += resources.bytes;

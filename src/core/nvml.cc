@@ -6,11 +6,11 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "core/fork_safe_mutex.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -401,10 +401,10 @@ std::unique_ptr<Nvml> Nvml::load(std::string* whyNot, const std::string& library
 }
 
 const Nvml* Nvml::process(std::string* whyNot) {
-  static std::mutex mutex;
-  static Nvml* loaded = nullptr;  // never destroyed: shutting NVML down at exit races other exit handlers
+  static auto* const mutex = new ForkSafeMutex;  // never destroyed, as the instance
+  static Nvml* loaded = nullptr;                 // never destroyed: shutting NVML down at exit races exit handlers
   static pid_t loadedBy = 0;
-  const std::lock_guard<std::mutex> lock(mutex);
+  const std::lock_guard<ForkSafeMutex> lock(*mutex);
   // A forked child inherits the parent's instance, whose descriptors it shares: it loads its own.
   if (loaded == nullptr || loadedBy != ::getpid()) {
     std::unique_ptr<Nvml> nvml = load(whyNot);

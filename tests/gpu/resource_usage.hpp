@@ -35,26 +35,33 @@ struct ResourceUsage {
 
 namespace detail {
 
-// "4 KiB rw-p /usr/lib/libc.so.6" of a /proc/self/maps line; addresses left out so that a mapping made again
-// elsewhere compares equal.
-inline std::string describeRegion(const std::string& line) {
+// One line of /proc/self/maps.
+struct Region {
+  unsigned long long kib = 0;
+  std::string permissions;  ///< "rw-p"; "---p": address space reserved without access
+  std::string path;         ///< "" for anonymous memory
+};
+
+inline Region parseRegion(const std::string& line) {
   std::istringstream fields(line);
   std::string range;
-  std::string permissions;
   std::string offset;
   std::string deviceNumbers;
   std::string inode;
-  std::string path;
-  fields >> range >> permissions >> offset >> deviceNumbers >> inode;
-  std::getline(fields >> std::ws, path);
+  Region region;
+  fields >> range >> region.permissions >> offset >> deviceNumbers >> inode;
+  std::getline(fields >> std::ws, region.path);
   const std::size_t dash = range.find('-');
-  unsigned long long start = 0;
-  unsigned long long end = 0;
   if (dash != std::string::npos) {
-    start = std::stoull(range.substr(0, dash), nullptr, 16);
-    end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    region.kib =
+        (std::stoull(range.substr(dash + 1), nullptr, 16) - std::stoull(range.substr(0, dash), nullptr, 16)) >> 10;
   }
-  return fmt::format("{} KiB {} {}", (end - start) >> 10, permissions, path.empty() ? "(anonymous)" : path);
+  return region;
+}
+
+// "4 KiB rw-p /usr/lib/libc.so.6": addresses left out so that a mapping made again elsewhere compares equal.
+inline std::string describeRegion(const Region& region) {
+  return fmt::format("{} KiB {} {}", region.kib, region.permissions, region.path.empty() ? "(anonymous)" : region.path);
 }
 
 // The entries of `after` not in `before` (both sorted), at most `limit` of them, joined with ", ".
@@ -100,14 +107,9 @@ inline ResourceUsage measureUsage(const std::vector<int>& devices) {
   std::ifstream maps("/proc/self/maps");
   for (std::string line; std::getline(maps, line);) {
     ++usage.mappings;
-    usage.regions.push_back(detail::describeRegion(line));
-    const std::size_t permissions = line.find(' ');
-    if (line.compare(permissions + 1, 3, "---") == 0) {
-      const std::size_t dash = line.find('-');
-      usage.reservedKiB += static_cast<long>((std::stoull(line.substr(dash + 1, permissions - dash - 1), nullptr, 16) -
-                                              std::stoull(line.substr(0, dash), nullptr, 16)) >>
-                                             10);
-    }
+    const detail::Region region = detail::parseRegion(line);
+    usage.regions.push_back(detail::describeRegion(region));
+    if (region.permissions.rfind("---", 0) == 0) usage.reservedKiB += static_cast<long>(region.kib);
   }
   std::sort(usage.regions.begin(), usage.regions.end());
   int previous = 0;
