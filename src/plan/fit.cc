@@ -364,7 +364,7 @@ class Unknowns {
   std::vector<bool> fixed_;
   std::map<Group, std::size_t> slots_;
   std::vector<std::vector<std::size_t>> rowSlots_;  // per row, each part's slot
-  std::vector<Path> paths_;                          // per row, its critical path under the values
+  std::vector<Path> paths_;                         // per row, its critical path under the values
   std::map<std::size_t, std::string> held_;         // slot -> what the fit held at its prior, and why
 };
 

@@ -34,7 +34,8 @@ std::optional<double> copiesOf(const std::vector<std::vector<coll::StagedChunk>>
 }
 
 int present(const std::vector<std::optional<double>>& copies) {
-  return static_cast<int>(std::count_if(copies.begin(), copies.end(), [](const auto& copy) { return copy.has_value(); }));
+  return static_cast<int>(
+      std::count_if(copies.begin(), copies.end(), [](const auto& copy) { return copy.has_value(); }));
 }
 
 double sum(const std::vector<std::optional<double>>& copies) {

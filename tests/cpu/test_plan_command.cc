@@ -179,8 +179,8 @@ TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
   // The copies the kernels do not hide: measured on 2 H200s, 1.26x the registered call at 128 MiB, 1.34x at 512 MiB.
   EXPECT_GT(stagedLarge, 1.2 * registeredLarge);
   EXPECT_LT(registeredLarge, 1.05 * oneLarge);
-  const std::vector<std::string> large = {
-      "plan", "--topo-file", topology("h200x4_vm"), "-g", "2", "-b", "256M", "-e", "256M", "--processes", "per-gpu"};
+  const std::vector<std::string> large = {"plan", "--topo-file", topology("h200x4_vm"), "-g",     "2", "-b", "256M",
+                                          "-e",   "256M",        "--processes",         "per-gpu"};
   const CliResult text = runCli(large);
   EXPECT_NE(text.out.find("one process per GPU (2 processes), buffers not registered"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("through the staging windows: 16 chunk(s), 32 copies beside the kernels"), std::string::npos)

@@ -168,7 +168,8 @@ TEST(PlanProcesses, PipelinedStagingHidesTheCopiesBesideTheKernels) {
   const CollectiveChoice oneChoice = gpus.chosen(one);
   ASSERT_EQ(callParts(one, oneChoice, gpus.fabric, gpus.context, kStaged, testModel()).kernels.size(), 1u);
   const Prediction onePipelined = predictCall(one, oneChoice, gpus.fabric, gpus.context, kStaged, testModel());
-  EXPECT_DOUBLE_EQ(onePipelined.timeUs, predictCall(one, oneChoice, gpus.fabric, gpus.context, kSerial, testModel()).timeUs);
+  EXPECT_DOUBLE_EQ(onePipelined.timeUs,
+                   predictCall(one, oneChoice, gpus.fabric, gpus.context, kSerial, testModel()).timeUs);
   EXPECT_NE(onePipelined.phase.find("1 chunk(s), 2 copies one after another"), std::string::npos) << onePipelined.phase;
 }
 
