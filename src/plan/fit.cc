@@ -4,12 +4,14 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "peerlink/error.hpp"
 #include "plan/processes.hpp"
+#include "plan/staged_time.hpp"
 
 namespace peerlink::plan {
 namespace {
@@ -36,21 +38,33 @@ constexpr double kMaxEfficiency = 1.5;
 constexpr int kAllCollectives = -1;
 
 // What the model makes of a cell before its costs: each kernel it launches (one, or a staged call's chunks) with
-// its bytes' time at full efficiency, the peers' and the processes' parts summed over those kernels, the
-// synchronized steps beyond the first, and the staging copies with their bytes' time at the memory's whole rate.
+// its bytes' time at full efficiency, its peers', processes' and synchronized steps' counts, and a staged call's
+// copies with their bytes' time at the memory's whole rate. Which of them add up to the cell's time is the
+// schedule's critical path (staged_time.hpp), found under the values being fitted.
 struct Part {
   Kernel kernel = Kernel::Copy;
   int collective = 0;
   double dataUs = 0;
-};
-struct Row {
-  std::vector<Part> parts;
   double peers = 0;
   double processes = 0;
   double extraSteps = 0;
-  double copies = 0;
-  double copyUs = 0;
+};
+struct Row {
+  std::vector<Part> parts;
+  std::vector<std::optional<double>> copyIn;  // per chunk of a staged call
+  std::vector<std::optional<double>> copyOut;
+  bool pipelined = false;
   double measuredUs = 0;
+};
+
+// Which of a row's operations are on its critical path.
+struct Path {
+  std::vector<bool> copyIn;
+  std::vector<bool> kernel;
+  std::vector<bool> copyOut;
+  bool operator==(const Path& other) const {
+    return copyIn == other.copyIn && kernel == other.kernel && copyOut == other.copyOut;
+  }
 };
 
 // The costs a part's kernel is fitted as: the kernel's over every collective, or its own collective's.
@@ -78,13 +92,13 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
       const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit);
       Row row;
       for (const Prediction& p : parts.kernels) {
-        row.parts.push_back({p.kernel, static_cast<int>(cell.call.collective), p.dataUs});
-        row.peers += run.fabric.ranks() - 1;
-        row.processes += run.mode.processes - 1;
-        row.extraSteps += p.steps - 1;
+        row.parts.push_back({p.kernel, static_cast<int>(cell.call.collective), p.dataUs,
+                             static_cast<double>(run.fabric.ranks() - 1), static_cast<double>(run.mode.processes - 1),
+                             static_cast<double>(p.steps - 1)});
       }
-      row.copies = parts.copies;
-      row.copyUs = parts.copyBytesUs;
+      row.copyIn = parts.copyIn;
+      row.copyOut = parts.copyOut;
+      row.pipelined = parts.pipelined;
       row.measuredUs = cell.timeUs;
       rows.push_back(std::move(row));
     }
@@ -155,10 +169,18 @@ class Unknowns {
     holdWhatTheCellsCannotShow(rows);
   }
 
-  // Solves until every value is within its bounds: one out of them is fixed at its bound and the rest solved again.
+  // Each cell's time is the sum of the operations on its critical path, which the values decide (a staged call's
+  // kernels against the copies beside them): the paths are found under the values so far, the values solved for
+  // them, and again until the paths stay (at most kPathRounds times). Each solve goes on until every value is
+  // within its bounds: one out of them is fixed at its bound and the rest solved again.
   void fit(const std::vector<Row>& rows) {
-    for (std::size_t round = 0; round <= values_.size(); ++round) {
-      if (solveOnce(rows)) return;
+    for (int round = 0; round < kPathRounds; ++round) {
+      std::vector<Path> paths = pathsOf(rows);
+      if (round > 0 && paths == paths_) return;
+      paths_ = std::move(paths);
+      for (std::size_t bound = 0; bound <= values_.size(); ++bound) {
+        if (solveOnce(rows)) break;
+      }
     }
   }
 
@@ -230,11 +252,70 @@ class Unknowns {
   static constexpr std::size_t kCopyLaunch = 3;
   static constexpr std::size_t kCopyInverse = 4;  // the staging copies' inverse efficiency
   static constexpr std::size_t kFirstGroup = 5;
+  static constexpr int kPathRounds = 20;
 
   // The step, peer, process and launch costs are in µs (>= 0), the others inverse efficiencies.
   static bool isLaunch(std::size_t i) { return i != kCopyInverse && (i < kFirstGroup || (i - kFirstGroup) % 2 == 0); }
   static double lowerBound(std::size_t i) { return isLaunch(i) ? 0.0 : 1.0 / kMaxEfficiency; }
   static double upperBound(std::size_t i) { return isLaunch(i) ? HUGE_VAL : 1.0 / kMinEfficiency; }
+
+  // A kernel part's terms: its group's launch and inverse efficiency, the peers', processes' and steps' costs.
+  std::vector<std::pair<std::size_t, double>> kernelTerms(const Part& part, std::size_t slot) const {
+    return {{slot, 1.0},
+            {slot + 1, part.dataUs},
+            {kPeer, part.peers},
+            {kProcess, part.processes},
+            {kStep, part.extraSteps}};
+  }
+  std::vector<std::pair<std::size_t, double>> copyTerms(double bytesUs) const {
+    return {{kCopyLaunch, 1.0}, {kCopyInverse, bytesUs}};
+  }
+  double valueOf(const std::vector<std::pair<std::size_t, double>>& terms) const {
+    double sum = 0;
+    for (const auto& [i, x] : terms) sum += x * values_[i];
+    return sum;
+  }
+
+  // Each row's critical path under the values so far: its one kernel, or its staged schedule's (stagedTime).
+  std::vector<Path> pathsOf(const std::vector<Row>& rows) const {
+    std::vector<Path> paths;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const Row& row = rows[r];
+      if (row.copyIn.empty()) {
+        paths.push_back({{}, std::vector<bool>(row.parts.size(), true), {}});
+        continue;
+      }
+      StagedDurations durations;
+      const auto copy = [&](const std::optional<double>& bytesUs) -> std::optional<double> {
+        if (!bytesUs) return std::nullopt;
+        return valueOf(copyTerms(*bytesUs));
+      };
+      for (std::size_t k = 0; k < row.parts.size(); ++k) {
+        durations.copyIn.push_back(copy(row.copyIn[k]));
+        durations.kernel.push_back(valueOf(kernelTerms(row.parts[k], rowSlots_[r][k])));
+        durations.copyOut.push_back(copy(row.copyOut[k]));
+      }
+      const StagedTime time = stagedTime(durations, row.pipelined);
+      paths.push_back({time.copyInOnPath, time.kernelOnPath, time.copyOutOnPath});
+    }
+    return paths;
+  }
+
+  // The terms of row `r` on its critical path.
+  std::vector<std::pair<std::size_t, double>> termsOf(const Row& row, std::size_t r) const {
+    std::vector<std::pair<std::size_t, double>> terms;
+    const Path& path = paths_[r];
+    const auto add = [&](const std::vector<std::pair<std::size_t, double>>& more) {
+      terms.insert(terms.end(), more.begin(), more.end());
+    };
+    for (std::size_t k = 0; k < row.parts.size(); ++k) {
+      if (path.kernel[k]) add(kernelTerms(row.parts[k], rowSlots_[r][k]));
+      if (row.copyIn.empty()) continue;
+      if (row.copyIn[k] && path.copyIn[k]) add(copyTerms(*row.copyIn[k]));
+      if (row.copyOut[k] && path.copyOut[k]) add(copyTerms(*row.copyOut[k]));
+    }
+    return terms;
+  }
 
   bool solveOnce(const std::vector<Row>& rows) {
     const std::size_t n = values_.size();
@@ -243,15 +324,7 @@ class Unknowns {
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const Row& row = rows[r];
       const double w = 1.0 / (row.measuredUs * row.measuredUs);
-      std::vector<std::pair<std::size_t, double>> terms = {{kStep, row.extraSteps},
-                                                           {kPeer, row.peers},
-                                                           {kProcess, row.processes},
-                                                           {kCopyLaunch, row.copies},
-                                                           {kCopyInverse, row.copyUs}};
-      for (std::size_t k = 0; k < row.parts.size(); ++k) {
-        terms.emplace_back(rowSlots_[r][k], 1.0);
-        terms.emplace_back(rowSlots_[r][k] + 1, row.parts[k].dataUs);
-      }
+      const std::vector<std::pair<std::size_t, double>> terms = termsOf(row, r);
       double target = row.measuredUs;
       for (const auto& [i, x] : terms) {
         if (fixed_[i]) target -= x * values_[i];
@@ -291,12 +364,14 @@ class Unknowns {
   std::vector<bool> fixed_;
   std::map<Group, std::size_t> slots_;
   std::vector<std::vector<std::size_t>> rowSlots_;  // per row, each part's slot
+  std::vector<Path> paths_;                         // per row, its critical path under the values
   std::map<std::size_t, std::string> held_;         // slot -> what the fit held at its prior, and why
 };
 
-// How many cells have `field` above 0 (staging copies, processes beyond the first).
-int cellsWith(const std::vector<Row>& rows, double Row::*field) {
-  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const Row& row) { return row.*field > 0; }));
+// How many cells `has` holds for (staged ones, those of several processes).
+template <typename Has>
+int cellsWith(const std::vector<Row>& rows, Has has) {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), has));
 }
 
 }  // namespace
@@ -314,9 +389,9 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   const Shared shared = kernels.shared();
   model.stepUs = shared.stepUs;
   model.peerUs = shared.peerUs;
-  const int multiProcess = cellsWith(rows, &Row::processes);
+  const int multiProcess = cellsWith(rows, [](const Row& row) { return row.parts.front().processes > 0; });
   model.processUs = multiProcess > 0 ? shared.processUs : base.processUs;
-  const int staged = cellsWith(rows, &Row::copies);
+  const int staged = cellsWith(rows, [](const Row& row) { return !row.copyIn.empty(); });
   if (staged > 0) model.stagingCopy = {shared.copyLaunchUs, shared.copyEfficiency, staged, "fit"};
   for (const auto& [group, cost] : kernels.costs()) {
     model.costs(group.first).all = cost;

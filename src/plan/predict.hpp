@@ -38,6 +38,8 @@ struct Call {
 struct ProcessMode {
   int processes = 1;        ///< processes driving the ranks (1: one drives every GPU)
   bool registered = false;  ///< the callers' buffers are registered as windows: no call is staged
+  /// A staged call's copies and kernels one after another (PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL), not pipelined.
+  bool serialStaging = false;
 };
 
 /// A predicted time and what bounds it.

@@ -19,23 +19,44 @@ double copiedBytes(const std::optional<coll::StridedCopy>& copy) {
 }
 
 // The staging copies of one side (into or out of the windows) of chunk `k`: the slowest rank's, each byte read
-// and written through its GPU's memory.
-void addCopies(const std::vector<std::vector<coll::StagedChunk>>& plans, std::size_t k, bool in, const Fabric& fabric,
-               CallParts& parts) {
-  double slowest = -1;
+// and written through its GPU's memory; nullopt where no rank copies.
+std::optional<double> copiesOf(const std::vector<std::vector<coll::StagedChunk>>& plans, std::size_t k, bool in,
+                               const Fabric& fabric) {
+  std::optional<double> slowest;
   for (std::size_t r = 0; r < plans.size(); ++r) {
     const coll::StagedChunk& chunk = plans[r][k];
     const double bytes = copiedBytes(in ? chunk.in : chunk.out);
     if (bytes <= 0) continue;
     const double gbps = fabric.resources[static_cast<std::size_t>(fabric.memory[r])].gbps;
-    slowest = std::max(slowest, 2 * bytes / (gbps * 1e3));
+    slowest = std::max(slowest.value_or(0.0), 2 * bytes / (gbps * 1e3));
   }
-  if (slowest < 0) return;
-  parts.copies += 1;
-  parts.copyBytesUs += slowest;
+  return slowest;
+}
+
+int present(const std::vector<std::optional<double>>& copies) {
+  return static_cast<int>(
+      std::count_if(copies.begin(), copies.end(), [](const auto& copy) { return copy.has_value(); }));
+}
+
+double sum(const std::vector<std::optional<double>>& copies) {
+  double total = 0;
+  for (const std::optional<double>& copy : copies) total += copy.value_or(0.0);
+  return total;
 }
 
 }  // namespace
+
+bool serialStagingOf(const Params& params) {
+  return params.getString("PEERLINK_COLL_STAGE_UNREGISTERED") == "SERIAL";
+}
+
+int CallParts::copies() const {
+  return present(copyIn) + present(copyOut);
+}
+
+double CallParts::copyBytesUs() const {
+  return sum(copyIn) + sum(copyOut);
+}
 
 bool isStaged(const Call& call, const CollectiveChoice& choice, const ProcessMode& mode) {
   return mode.processes > 1 && !mode.registered && call.count > 0 && call.collective != Collective::SendRecv &&
@@ -58,18 +79,35 @@ CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabr
   for (std::size_t k = 0; k < plans.front().size(); ++k) {
     // Between the windows: the recv region lies apart from the send region, so never in place.
     const Call chunk{call.collective, call.type, plans.front()[k].count, false, call.root};
-    addCopies(plans, k, true, fabric, parts);
+    parts.copyIn.push_back(copiesOf(plans, k, true, fabric));
     parts.kernels.push_back(predictChoice(chunk, choiceFor(chunk, ranks, context), fabric, model));
-    addCopies(plans, k, false, fabric, parts);
+    parts.copyOut.push_back(copiesOf(plans, k, false, fabric));
   }
+  parts.pipelined = !mode.serialStaging;
   return parts;
+}
+
+StagedDurations stagedDurations(const CallParts& parts, const ProcessMode& mode, const CostModel& model) {
+  const double processUs = model.processUs * (mode.processes - 1);
+  const auto copy = [&](const std::optional<double>& bytesUs) -> std::optional<double> {
+    if (!bytesUs) return std::nullopt;
+    return model.stagingCopy.launchUs + *bytesUs / model.stagingCopy.efficiency;
+  };
+  StagedDurations durations;
+  for (std::size_t k = 0; k < parts.kernels.size(); ++k) {
+    const bool staged = k < parts.copyIn.size();
+    durations.copyIn.push_back(staged ? copy(parts.copyIn[k]) : std::nullopt);
+    durations.kernel.push_back(parts.kernels[k].timeUs + processUs);
+    durations.copyOut.push_back(staged ? copy(parts.copyOut[k]) : std::nullopt);
+  }
+  return durations;
 }
 
 Prediction predictCall(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
                        const ChoiceContext& context, const ProcessMode& mode, const CostModel& model) {
   const CallParts parts = callParts(call, choice, fabric, context, mode, model);
   const double processUs = model.processUs * (mode.processes - 1);
-  if (parts.copies == 0 && parts.kernels.size() == 1) {
+  if (parts.copyIn.empty()) {
     Prediction p = parts.kernels.front();
     if (call.count > 0) {
       p.fixedUs += processUs;
@@ -77,26 +115,37 @@ Prediction predictCall(const Call& call, const CollectiveChoice& choice, const F
     }
     return p;
   }
+  // The operations on the schedule's critical path make the time: their fixed costs and their bytes' times.
+  const StagedTime time = stagedTime(stagedDurations(parts, mode, model), parts.pipelined);
   Prediction p;
   p.algorithm = choice.algorithm;
   p.kernel = choice.kernel;
-  const Prediction* longest = &parts.kernels.front();
-  for (const Prediction& kernel : parts.kernels) {
+  const Prediction* longest = nullptr;
+  double copyDataUs = 0;
+  for (std::size_t k = 0; k < parts.kernels.size(); ++k) {
+    const Prediction& kernel = parts.kernels[k];
+    p.steps = std::max(p.steps, kernel.steps);
+    const auto addCopy = [&](const std::optional<double>& bytesUs, bool onPath) {
+      if (!bytesUs || !onPath) return;
+      p.fixedUs += model.stagingCopy.launchUs;
+      copyDataUs += *bytesUs / model.stagingCopy.efficiency;
+    };
+    addCopy(parts.copyIn[k], time.copyInOnPath[k]);
+    addCopy(parts.copyOut[k], time.copyOutOnPath[k]);
+    if (!time.kernelOnPath[k]) continue;
     p.fixedUs += kernel.fixedUs + processUs;
     p.dataUs += kernel.dataUs;
-    p.steps = std::max(p.steps, kernel.steps);
-    if (kernel.dataUs > longest->dataUs) longest = &kernel;
+    if (longest == nullptr || kernel.dataUs > longest->dataUs) longest = &kernel;
   }
-  const double copyDataUs = parts.copyBytesUs / model.stagingCopy.efficiency;
-  p.fixedUs += parts.copies * model.stagingCopy.launchUs;
   p.dataUs += copyDataUs;
   p.timeUs = p.fixedUs + p.dataUs;
   const std::string staged =
-      fmt::format("through the staging windows: {} chunk(s), {} copies", parts.kernels.size(), parts.copies);
+      fmt::format("through the staging windows: {} chunk(s), {} copies{}", parts.kernels.size(), parts.copies(),
+                  parts.pipelined && parts.kernels.size() > 1 ? " beside the kernels" : " one after another");
   if (p.fixedUs >= p.dataUs) {
     p.bottleneck = "latency";
     p.phase = "launches, flag waits and copies " + staged;
-  } else if (copyDataUs >= p.dataUs - copyDataUs) {
+  } else if (longest == nullptr || copyDataUs >= p.dataUs - copyDataUs) {
     p.bottleneck = fabric.resources[static_cast<std::size_t>(fabric.memory.front())].name;
     p.phase = "the copies " + staged;
   } else {

@@ -2,34 +2,54 @@
 // (CostModel::processUs: the processes' graphs do not start their calls together). A call whose kernel touches a
 // peer's buffers -- which another process reaches only where they are registered as windows -- runs through the
 // staging windows, cut as the communicator cuts it (coll/staging_plan.hpp): per chunk each rank's copy into its
-// window, the collective between the windows (the kernel chosen for the chunk's size), the copy out, one after
-// another on the rank's stream. The LL kernels touch only their own buffers and the peers' arenas: never staged.
+// window, the collective between the windows (the kernel chosen for the chunk's size), the copy out, in the order
+// the communicator runs them (coll/staging_schedule.hpp, timed by staged_time.hpp): by default the copies of one
+// chunk overlap the kernels of its neighbours, under PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL (ProcessMode::
+// serialStaging) each chunk's copies and kernel run one after another. The LL kernels touch only their own buffers
+// and the peers' arenas: never staged.
 // Send/recv groups across processes take a path of their own (coll/comm_launch_p2p_staged.hpp) that is not
 // modelled: they pay the process part only.
 #pragma once
 
+#include <optional>
 #include <vector>
 
+#include "peerlink/params.hpp"
 #include "plan/predict.hpp"
+#include "plan/staged_time.hpp"
 
 namespace peerlink::plan {
 
 /// Whether `call` running `choice` goes through the staging windows in `mode`.
 bool isStaged(const Call& call, const CollectiveChoice& choice, const ProcessMode& mode);
 
+/// Whether `params` run staged calls serially (PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL), as the communicator reads it.
+bool serialStagingOf(const Params& params);
+
 /// What a call launches: each kernel, predicted by predictChoice, and the staging copies.
 struct CallParts {
   std::vector<Prediction> kernels;  ///< one, or a staged call's chunks in order
-  int copies = 0;                   ///< staging copies one after another (the busiest rank's, into and out of)
-  double copyBytesUs = 0;           ///< their bytes, read and written, at the memory's whole bandwidth
+  /// Per chunk of a staged call (empty for a call that is not), its copies into and out of the windows: the slowest
+  /// rank's bytes, read and written, at the memory's whole bandwidth, in µs; nullopt where no rank copies.
+  std::vector<std::optional<double>> copyIn;
+  std::vector<std::optional<double>> copyOut;
+  bool pipelined = false;  ///< the copies run beside the kernels (coll::stagingSchedule's pipelined form)
+
+  int copies() const;          ///< the copies of every chunk
+  double copyBytesUs() const;  ///< their bytes' time, all of them
 };
 
 /// The parts of `call` running `choice` (a staged call's chunks run the kernel `context` chooses for their size).
 CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
                     const ChoiceContext& context, const ProcessMode& mode, const CostModel& model);
 
-/// The time of `call` running `choice` in `mode`: its kernels' times, each with the processes' part, and the
-/// staging copies' (CostModel::stagingCopy). The same as predictChoice for one process.
+/// What each operation of a staged call's parts takes under `model`: each kernel's time with the processes' part of
+/// `mode`, each copy its launch and its bytes at the copies' efficiency (CostModel::stagingCopy).
+StagedDurations stagedDurations(const CallParts& parts, const ProcessMode& mode, const CostModel& model);
+
+/// The time of `call` running `choice` in `mode`: its kernels' times, each with the processes' part, and for a
+/// staged call the staging copies', as the schedule runs them (stagedTime: fixedUs and dataUs are those of the
+/// operations on its critical path). The same as predictChoice for one process.
 Prediction predictCall(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
                        const ChoiceContext& context, const ProcessMode& mode, const CostModel& model);
 

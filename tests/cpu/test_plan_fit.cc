@@ -1,9 +1,11 @@
 // The model's fit and its check against measured runs: the fit recovers costs it generated itself (the per-peer
 // cost from runs of two numbers of ranks, the per-process and staging-copy costs from runs of one process per GPU),
 // is the same whatever model it starts from, and the built-in model stays within the bar (median |error|
-// <= 10%) on the committed 4x and 2x H200 runs it was fitted to (one process; 2 processes, staged and registered),
-// on the 4x H100 runs it was not, and on sizes left out of a fit; the 2x H200 cells miss the bar without the
-// per-peer cost, the 2-process ones without the process cost or the staging copies.
+// <= 10%) on the committed 4x and 2x H200 runs it was fitted to (one process; 2 processes, staged as the
+// communicator pipelines it by default and registered), on the 4x H100 runs it was not, on a 2-process run staged
+// serially (PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL), and on sizes left out of a fit; the 2x H200 cells miss the
+// bar without the per-peer cost, the staged 2-process ones without the staging copies or in the other run's
+// staging order.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,7 +41,7 @@ std::vector<MeasuredRun> fixtureRuns(const std::string& machine) {
 }
 
 // The runs the built-in model was fitted to: 4x H200 (every collective, one process) and 2x H200 (all-reduce, one
-// process and one per GPU).
+// process and one per GPU; not the serial staging run, h200x2-serial, which only checks the model).
 std::vector<MeasuredRun> fittedRuns() {
   std::vector<MeasuredRun> runs = fixtureRuns("h200x4");
   for (const char* machine : {"h200x2", "h200x2-procs"}) {
@@ -194,7 +196,7 @@ TEST(PlanAccuracy, FittedMachineEveryCollectiveEightBytesToOneGiB) {
   EXPECT_EQ(h200.machine, kH200x4);
   EXPECT_EQ(h200.cells.size(), 321u);  // 7 collectives, 8 B - 1 GiB, both placements where they exist
   EXPECT_LE(h200.medianAbsError, 0.10);
-  EXPECT_LE(h200.medianAbsError, 0.025) << "was 1.6%";
+  EXPECT_LE(h200.medianAbsError, 0.025) << "was 1.7%";
   EXPECT_LE(std::fabs(h200.cells[h200.worst].error), 0.40) << "was 33%";
 }
 
@@ -204,8 +206,8 @@ TEST(PlanAccuracy, TwoGpusOneProcessFittedWithTheFourGpuRuns) {
   EXPECT_EQ(h200.machine, kH200x2);
   EXPECT_EQ(h200.cells.size(), 28u);  // all-reduce 8 B - 512 MiB by 4, both placements
   EXPECT_LE(h200.medianAbsError, 0.10);
-  EXPECT_LE(h200.medianAbsError, 0.03) << "was 1.8%";
-  EXPECT_LE(std::fabs(h200.cells[h200.worst].error), 0.15) << "was 10.5%";
+  EXPECT_LE(h200.medianAbsError, 0.03) << "was 2.3%";
+  EXPECT_LE(std::fabs(h200.cells[h200.worst].error), 0.15) << "was 5.4%";
 }
 
 // The 2-rank check tells a right per-peer cost from a wrong one: with the 4-rank fixed costs kept, no peer cost
@@ -232,16 +234,17 @@ TEST(PlanAccuracy, AnotherMachineTheModelWasNotFittedTo) {
   EXPECT_LE(std::fabs(h100.cells[h100.worst].error), 0.30) << "was 21%";
 }
 
-// One process per GPU (call C1's all-reduce, staged and on registered windows), fitted with the one-process runs.
+// One process per GPU (call x2's all-reduce, staged through the windows as the communicator pipelines it and on
+// registered windows), fitted with the one-process runs.
 TEST(PlanAccuracy, TwoGpusTwoProcessesFitted) {
   const std::vector<MeasuredRun> runs = fixtureRuns("h200x2-procs");
   const MachineAccuracy procs = checkOne(runs, builtInCostModel());
   EXPECT_EQ(procs.machine, kH200x2Procs);
   EXPECT_EQ(procs.cells.size(), 56u);
   EXPECT_LE(procs.medianAbsError, 0.10);
-  EXPECT_LE(procs.medianAbsError, 0.09) << "was 7.8%";
-  // The worst is a registered 8 KiB cell that measured 14.4 us between cells of 3-4 us: a stall, not the model.
-  EXPECT_LE(std::fabs(procs.cells[procs.worst].error), 0.80) << "was 74%";
+  EXPECT_LE(procs.medianAbsError, 0.09) << "was 7.7%";
+  // The worst is a registered LL128 cell of 512 KiB, 7.0 us measured beside 5.5 us predicted.
+  EXPECT_LE(std::fabs(procs.cells[procs.worst].error), 0.30) << "was 22%";
 }
 
 // The cells of `runs` that went through the staging windows (`staged`), or the others.
@@ -256,28 +259,50 @@ std::vector<MeasuredRun> cellsStaged(std::vector<MeasuredRun> runs, bool staged)
   return runs;
 }
 
-// The 2-process check tells the new terms from their absence: the cells that are not staged (those of registered
-// buffers, and the LL ones) miss the bar without the process cost, and the staged cells are far off without their
-// copies (as if registered) where with them they are within it.
-TEST(PlanAccuracy, TwoProcessesNeedTheProcessCostAndTheStagingCopies) {
+// The 2-process check tells the staging's terms from their absence: the staged cells are far off without their
+// copies (as if registered) where with them they are within the bar, and each run's staging order matters: the
+// pipelined run predicted as serial staging, or the serial run as pipelined, misses the bar. The cells that are not
+// staged (those of registered buffers, and the LL ones) are within it with the process cost; unlike call C1's runs,
+// call x2's are within it without that cost too (6.7%: docs/plan.md), so no assertion says they need it.
+TEST(PlanAccuracy, TwoProcessesNeedTheStagingCopiesInTheirOrder) {
   const std::vector<MeasuredRun> runs = fixtureRuns("h200x2-procs");
   const std::vector<MeasuredRun> direct = cellsStaged(runs, false);
-  const double withProcess = checkOne(direct, builtInCostModel()).medianAbsError;
   EXPECT_EQ(checkOne(direct, builtInCostModel()).cells.size(), 46u);
-  EXPECT_LE(withProcess, 0.10) << "was 9.4%";
-  CostModel noProcess = builtInCostModel();
-  ASSERT_GT(noProcess.processUs, 0.3);
-  noProcess.processUs = 0;
-  const double withoutProcess = checkOne(direct, noProcess).medianAbsError;
-  EXPECT_GT(withoutProcess, 0.10) << "was 15.3%";
-  EXPECT_GT(withoutProcess, withProcess + 0.04);
+  EXPECT_LE(checkOne(direct, builtInCostModel()).medianAbsError, 0.10) << "was 9.5%";
 
   const std::vector<MeasuredRun> staged = cellsStaged(runs, true);
+  const double pipelined = checkOne(staged, builtInCostModel()).medianAbsError;
   EXPECT_EQ(checkOne(staged, builtInCostModel()).cells.size(), 10u);  // 2 MiB - 512 MiB, both placements
-  EXPECT_LE(checkOne(staged, builtInCostModel()).medianAbsError, 0.10) << "was 3.5%";
+  EXPECT_LE(pipelined, 0.10) << "was 6.7%";
   std::vector<MeasuredRun> unstaged = staged;
   for (MeasuredRun& run : unstaged) run.mode.registered = true;
-  EXPECT_GT(checkOne(unstaged, builtInCostModel()).medianAbsError, 0.25) << "was 36%";
+  const double withoutCopies = checkOne(unstaged, builtInCostModel()).medianAbsError;
+  EXPECT_GT(withoutCopies, 0.20) << "was 22.7% (36% on call C1's serial staging, whose copies cost twice as much)";
+  EXPECT_GT(withoutCopies, 3 * pipelined);
+  std::vector<MeasuredRun> asSerial = staged;
+  for (MeasuredRun& run : asSerial) run.mode.serialStaging = true;
+  EXPECT_GT(checkOne(asSerial, builtInCostModel()).medianAbsError, 0.10) << "was 11.6%";
+
+  std::vector<MeasuredRun> serial = fixtureRuns("h200x2-serial");
+  for (MeasuredRun& run : serial) {
+    ASSERT_TRUE(run.mode.serialStaging) << run.origin;
+    run.mode.serialStaging = false;
+  }
+  EXPECT_GT(checkOne(serial, builtInCostModel()).medianAbsError, 0.10) << "was 11.0%";
+}
+
+// The same all-reduce staged serially (PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL, in the run's settings), measured in
+// the same session as the fitted runs but not fitted to: the model's serial form beside it.
+TEST(PlanAccuracy, TwoProcessesSerialStagingNotFitted) {
+  const std::vector<MeasuredRun> runs = fixtureRuns("h200x2-serial");
+  const MachineAccuracy serial = checkOne(runs, builtInCostModel());
+  EXPECT_EQ(serial.machine, kH200x2Procs);
+  EXPECT_EQ(serial.cells.size(), 10u);  // 2 MiB - 512 MiB, both placements, every one staged
+  EXPECT_EQ(cellsStaged(runs, true).front().cells.size(), 10u);
+  EXPECT_LE(serial.medianAbsError, 0.10);
+  EXPECT_LE(serial.medianAbsError, 0.03) << "was 1.5%";
+  // The worst is 2 MiB out of place, 18.8 us measured where in place took 17.1.
+  EXPECT_LE(std::fabs(serial.cells[serial.worst].error), 0.15) << "was 11.2%";
 }
 
 TEST(PlanAccuracy, SizesLeftOutOfTheFit) {
@@ -293,13 +318,12 @@ TEST(PlanAccuracy, SizesLeftOutOfTheFit) {
     const MachineAccuracy two = checkMachine(left, fitted, kH200x2);
     EXPECT_EQ(two.cells.size(), 14u);
     EXPECT_LE(two.medianAbsError, 0.10) << half;
-    EXPECT_LE(two.medianAbsError, 0.05) << half << ": was 3.5% and 2.0%";
-    // The 2-process cells' small sizes measured either ~3.1 or ~3.9-4.4 us from one size to the next (the two
-    // processes' graphs starting together or not): half of them leave the process cost less certain, and one half
-    // misses the bar (docs/plan.md).
+    EXPECT_LE(two.medianAbsError, 0.05) << half << ": was 3.8% and 2.8%";
+    // Half of the 2-process cells leave the process cost and the staging copies less certain (process_us 0.24 and
+    // 0.48 us, the copies' efficiency 0.96 and 0.76), and the other half stays within the bar.
     const MachineAccuracy procs = checkMachine(left, fitted, kH200x2Procs);
     EXPECT_EQ(procs.cells.size(), 28u);
-    EXPECT_LE(procs.medianAbsError, 0.12) << half << ": was 7.7% and 11.0% (the bar is 10%)";
+    EXPECT_LE(procs.medianAbsError, 0.10) << half << ": was 7.3% and 7.7%";
   }
 }
 

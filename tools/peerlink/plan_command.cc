@@ -14,6 +14,7 @@
 #include "peerlink/topology.hpp"
 #include "plan/accuracy.hpp"
 #include "plan/fit.hpp"
+#include "plan/processes.hpp"
 #include "plan_format.hpp"
 #include "plan_runs.hpp"
 #include "run_metadata.hpp"
@@ -75,7 +76,7 @@ plan::Network networkOf(const PlanCommandOptions& options) {
   return network;
 }
 
-plan::ProcessMode modeOf(const PlanCommandOptions& options, int ranks) {
+plan::ProcessMode modeOf(const PlanCommandOptions& options, int ranks, const Params& params) {
   if (options.processes != "one" && options.processes != "per-gpu") {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("--processes {}: say one (one process drives every GPU) or per-gpu", options.processes));
@@ -89,7 +90,7 @@ plan::ProcessMode modeOf(const PlanCommandOptions& options, int ranks) {
                 "--processes per-gpu predicts one node's processes; across nodes the model has no such cost (give one "
                 "or the other)");
   }
-  return {perGpu ? ranks : 1, options.registerBuffers};
+  return {perGpu ? ranks : 1, options.registerBuffers, plan::serialStagingOf(params)};
 }
 
 // The topology's GPUs 0..g-1 as topology indices.
@@ -119,7 +120,7 @@ PlanSweep predictSweep(const PlanCommandOptions& options, const Topology& topolo
   sweep.type = dataTypeOf(options.datatype);
   sweep.network = networkOf(options);
   const std::vector<int> gpus = gpusOf(topology, options.gpus);
-  sweep.mode = modeOf(options, static_cast<int>(gpus.size()));
+  sweep.mode = modeOf(options, static_cast<int>(gpus.size()), params);
   const plan::Fabric fabric = plan::fabricFor(topology, gpus, loaded.model);
   std::vector<int> devices;
   for (const int g : gpus) devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
@@ -169,6 +170,7 @@ json fitProvenance(const std::vector<plan::MeasuredRun>& runs, const std::vector
   for (const plan::MeasuredRun& run : runs) {
     json file = {{"file", run.origin}, {"machine", run.machine}, {"commit", run.commit}, {"cells", run.cells.size()}};
     if (run.mode.processes > 1) file["registered"] = run.mode.registered;
+    if (run.mode.serialStaging) file["serial_staging"] = true;
     files.push_back(file);
   }
   json fit = json::array();

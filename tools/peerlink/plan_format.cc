@@ -69,8 +69,12 @@ std::string header(const PlanSweep& sweep) {
     text += fmt::format("# one process per GPU ({} processes), {}\n", sweep.mode.processes,
                         sweep.mode.registered
                             ? "buffers registered as windows (Communicator::registerWindow): no call is staged"
+                        : sweep.mode.serialStaging
+                            ? "buffers not registered: calls whose kernels touch a peer's buffers are staged through "
+                              "the windows, each chunk's copies and kernel one after another "
+                              "(PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL)"
                             : "buffers not registered: calls whose kernels touch a peer's buffers are staged through "
-                              "the windows (copies in and out)");
+                              "the windows (copies in and out beside the kernels of the chunks before and after)");
   }
   text += modelLine(sweep);
   text += "# " + choiceSettingsLine(sweep.settings) + "\n";
@@ -208,6 +212,7 @@ json planToJson(const PlanSweep& sweep) {
           {"network", network},
           {"processes", sweep.mode.processes},
           {"registered", sweep.mode.registered},
+          {"serial_staging", sweep.mode.serialStaging},
           {"bus_factor", sweep.busFactor},
           {"settings", choiceSettingsJson(sweep.settings)},
           {"model", {{"origin", sweep.modelOrigin}, {"provenance", sweep.modelProvenance}}},
@@ -221,7 +226,9 @@ std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& m
   std::vector<std::string> notes;
   if (machine.runs.size() > 1) notes.push_back(std::filesystem::path(run.origin).filename().string());
   if (run.mode.processes > 1) {
-    notes.push_back(run.mode.registered ? "registered windows" : "unregistered: large calls staged");
+    notes.push_back(run.mode.registered      ? "registered windows"
+                    : run.mode.serialStaging ? "unregistered: large calls staged, serially"
+                                             : "unregistered: large calls staged");
   }
   return notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, ", "));
 }

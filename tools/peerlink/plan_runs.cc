@@ -9,6 +9,7 @@
 #include "coll_json_read.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/topology.hpp"
+#include "plan/processes.hpp"
 #include "saved_json_read.hpp"
 
 namespace peerlink::cli {
@@ -146,9 +147,11 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
       ordinals.push_back(topology.gpus[static_cast<std::size_t>(index)].cudaOrdinal);
     }
     measured.fabric = plan::fabricFor(topology, gpus, model);
-    const plan::ChoiceContext context = plan::choiceContextFor(topology, ordinals, runParams(document, path));
+    const Params params = runParams(document, path);
+    const plan::ChoiceContext context = plan::choiceContextFor(topology, ordinals, params);
     measured.context = context;
-    measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path))};
+    measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path)),
+                     plan::serialStagingOf(params)};
 
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {

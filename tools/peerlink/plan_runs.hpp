@@ -16,9 +16,10 @@ namespace peerlink::cli {
 /// The run in the file at `path`. The kernel of each cell is the one the run recorded (its out-of-place choice;
 /// kernels renamed since are read by their new names); an in-place cell takes today's in-place choice where that
 /// differs from today's out-of-place one for its size. `machine`: "<ranks>x <GPU>, one process" (a document's
-/// optional "processes" and "nodes" add ", N processes" and ", N nodes"); its ProcessMode from "processes" and
-/// `--register` in the command line it recorded. Throws Error(InvalidInput) when the file
-/// is not a coll run with a topology, or names a kernel or an algorithm peerlink does not know.
+/// optional "processes" and "nodes" add ", N processes" and ", N nodes"); its ProcessMode from "processes",
+/// `--register` in the command line it recorded and PEERLINK_COLL_STAGE_UNREGISTERED among its settings. Throws
+/// Error(InvalidInput) when the file is not a coll run with a topology, or names a kernel or an algorithm peerlink does
+/// not know.
 plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel& model);
 
 /// The same, from a document already read (`path` names it in errors and in the run's origin).
