@@ -77,9 +77,12 @@ class Platform {
  public:
   virtual ~Platform() = default;
   /// A world spanning processes (makeUniqueId's id): ranks[i] on devices[i] in this process. For an id
-  /// whose root may forward, bootstrap::ForwardedWorld (with the real NCCL's id) when the root sends the world there.
+  /// whose root may forward, bootstrap::ForwardedWorld (with the real NCCL's id) when the root sends the world there;
+  /// `forwarding` is what this process's hellos tell that root, which refuses a world across hosts some rank cannot
+  /// follow there: Error(InvalidUsage) naming those ranks.
   virtual std::shared_ptr<WorldBackend> createWorld(const UniqueId& id, int nranks, const std::vector<int>& ranks,
-                                                    const std::vector<int>& devices, const Params& params) = 0;
+                                                    const std::vector<int>& devices, const Params& params,
+                                                    ForwardAbility forwarding) = 0;
   /// Every rank in this process, rank i on devices[i] (ncclCommInitAll).
   virtual std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params& params) = 0;
   /// makeUniqueId's id; with `forwardId`, one whose root decides who serves the world and calls `forwardId` when

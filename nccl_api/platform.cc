@@ -86,8 +86,12 @@ class CommunicatorBackend final : public WorldBackend {
 class CudaPlatform final : public Platform {
  public:
   std::shared_ptr<WorldBackend> createWorld(const UniqueId& id, int nranks, const std::vector<int>& ranks,
-                                            const std::vector<int>& devices, const Params& params) override {
-    return std::make_shared<CommunicatorBackend>(std::make_shared<Communicator>(id, nranks, ranks, devices, params));
+                                            const std::vector<int>& devices, const Params& params,
+                                            ForwardAbility forwarding) override {
+    BootstrapOptions bootstrap = BootstrapOptions::fromParams(params);
+    bootstrap.forwarding = forwarding;
+    return std::make_shared<CommunicatorBackend>(
+        std::make_shared<Communicator>(id, nranks, ranks, devices, params, bootstrap));
   }
   std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params& params) override {
     return std::make_shared<CommunicatorBackend>(std::make_shared<Communicator>(devices, params));

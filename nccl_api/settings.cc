@@ -1,5 +1,7 @@
 #include "nccl_api/settings.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace peerlink::nccl {
@@ -69,6 +71,21 @@ std::variant<IdChoice, Failure> chooseIdServer(Fallback fallback, const LaunchEn
             "NCCL serves the job (PEERLINK_NCCL_FALLBACK=AUTO)"};
   }
   return IdChoice{IdKind::Peerlink, fmt::format("{}; {}, so peerlink tries", job, unable)};
+}
+
+ForwardAbility forwardAbility(Fallback fallback, bool ncclLoaded) {
+  if (fallback == Fallback::None) return ForwardAbility::FallbackNone;
+  return ncclLoaded ? ForwardAbility::Able : ForwardAbility::NoRealNccl;
+}
+
+std::optional<Failure> checkScalableIds(const std::vector<bool>& peerlinkIds) {
+  const auto other = std::find(peerlinkIds.begin(), peerlinkIds.end(), !peerlinkIds.front());
+  if (other == peerlinkIds.end()) return std::nullopt;
+  const auto kind = [](bool peerlink) { return peerlink ? "peerlink's" : "not peerlink's (the real NCCL's)"; };
+  return Failure{ncclInvalidArgument,
+                 fmt::format("unique id 0 is {}, unique id {} is {}: the ids were made by processes of different "
+                             "settings; make every id in processes with the same PEERLINK_NCCL_FALLBACK and launcher",
+                             kind(peerlinkIds.front()), other - peerlinkIds.begin(), kind(!peerlinkIds.front()))};
 }
 
 std::variant<Server, Failure> chooseRankServer(Fallback fallback, bool peerlinkId, bool ncclLoaded,

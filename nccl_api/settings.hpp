@@ -2,8 +2,10 @@
 // decisions made from them: which library serves a new communicator. Pure but for apiSettingsFromEnvironment.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "nccl_api/result.hpp"
 #include "peerlink/launch.hpp"
@@ -57,6 +59,16 @@ struct IdChoice {
 /// Failure.
 std::variant<IdChoice, Failure> chooseIdServer(Fallback fallback, const LaunchEnvironment& launch, bool ncclLoaded,
                                                const std::string& loadFailure);
+
+/// Whether this process can follow a rendezvous root that sends the world to the real NCCL, as its hellos tell the
+/// root (BootstrapOptions::forwarding): not under NONE, nor without the real library. The root refuses a world across
+/// hosts some rank cannot follow, naming the rank and why.
+ForwardAbility forwardAbility(Fallback fallback, bool ncclLoaded);
+
+/// ncclCommInitRankScalable's ids, by whether each is peerlink's: all peerlink's (the ranks meet at the first's root)
+/// or all the real NCCL's (its ncclCommInitRankScalable takes them all). A mix -- ids made by processes of different
+/// settings -- is a Failure (ncclInvalidArgument) naming the first id that differs from the first.
+std::optional<Failure> checkScalableIds(const std::vector<bool>& peerlinkIds);
 
 /// Who serves ncclCommInitRank with an id that is (`peerlinkId`) or is not one of peerlink's. Another id is the
 /// real NCCL's: served by it when allowed and loaded, else a Failure (ncclInvalidArgument) saying what to set. A

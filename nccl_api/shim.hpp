@@ -201,6 +201,10 @@ class Shim {
   /// A forwarded call's result: counted; a failure thrown with the real NCCL's last error.
   ncclResult_t forwarded(ncclComm* handle, ncclResult_t result);
 
+  /// commInitRank over `nIds` ids every rank was given alike (ncclCommInitRankScalable): ids of the real NCCL go to
+  /// its ncclCommInitRankScalable when there are several; a peerlink id is the first alone.
+  ncclResult_t initRank(ncclComm_t* comm, int nranks, const ncclUniqueId* ids, int nIds, int rank,
+                        const ncclConfig_t* config, const char* call);
   void createPending(std::vector<PendingCreation>& creations);
   void createWorld(std::vector<PendingCreation*>& members, std::thread::id owner);
   CreatedWorld createWithFallback(std::vector<PendingCreation*>& members);

@@ -47,6 +47,12 @@ UniqueId peerlinkIdOf(const ncclUniqueId& id) {
 
 ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank,
                                 const ncclConfig_t* config, const char* call) {
+  return initRank(comm, nranks, &id, 1, rank, config, call);
+}
+
+ncclResult_t Shim::initRank(ncclComm_t* comm, int nranks, const ncclUniqueId* ids, int nIds, int rank,
+                            const ncclConfig_t* config, const char* call) {
+  const ncclUniqueId& id = ids[0];
   return run(call, nullptr, [&] {
     if (comm == nullptr) throw ApiError(ncclInvalidArgument, "newcomm is NULL");
     *comm = nullptr;
@@ -67,9 +73,23 @@ ncclResult_t Shim::commInitRank(ncclComm_t* comm, int nranks, const ncclUniqueId
       try {
         ncclComm_t real = nullptr;
         RealNccl& api = realInGroup();
-        forwarded(nullptr, config != nullptr
-                               ? api.commInitRankConfig(&real, nranks, id, rank, const_cast<ncclConfig_t*>(config))
-                               : api.commInitRank(&real, nranks, id, rank));
+        auto* realConfig = const_cast<ncclConfig_t*>(config);
+        if (nIds > 1) {
+          // Every id to the real NCCL's own ncclCommInitRankScalable: every rank passes the same ones, as it requires,
+          // and the roots its ncclGetUniqueId started for them are all used.
+          if (api.commInitRankScalable == nullptr) {
+            throw ApiError(
+                ncclInvalidUsage,
+                fmt::format("{} unique ids of the real NCCL need its ncclCommInitRankScalable, which NCCL {} "
+                            "at {} lacks (NCCL 2.23 and later have it)",
+                            nIds, versionText(api.versionCode), api.path));
+          }
+          forwarded(nullptr,
+                    api.commInitRankScalable(&real, nranks, rank, nIds, const_cast<ncclUniqueId*>(ids), realConfig));
+        } else {
+          forwarded(nullptr, config != nullptr ? api.commInitRankConfig(&real, nranks, id, rank, realConfig)
+                                               : api.commInitRank(&real, nranks, id, rank));
+        }
         adoptReal(handle, real, std::get<Server>(server).reason);
       } catch (...) {
         dropHandle(handle);
@@ -114,8 +134,17 @@ ncclResult_t Shim::commInitRankScalable(ncclComm_t* comm, int nranks, int rank, 
                      fmt::format("{} unique ids at {}: at least one", nIds, static_cast<const void*>(ids)));
     });
   }
-  // Every rank holds the same ids in the same order; peerlink's rendezvous needs one: the first. The roots of the
-  // others that this process made end now rather than at their deadline, where no rank reached them.
+  std::vector<bool> peerlinkIds;
+  for (int i = 0; i < nIds; ++i) peerlinkIds.push_back(isPeerlinkId(peerlinkIdOf(ids[i])));
+  if (const std::optional<Failure> mixed = checkScalableIds(peerlinkIds)) {
+    return run("ncclCommInitRankScalable", nullptr, [&]() -> ncclResult_t { throw ApiError(*mixed); });
+  }
+  // The real NCCL's ids (a job the launcher says spans machines, or PEERLINK_NCCL_FALLBACK=ALL): all of them to its
+  // own ncclCommInitRankScalable.
+  if (!peerlinkIds.front()) return initRank(comm, nranks, ids, nIds, rank, config, "ncclCommInitRankScalable");
+  // Every rank holds the same ids in the same order; peerlink's rendezvous needs one: the first, whose root also
+  // decides alone whether the world goes to the real NCCL (with one id of the real NCCL's for every rank). The roots
+  // of the others that this process made end now rather than at their deadline, where no rank reached them.
   for (int i = 1; i < nIds; ++i) {
     const UniqueId other = peerlinkIdOf(ids[i]);
     if (!sameId(other, peerlinkIdOf(ids[0]))) parts_.platform->retireId(other);
@@ -221,7 +250,10 @@ Shim::CreatedWorld Shim::createWithFallback(std::vector<PendingCreation*>& membe
   }
   const int nranks = members.front()->nranks;
   try {
-    return {parts_.platform->createWorld(members.front()->id, nranks, ranks, devices, settings().params), {}, {}};
+    return {parts_.platform->createWorld(members.front()->id, nranks, ranks, devices, settings().params,
+                                         forwardAbility(settings().fallback, parts_.real != nullptr)),
+            {},
+            {}};
   } catch (const bootstrap::ForwardedWorld& verdict) {
     return forwardWorld(members, verdict);
   } catch (const Error& error) {
@@ -245,18 +277,12 @@ Shim::CreatedWorld Shim::createWithFallback(std::vector<PendingCreation*>& membe
 
 Shim::CreatedWorld Shim::forwardWorld(std::vector<PendingCreation*>& members,
                                       const bootstrap::ForwardedWorld& verdict) {
-  // Every rank of the world heard the same verdict; a process that may not follow it says so (its peers then wait
-  // in the real NCCL for it, as for any rank that never comes).
-  if (settings().fallback == Fallback::None) {
-    throw ApiError(ncclInvalidUsage,
-                   fmt::format("{}; this process may not use the real NCCL (PEERLINK_NCCL_FALLBACK=NONE): give every "
-                               "rank the same PEERLINK_NCCL_FALLBACK",
-                               verdict.what()));
-  }
-  if (parts_.real == nullptr) {
-    throw ApiError(ncclSystemError, fmt::format("{}; the real NCCL is not loaded in this process ({}): set "
-                                                "PEERLINK_NCCL_LIBRARY on every rank",
-                                                verdict.what(), parts_.realFailure));
+  // Every rank of the world heard the same verdict, which the root gives only where every rank's hello said it can
+  // follow (a rank that cannot would leave the others waiting in the real NCCL's creation, which has no deadline).
+  if (forwardAbility(settings().fallback, parts_.real != nullptr) != ForwardAbility::Able) {
+    throw ApiError(ncclInternalError,
+                   fmt::format("{}; but this process's hello told the root it cannot follow there ({})", verdict.what(),
+                               parts_.realFailure));
   }
   // The root's id, up to its last non-zero byte (decodeForward checked its length); zeros after, as it was made.
   ncclUniqueId realId{};

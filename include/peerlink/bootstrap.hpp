@@ -100,6 +100,15 @@ class Bootstrap {
   virtual void onPeerLost(PeerLostCallback callback) = 0;
 };
 
+/// Whether a process can follow a rendezvous root that sends the world to the real NCCL, as its hello tells the root
+/// (the values are the hello's on the wire).
+enum class ForwardAbility : std::uint16_t {
+  NotNcclApi = 1,    ///< it joined through peerlink's own API (connectBootstrap, Communicator): no NCCL to go to
+  Able = 2,          ///< NCCL's API over peerlink, with a real NCCL it may use
+  FallbackNone = 3,  ///< NCCL's API under PEERLINK_NCCL_FALLBACK=NONE
+  NoRealNccl = 4,    ///< NCCL's API where no real NCCL could be loaded
+};
+
 /// How a bootstrap waits and who this process says it is.
 struct BootstrapOptions {
   /// Every wait: the rendezvous (and again the connections between ranks), each call.
@@ -107,6 +116,10 @@ struct BootstrapOptions {
   /// Empty: the host id is a hash of the hostname and /proc/sys/kernel/random/boot_id; else a hash of this
   /// text, so one machine can act as several nodes (PEERLINK_HOSTID).
   std::string hostId;
+  /// Whether this process can follow a rendezvous root that sends the world to the real NCCL (only the root of an
+  /// id made by NCCL's API over peerlink does, for ranks on several hosts). Where some rank cannot, such a root
+  /// refuses the world and every rank's connectBootstrap fails with Error(InvalidUsage) naming those ranks and why.
+  ForwardAbility forwarding = ForwardAbility::NotNcclApi;
 
   /// PEERLINK_BOOTSTRAP_TIMEOUT_MS and PEERLINK_HOSTID.
   static BootstrapOptions fromParams(const Params& params);
@@ -117,7 +130,8 @@ struct BootstrapOptions {
 /// and returns once every rank has done so. Error(InvalidUsage) at once for a rank outside [0, nranks) or a
 /// malformed id; the errors of the rendezvous name the ranks and the address (docs/bootstrap.md lists them). An id
 /// made by NCCL's API over peerlink whose root may forward is decided by its root once every rank arrived: ranks
-/// on several hosts all get Error(Unsupported) saying the real NCCL serves that world.
+/// on several hosts all get Error(Unsupported) saying the real NCCL serves that world, or, where some rank cannot
+/// follow it there (options.forwarding), Error(InvalidUsage) naming those ranks.
 std::unique_ptr<Bootstrap> connectBootstrap(
     const UniqueId& id, int rank, int nranks,
     const BootstrapOptions& options = BootstrapOptions::fromParams(Params::fromEnvironment()));

@@ -61,6 +61,10 @@ class Communicator {
   /// Several ranks of such a world in this process: ranks[i] on devices[i].
   Communicator(const UniqueId& id, int nranks, const std::vector<int>& ranks, const std::vector<int>& devices,
                Params params = Params::fromEnvironment());
+  /// The same, with the bootstrap's options given rather than made from `params` (BootstrapOptions::fromParams):
+  /// the NCCL API says there whether this process can follow a root that sends the world to the real NCCL.
+  Communicator(const UniqueId& id, int nranks, const std::vector<int>& ranks, const std::vector<int>& devices,
+               Params params, const BootstrapOptions& bootstrap);
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;

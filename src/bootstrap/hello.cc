@@ -70,7 +70,7 @@ std::vector<std::uint8_t> encodeHello(const Hello& hello) {
   WireWriter out;
   out.put(kHelloMagic);
   out.put(kBootstrapProtocolVersion);
-  out.put(std::uint16_t{0});
+  out.put(static_cast<std::uint16_t>(hello.forwarding));
   out.putString(hello.peerlinkVersion, kVersionBytes, "peerlink version");
   out.putBytes(hello.token.data(), hello.token.size());
   out.put(static_cast<std::int32_t>(hello.identity.rank));
@@ -105,9 +105,14 @@ Hello decodeHello(const std::uint8_t* data, std::size_t size) {
                     protocol, theirs, kBootstrapProtocolVersion));
   }
   if (size != kHelloBytes) in.fail(fmt::format("{} bytes, expected {}", size, kHelloBytes));
-  if (in.get<std::uint16_t>("reserved field") != 0) in.fail("reserved field after the protocol version is not 0");
+  const auto forwarding = in.get<std::uint16_t>("forwarding");
+  if (forwarding < static_cast<std::uint16_t>(ForwardAbility::NotNcclApi) ||
+      forwarding > static_cast<std::uint16_t>(ForwardAbility::NoRealNccl)) {
+    in.fail(fmt::format("forwarding {} (1 to 4)", forwarding));
+  }
 
   Hello hello;
+  hello.forwarding = static_cast<ForwardAbility>(forwarding);
   hello.peerlinkVersion = in.getString(kVersionBytes, "peerlink version", false);
   in.getBytes(hello.token.data(), hello.token.size(), "token");
   hello.identity.rank = in.get<std::int32_t>("rank");

@@ -18,8 +18,11 @@
 namespace peerlink::bootstrap {
 
 inline constexpr std::uint32_t kHelloMagic = 0x48424c50;  // "PLBH" on the wire
-/// Raised when a message's layout or meaning changes; ranks of different protocols cannot talk.
-inline constexpr std::uint16_t kBootstrapProtocolVersion = 1;
+/// Raised when a message's layout or meaning changes; ranks of different protocols cannot talk. 2: the hello says
+/// whether the rank can follow a root that sends the world to the real NCCL, where protocol 1's had a reserved zero.
+/// The hello keeps its size (a frame of another size would be refused before its protocol is read, by peers of
+/// either protocol), so that each side names the other's protocol and peerlink version.
+inline constexpr std::uint16_t kBootstrapProtocolVersion = 2;
 inline constexpr std::size_t kTokenBytes = 16;
 inline constexpr std::size_t kVersionBytes = 32;
 inline constexpr std::size_t kHostNameBytes = 64;
@@ -62,15 +65,19 @@ struct Hello {
   /// Hash of the boot id and the pid namespace: equal only where pids name the same processes (pidfd).
   std::uint64_t pidScope = 0;
   WireAddress listenAddress;  ///< where the rank accepts its peers
+  /// Whether the rank can follow a rendezvous root that sends the world to the real NCCL (verdict.hpp).
+  ForwardAbility forwarding = ForwardAbility::NotNcclApi;
 };
 
-/// Fixed layout, little-endian: magic u32, protocol u16, zero u16, peerlink version [32], token [16], rank i32,
-/// nranks i32, host id u64, pid scope u64, pid i32, uid u32, family u8, zero u8, port u16, address [16],
-/// host name [64]. Error(InvalidUsage) when a field cannot be encoded (a rank out of range, a long name).
+/// Fixed layout, little-endian: magic u32, protocol u16, forwarding u16 (ForwardAbility's value), peerlink version
+/// [32], token [16], rank i32, nranks i32, host id u64, pid scope u64, pid i32, uid u32, family u8, zero u8, port u16,
+/// address [16], host name [64]. Every protocol keeps the magic, the protocol and the peerlink version where they
+/// are. Error(InvalidUsage) when a field cannot be encoded (a rank out of range, a long name).
 std::vector<std::uint8_t> encodeHello(const Hello& hello);
-/// Strict: exactly kHelloBytes; magic; protocol version (a different one is named with the peer's peerlink
-/// version); zero reserved fields; 1 <= nranks <= kMaxBootstrapRanks; 0 <= rank < nranks; pid > 0; family 4 or 6
-/// (an IPv4 address's unused bytes zero); port > 0; printable NUL-terminated strings.
+/// Strict: exactly kHelloBytes; magic; protocol version (a different one, older or newer, is named with the peer's
+/// peerlink version); a known ForwardAbility (checked before it is converted); zero reserved fields; 1 <= nranks <=
+/// kMaxBootstrapRanks; 0 <= rank < nranks; pid > 0; family 4 or 6 (an IPv4 address's unused bytes zero); port > 0;
+/// printable NUL-terminated strings.
 Hello decodeHello(const std::uint8_t* data, std::size_t size);
 
 /// The root's answer once every rank arrived: every rank's hello, in rank order.

@@ -89,6 +89,7 @@ class Rendezvous {
     self_.identity = localPeerIdentity(rank_, options_);
     self_.pidScope = localPidScope();
     self_.listenAddress = toWireAddress(bound);
+    self_.forwarding = options_.forwarding;
     const std::vector<std::uint8_t> hello = encodeHello(self_);
     writeFrame(root_fd(), FrameType::Hello, 0, hello.data(), hello.size(), deadline + kVerdictGrace, rootName());
   }

@@ -278,25 +278,30 @@ class Root {
             std::chrono::duration_cast<milliseconds>(worldSent_ - *firstArrival_).count());
   }
 
-  // The decision over every rank's hello, taken here once for the world. Several hosts: the real NCCL is asked
-  // for an id now (the only time this root asks), every rank hears Forward with it -- or, when there is none, a
-  // Failure saying why -- and the rendezvous is over (each rank closes its connection; this root ends). One host:
-  // false, and the world table follows.
+  // The decision over every rank's hello, taken here once for the world. Several hosts, every rank able to follow:
+  // the real NCCL is asked for an id now (the only time this root asks), every rank hears Forward with it -- or, when
+  // there is none, a Failure saying why. Several hosts and some rank unable to follow: every rank hears the refusal,
+  // and the real NCCL is never asked. Either way the rendezvous is over (each rank closes its connection; this root
+  // ends). One host: false, and the world table follows.
   bool forwarded(const std::vector<Hello>& world) {
-    std::vector<PeerIdentity> ranks;
-    for (const Hello& hello : world) ranks.push_back(hello.identity);
-    const ServerVerdict verdict = chooseWorldServer(ranks);
+    const ServerVerdict verdict = chooseWorldServer(world);
     logInfo(LogSubsys::Init, "bootstrap root at {}: {}: {}", address_, verdict.reason,
-            verdict.forward ? "every rank goes to the real NCCL, with an id this root asks it for"
-                            : "peerlink serves the world");
-    if (!verdict.forward) return false;
+            verdict.server == WorldServer::Peerlink   ? "peerlink serves the world"
+            : verdict.server == WorldServer::RealNccl ? "every rank goes to the real NCCL, with an id this root asks "
+                                                        "it for"
+                                                      : "the world is refused");
+    if (verdict.server == WorldServer::Peerlink) return false;
     std::vector<std::uint8_t> bytes;
-    try {
-      bytes = encodeForward(verdict.reason, forwardId_());
-    } catch (const std::exception& error) {
-      fail(forwardIdFailure(address_, verdict.reason, error));
-    } catch (...) {
-      fail(forwardIdFailure(address_, verdict.reason, std::runtime_error("an exception of an unknown type")));
+    if (verdict.server == WorldServer::Refused) {
+      fail(refusedWorldFailure(address_, verdict));
+    } else {
+      try {
+        bytes = encodeForward(verdict.reason, forwardId_());
+      } catch (const std::exception& error) {
+        fail(forwardIdFailure(address_, verdict.reason, error));
+      } catch (...) {
+        fail(forwardIdFailure(address_, verdict.reason, std::runtime_error("an exception of an unknown type")));
+      }
     }
     if (!bytes.empty()) {
       for (auto& connection : connections_) {

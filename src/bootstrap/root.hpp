@@ -40,7 +40,8 @@ using ForwardIdSource = std::function<std::vector<std::uint8_t>()>;
 /// Binds `bindAddress` (port 0: any) and starts the root of the world of `token`, which waits `timeout`.
 /// Without `forwardId` the root sends every rank the world table. With it, the root decides who serves the world
 /// once every rank arrived (chooseWorldServer, verdict.hpp), logged once: the world table for one host; for
-/// several, a Forward frame to every rank carrying what `forwardId` gives, or a Failure naming why it gave nothing.
+/// several, a Forward frame to every rank carrying what `forwardId` gives, or a Failure naming why it gave nothing --
+/// or, where some rank's hello says it cannot follow a forward, a Failure refusing the world (`forwardId` unasked).
 /// Returns the address it listens on. Error(SystemError) naming the address when it cannot listen.
 WireAddress startRoot(const SocketAddress& bindAddress, const Token& token, std::chrono::milliseconds timeout,
                       ForwardIdSource forwardId = nullptr);

@@ -12,8 +12,9 @@
 namespace peerlink::bootstrap {
 namespace {
 
-// Hosts named in a reason; a world of many more says how many it left out.
+// Hosts, and ranks that cannot follow a forward, named in a reason; a world of many more says how many it left out.
 constexpr std::size_t kHostsNamed = 4;
+constexpr std::size_t kUnableNamed = 4;
 
 struct HostRanks {
   std::uint64_t hostId = 0;
@@ -21,19 +22,54 @@ struct HostRanks {
   std::vector<int> ranks;
 };
 
+// "rank 3 (host b, pid 7) has no real NCCL to forward to: why", or for several "2 of 8 ranks have no real NCCL to
+// forward to: rank 3 (host b, pid 7): why; rank 5 (...): why".
+std::string describeUnable(const std::vector<const Hello*>& unable, std::size_t nranks) {
+  if (unable.size() == 1) {
+    return fmt::format("{} has no real NCCL to forward to: {}", describePeer(unable.front()->identity),
+                       whyUnableToForward(unable.front()->forwarding));
+  }
+  std::vector<std::string> named;
+  for (std::size_t i = 0; i < unable.size() && i < kUnableNamed; ++i) {
+    named.push_back(
+        fmt::format("{}: {}", describePeer(unable[i]->identity), whyUnableToForward(unable[i]->forwarding)));
+  }
+  std::string text =
+      fmt::format("{} of {} ranks have no real NCCL to forward to: {}", unable.size(), nranks, fmt::join(named, "; "));
+  if (unable.size() > kUnableNamed) text += fmt::format("; and {} more", unable.size() - kUnableNamed);
+  return text;
+}
+
 }  // namespace
 
-ServerVerdict chooseWorldServer(const std::vector<PeerIdentity>& ranks) {
+const char* whyUnableToForward(ForwardAbility forwarding) {
+  switch (forwarding) {
+    case ForwardAbility::NotNcclApi: return "it joined through peerlink's own API, not NCCL's";
+    case ForwardAbility::FallbackNone: return "PEERLINK_NCCL_FALLBACK=NONE";
+    case ForwardAbility::NoRealNccl:
+      return "no real libnccl.so.2 could be loaded there (set PEERLINK_NCCL_LIBRARY; with PEERLINK_DEBUG=INFO its "
+             "INIT log lists what was searched)";
+    case ForwardAbility::Able: break;
+  }
+  return "(it can)";
+}
+
+ServerVerdict chooseWorldServer(const std::vector<Hello>& world) {
+  std::vector<const Hello*> ordered;
+  for (const Hello& hello : world) ordered.push_back(&hello);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Hello* a, const Hello* b) { return a->identity.rank < b->identity.rank; });
   std::vector<HostRanks> hosts;  // in the order of their lowest rank
-  std::vector<PeerIdentity> ordered = ranks;
-  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-  for (const PeerIdentity& peer : ordered) {
+  std::vector<const Hello*> unable;
+  for (const Hello* hello : ordered) {
+    const PeerIdentity& peer = hello->identity;
     auto host = std::find_if(hosts.begin(), hosts.end(), [&](const HostRanks& h) { return h.hostId == peer.hostId; });
     if (host == hosts.end()) host = hosts.insert(hosts.end(), HostRanks{peer.hostId, peer.hostName, {}});
     host->ranks.push_back(peer.rank);
+    if (hello->forwarding != ForwardAbility::Able) unable.push_back(hello);
   }
   if (hosts.size() <= 1) {
-    return {false,
+    return {WorldServer::Peerlink,
             hosts.empty() ? std::string("no ranks") : fmt::format("every rank on one host ({})", hosts.front().name)};
   }
   std::vector<std::string> named;
@@ -47,7 +83,16 @@ ServerVerdict chooseWorldServer(const std::vector<PeerIdentity>& ranks) {
   }
   std::string reason = fmt::format("ranks on {} hosts: {}", hosts.size(), fmt::join(named, ", "));
   if (hosts.size() > kHostsNamed) reason += fmt::format(" and {} more", hosts.size() - kHostsNamed);
-  return {true, reason};
+  if (unable.empty()) return {WorldServer::RealNccl, reason};
+  return {WorldServer::Refused,
+          fmt::format("{}, which only the real NCCL serves, but {}", reason, describeUnable(unable, world.size()))};
+}
+
+Failure refusedWorldFailure(const std::string& root, const ServerVerdict& verdict) {
+  return {ErrorCode::InvalidUsage,
+          fmt::format("the bootstrap root at {} refuses the world: {}: every rank of a world across hosts must be able "
+                      "to use the real NCCL",
+                      root, verdict.reason)};
 }
 
 std::vector<std::uint8_t> encodeForward(const std::string& reason, const std::vector<std::uint8_t>& ncclId) {

@@ -1,8 +1,8 @@
 // Who serves a world whose unique id says its root may forward (format 2, made by the NCCL API where the launcher
 // does not say whether the job spans machines): decided once, by the rendezvous root, from every rank's hello, and
-// sent to every rank in the root's answer -- the world table (peerlink serves it) or a Forward frame carrying the
-// real NCCL's id, which the root asks the real NCCL for only then (the real NCCL serves it) -- so that every rank
-// does the same and none decides alone.
+// sent to every rank in the root's answer -- the world table (peerlink serves it), a Forward frame carrying the
+// real NCCL's id, which the root asks the real NCCL for only then (the real NCCL serves it), or a Failure where some
+// rank could not follow it there -- so that every rank does the same and none decides alone.
 #pragma once
 
 #include <cstddef>
@@ -17,15 +17,32 @@
 
 namespace peerlink::bootstrap {
 
-/// The root's decision for a world of a format-2 id.
-struct ServerVerdict {
-  bool forward = false;  ///< true: every rank creates its rank with the real NCCL; false: peerlink serves the world
-  std::string reason;    ///< one line: the hosts and their ranks
+/// Who serves a world of a format-2 id.
+enum class WorldServer {
+  Peerlink,  ///< every rank on one host: the world table follows
+  RealNccl,  ///< ranks on several hosts, each able to follow the root there: a Forward frame with the real NCCL's id
+  Refused,   ///< ranks on several hosts, some unable to follow (their hellos say why): every rank fails
 };
 
-/// Pure. Peerlink when every rank has one host id (hostname + boot id, or PEERLINK_HOSTID), else the real NCCL:
-/// across machines peerlink's communicator runs over MPI, which an application of NCCL's API has not started.
-ServerVerdict chooseWorldServer(const std::vector<PeerIdentity>& ranks);
+/// The root's decision for a world of a format-2 id.
+struct ServerVerdict {
+  WorldServer server = WorldServer::Peerlink;
+  /// One line: the hosts and their ranks; when Refused, also the ranks that cannot follow and why.
+  std::string reason;
+};
+
+/// Pure, over every rank's hello. Peerlink when every rank has one host id (hostname + boot id, or
+/// PEERLINK_HOSTID), whatever the ranks could follow; else the real NCCL (across machines peerlink's communicator
+/// runs over MPI, which an application of NCCL's API has not started) -- but only where every rank can follow the
+/// root there (Hello::forwarding Able): a rank that cannot would fail its creation alone, leaving the others
+/// waiting in the real NCCL's, which has no deadline. Refused then, naming up to four such ranks and why.
+ServerVerdict chooseWorldServer(const std::vector<Hello>& world);
+/// Why a rank whose hello says `forwarding` cannot follow the root to the real NCCL: one line ("(it can)" for Able).
+const char* whyUnableToForward(ForwardAbility forwarding);
+
+/// What every rank hears when the root at `root` refuses the world (`verdict` is Refused): InvalidUsage -- the job's
+/// processes disagree in what they may use, as they would in world size or version -- and the verdict's reason.
+Failure refusedWorldFailure(const std::string& root, const ServerVerdict& verdict);
 
 /// The most bytes of the real NCCL's id a Forward frame carries: NCCL's ncclUniqueId is 128 bytes.
 inline constexpr std::size_t kMaxForwardIdBytes = 128;

@@ -209,6 +209,10 @@ Communicator::Communicator(const UniqueId& id, int nranks, int rank, int device,
 
 Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int>& ranks,
                            const std::vector<int>& devices, Params params)
+    : Communicator(id, nranks, ranks, devices, params, BootstrapOptions::fromParams(params)) {}
+
+Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int>& ranks,
+                           const std::vector<int>& devices, Params params, const BootstrapOptions& options)
     : state_(std::make_unique<State>()) {
   if (ranks.empty() || ranks.size() != devices.size()) {
     throw Error(ErrorCode::InvalidUsage,
@@ -231,7 +235,6 @@ Communicator::Communicator(const UniqueId& id, int nranks, const std::vector<int
                   fmt::format("Communicator: rank {} is out of range (ranks 0..{})", rank, nranks - 1));
     }
   }
-  const BootstrapOptions options = BootstrapOptions::fromParams(params);
   state_->bootstraps = connectRanks(id, nranks, spec.ranks, spec.devices, params, options);
   std::vector<Bootstrap*> local;
   for (const auto& bootstrap : state_->bootstraps) local.push_back(bootstrap.get());

@@ -176,9 +176,14 @@ class FakePlatform : public Platform {
   }
 
   std::shared_ptr<WorldBackend> createWorld(const UniqueId& id, int nranks, const std::vector<int>& ranks,
-                                            const std::vector<int>& devices, const Params&) override {
+                                            const std::vector<int>& devices, const Params&,
+                                            ForwardAbility forwarding) override {
     log_->add(Event("createWorld", -1, ranks.empty() ? -1 : ranks.front(), nullptr, nullptr, ranks.size(), DataType::U8,
                     ReduceOp::Sum, nranks));
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      toldRoots.push_back(forwarding);
+    }
     {
       std::unique_lock<std::mutex> lock(gateMutex_);
       ++waiting_;
@@ -188,7 +193,9 @@ class FakePlatform : public Platform {
     }
     if (failCreation) throw *failCreation;
     // A rendezvous root's verdict reaches only the ranks of an id whose root may forward, as in the library.
-    if (forwardVerdict && bootstrap::decodeUniqueId(id).mayForward) rootForwards(id, *forwardVerdict);
+    if (forwardVerdict && bootstrap::decodeUniqueId(id).mayForward) {
+      rootForwards(id, *forwardVerdict, ranks.front(), forwarding);
+    }
     return made(nranks, ranks, devices);
   }
   std::shared_ptr<WorldBackend> createLocalWorld(const std::vector<int>& devices, const Params&) override {
@@ -283,6 +290,8 @@ class FakePlatform : public Platform {
   /// Set: creating a world of an id whose root may forward ends in that root's answer for several hosts, with this
   /// reason (rootForwards).
   std::optional<std::string> forwardVerdict;
+  /// What each createWorld told the root of whether this process can follow a forward, in order.
+  std::vector<ForwardAbility> toldRoots;
   std::vector<std::weak_ptr<FakeWorld>> worlds;  ///< every world made, in order (split's too)
 
  private:
@@ -301,14 +310,22 @@ class FakePlatform : public Platform {
     std::optional<bootstrap::Failure> failure;
   };
   static std::string keyOf(const UniqueId& id) { return std::string(id.bytes, id.bytes + kUniqueIdBytes); }
-  // As the id's root answers a rank when its ranks are on several hosts: it asks its source for the real NCCL's id
-  // the first time and sends that (through the frame's codec), or the failure naming why there is none.
-  [[noreturn]] static void rootForwards(const UniqueId& id, const std::string& reason) {
+  // As the id's root answers a rank when its ranks are on several hosts: where this rank said it cannot follow, the
+  // refusal (its source unasked); else it asks its source for the real NCCL's id the first time and sends that
+  // (through the frame's codec), or the failure naming why there is none.
+  [[noreturn]] static void rootForwards(const UniqueId& id, const std::string& reason, int rank,
+                                        ForwardAbility forwarding) {
     const std::string address = bootstrap::formatWireAddress(bootstrap::decodeUniqueId(id).root);
     const std::lock_guard<std::mutex> lock(rootsMutex_);
     const auto found = roots_.find(keyOf(id));
     if (found == roots_.end()) throw Error(ErrorCode::Internal, "test: no FakePlatform made this id's root");
     FakeRoot& root = found->second;
+    if (forwarding != ForwardAbility::Able && root.forward.empty() && !root.failure) {
+      root.failure = bootstrap::refusedWorldFailure(
+          address, {bootstrap::WorldServer::Refused,
+                    fmt::format("{}, which only the real NCCL serves, but rank {} has no real NCCL to forward to: {}",
+                                reason, rank, bootstrap::whyUnableToForward(forwarding))});
+    }
     if (root.forward.empty() && !root.failure) {
       try {
         root.forward = bootstrap::encodeForward(reason, root.source());

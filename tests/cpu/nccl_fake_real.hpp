@@ -16,7 +16,7 @@
 namespace peerlink::nccl::testing {
 
 struct FakeReal {
-  /// What one ncclCommInitRank(Config) was given.
+  /// What one ncclCommInitRank(Config) was given (ncclCommInitRankScalable: one for each of its ids).
   struct Init {
     int nranks = 0;
     int rank = -1;
@@ -82,6 +82,17 @@ struct FakeReal {
       inits.push_back({nranks, rank, id, true, config->blocking, config->commName ? config->commName : "",
                        currentDevice ? currentDevice() : -1});
       const ncclResult_t r = result("commInitRankConfig");
+      *comm = r == ncclSuccess ? handle() : nullptr;
+      return r;
+    };
+    api->commInitRankScalable = [](ncclComm_t* comm, int nranks, int rank, int nIds, ncclUniqueId* ids,
+                                   ncclConfig_t* config) {
+      for (int i = 0; i < nIds; ++i) {
+        inits.push_back({nranks, rank, ids[i], config != nullptr, config != nullptr ? config->blocking : -1,
+                         config != nullptr && config->commName ? config->commName : "",
+                         currentDevice ? currentDevice() : -1});
+      }
+      const ncclResult_t r = result("commInitRankScalable");
       *comm = r == ncclSuccess ? handle() : nullptr;
       return r;
     };

@@ -277,7 +277,15 @@ TEST_F(BootstrapFailure, AnotherProtocolIsToldWhyAndTheWorldGoesOn) {
   std::vector<std::uint8_t> future = helloFrame(helloFor(id, 1, 2));
   future[bootstrap::kFrameHeaderBytes + 4] = bootstrap::kBootstrapProtocolVersion + 1;
   const std::string heard = talkToRoot(id, future);
-  EXPECT_TRUE(contains(heard, fmt::format("bootstrap protocol 2 (from peerlink {})", kVersion)));
+  EXPECT_TRUE(contains(heard, fmt::format("bootstrap protocol {} (from peerlink {})",
+                                          bootstrap::kBootstrapProtocolVersion + 1, kVersion)));
+  // Protocol 1's hello, of a rank that says nothing of following a forward: a reserved zero there.
+  std::vector<std::uint8_t> past = helloFrame(helloFor(id, 1, 2));
+  past[bootstrap::kFrameHeaderBytes + 4] = 1;
+  past[bootstrap::kFrameHeaderBytes + 6] = 0;
+  EXPECT_TRUE(contains(talkToRoot(id, past),
+                       fmt::format("bootstrap protocol 1 (from peerlink {}); this peerlink speaks protocol {}",
+                                   kVersion, bootstrap::kBootstrapProtocolVersion)));
   const auto outcomes = world.finish();
   EXPECT_EQ(outcomes[0].report, "ok");
   EXPECT_EQ(outcomes[1].report, "ok");

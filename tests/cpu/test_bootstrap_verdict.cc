@@ -1,13 +1,15 @@
-// Who serves a world whose unique id's root may forward: the pure decision over the ranks' identities (one host,
-// several, hosts made by PEERLINK_HOSTID on one machine), the Forward frame's payload, and real rendezvous of 4
-// ranks as threads of this process through a root on loopback given a fake ForwardIdSource -- on two hosts the
-// root asks it once and every rank hears "forward" with exactly its bytes, or, when it throws, the same failure
-// naming why, and nothing is left open or running; on one host the source is never asked and every rank gets its
+// Who serves a world whose unique id's root may forward: the pure decision over the ranks' hellos (one host, several,
+// hosts made by PEERLINK_HOSTID on one machine, ranks that cannot follow a forward), the Forward frame's payload, and
+// real rendezvous of 4 ranks as threads of this process through a root on loopback given a fake ForwardIdSource --
+// on two hosts the root asks it once and every rank hears "forward" with exactly its bytes, or, when it throws, the
+// same failure naming why, and nothing is left open or running; where a rank cannot follow, every rank hears the same
+// refusal naming it and the source is never asked; on one host the source is never asked and every rank gets its
 // bootstrap; makeUniqueId's id builds its world whatever the hosts, as before.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -35,32 +37,35 @@ using ::peerlink::testing::loopbackParams;
 using ::peerlink::testing::optionsWith;
 using ::peerlink::testing::rootsEndWithin;
 
-PeerIdentity rankOn(int rank, std::uint64_t hostId, const std::string& hostName) {
-  PeerIdentity peer;
-  peer.rank = rank;
-  peer.hostId = hostId;
-  peer.hostName = hostName;
-  peer.pid = 1000 + rank;
-  return peer;
+// Rank `rank`'s hello on host `hostId`, able to follow a forward unless `forwarding` says otherwise.
+Hello rankOn(int rank, std::uint64_t hostId, const std::string& hostName,
+             ForwardAbility forwarding = ForwardAbility::Able) {
+  Hello hello;
+  hello.identity.rank = rank;
+  hello.identity.hostId = hostId;
+  hello.identity.hostName = hostName;
+  hello.identity.pid = 1000 + rank;
+  hello.forwarding = forwarding;
+  return hello;
 }
 
 TEST(BootstrapVerdict, OneHostIsPeerlinks) {
-  std::vector<PeerIdentity> ranks;
+  std::vector<Hello> ranks;
   for (int r = 0; r < 4; ++r) ranks.push_back(rankOn(r, 0xa, "node-a"));
   const ServerVerdict verdict = chooseWorldServer(ranks);
-  EXPECT_FALSE(verdict.forward);
+  EXPECT_EQ(verdict.server, WorldServer::Peerlink);
   EXPECT_EQ(verdict.reason, "every rank on one host (node-a)");
-  EXPECT_FALSE(chooseWorldServer({rankOn(0, 0xa, "node-a")}).forward);
+  EXPECT_EQ(chooseWorldServer({rankOn(0, 0xa, "node-a")}).server, WorldServer::Peerlink);
 }
 
 TEST(BootstrapVerdict, TwoHostsAreTheRealNcclsWhateverTheOrder) {
   // Hellos reach the root in any order; the hosts are listed by their lowest rank.
-  const std::vector<PeerIdentity> ranks = {rankOn(3, 0xb, "node-b"), rankOn(0, 0xa, "node-a"), rankOn(2, 0xa, "node-a"),
-                                           rankOn(1, 0xb, "node-b")};
+  const std::vector<Hello> ranks = {rankOn(3, 0xb, "node-b"), rankOn(0, 0xa, "node-a"), rankOn(2, 0xa, "node-a"),
+                                    rankOn(1, 0xb, "node-b")};
   const ServerVerdict verdict = chooseWorldServer(ranks);
-  EXPECT_TRUE(verdict.forward);
+  EXPECT_EQ(verdict.server, WorldServer::RealNccl);
   EXPECT_EQ(verdict.reason, "ranks on 2 hosts: node-a (ranks 0, 2), node-b (ranks 1, 3)");
-  EXPECT_TRUE(chooseWorldServer({rankOn(0, 0xa, "node-a"), rankOn(1, 0xb, "node-b")}).forward);
+  EXPECT_EQ(chooseWorldServer({rankOn(0, 0xa, "node-a"), rankOn(1, 0xb, "node-b")}).server, WorldServer::RealNccl);
 }
 
 TEST(BootstrapVerdict, HostsMadeByHostIdOnOneMachineAreToldApartByTheirIds) {
@@ -70,23 +75,62 @@ TEST(BootstrapVerdict, HostsMadeByHostIdOnOneMachineAreToldApartByTheirIds) {
   ASSERT_NE(a, b);
   const ServerVerdict verdict = chooseWorldServer(
       {rankOn(0, a, "gpu-vm"), rankOn(1, a, "gpu-vm"), rankOn(2, b, "gpu-vm"), rankOn(3, b, "gpu-vm")});
-  EXPECT_TRUE(verdict.forward);
+  EXPECT_EQ(verdict.server, WorldServer::RealNccl);
   EXPECT_TRUE(contains(verdict.reason, fmt::format("ranks on 2 hosts: gpu-vm [host id {:016x}] (ranks 0-1), gpu-vm "
                                                    "[host id {:016x}] (ranks 2-3)",
                                                    a, b)));
   // The same override everywhere is one host, as the machine is.
   const std::uint64_t same = hostIdFor("gpu-vm", boot, "a");
-  EXPECT_FALSE(chooseWorldServer({rankOn(0, a, "gpu-vm"), rankOn(1, same, "gpu-vm")}).forward);
+  EXPECT_EQ(chooseWorldServer({rankOn(0, a, "gpu-vm"), rankOn(1, same, "gpu-vm")}).server, WorldServer::Peerlink);
 }
 
 TEST(BootstrapVerdict, ManyHostsAreCountedNotAllNamed) {
-  std::vector<PeerIdentity> ranks;
+  std::vector<Hello> ranks;
   for (int r = 0; r < 12; ++r)
     ranks.push_back(rankOn(r, 0x100 + static_cast<std::uint64_t>(r / 2), fmt::format("n{}", r / 2)));
   const ServerVerdict verdict = chooseWorldServer(ranks);
-  EXPECT_TRUE(verdict.forward);
+  EXPECT_EQ(verdict.server, WorldServer::RealNccl);
   EXPECT_EQ(verdict.reason,
             "ranks on 6 hosts: n0 (ranks 0-1), n1 (ranks 2-3), n2 (ranks 4-5), n3 (ranks 6-7) and 2 more");
+}
+
+// A rank that cannot follow the root to the real NCCL would fail alone while the others wait in the real NCCL's
+// creation, which has no deadline: across hosts the world is refused, naming the rank and why.
+TEST(BootstrapVerdict, ARankThatCannotForwardRefusesAWorldAcrossHosts) {
+  const std::vector<Hello> ranks = {rankOn(0, 0xa, "node-a"), rankOn(1, 0xa, "node-a"), rankOn(2, 0xb, "node-b"),
+                                    rankOn(3, 0xb, "node-b", ForwardAbility::FallbackNone)};
+  const ServerVerdict verdict = chooseWorldServer(ranks);
+  EXPECT_EQ(verdict.server, WorldServer::Refused);
+  EXPECT_EQ(verdict.reason,
+            "ranks on 2 hosts: node-a (ranks 0-1), node-b (ranks 2-3), which only the real NCCL serves, but rank 3 "
+            "(host node-b, pid 1003) has no real NCCL to forward to: PEERLINK_NCCL_FALLBACK=NONE");
+  const Failure failure = refusedWorldFailure("10.0.0.1:29500", verdict);
+  EXPECT_EQ(failure.code, ErrorCode::InvalidUsage);
+  EXPECT_EQ(failure.message, "the bootstrap root at 10.0.0.1:29500 refuses the world: " + verdict.reason +
+                                 ": every rank of a world across hosts must be able to use the real NCCL");
+  // On one host the same ranks are peerlink's: nothing is forwarded, so nothing is refused.
+  std::vector<Hello> oneHost = ranks;
+  for (Hello& hello : oneHost) hello.identity.hostId = 0xa;
+  EXPECT_EQ(chooseWorldServer(oneHost).server, WorldServer::Peerlink);
+}
+
+TEST(BootstrapVerdict, ManyRanksThatCannotForwardAreCountedAndTheFirstFourNamed) {
+  const ForwardAbility unable[] = {ForwardAbility::FallbackNone, ForwardAbility::NoRealNccl,
+                                   ForwardAbility::NotNcclApi};
+  std::vector<Hello> ranks;
+  for (int r = 7; r >= 0; --r) {  // in any order
+    ranks.push_back(
+        rankOn(r, r < 4 ? 0xa : 0xb, r < 4 ? "node-a" : "node-b", r % 4 == 0 ? ForwardAbility::Able : unable[r % 3]));
+  }
+  const ServerVerdict verdict = chooseWorldServer(ranks);
+  EXPECT_EQ(verdict.server, WorldServer::Refused);
+  EXPECT_EQ(verdict.reason,
+            "ranks on 2 hosts: node-a (ranks 0-3), node-b (ranks 4-7), which only the real NCCL serves, but 6 of 8 "
+            "ranks have no real NCCL to forward to: rank 1 (host node-a, pid 1001): "
+            "no real libnccl.so.2 could be loaded there (set PEERLINK_NCCL_LIBRARY; with PEERLINK_DEBUG=INFO its INIT "
+            "log lists what was searched); rank 2 (host node-a, pid 1002): it joined through peerlink's own API, not "
+            "NCCL's; rank 3 (host node-a, pid 1003): PEERLINK_NCCL_FALLBACK=NONE; rank 5 (host node-b, pid 1005): it "
+            "joined through peerlink's own API, not NCCL's; and 2 more");
 }
 
 // NCCL 2.28's ncclGetUniqueId: a 64-bit magic and the root's sockaddr_in, zeros to 128 bytes.
@@ -183,16 +227,21 @@ struct Joined {
   ErrorCode code = ErrorCode::Internal;
 };
 
-// `hosts[r]` is rank r's PEERLINK_HOSTID; every rank joins `id` on a thread of its own.
-std::vector<Joined> joinAsThreads(const UniqueId& id, const std::vector<std::string>& hosts) {
+// `hosts[r]` is rank r's PEERLINK_HOSTID; every rank joins `id` on a thread of its own, able to follow a forward
+// (as the NCCL API's ranks with a real NCCL say) unless `unable` says otherwise.
+std::vector<Joined> joinAsThreads(const UniqueId& id, const std::vector<std::string>& hosts,
+                                  const std::map<int, ForwardAbility>& unable = {}) {
   const int n = static_cast<int>(hosts.size());
   std::vector<Joined> joined(hosts.size());
   std::vector<std::thread> threads;
   for (int rank = 0; rank < n; ++rank) {
     threads.emplace_back([&, rank] {
       Joined& mine = joined[static_cast<std::size_t>(rank)];
+      BootstrapOptions options = optionsWith(10s, hosts[static_cast<std::size_t>(rank)]);
+      const auto reason = unable.find(rank);
+      options.forwarding = reason != unable.end() ? reason->second : ForwardAbility::Able;
       try {
-        mine.bootstrap = connectBootstrap(id, rank, n, optionsWith(10s, hosts[static_cast<std::size_t>(rank)]));
+        mine.bootstrap = connectBootstrap(id, rank, n, options);
       } catch (const ForwardedWorld& verdict) {
         mine.forwardedBecause = verdict.reason();
         mine.ncclId = verdict.ncclId();
@@ -273,6 +322,65 @@ TEST_F(BootstrapVerdictWorld, ASourceWithNoUsableIdFailsEveryRank) {
     EXPECT_TRUE(contains(rank.error, "has no id of the real NCCL for it: the real NCCL gave an id of zeros"))
         << rank.error;
   }
+}
+
+// The defect this guards against: rank 3 could not follow a forward, failed alone, and ranks 0-2 waited in the real
+// NCCL's creation for it without a deadline. Now every rank hears the root's refusal, the same line, at once; the
+// real NCCL is never asked for an id (which would start its root until the process exits); nothing is left.
+TEST_F(BootstrapVerdictWorld, ARankThatCannotForwardMakesTheRootRefuseTheWorldOnEveryRank) {
+  FakeSource real;
+  real.bytes = ncclLikeId();
+  const Holdings before = holdings();
+  const UniqueId id = makeForwardableUniqueId(loopbackParams(10s), real.source());
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Joined> joined =
+      joinAsThreads(id, {"host-a", "host-a", "host-b", "host-b"}, {{3, ForwardAbility::FallbackNone}});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // at once, not at a deadline (10 s)
+  EXPECT_EQ(real.calls, 0);
+  for (std::size_t rank = 0; rank < joined.size(); ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    EXPECT_EQ(joined[rank].bootstrap, nullptr);
+    EXPECT_EQ(joined[rank].forwardedBecause, "");
+    EXPECT_EQ(joined[rank].code, ErrorCode::InvalidUsage);
+    EXPECT_TRUE(contains(joined[rank].error, "refuses the world: ranks on 2 hosts: "));
+    EXPECT_TRUE(contains(joined[rank].error, fmt::format("which only the real NCCL serves, but rank 3 (host {}, pid "
+                                                         "{}) has no real NCCL to forward to: "
+                                                         "PEERLINK_NCCL_FALLBACK=NONE",
+                                                         localHostName(), ::getpid())))
+        << joined[rank].error;
+    EXPECT_EQ(joined[rank].error, joined[0].error);  // the same line on every rank
+  }
+  ASSERT_TRUE(rootsEndWithin(5s));
+  EXPECT_TRUE(holdings() == before) << "threads " << holdings().threads << " (were " << before.threads
+                                    << "), descriptors " << holdings().descriptors << " (were " << before.descriptors
+                                    << ")";
+}
+
+// A rank that does not say it can (peerlink's own API: BootstrapOptions' default) is one that cannot.
+TEST_F(BootstrapVerdictWorld, ARankOfPeerlinksOwnApiCannotForward) {
+  FakeSource real;
+  real.bytes = ncclLikeId();
+  const UniqueId id = makeForwardableUniqueId(loopbackParams(10s), real.source());
+  EXPECT_EQ(BootstrapOptions().forwarding, ForwardAbility::NotNcclApi);
+  std::vector<Joined> joined = joinAsThreads(id, {"host-a", "host-b"}, {{0, BootstrapOptions().forwarding}});
+  EXPECT_EQ(real.calls, 0);
+  for (const Joined& rank : joined) {
+    EXPECT_EQ(rank.code, ErrorCode::InvalidUsage);
+    EXPECT_TRUE(contains(rank.error,
+                         "has no real NCCL to forward to: it joined through peerlink's own API, not "
+                         "NCCL's"))
+        << rank.error;
+  }
+}
+
+// On one host peerlink serves the world: a rank that could not follow a forward does not matter.
+TEST_F(BootstrapVerdictWorld, ARankThatCannotForwardStillMeetsTheOthersOnOneHost) {
+  FakeSource real;
+  real.bytes = ncclLikeId();
+  const UniqueId id = makeForwardableUniqueId(loopbackParams(10s), real.source());
+  std::vector<Joined> joined = joinAsThreads(id, {"host-a", "host-a"}, {{1, ForwardAbility::NoRealNccl}});
+  EXPECT_EQ(real.calls, 0);
+  for (const Joined& rank : joined) EXPECT_NE(rank.bootstrap, nullptr) << rank.error;
 }
 
 TEST_F(BootstrapVerdictWorld, FourRanksOnOneHostGetTheirBootstrapsAndTheSourceIsNeverAsked) {

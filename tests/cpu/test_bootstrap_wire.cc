@@ -41,6 +41,7 @@ Hello sampleHello(int rank = 2, int nranks = 4) {
   hello.listenAddress.family = AddressFamily::Ipv4;
   hello.listenAddress.bytes = {10, 0, 0, 7};
   hello.listenAddress.port = 41234;
+  hello.forwarding = ForwardAbility::Able;
   return hello;
 }
 
@@ -67,6 +68,15 @@ TEST(BootstrapHello, RoundTripsEveryField) {
   EXPECT_EQ(back.pidScope, 0x99u);
   EXPECT_TRUE(back.listenAddress == hello.listenAddress);
   EXPECT_EQ(formatWireAddress(back.listenAddress), "10.0.0.7:41234");
+  EXPECT_EQ(back.forwarding, ForwardAbility::Able);
+  for (const ForwardAbility forwarding :
+       {ForwardAbility::NotNcclApi, ForwardAbility::Able, ForwardAbility::FallbackNone, ForwardAbility::NoRealNccl}) {
+    Hello other = sampleHello();
+    other.forwarding = forwarding;
+    const std::vector<std::uint8_t> encoded = encodeHello(other);
+    EXPECT_EQ(encoded[6], static_cast<std::uint8_t>(forwarding));  // where protocol 1 had a reserved zero
+    EXPECT_EQ(decodeHello(encoded.data(), encoded.size()).forwarding, forwarding);
+  }
 }
 
 TEST(BootstrapHello, IsLittleEndianOnTheWire) {
@@ -100,7 +110,8 @@ TEST(BootstrapHello, FieldsOutOfRangeAreNamed) {
   };
   const Case cases[] = {
       {0, 0x12345678, 4, "magic 0x12345678"},
-      {6, 1, 2, "reserved field"},
+      {6, 0, 2, "forwarding 0 (1 to 4)"},
+      {6, 5, 2, "forwarding 5 (1 to 4)"},
       {56, 4, 4, "rank 4 outside a world of 4"},
       {56, 0xffffffff, 4, "rank -1"},
       {60, 0, 4, "world of 0 ranks"},
@@ -132,8 +143,24 @@ TEST(BootstrapHello, AnotherProtocolIsNamedWithItsPeerlinkVersion) {
   std::vector<std::uint8_t> bytes = patched(encodeHello(hello), 4, kBootstrapProtocolVersion + 1, 2);
   bytes.resize(200);  // a later protocol may be longer
   const std::string message = errorOf(ErrorCode::InvalidInput, [&] { decodeHello(bytes.data(), bytes.size()); });
-  EXPECT_TRUE(contains(message, "bootstrap protocol 2 (from peerlink 9.9.9)"));
+  EXPECT_TRUE(
+      contains(message, fmt::format("bootstrap protocol {} (from peerlink 9.9.9)", kBootstrapProtocolVersion + 1)));
   EXPECT_TRUE(contains(message, "run one peerlink version on every rank"));
+}
+
+// Protocol 1's hello (before a rank said whether it can follow a forward): the same 172 bytes with a reserved zero
+// where the forwarding is now. A rank of that protocol is named as such, never read as a rank of this one.
+TEST(BootstrapHello, ProtocolOnesHelloIsNamedNotMisread) {
+  ASSERT_EQ(kBootstrapProtocolVersion, 2);
+  Hello hello = sampleHello();
+  hello.peerlinkVersion = "0.0.9";
+  const std::vector<std::uint8_t> old = patched(encodeHello(hello), 4, 1, 4);  // protocol 1, reserved 0
+  ASSERT_EQ(old.size(), 172u);
+  const std::string message = errorOf(ErrorCode::InvalidInput, [&] { decodeHello(old.data(), old.size()); });
+  EXPECT_TRUE(contains(message,
+                       "bootstrap protocol 1 (from peerlink 0.0.9); this peerlink speaks protocol 2: run one "
+                       "peerlink version on every rank"))
+      << message;
 }
 
 TEST(BootstrapHello, EncodingRefusesWhatCannotBeDecoded) {

@@ -67,6 +67,8 @@ Hello helloOf(int rank, int nranks, const WireAddress& address) {
   hello.identity.uid = 1000;
   hello.pidScope = 0xfeedfacecafebeefULL;
   hello.listenAddress = address;
+  // Both ways a rank answers whether it can follow a root to the real NCCL.
+  hello.forwarding = rank % 2 == 0 ? ForwardAbility::Able : ForwardAbility::FallbackNone;
   return hello;
 }
 

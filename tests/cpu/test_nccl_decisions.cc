@@ -406,6 +406,33 @@ TEST(NcclServer, TheIdDecidesForEveryRank) {
   EXPECT_NE(std::get<Failure>(missing).message.find("/x: not found"), std::string::npos);
 }
 
+// What a process's hello tells a rendezvous root that may forward: only AUTO or ALL with the real library loaded
+// can follow it to the real NCCL.
+TEST(NcclServer, OnlyAProcessWithARealNcclItMayUseCanFollowAForward) {
+  EXPECT_EQ(forwardAbility(Fallback::Auto, true), ForwardAbility::Able);
+  EXPECT_EQ(forwardAbility(Fallback::All, true), ForwardAbility::Able);
+  EXPECT_EQ(forwardAbility(Fallback::Auto, false), ForwardAbility::NoRealNccl);
+  EXPECT_EQ(forwardAbility(Fallback::All, false), ForwardAbility::NoRealNccl);
+  EXPECT_EQ(forwardAbility(Fallback::None, true), ForwardAbility::FallbackNone);
+  EXPECT_EQ(forwardAbility(Fallback::None, false), ForwardAbility::FallbackNone);
+}
+
+TEST(NcclServer, ScalableIdsAreAllPeerlinksOrAllTheRealNcclsNeverMixed) {
+  EXPECT_FALSE(checkScalableIds({true}));
+  EXPECT_FALSE(checkScalableIds({false}));
+  EXPECT_FALSE(checkScalableIds({true, true, true}));
+  EXPECT_FALSE(checkScalableIds({false, false}));
+  const std::optional<Failure> mixed = checkScalableIds({false, false, true, false});
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->result, ncclInvalidArgument);
+  EXPECT_EQ(
+      mixed->message,
+      "unique id 0 is not peerlink's (the real NCCL's), unique id 2 is peerlink's: the ids were made by processes "
+      "of different settings; make every id in processes with the same PEERLINK_NCCL_FALLBACK and launcher");
+  EXPECT_NE(checkScalableIds({true, false})->message.find("unique id 0 is peerlink's, unique id 1 is not peerlink's"),
+            std::string::npos);
+}
+
 // ---- settings -----------------------------------------------------------------------------------------------
 
 TEST(NcclSettings, DeadlinesUnsetByTheUserBecomeLongUnderTheNcclApi) {

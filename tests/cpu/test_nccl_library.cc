@@ -246,9 +246,11 @@ TEST(NcclLibrary, WithoutALauncherTheRealNcclIsAskedForAnIdOnlyWhenTheRootForwar
                       std::vector<std::thread> ranks;
                       for (int rank = 0; rank < 2; ++rank) {
                         ranks.emplace_back([&, rank] {
+                          // As the NCCL API's ranks with a real NCCL tell the root.
+                          BootstrapOptions options = optionsWith(std::chrono::seconds(20), rank == 0 ? "a" : "b");
+                          options.forwarding = ForwardAbility::Able;
                           try {
-                            connectBootstrap(carrier, rank, 2,
-                                             optionsWith(std::chrono::seconds(20), rank == 0 ? "a" : "b"));
+                            connectBootstrap(carrier, rank, 2, options);
                             errors[rank] = "no forward";
                           } catch (const bootstrap::ForwardedWorld& verdict) {
                             heard[rank] = verdict.ncclId();

@@ -1,8 +1,9 @@
 // The NCCL API where the launcher does not say whether the job spans machines: ncclGetUniqueId's id is peerlink's,
-// its root may forward, and the real NCCL is not touched; creation follows the rendezvous root's verdict --
-// peerlink for one host; for several, the real NCCL with the id the root asked it for then, once (the root itself
-// is tested in test_bootstrap_verdict). Over a fake platform whose creation can end in the root's answer, and a fake
-// real NCCL.
+// its root may forward, and the real NCCL is not touched; creation tells the root whether this process can follow a
+// forward and follows the rendezvous root's verdict -- peerlink for one host; for several, the real NCCL with the id
+// the root asked it for then, once, or the root's refusal where a rank cannot follow (the root itself is tested in
+// test_bootstrap_verdict). ncclCommInitRankScalable's ids on either path. Over a fake platform whose creation can end
+// in the root's answer, and a fake real NCCL.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -49,6 +50,7 @@ TEST_F(NcclRendezvous, OneHostIsServedByPeerlink) {
   ncclComm_t comm = nullptr;
   ASSERT_EQ(shim_.commInitRank(&comm, 2, id, 1, nullptr), ncclSuccess);
   EXPECT_EQ(log_->names(), Names{"createWorld r1"});
+  EXPECT_EQ(platform_->toldRoots, std::vector<ForwardAbility>{ForwardAbility::Able});
   float data[2] = {};
   ASSERT_EQ(shim_.allReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
   ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
@@ -179,16 +181,121 @@ TEST(NcclRealIdSource, GivesTheRealNcclsWholeIdOrItsWordsWhy) {
   }
 }
 
-TEST_F(NcclRendezvous, ScalableCreationFollowsTheFirstId) {
+// Peerlink's ids: the first's root decides for every rank and asks the real NCCL for one id, which every rank then
+// creates its rank with (as the real ncclCommInitRankScalable with that one id would); this process's roots of the
+// others end.
+TEST_F(NcclRendezvous, ScalableCreationFollowsTheFirstIdsRootWithOneRealId) {
   const ncclUniqueId ids[2] = {newId(shim_), newId(shim_)};
+  UniqueId second;
+  std::memcpy(second.bytes, ids[1].internal, kUniqueIdBytes);
+  int serial = 0;  // the fake's count of ids, in the token
+  std::memcpy(&serial, bootstrap::decodeUniqueId(second).token.data(), sizeof serial);
+  const std::string retired = "retireId r" + std::to_string(serial);
+  log_->take();
   platform_->forwardVerdict = kTwoHosts;
-  ncclComm_t comm = nullptr;
-  ASSERT_EQ(shim_.commInitRankScalable(&comm, 2, 0, 2, ids, nullptr), ncclSuccess);
-  ASSERT_EQ(FakeReal::inits.size(), 1u);
-  EXPECT_TRUE(sameId(FakeReal::inits[0].id, FakeReal::made));
-  ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = "pg:0";
+  ncclComm_t comms[2] = {};
+  ASSERT_EQ(shim_.commInitRankScalable(&comms[0], 2, 0, 2, ids, &config), ncclSuccess);
+  ASSERT_EQ(shim_.commInitRankScalable(&comms[1], 2, 1, 2, ids, nullptr), ncclSuccess);
+  EXPECT_EQ(log_->names(), (Names{retired, "createWorld r0", retired, "createWorld r1"}));
+  EXPECT_EQ(FakeReal::calls, (Names{"getUniqueId", "commInitRankConfig", "commInitRank"}));
+  ASSERT_EQ(FakeReal::inits.size(), 2u);
+  for (const FakeReal::Init& init : FakeReal::inits) EXPECT_TRUE(sameId(init.id, FakeReal::made));
+  EXPECT_EQ(FakeReal::inits[0].name, "pg:0");
+  for (ncclComm_t comm : comms) ASSERT_EQ(shim_.commDestroy(comm), ncclSuccess);
 }
 
+// The real NCCL's ids (a launcher that says the job spans machines, or ALL): its own ncclCommInitRankScalable gets
+// every one of them, in order, on every rank -- not the first alone, which left the roots of the others running.
+TEST(NcclRendezvousScalable, TheRealNcclsIdsAllGoToItsOwnScalableCreation) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  Shim shim(partsWithReal(log, &platform, {{"PEERLINK_NCCL_FALLBACK", "ALL"}}));
+  ncclUniqueId ids[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    std::memset(&FakeReal::made, 0x51 + i, sizeof FakeReal::made);
+    ids[i] = newId(shim);
+  }
+  FakeReal::calls.clear();
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = "dp";
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(shim.commInitRankScalable(&comm, 8, 5, 3, ids, &config), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls, Names{"commInitRankScalable"});
+  ASSERT_EQ(FakeReal::inits.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE("id " + std::to_string(i));
+    EXPECT_TRUE(sameId(FakeReal::inits[static_cast<std::size_t>(i)].id, ids[i]));
+    EXPECT_EQ(FakeReal::inits[static_cast<std::size_t>(i)].rank, 5);
+    EXPECT_EQ(FakeReal::inits[static_cast<std::size_t>(i)].nranks, 8);
+    EXPECT_EQ(FakeReal::inits[static_cast<std::size_t>(i)].name, "dp");
+  }
+  EXPECT_TRUE(log->names().empty());  // nothing of peerlink's: no world, no root retired
+  ASSERT_EQ(shim.commDestroy(comm), ncclSuccess);
+  // One id alone is the real ncclCommInitRank's, as before; without a config too.
+  ASSERT_EQ(shim.commInitRankScalable(&comm, 8, 5, 1, ids, nullptr), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls.back(), "commInitRank");
+  ASSERT_EQ(shim.commDestroy(comm), ncclSuccess);
+  ASSERT_EQ(shim.commInitRankScalable(&comm, 8, 5, 2, ids, nullptr), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls.back(), "commInitRankScalable");
+  EXPECT_FALSE(FakeReal::inits.back().withConfig);
+  ASSERT_EQ(shim.commDestroy(comm), ncclSuccess);
+}
+
+TEST(NcclRendezvousScalable, InsideAGroupTheRealScalableCreationIsInTheRealGroup) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  Shim shim(partsWithReal(log, &platform, {{"PEERLINK_NCCL_FALLBACK", "ALL"}}));
+  const ncclUniqueId ids[2] = {newId(shim), newId(shim)};
+  FakeReal::calls.clear();
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(shim.groupStart(), ncclSuccess);
+  ASSERT_EQ(shim.commInitRankScalable(&comm, 2, 0, 2, ids, nullptr), ncclSuccess);
+  ASSERT_EQ(shim.groupEnd(), ncclSuccess);
+  EXPECT_EQ(FakeReal::calls, (Names{"groupStart", "commInitRankScalable", "groupEnd"}));
+  ASSERT_EQ(shim.commDestroy(comm), ncclSuccess);
+}
+
+TEST(NcclRendezvousScalable, AMixOfPeerlinksAndTheRealNcclsIdsIsRefusedBeforeAnythingStarts) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  Shim shim(partsWithReal(log, &platform));  // no launcher: its ids are peerlink's
+  FakeReal::made = FakeReal::ncclLikeId();
+  const ncclUniqueId ids[3] = {newId(shim), FakeReal::ncclLikeId(), newId(shim)};
+  log->take();
+  for (const bool realFirst : {false, true}) {
+    SCOPED_TRACE(realFirst ? "the real NCCL's first" : "peerlink's first");
+    ncclUniqueId order[3] = {ids[0], ids[1], ids[2]};
+    if (realFirst) std::swap(order[0], order[1]);
+    ncclComm_t comm = nullptr;
+    EXPECT_EQ(shim.commInitRankScalable(&comm, 2, 0, 3, order, nullptr), ncclInvalidArgument);
+    EXPECT_NE(std::string(shim.getLastError(nullptr)).find("unique id 1 is"), std::string::npos)
+        << shim.getLastError(nullptr);
+    EXPECT_EQ(comm, nullptr);
+  }
+  EXPECT_TRUE(log->names().empty());  // no world, no root retired
+  EXPECT_TRUE(FakeReal::calls.empty());
+  EXPECT_EQ(shim.liveHandles(), 0u);
+}
+
+TEST(NcclRendezvousScalable, ARealNcclWithoutScalableCreationRefusesSeveralIdsNamingIt) {
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  ShimParts parts = partsWithReal(log, &platform, {{"PEERLINK_NCCL_FALLBACK", "ALL"}});
+  parts.real->commInitRankScalable = nullptr;  // NCCL before 2.23
+  Shim shim(std::move(parts));
+  const ncclUniqueId ids[2] = {newId(shim), newId(shim)};
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(shim.commInitRankScalable(&comm, 2, 0, 2, ids, nullptr), ncclInvalidUsage);
+  EXPECT_NE(std::string(shim.getLastError(nullptr)).find("lacks (NCCL 2.23 and later have it)"), std::string::npos)
+      << shim.getLastError(nullptr);
+  EXPECT_EQ(shim.liveHandles(), 0u);
+}
+
+// A process that may not follow a forward tells the root so in its hellos; the root refuses a world across hosts
+// for every rank -- none enters the real NCCL's creation, which has no deadline, to wait for this one -- and never
+// asks the real NCCL for an id.
 TEST(NcclRendezvousSettings, NoneMakesNoIdThatMayForwardAndRefusesAForward) {
   auto log = std::make_shared<EventLog>();
   FakePlatform* platform = nullptr;
@@ -205,11 +312,38 @@ TEST(NcclRendezvousSettings, NoneMakesNoIdThatMayForwardAndRefusesAForward) {
   platform->forwardVerdict = kTwoHosts;
   ncclComm_t comm = nullptr;
   EXPECT_EQ(none.commInitRank(&comm, 2, id, 1, nullptr), ncclInvalidUsage);
+  EXPECT_EQ(platform->toldRoots, std::vector<ForwardAbility>{ForwardAbility::FallbackNone});
   const std::string error = none.getLastError(nullptr);
-  EXPECT_NE(error.find("PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos) << error;
-  EXPECT_NE(error.find(kTwoHosts), std::string::npos) << error;
+  EXPECT_NE(error.find("refuses the world: " + std::string(kTwoHosts)), std::string::npos) << error;
+  EXPECT_NE(error.find("rank 1 has no real NCCL to forward to: PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos)
+      << error;
   EXPECT_EQ(none.liveHandles(), 0u);
-  EXPECT_EQ(FakeReal::calls, Names{"getUniqueId"});  // the root's, in the maker's process; nothing since
+  EXPECT_TRUE(FakeReal::calls.empty());  // the root did not ask the real NCCL for an id: none was needed
+  // Every other rank of that world hears the same refusal (here: the maker's own rank 0).
+  otherPlatform->forwardVerdict = kTwoHosts;
+  EXPECT_EQ(maker.commInitRank(&comm, 2, id, 0, nullptr), ncclInvalidUsage);
+  EXPECT_EQ(std::string(maker.getLastError(nullptr)), error);
+  EXPECT_TRUE(FakeReal::calls.empty());
+}
+
+TEST(NcclRendezvousSettings, WithoutTheRealLibraryTheRootIsToldAndRefusesAForward) {
+  auto otherLog = std::make_shared<EventLog>();
+  FakePlatform* otherPlatform = nullptr;
+  Shim maker(partsWithReal(otherLog, &otherPlatform));
+  const ncclUniqueId id = newId(maker);
+  auto log = std::make_shared<EventLog>();
+  FakePlatform* platform = nullptr;
+  Shim missing(fakeParts(log, &platform));  // AUTO, but no real library loaded
+  platform->forwardVerdict = kTwoHosts;
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(missing.commInitRank(&comm, 2, id, 1, nullptr), ncclInvalidUsage);
+  EXPECT_EQ(platform->toldRoots, std::vector<ForwardAbility>{ForwardAbility::NoRealNccl});
+  const std::string error = missing.getLastError(nullptr);
+  EXPECT_NE(error.find("rank 1 has no real NCCL to forward to: no real libnccl.so.2 could be loaded there"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(missing.liveHandles(), 0u);
+  EXPECT_TRUE(FakeReal::calls.empty());
 }
 
 TEST(NcclRendezvousSettings, ALauncherThatSaysOneMachineGetsPeerlinksIdAlone) {

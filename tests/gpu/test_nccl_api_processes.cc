@@ -4,10 +4,12 @@
 // where odd ranks join none, symmetric windows, ncclCommGetAsyncError polled from another thread meanwhile,
 // finalize then destroy; then a rank that aborts while another waits in a collective, and counts that disagree,
 // which fail at the deadline instead of hanging; and ranks of two hosts without a launcher, which the rendezvous
-// sends to the real NCCL. Each rank is a forked child that loads the library itself.
+// sends to the real NCCL, or refuses at once where a rank cannot follow. Each rank is a forked child that loads the
+// library itself.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -371,13 +373,18 @@ TEST(NcclApiProcesses, CountsThatDisagreeEndAtTheDeadline) {
   EXPECT_TRUE(codes[0] == kOk || codes[1] == kOk) << "neither rank saw the mismatch as an error";
 }
 
-// Ranks of two machines whose launcher does not say so (Ray, a user's own script): PEERLINK_HOSTID makes this
-// machine two hosts and no launcher's variable is set, so rank 0's ncclGetUniqueId makes an id whose rendezvous
-// root decides. It asks the real NCCL for an id then, in rank 0's process, and sends both ranks there with it; the
-// real NCCL, which sees one machine, refuses two ranks on one GPU with its own error -- the proof that both
-// creations were forwarded with one id of the real NCCL.
-TEST(NcclApiProcesses, RanksOnTwoHostsWithoutALauncherGoToTheRealNccl) {
-  PEERLINK_REQUIRE_ONE_GPU();
+// What each of two ranks said of its ncclCommInitRank ("<result> <last error>"), and how its process ended; or why
+// the run could not say anything (the real NCCL not loaded beside this library).
+struct TwoHostRun {
+  std::string said[2];
+  std::vector<int> codes;
+  std::string skip;
+};
+
+// Two processes made two hosts by PEERLINK_HOSTID, no launcher's variable set (Ray, a user's own script): rank 0's
+// ncclGetUniqueId makes an id whose rendezvous root decides, and both create their rank with it on GPU 0. `fallback`
+// is each rank's PEERLINK_NCCL_FALLBACK.
+TwoHostRun createOnTwoHosts(const std::string (&fallback)[2]) {
   Pipe idPipe;
   Pipe reports[2];
   std::vector<std::unique_ptr<Child>> children;
@@ -385,7 +392,7 @@ TEST(NcclApiProcesses, RanksOnTwoHostsWithoutALauncherGoToTheRealNccl) {
     children.push_back(std::make_unique<Child>("rank " + std::to_string(rank), [&, rank] {
       for (const std::string& name : launchVariableNames()) ::unsetenv(name.c_str());
       const NcclApi api = loadNccl({{"PEERLINK_HOSTID", rank == 0 ? "host-a" : "host-b"},
-                                    {"PEERLINK_NCCL_FALLBACK", "AUTO"},
+                                    {"PEERLINK_NCCL_FALLBACK", fallback[rank]},
                                     {"PEERLINK_BOOTSTRAP_TIMEOUT_MS", "30000"},
                                     {"PEERLINK_DEBUG", "INFO"},
                                     {"PEERLINK_DEBUG_SUBSYS", "INIT"}});
@@ -412,27 +419,55 @@ TEST(NcclApiProcesses, RanksOnTwoHostsWithoutALauncherGoToTheRealNccl) {
       return kOk;
     }));
   }
-  std::string said[2];
+  TwoHostRun run;
   for (int rank = 0; rank < 2; ++rank) {
     try {
-      said[rank] = reports[rank].receive(kChildLimit);
+      run.said[rank] = reports[rank].receive(kChildLimit);
     } catch (const Error& error) {
-      said[rank] = std::string("no report: ") + error.what();
+      run.said[rank] = std::string("no report: ") + error.what();
     }
   }
   std::vector<Child*> raw;
   for (auto& child : children) raw.push_back(child.get());
-  const std::vector<int> codes = waitAll(raw);
-  if (said[0] == "no real NCCL") {
-    GTEST_SKIP() << "the real NCCL is not loaded beside libpeerlink_nccl.so.2 (set PEERLINK_NCCL_LIBRARY)";
-  }
+  run.codes = waitAll(raw);
+  if (run.said[0] == "no real NCCL")
+    run.skip = "the real NCCL is not loaded beside libpeerlink_nccl.so.2 (set PEERLINK_NCCL_LIBRARY)";
+  return run;
+}
+
+// The root asks the real NCCL for an id then, in rank 0's process, and sends both ranks there with it; the real
+// NCCL, which sees one machine, refuses two ranks on one GPU with its own error -- the proof that both creations were
+// forwarded with one id of the real NCCL.
+TEST(NcclApiProcesses, RanksOnTwoHostsWithoutALauncherGoToTheRealNccl) {
+  PEERLINK_REQUIRE_ONE_GPU();
+  const TwoHostRun run = createOnTwoHosts({"AUTO", "AUTO"});
+  if (!run.skip.empty()) GTEST_SKIP() << run.skip;
   for (int rank = 0; rank < 2; ++rank) {
-    SCOPED_TRACE("rank " + std::to_string(rank) + ": " + said[rank]);
-    EXPECT_EQ(codes[static_cast<std::size_t>(rank)], kOk);
-    EXPECT_EQ(said[rank].rfind(std::to_string(static_cast<int>(ncclInvalidUsage)) + " ", 0), 0u);
-    EXPECT_NE(said[rank].find("the real NCCL failed it: Duplicate GPU detected"), std::string::npos);
-    EXPECT_NE(said[rank].find("the bootstrap root sent every rank to the real NCCL: ranks on 2 hosts"),
+    SCOPED_TRACE("rank " + std::to_string(rank) + ": " + run.said[rank]);
+    EXPECT_EQ(run.codes[static_cast<std::size_t>(rank)], kOk);
+    EXPECT_EQ(run.said[rank].rfind(std::to_string(static_cast<int>(ncclInvalidUsage)) + " ", 0), 0u);
+    EXPECT_NE(run.said[rank].find("the real NCCL failed it: Duplicate GPU detected"), std::string::npos);
+    EXPECT_NE(run.said[rank].find("the bootstrap root sent every rank to the real NCCL: ranks on 2 hosts"),
               std::string::npos);
+  }
+}
+
+// Rank 1 may not use the real NCCL (PEERLINK_NCCL_FALLBACK=NONE) and says so in its hello: the root refuses the world
+// for both, at once, naming rank 1 and why -- rank 0 does not enter the real NCCL's creation, which would wait for
+// rank 1 without a deadline.
+TEST(NcclApiProcesses, ARankThatCannotFollowTheRootToTheRealNcclFailsEveryRankAtOnce) {
+  PEERLINK_REQUIRE_ONE_GPU();
+  const auto start = std::chrono::steady_clock::now();
+  const TwoHostRun run = createOnTwoHosts({"AUTO", "NONE"});
+  if (!run.skip.empty()) GTEST_SKIP() << run.skip;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(25));  // before the 30 s deadline
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank) + ": " + run.said[rank]);
+    EXPECT_EQ(run.codes[static_cast<std::size_t>(rank)], kOk);
+    EXPECT_EQ(run.said[rank].rfind(std::to_string(static_cast<int>(ncclInvalidUsage)) + " ", 0), 0u);
+    EXPECT_NE(run.said[rank].find("refuses the world: ranks on 2 hosts"), std::string::npos);
+    EXPECT_NE(run.said[rank].find("has no real NCCL to forward to: PEERLINK_NCCL_FALLBACK=NONE"), std::string::npos);
+    EXPECT_EQ(run.said[rank].find("the real NCCL failed it"), std::string::npos);  // neither went there
   }
 }
 
