@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by scripts/device/call.sh (and the call scripts kept in bench/results/): `source
 # scripts/device/call-lib.sh NAME` from the repository root, with ./dist packed by scripts/device/pack-call.sh.
-# It sets up NCCL's environment, the test executables unpacked from dist/xz, their build paths linked to
+# It sets up NCCL's environment, the binaries unpacked (unpack-dist.sh), the test executables' build paths linked to
 # this checkout, and two helpers. Results go to /tmp/NAME; `save` packs them into $OUT/NAME.tar.gz (only a
 # few files come back from the machine, so save after each step).
 call_name=${1:?usage: source scripts/device/call-lib.sh NAME}
@@ -12,11 +12,7 @@ if [ -z "${PEERLINK_NCCL_LIBRARY:-}" ]; then
   PEERLINK_NCCL_LIBRARY=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
   export PEERLINK_NCCL_LIBRARY
 fi
-for packed in dist/xz/*.xz; do
-  [ -e "$packed" ] || continue
-  unpacked=dist/tests/$(basename "$packed" .xz)
-  xz -dc "$packed" >"$unpacked" && chmod +x "$unpacked"
-done
+scripts/device/unpack-dist.sh  # what pack-call.sh compressed: the CLI, the NCCL library, the test executables
 dist/peerlink --version
 # Test executables find fixtures and helpers by the paths they were built with (as run-gpu-tests.sh does).
 source_dir=$(cat dist/SOURCE_DIR)

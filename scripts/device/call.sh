@@ -46,13 +46,8 @@ check_step() {  # check_step STEP: exits 2 naming the step if it is malformed
 }
 for step in "$@"; do check_step "$step"; done
 
-# Binaries carried xz-compressed (dist/extra/NAME.xz, to stay under the carry limit) run as dist/extra/NAME;
-# dist/extra/peerlink.xz stands in for a missing dist/peerlink.
-for packed in dist/extra/*.xz; do
-  [ -e "$packed" ] || continue
-  [ -e "${packed%.xz}" ] || { xz -dc "$packed" >"${packed%.xz}" && chmod +x "${packed%.xz}"; }
-done
-[ -e dist/peerlink ] || [ ! -e dist/extra/peerlink ] || cp dist/extra/peerlink dist/peerlink
+# Binaries carried xz-compressed (the CLI, the NCCL library, dist/extra/NAME.xz run as dist/extra/NAME, the test
+# executables) are unpacked first: call-lib.sh runs scripts/device/unpack-dist.sh.
 # shellcheck source=scripts/device/call-lib.sh
 source scripts/device/call-lib.sh "call-$name"  # sets p, the call's folder, and defines t and save
 quoted() { local arg; for arg in "$@"; do printf " '%s'" "${arg//\'/\'\\\'\'}"; done; }

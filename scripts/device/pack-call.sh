@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Packs ./dist for one device call under the carry limit (64 MiB): the CLI stripped, the named GPU test
-# executables stripped and xz-compressed into dist/xz (scripts/device/call-lib.sh unpacks them there), and
+# Packs ./dist for one device call under the carry limit (64 MiB): the CLI and the NCCL library stripped and
+# xz-compressed in place, the named GPU test executables stripped and xz-compressed into dist/xz
+# (scripts/device/unpack-dist.sh unpacks them all there), and
 # the development tools PACK_TOOLS names (PACK_TOOLS="engine_mix ce_batch": dist/peerlink_engine_mix,
 # dist/peerlink_ce_batch; PACK_TOOLS=all: every one), built by scripts/make-dist.sh. Build first
 # (scripts/build.sh) and commit, so the binary's version names a commit. The call itself is then
@@ -22,5 +23,8 @@ done
 rm -f dist/tests/gpu_test_*
 strip dist/peerlink
 strip dist/nccl_api/libpeerlink_nccl.so.2
-du -sh dist
 dist/peerlink --version
+# The CLI and the NCCL library compressed too (scripts/device/unpack-dist.sh, which every device script runs first,
+# unpacks them there): with them plain, two or three test executables passed the limit.
+xz -T2 -6 -f dist/peerlink dist/nccl_api/libpeerlink_nccl.so.2
+du -sh dist

@@ -3,6 +3,7 @@
 # GPU tests (3-8 ranks sharing the GPUs too; the deadline test in its own process) and `peerlink coll` for every collective against
 # PyTorch's NCCL in the same run. Logs and JSON go to $OUT; a summary is printed.
 set -uo pipefail
+scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
 out=${OUT:-/tmp/peerlink-coll}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines

@@ -7,6 +7,7 @@
 # lands in $OUT/crossover.tar.gz (the device tool returns few files), rewritten after each collective; the
 # tables are printed too.
 set -uo pipefail
+scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
 out=${OUT:-/tmp/peerlink-crossover}
 work="$out/crossover"
 mkdir -p "$work"

@@ -5,6 +5,7 @@
 # (--helper-visible-devices), and an open-file limit too low for passing descriptors. Everything goes to
 # $OUT/doctor.txt (plus JSON files); each run's exit code and wall time is printed.
 set -uo pipefail
+scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
 out=${OUT:-/tmp/peerlink-doctor}
 mkdir -p "$out"
 export PEERLINK_DOCTOR_CACHE_DIR="$out/cache"

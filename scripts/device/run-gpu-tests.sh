@@ -4,6 +4,7 @@
 # tool returns few files) and a summary line each to stdout. Test executables find fixtures and helper libraries by the absolute paths they were built
 # with (source dir and build dir), so those paths are made to point at this checkout and ./dist.
 set -uo pipefail
+scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
 out=$(mktemp -d)
 source_dir=$(cat dist/SOURCE_DIR)
 if [ "$source_dir" != "$PWD" ] && [ ! -e "$source_dir" ]; then

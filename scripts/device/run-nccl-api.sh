@@ -22,8 +22,8 @@ gpus=${2:-4}
 source scripts/device/call-lib.sh "call-nccl-api-$phase"
 real_dir=$(dirname "${PEERLINK_NCCL_LIBRARY:?no real NCCL found: set PEERLINK_NCCL_LIBRARY}")
 ours_dir=$PWD/dist/nccl_api
-# The libnccl.so.2 link LD_LIBRARY_PATH finds (made again: a link may not survive the carry).
-ln -sfn libpeerlink_nccl.so.2 "$ours_dir/libnccl.so.2"
+# The libnccl.so.2 link LD_LIBRARY_PATH finds: unpack-dist.sh (through call-lib.sh) made it again, as a link may not
+# survive the carry.
 tests_dir=$PWD/dist/nccl-tests
 binaries="all_reduce all_gather reduce_scatter alltoall alltoallv broadcast reduce gather scatter sendrecv hypercube"
 failed=0

@@ -46,10 +46,7 @@ set -uo pipefail
 mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
 shift
 out=$(mktemp -d)
-for packed in dist/mpi/*.xz; do
-  [ -e "$packed" ] || continue
-  [ -e "${packed%.xz}" ] || { xz -dc "$packed" >"${packed%.xz}" && chmod +x "${packed%.xz}"; }
-done
+scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
 export PEERLINK_MPI_LIBRARY=$PWD/dist/mpi/libpeerlink_mpi.so PEERLINK_NET_CHUNK_BYTES=65536 \
   PEERLINK_COLL_SHARE_GPUS=1 PEERLINK_NET_TIMEOUT_MS=60000 PEERLINK_TIMEOUT_MS=60000 \
   PEERLINK_NET_REDUCE=${PEERLINK_NET_REDUCE:-$([ "$mode" = coll ] && echo AUTO || echo GPU)}

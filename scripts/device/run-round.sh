@@ -6,6 +6,7 @@
 # are rendered afterwards from bench.json, without a GPU:
 # peerlink bench --from-json bench.json --csv bench.csv --html bench.html
 set -uo pipefail
+scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
 out=${OUT:-/tmp/peerlink-round}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines

@@ -11,11 +11,7 @@
 set -uo pipefail
 executable=${1:?usage: scripts/device/run-sanitizer.sh EXECUTABLE [GTEST_FILTER]}
 filter=${2:-*}
-for packed in dist/xz/*.xz; do
-  [ -e "$packed" ] || continue
-  unpacked=dist/tests/$(basename "$packed" .xz)
-  [ -e "$unpacked" ] || { xz -dc "$packed" >"$unpacked" && chmod +x "$unpacked"; }
-done
+scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$sanitizer" ] || { echo "run-sanitizer.sh: no compute-sanitizer (PATH, /usr/local/cuda/bin)" >&2; exit 2; }
 [ -x "dist/tests/$executable" ] || { echo "run-sanitizer.sh: no dist/tests/$executable" >&2; exit 2; }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Unpacks what scripts/device/pack-call.sh carried xz-compressed to stay under the carry limit (64 MiB), in place
+# under ./dist, from the repository root on the GPU machine; does nothing for what is already unpacked, so every
+# device script may run it first:
+#   dist/peerlink.xz                      -> dist/peerlink
+#   dist/nccl_api/libpeerlink_nccl.so.2.xz -> dist/nccl_api/libpeerlink_nccl.so.2 (and its libnccl.so.2 link)
+#   dist/mpi/NAME.xz, dist/extra/NAME.xz  -> beside them (dist/extra/peerlink stands in for a missing dist/peerlink)
+#   dist/xz/NAME.xz (test executables)    -> dist/tests/NAME
+# usage: scripts/device/unpack-dist.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+unpack() {  # unpack PACKED TARGET
+  [ -e "$2" ] && return 0
+  mkdir -p "$(dirname "$2")"
+  xz -dc "$1" >"$2.part" && chmod +x "$2.part" && mv "$2.part" "$2"
+}
+for packed in dist/peerlink.xz dist/nccl_api/*.xz dist/mpi/*.xz dist/extra/*.xz; do
+  [ -e "$packed" ] || continue
+  unpack "$packed" "${packed%.xz}"
+done
+for packed in dist/xz/*.xz; do
+  [ -e "$packed" ] || continue
+  unpack "$packed" "dist/tests/$(basename "$packed" .xz)"
+done
+[ -e dist/peerlink ] || [ ! -e dist/extra/peerlink ] || cp dist/extra/peerlink dist/peerlink
+if [ -e dist/nccl_api/libpeerlink_nccl.so.2 ]; then ln -sfn libpeerlink_nccl.so.2 dist/nccl_api/libnccl.so.2; fi
