@@ -39,7 +39,7 @@ class DeviceCall(unittest.TestCase):
     def setUp(self):
         self.tree = tempfile.mkdtemp()
         os.makedirs(os.path.join(self.tree, "scripts", "device"))
-        for name in ("call.sh", "call-lib.sh"):
+        for name in ("call.sh", "call-lib.sh", "unpack-dist.sh"):
             shutil.copy(os.path.join(ROOT, "scripts", "device", name), os.path.join(self.tree, "scripts", "device"))
         os.makedirs(os.path.join(self.tree, "dist", "tests"))
         self.write("dist/peerlink", FAKE_PEERLINK, executable=True)
@@ -109,6 +109,27 @@ class DeviceCall(unittest.TestCase):
         files = self.packed()
         self.assertIn("args: coll -o reduce --json", files["new.txt"])
         self.assertIn("args: coll -o broadcast", files["old.txt"])
+
+    def test_what_pack_call_compressed_is_unpacked(self):
+        # pack-call.sh leaves the CLI, the NCCL library and the test executables compressed.
+        def compress(path, text):
+            with open(os.path.join(self.tree, path), "wb") as f:
+                f.write(subprocess.run(["xz", "-c"], input=text.encode(), capture_output=True).stdout)
+        os.makedirs(os.path.join(self.tree, "dist", "nccl_api"))
+        os.makedirs(os.path.join(self.tree, "dist", "xz"))
+        compress("dist/peerlink.xz", FAKE_PEERLINK)
+        compress("dist/nccl_api/libpeerlink_nccl.so.2.xz", "a library\n")
+        compress("dist/xz/gpu_test_packed.xz", FAKE_TEST)
+        os.remove(os.path.join(self.tree, "dist", "peerlink"))
+        result = self.call("coll new 30 -o reduce", "test packed 30 gpu_test_packed --gtest_filter=A*")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        files = self.packed()
+        self.assertIn("args: coll -o reduce --json", files["new.txt"])
+        self.assertIn("filter: --gtest_filter=A*", files["packed.txt"])
+        library = os.path.join(self.tree, "dist", "nccl_api", "libnccl.so.2")
+        self.assertEqual(os.readlink(library), "libpeerlink_nccl.so.2")
+        with open(library) as f:
+            self.assertEqual(f.read(), "a library\n")
 
     def test_a_malformed_step_stops_the_call_before_anything_runs(self):
         for step, reason in (("coll ar", "needs LOG LIMIT_S"), ("colll ar 30", "unknown kind 'colll'"),
