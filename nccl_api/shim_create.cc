@@ -279,10 +279,11 @@ Shim::CreatedWorld Shim::forwardWorld(std::vector<PendingCreation*>& members,
                                       const bootstrap::ForwardedWorld& verdict) {
   // Every rank of the world heard the same verdict, which the root gives only where every rank's hello said it can
   // follow (a rank that cannot would leave the others waiting in the real NCCL's creation, which has no deadline).
-  if (forwardAbility(settings().fallback, parts_.real != nullptr) != ForwardAbility::Able) {
+  const ForwardAbility ability = forwardAbility(settings().fallback, parts_.real != nullptr);
+  if (ability != ForwardAbility::Able) {
     throw ApiError(ncclInternalError,
-                   fmt::format("{}; but this process's hello told the root it cannot follow there ({})", verdict.what(),
-                               parts_.realFailure));
+                   fmt::format("{}; but this process's hello told the root it cannot follow there: {}", verdict.what(),
+                               bootstrap::whyUnableToForward(ability)));
   }
   // The root's id, up to its last non-zero byte (decodeForward checked its length); zeros after, as it was made.
   ncclUniqueId realId{};
