@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <utility>
+
 #include "coll/comm_launch.hpp"
 #include "coll/comm_launch_support.hpp"
 #include "coll/staging_plan.hpp"
@@ -28,9 +30,9 @@ void copyOnStream(const StridedCopy& copy, const void* src, void* dst, cudaStrea
   }
 }
 
-// Chunk `cut`'s collective between the windows, on every local rank's stream.
-void launchChunk(CommState& state, const std::vector<CallArgs>& set, const SymmetricTable& windows,
-                 const StagedChunk& cut, bool capturing) {
+// The set of chunk `cut` between the windows: every rank's buffers its regions of that rank's window.
+std::vector<CallArgs> windowedSet(const CommState& state, const std::vector<CallArgs>& set,
+                                  const SymmetricTable& windows, const StagedChunk& cut) {
   std::vector<CallArgs> windowed = set;
   for (int p = 0; p < state.nranks; ++p) {
     CallArgs& call = windowed[static_cast<std::size_t>(p)];
@@ -38,7 +40,37 @@ void launchChunk(CommState& state, const std::vector<CallArgs>& set, const Symme
     call.send = offsetBy(windows.window[p], cut.sendOffset);
     call.recv = offsetBy(windows.window[p], cut.recvOffset);
   }
-  launchCollectiveSet(state, windowed, capturing);
+  return windowed;
+}
+
+// The kernel a chunk runs between the windows: the one launchCollectiveSet chooses for its windowed set.
+const CollectiveChoice& chunkChoice(CommState& state, const std::vector<CallArgs>& windowed) {
+  const CallArgs& first = windowed.front();
+  return callChoice(state, first.collective, first.count * dataTypeSize(first.type),
+                    setInPlace(windowed, SetReach::EveryBuffer), setAligned(windowed, SetReach::EveryBuffer));
+}
+
+// Chunk k's collective on every local rank's stream: between the windows, each local rank's own buffers the
+// caller's where its chunk keeps its own parts there (plans[r][k]).
+void launchChunk(CommState& state, const std::vector<CallArgs>& set, const SymmetricTable& windows,
+                 const std::vector<std::vector<StagedChunk>>& plans, std::size_t k, bool capturing) {
+  const std::vector<CallArgs> windowed =
+      windowedSet(state, set, windows, plans[static_cast<std::size_t>(state.localRanks().front())][k]);
+  std::vector<PeerPointerTable> tables(static_cast<std::size_t>(state.nranks));
+  for (const int r : state.localRanks()) {
+    const auto index = static_cast<std::size_t>(r);
+    PeerPointerTable& table = tables[index];
+    for (int p = 0; p < state.nranks; ++p) {
+      table.send[p] = windowed[static_cast<std::size_t>(p)].send;
+      table.recv[p] = windowed[static_cast<std::size_t>(p)].recv;
+    }
+    const StagedChunk& mine = plans[index][k];
+    if (mine.own == OwnBuffers::Caller) {
+      table.send[r] = offsetBy(set[index].send, mine.ownSendOffset);
+      table.recv[r] = offsetBy(set[index].recv, mine.ownRecvOffset);
+    }
+  }
+  launchCollectiveSet(state, windowed, SetPointers(std::move(tables)), capturing);
 }
 
 // One of a rank's operations other than the kernel, with its GPU current.
@@ -50,10 +82,10 @@ void runRankOp(const StagingOp& op, const StagingStreams& streams, const CallArg
     case StagingOp::Kind::Record: PEERLINK_CUDA_CHECK(cudaEventRecord(event, lane)); break;
     case StagingOp::Kind::Wait: PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lane, event, 0)); break;
     case StagingOp::Kind::CopyIn:
-      if (chunk.in) copyOnStream(*chunk.in, call.send, window, lane);
+      for (const StridedCopy& copy : chunk.in) copyOnStream(copy, call.send, window, lane);
       break;
     case StagingOp::Kind::CopyOut:
-      if (chunk.out) copyOnStream(*chunk.out, window, call.recv, lane);
+      for (const StridedCopy& copy : chunk.out) copyOnStream(copy, window, call.recv, lane);
       break;
     case StagingOp::Kind::Kernel: break;  // every rank's at once: launchChunk
   }
@@ -85,9 +117,18 @@ void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool ca
         stagedChunks(shape.collective, state.nranks, r, shape.root, shape.count, size, state.layout.windowBytes);
   }
   const std::vector<StagedChunk>& cuts = plans[static_cast<std::size_t>(local.front())];
+  if (state.stageOwnParts) {
+    for (std::size_t k = 0; k < cuts.size(); ++k) {
+      const CollectiveChoice& choice = chunkChoice(state, windowedSet(state, set, windows, cuts[k]));
+      for (const int r : local) {
+        keepOwnPartsLocal(plans[static_cast<std::size_t>(r)][k], shape.collective, choice.kernel, choice.algorithm,
+                          state.nranks, r, shape.root, shape.count, size);
+      }
+    }
+  }
   for (const StagingOp& op : stagingSchedule(cuts.size(), !state.stageSerially)) {
     if (op.kind == StagingOp::Kind::Kernel) {
-      launchChunk(state, set, windows, cuts[op.chunk], capturing);
+      launchChunk(state, set, windows, plans, op.chunk, capturing);
       continue;
     }
     for (const int r : local) {

@@ -299,6 +299,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   const std::string staging = params.getString("PEERLINK_COLL_STAGE_UNREGISTERED");
   state.stageInOneProcess = staging != "OFF" && !exportable;
   state.stageSerially = staging == "SERIAL";
+  state.stageOwnParts = params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
   state.layout =
       symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? kStagingWindowBytes : 0);
   const ShareKind kind = arenaShareKind(state.world);

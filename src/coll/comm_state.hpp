@@ -198,6 +198,8 @@ struct CommState {
   /// after another on the caller's stream instead of pipelined (comm_launch_staged.hpp).
   bool stageInOneProcess = false;
   bool stageSerially = false;
+  /// PEERLINK_COLL_STAGE_COPIES=PEERS: a staged chunk copies only the parts the peers touch (staging_plan.hpp).
+  bool stageOwnParts = true;
   /// Non-null when some pair of ranks is not Direct (rank_transport.hpp): every call runs as a staged plan.
   std::unique_ptr<PlannedWays> planned;
 

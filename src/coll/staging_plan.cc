@@ -2,7 +2,9 @@
 #include "coll/staging_plan.hpp"
 
 #include <algorithm>
+#include <utility>
 
+#include "coll/partition.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -66,6 +68,7 @@ std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int ran
   const std::size_t recvAt = alignUp(most * sendUnits(collective, n) * s, kRecvAlignment);
   for (std::size_t first = 0; first < count; first += each) {
     StagedChunk chunk;
+    chunk.first = first;
     chunk.count = std::min(each, count - first);
     chunk.half = static_cast<int>(chunks.size() % 2);
     chunk.sendOffset = static_cast<std::size_t>(chunk.half) * halfBytes;
@@ -77,34 +80,113 @@ std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int ran
     const std::size_t block = count * s;        // a block of the caller's buffers
     switch (collective) {
       case Collective::AllReduce:
-        chunk.in = contiguous(at, base, bytes);
-        chunk.out = contiguous(recvOffset, at, bytes);
+        chunk.in = {contiguous(at, base, bytes)};
+        chunk.out = {contiguous(recvOffset, at, bytes)};
         break;
       case Collective::Broadcast:
-        if (rank == root) chunk.in = contiguous(at, base, bytes);
-        chunk.out = contiguous(recvOffset, at, bytes);
+        if (rank == root) chunk.in = {contiguous(at, base, bytes)};
+        chunk.out = {contiguous(recvOffset, at, bytes)};
         break;
       case Collective::Reduce:
-        chunk.in = contiguous(at, base, bytes);
-        if (rank == root) chunk.out = contiguous(recvOffset, at, bytes);
+        chunk.in = {contiguous(at, base, bytes)};
+        if (rank == root) chunk.out = {contiguous(recvOffset, at, bytes)};
         break;
       case Collective::AllGather:
-        chunk.in = contiguous(at, base, bytes);
-        chunk.out = StridedCopy{recvOffset, at, bytes, n, bytes, block};
+        chunk.in = {contiguous(at, base, bytes)};
+        chunk.out = {StridedCopy{recvOffset, at, bytes, n, bytes, block}};
         break;
       case Collective::ReduceScatter:
-        chunk.in = StridedCopy{at, base, bytes, n, block, bytes};
-        chunk.out = contiguous(recvOffset, at, bytes);
+        chunk.in = {StridedCopy{at, base, bytes, n, block, bytes}};
+        chunk.out = {contiguous(recvOffset, at, bytes)};
         break;
       case Collective::AllToAll:
-        chunk.in = StridedCopy{at, base, bytes, n, block, bytes};
-        chunk.out = StridedCopy{recvOffset, at, bytes, n, bytes, block};
+        chunk.in = {StridedCopy{at, base, bytes, n, block, bytes}};
+        chunk.out = {StridedCopy{recvOffset, at, bytes, n, bytes, block}};
         break;
       case Collective::SendRecv: break;
     }
     chunks.push_back(chunk);
   }
   return chunks;
+}
+
+bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm) {
+  switch (collective) {
+    case Collective::AllReduce: return kernel == Kernel::TwoShot || kernel == Kernel::OneShotReduce;
+    case Collective::Reduce: return kernel == Kernel::OneShotReduce;
+    case Collective::ReduceScatter: return kernel == Kernel::ShardReduce;
+    case Collective::AllGather: return kernel == Kernel::Copy;  // pushes: block r into every output
+    case Collective::Broadcast: return kernel == Kernel::Copy && algorithm != Algorithm::TwoShot;
+    case Collective::AllToAll:  // its own blocks of a chunk lie a chunk apart in the window, a block apart in the
+                                // caller's
+    case Collective::SendRecv: return false;
+  }
+  return false;
+}
+
+void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, Kernel kernel, Algorithm algorithm, int nranks,
+                       int rank, int root, std::size_t count, std::size_t elementSize) {
+  if (!ownPartsStayLocal(collective, kernel, algorithm)) return;
+  const std::size_t s = elementSize;
+  const auto n = static_cast<std::size_t>(nranks);
+  const auto r = static_cast<std::size_t>(rank);
+  const std::size_t at = chunk.first * s;  // the chunk's start in a block of the caller's buffers
+  const std::size_t bytes = chunk.count * s;
+  const std::size_t block = count * s;
+  // Rows [0, r) and (r, n) of a copy of one row per rank: every rank's block but this rank's.
+  const auto otherRows = [&](const StridedCopy& whole) {
+    std::vector<StridedCopy> rows;
+    if (r > 0)
+      rows.push_back(StridedCopy{whole.srcOffset, whole.dstOffset, whole.rowBytes, r, whole.srcPitch, whole.dstPitch});
+    if (r + 1 < n) {
+      rows.push_back(StridedCopy{whole.srcOffset + (r + 1) * whole.srcPitch, whole.dstOffset + (r + 1) * whole.dstPitch,
+                                 whole.rowBytes, n - r - 1, whole.srcPitch, whole.dstPitch});
+    }
+    return rows;
+  };
+  chunk.ownSendOffset = at;
+  chunk.ownRecvOffset = at;
+  switch (collective) {
+    case Collective::AllReduce:
+      chunk.out.clear();  // one-shot: every rank stores only into its own output
+      if (kernel == Kernel::TwoShot) {
+        // Peers read every shard of this rank's input but shard r and store their shards of the result into its
+        // output: the elements before shard r and after it, each way (shards as the kernel's arguments cut them).
+        const ElementRange shard = partitionRange(chunk.count, nranks, rank, std::max<std::size_t>(1, 16 / s));
+        chunk.in.clear();
+        const std::size_t end = shard.begin + shard.count;
+        for (const auto& [from, length] : {std::pair{std::size_t{0}, shard.begin}, std::pair{end, chunk.count - end}}) {
+          if (length == 0) continue;
+          chunk.in.push_back(contiguous(at + from * s, chunk.sendOffset + from * s, length * s));
+          chunk.out.push_back(contiguous(chunk.recvOffset + from * s, at + from * s, length * s));
+        }
+      }
+      break;
+    case Collective::Reduce:  // the root reads every input: the others' inputs only cross
+      if (rank == root) chunk.in.clear();
+      chunk.out.clear();
+      break;
+    case Collective::Broadcast:  // every rank reads the root's input into its own output
+      chunk.out.clear();
+      break;
+    case Collective::ReduceScatter:
+      // Peers read block p of this rank's input; its own kernel reads block r (which lands at the caller's block
+      // r through the offset) and stores the whole output.
+      chunk.in = otherRows(chunk.in.front());
+      chunk.out.clear();
+      chunk.ownSendOffset = at + r * (block - bytes);
+      break;
+    case Collective::AllGather:
+      // Peers store their block into this rank's output; its own kernel stores block r (at the caller's block r
+      // through the offset) and reads its input.
+      chunk.in.clear();
+      chunk.out = otherRows(chunk.out.front());
+      chunk.ownRecvOffset = at + r * (block - bytes);
+      break;
+    case Collective::AllToAll:
+    case Collective::SendRecv: return;
+  }
+  chunk.own = OwnBuffers::Caller;
 }
 
 }  // namespace peerlink::coll

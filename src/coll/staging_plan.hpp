@@ -6,12 +6,18 @@
 // Across processes a rank's buffers are reachable by its peers only once registered; the LL kernels need no
 // peer's buffer, every other kernel reads or writes some. Every rank cuts a call into the same chunks (from
 // the call's shape and the window's size only), so the ranks' kernels stay matched.
+//
+// Only the parts of a rank's buffers its peers' kernels touch need the window: where the chunk's kernel reads and
+// stores this rank's own part in its own kernel only (peersTouch), the rank copies in what the peers read, copies
+// out what they store, and its kernel reads and stores the rest in the caller's buffers -- a two-shot all-reduce
+// of n ranks copies (n-1)/n of the data each way instead of all of it, a reduce-scatter nothing out, an all-gather
+// nothing in. The window's layout stays the whole form's, so ranks may stage either way.
 #pragma once
 
 #include <cstddef>
-#include <optional>
 #include <vector>
 
+#include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
 
 namespace peerlink::coll {
@@ -26,14 +32,25 @@ struct StridedCopy {
   std::size_t dstPitch = 0;
 };
 
+/// Where a rank's kernel finds its own send and recv for a chunk: in its window (at the chunk's regions, as the
+/// peers do), or in the caller's buffers (at ownSendOffset / ownRecvOffset; the peers still use the window).
+enum class OwnBuffers { Window, Caller };
+
 /// One chunk of a staged call, as one rank runs it.
 struct StagedChunk {
-  std::size_t count = 0;           ///< the count of the collective run between the windows
-  int half = 0;                    ///< the half of every window it runs in: chunk k takes half k mod 2
-  std::size_t sendOffset = 0;      ///< where its send region starts in every window (its half's start)
-  std::size_t recvOffset = 0;      ///< where its recv region starts in every window (inside the same half)
-  std::optional<StridedCopy> in;   ///< from the caller's send buffer into this rank's window
-  std::optional<StridedCopy> out;  ///< from this rank's window into the caller's recv buffer
+  std::size_t first = 0;         ///< where it starts in each block of the caller's buffers, in elements
+  std::size_t count = 0;         ///< the count of the collective run between the windows
+  int half = 0;                  ///< the half of every window it runs in: chunk k takes half k mod 2
+  std::size_t sendOffset = 0;    ///< where its send region starts in every window (its half's start)
+  std::size_t recvOffset = 0;    ///< where its recv region starts in every window (inside the same half)
+  std::vector<StridedCopy> in;   ///< from the caller's send buffer into this rank's window
+  std::vector<StridedCopy> out;  ///< from this rank's window into the caller's recv buffer
+  OwnBuffers own = OwnBuffers::Window;
+  /// With own == Caller: this rank's send and recv for the chunk's kernel, as byte offsets from the caller's send
+  /// and recv. Blocked collectives: placed so that the kernel's block of this rank lands on the caller's (the
+  /// kernel reaches no other block of its own buffers).
+  std::size_t ownSendOffset = 0;
+  std::size_t ownRecvOffset = 0;
 };
 
 /// The bytes of each half of a window of `windowBytes`: the second half starts there (a 256-byte boundary).
@@ -45,6 +62,20 @@ std::size_t stagingHalfBytes(std::size_t windowBytes);
 /// a half each, in the halves by turns. Empty for count 0. Send/recv is not a collective here.
 std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int rank, int root, std::size_t count,
                                       std::size_t elementSize, std::size_t windowBytes);
+
+/// Whether `kernel` (`algorithm`: what the choice says) touches rank r's send and recv, for `collective` over
+/// `nranks` ranks, only in parts the peers' kernels never read nor store into, so rank r's own kernel may use
+/// the caller's buffers for them: the two-shot all-reduce (shard r), the one-shot reduction (the reduce's root
+/// and every all-reduce rank read the peers' inputs, store only their own output), the shard reduction of a
+/// reduce-scatter (block r of the input, the whole output), the all-gather's push copy (block r of the output)
+/// and the broadcast's direct copy (every rank reads the root's input). Others keep the whole form.
+bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm);
+
+/// `chunk` (of stagedChunks, the whole form) as rank `rank` runs it with its own parts in the caller's buffers,
+/// where ownPartsStayLocal: the copies only of the parts the peers touch, own == Caller. `count`: the call's.
+/// Unchanged where the kernel does not allow it.
+void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, Kernel kernel, Algorithm algorithm, int nranks,
+                       int rank, int root, std::size_t count, std::size_t elementSize);
 
 /// The most elements per chunk in a region of `regionBytes` (a half window): the largest count whose send and
 /// recv regions fit, the recv region starting on a 256-byte boundary, cut to a whole number of 16-byte units

@@ -208,6 +208,7 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options, cons
   run.options = options;
   run.options.progress = nullptr;
   run.processes = world.spansProcesses() ? world.size() : 1;
+  if (run.processes > 1) run.stagedCopies = params.getString("PEERLINK_COLL_STAGE_COPIES");
   run.nodes = collNodesOf(world);
   CollSession session(params, options, world, run);
   const std::size_t elementSize = dataTypeSize(options.type);

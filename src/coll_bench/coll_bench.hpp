@@ -161,6 +161,9 @@ struct CollRun {
   int ranks = 0;
   CollNodes nodes;
   int processes = 1;  ///< 1: one process drove every rank; else one process per rank (a launcher's world)
+  /// Across processes, what a staged call copied through the windows (PEERLINK_COLL_STAGE_COPIES: "PEERS" or
+  /// "ALL"); empty in one process, and in runs saved before the setting existed (which copied every byte).
+  std::string stagedCopies;
   std::vector<int> devices;
   std::vector<std::string> deviceNames;   ///< "NVIDIA H200", per rank
   std::vector<std::string> deviceBusIds;  ///< "0000:00:06.0", per rank

@@ -333,6 +333,18 @@ const std::vector<ParamSpec>& paramRegistry() {
        "across processes, to measure what the overlap gives. OFF: ranks of one process reach each other's buffers "
        "directly.",
        ParamAudience::Testing},
+      {"PEERLINK_COLL_STAGE_COPIES",
+       ParamType::Enum,
+       "PEERS",
+       {"PEERS", "ALL"},
+       0,
+       0,
+       "What a call on unregistered buffers across processes copies through the staging windows. PEERS: only the "
+       "parts of each rank's buffers its peers' kernels read or store into; the rank's own kernel reads and stores "
+       "the rest in the caller's buffers (a two-shot all-reduce of 2 ranks copies half its data each way, a "
+       "reduce-scatter nothing out, an all-gather nothing in), where the kernel allows it. ALL: every byte into the "
+       "window and out again, the kernel between the windows only. For comparison; ranks may differ.",
+       ParamAudience::Tuning},
       {"PEERLINK_COLL_STAGED_CHUNK",
        ParamType::Int,
        "0",

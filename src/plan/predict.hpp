@@ -40,6 +40,9 @@ struct ProcessMode {
   bool registered = false;  ///< the callers' buffers are registered as windows: no call is staged
   /// A staged call's copies and kernels one after another (PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL), not pipelined.
   bool serialStaging = false;
+  /// A staged call copies only the parts of each rank's buffers its peers touch (PEERLINK_COLL_STAGE_COPIES=PEERS,
+  /// coll::keepOwnPartsLocal), not every byte.
+  bool stageOwnParts = true;
 };
 
 /// A predicted time and what bounds it.

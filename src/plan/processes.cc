@@ -14,8 +14,10 @@
 namespace peerlink::plan {
 namespace {
 
-double copiedBytes(const std::optional<coll::StridedCopy>& copy) {
-  return copy ? static_cast<double>(copy->rowBytes * copy->rows) : 0.0;
+double copiedBytes(const std::vector<coll::StridedCopy>& copies) {
+  double bytes = 0;
+  for (const coll::StridedCopy& copy : copies) bytes += static_cast<double>(copy.rowBytes * copy.rows);
+  return bytes;
 }
 
 // The staging copies of one side (into or out of the windows) of chunk `k`: the slowest rank's, each byte read
@@ -58,6 +60,10 @@ double CallParts::copyBytesUs() const {
   return sum(copyIn) + sum(copyOut);
 }
 
+bool stageOwnPartsOf(const Params& params) {
+  return params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
+}
+
 bool isStaged(const Call& call, const CollectiveChoice& choice, const ProcessMode& mode) {
   return mode.processes > 1 && !mode.registered && call.count > 0 && call.collective != Collective::SendRecv &&
          kernelInfo(choice.kernel).flow != DataFlow::ThroughStages;
@@ -79,8 +85,15 @@ CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabr
   for (std::size_t k = 0; k < plans.front().size(); ++k) {
     // Between the windows: the recv region lies apart from the send region, so never in place.
     const Call chunk{call.collective, call.type, plans.front()[k].count, false, call.root};
+    const CollectiveChoice chunkChoice = choiceFor(chunk, ranks, context);
+    if (mode.stageOwnParts) {
+      for (int r = 0; r < ranks; ++r) {
+        coll::keepOwnPartsLocal(plans[static_cast<std::size_t>(r)][k], call.collective, chunkChoice.kernel,
+                                chunkChoice.algorithm, ranks, r, call.root, call.count, dataTypeSize(call.type));
+      }
+    }
     parts.copyIn.push_back(copiesOf(plans, k, true, fabric));
-    parts.kernels.push_back(predictChoice(chunk, choiceFor(chunk, ranks, context), fabric, model));
+    parts.kernels.push_back(predictChoice(chunk, chunkChoice, fabric, model));
     parts.copyOut.push_back(copiesOf(plans, k, false, fabric));
   }
   parts.pipelined = !mode.serialStaging;

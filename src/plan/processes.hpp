@@ -25,6 +25,9 @@ bool isStaged(const Call& call, const CollectiveChoice& choice, const ProcessMod
 
 /// Whether `params` run staged calls serially (PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL), as the communicator reads it.
 bool serialStagingOf(const Params& params);
+/// Whether `params` stage only the parts the peers touch (PEERLINK_COLL_STAGE_COPIES=PEERS), as the communicator reads
+/// it.
+bool stageOwnPartsOf(const Params& params);
 
 /// What a call launches: each kernel, predicted by predictChoice, and the staging copies.
 struct CallParts {

@@ -12,6 +12,7 @@
 #include "coll/choice_thresholds.hpp"
 #include "coll/host_reduce.hpp"
 #include "coll/kernel_args.hpp"
+#include "kernel_models.hpp"
 
 namespace peerlink::coll {
 namespace {
@@ -87,13 +88,6 @@ std::string labelOf(const char* kernel, const HostCall& c) {
          " count=" + std::to_string(c.count) + " root=" + std::to_string(c.root);
 }
 
-// dst[i] = sum over sources, for `elements` elements, computed before anything is stored.
-void reduceInto(const std::vector<void*>& dsts, const std::vector<const void*>& srcs, std::size_t elements) {
-  Bytes result(elements * kSize);
-  hostReduce(kType, ReduceOp::Sum, result.data(), srcs, elements, static_cast<int>(srcs.size()), false);
-  for (void* dst : dsts) std::memcpy(dst, result.data(), result.size());
-}
-
 // The LL one-shot kernel: rank s's message for p is toRank[p] (null: a token, which p must expect); p reduces
 // the messages it hears into out, or copies rank s's into fromRank[s].
 void runLl(const std::vector<CollLlArgs>& args, const std::string& label) {
@@ -112,7 +106,7 @@ void runLl(const std::vector<CollLlArgs>& args, const std::string& label) {
         if (args[s].toRank[p] != nullptr) heard.push_back(args[s].toRank[p]);
       }
       ASSERT_EQ(static_cast<int>(heard.size()), n) << label << ": rank " << p << " reduces a partial set";
-      reduceInto({receiver.out}, heard, receiver.bytes / kSize);
+      reduceInto(kType, {receiver.out}, heard, receiver.bytes / kSize);
       continue;
     }
     for (int s = 0; s < n; ++s) {
@@ -120,18 +114,6 @@ void runLl(const std::vector<CollLlArgs>& args, const std::string& label) {
         std::memcpy(receiver.fromRank[s], args[s].toRank[p], receiver.bytes);
       }
     }
-  }
-}
-
-void runReduction(const std::vector<CollReduceArgs>& args) {
-  const int n = static_cast<int>(args.size());
-  for (const CollReduceArgs& rank : args) {
-    if (rank.ndst == 0 || rank.end <= rank.begin) continue;
-    std::vector<const void*> srcs;
-    for (int j = 0; j < n; ++j) srcs.push_back(static_cast<const std::byte*>(rank.src[j]) + rank.begin * kSize);
-    std::vector<void*> dsts;
-    for (int k = 0; k < rank.ndst; ++k) dsts.push_back(static_cast<std::byte*>(rank.dst[k]) + rank.begin * kSize);
-    reduceInto(dsts, srcs, rank.end - rank.begin);
   }
 }
 
@@ -144,16 +126,7 @@ void runPush(const std::vector<CollPushReduceArgs>& args, const std::string& lab
     if (elements == 0) continue;
     std::vector<const void*> srcs;
     for (int r = 0; r < n; ++r) srcs.push_back(args[r].shardInput[p]);
-    reduceInto(std::vector<void*>(args[p].dst, args[p].dst + args[p].ndst), srcs, elements);
-  }
-}
-
-void runCopy(const std::vector<CollCopyArgs>& args) {
-  for (const CollCopyArgs& rank : args) {
-    for (int j = 0; j < rank.njobs; ++j) {
-      for (int k = 0; k < rank.jobs[j].ndst; ++k)
-        std::memcpy(rank.jobs[j].dst[k], rank.jobs[j].src, rank.jobs[j].bytes);
-    }
+    reduceInto(kType, std::vector<void*>(args[p].dst, args[p].dst + args[p].ndst), srcs, elements);
   }
 }
 
@@ -212,7 +185,7 @@ void checkReduction(Kernel kernel, HostCall& c) {
     EXPECT_LE(launch.blocks, 132) << label;
     args.push_back(launch.args);
   }
-  runReduction(args);
+  runReductionModel(kType, args);
   c.expectClosedForm(label);
 }
 
@@ -268,7 +241,7 @@ TEST(CollKernelArgs, CopiesBroadcastGatherAndExchange) {
       }
       const int blocks = copyBlocks(c.view(0), c.call(0), choice, c.bytes());
       EXPECT_GE(blocks, 1) << label;
-      runCopy(args);
+      runCopyModel(args);
       c.expectClosedForm(label);
     });
   }

@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "coll/host_reduce.hpp"
+#include "coll/kernel_args.hpp"
 #include "coll/staging_plan.hpp"
 #include "coll/staging_schedule.hpp"
+#include "kernel_models.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -131,10 +133,11 @@ std::vector<Bytes> runStaged(const Case& c, const std::vector<Bytes>& sends) {
     for (int r = 0; r < c.n; ++r) {
       const StagedChunk& chunk = plans[r][k];
       RankMemory& m = memory[r];
-      if (op.kind == StagingOp::Kind::CopyIn && chunk.in) {
-        applyCopy(*chunk.in, m.bytes, m.send, m.sendBytes, windows[r], 0, c.window);
-      } else if (op.kind == StagingOp::Kind::CopyOut && chunk.out) {
-        applyCopy(*chunk.out, windows[r], 0, c.window, m.bytes, m.recv, m.recvBytes);
+      if (op.kind == StagingOp::Kind::CopyIn) {
+        for (const StridedCopy& copy : chunk.in) applyCopy(copy, m.bytes, m.send, m.sendBytes, windows[r], 0, c.window);
+      } else if (op.kind == StagingOp::Kind::CopyOut) {
+        for (const StridedCopy& copy : chunk.out)
+          applyCopy(copy, windows[r], 0, c.window, m.bytes, m.recv, m.recvBytes);
       }
     }
   }
@@ -235,15 +238,15 @@ TEST(StagingPlan, RanksCutAlikeTheHalvesAlternateAndTheCopiesCoverEachElementOnc
               EXPECT_EQ(mine[k].half, cut[k].half);
               EXPECT_EQ(mine[k].sendOffset, cut[k].sendOffset);
               EXPECT_EQ(mine[k].recvOffset, cut[k].recvOffset);
-              if (mine[k].in) {
-                forEachRow(*mine[k].in, [&](std::size_t from, std::size_t to, std::size_t bytes) {
+              for (const StridedCopy& copy : mine[k].in) {
+                forEachRow(copy, [&](std::size_t from, std::size_t to, std::size_t bytes) {
                   cover(read, from, bytes);
                   EXPECT_GE(to, mine[k].sendOffset);
                   EXPECT_LE(to + bytes, mine[k].recvOffset) << what << ": a copy in past the send region";
                 });
               }
-              if (mine[k].out) {
-                forEachRow(*mine[k].out, [&](std::size_t from, std::size_t to, std::size_t bytes) {
+              for (const StridedCopy& copy : mine[k].out) {
+                forEachRow(copy, [&](std::size_t from, std::size_t to, std::size_t bytes) {
                   cover(written, to, bytes);
                   EXPECT_GE(from, mine[k].recvOffset);
                   EXPECT_LE(from + bytes, mine[k].sendOffset + half) << what << ": a copy out past the half";
@@ -286,6 +289,190 @@ TEST(StagingPlan, ChunksFillTheRegionInWholeSixteenByteUnits) {
     const std::size_t gather = stagedChunkCount(Collective::AllGather, 4, s, half);
     EXPECT_EQ(gather * s % 16, 0u);
     EXPECT_GT(gather * s, half / 5 - 4096);
+  }
+}
+
+// A kernel whose own parts may stay in the caller's buffers, and how it is chosen.
+struct OwnPartsKernel {
+  Collective collective;
+  Kernel kernel;
+  Algorithm algorithm;
+};
+
+constexpr OwnPartsKernel kOwnPartsKernels[] = {
+    {Collective::AllReduce, Kernel::TwoShot, Algorithm::TwoShot},
+    {Collective::AllReduce, Kernel::OneShotReduce, Algorithm::OneShot},
+    {Collective::Reduce, Kernel::OneShotReduce, Algorithm::OneShot},
+    {Collective::ReduceScatter, Kernel::ShardReduce, Algorithm::OneShot},
+    {Collective::AllGather, Kernel::Copy, Algorithm::OneShot},
+    {Collective::Broadcast, Kernel::Copy, Algorithm::OneShot},
+};
+
+// The staged call with each chunk's kernel run by its host model over the kernel arguments every rank builds from
+// its table: the peers' buffers their windows, its own the caller's where `ownParts[r]` (keepOwnPartsLocal) --
+// so a part a peer reads that was not copied in, or one a peer stores that is not copied out, shows in the result
+// (the windows start poisoned). Returns each rank's recv buffer and counts the bytes copied.
+std::vector<Bytes> runStagedKernels(const Case& c, const OwnPartsKernel& k, const std::vector<bool>& ownParts,
+                                    const std::vector<Bytes>& sends, std::size_t* copied) {
+  const std::size_t s = dataTypeSize(c.type);
+  std::vector<RankMemory> memory;
+  std::vector<Bytes> windows(static_cast<std::size_t>(c.n), Bytes(c.window, std::byte{0x5a}));
+  std::vector<std::vector<StagedChunk>> plans;
+  for (int r = 0; r < c.n; ++r) {
+    memory.push_back(rankMemory(c.collective, c.n, c.count, r, c.root, s, c.inPlace, sends[r]));
+    plans.push_back(stagedChunks(c.collective, c.n, r, c.root, c.count, s, c.window));
+    if (!ownParts[static_cast<std::size_t>(r)]) continue;
+    for (StagedChunk& chunk : plans.back()) {
+      keepOwnPartsLocal(chunk, c.collective, k.kernel, k.algorithm, c.n, r, c.root, c.count, s);
+      EXPECT_EQ(chunk.own, OwnBuffers::Caller) << c.describe();
+    }
+  }
+  CollectiveChoice choice;
+  choice.kernel = k.kernel;
+  choice.wanted = k.kernel;
+  choice.algorithm = k.algorithm;
+  SymmetricTable symmetric;  // the kernels' scratch: the models never touch it
+  for (const StagingOp& op : stagingSchedule(plans.front().size(), true)) {
+    const std::size_t chunkIndex = op.chunk;
+    if (op.kind == StagingOp::Kind::Kernel) {
+      const StagedChunk& cut = plans[0][chunkIndex];
+      std::vector<kernels::CollReduceArgs> reductions;
+      std::vector<kernels::CollCopyArgs> copies;
+      for (int r = 0; r < c.n; ++r) {
+        PeerPointerTable table;
+        for (int p = 0; p < c.n; ++p) {
+          table.send[p] = windows[p].data() + cut.sendOffset;
+          table.recv[p] = windows[p].data() + cut.recvOffset;
+        }
+        const StagedChunk& mine = plans[r][chunkIndex];
+        RankMemory& m = memory[r];
+        if (mine.own == OwnBuffers::Caller) {
+          table.send[r] = m.bytes.data() + m.send + mine.ownSendOffset;
+          table.recv[r] = m.bytes.data() + m.recv + mine.ownRecvOffset;
+        }
+        RankView view;
+        view.rank = r;
+        view.nranks = c.n;
+        view.maxBlocks = 132;
+        view.table = &symmetric;
+        CallArgs call;
+        call.collective = c.collective;
+        call.rank = r;
+        call.root = c.root;
+        call.count = cut.count;
+        call.type = c.type;
+        call.send = table.send[r];
+        call.recv = table.recv[r];
+        const std::size_t bytes = cut.count * s;
+        if (k.kernel == Kernel::Copy) {
+          copies.push_back(copyArgs(view, table, call, choice, bytes));
+        } else {
+          reductions.push_back(reductionArgs(view, table, call, choice, bytes).args);
+        }
+      }
+      runReductionModel(c.type, reductions);
+      runCopyModel(copies);
+      continue;
+    }
+    for (int r = 0; r < c.n; ++r) {
+      const StagedChunk& chunk = plans[r][chunkIndex];
+      RankMemory& m = memory[r];
+      const std::vector<StridedCopy>& list = op.kind == StagingOp::Kind::CopyIn ? chunk.in : chunk.out;
+      for (const StridedCopy& copy : list) {
+        *copied += copy.rowBytes * copy.rows;
+        if (op.kind == StagingOp::Kind::CopyIn) {
+          applyCopy(copy, m.bytes, m.send, m.sendBytes, windows[r], 0, c.window);
+        } else if (op.kind == StagingOp::Kind::CopyOut) {
+          applyCopy(copy, windows[r], 0, c.window, m.bytes, m.recv, m.recvBytes);
+        }
+      }
+    }
+  }
+  std::vector<Bytes> recvs;
+  for (const RankMemory& m : memory) {
+    recvs.emplace_back(m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv),
+                       m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv + m.recvBytes));
+  }
+  return recvs;
+}
+
+TEST(StagingPlan, OwnPartsInTheCallersBuffersGiveTheWholeResultWhateverEachRankChooses) {
+  int cases = 0;
+  for (const OwnPartsKernel& k : kOwnPartsKernels) {
+    for (const DataType type : {DataType::I8, DataType::I32, DataType::U64}) {
+      const std::size_t s = dataTypeSize(type);
+      for (const int n : {1, 2, 3, 6}) {
+        const std::size_t window = 8192 + 100;
+        for (const std::size_t count : countsFor(k.collective, n, s, window)) {
+          for (const bool inPlace : {false, true}) {
+            const Case c{k.collective, type,   n,      static_cast<int>(count % static_cast<std::size_t>(n)),
+                         count,        window, inPlace};
+            std::vector<Bytes> sends;
+            for (int r = 0; r < n; ++r) {
+              sends.push_back(randomBytes(sendElementsOf(k.collective, n, count, r, c.root) * s, 11 * count + r));
+            }
+            const std::vector<Bytes> expected =
+                hostReduceReference(k.collective, type, ReduceOp::Sum, n, count, c.root, sends);
+            // Every rank, none, and only rank 0: what a rank copies is its own affair.
+            std::size_t copiedWhole = 0;
+            std::size_t copiedOwn = 0;
+            const std::vector<bool> none(static_cast<std::size_t>(n), false);
+            const std::vector<bool> every(static_cast<std::size_t>(n), true);
+            std::vector<bool> first = none;
+            first[0] = true;
+            const std::string what = c.describe() + " " + kernelName(k.kernel);
+            const std::vector<Bytes> whole = runStagedKernels(c, k, none, sends, &copiedWhole);
+            const std::vector<Bytes> own = runStagedKernels(c, k, every, sends, &copiedOwn);
+            std::size_t ignored = 0;
+            const std::vector<Bytes> mixed = runStagedKernels(c, k, first, sends, &ignored);
+            for (int r = 0; r < n; ++r) {
+              EXPECT_EQ(whole[r], expected[r]) << what << " rank " << r << ": every byte staged";
+              EXPECT_EQ(own[r], expected[r]) << what << " rank " << r << ": own parts in the caller's buffers";
+              EXPECT_EQ(mixed[r], expected[r]) << what << " rank " << r << ": rank 0's own parts alone";
+            }
+            if (count > 0) {
+              EXPECT_LT(copiedOwn, copiedWhole) << what << ": keeping the own parts copies less";
+            }
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 500);
+}
+
+TEST(StagingPlan, TwoRanksOfATwoShotAllReduceCopyHalfTheirDataEachWay) {
+  constexpr std::size_t kWindow = std::size_t{64} << 20;
+  const std::size_t count = std::size_t{64} << 20;  // 256 MiB of f32: several chunks
+  std::size_t whole = 0;
+  std::size_t own = 0;
+  for (StagedChunk chunk : stagedChunks(Collective::AllReduce, 2, 1, 0, count, 4, kWindow)) {
+    for (const StridedCopy& copy : chunk.in) whole += copy.rowBytes * copy.rows;
+    keepOwnPartsLocal(chunk, Collective::AllReduce, Kernel::TwoShot, Algorithm::TwoShot, 2, 1, 0, count, 4);
+    ASSERT_EQ(chunk.in.size(), 1u);
+    ASSERT_EQ(chunk.out.size(), 1u);
+    EXPECT_EQ(chunk.in[0].srcOffset, chunk.first * 4) << "rank 1 copies shard 0, the chunk's first half";
+    own += chunk.in[0].rowBytes;
+  }
+  EXPECT_EQ(whole, count * 4);
+  EXPECT_EQ(own, count * 2);
+}
+
+TEST(StagingPlan, KernelsThatReachTheirOwnPartsElsewhereKeepTheWholeForm) {
+  for (const auto& [collective, kernel, algorithm] :
+       {OwnPartsKernel{Collective::AllToAll, Kernel::Copy, Algorithm::OneShot},
+        OwnPartsKernel{Collective::Broadcast, Kernel::Copy, Algorithm::TwoShot},
+        OwnPartsKernel{Collective::Reduce, Kernel::TwoShot, Algorithm::TwoShot},
+        OwnPartsKernel{Collective::AllReduce, Kernel::RingAllReduce, Algorithm::Ring},
+        OwnPartsKernel{Collective::AllReduce, Kernel::SplitTwoShot, Algorithm::TwoShot},
+        OwnPartsKernel{Collective::AllGather, Kernel::CeCopy, Algorithm::OneShot}}) {
+    EXPECT_FALSE(ownPartsStayLocal(collective, kernel, algorithm)) << kernelName(kernel);
+    StagedChunk chunk = stagedChunks(collective, 4, 1, 0, 1000, 4, 1 << 20).front();
+    const std::size_t in = chunk.in.size();
+    keepOwnPartsLocal(chunk, collective, kernel, algorithm, 4, 1, 0, 1000, 4);
+    EXPECT_EQ(chunk.own, OwnBuffers::Window) << kernelName(kernel);
+    EXPECT_EQ(chunk.in.size(), in);
   }
 }
 

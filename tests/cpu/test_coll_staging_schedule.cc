@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll/staging_plan.hpp"
@@ -104,6 +105,9 @@ struct Scenario {
   bool inPlace = false;
   std::vector<bool> pipelined;  // by rank (empty: every rank)
   KernelModel kernel = KernelModel::WhileOwnerRuns;
+  // By rank (empty: none): the chunks keep the rank's own parts in the caller's buffers where the collective's
+  // kernel below allows (keepOwnPartsLocal), and its kernel then touches the caller's buffers too.
+  std::vector<bool> ownParts;
   // Mutations, to show the checker fails.
   std::function<void(std::vector<StagingOp>&)> editSchedule;
   std::function<void(std::vector<StagedChunk>&)> editCut;
@@ -127,6 +131,17 @@ void callerLayout(const Scenario& s, int r, std::size_t* send, std::size_t* recv
   if (inPlace && s.collective == Collective::ReduceScatter) *recv = block;
 }
 
+// The kernel a collective's chunks run in the scenarios that keep own parts local: one that allows it (all-to-all
+// has none, and keeps the whole form).
+std::pair<Kernel, Algorithm> ownPartsKernelOf(Collective collective) {
+  switch (collective) {
+    case Collective::AllReduce: return {Kernel::TwoShot, Algorithm::TwoShot};
+    case Collective::Reduce: return {Kernel::OneShotReduce, Algorithm::OneShot};
+    case Collective::ReduceScatter: return {Kernel::ShardReduce, Algorithm::OneShot};
+    default: return {Kernel::Copy, Algorithm::OneShot};
+  }
+}
+
 // "" when every conflicting pair of accesses is ordered as the serial schedule orders it, else the first that is not.
 std::string check(const Scenario& s) {
   const int root = 0;
@@ -139,6 +154,12 @@ std::string check(const Scenario& s) {
   std::vector<std::vector<StagedChunk>> cuts;
   for (int r = 0; r < s.n; ++r) {
     cuts.push_back(stagedChunks(s.collective, s.n, r, root, s.count, s.elementSize, s.window));
+    if (!s.ownParts.empty() && s.ownParts[static_cast<std::size_t>(r)]) {
+      const auto [kernel, algorithm] = ownPartsKernelOf(s.collective);
+      for (StagedChunk& chunk : cuts.back()) {
+        keepOwnPartsLocal(chunk, s.collective, kernel, algorithm, s.n, r, root, s.count, s.elementSize);
+      }
+    }
     if (s.editCut) s.editCut(cuts.back());
   }
   const std::size_t chunks = cuts.front().size();
@@ -186,23 +207,23 @@ std::string check(const Scenario& s) {
         }
         case StagingOp::Kind::CopyIn:
           onLane(op.lane, node);
-          if (chunk.in) {
-            for (std::size_t j = 0; j < chunk.in->rows; ++j) {
-              touch(node, {r, false}, send + chunk.in->srcOffset + j * chunk.in->srcPitch, chunk.in->rowBytes, false,
-                    orderOf(op.chunk, 0), label + " copy in");
-              touch(node, {r, true}, chunk.in->dstOffset + j * chunk.in->dstPitch, chunk.in->rowBytes, true,
-                    orderOf(op.chunk, 0), label + " copy in");
+          for (const StridedCopy& in : chunk.in) {
+            for (std::size_t j = 0; j < in.rows; ++j) {
+              touch(node, {r, false}, send + in.srcOffset + j * in.srcPitch, in.rowBytes, false, orderOf(op.chunk, 0),
+                    label + " copy in");
+              touch(node, {r, true}, in.dstOffset + j * in.dstPitch, in.rowBytes, true, orderOf(op.chunk, 0),
+                    label + " copy in");
             }
           }
           break;
         case StagingOp::Kind::CopyOut:
           onLane(op.lane, node);
-          if (chunk.out) {
-            for (std::size_t j = 0; j < chunk.out->rows; ++j) {
-              touch(node, {r, true}, chunk.out->srcOffset + j * chunk.out->srcPitch, chunk.out->rowBytes, false,
-                    orderOf(op.chunk, 2), label + " copy out");
-              touch(node, {r, false}, recv + chunk.out->dstOffset + j * chunk.out->dstPitch, chunk.out->rowBytes, true,
-                    orderOf(op.chunk, 2), label + " copy out");
+          for (const StridedCopy& out : chunk.out) {
+            for (std::size_t j = 0; j < out.rows; ++j) {
+              touch(node, {r, true}, out.srcOffset + j * out.srcPitch, out.rowBytes, false, orderOf(op.chunk, 2),
+                    label + " copy out");
+              touch(node, {r, false}, recv + out.dstOffset + j * out.dstPitch, out.rowBytes, true, orderOf(op.chunk, 2),
+                    label + " copy out");
             }
           }
           break;
@@ -213,6 +234,24 @@ std::string check(const Scenario& s) {
           onLane(op.lane, end);
           starts[static_cast<std::size_t>(r)][op.chunk] = node;
           ends[static_cast<std::size_t>(r)][op.chunk] = end;
+          if (chunk.own == OwnBuffers::Caller) {
+            // Its own parts in the caller's buffers, conservatively the chunk's elements of every block of its
+            // send and recv, read and written, while it runs.
+            const int access = hb.add();
+            hb.edge(node, access);
+            hb.edge(access, end);
+            const std::size_t bytes = chunk.count * s.elementSize;
+            const std::size_t block = s.count * s.elementSize;
+            const std::size_t at = chunk.first * s.elementSize;
+            for (const bool sendSide : {true, false}) {
+              const std::size_t blocks = sendSide ? sendElementsOf(s.collective, s.n, 1, r, root)
+                                                  : recvElementsOf(s.collective, s.n, 1, r, root);
+              for (std::size_t j = 0; j < blocks; ++j) {
+                touch(access, {r, false}, (sendSide ? send : recv) + j * block + at, bytes, true, orderOf(op.chunk, 1),
+                      label + " kernel in the caller's buffers");
+              }
+            }
+          }
           break;
         }
       }
@@ -299,6 +338,14 @@ TEST(StagingSchedule, EveryAccessHappensInTheSerialOrder) {
               scenario.pipelined.assign(static_cast<std::size_t>(n), true);
               scenario.pipelined[0] = false;
               EXPECT_EQ(check(scenario), "") << scenario.describe() << ", rank 0 serial";
+              // Own parts in the caller's buffers, on every rank and on rank 0 alone.
+              scenario.ownParts.assign(static_cast<std::size_t>(n), true);
+              EXPECT_EQ(check(scenario), "") << scenario.describe() << ", own parts local, rank 0 serial";
+              scenario.pipelined.clear();
+              EXPECT_EQ(check(scenario), "") << scenario.describe() << ", own parts local";
+              scenario.ownParts.assign(static_cast<std::size_t>(n), false);
+              scenario.ownParts[0] = true;
+              EXPECT_EQ(check(scenario), "") << scenario.describe() << ", rank 0's own parts local";
               ++checked;
             }
           }
@@ -388,7 +435,7 @@ TEST(StagingSchedule, TheCheckerCatchesPeersTouchingAWindowOutsideItsOwnersKerne
 
 TEST(StagingSchedule, TheCheckerCatchesChunksThatOverlapInPlace) {
   Scenario scenario = pipelinedScenario(Collective::AllReduce);
-  scenario.editCut = [](std::vector<StagedChunk>& cut) { cut[1].in->srcOffset -= 4; };  // reads chunk 0's last
+  scenario.editCut = [](std::vector<StagedChunk>& cut) { cut[1].in[0].srcOffset -= 4; };  // reads chunk 0's last
   EXPECT_NE(check(scenario).find("caller's buffer of rank"), std::string::npos) << check(scenario);
   scenario.inPlace = false;  // apart, chunk 0's copy out writes elsewhere
   EXPECT_EQ(check(scenario), "");

@@ -3,7 +3,9 @@
 // (coll/staging_plan.hpp), each chunk's kernel chosen for its size, with a copy into and out of the windows per
 // chunk at the memory's bandwidth, timed as the communicator's schedule runs them (staged_time.hpp): one after
 // another under PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL, else each chunk's copies beside its neighbours' kernels;
-// the LL kernels, send/recv and registered buffers are never staged.
+// the LL kernels, send/recv and registered buffers are never staged. By default (PEERLINK_COLL_STAGE_COPIES=PEERS)
+// each rank copies only what its peers touch (coll::keepOwnPartsLocal); the tests of the schedule's timing stage
+// every byte.
 #include <gtest/gtest.h>
 
 #include "coll/comm_setup.hpp"
@@ -42,8 +44,10 @@ struct TwoGpus {
 };
 
 constexpr ProcessMode kOneProcess{};
-constexpr ProcessMode kStaged{2, false};
-constexpr ProcessMode kSerial{2, false, true};
+// Every byte staged (PEERLINK_COLL_STAGE_COPIES=ALL), pipelined and serially; and the default, the peers' parts only.
+constexpr ProcessMode kStaged{2, false, false, false};
+constexpr ProcessMode kSerial{2, false, true, false};
+constexpr ProcessMode kStagedPeersParts{2, false, false, true};
 constexpr ProcessMode kRegistered{2, true};
 
 TEST(PlanProcesses, OneProcessPredictsAsBefore) {
@@ -188,6 +192,31 @@ TEST(PlanProcesses, RootedCallsCopyOnlyWhereTheyHaveData) {
   ASSERT_EQ(parts.copyIn.size(), 1u);
   EXPECT_TRUE(parts.copyIn.front().has_value());
   EXPECT_TRUE(parts.copyOut.front().has_value());
+}
+
+// With the peers' parts only: a two-shot all-reduce chunk of 2 ranks copies half its bytes each way, a broadcast
+// only the root's copy in; and the call is faster than with every byte staged.
+TEST(PlanProcesses, StagingThePeersPartsOnlyCopiesWhatThePeersTouch) {
+  const TwoGpus gpus;
+  const std::size_t count = 32 * kMiB;
+  const Call call{Collective::AllReduce, DataType::F32, count, false, 0};
+  const CollectiveChoice choice = gpus.chosen(call);
+  const CallParts all = callParts(call, choice, gpus.fabric, gpus.context, kStaged, testModel());
+  const CallParts peers = callParts(call, choice, gpus.fabric, gpus.context, kStagedPeersParts, testModel());
+  ASSERT_EQ(peers.kernels.size(), 8u);
+  const Call chunk{Collective::AllReduce, DataType::F32, count / 8, false, 0};
+  ASSERT_EQ(gpus.chosen(chunk).kernel, Kernel::TwoShot);
+  EXPECT_EQ(peers.copies(), 16);
+  EXPECT_NEAR(peers.copyBytesUs(), all.copyBytesUs() / 2, 1e-9);
+  EXPECT_LT(predictCall(call, choice, gpus.fabric, gpus.context, kStagedPeersParts, testModel()).timeUs,
+            predictCall(call, choice, gpus.fabric, gpus.context, kStaged, testModel()).timeUs);
+
+  const Call broadcast{Collective::Broadcast, DataType::F32, 4 * kMiB, false, 1};
+  const CallParts rooted =
+      callParts(broadcast, gpus.chosen(broadcast), gpus.fabric, gpus.context, kStagedPeersParts, testModel());
+  EXPECT_EQ(rooted.copies(), 1);
+  EXPECT_TRUE(rooted.copyIn.front().has_value());
+  EXPECT_FALSE(rooted.copyOut.front().has_value()) << "every rank reads the root's input into its own output";
 }
 
 TEST(PlanProcesses, TheCostsAreReadWrittenAndAnOldModelPredictsOneProcess) {

@@ -1,7 +1,9 @@
 // The path of calls on unregistered buffers across processes (comm_launch_staged.hpp), forced in one process
 // (PEERLINK_COLL_STAGE_UNREGISTERED) with 2-4 ranks sharing the machine's first one or two GPUs
 // (PEERLINK_COLL_SHARE_GPUS): every collective through the staging windows in one chunk, two and three (half a
-// window each, the halves by turns, the copies pipelined -- ON -- or one after another -- SERIAL), counts not
+// window each, the halves by turns, the copies pipelined -- ON -- or one after another -- SERIAL; each rank
+// copying only the parts its peers touch, its own kernel using the caller's buffers for the rest -- the default --
+// or every byte -- ALL, PEERLINK_COLL_STAGE_COPIES=ALL, pipelined), counts not
 // divisible by the ranks, a small call that stays in LL lines, in place and out of place, buffers off 16-byte
 // boundaries, eager and captured in a CUDA graph replayed with new inputs, against the host reference.
 // Across processes the same path runs in test_communicator_processes.cc. What these measure is not speed.
@@ -27,7 +29,13 @@ std::vector<int> sharedDevices(int ranks) {
   return gpusByTurns(ranks, 2);
 }
 
-Params stagedParams(const char* mode) {
+// ON or SERIAL (PEERLINK_COLL_STAGE_UNREGISTERED), or ALL: ON with every byte staged.
+Params stagedParams(const std::string& mode) {
+  if (mode == "ALL") {
+    return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"},
+                       {"PEERLINK_COLL_STAGE_UNREGISTERED", "ON"},
+                       {"PEERLINK_COLL_STAGE_COPIES", "ALL"}});
+  }
   return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"}, {"PEERLINK_COLL_STAGE_UNREGISTERED", mode}});
 }
 
@@ -48,7 +56,7 @@ std::vector<ChunkedCount> chunkedCounts(Collective collective, int n, DataType t
   return {{offMultiple(most / 2), 1}, {offMultiple(most + ranks), 2}, {offMultiple(2 * most + ranks), 3}};
 }
 
-// (ranks, ON or SERIAL, collective)
+// (ranks, ON, SERIAL or ALL, collective)
 class UnregisteredPath : public ::testing::TestWithParam<std::tuple<int, const char*, Collective>> {};
 
 TEST_P(UnregisteredPath, MatchesHostReference) {
@@ -110,7 +118,7 @@ std::string caseName(const ::testing::TestParamInfo<UnregisteredPath::ParamType>
 }
 
 INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPath,
-                         ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Values("ON", "SERIAL"),
+                         ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Values("ON", "SERIAL", "ALL"),
                                             ::testing::ValuesIn(kStagedCollectives)),
                          caseName);
 

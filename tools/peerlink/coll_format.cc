@@ -277,6 +277,7 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
   document["parameters"] = parameters;
   document["ranks"] = run.ranks;
   document["processes"] = run.processes;
+  if (!run.stagedCopies.empty()) document["staged_copies"] = run.stagedCopies;
   if (run.nodes.nodes > 0) document["nodes"] = collNodesToJson(run.nodes);
   document["devices"] = run.devices;
   document["device_names"] = run.deviceNames;

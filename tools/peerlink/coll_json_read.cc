@@ -186,6 +186,10 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
       run.processes = processes->smallInteger(1, run.ranks);  // a process drives one rank or more
     }
     if (const std::optional<JsonNode> nodes = root.member("nodes")) run.nodes = nodesFromJson(*nodes);
+    if (const std::optional<JsonNode> copies = root.member("staged_copies")) {
+      run.stagedCopies = copies->text();
+      if (run.stagedCopies != "PEERS" && run.stagedCopies != "ALL") copies->fail("not PEERS or ALL");
+    }
     for (const JsonNode& entry : root.required("configurations").elements(coll::kCollConfigCount)) {
       entry.expectObject();
       const JsonNode name = entry.required("name");

@@ -90,7 +90,7 @@ plan::ProcessMode modeOf(const PlanCommandOptions& options, int ranks, const Par
                 "--processes per-gpu predicts one node's processes; across nodes the model has no such cost (give one "
                 "or the other)");
   }
-  return {perGpu ? ranks : 1, options.registerBuffers, plan::serialStagingOf(params)};
+  return {perGpu ? ranks : 1, options.registerBuffers, plan::serialStagingOf(params), plan::stageOwnPartsOf(params)};
 }
 
 // The topology's GPUs 0..g-1 as topology indices.
@@ -171,6 +171,8 @@ json fitProvenance(const std::vector<plan::MeasuredRun>& runs, const std::vector
     json file = {{"file", run.origin}, {"machine", run.machine}, {"commit", run.commit}, {"cells", run.cells.size()}};
     if (run.mode.processes > 1) file["registered"] = run.mode.registered;
     if (run.mode.serialStaging) file["serial_staging"] = true;
+    if (run.mode.processes > 1 && !run.mode.registered)
+      file["staged_copies"] = run.mode.stageOwnParts ? "PEERS" : "ALL";
     files.push_back(file);
   }
   json fit = json::array();

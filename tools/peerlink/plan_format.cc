@@ -66,7 +66,12 @@ std::string header(const PlanSweep& sweep) {
         sweep.network.nicLatencyUs);
   }
   if (sweep.mode.processes > 1) {
-    text += fmt::format("# one process per GPU ({} processes), {}\n", sweep.mode.processes,
+    const char* copies = sweep.mode.registered ? ""
+                         : sweep.mode.stageOwnParts
+                             ? "; each rank copies only the parts its peers touch, its own in place "
+                               "(PEERLINK_COLL_STAGE_COPIES=PEERS)"
+                             : "; each rank copies every byte in and out (PEERLINK_COLL_STAGE_COPIES=ALL)";
+    text += fmt::format("# one process per GPU ({} processes), {}{}\n", sweep.mode.processes,
                         sweep.mode.registered
                             ? "buffers registered as windows (Communicator::registerWindow): no call is staged"
                         : sweep.mode.serialStaging
@@ -74,7 +79,8 @@ std::string header(const PlanSweep& sweep) {
                               "the windows, each chunk's copies and kernel one after another "
                               "(PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL)"
                             : "buffers not registered: calls whose kernels touch a peer's buffers are staged through "
-                              "the windows (copies in and out beside the kernels of the chunks before and after)");
+                              "the windows (copies in and out beside the kernels of the chunks before and after)",
+                        copies);
   }
   text += modelLine(sweep);
   text += "# " + choiceSettingsLine(sweep.settings) + "\n";
@@ -213,6 +219,7 @@ json planToJson(const PlanSweep& sweep) {
           {"processes", sweep.mode.processes},
           {"registered", sweep.mode.registered},
           {"serial_staging", sweep.mode.serialStaging},
+          {"staged_copies", sweep.mode.stageOwnParts ? "PEERS" : "ALL"},
           {"bus_factor", sweep.busFactor},
           {"settings", choiceSettingsJson(sweep.settings)},
           {"model", {{"origin", sweep.modelOrigin}, {"provenance", sweep.modelProvenance}}},
@@ -228,6 +235,7 @@ std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& m
   if (run.mode.processes > 1) {
     notes.push_back(run.mode.registered      ? "registered windows"
                     : run.mode.serialStaging ? "unregistered: large calls staged, serially"
+                    : run.mode.stageOwnParts ? "unregistered: large calls staged, the peers' parts only"
                                              : "unregistered: large calls staged");
   }
   return notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, ", "));

@@ -150,8 +150,9 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     const Params params = runParams(document, path);
     const plan::ChoiceContext context = plan::choiceContextFor(topology, ordinals, params);
     measured.context = context;
+    // A run saved before PEERLINK_COLL_STAGE_COPIES existed (no "staged_copies") copied every byte.
     measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path)),
-                     plan::serialStagingOf(params)};
+                     plan::serialStagingOf(params), run.stagedCopies == "PEERS"};
 
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {
