@@ -301,7 +301,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.stageSerially = staging == "SERIAL";
   state.stageOwnParts = params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
   state.layout =
-      symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? kStagingWindowBytes : 0);
+      symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? stagingWindowBytes(params) : 0);
   const ShareKind kind = arenaShareKind(state.world);
   forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
     allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind, timeout);

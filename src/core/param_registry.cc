@@ -345,6 +345,18 @@ const std::vector<ParamSpec>& paramRegistry() {
        "reduce-scatter nothing out, an all-gather nothing in), where the kernel allows it. ALL: every byte into the "
        "window and out again, the kernel between the windows only. For comparison; ranks may differ.",
        ParamAudience::Tuning},
+      {"PEERLINK_COLL_STAGING_WINDOW",
+       ParamType::Int,
+       "67108864",
+       {},
+       1048576,
+       4294967296,
+       "Bytes of the staging window each rank of a communicator spanning processes holds in GPU memory, through which "
+       "calls on unregistered buffers run (PEERLINK_COLL_STAGE_COPIES) in chunks of half a window: larger windows cut "
+       "a large call into fewer chunks (fewer launches, copies and waits between the copy stream and the kernels') at "
+       "the cost of the GPU memory. A multiple of 1 MiB; every rank must give the same value.",
+       ParamAudience::Tuning,
+       1048576},
       {"PEERLINK_COLL_STAGED_CHUNK",
        ParamType::Int,
        "0",

@@ -80,7 +80,7 @@ CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabr
   std::vector<std::vector<coll::StagedChunk>> plans;
   for (int r = 0; r < ranks; ++r) {
     plans.push_back(coll::stagedChunks(call.collective, ranks, r, call.root, call.count, dataTypeSize(call.type),
-                                       coll::kStagingWindowBytes));
+                                       mode.stagingWindowBytes));
   }
   for (std::size_t k = 0; k < plans.front().size(); ++k) {
     // Between the windows: the recv region lies apart from the send region, so never in place.

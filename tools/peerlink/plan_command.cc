@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/comm_setup.hpp"
 #include "coll_bench/coll_bench.hpp"
 #include "exit_codes.hpp"
 #include "kernels/coll_kernels.cuh"
@@ -90,7 +91,8 @@ plan::ProcessMode modeOf(const PlanCommandOptions& options, int ranks, const Par
                 "--processes per-gpu predicts one node's processes; across nodes the model has no such cost (give one "
                 "or the other)");
   }
-  return {perGpu ? ranks : 1, options.registerBuffers, plan::serialStagingOf(params), plan::stageOwnPartsOf(params)};
+  return {perGpu ? ranks : 1, options.registerBuffers, plan::serialStagingOf(params), plan::stageOwnPartsOf(params),
+          coll::stagingWindowBytes(params)};
 }
 
 // The topology's GPUs 0..g-1 as topology indices.

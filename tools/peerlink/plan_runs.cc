@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/comm_setup.hpp"
 #include "coll_json_read.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/topology.hpp"
@@ -152,7 +153,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     measured.context = context;
     // A run saved before PEERLINK_COLL_STAGE_COPIES existed (no "staged_copies") copied every byte.
     measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path)),
-                     plan::serialStagingOf(params), run.stagedCopies == "PEERS"};
+                     plan::serialStagingOf(params), run.stagedCopies == "PEERS", coll::stagingWindowBytes(params)};
 
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {
