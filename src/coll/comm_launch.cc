@@ -115,8 +115,12 @@ bool buffersAligned(const std::vector<CallArgs>& set) {
 
 const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
                                    Fact aligned) {
-  ChoiceMemo& memo = state.choices[static_cast<std::size_t>(collective)];
-  if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace && memo.aligned == aligned) return memo.choice;
+  ChoiceMemos& memos = state.choices[static_cast<std::size_t>(collective)];
+  for (const ChoiceMemo& memo : memos.entries) {
+    if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace && memo.aligned == aligned) return memo.choice;
+  }
+  ChoiceMemo& memo = memos.entries[memos.next];
+  memos.next = (memos.next + 1) % memos.entries.size();
   ChoiceResources resources;
   resources.pushStages = state.layout.hasStage;
   resources.llMaxBytes = kernels::kCollLlMaxBytes;

@@ -14,8 +14,8 @@
 namespace peerlink::coll {
 
 /// What a call of `collective` with `bytes` per rank runs on this communicator (chooseCollective), remembered
-/// per collective so a loop of equal calls builds no reasons; `inPlace`: some rank calls it in place;
-/// `aligned`: every buffer it touches starts on a 16-byte boundary.
+/// per collective (its latest few) so a loop of calls of a few sizes builds no reasons; `inPlace`: some rank calls it
+/// in place; `aligned`: every buffer it touches starts on a 16-byte boundary.
 const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
                                    Fact aligned);
 

@@ -121,6 +121,13 @@ struct ChoiceMemo {
   CollectiveChoice choice;
 };
 
+/// A collective's latest kernel choices: a staged call asks for its whole size and for its chunks' in turn, and
+/// a loop of calls of a few sizes (a model's buckets) should build no reasons after the first of each.
+struct ChoiceMemos {
+  std::array<ChoiceMemo, 4> entries;
+  std::size_t next = 0;  ///< the entry a new choice replaces
+};
+
 /// The staged plans' resources (comm_launch_plan.hpp): a communicator has them when some pair of its ranks is not
 /// Direct, and then runs every call through the plans.
 struct PlannedWays {
@@ -214,7 +221,7 @@ struct CommState {
   std::optional<Error> lastFailure;  ///< the latest failure reported: asyncError keeps saying it (comm_health.hpp)
   std::array<bool, 7 * kKernelCount> logged = {};        ///< (collective, kernel) choices logged once
   std::array<bool, 7 * kKernelCount> steppedAside = {};  ///< (collective, kernel): a fallback logged once
-  std::array<ChoiceMemo, 7> choices;                     ///< per collective: the last kernel choice
+  std::array<ChoiceMemos, 7> choices;                    ///< per collective: the latest kernel choices
   std::array<bool, 7 * 3> reachLogged = {};              ///< (collective, CrossProcessPath) logged once
   std::uint64_t sets = 0;                                ///< collective sets launched (for messages)
 

@@ -57,9 +57,10 @@ struct StagedChunk {
 std::size_t stagingHalfBytes(std::size_t windowBytes);
 
 /// The chunks of a call of `collective` with `count` (the Communicator API's count) on rank `rank` of `nranks`
-/// (`root` for broadcast and reduce), elements of `elementSize` bytes, through windows of `windowBytes`: one
-/// chunk in the first half where the call fits half a window, else as few chunks of nearly equal counts as fit
-/// a half each, in the halves by turns. Empty for count 0. Send/recv is not a collective here.
+/// (`root` for broadcast and reduce), elements of `elementSize` bytes, through windows of `windowBytes`: chunks of
+/// nearly equal counts in the halves by turns, as few as fit a half each -- but a call of more than 16 MiB a block
+/// in at least one chunk per 16 MiB, up to four, so its copies overlap kernels whatever the window's size. Empty
+/// for count 0. Send/recv is not a collective here.
 std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int rank, int root, std::size_t count,
                                       std::size_t elementSize, std::size_t windowBytes);
 

@@ -275,6 +275,16 @@ TEST(StagingPlan, ACallThatFitsHalfAWindowIsOneChunkAndALargerOneIsCutEvenly) {
   EXPECT_EQ(two[1].count, most / 2);
 }
 
+TEST(StagingPlan, ALargeCallThroughALargeWindowStillTakesFourChunks) {
+  constexpr std::size_t kWindow = std::size_t{256} << 20;  // an all-reduce chunk of up to 64 MiB
+  constexpr std::size_t kMiBOfF32 = std::size_t{1} << 18;
+  EXPECT_EQ(stagedChunks(Collective::AllReduce, 2, 0, 0, 16 * kMiBOfF32, 4, kWindow).size(), 1u);
+  EXPECT_EQ(stagedChunks(Collective::AllReduce, 2, 0, 0, 32 * kMiBOfF32, 4, kWindow).size(), 2u);
+  EXPECT_EQ(stagedChunks(Collective::AllReduce, 2, 0, 0, 64 * kMiBOfF32, 4, kWindow).size(), 4u);
+  EXPECT_EQ(stagedChunks(Collective::AllReduce, 2, 0, 0, 256 * kMiBOfF32, 4, kWindow).size(), 4u);
+  EXPECT_EQ(stagedChunks(Collective::AllReduce, 2, 0, 0, 512 * kMiBOfF32, 4, kWindow).size(), 8u);
+}
+
 TEST(StagingPlan, ChunksFillTheRegionInWholeSixteenByteUnits) {
   constexpr std::size_t kWindow = std::size_t{64} << 20;
   const std::size_t half = stagingHalfBytes(kWindow);
