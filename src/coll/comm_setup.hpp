@@ -18,7 +18,7 @@ namespace peerlink::coll {
 
 /// The staging window of a rank whose peers live in other processes: calls whose buffers the peers cannot map
 /// go through it, half a window's worth at a time. Its size by default (PEERLINK_COLL_STAGING_WINDOW's).
-constexpr std::size_t kStagingWindowBytes = std::size_t{64} << 20;
+constexpr std::size_t kStagingWindowBytes = std::size_t{128} << 20;
 
 /// The staging window's size `params` give (PEERLINK_COLL_STAGING_WINDOW).
 inline std::size_t stagingWindowBytes(const Params& params) {

@@ -208,7 +208,10 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options, cons
   run.options = options;
   run.options.progress = nullptr;
   run.processes = world.spansProcesses() ? world.size() : 1;
-  if (run.processes > 1) run.stagedCopies = params.getString("PEERLINK_COLL_STAGE_COPIES");
+  if (run.processes > 1) {
+    run.stagedCopies = params.getString("PEERLINK_COLL_STAGE_COPIES");
+    run.stagingWindowBytes = static_cast<std::size_t>(params.getInt("PEERLINK_COLL_STAGING_WINDOW"));
+  }
   run.nodes = collNodesOf(world);
   CollSession session(params, options, world, run);
   const std::size_t elementSize = dataTypeSize(options.type);

@@ -164,6 +164,9 @@ struct CollRun {
   /// Across processes, what a staged call copied through the windows (PEERLINK_COLL_STAGE_COPIES: "PEERS" or
   /// "ALL"); empty in one process, and in runs saved before the setting existed (which copied every byte).
   std::string stagedCopies;
+  /// Across processes, the staging windows' bytes (PEERLINK_COLL_STAGING_WINDOW); 0 in one process and in runs
+  /// saved before the setting existed (whose windows were 64 MiB).
+  std::size_t stagingWindowBytes = 0;
   std::vector<int> devices;
   std::vector<std::string> deviceNames;   ///< "NVIDIA H200", per rank
   std::vector<std::string> deviceBusIds;  ///< "0000:00:06.0", per rank

@@ -347,7 +347,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        ParamAudience::Tuning},
       {"PEERLINK_COLL_STAGING_WINDOW",
        ParamType::Int,
-       "67108864",
+       "134217728",
        {},
        1048576,
        4294967296,

@@ -167,7 +167,9 @@ TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
     return chosen.at("out_of_place").at("time_us").get<double>();
   };
   // 8 B (ll128, never staged) and 256 MiB (staged in halves of 64 MiB windows: 16 chunks and 32 copies where
-  // unregistered).
+  // unregistered), every byte copied in and out: the form the bars below were measured in.
+  ::setenv("PEERLINK_COLL_STAGING_WINDOW", "67108864", 1);
+  ::setenv("PEERLINK_COLL_STAGE_COPIES", "ALL", 1);
   const double oneSmall = time({}, 0);
   const double staged = time({"--processes", "per-gpu"}, 0);
   const double registered = time({"--processes", "per-gpu", "--register"}, 0);
@@ -194,6 +196,12 @@ TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
   EXPECT_NE(serialText.out.find("one after another (PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL)"), std::string::npos)
       << serialText.out;
   EXPECT_NE(serialText.out.find("16 chunk(s), 32 copies one after another"), std::string::npos) << serialText.out;
+  // The peers' parts only (the default): half the bytes copied, faster than every byte.
+  ::unsetenv("PEERLINK_COLL_STAGE_COPIES");
+  const double peersPartsLarge = time({"--processes", "per-gpu"}, 1);
+  EXPECT_LT(peersPartsLarge, stagedLarge);
+  EXPECT_NE(runCli(large).out.find("copies only the parts its peers touch"), std::string::npos);
+  ::unsetenv("PEERLINK_COLL_STAGING_WINDOW");
 
   std::vector<std::string> check = {"plan", "--check"};
   for (const char* machine : {"h200x2-procs", "h200x2-serial"}) {

@@ -44,10 +44,12 @@ struct TwoGpus {
 };
 
 constexpr ProcessMode kOneProcess{};
-// Every byte staged (PEERLINK_COLL_STAGE_COPIES=ALL), pipelined and serially; and the default, the peers' parts only.
-constexpr ProcessMode kStaged{2, false, false, false};
-constexpr ProcessMode kSerial{2, false, true, false};
-constexpr ProcessMode kStagedPeersParts{2, false, false, true};
+// Every byte staged (PEERLINK_COLL_STAGE_COPIES=ALL), pipelined and serially; and the default, the peers' parts only;
+// through 64 MiB windows.
+constexpr std::size_t kWindow = std::size_t{64} << 20;
+constexpr ProcessMode kStaged{2, false, false, false, kWindow};
+constexpr ProcessMode kSerial{2, false, true, false, kWindow};
+constexpr ProcessMode kStagedPeersParts{2, false, false, true, kWindow};
 constexpr ProcessMode kRegistered{2, true};
 
 TEST(PlanProcesses, OneProcessPredictsAsBefore) {
@@ -102,8 +104,7 @@ TEST(PlanProcesses, AStagedCallIsCutAsTheCommunicatorCutsIt) {
   const CollectiveChoice choice = gpus.chosen(call);
   ASSERT_EQ(choice.kernel, Kernel::SplitTwoShot);
   ASSERT_TRUE(isStaged(call, choice, kStaged));
-  const std::size_t most =
-      coll::stagedChunkCount(Collective::AllReduce, 2, 4, coll::stagingHalfBytes(coll::kStagingWindowBytes));
+  const std::size_t most = coll::stagedChunkCount(Collective::AllReduce, 2, 4, coll::stagingHalfBytes(kWindow));
   ASSERT_EQ(most, 4 * kMiB);
   ASSERT_EQ(count / most, 8u);
   ASSERT_EQ(count % most, 0u);

@@ -278,6 +278,7 @@ nlohmann::json collToJson(const CollRun& run, const Params& params) {
   document["ranks"] = run.ranks;
   document["processes"] = run.processes;
   if (!run.stagedCopies.empty()) document["staged_copies"] = run.stagedCopies;
+  if (run.stagingWindowBytes > 0) document["staging_window_bytes"] = run.stagingWindowBytes;
   if (run.nodes.nodes > 0) document["nodes"] = collNodesToJson(run.nodes);
   document["devices"] = run.devices;
   document["device_names"] = run.deviceNames;

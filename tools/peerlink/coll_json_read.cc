@@ -190,6 +190,9 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
       run.stagedCopies = copies->text();
       if (run.stagedCopies != "PEERS" && run.stagedCopies != "ALL") copies->fail("not PEERS or ALL");
     }
+    if (const std::optional<JsonNode> window = root.member("staging_window_bytes")) {
+      run.stagingWindowBytes = static_cast<std::size_t>(window->integer(std::int64_t{1} << 20, std::int64_t{1} << 32));
+    }
     for (const JsonNode& entry : root.required("configurations").elements(coll::kCollConfigCount)) {
       entry.expectObject();
       const JsonNode name = entry.required("name");

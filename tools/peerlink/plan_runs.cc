@@ -97,6 +97,18 @@ std::string metadataText(const json& generatedBy, const char* key, const std::st
   return field ? field->text() : std::string();
 }
 
+// The staging windows a run had: as it recorded them; where it recorded none, as its settings say if it set
+// PEERLINK_COLL_STAGING_WINDOW, else 64 MiB (the size before the setting, and before runs recorded it).
+std::size_t stagingWindowOf(const coll::CollRun& run, const Params& params) {
+  if (run.stagingWindowBytes > 0) return run.stagingWindowBytes;
+  for (const ParamValue& value : params.values()) {
+    if (value.spec->name == "PEERLINK_COLL_STAGING_WINDOW" && value.source != ParamSource::Default) {
+      return coll::stagingWindowBytes(params);
+    }
+  }
+  return std::size_t{64} << 20;
+}
+
 // Whether the run's buffers were registered as windows: `peerlink coll --register`, which a run records only in its
 // command line.
 bool registeredBuffers(const std::string& commandLine) {
@@ -153,7 +165,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     measured.context = context;
     // A run saved before PEERLINK_COLL_STAGE_COPIES existed (no "staged_copies") copied every byte.
     measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path)),
-                     plan::serialStagingOf(params), run.stagedCopies == "PEERS", coll::stagingWindowBytes(params)};
+                     plan::serialStagingOf(params), run.stagedCopies == "PEERS", stagingWindowOf(run, params)};
 
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {
