@@ -44,10 +44,11 @@ std::size_t chunkCount(Collective collective, int n, DataType type) {
   return coll::stagedChunkCount(collective, n, dataTypeSize(type), coll::stagingHalfBytes(coll::kStagingWindowBytes));
 }
 
-// Counts that take 1, 2 and 3 chunks, each one more than a multiple of the ranks.
+// Counts that take 1, 2 and 3 chunks or more, each one more than a multiple of the ranks (a call of more than
+// 16 MiB is cut into at least one chunk per 16 MiB, up to four: staging_plan.hpp).
 struct ChunkedCount {
   std::size_t count;
-  std::size_t chunks;
+  std::size_t chunks;  ///< the fewest it takes
 };
 std::vector<ChunkedCount> chunkedCounts(Collective collective, int n, DataType type) {
   const std::size_t most = chunkCount(collective, n, type);
@@ -77,7 +78,7 @@ TEST_P(UnregisteredPath, MatchesHostReference) {
           << chunked.count << " elements would not be staged, so the case tests nothing here: " << choice;
       const std::vector<coll::StagedChunk> cut =
           coll::stagedChunks(collective, ranks, 0, 0, chunked.count, sizeof(float), coll::kStagingWindowBytes);
-      EXPECT_EQ(cut.size(), chunked.chunks) << chunked.count << " elements";
+      EXPECT_GE(cut.size(), chunked.chunks) << chunked.count << " elements";
     }
     for (const bool inPlace : {false, true}) {
       for (const std::size_t misalign : {std::size_t{0}, std::size_t{4}}) {
