@@ -65,14 +65,17 @@ case $phase in
     grep -qE '^\[  FAILED' "$p"/nccl_api*.txt && failed=1
     ;;
   torch)
-    run_torch() {  # run_torch LOG [VAR=VALUE ...] -- ARGS...
+    # run_torch LOG [VAR=VALUE ...] -- ARGS...: a run's failed checks are judged by the comparison with the real
+    # NCCL's run (checks failing on both are the caller's), so its exit code fails the phase only where it left no
+    # report (a crash, a hang cut by the timeout).
+    run_torch() {
       local log=$1
       shift
       local vars=()
       while [ "$1" != -- ]; do vars+=("$1"); shift; done
       shift
       timeout 240 env "${vars[@]}" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py \
-        --out "$p/$log.json" "$@" >"$p/$log.txt" 2>&1 || failed=1
+        --out "$p/$log.json" "$@" >"$p/$log.txt" 2>&1 || [ -s "$p/$log.json" ] || failed=1
       echo "$log: $(tail -n 2 "$p/$log.txt" | tr '\n' ' ')"
     }
     run_torch torch-nccl --
@@ -85,6 +88,8 @@ case $phase in
       "by the real NCCL: $(grep -c 'served by NCCL' "$p/torch-peerlink.txt")"
     run_torch torch-peerlink-lazy "LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" -- --init lazy \
       --expect-library peerlink --steps 5
+    python3 scripts/device/nccl_api_compare.py torch "$p/torch-nccl.json" "$p/torch-peerlink-lazy.json" \
+      --json "$p/torch-compare-lazy.json" | tee "$p/torch-compare-lazy.txt" || failed=1
     ;;
   correctness)
     for b in $binaries; do
