@@ -83,6 +83,34 @@ RankMemory rankMemory(Collective collective, int n, std::size_t count, int rank,
   return m;
 }
 
+// A copy operation of the schedule on one rank: its chunk's copies into or out of its window. Returns the bytes
+// copied.
+std::size_t runChunkCopies(const StagingOp& op, const StagedChunk& chunk, RankMemory& m, Bytes& window) {
+  std::size_t copied = 0;
+  if (op.kind == StagingOp::Kind::CopyIn) {
+    for (const StridedCopy& copy : chunk.in) {
+      applyCopy(copy, m.bytes, m.send, m.sendBytes, window, 0, window.size());
+      copied += copy.rowBytes * copy.rows;
+    }
+  } else if (op.kind == StagingOp::Kind::CopyOut) {
+    for (const StridedCopy& copy : chunk.out) {
+      applyCopy(copy, window, 0, window.size(), m.bytes, m.recv, m.recvBytes);
+      copied += copy.rowBytes * copy.rows;
+    }
+  }
+  return copied;
+}
+
+// Each rank's recv buffer.
+std::vector<Bytes> recvsOf(const std::vector<RankMemory>& memory) {
+  std::vector<Bytes> recvs;
+  for (const RankMemory& m : memory) {
+    recvs.emplace_back(m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv),
+                       m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv + m.recvBytes));
+  }
+  return recvs;
+}
+
 struct Case {
   Collective collective = Collective::AllReduce;
   DataType type = DataType::I32;
@@ -130,23 +158,9 @@ std::vector<Bytes> runStaged(const Case& c, const std::vector<Bytes>& sends) {
       }
       continue;
     }
-    for (int r = 0; r < c.n; ++r) {
-      const StagedChunk& chunk = plans[r][k];
-      RankMemory& m = memory[r];
-      if (op.kind == StagingOp::Kind::CopyIn) {
-        for (const StridedCopy& copy : chunk.in) applyCopy(copy, m.bytes, m.send, m.sendBytes, windows[r], 0, c.window);
-      } else if (op.kind == StagingOp::Kind::CopyOut) {
-        for (const StridedCopy& copy : chunk.out)
-          applyCopy(copy, windows[r], 0, c.window, m.bytes, m.recv, m.recvBytes);
-      }
-    }
+    for (int r = 0; r < c.n; ++r) runChunkCopies(op, plans[r][k], memory[r], windows[r]);
   }
-  std::vector<Bytes> recvs;
-  for (const RankMemory& m : memory) {
-    recvs.emplace_back(m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv),
-                       m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv + m.recvBytes));
-  }
-  return recvs;
+  return recvsOf(memory);
 }
 
 // The counts a window's halves make interesting: one element, one not divisible by the ranks, a half's worth and
@@ -384,26 +398,9 @@ std::vector<Bytes> runStagedKernels(const Case& c, const OwnPartsKernel& k, cons
       runCopyModel(copies);
       continue;
     }
-    for (int r = 0; r < c.n; ++r) {
-      const StagedChunk& chunk = plans[r][chunkIndex];
-      RankMemory& m = memory[r];
-      const std::vector<StridedCopy>& list = op.kind == StagingOp::Kind::CopyIn ? chunk.in : chunk.out;
-      for (const StridedCopy& copy : list) {
-        *copied += copy.rowBytes * copy.rows;
-        if (op.kind == StagingOp::Kind::CopyIn) {
-          applyCopy(copy, m.bytes, m.send, m.sendBytes, windows[r], 0, c.window);
-        } else if (op.kind == StagingOp::Kind::CopyOut) {
-          applyCopy(copy, windows[r], 0, c.window, m.bytes, m.recv, m.recvBytes);
-        }
-      }
-    }
+    for (int r = 0; r < c.n; ++r) *copied += runChunkCopies(op, plans[r][chunkIndex], memory[r], windows[r]);
   }
-  std::vector<Bytes> recvs;
-  for (const RankMemory& m : memory) {
-    recvs.emplace_back(m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv),
-                       m.bytes.begin() + static_cast<std::ptrdiff_t>(m.recv + m.recvBytes));
-  }
-  return recvs;
+  return recvsOf(memory);
 }
 
 TEST(StagingPlan, OwnPartsInTheCallersBuffersGiveTheWholeResultWhateverEachRankChooses) {
