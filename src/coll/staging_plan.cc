@@ -124,8 +124,9 @@ bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm
     case Collective::ReduceScatter: return kernel == Kernel::ShardReduce;
     case Collective::AllGather: return kernel == Kernel::Copy;  // pushes: block r into every output
     case Collective::Broadcast: return kernel == Kernel::Copy && algorithm != Algorithm::TwoShot;
-    case Collective::AllToAll:  // its own blocks of a chunk lie a chunk apart in the window, a block apart in the
-                                // caller's
+    // All-to-all: the kernel finds a rank's own blocks of a chunk a chunk apart, as in the window; in the caller's
+    // buffers they lie a whole block apart.
+    case Collective::AllToAll:
     case Collective::SendRecv: return false;
   }
   return false;
@@ -133,7 +134,7 @@ bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm
 
 void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, Kernel kernel, Algorithm algorithm, int nranks,
                        int rank, int root, std::size_t count, std::size_t elementSize) {
-  if (!ownPartsStayLocal(collective, kernel, algorithm)) return;
+  if (chunk.own == OwnBuffers::Caller || !ownPartsStayLocal(collective, kernel, algorithm)) return;
   const std::size_t s = elementSize;
   const auto n = static_cast<std::size_t>(nranks);
   const auto r = static_cast<std::size_t>(rank);

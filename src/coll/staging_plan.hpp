@@ -8,8 +8,8 @@
 // the call's shape and the window's size only), so the ranks' kernels stay matched.
 //
 // Only the parts of a rank's buffers its peers' kernels touch need the window: where the chunk's kernel reads and
-// stores this rank's own part in its own kernel only (peersTouch), the rank copies in what the peers read, copies
-// out what they store, and its kernel reads and stores the rest in the caller's buffers -- a two-shot all-reduce
+// stores this rank's own part in its own kernel only (ownPartsStayLocal), the rank copies in what the peers read,
+// copies out what they store, and its kernel reads and stores the rest in the caller's buffers -- a two-shot all-reduce
 // of n ranks copies (n-1)/n of the data each way instead of all of it, a reduce-scatter nothing out, an all-gather
 // nothing in. The window's layout stays the whole form's, so ranks may stage either way.
 #pragma once
@@ -64,8 +64,8 @@ std::size_t stagingHalfBytes(std::size_t windowBytes);
 std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int rank, int root, std::size_t count,
                                       std::size_t elementSize, std::size_t windowBytes);
 
-/// Whether `kernel` (`algorithm`: what the choice says) touches rank r's send and recv, for `collective` over
-/// `nranks` ranks, only in parts the peers' kernels never read nor store into, so rank r's own kernel may use
+/// Whether `kernel` (`algorithm`: what the choice says) running `collective` touches each rank r's send and recv
+/// in its own kernel only in parts the peers' kernels never read nor store into, so rank r's own kernel may use
 /// the caller's buffers for them: the two-shot all-reduce (shard r), the one-shot reduction (the reduce's root
 /// and every all-reduce rank read the peers' inputs, store only their own output), the shard reduction of a
 /// reduce-scatter (block r of the input, the whole output), the all-gather's push copy (block r of the output)
@@ -74,7 +74,7 @@ bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm
 
 /// `chunk` (of stagedChunks, the whole form) as rank `rank` runs it with its own parts in the caller's buffers,
 /// where ownPartsStayLocal: the copies only of the parts the peers touch, own == Caller. `count`: the call's.
-/// Unchanged where the kernel does not allow it.
+/// Unchanged where the kernel does not allow it, or the chunk is in that form already.
 void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, Kernel kernel, Algorithm algorithm, int nranks,
                        int rank, int root, std::size_t count, std::size_t elementSize);
 
