@@ -441,6 +441,18 @@ TEST(StagingSchedule, TheCheckerCatchesChunksThatOverlapInPlace) {
   EXPECT_EQ(check(scenario), "");
 }
 
+// A kernel using the caller's buffers beyond its own chunk races the copy stream's copy in of the chunk after it.
+TEST(StagingSchedule, TheCheckerCatchesAKernelReachingPastItsChunkInTheCallersBuffers) {
+  Scenario scenario = pipelinedScenario(Collective::AllReduce);
+  scenario.ownParts.assign(3, true);
+  ASSERT_EQ(check(scenario), "");
+  scenario.editCut = [](std::vector<StagedChunk>& cut) {
+    ASSERT_EQ(cut[1].own, OwnBuffers::Caller);
+    cut[1].first += cut[1].count / 2;  // its kernel's accesses now reach into chunk 2's elements
+  };
+  EXPECT_NE(check(scenario).find("kernel in the caller's buffers"), std::string::npos) << check(scenario);
+}
+
 // windowAccessOf against the registry: a kernel that moves data only through the library's own buffers touches
 // no peer's window; one that reads or stores into peers' buffers must do so only while the owner's kernel runs.
 TEST(StagingSchedule, EveryKernelSaysHowItTouchesTheWindows) {
