@@ -68,8 +68,8 @@ std::string header(const PlanSweep& sweep) {
   if (sweep.mode.processes > 1) {
     const char* copies = sweep.mode.registered ? ""
                          : sweep.mode.stageOwnParts
-                             ? "; each rank copies only the parts its peers touch, its own stay in the caller's buffers "
-                               "(PEERLINK_COLL_STAGE_COPIES=PEERS)"
+                             ? "; each rank copies only the parts its peers touch, its own stay in the caller's "
+                               "buffers (PEERLINK_COLL_STAGE_COPIES=PEERS)"
                              : "; each rank copies every byte in and out (PEERLINK_COLL_STAGE_COPIES=ALL)";
     text += fmt::format("# one process per GPU ({} processes), {}{}\n", sweep.mode.processes,
                         sweep.mode.registered
