@@ -91,6 +91,32 @@ void runRankOp(const StagingOp& op, const StagingStreams& streams, const CallArg
   }
 }
 
+// After an operation failed part way through the call: `abandon` (stagingAbandon) on every local rank, each error
+// ignored (the failure that stopped the call is the one reported; a rank whose join fails here had its stream
+// broken by it), so the caller's stream passes the copies already issued.
+void joinAfterFailure(const CommState& state, const std::vector<CallArgs>& set,
+                      const std::vector<StagingOp>& abandon) noexcept {
+  for (const int r : state.localRanks()) {
+    const auto index = static_cast<std::size_t>(r);
+    const StagingStreams& streams = *state.ranks[index].staging;
+    for (const StagingOp& op : abandon) {
+      const cudaStream_t lane = op.lane == StagingLane::Caller ? set[index].stream : streams.copies.get();
+      const cudaEvent_t event = streams.events[static_cast<std::size_t>(op.event)].get();
+      try {
+        DeviceGuard guard(state.ranks[index].device);
+        const cudaError_t status =
+            op.kind == StagingOp::Kind::Record ? cudaEventRecord(event, lane) : cudaStreamWaitEvent(lane, event, 0);
+        if (status != cudaSuccess) {
+          (void)cudaGetLastError();  // not left for a later launch's check to find
+          break;
+        }
+      } catch (...) {  // the device cannot be made current
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 StagingStreams::StagingStreams(int device) : copies(device) {
@@ -126,20 +152,30 @@ void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool ca
       }
     }
   }
-  for (const StagingOp& op : stagingSchedule(cuts.size(), !state.stageSerially)) {
-    if (op.kind == StagingOp::Kind::Kernel) {
-      launchChunk(state, set, windows, plans, op.chunk, capturing);
-      continue;
+  for (const int r : local) {
+    if (state.ranks[static_cast<std::size_t>(r)].staging == nullptr) {
+      throw Error(ErrorCode::Internal, "launchStagedSet: a rank without staging streams (no window)");
     }
-    for (const int r : local) {
-      const auto index = static_cast<std::size_t>(r);
-      const RankResources& rank = state.ranks[index];
-      if (rank.staging == nullptr) {
-        throw Error(ErrorCode::Internal, "launchStagedSet: a rank without staging streams (no window)");
+  }
+  const std::vector<StagingOp> schedule = stagingSchedule(cuts.size(), !state.stageSerially);
+  std::size_t issued = 0;
+  try {
+    for (; issued < schedule.size(); ++issued) {
+      const StagingOp& op = schedule[issued];
+      if (op.kind == StagingOp::Kind::Kernel) {
+        launchChunk(state, set, windows, plans, op.chunk, capturing);
+        continue;
       }
-      DeviceGuard guard(rank.device);
-      runRankOp(op, *rank.staging, set[index], plans[index][op.chunk], windows.window[r]);
+      for (const int r : local) {
+        const auto index = static_cast<std::size_t>(r);
+        const RankResources& rank = state.ranks[index];
+        DeviceGuard guard(rank.device);
+        runRankOp(op, *rank.staging, set[index], plans[index][op.chunk], windows.window[r]);
+      }
     }
+  } catch (...) {
+    joinAfterFailure(state, set, stagingAbandon(schedule, issued));
+    throw;
   }
 }
 

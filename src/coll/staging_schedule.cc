@@ -64,6 +64,17 @@ std::vector<StagingOp> stagingSchedule(std::size_t chunks, bool pipelined) {
   return ops;
 }
 
+std::vector<StagingOp> stagingAbandon(const std::vector<StagingOp>& schedule, std::size_t issued) {
+  bool forked = false;
+  for (std::size_t i = 0; i < issued && i < schedule.size(); ++i) {
+    const StagingOp& op = schedule[i];
+    if (op.kind == StagingOp::Kind::Record && op.event == StagingEvent::Forked) forked = true;
+    if (op.kind == StagingOp::Kind::Wait && op.event == StagingEvent::Joined) forked = false;
+  }
+  if (!forked) return {};
+  return {record(StagingLane::Copies, StagingEvent::Joined), wait(StagingLane::Caller, StagingEvent::Joined)};
+}
+
 WindowAccess windowAccessOf(Kernel kernel) {
   switch (kernel) {
     // Stores into the peers' LL lines; reads its own window's send region, writes its own recv region.

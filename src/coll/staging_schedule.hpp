@@ -62,6 +62,13 @@ struct StagingOp {
 /// pipelined through the copy stream where `pipelined` and there are two chunks or more, else serial.
 std::vector<StagingOp> stagingSchedule(std::size_t chunks, bool pipelined);
 
+/// What a rank issues after the first `issued` operations of `schedule` when issuing the next one failed (a CUDA
+/// error part way through the call): where the copy stream was forked and is not yet joined, the join -- the copy
+/// stream records Joined and the caller's stream waits for it -- so the caller's stream still passes every copy
+/// issued, and an event recorded behind the call there (LaunchTracking) covers them before the windows may be
+/// freed. Empty where nothing was forked, or the join was issued.
+std::vector<StagingOp> stagingAbandon(const std::vector<StagingOp>& schedule, std::size_t issued);
+
 /// How a kernel run between the windows touches the ranks' windows, read from its device code.
 enum class WindowAccess {
   /// Only its own rank's window: the LL kernels (peers' LL scratch), the ring reduce and reduce-scatter (peers'

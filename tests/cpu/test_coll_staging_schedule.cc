@@ -453,6 +453,59 @@ TEST(StagingSchedule, TheCheckerCatchesAKernelReachingPastItsChunkInTheCallersBu
   EXPECT_NE(check(scenario).find("kernel in the caller's buffers"), std::string::npos) << check(scenario);
 }
 
+// Whether the caller's stream, after `ops` on one rank (stream order on each lane, each wait after the latest record
+// of its event), passes every copy they issued: what an event recorded behind the call there must cover.
+bool callerPassesEveryCopy(const std::vector<StagingOp>& ops) {
+  HappensBefore hb;
+  int last[2] = {-1, -1};
+  std::vector<int> recorded(kStagingEvents, -1);
+  std::vector<int> copies;
+  for (const StagingOp& op : ops) {
+    const int node = hb.add();
+    int& previous = last[op.lane == StagingLane::Caller ? 0 : 1];
+    if (previous >= 0) hb.edge(previous, node);
+    previous = node;
+    if (op.kind == StagingOp::Kind::Record) recorded[static_cast<std::size_t>(op.event)] = node;
+    if (op.kind == StagingOp::Kind::Wait && recorded[static_cast<std::size_t>(op.event)] >= 0) {
+      hb.edge(recorded[static_cast<std::size_t>(op.event)], node);
+    }
+    if (op.kind == StagingOp::Kind::CopyIn || op.kind == StagingOp::Kind::CopyOut) copies.push_back(node);
+  }
+  const int after = hb.add();  // the event recorded behind the call on the caller's stream
+  if (last[0] >= 0) hb.edge(last[0], after);
+  if (!hb.close()) return false;
+  return std::all_of(copies.begin(), copies.end(), [&](int copy) { return hb.before(copy, after); });
+}
+
+// A call whose launch fails part way: what was issued, then stagingAbandon's join, leaves no copy behind the caller's
+// stream, wherever it stopped; without the join, stopping after the first copy in would.
+TEST(StagingSchedule, ACallStoppedPartWayIsJoinedBackIntoTheCallersStream) {
+  for (const bool pipelined : {true, false}) {
+    for (std::size_t chunks = 1; chunks <= 5; ++chunks) {
+      const std::vector<StagingOp> schedule = stagingSchedule(chunks, pipelined);
+      EXPECT_TRUE(stagingAbandon(schedule, schedule.size()).empty()) << "a whole call is joined already";
+      EXPECT_TRUE(stagingAbandon(schedule, 0).empty()) << "nothing issued, nothing to join";
+      for (std::size_t issued = 0; issued <= schedule.size(); ++issued) {
+        std::vector<StagingOp> ops(schedule.begin(), schedule.begin() + static_cast<std::ptrdiff_t>(issued));
+        const std::vector<StagingOp> abandon = stagingAbandon(schedule, issued);
+        ops.insert(ops.end(), abandon.begin(), abandon.end());
+        EXPECT_TRUE(callerPassesEveryCopy(ops))
+            << chunks << " chunk(s), " << (pipelined ? "pipelined" : "serial") << ", stopped after " << issued;
+        if (!pipelined || chunks < 2) {
+          EXPECT_TRUE(abandon.empty()) << "a serial call forks nothing";
+        }
+      }
+    }
+  }
+  const std::vector<StagingOp> schedule = stagingSchedule(3, true);
+  const auto firstCopy = std::find_if(schedule.begin(), schedule.end(),
+                                      [](const StagingOp& op) { return op.kind == StagingOp::Kind::CopyIn; });
+  ASSERT_NE(firstCopy, schedule.end());
+  const std::vector<StagingOp> stopped(schedule.begin(), firstCopy + 1);
+  EXPECT_FALSE(callerPassesEveryCopy(stopped)) << "the checker sees a copy left on the copy stream";
+  EXPECT_FALSE(stagingAbandon(schedule, stopped.size()).empty());
+}
+
 // windowAccessOf against the registry: a kernel that moves data only through the library's own buffers touches
 // no peer's window; one that reads or stores into peers' buffers must do so only while the owner's kernel runs.
 TEST(StagingSchedule, EveryKernelSaysHowItTouchesTheWindows) {
