@@ -16,11 +16,8 @@
 
 namespace peerlink::coll {
 
-/// The staging window of a rank whose peers live in other processes: calls whose buffers the peers cannot map
-/// go through it, half a window's worth at a time. Its size by default (PEERLINK_COLL_STAGING_WINDOW's).
-constexpr std::size_t kStagingWindowBytes = std::size_t{128} << 20;
-
-/// The staging window's size `params` give (PEERLINK_COLL_STAGING_WINDOW).
+/// The size of the staging window of a rank whose peers live in other processes (PEERLINK_COLL_STAGING_WINDOW):
+/// calls whose buffers the peers cannot map go through it, half a window's worth at a time.
 inline std::size_t stagingWindowBytes(const Params& params) {
   return static_cast<std::size_t>(params.getInt("PEERLINK_COLL_STAGING_WINDOW"));
 }

@@ -43,7 +43,7 @@ struct ProcessMode {
   /// A staged call copies only the parts of each rank's buffers its peers touch (PEERLINK_COLL_STAGE_COPIES=PEERS,
   /// coll::keepOwnPartsLocal), not every byte.
   bool stageOwnParts = true;
-  std::size_t stagingWindowBytes = std::size_t{128} << 20;  ///< PEERLINK_COLL_STAGING_WINDOW
+  std::size_t stagingWindowBytes = std::size_t{128} << 20;  ///< PEERLINK_COLL_STAGING_WINDOW (its default)
 };
 
 /// A predicted time and what bounds it.

@@ -220,6 +220,10 @@ TEST(PlanProcesses, StagingThePeersPartsOnlyCopiesWhatThePeersTouch) {
   EXPECT_FALSE(rooted.copyOut.front().has_value()) << "every rank reads the root's input into its own output";
 }
 
+TEST(PlanProcesses, TheModesWindowIsTheCommunicatorsByDefault) {
+  EXPECT_EQ(ProcessMode{}.stagingWindowBytes, coll::stagingWindowBytes(Params()));
+}
+
 TEST(PlanProcesses, TheCostsAreReadWrittenAndAnOldModelPredictsOneProcess) {
   nlohmann::json document = costModelToJson(testModel());
   const CostModel read = costModelFromJson(document, "test");

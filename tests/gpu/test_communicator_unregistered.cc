@@ -43,7 +43,8 @@ Params stagedParams(const std::string& mode) {
 
 // The most elements of one chunk of `collective` on `n` ranks: half a staging window holds its send and recv.
 std::size_t chunkCount(Collective collective, int n, DataType type) {
-  return coll::stagedChunkCount(collective, n, dataTypeSize(type), coll::stagingHalfBytes(coll::kStagingWindowBytes));
+  return coll::stagedChunkCount(collective, n, dataTypeSize(type),
+                                coll::stagingHalfBytes(coll::stagingWindowBytes(Params())));
 }
 
 // Counts that take 1, 2 and 3 chunks or more, each one more than a multiple of the ranks (a call of more than
@@ -79,7 +80,7 @@ TEST_P(UnregisteredPath, MatchesHostReference) {
       EXPECT_NE(choice.find("through the staging windows"), std::string::npos)
           << chunked.count << " elements would not be staged, so the case tests nothing here: " << choice;
       const std::vector<coll::StagedChunk> cut =
-          coll::stagedChunks(collective, ranks, 0, 0, chunked.count, sizeof(float), coll::kStagingWindowBytes);
+          coll::stagedChunks(collective, ranks, 0, 0, chunked.count, sizeof(float), coll::stagingWindowBytes(Params()));
       EXPECT_GE(cut.size(), chunked.chunks) << chunked.count << " elements";
     }
     for (const bool inPlace : {false, true}) {
