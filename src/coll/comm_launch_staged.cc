@@ -68,6 +68,7 @@ void launchChunk(CommState& state, const std::vector<CallArgs>& set, const Symme
     if (mine.own == OwnBuffers::Caller) {
       table.send[r] = offsetBy(set[index].send, mine.ownSendOffset);
       table.recv[r] = offsetBy(set[index].recv, mine.ownRecvOffset);
+      table.sendPitch[r] = mine.ownSendPitch;
     }
   }
   launchCollectiveSet(state, windowed, SetPointers(std::move(tables)), capturing);

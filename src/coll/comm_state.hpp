@@ -110,6 +110,9 @@ void setTableRank(SymmetricTable& table, int rank, const SymmetricLayout& layout
 struct PeerPointerTable {
   const void* send[kernels::kCollMaxRanks] = {};
   void* recv[kernels::kCollMaxRanks] = {};
+  /// Bytes from one block of rank p's send to the next where they are not adjacent, 0 where they are: a staged
+  /// all-to-all rank's kernel reads its own blocks of a chunk in the caller's buffer, a whole block apart.
+  std::size_t sendPitch[kernels::kCollMaxRanks] = {};
 };
 
 /// A kernel choice and the call facts it was made for.

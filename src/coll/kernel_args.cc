@@ -249,9 +249,10 @@ CollCopyArgs pushJobs(const PeerPointerTable& table, const CallArgs& call, int n
     if (job.ndst == 0) args.njobs = 0;
     return args;
   }
+  const std::size_t pitch = table.sendPitch[r] > 0 ? table.sendPitch[r] : bytes;
   for (int p = 1; p <= n; ++p) {  // all-to-all
     const int to = (r + p) % n;
-    addCopyJob(args, blockOf(table.send[r], bytes, to), blockOf(table.recv[to], bytes, r), bytes);
+    addCopyJob(args, blockOf(table.send[r], pitch, to), blockOf(table.recv[to], bytes, r), bytes);
   }
   return args;
 }

@@ -122,11 +122,10 @@ bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm
     case Collective::AllReduce: return kernel == Kernel::TwoShot || kernel == Kernel::OneShotReduce;
     case Collective::Reduce: return kernel == Kernel::OneShotReduce;
     case Collective::ReduceScatter: return kernel == Kernel::ShardReduce;
-    case Collective::AllGather: return kernel == Kernel::Copy;  // pushes: block r into every output
+    // Pushes: the rank's own input into every output (all-gather: at block r; all-to-all: block p at block r of p).
+    case Collective::AllGather:
+    case Collective::AllToAll: return kernel == Kernel::Copy;
     case Collective::Broadcast: return kernel == Kernel::Copy && algorithm != Algorithm::TwoShot;
-    // All-to-all: the kernel finds a rank's own blocks of a chunk a chunk apart, as in the window; in the caller's
-    // buffers they lie a whole block apart.
-    case Collective::AllToAll:
     case Collective::SendRecv: return false;
   }
   return false;
@@ -192,6 +191,13 @@ void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, Kernel kernel,
       chunk.ownRecvOffset = at + r * (block - bytes);
       break;
     case Collective::AllToAll:
+      // Peers store their blocks into this rank's output; its own kernel reads every block of its input (the
+      // chunk's part of each, a caller's block apart) and stores block r.
+      chunk.in.clear();
+      chunk.out = otherRows(chunk.out.front());
+      chunk.ownSendPitch = block;
+      chunk.ownRecvOffset = at + r * (block - bytes);
+      break;
     case Collective::SendRecv: return;
   }
   chunk.own = OwnBuffers::Caller;

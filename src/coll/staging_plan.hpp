@@ -11,7 +11,8 @@
 // stores this rank's own part in its own kernel only (ownPartsStayLocal), the rank copies in what the peers read,
 // copies out what they store, and its kernel reads and stores the rest in the caller's buffers -- a two-shot all-reduce
 // of n ranks copies (n-1)/n of the data each way instead of all of it, a reduce-scatter nothing out, an all-gather
-// nothing in. The window's layout stays the whole form's, so ranks may stage either way.
+// nothing in, an all-to-all nothing in and (n-1)/n out. The window's layout stays the whole form's, so ranks may stage
+// either way.
 #pragma once
 
 #include <cstddef>
@@ -51,6 +52,9 @@ struct StagedChunk {
   /// kernel reaches no other block of its own buffers).
   std::size_t ownSendOffset = 0;
   std::size_t ownRecvOffset = 0;
+  /// With own == Caller: bytes between the blocks of its own send its kernel reads (all-to-all: the caller's
+  /// block), 0 where they are adjacent or it reads one.
+  std::size_t ownSendPitch = 0;
 };
 
 /// The bytes of each half of a window of `windowBytes`: the second half starts there (a 256-byte boundary).
@@ -68,8 +72,9 @@ std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int ran
 /// in its own kernel only in parts the peers' kernels never read nor store into, so rank r's own kernel may use
 /// the caller's buffers for them: the two-shot all-reduce (shard r), the one-shot reduction (the reduce's root
 /// and every all-reduce rank read the peers' inputs, store only their own output), the shard reduction of a
-/// reduce-scatter (block r of the input, the whole output), the all-gather's push copy (block r of the output)
-/// and the broadcast's direct copy (every rank reads the root's input). Others keep the whole form.
+/// reduce-scatter (block r of the input, the whole output), the all-gather's push copy (block r of the output),
+/// the all-to-all's push copy (the whole input, block r of the output) and the broadcast's direct copy (every
+/// rank reads the root's input). Others keep the whole form.
 bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm);
 
 /// `chunk` (of stagedChunks, the whole form) as rank `rank` runs it with its own parts in the caller's buffers,

@@ -329,6 +329,7 @@ constexpr OwnPartsKernel kOwnPartsKernels[] = {
     {Collective::Reduce, Kernel::OneShotReduce, Algorithm::OneShot},
     {Collective::ReduceScatter, Kernel::ShardReduce, Algorithm::OneShot},
     {Collective::AllGather, Kernel::Copy, Algorithm::OneShot},
+    {Collective::AllToAll, Kernel::Copy, Algorithm::OneShot},
     {Collective::Broadcast, Kernel::Copy, Algorithm::OneShot},
 };
 
@@ -373,6 +374,7 @@ std::vector<Bytes> runStagedKernels(const Case& c, const OwnPartsKernel& k, cons
         if (mine.own == OwnBuffers::Caller) {
           table.send[r] = m.bytes.data() + m.send + mine.ownSendOffset;
           table.recv[r] = m.bytes.data() + m.recv + mine.ownRecvOffset;
+          table.sendPitch[r] = mine.ownSendPitch;
         }
         RankView view;
         view.rank = r;
@@ -468,7 +470,7 @@ TEST(StagingPlan, TwoRanksOfATwoShotAllReduceCopyHalfTheirDataEachWay) {
 
 TEST(StagingPlan, KernelsThatReachTheirOwnPartsElsewhereKeepTheWholeForm) {
   for (const auto& [collective, kernel, algorithm] :
-       {OwnPartsKernel{Collective::AllToAll, Kernel::Copy, Algorithm::OneShot},
+       {OwnPartsKernel{Collective::AllToAll, Kernel::CeCopy, Algorithm::OneShot},
         OwnPartsKernel{Collective::Broadcast, Kernel::Copy, Algorithm::TwoShot},
         OwnPartsKernel{Collective::Reduce, Kernel::TwoShot, Algorithm::TwoShot},
         OwnPartsKernel{Collective::AllReduce, Kernel::RingAllReduce, Algorithm::Ring},

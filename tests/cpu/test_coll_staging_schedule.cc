@@ -131,8 +131,7 @@ void callerLayout(const Scenario& s, int r, std::size_t* send, std::size_t* recv
   if (inPlace && s.collective == Collective::ReduceScatter) *recv = block;
 }
 
-// The kernel a collective's chunks run in the scenarios that keep own parts local: one that allows it (all-to-all
-// has none, and keeps the whole form).
+// The kernel a collective's chunks run in the scenarios that keep own parts local: one that allows it.
 std::pair<Kernel, Algorithm> ownPartsKernelOf(Collective collective) {
   switch (collective) {
     case Collective::AllReduce: return {Kernel::TwoShot, Algorithm::TwoShot};
