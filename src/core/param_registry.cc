@@ -342,8 +342,9 @@ const std::vector<ParamSpec>& paramRegistry() {
        "What a call on unregistered buffers across processes copies through the staging windows. PEERS: only the "
        "parts of each rank's buffers its peers' kernels read or store into; the rank's own kernel reads and stores "
        "the rest in the caller's buffers (a two-shot all-reduce of 2 ranks copies half its data each way, a "
-       "reduce-scatter nothing out, an all-gather nothing in), where the kernel allows it. ALL: every byte into the "
-       "window and out again, the kernel between the windows only. For comparison; ranks may differ.",
+       "reduce-scatter nothing out, an all-gather nothing in, an all-to-all nothing in), where the kernel allows it. "
+       "ALL: every byte into the window and out again, the kernel between the windows only. For comparison; ranks "
+       "may differ.",
        ParamAudience::Tuning},
       {"PEERLINK_COLL_STAGING_WINDOW",
        ParamType::Int,
