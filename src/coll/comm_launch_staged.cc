@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <exception>
+#include <string>
 #include <utility>
 
 #include "coll/comm_launch.hpp"
@@ -10,6 +12,7 @@
 #include "coll/staging_plan.hpp"
 #include "coll/staging_schedule.hpp"
 #include "core/cuda_check.hpp"
+#include "core/log.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -120,7 +123,7 @@ void joinAfterFailure(const CommState& state, const std::vector<CallArgs>& set,
 
 }  // namespace
 
-StagingStreams::StagingStreams(int device) : copies(device) {
+StagingStreams::StagingStreams(int device) : copies(device), capture(device) {
   for (Event& event : events) event = Event(device, cudaEventDisableTiming);
 }
 
@@ -133,7 +136,10 @@ bool needsStaging(CommState& state, const std::vector<CallArgs>& set) {
   return kernelInfo(choice.kernel).flow != DataFlow::ThroughStages;
 }
 
-void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+namespace {
+
+// The set's operations, one by one on its streams.
+void issueStagedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const std::vector<int>& local = state.localRanks();
   const CallArgs& shape = shapeOf(state, set);
   const std::size_t size = dataTypeSize(shape.type);
@@ -178,6 +184,99 @@ void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool ca
     joinAfterFailure(state, set, stagingAbandon(schedule, issued));
     throw;
   }
+}
+
+StagedCallKey keyOf(const CommState& state, const std::vector<CallArgs>& set) {
+  const CallArgs& shape = shapeOf(state, set);
+  StagedCallKey key{shape.collective, shape.count, shape.type, shape.op, shape.root, {}, {}};
+  for (const int r : state.localRanks()) {
+    key.sends.push_back(set[static_cast<std::size_t>(r)].send);
+    key.recvs.push_back(set[static_cast<std::size_t>(r)].recv);
+  }
+  return key;
+}
+
+// Captures the set's operations into a graph per local rank, each rank's on its capture stream in its caller's
+// stead (thread-local capture: other threads' CUDA calls go on). Empty, with nothing left capturing and no error
+// pending, where CUDA refuses any part of it.
+std::vector<GraphExec> captureStagedSet(CommState& state, const std::vector<CallArgs>& set) {
+  std::vector<CallArgs> captured = set;
+  std::vector<int> begun;
+  bool ok = true;  // every capture begun
+  for (const int r : state.localRanks()) {
+    const auto index = static_cast<std::size_t>(r);
+    const RankResources& rank = state.ranks[index];
+    DeviceGuard guard(rank.device);
+    captured[index].stream = rank.staging->capture.get();
+    if (cudaStreamBeginCapture(captured[index].stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      ok = false;
+      break;
+    }
+    begun.push_back(r);
+  }
+  std::string why = ok ? "" : "a capture could not begin";
+  if (ok) {
+    try {
+      issueStagedSet(state, captured, true);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  std::vector<GraphExec> graphs;
+  for (const int r : begun) {
+    const auto index = static_cast<std::size_t>(r);
+    DeviceGuard guard(state.ranks[index].device);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(captured[index].stream, &graph);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = ended == cudaSuccess && why.empty() ? cudaGraphInstantiate(&exec, graph, 0) : ended;
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    graphs.emplace_back(exec);
+    if (made != cudaSuccess && why.empty()) why = cudaGetErrorString(made);
+  }
+  if (!why.empty()) {
+    (void)cudaGetLastError();  // not left for a later launch's check to find
+    logInfo(LogSubsys::Coll, "a staged call could not be captured into a graph ({}): staged calls run eagerly", why);
+    graphs.clear();
+  }
+  return graphs;
+}
+
+// Replays `graphs` (by local rank's index) on the callers' streams.
+void replayStagedSet(const CommState& state, const std::vector<CallArgs>& set, const std::vector<GraphExec>& graphs) {
+  const std::vector<int>& local = state.localRanks();
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    const auto index = static_cast<std::size_t>(local[i]);
+    DeviceGuard guard(state.ranks[index].device);
+    PEERLINK_CUDA_CHECK(cudaGraphLaunch(graphs[i].get(), set[index].stream));
+  }
+}
+
+}  // namespace
+
+void launchStagedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  StagedGraphs* cache = state.stagedGraphs.get();
+  if (capturing || cache == nullptr || cache->off) {
+    issueStagedSet(state, set, capturing);
+    return;
+  }
+  const StagedGraphPolicy::Decision decision = cache->policy.decide(keyOf(state, set));
+  std::vector<GraphExec>& graphs = cache->graphs[decision.slot];
+  switch (decision.action) {
+    case StagedGraphPolicy::Action::Eager: issueStagedSet(state, set, false); return;
+    case StagedGraphPolicy::Action::Capture:
+      graphs = captureStagedSet(state, set);
+      if (graphs.empty()) {
+        cache->off = true;
+        cache->policy.forget(decision.slot);
+        issueStagedSet(state, set, false);
+        return;
+      }
+      ++cache->captures;
+      break;
+    case StagedGraphPolicy::Action::Replay: ++cache->replays; break;
+  }
+  replayStagedSet(state, set, graphs);
 }
 
 }  // namespace peerlink::coll

@@ -300,6 +300,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.stageInOneProcess = staging != "OFF" && !exportable;
   state.stageSerially = staging == "SERIAL";
   state.stageOwnParts = params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
+  if (params.getString("PEERLINK_COLL_STAGE_GRAPHS") == "ON") state.stagedGraphs = std::make_unique<StagedGraphs>();
   state.layout =
       symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? stagingWindowBytes(params) : 0);
   const ShareKind kind = arenaShareKind(state.world);

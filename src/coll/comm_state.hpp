@@ -19,6 +19,7 @@
 #include "coll/plan_stages.hpp"
 #include "coll/rank_links.hpp"
 #include "coll/recent_plans.hpp"
+#include "coll/staged_graphs.hpp"
 #include "coll/staging_schedule.hpp"
 #include "coll/symmetric_layout.hpp"
 #include "coll/user_windows.hpp"
@@ -61,11 +62,13 @@ struct RankArena {
 };
 
 /// A rank's second stream, on which a staged call's copies into and out of its window run while the kernels run on
-/// the caller's stream, and the events of that schedule (staging_schedule.hpp).
+/// the caller's stream, and the events of that schedule (staging_schedule.hpp); and the stream a call is captured
+/// on in the caller's stead (staged_graphs.hpp).
 struct StagingStreams {
   explicit StagingStreams(int device);
   Stream copies;
   std::array<Event, kStagingEvents> events;
+  Stream capture;
 };
 
 /// What one rank owns, on its GPU (only the ranks this process drives have them).
@@ -210,6 +213,8 @@ struct CommState {
   bool stageSerially = false;
   /// PEERLINK_COLL_STAGE_COPIES=PEERS: a staged chunk copies only the parts the peers touch (staging_plan.hpp).
   bool stageOwnParts = true;
+  /// PEERLINK_COLL_STAGE_GRAPHS=ON: staged calls that come back replay a graph (staged_graphs.hpp); else null.
+  std::unique_ptr<StagedGraphs> stagedGraphs;
   /// Non-null when some pair of ranks is not Direct (rank_transport.hpp): every call runs as a staged plan.
   std::unique_ptr<PlannedWays> planned;
 

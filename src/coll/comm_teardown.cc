@@ -53,6 +53,11 @@ void logLaunchCounts(const CommState& state) {
   }
   logInfo(LogSubsys::Coll, "eager launches through the kept graphs: {}, {} of them re-aimed at new arguments",
           graphLaunches, graphUpdates);
+  if (state.stagedGraphs != nullptr) {
+    logInfo(LogSubsys::Coll, "staged calls: {} captured into graphs, {} replayed from them{}",
+            state.stagedGraphs->captures, state.stagedGraphs->replays,
+            state.stagedGraphs->off ? " (then off: a capture failed)" : "");
+  }
 }
 
 // The device and pinned memory the communicator holds, for the log.

@@ -16,4 +16,11 @@ std::size_t CommunicatorAccess::openWindowMappings(Communicator& communicator) {
   return communicator.state_->comm.windows.openMappings();
 }
 
+CommunicatorAccess::StagedGraphCounts CommunicatorAccess::stagedGraphCounts(Communicator& communicator) {
+  const std::lock_guard<std::mutex> lock(communicator.state_->mutex);
+  const StagedGraphs* graphs = communicator.state_->comm.stagedGraphs.get();
+  if (graphs == nullptr) return {};
+  return {graphs->captures, graphs->replays};
+}
+
 }  // namespace peerlink::coll

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "coll/node_world.hpp"
 #include "peerlink/communicator.hpp"
@@ -16,6 +17,12 @@ struct CommunicatorAccess {
   /// How many mappings of other processes' window allocations the communicator holds open (one per allocation
   /// and GPU of this process: user_windows.hpp).
   static std::size_t openWindowMappings(Communicator& communicator);
+  /// Staged calls captured into graphs and replayed from them so far (staged_graphs.hpp); {0, 0} without graphs.
+  struct StagedGraphCounts {
+    std::uint64_t captures = 0;
+    std::uint64_t replays = 0;
+  };
+  static StagedGraphCounts stagedGraphCounts(Communicator& communicator);
 };
 
 }  // namespace peerlink::coll

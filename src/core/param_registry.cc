@@ -346,6 +346,17 @@ const std::vector<ParamSpec>& paramRegistry() {
        "ALL: every byte into the window and out again, the kernel between the windows only. For comparison; ranks "
        "may differ.",
        ParamAudience::Tuning},
+      {"PEERLINK_COLL_STAGE_GRAPHS",
+       ParamType::Enum,
+       "ON",
+       {"ON", "OFF"},
+       0,
+       0,
+       "Whether a call on unregistered buffers across processes whose shape and buffers came among the latest calls "
+       "is captured once into a CUDA graph per rank and replayed from then on (one launch instead of its chunks' "
+       "copies, kernels and events one by one), eight graphs kept a communicator. OFF issues every call's "
+       "operations one by one. For comparison; ranks may differ.",
+       ParamAudience::Tuning},
       {"PEERLINK_COLL_STAGING_WINDOW",
        ParamType::Int,
        "134217728",

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "coll/comm_setup.hpp"
+#include "coll/communicator_access.hpp"
 #include "coll/staging_plan.hpp"
 #include "coll_test_support.hpp"
 
@@ -151,6 +152,61 @@ std::string graphCaseName(const ::testing::TestParamInfo<UnregisteredPathGraph::
 
 INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPathGraph,
                          ::testing::Combine(::testing::Values(2, 4), ::testing::ValuesIn(kStagedCollectives)),
+                         graphCaseName);
+
+// (ranks, collective): the same eager call on the same buffers five times with new inputs -- the second captured
+// into a graph per rank, the later ones replayed from it (staged_graphs.hpp) -- with a call of another shape
+// between, out of place and in place.
+class UnregisteredPathRepeated : public ::testing::TestWithParam<std::tuple<int, Collective>> {};
+
+TEST_P(UnregisteredPathRepeated, ReplayedCallsMatchHostReference) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const auto [ranks, collective] = GetParam();
+  Communicator comm(sharedDevices(ranks), stagedParams("ON"));
+  const auto n = static_cast<std::size_t>(ranks);
+  for (const bool inPlace : {false, true}) {
+    CollCase c;
+    c.collective = collective;
+    c.count = chunkedCounts(collective, ranks, DataType::F32)[1].count;  // two chunks or more
+    c.root = ranks - 1;
+    c.inPlace = inPlace;
+    c.seed = 91 + (inPlace ? 1 : 0);
+    std::vector<coll::Bytes> inputs(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      inputs[r] = randomElements(c.type, c.op, sendElementsOf(collective, ranks, c.count, static_cast<int>(r), c.root),
+                                 c.seed + r);
+    }
+    const std::vector<RankCase> buffers = prepareCase(comm, c, inputs);
+    const std::vector<Stream> streams = rankStreams(comm);
+    for (int call = 0; call < 5; ++call) {
+      for (std::size_t r = 0; r < n && call > 0; ++r) {
+        inputs[r] = randomElements(c.type, c.op, inputs[r].size() / dataTypeSize(c.type), c.seed + 100 * call + r);
+        if (!inputs[r].empty()) uploadInput(buffers[r].send, inputs[r]);
+      }
+      for (const int r : comm.localRanks()) {
+        callRank(comm, c, r, buffers[static_cast<std::size_t>(r)], streams[static_cast<std::size_t>(r)].get());
+      }
+      ASSERT_EQ(finishAll(comm, streams), "") << "call " << call;
+      const auto expected = coll::hostReduceReference(collective, c.type, c.op, ranks, c.count, c.root, inputs);
+      ASSERT_EQ(checkOutputs(comm, c, buffers, expected), "") << "call " << call << " of " << c.describe();
+      if (call == 2) {  // another shape between: its own buffers, run eagerly
+        CollCase other = c;
+        other.count = c.count / 3 + 1;
+        other.inPlace = false;
+        other.seed = c.seed + 7;
+        ASSERT_EQ(runCase(comm, other), "") << "a call of another shape after call " << call;
+      }
+    }
+  }
+  const coll::CommunicatorAccess::StagedGraphCounts counts = coll::CommunicatorAccess::stagedGraphCounts(comm);
+  EXPECT_EQ(counts.captures, 2u) << "the second call on each set of buffers";
+  EXPECT_EQ(counts.replays, 6u) << "the third to fifth on each";
+  std::printf("%d ranks, %s: %llu captures, %llu replays\n", ranks, collectiveName(collective),
+              static_cast<unsigned long long>(counts.captures), static_cast<unsigned long long>(counts.replays));
+}
+
+INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPathRepeated,
+                         ::testing::Combine(::testing::Values(2, 3), ::testing::ValuesIn(kStagedCollectives)),
                          graphCaseName);
 
 }  // namespace
