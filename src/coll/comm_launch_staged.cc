@@ -222,17 +222,26 @@ std::vector<GraphExec> captureStagedSet(CommState& state, const std::vector<Call
       why = e.what();
     }
   }
-  std::vector<GraphExec> graphs;
+  // Every capture ended before any graph is instantiated: instantiating is not allowed while this thread captures.
+  std::vector<cudaGraph_t> captures;
   for (const int r : begun) {
     const auto index = static_cast<std::size_t>(r);
     DeviceGuard guard(state.ranks[index].device);
     cudaGraph_t graph = nullptr;
     const cudaError_t ended = cudaStreamEndCapture(captured[index].stream, &graph);
+    if (ended != cudaSuccess && why.empty()) why = cudaGetErrorString(ended);
+    captures.push_back(graph);
+  }
+  std::vector<GraphExec> graphs;
+  for (std::size_t i = 0; i < captures.size(); ++i) {
+    DeviceGuard guard(state.ranks[static_cast<std::size_t>(begun[i])].device);
     cudaGraphExec_t exec = nullptr;
-    const cudaError_t made = ended == cudaSuccess && why.empty() ? cudaGraphInstantiate(&exec, graph, 0) : ended;
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    if (why.empty()) {
+      const cudaError_t made = cudaGraphInstantiate(&exec, captures[i], 0);
+      if (made != cudaSuccess) why = cudaGetErrorString(made);
+    }
+    if (captures[i] != nullptr) (void)cudaGraphDestroy(captures[i]);
     graphs.emplace_back(exec);
-    if (made != cudaSuccess && why.empty()) why = cudaGetErrorString(made);
   }
   if (!why.empty()) {
     (void)cudaGetLastError();  // not left for a later launch's check to find
