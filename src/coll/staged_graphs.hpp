@@ -1,7 +1,7 @@
 // Staged calls replayed from CUDA graphs. An eager staged call (comm_launch_staged.hpp) is a few dozen stream
 // operations: per chunk its copies, its kernel, and the events between the caller's stream and the copy stream. On
-// 2x H200 the GPU spends 6-14 % longer on them issued one by one than replaying the same operations captured in a
-// graph (the dependencies between the streams cost more as events than as the graph's edges). A call whose shape
+// 2x H200 a 256 MiB all-reduce, all-to-all and broadcast took 7-13 % longer issued one by one than replayed from a
+// graph of the same operations (bench/results/2026-11-29-h200x2-all-to-all-own-parts/, call z7). A call whose shape
 // and buffers came before is therefore captured once, into a graph per local rank, and replayed from then on: one
 // launch per rank.
 //
