@@ -41,6 +41,7 @@ struct ParamSpec {
   ParamAudience audience = ParamAudience::User;
   std::int64_t multipleOf = 1;  ///< Int only: a value in [minValue, maxValue] is a multiple of this
   bool zeroAllowed = false;     ///< Int only: 0 is allowed beside [minValue, maxValue] (a built-in choice)
+  bool bytes = false;           ///< Int only: a size in bytes, which may be given with a K, M or G suffix (512M)
 };
 
 /// Every declared parameter, in documentation order.

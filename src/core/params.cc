@@ -4,9 +4,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "core/byte_size.hpp"
 #include "core/text.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
@@ -76,7 +79,9 @@ std::string describeAllowed(const ParamSpec& spec) {
   switch (spec.type) {
     case ParamType::Bool: return "a boolean (0/1, true/false, yes/no, on/off)";
     case ParamType::Int: {
-      std::string text = fmt::format("an integer in {}..{}", spec.minValue, spec.maxValue);
+      std::string text = spec.bytes ? fmt::format("a size in {}..{} bytes (K, M, G: 1024, 1024^2, 1024^3)",
+                                                  spec.minValue, spec.maxValue)
+                                    : fmt::format("an integer in {}..{}", spec.minValue, spec.maxValue);
       if (spec.multipleOf > 1) text += fmt::format(", a multiple of {}", spec.multipleOf);
       return spec.zeroAllowed ? "0, or " + text : text;
     }
@@ -116,6 +121,14 @@ std::string canonicalParamValue(const ParamSpec& spec, const std::string& text) 
     }
     case ParamType::Int: {
       if (value.empty()) rejectValue(spec, text);
+      if (spec.bytes && !std::isdigit(static_cast<unsigned char>(value.back()))) {
+        // A suffix: the size in bytes, then the same checks as a number.
+        const std::optional<std::uint64_t> bytes = parseByteSize(value);
+        if (!bytes || *bytes > static_cast<std::uint64_t>(std::numeric_limits<long long>::max())) {
+          rejectValue(spec, text);
+        }
+        value = std::to_string(*bytes);
+      }
       errno = 0;
       char* end = nullptr;
       const long long parsed = std::strtoll(value.c_str(), &end, 10);

@@ -127,6 +127,37 @@ TEST(Params, IntegersMayNeedAStepAndAllowZeroBesideTheirRange) {
   EXPECT_EQ(Params::fromMap({{"PEERLINK_COLL_RING_CHUNK", "2048"}}).getInt("PEERLINK_COLL_RING_CHUNK"), 2048);
 }
 
+// A size in bytes may be written as nccl-tests and the CLI's flags take it, K, M and G being powers of 1024; its
+// canonical form is the number of bytes, checked like any integer.
+TEST(Params, SizesInBytesTakeSuffixes) {
+  ParamSpec spec{"PEERLINK_TEST_BYTES", ParamType::Int, "1048576", {},  1048576, 4294967296, "test",
+                 ParamAudience::Tuning, 1048576,        false,     true};
+  EXPECT_EQ(describeAllowed(spec),
+            "a size in 1048576..4294967296 bytes (K, M, G: 1024, 1024^2, 1024^3), a multiple of 1048576");
+  EXPECT_EQ(canonicalParamValue(spec, "512M"), "536870912");
+  EXPECT_EQ(canonicalParamValue(spec, "4g"), "4294967296");
+  EXPECT_EQ(canonicalParamValue(spec, "1024K"), "1048576");
+  EXPECT_EQ(canonicalParamValue(spec, "128MB"), "134217728");
+  EXPECT_EQ(canonicalParamValue(spec, " 2M "), "2097152");
+  EXPECT_EQ(canonicalParamValue(spec, "3145728"), "3145728");
+  for (const char* bad : {"512X", "1536K", "8G", "5G", "M", "-1M", "1.5M", "2MM", "99999999999999999999G"}) {
+    std::string message;
+    EXPECT_EQ(codeOf([&] { canonicalParamValue(spec, bad); }, &message), ErrorCode::InvalidUsage) << bad;
+    EXPECT_NE(message.find("K, M, G"), std::string::npos) << message;
+  }
+  EXPECT_EQ(Params::fromMap({{"PEERLINK_COLL_STAGING_WINDOW", "256M"}}).getInt("PEERLINK_COLL_STAGING_WINDOW"),
+            std::int64_t{256} << 20);
+  EXPECT_EQ(Params::fromMap({{"PEERLINK_NET_CHUNK_BYTES", "64K"}}).getInt("PEERLINK_NET_CHUNK_BYTES"), 65536);
+  std::string message;
+  EXPECT_EQ(codeOf(
+                [&] {
+                  Params::fromMap({{"PEERLINK_TIMEOUT_MS", "10K"}});
+                },
+                &message),
+            ErrorCode::InvalidUsage)
+      << "a count that is not of bytes takes no suffix";
+}
+
 // Every parameter says whom it is for; `peerlink env` shows users' by default (test_cli.cc).
 TEST(Params, EveryParameterHasAnAudience) {
   int users = 0;

@@ -1,42 +1,24 @@
 #include "size_parse.hpp"
 
-#include <cctype>
-#include <cerrno>
-#include <cstdlib>
+#include <cstdint>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "core/byte_size.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::cli {
 
 std::size_t parseSize(const std::string& text, const std::string& flag) {
-  auto reject = [&]() -> std::size_t {
+  const std::optional<std::uint64_t> bytes = parseByteSize(text);
+  if (!bytes || *bytes > std::numeric_limits<std::size_t>::max()) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("{} '{}' is not a size: use a number with an optional K, M or G suffix (e.g. 64K, 256M)",
                             flag, text));
-  };
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return reject();
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long number = std::strtoull(text.c_str(), &end, 10);
-  if (errno != 0) return reject();
-  std::string suffix(end);
-  if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b') && suffix.size() <= 2) suffix.pop_back();
-  unsigned shift = 0;
-  if (suffix.size() == 1) {
-    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      default: return reject();
-    }
-  } else if (!suffix.empty()) {
-    return reject();
   }
-  if (number > (std::numeric_limits<std::size_t>::max() >> shift)) return reject();
-  return static_cast<std::size_t>(number) << shift;
+  return static_cast<std::size_t>(*bytes);
 }
 
 std::string formatSize(std::size_t bytes) {
