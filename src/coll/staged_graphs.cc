@@ -25,10 +25,14 @@ StagedGraphPolicy::Decision StagedGraphPolicy::decide(const StagedCallKey& key) 
     recent_.push_back(key);
     return {Action::Eager, 0};
   }
-  recent_.erase(seen);
   // An empty slot has lastUse_ 0, older than any in use.
   const std::size_t slot =
       static_cast<std::size_t>(std::min_element(lastUse_.begin(), lastUse_.end()) - lastUse_.begin());
+  recent_.erase(seen);
+  if (slots_[slot] && clock_ - lastUse_[slot] <= kColdAfter) {  // every graph still in use: stays eager, and recent
+    recent_.push_back(key);
+    return {Action::Eager, 0};
+  }
   slots_[slot] = key;
   lastUse_[slot] = clock_;
   return {Action::Capture, slot};

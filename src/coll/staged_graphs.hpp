@@ -36,12 +36,15 @@ struct StagedCallKey {
 };
 
 /// Which calls replay a graph, which capture one, which run eagerly: a call replays the graph of its key where one
-/// is kept; a call whose key came among the latest kRecentCalls before captures one into a slot (the least
-/// recently used where all kSlots are taken); any other runs eagerly. Pure: the GPU side keeps a graph per slot.
+/// is kept; a call whose key came among the latest kRecentCalls before captures one into a free slot, or into the
+/// least recently used one where that graph has not been replayed for kColdAfter calls; any other runs eagerly. So
+/// calls cycling over more buffers than there are slots (a model's many layers) keep the graphs they have and run
+/// the rest eagerly, rather than capturing again and again. Pure: the GPU side keeps a graph per slot.
 class StagedGraphPolicy {
  public:
   static constexpr std::size_t kSlots = 8;
   static constexpr std::size_t kRecentCalls = 16;
+  static constexpr std::uint64_t kColdAfter = 64;
 
   enum class Action { Eager, Capture, Replay };
   struct Decision {

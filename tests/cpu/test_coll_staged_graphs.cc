@@ -78,32 +78,60 @@ TEST(StagedGraphPolicy, ACallLongGoneRunsEagerlyAgain) {
   EXPECT_EQ(policy.decide(once).action, Action::Capture);
 }
 
-TEST(StagedGraphPolicy, TheLeastRecentlyUsedGraphMakesRoom) {
-  StagedGraphPolicy policy;
-  constexpr std::size_t kCalls = StagedGraphPolicy::kSlots + 1;
-  std::set<std::size_t> slots;
+// Fills every slot with calls 0..kSlots-1, each captured on its second call.
+void fillEverySlot(StagedGraphPolicy& policy, std::set<std::size_t>* slots) {
   for (std::size_t i = 0; i < StagedGraphPolicy::kSlots; ++i) {
     policy.decide(keyOf(i));
     const StagedGraphPolicy::Decision capture = policy.decide(keyOf(i));
     ASSERT_EQ(capture.action, Action::Capture) << i;
-    slots.insert(capture.slot);
+    slots->insert(capture.slot);
   }
+}
+
+TEST(StagedGraphPolicy, AGraphLongUnusedMakesRoomTheLeastRecentlyUsedFirst) {
+  StagedGraphPolicy policy;
+  constexpr std::size_t kNewCall = StagedGraphPolicy::kSlots + 1;
+  std::set<std::size_t> slots;
+  fillEverySlot(policy, &slots);
   EXPECT_EQ(slots.size(), StagedGraphPolicy::kSlots) << "every slot used once before any is reused";
-  // Every graph replayed, call 2's first: its graph is then the least recently used.
-  std::size_t slotOfCall2 = 0;
-  for (std::size_t k = 0; k < StagedGraphPolicy::kSlots; ++k) {
-    const std::size_t i = (k + 2) % StagedGraphPolicy::kSlots;
+  EXPECT_EQ(policy.decide(keyOf(kNewCall)).action, Action::Eager);
+  EXPECT_EQ(policy.decide(keyOf(kNewCall)).action, Action::Eager) << "every graph in use: none gives way";
+  // Every graph replayed, then every one but call 2's until call 2's has not been used for kColdAfter calls.
+  std::size_t slotOfCall2 = StagedGraphPolicy::kSlots;
+  for (std::size_t i = 0; i < StagedGraphPolicy::kSlots; ++i) {
     const StagedGraphPolicy::Decision replay = policy.decide(keyOf(i));
     ASSERT_EQ(replay.action, Action::Replay) << i;
     if (i == 2) slotOfCall2 = replay.slot;
   }
-  EXPECT_EQ(policy.decide(keyOf(kCalls)).action, Action::Eager);
-  const StagedGraphPolicy::Decision capture = policy.decide(keyOf(kCalls));
-  ASSERT_EQ(capture.action, Action::Capture);
+  for (std::uint64_t since = StagedGraphPolicy::kSlots - 3; since <= StagedGraphPolicy::kColdAfter;) {
+    for (std::size_t i = 0; i < StagedGraphPolicy::kSlots; ++i) {
+      if (i == 2) continue;
+      ASSERT_EQ(policy.decide(keyOf(i)).action, Action::Replay) << i;
+      ++since;
+    }
+  }
+  const StagedGraphPolicy::Decision capture = policy.decide(keyOf(kNewCall));
+  ASSERT_EQ(capture.action, Action::Capture) << "the call kept among the recent ones takes the cold slot";
   EXPECT_EQ(capture.slot, slotOfCall2);
   for (std::size_t i = 0; i < StagedGraphPolicy::kSlots; ++i) {
     EXPECT_EQ(policy.decide(keyOf(i)).action, i == 2 ? Action::Eager : Action::Replay) << i;
   }
+}
+
+TEST(StagedGraphPolicy, CallsCyclingOverMoreBuffersThanSlotsKeepTheGraphsTheyHave) {
+  StagedGraphPolicy policy;
+  constexpr std::size_t kCycle = StagedGraphPolicy::kSlots + 4;  // a model's layers, each its own buffers
+  std::size_t captures = 0;
+  std::size_t replays = 0;
+  for (int round = 0; round < 20; ++round) {
+    for (std::size_t i = 0; i < kCycle; ++i) {
+      const Action action = policy.decide(keyOf(i, 0x1000 * (i + 1))).action;
+      captures += action == Action::Capture ? 1 : 0;
+      replays += action == Action::Replay && round == 19 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(captures, StagedGraphPolicy::kSlots) << "no graph captured twice";
+  EXPECT_EQ(replays, StagedGraphPolicy::kSlots) << "the last round replays every graph kept";
 }
 
 TEST(StagedGraphPolicy, AFailedCaptureLeavesItsSlotEmpty) {
