@@ -202,20 +202,20 @@ StagedCallKey keyOf(const CommState& state, const std::vector<CallArgs>& set) {
 std::vector<GraphExec> captureStagedSet(CommState& state, const std::vector<CallArgs>& set) {
   std::vector<CallArgs> captured = set;
   std::vector<int> begun;
-  bool ok = true;  // every capture begun
+  std::string why;  // empty while every step succeeds
   for (const int r : state.localRanks()) {
     const auto index = static_cast<std::size_t>(r);
     const RankResources& rank = state.ranks[index];
     DeviceGuard guard(rank.device);
     captured[index].stream = rank.staging->capture.get();
-    if (cudaStreamBeginCapture(captured[index].stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-      ok = false;
+    const cudaError_t begin = cudaStreamBeginCapture(captured[index].stream, cudaStreamCaptureModeThreadLocal);
+    if (begin != cudaSuccess) {
+      why = std::string("a capture could not begin: ") + cudaGetErrorString(begin);
       break;
     }
     begun.push_back(r);
   }
-  std::string why = ok ? "" : "a capture could not begin";
-  if (ok) {
+  if (why.empty()) {
     try {
       issueStagedSet(state, captured, true);
     } catch (const std::exception& e) {

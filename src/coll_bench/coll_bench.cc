@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/comm_setup.hpp"
 #include "coll_bench/coll_nodes.hpp"
 #include "coll_bench/coll_session.hpp"
 #include "core/cuda_check.hpp"
@@ -210,7 +211,7 @@ CollRun runCollBench(const Params& params, const CollBenchOptions& options, cons
   run.processes = world.spansProcesses() ? world.size() : 1;
   if (run.processes > 1) {
     run.stagedCopies = params.getString("PEERLINK_COLL_STAGE_COPIES");
-    run.stagingWindowBytes = static_cast<std::size_t>(params.getInt("PEERLINK_COLL_STAGING_WINDOW"));
+    run.stagingWindowBytes = coll::stagingWindowBytes(params);
   }
   run.nodes = collNodesOf(world);
   CollSession session(params, options, world, run);

@@ -1,11 +1,14 @@
 #include "coll_json_read.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "peerlink/bench.hpp"
 #include "peerlink/error.hpp"
+#include "peerlink/params.hpp"
 #include "saved_json_read.hpp"
 
 namespace peerlink::cli {
@@ -186,12 +189,17 @@ SavedColl collFromJson(const json& document, const std::string& origin) {
       run.processes = processes->smallInteger(1, run.ranks);  // a process drives one rank or more
     }
     if (const std::optional<JsonNode> nodes = root.member("nodes")) run.nodes = nodesFromJson(*nodes);
+    // The settings the run recorded, allowed as the registry allows them.
     if (const std::optional<JsonNode> copies = root.member("staged_copies")) {
       run.stagedCopies = copies->text();
-      if (run.stagedCopies != "PEERS" && run.stagedCopies != "ALL") copies->fail("not PEERS or ALL");
+      const std::vector<std::string>& allowed = paramSpec("PEERLINK_COLL_STAGE_COPIES").allowed;
+      if (std::find(allowed.begin(), allowed.end(), run.stagedCopies) == allowed.end()) {
+        copies->fail(fmt::format("not {}", fmt::join(allowed, " or ")));
+      }
     }
     if (const std::optional<JsonNode> window = root.member("staging_window_bytes")) {
-      run.stagingWindowBytes = static_cast<std::size_t>(window->integer(std::int64_t{1} << 20, std::int64_t{1} << 32));
+      const ParamSpec& spec = paramSpec("PEERLINK_COLL_STAGING_WINDOW");
+      run.stagingWindowBytes = static_cast<std::size_t>(window->integer(spec.minValue, spec.maxValue));
     }
     for (const JsonNode& entry : root.required("configurations").elements(coll::kCollConfigCount)) {
       entry.expectObject();
