@@ -124,6 +124,7 @@ struct ChoiceMemo {
   std::size_t bytes = 0;
   Fact inPlace = Fact::No;
   Fact aligned = Fact::No;
+  bool staged = false;
   CollectiveChoice choice;
 };
 
