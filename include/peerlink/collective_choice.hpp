@@ -31,9 +31,8 @@ enum class Fact { No, Yes, Unknown };
 /// choice's protocol is never Auto.
 enum class Protocol { Auto, Ll, Ll128, Simple };
 
-/// How large two-shot reductions and one-shot broadcasts move data (PEERLINK_COLL_PUSH): Push stores every byte
-/// to the rank that needs it (a reduction into its stage, then the results into the outputs; a broadcast's root
-/// into every output); Pull reads peers' inputs directly (every rank reads the root's).
+/// How large two-shot reductions move data (PEERLINK_COLL_PUSH): Push stores every byte to the rank that
+/// needs it (into its stage, then the results into the outputs); Pull reads peers' inputs directly.
 enum class PushMode { Auto, Push, Pull };
 
 /// Where large copies run (PEERLINK_COLL_CE): On on the copy engines wherever a kernel has that form, Off in
@@ -97,7 +96,7 @@ struct KernelInfo {
   unsigned collectives = 0;     ///< the collectives it serves (a bit per Collective)
   Protocol protocol = Protocol::Simple;
   Engine engine = Engine::Sm;
-  DataFlow flow = DataFlow::ReadsPeers;  ///< Copy: per call (pushed, or pulled by send/recv and a pulled broadcast)
+  DataFlow flow = DataFlow::ReadsPeers;  ///< Copy: per call (pushed, or pulled by broadcast one-shot and send/recv)
   unsigned needs = kNeedsNothing;        ///< KernelNeed bits
   /// A pipelined kernel: whether a call of `bytes` over `nranks` ranks leaves each block fewer rounds than its
   /// flags can number (kernels::collRoundsFit), on the grid and chunks the communicator's resources give it; a
@@ -127,9 +126,6 @@ struct CallShape {
   int nranks = 1;
   Fact inPlace = Fact::No;       ///< some rank calls it in place (Unknown: some rank may)
   Fact aligned = Fact::Unknown;  ///< every buffer the call touches starts on a 16-byte boundary (Unknown: assume not)
-  /// The call is a chunk of a staged call, run between the staging windows (comm_launch_staged.hpp): every rank
-  /// copies its caller's data in and out of its window around the kernel.
-  bool staged = false;
 };
 
 /// The links between the ranks' GPUs, as the rules need them (fabricOf).

@@ -20,7 +20,6 @@ void KernelChoice::replace(Algorithm newAlgorithm, Kernel newKernel, std::string
   algorithm = newAlgorithm;
   kernel = newKernel;
   wanted = newKernel;
-  rootPushes = false;
   kernelClause = static_cast<int>(reasons.size());
   reasons.push_back(std::move(text));
 }
@@ -358,28 +357,6 @@ KernelChoice withLineFormat(KernelChoice choice, Collective collective, std::siz
   choice.kernel = Kernel::Ll128OneShot;  // the LL rule's clause stands: the same exchange in wider lines
   choice.wanted = Kernel::Ll128OneShot;
   choice.add(std::move(why));
-  return choice;
-}
-
-KernelChoice withBroadcastFlow(KernelChoice choice, const CallShape& call, PushMode push) {
-  if (call.collective != Collective::Broadcast || choice.kernel != Kernel::Copy ||
-      choice.algorithm == Algorithm::TwoShot || push == PushMode::Pull || call.nranks < 2) {
-    return choice;
-  }
-  std::string why;
-  if (push == PushMode::Push) {
-    why = "the root stores its buffer into every rank's output (PEERLINK_COLL_PUSH=1)";
-  } else if (call.staged) {
-    why =
-        "the root stores its buffer into every rank's window (a staged call: the root copies nothing in, each "
-        "receiver copies its window out)";
-  } else {
-    return choice;
-  }
-  const Kernel wanted = choice.wanted;  // a fallback's reason stands
-  choice.replace(choice.algorithm, Kernel::Copy, std::move(why));
-  choice.wanted = wanted;
-  choice.rootPushes = true;
   return choice;
 }
 

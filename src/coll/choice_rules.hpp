@@ -41,9 +41,6 @@ struct KernelChoice {
   Kernel wanted = Kernel::Copy;  ///< the kernel before its needs were checked (withNeedsMet)
   std::vector<std::string> reasons;
   int kernelClause = -1;  ///< the reason that names `kernel`'s own way of working, or -1
-  /// Kernel::Copy running a one-shot broadcast: the root stores its buffer into every rank's output, where
-  /// otherwise every rank reads the root's (withBroadcastFlow).
-  bool rootPushes = false;
 
   /// A rule that keeps the kernel (or refines it, as the line format does) says why.
   void add(std::string reason);
@@ -75,13 +72,6 @@ KernelChoice withLineFormat(KernelChoice choice, Collective collective, std::siz
 /// `choice` for `call`, with the kernel that runs where a need of its kernel (KernelInfo::needs) is unmet:
 /// its registry row's fallback, whose reason says which need and replaces the kernel's clause.
 KernelChoice withNeedsMet(KernelChoice choice, const CallShape& call, const ChoiceResources& resources);
-
-/// Who moves a one-shot broadcast's data (Kernel::Copy, not two-shot): the root pushes into every output under
-/// PEERLINK_COLL_PUSH=1, and under AUTO where the call is a staged chunk (CallShape::staged) -- every rank reading
-/// the root's window needs the root to copy its input in first, while the root pushing from its own buffer into
-/// the peers' windows leaves the copies to the receivers (their copy out); the receivers pull otherwise. Any other
-/// choice comes back as it was.
-KernelChoice withBroadcastFlow(KernelChoice choice, const CallShape& call, PushMode push);
 
 /// Whether a two-shot reduce of `bytes` per rank cuts the count among all n ranks, the root reducing a shard
 /// too, rather than among the n - 1 others while the root only lends its input. One rank: always.

@@ -34,13 +34,12 @@ const KernelFallback* fallbackFor(const KernelInfo& kernel, Collective collectiv
   return nullptr;
 }
 
-// The flow of `kernel` for a call: its row's, but a copy that the receivers pull (send/recv; the one-shot
-// broadcast where every rank reads the root) reads peers, and a reduce-scatter's push reduces into its own output
-// only.
+// The flow of `kernel` for a call: its row's, but a copy that the receivers pull (the one-shot broadcast, every
+// rank reading the root; send/recv) reads peers, and a reduce-scatter's push reduces into its own output only.
 DataFlow flowOf(const KernelChoice& choice, Collective collective) {
   if (choice.kernel == Kernel::Copy &&
       (collective == Collective::SendRecv ||
-       (collective == Collective::Broadcast && choice.algorithm != Algorithm::TwoShot && !choice.rootPushes))) {
+       (collective == Collective::Broadcast && choice.algorithm != Algorithm::TwoShot))) {
     return DataFlow::ReadsPeers;
   }
   if (choice.kernel == Kernel::PushReduce && collective == Collective::ReduceScatter) return DataFlow::ThroughStages;
@@ -113,7 +112,6 @@ CollectiveChoice chooseCollective(const CallShape& call, const CollectiveFabric&
   draft = coll::withLineFormat(std::move(draft), call.collective, call.bytes, call.nranks, settings.protocol,
                                fabric.ll128Capable);
   draft = coll::withNeedsMet(std::move(draft), call, resources);
-  draft = coll::withBroadcastFlow(std::move(draft), call, settings.push);
   CollectiveChoice choice;
   choice.algorithm = draft.algorithm;
   choice.kernel = draft.kernel;

@@ -114,13 +114,10 @@ bool buffersAligned(const std::vector<CallArgs>& set) {
 }  // namespace
 
 const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
-                                   Fact aligned, bool staged) {
+                                   Fact aligned) {
   ChoiceMemos& memos = state.choices[static_cast<std::size_t>(collective)];
   for (const ChoiceMemo& memo : memos.entries) {
-    if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace && memo.aligned == aligned &&
-        memo.staged == staged) {
-      return memo.choice;
-    }
+    if (memo.valid && memo.bytes == bytes && memo.inPlace == inPlace && memo.aligned == aligned) return memo.choice;
   }
   ChoiceMemo& memo = memos.entries[memos.next];
   memos.next = (memos.next + 1) % memos.entries.size();
@@ -130,12 +127,11 @@ const CollectiveChoice& callChoice(CommState& state, Collective collective, std:
   resources.maxBlocks = state.maxBlocks;
   resources.ringChunkBytes = state.ringChunkBytes;
   resources.ringReduceBlocks = state.ringReduceBlocks;
-  memo.choice = chooseCollective({collective, bytes, state.nranks, inPlace, aligned, staged}, state.fabric, resources,
-                                 state.settings);
+  memo.choice =
+      chooseCollective({collective, bytes, state.nranks, inPlace, aligned}, state.fabric, resources, state.settings);
   memo.bytes = bytes;
   memo.inPlace = inPlace;
   memo.aligned = aligned;
-  memo.staged = staged;
   memo.valid = true;
   return memo.choice;
 }
@@ -167,8 +163,8 @@ void launchChosen(CommState& state, const std::vector<CallArgs>& set, const SetP
   const CallArgs& first = set.front();
   const std::size_t bytes = first.count * dataTypeSize(first.type);
   if (bytes == 0) return;  // no rank launches, so the counters stay in step
-  const CollectiveChoice& choice = callChoice(state, first.collective, bytes, setInPlace(set, reach),
-                                              setAligned(set, reach), reach == SetReach::StagingWindows);
+  const CollectiveChoice& choice =
+      callChoice(state, first.collective, bytes, setInPlace(set, reach), setAligned(set, reach));
   logOnce(state, first.collective, choice, bytes);
   if (reach == SetReach::LocalBuffers && kernelInfo(choice.kernel).flow != DataFlow::ThroughStages) {
     throw Error(ErrorCode::Internal, fmt::format("{}: {} would touch the buffers of ranks in other processes",
@@ -204,9 +200,8 @@ void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, boo
 }
 
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
-                         bool capturing, SetReach reach) {
-  if (reach == SetReach::LocalBuffers) throw Error(ErrorCode::Internal, "launchCollectiveSet: a table of stand-ins");
-  launchChosen(state, set, pointers, capturing, reach);
+                         bool capturing) {
+  launchChosen(state, set, pointers, capturing, SetReach::EveryBuffer);
 }
 
 void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pairs) {

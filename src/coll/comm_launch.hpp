@@ -15,10 +15,9 @@ namespace peerlink::coll {
 
 /// What a call of `collective` with `bytes` per rank runs on this communicator (chooseCollective), remembered
 /// per collective (its latest few) so a loop of calls of a few sizes builds no reasons; `inPlace`: some rank calls it
-/// in place; `aligned`: every buffer it touches starts on a 16-byte boundary; `staged`: a staged call's chunk
-/// (CallShape::staged).
+/// in place; `aligned`: every buffer it touches starts on a 16-byte boundary.
 const CollectiveChoice& callChoice(CommState& state, Collective collective, std::size_t bytes, Fact inPlace,
-                                   Fact aligned, bool staged = false);
+                                   Fact aligned);
 
 /// Every rank's send and recv of a set as each local rank's GPU addresses them (kernel_args.hpp reads them). In
 /// one process (peer access, UVA) and on the staging windows one table serves every local rank; on registered
@@ -39,10 +38,9 @@ class SetPointers {
   std::vector<PeerPointerTable> byRank_;  // empty: everyRank_ for every rank
 };
 
-/// Which buffers of a set this process knows: every rank's (one process, registered windows), every rank's as
-/// regions of the staging windows (a staged call's chunk: CallShape::staged), or only its local ranks' (ranks of
-/// other processes are stand-ins without buffers).
-enum class SetReach { EveryBuffer, StagingWindows, LocalBuffers };
+/// Which buffers of a set this process knows: every rank's (one process, or the staging windows), or only its
+/// local ranks' (ranks of other processes are stand-ins without buffers).
+enum class SetReach { EveryBuffer, LocalBuffers };
 
 /// The facts of a set every rank agrees on: where this process knows every buffer, whether some rank calls
 /// it in place and whether every buffer is 16-byte aligned; where it knows its own only, Unknown (the choice
@@ -57,10 +55,9 @@ Fact setAligned(const std::vector<CallArgs>& set, SetReach reach);
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
                          SetReach reach = SetReach::EveryBuffer);
 /// The same with every rank's buffers as each local rank's GPU addresses them given apart (`pointers`; the
-/// choice's facts still come from `set`, which holds every rank's buffers as some local rank addresses them):
-/// `reach` EveryBuffer or StagingWindows.
+/// choice's facts still come from `set`, which holds every rank's buffers as some local rank addresses them).
 void launchCollectiveSet(CommState& state, const std::vector<CallArgs>& set, const SetPointers& pointers,
-                         bool capturing, SetReach reach);
+                         bool capturing);
 
 /// Launches matched send/recv pairs: one kernel on every rank that takes part -- for small groups
 /// (callChoice: Kernel::LlPairs) the senders' LL lines (comm_launch_p2p_ll.hpp), else the receivers pull between

@@ -50,8 +50,7 @@ std::vector<CallArgs> windowedSet(const CommState& state, const std::vector<Call
 const CollectiveChoice& chunkChoice(CommState& state, const std::vector<CallArgs>& windowed) {
   const CallArgs& first = windowed.front();
   return callChoice(state, first.collective, first.count * dataTypeSize(first.type),
-                    setInPlace(windowed, SetReach::StagingWindows), setAligned(windowed, SetReach::StagingWindows),
-                    true);
+                    setInPlace(windowed, SetReach::EveryBuffer), setAligned(windowed, SetReach::EveryBuffer));
 }
 
 // Chunk k's collective on every local rank's stream: between the windows, each local rank's own buffers the
@@ -75,7 +74,7 @@ void launchChunk(CommState& state, const std::vector<CallArgs>& set, const Symme
       table.sendPitch[r] = mine.ownSendPitch;
     }
   }
-  launchCollectiveSet(state, windowed, SetPointers(std::move(tables)), capturing, SetReach::StagingWindows);
+  launchCollectiveSet(state, windowed, SetPointers(std::move(tables)), capturing);
 }
 
 // One of a rank's operations other than the kernel, with its GPU current.
@@ -155,8 +154,8 @@ void issueStagedSet(CommState& state, const std::vector<CallArgs>& set, bool cap
     for (std::size_t k = 0; k < cuts.size(); ++k) {
       const CollectiveChoice& choice = chunkChoice(state, windowedSet(state, set, windows, cuts[k]));
       for (const int r : local) {
-        keepOwnPartsLocal(plans[static_cast<std::size_t>(r)][k], shape.collective, choice, state.nranks, r, shape.root,
-                          shape.count, size);
+        keepOwnPartsLocal(plans[static_cast<std::size_t>(r)][k], shape.collective, choice.kernel, choice.algorithm,
+                          state.nranks, r, shape.root, shape.count, size);
       }
     }
   }

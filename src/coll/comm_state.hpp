@@ -124,7 +124,6 @@ struct ChoiceMemo {
   std::size_t bytes = 0;
   Fact inPlace = Fact::No;
   Fact aligned = Fact::No;
-  bool staged = false;
   CollectiveChoice choice;
 };
 

@@ -210,25 +210,11 @@ namespace {
 // Broadcast, two-shot: the count is cut among the n-1 ranks other than the root (partitionRange(count, n - 1, k)
 // with k = (rank - root - 1) mod n); each pulls its shard from the root once and stores it into every
 // non-root rank's output, so the root sends every byte once. The root copies locally when out of place.
-// One-shot pulled: every rank reads the root's buffer into its output; pushed: the root reads its buffer once and
-// stores it into every rank's output (the next rank first, its own last, none in place), the others only meet it.
-CollCopyArgs broadcastJobs(const PeerPointerTable& table, const CallArgs& call, int n, const CollectiveChoice& choice) {
+CollCopyArgs broadcastJobs(const PeerPointerTable& table, const CallArgs& call, int n, Algorithm algorithm) {
   CollCopyArgs args;
   const std::size_t size = dataTypeSize(call.type);
   const std::size_t bytes = call.count * size;
-  if (choice.algorithm != Algorithm::TwoShot && choice.flow == DataFlow::StoresIntoPeers) {
-    if (call.rank != call.root) return args;
-    CollCopyJob& job = args.jobs[args.njobs++];
-    job.src = table.send[call.root];
-    job.bytes = bytes;
-    for (int p = 1; p <= n; ++p) {
-      void* dst = table.recv[(call.root + p) % n];
-      if (dst != job.src) job.dst[job.ndst++] = dst;
-    }
-    if (job.ndst == 0) args.njobs = 0;
-    return args;
-  }
-  if (call.rank == call.root || choice.algorithm != Algorithm::TwoShot) {  // direct: every rank reads the root's
+  if (call.rank == call.root || algorithm != Algorithm::TwoShot) {  // direct: every rank reads the root's buffer
     addCopyJob(args, table.send[call.root], table.recv[call.rank], bytes);
     return args;
   }
@@ -276,7 +262,7 @@ CollCopyArgs pushJobs(const PeerPointerTable& table, const CallArgs& call, int n
 CollCopyArgs copyArgs(const RankView& view, const PeerPointerTable& table, const CallArgs& call,
                       const CollectiveChoice& choice, std::size_t bytes) {
   const int n = view.nranks;
-  CollCopyArgs args = call.collective == Collective::Broadcast ? broadcastJobs(table, call, n, choice)
+  CollCopyArgs args = call.collective == Collective::Broadcast ? broadcastJobs(table, call, n, choice.algorithm)
                                                                : pushJobs(table, call, n, bytes);
   args.sync = syncArgs(view, call.collective, false, everyRank(n));
   args.sync.peersStore = storesIntoPeers(choice);

@@ -128,7 +128,7 @@ void launchRegisteredSet(CommState& state, const RegisteredSet& registered, bool
     DeviceGuard guard(state.devices[static_cast<std::size_t>(copy->rank)]);
     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(copy->to, copy->from, copy->bytes, cudaMemcpyDeviceToDevice, call.stream));
   }
-  launchCollectiveSet(state, registered.set, registered.pointers, capturing, SetReach::EveryBuffer);
+  launchCollectiveSet(state, registered.set, registered.pointers, capturing);
 }
 
 }  // namespace peerlink::coll

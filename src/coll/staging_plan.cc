@@ -117,8 +117,7 @@ std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int ran
   return chunks;
 }
 
-bool ownPartsStayLocal(Collective collective, const CollectiveChoice& choice) {
-  const Kernel kernel = choice.kernel;
+bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm) {
   switch (collective) {
     case Collective::AllReduce: return kernel == Kernel::TwoShot || kernel == Kernel::OneShotReduce;
     case Collective::Reduce: return kernel == Kernel::OneShotReduce;
@@ -126,15 +125,15 @@ bool ownPartsStayLocal(Collective collective, const CollectiveChoice& choice) {
     // Pushes: the rank's own input into every output (all-gather: at block r; all-to-all: block p at block r of p).
     case Collective::AllGather:
     case Collective::AllToAll: return kernel == Kernel::Copy;
-    case Collective::Broadcast: return kernel == Kernel::Copy && choice.algorithm != Algorithm::TwoShot;
+    case Collective::Broadcast: return kernel == Kernel::Copy && algorithm != Algorithm::TwoShot;
     case Collective::SendRecv: return false;
   }
   return false;
 }
 
-void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, const CollectiveChoice& choice, int nranks, int rank,
-                       int root, std::size_t count, std::size_t elementSize) {
-  if (chunk.own == OwnBuffers::Caller || !ownPartsStayLocal(collective, choice)) return;
+void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, Kernel kernel, Algorithm algorithm, int nranks,
+                       int rank, int root, std::size_t count, std::size_t elementSize) {
+  if (chunk.own == OwnBuffers::Caller || !ownPartsStayLocal(collective, kernel, algorithm)) return;
   const std::size_t s = elementSize;
   const auto n = static_cast<std::size_t>(nranks);
   const auto r = static_cast<std::size_t>(rank);
@@ -157,7 +156,7 @@ void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, const Collecti
   switch (collective) {
     case Collective::AllReduce:
       chunk.out.clear();  // one-shot: every rank stores only into its own output
-      if (choice.kernel == Kernel::TwoShot) {
+      if (kernel == Kernel::TwoShot) {
         // Peers read every shard of this rank's input but shard r and store their shards of the result into its
         // output: the elements before shard r and after it, each way (shards as the kernel's arguments cut them).
         const ElementRange shard = partitionRange(chunk.count, nranks, rank, std::max<std::size_t>(1, 16 / s));
@@ -174,15 +173,8 @@ void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, const Collecti
       if (rank == root) chunk.in.clear();
       chunk.out.clear();
       break;
-    case Collective::Broadcast:
-      if (choice.flow == DataFlow::StoresIntoPeers) {  // the root stores its input into every output
-        if (rank == root) {
-          chunk.in.clear();
-          chunk.out.clear();
-        }
-      } else {  // every rank reads the root's input into its own output
-        chunk.out.clear();
-      }
+    case Collective::Broadcast:  // every rank reads the root's input into its own output
+      chunk.out.clear();
       break;
     case Collective::ReduceScatter:
       // Peers read block p of this rank's input; its own kernel reads block r (which lands at the caller's block

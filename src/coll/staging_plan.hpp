@@ -12,8 +12,7 @@
 // copies out what they store, and its kernel reads and stores the rest in the caller's buffers -- a two-shot all-reduce
 // of n ranks copies (n-1)/n of the data each way instead of all of it, a reduce-scatter nothing out, an all-gather
 // nothing in, an all-to-all nothing in and (n-1)/n out. The window's layout stays the whole form's, so ranks may stage
-// either way. A pushed broadcast copies nothing in (the root's kernel reads the caller's input) and the receivers'
-// windows out; a pulled one copies the root's input in and nothing out.
+// either way.
 #pragma once
 
 #include <cstddef>
@@ -69,20 +68,20 @@ std::size_t stagingHalfBytes(std::size_t windowBytes);
 std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int rank, int root, std::size_t count,
                                       std::size_t elementSize, std::size_t windowBytes);
 
-/// Whether the kernel `choice` runs for `collective` touches each rank r's send and recv in its own kernel only
-/// in parts the peers' kernels never read nor store into, so rank r's own kernel may use the caller's buffers for
-/// them: the two-shot all-reduce (shard r), the one-shot reduction (the reduce's root and every all-reduce rank
-/// read the peers' inputs, store only their own output), the shard reduction of a reduce-scatter (block r of the
-/// input, the whole output), the all-gather's push copy (block r of the output), the all-to-all's push copy (the
-/// whole input, block r of the output) and the broadcast's direct copy (pulled: every rank reads the root's input
-/// into its output; pushed: the root reads its input, stores into every output). Others keep the whole form.
-bool ownPartsStayLocal(Collective collective, const CollectiveChoice& choice);
+/// Whether `kernel` (`algorithm`: what the choice says) running `collective` touches each rank r's send and recv
+/// in its own kernel only in parts the peers' kernels never read nor store into, so rank r's own kernel may use
+/// the caller's buffers for them: the two-shot all-reduce (shard r), the one-shot reduction (the reduce's root
+/// and every all-reduce rank read the peers' inputs, store only their own output), the shard reduction of a
+/// reduce-scatter (block r of the input, the whole output), the all-gather's push copy (block r of the output),
+/// the all-to-all's push copy (the whole input, block r of the output) and the broadcast's direct copy (every
+/// rank reads the root's input). Others keep the whole form.
+bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm);
 
 /// `chunk` (of stagedChunks, the whole form) as rank `rank` runs it with its own parts in the caller's buffers,
 /// where ownPartsStayLocal: the copies only of the parts the peers touch, own == Caller. `count`: the call's.
 /// Unchanged where the kernel does not allow it, or the chunk is in that form already.
-void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, const CollectiveChoice& choice, int nranks, int rank,
-                       int root, std::size_t count, std::size_t elementSize);
+void keepOwnPartsLocal(StagedChunk& chunk, Collective collective, Kernel kernel, Algorithm algorithm, int nranks,
+                       int rank, int root, std::size_t count, std::size_t elementSize);
 
 /// The most elements per chunk in a region of `regionBytes` (a half window): the largest count whose send and
 /// recv regions fit, the recv region starting on a 256-byte boundary, cut to a whole number of 16-byte units

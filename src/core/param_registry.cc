@@ -220,12 +220,11 @@ const std::vector<ParamSpec>& paramRegistry() {
        {"AUTO", "0", "1"},
        0,
        0,
-       "How two-shot all-reduce and reduce-scatter, and the direct broadcast, move data past LL: 1 pushes every "
-       "one of them (each rank stores its pieces into the owners' stage buffers, they reduce locally and store the "
-       "results; a broadcast's root stores into every output); AUTO pushes all-reduces from 16 MiB while each "
-       "rank's shard fits 16 MiB, on 3+ GPUs of an NVLink mesh, and the broadcasts of buffers the peers cannot "
-       "reach (staged through the windows), and reads peers' inputs directly otherwise; 0 always reads. 1, and "
-       "AUTO on 3+ GPUs of an NVLink mesh, allocate nranks x 16 MiB per GPU for the stages.",
+       "How two-shot all-reduce and reduce-scatter move data past LL: 1 pushes every one of them (each rank "
+       "stores its pieces into the owners' stage buffers, they reduce locally and store the results); AUTO "
+       "pushes all-reduces from 16 MiB while each rank's shard fits 16 MiB, on 3+ GPUs of an NVLink mesh, and "
+       "reads peers' inputs directly otherwise; 0 always reads. 1, and AUTO on 3+ GPUs of an NVLink mesh, "
+       "allocate nranks x 16 MiB per GPU for the stages.",
        ParamAudience::User},
       {"PEERLINK_COLL_CE",
        ParamType::Enum,

@@ -131,14 +131,13 @@ ChoiceContext choiceContextFor(const Topology& topology, const std::vector<int>&
   return {fabricOf(topology, devices), communicatorResources(topology, devices, params), choiceSettingsFrom(params)};
 }
 
-CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& context, Algorithm forced, bool staged) {
+CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& context, Algorithm forced) {
   CallShape shape;
   shape.collective = call.collective;
   shape.bytes = call.count * dataTypeSize(call.type);
   shape.nranks = ranks;
   shape.inPlace = call.inPlace ? Fact::Yes : Fact::No;
   shape.aligned = Fact::Yes;
-  shape.staged = staged;
   ChoiceSettings settings = context.settings;
   if (forced != Algorithm::Auto) settings.forced = forced;
   return chooseCollective(shape, context.fabric, context.resources, settings);

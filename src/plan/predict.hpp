@@ -85,10 +85,9 @@ struct Candidate {
 };
 
 /// What the communicator over `ranks` ranks runs for `call`: chooseCollective for 16-byte aligned buffers, with
-/// PEERLINK_ALGO as `forced` where that is not Auto, else as the settings say; `staged`: `call` is a staged call's
-/// chunk (CallShape::staged).
+/// PEERLINK_ALGO as `forced` where that is not Auto, else as the settings say.
 CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& context,
-                           Algorithm forced = Algorithm::Auto, bool staged = false);
+                           Algorithm forced = Algorithm::Auto);
 
 /// The time of the kernel the communicator chooses for `call`, its calls made as `mode` says (processes.hpp).
 Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceContext& context, const CostModel& model,

@@ -85,11 +85,11 @@ CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabr
   for (std::size_t k = 0; k < plans.front().size(); ++k) {
     // Between the windows: the recv region lies apart from the send region, so never in place.
     const Call chunk{call.collective, call.type, plans.front()[k].count, false, call.root};
-    const CollectiveChoice chunkChoice = choiceFor(chunk, ranks, context, Algorithm::Auto, true);
+    const CollectiveChoice chunkChoice = choiceFor(chunk, ranks, context);
     if (mode.stageOwnParts) {
       for (int r = 0; r < ranks; ++r) {
-        coll::keepOwnPartsLocal(plans[static_cast<std::size_t>(r)][k], call.collective, chunkChoice, ranks, r,
-                                call.root, call.count, dataTypeSize(call.type));
+        coll::keepOwnPartsLocal(plans[static_cast<std::size_t>(r)][k], call.collective, chunkChoice.kernel,
+                                chunkChoice.algorithm, ranks, r, call.root, call.count, dataTypeSize(call.type));
       }
     }
     parts.copyIn.push_back(copiesOf(plans, k, true, fabric));

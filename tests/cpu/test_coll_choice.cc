@@ -168,37 +168,6 @@ TEST(CollChoice, AChoiceSaysItsProtocolEngineAndDataFlow) {
   EXPECT_TRUE(storesIntoPeers(onH200(Collective::AllReduce, 8)));
 }
 
-// A staged call's one-shot broadcast is pushed by the root under AUTO (the receivers copy their windows out, the
-// root copies nothing in); elsewhere AUTO pulls, and PEERLINK_COLL_PUSH decides where it is set.
-TEST(CollChoice, TheRootPushesAStagedBroadcast) {
-  const Topology topology = testing::loadTopologyFixture("h200x4_vm");
-  const CollectiveFabric pair = fabricOf(topology, {0, 1});
-  const auto broadcast = [&](std::size_t bytes, bool staged, PushMode push, int nranks = 2) {
-    const ChoiceSettings settings{Algorithm::Auto, Protocol::Auto, push, CopyEngineMode::Auto};
-    const CollectiveFabric fabric = nranks == 2 ? pair : fabricOf(topology, allDevices(topology));
-    return chooseCollective({Collective::Broadcast, bytes, nranks, Fact::No, Fact::Yes, staged}, fabric, resources(),
-                            settings);
-  };
-  for (const std::size_t bytes : {std::size_t{8} * kMiB, 32 * kMiB, 512 * kMiB}) {  // past LL
-    const CollectiveChoice staged = broadcast(bytes, true, PushMode::Auto);
-    EXPECT_EQ(staged.kernel, Kernel::Copy) << bytes;
-    EXPECT_EQ(staged.algorithm, Algorithm::OneShot) << bytes;
-    EXPECT_EQ(staged.flow, DataFlow::StoresIntoPeers) << bytes;
-    EXPECT_TRUE(storesIntoPeers(staged));
-    EXPECT_TRUE(mentions(staged, "a staged call")) << reasonText(staged);
-    EXPECT_FALSE(mentions(staged, "every rank reads the root's buffer")) << "the pulled clause is replaced";
-    EXPECT_EQ(broadcast(bytes, false, PushMode::Auto).flow, DataFlow::ReadsPeers) << bytes;
-    EXPECT_EQ(broadcast(bytes, true, PushMode::Pull).flow, DataFlow::ReadsPeers) << bytes;
-    const CollectiveChoice forced = broadcast(bytes, false, PushMode::Push);
-    EXPECT_EQ(forced.flow, DataFlow::StoresIntoPeers) << bytes;
-    EXPECT_TRUE(mentions(forced, "PEERLINK_COLL_PUSH=1")) << reasonText(forced);
-  }
-  // Small messages stay in LL lines; 4 ranks' two-shot and ring broadcasts are left as they are.
-  EXPECT_EQ(broadcast(8, true, PushMode::Push).flow, DataFlow::ThroughStages);
-  EXPECT_EQ(broadcast(8 * kMiB, true, PushMode::Auto, 4).algorithm, Algorithm::TwoShot);
-  EXPECT_EQ(broadcast(256 * kMiB, true, PushMode::Auto, 4).kernel, Kernel::RingBroadcast);
-}
-
 // Whatever the settings, size and facts, the kernel chosen serves the collective and is described.
 TEST(CollChoice, EveryChosenKernelServesItsCollective) {
   for (const char* fixture : {"h200x4_vm", "dual_socket_pcie", "rtx4090x2"}) {

@@ -247,52 +247,6 @@ TEST(CollKernelArgs, CopiesBroadcastGatherAndExchange) {
   }
 }
 
-// The pushed one-shot broadcast: the root alone copies, reading its input once into every rank's output.
-TEST(CollKernelArgs, PushedBroadcastIsTheRootStoringIntoEveryOutput) {
-  CollectiveChoice choice = choiceOf(Kernel::Copy);
-  choice.flow = DataFlow::StoresIntoPeers;
-  forEachCall({Collective::Broadcast}, kCounts, [&](HostCall& c) {
-    const std::string label = labelOf("copy pushed", c);
-    std::vector<CollCopyArgs> args;
-    for (int r = 0; r < c.nranks; ++r) {
-      args.push_back(copyArgs(c.view(r), c.table, c.call(r), choice, c.bytes()));
-      EXPECT_TRUE(args[r].sync.peersStore) << label << ": the end barrier releases the root's stores";
-      if (r != c.call(r).root) {
-        EXPECT_EQ(args[r].njobs, 0) << label << " rank " << r;
-        continue;
-      }
-      ASSERT_EQ(args[r].njobs, 1) << label;
-      EXPECT_EQ(args[r].jobs[0].ndst, c.nranks) << label << ": every output, the root's own too (out of place)";
-      EXPECT_EQ(args[r].jobs[0].dst[c.nranks - 1], c.table.recv[r]) << label << ": its own last";
-    }
-    runCopyModel(args);
-    c.expectClosedForm(label);
-  });
-  // In place, the root's input is its output: it stores only into the others'.
-  const int n = 3;
-  const std::size_t count = 9;
-  std::vector<Bytes> buffers(n, Bytes(count * kSize));
-  PeerPointerTable table;
-  for (int r = 0; r < n; ++r) table.send[r] = table.recv[r] = buffers[r].data();
-  SymmetricTable symmetric;
-  RankView view;
-  view.rank = 1;
-  view.nranks = n;
-  view.table = &symmetric;
-  CallArgs call;
-  call.collective = Collective::Broadcast;
-  call.rank = 1;
-  call.root = 1;
-  call.send = call.recv = buffers[1].data();
-  call.count = count;
-  call.type = kType;
-  const CollCopyArgs args = copyArgs(view, table, call, choice, count * kSize);
-  ASSERT_EQ(args.njobs, 1);
-  ASSERT_EQ(args.jobs[0].ndst, n - 1);
-  EXPECT_EQ(args.jobs[0].dst[0], buffers[2].data()) << "the next rank first";
-  EXPECT_EQ(args.jobs[0].dst[1], buffers[0].data());
-}
-
 TEST(CollKernelArgs, InPlaceCopiesSkipTheLocalCopy) {
   // All-gather in place: each rank's input is its own block of its output, so it stores only into its peers.
   const int n = 4;

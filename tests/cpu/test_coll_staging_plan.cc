@@ -321,16 +321,6 @@ struct OwnPartsKernel {
   Collective collective;
   Kernel kernel;
   Algorithm algorithm;
-  DataFlow flow = DataFlow::ReadsPeers;  // what the kernel arguments read of it: a broadcast pulled or pushed
-
-  CollectiveChoice choice() const {
-    CollectiveChoice made;
-    made.kernel = kernel;
-    made.wanted = kernel;
-    made.algorithm = algorithm;
-    made.flow = flow;
-    return made;
-  }
 };
 
 constexpr OwnPartsKernel kOwnPartsKernels[] = {
@@ -341,7 +331,6 @@ constexpr OwnPartsKernel kOwnPartsKernels[] = {
     {Collective::AllGather, Kernel::Copy, Algorithm::OneShot},
     {Collective::AllToAll, Kernel::Copy, Algorithm::OneShot},
     {Collective::Broadcast, Kernel::Copy, Algorithm::OneShot},
-    {Collective::Broadcast, Kernel::Copy, Algorithm::OneShot, DataFlow::StoresIntoPeers},
 };
 
 // The staged call with each chunk's kernel run by its host model over the kernel arguments every rank builds from
@@ -359,11 +348,14 @@ std::vector<Bytes> runStagedKernels(const Case& c, const OwnPartsKernel& k, cons
     plans.push_back(stagedChunks(c.collective, c.n, r, c.root, c.count, s, c.window));
     if (!ownParts[static_cast<std::size_t>(r)]) continue;
     for (StagedChunk& chunk : plans.back()) {
-      keepOwnPartsLocal(chunk, c.collective, k.choice(), c.n, r, c.root, c.count, s);
+      keepOwnPartsLocal(chunk, c.collective, k.kernel, k.algorithm, c.n, r, c.root, c.count, s);
       EXPECT_EQ(chunk.own, OwnBuffers::Caller) << c.describe();
     }
   }
-  const CollectiveChoice choice = k.choice();
+  CollectiveChoice choice;
+  choice.kernel = k.kernel;
+  choice.wanted = k.kernel;
+  choice.algorithm = k.algorithm;
   SymmetricTable symmetric;  // the kernels' scratch: the models never touch it
   for (const StagingOp& op : stagingSchedule(plans.front().size(), true)) {
     const std::size_t chunkIndex = op.chunk;
@@ -437,8 +429,7 @@ TEST(StagingPlan, OwnPartsInTheCallersBuffersGiveTheWholeResultWhateverEachRankC
             const std::vector<bool> every(static_cast<std::size_t>(n), true);
             std::vector<bool> first = none;
             first[0] = true;
-            const std::string what =
-                c.describe() + " " + kernelName(k.kernel) + (k.flow == DataFlow::StoresIntoPeers ? " pushed" : "");
+            const std::string what = c.describe() + " " + kernelName(k.kernel);
             const std::vector<Bytes> whole = runStagedKernels(c, k, none, sends, &copiedWhole);
             const std::vector<Bytes> own = runStagedKernels(c, k, every, sends, &copiedOwn);
             std::size_t ignored = 0;
@@ -465,10 +456,9 @@ TEST(StagingPlan, TwoRanksOfATwoShotAllReduceCopyHalfTheirDataEachWay) {
   const std::size_t count = std::size_t{64} << 20;  // 256 MiB of f32: several chunks
   std::size_t whole = 0;
   std::size_t own = 0;
-  const OwnPartsKernel twoShot{Collective::AllReduce, Kernel::TwoShot, Algorithm::TwoShot};
   for (StagedChunk chunk : stagedChunks(Collective::AllReduce, 2, 1, 0, count, 4, kWindow)) {
     for (const StridedCopy& copy : chunk.in) whole += copy.rowBytes * copy.rows;
-    keepOwnPartsLocal(chunk, Collective::AllReduce, twoShot.choice(), 2, 1, 0, count, 4);
+    keepOwnPartsLocal(chunk, Collective::AllReduce, Kernel::TwoShot, Algorithm::TwoShot, 2, 1, 0, count, 4);
     ASSERT_EQ(chunk.in.size(), 1u);
     ASSERT_EQ(chunk.out.size(), 1u);
     EXPECT_EQ(chunk.in[0].srcOffset, chunk.first * 4) << "rank 1 copies shard 0, the chunk's first half";
@@ -478,42 +468,19 @@ TEST(StagingPlan, TwoRanksOfATwoShotAllReduceCopyHalfTheirDataEachWay) {
   EXPECT_EQ(own, count * 2);
 }
 
-TEST(StagingPlan, APushedBroadcastCopiesNothingInAndTheReceiversWindowsOut) {
-  const std::size_t count = std::size_t{64} << 20;  // 256 MiB of f32: several chunks
-  const OwnPartsKernel pulled{Collective::Broadcast, Kernel::Copy, Algorithm::OneShot};
-  const OwnPartsKernel pushed{Collective::Broadcast, Kernel::Copy, Algorithm::OneShot, DataFlow::StoresIntoPeers};
-  for (const int rank : {0, 1, 2}) {
-    std::size_t pulledIn = 0, pulledOut = 0, pushedIn = 0, pushedOut = 0;
-    for (const StagedChunk& cut : stagedChunks(Collective::Broadcast, 3, rank, 1, count, 4, std::size_t{64} << 20)) {
-      StagedChunk a = cut;
-      StagedChunk b = cut;
-      keepOwnPartsLocal(a, Collective::Broadcast, pulled.choice(), 3, rank, 1, count, 4);
-      keepOwnPartsLocal(b, Collective::Broadcast, pushed.choice(), 3, rank, 1, count, 4);
-      for (const StridedCopy& copy : a.in) pulledIn += copy.rowBytes * copy.rows;
-      for (const StridedCopy& copy : a.out) pulledOut += copy.rowBytes * copy.rows;
-      for (const StridedCopy& copy : b.in) pushedIn += copy.rowBytes * copy.rows;
-      for (const StridedCopy& copy : b.out) pushedOut += copy.rowBytes * copy.rows;
-    }
-    const std::size_t all = count * 4;
-    EXPECT_EQ(pulledIn, rank == 1 ? all : 0) << "rank " << rank << ": pulled, the root copies its input in";
-    EXPECT_EQ(pulledOut, 0u) << "rank " << rank << ": pulled, every rank reads into its own output";
-    EXPECT_EQ(pushedIn, 0u) << "rank " << rank << ": pushed, the root reads the caller's input";
-    EXPECT_EQ(pushedOut, rank == 1 ? 0 : all) << "rank " << rank << ": pushed, a receiver copies its window out";
-  }
-}
-
 TEST(StagingPlan, KernelsThatReachTheirOwnPartsElsewhereKeepTheWholeForm) {
-  for (const OwnPartsKernel& k : {OwnPartsKernel{Collective::AllToAll, Kernel::CeCopy, Algorithm::OneShot},
-                                  OwnPartsKernel{Collective::Broadcast, Kernel::Copy, Algorithm::TwoShot},
-                                  OwnPartsKernel{Collective::Reduce, Kernel::TwoShot, Algorithm::TwoShot},
-                                  OwnPartsKernel{Collective::AllReduce, Kernel::RingAllReduce, Algorithm::Ring},
-                                  OwnPartsKernel{Collective::AllReduce, Kernel::SplitTwoShot, Algorithm::TwoShot},
-                                  OwnPartsKernel{Collective::AllGather, Kernel::CeCopy, Algorithm::OneShot}}) {
-    EXPECT_FALSE(ownPartsStayLocal(k.collective, k.choice())) << kernelName(k.kernel);
-    StagedChunk chunk = stagedChunks(k.collective, 4, 1, 0, 1000, 4, 1 << 20).front();
+  for (const auto& [collective, kernel, algorithm] :
+       {OwnPartsKernel{Collective::AllToAll, Kernel::CeCopy, Algorithm::OneShot},
+        OwnPartsKernel{Collective::Broadcast, Kernel::Copy, Algorithm::TwoShot},
+        OwnPartsKernel{Collective::Reduce, Kernel::TwoShot, Algorithm::TwoShot},
+        OwnPartsKernel{Collective::AllReduce, Kernel::RingAllReduce, Algorithm::Ring},
+        OwnPartsKernel{Collective::AllReduce, Kernel::SplitTwoShot, Algorithm::TwoShot},
+        OwnPartsKernel{Collective::AllGather, Kernel::CeCopy, Algorithm::OneShot}}) {
+    EXPECT_FALSE(ownPartsStayLocal(collective, kernel, algorithm)) << kernelName(kernel);
+    StagedChunk chunk = stagedChunks(collective, 4, 1, 0, 1000, 4, 1 << 20).front();
     const std::size_t in = chunk.in.size();
-    keepOwnPartsLocal(chunk, k.collective, k.choice(), 4, 1, 0, 1000, 4);
-    EXPECT_EQ(chunk.own, OwnBuffers::Window) << kernelName(k.kernel);
+    keepOwnPartsLocal(chunk, collective, kernel, algorithm, 4, 1, 0, 1000, 4);
+    EXPECT_EQ(chunk.own, OwnBuffers::Window) << kernelName(kernel);
     EXPECT_EQ(chunk.in.size(), in);
   }
 }

@@ -108,7 +108,6 @@ struct Scenario {
   // By rank (empty: none): the chunks keep the rank's own parts in the caller's buffers where the collective's
   // kernel below allows (keepOwnPartsLocal), and its kernel then touches the caller's buffers too.
   std::vector<bool> ownParts;
-  bool rootPushes = false;  // a broadcast keeping own parts: pushed by the root rather than pulled
   // Mutations, to show the checker fails.
   std::function<void(std::vector<StagingOp>&)> editSchedule;
   std::function<void(std::vector<StagedChunk>&)> editCut;
@@ -132,26 +131,14 @@ void callerLayout(const Scenario& s, int r, std::size_t* send, std::size_t* recv
   if (inPlace && s.collective == Collective::ReduceScatter) *recv = block;
 }
 
-// The kernel a collective's chunks run in the scenarios that keep own parts local: one that allows it (a
-// broadcast pulled, or pushed by the root where `rootPushes`).
-CollectiveChoice ownPartsChoiceOf(Collective collective, bool rootPushes) {
-  CollectiveChoice choice;
-  choice.algorithm = Algorithm::OneShot;
-  choice.kernel = Kernel::Copy;
+// The kernel a collective's chunks run in the scenarios that keep own parts local: one that allows it.
+std::pair<Kernel, Algorithm> ownPartsKernelOf(Collective collective) {
   switch (collective) {
-    case Collective::AllReduce:
-      choice.algorithm = Algorithm::TwoShot;
-      choice.kernel = Kernel::TwoShot;
-      break;
-    case Collective::Reduce: choice.kernel = Kernel::OneShotReduce; break;
-    case Collective::ReduceScatter: choice.kernel = Kernel::ShardReduce; break;
-    case Collective::Broadcast:
-      if (rootPushes) choice.flow = DataFlow::StoresIntoPeers;
-      break;
-    default: break;
+    case Collective::AllReduce: return {Kernel::TwoShot, Algorithm::TwoShot};
+    case Collective::Reduce: return {Kernel::OneShotReduce, Algorithm::OneShot};
+    case Collective::ReduceScatter: return {Kernel::ShardReduce, Algorithm::OneShot};
+    default: return {Kernel::Copy, Algorithm::OneShot};
   }
-  choice.wanted = choice.kernel;
-  return choice;
 }
 
 // "" when every conflicting pair of accesses is ordered as the serial schedule orders it, else the first that is not.
@@ -167,9 +154,9 @@ std::string check(const Scenario& s) {
   for (int r = 0; r < s.n; ++r) {
     cuts.push_back(stagedChunks(s.collective, s.n, r, root, s.count, s.elementSize, s.window));
     if (!s.ownParts.empty() && s.ownParts[static_cast<std::size_t>(r)]) {
-      const CollectiveChoice choice = ownPartsChoiceOf(s.collective, s.rootPushes);
+      const auto [kernel, algorithm] = ownPartsKernelOf(s.collective);
       for (StagedChunk& chunk : cuts.back()) {
-        keepOwnPartsLocal(chunk, s.collective, choice, s.n, r, root, s.count, s.elementSize);
+        keepOwnPartsLocal(chunk, s.collective, kernel, algorithm, s.n, r, root, s.count, s.elementSize);
       }
     }
     if (s.editCut) s.editCut(cuts.back());
@@ -358,12 +345,6 @@ TEST(StagingSchedule, EveryAccessHappensInTheSerialOrder) {
               scenario.ownParts.assign(static_cast<std::size_t>(n), false);
               scenario.ownParts[0] = true;
               EXPECT_EQ(check(scenario), "") << scenario.describe() << ", rank 0's own parts local";
-              if (collective == Collective::Broadcast) {  // pushed by the root (rank 0), the root alone local too
-                scenario.rootPushes = true;
-                EXPECT_EQ(check(scenario), "") << scenario.describe() << ", pushed, rank 0's own parts local";
-                scenario.ownParts.assign(static_cast<std::size_t>(n), true);
-                EXPECT_EQ(check(scenario), "") << scenario.describe() << ", pushed, own parts local";
-              }
               ++checked;
             }
           }
