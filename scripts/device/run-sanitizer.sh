@@ -29,6 +29,10 @@ for tool in ${TOOLS:-memcheck racecheck synccheck}; do
   # The tool's own lines (its findings and summary) and the tests' verdicts; the whole output can be long.
   grep -E '^=========' "$log" | head -n 120
   grep -E '^\[  (PASSED|FAILED|SKIPPED) *\]|^\[==========\]' "$log" | tail -n 20
+  if [ "$status" -ne 0 ]; then  # where it stopped: the tests' own lines before the end
+    echo "== $tool: the last 60 lines of the output"
+    tail -n 60 "$log"
+  fi
   rm -f "$log"
   echo "== $tool: exit $status after $((SECONDS - started)) s"
   [ "$status" -ne 0 ] && worst=$status

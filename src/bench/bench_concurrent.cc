@@ -16,6 +16,7 @@
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
 #include "transport/pattern_check.hpp"
+#include "transport/peer_access.hpp"
 
 namespace peerlink {
 
@@ -199,6 +200,7 @@ void runSetupCostsCase(BenchContext& context, BenchCaseResult& result) {
         DeviceGuard guard(src);
         PEERLINK_CUDA_CHECK(cudaDeviceSynchronize());
         if (cudaDeviceDisablePeerAccess(dst) != cudaSuccess) cudaGetLastError();  // not enabled before: fine
+        forgetPeerAccess(src, dst);
         Clock::time_point start = Clock::now();
         const cudaError_t enabled = cudaDeviceEnablePeerAccess(dst, 0);
         measured.setupMs["enable_peer_access"] = msSince(start);

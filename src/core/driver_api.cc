@@ -52,6 +52,7 @@ DriverApi load() {
   resolve("cuMemGetAllocationGranularity", api.memGetAllocationGranularity);
   resolve("cuPointerGetAttributes", api.pointerGetAttributes);
   resolve("cuCtxGetCurrent", api.ctxGetCurrent);
+  resolve("cuCtxGetId", api.ctxGetId);
   resolve("cuDevicePrimaryCtxGetState", api.devicePrimaryCtxGetState);
   resolve("cuStreamGetCtx", api.streamGetCtx);
   resolve("cuStreamIsCapturing", api.streamIsCapturing);

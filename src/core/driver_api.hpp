@@ -23,6 +23,7 @@ struct DriverApi {
   decltype(&::cuMemGetAllocationGranularity) memGetAllocationGranularity = nullptr;
   decltype(&::cuPointerGetAttributes) pointerGetAttributes = nullptr;
   decltype(&::cuCtxGetCurrent) ctxGetCurrent = nullptr;
+  decltype(&::cuCtxGetId) ctxGetId = nullptr;
   decltype(&::cuDevicePrimaryCtxGetState) devicePrimaryCtxGetState = nullptr;
   decltype(&::cuStreamGetCtx) streamGetCtx = nullptr;
   decltype(&::cuStreamIsCapturing) streamIsCapturing = nullptr;

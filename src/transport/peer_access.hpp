@@ -13,13 +13,18 @@ inline constexpr int kMaxPeersPerDevice = 8;
 class PeerAccessTable {
  public:
   /// Lets `device` access `peer`'s memory. Idempotent: a pair enabled before (by us or by someone else in
-  /// this process — cudaErrorPeerAccessAlreadyEnabled) is fine. Throws Error(Unsupported) naming both
-  /// GPUs when the driver refuses, with advice for the 8-peer limit.
+  /// this process — cudaErrorPeerAccessAlreadyEnabled) is fine; one this process enabled in the device's current
+  /// context is not asked of the driver again. Throws Error(Unsupported) naming both GPUs when the driver refuses,
+  /// with advice for the 8-peer limit.
   void enable(int device, int peer);
   bool enabled(int device, int peer) const { return enabled_.count({device, peer}) != 0; }
 
  private:
   std::set<std::pair<int, int>> enabled_;
 };
+
+/// What the process-wide record of enabled pairs must hear after `device`'s peer access to `peer` was disabled
+/// (cudaDeviceDisablePeerAccess with `device` current), so the next enable asks the driver again.
+void forgetPeerAccess(int device, int peer);
 
 }  // namespace peerlink
