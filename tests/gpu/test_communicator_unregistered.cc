@@ -165,7 +165,10 @@ class UnregisteredPathRepeated : public ::testing::TestWithParam<std::tuple<int,
 TEST_P(UnregisteredPathRepeated, ReplayedCallsMatchHostReference) {
   PEERLINK_REQUIRE_GPUS(1);
   const auto [ranks, collective] = GetParam();
-  Communicator comm(sharedDevices(ranks), stagedParams("ON"));
+  // It counts the graphs: on, whatever the environment says.
+  Communicator comm(sharedDevices(ranks), paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"},
+                                                      {"PEERLINK_COLL_STAGE_UNREGISTERED", "ON"},
+                                                      {"PEERLINK_COLL_STAGE_GRAPHS", "ON"}}));
   const auto n = static_cast<std::size_t>(ranks);
   for (const bool inPlace : {false, true}) {
     CollCase c;
