@@ -61,20 +61,19 @@ void PeerAccessTable::enable(int device, int peer) {
   DeviceGuard guard(device);
   const unsigned long long context = currentContextId();
   EnabledPairs& record = enabledPairs();
-  if (context != 0) {
-    const std::lock_guard<std::mutex> lock(record.mutex);
-    if (record.pairs.count({context, device, peer}) != 0) {
-      enabled_.insert({device, peer});
-      return;
-    }
+  // Held across the driver's call: ranks set up on threads of their own enable the same pairs at once.
+  const std::lock_guard<std::mutex> lock(record.mutex);
+  if (context != 0 && record.pairs.count({context, device, peer}) != 0) {
+    enabled_.insert({device, peer});
+    return;
   }
   const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
   if (status == cudaSuccess || status == cudaErrorPeerAccessAlreadyEnabled) {
     cudaGetLastError();
-    if (context != 0) {
-      const std::lock_guard<std::mutex> lock(record.mutex);
-      record.pairs.insert({context, device, peer});
-    }
+    // Before any runtime call of the thread the primary context may not be current yet (the device a guard finds
+    // current is 0 by default, so it sets none): the call has made it current.
+    const unsigned long long made = context != 0 ? context : currentContextId();
+    if (made != 0) record.pairs.insert({made, device, peer});
     enabled_.insert({device, peer});
     logTrace(LogSubsys::P2p, "peer access GPU {} -> GPU {} enabled", device, peer);
     return;
