@@ -48,7 +48,7 @@ TEST(PlanCommand, TableForATopologyFile) {
   const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("fitted to 13 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
+  EXPECT_NE(result.out.find("fitted to 15 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
                             "NVIDIA H200, 2 processes"),
             std::string::npos)
       << result.out;
@@ -124,10 +124,10 @@ TEST(PlanCommand, FitWritesAModelThatModelAndCheckRead) {
   const CliResult fitted = runCli(fit);
   ASSERT_EQ(fitted.code, kExitOk) << fitted.err;
   EXPECT_NE(fitted.out.find("4x NVIDIA H200, one process: 321 cells"), std::string::npos) << fitted.out;
-  EXPECT_NE(fitted.out.find("2x NVIDIA H200, one process: 28 cells"), std::string::npos) << fitted.out;
+  EXPECT_NE(fitted.out.find("2x NVIDIA H200, one process: 34 cells"), std::string::npos) << fitted.out;
   EXPECT_NE(fitted.out.find("# each peer (added to every launch): 0.4"), std::string::npos) << fitted.out;
   const json document = json::parse(std::ifstream(model));
-  EXPECT_EQ(document.at("provenance").at("runs").size(), 8u);
+  EXPECT_EQ(document.at("provenance").at("runs").size(), 9u);
   EXPECT_GT(document.at("peer_us").get<double>(), 0.3);
 
   const CliResult predicted = runCli({"plan", "--model", model.string(), "--topo-file", topology("h200x4_vm")});

@@ -135,9 +135,9 @@ TEST(PlanFit, RecoversTheCostsThatMadeTheTimes) {
   EXPECT_NEAR(fitted.stagingCopy.launchUs, truth.stagingCopy.launchUs, 0.1);
   EXPECT_NEAR(fitted.stagingCopy.efficiency, truth.stagingCopy.efficiency, 0.01);
   EXPECT_EQ(fitted.stagingCopy.source, "fit");
-  // All-reduce 2 MiB - 512 MiB staging every byte (10 cells, both placements), and the all-reduce, all-gather and
-  // reduce-scatter staging the peers' parts (50).
-  EXPECT_EQ(fitted.stagingCopy.cells, 60);
+  // All-reduce 2 MiB - 512 MiB staging every byte (10 cells, both placements), and the all-reduce, all-gather,
+  // reduce-scatter (50) and broadcast (8) staging the peers' parts.
+  EXPECT_EQ(fitted.stagingCopy.cells, 68);
   // Kernels that run from small sizes show their launch cost; those that start at 16 MiB or more hide it in
   // their data's time (a few µs of hundreds), so the prior keeps a say there and only their efficiency is sharp.
   for (const Kernel kernel : {Kernel::Ll128OneShot, Kernel::Copy, Kernel::RingReduce, Kernel::CeCopy}) {
@@ -207,9 +207,11 @@ TEST(PlanAccuracy, TwoGpusOneProcessFittedWithTheFourGpuRuns) {
   const std::vector<MeasuredRun> runs = fixtureRuns("h200x2");
   const MachineAccuracy h200 = checkOne(runs, builtInCostModel());
   EXPECT_EQ(h200.machine, kH200x2);
-  EXPECT_EQ(h200.cells.size(), 28u);  // all-reduce 8 B - 512 MiB by 4, both placements
+  // All-reduce 8 B - 512 MiB by 4 and broadcast 16 - 512 MiB by 4, both placements.
+  EXPECT_EQ(h200.cells.size(), 34u);
   EXPECT_LE(h200.medianAbsError, 0.10);
-  EXPECT_LE(h200.medianAbsError, 0.03) << "was 2.3%";
+  EXPECT_LE(h200.medianAbsError, 0.04) << "was 3.3% (the all-reduce 3.2%, the broadcast 4.2%; the all-reduce alone "
+                                          "2.3% before the broadcast joined the fit)";
   EXPECT_LE(std::fabs(h200.cells[h200.worst].error), 0.15) << "was 5.4%";
 }
 
@@ -323,7 +325,7 @@ TEST(PlanAccuracy, SizesLeftOutOfTheFit) {
     EXPECT_LE(four.medianAbsError, 0.10) << half;
     EXPECT_LE(four.medianAbsError, 0.03) << half << ": was 1.8% and 1.8%";
     const MachineAccuracy two = checkMachine(left, fitted, kH200x2);
-    EXPECT_EQ(two.cells.size(), 14u);
+    EXPECT_EQ(two.cells.size(), even ? 16u : 18u);
     EXPECT_LE(two.medianAbsError, 0.10) << half;
     EXPECT_LE(two.medianAbsError, 0.06) << half
                                         << ": was 2.8% and 5.2% (3.8% and 2.8% before the runs of the peers' "
@@ -331,7 +333,7 @@ TEST(PlanAccuracy, SizesLeftOutOfTheFit) {
     // Half of the 2-process cells leave the process cost and the staging copies less certain, and the other half
     // stays within the bar.
     const MachineAccuracy procs = checkMachine(left, fitted, kH200x2Procs);
-    EXPECT_EQ(procs.cells.size(), even ? 102u : 108u);
+    EXPECT_EQ(procs.cells.size(), even ? 106u : 112u);
     EXPECT_LE(procs.medianAbsError, 0.10) << half << ": was 9.5% and 7.2%";
   }
 }
