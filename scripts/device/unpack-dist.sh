@@ -5,7 +5,7 @@
 #   dist/peerlink.xz                      -> dist/peerlink
 #   dist/nccl_api/libpeerlink_nccl.so.2.xz -> dist/nccl_api/libpeerlink_nccl.so.2 (and its libnccl.so.2 link)
 #   dist/mpi/NAME.xz, dist/extra/NAME.xz  -> beside them (dist/extra/peerlink stands in for a missing dist/peerlink)
-#   dist/xz/NAME.xz (test executables)    -> dist/tests/NAME
+#   dist/xz/tests.tar.xz (test executables, one solid archive) -> dist/tests/NAME
 # usage: scripts/device/unpack-dist.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,9 +18,10 @@ for packed in dist/peerlink.xz dist/nccl_api/*.xz dist/mpi/*.xz dist/extra/*.xz;
   [ -e "$packed" ] || continue
   unpack "$packed" "${packed%.xz}"
 done
-for packed in dist/xz/*.xz; do
-  [ -e "$packed" ] || continue
-  unpack "$packed" "dist/tests/$(basename "$packed" .xz)"
-done
+if [ -e dist/xz/tests.tar.xz ] && [ ! -e dist/tests/.unpacked ]; then
+  mkdir -p dist/tests
+  xz -dc dist/xz/tests.tar.xz | tar xf - -C dist/tests
+  touch dist/tests/.unpacked
+fi
 [ -e dist/peerlink ] || [ ! -e dist/extra/peerlink ] || cp dist/extra/peerlink dist/peerlink
 if [ -e dist/nccl_api/libpeerlink_nccl.so.2 ]; then ln -sfn libpeerlink_nccl.so.2 dist/nccl_api/libnccl.so.2; fi
