@@ -2,6 +2,7 @@
 """scripts/device/call.sh on the CPU: a checkout with a fake dist/ (a `peerlink` and a GoogleTest executable
 that only say how they were called) runs calls as the GPU machine would, and the tests read what the call
 packed into $OUT. Run by ctest (cpu.scripts.DeviceCall)."""
+import io
 import os
 import shutil
 import subprocess
@@ -119,7 +120,16 @@ class DeviceCall(unittest.TestCase):
         os.makedirs(os.path.join(self.tree, "dist", "xz"))
         compress("dist/peerlink.xz", FAKE_PEERLINK)
         compress("dist/nccl_api/libpeerlink_nccl.so.2.xz", "a library\n")
-        compress("dist/xz/gpu_test_packed.xz", FAKE_TEST)
+        # The test executables: one tar in one xz stream, as pack-call.sh makes it.
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            data = FAKE_TEST.encode()
+            member = tarfile.TarInfo("gpu_test_packed")
+            member.size = len(data)
+            member.mode = 0o755
+            tar.addfile(member, io.BytesIO(data))
+        with open(os.path.join(self.tree, "dist", "xz", "tests.tar.xz"), "wb") as f:
+            f.write(subprocess.run(["xz", "-c"], input=archive.getvalue(), capture_output=True).stdout)
         os.remove(os.path.join(self.tree, "dist", "peerlink"))
         result = self.call("coll new 30 -o reduce", "test packed 30 gpu_test_packed --gtest_filter=A*")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
