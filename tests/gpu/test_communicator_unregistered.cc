@@ -128,13 +128,9 @@ INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPath,
                                             ::testing::ValuesIn(kStagedCollectives)),
                          caseName);
 
-// (ranks, collective): three chunks captured in one graph over the ranks, replayed with new inputs and eager
-// calls between (replayCase), out of place and in place.
-class UnregisteredPathGraph : public ::testing::TestWithParam<std::tuple<int, Collective>> {};
-
-TEST_P(UnregisteredPathGraph, ReplaysMatchHostReference) {
-  PEERLINK_REQUIRE_GPUS(1);
-  const auto [ranks, collective] = GetParam();
+// Three chunks of `collective` on `ranks` ranks staged as `mode` says, captured in one graph over the ranks, replayed
+// with new inputs and eager calls between (replayCase), out of place and in place.
+void replayStagedCase(int ranks, Collective collective, const std::string& mode) {
   for (const bool inPlace : {false, true}) {
     CollCase c;
     c.collective = collective;
@@ -142,9 +138,27 @@ TEST_P(UnregisteredPathGraph, ReplaysMatchHostReference) {
     c.root = ranks - 1;
     c.inPlace = inPlace;
     c.seed = 71 + (inPlace ? 1 : 0);
-    replayCase(sharedDevices(ranks), stagedParams("ON"), c);
-    if (HasFatalFailure()) return;
+    replayCase(sharedDevices(ranks), stagedParams(mode), c);
+    if (::testing::Test::HasFatalFailure()) return;
   }
+}
+
+// (ranks, collective): pipelined (the copies on each rank's copy stream, forked from the captured stream).
+class UnregisteredPathGraph : public ::testing::TestWithParam<std::tuple<int, Collective>> {};
+
+TEST_P(UnregisteredPathGraph, ReplaysMatchHostReference) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const auto [ranks, collective] = GetParam();
+  replayStagedCase(ranks, collective, "ON");
+}
+
+// (ranks, collective): serially (every copy on the captured stream itself).
+class UnregisteredPathGraphSerial : public ::testing::TestWithParam<std::tuple<int, Collective>> {};
+
+TEST_P(UnregisteredPathGraphSerial, ReplaysMatchHostReference) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const auto [ranks, collective] = GetParam();
+  replayStagedCase(ranks, collective, "SERIAL");
 }
 
 std::string graphCaseName(const ::testing::TestParamInfo<UnregisteredPathGraph::ParamType>& param) {
@@ -153,6 +167,9 @@ std::string graphCaseName(const ::testing::TestParamInfo<UnregisteredPathGraph::
 
 INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPathGraph,
                          ::testing::Combine(::testing::Values(2, 4), ::testing::ValuesIn(kStagedCollectives)),
+                         graphCaseName);
+INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPathGraphSerial,
+                         ::testing::Combine(::testing::Values(2), ::testing::ValuesIn(kStagedCollectives)),
                          graphCaseName);
 
 // (ranks, collective): the same eager call on the same buffers five times with new inputs -- the second captured
