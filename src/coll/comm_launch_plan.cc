@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "coll/comm_launch_support.hpp"
+#include "coll/host_ring_call.hpp"
 #include "coll/kernel_args.hpp"
 #include "coll/plan_executor.hpp"
 #include "coll/plan_program.hpp"
@@ -19,6 +20,7 @@
 #include "coll/staged_p2p.hpp"
 #include "core/cuda_check.hpp"
 #include "core/stream_wait.hpp"
+#include "kernels/host_ring.cuh"
 #include "kernels/plan_barrier.cuh"
 #include "kernels/plan_p2p.cuh"
 #include "kernels/plan_run.cuh"
@@ -49,10 +51,12 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
 }
 
 // A rank's counters on its GPU: [0] its step barriers (plan_barrier.cuh), then staged send/recv's chunks sent to
-// and taken from each peer (plan_p2p.cuh), then the plan-run kernel's two words (plan_run.cuh).
+// and taken from each peer (plan_p2p.cuh), then the plan-run kernel's two words (plan_run.cuh), then the host ring's
+// slot counts (host_ring.cuh).
 constexpr std::size_t kPlanRunGridWords = 2;
 constexpr std::size_t kPlanRunWords = 1 + 2 * kernels::kCollMaxRanks;  // where the plan-run kernel's words start
-constexpr std::size_t kPlanCounters = kPlanRunWords + kPlanRunGridWords;
+constexpr std::size_t kHostRingWords = kPlanRunWords + kPlanRunGridWords;
+constexpr std::size_t kPlanCounters = kHostRingWords + kernels::kHostRingCountWords;
 
 unsigned long long* countersOf(const PlannedWays& ways, int rank) {
   return static_cast<unsigned long long*>(ways.counters[static_cast<std::size_t>(rank)].data());
@@ -153,6 +157,24 @@ void launchPlannedLines(const CommState& state, const std::vector<CallArgs>& set
   });
 }
 
+// A call as the host ring (host_ring.cuh): one kernel a rank of this process, its slots in the ranks' ring areas.
+void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  const PlannedWays& ways = *state.planned;
+  forEachRank(state, capturing, [&](int r) {
+    const CallArgs& call = set[static_cast<std::size_t>(r)];
+    kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r);
+    args.input = call.send;
+    args.output = call.recv;
+    args.ownArea = ways.ring[static_cast<std::size_t>(r)];
+    args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
+    args.counts = countersOf(ways, r) + kHostRingWords;
+    args.failure = state.failure(r);
+    args.abort = state.abortWord;
+    args.timeoutNs = state.timeoutNs;
+    kernels::launchHostRing(args, collType(call.type), collOp(call.op), call.stream, launchOf(state, r, capturing));
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange) {
@@ -160,6 +182,8 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
   ways->links = std::move(links);
   ways->chunkBytes = stagedChunkBytes(state.params);
   ways->oneKernel = state.params.getBool("PEERLINK_COLL_STAGED_KERNEL");
+  ways->hostRingMaxBytes = static_cast<std::size_t>(state.params.getInt("PEERLINK_COLL_HOST_RING"));
+  ways->ringOrder = chooseRing(ways->links);
   const auto n = static_cast<std::size_t>(state.nranks);
   ways->scratch.resize(n);
   ways->counters.resize(n);
@@ -177,12 +201,15 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
                   fmt::format("zeroing the staged plans' counters on GPU {}", device), "PEERLINK_TIMEOUT_MS");
     ways->counters[static_cast<std::size_t>(r)] = std::move(count);
   }
-  const std::size_t linesBytes = planLlAreaBytes(state.nranks);
+  // Each rank's LL area, then its host ring area.
+  const std::size_t llBytes = planLlAreaBytes(state.nranks);
+  const std::size_t linesBytes = llBytes + kernels::kHostRingAreaBytes;
   if (state.world.spansProcesses) {
     ways->shared = std::make_unique<SharedPlanStages>(state.world, exchange, linesBytes, kPlanStageBytes);
     for (int r = 0; r < state.nranks; ++r) {
       ways->flags.push_back(ways->shared->flags(r));
       ways->lines.push_back(ways->shared->lines(r));
+      ways->ring.push_back(static_cast<unsigned char*>(ways->shared->lines(r)) + llBytes);
       ways->stage.push_back(ways->shared->stage(r));
     }
     return ways;
@@ -194,6 +221,7 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
     std::memset(base, 0, kPlanFlagBytes + linesBytes);  // an LL line's flag is never 0
     ways->flags.push_back(reinterpret_cast<unsigned long long*>(base));
     ways->lines.push_back(base + kPlanFlagBytes);
+    ways->ring.push_back(base + kPlanFlagBytes + llBytes);
     ways->stage.push_back(base + kPlanFlagBytes + linesBytes);
   }
   return ways;
@@ -214,10 +242,17 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
           ? std::string()
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
+  const bool ringCollective = collective == Collective::AllReduce || collective == Collective::ReduceScatter ||
+                              collective == Collective::AllGather;
+  const std::string ring =
+      ringCollective && state.planned->hostRingMaxBytes > 0
+          ? fmt::format("; calls of up to {} KiB in all as a ring pipelined through host memory instead",
+                        state.planned->hostRingMaxBytes >> 10)
+          : std::string();
   return fmt::format(
       "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, chunks of up to {} KiB "
-      "pipelined through its slots{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
-      how, kPlanStageBytes >> 20, state.planned->chunkBytes >> 10, lines);
+      "pipelined through its slots{}{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
+      how, kPlanStageBytes >> 20, state.planned->chunkBytes >> 10, lines, ring);
 }
 
 std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type) {
@@ -226,10 +261,14 @@ std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType 
 }
 
 StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
-                                std::size_t chunkBytes) {
+                                std::size_t chunkBytes, std::size_t hostRingMaxBytes) {
   StagedCallShape shape;
   if (plannedLineBytes(collective, count, type) > 0) {
     shape.lines = true;
+    return shape;
+  }
+  if (runsAsHostRing(collective, count, type, links.nranks, hostRingMaxBytes)) {
+    shape.hostRing = true;
     return shape;
   }
   std::vector<Plan> plans;
@@ -266,6 +305,10 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
     return;
   }
   PlannedWays& ways = *state.planned;
+  if (runsAsHostRing(shape.collective, shape.count, shape.type, state.nranks, ways.hostRingMaxBytes)) {
+    launchHostRingSet(state, set, capturing);
+    return;
+  }
   const auto segments = ways.recent.calls.get({shape.collective, shape.count, shape.root, shape.type}, [&] {
     return stagedSegments(shape.collective, state.nranks, shape.count, shape.root, shape.type, ways.links,
                           ways.chunkBytes, kPlanStageBytes);

@@ -33,10 +33,12 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
 std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type);
 
 /// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
-/// (plannedLineBytes), or plans in `segments` segments of `steps` steps in all (the step barriers between them not
-/// counted), each block (all-reduce: each shard) cut into `chunks` chunks of `chunkBytes` in the first segment.
+/// (plannedLineBytes), the host ring (runsAsHostRing), or plans in `segments` segments of `steps` steps in all (the
+/// step barriers between them not counted), each block (all-reduce: each shard) cut into `chunks` chunks of
+/// `chunkBytes` in the first segment.
 struct StagedCallShape {
   bool lines = false;
+  bool hostRing = false;
   std::size_t segments = 0;
   std::size_t steps = 0;
   std::size_t chunks = 0;
@@ -44,13 +46,14 @@ struct StagedCallShape {
 };
 
 /// The shape of a call of `count` elements of `type` of `collective` over ranks linked by `links`, with the plans'
-/// chunk `chunkBytes` (stagedChunkBytes) and kPlanStageBytes of stage: what launchPlannedSet (send/recv: the ring
-/// shift as launchPlannedPairs) runs. Pure.
+/// chunk `chunkBytes` (stagedChunkBytes), kPlanStageBytes of stage and the host ring up to `hostRingMaxBytes`
+/// (PEERLINK_COLL_HOST_RING): what launchPlannedSet (send/recv: the ring shift as launchPlannedPairs) runs. Pure.
 StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
-                                std::size_t chunkBytes);
+                                std::size_t chunkBytes, std::size_t hostRingMaxBytes);
 
-/// Runs a matched collective set (set[r] is rank r's call) through the staged plans, or a small one in LL lines
-/// through the ranks' LL areas in host memory (plannedLineBytes); `capturing` as launchCollectiveSet's.
+/// Runs a matched collective set (set[r] is rank r's call) through the staged plans, a small one in LL lines
+/// through the ranks' LL areas in host memory (plannedLineBytes), or one the host ring takes (runsAsHostRing) as
+/// that ring; `capturing` as launchCollectiveSet's.
 void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 /// Runs matched send/recv pairs through the staged plans; streams[r]: rank r's stream in the group, where it

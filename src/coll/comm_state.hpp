@@ -144,6 +144,11 @@ struct PlannedWays {
   std::vector<void*> lines;  ///< by rank (every rank): its LL area in host memory (small calls), device-addressable
   std::vector<void*> stage;  ///< by rank (every rank): its host stage, as this process addresses it
   std::vector<unsigned long long*> flags;  ///< by rank (every rank): its step flags (plan_barrier.cuh), host memory
+  /// By rank (every rank): its host ring area (kernels/host_ring.cuh) in host memory, after its LL area,
+  /// device-addressable.
+  std::vector<unsigned char*> ring;
+  std::vector<int> ringOrder;          ///< the host ring's order, as the staged plans' (chooseRing)
+  std::size_t hostRingMaxBytes = 0;    ///< calls up to this run as the host ring (PEERLINK_COLL_HOST_RING)
   std::vector<DeviceBuffer> counters;  ///< by rank (local ranks): its step barriers and send/recv chunks, on its GPU
   std::vector<std::unique_ptr<OwnedCopyLanes>> lanes;  ///< by rank (local ranks): its copy lanes (plan_executor.hpp)
   /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, its LL

@@ -1,8 +1,16 @@
 // How a buffer of `count` elements is cut among ranks and chunks. Shared by the plans (checked on CPU by
-// the host executor) and the GPU kernels, so both move exactly the same ranges.
+// the host executor) and the GPU kernels, so both move exactly the same ranges (the host ring's kernel,
+// kernels/host_ring.cu, cuts its chunks with it on the GPU).
 #pragma once
 
 #include <cstddef>
+
+// The functions here compile for the GPU too where nvcc includes them.
+#if defined(__CUDACC__)
+#define PEERLINK_HOST_DEVICE __host__ __device__
+#else
+#define PEERLINK_HOST_DEVICE
+#endif
 
 namespace peerlink::coll {
 
@@ -15,7 +23,7 @@ struct ElementRange {
 /// The part of `count` elements that `part` of `parts` owns: contiguous, in part order, sizes differing by
 /// at most `align` elements, every boundary but the last a multiple of `align` (so vector accesses stay
 /// aligned; `align` >= 1). Parts past the end are empty. Covers [0, count) exactly once.
-inline ElementRange partitionRange(std::size_t count, int parts, int part, std::size_t align = 1) {
+PEERLINK_HOST_DEVICE inline ElementRange partitionRange(std::size_t count, int parts, int part, std::size_t align = 1) {
   if (parts <= 0 || part < 0 || part >= parts || count == 0) {
     return {};
   }
@@ -42,7 +50,7 @@ inline ElementRange partitionRange(std::size_t count, int parts, int part, std::
 /// Part `part` of `range` cut from its start into parts of `partCount` elements (the push reduction's
 /// launches, a stage slot each): at most `partCount` elements from begin + part * partCount, empty (at the
 /// range's end) once the range has none left, so the parts of every shard line up at the same offsets.
-inline ElementRange slotPartOf(ElementRange range, std::size_t partCount, std::size_t part) {
+PEERLINK_HOST_DEVICE inline ElementRange slotPartOf(ElementRange range, std::size_t partCount, std::size_t part) {
   const std::size_t skip = partCount * part;
   const std::size_t from = skip < range.count ? skip : range.count;
   const std::size_t rest = range.count - from;

@@ -34,6 +34,7 @@ constexpr const char* kSettingsThatMustAgree[] = {
     // Which pairs are host-staged (rank_transport.hpp): the staged plans or the kernels, on every rank alike.
     "PEERLINK_COLL_HOST_STAGED",
     "PEERLINK_COLL_STAGED_CHUNK",
+    "PEERLINK_COLL_HOST_RING",
     // The staging windows' size: where every rank's chunks lie in every window.
     "PEERLINK_COLL_STAGING_WINDOW",
     "PEERLINK_P2P_DISABLE",

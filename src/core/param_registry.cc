@@ -392,6 +392,21 @@ const std::vector<ParamSpec>& paramRegistry() {
        16,
        true,
        true},
+      {"PEERLINK_COLL_HOST_RING",
+       ParamType::Int,
+       "16777216",
+       {},
+       262144,
+       1073741824,
+       "Largest all-reduce, reduce-scatter or all-gather (bytes of the whole buffer: an all-gather's output, a "
+       "reduce-scatter's input) that a communicator with staged plans (GPUs without working P2P) runs as a ring "
+       "pipelined through host memory, slot by slot with no step barrier, both directions of each GPU's link to the "
+       "host busy at once; larger calls run the staged plans on the copy engines, and calls of up to 256 KiB a rank go "
+       "in LL lines either way. 0: never. Every rank must give the same value.",
+       ParamAudience::Tuning,
+       1,
+       true,
+       true},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
        "",

@@ -9,6 +9,7 @@
 #include "core/cuda_check.hpp"
 #include "kernels/coll_device.cuh"
 #include "kernels/coll_kernels.cuh"
+#include "kernels/host_ring.cuh"
 #include "kernels/kernel_preload.cuh"
 #include "kernels/launch_kernel.cuh"
 #include "kernels/plan_barrier.cuh"
@@ -110,6 +111,7 @@ const char* collStepName(int step) noexcept {
     case kStepPlanBarrier: return "plan step barrier";
     case kStepPlanCallMismatch: return "plan call check";
     case kStepPlanSendRecv: return "staged send/recv";
+    case kStepHostRing: return "host ring";
     default: return "unknown step";
   }
 }
@@ -130,6 +132,7 @@ void preloadCollKernels(bool push, bool ll128) {
   detail::preloadPlanReduceKernels();
   detail::preloadPlanBarrierKernels();
   detail::preloadPlanRunKernels();
+  detail::preloadHostRingKernels();
   detail::preloadPlanP2pKernels();
 }
 

@@ -283,8 +283,10 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
                        "# Some pair is not direct (the table below): a communicator of these GPUs runs every call "
                        "through host\n"))
       << text.out;
-  // What runs at the size instead of a kernel: the plan's steps (1 MiB is past the LL lines' 256 KiB).
-  EXPECT_TRUE(contains(text.out, "     1048576      1048576  plan: 5 steps, each block one chunk\n")) << text.out;
+  // What runs at the size instead of a kernel: the host ring (1 MiB is past the LL lines' 256 KiB).
+  EXPECT_TRUE(contains(
+      text.out, "     1048576      1048576  host ring: slots through host memory (one kernel a rank, no step)\n"))
+      << text.out;
   EXPECT_TRUE(contains(text.out,
                        "  0 -> 1    0 -> 1    PHB   host-staged no usable P2P: no peer access reported by the "
                        "driver; no third GPU to relay through\n"))
@@ -296,8 +298,14 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
   ASSERT_EQ(json.code, 0) << json.err;
   const nlohmann::json document = nlohmann::json::parse(json.out);
   EXPECT_EQ(document.at("version"), 4);
-  EXPECT_EQ(document.at("rows").at(0).at("staged").at("how"), "plan");
-  EXPECT_EQ(document.at("rows").at(0).at("staged").at("steps"), 5);
+  EXPECT_EQ(document.at("rows").at(0).at("staged").at("how"), "host_ring");
+  // Past the host ring (PEERLINK_COLL_HOST_RING, 16 MiB by default), the plan's steps.
+  const cli::CliResult large =
+      cli::runCli({"coll", "--explain", "--topo-file", rtx, "-b", "64M", "-e", "64M", "--json", "-"});
+  ASSERT_EQ(large.code, 0) << large.err;
+  const nlohmann::json plan = nlohmann::json::parse(large.out).at("rows").at(0).at("staged");
+  EXPECT_EQ(plan.at("how"), "plan");
+  EXPECT_EQ(plan.at("steps"), 13);  // 8 chunks of 4 MiB a shard, pipelined through 6 phases
   // Small calls go in LL lines through host memory.
   const cli::CliResult small =
       cli::runCli({"coll", "--explain", "--topo-file", rtx, "-b", "64K", "-e", "64K", "--json", "-"});

@@ -374,25 +374,36 @@ TEST(CommunicatorProcesses, HostStagedPairsCarryEveryCollective) {
   }
 }
 
-TEST(CommunicatorProcesses, HostStagedARankThatDiesIsNamed) {
-  PEERLINK_REQUIRE_PROCESS_WORLD();
+// Rank 2 of 3 killed while the others wait for it in an all-reduce of `count` floats through host memory.
+void expectKilledStagedRankNamed(std::size_t count) {
   const std::vector<int> codes = runWorld(
       3,
-      [](Communicator& comm, int rank) {
+      [count](Communicator& comm, int rank) {
         Stream stream(comm.device(rank));
-        DeviceBuffer buffer(comm.device(rank), std::size_t{4} << 20);
+        DeviceBuffer buffer(comm.device(rank), count * sizeof(float));
         if (rank == 2) {
-          std::this_thread::sleep_for(300ms);  // the others wait at a step barrier by now
+          std::this_thread::sleep_for(300ms);  // the others wait for it by now
           ::raise(SIGKILL);
         }
-        comm.allReduce(rank, buffer.data(), buffer.data(), std::size_t{1} << 20, DataType::F32, ReduceOp::Sum,
-                       stream.get());
+        comm.allReduce(rank, buffer.data(), buffer.data(), count, DataType::F32, ReduceOp::Sum, stream.get());
         return expectLossReported(comm, rank, stream.get(), 2, "exited");
       },
       everyPairHostStaged);
   EXPECT_EQ(codes[0], kOk);
   EXPECT_EQ(codes[1], kOk);
   EXPECT_EQ(codes[2], 128 + SIGKILL);
+}
+
+TEST(CommunicatorProcesses, HostStagedARankThatDiesIsNamed) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  {
+    SCOPED_TRACE("4 MiB: the host ring's slots");
+    expectKilledStagedRankNamed(std::size_t{1} << 20);
+  }
+  {
+    SCOPED_TRACE("64 MiB, past the host ring: a staged plan's step barrier");
+    expectKilledStagedRankNamed(std::size_t{16} << 20);
+  }
 }
 
 // The doctor's verdict cache, in a folder of its own, knowing GPU 0 -> GPU 1 BROKEN (as `peerlink doctor` leaves it

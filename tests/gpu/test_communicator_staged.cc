@@ -16,6 +16,7 @@
 
 #include "coll/comm_launch_plan.hpp"
 #include "coll/comm_state.hpp"
+#include "coll/host_ring_call.hpp"
 #include "coll/plan_program.hpp"
 #include "coll/segment_plans.hpp"
 #include "coll_lists.hpp"
@@ -202,7 +203,10 @@ TEST(StagedSpeed, AllReduceBesideTheCopyEngines) {
     });
     const double linkGB = 2.0 * static_cast<double>(bytes) / 1e9;  // each way, per call
     std::string how = "LL lines through host memory";              // one kernel a rank
-    if (coll::plannedLineBytes(Collective::AllReduce, count, DataType::F32) == 0) {
+    const auto ringMax = static_cast<std::size_t>(Params::fromEnvironment().getInt("PEERLINK_COLL_HOST_RING"));
+    if (coll::runsAsHostRing(Collective::AllReduce, count, DataType::F32, 2, ringMax)) {
+      how = "the host ring";
+    } else if (coll::plannedLineBytes(Collective::AllReduce, count, DataType::F32) == 0) {
       std::size_t steps = 0;  // and a barrier before the first of each plan
       for (const coll::StagedSegment& segment :
            coll::stagedSegments(Collective::AllReduce, 2, count, 0, DataType::F32,

@@ -61,6 +61,7 @@ coll::PeerVerdicts cachedVerdictsFor(const Topology& topology, const std::vector
 // "LL lines through host memory (one kernel a rank)" or "plan: 37 steps, 32 chunks of 4096 KiB per block".
 std::string describeStaged(const coll::StagedCallShape& shape) {
   if (shape.lines) return "LL lines through host memory (one kernel a rank, no step)";
+  if (shape.hostRing) return "host ring: slots through host memory (one kernel a rank, no step)";
   std::string text = fmt::format("plan: {} steps, ", shape.steps);
   text += shape.chunks > 1 ? fmt::format("{} chunks of {} KiB per block", shape.chunks, shape.chunkBytes >> 10)
                            : std::string("each block one chunk");
@@ -70,6 +71,7 @@ std::string describeStaged(const coll::StagedCallShape& shape) {
 
 nlohmann::json stagedToJson(const coll::StagedCallShape& shape) {
   if (shape.lines) return {{"how", "ll_lines"}};
+  if (shape.hostRing) return {{"how", "host_ring"}};
   return {{"how", "plan"},
           {"segments", shape.segments},
           {"steps", shape.steps},
@@ -119,7 +121,8 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
   if (explain.stagedPlans) {
     for (CollExplainRow& row : explain.rows) {
       row.staged = coll::stagedCallShape(collective, row.callBytes / dataTypeSize(type), type, links,
-                                         coll::stagedChunkBytes(params));
+                                         coll::stagedChunkBytes(params),
+                                         static_cast<std::size_t>(params.getInt("PEERLINK_COLL_HOST_RING")));
     }
   }
   explain.pairTable = coll::formatPairTransport(transport);

@@ -1,0 +1,83 @@
+// The host ring's calls (host_ring_call.hpp).
+#include "coll/host_ring_call.hpp"
+
+#include <string>
+
+#include "coll/comm_launch_plan.hpp"
+#include "coll/partition.hpp"
+#include "coll/plan.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+kernels::HostRingCollective ringCollectiveOf(Collective collective) {
+  switch (collective) {
+    case Collective::AllReduce: return kernels::kHostRingAllReduce;
+    case Collective::ReduceScatter: return kernels::kHostRingReduceScatter;
+    case Collective::AllGather: return kernels::kHostRingAllGather;
+    default: throw Error(ErrorCode::Internal, "the host ring runs all-reduce, reduce-scatter and all-gather only");
+  }
+}
+
+bool ringCollective(Collective collective) {
+  return collective == Collective::AllReduce || collective == Collective::ReduceScatter ||
+         collective == Collective::AllGather;
+}
+
+}  // namespace
+
+std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks) {
+  const std::size_t bytes = count * dataTypeSize(type);
+  return collective == Collective::AllReduce ? bytes : bytes * static_cast<std::size_t>(nranks);
+}
+
+bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {
+  return ringCollective(collective) && nranks > 1 && count > 0 && plannedLineBytes(collective, count, type) == 0 &&
+         hostRingCallBytes(collective, count, type, nranks) <= maxBytes;
+}
+
+kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
+                                       const std::vector<int>& order, int rank) {
+  const int n = static_cast<int>(order.size());
+  if (n < 2 || n > kernels::kCollMaxRanks) {
+    throw Error(ErrorCode::Internal, "a host ring of " + std::to_string(n) + " ranks");
+  }
+  kernels::HostRingArgs args;
+  args.collective = ringCollectiveOf(collective);
+  args.recordedCollective = static_cast<int>(collective);
+  args.nranks = n;
+  args.rank = rank;
+  args.alignElements = alignElementsOf(type);
+  args.position = -1;
+  for (int p = 0; p < n; ++p) {
+    if (order[static_cast<std::size_t>(p)] == rank) args.position = p;
+  }
+  if (args.position < 0) throw Error(ErrorCode::Internal, "rank " + std::to_string(rank) + " is not in the ring");
+  args.prev = order[static_cast<std::size_t>((args.position + n - 1) % n)];
+  args.next = order[static_cast<std::size_t>((args.position + 1) % n)];
+  for (int c = 0; c < n; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    const auto owner = static_cast<unsigned long long>(order[i]);
+    switch (collective) {
+      case Collective::AllReduce: {
+        const ElementRange shard = partitionRange(count, n, c, args.alignElements);
+        args.inBegin[i] = shard.begin;
+        args.outBegin[i] = shard.begin;
+        args.chunkCount[i] = shard.count;
+        break;
+      }
+      case Collective::ReduceScatter:
+        args.inBegin[i] = owner * count;
+        args.chunkCount[i] = count;
+        break;
+      default:  // all-gather
+        args.outBegin[i] = owner * count;
+        args.chunkCount[i] = count;
+        break;
+    }
+  }
+  return args;
+}
+
+}  // namespace peerlink::coll

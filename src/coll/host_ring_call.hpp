@@ -1,0 +1,30 @@
+// Which calls of a communicator with staged plans run as the host ring (kernels/host_ring.cuh), and each rank's
+// part of such a call: its place in the ring and the chunks it moves. Pure: the CPU tests run the ring's schedule
+// over these on the host.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "kernels/host_ring.cuh"
+#include "peerlink/collectives.hpp"
+
+namespace peerlink::coll {
+
+/// The bytes of a call's whole buffer, as PEERLINK_COLL_HOST_RING measures it: the all-reduce's, the all-gather's
+/// output, the reduce-scatter's input (`count` is a rank's part there).
+std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks);
+
+/// Whether a call of `count` elements of `type` runs as the host ring on `nranks` ranks: an all-reduce,
+/// reduce-scatter or all-gather too large for LL lines (plannedLineBytes) of at most `maxBytes` (hostRingCallBytes;
+/// 0: never).
+bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes);
+
+/// Rank `rank`'s ring arguments for such a call, around the ring `order` (chooseRing: order[p] is the rank at
+/// position p): its position and neighbours, and chunk c's offsets and count -- chunk c is what the rank at position
+/// c owns at the end: a shard of the all-reduce (partitionRange, 16-byte aligned), rank order[c]'s block of the
+/// reduce-scatter's input or the all-gather's output. Pointers, the failure record and the deadline are the caller's.
+kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
+                                       const std::vector<int>& order, int rank);
+
+}  // namespace peerlink::coll

@@ -1,0 +1,113 @@
+// The host ring (host_ring.cu): all-reduce, reduce-scatter and all-gather of a communicator with staged plans (GPUs
+// without working P2P) as a ring pipelined through host memory, for the calls between the LL lines and the copy
+// engines' plans. Each rank owns a ring area in pinned host memory that every rank's GPU reaches: per block, a few
+// slots it stores into and the next rank loads from, a `ready` word (slots filled, stored by the owner) and a `free`
+// word (slots emptied, stored by the next rank). So a slot's data flows as soon as it lands, block by block, and
+// both directions of each GPU's link to the host carry data at once -- where the staged plans' steps wait for every
+// rank between steps and each step uses one direction.
+//
+// Each block of each rank counts the slots it filled and emptied, over every call, in its GPU's memory; every rank
+// runs the same calls with the same grid, so the counts agree between a rank and its neighbours without any
+// sequence number, and graph replays advance them as launches do. A wait gives up at its deadline or the abort word
+// and records the stall (step kStepHostRing); a block that stopped still advances its counts by the call's slots, so
+// the ranks stay in step for the calls after it, as the other kernels' counters do.
+//
+// The schedule. The data is cut into n chunks (chunk c: what the rank at ring position c ends up owning), each
+// chunk into the grid's block parts, each block part into slices of a slot. For every slice a block runs the ring's
+// actions a = first..last (hostRingActions): action 0 sends the rank's own input of chunk (p - 1); action a >= 1
+// receives chunk (p - 1 - a) mod n from the previous rank, reduces it with the rank's input while a <= n - 1
+// (finishing at a = n - 1, where the chunk is the rank's own: c = p), stores it into the output from a = n - 1, and
+// sends it on unless a is the last. Every action moves chunk (p - 1 - a) mod n. An all-reduce runs a = 0 .. 2n-2, a
+// reduce-scatter 0 .. n-1, an all-gather n-1 .. 2n-2 (its first action sends its own input, also into its output). What
+// a rank sends at action a its next rank receives at a + 1, so both count the same slots.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "coll/partition.hpp"  // PEERLINK_HOST_DEVICE
+#include "kernels/coll_kernels.cuh"
+
+namespace peerlink::kernels {
+
+constexpr int kHostRingBlocks = 32;    ///< the grid, the same on every rank (the counts are per block)
+constexpr int kHostRingThreads = 256;  ///< threads of a block
+constexpr int kHostRingSlots = 4;      ///< slots of a block in a ring area
+constexpr std::size_t kHostRingSlotBytes = std::size_t{32} << 10;  ///< a slice, a multiple of 16
+/// A ring area's words: [block] ready at kHostRingWordStride-word spacing, then [block] free alike (each word on
+/// its own 128-byte line: each is stored by one GPU and polled by another).
+constexpr std::size_t kHostRingWordStride = 16;
+constexpr std::size_t kHostRingWordsBytes = 2 * kHostRingBlocks * kHostRingWordStride * sizeof(unsigned long long);
+/// A rank's ring area in host memory: the words, then [block][slot] slots.
+constexpr std::size_t kHostRingAreaBytes =
+    kHostRingWordsBytes + std::size_t{kHostRingBlocks} * kHostRingSlots * kHostRingSlotBytes;
+/// Words of a rank's GPU memory the kernel counts in: [block] slots filled, then [block] slots emptied.
+constexpr std::size_t kHostRingCountWords = 2 * kHostRingBlocks;
+
+enum HostRingCollective : int { kHostRingAllReduce = 0, kHostRingReduceScatter = 1, kHostRingAllGather = 2 };
+
+/// One action of a slice (see the header).
+struct HostRingAction {
+  int chunk = 0;          ///< the chunk it moves
+  bool receives = false;  ///< loads the previous rank's slot
+  bool reduces = false;   ///< with the rank's input of the chunk
+  bool finishes = false;  ///< the last reduction (avg divides)
+  bool stores = false;    ///< into the rank's output
+  bool sends = false;     ///< into the rank's own slot, for the next rank
+};
+
+/// The first and last action of a slice for a collective of `nranks` (see the header).
+PEERLINK_HOST_DEVICE constexpr int hostRingFirstAction(int collective, int nranks) {
+  return collective == kHostRingAllGather ? nranks - 1 : 0;
+}
+PEERLINK_HOST_DEVICE constexpr int hostRingLastAction(int collective, int nranks) {
+  return collective == kHostRingReduceScatter ? nranks - 1 : 2 * nranks - 2;
+}
+
+/// Action `a` of the rank at ring position `position` (see the header).
+PEERLINK_HOST_DEVICE constexpr HostRingAction hostRingAction(int collective, int nranks, int position, int a) {
+  HostRingAction action;
+  action.chunk = ((position - 1 - a) % nranks + nranks) % nranks;
+  action.receives = a > hostRingFirstAction(collective, nranks);
+  action.reduces = action.receives && collective != kHostRingAllGather && a <= nranks - 1;
+  action.finishes = action.reduces && a == nranks - 1;
+  action.stores = a >= nranks - 1;
+  action.sends = a < hostRingLastAction(collective, nranks);
+  return action;
+}
+
+struct HostRingArgs {
+  const void* input = nullptr;  ///< the rank's send buffer
+  void* output = nullptr;       ///< its recv buffer
+  /// Chunk c's elements: where they start in the input (read where the rank sends or reduces chunk c) and in the
+  /// output (where it stores chunk c), and how many.
+  unsigned long long inBegin[kCollMaxRanks] = {};
+  unsigned long long outBegin[kCollMaxRanks] = {};
+  unsigned long long chunkCount[kCollMaxRanks] = {};
+  unsigned char* ownArea = nullptr;      ///< this rank's ring area (host memory): it fills the slots
+  unsigned char* prevArea = nullptr;     ///< the previous rank's: this rank empties its slots
+  unsigned long long* counts = nullptr;  ///< this rank's kHostRingCountWords words of GPU memory, zeroed at creation
+  CollFailure* failure = nullptr;        ///< this rank's record (mapped host memory)
+  const unsigned int* abort = nullptr;   ///< the communicator's abort word (mapped host memory), or null
+  unsigned long long timeoutNs = 0;
+  unsigned long long alignElements = 1;  ///< block parts start at multiples of this (16 bytes)
+  int collective = 0;                    ///< a HostRingCollective
+  int recordedCollective = 0;            ///< peerlink::Collective, for the failure record
+  int nranks = 0;
+  int position = 0;  ///< this rank's place in the ring
+  int rank = 0;
+  int prev = 0;  ///< the previous and next rank (for the failure record)
+  int next = 0;
+  int unused = 0;  // the argument struct has no padding
+};
+
+/// Launches the ring for one rank on `stream` (its GPU current), kHostRingBlocks blocks.
+void launchHostRing(const HostRingArgs& args, CollType type, CollOp op, cudaStream_t stream,
+                    const KernelLaunch& launch);
+
+namespace detail {
+void preloadHostRingKernels();  // host_ring.cu
+}  // namespace detail
+
+}  // namespace peerlink::kernels

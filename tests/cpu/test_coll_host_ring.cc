@@ -1,0 +1,271 @@
+// The host ring's schedule (kernels/host_ring.cuh) and its calls (coll/host_ring_call.hpp): every rank's blocks run
+// on the host here exactly as the kernel's loops run them -- slice by slice, action by action, each block's slots a
+// queue of kHostRingSlots between a rank and the next -- interleaved in every order a round-robin sweep gives, for
+// 2-8 ranks, rings in and out of rank order, every collective the ring serves, counts from 1 element to several
+// slices a block, in place and out of place, against the closed form. A schedule that would stall (a block waiting
+// on a slot that never comes, or on a full queue that never drains) fails the sweep.
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/comm_launch_plan.hpp"
+#include "coll/host_ring_call.hpp"
+#include "coll/partition.hpp"
+#include "kernels/host_ring.cuh"
+
+namespace peerlink::coll {
+namespace {
+
+using kernels::HostRingAction;
+using kernels::HostRingArgs;
+using kernels::kHostRingBlocks;
+using kernels::kHostRingSlots;
+
+using Value = std::int64_t;  // sums of distinct values: exact
+constexpr std::size_t kSliceElements = kernels::kHostRingSlotBytes / sizeof(Value);
+
+// One block of one rank, as the kernel's loops run it.
+struct BlockRun {
+  std::size_t slices = 0;
+  std::size_t slice = 0;
+  int action = 0;
+  std::vector<ElementRange> parts;
+};
+
+struct RankRun {
+  HostRingArgs args;
+  std::vector<Value>* input = nullptr;
+  std::vector<Value>* output = nullptr;
+  std::vector<BlockRun> blocks;
+  std::vector<std::deque<std::vector<Value>>> slots;  // [block]: what this rank filled and the next has not emptied
+};
+
+// Runs the ring; inputs[r] and outputs[r] are rank r's buffers (the same vector in place). Returns "" or what
+// went wrong.
+std::string runRing(Collective collective, std::size_t count, const std::vector<int>& order,
+                    std::vector<std::vector<Value>>& inputs, std::vector<std::vector<Value>>& outputs, bool inPlace) {
+  const int n = static_cast<int>(order.size());
+  std::vector<RankRun> ranks(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    RankRun& run = ranks[static_cast<std::size_t>(r)];
+    run.args = hostRingCallArgs(collective, count, DataType::I64, order, r);
+    run.input = &inputs[static_cast<std::size_t>(r)];
+    run.output = inPlace ? run.input : &outputs[static_cast<std::size_t>(r)];
+    run.slots.resize(kHostRingBlocks);
+    for (int b = 0; b < kHostRingBlocks; ++b) {
+      BlockRun block;
+      for (int c = 0; c < n; ++c) {
+        block.parts.push_back(partitionRange(run.args.chunkCount[c], kHostRingBlocks, b, run.args.alignElements));
+        block.slices = std::max(block.slices, (block.parts.back().count + kSliceElements - 1) / kSliceElements);
+      }
+      block.action = kernels::hostRingFirstAction(run.args.collective, n);
+      run.blocks.push_back(block);
+    }
+  }
+  const int first = kernels::hostRingFirstAction(ranks[0].args.collective, n);
+  const int last = kernels::hostRingLastAction(ranks[0].args.collective, n);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < n; ++r) {
+      RankRun& run = ranks[static_cast<std::size_t>(r)];
+      RankRun& prev = ranks[static_cast<std::size_t>(run.args.prev)];
+      for (int b = 0; b < kHostRingBlocks; ++b) {
+        BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
+        std::deque<std::vector<Value>>& own = run.slots[static_cast<std::size_t>(b)];
+        std::deque<std::vector<Value>>& from = prev.slots[static_cast<std::size_t>(b)];
+        while (block.slice < block.slices) {
+          const HostRingAction action =
+              kernels::hostRingAction(run.args.collective, n, run.args.position, block.action);
+          if ((action.receives && from.empty()) || (action.sends && own.size() >= kHostRingSlots)) break;
+          const ElementRange piece =
+              slotPartOf(block.parts[static_cast<std::size_t>(action.chunk)], kSliceElements, block.slice);
+          std::vector<Value> got;
+          if (action.receives) {
+            got = from.front();
+            from.pop_front();
+            if (got.size() != piece.count) {
+              return "rank " + std::to_string(r) + " block " + std::to_string(b) + " received " +
+                     std::to_string(got.size()) + " elements where its piece has " + std::to_string(piece.count);
+            }
+          }
+          std::vector<Value> value(piece.count);
+          for (std::size_t i = 0; i < piece.count; ++i) {
+            const Value mine = (*run.input)[run.args.inBegin[action.chunk] + piece.begin + i];
+            value[i] = !action.receives ? mine : (action.reduces ? got[i] + mine : got[i]);
+          }
+          if (action.stores) {
+            for (std::size_t i = 0; i < piece.count; ++i) {
+              (*run.output)[run.args.outBegin[action.chunk] + piece.begin + i] = value[i];
+            }
+          }
+          if (action.sends) own.push_back(value);
+          progress = true;
+          if (++block.action > last) {
+            block.action = first;
+            ++block.slice;
+          }
+        }
+      }
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    const RankRun& run = ranks[static_cast<std::size_t>(r)];
+    for (int b = 0; b < kHostRingBlocks; ++b) {
+      if (run.blocks[static_cast<std::size_t>(b)].slice < run.blocks[static_cast<std::size_t>(b)].slices) {
+        return "stalled: rank " + std::to_string(r) + " block " + std::to_string(b) + " at slice " +
+               std::to_string(run.blocks[static_cast<std::size_t>(b)].slice);
+      }
+      if (!run.slots[static_cast<std::size_t>(b)].empty()) {
+        return "rank " + std::to_string(r) + " block " + std::to_string(b) + " left slots unread";
+      }
+    }
+  }
+  return "";
+}
+
+Value sendValue(int rank, std::size_t i) {
+  return static_cast<Value>(rank + 1) * 1000003 + static_cast<Value>(i);
+}
+
+// Runs one case against the closed form.
+void checkCase(Collective collective, std::size_t count, const std::vector<int>& order, bool inPlace) {
+  const int n = static_cast<int>(order.size());
+  SCOPED_TRACE(std::string(collectiveName(collective)) + ", " + std::to_string(n) + " ranks, count " +
+               std::to_string(count) + (inPlace ? ", in place" : ""));
+  const std::size_t inCount = collective == Collective::ReduceScatter ? count * static_cast<std::size_t>(n) : count;
+  const std::size_t outCount = collective == Collective::AllGather ? count * static_cast<std::size_t>(n) : count;
+  std::vector<std::vector<Value>> inputs(static_cast<std::size_t>(n));
+  std::vector<std::vector<Value>> outputs(static_cast<std::size_t>(n), std::vector<Value>(outCount, -1));
+  for (int r = 0; r < n; ++r) {
+    inputs[static_cast<std::size_t>(r)].resize(inCount);
+    for (std::size_t i = 0; i < inCount; ++i) inputs[static_cast<std::size_t>(r)][i] = sendValue(r, i);
+  }
+  // In place the ring's buffers are one: the all-reduce's only (the others' in-place forms are offsets into the
+  // output, which hostRingCallArgs does not see).
+  ASSERT_EQ(runRing(collective, count, order, inputs, outputs, inPlace), "");
+  for (int r = 0; r < n; ++r) {
+    const std::vector<Value>& got =
+        inPlace ? inputs[static_cast<std::size_t>(r)] : outputs[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < outCount; ++i) {
+      Value want = 0;
+      switch (collective) {
+        case Collective::AllReduce:
+          for (int q = 0; q < n; ++q) want += sendValue(q, i);
+          break;
+        case Collective::ReduceScatter:
+          for (int q = 0; q < n; ++q) want += sendValue(q, static_cast<std::size_t>(r) * count + i);
+          break;
+        default: want = sendValue(static_cast<int>(i / count), i % count); break;
+      }
+      ASSERT_EQ(got[i], want) << "rank " << r << " element " << i;
+    }
+  }
+}
+
+std::vector<int> scrambled(int n) {
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::reverse(order.begin() + 1, order.end());  // 0, n-1, ..., 1
+  if (n >= 4) std::swap(order[1], order[2]);
+  return order;
+}
+
+TEST(HostRing, EveryCollectiveMatchesTheClosedForm) {
+  // A block's part spans several slices from count * (n or 1) > kHostRingBlocks * kSliceElements.
+  const std::size_t severalSlices = 3 * kHostRingBlocks * kSliceElements + 5;
+  for (int n = 2; n <= 8; ++n) {
+    std::vector<int> inOrder(static_cast<std::size_t>(n));
+    std::iota(inOrder.begin(), inOrder.end(), 0);
+    for (const std::vector<int>& order : {inOrder, scrambled(n)}) {
+      for (Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
+        for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, severalSlices / 3,
+                                  n <= 4 ? severalSlices : std::size_t{0}}) {
+          if (count == 0) continue;
+          checkCase(collective, count, order, false);
+          if (collective == Collective::AllReduce) checkCase(collective, count, order, true);
+        }
+      }
+    }
+  }
+}
+
+TEST(HostRing, EveryActionMovesTheChunkTheNextRankExpects) {
+  for (int n = 2; n <= 8; ++n) {
+    for (int collective : {kernels::kHostRingAllReduce, kernels::kHostRingReduceScatter, kernels::kHostRingAllGather}) {
+      const int first = kernels::hostRingFirstAction(collective, n);
+      const int last = kernels::hostRingLastAction(collective, n);
+      int sends = 0;
+      int receives = 0;
+      for (int p = 0; p < n; ++p) {
+        for (int a = first; a <= last; ++a) {
+          const HostRingAction action = kernels::hostRingAction(collective, n, p, a);
+          sends += action.sends ? 1 : 0;
+          receives += action.receives ? 1 : 0;
+          if (!action.sends) continue;
+          // What position p sends at action a, position p + 1 receives at a + 1.
+          const HostRingAction next = kernels::hostRingAction(collective, n, (p + 1) % n, a + 1);
+          EXPECT_TRUE(next.receives) << n << " ranks, position " << p << ", action " << a;
+          EXPECT_EQ(next.chunk, action.chunk) << n << " ranks, position " << p << ", action " << a;
+        }
+        // The rank stores its own chunk finished (reductions) and every chunk (all-reduce, all-gather).
+        const HostRingAction own = kernels::hostRingAction(collective, n, p, n - 1);
+        EXPECT_EQ(own.chunk, p);
+        EXPECT_TRUE(own.stores);
+        EXPECT_EQ(own.finishes, collective != kernels::kHostRingAllGather);
+      }
+      EXPECT_EQ(sends, receives);
+      EXPECT_EQ(sends, n * (last - first));
+    }
+  }
+}
+
+TEST(HostRing, TakesTheCallsBetweenTheLinesAndItsLimit) {
+  const std::size_t lines = kPlanLlMaxBytes / 4;  // f32 elements of the largest LL message
+  EXPECT_FALSE(runsAsHostRing(Collective::AllReduce, lines, DataType::F32, 2, 16u << 20));
+  EXPECT_TRUE(runsAsHostRing(Collective::AllReduce, lines + 1, DataType::F32, 2, 16u << 20));
+  EXPECT_TRUE(runsAsHostRing(Collective::AllReduce, (16u << 20) / 4, DataType::F32, 2, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::AllReduce, (16u << 20) / 4 + 1, DataType::F32, 2, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::AllReduce, lines + 1, DataType::F32, 2, 0));  // off
+  // The all-gather and reduce-scatter count their whole buffer: 4 ranks of 4 MiB + 4 bytes pass 16 MiB.
+  EXPECT_TRUE(runsAsHostRing(Collective::AllGather, (4u << 20) / 4, DataType::F32, 4, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::AllGather, (4u << 20) / 4 + 1, DataType::F32, 4, 16u << 20));
+  EXPECT_TRUE(runsAsHostRing(Collective::ReduceScatter, (4u << 20) / 4, DataType::F32, 4, 16u << 20));
+  for (Collective other : {Collective::Broadcast, Collective::Reduce, Collective::AllToAll, Collective::SendRecv}) {
+    EXPECT_FALSE(runsAsHostRing(other, (1u << 20) / 4, DataType::F32, 2, 16u << 20)) << collectiveName(other);
+  }
+  EXPECT_EQ(hostRingCallBytes(Collective::AllGather, 10, DataType::F16, 4), 80u);
+}
+
+TEST(HostRing, ChunksFollowTheRingOrder) {
+  const std::vector<int> order = {0, 2, 1, 3};
+  const HostRingArgs args = hostRingCallArgs(Collective::ReduceScatter, 100, DataType::F32, order, 1);
+  EXPECT_EQ(args.position, 2);
+  EXPECT_EQ(args.prev, 2);
+  EXPECT_EQ(args.next, 3);
+  // Chunk c is the block of the rank at position c.
+  EXPECT_EQ(args.inBegin[1], 200u);
+  EXPECT_EQ(args.inBegin[2], 100u);
+  EXPECT_EQ(args.outBegin[2], 0u);
+  const HostRingArgs gather = hostRingCallArgs(Collective::AllGather, 100, DataType::F32, order, 3);
+  EXPECT_EQ(gather.outBegin[1], 200u);
+  EXPECT_EQ(gather.position, 3);
+  EXPECT_EQ(gather.next, 0);
+  const HostRingArgs reduce = hostRingCallArgs(Collective::AllReduce, 1001, DataType::F32, order, 0);
+  std::size_t covered = 0;
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_EQ(reduce.inBegin[c], covered);
+    EXPECT_EQ(reduce.inBegin[c] % 4, 0u);  // 16-byte boundaries
+    covered += reduce.chunkCount[c];
+  }
+  EXPECT_EQ(covered, 1001u);
+  EXPECT_THROW(hostRingCallArgs(Collective::AllReduce, 10, DataType::F32, {0}, 0), Error);
+  EXPECT_THROW(hostRingCallArgs(Collective::Broadcast, 10, DataType::F32, order, 0), Error);
+}
+
+}  // namespace
+}  // namespace peerlink::coll
