@@ -299,7 +299,7 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
   const nlohmann::json document = nlohmann::json::parse(json.out);
   EXPECT_EQ(document.at("version"), 4);
   EXPECT_EQ(document.at("rows").at(0).at("staged").at("how"), "host_ring");
-  // Past the host ring (PEERLINK_COLL_HOST_RING, 16 MiB by default), the plan's steps.
+  // Past the host ring (PEERLINK_COLL_HOST_RING, 8 MiB by default), the plan's steps.
   const cli::CliResult large =
       cli::runCli({"coll", "--explain", "--topo-file", rtx, "-b", "64M", "-e", "64M", "--json", "-"});
   ASSERT_EQ(large.code, 0) << large.err;
