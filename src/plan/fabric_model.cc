@@ -37,8 +37,10 @@ class FabricBuilder {
     const GpuPair& pair = topology_.pair(a, b);
     if (!pair.canAccessPeer) {
       throw Error(ErrorCode::InvalidInput,
-                  fmt::format("GPU {} -> GPU {}: no peer access (cudaDeviceCanAccessPeer = 0), and a communicator "
-                              "needs it between every pair of its GPUs: choose GPUs that have it (-g N: GPUs 0..N-1)",
+                  fmt::format("GPU {} -> GPU {}: no peer access (cudaDeviceCanAccessPeer = 0): a communicator of "
+                              "these GPUs runs its calls through host memory (docs/collectives.md, \"Machines without "
+                              "P2P\"), which `peerlink plan` does not model yet; choose GPUs that have it (-g N: GPUs "
+                              "0..N-1), or measure with `peerlink coll`",
                               a, b));
     }
     if (pair.expectedGBps <= 0) {

@@ -96,6 +96,7 @@ TEST(PlanFabric, PairsWithoutPeerAccessOrLinkSpeedAreRefused) {
   const std::string noPeer = testing::errorOf(
       ErrorCode::InvalidInput, [] { fabricFor(loadTopologyFixture("dual_socket_pcie"), firstGpus(4), unitModel()); });
   EXPECT_TRUE(testing::contains(noPeer, "GPU 0 -> GPU 3: no peer access"));
+  EXPECT_TRUE(testing::contains(noPeer, "through host memory (docs/collectives.md"));  // not modelled yet
   Topology unknown = loadTopologyFixture("h200x4_vm");
   for (GpuPair& pair : unknown.pairs) pair.expectedGBps = 0;
   const std::string speed =
