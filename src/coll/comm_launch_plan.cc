@@ -162,7 +162,7 @@ void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set,
   const PlannedWays& ways = *state.planned;
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r);
+    kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root);
     args.input = call.send;
     args.output = call.recv;
     args.ownArea = ways.ring[static_cast<std::size_t>(r)];
@@ -242,10 +242,8 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
           ? std::string()
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
-  const bool ringCollective = collective == Collective::AllReduce || collective == Collective::ReduceScatter ||
-                              collective == Collective::AllGather;
   const std::string ring =
-      ringCollective && state.planned->hostRingMaxBytes > 0
+      collective != Collective::AllToAll && collective != Collective::SendRecv && state.planned->hostRingMaxBytes > 0
           ? fmt::format("; calls of up to {} KiB in all as a ring pipelined through host memory instead",
                         state.planned->hostRingMaxBytes >> 10)
           : std::string();

@@ -16,20 +16,22 @@ kernels::HostRingCollective ringCollectiveOf(Collective collective) {
     case Collective::AllReduce: return kernels::kHostRingAllReduce;
     case Collective::ReduceScatter: return kernels::kHostRingReduceScatter;
     case Collective::AllGather: return kernels::kHostRingAllGather;
-    default: throw Error(ErrorCode::Internal, "the host ring runs all-reduce, reduce-scatter and all-gather only");
+    case Collective::Broadcast: return kernels::kHostRingBroadcast;
+    case Collective::Reduce: return kernels::kHostRingReduce;
+    default: throw Error(ErrorCode::Internal, "the host ring runs no all-to-all or send/recv");
   }
 }
 
 bool ringCollective(Collective collective) {
-  return collective == Collective::AllReduce || collective == Collective::ReduceScatter ||
-         collective == Collective::AllGather;
+  return collective != Collective::AllToAll && collective != Collective::SendRecv;
 }
 
 }  // namespace
 
 std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks) {
   const std::size_t bytes = count * dataTypeSize(type);
-  return collective == Collective::AllReduce ? bytes : bytes * static_cast<std::size_t>(nranks);
+  const bool perRank = collective == Collective::AllGather || collective == Collective::ReduceScatter;
+  return perRank ? bytes * static_cast<std::size_t>(nranks) : bytes;
 }
 
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {
@@ -38,7 +40,7 @@ bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int
 }
 
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
-                                       const std::vector<int>& order, int rank) {
+                                       const std::vector<int>& order, int rank, int root) {
   const int n = static_cast<int>(order.size());
   if (n < 2 || n > kernels::kCollMaxRanks) {
     throw Error(ErrorCode::Internal, "a host ring of " + std::to_string(n) + " ranks");
@@ -50,10 +52,15 @@ kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count,
   args.rank = rank;
   args.alignElements = alignElementsOf(type);
   args.position = -1;
+  args.rootPosition = -1;
   for (int p = 0; p < n; ++p) {
     if (order[static_cast<std::size_t>(p)] == rank) args.position = p;
+    if (order[static_cast<std::size_t>(p)] == root) args.rootPosition = p;
   }
   if (args.position < 0) throw Error(ErrorCode::Internal, "rank " + std::to_string(rank) + " is not in the ring");
+  if (kernels::hostRingIsChain(args.collective) && args.rootPosition < 0) {
+    throw Error(ErrorCode::Internal, "root " + std::to_string(root) + " is not in the ring");
+  }
   args.prev = order[static_cast<std::size_t>((args.position + n - 1) % n)];
   args.next = order[static_cast<std::size_t>((args.position + 1) % n)];
   for (int c = 0; c < n; ++c) {
@@ -67,6 +74,10 @@ kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count,
         args.chunkCount[i] = shard.count;
         break;
       }
+      case Collective::Broadcast:
+      case Collective::Reduce:  // one chunk, the whole buffer
+        args.chunkCount[i] = c == 0 ? count : 0;
+        break;
       case Collective::ReduceScatter:
         args.inBegin[i] = owner * count;
         args.chunkCount[i] = count;

@@ -11,20 +11,21 @@
 
 namespace peerlink::coll {
 
-/// The bytes of a call's whole buffer, as PEERLINK_COLL_HOST_RING measures it: the all-reduce's, the all-gather's
-/// output, the reduce-scatter's input (`count` is a rank's part there).
+/// The bytes of a call's whole buffer, as PEERLINK_COLL_HOST_RING measures it: the all-gather's output, the
+/// reduce-scatter's input (`count` is a rank's part there), the others' buffer.
 std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks);
 
-/// Whether a call of `count` elements of `type` runs as the host ring on `nranks` ranks: an all-reduce,
-/// reduce-scatter or all-gather too large for LL lines (plannedLineBytes) of at most `maxBytes` (hostRingCallBytes;
-/// 0: never).
+/// Whether a call of `count` elements of `type` runs as the host ring on `nranks` ranks: a collective other than
+/// all-to-all and send/recv too large for LL lines (plannedLineBytes) of at most `maxBytes` (hostRingCallBytes; 0:
+/// never).
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes);
 
 /// Rank `rank`'s ring arguments for such a call, around the ring `order` (chooseRing: order[p] is the rank at
-/// position p): its position and neighbours, and chunk c's offsets and count -- chunk c is what the rank at position
-/// c owns at the end: a shard of the all-reduce (partitionRange, 16-byte aligned), rank order[c]'s block of the
-/// reduce-scatter's input or the all-gather's output. Pointers, the failure record and the deadline are the caller's.
+/// position p): its position and neighbours, the position of `root` (broadcast, reduce), and chunk c's offsets and
+/// count -- chunk c is what the rank at position c owns at the end: a shard of the all-reduce (partitionRange,
+/// 16-byte aligned), rank order[c]'s block of the reduce-scatter's input or the all-gather's output; a broadcast's
+/// or reduce's one chunk is the whole buffer. Pointers, the failure record and the deadline are the caller's.
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
-                                       const std::vector<int>& order, int rank);
+                                       const std::vector<int>& order, int rank, int root);
 
 }  // namespace peerlink::coll

@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   bool stopped = false;
   for (std::size_t i = 0; i < slices && !stopped; ++i) {
     for (int a = first; a <= last; ++a) {
-      const HostRingAction action = hostRingAction(args.collective, args.nranks, args.position, a);
+      const HostRingAction action = hostRingAction(args.collective, args.nranks, args.position, args.rootPosition, a);
       if (threadIdx.x == 0) {
         bool ok = true;
         if (action.receives) ok = awaitRingWord(args, prevReady, emptied + 1, args.prev);

@@ -1,10 +1,10 @@
-// The host ring (host_ring.cu): all-reduce, reduce-scatter and all-gather of a communicator with staged plans (GPUs
-// without working P2P) as a ring pipelined through host memory, for the calls between the LL lines and the copy
-// engines' plans. Each rank owns a ring area in pinned host memory that every rank's GPU reaches: per block, a few
-// slots it stores into and the next rank loads from, a `ready` word (slots filled, stored by the owner) and a `free`
-// word (slots emptied, stored by the next rank). So a slot's data flows as soon as it lands, block by block, and
-// both directions of each GPU's link to the host carry data at once -- where the staged plans' steps wait for every
-// rank between steps and each step uses one direction.
+// The host ring (host_ring.cu): all-reduce, reduce-scatter, all-gather, broadcast and reduce of a communicator with
+// staged plans (GPUs without working P2P) as a ring pipelined through host memory, for the calls between the LL lines
+// and the copy engines' plans. Each rank owns a ring area in pinned host memory that every rank's GPU reaches: per
+// block, a few slots it stores into and the next rank loads from, a `ready` word (slots filled, stored by the owner)
+// and a `free` word (slots emptied, stored by the next rank). So a slot's data flows as soon as it lands, block by
+// block, and both directions of each GPU's link to the host carry data at once -- where the staged plans' steps wait
+// for every rank between steps and each step uses one direction.
 //
 // Each block of each rank counts the slots it filled and emptied, over every call, in its GPU's memory; every rank
 // runs the same calls with the same grid, so the counts agree between a rank and its neighbours without any
@@ -19,7 +19,8 @@
 // (finishing at a = n - 1, where the chunk is the rank's own: c = p), stores it into the output from a = n - 1, and
 // sends it on unless a is the last. Every action moves chunk (p - 1 - a) mod n. An all-reduce runs a = 0 .. 2n-2, a
 // reduce-scatter 0 .. n-1, an all-gather n-1 .. 2n-2 (its first action sends its own input, also into its output). What
-// a rank sends at action a its next rank receives at a + 1, so both count the same slots.
+// a rank sends at action a its next rank receives at a + 1, so both count the same slots. A broadcast or reduce is a
+// chain along the ring from (to) the root, one action a slice (hostRingAction).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -45,7 +46,13 @@ constexpr std::size_t kHostRingAreaBytes =
 /// Words of a rank's GPU memory the kernel counts in: [block] slots filled, then [block] slots emptied.
 constexpr std::size_t kHostRingCountWords = 2 * kHostRingBlocks;
 
-enum HostRingCollective : int { kHostRingAllReduce = 0, kHostRingReduceScatter = 1, kHostRingAllGather = 2 };
+enum HostRingCollective : int {
+  kHostRingAllReduce = 0,
+  kHostRingReduceScatter = 1,
+  kHostRingAllGather = 2,
+  kHostRingBroadcast = 3,
+  kHostRingReduce = 4,
+};
 
 /// One action of a slice (see the header).
 struct HostRingAction {
@@ -57,17 +64,38 @@ struct HostRingAction {
   bool sends = false;     ///< into the rank's own slot, for the next rank
 };
 
+/// Whether the collective is a chain from or to a root (one action a slice) rather than the ring's rounds.
+PEERLINK_HOST_DEVICE constexpr bool hostRingIsChain(int collective) {
+  return collective == kHostRingBroadcast || collective == kHostRingReduce;
+}
+
 /// The first and last action of a slice for a collective of `nranks` (see the header).
 PEERLINK_HOST_DEVICE constexpr int hostRingFirstAction(int collective, int nranks) {
   return collective == kHostRingAllGather ? nranks - 1 : 0;
 }
 PEERLINK_HOST_DEVICE constexpr int hostRingLastAction(int collective, int nranks) {
-  return collective == kHostRingReduceScatter ? nranks - 1 : 2 * nranks - 2;
+  return hostRingIsChain(collective) ? 0 : (collective == kHostRingReduceScatter ? nranks - 1 : 2 * nranks - 2);
 }
 
-/// Action `a` of the rank at ring position `position` (see the header).
-PEERLINK_HOST_DEVICE constexpr HostRingAction hostRingAction(int collective, int nranks, int position, int a) {
+/// Action `a` of the rank at ring position `position` (see the header); `rootPosition`, the root's, for the chains:
+/// a broadcast passes the data from the root along the ring (each rank stores it, all but the last pass it on), a
+/// reduce gathers it towards the root (the rank after the root sends its input, each next adds its own, the root
+/// adds its own last and finishes). Chains move one chunk, the whole buffer.
+PEERLINK_HOST_DEVICE constexpr HostRingAction hostRingAction(int collective, int nranks, int position, int rootPosition,
+                                                             int a) {
   HostRingAction action;
+  if (hostRingIsChain(collective)) {
+    // The rank's place along the chain: 0 first, nranks - 1 last.
+    const int from = collective == kHostRingBroadcast ? rootPosition : rootPosition + 1;
+    const int place = ((position - from) % nranks + nranks) % nranks;
+    action.chunk = 0;
+    action.receives = place > 0;
+    action.reduces = action.receives && collective == kHostRingReduce;
+    action.finishes = action.reduces && place == nranks - 1;
+    action.stores = collective == kHostRingBroadcast || place == nranks - 1;
+    action.sends = place < nranks - 1;
+    return action;
+  }
   action.chunk = ((position - 1 - a) % nranks + nranks) % nranks;
   action.receives = a > hostRingFirstAction(collective, nranks);
   action.reduces = action.receives && collective != kHostRingAllGather && a <= nranks - 1;
@@ -95,11 +123,11 @@ struct HostRingArgs {
   int collective = 0;                    ///< a HostRingCollective
   int recordedCollective = 0;            ///< peerlink::Collective, for the failure record
   int nranks = 0;
-  int position = 0;  ///< this rank's place in the ring
+  int position = 0;      ///< this rank's place in the ring
+  int rootPosition = 0;  ///< the root's place (broadcast, reduce)
   int rank = 0;
   int prev = 0;  ///< the previous and next rank (for the failure record)
   int next = 0;
-  int unused = 0;  // the argument struct has no padding
 };
 
 /// Launches the ring for one rank on `stream` (its GPU current), kHostRingBlocks blocks.
