@@ -196,10 +196,11 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   // Where the call ran to its end these are `filled` and `emptied`; where it stopped, the counts it would have
   // reached: every rank's blocks move the same slots per call, so the ranks stay in step for the calls after it.
   if (threadIdx.x == 0) {
-    const unsigned long long moved =
-        static_cast<unsigned long long>(slices) * static_cast<unsigned long long>(last - first);
-    args.counts[block] = startFilled + moved;
-    args.counts[kHostRingBlocks + block] = startEmptied + moved;
+    const HostRingSlots perSlice =
+        hostRingSlotsPerSlice(args.collective, args.nranks, args.position, args.rootPosition);
+    const auto count = static_cast<unsigned long long>(slices);
+    args.counts[block] = startFilled + count * static_cast<unsigned long long>(perSlice.sends);
+    args.counts[kHostRingBlocks + block] = startEmptied + count * static_cast<unsigned long long>(perSlice.receives);
   }
 }
 

@@ -105,6 +105,23 @@ PEERLINK_HOST_DEVICE constexpr HostRingAction hostRingAction(int collective, int
   return action;
 }
 
+/// The slots a rank fills and empties per slice: its actions' sends and receives, slice after slice alike, so a
+/// block's counts advance by these times its slices over a call.
+struct HostRingSlots {
+  int sends = 0;
+  int receives = 0;
+};
+PEERLINK_HOST_DEVICE constexpr HostRingSlots hostRingSlotsPerSlice(int collective, int nranks, int position,
+                                                                   int rootPosition) {
+  HostRingSlots slots;
+  for (int a = hostRingFirstAction(collective, nranks); a <= hostRingLastAction(collective, nranks); ++a) {
+    const HostRingAction action = hostRingAction(collective, nranks, position, rootPosition, a);
+    slots.sends += action.sends ? 1 : 0;
+    slots.receives += action.receives ? 1 : 0;
+  }
+  return slots;
+}
+
 struct HostRingArgs {
   const void* input = nullptr;  ///< the rank's send buffer
   void* output = nullptr;       ///< its recv buffer

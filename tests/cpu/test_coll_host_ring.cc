@@ -35,6 +35,8 @@ struct BlockRun {
   std::size_t slices = 0;
   std::size_t slice = 0;
   int action = 0;
+  std::size_t filled = 0;  // slots it filled and emptied
+  std::size_t emptied = 0;
   std::vector<ElementRange> parts;
 };
 
@@ -108,6 +110,8 @@ std::string runRing(Collective collective, std::size_t count, int root, const st
             }
           }
           if (action.sends) own.push_back(value);
+          block.filled += action.sends ? 1 : 0;
+          block.emptied += action.receives ? 1 : 0;
           progress = true;
           if (++block.action > last) {
             block.action = first;
@@ -126,6 +130,17 @@ std::string runRing(Collective collective, std::size_t count, int root, const st
       }
       if (!run.slots[static_cast<std::size_t>(b)].empty()) {
         return "rank " + std::to_string(r) + " block " + std::to_string(b) + " left slots unread";
+      }
+      // The kernel advances its counts by these at its end, whether or not the call ran through: they must be what
+      // the blocks moved, or the next call would read slots before they are filled.
+      const BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
+      const kernels::HostRingSlots perSlice =
+          kernels::hostRingSlotsPerSlice(run.args.collective, n, run.args.position, run.args.rootPosition);
+      if (block.filled != block.slices * static_cast<std::size_t>(perSlice.sends) ||
+          block.emptied != block.slices * static_cast<std::size_t>(perSlice.receives)) {
+        return "rank " + std::to_string(r) + " block " + std::to_string(b) + " filled " + std::to_string(block.filled) +
+               " and emptied " + std::to_string(block.emptied) + " slots where hostRingSlotsPerSlice counts " +
+               std::to_string(perSlice.sends) + " and " + std::to_string(perSlice.receives) + " a slice";
       }
     }
   }
