@@ -35,8 +35,10 @@ std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType
 }
 
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {
+  const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
+  const std::size_t limit = chain ? maxBytes * kHostRingChainFactor : maxBytes;
   return ringCollective(collective) && nranks > 1 && count > 0 && plannedLineBytes(collective, count, type) == 0 &&
-         hostRingCallBytes(collective, count, type, nranks) <= maxBytes;
+         hostRingCallBytes(collective, count, type, nranks) <= limit;
 }
 
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,

@@ -15,9 +15,15 @@ namespace peerlink::coll {
 /// reduce-scatter's input (`count` is a rank's part there), the others' buffer.
 std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks);
 
+/// How much larger a broadcast or reduce the host ring takes than the others: its chain loads each GPU's link to the
+/// host one way only, where the ring's rounds load both, so its threads keep pace with the copy engines' plans longer
+/// (2x H200, 2 ranks: ahead of the plans at every size measured, to 64 MiB: 1.52 ms against 1.58 there, where the
+/// all-reduce's ring fell behind them from 16 MiB).
+constexpr std::size_t kHostRingChainFactor = 8;
+
 /// Whether a call of `count` elements of `type` runs as the host ring on `nranks` ranks: a collective other than
 /// all-to-all and send/recv too large for LL lines (plannedLineBytes) of at most `maxBytes` (hostRingCallBytes; 0:
-/// never).
+/// never), a broadcast or reduce of at most kHostRingChainFactor times that.
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes);
 
 /// Rank `rank`'s ring arguments for such a call, around the ring `order` (chooseRing: order[p] is the rank at

@@ -398,13 +398,13 @@ const std::vector<ParamSpec>& paramRegistry() {
        {},
        262144,
        1073741824,
-       "Largest all-reduce, reduce-scatter, all-gather, broadcast or reduce (bytes of the whole buffer: an "
-       "all-gather's output, a reduce-scatter's input) that a communicator with staged plans (GPUs without working "
-       "P2P) runs as a ring pipelined through host memory (a chain along it from or to a broadcast's or reduce's "
-       "root), slot by slot with no step barrier, both directions of each GPU's link to the "
-       "host busy at once; larger calls run the staged plans on the copy engines (faster from 16 MiB on 2x H200: the "
-       "ring's threads move about 27 GB/s each way, the engines 36-38), and calls of up to 256 KiB a rank go in LL "
-       "lines either way. 0: never. Every rank must give the same value.",
+       "Largest all-reduce, reduce-scatter or all-gather (bytes of the whole buffer: an all-gather's output, a "
+       "reduce-scatter's input) that a communicator with staged plans (GPUs without working P2P) runs as a ring "
+       "pipelined through host memory, slot by slot with no step barrier, both directions of each GPU's link to the "
+       "host busy at once; a broadcast or reduce, a chain along that ring from or to the root, up to 8 times this. "
+       "Larger calls run the staged plans on the copy engines (faster from 16 MiB for an all-reduce on 2x H200: the "
+       "ring's threads move about 27 GB/s each way there, the engines 36-38), and calls of up to 256 KiB a rank go in "
+       "LL lines either way. 0: never. Every rank must give the same value.",
        ParamAudience::Tuning,
        1,
        true,

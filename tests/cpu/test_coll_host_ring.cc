@@ -295,7 +295,10 @@ TEST(HostRing, TakesTheCallsBetweenTheLinesAndItsLimit) {
   EXPECT_TRUE(runsAsHostRing(Collective::ReduceScatter, (4u << 20) / 4, DataType::F32, 4, 16u << 20));
   for (Collective chain : {Collective::Broadcast, Collective::Reduce}) {
     EXPECT_TRUE(runsAsHostRing(chain, (1u << 20) / 4, DataType::F32, 4, 16u << 20)) << collectiveName(chain);
-    EXPECT_FALSE(runsAsHostRing(chain, (32u << 20) / 4, DataType::F32, 4, 16u << 20)) << collectiveName(chain);
+    // A chain goes on to kHostRingChainFactor times the limit.
+    EXPECT_TRUE(runsAsHostRing(chain, (128u << 20) / 4, DataType::F32, 4, 16u << 20)) << collectiveName(chain);
+    EXPECT_FALSE(runsAsHostRing(chain, (128u << 20) / 4 + 1, DataType::F32, 4, 16u << 20)) << collectiveName(chain);
+    EXPECT_FALSE(runsAsHostRing(chain, (1u << 20) / 4, DataType::F32, 4, 0)) << collectiveName(chain);
   }
   for (Collective other : {Collective::AllToAll, Collective::SendRecv}) {
     EXPECT_FALSE(runsAsHostRing(other, (1u << 20) / 4, DataType::F32, 2, 16u << 20)) << collectiveName(other);
