@@ -242,10 +242,12 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
           ? std::string()
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
+  const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
+  const std::size_t ringBytes = state.planned->hostRingMaxBytes * (chain ? kHostRingChainFactor : 1);
   const std::string ring =
-      collective != Collective::AllToAll && collective != Collective::SendRecv && state.planned->hostRingMaxBytes > 0
-          ? fmt::format("; calls of up to {} KiB in all as a ring pipelined through host memory instead",
-                        state.planned->hostRingMaxBytes >> 10)
+      collective != Collective::AllToAll && collective != Collective::SendRecv && ringBytes > 0
+          ? fmt::format("; calls of up to {} KiB in all as a {} pipelined through host memory instead", ringBytes >> 10,
+                        chain ? "chain along the ring" : "ring")
           : std::string();
   return fmt::format(
       "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, chunks of up to {} KiB "
