@@ -101,6 +101,16 @@ void throwNewFailure(CommState& state) {
                            kernels::collStepName(f.step), f.block, f.observed, f.expected);
   }
   message += reports.size() > 1 ? " (earliest first: the first names the likely straggler)" : "";
+  // A ring's rank waits for its neighbours only: one stalled rank stalls its neighbour's, whose wait then names the
+  // neighbour, not the stalled rank.
+  const bool inRing = std::any_of(reports.begin(), reports.end(), [](const Report& report) {
+    const int step = report.record.step;
+    return step == kernels::kStepHostRing || step == kernels::kStepRingData || step == kernels::kStepRingFree;
+  });
+  message += inRing && !abortedAll
+                 ? "; in a ring a rank waits for its neighbours only, so the rank named may itself be waiting for "
+                   "another: the ranks' reports together point at the one that stalled"
+                 : "";
   throw Error(abortedAll ? ErrorCode::RemoteError : ErrorCode::Timeout, message);
 }
 

@@ -141,8 +141,8 @@ std::string formatCollExplain(const CollExplain& explain) {
   if (explain.stagedPlans) {
     text +=
         "# Some pair is not direct (the table below): a communicator of these GPUs runs every call through host\n"
-        "# memory, in LL lines or as a staged plan along the ring below (--json keeps the kernels' choice for every\n"
-        "# pair direct).\n";
+        "# memory, in LL lines, as the host ring or as a staged plan along the ring below (--json keeps the kernels'\n"
+        "# choice for every pair direct).\n";
     text += fmt::format("# {:>10} {:>12}  {}\n", "size", "call bytes", "what runs");
     for (const CollExplainRow& row : explain.rows) {
       text += fmt::format("  {:>10} {:>12}  {}\n", row.size, row.callBytes, describeStaged(row.staged));
