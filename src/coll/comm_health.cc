@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,11 +12,6 @@
 
 namespace peerlink::coll {
 namespace {
-
-struct Report {
-  int rank = 0;
-  kernels::CollFailure record{};
-};
 
 // A copy of the record through volatile reads: the device may be writing it.
 kernels::CollFailure readRecord(const kernels::CollFailure* failure) {
@@ -49,26 +45,11 @@ const char* collectiveOf(int collective) {
 
 }  // namespace
 
-namespace {
-
-// throwIfFailed's work, `state.health` held.
-void throwNewFailure(CommState& state) {
-  std::vector<Report> reports;
-  for (const int r : state.localRanks()) {
-    const auto index = static_cast<std::size_t>(r);
-    const volatile unsigned long long* launch = &state.failure(r)->launch;
-    if (*launch <= state.reported[index]) continue;
-    Report report;
-    report.rank = r;
-    report.record = readRecord(state.failure(r));
-    state.reported[index] = report.record.launch;
-    reports.push_back(report);
-  }
-  if (reports.empty()) return;
+Error stallError(const CommState& state, std::vector<StallReport> reports) {
   std::sort(reports.begin(), reports.end(),
-            [](const Report& a, const Report& b) { return a.record.timeNs < b.record.timeNs; });
+            [](const StallReport& a, const StallReport& b) { return a.record.timeNs < b.record.timeNs; });
   // A record of an aborted communicator (a lost peer, the application's abort) is no deadline passing.
-  const bool abortedAll = std::all_of(reports.begin(), reports.end(), [](const Report& report) {
+  const bool abortedAll = std::all_of(reports.begin(), reports.end(), [](const StallReport& report) {
     return report.record.status == PEERLINK_STATUS_REMOTE_ERROR;
   });
   std::string message =
@@ -79,12 +60,12 @@ void throwNewFailure(CommState& state) {
           : "collective kernels gave up waiting (PEERLINK_TIMEOUT_MS=" + std::to_string(state.timeoutNs / 1000000u) +
                 "): ";
   // A staged plan's ranks that called differently (plan_barrier.cuh's call check): the caller's error, named as such.
-  const auto mismatch = std::find_if(reports.begin(), reports.end(), [](const Report& report) {
+  const auto mismatch = std::find_if(reports.begin(), reports.end(), [](const StallReport& report) {
     return report.record.step == kernels::kStepPlanCallMismatch;
   });
   if (mismatch != reports.end()) {
     const int peer = mismatch->record.peer >= 0 && mismatch->record.peer < state.nranks ? mismatch->record.peer : -1;
-    throw Error(
+    return Error(
         ErrorCode::InvalidUsage,
         fmt::format("{} #{}: {} and {} made different calls (collective, count, type, op or root differ); "
                     "every rank must make the same call in the same order",
@@ -92,7 +73,7 @@ void throwNewFailure(CommState& state) {
                     peer >= 0 ? rankLabel(state, peer) : fmt::format("rank {}", mismatch->record.peer)));
   }
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    const Report& report = reports[i];
+    const StallReport& report = reports[i];
     const kernels::CollFailure& f = report.record;
     const int peer = f.peer >= 0 && f.peer < state.nranks ? f.peer : -1;
     message += fmt::format("{}{} #{} on {} waited for {} at the {} (block {}, flag {} observed, {} expected)",
@@ -103,7 +84,7 @@ void throwNewFailure(CommState& state) {
   message += reports.size() > 1 ? " (earliest first: the first names the likely straggler)" : "";
   // A ring's rank waits for its neighbours only: one stalled rank stalls its neighbour's, whose wait then names the
   // neighbour, not the stalled rank.
-  const bool inRing = std::any_of(reports.begin(), reports.end(), [](const Report& report) {
+  const bool inRing = std::any_of(reports.begin(), reports.end(), [](const StallReport& report) {
     const int step = report.record.step;
     return step == kernels::kStepHostRing || step == kernels::kStepRingData || step == kernels::kStepRingFree;
   });
@@ -111,7 +92,26 @@ void throwNewFailure(CommState& state) {
                  ? "; in a ring a rank waits for its neighbours only, so the rank named may itself be waiting for "
                    "another: the ranks' reports together point at the one that stalled"
                  : "";
-  throw Error(abortedAll ? ErrorCode::RemoteError : ErrorCode::Timeout, message);
+  return Error(abortedAll ? ErrorCode::RemoteError : ErrorCode::Timeout, message);
+}
+
+namespace {
+
+// throwIfFailed's work, `state.health` held.
+void throwNewFailure(CommState& state) {
+  std::vector<StallReport> reports;
+  for (const int r : state.localRanks()) {
+    const auto index = static_cast<std::size_t>(r);
+    const volatile unsigned long long* launch = &state.failure(r)->launch;
+    if (*launch <= state.reported[index]) continue;
+    StallReport report;
+    report.rank = r;
+    report.record = readRecord(state.failure(r));
+    state.reported[index] = report.record.launch;
+    reports.push_back(report);
+  }
+  if (reports.empty()) return;
+  throw stallError(state, std::move(reports));
 }
 
 }  // namespace

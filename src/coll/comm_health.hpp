@@ -3,10 +3,23 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "coll/comm_state.hpp"
 
 namespace peerlink::coll {
+
+/// One rank's stall record as throwIfFailed reads it.
+struct StallReport {
+  int rank = 0;
+  kernels::CollFailure record{};
+};
+
+/// The error throwIfFailed throws for `reports` (records of this process's ranks, in any order): InvalidUsage where a
+/// staged plan's ranks made different calls; else RemoteError where every record says the communicator was aborted,
+/// Timeout otherwise, naming each record earliest first; where a ring's wait is among them, a note that the rank
+/// named may itself be waiting for another. Pure.
+Error stallError(const CommState& state, std::vector<StallReport> reports);
 
 /// Throws Error(Timeout) when a kernel of any rank reported a stalled peer since the last report, naming
 /// for each record the collective, its sequence number, the rank (GPU) that gave up, the rank it waited
