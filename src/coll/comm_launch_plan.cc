@@ -236,19 +236,18 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
   const RankLinks& links = state.planned->links;
   const std::string how = collective == Collective::AllToAll || collective == Collective::SendRecv
                               ? std::string("pair by pair")
-                              : fmt::format("ring {}", describeRing(links, chooseRing(links)));
+                              : fmt::format("ring {}", describeRing(links, state.planned->ringOrder));
   const std::string lines =
       collective == Collective::SendRecv
           ? std::string()
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
+  const std::size_t ringBytes = hostRingLimitBytes(collective, state.planned->hostRingMaxBytes);
   const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
-  const std::size_t ringBytes = state.planned->hostRingMaxBytes * (chain ? kHostRingChainFactor : 1);
   const std::string ring =
-      collective != Collective::AllToAll && collective != Collective::SendRecv && ringBytes > 0
-          ? fmt::format("; calls of up to {} KiB in all as a {} pipelined through host memory instead", ringBytes >> 10,
-                        chain ? "chain along the ring" : "ring")
-          : std::string();
+      ringBytes > 0 ? fmt::format("; calls of up to {} KiB in all as a {} pipelined through host memory instead",
+                                  ringBytes >> 10, chain ? "chain along the ring" : "ring")
+                    : std::string();
   return fmt::format(
       "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, chunks of up to {} KiB "
       "pipelined through its slots{}{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",

@@ -22,10 +22,6 @@ kernels::HostRingCollective ringCollectiveOf(Collective collective) {
   }
 }
 
-bool ringCollective(Collective collective) {
-  return collective != Collective::AllToAll && collective != Collective::SendRecv;
-}
-
 }  // namespace
 
 std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks) {
@@ -34,11 +30,19 @@ std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType
   return perRank ? bytes * static_cast<std::size_t>(nranks) : bytes;
 }
 
+std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes) {
+  switch (collective) {
+    case Collective::AllToAll:
+    case Collective::SendRecv: return 0;
+    case Collective::Broadcast:
+    case Collective::Reduce: return maxBytes * kHostRingChainFactor;
+    default: return maxBytes;
+  }
+}
+
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {
-  const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
-  const std::size_t limit = chain ? maxBytes * kHostRingChainFactor : maxBytes;
-  return ringCollective(collective) && nranks > 1 && count > 0 && plannedLineBytes(collective, count, type) == 0 &&
-         hostRingCallBytes(collective, count, type, nranks) <= limit;
+  return nranks > 1 && count > 0 && plannedLineBytes(collective, count, type) == 0 &&
+         hostRingCallBytes(collective, count, type, nranks) <= hostRingLimitBytes(collective, maxBytes);
 }
 
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
@@ -51,7 +55,6 @@ kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count,
   args.collective = ringCollectiveOf(collective);
   args.recordedCollective = static_cast<int>(collective);
   args.nranks = n;
-  args.rank = rank;
   args.alignElements = alignElementsOf(type);
   args.position = -1;
   args.rootPosition = -1;

@@ -21,9 +21,12 @@ std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType
 /// all-reduce's ring fell behind them from 16 MiB).
 constexpr std::size_t kHostRingChainFactor = 8;
 
-/// Whether a call of `count` elements of `type` runs as the host ring on `nranks` ranks: a collective other than
-/// all-to-all and send/recv too large for LL lines (plannedLineBytes) of at most `maxBytes` (hostRingCallBytes; 0:
-/// never), a broadcast or reduce of at most kHostRingChainFactor times that.
+/// The largest call (hostRingCallBytes) of `collective` the host ring takes where PEERLINK_COLL_HOST_RING says
+/// `maxBytes`: that; kHostRingChainFactor times it for a broadcast or reduce; 0 for all-to-all and send/recv.
+std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes);
+
+/// Whether a call of `count` elements of `type` runs as the host ring on `nranks` ranks: too large for LL lines
+/// (plannedLineBytes) and within hostRingLimitBytes.
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes);
 
 /// Rank `rank`'s ring arguments for such a call, around the ring `order` (chooseRing: order[p] is the rank at

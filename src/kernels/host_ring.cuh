@@ -142,9 +142,9 @@ struct HostRingArgs {
   int nranks = 0;
   int position = 0;      ///< this rank's place in the ring
   int rootPosition = 0;  ///< the root's place (broadcast, reduce)
-  int rank = 0;
-  int prev = 0;  ///< the previous and next rank (for the failure record)
+  int prev = 0;          ///< the previous and next rank (for the failure record)
   int next = 0;
+  int unused = 0;  // the argument struct has no padding
 };
 
 /// Launches the ring for one rank on `stream` (its GPU current), kHostRingBlocks blocks.

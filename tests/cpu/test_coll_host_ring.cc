@@ -304,6 +304,9 @@ TEST(HostRing, TakesTheCallsBetweenTheLinesAndItsLimit) {
     EXPECT_FALSE(runsAsHostRing(other, (1u << 20) / 4, DataType::F32, 2, 16u << 20)) << collectiveName(other);
   }
   EXPECT_EQ(hostRingCallBytes(Collective::AllGather, 10, DataType::F16, 4), 80u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::AllReduce, 1000), 1000u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::Broadcast, 1000), 1000u * kHostRingChainFactor);
+  EXPECT_EQ(hostRingLimitBytes(Collective::SendRecv, 1000), 0u);
 }
 
 TEST(HostRing, ChunksFollowTheRingOrder) {
