@@ -29,8 +29,9 @@ __device__ __forceinline__ unsigned char* ringSlot(unsigned char* area, int bloc
              kHostRingSlotBytes;
 }
 
-// 16-byte packs each thread keeps in flight: loads of host memory take microseconds.
-constexpr int kUnroll = 4;
+// 16-byte packs each thread keeps in flight: loads of host memory take microseconds, and 8 x 16 bytes x 256 threads
+// load a whole 32 KiB slot in one round trip.
+constexpr int kUnroll = 8;
 
 // One action's data, `count` elements: v = received (op input, where it reduces) or input; v into out and slot.
 // `received` is the previous rank's slot (host memory, loaded afresh: a slot is refilled from call to call).
@@ -112,11 +113,15 @@ __device__ void moveAction(const HostRingAction& action, const typename Elem<Typ
   }
 }
 
-// Thread 0: waits until *word >= value; on a timeout or abort records the stall (waiting on `peer`) and returns false.
+// Thread 0: waits until *word >= value and keeps the value it saw in *seen; on a timeout or abort records the stall
+// (waiting on `peer`) and returns false.
 __device__ bool awaitRingWord(const HostRingArgs& args, const unsigned long long* word, unsigned long long value,
-                              int peer) {
+                              int peer, unsigned long long* seen) {
   unsigned long long observed = 0;
-  if (waitAtLeast(word, value, args.timeoutNs, args.abort, &observed)) return true;
+  if (waitAtLeast(word, value, args.timeoutNs, args.abort, &observed)) {
+    *seen = observed;
+    return true;
+  }
   recordPlanStall(args.failure, value, observed, value,
                   aborted(args.abort) ? PEERLINK_STATUS_REMOTE_ERROR : PEERLINK_STATUS_TIMEOUT, kStepHostRing, peer,
                   args.recordedCollective);
@@ -132,7 +137,10 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   __shared__ unsigned long long filled;   // slots of this block this rank has filled, over every call
   __shared__ unsigned long long emptied;  // slots of this block of the previous rank this rank has emptied
   __shared__ int failed;
-  unsigned long long freeSeen = 0;  // thread 0: the next rank's free word as last read
+  // Thread 0: the previous rank's ready word and the next rank's free word as last read. A word read once often
+  // covers the next few slots too, and each read of host memory takes a round trip over PCIe.
+  unsigned long long readySeen = 0;
+  unsigned long long freeSeen = 0;
   const unsigned long long startFilled = args.counts[block];
   const unsigned long long startEmptied = args.counts[kHostRingBlocks + block];
   if (threadIdx.x == 0) {
@@ -163,13 +171,12 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
       const HostRingAction action = hostRingAction(args.collective, args.nranks, args.position, args.rootPosition, a);
       if (threadIdx.x == 0) {
         bool ok = true;
-        if (action.receives) ok = awaitRingWord(args, prevReady, emptied + 1, args.prev);
+        if (action.receives && readySeen < emptied + 1) {
+          ok = awaitRingWord(args, prevReady, emptied + 1, args.prev, &readySeen);
+        }
         if (ok && action.sends && filled + 1 > kHostRingSlots) {
           const unsigned long long need = filled + 1 - kHostRingSlots;  // the slot's previous fill was emptied
-          if (freeSeen < need) {
-            ok = awaitRingWord(args, ownFree, need, args.next);
-            if (ok) freeSeen = *reinterpret_cast<const volatile unsigned long long*>(ownFree);
-          }
+          if (freeSeen < need) ok = awaitRingWord(args, ownFree, need, args.next, &freeSeen);
         }
         if (!ok) failed = 1;
       }

@@ -147,6 +147,7 @@ struct Stall {
   Collective collective = Collective::AllReduce;
   int calls = 1;
   const char* protocol = "AUTO";
+  const char* hostStaged = "";  ///< PEERLINK_COLL_HOST_STAGED: "all" runs the staged plans and the host ring
 };
 
 // One rank's stream is held by a latch longer than the deadline: the other ranks' kernels give up and the
@@ -157,7 +158,8 @@ void stallOneRank(const std::vector<int>& devices, const Stall& stall) {
   Communicator comm(devices, paramsWith({{"PEERLINK_ALGO", stall.algorithm},
                                          {"PEERLINK_TIMEOUT_MS", "300"},
                                          {"PEERLINK_COLL_CE", stall.copyEngine},
-                                         {"PEERLINK_PROTO", stall.protocol}}));
+                                         {"PEERLINK_PROTO", stall.protocol},
+                                         {"PEERLINK_COLL_HOST_STAGED", stall.hostStaged}}));
   const int n = comm.size();
   const int late = n - 1;
   const std::size_t count = stall.count;
@@ -238,6 +240,15 @@ TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   // waits for it to start the first before reusing the slot (named as the start barrier).
   stallOneRank(devices, {"AUTO", 1000, "LL data", "AUTO", Collective::SendRecv});
   stallOneRank(devices, {"AUTO", 1000, "start barrier", "AUTO", Collective::SendRecv, 2});
+}
+
+// Every pair through host memory: 4 MiB runs as the host ring, whose ranks wait for their neighbours' slots only, so
+// the rank after the late one names it and the message says a ring's named rank may itself be waiting.
+TEST(CommunicatorDeadline, StalledHostRingNamesTheLateRank) {
+  std::vector<int> devices;
+  PEERLINK_REQUIRE_COMMUNICATOR(devices);
+  stallOneRank(devices, {"AUTO", 1 << 20, "host ring", "AUTO", Collective::AllReduce, 1, "AUTO", "all"});
+  stallOneRank(devices, {"AUTO", 1 << 20, "host ring", "AUTO", Collective::Reduce, 2, "AUTO", "all"});
 }
 
 // The ring reduce to rank 0 (chain 1 -> 2 -> 3 -> 0 on four ranks) with rank 3 late: two chunks in all (16

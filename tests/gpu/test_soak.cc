@@ -89,10 +89,12 @@ class CycleClock {
   RoleClock::time_point start_;
 };
 
-// A small all-reduce on every rank of `comm` this process drives, checked against the host reference.
-std::string smallAllReduce(Communicator& comm, int cycle) {
+// An all-reduce on every rank of `comm` this process drives, checked against the host reference: small (the LL
+// lines) on even cycles, 4 MiB on odd ones (the ring kernels; the host ring's slots under
+// PEERLINK_COLL_HOST_STAGED=all), so both kinds of buffers are made and released again and again.
+std::string cycleAllReduce(Communicator& comm, int cycle) {
   CollCase c;
-  c.count = 1000;
+  c.count = cycle % 2 == 0 ? 1000 : std::size_t{1} << 20;
   c.seed = 1 + static_cast<std::uint64_t>(cycle);
   return runCase(comm, c);
 }
@@ -118,10 +120,10 @@ TEST(Soak, CommunicatorInOneProcess) {
     for (; clock.more(done); ++done) {
       {
         Communicator comm(devices, paramsWith(settings));
-        const std::string problem = smallAllReduce(comm, done);
+        const std::string problem = cycleAllReduce(comm, done);
         if (!problem.empty()) return fail("one process", "cycle " + std::to_string(done) + ": " + problem);
       }
-      if (done == 0) first = measureUsage(devices);
+      if (done <= 1) first = measureUsage(devices);  // after both sizes have run once
       clock.tick(done + 1);
     }
     return clock.finish(done, first, measureUsage(devices));
@@ -148,10 +150,10 @@ TEST(Soak, CommunicatorAcrossProcesses) {
       if (!id) break;
       {
         Communicator comm(*id, n, rank, deviceOfRank(rank, gpus), params);
-        const std::string problem = smallAllReduce(comm, done);
+        const std::string problem = cycleAllReduce(comm, done);
         if (!problem.empty()) return fail(role, "cycle " + std::to_string(done) + ": " + problem);
       }
-      if (done == 0) first = measureUsage({deviceOfRank(rank, gpus)});
+      if (done <= 1) first = measureUsage({deviceOfRank(rank, gpus)});
       clock.tick(done + 1);
     }
     return clock.finish(done, first, measureUsage({deviceOfRank(rank, gpus)}));
