@@ -162,12 +162,13 @@ void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set,
   const PlannedWays& ways = *state.planned;
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
-    kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root);
+    kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root,
+                                                  hostRingShape(call.collective, ways.hostRingShape));
     args.input = call.send;
     args.output = call.recv;
     args.ownArea = ways.ring[static_cast<std::size_t>(r)];
     args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
-    args.counts = countersOf(ways, r) + kHostRingWords;
+    args.calls = countersOf(ways, r) + kHostRingWords;
     args.failure = state.failure(r);
     args.abort = state.abortWord;
     args.timeoutNs = state.timeoutNs;
@@ -183,6 +184,7 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
   ways->chunkBytes = stagedChunkBytes(state.params);
   ways->oneKernel = state.params.getBool("PEERLINK_COLL_STAGED_KERNEL");
   ways->hostRingMaxBytes = static_cast<std::size_t>(state.params.getInt("PEERLINK_COLL_HOST_RING"));
+  ways->hostRingShape = hostRingShapeNamed(state.params.getString("PEERLINK_COLL_HOST_RING_SHAPE"));
   ways->ringOrder = chooseRing(ways->links);
   const auto n = static_cast<std::size_t>(state.nranks);
   ways->scratch.resize(n);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "coll/host_ring_call.hpp"
 #include "coll/launch_threads.hpp"
 #include "coll/plan_executor.hpp"
 #include "coll/plan_stages.hpp"
@@ -147,8 +148,10 @@ struct PlannedWays {
   /// By rank (every rank): its host ring area (kernels/host_ring.cuh) in host memory, after its LL area,
   /// device-addressable.
   std::vector<unsigned char*> ring;
-  std::vector<int> ringOrder;          ///< the host ring's order, as the staged plans' (chooseRing)
-  std::size_t hostRingMaxBytes = 0;    ///< calls up to this run as the host ring (PEERLINK_COLL_HOST_RING)
+  std::vector<int> ringOrder;        ///< the host ring's order, as the staged plans' (chooseRing)
+  std::size_t hostRingMaxBytes = 0;  ///< calls up to this run as the host ring (PEERLINK_COLL_HOST_RING)
+  std::optional<HostRingShape>
+      hostRingShape;                   ///< the ring's grid and slot where PEERLINK_COLL_HOST_RING_SHAPE sets one
   std::vector<DeviceBuffer> counters;  ///< by rank (local ranks): its step barriers and send/recv chunks, on its GPU
   std::vector<std::unique_ptr<OwnedCopyLanes>> lanes;  ///< by rank (local ranks): its copy lanes (plan_executor.hpp)
   /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, its LL

@@ -1,6 +1,7 @@
 // The host ring's calls (host_ring_call.hpp).
 #include "coll/host_ring_call.hpp"
 
+#include <exception>
 #include <string>
 
 #include "coll/comm_launch_plan.hpp"
@@ -40,13 +41,42 @@ std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes) {
   }
 }
 
+std::optional<HostRingShape> hostRingShapeNamed(const std::string& name) {
+  if (name == "AUTO") return std::nullopt;
+  const std::size_t x = name.find('x');
+  const bool kib = !name.empty() && name.back() == 'K';
+  if (x == std::string::npos || x == 0 || !kib || x + 2 >= name.size()) {
+    throw Error(ErrorCode::InvalidInput, "host ring shape '" + name + "': AUTO, or blocks x slot size as 64x64K");
+  }
+  HostRingShape shape;
+  try {
+    shape.blocks = std::stoi(name.substr(0, x));
+    shape.slotBytes = static_cast<std::size_t>(std::stoul(name.substr(x + 1, name.size() - x - 2))) << 10;
+  } catch (const std::exception&) {
+    throw Error(ErrorCode::InvalidInput, "host ring shape '" + name + "': AUTO, or blocks x slot size as 64x64K");
+  }
+  if (shape.blocks < 1 || shape.blocks > kernels::kHostRingMaxBlocks || shape.slotBytes < 1024 ||
+      shape.slotBytes > kernels::kHostRingMaxSlotBytes) {
+    throw Error(ErrorCode::InvalidInput, "host ring shape '" + name + "': 1 to " +
+                                             std::to_string(kernels::kHostRingMaxBlocks) + " blocks, slots of 1K to " +
+                                             std::to_string(kernels::kHostRingMaxSlotBytes >> 10) + "K");
+  }
+  return shape;
+}
+
+HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen) {
+  if (chosen) return *chosen;
+  const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
+  return chain ? HostRingShape{64, std::size_t{64} << 10} : HostRingShape{32, std::size_t{32} << 10};
+}
+
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {
   return nranks > 1 && count > 0 && plannedLineBytes(collective, count, type) == 0 &&
          hostRingCallBytes(collective, count, type, nranks) <= hostRingLimitBytes(collective, maxBytes);
 }
 
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
-                                       const std::vector<int>& order, int rank, int root) {
+                                       const std::vector<int>& order, int rank, int root, const HostRingShape& shape) {
   const int n = static_cast<int>(order.size());
   if (n < 2 || n > kernels::kCollMaxRanks) {
     throw Error(ErrorCode::Internal, "a host ring of " + std::to_string(n) + " ranks");
@@ -56,6 +86,8 @@ kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count,
   args.recordedCollective = static_cast<int>(collective);
   args.nranks = n;
   args.alignElements = alignElementsOf(type);
+  args.blocks = shape.blocks;
+  args.slotBytes = shape.slotBytes;
   args.position = -1;
   args.rootPosition = -1;
   for (int p = 0; p < n; ++p) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/host_ring.cuh"
@@ -29,12 +31,29 @@ std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes);
 /// (plannedLineBytes) and within hostRingLimitBytes.
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes);
 
+/// A host ring call's grid and slot size (the kernel's blocks: kHostRingSlots slots of `slotBytes` each).
+struct HostRingShape {
+  int blocks = 0;
+  std::size_t slotBytes = 0;
+};
+
+/// The shape PEERLINK_COLL_HOST_RING_SHAPE names ("64x64K": blocks x slot), or nullopt for AUTO; throws
+/// Error(InvalidInput) for anything else.
+std::optional<HostRingShape> hostRingShapeNamed(const std::string& name);
+
+/// The shape of a host ring call of `collective`: `chosen` where given, else the one measured fastest for it (2x H200,
+/// bench/results/2026-11-30-h200x2-host-ring-shapes/): a chain (broadcast, reduce) moves a one-way stream, which
+/// more blocks and larger slots carry closer to the link's speed; a ring's rounds load both ways of the link at
+/// once, where the smaller shape was as fast.
+HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen);
+
 /// Rank `rank`'s ring arguments for such a call, around the ring `order` (chooseRing: order[p] is the rank at
 /// position p): its position and neighbours, the position of `root` (broadcast, reduce), and chunk c's offsets and
 /// count -- chunk c is what the rank at position c owns at the end: a shard of the all-reduce (partitionRange,
 /// 16-byte aligned), rank order[c]'s block of the reduce-scatter's input or the all-gather's output; a broadcast's
 /// or reduce's one chunk is the whole buffer. Pointers, the failure record and the deadline are the caller's.
+/// The shape's grid and slot are `shape`'s.
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
-                                       const std::vector<int>& order, int rank, int root);
+                                       const std::vector<int>& order, int rank, int root, const HostRingShape& shape);
 
 }  // namespace peerlink::coll

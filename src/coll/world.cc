@@ -35,6 +35,7 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_HOST_STAGED",
     "PEERLINK_COLL_STAGED_CHUNK",
     "PEERLINK_COLL_HOST_RING",
+    "PEERLINK_COLL_HOST_RING_SHAPE",
     // The staging windows' size: where every rank's chunks lie in every window.
     "PEERLINK_COLL_STAGING_WINDOW",
     "PEERLINK_P2P_DISABLE",

@@ -409,6 +409,16 @@ const std::vector<ParamSpec>& paramRegistry() {
        1,
        true,
        true},
+      {"PEERLINK_COLL_HOST_RING_SHAPE",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "16x32K", "16x64K", "32x16K", "32x32K", "32x64K", "64x16K", "64x32K", "64x64K"},
+       0,
+       0,
+       "The host ring's grid and slot (blocks x bytes of each of a block's 4 slots) for every call it takes; AUTO: "
+       "64x64K for a broadcast or reduce (a chain, one way along each GPU's link to the host), 32x32K for the ring's "
+       "rounds (both ways at once). For tuning on another machine; every rank must give the same value.",
+       ParamAudience::Tuning},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
        "",

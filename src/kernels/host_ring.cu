@@ -19,19 +19,18 @@ using namespace colldev;
 // A ring area's word `which` (0 ready, 1 free) of block `block`.
 __device__ __forceinline__ unsigned long long* ringWord(unsigned char* area, int which, int block) {
   return reinterpret_cast<unsigned long long*>(area) +
-         (static_cast<std::size_t>(which) * kHostRingBlocks + static_cast<std::size_t>(block)) * kHostRingWordStride;
+         (static_cast<std::size_t>(which) * kHostRingMaxBlocks + static_cast<std::size_t>(block)) * kHostRingWordStride;
 }
 
-// Block `block`'s slot `slot` of a ring area.
-__device__ __forceinline__ unsigned char* ringSlot(unsigned char* area, int block, unsigned long long slot) {
-  return area + kHostRingWordsBytes +
-         (static_cast<std::size_t>(block) * kHostRingSlots + static_cast<std::size_t>(slot % kHostRingSlots)) *
-             kHostRingSlotBytes;
+// Block `block`'s slot for the call's slot number `slot` (counted from 0 each call), of `slotBytes`.
+__device__ __forceinline__ unsigned char* ringSlot(unsigned char* area, int block, unsigned long long slot,
+                                                   std::size_t slotBytes) {
+  return area + kHostRingWordsBytes + static_cast<std::size_t>(block) * kHostRingRegionBytes +
+         static_cast<std::size_t>(slot % kHostRingSlots) * slotBytes;
 }
 
-// 16-byte packs each thread keeps in flight: loads of host memory take microseconds, and 8 x 16 bytes x 256 threads
-// load a whole 32 KiB slot in one round trip.
-constexpr int kUnroll = 8;
+// 16-byte packs each thread keeps in flight: loads of host memory take microseconds (8 measured slower than 4).
+constexpr int kUnroll = 4;
 
 // One action's data, `count` elements: v = received (op input, where it reduces) or input; v into out and slot.
 // `received` is the previous rank's slot (host memory, loaded afresh: a slot is refilled from call to call).
@@ -114,17 +113,18 @@ __device__ void moveAction(const HostRingAction& action, const typename Elem<Typ
 }
 
 // Thread 0: waits until *word >= value and keeps the value it saw in *seen; on a timeout or abort records the stall
-// (waiting on `peer`) and returns false.
+// (waiting on `peer`, in the block's call `call`: the record's observed and expected are slots of the call).
 __device__ bool awaitRingWord(const HostRingArgs& args, const unsigned long long* word, unsigned long long value,
-                              int peer, unsigned long long* seen) {
+                              int peer, unsigned long long call, unsigned long long* seen) {
   unsigned long long observed = 0;
   if (waitAtLeast(word, value, args.timeoutNs, args.abort, &observed)) {
     *seen = observed;
     return true;
   }
-  recordPlanStall(args.failure, value, observed, value,
+  const unsigned long long base = hostRingWord(call, 0);
+  recordPlanStall(args.failure, call + 1, observed >= base ? observed - base : 0, value - base,
                   aborted(args.abort) ? PEERLINK_STATUS_REMOTE_ERROR : PEERLINK_STATUS_TIMEOUT, kStepHostRing, peer,
-                  args.recordedCollective);
+                  args.recordedCollective, static_cast<int>(blockIdx.x));
   return false;
 }
 
@@ -134,18 +134,17 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   awaitPreviousKernel();
   allowNextKernel();
   const int block = static_cast<int>(blockIdx.x);
-  __shared__ unsigned long long filled;   // slots of this block this rank has filled, over every call
-  __shared__ unsigned long long emptied;  // slots of this block of the previous rank this rank has emptied
+  __shared__ unsigned long long filled;   // slots of this call this rank has filled
+  __shared__ unsigned long long emptied;  // slots of this call of the previous rank this rank has emptied
   __shared__ int failed;
   // Thread 0: the previous rank's ready word and the next rank's free word as last read. A word read once often
   // covers the next few slots too, and each read of host memory takes a round trip over PCIe.
   unsigned long long readySeen = 0;
   unsigned long long freeSeen = 0;
-  const unsigned long long startFilled = args.counts[block];
-  const unsigned long long startEmptied = args.counts[kHostRingBlocks + block];
+  const unsigned long long call = args.calls[block];
   if (threadIdx.x == 0) {
-    filled = startFilled;
-    emptied = startEmptied;
+    filled = 0;
+    emptied = 0;
     failed = 0;
   }
   __syncthreads();
@@ -154,11 +153,12 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   const unsigned long long* prevReady = ringWord(args.prevArea, 0, block);
   unsigned long long* prevFree = ringWord(args.prevArea, 1, block);
 
-  const std::size_t sliceElements = kHostRingSlotBytes / sizeof(S);
+  const std::size_t slotBytes = args.slotBytes;
+  const std::size_t sliceElements = slotBytes / sizeof(S);
   coll::ElementRange parts[kCollMaxRanks];
   std::size_t slices = 0;
   for (int c = 0; c < args.nranks; ++c) {
-    parts[c] = coll::partitionRange(args.chunkCount[c], kHostRingBlocks, block, args.alignElements);
+    parts[c] = coll::partitionRange(args.chunkCount[c], args.blocks, block, args.alignElements);
     const std::size_t need = (parts[c].count + sliceElements - 1) / sliceElements;
     slices = need > slices ? need : slices;
   }
@@ -171,12 +171,13 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
       const HostRingAction action = hostRingAction(args.collective, args.nranks, args.position, args.rootPosition, a);
       if (threadIdx.x == 0) {
         bool ok = true;
-        if (action.receives && readySeen < emptied + 1) {
-          ok = awaitRingWord(args, prevReady, emptied + 1, args.prev, &readySeen);
+        if (action.receives) {
+          const unsigned long long need = hostRingReadyNeed(call, emptied);
+          if (readySeen < need) ok = awaitRingWord(args, prevReady, need, args.prev, call, &readySeen);
         }
-        if (ok && action.sends && filled + 1 > kHostRingSlots) {
-          const unsigned long long need = filled + 1 - kHostRingSlots;  // the slot's previous fill was emptied
-          if (freeSeen < need) ok = awaitRingWord(args, ownFree, need, args.next, &freeSeen);
+        if (ok && action.sends) {
+          const unsigned long long need = hostRingFreeNeed(call, filled);
+          if (freeSeen < need) ok = awaitRingWord(args, ownFree, need, args.next, call, &freeSeen);
         }
         if (!ok) failed = 1;
       }
@@ -188,26 +189,24 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
       const coll::ElementRange piece = coll::slotPartOf(parts[action.chunk], sliceElements, i);
       const S* input = static_cast<const S*>(args.input) + args.inBegin[action.chunk] + piece.begin;
       S* out = static_cast<S*>(args.output) + args.outBegin[action.chunk] + piece.begin;
-      moveAction<Type, Op>(action, reinterpret_cast<const S*>(ringSlot(args.prevArea, block, emptied)), input, out,
-                           reinterpret_cast<S*>(ringSlot(args.ownArea, block, filled)), piece.count, args.nranks);
+      moveAction<Type, Op>(action, reinterpret_cast<const S*>(ringSlot(args.prevArea, block, emptied, slotBytes)),
+                           input, out, reinterpret_cast<S*>(ringSlot(args.ownArea, block, filled, slotBytes)),
+                           piece.count, args.nranks);
       // The slot's stores reach host memory before the ready word says so (each thread's own, then the barrier).
       if (action.sends) __threadfence_system();
       __syncthreads();  // every load of the previous rank's slot has returned too: its values were used
       if (threadIdx.x == 0) {
-        if (action.sends) storeReleaseSys(reinterpret_cast<uint64_t*>(ownReady), ++filled);
-        if (action.receives) storeRelaxedSys(reinterpret_cast<uint64_t*>(prevFree), ++emptied);
+        if (action.sends) storeReleaseSys(reinterpret_cast<uint64_t*>(ownReady), hostRingWord(call, ++filled));
+        if (action.receives) storeRelaxedSys(reinterpret_cast<uint64_t*>(prevFree), hostRingWord(call, ++emptied));
       }
       // `filled` and `emptied` are read again only after the next action's barrier.
     }
   }
-  // Where the call ran to its end these are `filled` and `emptied`; where it stopped, the counts it would have
-  // reached: every rank's blocks move the same slots per call, so the ranks stay in step for the calls after it.
+  // Done with the call, run through or stopped (every load of the previous rank's slots has returned: the last
+  // barrier): its slots are free for the previous rank's next call.
   if (threadIdx.x == 0) {
-    const HostRingSlots perSlice =
-        hostRingSlotsPerSlice(args.collective, args.nranks, args.position, args.rootPosition);
-    const auto count = static_cast<unsigned long long>(slices);
-    args.counts[block] = startFilled + count * static_cast<unsigned long long>(perSlice.sends);
-    args.counts[kHostRingBlocks + block] = startEmptied + count * static_cast<unsigned long long>(perSlice.receives);
+    storeRelaxedSys(reinterpret_cast<uint64_t*>(prevFree), hostRingWord(call + 1, 0));
+    args.calls[block] = call + 1;
   }
 }
 
@@ -218,7 +217,7 @@ void launchHostRing(const HostRingArgs& args, CollType type, CollOp op, cudaStre
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(hostRingKernel<kType, kOp>, kHostRingBlocks, kHostRingThreads, stream, args, launch);
+    detail::launchKernel(hostRingKernel<kType, kOp>, args.blocks, kHostRingThreads, stream, args, launch);
   });
 }
 

@@ -6,11 +6,20 @@
 // block, and both directions of each GPU's link to the host carry data at once -- where the staged plans' steps wait
 // for every rank between steps and each step uses one direction.
 //
-// Each block of each rank counts the slots it filled and emptied, over every call, in its GPU's memory; every rank
-// runs the same calls with the same grid, so the counts agree between a rank and its neighbours without any
-// sequence number, and graph replays advance them as launches do. A wait gives up at its deadline or the abort word
-// and records the stall (step kStepHostRing); a block that stopped still advances its counts by the call's slots, so
-// the ranks stay in step for the calls after it, as the other kernels' counters do.
+// Each block of each rank counts the calls it has run, in its GPU's memory; every rank runs the same calls, so a
+// block's count is the same on every rank without any sequence number, and graph replays advance it as launches
+// do. The words carry the call in their upper half: a block of call c stores ready = hostRingWord(c, k) once it has
+// filled k slots of the call, and free = hostRingWord(c, k) once it has emptied k of the previous rank's; at the
+// end of the call, run through or not, it stores free = hostRingWord(c + 1, 0): done with the call. Slots count
+// from the first of the block's region each call, so the first fills of call c wait for the next rank to be done
+// with call c - 1 (hostRingFreeNeed), and a receiver never takes a slot of another call for one of its own
+// (hostRingReadyNeed: the sender cannot be past call c before this rank is done with it). A wait gives up at its
+// deadline or the abort word and records the stall (step kStepHostRing); the block's call still ends as above, so a
+// rank that stopped frees the slots of the call for its previous rank's next call, and the ranks stay in step for
+// the calls after it, as the other kernels' counters do; a slot the stopped rank never filled is never read.
+//
+// A call's grid and slot size are its own (hostRingShape): a block's region of a ring area is the same whatever
+// the shape, so calls of different shapes never overlap, and blocks a smaller grid leaves out keep their count.
 //
 // The schedule. The data is cut into n chunks (chunk c: what the rank at ring position c ends up owning), each
 // chunk into the grid's block parts, each block part into slices of a slot. For every slice a block runs the ring's
@@ -32,19 +41,37 @@
 
 namespace peerlink::kernels {
 
-constexpr int kHostRingBlocks = 32;    ///< the grid, the same on every rank (the counts are per block)
-constexpr int kHostRingThreads = 256;  ///< threads of a block
-constexpr int kHostRingSlots = 4;      ///< slots of a block in a ring area
-constexpr std::size_t kHostRingSlotBytes = std::size_t{32} << 10;  ///< a slice, a multiple of 16
+constexpr int kHostRingMaxBlocks = 64;  ///< the largest grid (the words and regions of a ring area)
+constexpr int kHostRingThreads = 256;   ///< threads of a block
+constexpr int kHostRingSlots = 4;       ///< slots of a block in a ring area
+constexpr std::size_t kHostRingMaxSlotBytes = std::size_t{64} << 10;  ///< the largest slot (a slice of a block)
 /// A ring area's words: [block] ready at kHostRingWordStride-word spacing, then [block] free alike (each word on
 /// its own 128-byte line: each is stored by one GPU and polled by another).
 constexpr std::size_t kHostRingWordStride = 16;
-constexpr std::size_t kHostRingWordsBytes = 2 * kHostRingBlocks * kHostRingWordStride * sizeof(unsigned long long);
-/// A rank's ring area in host memory: the words, then [block][slot] slots.
-constexpr std::size_t kHostRingAreaBytes =
-    kHostRingWordsBytes + std::size_t{kHostRingBlocks} * kHostRingSlots * kHostRingSlotBytes;
-/// Words of a rank's GPU memory the kernel counts in: [block] slots filled, then [block] slots emptied.
-constexpr std::size_t kHostRingCountWords = 2 * kHostRingBlocks;
+constexpr std::size_t kHostRingWordsBytes = 2 * kHostRingMaxBlocks * kHostRingWordStride * sizeof(unsigned long long);
+/// A block's region of a ring area: its slots, whatever their size.
+constexpr std::size_t kHostRingRegionBytes = kHostRingSlots * kHostRingMaxSlotBytes;
+/// A rank's ring area in host memory: the words, then [block] regions.
+constexpr std::size_t kHostRingAreaBytes = kHostRingWordsBytes + std::size_t{kHostRingMaxBlocks} * kHostRingRegionBytes;
+/// Words of a rank's GPU memory the kernel counts in: [block] the calls it has run.
+constexpr std::size_t kHostRingCountWords = kHostRingMaxBlocks;
+
+/// A ready or free word's value: `slots` slots of the block's call `call` (see the header).
+PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingWord(unsigned long long call, unsigned long long slots) {
+  return (call << 32) + slots;
+}
+/// What the previous rank's ready word must reach before a block of call `call` that has emptied `emptied` slots
+/// of the call takes the next.
+PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingReadyNeed(unsigned long long call,
+                                                                    unsigned long long emptied) {
+  return hostRingWord(call, emptied + 1);
+}
+/// What the next rank's free word must reach before a block of call `call` that has filled `filled` slots of the
+/// call fills the next: the slot's fill of kHostRingSlots before emptied, or, for the call's first kHostRingSlots
+/// fills, the next rank done with the call before.
+PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingFreeNeed(unsigned long long call, unsigned long long filled) {
+  return hostRingWord(call, filled + 1 > kHostRingSlots ? filled + 1 - kHostRingSlots : 0);
+}
 
 enum HostRingCollective : int {
   kHostRingAllReduce = 0,
@@ -105,23 +132,6 @@ PEERLINK_HOST_DEVICE constexpr HostRingAction hostRingAction(int collective, int
   return action;
 }
 
-/// The slots a rank fills and empties per slice: its actions' sends and receives, slice after slice alike, so a
-/// block's counts advance by these times its slices over a call.
-struct HostRingSlots {
-  int sends = 0;
-  int receives = 0;
-};
-PEERLINK_HOST_DEVICE constexpr HostRingSlots hostRingSlotsPerSlice(int collective, int nranks, int position,
-                                                                   int rootPosition) {
-  HostRingSlots slots;
-  for (int a = hostRingFirstAction(collective, nranks); a <= hostRingLastAction(collective, nranks); ++a) {
-    const HostRingAction action = hostRingAction(collective, nranks, position, rootPosition, a);
-    slots.sends += action.sends ? 1 : 0;
-    slots.receives += action.receives ? 1 : 0;
-  }
-  return slots;
-}
-
 struct HostRingArgs {
   const void* input = nullptr;  ///< the rank's send buffer
   void* output = nullptr;       ///< its recv buffer
@@ -130,13 +140,14 @@ struct HostRingArgs {
   unsigned long long inBegin[kCollMaxRanks] = {};
   unsigned long long outBegin[kCollMaxRanks] = {};
   unsigned long long chunkCount[kCollMaxRanks] = {};
-  unsigned char* ownArea = nullptr;      ///< this rank's ring area (host memory): it fills the slots
-  unsigned char* prevArea = nullptr;     ///< the previous rank's: this rank empties its slots
-  unsigned long long* counts = nullptr;  ///< this rank's kHostRingCountWords words of GPU memory, zeroed at creation
-  CollFailure* failure = nullptr;        ///< this rank's record (mapped host memory)
-  const unsigned int* abort = nullptr;   ///< the communicator's abort word (mapped host memory), or null
+  unsigned char* ownArea = nullptr;     ///< this rank's ring area (host memory): it fills the slots
+  unsigned char* prevArea = nullptr;    ///< the previous rank's: this rank empties its slots
+  unsigned long long* calls = nullptr;  ///< this rank's kHostRingCountWords words of GPU memory, zeroed at creation
+  CollFailure* failure = nullptr;       ///< this rank's record (mapped host memory)
+  const unsigned int* abort = nullptr;  ///< the communicator's abort word (mapped host memory), or null
   unsigned long long timeoutNs = 0;
   unsigned long long alignElements = 1;  ///< block parts start at multiples of this (16 bytes)
+  unsigned long long slotBytes = 0;      ///< the call's slot (hostRingShape), a multiple of 16
   int collective = 0;                    ///< a HostRingCollective
   int recordedCollective = 0;            ///< peerlink::Collective, for the failure record
   int nranks = 0;
@@ -144,10 +155,10 @@ struct HostRingArgs {
   int rootPosition = 0;  ///< the root's place (broadcast, reduce)
   int prev = 0;          ///< the previous and next rank (for the failure record)
   int next = 0;
-  int unused = 0;  // the argument struct has no padding
+  int blocks = 0;  ///< the call's grid (hostRingShape)
 };
 
-/// Launches the ring for one rank on `stream` (its GPU current), kHostRingBlocks blocks.
+/// Launches the ring for one rank on `stream` (its GPU current), args.blocks blocks.
 void launchHostRing(const HostRingArgs& args, CollType type, CollOp op, cudaStream_t stream,
                     const KernelLaunch& launch);
 

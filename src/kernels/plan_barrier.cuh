@@ -37,11 +37,12 @@ struct PlanBarrierArgs {
 };
 
 #if defined(__CUDACC__)
-/// Writes a staged plan's stall into the rank's record (plan_barrier.cu and plan_p2p.cu): the launch id last, and
-/// the time of the stall as that id, above every earlier record of the rank's whichever kernel wrote it.
+/// Writes a staged plan's stall into the rank's record (plan_barrier.cu, plan_p2p.cu and host_ring.cu), of block
+/// `block`: the launch id last, and the time of the stall as that id, above every earlier record of the rank's
+/// whichever kernel wrote it.
 __device__ __forceinline__ void recordPlanStall(CollFailure* failure, unsigned long long seq,
                                                 unsigned long long observed, unsigned long long expected, int status,
-                                                int step, int peer, int collective) {
+                                                int step, int peer, int collective, int block = 0) {
   volatile CollFailure* f = failure;
   f->seq = seq;
   f->observed = observed;
@@ -50,7 +51,7 @@ __device__ __forceinline__ void recordPlanStall(CollFailure* failure, unsigned l
   f->status = status;
   f->step = step;
   f->peer = peer;
-  f->block = 0;
+  f->block = block;
   f->collective = collective;
   __threadfence_system();
   f->launch = static_cast<unsigned long long>(globalTimerNs());

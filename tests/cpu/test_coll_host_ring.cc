@@ -1,15 +1,19 @@
-// The host ring's schedule (kernels/host_ring.cuh) and its calls (coll/host_ring_call.hpp): every rank's blocks run
-// on the host here exactly as the kernel's loops run them -- slice by slice, action by action, each block's slots a
-// queue of kHostRingSlots between a rank and the next -- interleaved as a round-robin sweep gives, for
-// 2-8 ranks, rings in and out of rank order, every collective the ring serves (broadcast and reduce from every
-// root), counts from 1 element to several slices a block, in place and out of place, against the closed form. A
-// schedule that would stall (a block waiting on a slot that never comes, or on a full queue that never drains) fails
-// the sweep.
+// The host ring's schedule and protocol (kernels/host_ring.cuh) and its calls (coll/host_ring_call.hpp): every
+// rank's blocks run on the host here exactly as the kernel's loops run them -- slice by slice, action by action,
+// waiting on the ready and free words through the header's functions, each slot stamped with the call and fill that
+// stored it -- interleaved as a round-robin sweep gives, for 2-8 ranks, rings in and out of rank order, every
+// collective the ring serves (broadcast and reduce from every root), counts from 1 element to several slices a block,
+// in place and out of place, against the closed form; calls of different shapes one after another on the same areas;
+// and a rank late past the deadline, after which the next calls must run through. A schedule that would stall fails
+// the sweep; a block that takes a slot of another call or fill, or overwrites a fill still needed, fails the test.
 #include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <numeric>
+#include <optional>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,26 +22,50 @@
 #include "coll/host_ring_call.hpp"
 #include "coll/partition.hpp"
 #include "kernels/host_ring.cuh"
+#include "peerlink/error.hpp"
+#include "peerlink/params.hpp"
 
 namespace peerlink::coll {
 namespace {
 
 using kernels::HostRingAction;
 using kernels::HostRingArgs;
-using kernels::kHostRingBlocks;
+using kernels::kHostRingMaxBlocks;
 using kernels::kHostRingSlots;
 
 using Value = std::int64_t;  // sums of distinct values: exact
-constexpr std::size_t kSliceElements = kernels::kHostRingSlotBytes / sizeof(Value);
+// A small shape for the exhaustive cases: the schedule is the same at any shape, and small slots reach several
+// slices a block with small counts.
+const HostRingShape kSmallShape{4, 1024};
 
-// One block of one rank, as the kernel's loops run it.
+// A rank's ring area: per block its ready and free words and its slots, each slot stamped with the call and the fill
+// (1, 2, ... within the call) that last stored it, and whether the next rank has read that fill.
+struct Slot {
+  std::vector<Value> data;
+  unsigned long long call = ~0ull;
+  unsigned long long fill = 0;
+  bool read = true;
+};
+
+struct Area {
+  std::vector<unsigned long long> ready;  // [block]
+  std::vector<unsigned long long> free;   // [block]
+  std::vector<std::vector<Slot>> slots;   // [block][kHostRingSlots]
+};
+
+// One block of one rank in its current call, as the kernel's loops run it.
 struct BlockRun {
+  unsigned long long call = 0;
   std::size_t slices = 0;
   std::size_t slice = 0;
   int action = 0;
-  std::size_t filled = 0;  // slots it filled and emptied
-  std::size_t emptied = 0;
+  unsigned long long filled = 0;  // slots of the call it filled and emptied
+  unsigned long long emptied = 0;
+  unsigned long long readySeen = 0;
+  unsigned long long freeSeen = 0;
   std::vector<ElementRange> parts;
+  bool running = false;
+  bool stopped = false;
 };
 
 struct RankRun {
@@ -45,150 +73,322 @@ struct RankRun {
   std::vector<Value>* input = nullptr;
   std::vector<Value>* output = nullptr;
   std::vector<BlockRun> blocks;
-  std::vector<std::deque<std::vector<Value>>> slots;  // [block]: what this rank filled and the next has not emptied
 };
 
-// Runs the ring; inputs[r] and outputs[r] are rank r's buffers (the same vector in place). Returns "" or what
-// went wrong.
-std::string runRing(Collective collective, std::size_t count, int root, const std::vector<int>& order,
-                    std::vector<std::vector<Value>>& inputs, std::vector<std::vector<Value>>& outputs, bool inPlace) {
-  const int n = static_cast<int>(order.size());
-  std::vector<RankRun> ranks(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    RankRun& run = ranks[static_cast<std::size_t>(r)];
-    run.args = hostRingCallArgs(collective, count, DataType::I64, order, r, root);
-    run.input = &inputs[static_cast<std::size_t>(r)];
-    run.output = inPlace ? run.input : &outputs[static_cast<std::size_t>(r)];
-    run.slots.resize(kHostRingBlocks);
-    for (int b = 0; b < kHostRingBlocks; ++b) {
-      BlockRun block;
-      for (int c = 0; c < n; ++c) {
-        block.parts.push_back(partitionRange(run.args.chunkCount[c], kHostRingBlocks, b, run.args.alignElements));
-        block.slices = std::max(block.slices, (block.parts.back().count + kSliceElements - 1) / kSliceElements);
-      }
-      block.action = kernels::hostRingFirstAction(run.args.collective, n);
-      run.blocks.push_back(block);
+// A call a rank starts once its current call has ended on every block (its stream's order).
+struct QueuedCall {
+  HostRingArgs args;
+  std::vector<Value>* input = nullptr;
+  std::vector<Value>* output = nullptr;
+};
+
+// Every rank's ring area and call counts, over a sequence of calls, and the call each rank runs now. step() runs a
+// block as far as its waits let it, exactly as the kernel: the words through hostRingReadyNeed and hostRingFreeNeed,
+// the slot of a call's k-th fill at (k - 1) mod kHostRingSlots. It fails a test where a block would take a slot of
+// another call or fill, or overwrite a fill the next rank still needs.
+class RingWorld {
+ public:
+  explicit RingWorld(int n)
+      : areas_(static_cast<std::size_t>(n)),
+        calls_(static_cast<std::size_t>(n)),
+        runs_(static_cast<std::size_t>(n)),
+        queues_(static_cast<std::size_t>(n)) {
+    for (int r = 0; r < n; ++r) {
+      Area& area = areas_[static_cast<std::size_t>(r)];
+      area.ready.assign(kHostRingMaxBlocks, 0);
+      area.free.assign(kHostRingMaxBlocks, 0);
+      area.slots.assign(kHostRingMaxBlocks, std::vector<Slot>(kHostRingSlots));
+      calls_[static_cast<std::size_t>(r)].assign(kHostRingMaxBlocks, 0);
     }
   }
-  const int first = kernels::hostRingFirstAction(ranks[0].args.collective, n);
-  const int last = kernels::hostRingLastAction(ranks[0].args.collective, n);
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (int r = 0; r < n; ++r) {
-      RankRun& run = ranks[static_cast<std::size_t>(r)];
-      RankRun& prev = ranks[static_cast<std::size_t>(run.args.prev)];
-      for (int b = 0; b < kHostRingBlocks; ++b) {
-        BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
-        std::deque<std::vector<Value>>& own = run.slots[static_cast<std::size_t>(b)];
-        std::deque<std::vector<Value>>& from = prev.slots[static_cast<std::size_t>(b)];
-        while (block.slice < block.slices) {
-          const HostRingAction action =
-              kernels::hostRingAction(run.args.collective, n, run.args.position, run.args.rootPosition, block.action);
-          if ((action.receives && from.empty()) || (action.sends && own.size() >= kHostRingSlots)) break;
-          const ElementRange piece =
-              slotPartOf(block.parts[static_cast<std::size_t>(action.chunk)], kSliceElements, block.slice);
-          std::vector<Value> got;
-          if (action.receives) {
-            got = from.front();
-            from.pop_front();
-            if (got.size() != piece.count) {
-              return "rank " + std::to_string(r) + " block " + std::to_string(b) + " received " +
-                     std::to_string(got.size()) + " elements where its piece has " + std::to_string(piece.count);
-            }
-          }
-          std::vector<Value> value(piece.count);
-          for (std::size_t i = 0; i < piece.count; ++i) {
-            // The kernel reads the rank's input only where it sends it or reduces with it (a broadcast's other
-            // ranks have none).
-            const bool reads = !action.receives || action.reduces;
-            const Value mine = reads ? run.input->at(run.args.inBegin[action.chunk] + piece.begin + i) : 0;
-            value[i] = !action.receives ? mine : (action.reduces ? got[i] + mine : got[i]);
-          }
-          if (action.stores) {
-            for (std::size_t i = 0; i < piece.count; ++i) {
-              run.output->at(run.args.outBegin[action.chunk] + piece.begin + i) = value[i];
-            }
-          }
-          if (action.sends) own.push_back(value);
-          block.filled += action.sends ? 1 : 0;
-          block.emptied += action.receives ? 1 : 0;
+
+  int size() const { return static_cast<int>(areas_.size()); }
+
+  // Rank r starts a call (its blocks' counts as they are).
+  void start(int r, const HostRingArgs& args, std::vector<Value>* input, std::vector<Value>* output) {
+    RankRun& run = runs_[static_cast<std::size_t>(r)];
+    run.args = args;
+    run.input = input;
+    run.output = output;
+    run.blocks.assign(static_cast<std::size_t>(args.blocks), BlockRun{});
+    const std::size_t sliceElements = args.slotBytes / sizeof(Value);
+    for (int b = 0; b < args.blocks; ++b) {
+      BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
+      block.call = calls_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)];
+      for (int c = 0; c < args.nranks; ++c) {
+        block.parts.push_back(partitionRange(args.chunkCount[c], args.blocks, b, args.alignElements));
+        block.slices = std::max(block.slices, (block.parts.back().count + sliceElements - 1) / sliceElements);
+      }
+      block.action = kernels::hostRingFirstAction(args.collective, args.nranks);
+      block.running = true;
+    }
+  }
+
+  // Rank r runs this call after those queued before it (and the one it runs now).
+  void enqueue(int r, const HostRingArgs& args, std::vector<Value>* input, std::vector<Value>* output) {
+    queues_[static_cast<std::size_t>(r)].push_back({args, input, output});
+  }
+
+  // Runs every started block as far as it goes until none moves: round-robin, each block as far as its waits let
+  // it, or, with a seed, rounds in which each block in a shuffled order takes one action or, by chance, none (so
+  // some run ahead of their neighbours for a while). A rank whose blocks have all ended starts its next queued call,
+  // while its neighbours may still be in the one before.
+  void sweep(unsigned seed = 0) {
+    std::mt19937 random(seed);
+    for (bool progress = true, everyBlock = seed == 0; progress || !everyBlock;) {
+      if (!progress) everyBlock = true;  // a round of chance moved nothing: try every block before giving up
+      progress = false;
+      std::vector<std::pair<int, int>> blocks;
+      for (int r = 0; r < size(); ++r) {
+        std::deque<QueuedCall>& queue = queues_[static_cast<std::size_t>(r)];
+        if (!running(r) && !queue.empty()) {
+          start(r, queue.front().args, queue.front().input, queue.front().output);
+          queue.pop_front();
           progress = true;
-          if (++block.action > last) {
-            block.action = first;
-            ++block.slice;
-          }
+        }
+        for (std::size_t b = 0; b < runs_[static_cast<std::size_t>(r)].blocks.size(); ++b) {
+          blocks.emplace_back(r, static_cast<int>(b));
+        }
+      }
+      if (seed != 0) std::shuffle(blocks.begin(), blocks.end(), random);
+      for (const auto& [r, b] : blocks) {
+        if (seed == 0) {
+          while (step(r, b)) progress = true;
+        } else if (everyBlock || random() % 3 == 0) {
+          progress = step(r, b) || progress;
+        }
+      }
+      if (seed != 0 && progress) everyBlock = false;
+    }
+  }
+
+  // Rank r's blocks still running give up at their deadline, as the kernel's: each ends its call.
+  void stopWaiting(int r) {
+    RankRun& run = runs_[static_cast<std::size_t>(r)];
+    for (std::size_t b = 0; b < run.blocks.size(); ++b) {
+      if (!run.blocks[b].running) continue;
+      run.blocks[b].stopped = true;
+      end(r, static_cast<int>(b));
+    }
+  }
+
+  bool running(int r) const {
+    const auto& blocks = runs_[static_cast<std::size_t>(r)].blocks;
+    return std::any_of(blocks.begin(), blocks.end(), [](const BlockRun& block) { return block.running; });
+  }
+
+  // "" when every block of every rank that started has ended its call and no call waits in a queue, naming a block
+  // still running or a rank's queue otherwise.
+  std::string stillRunning() const {
+    for (int r = 0; r < size(); ++r) {
+      if (!queues_[static_cast<std::size_t>(r)].empty()) {
+        return "stalled: rank " + std::to_string(r) + " has " +
+               std::to_string(queues_[static_cast<std::size_t>(r)].size()) + " calls queued";
+      }
+      const RankRun& run = runs_[static_cast<std::size_t>(r)];
+      for (std::size_t b = 0; b < run.blocks.size(); ++b) {
+        if (run.blocks[b].running) {
+          return "stalled: rank " + std::to_string(r) + " block " + std::to_string(b) + " at slice " +
+                 std::to_string(run.blocks[b].slice);
         }
       }
     }
+    return "";
   }
-  for (int r = 0; r < n; ++r) {
-    const RankRun& run = ranks[static_cast<std::size_t>(r)];
-    for (int b = 0; b < kHostRingBlocks; ++b) {
-      if (run.blocks[static_cast<std::size_t>(b)].slice < run.blocks[static_cast<std::size_t>(b)].slices) {
-        return "stalled: rank " + std::to_string(r) + " block " + std::to_string(b) + " at slice " +
-               std::to_string(run.blocks[static_cast<std::size_t>(b)].slice);
-      }
-      if (!run.slots[static_cast<std::size_t>(b)].empty()) {
-        return "rank " + std::to_string(r) + " block " + std::to_string(b) + " left slots unread";
-      }
-      // The kernel advances its counts by these at its end, whether or not the call ran through: they must be what
-      // the blocks moved, or the next call would read slots before they are filled.
-      const BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
-      const kernels::HostRingSlots perSlice =
-          kernels::hostRingSlotsPerSlice(run.args.collective, n, run.args.position, run.args.rootPosition);
-      if (block.filled != block.slices * static_cast<std::size_t>(perSlice.sends) ||
-          block.emptied != block.slices * static_cast<std::size_t>(perSlice.receives)) {
-        return "rank " + std::to_string(r) + " block " + std::to_string(b) + " filled " + std::to_string(block.filled) +
-               " and emptied " + std::to_string(block.emptied) + " slots where hostRingSlotsPerSlice counts " +
-               std::to_string(perSlice.sends) + " and " + std::to_string(perSlice.receives) + " a slice";
+
+  bool anyStopped(int r) const {
+    const auto& blocks = runs_[static_cast<std::size_t>(r)].blocks;
+    return std::any_of(blocks.begin(), blocks.end(), [](const BlockRun& block) { return block.stopped; });
+  }
+
+ private:
+  // The end of a block's call, run through or stopped: done with the previous rank's slots, its count one on.
+  void end(int r, int b) {
+    RankRun& run = runs_[static_cast<std::size_t>(r)];
+    BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
+    areas_[static_cast<std::size_t>(run.args.prev)].free[static_cast<std::size_t>(b)] =
+        kernels::hostRingWord(block.call + 1, 0);
+    calls_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)] = block.call + 1;
+    block.running = false;
+  }
+
+  // One action of block b of rank r, if its waits let it; false where it waits or has ended.
+  bool step(int r, int b) {
+    RankRun& run = runs_[static_cast<std::size_t>(r)];
+    BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
+    if (!block.running) return false;
+    const int n = run.args.nranks;
+    const auto bi = static_cast<std::size_t>(b);
+    if (block.slice >= block.slices) {
+      end(r, b);
+      return true;
+    }
+    const HostRingAction action =
+        kernels::hostRingAction(run.args.collective, n, run.args.position, run.args.rootPosition, block.action);
+    Area& own = areas_[static_cast<std::size_t>(r)];
+    Area& prev = areas_[static_cast<std::size_t>(run.args.prev)];
+    if (action.receives) {
+      const unsigned long long need = kernels::hostRingReadyNeed(block.call, block.emptied);
+      if (block.readySeen < need) {
+        if (prev.ready[bi] < need) return false;
+        block.readySeen = prev.ready[bi];
       }
     }
+    if (action.sends) {
+      const unsigned long long need = kernels::hostRingFreeNeed(block.call, block.filled);
+      if (block.freeSeen < need) {
+        if (own.free[bi] < need) return false;
+        block.freeSeen = own.free[bi];
+      }
+    }
+    const std::size_t sliceElements = run.args.slotBytes / sizeof(Value);
+    const ElementRange piece =
+        slotPartOf(block.parts[static_cast<std::size_t>(action.chunk)], sliceElements, block.slice);
+    std::vector<Value> got;
+    if (action.receives) {
+      Slot& slot = prev.slots[bi][block.emptied % kHostRingSlots];
+      EXPECT_TRUE(slot.call == block.call && slot.fill == block.emptied + 1)
+          << "rank " << r << " block " << b << " of call " << block.call << " took fill " << block.emptied + 1
+          << " from a slot holding call " << slot.call << "'s fill " << slot.fill;
+      got = slot.data;
+      slot.read = true;
+      EXPECT_EQ(got.size(), piece.count) << "rank " << r << " block " << b;
+      got.resize(piece.count);
+    }
+    std::vector<Value> value(piece.count);
+    for (std::size_t i = 0; i < piece.count; ++i) {
+      // The kernel reads the rank's input only where it sends it or reduces with it (a broadcast's other ranks
+      // have none).
+      const bool reads = !action.receives || action.reduces;
+      const Value mine = reads ? run.input->at(run.args.inBegin[action.chunk] + piece.begin + i) : 0;
+      value[i] = !action.receives ? mine : (action.reduces ? got[i] + mine : got[i]);
+    }
+    if (action.stores) {
+      for (std::size_t i = 0; i < piece.count; ++i) {
+        run.output->at(run.args.outBegin[action.chunk] + piece.begin + i) = value[i];
+      }
+    }
+    if (action.sends) {
+      Slot& slot = own.slots[bi][block.filled % kHostRingSlots];
+      // A fill not read yet may be overwritten only once the next rank has ended the call it belongs to.
+      const unsigned long long nextCall = calls_[static_cast<std::size_t>(run.args.next)][bi];
+      EXPECT_TRUE(slot.read || slot.call < nextCall)
+          << "rank " << r << " block " << b << " overwrote call " << slot.call << "'s fill " << slot.fill
+          << " before rank " << run.args.next << " read it";
+      slot = Slot{value, block.call, block.filled + 1, false};
+      own.ready[bi] = kernels::hostRingWord(block.call, ++block.filled);
+    }
+    if (action.receives) prev.free[bi] = kernels::hostRingWord(block.call, ++block.emptied);
+    if (++block.action > kernels::hostRingLastAction(run.args.collective, n)) {
+      block.action = kernels::hostRingFirstAction(run.args.collective, n);
+      ++block.slice;
+    }
+    return true;
   }
-  return "";
-}
+
+  std::vector<Area> areas_;                             // [rank]
+  std::vector<std::vector<unsigned long long>> calls_;  // [rank][block]: the calls the block has ended
+  std::vector<RankRun> runs_;                           // [rank]: its current call
+  std::vector<std::deque<QueuedCall>> queues_;          // [rank]: the calls it runs next
+};
 
 Value sendValue(int rank, std::size_t i) {
   return static_cast<Value>(rank + 1) * 1000003 + static_cast<Value>(i);
 }
 
-// Runs one case against the closed form (a broadcast's and a reduce's root `root`).
-void checkCase(Collective collective, std::size_t count, const std::vector<int>& order, bool inPlace, int root = 0) {
-  const int n = static_cast<int>(order.size());
-  SCOPED_TRACE(std::string(collectiveName(collective)) + ", " + std::to_string(n) + " ranks, count " +
-               std::to_string(count) + ", root " + std::to_string(root) + (inPlace ? ", in place" : ""));
+// One call of every rank: its buffers (inputs[r], outputs[r]; in place the input) and how it was made.
+struct CallCase {
+  Collective collective = Collective::AllReduce;
+  std::size_t count = 0;
+  int root = 0;
+  bool inPlace = false;
+  HostRingShape shape;
+  std::vector<std::vector<Value>> inputs;
+  std::vector<std::vector<Value>> outputs;
+
+  std::string name() const {
+    return std::string(collectiveName(collective)) + ", count " + std::to_string(count) + ", root " +
+           std::to_string(root) + (inPlace ? ", in place" : "") + ", " + std::to_string(shape.blocks) + " blocks of " +
+           std::to_string(shape.slotBytes) + "-byte slots";
+  }
+};
+
+// A call of n ranks, rank r's input sendValue(r, i) (a broadcast's other ranks have none out of place).
+CallCase makeCall(Collective collective, std::size_t count, int n, int root, bool inPlace, const HostRingShape& shape) {
+  CallCase call{collective, count, root, inPlace, shape, {}, {}};
   const std::size_t inCount = collective == Collective::ReduceScatter ? count * static_cast<std::size_t>(n) : count;
   const std::size_t outCount = collective == Collective::AllGather ? count * static_cast<std::size_t>(n) : count;
-  std::vector<std::vector<Value>> inputs(static_cast<std::size_t>(n));
-  std::vector<std::vector<Value>> outputs(static_cast<std::size_t>(n), std::vector<Value>(outCount, -1));
+  call.inputs.resize(static_cast<std::size_t>(n));
+  call.outputs.assign(static_cast<std::size_t>(n), std::vector<Value>(outCount, -1));
   for (int r = 0; r < n; ++r) {
     // A broadcast's other ranks pass no input: the run reading one would fail (vector::at), out of place.
     if (collective == Collective::Broadcast && r != root && !inPlace) continue;
-    inputs[static_cast<std::size_t>(r)].resize(inCount);
-    for (std::size_t i = 0; i < inCount; ++i) inputs[static_cast<std::size_t>(r)][i] = sendValue(r, i);
+    call.inputs[static_cast<std::size_t>(r)].resize(inCount);
+    for (std::size_t i = 0; i < inCount; ++i) call.inputs[static_cast<std::size_t>(r)][i] = sendValue(r, i);
   }
-  // In place the ring's buffers are one (the all-reduce's, broadcast's, reduce's; the others' in-place forms are
-  // offsets into the output, which hostRingCallArgs does not see).
-  ASSERT_EQ(runRing(collective, count, root, order, inputs, outputs, inPlace), "");
+  return call;
+}
+
+// Queues the call on every rank of `world` around the ring `order`. In place the ring's buffers are one (the
+// all-reduce's, broadcast's, reduce's; the others' in-place forms are offsets into the output, which
+// hostRingCallArgs does not see).
+void enqueueCall(RingWorld& world, CallCase& call, const std::vector<int>& order) {
+  for (int r = 0; r < world.size(); ++r) {
+    world.enqueue(
+        r, hostRingCallArgs(call.collective, call.count, DataType::I64, order, r, call.root, call.shape),
+        &call.inputs[static_cast<std::size_t>(r)],
+        call.inPlace ? &call.inputs[static_cast<std::size_t>(r)] : &call.outputs[static_cast<std::size_t>(r)]);
+  }
+}
+
+// The call's outputs against the closed form.
+void expectClosedForm(const CallCase& call) {
+  SCOPED_TRACE(call.name());
+  const int n = static_cast<int>(call.inputs.size());
   for (int r = 0; r < n; ++r) {
-    if (collective == Collective::Reduce && r != root) continue;  // only the root's output is defined
+    if (call.collective == Collective::Reduce && r != call.root) continue;  // only the root's output is defined
     const std::vector<Value>& got =
-        inPlace ? inputs[static_cast<std::size_t>(r)] : outputs[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < outCount; ++i) {
+        call.inPlace ? call.inputs[static_cast<std::size_t>(r)] : call.outputs[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < got.size(); ++i) {
       Value want = 0;
-      switch (collective) {
+      switch (call.collective) {
         case Collective::AllReduce:
         case Collective::Reduce:
           for (int q = 0; q < n; ++q) want += sendValue(q, i);
           break;
         case Collective::ReduceScatter:
-          for (int q = 0; q < n; ++q) want += sendValue(q, static_cast<std::size_t>(r) * count + i);
+          for (int q = 0; q < n; ++q) want += sendValue(q, static_cast<std::size_t>(r) * call.count + i);
           break;
-        case Collective::Broadcast: want = sendValue(root, i); break;
-        default: want = sendValue(static_cast<int>(i / count), i % count); break;
+        case Collective::Broadcast: want = sendValue(call.root, i); break;
+        default: want = sendValue(static_cast<int>(i / call.count), i % call.count); break;
       }
       ASSERT_EQ(got[i], want) << "rank " << r << " element " << i;
     }
   }
+}
+
+// Runs one call on `world` (every rank at once) and checks it against the closed form.
+void checkCall(RingWorld& world, Collective collective, std::size_t count, const std::vector<int>& order, bool inPlace,
+               int root, const HostRingShape& shape) {
+  CallCase call = makeCall(collective, count, static_cast<int>(order.size()), root, inPlace, shape);
+  SCOPED_TRACE(std::to_string(order.size()) + " ranks");
+  enqueueCall(world, call, order);
+  world.sweep();
+  ASSERT_EQ(world.stillRunning(), "") << call.name();
+  expectClosedForm(call);
+}
+
+// One call on a fresh world.
+void checkCase(Collective collective, std::size_t count, const std::vector<int>& order, bool inPlace, int root = 0,
+               const HostRingShape& shape = kSmallShape) {
+  RingWorld world(static_cast<int>(order.size()));
+  checkCall(world, collective, count, order, inPlace, root, shape);
+}
+
+// Elements of a call whose block parts span three slices and a bit of the shape's (of each rank's part, for the
+// all-gather and reduce-scatter).
+std::size_t severalSlices(const HostRingShape& shape) {
+  return 3 * static_cast<std::size_t>(shape.blocks) * (shape.slotBytes / sizeof(Value)) + 5;
 }
 
 std::vector<int> scrambled(int n) {
@@ -200,16 +400,13 @@ std::vector<int> scrambled(int n) {
 }
 
 TEST(HostRing, EveryCollectiveMatchesTheClosedForm) {
-  // A block's part spans several slices from count * (n or 1) > kHostRingBlocks * kSliceElements.
-  const std::size_t severalSlices = 3 * kHostRingBlocks * kSliceElements + 5;
+  const std::size_t several = severalSlices(kSmallShape);
   for (int n = 2; n <= 8; ++n) {
     std::vector<int> inOrder(static_cast<std::size_t>(n));
     std::iota(inOrder.begin(), inOrder.end(), 0);
     for (const std::vector<int>& order : {inOrder, scrambled(n)}) {
       for (Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
-        for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, severalSlices / 3,
-                                  n <= 4 ? severalSlices : std::size_t{0}}) {
-          if (count == 0) continue;
+        for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, several / 3, several}) {
           checkCase(collective, count, order, false);
           if (collective == Collective::AllReduce) checkCase(collective, count, order, true);
         }
@@ -217,10 +414,99 @@ TEST(HostRing, EveryCollectiveMatchesTheClosedForm) {
       // The chains from and to every root, in place and not.
       for (Collective collective : {Collective::Broadcast, Collective::Reduce}) {
         for (int root = 0; root < n; ++root) {
-          for (std::size_t count : {std::size_t{1}, std::size_t{1001}, n <= 3 ? severalSlices : std::size_t{0}}) {
-            if (count == 0) continue;
+          for (std::size_t count : {std::size_t{1}, std::size_t{1001}, several}) {
             checkCase(collective, count, order, root % 2 == 1, root);
           }
+        }
+      }
+    }
+  }
+}
+
+TEST(HostRing, TheChosenShapesCarryEveryCollective) {
+  const std::vector<int> order = scrambled(3);
+  for (Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
+                                Collective::Broadcast, Collective::Reduce}) {
+    const HostRingShape shape = hostRingShape(collective, std::nullopt);
+    checkCase(collective, severalSlices(shape), order, false, 1, shape);
+  }
+}
+
+// One world, calls one after another of every collective, root and shape: a call's first fills wait for the next
+// rank to be done with the call before, whatever its shape, and the blocks a smaller grid leaves out keep their
+// counts in step.
+TEST(HostRing, CallsOfEveryShapeFollowEachOtherOnTheSameAreas) {
+  for (int n : {2, 3, 5}) {
+    for (unsigned seed : {0u, 1u, 2u, 3u}) {
+      SCOPED_TRACE(std::to_string(n) + " ranks, seed " + std::to_string(seed));
+      RingWorld world(n);
+      const std::vector<int> order = scrambled(n);
+      std::deque<CallCase> calls;  // every call queued on every rank at once: a rank runs ahead into the next
+      int root = 0;
+      for (const HostRingShape& shape : {HostRingShape{4, 1024}, HostRingShape{7, 2048}, HostRingShape{2, 1024},
+                                         HostRingShape{kHostRingMaxBlocks, 1024}, HostRingShape{3, 4096}}) {
+        for (Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::AllGather,
+                                      Collective::Reduce, Collective::ReduceScatter}) {
+          for (std::size_t count : {std::size_t{33}, severalSlices(shape)}) {
+            calls.push_back(makeCall(collective, count, n, root, false, shape));
+            enqueueCall(world, calls.back(), order);
+            root = (root + 1) % n;
+          }
+        }
+      }
+      world.sweep(seed);
+      ASSERT_EQ(world.stillRunning(), "");
+      for (const CallCase& call : calls) expectClosedForm(call);
+    }
+  }
+}
+
+// A rank late past the deadline: the others' blocks give up waiting for it and end the call, then it comes and its
+// own blocks give up too. No block ever takes a slot of another call (checked inside the run), and the next calls
+// run through on every rank -- as a rank aborted at the start of the call (its blocks end before moving anything)
+// leaves them too.
+TEST(HostRing, AStalledRankLeavesTheNextCallsRunnable) {
+  for (int n : {2, 3, 4}) {
+    for (Collective collective : {Collective::AllReduce, Collective::Reduce, Collective::AllGather}) {
+      for (bool abortedAtStart : {false, true}) {
+        SCOPED_TRACE(std::to_string(n) + " ranks, " + collectiveName(collective) +
+                     (abortedAtStart ? ", the late rank aborted at the start" : ", the late rank late"));
+        RingWorld world(n);
+        const std::vector<int> order = scrambled(n);
+        const int late = order.back();
+        const std::size_t count = severalSlices(kSmallShape);
+        const std::size_t bufferCount = count * static_cast<std::size_t>(n);
+        std::vector<std::vector<Value>> inputs(static_cast<std::size_t>(n), std::vector<Value>(bufferCount, 1));
+        std::vector<std::vector<Value>> outputs(static_cast<std::size_t>(n), std::vector<Value>(bufferCount, 0));
+        const auto startRank = [&](int r) {
+          world.start(r, hostRingCallArgs(collective, count, DataType::I64, order, r, 0, kSmallShape),
+                      &inputs[static_cast<std::size_t>(r)], &outputs[static_cast<std::size_t>(r)]);
+        };
+        for (int r = 0; r < n; ++r) {
+          if (r != late) startRank(r);
+        }
+        if (abortedAtStart) {
+          startRank(late);
+          world.stopWaiting(late);
+        }
+        world.sweep();
+        for (int r = 0; r < n; ++r) {
+          if (r != late) world.stopWaiting(r);
+        }
+        if (!abortedAtStart) {
+          startRank(late);
+          world.sweep();
+          world.stopWaiting(late);
+        }
+        ASSERT_EQ(world.stillRunning(), "");
+        // Someone waited for the late rank in vain (the late rank itself may run through: a chain's first rank
+        // fills slots that the stopped ranks have let go).
+        bool othersStopped = false;
+        for (int r = 0; r < n; ++r) othersStopped = othersStopped || (r != late && world.anyStopped(r));
+        EXPECT_TRUE(othersStopped);
+        for (int call = 0; call < 3; ++call) {
+          checkCall(world, call == 1 ? Collective::Broadcast : collective, count, order, false, call % n, kSmallShape);
+          for (int r = 0; r < n; ++r) EXPECT_FALSE(world.anyStopped(r)) << "rank " << r << ", call " << call;
         }
       }
     }
@@ -311,7 +597,7 @@ TEST(HostRing, TakesTheCallsBetweenTheLinesAndItsLimit) {
 
 TEST(HostRing, ChunksFollowTheRingOrder) {
   const std::vector<int> order = {0, 2, 1, 3};
-  const HostRingArgs args = hostRingCallArgs(Collective::ReduceScatter, 100, DataType::F32, order, 1, 0);
+  const HostRingArgs args = hostRingCallArgs(Collective::ReduceScatter, 100, DataType::F32, order, 1, 0, kSmallShape);
   EXPECT_EQ(args.position, 2);
   EXPECT_EQ(args.prev, 2);
   EXPECT_EQ(args.next, 3);
@@ -319,11 +605,11 @@ TEST(HostRing, ChunksFollowTheRingOrder) {
   EXPECT_EQ(args.inBegin[1], 200u);
   EXPECT_EQ(args.inBegin[2], 100u);
   EXPECT_EQ(args.outBegin[2], 0u);
-  const HostRingArgs gather = hostRingCallArgs(Collective::AllGather, 100, DataType::F32, order, 3, 0);
+  const HostRingArgs gather = hostRingCallArgs(Collective::AllGather, 100, DataType::F32, order, 3, 0, kSmallShape);
   EXPECT_EQ(gather.outBegin[1], 200u);
   EXPECT_EQ(gather.position, 3);
   EXPECT_EQ(gather.next, 0);
-  const HostRingArgs reduce = hostRingCallArgs(Collective::AllReduce, 1001, DataType::F32, order, 0, 0);
+  const HostRingArgs reduce = hostRingCallArgs(Collective::AllReduce, 1001, DataType::F32, order, 0, 0, kSmallShape);
   std::size_t covered = 0;
   for (int c = 0; c < 4; ++c) {
     EXPECT_EQ(reduce.inBegin[c], covered);
@@ -331,13 +617,50 @@ TEST(HostRing, ChunksFollowTheRingOrder) {
     covered += reduce.chunkCount[c];
   }
   EXPECT_EQ(covered, 1001u);
-  const HostRingArgs broadcast = hostRingCallArgs(Collective::Broadcast, 1001, DataType::F32, order, 3, 1);
+  const HostRingArgs broadcast = hostRingCallArgs(Collective::Broadcast, 1001, DataType::F32, order, 3, 1, kSmallShape);
   EXPECT_EQ(broadcast.rootPosition, 2);
   EXPECT_EQ(broadcast.chunkCount[0], 1001u);
   EXPECT_EQ(broadcast.chunkCount[1], 0u);
-  EXPECT_THROW(hostRingCallArgs(Collective::AllReduce, 10, DataType::F32, {0}, 0, 0), Error);
-  EXPECT_THROW(hostRingCallArgs(Collective::AllToAll, 10, DataType::F32, order, 0, 0), Error);
-  EXPECT_THROW(hostRingCallArgs(Collective::Broadcast, 10, DataType::F32, order, 0, 7), Error);  // no such root
+  EXPECT_EQ(broadcast.blocks, 4);
+  EXPECT_EQ(broadcast.slotBytes, 1024u);
+  EXPECT_THROW(hostRingCallArgs(Collective::AllReduce, 10, DataType::F32, {0}, 0, 0, kSmallShape), Error);
+  EXPECT_THROW(hostRingCallArgs(Collective::AllToAll, 10, DataType::F32, order, 0, 0, kSmallShape), Error);
+  EXPECT_THROW(hostRingCallArgs(Collective::Broadcast, 10, DataType::F32, order, 0, 7, kSmallShape),
+               Error);  // no such root
+}
+
+TEST(HostRing, ShapesAreNamedBlocksBySlot) {
+  const std::optional<HostRingShape> shape = hostRingShapeNamed("64x32K");
+  ASSERT_TRUE(shape.has_value());
+  EXPECT_EQ(shape->blocks, 64);
+  EXPECT_EQ(shape->slotBytes, std::size_t{32} << 10);
+  EXPECT_FALSE(hostRingShapeNamed("AUTO").has_value());
+  for (const char* bad : {"", "64", "x32K", "64x", "64xK", "65x32K", "0x32K", "64x128K", "64x32", "ax32K"}) {
+    EXPECT_THROW(hostRingShapeNamed(bad), Error) << bad;
+  }
+  // Every value PEERLINK_COLL_HOST_RING_SHAPE allows names a shape the ring areas hold.
+  for (const std::string& name : paramSpec("PEERLINK_COLL_HOST_RING_SHAPE").allowed) {
+    const std::optional<HostRingShape> named = hostRingShapeNamed(name);
+    if (!named) continue;
+    EXPECT_LE(named->blocks, kHostRingMaxBlocks) << name;
+    EXPECT_LE(named->slotBytes * kHostRingSlots, kernels::kHostRingRegionBytes) << name;
+    EXPECT_EQ(named->slotBytes % 16, 0u) << name;
+  }
+  // AUTO: the chains' larger shape, the rounds' smaller.
+  EXPECT_EQ(hostRingShape(Collective::Broadcast, std::nullopt).blocks, 64);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt).blocks, 32);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, HostRingShape{8, 2048}).blocks, 8);
+}
+
+// The words: a later call's always above an earlier call's, whatever the slots.
+TEST(HostRing, AWordOfALaterCallIsAboveEveryWordOfAnEarlierOne) {
+  EXPECT_GT(kernels::hostRingWord(1, 0), kernels::hostRingWord(0, 1000000));
+  EXPECT_EQ(kernels::hostRingReadyNeed(5, 0), kernels::hostRingWord(5, 1));
+  // The first kHostRingSlots fills of a call wait for the next rank to be done with the call before.
+  for (unsigned long long filled = 0; filled < kHostRingSlots; ++filled) {
+    EXPECT_EQ(kernels::hostRingFreeNeed(5, filled), kernels::hostRingWord(5, 0));
+  }
+  EXPECT_EQ(kernels::hostRingFreeNeed(5, kHostRingSlots), kernels::hostRingWord(5, 1));
 }
 
 }  // namespace
