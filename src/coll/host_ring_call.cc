@@ -67,7 +67,7 @@ std::optional<HostRingShape> hostRingShapeNamed(const std::string& name) {
 HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen) {
   if (chosen) return *chosen;
   const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
-  return chain ? HostRingShape{64, std::size_t{64} << 10} : HostRingShape{32, std::size_t{32} << 10};
+  return chain ? HostRingShape{64, std::size_t{64} << 10} : HostRingShape{32, std::size_t{64} << 10};
 }
 
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {

@@ -42,9 +42,10 @@ struct HostRingShape {
 std::optional<HostRingShape> hostRingShapeNamed(const std::string& name);
 
 /// The shape of a host ring call of `collective`: `chosen` where given, else the one measured fastest for it (2x H200,
-/// bench/results/2026-11-30-h200x2-host-ring-shapes/): a chain (broadcast, reduce) moves a one-way stream, which
-/// more blocks and larger slots carry closer to the link's speed; a ring's rounds load both ways of the link at
-/// once, where the smaller shape was as fast.
+/// bench/results/2026-11-30-h200x2-host-ring-shapes/): 64 blocks of 64 KiB slots for a chain (broadcast, reduce),
+/// a one-way stream that more blocks and larger slots carry closer to the link's speed (50 GB/s from 32 MiB where
+/// 32 x 32 KiB reached 44); 32 of 64 KiB for a ring's rounds, which load both ways of the link at once (64 blocks
+/// no faster; 64 KiB slots 8 % faster than 32 from 4 MiB, even below).
 HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen);
 
 /// Rank `rank`'s ring arguments for such a call, around the ring `order` (chooseRing: order[p] is the rank at

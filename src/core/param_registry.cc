@@ -416,7 +416,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        0,
        "The host ring's grid and slot (blocks x bytes of each of a block's 4 slots) for every call it takes; AUTO: "
-       "64x64K for a broadcast or reduce (a chain, one way along each GPU's link to the host), 32x32K for the ring's "
+       "64x64K for a broadcast or reduce (a chain, one way along each GPU's link to the host), 32x64K for the ring's "
        "rounds (both ways at once). For tuning on another machine; every rank must give the same value.",
        ParamAudience::Tuning},
       {"PEERLINK_NCCL_LIBRARY",

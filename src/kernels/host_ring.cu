@@ -142,6 +142,7 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   unsigned long long readySeen = 0;
   unsigned long long freeSeen = 0;
   const unsigned long long call = args.calls[block];
+  const HostRingLastCall lastCall{args.calls[kHostRingMaxBlocks + block], args.calls[2 * kHostRingMaxBlocks + block]};
   if (threadIdx.x == 0) {
     filled = 0;
     emptied = 0;
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
           if (readySeen < need) ok = awaitRingWord(args, prevReady, need, args.prev, call, &readySeen);
         }
         if (ok && action.sends) {
-          const unsigned long long need = hostRingFreeNeed(call, filled);
+          const unsigned long long need = hostRingFreeNeed(call, filled, args.slotBytes, lastCall);
           if (freeSeen < need) ok = awaitRingWord(args, ownFree, need, args.next, call, &freeSeen);
         }
         if (!ok) failed = 1;
@@ -207,6 +208,8 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   if (threadIdx.x == 0) {
     storeRelaxedSys(reinterpret_cast<uint64_t*>(prevFree), hostRingWord(call + 1, 0));
     args.calls[block] = call + 1;
+    args.calls[kHostRingMaxBlocks + block] = stopped ? kHostRingStopped : filled;
+    args.calls[2 * kHostRingMaxBlocks + block] = args.slotBytes;
   }
 }
 

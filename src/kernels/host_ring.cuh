@@ -11,12 +11,16 @@
 // do. The words carry the call in their upper half: a block of call c stores ready = hostRingWord(c, k) once it has
 // filled k slots of the call, and free = hostRingWord(c, k) once it has emptied k of the previous rank's; at the
 // end of the call, run through or not, it stores free = hostRingWord(c + 1, 0): done with the call. Slots count
-// from the first of the block's region each call, so the first fills of call c wait for the next rank to be done
-// with call c - 1 (hostRingFreeNeed), and a receiver never takes a slot of another call for one of its own
-// (hostRingReadyNeed: the sender cannot be past call c before this rank is done with it). A wait gives up at its
-// deadline or the abort word and records the stall (step kStepHostRing); the block's call still ends as above, so a
-// rank that stopped frees the slots of the call for its previous rank's next call, and the ranks stay in step for
-// the calls after it, as the other kernels' counters do; a slot the stopped rank never filled is never read.
+// from the first of the block's region each call. A fill waits until the next rank has emptied what the slot held
+// (hostRingFreeNeed): within the call, the fill kHostRingSlots before; for the call's first fills, the last fill
+// of call c - 1 in that slot (so the next call starts filling while the next rank still reads the end of this one),
+// or, where the block stopped in call c - 1 or the slot size changed, the next rank done with call c - 1. So a
+// receiver never takes a slot of another call for one of its own: the sender reaches call c's words only once
+// the receiver has emptied what it overwrites, and never passes a call it stopped in before the receiver is done
+// with it. A wait gives up at its deadline or the abort word and records the stall (step kStepHostRing); the
+// block's call still ends as above, so a rank that stopped frees the call's slots for its previous rank's next
+// call, and the ranks stay in step for the calls after it, as the other kernels' counters do; a slot the stopped
+// rank never filled is never read.
 //
 // A call's grid and slot size are its own (hostRingShape): a block's region of a ring area is the same whatever
 // the shape, so calls of different shapes never overlap, and blocks a smaller grid leaves out keep their count.
@@ -53,8 +57,17 @@ constexpr std::size_t kHostRingWordsBytes = 2 * kHostRingMaxBlocks * kHostRingWo
 constexpr std::size_t kHostRingRegionBytes = kHostRingSlots * kHostRingMaxSlotBytes;
 /// A rank's ring area in host memory: the words, then [block] regions.
 constexpr std::size_t kHostRingAreaBytes = kHostRingWordsBytes + std::size_t{kHostRingMaxBlocks} * kHostRingRegionBytes;
-/// Words of a rank's GPU memory the kernel counts in: [block] the calls it has run.
-constexpr std::size_t kHostRingCountWords = kHostRingMaxBlocks;
+/// Words of a rank's GPU memory the kernel keeps: [block] the calls it has run, then [block] the slots it filled in
+/// its last call (kHostRingStopped where it stopped there), then [block] that call's slot bytes.
+constexpr std::size_t kHostRingCountWords = 3 * kHostRingMaxBlocks;
+constexpr unsigned long long kHostRingStopped = ~0ull;
+
+/// A block's last call, as its next call's first fills need it: the slots it filled (kHostRingStopped where it
+/// stopped) and their size.
+struct HostRingLastCall {
+  unsigned long long fills = 0;
+  unsigned long long slotBytes = 0;
+};
 
 /// A ready or free word's value: `slots` slots of the block's call `call` (see the header).
 PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingWord(unsigned long long call, unsigned long long slots) {
@@ -66,11 +79,18 @@ PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingReadyNeed(unsigned lon
                                                                     unsigned long long emptied) {
   return hostRingWord(call, emptied + 1);
 }
-/// What the next rank's free word must reach before a block of call `call` that has filled `filled` slots of the
-/// call fills the next: the slot's fill of kHostRingSlots before emptied, or, for the call's first kHostRingSlots
-/// fills, the next rank done with the call before.
-PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingFreeNeed(unsigned long long call, unsigned long long filled) {
-  return hostRingWord(call, filled + 1 > kHostRingSlots ? filled + 1 - kHostRingSlots : 0);
+/// What the next rank's free word must reach before a block of call `call`, slots of `slotBytes`, that has filled
+/// `filled` slots of the call fills the next (see the header): the slot's fill kHostRingSlots before emptied; for the
+/// call's first kHostRingSlots fills, the latest fill of the call before in the slot (`last`, the block's call
+/// before), or, where it stopped, had other slots or filled none there, the next rank done with the call before it.
+PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingFreeNeed(unsigned long long call, unsigned long long filled,
+                                                                   unsigned long long slotBytes,
+                                                                   const HostRingLastCall& last) {
+  if (filled + 1 > kHostRingSlots) return hostRingWord(call, filled + 1 - kHostRingSlots);
+  if (call == 0 || last.fills == kHostRingStopped || last.slotBytes != slotBytes) return hostRingWord(call, 0);
+  const unsigned long long slot = filled;  // the fill's slot: the call's fill j lies in slot (j - 1) mod kHostRingSlots
+  if (last.fills <= slot) return hostRingWord(call - 1, 0);
+  return hostRingWord(call - 1, last.fills - (last.fills - 1 - slot) % kHostRingSlots);
 }
 
 enum HostRingCollective : int {

@@ -38,24 +38,29 @@ using Value = std::int64_t;  // sums of distinct values: exact
 // slices a block with small counts.
 const HostRingShape kSmallShape{4, 1024};
 
-// A rank's ring area: per block its ready and free words and its slots, each slot stamped with the call and the fill
-// (1, 2, ... within the call) that last stored it, and whether the next rank has read that fill.
-struct Slot {
-  std::vector<Value> data;
+// A rank's ring area: per block its ready and free words and its region of kHostRingRegionBytes, as granules of
+// kGranuleBytes (every slot size the tests use is a multiple), each stamped with the call and the fill (1, 2, ...
+// within the call) that last stored it and whether the next rank has read that fill; a slot of any size covers
+// the granules its bytes do, so slots of different sizes in consecutive calls overlap as in the kernel.
+constexpr std::size_t kGranuleBytes = 1024;
+
+struct Granule {
   unsigned long long call = ~0ull;
   unsigned long long fill = 0;
   bool read = true;
 };
 
 struct Area {
-  std::vector<unsigned long long> ready;  // [block]
-  std::vector<unsigned long long> free;   // [block]
-  std::vector<std::vector<Slot>> slots;   // [block][kHostRingSlots]
+  std::vector<unsigned long long> ready;                  // [block]
+  std::vector<unsigned long long> free;                   // [block]
+  std::vector<std::vector<Granule>> granules;             // [block][granule of the region]
+  std::vector<std::vector<std::vector<Value>>> slotData;  // [block][slot]: the values of its latest fill
 };
 
 // One block of one rank in its current call, as the kernel's loops run it.
 struct BlockRun {
   unsigned long long call = 0;
+  kernels::HostRingLastCall last;
   std::size_t slices = 0;
   std::size_t slice = 0;
   int action = 0;
@@ -91,14 +96,17 @@ class RingWorld {
   explicit RingWorld(int n)
       : areas_(static_cast<std::size_t>(n)),
         calls_(static_cast<std::size_t>(n)),
+        lasts_(static_cast<std::size_t>(n)),
         runs_(static_cast<std::size_t>(n)),
         queues_(static_cast<std::size_t>(n)) {
     for (int r = 0; r < n; ++r) {
       Area& area = areas_[static_cast<std::size_t>(r)];
       area.ready.assign(kHostRingMaxBlocks, 0);
       area.free.assign(kHostRingMaxBlocks, 0);
-      area.slots.assign(kHostRingMaxBlocks, std::vector<Slot>(kHostRingSlots));
+      area.granules.assign(kHostRingMaxBlocks, std::vector<Granule>(kernels::kHostRingRegionBytes / kGranuleBytes));
+      area.slotData.assign(kHostRingMaxBlocks, std::vector<std::vector<Value>>(kHostRingSlots));
       calls_[static_cast<std::size_t>(r)].assign(kHostRingMaxBlocks, 0);
+      lasts_[static_cast<std::size_t>(r)].assign(kHostRingMaxBlocks, kernels::HostRingLastCall{});
     }
   }
 
@@ -115,6 +123,7 @@ class RingWorld {
     for (int b = 0; b < args.blocks; ++b) {
       BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
       block.call = calls_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)];
+      block.last = lasts_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)];
       for (int c = 0; c < args.nranks; ++c) {
         block.parts.push_back(partitionRange(args.chunkCount[c], args.blocks, b, args.alignElements));
         block.slices = std::max(block.slices, (block.parts.back().count + sliceElements - 1) / sliceElements);
@@ -209,6 +218,8 @@ class RingWorld {
     areas_[static_cast<std::size_t>(run.args.prev)].free[static_cast<std::size_t>(b)] =
         kernels::hostRingWord(block.call + 1, 0);
     calls_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)] = block.call + 1;
+    lasts_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)] = {
+        block.stopped ? kernels::kHostRingStopped : block.filled, run.args.slotBytes};
     block.running = false;
   }
 
@@ -235,7 +246,8 @@ class RingWorld {
       }
     }
     if (action.sends) {
-      const unsigned long long need = kernels::hostRingFreeNeed(block.call, block.filled);
+      const unsigned long long need =
+          kernels::hostRingFreeNeed(block.call, block.filled, run.args.slotBytes, block.last);
       if (block.freeSeen < need) {
         if (own.free[bi] < need) return false;
         block.freeSeen = own.free[bi];
@@ -245,13 +257,17 @@ class RingWorld {
     const ElementRange piece =
         slotPartOf(block.parts[static_cast<std::size_t>(action.chunk)], sliceElements, block.slice);
     std::vector<Value> got;
+    const std::size_t slotGranules = run.args.slotBytes / kGranuleBytes;
     if (action.receives) {
-      Slot& slot = prev.slots[bi][block.emptied % kHostRingSlots];
-      EXPECT_TRUE(slot.call == block.call && slot.fill == block.emptied + 1)
-          << "rank " << r << " block " << b << " of call " << block.call << " took fill " << block.emptied + 1
-          << " from a slot holding call " << slot.call << "'s fill " << slot.fill;
-      got = slot.data;
-      slot.read = true;
+      const std::size_t slot = block.emptied % kHostRingSlots;
+      for (std::size_t g = slot * slotGranules; g < (slot + 1) * slotGranules; ++g) {
+        Granule& granule = prev.granules[bi][g];
+        EXPECT_TRUE(granule.call == block.call && granule.fill == block.emptied + 1)
+            << "rank " << r << " block " << b << " of call " << block.call << " took fill " << block.emptied + 1
+            << " from bytes holding call " << granule.call << "'s fill " << granule.fill;
+        granule.read = true;
+      }
+      got = prev.slotData[bi][slot];
       EXPECT_EQ(got.size(), piece.count) << "rank " << r << " block " << b;
       got.resize(piece.count);
     }
@@ -269,13 +285,17 @@ class RingWorld {
       }
     }
     if (action.sends) {
-      Slot& slot = own.slots[bi][block.filled % kHostRingSlots];
+      const std::size_t slot = block.filled % kHostRingSlots;
       // A fill not read yet may be overwritten only once the next rank has ended the call it belongs to.
       const unsigned long long nextCall = calls_[static_cast<std::size_t>(run.args.next)][bi];
-      EXPECT_TRUE(slot.read || slot.call < nextCall)
-          << "rank " << r << " block " << b << " overwrote call " << slot.call << "'s fill " << slot.fill
-          << " before rank " << run.args.next << " read it";
-      slot = Slot{value, block.call, block.filled + 1, false};
+      for (std::size_t g = slot * slotGranules; g < (slot + 1) * slotGranules; ++g) {
+        Granule& granule = own.granules[bi][g];
+        EXPECT_TRUE(granule.read || granule.call < nextCall)
+            << "rank " << r << " block " << b << " overwrote call " << granule.call << "'s fill " << granule.fill
+            << " before rank " << run.args.next << " read it";
+        granule = Granule{block.call, block.filled + 1, false};
+      }
+      own.slotData[bi][slot] = value;
       own.ready[bi] = kernels::hostRingWord(block.call, ++block.filled);
     }
     if (action.receives) prev.free[bi] = kernels::hostRingWord(block.call, ++block.emptied);
@@ -286,10 +306,11 @@ class RingWorld {
     return true;
   }
 
-  std::vector<Area> areas_;                             // [rank]
-  std::vector<std::vector<unsigned long long>> calls_;  // [rank][block]: the calls the block has ended
-  std::vector<RankRun> runs_;                           // [rank]: its current call
-  std::vector<std::deque<QueuedCall>> queues_;          // [rank]: the calls it runs next
+  std::vector<Area> areas_;                                    // [rank]
+  std::vector<std::vector<unsigned long long>> calls_;         // [rank][block]: the calls the block has ended
+  std::vector<std::vector<kernels::HostRingLastCall>> lasts_;  // [rank][block]: the last of them
+  std::vector<RankRun> runs_;                                  // [rank]: its current call
+  std::vector<std::deque<QueuedCall>> queues_;                 // [rank]: the calls it runs next
 };
 
 Value sendValue(int rank, std::size_t i) {
@@ -649,18 +670,30 @@ TEST(HostRing, ShapesAreNamedBlocksBySlot) {
   // AUTO: the chains' larger shape, the rounds' smaller.
   EXPECT_EQ(hostRingShape(Collective::Broadcast, std::nullopt).blocks, 64);
   EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt).blocks, 32);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt).slotBytes, std::size_t{64} << 10);
   EXPECT_EQ(hostRingShape(Collective::AllReduce, HostRingShape{8, 2048}).blocks, 8);
 }
 
 // The words: a later call's always above an earlier call's, whatever the slots.
 TEST(HostRing, AWordOfALaterCallIsAboveEveryWordOfAnEarlierOne) {
-  EXPECT_GT(kernels::hostRingWord(1, 0), kernels::hostRingWord(0, 1000000));
-  EXPECT_EQ(kernels::hostRingReadyNeed(5, 0), kernels::hostRingWord(5, 1));
-  // The first kHostRingSlots fills of a call wait for the next rank to be done with the call before.
+  using kernels::hostRingFreeNeed;
+  using kernels::hostRingWord;
+  EXPECT_GT(hostRingWord(1, 0), hostRingWord(0, 1000000));
+  EXPECT_EQ(kernels::hostRingReadyNeed(5, 0), hostRingWord(5, 1));
+  // Past the first kHostRingSlots fills of a call, the fill kHostRingSlots before emptied.
+  EXPECT_EQ(hostRingFreeNeed(5, kHostRingSlots, 1024, {6, 1024}), hostRingWord(5, 1));
+  // The first fills: the call before's latest fill in the slot emptied (6 fills: slots 0..3 last held 5, 6, 3, 4)...
+  const unsigned long long latest[] = {5, 6, 3, 4};
   for (unsigned long long filled = 0; filled < kHostRingSlots; ++filled) {
-    EXPECT_EQ(kernels::hostRingFreeNeed(5, filled), kernels::hostRingWord(5, 0));
+    EXPECT_EQ(hostRingFreeNeed(5, filled, 1024, {6, 1024}), hostRingWord(4, latest[filled])) << filled;
   }
-  EXPECT_EQ(kernels::hostRingFreeNeed(5, kHostRingSlots), kernels::hostRingWord(5, 1));
+  // ... a slot it never filled (2 fills), the next rank done with the call before that ...
+  EXPECT_EQ(hostRingFreeNeed(5, 1, 1024, {2, 1024}), hostRingWord(4, 2));
+  EXPECT_EQ(hostRingFreeNeed(5, 2, 1024, {2, 1024}), hostRingWord(4, 0));
+  // ... and where the block stopped in it or its slots were another size, the next rank done with it.
+  EXPECT_EQ(hostRingFreeNeed(5, 0, 1024, {kernels::kHostRingStopped, 1024}), hostRingWord(5, 0));
+  EXPECT_EQ(hostRingFreeNeed(5, 0, 1024, {6, 2048}), hostRingWord(5, 0));
+  EXPECT_EQ(hostRingFreeNeed(0, 0, 1024, {}), 0u);  // the first call
 }
 
 }  // namespace

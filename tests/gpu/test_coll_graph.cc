@@ -233,7 +233,9 @@ TEST(CommunicatorDeadline, StalledRankBecomesTimeoutNamingIt) {
   stallOneRank(devices, {"ONESHOT", 1000, "LL data"});
   stallOneRank(devices, {"TWOSHOT", 1 << 20, "start barrier"});
   stallOneRank(devices, {"TWOSHOT", 1 << 20, nullptr, "1"});  // the copy-engine two-shot: copies between kernels
-  stallOneRank(devices, {"RING", 4 << 20, "ring data"});      // the rank after the late one waits there
+  // The rank after the late one waits there; on two ranks that rank's next is the late one, whose start it awaits
+  // first (neighborStart).
+  stallOneRank(devices, {"RING", 4 << 20, devices.size() == 2 ? "ring start" : "ring data"});
   // Send/recv on the copy engines: the late rank's neighbours wait for it at the first barrier kernel.
   stallOneRank(devices, {"AUTO", 4 << 20, "start barrier", "1", Collective::SendRecv});
   // Send/recv in LL lines: the late rank's successor waits for its lines; in the second group its predecessor
