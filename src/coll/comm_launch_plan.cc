@@ -52,11 +52,11 @@ std::vector<BufferExtent>& extentsOf(PlanRank& rank, BufferKind buffer) {
 
 // A rank's counters on its GPU: [0] its step barriers (plan_barrier.cuh), then staged send/recv's chunks sent to
 // and taken from each peer (plan_p2p.cuh), then the plan-run kernel's two words (plan_run.cuh), then the host ring's
-// slot counts (host_ring.cuh).
+// blocks' states (host_ring.cuh).
 constexpr std::size_t kPlanRunGridWords = 2;
 constexpr std::size_t kPlanRunWords = 1 + 2 * kernels::kCollMaxRanks;  // where the plan-run kernel's words start
 constexpr std::size_t kHostRingWords = kPlanRunWords + kPlanRunGridWords;
-constexpr std::size_t kPlanCounters = kHostRingWords + kernels::kHostRingCountWords;
+constexpr std::size_t kPlanCounters = kHostRingWords + kernels::kHostRingStateWords;
 
 unsigned long long* countersOf(const PlannedWays& ways, int rank) {
   return static_cast<unsigned long long*>(ways.counters[static_cast<std::size_t>(rank)].data());
@@ -168,7 +168,7 @@ void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set,
     args.output = call.recv;
     args.ownArea = ways.ring[static_cast<std::size_t>(r)];
     args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
-    args.calls = countersOf(ways, r) + kHostRingWords;
+    args.state = reinterpret_cast<kernels::HostRingBlockState*>(countersOf(ways, r) + kHostRingWords);
     args.failure = state.failure(r);
     args.abort = state.abortWord;
     args.timeoutNs = state.timeoutNs;

@@ -22,11 +22,12 @@ __device__ __forceinline__ unsigned long long* ringWord(unsigned char* area, int
          (static_cast<std::size_t>(which) * kHostRingMaxBlocks + static_cast<std::size_t>(block)) * kHostRingWordStride;
 }
 
-// Block `block`'s slot for the call's slot number `slot` (counted from 0 each call), of `slotBytes`.
-__device__ __forceinline__ unsigned char* ringSlot(unsigned char* area, int block, unsigned long long slot,
+// Block `block`'s slot for its fill or receive number `place` (hostRingBlockState's sent or received, counting on
+// across calls), of `slotBytes`.
+__device__ __forceinline__ unsigned char* ringSlot(unsigned char* area, int block, unsigned long long place,
                                                    std::size_t slotBytes) {
   return area + kHostRingWordsBytes + static_cast<std::size_t>(block) * kHostRingRegionBytes +
-         static_cast<std::size_t>(slot % kHostRingSlots) * slotBytes;
+         static_cast<std::size_t>(place % kHostRingSlots) * slotBytes;
 }
 
 // 16-byte packs each thread keeps in flight: loads of host memory take microseconds (8 measured slower than 4).
@@ -141,8 +142,11 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
   // covers the next few slots too, and each read of host memory takes a round trip over PCIe.
   unsigned long long readySeen = 0;
   unsigned long long freeSeen = 0;
-  const unsigned long long call = args.calls[block];
-  const HostRingLastCall lastCall{args.calls[kHostRingMaxBlocks + block], args.calls[2 * kHostRingMaxBlocks + block]};
+  const HostRingBlockState state = args.state[block];
+  const unsigned long long call = state.calls;
+  // Thread 0: what each slot must have had emptied before this call fills it (the header).
+  unsigned long long occupant[kHostRingSlots];
+  for (int slot = 0; slot < kHostRingSlots; ++slot) occupant[slot] = hostRingFirstFreeNeed(state, args.slotBytes, slot);
   if (threadIdx.x == 0) {
     filled = 0;
     emptied = 0;
@@ -177,7 +181,7 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
           if (readySeen < need) ok = awaitRingWord(args, prevReady, need, args.prev, call, &readySeen);
         }
         if (ok && action.sends) {
-          const unsigned long long need = hostRingFreeNeed(call, filled, args.slotBytes, lastCall);
+          const unsigned long long need = occupant[(state.sent + filled) % kHostRingSlots];
           if (freeSeen < need) ok = awaitRingWord(args, ownFree, need, args.next, call, &freeSeen);
         }
         if (!ok) failed = 1;
@@ -190,26 +194,37 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
       const coll::ElementRange piece = coll::slotPartOf(parts[action.chunk], sliceElements, i);
       const S* input = static_cast<const S*>(args.input) + args.inBegin[action.chunk] + piece.begin;
       S* out = static_cast<S*>(args.output) + args.outBegin[action.chunk] + piece.begin;
-      moveAction<Type, Op>(action, reinterpret_cast<const S*>(ringSlot(args.prevArea, block, emptied, slotBytes)),
-                           input, out, reinterpret_cast<S*>(ringSlot(args.ownArea, block, filled, slotBytes)),
-                           piece.count, args.nranks);
+      moveAction<Type, Op>(
+          action, reinterpret_cast<const S*>(ringSlot(args.prevArea, block, state.received + emptied, slotBytes)),
+          input, out, reinterpret_cast<S*>(ringSlot(args.ownArea, block, state.sent + filled, slotBytes)), piece.count,
+          args.nranks);
       // The slot's stores reach host memory before the ready word says so (each thread's own, then the barrier).
       if (action.sends) __threadfence_system();
       __syncthreads();  // every load of the previous rank's slot has returned too: its values were used
       if (threadIdx.x == 0) {
-        if (action.sends) storeReleaseSys(reinterpret_cast<uint64_t*>(ownReady), hostRingWord(call, ++filled));
+        if (action.sends) {
+          occupant[(state.sent + filled) % kHostRingSlots] = hostRingWord(call, filled + 1);
+          storeReleaseSys(reinterpret_cast<uint64_t*>(ownReady), hostRingWord(call, ++filled));
+        }
         if (action.receives) storeRelaxedSys(reinterpret_cast<uint64_t*>(prevFree), hostRingWord(call, ++emptied));
       }
       // `filled` and `emptied` are read again only after the next action's barrier.
     }
   }
   // Done with the call, run through or stopped (every load of the previous rank's slots has returned: the last
-  // barrier): its slots are free for the previous rank's next call.
+  // barrier): its slots are free for the previous rank's next call. The places move by the call's whole count.
   if (threadIdx.x == 0) {
     storeRelaxedSys(reinterpret_cast<uint64_t*>(prevFree), hostRingWord(call + 1, 0));
-    args.calls[block] = call + 1;
-    args.calls[kHostRingMaxBlocks + block] = stopped ? kHostRingStopped : filled;
-    args.calls[2 * kHostRingMaxBlocks + block] = args.slotBytes;
+    const HostRingSlots perSlice =
+        hostRingSlotsPerSlice(args.collective, args.nranks, args.position, args.rootPosition);
+    HostRingBlockState next = state;
+    next.calls = call + 1;
+    next.slotBytes = slotBytes;
+    next.stopped = stopped ? 1 : 0;
+    next.sent = state.sent + slices * static_cast<unsigned long long>(perSlice.sends);
+    next.received = state.received + slices * static_cast<unsigned long long>(perSlice.receives);
+    for (int slot = 0; slot < kHostRingSlots; ++slot) next.occupant[slot] = occupant[slot];
+    args.state[block] = next;
   }
 }
 

@@ -6,21 +6,22 @@
 // block, and both directions of each GPU's link to the host carry data at once -- where the staged plans' steps wait
 // for every rank between steps and each step uses one direction.
 //
-// Each block of each rank counts the calls it has run, in its GPU's memory; every rank runs the same calls, so a
-// block's count is the same on every rank without any sequence number, and graph replays advance it as launches
-// do. The words carry the call in their upper half: a block of call c stores ready = hostRingWord(c, k) once it has
-// filled k slots of the call, and free = hostRingWord(c, k) once it has emptied k of the previous rank's; at the
-// end of the call, run through or not, it stores free = hostRingWord(c + 1, 0): done with the call. Slots count
-// from the first of the block's region each call. A fill waits until the next rank has emptied what the slot held
-// (hostRingFreeNeed): within the call, the fill kHostRingSlots before; for the call's first fills, the last fill
-// of call c - 1 in that slot (so the next call starts filling while the next rank still reads the end of this one),
-// or, where the block stopped in call c - 1 or the slot size changed, the next rank done with call c - 1. So a
-// receiver never takes a slot of another call for one of its own: the sender reaches call c's words only once
-// the receiver has emptied what it overwrites, and never passes a call it stopped in before the receiver is done
-// with it. A wait gives up at its deadline or the abort word and records the stall (step kStepHostRing); the
-// block's call still ends as above, so a rank that stopped frees the call's slots for its previous rank's next
-// call, and the ranks stay in step for the calls after it, as the other kernels' counters do; a slot the stopped
-// rank never filled is never read.
+// Each block keeps, in its rank's GPU memory, what it needs between calls (HostRingBlockState): the calls it has
+// run -- every rank runs the same calls, so a block's count is the same on every rank without any sequence number,
+// and graph replays advance it as launches do -- and where its next fill and next receive lie among its slots. The
+// words carry the call in their upper half: a block of call c stores ready = hostRingWord(c, k) once it has filled
+// k slots of the call, and free = hostRingWord(c, k) once it has emptied k of the previous rank's; at the end of the
+// call, run through or not, it stores free = hostRingWord(c + 1, 0): done with the call. Fills and receives go
+// round the slots across calls, so a rank may run several small calls ahead of the next; a fill waits until the
+// next rank has emptied what the slot last held (its occupant, the word of that fill: emptied, or its call done),
+// except after a call the block stopped in or whose slots were another size, where every slot waits for the next
+// rank done with that call. So a receiver never takes a slot of another call for one of its own: the sender reaches
+// call c's words only once the receiver has emptied what it overwrites, and never passes a call it stopped in
+// before the receiver is done with it. Both sides move their place by the call's whole count of slots
+// (hostRingSlotsPerSlice), run through or stopped, so they agree on it for the calls after. A wait gives up at its
+// deadline or the abort word and records the stall (step kStepHostRing); the block's call still ends as above, so a
+// rank that stopped frees the call's slots for its previous rank's next call, and the ranks stay in step for the
+// calls after it, as the other kernels' counters do; a slot the stopped rank never filled is never read.
 //
 // A call's grid and slot size are its own (hostRingShape): a block's region of a ring area is the same whatever
 // the shape, so calls of different shapes never overlap, and blocks a smaller grid leaves out keep their count.
@@ -57,17 +58,20 @@ constexpr std::size_t kHostRingWordsBytes = 2 * kHostRingMaxBlocks * kHostRingWo
 constexpr std::size_t kHostRingRegionBytes = kHostRingSlots * kHostRingMaxSlotBytes;
 /// A rank's ring area in host memory: the words, then [block] regions.
 constexpr std::size_t kHostRingAreaBytes = kHostRingWordsBytes + std::size_t{kHostRingMaxBlocks} * kHostRingRegionBytes;
-/// Words of a rank's GPU memory the kernel keeps: [block] the calls it has run, then [block] the slots it filled in
-/// its last call (kHostRingStopped where it stopped there), then [block] that call's slot bytes.
-constexpr std::size_t kHostRingCountWords = 3 * kHostRingMaxBlocks;
-constexpr unsigned long long kHostRingStopped = ~0ull;
 
-/// A block's last call, as its next call's first fills need it: the slots it filled (kHostRingStopped where it
-/// stopped) and their size.
-struct HostRingLastCall {
-  unsigned long long fills = 0;
-  unsigned long long slotBytes = 0;
+/// What a block keeps between its calls, in its rank's GPU memory (zeroed at creation; see the header).
+struct HostRingBlockState {
+  unsigned long long calls = 0;      ///< the calls it has run
+  unsigned long long slotBytes = 0;  ///< the slot size of its last call
+  unsigned long long stopped = 0;    ///< 1 where its last call stopped at a deadline or abort
+  unsigned long long sent = 0;       ///< slots its calls fill, each call's whole count: the next fill's place
+  unsigned long long received = 0;   ///< slots its calls empty, alike
+  /// Per slot, the word (hostRingWord) of the fill it last held; 0: none.
+  unsigned long long occupant[kHostRingSlots] = {};
 };
+/// Words of a rank's GPU memory its blocks' states take.
+constexpr std::size_t kHostRingStateWords =
+    kHostRingMaxBlocks * sizeof(HostRingBlockState) / sizeof(unsigned long long);
 
 /// A ready or free word's value: `slots` slots of the block's call `call` (see the header).
 PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingWord(unsigned long long call, unsigned long long slots) {
@@ -79,18 +83,13 @@ PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingReadyNeed(unsigned lon
                                                                     unsigned long long emptied) {
   return hostRingWord(call, emptied + 1);
 }
-/// What the next rank's free word must reach before a block of call `call`, slots of `slotBytes`, that has filled
-/// `filled` slots of the call fills the next (see the header): the slot's fill kHostRingSlots before emptied; for the
-/// call's first kHostRingSlots fills, the latest fill of the call before in the slot (`last`, the block's call
-/// before), or, where it stopped, had other slots or filled none there, the next rank done with the call before it.
-PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingFreeNeed(unsigned long long call, unsigned long long filled,
-                                                                   unsigned long long slotBytes,
-                                                                   const HostRingLastCall& last) {
-  if (filled + 1 > kHostRingSlots) return hostRingWord(call, filled + 1 - kHostRingSlots);
-  if (call == 0 || last.fills == kHostRingStopped || last.slotBytes != slotBytes) return hostRingWord(call, 0);
-  const unsigned long long slot = filled;  // the fill's slot: the call's fill j lies in slot (j - 1) mod kHostRingSlots
-  if (last.fills <= slot) return hostRingWord(call - 1, 0);
-  return hostRingWord(call - 1, last.fills - (last.fills - 1 - slot) % kHostRingSlots);
+/// What the next rank's free word must reach before a block fills its slot `slot` in its next call, of slots of
+/// `slotBytes` (see the header): the slot's occupant emptied, or, after a call the block stopped in or whose slots
+/// were another size, the next rank done with that call.
+PEERLINK_HOST_DEVICE constexpr unsigned long long hostRingFirstFreeNeed(const HostRingBlockState& state,
+                                                                        unsigned long long slotBytes, int slot) {
+  const bool fresh = state.calls > 0 && (state.stopped != 0 || state.slotBytes != slotBytes);
+  return fresh ? hostRingWord(state.calls, 0) : state.occupant[slot];
 }
 
 enum HostRingCollective : int {
@@ -152,6 +151,23 @@ PEERLINK_HOST_DEVICE constexpr HostRingAction hostRingAction(int collective, int
   return action;
 }
 
+/// The slots a rank fills and empties per slice: its actions' sends and receives, slice after slice alike, so a
+/// block's places advance by these times its slices over a call.
+struct HostRingSlots {
+  int sends = 0;
+  int receives = 0;
+};
+PEERLINK_HOST_DEVICE constexpr HostRingSlots hostRingSlotsPerSlice(int collective, int nranks, int position,
+                                                                   int rootPosition) {
+  HostRingSlots slots;
+  for (int a = hostRingFirstAction(collective, nranks); a <= hostRingLastAction(collective, nranks); ++a) {
+    const HostRingAction action = hostRingAction(collective, nranks, position, rootPosition, a);
+    slots.sends += action.sends ? 1 : 0;
+    slots.receives += action.receives ? 1 : 0;
+  }
+  return slots;
+}
+
 struct HostRingArgs {
   const void* input = nullptr;  ///< the rank's send buffer
   void* output = nullptr;       ///< its recv buffer
@@ -162,7 +178,7 @@ struct HostRingArgs {
   unsigned long long chunkCount[kCollMaxRanks] = {};
   unsigned char* ownArea = nullptr;     ///< this rank's ring area (host memory): it fills the slots
   unsigned char* prevArea = nullptr;    ///< the previous rank's: this rank empties its slots
-  unsigned long long* calls = nullptr;  ///< this rank's kHostRingCountWords words of GPU memory, zeroed at creation
+  HostRingBlockState* state = nullptr;  ///< this rank's, [kHostRingMaxBlocks] in its GPU's memory
   CollFailure* failure = nullptr;       ///< this rank's record (mapped host memory)
   const unsigned int* abort = nullptr;  ///< the communicator's abort word (mapped host memory), or null
   unsigned long long timeoutNs = 0;

@@ -59,8 +59,9 @@ struct Area {
 
 // One block of one rank in its current call, as the kernel's loops run it.
 struct BlockRun {
+  kernels::HostRingBlockState state;  // as the call found it
   unsigned long long call = 0;
-  kernels::HostRingLastCall last;
+  unsigned long long occupant[kHostRingSlots] = {};  // what each slot must have had emptied before a fill
   std::size_t slices = 0;
   std::size_t slice = 0;
   int action = 0;
@@ -95,8 +96,7 @@ class RingWorld {
  public:
   explicit RingWorld(int n)
       : areas_(static_cast<std::size_t>(n)),
-        calls_(static_cast<std::size_t>(n)),
-        lasts_(static_cast<std::size_t>(n)),
+        states_(static_cast<std::size_t>(n)),
         runs_(static_cast<std::size_t>(n)),
         queues_(static_cast<std::size_t>(n)) {
     for (int r = 0; r < n; ++r) {
@@ -105,8 +105,7 @@ class RingWorld {
       area.free.assign(kHostRingMaxBlocks, 0);
       area.granules.assign(kHostRingMaxBlocks, std::vector<Granule>(kernels::kHostRingRegionBytes / kGranuleBytes));
       area.slotData.assign(kHostRingMaxBlocks, std::vector<std::vector<Value>>(kHostRingSlots));
-      calls_[static_cast<std::size_t>(r)].assign(kHostRingMaxBlocks, 0);
-      lasts_[static_cast<std::size_t>(r)].assign(kHostRingMaxBlocks, kernels::HostRingLastCall{});
+      states_[static_cast<std::size_t>(r)].assign(kHostRingMaxBlocks, kernels::HostRingBlockState{});
     }
   }
 
@@ -122,8 +121,11 @@ class RingWorld {
     const std::size_t sliceElements = args.slotBytes / sizeof(Value);
     for (int b = 0; b < args.blocks; ++b) {
       BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
-      block.call = calls_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)];
-      block.last = lasts_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)];
+      block.state = states_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)];
+      block.call = block.state.calls;
+      for (int slot = 0; slot < kHostRingSlots; ++slot) {
+        block.occupant[slot] = kernels::hostRingFirstFreeNeed(block.state, args.slotBytes, slot);
+      }
       for (int c = 0; c < args.nranks; ++c) {
         block.parts.push_back(partitionRange(args.chunkCount[c], args.blocks, b, args.alignElements));
         block.slices = std::max(block.slices, (block.parts.back().count + sliceElements - 1) / sliceElements);
@@ -217,9 +219,15 @@ class RingWorld {
     BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
     areas_[static_cast<std::size_t>(run.args.prev)].free[static_cast<std::size_t>(b)] =
         kernels::hostRingWord(block.call + 1, 0);
-    calls_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)] = block.call + 1;
-    lasts_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)] = {
-        block.stopped ? kernels::kHostRingStopped : block.filled, run.args.slotBytes};
+    const kernels::HostRingSlots perSlice =
+        kernels::hostRingSlotsPerSlice(run.args.collective, run.args.nranks, run.args.position, run.args.rootPosition);
+    kernels::HostRingBlockState& state = states_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b)];
+    state.calls = block.call + 1;
+    state.slotBytes = run.args.slotBytes;
+    state.stopped = block.stopped ? 1 : 0;
+    state.sent = block.state.sent + block.slices * static_cast<unsigned long long>(perSlice.sends);
+    state.received = block.state.received + block.slices * static_cast<unsigned long long>(perSlice.receives);
+    for (int slot = 0; slot < kHostRingSlots; ++slot) state.occupant[slot] = block.occupant[slot];
     block.running = false;
   }
 
@@ -246,8 +254,7 @@ class RingWorld {
       }
     }
     if (action.sends) {
-      const unsigned long long need =
-          kernels::hostRingFreeNeed(block.call, block.filled, run.args.slotBytes, block.last);
+      const unsigned long long need = block.occupant[(block.state.sent + block.filled) % kHostRingSlots];
       if (block.freeSeen < need) {
         if (own.free[bi] < need) return false;
         block.freeSeen = own.free[bi];
@@ -259,7 +266,7 @@ class RingWorld {
     std::vector<Value> got;
     const std::size_t slotGranules = run.args.slotBytes / kGranuleBytes;
     if (action.receives) {
-      const std::size_t slot = block.emptied % kHostRingSlots;
+      const std::size_t slot = (block.state.received + block.emptied) % kHostRingSlots;
       for (std::size_t g = slot * slotGranules; g < (slot + 1) * slotGranules; ++g) {
         Granule& granule = prev.granules[bi][g];
         EXPECT_TRUE(granule.call == block.call && granule.fill == block.emptied + 1)
@@ -285,9 +292,9 @@ class RingWorld {
       }
     }
     if (action.sends) {
-      const std::size_t slot = block.filled % kHostRingSlots;
+      const std::size_t slot = (block.state.sent + block.filled) % kHostRingSlots;
       // A fill not read yet may be overwritten only once the next rank has ended the call it belongs to.
-      const unsigned long long nextCall = calls_[static_cast<std::size_t>(run.args.next)][bi];
+      const unsigned long long nextCall = states_[static_cast<std::size_t>(run.args.next)][bi].calls;
       for (std::size_t g = slot * slotGranules; g < (slot + 1) * slotGranules; ++g) {
         Granule& granule = own.granules[bi][g];
         EXPECT_TRUE(granule.read || granule.call < nextCall)
@@ -296,6 +303,7 @@ class RingWorld {
         granule = Granule{block.call, block.filled + 1, false};
       }
       own.slotData[bi][slot] = value;
+      block.occupant[slot] = kernels::hostRingWord(block.call, block.filled + 1);
       own.ready[bi] = kernels::hostRingWord(block.call, ++block.filled);
     }
     if (action.receives) prev.free[bi] = kernels::hostRingWord(block.call, ++block.emptied);
@@ -306,11 +314,10 @@ class RingWorld {
     return true;
   }
 
-  std::vector<Area> areas_;                                    // [rank]
-  std::vector<std::vector<unsigned long long>> calls_;         // [rank][block]: the calls the block has ended
-  std::vector<std::vector<kernels::HostRingLastCall>> lasts_;  // [rank][block]: the last of them
-  std::vector<RankRun> runs_;                                  // [rank]: its current call
-  std::vector<std::deque<QueuedCall>> queues_;                 // [rank]: the calls it runs next
+  std::vector<Area> areas_;                                       // [rank]
+  std::vector<std::vector<kernels::HostRingBlockState>> states_;  // [rank][block]: as its last call left it
+  std::vector<RankRun> runs_;                                     // [rank]: its current call
+  std::vector<std::deque<QueuedCall>> queues_;                    // [rank]: the calls it runs next
 };
 
 Value sendValue(int rank, std::size_t i) {
@@ -482,52 +489,66 @@ TEST(HostRing, CallsOfEveryShapeFollowEachOtherOnTheSameAreas) {
   }
 }
 
-// A rank late past the deadline: the others' blocks give up waiting for it and end the call, then it comes and its
-// own blocks give up too. No block ever takes a slot of another call (checked inside the run), and the next calls
-// run through on every rank -- as a rank aborted at the start of the call (its blocks end before moving anything)
-// leaves them too.
+// A rank late past the deadline: the others' blocks give up waiting for it and end the call, and go on into the
+// next call as far as they can while it comes and runs the late call; whatever still waits then gives up too. No
+// block ever takes bytes of another call or fill, nor overwrites a fill still needed (checked inside the run), and
+// the calls after run through on every rank -- as they do after a rank aborted at the start of the call (its blocks
+// end before moving anything).
 TEST(HostRing, AStalledRankLeavesTheNextCallsRunnable) {
   for (int n : {2, 3, 4}) {
     for (Collective collective : {Collective::AllReduce, Collective::Reduce, Collective::AllGather}) {
       for (bool abortedAtStart : {false, true}) {
-        SCOPED_TRACE(std::to_string(n) + " ranks, " + collectiveName(collective) +
-                     (abortedAtStart ? ", the late rank aborted at the start" : ", the late rank late"));
-        RingWorld world(n);
-        const std::vector<int> order = scrambled(n);
-        const int late = order.back();
-        const std::size_t count = severalSlices(kSmallShape);
-        const std::size_t bufferCount = count * static_cast<std::size_t>(n);
-        std::vector<std::vector<Value>> inputs(static_cast<std::size_t>(n), std::vector<Value>(bufferCount, 1));
-        std::vector<std::vector<Value>> outputs(static_cast<std::size_t>(n), std::vector<Value>(bufferCount, 0));
-        const auto startRank = [&](int r) {
-          world.start(r, hostRingCallArgs(collective, count, DataType::I64, order, r, 0, kSmallShape),
-                      &inputs[static_cast<std::size_t>(r)], &outputs[static_cast<std::size_t>(r)]);
-        };
-        for (int r = 0; r < n; ++r) {
-          if (r != late) startRank(r);
-        }
-        if (abortedAtStart) {
-          startRank(late);
-          world.stopWaiting(late);
-        }
-        world.sweep();
-        for (int r = 0; r < n; ++r) {
-          if (r != late) world.stopWaiting(r);
-        }
-        if (!abortedAtStart) {
-          startRank(late);
-          world.sweep();
-          world.stopWaiting(late);
-        }
-        ASSERT_EQ(world.stillRunning(), "");
-        // Someone waited for the late rank in vain (the late rank itself may run through: a chain's first rank
-        // fills slots that the stopped ranks have let go).
-        bool othersStopped = false;
-        for (int r = 0; r < n; ++r) othersStopped = othersStopped || (r != late && world.anyStopped(r));
-        EXPECT_TRUE(othersStopped);
-        for (int call = 0; call < 3; ++call) {
-          checkCall(world, call == 1 ? Collective::Broadcast : collective, count, order, false, call % n, kSmallShape);
-          for (int r = 0; r < n; ++r) EXPECT_FALSE(world.anyStopped(r)) << "rank " << r << ", call " << call;
+        for (unsigned seed : {0u, 1u, 2u}) {
+          SCOPED_TRACE(std::to_string(n) + " ranks, " + collectiveName(collective) +
+                       (abortedAtStart ? ", the late rank aborted at the start" : ", the late rank late") + ", seed " +
+                       std::to_string(seed));
+          RingWorld world(n);
+          const std::vector<int> order = scrambled(n);
+          const int late = order.back();
+          const std::size_t count = severalSlices(kSmallShape);
+          CallCase stalled = makeCall(collective, count, n, 0, false, kSmallShape);
+          CallCase following = makeCall(collective, count, n, 0, false, kSmallShape);
+          const auto enqueueOn = [&](int r, CallCase& call) {
+            world.enqueue(r,
+                          hostRingCallArgs(call.collective, call.count, DataType::I64, order, r, call.root, call.shape),
+                          &call.inputs[static_cast<std::size_t>(r)], &call.outputs[static_cast<std::size_t>(r)]);
+          };
+          for (int r = 0; r < n; ++r) {
+            if (r != late) enqueueOn(r, stalled);
+          }
+          world.sweep(seed);
+          for (int r = 0; r < n; ++r) {
+            if (r != late) world.stopWaiting(r);
+          }
+          // Someone waited for the late rank in vain (the late rank itself may run through later: a chain's first
+          // rank fills slots that the stopped ranks have let go).
+          bool othersStopped = false;
+          for (int r = 0; r < n; ++r) othersStopped = othersStopped || (r != late && world.anyStopped(r));
+          EXPECT_TRUE(othersStopped);
+          for (int r = 0; r < n; ++r) {
+            if (r != late) enqueueOn(r, following);
+          }
+          world.sweep(seed);  // the others into the next call, as far as it goes without the late rank
+          if (abortedAtStart) {
+            world.start(late, hostRingCallArgs(stalled.collective, count, DataType::I64, order, late, 0, kSmallShape),
+                        &stalled.inputs[static_cast<std::size_t>(late)],
+                        &stalled.outputs[static_cast<std::size_t>(late)]);
+            world.stopWaiting(late);
+          } else {
+            enqueueOn(late, stalled);
+          }
+          enqueueOn(late, following);
+          // Everything that waits for a call another rank has left gives up, until nothing runs.
+          for (int round = 0; round < 8 && !world.stillRunning().empty(); ++round) {
+            world.sweep(seed);
+            for (int r = 0; r < n; ++r) world.stopWaiting(r);
+          }
+          ASSERT_EQ(world.stillRunning(), "");
+          for (int call = 0; call < 3; ++call) {
+            checkCall(world, call == 1 ? Collective::Broadcast : collective, count, order, false, call % n,
+                      kSmallShape);
+            for (int r = 0; r < n; ++r) EXPECT_FALSE(world.anyStopped(r)) << "rank " << r << ", call " << call;
+          }
         }
       }
     }
@@ -676,24 +697,23 @@ TEST(HostRing, ShapesAreNamedBlocksBySlot) {
 
 // The words: a later call's always above an earlier call's, whatever the slots.
 TEST(HostRing, AWordOfALaterCallIsAboveEveryWordOfAnEarlierOne) {
-  using kernels::hostRingFreeNeed;
+  using kernels::hostRingFirstFreeNeed;
   using kernels::hostRingWord;
   EXPECT_GT(hostRingWord(1, 0), hostRingWord(0, 1000000));
   EXPECT_EQ(kernels::hostRingReadyNeed(5, 0), hostRingWord(5, 1));
-  // Past the first kHostRingSlots fills of a call, the fill kHostRingSlots before emptied.
-  EXPECT_EQ(hostRingFreeNeed(5, kHostRingSlots, 1024, {6, 1024}), hostRingWord(5, 1));
-  // The first fills: the call before's latest fill in the slot emptied (6 fills: slots 0..3 last held 5, 6, 3, 4)...
-  const unsigned long long latest[] = {5, 6, 3, 4};
-  for (unsigned long long filled = 0; filled < kHostRingSlots; ++filled) {
-    EXPECT_EQ(hostRingFreeNeed(5, filled, 1024, {6, 1024}), hostRingWord(4, latest[filled])) << filled;
-  }
-  // ... a slot it never filled (2 fills), the next rank done with the call before that ...
-  EXPECT_EQ(hostRingFreeNeed(5, 1, 1024, {2, 1024}), hostRingWord(4, 2));
-  EXPECT_EQ(hostRingFreeNeed(5, 2, 1024, {2, 1024}), hostRingWord(4, 0));
-  // ... and where the block stopped in it or its slots were another size, the next rank done with it.
-  EXPECT_EQ(hostRingFreeNeed(5, 0, 1024, {kernels::kHostRingStopped, 1024}), hostRingWord(5, 0));
-  EXPECT_EQ(hostRingFreeNeed(5, 0, 1024, {6, 2048}), hostRingWord(5, 0));
-  EXPECT_EQ(hostRingFreeNeed(0, 0, 1024, {}), 0u);  // the first call
+  kernels::HostRingBlockState state;
+  EXPECT_EQ(hostRingFirstFreeNeed(state, 1024, 2), 0u);  // the first call: nothing to wait for
+  state.calls = 5;
+  state.slotBytes = 1024;
+  state.occupant[0] = hostRingWord(4, 5);
+  state.occupant[1] = hostRingWord(2, 1);
+  // A slot's occupant emptied, whichever call it came from ...
+  EXPECT_EQ(hostRingFirstFreeNeed(state, 1024, 0), hostRingWord(4, 5));
+  EXPECT_EQ(hostRingFirstFreeNeed(state, 1024, 1), hostRingWord(2, 1));
+  // ... but after a call the block stopped in or whose slots were another size, the next rank done with it.
+  EXPECT_EQ(hostRingFirstFreeNeed(state, 2048, 0), hostRingWord(5, 0));
+  state.stopped = 1;
+  EXPECT_EQ(hostRingFirstFreeNeed(state, 1024, 1), hostRingWord(5, 0));
 }
 
 }  // namespace
