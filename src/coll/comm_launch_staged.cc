@@ -95,15 +95,15 @@ void runRankOp(const StagingOp& op, const StagingStreams& streams, const CallArg
   }
 }
 
-// After an operation failed part way through the call: `abandon` (stagingAbandon) on every local rank, each error
+// After an operation failed part way through the call: each local rank's `abandon[r]` (stagingAbandon), each error
 // ignored (the failure that stopped the call is the one reported; a rank whose join fails here had its stream
 // broken by it), so the caller's stream passes the copies already issued.
 void joinAfterFailure(const CommState& state, const std::vector<CallArgs>& set,
-                      const std::vector<StagingOp>& abandon) noexcept {
+                      const std::vector<std::vector<StagingOp>>& abandon) noexcept {
   for (const int r : state.localRanks()) {
     const auto index = static_cast<std::size_t>(r);
     const StagingStreams& streams = *state.ranks[index].staging;
-    for (const StagingOp& op : abandon) {
+    for (const StagingOp& op : abandon[index]) {
       const cudaStream_t lane = op.lane == StagingLane::Caller ? set[index].stream : streams.copies.get();
       const cudaEvent_t event = streams.events[static_cast<std::size_t>(op.event)].get();
       try {
@@ -164,24 +164,41 @@ void issueStagedSet(CommState& state, const std::vector<CallArgs>& set, bool cap
       throw Error(ErrorCode::Internal, "launchStagedSet: a rank without staging streams (no window)");
     }
   }
-  const std::vector<StagingOp> schedule = stagingSchedule(cuts.size(), !state.stageSerially);
-  std::size_t issued = 0;
+  // Each rank's operations: through its copy stream beside the kernels where it copies anything, else its kernels
+  // alone (copiesAnything). The kernels of a chunk start on every local rank at once, each rank's operations
+  // before its kernel issued first.
+  std::vector<std::vector<StagingOp>> schedules(static_cast<std::size_t>(state.nranks));
+  std::vector<std::size_t> issued(static_cast<std::size_t>(state.nranks), 0);
+  for (const int r : local) {
+    const auto index = static_cast<std::size_t>(r);
+    schedules[index] = stagingSchedule(cuts.size(), !state.stageSerially && copiesAnything(plans[index]));
+  }
   try {
-    for (; issued < schedule.size(); ++issued) {
-      const StagingOp& op = schedule[issued];
-      if (op.kind == StagingOp::Kind::Kernel) {
-        launchChunk(state, set, windows, plans, op.chunk, capturing);
-        continue;
-      }
+    for (std::size_t k = 0; k <= cuts.size(); ++k) {
       for (const int r : local) {
         const auto index = static_cast<std::size_t>(r);
+        const std::vector<StagingOp>& ops = schedules[index];
+        std::size_t& at = issued[index];
         const RankResources& rank = state.ranks[index];
         DeviceGuard guard(rank.device);
-        runRankOp(op, *rank.staging, set[index], plans[index][op.chunk], windows.window[r]);
+        for (; at < ops.size() && !(ops[at].kind == StagingOp::Kind::Kernel && ops[at].chunk == k); ++at) {
+          if (ops[at].kind == StagingOp::Kind::Kernel) {
+            throw Error(ErrorCode::Internal, "launchStagedSet: a rank's kernels out of chunk order");
+          }
+          runRankOp(ops[at], *rank.staging, set[index], plans[index][ops[at].chunk], windows.window[r]);
+        }
       }
+      if (k == cuts.size()) break;
+      launchChunk(state, set, windows, plans, k, capturing);
+      for (const int r : local) ++issued[static_cast<std::size_t>(r)];  // past its kernel of chunk k
     }
   } catch (...) {
-    joinAfterFailure(state, set, stagingAbandon(schedule, issued));
+    std::vector<std::vector<StagingOp>> abandon(static_cast<std::size_t>(state.nranks));
+    for (const int r : local) {
+      const auto index = static_cast<std::size_t>(r);
+      abandon[index] = stagingAbandon(schedules[index], issued[index]);
+    }
+    joinAfterFailure(state, set, abandon);
     throw;
   }
 }

@@ -117,6 +117,11 @@ std::vector<StagedChunk> stagedChunks(Collective collective, int nranks, int ran
   return chunks;
 }
 
+bool copiesAnything(const std::vector<StagedChunk>& chunks) {
+  return std::any_of(chunks.begin(), chunks.end(),
+                     [](const StagedChunk& chunk) { return !chunk.in.empty() || !chunk.out.empty(); });
+}
+
 bool ownPartsStayLocal(Collective collective, Kernel kernel, Algorithm algorithm) {
   switch (collective) {
     case Collective::AllReduce: return kernel == Kernel::TwoShot || kernel == Kernel::OneShotReduce;

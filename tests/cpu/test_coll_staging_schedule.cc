@@ -166,7 +166,9 @@ std::string check(const Scenario& s) {
   // Per rank and chunk: the kernel's start and end.
   std::vector<std::vector<int>> starts(static_cast<std::size_t>(s.n)), ends(static_cast<std::size_t>(s.n));
   for (int r = 0; r < s.n; ++r) {
-    const bool pipelined = s.pipelined.empty() || s.pipelined[static_cast<std::size_t>(r)];
+    // As the library issues it: pipelined only where the rank copies anything (copiesAnything).
+    const bool pipelined = (s.pipelined.empty() || s.pipelined[static_cast<std::size_t>(r)]) &&
+                           copiesAnything(cuts[static_cast<std::size_t>(r)]);
     std::vector<StagingOp> ops = stagingSchedule(chunks, pipelined);
     if (s.editSchedule) s.editSchedule(ops);
     std::size_t send = 0, recv = 0;
@@ -370,6 +372,98 @@ TEST(StagingSchedule, PipelinesOnlyCallsOfTwoChunksOrMore) {
       EXPECT_EQ(op.lane, StagingLane::Copies);
     }
   }
+}
+
+// The shape of a stream capture of `calls` staged calls of one rank (`chunks`, its copies; `ops`, its schedule), as
+// CUDA builds it: a node depends on its stream's set of nodes, then the set is just that node; a wait adds the set
+// its event's latest record kept; a record keeps a copy of its stream's set. A copy of nothing issues no node.
+struct CaptureShape {
+  std::size_t kernels = 0;
+  std::size_t edgesIntoKernels = 0;
+  std::size_t mostIntoAKernel = 0;
+};
+
+CaptureShape captureOf(const std::vector<StagedChunk>& chunks, const std::vector<StagingOp>& ops, int calls) {
+  CaptureShape shape;
+  std::vector<int> lane[2] = {{}, {}};
+  std::vector<std::vector<int>> recorded(kStagingEvents);
+  int nodes = 0;
+  const auto node = [&](StagingLane on, bool kernel) {
+    std::vector<int>& set = lane[on == StagingLane::Caller ? 0 : 1];
+    if (kernel) {
+      ++shape.kernels;
+      shape.edgesIntoKernels += set.size();
+      shape.mostIntoAKernel = std::max(shape.mostIntoAKernel, set.size());
+    }
+    set = {nodes++};
+  };
+  for (int call = 0; call < calls; ++call) {
+    for (const StagingOp& op : ops) {
+      std::vector<int>& set = lane[op.lane == StagingLane::Caller ? 0 : 1];
+      const StagedChunk& chunk = chunks[op.chunk];
+      switch (op.kind) {
+        case StagingOp::Kind::Record: recorded[static_cast<std::size_t>(op.event)] = set; break;
+        case StagingOp::Kind::Wait:
+          for (const int from : recorded[static_cast<std::size_t>(op.event)]) {
+            if (std::find(set.begin(), set.end(), from) == set.end()) set.push_back(from);
+          }
+          break;
+        case StagingOp::Kind::CopyIn:
+          if (!chunk.in.empty()) node(op.lane, false);
+          break;
+        case StagingOp::Kind::CopyOut:
+          if (!chunk.out.empty()) node(op.lane, false);
+          break;
+        case StagingOp::Kind::Kernel: node(op.lane, true); break;
+      }
+    }
+  }
+  return shape;
+}
+
+// A graph the application captures over many staged calls (nccl-tests -G, PyTorch's CUDA graphs) stays a chain:
+// each kernel depends on a few nodes, whatever the collective, the rank and whether it keeps its own parts -- so the
+// graph launches as fast as the calls would run eagerly. A rank that copies nothing would otherwise carry every
+// kernel's dependencies on through its idle copy stream's events (shown below with the pipelined form forced).
+TEST(StagingSchedule, ACaptureOfManyCallsStaysAChainOnEveryRank) {
+  constexpr int kCalls = 20;
+  int pipelinedRanks = 0;
+  int kernelsOnlyRanks = 0;
+  for (const Collective collective : kCollectives) {
+    for (const int n : {2, 3}) {
+      const std::size_t count = 9 * stagedChunkCount(collective, n, 4, stagingHalfBytes(8192)) + 5;  // 10 chunks
+      for (const bool ownParts : {false, true}) {
+        for (int r = 0; r < n; ++r) {
+          std::vector<StagedChunk> chunks = stagedChunks(collective, n, r, 0, count, 4, 8192);
+          if (ownParts) {
+            const auto [kernel, algorithm] = ownPartsKernelOf(collective);
+            for (StagedChunk& chunk : chunks)
+              keepOwnPartsLocal(chunk, collective, kernel, algorithm, n, r, 0, count, 4);
+          }
+          const bool copies = copiesAnything(chunks);
+          (copies ? pipelinedRanks : kernelsOnlyRanks) += 1;
+          const CaptureShape shape = captureOf(chunks, stagingSchedule(chunks.size(), copies), kCalls);
+          SCOPED_TRACE(std::string(collectiveName(collective)) + ", rank " + std::to_string(r) + " of " +
+                       std::to_string(n) + (ownParts ? ", own parts local" : ""));
+          EXPECT_EQ(shape.kernels, chunks.size() * kCalls);
+          EXPECT_LE(shape.mostIntoAKernel, 4u);
+          EXPECT_LE(shape.edgesIntoKernels, 3 * shape.kernels);
+        }
+      }
+    }
+  }
+  EXPECT_GT(pipelinedRanks, 0);
+  EXPECT_GT(kernelsOnlyRanks, 0);  // the broadcast's non-roots and the reduce's root keeping their own parts
+  // The broadcast's non-root keeping its own parts, pipelined regardless: every kernel of the capture depends on
+  // every kernel before it.
+  const std::size_t count = 9 * stagedChunkCount(Collective::Broadcast, 2, 4, stagingHalfBytes(8192)) + 5;
+  std::vector<StagedChunk> chunks = stagedChunks(Collective::Broadcast, 2, 1, 0, count, 4, 8192);
+  for (StagedChunk& chunk : chunks) {
+    keepOwnPartsLocal(chunk, Collective::Broadcast, Kernel::Copy, Algorithm::OneShot, 2, 1, 0, count, 4);
+  }
+  ASSERT_FALSE(copiesAnything(chunks));
+  const CaptureShape forced = captureOf(chunks, stagingSchedule(chunks.size(), true), kCalls);
+  EXPECT_GT(forced.mostIntoAKernel, forced.kernels / 2);
 }
 
 // The scenario every mutation below starts from: four chunks on three ranks, in place.
