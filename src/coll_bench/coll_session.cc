@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -71,12 +72,17 @@ struct CollSession::State {
     return std::chrono::milliseconds(params.getInt("PEERLINK_TIMEOUT_MS") * std::max(1, collectives));
   }
 
+  // Waits for every local rank's stream, up to a deadline per collective queued; a kernel that gave up at its own
+  // deadline is reported as soon as it records so (the communicator's health, checked while waiting).
   void waitAll(int collectives, const std::string& what) {
+    const std::function<void()> health = [this] {
+      if (communicator) communicator->checkHealth();
+    };
     for (std::size_t i = 0; i < count(); ++i) {
       waitForStream(streams[i].get(), timeout(collectives), fmt::format("{} on rank {}", what, local[i]),
-                    "PEERLINK_TIMEOUT_MS per collective");
+                    "PEERLINK_TIMEOUT_MS per collective", health);
     }
-    if (communicator) communicator->checkHealth();
+    health();
   }
 
   std::size_t elementSize() const { return dataTypeSize(options.type); }
