@@ -150,8 +150,8 @@ struct PlannedWays {
   std::vector<unsigned char*> ring;
   std::vector<int> ringOrder;        ///< the host ring's order, as the staged plans' (chooseRing)
   std::size_t hostRingMaxBytes = 0;  ///< calls up to this run as the host ring (PEERLINK_COLL_HOST_RING)
-  std::optional<HostRingShape>
-      hostRingShape;                   ///< the ring's grid and slot where PEERLINK_COLL_HOST_RING_SHAPE sets one
+  /// The host ring's grid and slot where PEERLINK_COLL_HOST_RING_SHAPE sets one (else hostRingShape's per call).
+  std::optional<HostRingShape> hostRingShape;
   std::vector<DeviceBuffer> counters;  ///< by rank (local ranks): its step barriers and send/recv chunks, on its GPU
   std::vector<std::unique_ptr<OwnedCopyLanes>> lanes;  ///< by rank (local ranks): its copy lanes (plan_executor.hpp)
   /// Where stages and flags live: one process, a mapped pinned buffer per rank (kPlanFlagBytes of flags, its LL
