@@ -88,10 +88,11 @@ struct QueuedCall {
   std::vector<Value>* output = nullptr;
 };
 
-// Every rank's ring area and call counts, over a sequence of calls, and the call each rank runs now. step() runs a
-// block as far as its waits let it, exactly as the kernel: the words through hostRingReadyNeed and hostRingFreeNeed,
-// the slot of a call's k-th fill at (k - 1) mod kHostRingSlots. It fails a test where a block would take a slot of
-// another call or fill, or overwrite a fill the next rank still needs.
+// Every rank's ring area and blocks' states, over a sequence of calls, and the call each rank runs now. step() runs
+// a block as far as its waits let it, exactly as the kernel: the ready words through hostRingReadyNeed, the free
+// words through each slot's occupant (hostRingFirstFreeNeed at the call's start), fills and receives at the block's
+// places going round the slots. It fails a test where a block would take bytes of another call or fill, or
+// overwrite a fill the next rank still needs.
 class RingWorld {
  public:
   explicit RingWorld(int n)
