@@ -172,6 +172,62 @@ INSTANTIATE_TEST_SUITE_P(Forced, UnregisteredPathGraphSerial,
                          ::testing::Combine(::testing::Values(2), ::testing::ValuesIn(kStagedCollectives)),
                          graphCaseName);
 
+// A graph the application captures over many staged broadcasts of many chunks stays a chain: the non-root copies
+// nothing (it keeps its own parts), and its kernels run alone rather than through a copy stream that would hand each
+// of them the dependencies of every kernel before it (a 2 MiB window, 16 chunks a call, 10 calls captured: some
+// 13,000 edges that way, under 4 a node this way). The replay's outputs match the reference.
+TEST(UnregisteredPathCapture, ManyStagedBroadcastsStayAChain) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const Params params = paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"},
+                                    {"PEERLINK_COLL_STAGE_UNREGISTERED", "ON"},
+                                    {"PEERLINK_COLL_STAGING_WINDOW", "2097152"}});
+  Communicator comm(sharedDevices(2), params);
+  CollCase c;
+  c.collective = Collective::Broadcast;
+  c.root = 0;
+  c.count = 16 * coll::stagedChunkCount(Collective::Broadcast, 2, dataTypeSize(c.type),
+                                        coll::stagingHalfBytes(coll::stagingWindowBytes(params)));
+  c.seed = 131;
+  std::vector<coll::Bytes> inputs(2);
+  for (int r = 0; r < 2; ++r) {
+    inputs[static_cast<std::size_t>(r)] =
+        randomElements(c.type, c.op, sendElementsOf(c.collective, 2, c.count, r, c.root), c.seed + r);
+  }
+  const std::vector<RankCase> ranks = prepareCase(comm, c, inputs);
+  const std::vector<Stream> streams = rankStreams(comm);
+  constexpr int kCalls = 10;
+  Event fork(comm.device(0), cudaEventDisableTiming);
+  Event join(comm.device(1), cudaEventDisableTiming);
+  PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(streams[0].get(), cudaStreamCaptureModeGlobal));
+  PEERLINK_CUDA_CHECK(cudaEventRecord(fork.get(), streams[0].get()));
+  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[1].get(), fork.get(), 0));
+  for (int call = 0; call < kCalls; ++call) {
+    for (int r = 1; r >= 0; --r) {
+      callRank(comm, c, r, ranks[static_cast<std::size_t>(r)], streams[static_cast<std::size_t>(r)].get());
+    }
+  }
+  PEERLINK_CUDA_CHECK(cudaEventRecord(join.get(), streams[1].get()));
+  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(streams[0].get(), join.get(), 0));
+  cudaGraph_t graph = nullptr;
+  PEERLINK_CUDA_CHECK(cudaStreamEndCapture(streams[0].get(), &graph));
+  std::size_t nodes = 0;
+  std::size_t edges = 0;
+  PEERLINK_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  PEERLINK_CUDA_CHECK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges));
+  std::printf("%d broadcasts of %zu elements through a 2 MiB window: %zu nodes, %zu edges\n", kCalls, c.count, nodes,
+              edges);
+  EXPECT_GE(nodes, static_cast<std::size_t>(2 * 16 * kCalls)) << "every chunk's kernel on both ranks";
+  EXPECT_LE(edges, 4 * nodes);
+  cudaGraphExec_t exec = nullptr;
+  PEERLINK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));
+  PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, streams[0].get()));
+  EXPECT_EQ(finishAll(comm, streams), "");
+  PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  const auto expected = coll::hostReduceReference(c.collective, c.type, c.op, 2, c.count, c.root, inputs);
+  EXPECT_EQ(checkOutputs(comm, c, ranks, expected), "");
+}
+
 // (ranks, collective): the same eager call on the same buffers five times with new inputs -- the second captured
 // into a graph per rank, the later ones replayed from it (staged_graphs.hpp) -- with a call of another shape
 // between, out of place and in place. Buffers freed and allocated again may come back at the same addresses, and a
