@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 
@@ -17,6 +15,7 @@
 #include "output_file.hpp"
 #include "peerlink/bench.hpp"
 #include "peerlink/error.hpp"
+#include "progress_line.hpp"
 #include "run_metadata.hpp"
 #include "size_parse.hpp"
 
@@ -150,12 +149,11 @@ int runBenchCommand(const BenchCommandOptions& options, Context& context) {
   std::error_code error;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (!error) bench.helperExecutable = self.string();
-  if (isatty(STDERR_FILENO) != 0) {
-    bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
-  }
+  const ProgressLine progress = stderrProgress("peerlink bench");
+  bench.progress = progress.report;
   const Topology topology = discoverTopology(context.params);
   const std::vector<BenchCaseResult> results = runBench(topology, context.params, bench);
-  if (bench.progress) std::fprintf(stderr, "\r\033[K");
+  progress.finish();
 
   const nlohmann::json generatedBy = runMetadata(context.commandLine);
   if (!options.jsonPath.empty()) {

@@ -1,7 +1,5 @@
 // `peerlink coll`: collectives in nccl-tests' shape, peerlink (eager and CUDA graph) beside NCCL (plain,
 // CUDA graph, symmetric registration + graph) in the same run (docs/coll.md).
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +21,7 @@
 #include "peerlink/error.hpp"
 #include "peerlink/launch.hpp"
 #include "peerlink/topology.hpp"
+#include "progress_line.hpp"
 #include "run_metadata.hpp"
 #include "size_parse.hpp"
 #include "topology/discovery_cache.hpp"
@@ -230,14 +229,13 @@ int runCollCommand(const CollCommandOptions& options, Context& context) {
   // Ranks on several hosts: launchedWorld starts MPI (libpeerlink_mpi.so), finished below once the run is over.
   coll::CollWorld world =
       launch.size > 1 ? coll::launchedWorld(launch, context.params) : coll::singleProcessWorld(bench);
-  if (world.leads() && isatty(STDERR_FILENO) != 0) {
-    bench.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
-  }
+  const ProgressLine progress = stderrProgress("peerlink coll");
+  if (world.leads()) bench.progress = progress.report;
   // Kept for the process (discovery_cache.hpp): the communicator the run creates plans with this one.
   const Topology topology = discoveredTopology(context.params);  // Error(NoDevice) without a GPU: exit 3
   const coll::CollRun run = coll::runCollBench(context.params, bench, world);
   world.finishMpi();  // the run's communicators are gone; MPI_Finalize where peerlink initialized it
-  if (bench.progress) std::fprintf(stderr, "\r\033[K");
+  if (world.leads()) progress.finish();
   if (!world.leads()) return kExitOk;  // rank 0's process reports the world's results
   const nlohmann::json generatedBy = runMetadata(context.commandLine);
   if (!options.jsonPath.empty()) {

@@ -1,8 +1,6 @@
 // `peerlink doctor`: verifyPeers on this machine's GPUs, printed as a verdict matrix with findings and
 // fixes, then GPUDirect RDMA readiness, or written as JSON; the exit code says OK (0), DEGRADED (4) or
 // BROKEN (5) for the pairs. `--rdma` checks GPUDirect RDMA readiness only, with an exit code of its own.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -19,6 +17,7 @@
 #include "peerlink/doctor.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/rdma_readiness.hpp"
+#include "progress_line.hpp"
 #include "run_metadata.hpp"
 
 namespace peerlink::cli {
@@ -138,12 +137,10 @@ int runDoctorCommand(const DoctorOptions& options, Context& context) {
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
     if (!error) verify.helperExecutable = self.string();
   }
-  const bool showProgress = isatty(STDERR_FILENO) != 0;
-  if (showProgress) {
-    verify.progress = [](const std::string& what) { std::fprintf(stderr, "\r\033[K%s", what.c_str()); };
-  }
+  const ProgressLine progress = stderrProgress("peerlink doctor");
+  verify.progress = progress.report;
   const VerifyResult result = verifyPeers(options.devices, verify, context.params);
-  if (showProgress) std::fprintf(stderr, "\r\033[K");
+  progress.finish();
 
   const int exitCode = doctorExitCode(result.report);
   // GPUDirect RDMA readiness concerns traffic between machines, which the probe does not move: it is
