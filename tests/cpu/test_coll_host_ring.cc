@@ -112,7 +112,7 @@ class RingWorld {
 
   int size() const { return static_cast<int>(areas_.size()); }
 
-  // Rank r starts a call (its blocks' counts as they are).
+  // Rank r starts a call, its blocks as their last calls left them.
   void start(int r, const HostRingArgs& args, std::vector<Value>* input, std::vector<Value>* output) {
     RankRun& run = runs_[static_cast<std::size_t>(r)];
     run.args = args;
@@ -214,7 +214,8 @@ class RingWorld {
   }
 
  private:
-  // The end of a block's call, run through or stopped: done with the previous rank's slots, its count one on.
+  // The end of a block's call, run through or stopped: done with the previous rank's slots; its state as the kernel
+  // stores it.
   void end(int r, int b) {
     RankRun& run = runs_[static_cast<std::size_t>(r)];
     BlockRun& block = run.blocks[static_cast<std::size_t>(b)];
@@ -461,9 +462,9 @@ TEST(HostRing, TheChosenShapesCarryEveryCollective) {
   }
 }
 
-// One world, calls one after another of every collective, root and shape: a call's first fills wait for the next
-// rank to be done with the call before, whatever its shape, and the blocks a smaller grid leaves out keep their
-// counts in step.
+// One world, calls one after another of every collective, root and shape: a fill waits for the next rank to have
+// emptied what its slot held, from this call or an earlier one, or, after a change of slot size, for the next rank
+// to be done with the call before; the blocks a smaller grid leaves out keep their states in step.
 TEST(HostRing, CallsOfEveryShapeFollowEachOtherOnTheSameAreas) {
   for (int n : {2, 3, 5}) {
     for (unsigned seed : {0u, 1u, 2u, 3u}) {
