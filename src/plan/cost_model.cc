@@ -59,10 +59,21 @@ double CostModel::memoryBandwidthOf(const std::string& gpuName) const {
   return found != memoryGBps.end() ? found->second : defaultMemoryGBps;
 }
 
-const KernelCost& CostModel::cost(Kernel kernel, Collective collective) const {
-  const KernelCosts& all = costs(kernel);
+namespace {
+
+const KernelCost& costFor(const KernelCosts& all, Collective collective) {
   const auto found = all.byCollective.find(collective);
   return found != all.byCollective.end() ? found->second : all.all;
+}
+
+}  // namespace
+
+const KernelCost& CostModel::cost(HostPath path, Collective collective) const {
+  return costFor(costs(path), collective);
+}
+
+const KernelCost& CostModel::cost(Kernel kernel, Collective collective) const {
+  return costFor(costs(kernel), collective);
 }
 
 json costModelToJson(const CostModel& model) {
@@ -80,6 +91,17 @@ json costModelToJson(const CostModel& model) {
     entry["collectives"] = collectives;
     kernels.push_back(entry);
   }
+  json hostPaths = json::array();
+  for (std::size_t i = 0; i < kHostPathCount; ++i) {
+    const auto path = static_cast<HostPath>(i);
+    const KernelCosts& costs = model.costs(path);
+    json entry = costJson(costs.all);
+    entry["path"] = hostPathName(path);
+    json collectives = json::object();
+    for (const auto& [collective, cost] : costs.byCollective) collectives[collectiveName(collective)] = costJson(cost);
+    entry["collectives"] = collectives;
+    hostPaths.push_back(entry);
+  }
   json memory = json::object();
   for (const auto& [name, gbps] : model.memoryGBps) memory[name] = gbps;
   return {{"schema", kSchema},
@@ -92,6 +114,8 @@ json costModelToJson(const CostModel& model) {
           {"memory_gbps", memory},
           {"default_memory_gbps", model.defaultMemoryGBps},
           {"kernels", kernels},
+          {"host_step_us", model.hostStepUs},
+          {"host_paths", hostPaths},
           {"provenance", model.provenance}};
 }
 
@@ -134,6 +158,22 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
     for (const KernelInfo& info : kernelRegistry()) {
       if (!seen[static_cast<std::size_t>(info.kernel)]) {
         throw Error(ErrorCode::InvalidInput, fmt::format("kernel {} has no entry", info.name));
+      }
+    }
+    if (document.contains("host_step_us")) model.hostStepUs = number(document, "host_step_us", "the model", true);
+    for (const json& entry : document.value("host_paths", json::array())) {
+      const std::string name = entry.at("path").get<std::string>();
+      const std::optional<HostPath> path = parseHostPath(name);
+      if (!path) throw Error(ErrorCode::InvalidInput, fmt::format("unknown host path \"{}\"", name));
+      KernelCosts& costs = model.costs(*path);
+      costs.all = costFromJson(entry, "host path " + name);
+      const json& collectives = entry.value("collectives", json::object());
+      for (auto item = collectives.begin(); item != collectives.end(); ++item) {
+        const std::optional<Collective> collective = parseCollective(item.key());
+        if (!collective)
+          throw Error(ErrorCode::InvalidInput,
+                      fmt::format("host path {}: unknown collective \"{}\"", name, item.key()));
+        costs.byCollective[*collective] = costFromJson(item.value(), "host path " + name + " for " + item.key());
       }
     }
     model.provenance = document.value("provenance", json::object());

@@ -15,6 +15,7 @@
 
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
+#include "plan/host_path.hpp"
 
 namespace peerlink::plan {
 
@@ -57,6 +58,13 @@ struct CostModel {
   KernelCost stagingCopy{2.5, 0.8, 0, "prior"};
   /// Every kernel's costs, indexed by Kernel.
   std::array<KernelCosts, kKernelCount> kernels{};
+  /// Where GPUs reach each other only through host memory (host_traffic.hpp): each way's costs, indexed by HostPath,
+  /// its efficiency a fraction of the GPUs' PCIe links' rate; a kernel's fixed cost has no per-peer part here (no run
+  /// of more than 2 ranks through host memory was measured).
+  std::array<KernelCosts, kHostPathCount> hostPaths{};
+  /// A step of a staged plan beyond the first (the barrier kernel's meeting of the ranks through their flags in host
+  /// memory), in µs.
+  double hostStepUs = 20;
   /// Device memory bandwidth in GB/s by GPU name (the vendors' data sheets), for local copies and reductions.
   std::map<std::string, double> memoryGBps;
   /// For a GPU name not in memoryGBps.
@@ -69,8 +77,12 @@ struct CostModel {
 
   const KernelCosts& costs(Kernel kernel) const { return kernels[static_cast<std::size_t>(kernel)]; }
   KernelCosts& costs(Kernel kernel) { return kernels[static_cast<std::size_t>(kernel)]; }
+  const KernelCosts& costs(HostPath path) const { return hostPaths[static_cast<std::size_t>(path)]; }
+  KernelCosts& costs(HostPath path) { return hostPaths[static_cast<std::size_t>(path)]; }
   /// The costs of `kernel` serving `collective`: the collective's own where the model has them, else the kernel's.
   const KernelCost& cost(Kernel kernel, Collective collective) const;
+  /// The same for a way through host memory.
+  const KernelCost& cost(HostPath path, Collective collective) const;
   /// A call's fixed cost before its synchronized steps: `cost`'s launch and `ranks` - 1 peers' parts.
   double launchOf(const KernelCost& cost, int ranks) const { return cost.launchUs + peerUs * (ranks - 1); }
   /// memoryGBps for `gpuName`, or defaultMemoryGBps.
@@ -82,7 +94,8 @@ nlohmann::json costModelToJson(const CostModel& model);
 /// Reads one back; throws Error(InvalidInput) naming `origin` and the first problem (wrong schema, an unknown
 /// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5). A document
 /// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole; one
-/// without "process_us" as 0 and without "staging_copy" with the copy's priors (it predicts one process).
+/// without "process_us" as 0 and without "staging_copy" with the copy's priors (it predicts one process); one without
+/// "host_paths" and "host_step_us" (written before the model covered host memory) with those priors.
 CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
 /// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.
 CostModel loadCostModel(const std::string& path);

@@ -33,16 +33,9 @@ class FabricBuilder {
 
   const Gpu& gpu(int index) const { return topology_.gpus.at(static_cast<std::size_t>(index)); }
 
+  // The route from GPU a to GPU b over their peer link.
   std::vector<int> route(int a, int b) {
     const GpuPair& pair = topology_.pair(a, b);
-    if (!pair.canAccessPeer) {
-      throw Error(ErrorCode::InvalidInput,
-                  fmt::format("GPU {} -> GPU {}: no peer access (cudaDeviceCanAccessPeer = 0): a communicator of "
-                              "these GPUs runs its calls through host memory (docs/collectives.md, \"Machines without "
-                              "P2P\"), which `peerlink plan` does not model yet; choose GPUs that have it (-g N: GPUs "
-                              "0..N-1), or measure with `peerlink coll`",
-                              a, b));
-    }
     if (pair.expectedGBps <= 0) {
       throw Error(ErrorCode::InvalidInput,
                   fmt::format("GPU {} -> GPU {}: the topology does not say how fast their link is ({}); a topology "
@@ -113,7 +106,8 @@ class FabricBuilder {
 
 }  // namespace
 
-Fabric fabricFor(const Topology& topology, const std::vector<int>& gpuIndices, const CostModel& model) {
+Fabric fabricFor(const Topology& topology, const std::vector<int>& gpuIndices, const CostModel& model,
+                 const std::vector<std::pair<int, int>>& hostStagedPairs) {
   if (gpuIndices.empty()) throw Error(ErrorCode::InvalidInput, "no GPU to plan for");
   Fabric fabric;
   fabric.gpus = gpuIndices;
@@ -128,12 +122,39 @@ Fabric fabricFor(const Topology& topology, const std::vector<int>& gpuIndices, c
   }
   const int ranks = fabric.ranks();
   fabric.routes.resize(gpuIndices.size() * gpuIndices.size());
+  fabric.hostStaged.assign(gpuIndices.size() * gpuIndices.size(), false);
+  for (const auto& [a, b] : hostStagedPairs) {
+    if (a < 0 || b < 0 || a >= ranks || b >= ranks) continue;  // validated by the caller (hostSettingsOf)
+    fabric.hostStaged[fabric.routeIndex(a, b)] = true;
+    fabric.hostStaged[fabric.routeIndex(b, a)] = true;
+  }
   for (int src = 0; src < ranks; ++src) {
     for (int dst = 0; dst < ranks; ++dst) {
       const int a = gpuIndices[static_cast<std::size_t>(src)];
       const int b = gpuIndices[static_cast<std::size_t>(dst)];
-      if (a != b) fabric.routes[fabric.routeIndex(src, dst)] = builder.route(a, b);
+      if (a == b) continue;
+      const std::size_t index = fabric.routeIndex(src, dst);
+      if (!topology.pair(a, b).canAccessPeer) fabric.hostStaged[index] = true;
+      if (fabric.hostStaged[index]) {
+        fabric.throughHost = true;
+        continue;
+      }
+      fabric.routes[index] = builder.route(a, b);
     }
+  }
+  if (!fabric.throughHost) return fabric;
+  // Every call goes through host memory (or partly so): each GPU's PCIe link, one resource each way.
+  for (int r = 0; r < ranks; ++r) {
+    const int index = gpuIndices[static_cast<std::size_t>(r)];
+    const double gbps = fabric.hostLinkGBps[static_cast<std::size_t>(r)];
+    if (gbps <= 0) {
+      throw Error(ErrorCode::InvalidInput,
+                  fmt::format("GPU {}: the topology does not say how fast its PCIe link is (its pcie gen and width), "
+                              "which carries every call of GPUs without peer access through host memory",
+                              index));
+    }
+    fabric.toHost.push_back(builder.resource(fmt::format("GPU {} PCIe to host", index), gbps));
+    fabric.fromHost.push_back(builder.resource(fmt::format("GPU {} PCIe from host", index), gbps));
   }
   return fabric;
 }

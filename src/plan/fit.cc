@@ -31,6 +31,9 @@ constexpr double kPriorProcessUs = 0.5;
 constexpr double kPriorCopyLaunchUs = 2.5;
 constexpr double kPriorEfficiency = 0.8;
 constexpr double kPriorStepUs = 1.0;
+// A staged plan's step through host memory: the barrier kernel's meeting of the ranks, about 20 µs on an H200
+// (coll/comm_state.hpp's kPlanChunkBytes).
+constexpr double kPriorHostStepUs = 20.0;
 constexpr double kMinEfficiency = 0.02;
 constexpr double kLeastDataShare = 0.2;
 constexpr double kLeastDataSpread = 4;
@@ -43,6 +46,7 @@ constexpr int kAllCollectives = -1;
 // schedule's critical path (staged_time.hpp), found under the values being fitted.
 struct Part {
   Kernel kernel = Kernel::Copy;
+  std::optional<HostPath> host;  // a way through host memory instead of a kernel: its steps cost host_step_us
   int collective = 0;
   double dataUs = 0;
   double peers = 0;
@@ -67,8 +71,19 @@ struct Path {
   }
 };
 
-// The costs a part's kernel is fitted as: the kernel's over every collective, or its own collective's.
-using Group = std::pair<Kernel, int>;
+// The costs a part's kernel is fitted as: the kernel's (or the way through host memory's, numbered after the
+// kernels: costIndexOf) over every collective, or its own collective's.
+using Group = std::pair<int, int>;
+
+int costIndexOf(const Part& part) {
+  return part.host ? static_cast<int>(kKernelCount + static_cast<std::size_t>(*part.host))
+                   : static_cast<int>(part.kernel);
+}
+
+KernelCosts& costsAt(CostModel& model, int index) {
+  const auto i = static_cast<std::size_t>(index);
+  return i < kKernelCount ? model.costs(static_cast<Kernel>(i)) : model.costs(static_cast<HostPath>(i - kKernelCount));
+}
 
 CostModel unitModel(const CostModel& base) {
   CostModel unit = base;
@@ -76,7 +91,12 @@ CostModel unitModel(const CostModel& base) {
   unit.peerUs = 0;
   unit.processUs = 0;
   unit.stagingCopy = {0, 1, 0, ""};
+  unit.hostStepUs = 0;
   for (KernelCosts& costs : unit.kernels) {
+    costs.all = {0, 1, 0, ""};
+    costs.byCollective.clear();
+  }
+  for (KernelCosts& costs : unit.hostPaths) {
     costs.all = {0, 1, 0, ""};
     costs.byCollective.clear();
   }
@@ -92,8 +112,11 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
       const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit);
       Row row;
       for (const Prediction& p : parts.kernels) {
-        row.parts.push_back({p.kernel, static_cast<int>(cell.call.collective), p.dataUs,
-                             static_cast<double>(run.fabric.ranks() - 1), static_cast<double>(run.mode.processes - 1),
+        // Through host memory a fixed cost has no peers' or processes' part (cost_model.hpp).
+        const bool host = p.hostPath.has_value();
+        row.parts.push_back({p.kernel, p.hostPath, static_cast<int>(cell.call.collective), p.dataUs,
+                             host ? 0.0 : static_cast<double>(run.fabric.ranks() - 1),
+                             host ? 0.0 : static_cast<double>(run.mode.processes - 1),
                              static_cast<double>(p.steps - 1)});
       }
       row.copyIn = parts.copyIn;
@@ -133,13 +156,15 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
   return x;
 }
 
-// The costs every kernel shares: a synchronized step's, a peer's, a process's, and the staging copies'.
+// The costs every kernel shares: a synchronized step's, a peer's, a process's, the staging copies', and a staged
+// plan's step through host memory.
 struct Shared {
   double stepUs = 0;
   double peerUs = 0;
   double processUs = 0;
   double copyLaunchUs = 0;
   double copyEfficiency = 1;
+  double hostStepUs = 0;
 };
 
 // The unknowns: the shared costs, then each group's launch cost and inverse efficiency, found by least squares on
@@ -154,7 +179,8 @@ class Unknowns {
   Unknowns(const std::vector<Row>& rows, GroupOf groupOf, PriorOf priorOf, Shared shared, bool fitShared,
            double priorWeight)
       : priorWeight_(priorWeight) {
-    values_ = {shared.stepUs, shared.peerUs, shared.processUs, shared.copyLaunchUs, 1.0 / shared.copyEfficiency};
+    values_ = {shared.stepUs,    shared.peerUs, shared.processUs, shared.copyLaunchUs, 1.0 / shared.copyEfficiency,
+               shared.hostStepUs};
     for (const Row& row : rows) {
       std::vector<std::size_t> slots;
       for (const Part& part : row.parts) {
@@ -185,7 +211,8 @@ class Unknowns {
   }
 
   Shared shared() const {
-    return {values_[kStep], values_[kPeer], values_[kProcess], values_[kCopyLaunch], 1.0 / values_[kCopyInverse]};
+    return {values_[kStep],    values_[kPeer], values_[kProcess], values_[kCopyLaunch], 1.0 / values_[kCopyInverse],
+            values_[kHostStep]};
   }
   // Every group with its fitted costs and cells (a cell counts once for each group its kernels fall in).
   std::map<Group, KernelCost> costs() const {
@@ -251,10 +278,11 @@ class Unknowns {
   static constexpr std::size_t kProcess = 2;
   static constexpr std::size_t kCopyLaunch = 3;
   static constexpr std::size_t kCopyInverse = 4;  // the staging copies' inverse efficiency
-  static constexpr std::size_t kFirstGroup = 5;
+  static constexpr std::size_t kHostStep = 5;
+  static constexpr std::size_t kFirstGroup = 6;
   static constexpr int kPathRounds = 20;
 
-  // The step, peer, process and launch costs are in µs (>= 0), the others inverse efficiencies.
+  // The step, peer, process, host step and launch costs are in µs (>= 0), the others inverse efficiencies.
   static bool isLaunch(std::size_t i) { return i != kCopyInverse && (i < kFirstGroup || (i - kFirstGroup) % 2 == 0); }
   static double lowerBound(std::size_t i) { return isLaunch(i) ? 0.0 : 1.0 / kMaxEfficiency; }
   static double upperBound(std::size_t i) { return isLaunch(i) ? HUGE_VAL : 1.0 / kMinEfficiency; }
@@ -265,7 +293,7 @@ class Unknowns {
             {slot + 1, part.dataUs},
             {kPeer, part.peers},
             {kProcess, part.processes},
-            {kStep, part.extraSteps}};
+            {part.host ? kHostStep : kStep, part.extraSteps}};
   }
   std::vector<std::pair<std::size_t, double>> copyTerms(double bytesUs) const {
     return {{kCopyLaunch, 1.0}, {kCopyInverse, bytesUs}};
@@ -381,9 +409,10 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   if (rows.empty()) throw Error(ErrorCode::InvalidInput, "no measured cell to fit the model to");
   CostModel model = base;
   // First every kernel over all its cells (and the shared costs), then each collective's own costs held to those.
-  const auto byKernel = [](const Part& part) { return Group{part.kernel, kAllCollectives}; };
+  const auto byKernel = [](const Part& part) { return Group{costIndexOf(part), kAllCollectives}; };
   const auto firstPrior = [](const Group&) { return KernelCost{kPriorLaunchUs, kPriorEfficiency, 0, ""}; };
-  const Shared priors{kPriorStepUs, kPriorPeerUs, kPriorProcessUs, kPriorCopyLaunchUs, kPriorEfficiency};
+  const Shared priors{kPriorStepUs,       kPriorPeerUs,     kPriorProcessUs,
+                      kPriorCopyLaunchUs, kPriorEfficiency, kPriorHostStepUs};
   Unknowns kernels(rows, byKernel, firstPrior, priors, true, kKernelPriorWeight);
   kernels.fit(rows);
   const Shared shared = kernels.shared();
@@ -393,16 +422,18 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   model.processUs = multiProcess > 0 ? shared.processUs : base.processUs;
   const int staged = cellsWith(rows, [](const Row& row) { return !row.copyIn.empty(); });
   if (staged > 0) model.stagingCopy = {shared.copyLaunchUs, shared.copyEfficiency, staged, "fit"};
+  const int host = cellsWith(rows, [](const Row& row) { return row.parts.front().host.has_value(); });
+  model.hostStepUs = host > 0 ? shared.hostStepUs : base.hostStepUs;
   for (const auto& [group, cost] : kernels.costs()) {
-    model.costs(group.first).all = cost;
-    model.costs(group.first).byCollective.clear();
+    costsAt(model, group.first).all = cost;
+    costsAt(model, group.first).byCollective.clear();
   }
-  const auto byCollective = [](const Part& part) { return Group{part.kernel, part.collective}; };
-  const auto kernelPrior = [&](const Group& group) { return model.costs(group.first).all; };
+  const auto byCollective = [](const Part& part) { return Group{costIndexOf(part), part.collective}; };
+  const auto kernelPrior = [&](const Group& group) { return costsAt(model, group.first).all; };
   Unknowns collectives(rows, byCollective, kernelPrior, shared, false, kCollectivePriorWeight);
   collectives.fit(rows);
   for (const auto& [group, cost] : collectives.costs()) {
-    model.costs(group.first).byCollective[static_cast<Collective>(group.second)] = cost;
+    costsAt(model, group.first).byCollective[static_cast<Collective>(group.second)] = cost;
   }
   return model;
 }

@@ -6,6 +6,7 @@
 
 #include "coll/choice_rules.hpp"
 #include "coll/plan.hpp"
+#include "plan/host_traffic.hpp"
 #include "plan/processes.hpp"
 #include "plan/step_traffic.hpp"
 
@@ -128,7 +129,8 @@ Prediction predictChoice(const Call& call, const CollectiveChoice& choice, const
 }
 
 ChoiceContext choiceContextFor(const Topology& topology, const std::vector<int>& devices, const Params& params) {
-  return {fabricOf(topology, devices), communicatorResources(topology, devices, params), choiceSettingsFrom(params)};
+  return {fabricOf(topology, devices), communicatorResources(topology, devices, params), choiceSettingsFrom(params),
+          hostSettingsOf(params, static_cast<int>(devices.size()))};
 }
 
 CollectiveChoice choiceFor(const Call& call, int ranks, const ChoiceContext& context, Algorithm forced) {
@@ -158,6 +160,18 @@ std::vector<Candidate> candidatesFor(const Call& call, const Fabric& fabric, con
   inPlace.inPlace = true;
 
   std::vector<Candidate> candidates;
+  if (fabric.throughHost) {
+    // No algorithm to choose: the communicator runs every call through host memory one way (host_traffic.hpp).
+    Candidate candidate;
+    candidate.choice = choiceFor(outOfPlace, fabric.ranks(), context);
+    candidate.chosen = true;
+    candidate.outOfPlace = predictCall(outOfPlace, candidate.choice, fabric, context, mode, model);
+    if (hasInPlaceForm(call.collective)) {
+      candidate.inPlace = predictCall(inPlace, candidate.choice, fabric, context, mode, model);
+    }
+    candidates.push_back(std::move(candidate));
+    return candidates;
+  }
   for (const Algorithm forced : order) {
     Candidate candidate;
     candidate.choice = choiceFor(outOfPlace, fabric.ranks(), context, forced);

@@ -59,6 +59,9 @@ struct Prediction {
   std::string bottleneck;
   /// Where: "step 1 of 2 (reductions)", "the pipeline of 7 steps", or the fixed costs' parts.
   std::string phase;
+  /// The way through host memory that runs the call, where the GPUs reach each other only so (Fabric::throughHost,
+  /// host_predict.hpp); `kernel` means nothing then.
+  std::optional<HostPath> hostPath;
 };
 
 /// The time of `call` over the ranks of `fabric` when it runs `choice`'s kernel.
@@ -70,10 +73,13 @@ struct ChoiceContext {
   CollectiveFabric fabric;
   ChoiceResources resources;
   ChoiceSettings settings;
+  HostSettings host;  ///< where the calls go through host memory (Fabric::throughHost)
 };
 
 /// What a communicator over the GPUs `devices` (CUDA ordinals, a rank each) of `topology` would choose with:
-/// fabricOf, communicatorResources and the settings of `params`, as `peerlink coll --explain` takes them.
+/// fabricOf, communicatorResources and the settings of `params`, as `peerlink coll --explain` takes them, and the
+/// settings of calls through host memory (hostSettingsOf: Error(InvalidUsage) for a PEERLINK_COLL_HOST_STAGED that
+/// names no pairs of these ranks).
 ChoiceContext choiceContextFor(const Topology& topology, const std::vector<int>& devices, const Params& params);
 
 /// One algorithm peerlink could run for a call, and its predicted times.
@@ -94,7 +100,8 @@ Prediction predictChosen(const Call& call, const Fabric& fabric, const ChoiceCon
                          const ProcessMode& mode = {});
 
 /// Every algorithm of the call's collective (algorithmsOf), as chooseCollective would run it when forced, and the
-/// one it runs as the settings are: the chosen first, then the others, each once. `call.inPlace` is ignored:
+/// one it runs as the settings are: the chosen first, then the others, each once (through host memory: the one way
+/// the communicator runs the call). `call.inPlace` is ignored:
 /// both placements are predicted where the collective has both, the calls made as `mode` says (processes.hpp).
 std::vector<Candidate> candidatesFor(const Call& call, const Fabric& fabric, const ChoiceContext& context,
                                      const CostModel& model, const ProcessMode& mode = {});

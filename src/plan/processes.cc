@@ -10,6 +10,7 @@
 
 #include "coll/comm_setup.hpp"
 #include "coll/staging_plan.hpp"
+#include "plan/host_predict.hpp"
 
 namespace peerlink::plan {
 namespace {
@@ -72,6 +73,10 @@ bool isStaged(const Call& call, const CollectiveChoice& choice, const ProcessMod
 CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
                     const ChoiceContext& context, const ProcessMode& mode, const CostModel& model) {
   CallParts parts;
+  if (fabric.throughHost) {
+    parts.kernels.push_back(predictHostPath(call, fabric, context.host, model));
+    return parts;
+  }
   if (!isStaged(call, choice, mode)) {
     parts.kernels.push_back(predictChoice(call, choice, fabric, model));
     return parts;
@@ -119,7 +124,8 @@ StagedDurations stagedDurations(const CallParts& parts, const ProcessMode& mode,
 Prediction predictCall(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
                        const ChoiceContext& context, const ProcessMode& mode, const CostModel& model) {
   const CallParts parts = callParts(call, choice, fabric, context, mode, model);
-  const double processUs = model.processUs * (mode.processes - 1);
+  // Through host memory the processes' stages are shared memory and their kernels the same: no process part.
+  const double processUs = fabric.throughHost ? 0.0 : model.processUs * (mode.processes - 1);
   if (parts.copyIn.empty()) {
     Prediction p = parts.kernels.front();
     if (call.count > 0) {

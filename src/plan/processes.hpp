@@ -9,6 +9,8 @@
 // and the peers' arenas: never staged.
 // Send/recv groups across processes take a path of their own (coll/comm_launch_p2p_staged.hpp) that is not
 // modelled: they pay the process part only.
+// Where the GPUs reach each other only through host memory (Fabric::throughHost) nothing is staged through windows:
+// every call is host_predict.hpp's, without a process part.
 #pragma once
 
 #include <optional>

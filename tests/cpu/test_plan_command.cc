@@ -48,8 +48,9 @@ TEST(PlanCommand, TableForATopologyFile) {
   const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("fitted to 15 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
-                            "NVIDIA H200, 2 processes"),
+  EXPECT_NE(result.out.find("fitted to 27 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
+                            "NVIDIA H200, 2 processes; 2x NVIDIA H200, one process, through host memory; 2x NVIDIA "
+                            "H200, 2 processes, through host memory"),
             std::string::npos)
       << result.out;
   EXPECT_NE(result.out.find("* one_shot   ll128"), std::string::npos) << result.out;
@@ -219,6 +220,28 @@ TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
       << checked.out;
 }
 
+// GPUs without peer access, or pairs forced through host memory as the communicator reads PEERLINK_COLL_HOST_STAGED:
+// one way per call (plan/host_traffic.hpp), its bottleneck a GPU's PCIe link to or from the host.
+TEST(PlanCommand, ThroughHostMemory) {
+  const CliResult rtx = runCli({"plan", "--topo-file", topology("rtx4090x2"), "-b", "1M", "-e", "64M", "-f", "8"});
+  ASSERT_EQ(rtx.code, kExitOk) << rtx.err;
+  EXPECT_NE(rtx.out.find("(through host memory)"), std::string::npos) << rtx.out;
+  EXPECT_NE(rtx.out.find("* ring       host_ring"), std::string::npos) << rtx.out;
+  EXPECT_NE(rtx.out.find("* ring       plan_steps"), std::string::npos) << rtx.out;
+  EXPECT_NE(rtx.out.find("PCIe to host"), std::string::npos) << rtx.out;
+  ::setenv("PEERLINK_COLL_HOST_STAGED", "all", 1);
+  const CliResult forced =
+      runCli({"plan", "--topo-file", topology("h200x4_vm"), "-g", "2", "-o", "broadcast", "-b", "8M", "-e", "8M"});
+  ::setenv("PEERLINK_COLL_HOST_STAGED", "0-5", 1);
+  const CliResult bad = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-g", "2"});
+  ::unsetenv("PEERLINK_COLL_HOST_STAGED");
+  ASSERT_EQ(forced.code, kExitOk) << forced.err;
+  EXPECT_NE(forced.out.find("* ring       host_chain"), std::string::npos) << forced.out;
+  EXPECT_NE(forced.out.find("GPU 0 PCIe to host in the host ring's chain"), std::string::npos) << forced.out;
+  EXPECT_EQ(bad.code, kExitUsage) << bad.err << bad.out;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+}
+
 TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
   const fs::path noLinks = tempFile("no-links.json");
   {
@@ -256,8 +279,6 @@ TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
       {"plan", "--topo-file", h200, "-b", "1K", "-e", "8"},
       {"plan", "--topo-file", h200, "-b", "8", "-e", "1G", "-f", "1.0001"},
       {"plan", "--topo-file", topology("pcie_10gpu")},
-      {"plan", "--topo-file", topology("dual_socket_pcie")},
-      {"plan", "--topo-file", topology("rtx4090x2")},
       {"plan", "--topo-file", topology("vm_flat_numa_unknown")},
       {"plan", "--topo-file", noLinks.string()},
       {"plan", "--topo-file", "/nonexistent/topology.json"},

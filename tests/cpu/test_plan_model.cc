@@ -92,16 +92,25 @@ TEST(PlanFabric, PcieSwitchUplinkSharedByTheGpusBelowIt) {
   }
 }
 
-TEST(PlanFabric, PairsWithoutPeerAccessOrLinkSpeedAreRefused) {
-  const std::string noPeer = testing::errorOf(
-      ErrorCode::InvalidInput, [] { fabricFor(loadTopologyFixture("dual_socket_pcie"), firstGpus(4), unitModel()); });
-  EXPECT_TRUE(testing::contains(noPeer, "GPU 0 -> GPU 3: no peer access"));
-  EXPECT_TRUE(testing::contains(noPeer, "through host memory (docs/collectives.md"));  // not modelled yet
+TEST(PlanFabric, PairsWithoutPeerAccessGoThroughHostMemoryAndUnknownSpeedsAreRefused) {
+  // dual_socket_pcie: GPU 3 has no peer access: every call goes through host memory (plan/host_traffic.hpp), the
+  // pairs with peer access keep their routes for the staged plans' direct hops.
+  const Fabric mixed = fabricFor(loadTopologyFixture("dual_socket_pcie"), firstGpus(4), unitModel());
+  EXPECT_TRUE(mixed.throughHost);
+  EXPECT_TRUE(mixed.hostStaged[mixed.routeIndex(0, 3)]);
+  EXPECT_TRUE(mixed.route(0, 3).empty());
+  EXPECT_FALSE(mixed.route(1, 2).empty());
+  EXPECT_EQ(mixed.toHost.size(), 4u);
   Topology unknown = loadTopologyFixture("h200x4_vm");
   for (GpuPair& pair : unknown.pairs) pair.expectedGBps = 0;
   const std::string speed =
       testing::errorOf(ErrorCode::InvalidInput, [&] { fabricFor(unknown, firstGpus(4), unitModel()); });
   EXPECT_TRUE(testing::contains(speed, "does not say how fast"));
+  Topology noPcie = loadTopologyFixture("rtx4090x2");
+  for (Gpu& gpu : noPcie.gpus) gpu.pcie.gen = 0;
+  const std::string pcie =
+      testing::errorOf(ErrorCode::InvalidInput, [&] { fabricFor(noPcie, firstGpus(2), unitModel()); });
+  EXPECT_TRUE(testing::contains(pcie, "GPU 0: the topology does not say how fast its PCIe link is"));
 }
 
 TEST(PlanTraffic, TwoShotAllReduceMovesThreeQuartersTwice) {

@@ -123,10 +123,11 @@ PlanSweep predictSweep(const PlanCommandOptions& options, const Topology& topolo
   sweep.network = networkOf(options);
   const std::vector<int> gpus = gpusOf(topology, options.gpus);
   sweep.mode = modeOf(options, static_cast<int>(gpus.size()), params);
-  const plan::Fabric fabric = plan::fabricFor(topology, gpus, loaded.model);
   std::vector<int> devices;
   for (const int g : gpus) devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
+  // PEERLINK_COLL_HOST_STAGED is read from the environment, as the communicator reads it (and PEERLINK_ALGO here).
   const plan::ChoiceContext context = plan::choiceContextFor(topology, devices, params);
+  const plan::Fabric fabric = plan::fabricFor(topology, gpus, loaded.model, context.host.forcedPairs);
 
   const int ranks = static_cast<int>(gpus.size()) * sweep.network.nodes;
   if (options.root < 0 || options.root >= ranks) {
@@ -144,6 +145,7 @@ PlanSweep predictSweep(const PlanCommandOptions& options, const Topology& topolo
   sweep.gpuName = topology.gpus.front().name;
   sweep.ranksPerNode = static_cast<int>(gpus.size());
   sweep.nvlinkMesh = context.fabric.nvlinkMesh;
+  sweep.throughHost = fabric.throughHost;
   sweep.settings = context.settings;
   sweep.busFactor = coll::busBandwidthFactor(sweep.collective, ranks);
   sweep.modelOrigin = loaded.origin;
@@ -188,7 +190,7 @@ json fitProvenance(const std::vector<plan::MeasuredRun>& runs, const std::vector
                     {{"collective", collectiveName(worst.cell->call.collective)},
                      {"size", worst.cell->size},
                      {"in_place", worst.cell->call.inPlace},
-                     {"kernel", kernelName(worst.cell->ran.kernel)},
+                     {"kernel", ranName(worst)},
                      {"error", worst.error}}}});
   }
   return {{"command", commandLine}, {"runs", files}, {"fit", fit}};

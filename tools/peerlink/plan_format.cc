@@ -32,7 +32,9 @@ std::string bottleneckText(const plan::Prediction& p) {
 std::string remarks(const plan::Candidate& c) {
   std::string text = bottleneckText(c.outOfPlace);
   if (c.inPlace && (c.inPlace->kernel != c.outOfPlace.kernel || c.inPlace->algorithm != c.outOfPlace.algorithm)) {
-    text += fmt::format(" [in place: {}, {}]", algorithmName(c.inPlace->algorithm), kernelName(c.inPlace->kernel));
+    if (!c.inPlace->hostPath) {
+      text += fmt::format(" [in place: {}, {}]", algorithmName(c.inPlace->algorithm), kernelName(c.inPlace->kernel));
+    }
   }
   return text;
 }
@@ -57,7 +59,16 @@ std::string header(const PlanSweep& sweep) {
       fmt::format("# peerlink plan: {}, {}, {} rank(s){}: {} x {} from {} ({}); PREDICTED, not measured\n",
                   collectiveName(sweep.collective), dataTypeName(sweep.type), ranks,
                   sweep.network.nodes > 1 ? fmt::format(" on {} nodes", sweep.network.nodes) : "", sweep.ranksPerNode,
-                  sweep.gpuName, sweep.topology, sweep.nvlinkMesh ? "an NVLink mesh" : "not an NVLink mesh");
+                  sweep.gpuName, sweep.topology,
+                  sweep.throughHost  ? "through host memory"
+                  : sweep.nvlinkMesh ? "an NVLink mesh"
+                                     : "not an NVLink mesh");
+  if (sweep.throughHost) {
+    text +=
+        "# some pair of GPUs lacks peer access (or PEERLINK_COLL_HOST_STAGED names it): every call goes through host "
+        "memory, each GPU's PCIe link to and from the host carrying it (docs/collectives.md, \"Machines without "
+        "P2P\")\n";
+  }
   if (sweep.network.nodes > 1) {
     text += fmt::format(
         "# between nodes: {} NIC(s) per node of {:g} Gb/s, {:g} us per message (GPUDirect RDMA assumed); within a "
@@ -106,7 +117,7 @@ std::string nodeTable(const PlanSweep& sweep) {
       const std::string inPlace = c.inPlace ? timeCells(row, c.inPlace->timeUs, sweep.busFactor)
                                             : fmt::format("  {:>7}  {:>6}  {:>6}", "N/A", "N/A", "N/A");
       text += fmt::format("{}  {} {:<9}  {:<18}{}{}  {}\n", lead, c.chosen ? '*' : ' ',
-                          algorithmName(c.outOfPlace.algorithm), kernelName(c.outOfPlace.kernel),
+                          algorithmName(c.outOfPlace.algorithm), kernelLabel(c.outOfPlace),
                           timeCells(row, c.outOfPlace.timeUs, sweep.busFactor), inPlace, remarks(c));
       first = false;
     }
@@ -144,7 +155,7 @@ std::string nodesTable(const PlanSweep& sweep) {
 
 json predictionJson(const PlanRow& row, const plan::Prediction& p, double busFactor) {
   return {{"algorithm", algorithmName(p.algorithm)},
-          {"kernel", kernelName(p.kernel)},
+          {"kernel", kernelLabel(p)},
           {"time_us", p.timeUs},
           {"algbw_gbps", algbw(row, p.timeUs)},
           {"busbw_gbps", algbw(row, p.timeUs) * busFactor},
@@ -161,10 +172,18 @@ std::string signedPercent(double error) {
 
 std::string cellName(const plan::CellCheck& c) {
   return fmt::format("{} {} B {}, {}", collectiveName(c.cell->call.collective), c.cell->size,
-                     c.cell->call.inPlace ? "in place" : "out of place", kernelName(c.cell->ran.kernel));
+                     c.cell->call.inPlace ? "in place" : "out of place", ranName(c));
 }
 
 }  // namespace
+
+std::string kernelLabel(const plan::Prediction& prediction) {
+  return prediction.hostPath ? plan::hostPathName(*prediction.hostPath) : kernelName(prediction.kernel);
+}
+
+std::string ranName(const plan::CellCheck& check) {
+  return check.predicted.hostPath ? plan::hostPathName(*check.predicted.hostPath) : kernelName(check.cell->ran.kernel);
+}
 
 std::string formatPlanText(const PlanSweep& sweep) {
   std::string text = header(sweep);
@@ -178,7 +197,7 @@ json planToJson(const PlanSweep& sweep) {
     json candidates = json::array();
     for (const plan::Candidate& c : row.candidates) {
       candidates.push_back({{"chosen", c.chosen},
-                            {"reason", reasonText(c.choice)},
+                            {"reason", c.outOfPlace.hostPath ? c.outOfPlace.phase : reasonText(c.choice)},
                             {"out_of_place", predictionJson(row, c.outOfPlace, sweep.busFactor)},
                             {"in_place", c.inPlace ? predictionJson(row, *c.inPlace, sweep.busFactor) : json()}});
     }
@@ -215,6 +234,7 @@ json planToJson(const PlanSweep& sweep) {
           {"gpu", sweep.gpuName},
           {"ranks_per_node", sweep.ranksPerNode},
           {"nvlink_mesh", sweep.nvlinkMesh},
+          {"through_host", sweep.throughHost},
           {"network", network},
           {"processes", sweep.mode.processes},
           {"registered", sweep.mode.registered},
@@ -232,7 +252,9 @@ namespace {
 std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& machine) {
   std::vector<std::string> notes;
   if (machine.runs.size() > 1) notes.push_back(std::filesystem::path(run.origin).filename().string());
-  if (run.mode.processes > 1) {
+  if (run.mode.processes > 1 && run.fabric.throughHost) {
+    notes.push_back("the host stages in shared memory");
+  } else if (run.mode.processes > 1) {
     notes.push_back(run.mode.registered      ? "registered windows"
                     : run.mode.serialStaging ? "unregistered: large calls staged, serially"
                     : run.mode.stageOwnParts ? "unregistered: large calls staged, the peers' parts only"
@@ -283,8 +305,7 @@ std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, 
                                           formatNcclTestsTime(c->predicted.timeUs), signedPercent(c->error));
       };
       const plan::CellCheck* any = row.first != nullptr ? row.first : row.second;
-      text += fmt::format("  {:>10}  {:<19}{}{}\n", key.second, kernelName(any->cell->ran.kernel), cells(row.first),
-                          cells(row.second));
+      text += fmt::format("  {:>10}  {:<19}{}{}\n", key.second, ranName(*any), cells(row.first), cells(row.second));
     }
   }
   return text;
@@ -301,7 +322,7 @@ json checkToJson(const std::vector<plan::MachineAccuracy>& machines, const std::
                        {"count", c.cell->call.count},
                        {"in_place", c.cell->call.inPlace},
                        {"algorithm", algorithmName(c.cell->ran.algorithm)},
-                       {"kernel", kernelName(c.cell->ran.kernel)},
+                       {"kernel", ranName(c)},
                        {"measured_us", c.cell->timeUs},
                        {"predicted_us", c.predicted.timeUs},
                        {"error", c.error}});
@@ -334,6 +355,16 @@ std::string formatModelText(const plan::CostModel& model) {
   for (const KernelInfo& info : kernelRegistry()) {
     const plan::KernelCosts& costs = model.costs(info.kernel);
     text += line(info.name, "(all)", costs.all);
+    for (const auto& [collective, cost] : costs.byCollective) text += line("", collectiveName(collective), cost);
+  }
+  text += fmt::format(
+      "# through host memory (efficiency: of the GPUs' PCIe links to and from the host); a staged plan's step: {:.3f} "
+      "us\n",
+      model.hostStepUs);
+  for (std::size_t i = 0; i < plan::kHostPathCount; ++i) {
+    const auto path = static_cast<plan::HostPath>(i);
+    const plan::KernelCosts& costs = model.costs(path);
+    text += line(plan::hostPathName(path), "(all)", costs.all);
     for (const auto& [collective, cost] : costs.byCollective) text += line("", collectiveName(collective), cost);
   }
   return text;

@@ -34,6 +34,7 @@ struct PlanSweep {
   std::string gpuName;   ///< the first GPU's
   int ranksPerNode = 0;
   bool nvlinkMesh = false;
+  bool throughHost = false;  ///< some pair of GPUs reaches the other only through host memory
   ChoiceSettings settings;
   plan::Network network;
   plan::ProcessMode mode;   ///< how the ranks' calls are made
@@ -52,6 +53,11 @@ nlohmann::json planToJson(const PlanSweep& sweep);
 std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, const std::string& modelOrigin);
 /// Schema "peerlink.plan_check" version 1.
 nlohmann::json checkToJson(const std::vector<plan::MachineAccuracy>& machines, const std::string& modelOrigin);
+
+/// The kernel of a prediction, or its way through host memory ("host_ring").
+std::string kernelLabel(const plan::Prediction& prediction);
+/// What ran a checked cell: its way through host memory where it went so, else the kernel the run recorded.
+std::string ranName(const plan::CellCheck& check);
 
 /// One line per kernel of a fitted model: launch cost, efficiency, cells, source; the step cost first.
 std::string formatModelText(const plan::CostModel& model);

@@ -18,6 +18,11 @@ namespace {
 
 using nlohmann::json;
 
+// What a communicator through host memory records as its choice (coll::describePlannedChoice), and what the
+// machine of such a run is called.
+constexpr const char* kStagedPlans = "staged plan";
+constexpr const char* kThroughHost = ", through host memory";
+
 // More settings than the registry has, with room: a bound on what a saved run's list is read to.
 constexpr std::size_t kMaxSavedParameters = 4096;
 
@@ -159,10 +164,13 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
       gpus.push_back(index);
       ordinals.push_back(topology.gpus[static_cast<std::size_t>(index)].cudaOrdinal);
     }
-    measured.fabric = plan::fabricFor(topology, gpus, model);
     const Params params = runParams(document, path);
     const plan::ChoiceContext context = plan::choiceContextFor(topology, ordinals, params);
     measured.context = context;
+    measured.fabric = plan::fabricFor(topology, gpus, model, context.host.forcedPairs);
+    // Its calls went through host memory (GPUs without peer access, or PEERLINK_COLL_HOST_STAGED): a machine of
+    // its own, as its times are.
+    if (measured.fabric.throughHost) measured.machine += kThroughHost;
     // A run saved before PEERLINK_COLL_STAGE_COPIES existed (no "staged_copies") copied every byte.
     measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path)),
                      plan::serialStagingOf(params), run.stagedCopies == "PEERS", stagingWindowOf(run, params)};
@@ -170,7 +178,20 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     const coll::CollBenchOptions& options = run.options;
     for (const coll::CollRow& row : run.rows) {
       if (row.peerlinkChoice.empty() || row.count == 0) continue;
-      const std::optional<CollectiveChoice> recorded = recordedChoice(row.peerlinkChoice, options.collective);
+      const bool stagedPlans = row.peerlinkChoice.rfind(kStagedPlans, 0) == 0;
+      if (stagedPlans != measured.fabric.throughHost) {
+        measured.skipped =
+            stagedPlans ? "its rows ran the staged plans through host memory where its topology and settings give "
+                          "every pair peer access"
+                        : "its rows ran kernels where its topology or settings take some pair through host memory";
+        measured.cells.clear();
+        break;
+      }
+      // Through host memory the row names no kernel: the communicator's way is the call's (host_traffic.hpp).
+      const std::optional<CollectiveChoice> recorded =
+          stagedPlans ? std::optional<CollectiveChoice>(plan::choiceFor(
+                            {options.collective, options.type, row.count, false, options.root}, run.ranks, context))
+                      : recordedChoice(row.peerlinkChoice, options.collective);
       if (!recorded) {
         const std::string head = row.peerlinkChoice.substr(0, row.peerlinkChoice.find(':'));
         measured.skipped =
@@ -189,7 +210,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
         cell.size = row.bytes;
         cell.call = {options.collective, options.type, row.count, inPlace, options.root};
         cell.ran = ran;
-        if (inPlace) {
+        if (inPlace && !stagedPlans) {
           plan::Call outOfPlace = cell.call;
           outOfPlace.inPlace = false;
           const CollectiveChoice todayIn = plan::choiceFor(cell.call, run.ranks, context);

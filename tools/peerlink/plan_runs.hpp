@@ -16,7 +16,9 @@ namespace peerlink::cli {
 /// The run in the file at `path`. The kernel of each cell is the one the run recorded (its out-of-place choice;
 /// kernels renamed since are read by their new names); an in-place cell takes today's in-place choice where that
 /// differs from today's out-of-place one for its size. `machine`: "<ranks>x <GPU>, one process" (a document's
-/// optional "processes" and "nodes" add ", N processes" and ", N nodes"); its ProcessMode from "processes",
+/// optional "processes" and "nodes" add ", N processes" and ", N nodes", and a run through host memory -- its topology
+/// lacks peer access or its settings say PEERLINK_COLL_HOST_STAGED, and its rows ran the staged plans -- ", through
+/// host memory"); its ProcessMode from "processes",
 /// `--register` in the command line it recorded and PEERLINK_COLL_STAGE_UNREGISTERED among its settings. Throws
 /// Error(InvalidInput) when the file is not a coll run with a topology, or names a kernel or an algorithm peerlink does
 /// not know.
