@@ -301,6 +301,7 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.stageSerially = staging == "SERIAL";
   state.stageOwnParts = params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
   if (params.getString("PEERLINK_COLL_STAGE_GRAPHS") == "ON") state.stagedGraphs = std::make_unique<StagedGraphs>();
+  state.shared.mode = bufferSharingNamed(params.getString("PEERLINK_COLL_SHARE_BUFFERS"));
   state.layout =
       symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? stagingWindowBytes(params) : 0);
   const ShareKind kind = arenaShareKind(state.world);

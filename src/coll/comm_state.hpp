@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "coll/call_sharing.hpp"
 #include "coll/host_ring_call.hpp"
 #include "coll/launch_threads.hpp"
 #include "coll/plan_executor.hpp"
@@ -223,6 +224,9 @@ struct CommState {
   bool stageOwnParts = true;
   /// PEERLINK_COLL_STAGE_GRAPHS=ON: staged calls that come back replay a graph (staged_graphs.hpp); else null.
   std::unique_ptr<StagedGraphs> stagedGraphs;
+  /// Calls on unregistered buffers that share them with the peers at the call (PEERLINK_COLL_SHARE_BUFFERS,
+  /// shared_calls.hpp), and whose windows stay open.
+  SharedCalls shared;
   /// Non-null when some pair of ranks is not Direct (rank_transport.hpp): every call runs as a staged plan.
   std::unique_ptr<PlannedWays> planned;
 
@@ -238,7 +242,7 @@ struct CommState {
   std::array<bool, 7 * kKernelCount> logged = {};        ///< (collective, kernel) choices logged once
   std::array<bool, 7 * kKernelCount> steppedAside = {};  ///< (collective, kernel): a fallback logged once
   std::array<ChoiceMemos, 7> choices;                    ///< per collective: the latest kernel choices
-  std::array<bool, 7 * 3> reachLogged = {};              ///< (collective, CrossProcessPath) logged once
+  std::array<bool, 7 * 4> reachLogged = {};              ///< (collective, the path's way) logged once
   std::uint64_t sets = 0;                                ///< collective sets launched (for messages)
 
   /// An event behind the latest launch on each stream the local ranks' calls used (LaunchTracking,

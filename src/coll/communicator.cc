@@ -31,6 +31,7 @@
 #include "coll/communicator_state.hpp"
 #include "coll/node_decisions.hpp"
 #include "coll/registered_calls.hpp"
+#include "coll/shared_calls.hpp"
 #include "coll/staging_plan.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/log.hpp"
@@ -91,7 +92,7 @@ void discardingOnError(coll::CommState& state, Fn&& body) {
 
 // Which way a call of a world that spans processes goes, once per collective and way in the COLL log.
 void logPathOnce(coll::CommState& state, const coll::CallArgs& shape, int way, const char* how) {
-  const std::size_t index = static_cast<std::size_t>(shape.collective) * 3 + static_cast<std::size_t>(way);
+  const std::size_t index = static_cast<std::size_t>(shape.collective) * 4 + static_cast<std::size_t>(way);
   if (state.reachLogged[index]) return;
   state.reachLogged[index] = true;
   logInfo(LogSubsys::Coll, "{} of {} bytes across processes: {}", collectiveName(shape.collective),
@@ -100,7 +101,7 @@ void logPathOnce(coll::CommState& state, const coll::CallArgs& shape, int way, c
 
 // A set holds a call for every rank: the local ranks' own, and for a rank of another process a stand-in with
 // the local calls' shape and no buffers (the kernels reach its buffers through the arenas, or not at all).
-void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
+void submitCollective(coll::CommState& state, const coll::CallArgs& call, const coll::WorldAllGather& allGather) {
   coll::throwIfFailed(state);
   coll::validateCall(state, call);
   state.pending[static_cast<std::size_t>(call.rank)].push_back(call);
@@ -138,6 +139,10 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call) {
       // (In one process only the testing switch stages, standing for unregistered buffers.)
       logPathOnce(state, shape, 1, "on registered windows, reaching the peers' buffers directly");
       coll::launchRegisteredSet(state, *registered, capturing);
+    } else if (const auto shared =
+                   state.world.spansProcesses ? coll::sharedSet(state, set, capturing, allGather) : std::nullopt) {
+      logPathOnce(state, shape, 3, "on buffers shared with the peers at the call, reaching them directly");
+      coll::launchSharedSet(state, *shared, capturing);
     } else {
       logPathOnce(state, shape, 2, "through the staging windows (buffers not registered)");
       coll::launchStagedSet(state, set, capturing);
@@ -312,14 +317,16 @@ int Communicator::device(int rank) const {
 
 namespace {
 
-void submitCall(std::mutex& mutex, coll::CommState& state, const coll::CallArgs& call) {
+// `allGather`: the world's exchange, for calls that share their buffers at the call (shared_calls.hpp).
+void submitCall(std::mutex& mutex, coll::CommState& state, const coll::CallArgs& call,
+                const coll::WorldAllGather& allGather) {
   const NvtxRange range(rangeName(call.collective, call.isSend), call.rank);
   const std::lock_guard<std::mutex> lock(mutex);
   discardingOnError(state, [&] {
     if (call.collective == Collective::SendRecv) {
       submitPointToPoint(state, call);
     } else {
-      submitCollective(state, call);
+      submitCollective(state, call, allGather);
     }
   });
 }
@@ -349,7 +356,11 @@ void Communicator::State::submit(const coll::CallArgs& call) {
     discardingOnError(comm, [&] { nodes->submit(comm, call); });
     return;
   }
-  submitCall(mutex, comm, call);
+  const coll::WorldAllGather allGather = [this](const std::vector<std::vector<std::uint8_t>>& blobs,
+                                                std::size_t bytes) {
+    return withExchange([&](coll::WorldExchange& exchange) { return exchange.allGather(blobs, bytes); });
+  };
+  submitCall(mutex, comm, call, allGather);
 }
 
 void Communicator::allReduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,

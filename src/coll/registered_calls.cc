@@ -84,7 +84,7 @@ std::optional<RegisteredCalls> registeredCalls(const std::vector<CallArgs>& set,
 }
 
 std::optional<RegisteredSet> registeredSet(const CommState& state, const std::vector<CallArgs>& callerSet) {
-  if (state.windows.empty()) return std::nullopt;
+  if (state.windows.noneRegistered()) return std::nullopt;
   std::optional<RegisteredCalls> calls = registeredCalls(callerSet, state.localRanks());
   if (!calls) return std::nullopt;
   const std::vector<CallArgs>& set = calls->set;

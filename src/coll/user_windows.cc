@@ -130,9 +130,15 @@ unsigned char* UserWindows::take(const WindowMapping& mapping) {
 }
 
 int UserWindows::add(const std::vector<WindowCard>& cards, const std::vector<unsigned char*>& own,
-                     const std::vector<int>& devices, const PeerReach& reach) {
+                     const std::vector<int>& devices, const PeerReach& reach, WindowUse use) {
   UserWindow window;
   window.id = next_;
+  window.use = use;
+  for (std::size_t p = 0; p < cards.size(); ++p) {
+    if (use == WindowUse::Registered && devices[p] < 0 && cards[p].bytes == 0) {
+      throw Error(ErrorCode::InvalidInput, fmt::format("registerWindow: rank {}'s card names a window of 0 bytes", p));
+    }
+  }
   try {
     std::map<WindowMapping, unsigned char*> pointers;
     for (const WindowMapping& mapping : windowMappings(cards, devices)) {
@@ -150,7 +156,7 @@ int UserWindows::add(const std::vector<WindowCard>& cards, const std::vector<uns
     }
     for (std::size_t p = 0; p < cards.size(); ++p) {
       window.bytes[p] = cards[p].bytes;
-      if (devices[p] >= 0) continue;
+      if (devices[p] >= 0 || cards[p].bytes == 0) continue;
       // Every mapping of one allocation is as large: any GPU's tells.
       const auto mapping = std::find_if(pointers.begin(), pointers.end(),
                                         [&](const auto& opened) { return opened.first.handle == cards[p].ipcHandle; });
@@ -172,8 +178,9 @@ void UserWindows::release(const WindowMapping& mapping) noexcept {
   opened_.erase(opened);
 }
 
-void UserWindows::remove(int id) {
-  const auto window = std::find_if(windows_.begin(), windows_.end(), [id](const UserWindow& w) { return w.id == id; });
+void UserWindows::remove(int id, WindowUse use) {
+  const auto window = std::find_if(windows_.begin(), windows_.end(),
+                                   [id, use](const UserWindow& w) { return w.id == id && w.use == use; });
   if (window == windows_.end()) {
     throw Error(ErrorCode::InvalidUsage, fmt::format("deregisterWindow: no window {}", id));
   }
@@ -181,10 +188,23 @@ void UserWindows::remove(int id) {
   windows_.erase(window);
 }
 
+const UserWindow* UserWindows::byId(int id) const noexcept {
+  for (const UserWindow& window : windows_) {
+    if (window.id == id) return &window;
+  }
+  return nullptr;
+}
+
+bool UserWindows::noneRegistered() const noexcept {
+  return std::none_of(windows_.begin(), windows_.end(),
+                      [](const UserWindow& window) { return window.use == WindowUse::Registered; });
+}
+
 std::optional<WindowHit> UserWindows::find(int rank, const void* pointer, std::size_t bytes) const {
   const auto* at = static_cast<const unsigned char*>(pointer);
   const auto r = static_cast<std::size_t>(rank);
   for (const UserWindow& window : windows_) {
+    if (window.use != WindowUse::Registered) continue;
     const unsigned char* base = window.base[r][r];
     if (base != nullptr && at >= base && at + bytes <= base + window.bytes[r]) {
       return WindowHit{&window, static_cast<std::size_t>(at - base)};

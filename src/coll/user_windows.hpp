@@ -23,9 +23,14 @@
 
 namespace peerlink::coll {
 
+/// Who made a window: the application (registerWindow), or a call that shared its buffers with the peers
+/// (shared_calls.hpp). A call finds only the application's (find); each removes only its own.
+enum class WindowUse { Registered, SharedByCall };
+
 /// One window: each rank's base as each local rank's GPU addresses it (base[v][p], windowBases), and its size.
 struct UserWindow {
   int id = 0;
+  WindowUse use = WindowUse::Registered;
   WindowBases base{};
   std::array<std::size_t, kernels::kCollMaxRanks> bytes{};
   std::vector<WindowMapping> mappings;  ///< the other processes' allocations it uses, as opened here
@@ -50,15 +55,20 @@ class UserWindows {
   /// Adds a window from every rank's card (cards[r]); `own` gives the local ranks' own pointers (null for the
   /// others), `devices` their GPUs (-1 for the others), `reach` which of them share memory (windowBases). Opens
   /// the mappings windowMappings names that no other window holds yet; on any error closes what it opened and
-  /// throws. Returns its id.
+  /// throws. Returns its id. A card of 0 bytes stands for a buffer its rank does not pass: nothing is opened
+  /// for it, its base is null.
   int add(const std::vector<WindowCard>& cards, const std::vector<unsigned char*>& own, const std::vector<int>& devices,
-          const PeerReach& reach);
-  /// Removes a window, closing the mappings no other window uses. Error(InvalidUsage) for an unknown id.
-  void remove(int id);
+          const PeerReach& reach, WindowUse use = WindowUse::Registered);
+  /// Removes a window `use` made, closing the mappings no other window uses. Error(InvalidUsage) for an unknown id
+  /// or one the other use made.
+  void remove(int id, WindowUse use = WindowUse::Registered);
+  /// The window `id` (made by any use), null if there is none.
+  const UserWindow* byId(int id) const noexcept;
 
-  /// The window local rank `rank`'s buffer [pointer, pointer + bytes) lies in, if any.
+  /// The registered window local rank `rank`'s buffer [pointer, pointer + bytes) lies in, if any.
   std::optional<WindowHit> find(int rank, const void* pointer, std::size_t bytes) const;
-  bool empty() const noexcept { return windows_.empty(); }
+  /// Whether the application has registered no window.
+  bool noneRegistered() const noexcept;
   /// The mappings of other processes' allocations open now (each opened once, on one GPU).
   std::size_t openMappings() const noexcept { return opened_.size(); }
 

@@ -35,7 +35,7 @@ std::vector<WindowMapping> windowMappings(const std::vector<WindowCard>& cards, 
   std::vector<WindowMapping> mappings;
   const std::vector<int> gpus = localDevices(devices);
   for (std::size_t p = 0; p < cards.size(); ++p) {
-    if (devices[p] >= 0) continue;  // a rank of this process
+    if (devices[p] >= 0 || cards[p].bytes == 0) continue;  // a rank of this process, or no buffer
     for (const int gpu : gpus) mappings.push_back({cards[p].ipcHandle, gpu});
   }
   std::sort(mappings.begin(), mappings.end());
@@ -63,6 +63,7 @@ WindowBases windowBases(const std::vector<WindowCard>& cards, const std::vector<
         bases[v][p] = own[p];
         continue;
       }
+      if (cards[p].bytes == 0) continue;  // rank p passes no buffer here: null
       const auto mapping = opened.find({cards[p].ipcHandle, device});
       if (mapping == opened.end() || mapping->second == nullptr) {
         throw Error(ErrorCode::Internal,

@@ -47,7 +47,8 @@ using WindowBases = std::array<std::array<unsigned char*, kernels::kCollMaxRanks
 
 /// The mappings one window needs here: the allocation of every rank of another process (devices[p] < 0) on
 /// every GPU that drives a rank of this process (devices[v] >= 0), once per (allocation, GPU) -- ranks that
-/// share a GPU share its mapping, ranks whose windows lie in one allocation share that. Sorted, no repeats.
+/// share a GPU share its mapping, ranks whose windows lie in one allocation share that; none for a card of 0
+/// bytes (its rank passes no buffer). Sorted, no repeats.
 std::vector<WindowMapping> windowMappings(const std::vector<WindowCard>& cards, const std::vector<int>& devices);
 
 /// Whether the GPU of CUDA ordinal `device` may load and store the memory of GPU `peer` of this process.
@@ -55,7 +56,8 @@ using PeerReach = std::function<bool(int device, int peer)>;
 
 /// Every local rank's row of a window's bases: a rank of this process its own buffer (own[p]), which rank v
 /// reaches when both are on one GPU or `reach` allows it; a rank of another process the mapping of its card's
-/// allocation on v's GPU (`opened`: windowMappings' mappings, opened) plus its card's offset. Error(Unsupported)
+/// allocation on v's GPU (`opened`: windowMappings' mappings, opened) plus its card's offset, null for a card of 0
+/// bytes. Error(Unsupported)
 /// naming both ranks for a pair of this process's GPUs without peer access; Error(Internal) for a mapping not
 /// in `opened`.
 WindowBases windowBases(const std::vector<WindowCard>& cards, const std::vector<unsigned char*>& own,

@@ -38,6 +38,8 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_HOST_RING_SHAPE",
     // The staging windows' size: where every rank's chunks lie in every window.
     "PEERLINK_COLL_STAGING_WINDOW",
+    // Whether a call exchanges its buffers (shared_calls.hpp): every rank at the same calls.
+    "PEERLINK_COLL_SHARE_BUFFERS",
     "PEERLINK_P2P_DISABLE",
     "PEERLINK_P2P_LEVEL",
     // Whether the doctor's verdicts count (peer_verdicts.hpp): every process's cache, merged, or none.

@@ -5,11 +5,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
+
+/// WorldExchange::allGather as a function: what the code that holds no exchange of its own is given.
+using WorldAllGather = std::function<std::vector<std::uint8_t>(const std::vector<std::vector<std::uint8_t>>& localBlobs,
+                                                               std::size_t bytes)>;
 
 class WorldExchange {
  public:

@@ -364,6 +364,21 @@ const std::vector<ParamSpec>& paramRegistry() {
        "copies, kernels and events one by one), eight graphs kept a communicator. OFF issues every call's "
        "operations one by one. For comparison; ranks may differ.",
        ParamAudience::Tuning},
+      {"PEERLINK_COLL_SHARE_BUFFERS",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "OFF", "ON"},
+       0,
+       0,
+       "Whether a call on unregistered buffers across processes shares them with the other processes at the call "
+       "(each rank's allocations as IPC handles, exchanged and opened once, kept open for the calls that come back "
+       "on the same buffers, 16 calls' worth a communicator) and runs on them directly, instead of copying through "
+       "the staging windows. AUTO: calls of 16 MiB a rank and more (the exchange holds each host until every rank has "
+       "reached the call, some 30 us), not while a stream is being captured; ON: every "
+       "call that would be staged, not while capturing; OFF: never. Buffers that cannot be shared (cuMem virtual "
+       "memory such as PyTorch's expandable segments, host or managed memory) go through the staging windows. Every "
+       "rank must give the same value.",
+       ParamAudience::Tuning},
       {"PEERLINK_COLL_STAGING_WINDOW",
        ParamType::Int,
        "134217728",

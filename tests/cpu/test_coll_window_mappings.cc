@@ -187,6 +187,24 @@ TEST(WindowBases, OwnBuffersHereAndEachGpusMappingForOtherProcesses) {
   }
 }
 
+// A shared call's card of 0 bytes (a buffer its rank passes to no kernel: a broadcast's input off the root): nothing
+// opened for it, a null base in every local row.
+TEST(WindowMappings, ACardOfNoBytesOpensNothingAndHasANullBase) {
+  const World world{4, 1, 4, 0, false};
+  std::vector<WindowCard> cards = world.cards();
+  cards[2].bytes = 0;
+  const std::vector<WindowMapping> mappings = windowMappings(cards, world.devices());
+  ASSERT_EQ(mappings.size(), 2u);  // ranks 1 and 3
+  for (const WindowMapping& mapping : mappings) EXPECT_NE(mapping.handle, world.handleOf(2));
+  std::vector<unsigned char> ownMemory(16);
+  const std::vector<unsigned char*> own = {ownMemory.data(), nullptr, nullptr, nullptr};
+  const OpenedMappings opened(mappings);
+  const WindowBases bases = windowBases(cards, own, world.devices(), opened.opened, everyPairReaches);
+  EXPECT_EQ(bases[0][2], nullptr);
+  EXPECT_EQ(bases[0][1], opened.opened.at({world.handleOf(1), 0}) + cards[1].offset);
+  EXPECT_EQ(bases[0][0], ownMemory.data());
+}
+
 TEST(WindowBases, WindowsInOneAllocationShareItsMappingAtTheirOffsets) {
   // Ranks 2 and 3 (another process, both on GPU 0) put their windows in one allocation.
   const World world{4, 2, 1, 0, true};

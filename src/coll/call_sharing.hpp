@@ -1,0 +1,97 @@
+// Which calls of a world that spans processes share their buffers with the peers at the call instead of going
+// through the staging windows, which of a rank's buffers the peers then need, and the calls whose buffers stay
+// open (shared_calls.hpp does the sharing). The rules are pure and every rank applies them alike: whether a call
+// is shared follows from the setting (which every rank must give alike), the call's shape and the cards every
+// rank sees after the exchange, never from what one process alone knows.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coll/window_mappings.hpp"
+#include "peerlink/collectives.hpp"
+#include "peerlink/cuda.hpp"
+
+namespace peerlink::coll {
+
+/// PEERLINK_COLL_SHARE_BUFFERS.
+enum class BufferSharing { Auto, Off, On };
+BufferSharing bufferSharingNamed(const std::string& value);
+
+/// AUTO shares calls of this many bytes (a rank's count times the element size) and more: the exchange of the
+/// ranks' cards holds each process's host until every rank has reached the call (some 30 us on 2x H200), which
+/// a 4 MiB call did not win back (all-reduce 51.7 us eager, against 37.7 for NCCL and 28.7 for the staged path in a
+/// graph) and a 16 MiB call did (63.7 us, NCCL 92.8): bench/results/2026-11-30-h200x2-shared-calls/, call c3.
+constexpr std::size_t kShareBuffersFrom = std::size_t{16} << 20;
+
+/// Whether a call of `bytes` that would go through the staging windows shares its buffers at the call instead.
+/// Not while capturing: a graph would keep the peers' buffers it names for as long as it lives, which the
+/// communicator cannot know (the staged path replays graphs of its own).
+bool sharesAtCall(BufferSharing mode, std::size_t bytes, bool capturing);
+
+/// Which of rank `rank`'s buffers some rank's kernel touches: a broadcast's input only on the root, a reduce's
+/// output only on the root (NCCL lets the other ranks pass anything there, NULL too); every other buffer.
+struct UsedBuffers {
+  bool send = true;
+  bool recv = true;
+};
+UsedBuffers usedBuffersOf(Collective collective, int rank, int root);
+
+/// What a rank tells every other at a shared call: its two buffers as window cards (a card of 0 bytes for a
+/// buffer no kernel touches), and whether it could share them at all (cudaMalloc memory of its GPU; memory of
+/// cuMem's virtual memory API, as PyTorch's expandable segments, or from elsewhere cannot).
+struct CallCard {
+  WindowCard send;
+  WindowCard recv;
+  std::uint8_t shareable = 0;
+  std::uint8_t reserved[7] = {};
+};
+
+/// The calls whose buffers stay open, the latest first, each by every rank's cards (the key, the same on every
+/// rank): a call on the same buffers as one of them uses its windows again. At most `capacity`; adding beyond
+/// that evicts the least recent. Every rank sees the same keys in the same order, so hits, misses and evictions
+/// are the same everywhere.
+class SharedCallCache {
+ public:
+  struct Entry {
+    std::vector<std::uint8_t> key;
+    int sendWindow = 0;
+    int recvWindow = 0;
+  };
+  explicit SharedCallCache(std::size_t capacity) : capacity_(capacity) {}
+  /// The entry whose key is `key`, made the latest; null if none.
+  const Entry* find(const std::vector<std::uint8_t>& key);
+  /// Adds `entry` as the latest; returns the entry it evicts, if the cache was full.
+  std::optional<Entry> add(Entry entry);
+  std::size_t size() const noexcept { return entries_.size(); }
+  /// Every entry, the latest first (for the teardown).
+  const std::list<Entry>& entries() const noexcept { return entries_; }
+
+ private:
+  std::size_t capacity_;
+  std::list<Entry> entries_;
+};
+
+/// Calls whose buffers the communicator keeps open.
+constexpr std::size_t kSharedCallsKept = 16;
+
+/// A communicator's state for shared calls (CommState::shared).
+struct SharedCalls {
+  BufferSharing mode = BufferSharing::Auto;
+  SharedCallCache cache{kSharedCallsKept};
+  /// By an entry's send window: an event per local rank, recorded behind its latest call, so an evicted entry's
+  /// windows are closed only once no kernel uses them.
+  std::map<int, std::vector<Event>> lastUse;
+  /// This process's allocations already turned into IPC handles, by CU_POINTER_ATTRIBUTE_BUFFER_ID (unique for
+  /// the process's life: an allocation freed and made again at the same address gets another).
+  std::map<std::uint64_t, IpcHandleBytes> handles;
+  /// Whether the COLL log said once that some rank's buffers could not be shared.
+  bool unshareableLogged = false;
+};
+
+}  // namespace peerlink::coll

@@ -1,0 +1,39 @@
+// Calls on unregistered buffers across processes that share their buffers with the peers at the call: every
+// rank turns the allocations its buffers lie in into IPC handles (cudaMalloc memory: what PyTorch's caching
+// allocator and cudaMalloc give), the ranks exchange them, and each process opens the others' as windows
+// (user_windows.hpp, WindowUse::SharedByCall) and runs the call's kernel on the callers' own buffers, as on
+// registered windows -- no copies through the staging windows. The windows stay open for the calls that come
+// back on the same buffers (SharedCallCache), so a training loop's buffers are opened once.
+//
+// Every step is decided alike on every rank (call_sharing.hpp): whether to share, from the setting and the
+// call's shape; whether it can, from every rank's card after the exchange (one rank's buffer that cannot be
+// shared sends the call through the staging windows on every rank); whether the windows opened, by a second
+// exchange when a call opened any.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "coll/registered_calls.hpp"
+#include "coll/world_exchange.hpp"
+
+namespace peerlink::coll {
+
+/// The set as a shared call runs it: every rank's buffers as the local ranks' GPUs address them, and the entry
+/// of the cache it uses (its send window's id).
+struct SharedSet {
+  RegisteredSet set;
+  int entry = 0;
+};
+
+/// The set shared with the peers, when sharesAtCall says so and every rank could share its buffers; nullopt
+/// otherwise (the call then goes through the staging windows on every rank). `allGather` is the world's exchange.
+/// Throws what the exchange throws (a rank that does not come within the deadline).
+std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
+                                   const WorldAllGather& allGather);
+
+/// Launches a shared set (launchCollectiveSet on its tables), then records behind it on each local rank's stream
+/// that its entry was used.
+void launchSharedSet(CommState& state, const SharedSet& shared, bool capturing);
+
+}  // namespace peerlink::coll

@@ -1,0 +1,111 @@
+// Which calls across processes share their buffers at the call, which buffers a rank's card names, and the cache of
+// calls whose windows stay open (src/coll/call_sharing.hpp): every rank must come to the same answers from what it
+// shares with the others, so each rule is checked here over every input it takes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coll/call_sharing.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+TEST(CallSharing, TheSettingsNames) {
+  EXPECT_EQ(bufferSharingNamed("AUTO"), BufferSharing::Auto);
+  EXPECT_EQ(bufferSharingNamed("OFF"), BufferSharing::Off);
+  EXPECT_EQ(bufferSharingNamed("ON"), BufferSharing::On);
+  EXPECT_THROW(bufferSharingNamed("on"), Error);
+  EXPECT_THROW(bufferSharingNamed(""), Error);
+}
+
+TEST(CallSharing, AutoSharesFromItsSizeOnAndOffAlwaysAndNeverNoneWhileCapturing) {
+  const std::size_t from = kShareBuffersFrom;
+  for (const std::size_t bytes : {std::size_t{1}, from - 1, from, from + 1, std::size_t{1} << 30}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    EXPECT_EQ(sharesAtCall(BufferSharing::Auto, bytes, false), bytes >= from);
+    EXPECT_TRUE(sharesAtCall(BufferSharing::On, bytes, false));
+    EXPECT_FALSE(sharesAtCall(BufferSharing::Off, bytes, false));
+    for (const BufferSharing mode : {BufferSharing::Auto, BufferSharing::On, BufferSharing::Off}) {
+      EXPECT_FALSE(sharesAtCall(mode, bytes, true)) << "a captured call would keep the peers' buffers open";
+    }
+  }
+  EXPECT_FALSE(sharesAtCall(BufferSharing::On, 0, false)) << "a call of nothing has nothing to share";
+}
+
+TEST(CallSharing, ARootedCallsOtherRanksNameNoBufferOnTheRootsSide) {
+  for (int root = 0; root < 4; ++root) {
+    for (int rank = 0; rank < 4; ++rank) {
+      const UsedBuffers broadcast = usedBuffersOf(Collective::Broadcast, rank, root);
+      EXPECT_EQ(broadcast.send, rank == root) << "broadcast, rank " << rank << ", root " << root;
+      EXPECT_TRUE(broadcast.recv);
+      const UsedBuffers reduce = usedBuffersOf(Collective::Reduce, rank, root);
+      EXPECT_TRUE(reduce.send);
+      EXPECT_EQ(reduce.recv, rank == root) << "reduce, rank " << rank << ", root " << root;
+    }
+  }
+  for (const Collective collective :
+       {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll}) {
+    const UsedBuffers used = usedBuffersOf(collective, 1, 0);
+    EXPECT_TRUE(used.send && used.recv) << collectiveName(collective);
+  }
+}
+
+std::vector<std::uint8_t> keyOf(int call) {
+  return std::vector<std::uint8_t>(sizeof(CallCard) * 2, static_cast<std::uint8_t>(call));
+}
+
+TEST(SharedCallCache, AHitBecomesTheLatestAndTheLeastRecentGoesFirst) {
+  SharedCallCache cache(3);
+  for (int call = 1; call <= 3; ++call) EXPECT_FALSE(cache.add({keyOf(call), 10 * call, 10 * call + 1}).has_value());
+  EXPECT_EQ(cache.size(), 3u);
+  const SharedCallCache::Entry* hit = cache.find(keyOf(1));
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->sendWindow, 10);
+  EXPECT_EQ(hit->recvWindow, 11);
+  EXPECT_EQ(cache.entries().front().key, keyOf(1)) << "a hit is the latest";
+  // Call 2 is now the least recent: the next call evicts it, not call 1.
+  const auto evicted = cache.add({keyOf(4), 40, 41});
+  ASSERT_TRUE(evicted.has_value());
+  EXPECT_EQ(evicted->key, keyOf(2));
+  EXPECT_EQ(evicted->sendWindow, 20);
+  EXPECT_EQ(evicted->recvWindow, 21);
+  EXPECT_EQ(cache.find(keyOf(2)), nullptr);
+  EXPECT_NE(cache.find(keyOf(3)), nullptr);
+  EXPECT_EQ(cache.size(), 3u);
+  EXPECT_EQ(cache.find(keyOf(9)), nullptr);
+}
+
+// Every rank feeds its cache the same keys in the same order (the exchanged cards), so each sees the same hits and
+// evicts the same entries: two caches fed one sequence stay equal throughout.
+TEST(SharedCallCache, TheSameCallsGiveEveryRankTheSameHitsAndEvictions) {
+  SharedCallCache a(kSharedCallsKept);
+  SharedCallCache b(kSharedCallsKept);
+  std::uint64_t state = 12345;
+  int windows = 0;
+  for (int step = 0; step < 2000; ++step) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::vector<std::uint8_t> key = keyOf(static_cast<int>((state >> 33) % 40));
+    const SharedCallCache::Entry* hitA = a.find(key);
+    const SharedCallCache::Entry* hitB = b.find(key);
+    ASSERT_EQ(hitA == nullptr, hitB == nullptr) << "step " << step;
+    if (hitA != nullptr) {
+      EXPECT_EQ(hitA->sendWindow, hitB->sendWindow);
+      continue;
+    }
+    windows += 2;
+    const auto goneA = a.add({key, windows - 1, windows});
+    const auto goneB = b.add({key, windows - 1, windows});
+    ASSERT_EQ(goneA.has_value(), goneB.has_value());
+    if (goneA) {
+      EXPECT_EQ(goneA->sendWindow, goneB->sendWindow);
+    }
+    EXPECT_LE(a.size(), kSharedCallsKept);
+  }
+  EXPECT_EQ(a.size(), kSharedCallsKept);
+}
+
+}  // namespace
+}  // namespace peerlink::coll

@@ -1,0 +1,146 @@
+// Calls on unregistered buffers across processes that share the buffers at the call (PEERLINK_COLL_SHARE_BUFFERS,
+// src/coll/shared_calls.hpp): every collective on shared buffers and, with sharing off, through the staging
+// windows; a buffer that comes back is opened once; buffers freed and allocated again (at the same addresses, as an
+// allocator gives them) are never confused with the ones before, past the cache's evictions; a rooted call whose
+// other ranks pass NULL where NCCL lets them.
+//
+// Fork safety: this process never touches CUDA (forked_roles.hpp); a probe child counts the GPUs.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "coll/communicator_access.hpp"
+#include "communicator_processes_support.hpp"
+
+namespace peerlink::testing {
+namespace {
+
+RankSettings sharingSetTo(const std::string& value) {
+  return [value](int) {
+    return std::vector<std::pair<std::string, std::string>>{{"PEERLINK_COLL_SHARE_BUFFERS", value}};
+  };
+}
+
+TEST(CallSharing, EveryCollectiveOnSharedBuffersAndThroughTheWindowsWithSharingOff) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  for (const int n : {2, 3}) {
+    SCOPED_TRACE(std::to_string(n) + " processes, every staged call shared");
+    expectWorldOk(runWorld(n, everyCollective, sharingSetTo("ON")));
+  }
+  SCOPED_TRACE("2 processes, sharing off");
+  expectWorldOk(runWorld(2, everyCollective, sharingSetTo("OFF")));
+}
+
+// Rank r's element i of call k: small integers, so float sums are exact.
+float elementOf(int rank, int call, std::size_t i) {
+  return static_cast<float>((rank + 1) * 3 + call % 5 + static_cast<int>(i % 11));
+}
+
+// An in-place all-reduce of `count` floats in `buffer`, checked: "" or what went wrong.
+std::string allReduceChecked(Communicator& comm, int rank, float* buffer, std::size_t count, int call,
+                             cudaStream_t stream) {
+  const int n = comm.size();
+  std::vector<float> mine(count);
+  for (std::size_t i = 0; i < count; ++i) mine[i] = elementOf(rank, call, i);
+  copyToDevice(buffer, mine.data(), count * sizeof(float));
+  comm.allReduce(rank, buffer, buffer, count, DataType::F32, ReduceOp::Sum, stream);
+  if (!finishes(stream, kStreamSeconds)) return "call " + std::to_string(call) + " did not finish";
+  comm.checkHealth();
+  std::vector<float> got(count);
+  PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), buffer, count * sizeof(float), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < count; ++i) {
+    float expected = 0;
+    for (int r = 0; r < n; ++r) expected += elementOf(r, call, i);
+    if (got[i] != expected) {
+      return "call " + std::to_string(call) + ": element " + std::to_string(i) + " is " + std::to_string(got[i]) +
+             ", not " + std::to_string(expected);
+    }
+  }
+  return "";
+}
+
+int buffersComeBackAndFreedOnesAreNotConfused(Communicator& comm, int rank) {
+  const auto open = [&comm] { return coll::CommunicatorAccess::openWindowMappings(comm); };
+  Stream stream(comm.device(rank));
+  const std::size_t count = std::size_t{5} << 20;  // 20 MiB a rank: shared under AUTO too
+  {
+    DeviceBuffer kept(comm.device(rank), count * sizeof(float));
+    std::size_t afterFirst = 0;
+    for (int call = 0; call < 5; ++call) {
+      const std::string problem =
+          allReduceChecked(comm, rank, static_cast<float*>(kept.data()), count, call, stream.get());
+      if (!problem.empty()) return fail(rank, "a buffer that comes back: " + problem);
+      if (call == 0) afterFirst = open();
+      if (open() != afterFirst) return fail(rank, "the same buffer opened again on call " + std::to_string(call));
+    }
+    if (afterFirst != static_cast<std::size_t>(comm.size() - 1)) {
+      return fail(rank, std::to_string(afterFirst) + " mappings open for one buffer of each other rank");
+    }
+  }
+  // Buffers freed and allocated again, more of them than the cache keeps: each call's peers must reach this call's
+  // buffer, not a mapping of the one freed before at the same address.
+  for (int call = 0; call < 3 * static_cast<int>(coll::kSharedCallsKept); ++call) {
+    const std::size_t elements = count - static_cast<std::size_t>(call % 3) * 4096;
+    DeviceBuffer buffer(comm.device(rank), elements * sizeof(float));
+    const std::string problem =
+        allReduceChecked(comm, rank, static_cast<float*>(buffer.data()), elements, 100 + call, stream.get());
+    if (!problem.empty()) return fail(rank, "buffers allocated again: " + problem);
+  }
+  const std::size_t bound = coll::kSharedCallsKept * static_cast<std::size_t>(comm.size() - 1);
+  if (open() > bound)
+    return fail(rank, std::to_string(open()) + " mappings open, above the cache's " + std::to_string(bound));
+  return kOk;
+}
+
+TEST(CallSharing, ABufferThatComesBackIsOpenedOnceAndFreedOnesAreNotConfused) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runWorld(2, buffersComeBackAndFreedOnesAreNotConfused, sharingSetTo("AUTO")));
+}
+
+// A broadcast whose other ranks pass NULL as input, and a reduce whose other ranks pass NULL as output (NCCL's
+// contract): shared, right on every rank.
+int rootedCallsWithNullElsewhere(Communicator& comm, int rank) {
+  const int n = comm.size();
+  const int root = n - 1;
+  const std::size_t count = std::size_t{5} << 20;
+  Stream stream(comm.device(rank));
+  DeviceBuffer send(comm.device(rank), count * sizeof(float));
+  DeviceBuffer recv(comm.device(rank), count * sizeof(float));
+  std::vector<float> mine(count);
+  for (std::size_t i = 0; i < count; ++i) mine[i] = elementOf(rank, 7, i);
+  copyToDevice(send.data(), mine.data(), count * sizeof(float));
+  comm.broadcast(rank, rank == root ? send.data() : nullptr, recv.data(), count, DataType::F32, root, stream.get());
+  if (!finishes(stream.get(), kStreamSeconds)) return fail(rank, "the broadcast did not finish");
+  std::vector<float> got(count);
+  PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), recv.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < count; ++i) {
+    if (got[i] != elementOf(root, 7, i)) return fail(rank, "broadcast: element " + std::to_string(i) + " wrong");
+  }
+  comm.reduce(rank, send.data(), rank == root ? recv.data() : nullptr, count, DataType::F32, ReduceOp::Sum, root,
+              stream.get());
+  if (!finishes(stream.get(), kStreamSeconds)) return fail(rank, "the reduce did not finish");
+  comm.checkHealth();
+  if (rank != root) return kOk;
+  PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), recv.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < count; ++i) {
+    float expected = 0;
+    for (int r = 0; r < n; ++r) expected += elementOf(r, 7, i);
+    if (got[i] != expected) return fail(rank, "reduce: element " + std::to_string(i) + " wrong");
+  }
+  return kOk;
+}
+
+TEST(CallSharing, RootedCallsWhoseOtherRanksPassNull) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  for (const int n : {2, 3}) {
+    SCOPED_TRACE(std::to_string(n) + " processes");
+    expectWorldOk(runWorld(n, rootedCallsWithNullElsewhere, sharingSetTo("AUTO")));
+  }
+}
+
+}  // namespace
+}  // namespace peerlink::testing
