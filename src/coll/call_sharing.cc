@@ -16,12 +16,13 @@ BufferSharing bufferSharingNamed(const std::string& value) {
   throw Error(ErrorCode::InvalidUsage, "PEERLINK_COLL_SHARE_BUFFERS: AUTO, OFF or ON, not '" + value + "'");
 }
 
-bool sharesAtCall(BufferSharing mode, std::size_t bytes, bool capturing) {
+bool sharesAtCall(BufferSharing mode, Collective collective, std::size_t bytes, bool capturing) {
   if (capturing || bytes == 0) return false;
   switch (mode) {
     case BufferSharing::Off: return false;
     case BufferSharing::On: return true;
-    case BufferSharing::Auto: return bytes >= kShareBuffersFrom;
+    case BufferSharing::Auto:
+      return bytes >= (collective == Collective::AllToAll ? kShareAllToAllFrom : kShareBuffersFrom);
   }
   return false;
 }

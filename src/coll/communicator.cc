@@ -449,8 +449,11 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   if (kernelInfo(choice.kernel).flow == DataFlow::ThroughStages) {
     return describe(choice) + "; across processes: on the callers' own buffers";
   }
+  const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, collective, bytes, false);
   return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) +
-         "; across processes: so on registered windows, else through the staging windows (chunks of half a window, " +
+         "; across processes: so on registered windows, else " +
+         (shares ? "(eager, cudaMalloc memory) on buffers shared with the peers at the call, else " : "") +
+         "through the staging windows (chunks of half a window, " +
          std::to_string(coll::stagingHalfBytes(comm.layout.windowBytes)) + " bytes for send and recv, " +
          (comm.stageSerially ? "one after another)" : "each one's copies overlapping another's kernel)");
 }

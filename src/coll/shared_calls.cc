@@ -182,7 +182,9 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
                                    const WorldAllGather& allGather) {
   const std::vector<int>& local = state.localRanks();
   const CallArgs& shape = set[static_cast<std::size_t>(local.front())];
-  if (!sharesAtCall(state.shared.mode, shape.count * dataTypeSize(shape.type), capturing)) return std::nullopt;
+  if (!sharesAtCall(state.shared.mode, shape.collective, shape.count * dataTypeSize(shape.type), capturing)) {
+    return std::nullopt;
+  }
   std::vector<std::vector<std::uint8_t>> mine;
   for (const int r : local) {
     const CallCard card = callCardOf(state, set[static_cast<std::size_t>(r)], r);

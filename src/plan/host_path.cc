@@ -1,3 +1,4 @@
+// The names of the ways through host memory (host_path.hpp).
 #include "plan/host_path.hpp"
 
 #include <array>

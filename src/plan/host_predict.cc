@@ -1,3 +1,4 @@
+// A call's predicted time through host memory (host_predict.hpp).
 #include "plan/host_predict.hpp"
 
 #include <fmt/format.h>
@@ -34,10 +35,7 @@ std::string describeHostPath(const Call& call, int ranks, const HostSettings& se
     case HostPath::Lines: return "LL lines through host memory";
     case HostPath::Ring:
     case HostPath::Chain: {
-      const std::optional<coll::HostRingShape> chosen =
-          settings.ringBlocks > 0 ? std::optional<coll::HostRingShape>({settings.ringBlocks, settings.ringSlotBytes})
-                                  : std::nullopt;
-      const coll::HostRingShape shape = coll::hostRingShape(call.collective, chosen);
+      const coll::HostRingShape shape = hostRingShapeOf(call.collective, settings);
       return fmt::format("the host ring's {} through pinned host memory ({} blocks x {} KiB slots)",
                          path == HostPath::Chain ? "chain" : "rounds", shape.blocks, shape.slotBytes >> 10);
     }

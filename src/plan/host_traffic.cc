@@ -1,3 +1,4 @@
+// The bytes a call through host memory puts on each GPU's link to the host (host_traffic.hpp).
 #include "plan/host_traffic.hpp"
 
 #include <algorithm>
@@ -177,6 +178,13 @@ HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings) {
                                                                                          : HostPath::PlanSteps;
 }
 
+coll::HostRingShape hostRingShapeOf(Collective collective, const HostSettings& settings) {
+  const std::optional<coll::HostRingShape> chosen =
+      settings.ringBlocks > 0 ? std::optional<coll::HostRingShape>({settings.ringBlocks, settings.ringSlotBytes})
+                              : std::nullopt;
+  return coll::hostRingShape(collective, chosen);
+}
+
 HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettings& settings) {
   HostTraffic traffic;
   traffic.path = hostPathOf(call, fabric.ranks(), settings);
@@ -185,10 +193,7 @@ HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettin
     case HostPath::Lines: traffic.steps.push_back(linesTraffic(call, fabric)); break;
     case HostPath::Ring:
     case HostPath::Chain: {
-      const std::optional<coll::HostRingShape> chosen =
-          settings.ringBlocks > 0 ? std::optional<coll::HostRingShape>({settings.ringBlocks, settings.ringSlotBytes})
-                                  : std::nullopt;
-      const coll::HostRingShape shape = coll::hostRingShape(call.collective, chosen);
+      const coll::HostRingShape shape = hostRingShapeOf(call.collective, settings);
       traffic.blocks = shape.blocks;
       traffic.slotBytes = shape.slotBytes;
       traffic.steps.push_back(ringTraffic(call, fabric, coll::chooseRing(linksOf(fabric))));

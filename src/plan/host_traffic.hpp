@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "coll/host_ring_call.hpp"
 #include "peerlink/params.hpp"
 #include "plan/fabric_model.hpp"
 #include "plan/host_path.hpp"
@@ -31,6 +32,10 @@ HostSettings hostSettingsOf(const Params& params, int ranks);
 
 /// The way `call` runs on `ranks` ranks whose communicator has staged plans.
 HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings);
+
+/// The host ring's grid and slot a call of `collective` takes: PEERLINK_COLL_HOST_RING_SHAPE's, or the
+/// collective's own (coll::hostRingShape).
+coll::HostRingShape hostRingShapeOf(Collective collective, const HostSettings& settings);
 
 /// Bytes on each resource of a fabric (indexed as Fabric::resources) in one synchronized step.
 using ResourceBytes = std::vector<double>;

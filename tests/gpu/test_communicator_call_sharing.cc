@@ -1,8 +1,8 @@
 // Calls on unregistered buffers across processes that share the buffers at the call (PEERLINK_COLL_SHARE_BUFFERS,
-// src/coll/shared_calls.hpp): every collective on shared buffers and, with sharing off, through the staging
-// windows; a buffer that comes back is opened once; buffers freed and allocated again (at the same addresses, as an
-// allocator gives them) are never confused with the ones before, past the cache's evictions; a rooted call whose
-// other ranks pass NULL where NCCL lets them.
+// src/coll/shared_calls.hpp): every collective on shared buffers (processes of one rank and of two) and, with
+// sharing off, through the staging windows; a buffer that comes back is opened once; buffers freed and allocated
+// again (at the same addresses, as an allocator gives them) are never confused with the ones before, past the
+// cache's evictions; a rooted call whose other ranks pass NULL where NCCL lets them.
 //
 // Fork safety: this process never touches CUDA (forked_roles.hpp); a probe child counts the GPUs.
 #include <gtest/gtest.h>
@@ -33,6 +33,14 @@ TEST(CallSharing, EveryCollectiveOnSharedBuffersAndThroughTheWindowsWithSharingO
   }
   SCOPED_TRACE("2 processes, sharing off");
   expectWorldOk(runWorld(2, everyCollective, sharingSetTo("OFF")));
+}
+
+// Processes of two ranks each (as `mpirun -np 2` with two GPUs a process): each process opens the other's
+// allocations on each of its GPUs, and its ranks' tables reach them through their own GPU's mapping.
+TEST(CallSharing, EveryCollectiveWhenAProcessDrivesTwoRanks) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  SCOPED_TRACE(sharing(4) ? "4 ranks sharing the GPUs" : "a GPU per rank");
+  expectWorldOk(runProcesses(2, 2, everyCollective, sharingSetTo("ON")));
 }
 
 // Rank r's element i of call k: small integers, so float sums are exact.
@@ -66,7 +74,7 @@ std::string allReduceChecked(Communicator& comm, int rank, float* buffer, std::s
 int buffersComeBackAndFreedOnesAreNotConfused(Communicator& comm, int rank) {
   const auto open = [&comm] { return coll::CommunicatorAccess::openWindowMappings(comm); };
   Stream stream(comm.device(rank));
-  const std::size_t count = std::size_t{5} << 20;  // 20 MiB a rank: shared under AUTO too
+  const std::size_t count = std::size_t{17} << 20;  // 68 MiB a rank: shared under AUTO too
   {
     DeviceBuffer kept(comm.device(rank), count * sizeof(float));
     std::size_t afterFirst = 0;
@@ -106,7 +114,7 @@ TEST(CallSharing, ABufferThatComesBackIsOpenedOnceAndFreedOnesAreNotConfused) {
 int rootedCallsWithNullElsewhere(Communicator& comm, int rank) {
   const int n = comm.size();
   const int root = n - 1;
-  const std::size_t count = std::size_t{5} << 20;
+  const std::size_t count = std::size_t{17} << 20;
   Stream stream(comm.device(rank));
   DeviceBuffer send(comm.device(rank), count * sizeof(float));
   DeviceBuffer recv(comm.device(rank), count * sizeof(float));
