@@ -16,13 +16,31 @@ BufferSharing bufferSharingNamed(const std::string& value) {
   throw Error(ErrorCode::InvalidUsage, "PEERLINK_COLL_SHARE_BUFFERS: AUTO, OFF or ON, not '" + value + "'");
 }
 
+namespace {
+
+// The exchange of the ranks' cards holds each process's host until every rank has reached the call (some 30 us on
+// 2x H200), which a 4 MiB call did not win back and a 16 MiB call won back in one run and not in another (all-reduce
+// eager 63.7 and 98.0 us, NCCL 92.8 and 81.5; the staging windows replay graphs there and are ahead too); from 64
+// MiB every collective gained over the staging windows in both runs (bench/results/2026-11-30-h200x2-shared-calls/,
+// c3-c4).
+constexpr std::size_t kShareFrom = std::size_t{64} << 20;
+// An all-to-all's blocks: 2 ranks' 32 MiB blocks shared took 173 us eager where the staging windows' graph took 124
+// and NCCL 140 (c4); 128 MiB blocks 383 us shared against NCCL's 475 (c4), where staged they took 438 (c5) and 0.93x
+// NCCL's time under nccl-tests (c6).
+constexpr std::size_t kShareAllToAllFrom = std::size_t{128} << 20;
+
+}  // namespace
+
+std::size_t shareFromBytes(Collective collective) {
+  return collective == Collective::AllToAll ? kShareAllToAllFrom : kShareFrom;
+}
+
 bool sharesAtCall(BufferSharing mode, Collective collective, std::size_t bytes, bool capturing) {
   if (capturing || bytes == 0) return false;
   switch (mode) {
     case BufferSharing::Off: return false;
     case BufferSharing::On: return true;
-    case BufferSharing::Auto:
-      return bytes >= (collective == Collective::AllToAll ? kShareAllToAllFrom : kShareBuffersFrom);
+    case BufferSharing::Auto: return bytes >= shareFromBytes(collective);
   }
   return false;
 }

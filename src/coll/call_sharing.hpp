@@ -23,15 +23,9 @@ namespace peerlink::coll {
 enum class BufferSharing { Auto, Off, On };
 BufferSharing bufferSharingNamed(const std::string& value);
 
-/// AUTO shares calls of this many bytes (a rank's count times the element size) and more: the exchange of the
-/// ranks' cards holds each process's host until every rank has reached the call (some 30 us on 2x H200), which a
-/// 4 MiB call did not win back and a 16 MiB call won back in one run and not in another (all-reduce eager 63.7 and
-/// 98.0 us, NCCL 92.8 and 81.5; the staging windows replay graphs there and are ahead too); from 64 MiB every
-/// collective gained over the staging windows in both runs: bench/results/2026-11-30-h200x2-shared-calls/, c3-c4.
-constexpr std::size_t kShareBuffersFrom = std::size_t{64} << 20;
-/// An all-to-all's: at 64 MiB a rank shared took 173 us eager where the staging windows' graph took 124 and NCCL
-/// 140 (c4); at 256 MiB 383 against NCCL's 475.
-constexpr std::size_t kShareAllToAllFrom = std::size_t{256} << 20;
+/// The bytes of a call's count (a rank's count times the element size: an all-to-all's block to each peer) from
+/// which AUTO shares a call of `collective` (call_sharing.cc says what each was measured against).
+std::size_t shareFromBytes(Collective collective);
 
 /// Whether a call of `collective` of `bytes` that would go through the staging windows shares its buffers at the call
 /// instead. Not while capturing: a graph would keep the peers' buffers it names for as long as it lives, which the

@@ -48,6 +48,9 @@ bool cardOf(SharedCalls& shared, const void* buffer, std::size_t bytes, int devi
   }
   auto known = shared.handles.find(id);
   if (known == shared.handles.end()) {
+    // Allocations freed long ago stay in the map: past this many it starts again (a handle is made again when asked).
+    constexpr std::size_t kHandlesKept = 1024;
+    if (shared.handles.size() >= kHandlesKept) shared.handles.clear();
     cudaIpcMemHandle_t handle;
     if (cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(start)) != cudaSuccess) {
       (void)cudaGetLastError();
