@@ -12,6 +12,7 @@
 
 #include "coll/comm_state.hpp"
 #include "coll/comm_validation.hpp"
+#include "coll/planned_calls.hpp"
 #include "coll/rank_links.hpp"
 #include "coll/world_exchange.hpp"
 
@@ -22,34 +23,8 @@ namespace peerlink::coll {
 /// process) or in shared host memory (across processes: collective over the world through `exchange`).
 std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange);
 
-/// The staged plans' chunk in bytes: PEERLINK_COLL_STAGED_CHUNK, or kPlanChunkBytes where it is 0.
-std::size_t stagedChunkBytes(const Params& params);
-
 /// What a call of `collective` runs on such a communicator, for Communicator::describeChoice.
 std::string describePlannedChoice(const CommState& state, Collective collective);
-
-/// The message a rank sends each peer when a call of `count` elements of `type` goes in LL lines through host
-/// memory (kPlanLlMaxBytes; every collective but send/recv), in bytes; 0 where it goes as a staged plan.
-std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type);
-
-/// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
-/// (plannedLineBytes), the host ring (runsAsHostRing), or plans in `segments` segments of `steps` steps in all (the
-/// step barriers between them not counted), each block (all-reduce: each shard) cut into `chunks` chunks of
-/// `chunkBytes` in the first segment.
-struct StagedCallShape {
-  bool lines = false;
-  bool hostRing = false;
-  std::size_t segments = 0;
-  std::size_t steps = 0;
-  std::size_t chunks = 0;
-  std::size_t chunkBytes = 0;
-};
-
-/// The shape of a call of `count` elements of `type` of `collective` over ranks linked by `links`, with the plans'
-/// chunk `chunkBytes` (stagedChunkBytes), kPlanStageBytes of stage and the host ring up to `hostRingMaxBytes`
-/// (PEERLINK_COLL_HOST_RING): what launchPlannedSet (send/recv: the ring shift as launchPlannedPairs) runs. Pure.
-StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
-                                std::size_t chunkBytes, std::size_t hostRingMaxBytes);
 
 /// Runs a matched collective set (set[r] is rank r's call) through the staged plans, a small one in LL lines
 /// through the ranks' LL areas in host memory (plannedLineBytes), or one the host ring takes (runsAsHostRing) as

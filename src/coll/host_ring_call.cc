@@ -4,9 +4,9 @@
 #include <exception>
 #include <string>
 
-#include "coll/comm_launch_plan.hpp"
 #include "coll/partition.hpp"
 #include "coll/plan.hpp"
+#include "coll/planned_calls.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {

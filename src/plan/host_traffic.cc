@@ -5,10 +5,11 @@
 #include <set>
 #include <tuple>
 
-#include "coll/comm_launch_plan.hpp"
+#include "coll/comm_state.hpp"
 #include "coll/host_ring_call.hpp"
 #include "coll/plan_program.hpp"
 #include "coll/plan_staged.hpp"
+#include "coll/planned_calls.hpp"
 #include "coll/rank_links.hpp"
 #include "coll/rank_transport.hpp"
 #include "coll/segment_plans.hpp"

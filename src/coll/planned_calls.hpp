@@ -1,0 +1,40 @@
+// What a call of a communicator with staged plans runs (comm_launch_plan.hpp runs it): LL lines through host
+// memory, the host ring, or the staged plans in segments of chunks -- pure functions of the call and the links,
+// shared by the launcher, `peerlink coll --explain` and `peerlink plan`.
+#pragma once
+
+#include <cstddef>
+
+#include "coll/rank_links.hpp"
+#include "peerlink/collectives.hpp"
+#include "peerlink/params.hpp"
+
+namespace peerlink::coll {
+
+/// The staged plans' chunk in bytes: PEERLINK_COLL_STAGED_CHUNK, or kPlanChunkBytes where it is 0.
+std::size_t stagedChunkBytes(const Params& params);
+
+/// The message a rank sends each peer when a call of `count` elements of `type` goes in LL lines through host
+/// memory (kPlanLlMaxBytes; every collective but send/recv), in bytes; 0 where it goes as a staged plan.
+std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type);
+
+/// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
+/// (plannedLineBytes), the host ring (runsAsHostRing), or plans in `segments` segments of `steps` steps in all (the
+/// step barriers between them not counted), each block (all-reduce: each shard) cut into `chunks` chunks of
+/// `chunkBytes` in the first segment.
+struct StagedCallShape {
+  bool lines = false;
+  bool hostRing = false;
+  std::size_t segments = 0;
+  std::size_t steps = 0;
+  std::size_t chunks = 0;
+  std::size_t chunkBytes = 0;
+};
+
+/// The shape of a call of `count` elements of `type` of `collective` over ranks linked by `links`, with the plans'
+/// chunk `chunkBytes` (stagedChunkBytes), kPlanStageBytes of stage and the host ring up to `hostRingMaxBytes`
+/// (PEERLINK_COLL_HOST_RING): what launchPlannedSet (send/recv: the ring shift as launchPlannedPairs) runs. Pure.
+StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
+                                std::size_t chunkBytes, std::size_t hostRingMaxBytes);
+
+}  // namespace peerlink::coll
