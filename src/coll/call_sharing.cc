@@ -29,9 +29,11 @@ constexpr std::size_t kShareFrom = std::size_t{64} << 20;
 // NCCL's time under nccl-tests (c6).
 constexpr std::size_t kShareAllToAllFrom = std::size_t{128} << 20;
 // A broadcast's: its staged form copies the root's whole input into the root's window before the peer reads it, so
-// sharing gains more: at 16 and 32 MiB 1.12x and 1.08x NCCL plain's time shared against 0.96x and 0.99x staged, side
-// by side in one call (c8), where at 4-8 MiB the wait still lost (0.69-0.93x against 0.91-1.00x).
-constexpr std::size_t kShareBroadcastFrom = std::size_t{16} << 20;
+// sharing gains more: at 32 MiB 1.08x NCCL plain's time shared against 0.99x staged side by side (c8), and 1.08x
+// under nccl-tests where staged it was 0.87x (c9, c6). At 16 MiB (some 55 us on the GPU) a shared call's host part
+// (some 90 us: the exchange, the cards, the launch) is the longer, so back-to-back calls wait on the host: 1.12x in
+// c8 but 0.68x under nccl-tests (c9).
+constexpr std::size_t kShareBroadcastFrom = std::size_t{32} << 20;
 
 }  // namespace
 

@@ -373,7 +373,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Whether a call on unregistered buffers across processes shares them with the other processes at the call "
        "(each rank's allocations as IPC handles, exchanged and opened once, kept open for the calls that come back "
        "on the same buffers, 16 calls' worth a communicator) and runs on them directly, instead of copying through "
-       "the staging windows. AUTO: calls of 64 MiB a rank and more, broadcasts of 16 MiB, all-to-alls of 128 MiB "
+       "the staging windows. AUTO: calls of 64 MiB a rank and more, broadcasts of 32 MiB, all-to-alls of 128 MiB "
        "blocks (the exchange holds "
        "each host until every rank has reached the call, some 30 us), not while a stream is being captured; ON: every "
        "call that would be staged, not while capturing; OFF: never. Buffers that cannot be shared (cuMem virtual "
