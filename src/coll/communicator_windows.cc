@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "coll/communicator_state.hpp"
+#include "coll/world_agreement.hpp"
 #include "peerlink/cuda.hpp"
 
 namespace peerlink {
@@ -22,12 +23,10 @@ constexpr int kUnusedWindow = 0;
 // process keeps a window another has not (its peers would reach buffers it stages, or the reverse).
 void agree(coll::WorldExchange& exchange, const std::vector<int>& local, int nranks, const std::optional<Error>& failed,
            const char* stage) {
-  const std::vector<std::vector<std::uint8_t>> mine(local.size(), {static_cast<std::uint8_t>(failed ? 1 : 0)});
-  const std::vector<std::uint8_t> all = exchange.allGather(mine, 1);
-  std::vector<int> ranks;
-  for (int r = 0; r < nranks; ++r) {
-    if (all[static_cast<std::size_t>(r)] != 0) ranks.push_back(r);
-  }
+  const std::vector<int> ranks =
+      coll::ranksThatFailed([&exchange](const std::vector<std::vector<std::uint8_t>>& blobs,
+                                        std::size_t bytes) { return exchange.allGather(blobs, bytes); },
+                            local.size(), nranks, failed.has_value());
   if (failed) throw *failed;
   if (!ranks.empty()) {
     throw Error(ErrorCode::RemoteError,

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "coll/world_agreement.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
 #include "core/log.hpp"
@@ -79,18 +80,6 @@ CallCard callCardOf(CommState& state, const CallArgs& call, int rank) {
   if (used.recv) shareable = cardOf(state.shared, call.recv, recvBytes, device, card.recv) && shareable;
   card.shareable = shareable ? 1 : 0;
   return card;
-}
-
-// Every local rank's one-byte verdict gathered: the ranks whose processes said `failed`.
-std::vector<int> ranksThatFailed(const CommState& state, const WorldAllGather& allGather, bool failed) {
-  const std::vector<std::vector<std::uint8_t>> mine(state.localRanks().size(),
-                                                    {static_cast<std::uint8_t>(failed ? 1 : 0)});
-  const std::vector<std::uint8_t> all = allGather(mine, 1);
-  std::vector<int> ranks;
-  for (int r = 0; r < state.nranks; ++r) {
-    if (all[static_cast<std::size_t>(r)] != 0) ranks.push_back(r);
-  }
-  return ranks;
 }
 
 // Waits for `events` to complete, at most the communicator's deadline: whether they did.
@@ -160,7 +149,7 @@ std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vect
     why = error.what();
     if (sendWindow != 0) state.windows.remove(sendWindow, WindowUse::SharedByCall);
   }
-  const std::vector<int> failed = ranksThatFailed(state, allGather, !why.empty());
+  const std::vector<int> failed = ranksThatFailed(allGather, state.localRanks().size(), state.nranks, !why.empty());
   if (!failed.empty()) {
     if (why.empty()) {
       state.windows.remove(sendWindow, WindowUse::SharedByCall);

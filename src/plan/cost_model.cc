@@ -76,31 +76,46 @@ const KernelCost& CostModel::cost(Kernel kernel, Collective collective) const {
   return costFor(costs(kernel), collective);
 }
 
-json costModelToJson(const CostModel& model) {
-  const auto costJson = [](const KernelCost& cost) {
-    return json{
-        {"launch_us", cost.launchUs}, {"efficiency", cost.efficiency}, {"cells", cost.cells}, {"source", cost.source}};
-  };
-  json kernels = json::array();
-  for (const KernelInfo& info : kernelRegistry()) {
-    const KernelCosts& costs = model.costs(info.kernel);
-    json entry = costJson(costs.all);
-    entry["kernel"] = info.name;
-    json collectives = json::object();
-    for (const auto& [collective, cost] : costs.byCollective) collectives[collectiveName(collective)] = costJson(cost);
-    entry["collectives"] = collectives;
-    kernels.push_back(entry);
+namespace {
+
+json costJson(const KernelCost& cost) {
+  return json{
+      {"launch_us", cost.launchUs}, {"efficiency", cost.efficiency}, {"cells", cost.cells}, {"source", cost.source}};
+}
+
+// A kernel's or a way through host memory's entry: its costs over every collective, each collective's own beside,
+// named under `key`.
+json costsJson(const KernelCosts& costs, const char* key, const std::string& name) {
+  json entry = costJson(costs.all);
+  entry[key] = name;
+  json collectives = json::object();
+  for (const auto& [collective, cost] : costs.byCollective) collectives[collectiveName(collective)] = costJson(cost);
+  entry["collectives"] = collectives;
+  return entry;
+}
+
+// costsJson's entry read back into `costs`; `what` names it in errors ("kernel two_shot").
+void readCosts(const json& entry, const std::string& what, KernelCosts& costs) {
+  costs.all = costFromJson(entry, what);
+  const json& collectives = entry.value("collectives", json::object());
+  for (auto item = collectives.begin(); item != collectives.end(); ++item) {
+    const std::optional<Collective> collective = parseCollective(item.key());
+    if (!collective)
+      throw Error(ErrorCode::InvalidInput, fmt::format("{}: unknown collective \"{}\"", what, item.key()));
+    costs.byCollective[*collective] = costFromJson(item.value(), what + " for " + item.key());
   }
+}
+
+}  // namespace
+
+json costModelToJson(const CostModel& model) {
+  json kernels = json::array();
+  for (const KernelInfo& info : kernelRegistry())
+    kernels.push_back(costsJson(model.costs(info.kernel), "kernel", info.name));
   json hostPaths = json::array();
   for (std::size_t i = 0; i < kHostPathCount; ++i) {
     const auto path = static_cast<HostPath>(i);
-    const KernelCosts& costs = model.costs(path);
-    json entry = costJson(costs.all);
-    entry["path"] = hostPathName(path);
-    json collectives = json::object();
-    for (const auto& [collective, cost] : costs.byCollective) collectives[collectiveName(collective)] = costJson(cost);
-    entry["collectives"] = collectives;
-    hostPaths.push_back(entry);
+    hostPaths.push_back(costsJson(model.costs(path), "path", hostPathName(path)));
   }
   json memory = json::object();
   for (const auto& [name, gbps] : model.memoryGBps) memory[name] = gbps;
@@ -144,15 +159,7 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
     for (const json& entry : document.at("kernels")) {
       const std::string name = entry.at("kernel").get<std::string>();
       const Kernel kernel = kernelNamed(name);
-      KernelCosts& costs = model.costs(kernel);
-      costs.all = costFromJson(entry, "kernel " + name);
-      const json& collectives = entry.value("collectives", json::object());
-      for (auto item = collectives.begin(); item != collectives.end(); ++item) {
-        const std::optional<Collective> collective = parseCollective(item.key());
-        if (!collective)
-          throw Error(ErrorCode::InvalidInput, fmt::format("kernel {}: unknown collective \"{}\"", name, item.key()));
-        costs.byCollective[*collective] = costFromJson(item.value(), "kernel " + name + " for " + item.key());
-      }
+      readCosts(entry, "kernel " + name, model.costs(kernel));
       seen[static_cast<std::size_t>(kernel)] = true;
     }
     for (const KernelInfo& info : kernelRegistry()) {
@@ -165,16 +172,7 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
       const std::string name = entry.at("path").get<std::string>();
       const std::optional<HostPath> path = parseHostPath(name);
       if (!path) throw Error(ErrorCode::InvalidInput, fmt::format("unknown host path \"{}\"", name));
-      KernelCosts& costs = model.costs(*path);
-      costs.all = costFromJson(entry, "host path " + name);
-      const json& collectives = entry.value("collectives", json::object());
-      for (auto item = collectives.begin(); item != collectives.end(); ++item) {
-        const std::optional<Collective> collective = parseCollective(item.key());
-        if (!collective)
-          throw Error(ErrorCode::InvalidInput,
-                      fmt::format("host path {}: unknown collective \"{}\"", name, item.key()));
-        costs.byCollective[*collective] = costFromJson(item.value(), "host path " + name + " for " + item.key());
-      }
+      readCosts(entry, "host path " + name, model.costs(*path));
     }
     model.provenance = document.value("provenance", json::object());
     return model;
