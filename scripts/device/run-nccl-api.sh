@@ -15,8 +15,10 @@
 #                mpirun -np GPUS -R 2 -G 20 (NCCL's fastest mode for small sizes) and the plain phase's runs, each
 #                compared (nccl_api_compare.py)
 #   plain        mpirun -np GPUS eager on unregistered buffers (-R 0, PyTorch's mode): the real NCCL then peerlink
+#   sharing      the plain runs (reduce too) with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF, each compared with
+#                the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
-phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain [GPUS]}
+phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain|sharing [GPUS]}
 gpus=${2:-4}
 # shellcheck source=scripts/device/call-lib.sh
 source scripts/device/call-lib.sh "call-nccl-api-$phase"
@@ -40,8 +42,11 @@ nccl_tests() {
   echo "# nccl-tests binary: $binary $mode $*" >>"$p/$log.txt"
   local command=("$tests_dir/${binary}_perf" "$@")
   if [ "$mode" = mpi ]; then
+    # Every PEERLINK_* setting of this shell reaches the ranks.
+    local forwarded=() name
+    for name in $(compgen -e | grep '^PEERLINK_'); do forwarded+=(-x "$name"); done
     command=(mpirun --allow-run-as-root -np "$gpus" --bind-to none --mca pml ob1 --mca btl "self,vader,tcp"
-             -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x PEERLINK_NCCL_LIBRARY "${command[@]}" -g 1)
+             -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "${forwarded[@]}" "${command[@]}" -g 1)
   fi
   LD_LIBRARY_PATH="$dir:$tests_dir" timeout 280 "${command[@]}" >>"$p/$log.txt" 2>&1 || {
     echo "# exit $? of: $binary $mode $*" >>"$p/$log.txt"
@@ -136,8 +141,23 @@ case $phase in
     python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-plain-nccl.txt" "$p/perf-plain-peerlink.txt" \
       --json "$p/perf-plain-compare.json" | tee "$p/perf-plain-compare.txt"
     ;;
+  sharing)
+    for b in all_reduce all_gather reduce_scatter alltoall broadcast reduce; do
+      nccl_tests sharing-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+      for sharing in AUTO ON OFF; do
+        export PEERLINK_COLL_SHARE_BUFFERS=$sharing
+        nccl_tests "sharing-$sharing" "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+        unset PEERLINK_COLL_SHARE_BUFFERS
+      done
+    done
+    save
+    for sharing in AUTO ON OFF; do
+      python3 scripts/device/nccl_api_compare.py nccl-tests "$p/sharing-nccl.txt" "$p/sharing-$sharing.txt" \
+        --json "$p/sharing-$sharing-compare.json" >"$p/sharing-$sharing-compare.txt"
+    done
+    ;;
   *)
-    echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf, plain)" >&2
+    echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf, plain, sharing)" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -357,10 +358,27 @@ void Communicator::State::submit(const coll::CallArgs& call) {
     return;
   }
   const coll::WorldAllGather allGather = [this](const std::vector<std::vector<std::uint8_t>>& blobs,
-                                                std::size_t bytes) {
-    return withExchange([&](coll::WorldExchange& exchange) { return exchange.allGather(blobs, bytes); });
-  };
+                                                std::size_t bytes) { return callAllGather(blobs, bytes); };
   submitCall(mutex, comm, call, allGather);
+}
+
+std::vector<std::uint8_t> Communicator::State::callAllGather(const std::vector<std::vector<std::uint8_t>>& blobs,
+                                                             std::size_t bytes) {
+  const coll::WorldAllGather sockets = [this](const std::vector<std::vector<std::uint8_t>>& mine, std::size_t size) {
+    return withExchange([&](coll::WorldExchange& exchange) { return exchange.allGather(mine, size); });
+  };
+  if (bootstraps.empty() || bytes > coll::SharedMemoryExchange::kMaxBytes) return sockets(blobs, bytes);
+  if (!callExchangeTried) {
+    callExchangeTried = true;
+    try {
+      callExchange = std::make_unique<coll::SharedMemoryExchange>(comm.world, sockets);
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::SystemError) throw;
+      logWarn(LogSubsys::Coll, "calls exchange through the bootstraps' sockets: {}", error.what());
+    }
+  }
+  if (!callExchange) return sockets(blobs, bytes);
+  return callExchange->allGather(blobs, bytes, std::chrono::nanoseconds(comm.timeoutNs), [this] { throwIfPeerLost(); });
 }
 
 void Communicator::allReduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,

@@ -15,6 +15,7 @@
 #include "coll/comm_state.hpp"
 #include "coll/comm_teardown.hpp"
 #include "coll/node_world.hpp"
+#include "coll/shared_memory_exchange.hpp"
 #include "coll/world_exchange.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/communicator.hpp"
@@ -41,6 +42,10 @@ struct Communicator::State {
   // A world across hosts (node_world.hpp): every call goes through it; `comm` then only describes the world
   // (NodeWorld::describeTo). Null on one host. Destroyed first, once the bootstraps no longer report into it.
   std::unique_ptr<coll::NodeWorld> nodes;
+  // The calls' own all-gather across processes (callAllGather): made at the first, alike on every process; where
+  // some process could not make it, the calls use the bootstraps' sockets for good.
+  std::unique_ptr<coll::SharedMemoryExchange> callExchange;
+  bool callExchangeTried = false;
 
   void throwIfPeerLost() {
     const std::lock_guard<std::mutex> lock(lossMutex);
@@ -59,6 +64,9 @@ struct Communicator::State {
   // buffers and the abort word, or holds them while other GPU work of the process runs.
   void retire() noexcept { coll::retireCommunicator(comm, abortWord, lossMutex); }
   void submit(const coll::CallArgs& call);  // communicator.cc
+  // The all-gather a call's own exchanges use (those of calls that share their buffers): through shared memory for
+  // small blobs, else the bootstraps' (communicator.cc). Under `mutex`.
+  std::vector<std::uint8_t> callAllGather(const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes);
 
   // Runs body(exchange) with the world's exchange: the bootstraps' across processes, the local ranks' own in
   // one process.

@@ -1,0 +1,242 @@
+// The all-gather through shared memory (coll/shared_memory_exchange.hpp) and the segments under it
+// (coll/host_segments.hpp): threads stand for processes, each with its own bootstraps and its own mapping of every
+// segment, so the slots' protocol runs on real shared memory.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/bootstrap_exchange.hpp"
+#include "coll/host_segments.hpp"
+#include "coll/shared_memory_exchange.hpp"
+#include "peerlink/bootstrap.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::function<void()> kAlive = [] {};
+
+// A world of `processes`, process p driving the ranks processes[p]; body(p, world, sockets) runs on a thread per
+// process. Exceptions a body throws are rethrown here (the first).
+void runWorld(const std::vector<std::vector<int>>& processes,
+              const std::function<void(std::size_t, const World&, const WorldAllGather&)>& body) {
+  int nranks = 0;
+  for (const auto& ranks : processes) nranks += static_cast<int>(ranks.size());
+  BootstrapOptions options;
+  options.deadline = 5000ms;
+  std::vector<std::unique_ptr<Bootstrap>> bootstraps = threadBootstraps(nranks, options);
+  std::vector<std::exception_ptr> errors(processes.size());
+  std::vector<std::thread> threads;
+  for (std::size_t p = 0; p < processes.size(); ++p) {
+    threads.emplace_back([&, p] {
+      try {
+        World world;
+        world.nranks = nranks;
+        world.localRanks = processes[p];
+        world.spansProcesses = processes.size() > 1;
+        std::vector<Bootstrap*> local;
+        for (const int r : processes[p]) local.push_back(bootstraps[static_cast<std::size_t>(r)].get());
+        BootstrapExchange exchange(local);
+        const WorldAllGather sockets = [&exchange](const std::vector<std::vector<std::uint8_t>>& blobs,
+                                                   std::size_t bytes) { return exchange.allGather(blobs, bytes); };
+        body(p, world, sockets);
+      } catch (...) {
+        errors[p] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+std::uint8_t byteOf(int rank, int round, std::size_t i) {
+  return static_cast<std::uint8_t>(rank * 31 + round * 7 + static_cast<int>(i));
+}
+
+// Every rank's blob reaches every process, round after round, blobs of every size, one process now and then late.
+void expectEveryBlobEverywhere(const std::vector<std::vector<int>>& processes, int rounds) {
+  std::atomic<int> wrong{0};
+  runWorld(processes, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    for (int round = 0; round < rounds; ++round) {
+      const std::size_t bytes = 1 + static_cast<std::size_t>(round) % SharedMemoryExchange::kMaxBytes;
+      std::vector<std::vector<std::uint8_t>> mine;
+      for (const int r : world.localRanks) {
+        std::vector<std::uint8_t> blob(bytes);
+        for (std::size_t i = 0; i < bytes; ++i) blob[i] = byteOf(r, round, i);
+        mine.push_back(std::move(blob));
+      }
+      if (p == 0 && round % 997 == 0) std::this_thread::sleep_for(2ms);
+      const std::vector<std::uint8_t> all = exchange.allGather(mine, bytes, 5s, kAlive);
+      if (all.size() != bytes * static_cast<std::size_t>(world.nranks)) {
+        ++wrong;
+        continue;
+      }
+      for (int r = 0; r < world.nranks; ++r) {
+        for (std::size_t i = 0; i < bytes; ++i) {
+          if (all[static_cast<std::size_t>(r) * bytes + i] != byteOf(r, round, i)) ++wrong;
+        }
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(SharedMemoryExchange, TwoProcessesMeetRoundAfterRound) {
+  expectEveryBlobEverywhere({{0}, {1}}, 20000);
+}
+
+TEST(SharedMemoryExchange, ThreeProcessesMeetRoundAfterRound) {
+  expectEveryBlobEverywhere({{0}, {1}, {2}}, 10000);
+}
+
+TEST(SharedMemoryExchange, AProcessWithTwoRanks) {
+  expectEveryBlobEverywhere({{0, 1}, {2}}, 5000);
+}
+
+TEST(SharedMemoryExchange, ARankThatDoesNotComeTimesOutNamedAndTheExchangeStaysFailed) {
+  std::string timeout;
+  std::string after;
+  runWorld({{0}, {1}, {2}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    if (p == 2) return;  // never calls
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      exchange.allGather({{1, 2, 3}}, 3, 50ms, kAlive);
+      ADD_FAILURE() << "process " << p << " met a rank that never came";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::Timeout);
+      EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+      if (p == 0) timeout = error.what();
+    }
+    try {
+      exchange.allGather({{1, 2, 3}}, 3, 50ms, kAlive);
+      ADD_FAILURE() << "a failed exchange went on";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::RemoteError);
+      if (p == 0) after = error.what();
+    }
+  });
+  EXPECT_NE(timeout.find("rank(s) 2 did not come"), std::string::npos) << timeout;
+  EXPECT_NE(after.find("failed before"), std::string::npos) << after;
+}
+
+TEST(SharedMemoryExchange, ALostPeerStopsTheWait) {
+  runWorld({{0}, {1}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    if (p == 1) return;
+    int checks = 0;
+    const std::function<void()> lost = [&checks] {
+      if (++checks == 3) throw Error(ErrorCode::RemoteError, "rank 1 was lost");
+    };
+    try {
+      exchange.allGather({{7}}, 1, 10s, lost);
+      ADD_FAILURE() << "the wait went on past a lost peer";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::RemoteError);
+      EXPECT_STREQ(error.what(), "rank 1 was lost");
+    }
+  });
+}
+
+TEST(SharedMemoryExchange, BlobsOfAnotherSizeAreDifferentCalls) {
+  std::atomic<int> invalid{0};
+  runWorld({{0}, {1}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    const std::size_t bytes = p == 0 ? 8 : 16;
+    try {
+      exchange.allGather({std::vector<std::uint8_t>(bytes, 1)}, bytes, 2s, kAlive);
+    } catch (const Error& error) {
+      if (error.code() == ErrorCode::InvalidUsage) ++invalid;
+    }
+  });
+  EXPECT_EQ(invalid.load(), 2);
+}
+
+TEST(SharedMemoryExchange, ABlobTooLargeIsRefused) {
+  runWorld({{0}}, [&](std::size_t, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    const std::size_t bytes = SharedMemoryExchange::kMaxBytes + 1;
+    try {
+      exchange.allGather({std::vector<std::uint8_t>(bytes)}, bytes, 1s, kAlive);
+      ADD_FAILURE() << "a blob past kMaxBytes went through";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::Internal);
+    }
+    // Refused before it counted: the next call still meets.
+    EXPECT_EQ(exchange.allGather({{9}}, 1, 1s, kAlive), std::vector<std::uint8_t>{9});
+  });
+}
+
+// The names of this process's segments of `purpose` in /dev/shm.
+std::vector<std::string> namesInDevShm(const std::string& purpose) {
+  std::vector<std::string> names;
+  const std::string prefix = "peerlink-" + purpose + "-" + std::to_string(::getpid()) + "-";
+  if (DIR* dir = ::opendir("/dev/shm")) {
+    while (const dirent* entry = ::readdir(dir)) {
+      if (std::string(entry->d_name).rfind(prefix, 0) == 0) names.emplace_back(entry->d_name);
+    }
+    ::closedir(dir);
+  }
+  return names;
+}
+
+TEST(HostSegments, EveryProcessMapsEveryRanksSegmentAndNoNameStays) {
+  runWorld({{0}, {1, 2}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    std::vector<HostSegment> segments = mapHostSegments(world, sockets, 4096, "test-segments");
+    ASSERT_EQ(segments.size(), 3u);
+    for (const int r : world.localRanks) *static_cast<int*>(segments[static_cast<std::size_t>(r)].base) = 100 + r;
+    // Every process has written its ranks' (an all-gather is a meeting).
+    sockets(std::vector<std::vector<std::uint8_t>>(world.localRanks.size(), std::vector<std::uint8_t>{0}), 1);
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(*static_cast<int*>(segments[static_cast<std::size_t>(r)].base), 100 + r) << "process " << p;
+    }
+    unmapHostSegments(segments);
+    EXPECT_TRUE(segments.empty() || segments.front().base == nullptr);
+  });
+  EXPECT_TRUE(namesInDevShm("test-segments").empty());
+}
+
+TEST(HostSegments, ASegmentOneProcessCannotOpenFailsEveryProcessNamingIt) {
+  std::vector<std::string> errors(2);
+  runWorld({{0}, {1}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    bool first = true;
+    // Process 0 is told a name that does not exist for rank 1's segment.
+    const WorldAllGather lying = [&](const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes) {
+      std::vector<std::uint8_t> all = sockets(blobs, bytes);
+      if (p == 0 && first) {
+        const std::string bogus = "/peerlink-test-refused-0-1-gone";
+        std::fill(all.begin() + static_cast<std::ptrdiff_t>(bytes), all.end(), 0);
+        std::copy(bogus.begin(), bogus.end(), all.begin() + static_cast<std::ptrdiff_t>(bytes));
+      }
+      first = false;
+      return all;
+    };
+    try {
+      std::vector<HostSegment> segments = mapHostSegments(world, lying, 4096, "test-refused");
+      unmapHostSegments(segments);
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ErrorCode::SystemError);
+      errors[p] = error.what();
+    }
+  });
+  for (const std::string& error : errors) EXPECT_NE(error.find("rank(s) 0 could not"), std::string::npos) << error;
+  EXPECT_NE(errors[0].find("shm_open of /peerlink-test-refused-0-1-gone"), std::string::npos) << errors[0];
+  EXPECT_TRUE(namesInDevShm("test-refused").empty());
+}
+
+}  // namespace
+}  // namespace peerlink::coll
