@@ -56,7 +56,7 @@ nccl_tests() {
 
 # plain_runs: one process per GPU, eager, unregistered buffers -- what PyTorch's DDP and FSDP call.
 plain_runs() {
-  for b in all_reduce all_gather reduce_scatter alltoall broadcast; do
+  for b in all_reduce all_gather reduce_scatter alltoall broadcast reduce; do
     nccl_tests perf-plain-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
     nccl_tests perf-plain-peerlink "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
   done

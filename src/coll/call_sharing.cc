@@ -18,22 +18,18 @@ BufferSharing bufferSharingNamed(const std::string& value) {
 
 namespace {
 
-// The exchange of the ranks' cards holds each process's host until every rank has reached the call (some 30 us on
-// 2x H200), which a 4 MiB call did not win back and a 16 MiB call won back in one run and not in another (all-reduce
-// eager 63.7 and 98.0 us, NCCL 92.8 and 81.5; the staging windows replay graphs there and are ahead too); from 64
-// MiB every collective gained over the staging windows in both runs (bench/results/2026-11-30-h200x2-shared-calls/,
-// c3-c4).
-constexpr std::size_t kShareFrom = std::size_t{64} << 20;
-// An all-to-all's blocks: 2 ranks' 32 MiB blocks shared took 173 us eager where the staging windows' graph took 124
-// and NCCL 140 (c4); 128 MiB blocks 383 us shared against NCCL's 475 (c4), where staged they took 438 (c5) and 0.93x
-// NCCL's time under nccl-tests (c6).
-constexpr std::size_t kShareAllToAllFrom = std::size_t{128} << 20;
-// A broadcast's: its staged form copies the root's whole input into the root's window before the peer reads it, so
-// sharing gains more: at 32 MiB 1.08x NCCL plain's time shared against 0.99x staged side by side (c8), and 1.08x
-// under nccl-tests where staged it was 0.87x (c9, c6). At 16 MiB (some 55 us on the GPU) a shared call's host part
-// (some 90 us: the exchange, the cards, the launch) is the longer, so back-to-back calls wait on the host: 1.12x in
-// c8 but 0.68x under nccl-tests (c9).
-constexpr std::size_t kShareBroadcastFrom = std::size_t{32} << 20;
+// Measured on 2x H200 under nccl-tests (mpirun -np 2, -R 0), sharing ON, OFF and AUTO in one run with NCCL beside
+// them (bench/results/2026-11-30-h200x2-call-exchange/, s1), the cards exchanged through shared memory. From a count
+// of 2 MiB every collective but these two was faster shared than through the staging windows (all-reduce 2 MiB 18.0
+// us against 21.5, 32 MiB 107 against 141; reduce 2 MiB 14.1 against 16.9); at 1 MiB level (the calls there mostly
+// go in LL lines, which do not stage).
+constexpr std::size_t kShareFrom = std::size_t{2} << 20;
+// An all-to-all's blocks to each peer: 2 MiB blocks 19.1 us shared against 18.6 staged, 4 MiB blocks 25.3 against
+// 27.8 and every larger block ahead (128 MiB: 378 against 497).
+constexpr std::size_t kShareAllToAllFrom = std::size_t{4} << 20;
+// A broadcast's: 2 MiB 16.4 us shared against 17.2 staged and 15.7 in the AUTO run, 4 MiB 18.0 against 25.5 (its
+// staged form copies the root's whole input into the root's window before the peer reads it).
+constexpr std::size_t kShareBroadcastFrom = std::size_t{4} << 20;
 
 }  // namespace
 

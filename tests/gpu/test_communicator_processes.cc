@@ -1,7 +1,7 @@
 // The communicator with one process per rank (as torchrun and mpirun run it): worlds of 2, 3 and 4 processes,
 // rank 0 making the unique id and handing its text to the others through pipes, every collective checked
 // against the host reference on every rank -- small calls in LL lines on the callers' own buffers, larger ones
-// through the staging windows, in chunks past a window -- eager and captured in a graph, in place and out of
+// through the staging windows or shared at the call (AUTO) -- eager and captured in a graph, in place and out of
 // place; send/recv groups of every shape (LL lines, the window in rounds, messages to itself); then what a user
 // gets wrong: a call for a rank of another process, processes that disagree on a setting that chooses kernels,
 // a rank that dies in the middle of a collective, and a rank that aborts. Then the same worlds with every pair
@@ -254,7 +254,7 @@ TEST(CommunicatorProcesses, AsyncErrorFromAnotherThreadWhileCalling) {
     Stream stream(comm.device(rank));
     DeviceBuffer buffer(comm.device(rank), 4 << 20);
     for (int i = 0; i < 300; ++i) {
-      const std::size_t count = i % 3 == 0 ? (std::size_t{1} << 20) : 1000;  // LL and staged calls
+      const std::size_t count = i % 3 == 0 ? (std::size_t{1} << 20) : 1000;  // LL and shared calls
       comm.allReduce(rank, buffer.data(), buffer.data(), count, DataType::F32, ReduceOp::Sum, stream.get());
     }
     const bool finished = finishes(stream.get(), kStreamSeconds);
