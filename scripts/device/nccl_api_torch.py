@@ -217,6 +217,8 @@ def main():
                         help="eager: init_process_group(device_id=...) creates the communicator at once (and "
                              "new_group splits it); lazy: created at the first collective")
     parser.add_argument("--steps", type=int, default=20, help="DistributedDataParallel steps")
+    parser.add_argument("--only-ddp", action="store_true",
+                        help="the DistributedDataParallel steps alone (no checks, no latencies): for timing them")
     parser.add_argument("--expect-library", default="",
                         help="fail unless a mapped libnccl's file name contains this (e.g. peerlink)")
     args = parser.parse_args()
@@ -232,16 +234,20 @@ def main():
     else:
         dist.init_process_group("nccl")
     checks = Checks(rank)
-    collectives(rank, world, device, checks)
+    latencies, call_times = {}, {}
+    if not args.only_ddp:
+        collectives(rank, world, device, checks)
     created = time.perf_counter() - started
-    point_to_point(rank, world, device, checks)
-    evens = dist.new_group([r for r in range(world) if r % 2 == 0])
-    if rank % 2 == 0:
-        collectives(rank // 2, (world + 1) // 2, device, checks, group=evens, tag="new_group ",
-                    global_rank=lambda r: 2 * r)
-    captured(rank, world, device, checks)
+    if not args.only_ddp:
+        point_to_point(rank, world, device, checks)
+        evens = dist.new_group([r for r in range(world) if r % 2 == 0])
+        if rank % 2 == 0:
+            collectives(rank // 2, (world + 1) // 2, device, checks, group=evens, tag="new_group ",
+                        global_rank=lambda r: 2 * r)
+        captured(rank, world, device, checks)
     losses, step_times = ddp_steps(rank, device, args.steps)
-    latencies, call_times = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
+    if not args.only_ddp:
+        latencies, call_times = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
     libraries = loaded_libraries()
     if args.expect_library and not any(args.expect_library in os.path.basename(p) for p in libraries):
         checks.failed.append(f"no mapped libnccl named *{args.expect_library}* (mapped: {libraries})")
@@ -259,6 +265,7 @@ def main():
             "checks_failed": {str(r): f for r, f in enumerate(failed) if f},
             "ddp_losses": losses,
             "ddp_step_ms_median": statistics.median(step_times[2:]) * 1e3 if len(step_times) > 2 else None,
+            "ddp_step_ms": [t * 1e3 for t in step_times],
             "all_reduce_us_median": latencies,
             "all_reduce_call_us_median": call_times,
         }

@@ -15,10 +15,12 @@
 #                mpirun -np GPUS -R 2 -G 20 (NCCL's fastest mode for small sizes) and the plain phase's runs, each
 #                compared (nccl_api_compare.py)
 #   plain        mpirun -np GPUS eager on unregistered buffers (-R 0, PyTorch's mode): the real NCCL then peerlink
+#   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
+#                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF, in turn twice: each run's median step
 #   sharing      the plain runs (reduce too) with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF, each compared with
 #                the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
-phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain|sharing [GPUS]}
+phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain|sharing|ddp [GPUS]}
 gpus=${2:-4}
 # shellcheck source=scripts/device/call-lib.sh
 source scripts/device/call-lib.sh "call-nccl-api-$phase"
@@ -141,6 +143,21 @@ case $phase in
     python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-plain-nccl.txt" "$p/perf-plain-peerlink.txt" \
       --json "$p/perf-plain-compare.json" | tee "$p/perf-plain-compare.txt"
     ;;
+  ddp)
+    ddp_run() {
+      local log=$1
+      shift
+      timeout 240 env "$@" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py --only-ddp --steps 200 \
+        --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1
+      echo "$log: median step $(python3 -c "import json; print('%.3f ms' % json.load(open('$p/$log.json'))['ddp_step_ms_median'])" 2>/dev/null)"
+    }
+    for round in 1 2; do
+      ddp_run "ddp-nccl-$round"
+      ddp_run "ddp-auto-$round" "LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" PEERLINK_COLL_SHARE_BUFFERS=AUTO
+      ddp_run "ddp-off-$round" "LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" PEERLINK_COLL_SHARE_BUFFERS=OFF
+      save
+    done
+    ;;
   sharing)
     for b in all_reduce all_gather reduce_scatter alltoall broadcast reduce; do
       nccl_tests sharing-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
@@ -157,7 +174,7 @@ case $phase in
     done
     ;;
   *)
-    echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf, plain, sharing)" >&2
+    echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf, plain, sharing, ddp)" >&2
     exit 2
     ;;
 esac
