@@ -16,7 +16,8 @@
 #                compared (nccl_api_compare.py)
 #   plain        mpirun -np GPUS eager on unregistered buffers (-R 0, PyTorch's mode): the real NCCL then peerlink
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
-#                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF, in turn twice: each run's median step
+#                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice: each run's
+#                median step
 #   sharing      the plain runs (reduce too) with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF, each compared with
 #                the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
@@ -144,17 +145,23 @@ case $phase in
       --json "$p/perf-plain-compare.json" | tee "$p/perf-plain-compare.txt"
     ;;
   ddp)
-    ddp_run() {
-      local log=$1
-      shift
-      timeout 240 env "$@" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py --only-ddp --steps 200 \
-        --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1
-      echo "$log: median step $(python3 -c "import json; print('%.3f ms' % json.load(open('$p/$log.json'))['ddp_step_ms_median'])" 2>/dev/null)"
-    }
+    # DDP_RUNS: the runs of a round, NAME[:VAR=VALUE,VAR=VALUE...] each; "nccl" is the real NCCL, any other name
+    # peerlink (LD_PRELOAD) with those settings.
+    runs=${DDP_RUNS:-nccl auto:PEERLINK_COLL_SHARE_BUFFERS=AUTO off:PEERLINK_COLL_SHARE_BUFFERS=OFF}
     for round in 1 2; do
-      ddp_run "ddp-nccl-$round"
-      ddp_run "ddp-auto-$round" "LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" PEERLINK_COLL_SHARE_BUFFERS=AUTO
-      ddp_run "ddp-off-$round" "LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" PEERLINK_COLL_SHARE_BUFFERS=OFF
+      for run in $runs; do
+        name=${run%%:*}
+        settings=()
+        [ "$name" = nccl ] || settings=("LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2")
+        if [ "$run" != "$name" ]; then
+          IFS=, read -ra more <<<"${run#*:}"
+          settings+=("${more[@]}")
+        fi
+        log=ddp-$name-$round
+        timeout 240 env "${settings[@]}" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py \
+          --only-ddp --steps 200 --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1
+        echo "$log: median step $(python3 -c "import json; print('%.3f ms' % json.load(open('$p/$log.json'))['ddp_step_ms_median'])" 2>/dev/null)"
+      done
       save
     done
     ;;

@@ -162,9 +162,14 @@ std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vect
             fmt::join(failed, ", "), why.empty() ? "" : " (here: ", why.empty() ? "" : why + ")");
     return std::nullopt;
   }
-  if (std::optional<SharedCallCache::Entry> gone = state.shared.cache.add({std::move(key), sendWindow, recvWindow})) {
-    closeEvicted(state, *gone);
-  }
+  const CallArgs& shape = set[static_cast<std::size_t>(state.localRanks().front())];
+  std::optional<SharedCallCache::Entry> gone = state.shared.cache.add({std::move(key), sendWindow, recvWindow});
+  logInfo(LogSubsys::Coll,
+          "shared buffers: {} of {} bytes on buffers none of the {} latest shared calls used: opened as windows {} "
+          "and {}{}",
+          collectiveName(shape.collective), shape.count * dataTypeSize(shape.type), kSharedCallsKept, sendWindow,
+          recvWindow, gone ? fmt::format(", closing windows {} and {}", gone->sendWindow, gone->recvWindow) : "");
+  if (gone) closeEvicted(state, *gone);
   return state.shared.cache.entries().front();
 }
 

@@ -28,6 +28,7 @@ class SharedMemoryExchange {
   /// Collective over the world, through `sockets` (the bootstraps' all-gather): maps every rank's segment. Throws as
   /// mapHostSegments, alike on every process.
   SharedMemoryExchange(const World& world, const WorldAllGather& sockets);
+  /// Logs (COLL INFO) how many all-gathers there were and how long this process waited in them for the others.
   ~SharedMemoryExchange();
   SharedMemoryExchange(const SharedMemoryExchange&) = delete;
   SharedMemoryExchange& operator=(const SharedMemoryExchange&) = delete;
@@ -44,6 +45,8 @@ class SharedMemoryExchange {
   std::vector<HostSegment> segments_;  ///< by rank
   std::uint64_t count_ = 0;            ///< all-gathers so far
   bool failed_ = false;
+  std::chrono::nanoseconds waited_{0};   ///< for the other ranks, in all (said at the end, COLL INFO)
+  std::chrono::nanoseconds longest_{0};  ///< the longest of those waits
 };
 
 }  // namespace peerlink::coll
