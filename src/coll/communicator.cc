@@ -102,7 +102,7 @@ void logPathOnce(coll::CommState& state, const coll::CallArgs& shape, int way, c
 
 // A set holds a call for every rank: the local ranks' own, and for a rank of another process a stand-in with
 // the local calls' shape and no buffers (the kernels reach its buffers through the arenas, or not at all).
-void submitCollective(coll::CommState& state, const coll::CallArgs& call, const coll::WorldAllGather& allGather) {
+void submitCollective(coll::CommState& state, const coll::CallArgs& call, const coll::CallExchange& exchange) {
   coll::throwIfFailed(state);
   coll::validateCall(state, call);
   state.pending[static_cast<std::size_t>(call.rank)].push_back(call);
@@ -141,7 +141,7 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call, const 
       logPathOnce(state, shape, 1, "on registered windows, reaching the peers' buffers directly");
       coll::launchRegisteredSet(state, *registered, capturing);
     } else if (const auto shared =
-                   state.world.spansProcesses ? coll::sharedSet(state, set, capturing, allGather) : std::nullopt) {
+                   state.world.spansProcesses ? coll::sharedSet(state, set, capturing, exchange) : std::nullopt) {
       logPathOnce(state, shape, 3, "on buffers shared with the peers at the call, reaching them directly");
       coll::launchSharedSet(state, *shared, capturing);
     } else {
@@ -318,16 +318,16 @@ int Communicator::device(int rank) const {
 
 namespace {
 
-// `allGather`: the world's exchange, for calls that share their buffers at the call (shared_calls.hpp).
+// `exchange`: the world's, for calls that share their buffers at the call (shared_calls.hpp).
 void submitCall(std::mutex& mutex, coll::CommState& state, const coll::CallArgs& call,
-                const coll::WorldAllGather& allGather) {
+                const coll::CallExchange& exchange) {
   const NvtxRange range(rangeName(call.collective, call.isSend), call.rank);
   const std::lock_guard<std::mutex> lock(mutex);
   discardingOnError(state, [&] {
     if (call.collective == Collective::SendRecv) {
       submitPointToPoint(state, call);
     } else {
-      submitCollective(state, call, allGather);
+      submitCollective(state, call, exchange);
     }
   });
 }
@@ -357,13 +357,20 @@ void Communicator::State::submit(const coll::CallArgs& call) {
     discardingOnError(comm, [&] { nodes->submit(comm, call); });
     return;
   }
-  const coll::WorldAllGather allGather = [this](const std::vector<std::vector<std::uint8_t>>& blobs,
-                                                std::size_t bytes) { return callAllGather(blobs, bytes); };
-  submitCall(mutex, comm, call, allGather);
+  coll::CallExchange exchange;
+  exchange.allGather = [this](const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes) {
+    return callAllGather(blobs, bytes, std::nullopt).value();
+  };
+  exchange.allGatherWithin = [this](const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes,
+                                    std::chrono::nanoseconds patience) {
+    return callAllGather(blobs, bytes, patience);
+  };
+  submitCall(mutex, comm, call, exchange);
 }
 
-std::vector<std::uint8_t> Communicator::State::callAllGather(const std::vector<std::vector<std::uint8_t>>& blobs,
-                                                             std::size_t bytes) {
+std::optional<std::vector<std::uint8_t>> Communicator::State::callAllGather(
+    const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes,
+    std::optional<std::chrono::nanoseconds> patience) {
   const coll::WorldAllGather sockets = [this](const std::vector<std::vector<std::uint8_t>>& mine, std::size_t size) {
     return withExchange([&](coll::WorldExchange& exchange) { return exchange.allGather(mine, size); });
   };
@@ -374,11 +381,15 @@ std::vector<std::uint8_t> Communicator::State::callAllGather(const std::vector<s
       callExchange = std::make_unique<coll::SharedMemoryExchange>(comm.world, sockets);
     } catch (const Error& error) {
       if (error.code() != ErrorCode::SystemError) throw;
-      logWarn(LogSubsys::Coll, "calls exchange through the bootstraps' sockets: {}", error.what());
+      logWarn(LogSubsys::Coll, "calls exchange through the bootstraps' sockets (every rank waits for all): {}",
+              error.what());
     }
   }
   if (!callExchange) return sockets(blobs, bytes);
-  return callExchange->allGather(blobs, bytes, std::chrono::nanoseconds(comm.timeoutNs), [this] { throwIfPeerLost(); });
+  const std::chrono::nanoseconds timeout(comm.timeoutNs);
+  const auto alive = [this] { throwIfPeerLost(); };
+  if (patience) return callExchange->allGatherWithin(blobs, bytes, *patience, timeout, alive);
+  return callExchange->allGather(blobs, bytes, timeout, alive);
 }
 
 void Communicator::allReduce(int rank, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,

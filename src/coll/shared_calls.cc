@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "coll/sharing_patience.hpp"
 #include "coll/world_agreement.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
@@ -176,7 +177,7 @@ std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vect
 }  // namespace
 
 std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
-                                   const WorldAllGather& allGather) {
+                                   const CallExchange& exchange) {
   const std::vector<int>& local = state.localRanks();
   const CallArgs& shape = set[static_cast<std::size_t>(local.front())];
   if (!sharesAtCall(state.shared.mode, shape.collective, shape.count * dataTypeSize(shape.type), capturing)) {
@@ -188,7 +189,15 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
     const auto* raw = reinterpret_cast<const std::uint8_t*>(&card);
     mine.emplace_back(raw, raw + sizeof card);
   }
-  std::vector<std::uint8_t> all = allGather(mine, sizeof(CallCard));
+  std::optional<std::vector<std::uint8_t>> gathered;
+  if (state.shared.mode == BufferSharing::Auto) {
+    gathered =
+        exchange.allGatherWithin(mine, sizeof(CallCard), sharingPatience(shape.count * dataTypeSize(shape.type)));
+    if (!gathered) return std::nullopt;  // some rank came later than sharing would gain: every rank stages
+  } else {
+    gathered = exchange.allGather(mine, sizeof(CallCard));
+  }
+  std::vector<std::uint8_t> all = std::move(*gathered);
   std::vector<CallCard> cards(static_cast<std::size_t>(state.nranks));
   if (all.size() != cards.size() * sizeof(CallCard)) {
     throw Error(ErrorCode::Internal, "a shared call: the exchange returned another size");
@@ -213,7 +222,7 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
   if (const SharedCallCache::Entry* hit = state.shared.cache.find(all)) {
     entry = *hit;
   } else {
-    entry = openCall(state, set, cards, std::move(all), allGather);
+    entry = openCall(state, set, cards, std::move(all), exchange.allGather);
     if (!entry) return std::nullopt;
   }
   const UserWindow* send = state.windows.byId(entry->sendWindow);

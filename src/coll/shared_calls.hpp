@@ -11,6 +11,10 @@
 // exchange when a call opened any.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -26,11 +30,23 @@ struct SharedSet {
   int entry = 0;
 };
 
-/// The set shared with the peers, when sharesAtCall says so and every rank could share its buffers; nullopt
-/// otherwise (the call then goes through the staging windows on every rank). `allGather` is the world's exchange.
-/// Throws what the exchange throws (a rank that does not come within the deadline).
+/// An all-gather every process may leave early: every rank's blobs, or nullopt on every process where some rank did
+/// not come within `patience` (SharedMemoryExchange::allGatherWithin).
+using WorldAllGatherWithin = std::function<std::optional<std::vector<std::uint8_t>>(
+    const std::vector<std::vector<std::uint8_t>>& localBlobs, std::size_t bytes, std::chrono::nanoseconds patience)>;
+
+/// The exchanges a call may use across processes.
+struct CallExchange {
+  WorldAllGather allGather;
+  WorldAllGatherWithin allGatherWithin;
+};
+
+/// The set shared with the peers, when sharesAtCall says so, every rank came to the exchange of the cards in time
+/// (AUTO: within sharingPatience; ON: waits for every rank) and every rank could share its buffers; nullopt otherwise
+/// (the call then goes through the staging windows on every rank). Throws what the exchange throws (a rank that
+/// does not come within the deadline).
 std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
-                                   const WorldAllGather& allGather);
+                                   const CallExchange& exchange);
 
 /// Launches a shared set (launchCollectiveSet on its tables), then records behind it on each local rank's stream
 /// that its entry was used.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coll/call_sharing.hpp"
+#include "coll/sharing_patience.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -109,6 +110,28 @@ TEST(SharedCallCache, TheSameCallsGiveEveryRankTheSameHitsAndEvictions) {
     EXPECT_LE(a.size(), kSharedCallsKept);
   }
   EXPECT_EQ(a.size(), kSharedCallsKept);
+}
+
+}  // namespace
+}  // namespace peerlink::coll
+
+namespace peerlink::coll {
+namespace {
+
+TEST(CallSharing, PatienceGrowsWithTheCallAndStaysBelowAMillisecond) {
+  using std::chrono::microseconds;
+  EXPECT_GE(sharingPatience(std::size_t{2} << 20), microseconds(5))
+      << "processes in step arrive microseconds apart: less patience would stage their calls";
+  std::chrono::nanoseconds before{0};
+  for (std::size_t bytes = 1; bytes <= (std::size_t{1} << 30); bytes *= 2) {
+    const std::chrono::nanoseconds patience = sharingPatience(bytes);
+    EXPECT_GE(patience, before) << bytes << " bytes";
+    before = patience;
+  }
+  EXPECT_GT(sharingPatience(std::size_t{512} << 20), 4 * sharingPatience(std::size_t{2} << 20))
+      << "a larger call saves more by sharing, so is worth a longer wait";
+  EXPECT_LT(sharingPatience(std::size_t{512} << 20), microseconds(1000))
+      << "a process never waits a millisecond for a late peer: sharing saves less than that";
 }
 
 }  // namespace

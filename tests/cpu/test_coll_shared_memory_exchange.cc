@@ -4,10 +4,12 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -179,6 +181,102 @@ TEST(SharedMemoryExchange, ABlobTooLargeIsRefused) {
     // Refused before it counted: the next call still meets.
     EXPECT_EQ(exchange.allGather({{9}}, 1, 1s, kAlive), std::vector<std::uint8_t>{9});
   });
+}
+
+// allGather and allGatherWithin mixed, with patience to spare: every exchange succeeds, every blob everywhere.
+TEST(SharedMemoryExchange, WithinPatienceEveryRankComes) {
+  std::atomic<int> wrong{0};
+  std::atomic<int> leftEarly{0};
+  runWorld({{0}, {1, 2}}, [&](std::size_t, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    for (int round = 0; round < 3000; ++round) {
+      std::vector<std::vector<std::uint8_t>> mine;
+      for (const int r : world.localRanks) mine.push_back({byteOf(r, round, 0), byteOf(r, round, 1)});
+      std::optional<std::vector<std::uint8_t>> all;
+      if (round % 2 == 0) {
+        all = exchange.allGatherWithin(mine, 2, 2s, 5s, kAlive);
+      } else {
+        all = exchange.allGather(mine, 2, 5s, kAlive);
+      }
+      if (!all) {
+        ++leftEarly;
+        continue;
+      }
+      for (int r = 0; r < 3; ++r) {
+        if ((*all)[2 * r] != byteOf(r, round, 0) || (*all)[2 * r + 1] != byteOf(r, round, 1)) ++wrong;
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(leftEarly.load(), 0);
+}
+
+TEST(SharedMemoryExchange, ARankLaterThanThePatienceLeavesEveryProcessEarlyAndNoneWaits) {
+  std::vector<std::chrono::nanoseconds> took(2);
+  std::vector<int> came(2, -1);
+  runWorld({{0}, {1}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    if (p == 1) std::this_thread::sleep_for(50ms);
+    const auto start = std::chrono::steady_clock::now();
+    const auto all = exchange.allGatherWithin({{static_cast<std::uint8_t>(p)}}, 1, 1ms, 5s, kAlive);
+    took[p] = std::chrono::steady_clock::now() - start;
+    came[p] = all ? 1 : 0;
+    // The next exchange meets as usual.
+    const auto next = exchange.allGather({{static_cast<std::uint8_t>(10 + p)}}, 1, 5s, kAlive);
+    EXPECT_EQ(next, (std::vector<std::uint8_t>{10, 11}));
+  });
+  EXPECT_EQ(came, (std::vector<int>{0, 0})) << "both processes learn that the exchange was left";
+  EXPECT_LT(took[0], 30ms) << "the early process waits its patience, not for the late one";
+  EXPECT_LT(took[1], 30ms) << "the late process finds the decision made";
+}
+
+// Little patience, one process now and then late: each exchange goes either way, but every process takes the same
+// way, and where they met every blob is right. (Exchanges left early do not wait, so the processes drift apart; a
+// blocking exchange every 50 rounds brings them together, as a training step's synchronization would.)
+TEST(SharedMemoryExchange, EveryProcessTakesTheSameWayWithLittlePatience) {
+  constexpr int kRounds = 4000;
+  std::vector<std::vector<int>> outcomes(3, std::vector<int>(kRounds, -1));
+  std::atomic<int> wrong{0};
+  runWorld({{0}, {1}, {2}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    for (int round = 0; round < kRounds; ++round) {
+      if (p == 2 && round % 101 == 0) std::this_thread::sleep_for(1ms);
+      const int r = world.localRanks.front();
+      if (round % 50 == 0) exchange.allGather({{0}}, 1, 5s, kAlive);
+      const auto all = exchange.allGatherWithin({{byteOf(r, round, 0)}}, 1, 200us, 5s, kAlive);
+      outcomes[p][static_cast<std::size_t>(round)] = all ? 1 : 0;
+      if (all) {
+        for (int q = 0; q < 3; ++q) {
+          if ((*all)[static_cast<std::size_t>(q)] != byteOf(q, round, 0)) ++wrong;
+        }
+      }
+    }
+  });
+  EXPECT_EQ(outcomes[0], outcomes[1]);
+  EXPECT_EQ(outcomes[0], outcomes[2]);
+  EXPECT_EQ(wrong.load(), 0);
+  const auto met = std::count(outcomes[0].begin(), outcomes[0].end(), 1);
+  EXPECT_GT(met, 0) << "some exchanges should meet";
+  EXPECT_LT(met, kRounds) << "a late process should leave some early";
+}
+
+TEST(SharedMemoryExchange, AProcessTheRingsLengthAheadWaitsForRoomThenTimesOutNamingTheLaggard) {
+  std::string error;
+  runWorld({{0}, {1}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+    SharedMemoryExchange exchange(world, sockets);
+    if (p == 1) return;  // never exchanges
+    for (std::uint64_t i = 0; i < SharedMemoryExchange::kRing; ++i) {
+      EXPECT_FALSE(exchange.allGatherWithin({{1}}, 1, std::chrono::nanoseconds(0), 50ms, kAlive));
+    }
+    try {
+      exchange.allGatherWithin({{1}}, 1, std::chrono::nanoseconds(0), 50ms, kAlive);
+      ADD_FAILURE() << "a process went round the ring past one that never came";
+    } catch (const Error& thrown) {
+      EXPECT_EQ(thrown.code(), ErrorCode::Timeout);
+      error = thrown.what();
+    }
+  });
+  EXPECT_NE(error.find("rank(s) 1 are 64 calls behind"), std::string::npos) << error;
 }
 
 // The names of this process's segments of `purpose` in /dev/shm.
