@@ -18,30 +18,20 @@ BufferSharing bufferSharingNamed(const std::string& value) {
 
 namespace {
 
-// Measured on 2x H200 under nccl-tests (mpirun -np 2, -R 0), sharing ON, OFF and AUTO in one run with NCCL beside
-// them (bench/results/2026-11-30-h200x2-call-exchange/, s1), the cards exchanged through shared memory. From a count
-// of 2 MiB the all-reduce, all-gather and reduce-scatter were faster shared than through the staging windows
-// (all-reduce 2 MiB 18.0 us against 21.5, 32 MiB 107 against 141); at 1 MiB level (the calls there mostly go in LL
-// lines, which do not stage).
-constexpr std::size_t kShareFrom = std::size_t{2} << 20;
-// An all-to-all's blocks to each peer: 2 MiB blocks 19.1 us shared against 18.6 staged, 4 MiB blocks 25.3 against
-// 27.8 and every larger block ahead (128 MiB: 378 against 497).
-constexpr std::size_t kShareAllToAllFrom = std::size_t{4} << 20;
-// A broadcast's and a reduce's: a broadcast of 2 MiB took 16.4 us shared against 17.2 staged and 15.7 in the AUTO
-// run, of 4 MiB 18.0 against 25.5 (its staged form copies the root's whole input into the root's window before the
-// peer reads it); a reduce of 2 MiB shared took 14.1 to 35.8 us from one run and column to the next (s1, s2) against
-// 15.6-19.4 staged, of 4 MiB 22.3-24.7 against 22.9-27.3.
-constexpr std::size_t kShareRootedFrom = std::size_t{4} << 20;
+// A shared call is a meeting of the processes' hosts (shared_calls.hpp): where the ranks issue their calls in step,
+// as nccl-tests does, sharing was ahead of the staging windows from a count of 2 MiB (4 MiB for broadcasts, reduces
+// and all-to-all blocks) and ahead of NCCL at every size (bench/results/2026-11-30-h200x2-call-exchange/, s1, s3:
+// all-reduce 32 MiB 107 us shared against 141 staged). Where they do not -- a training step's ranks reach each
+// gradient bucket's all-reduce some 0.3-0.5 ms apart -- the host a rank loses waiting outweighs what sharing saves:
+// PyTorch DDP's steps took 0.4-1.4 ms longer with its 7 MiB buckets shared than staged (s3-s5), even with the
+// exchange's patience (sharing_patience.hpp). So AUTO shares from 32 MiB, above DDP's default buckets (25 MiB): the
+// all-gathers and reduce-scatters of large shards, the large all-reduces, where sharing saves the most.
+constexpr std::size_t kShareFrom = std::size_t{32} << 20;
 
 }  // namespace
 
-std::size_t shareFromBytes(Collective collective) {
-  switch (collective) {
-    case Collective::AllToAll: return kShareAllToAllFrom;
-    case Collective::Broadcast:
-    case Collective::Reduce: return kShareRootedFrom;
-    default: return kShareFrom;
-  }
+std::size_t shareFromBytes(Collective /*collective*/) {
+  return kShareFrom;
 }
 
 bool sharesAtCall(BufferSharing mode, Collective collective, std::size_t bytes, bool capturing) {

@@ -21,8 +21,9 @@ class SharedPlanStages {
  public:
   /// Collective over the world: creates the local ranks' segments (flags, `linesBytes` of LL area, `stageBytes` of
   /// stage, all zeroed), exchanges their names,
-  /// opens and registers every other rank's, and meets every process before the names are removed. Throws
-  /// Error(SystemError) naming the segment when the OS refuses, and what the exchange and CUDA throw.
+  /// opens and registers every other rank's, and meets every process before the names are removed
+  /// (mapHostSegments). Throws Error(SystemError) on every process where any could not make or open a segment, and
+  /// what the exchange and CUDA throw.
   SharedPlanStages(const World& world, WorldExchange& exchange, std::size_t linesBytes, std::size_t stageBytes);
   ~SharedPlanStages();
   SharedPlanStages(const SharedPlanStages&) = delete;

@@ -3,11 +3,10 @@
 // window in each local rank's table.
 //
 // A rank of another process shares its window as a legacy IPC handle of the cudaMalloc allocation it lies in.
-// The driver maps such a handle into one context per device of the importing process (cudaIpcOpenMemHandle:
-// "one context per device per other process"; a second open in the same context only counts a reference and
-// returns the same pointer), and that mapping is this GPU's: a process that drives ranks on two GPUs opens the
-// allocation once on each, and ranks sharing a GPU share its mapping. Ranks of this process reach each other's
-// buffers directly -- the same GPU, or peer access (a process's own allocation cannot be opened through IPC).
+// Each GPU of this process that drives a rank needs that allocation; the driver maps it once per process, at an
+// address every such GPU reaches through peer access (UserWindows opens it on the first and hands the same address
+// to the others). Ranks of this process reach each other's buffers directly -- the same GPU, or peer access (a
+// process's own allocation cannot be opened through IPC).
 #pragma once
 
 #include <array>
@@ -32,7 +31,7 @@ struct WindowCard {
   std::uint64_t bytes = 0;     ///< the window's size
 };
 
-/// One mapping a process opens: another process's allocation (by its handle) on one of this process's GPUs.
+/// One use of another process's allocation (by its handle) by one of this process's GPUs.
 struct WindowMapping {
   IpcHandleBytes handle{};
   int device = -1;

@@ -373,10 +373,12 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Whether a call on unregistered buffers across processes shares them with the other processes at the call "
        "(each rank's allocations as IPC handles, exchanged and opened once, kept open for the calls that come back "
        "on the same buffers, 16 calls' worth a communicator) and runs on them directly, instead of copying through "
-       "the staging windows. AUTO: calls of 64 MiB a rank and more, broadcasts of 32 MiB, all-to-alls of 128 MiB "
-       "blocks (the exchange holds "
-       "each host until every rank has reached the call, some 30 us), not while a stream is being captured; ON: every "
-       "call that would be staged, not while capturing; OFF: never. Buffers that cannot be shared (cuMem virtual "
+       "the staging windows. The exchange is a meeting of the processes' hosts (through shared memory, a few us "
+       "when the ranks come together). AUTO: calls of 32 MiB a rank and more (above PyTorch DDP's 25 MiB buckets, "
+       "whose ranks come apart), each waiting for the other ranks only as long as sharing would save (20 us and "
+       "0.5 us a MiB) and else staged on every rank; ON: every call that would be staged, waiting for every rank "
+       "(for ranks that call in step, as benchmarks do); never while a stream is being captured; OFF: never. "
+       "Buffers that cannot be shared (cuMem virtual "
        "memory such as PyTorch's expandable segments, host or managed memory) go through the staging windows. Every "
        "rank must give the same value.",
        ParamAudience::Tuning},
