@@ -44,6 +44,17 @@ bool sharesAtCall(BufferSharing mode, Collective collective, std::size_t bytes, 
   return false;
 }
 
+bool everyProcessOnOneGpu(const World& world) {
+  for (int a = 0; a < world.nranks; ++a) {
+    for (int b = a + 1; b < world.nranks; ++b) {
+      if (world.sameProcess(a, b) && world.gpu[static_cast<std::size_t>(a)] != world.gpu[static_cast<std::size_t>(b)]) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 UsedBuffers usedBuffersOf(Collective collective, int rank, int root) {
   UsedBuffers used;
   if (collective == Collective::Broadcast) used.send = rank == root;
@@ -66,6 +77,12 @@ std::optional<SharedCallCache::Entry> SharedCallCache::add(Entry entry) {
   }
   entries_.push_front(std::move(entry));
   return evicted;
+}
+
+std::list<SharedCallCache::Entry> SharedCallCache::clear() {
+  std::list<Entry> gone;
+  gone.swap(entries_);
+  return gone;
 }
 
 }  // namespace peerlink::coll

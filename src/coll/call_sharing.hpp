@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "coll/window_mappings.hpp"
+#include "coll/world.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/cuda.hpp"
 
@@ -31,6 +32,12 @@ std::size_t shareFromBytes(Collective collective);
 /// instead. Not while capturing: a graph would keep the peers' buffers it names for as long as it lives, which the
 /// communicator cannot know (the staged path replays graphs of its own).
 bool sharesAtCall(BufferSharing mode, Collective collective, std::size_t bytes, bool capturing);
+
+/// Whether every process of `world` drives its ranks on one GPU, as a world that shares at the call must: legacy IPC
+/// maps another process's allocation once per process, for the GPU that opened it -- a second GPU's open fails with
+/// cudaErrorAlreadyMapped, and the first GPU's mapping is an illegal address on the second (2x H200, driver
+/// 580.159) -- so a process with ranks on two GPUs could not reach the others' buffers from both.
+bool everyProcessOnOneGpu(const World& world);
 
 /// Which of rank `rank`'s buffers some rank's kernel touches: a broadcast's input only on the root, a reduce's
 /// output only on the root (NCCL lets the other ranks pass anything there, NULL too); every other buffer.
@@ -66,6 +73,8 @@ class SharedCallCache {
   const Entry* find(const std::vector<std::uint8_t>& key);
   /// Adds `entry` as the latest; returns the entry it evicts, if the cache was full.
   std::optional<Entry> add(Entry entry);
+  /// Lets every entry go; returns them, the latest first.
+  std::list<Entry> clear();
   std::size_t size() const noexcept { return entries_.size(); }
   /// Every entry, the latest first (for the teardown).
   const std::list<Entry>& entries() const noexcept { return entries_; }

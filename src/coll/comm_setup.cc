@@ -302,6 +302,13 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.stageOwnParts = params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
   if (params.getString("PEERLINK_COLL_STAGE_GRAPHS") == "ON") state.stagedGraphs = std::make_unique<StagedGraphs>();
   state.shared.mode = bufferSharingNamed(params.getString("PEERLINK_COLL_SHARE_BUFFERS"));
+  if (state.world.spansProcesses && state.shared.mode != BufferSharing::Off && !everyProcessOnOneGpu(state.world)) {
+    state.shared.mode = BufferSharing::Off;
+    logInfo(LogSubsys::Coll,
+            "shared buffers: off, as some process drives ranks on more than one GPU (another "
+            "process's allocation opens for one GPU of a process only); calls on unregistered "
+            "buffers go through the staging windows");
+  }
   state.layout =
       symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? stagingWindowBytes(params) : 0);
   const ShareKind kind = arenaShareKind(state.world);

@@ -16,6 +16,11 @@ std::size_t CommunicatorAccess::openWindowMappings(Communicator& communicator) {
   return communicator.state_->comm.windows.openMappings();
 }
 
+bool CommunicatorAccess::sharesAtCall(Communicator& communicator) {
+  const std::lock_guard<std::mutex> lock(communicator.state_->mutex);
+  return communicator.state_->comm.shared.mode != BufferSharing::Off;
+}
+
 CommunicatorAccess::StagedGraphCounts CommunicatorAccess::stagedGraphCounts(Communicator& communicator) {
   const std::lock_guard<std::mutex> lock(communicator.state_->mutex);
   const StagedGraphs* graphs = communicator.state_->comm.stagedGraphs.get();

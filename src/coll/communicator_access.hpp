@@ -17,6 +17,9 @@ struct CommunicatorAccess {
   /// How many mappings of other processes' window allocations the communicator holds open (one per allocation
   /// and GPU of this process: user_windows.hpp).
   static std::size_t openWindowMappings(Communicator& communicator);
+  /// Whether calls on unregistered buffers may still share them at the call (shared_calls.hpp): false where the
+  /// setting is OFF, the world cannot (everyProcessOnOneGpu) or a process could not open the others' buffers.
+  static bool sharesAtCall(Communicator& communicator);
   /// Staged calls captured into graphs and replayed from them so far (staged_graphs.hpp); {0, 0} without graphs.
   struct StagedGraphCounts {
     std::uint64_t captures = 0;

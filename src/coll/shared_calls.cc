@@ -120,10 +120,10 @@ void closeEvicted(CommState& state, const SharedCallCache::Entry& gone) {
 }
 
 // Opens every rank's buffers of `cards` as two windows here (send, recv); every process learns whether every other
-// did. The entry now in the cache, or nullopt where some process could not (sharing then ends on every rank).
+// did. The entry now in the cache, or nullopt where some process could not, `failure` then saying which and why.
 std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vector<CallArgs>& set,
                                                const std::vector<CallCard>& cards, std::vector<std::uint8_t> key,
-                                               const WorldAllGather& allGather) {
+                                               const WorldAllGather& allGather, std::string& failure) {
   std::vector<WindowCard> sendCards;
   std::vector<WindowCard> recvCards;
   std::vector<unsigned char*> ownSend(static_cast<std::size_t>(state.nranks), nullptr);
@@ -156,11 +156,8 @@ std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vect
       state.windows.remove(sendWindow, WindowUse::SharedByCall);
       state.windows.remove(recvWindow, WindowUse::SharedByCall);
     }
-    state.shared.mode = BufferSharing::Off;
-    logWarn(LogSubsys::Coll,
-            "shared buffers: rank(s) {} could not open the others' buffers{}{}; calls on unregistered buffers go "
-            "through the staging windows from now on",
-            fmt::join(failed, ", "), why.empty() ? "" : " (here: ", why.empty() ? "" : why + ")");
+    failure = fmt::format("rank(s) {} could not open the others' buffers{}{}{}", fmt::join(failed, ", "),
+                          why.empty() ? "" : " (here: ", why, why.empty() ? "" : ")");
     return std::nullopt;
   }
   const CallArgs& shape = set[static_cast<std::size_t>(state.localRanks().front())];
@@ -172,6 +169,28 @@ std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vect
           recvWindow, gone ? fmt::format(", closing windows {} and {}", gone->sendWindow, gone->recvWindow) : "");
   if (gone) closeEvicted(state, *gone);
   return state.shared.cache.entries().front();
+}
+
+// openCall, and where some process could not open the buffers, once more after every rank has let its cached calls
+// go: legacy IPC maps another process's allocation at its owner's address, so an allocation freed and made again
+// where an older one lay cannot be opened while a cached call still maps the older. A second failure ends sharing
+// on every rank (logged).
+std::optional<SharedCallCache::Entry> openCallOrRetry(CommState& state, const std::vector<CallArgs>& set,
+                                                      const std::vector<CallCard>& cards,
+                                                      const std::vector<std::uint8_t>& key,
+                                                      const WorldAllGather& allGather) {
+  std::string failure;
+  if (auto entry = openCall(state, set, cards, key, allGather, failure)) return entry;
+  logInfo(LogSubsys::Coll, "shared buffers: {}; every rank closes its {} cached calls and tries again", failure,
+          state.shared.cache.size());
+  for (const SharedCallCache::Entry& gone : state.shared.cache.clear()) closeEvicted(state, gone);
+  if (auto entry = openCall(state, set, cards, key, allGather, failure)) return entry;
+  state.shared.mode = BufferSharing::Off;
+  logWarn(LogSubsys::Coll,
+          "shared buffers: {}, with no call cached; calls on unregistered buffers go through the staging windows "
+          "from now on",
+          failure);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -222,7 +241,7 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
   if (const SharedCallCache::Entry* hit = state.shared.cache.find(all)) {
     entry = *hit;
   } else {
-    entry = openCall(state, set, cards, std::move(all), exchange.allGather);
+    entry = openCallOrRetry(state, set, cards, all, exchange.allGather);
     if (!entry) return std::nullopt;
   }
   const UserWindow* send = state.windows.byId(entry->sendWindow);

@@ -85,9 +85,9 @@ void checkInsideAllocation(const WindowCard& card, const void* pointer, std::siz
 }
 
 // Closes a mapping on the GPU it was opened on (the driver unmaps it from that device's context).
-void closeMapping(int device, void* pointer) noexcept {
+void closeMapping(const WindowMapping& mapping, void* pointer) noexcept {
   try {
-    DeviceGuard guard(device);
+    DeviceGuard guard(mapping.device);
     cudaIpcCloseMemHandle(pointer);
   } catch (...) {  // the GPU could not be made current: the mapping goes with the process
   }
@@ -97,13 +97,13 @@ void closeMapping(int device, void* pointer) noexcept {
 }  // namespace
 
 UserWindows::~UserWindows() {
-  for (auto& [handle, opened] : opened_) {
-    if (opened.pointer != nullptr) closeMapping(opened.device, opened.pointer);
+  for (auto& [mapping, opened] : opened_) {
+    if (opened.pointer != nullptr) closeMapping(mapping, opened.pointer);
   }
 }
 
 unsigned char* UserWindows::take(const WindowMapping& mapping) {
-  const auto found = opened_.find(mapping.handle);
+  const auto found = opened_.find(mapping);
   if (found != opened_.end()) {
     ++found->second.users;
     return static_cast<unsigned char*>(found->second.pointer);
@@ -121,9 +121,9 @@ unsigned char* UserWindows::take(const WindowMapping& mapping) {
     }
   }
   try {
-    opened_.emplace(mapping.handle, Opened{pointer, mapping.device, 1});
+    opened_.emplace(mapping, Opened{pointer, 1});
   } catch (...) {
-    closeMapping(mapping.device, pointer);
+    closeMapping(mapping, pointer);
     throw;
   }
   return static_cast<unsigned char*>(pointer);
@@ -172,9 +172,9 @@ int UserWindows::add(const std::vector<WindowCard>& cards, const std::vector<uns
 }
 
 void UserWindows::release(const WindowMapping& mapping) noexcept {
-  const auto opened = opened_.find(mapping.handle);
+  const auto opened = opened_.find(mapping);
   if (opened == opened_.end() || --opened->second.users > 0) return;
-  closeMapping(opened->second.device, opened->second.pointer);
+  closeMapping(mapping, opened->second.pointer);
   opened_.erase(opened);
 }
 

@@ -69,24 +69,19 @@ class UserWindows {
   std::optional<WindowHit> find(int rank, const void* pointer, std::size_t bytes) const;
   /// Whether the application has registered no window.
   bool noneRegistered() const noexcept;
-  /// The other processes' allocations open now (each opened once in this process).
+  /// The mappings of other processes' allocations open now (each opened once, on one GPU).
   std::size_t openMappings() const noexcept { return opened_.size(); }
 
  private:
-  // Takes a use of `mapping`, opening its allocation on its GPU if nothing here uses that allocation yet; returns
-  // where it lies. A legacy IPC allocation is mapped once per process, at an address of the process's unified
-  // address space that every GPU with peer access to the allocation's reaches: a second open from another GPU's
-  // context fails with cudaErrorAlreadyMapped (driver 580.159, two processes of two ranks each on 2x H200), so a
-  // process's GPUs share the one mapping.
+  // Takes a use of `mapping`, opening it on its GPU if no window uses it yet; returns where it lies there.
   unsigned char* take(const WindowMapping& mapping);
   void release(const WindowMapping& mapping) noexcept;
   struct Opened {
     void* pointer = nullptr;
-    int device = -1;  ///< the GPU it was opened on, where it is closed
-    int users = 0;    ///< the (window, GPU) uses of it; closed when none is left
+    int users = 0;  ///< windows that use it; closed (once: it was opened once) when none is left
   };
   std::vector<UserWindow> windows_;
-  std::map<IpcHandleBytes, Opened> opened_;  ///< by the allocation's handle
+  std::map<WindowMapping, Opened> opened_;
   int next_ = 1;
 };
 

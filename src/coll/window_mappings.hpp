@@ -3,10 +3,13 @@
 // window in each local rank's table.
 //
 // A rank of another process shares its window as a legacy IPC handle of the cudaMalloc allocation it lies in.
-// Each GPU of this process that drives a rank needs that allocation; the driver maps it once per process, at an
-// address every such GPU reaches through peer access (UserWindows opens it on the first and hands the same address
-// to the others). Ranks of this process reach each other's buffers directly -- the same GPU, or peer access (a
-// process's own allocation cannot be opened through IPC).
+// This process opens the allocation on each of its GPUs that drives a rank (cudaIpcOpenMemHandle: "one context per
+// device per other process"; a second open in the same context only counts a reference), and ranks sharing a GPU
+// share its mapping. The driver measured (580.159, 2x H200) maps an allocation at its owner's address, once per
+// process: a second GPU's open fails with cudaErrorAlreadyMapped, and the first GPU's mapping is an illegal address
+// on the second, so a process with ranks on two GPUs cannot open another's windows (shared calls are off in such
+// worlds: call_sharing.hpp). Ranks of this process reach each other's buffers directly -- the same GPU, or peer
+// access (a process's own allocation cannot be opened through IPC).
 #pragma once
 
 #include <array>
@@ -31,7 +34,7 @@ struct WindowCard {
   std::uint64_t bytes = 0;     ///< the window's size
 };
 
-/// One use of another process's allocation (by its handle) by one of this process's GPUs.
+/// One mapping a process opens: another process's allocation (by its handle) on one of this process's GPUs.
 struct WindowMapping {
   IpcHandleBytes handle{};
   int device = -1;

@@ -136,3 +136,36 @@ TEST(CallSharing, PatienceGrowsWithTheCallAndStaysBelowAMillisecond) {
 
 }  // namespace
 }  // namespace peerlink::coll
+
+namespace peerlink::coll {
+namespace {
+
+// A world of processes[p] = the GPUs (indices) of process p's ranks, ranks numbered process after process.
+World worldOf(const std::vector<std::vector<int>>& processes) {
+  World world;
+  for (std::size_t p = 0; p < processes.size(); ++p) {
+    for (const int gpu : processes[p]) {
+      RankCard card;
+      card.hostId = 7;
+      card.pid = 1000 + static_cast<std::int64_t>(p);
+      world.cards.push_back(card);
+      world.gpu.push_back(gpu);
+    }
+  }
+  world.nranks = static_cast<int>(world.cards.size());
+  world.spansProcesses = processes.size() > 1;
+  return world;
+}
+
+TEST(CallSharing, OnlyWorldsWhoseProcessesEachDriveOneGpuShareAtTheCall) {
+  EXPECT_TRUE(everyProcessOnOneGpu(worldOf({{0}, {1}})));
+  EXPECT_TRUE(everyProcessOnOneGpu(worldOf({{0}, {1}, {2}, {3}})));
+  EXPECT_TRUE(everyProcessOnOneGpu(worldOf({{0, 0}, {1, 1}}))) << "ranks sharing their process's one GPU";
+  EXPECT_TRUE(everyProcessOnOneGpu(worldOf({{0}, {0}}))) << "processes sharing a GPU, one each";
+  EXPECT_FALSE(everyProcessOnOneGpu(worldOf({{0, 1}, {2, 3}})));
+  EXPECT_FALSE(everyProcessOnOneGpu(worldOf({{0, 1}, {0, 1}}))) << "4 ranks on 2 GPUs, two a process";
+  EXPECT_FALSE(everyProcessOnOneGpu(worldOf({{0}, {1}, {2, 3}}))) << "one process of two GPUs is enough";
+}
+
+}  // namespace
+}  // namespace peerlink::coll

@@ -25,15 +25,26 @@ RankSettings sharingSetTo(const std::string& value) {
   };
 }
 
-// everyCollective, then a check that its calls were shared: the latest calls' windows are still open (a process
-// that could not open the others' buffers would have fallen back to the staging windows, right but not shared).
+// everyCollective, then a check that its calls were shared to the end: sharing still on, the latest calls' windows
+// open (a process that could not open the others' buffers turns sharing off on every rank and stages, right but
+// not shared).
 int everyCollectiveShared(Communicator& comm, int rank) {
   const int result = everyCollective(comm, rank);
   if (result != kOk) return result;
+  if (!coll::CommunicatorAccess::sharesAtCall(comm)) {
+    return fail(rank, "sharing ended on the way (see the WARN above)");
+  }
   if (coll::CommunicatorAccess::openWindowMappings(comm) == 0) {
-    return fail(rank, "no other process's buffer is open: the calls were not shared (see the log above)");
+    return fail(rank, "no other process's buffer is open: the calls were not shared");
   }
   return kOk;
+}
+
+// everyCollective in a world that cannot share at the call (a process with ranks on two GPUs): right, through the
+// staging windows.
+int everyCollectiveStaged(Communicator& comm, int rank) {
+  if (coll::CommunicatorAccess::sharesAtCall(comm)) return fail(rank, "a process of two GPUs shares at the call");
+  return everyCollective(comm, rank);
 }
 
 TEST(CallSharing, EveryCollectiveOnSharedBuffersAndThroughTheWindowsWithSharingOff) {
@@ -46,12 +57,12 @@ TEST(CallSharing, EveryCollectiveOnSharedBuffersAndThroughTheWindowsWithSharingO
   expectWorldOk(runWorld(2, everyCollective, sharingSetTo("OFF")));
 }
 
-// Processes of two ranks each (as `mpirun -np 2` with two GPUs a process): each process opens the other's
-// allocations once, and both its GPUs reach them there.
+// Processes of two ranks each (as `mpirun -np 2` with two GPUs a process): legacy IPC opens another process's
+// allocation for one GPU of a process only, so such a world stages its calls, ON or not.
 TEST(CallSharing, EveryCollectiveWhenAProcessDrivesTwoRanks) {
   PEERLINK_REQUIRE_PROCESS_WORLD();
   SCOPED_TRACE(sharing(4) ? "4 ranks sharing the GPUs" : "a GPU per rank");
-  expectWorldOk(runProcesses(2, 2, everyCollectiveShared, sharingSetTo("ON")));
+  expectWorldOk(runProcesses(2, 2, everyCollectiveStaged, sharingSetTo("ON")));
 }
 
 // Rank r's element i of call k: small integers, so float sums are exact.
