@@ -35,8 +35,10 @@ bool sharesAtCall(BufferSharing mode, Collective collective, std::size_t bytes, 
 
 /// Whether every process of `world` drives its ranks on one GPU, as a world that shares at the call must: legacy IPC
 /// maps another process's allocation once per process, for the GPU that opened it -- a second GPU's open fails with
-/// cudaErrorAlreadyMapped, and the first GPU's mapping is an illegal address on the second (2x H200, driver
-/// 580.159) -- so a process with ranks on two GPUs could not reach the others' buffers from both.
+/// cudaErrorAlreadyMapped, and the first GPU's mapping is an illegal address on the second -- so a process with ranks
+/// on two GPUs could not reach the others' buffers from both. (Measured on 2x H200, driver 580.159, with two
+/// processes each driving a rank on both GPUs; where a process's GPUs hold none of the allocations it opens it was
+/// not measured, and is taken to be alike.)
 bool everyProcessOnOneGpu(const World& world);
 
 /// Which of rank `rank`'s buffers some rank's kernel touches: a broadcast's input only on the root, a reduce's

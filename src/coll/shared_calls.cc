@@ -172,9 +172,8 @@ std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vect
 }
 
 // openCall, and where some process could not open the buffers, once more after every rank has let its cached calls
-// go: legacy IPC maps another process's allocation at its owner's address, so an allocation freed and made again
-// where an older one lay cannot be opened while a cached call still maps the older. A second failure ends sharing
-// on every rank (logged).
+// go: an allocation freed and made again where an older one lay could not be opened while a cached call still
+// mapped the older (cudaErrorAlreadyMapped, driver 580.159). A second failure ends sharing on every rank (logged).
 std::optional<SharedCallCache::Entry> openCallOrRetry(CommState& state, const std::vector<CallArgs>& set,
                                                       const std::vector<CallCard>& cards,
                                                       const std::vector<std::uint8_t>& key,

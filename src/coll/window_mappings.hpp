@@ -5,11 +5,12 @@
 // A rank of another process shares its window as a legacy IPC handle of the cudaMalloc allocation it lies in.
 // This process opens the allocation on each of its GPUs that drives a rank (cudaIpcOpenMemHandle: "one context per
 // device per other process"; a second open in the same context only counts a reference), and ranks sharing a GPU
-// share its mapping. The driver measured (580.159, 2x H200) maps an allocation at its owner's address, once per
-// process: a second GPU's open fails with cudaErrorAlreadyMapped, and the first GPU's mapping is an illegal address
-// on the second, so a process with ranks on two GPUs cannot open another's windows (shared calls are off in such
-// worlds: call_sharing.hpp). Ranks of this process reach each other's buffers directly -- the same GPU, or peer
-// access (a process's own allocation cannot be opened through IPC).
+// share its mapping. The driver measured (580.159, two processes each driving a rank on both of 2 H200s) maps an
+// allocation once per process: a second GPU's open fails with cudaErrorAlreadyMapped, and the first GPU's mapping
+// is an illegal address on the second, so such a process cannot open another's windows (shared calls are off in
+// such worlds: call_sharing.hpp). An allocation made where one it still maps lay fails to open the same way. Ranks of
+// this process reach each other's buffers directly -- the same GPU, or peer access (a process's own allocation cannot
+// be opened through IPC).
 #pragma once
 
 #include <array>
