@@ -1,8 +1,9 @@
 // Calls on unregistered buffers across processes that share the buffers at the call (PEERLINK_COLL_SHARE_BUFFERS,
-// src/coll/shared_calls.hpp): every collective on shared buffers (processes of one rank and of two) and, with
-// sharing off, through the staging windows; a buffer that comes back is opened once; buffers freed and allocated
-// again (at the same addresses, as an allocator gives them) are never confused with the ones before, past the
-// cache's evictions; a rooted call whose other ranks pass NULL where NCCL lets them.
+// src/coll/shared_calls.hpp): every collective on shared buffers (processes of one rank; processes of two ranks on
+// two GPUs, which cannot share, through the staging windows) and, with sharing off, through the staging windows; a
+// buffer that comes back is opened once; buffers freed and allocated again (at the same addresses, as an allocator
+// gives them) are never confused with the ones before, past the cache's evictions; a rooted call whose other ranks pass
+// NULL where NCCL lets them.
 //
 // Fork safety: this process never touches CUDA (forked_roles.hpp); a probe child counts the GPUs.
 #include <gtest/gtest.h>
