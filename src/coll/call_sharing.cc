@@ -30,16 +30,16 @@ constexpr std::size_t kShareFrom = std::size_t{32} << 20;
 
 }  // namespace
 
-std::size_t shareFromBytes(Collective /*collective*/) {
+std::size_t shareFromBytes() {
   return kShareFrom;
 }
 
-bool sharesAtCall(BufferSharing mode, Collective collective, std::size_t bytes, bool capturing) {
+bool sharesAtCall(BufferSharing mode, std::size_t bytes, bool capturing) {
   if (capturing || bytes == 0) return false;
   switch (mode) {
     case BufferSharing::Off: return false;
     case BufferSharing::On: return true;
-    case BufferSharing::Auto: return bytes >= shareFromBytes(collective);
+    case BufferSharing::Auto: return bytes >= shareFromBytes();
   }
   return false;
 }

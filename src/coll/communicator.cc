@@ -371,7 +371,7 @@ void Communicator::State::submit(const coll::CallArgs& call) {
 std::optional<std::vector<std::uint8_t>> Communicator::State::callAllGather(
     const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes,
     std::optional<std::chrono::nanoseconds> patience) {
-  const coll::WorldAllGather sockets = [this](const std::vector<std::vector<std::uint8_t>>& mine, std::size_t size) {
+  const auto sockets = [this](const std::vector<std::vector<std::uint8_t>>& mine, std::size_t size) {
     return withExchange([&](coll::WorldExchange& exchange) { return exchange.allGather(mine, size); });
   };
   if (bootstraps.empty() || bytes > coll::SharedMemoryExchange::kMaxBytes) return sockets(blobs, bytes);
@@ -478,7 +478,7 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   if (kernelInfo(choice.kernel).flow == DataFlow::ThroughStages) {
     return describe(choice) + "; across processes: on the callers' own buffers";
   }
-  const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, collective, bytes, false);
+  const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, bytes, false);
   return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) +
          "; across processes: so on registered windows, else " +
          (shares ? "(eager, cudaMalloc memory) on buffers shared with the peers at the call, else " : "") +

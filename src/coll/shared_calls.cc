@@ -198,7 +198,8 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
                                    const CallExchange& exchange) {
   const std::vector<int>& local = state.localRanks();
   const CallArgs& shape = set[static_cast<std::size_t>(local.front())];
-  if (!sharesAtCall(state.shared.mode, shape.collective, shape.count * dataTypeSize(shape.type), capturing)) {
+  const std::size_t bytes = shape.count * dataTypeSize(shape.type);
+  if (!sharesAtCall(state.shared.mode, bytes, capturing)) {
     return std::nullopt;
   }
   std::vector<std::vector<std::uint8_t>> mine;
@@ -209,8 +210,7 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
   }
   std::optional<std::vector<std::uint8_t>> gathered;
   if (state.shared.mode == BufferSharing::Auto) {
-    gathered =
-        exchange.allGatherWithin(mine, sizeof(CallCard), sharingPatience(shape.count * dataTypeSize(shape.type)));
+    gathered = exchange.allGatherWithin(mine, sizeof(CallCard), sharingPatience(bytes));
     if (!gathered) return std::nullopt;  // some rank came later than sharing would gain: every rank stages
   } else {
     gathered = exchange.allGather(mine, sizeof(CallCard));

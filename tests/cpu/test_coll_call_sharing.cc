@@ -23,21 +23,18 @@ TEST(CallSharing, TheSettingsNames) {
 }
 
 TEST(CallSharing, AutoSharesFromItsSizeOnAndOffAlwaysAndNeverNoneWhileCapturing) {
-  for (const Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::Reduce,
-                                      Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll}) {
-    const std::size_t from = shareFromBytes(collective);
-    EXPECT_GE(from, std::size_t{1} << 20) << "below LL's sizes the exchange's wait would cost more than the call";
-    for (const std::size_t bytes : {std::size_t{1}, from - 1, from, from + 1, std::size_t{1} << 30}) {
-      SCOPED_TRACE(std::string(collectiveName(collective)) + ", " + std::to_string(bytes) + " bytes");
-      EXPECT_EQ(sharesAtCall(BufferSharing::Auto, collective, bytes, false), bytes >= from);
-      EXPECT_TRUE(sharesAtCall(BufferSharing::On, collective, bytes, false));
-      EXPECT_FALSE(sharesAtCall(BufferSharing::Off, collective, bytes, false));
-      for (const BufferSharing mode : {BufferSharing::Auto, BufferSharing::On, BufferSharing::Off}) {
-        EXPECT_FALSE(sharesAtCall(mode, collective, bytes, true)) << "a captured call would keep the peers' buffers";
-      }
+  const std::size_t from = shareFromBytes();
+  EXPECT_GE(from, std::size_t{1} << 20) << "below LL's sizes the exchange's wait would cost more than the call";
+  for (const std::size_t bytes : {std::size_t{1}, from - 1, from, from + 1, std::size_t{1} << 30}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    EXPECT_EQ(sharesAtCall(BufferSharing::Auto, bytes, false), bytes >= from);
+    EXPECT_TRUE(sharesAtCall(BufferSharing::On, bytes, false));
+    EXPECT_FALSE(sharesAtCall(BufferSharing::Off, bytes, false));
+    for (const BufferSharing mode : {BufferSharing::Auto, BufferSharing::On, BufferSharing::Off}) {
+      EXPECT_FALSE(sharesAtCall(mode, bytes, true)) << "a captured call would keep the peers' buffers";
     }
-    EXPECT_FALSE(sharesAtCall(BufferSharing::On, collective, 0, false)) << "a call of nothing has nothing to share";
   }
+  EXPECT_FALSE(sharesAtCall(BufferSharing::On, 0, false)) << "a call of nothing has nothing to share";
 }
 
 TEST(CallSharing, ARootedCallsOtherRanksNameNoBufferOnTheRootsSide) {
