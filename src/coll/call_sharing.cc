@@ -16,34 +16,6 @@ BufferSharing bufferSharingNamed(const std::string& value) {
   throw Error(ErrorCode::InvalidUsage, "PEERLINK_COLL_SHARE_BUFFERS: AUTO, OFF or ON, not '" + value + "'");
 }
 
-namespace {
-
-// A shared call is a meeting of the processes' hosts (shared_calls.hpp): where the ranks issue their calls in step,
-// as nccl-tests does, sharing was ahead of the staging windows from a count of 2 MiB (4 MiB for broadcasts, reduces
-// and all-to-all blocks) and ahead of NCCL at every size (bench/results/2026-11-30-h200x2-call-exchange/, s1, s3:
-// all-reduce 32 MiB 107 us shared against 141 staged). Where they do not -- a training step's ranks reach each
-// gradient bucket's all-reduce some 0.3-0.5 ms apart -- the host a rank loses waiting outweighs what sharing saves:
-// PyTorch DDP's steps took 0.4-1.4 ms longer with its 7 MiB buckets shared than staged (s3-s5), even with the
-// exchange's patience (sharing_patience.hpp). So AUTO shares from 32 MiB, above DDP's default buckets (25 MiB): the
-// all-gathers and reduce-scatters of large shards, the large all-reduces, where sharing saves the most.
-constexpr std::size_t kShareFrom = std::size_t{32} << 20;
-
-}  // namespace
-
-std::size_t shareFromBytes() {
-  return kShareFrom;
-}
-
-bool sharesAtCall(BufferSharing mode, std::size_t bytes, bool capturing) {
-  if (capturing || bytes == 0) return false;
-  switch (mode) {
-    case BufferSharing::Off: return false;
-    case BufferSharing::On: return true;
-    case BufferSharing::Auto: return bytes >= shareFromBytes();
-  }
-  return false;
-}
-
 bool everyProcessOnOneGpu(const World& world) {
   for (int a = 0; a < world.nranks; ++a) {
     for (int b = a + 1; b < world.nranks; ++b) {

@@ -24,15 +24,6 @@ namespace peerlink::coll {
 enum class BufferSharing { Auto, Off, On };
 BufferSharing bufferSharingNamed(const std::string& value);
 
-/// The bytes of a call's count (a rank's count times the element size: an all-to-all's block to each peer) from
-/// which AUTO shares a call, alike for every collective (call_sharing.cc says why).
-std::size_t shareFromBytes();
-
-/// Whether a call whose count is `bytes` that would go through the staging windows shares its buffers at the call
-/// instead. Not while capturing: a graph would keep the peers' buffers it names for as long as it lives, which the
-/// communicator cannot know (the staged path replays graphs of its own).
-bool sharesAtCall(BufferSharing mode, std::size_t bytes, bool capturing);
-
 /// Whether every process of `world` drives its ranks on one GPU, as a world that shares at the call must: legacy IPC
 /// maps another process's allocation once per process, for the GPU that opened it -- a second GPU's open fails with
 /// cudaErrorAlreadyMapped, and the first GPU's mapping is an illegal address on the second -- so a process with ranks

@@ -33,6 +33,7 @@
 #include "coll/node_decisions.hpp"
 #include "coll/registered_calls.hpp"
 #include "coll/shared_calls.hpp"
+#include "coll/sharing_choice.hpp"
 #include "coll/staging_plan.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/log.hpp"
@@ -478,7 +479,7 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   if (kernelInfo(choice.kernel).flow == DataFlow::ThroughStages) {
     return describe(choice) + "; across processes: on the callers' own buffers";
   }
-  const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, bytes, false);
+  const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, collective, bytes, false);
   return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) +
          "; across processes: so on registered windows, else " +
          (shares ? "(eager, cudaMalloc memory) on buffers shared with the peers at the call, else " : "") +

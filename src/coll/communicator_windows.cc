@@ -8,7 +8,9 @@
 #include <fmt/ranges.h>
 
 #include "coll/communicator_state.hpp"
+#include "coll/shared_calls.hpp"
 #include "coll/world_agreement.hpp"
+#include "core/log.hpp"
 #include "peerlink/cuda.hpp"
 
 namespace peerlink {
@@ -101,10 +103,28 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
   }
   const PeerAccessTable& access = comm.peerAccess;
   int id = kUnusedWindow;
-  const std::optional<Error> unopened = failureOf([&] {
-    id = comm.windows.add(cards, own, comm.devices,
-                          [&access](int device, int peer) { return access.enabled(device, peer); });
+  const auto open = [&] {
+    return failureOf([&] {
+      id = comm.windows.add(cards, own, comm.devices,
+                            [&access](int device, int peer) { return access.enabled(device, peer); });
+    });
+  };
+  std::optional<Error> unopened = open();
+  const std::vector<int> failed = state.withExchange([&](coll::WorldExchange& exchange) {
+    return coll::ranksThatFailed([&exchange](const std::vector<std::vector<std::uint8_t>>& blobs,
+                                             std::size_t size) { return exchange.allGather(blobs, size); },
+                                 local.size(), comm.nranks, unopened.has_value());
   });
+  if (failed.empty()) return id;
+  // A shared call's cached window may still map an allocation freed where one of these buffers now lies: every rank
+  // lets its cached calls go (closeSharedCalls) and opens once more.
+  if (!unopened) comm.windows.remove(id);
+  logInfo(LogSubsys::Coll,
+          "registerWindow: rank(s) {} could not open the others' buffers{}; every rank closes its {} cached shared "
+          "calls and tries again",
+          fmt::join(failed, ", "), unopened ? fmt::format(" (here: {})", unopened->what()) : "",
+          coll::closeSharedCalls(comm));
+  unopened = open();
   try {
     state.withExchange([&](coll::WorldExchange& exchange) {
       agree(exchange, local, comm.nranks, unopened, "open the others' buffers");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <list>
 #include <string>
 #include <thread>
 #include <utility>
@@ -13,7 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "coll/sharing_patience.hpp"
+#include "coll/sharing_choice.hpp"
 #include "coll/world_agreement.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
@@ -172,8 +173,7 @@ std::optional<SharedCallCache::Entry> openCall(CommState& state, const std::vect
 }
 
 // openCall, and where some process could not open the buffers, once more after every rank has let its cached calls
-// go: an allocation freed and made again where an older one lay could not be opened while a cached call still
-// mapped the older (cudaErrorAlreadyMapped, driver 580.159). A second failure ends sharing on every rank (logged).
+// go (closeSharedCalls says why). A second failure ends sharing on every rank (logged).
 std::optional<SharedCallCache::Entry> openCallOrRetry(CommState& state, const std::vector<CallArgs>& set,
                                                       const std::vector<CallCard>& cards,
                                                       const std::vector<std::uint8_t>& key,
@@ -181,8 +181,7 @@ std::optional<SharedCallCache::Entry> openCallOrRetry(CommState& state, const st
   std::string failure;
   if (auto entry = openCall(state, set, cards, key, allGather, failure)) return entry;
   logInfo(LogSubsys::Coll, "shared buffers: {}; every rank closes its {} cached calls and tries again", failure,
-          state.shared.cache.size());
-  for (const SharedCallCache::Entry& gone : state.shared.cache.clear()) closeEvicted(state, gone);
+          closeSharedCalls(state));
   if (auto entry = openCall(state, set, cards, key, allGather, failure)) return entry;
   state.shared.mode = BufferSharing::Off;
   logWarn(LogSubsys::Coll,
@@ -194,12 +193,18 @@ std::optional<SharedCallCache::Entry> openCallOrRetry(CommState& state, const st
 
 }  // namespace
 
+std::size_t closeSharedCalls(CommState& state) {
+  std::list<SharedCallCache::Entry> gone = state.shared.cache.clear();
+  for (const SharedCallCache::Entry& entry : gone) closeEvicted(state, entry);
+  return gone.size();
+}
+
 std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
                                    const CallExchange& exchange) {
   const std::vector<int>& local = state.localRanks();
   const CallArgs& shape = set[static_cast<std::size_t>(local.front())];
   const std::size_t bytes = shape.count * dataTypeSize(shape.type);
-  if (!sharesAtCall(state.shared.mode, bytes, capturing)) {
+  if (!sharesAtCall(state.shared.mode, shape.collective, bytes, capturing)) {
     return std::nullopt;
   }
   std::vector<std::vector<std::uint8_t>> mine;

@@ -48,6 +48,12 @@ struct CallExchange {
 std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,
                                    const CallExchange& exchange);
 
+/// Lets every cached shared call go (their windows closed once their latest kernels ended). Every process calls it
+/// together -- the caches are alike everywhere -- where an allocation could not be opened: one freed and made again
+/// where an older one lay cannot be opened while a cached call still maps the older (cudaErrorAlreadyMapped, driver
+/// 580.159). Returns how many calls were let go.
+std::size_t closeSharedCalls(CommState& state);
+
 /// Launches a shared set (launchCollectiveSet on its tables), then records behind it on each local rank's stream
 /// that its entry was used.
 void launchSharedSet(CommState& state, const SharedSet& shared, bool capturing);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "coll/call_sharing.hpp"
-#include "coll/sharing_patience.hpp"
+#include "coll/sharing_choice.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -23,18 +23,36 @@ TEST(CallSharing, TheSettingsNames) {
 }
 
 TEST(CallSharing, AutoSharesFromItsSizeOnAndOffAlwaysAndNeverNoneWhileCapturing) {
-  const std::size_t from = shareFromBytes();
-  EXPECT_GE(from, std::size_t{1} << 20) << "below LL's sizes the exchange's wait would cost more than the call";
-  for (const std::size_t bytes : {std::size_t{1}, from - 1, from, from + 1, std::size_t{1} << 30}) {
-    SCOPED_TRACE(std::to_string(bytes) + " bytes");
-    EXPECT_EQ(sharesAtCall(BufferSharing::Auto, bytes, false), bytes >= from);
-    EXPECT_TRUE(sharesAtCall(BufferSharing::On, bytes, false));
-    EXPECT_FALSE(sharesAtCall(BufferSharing::Off, bytes, false));
-    for (const BufferSharing mode : {BufferSharing::Auto, BufferSharing::On, BufferSharing::Off}) {
-      EXPECT_FALSE(sharesAtCall(mode, bytes, true)) << "a captured call would keep the peers' buffers";
+  for (const Collective collective :
+       {Collective::AllReduce, Collective::Broadcast, Collective::Reduce, Collective::AllGather,
+        Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+    SCOPED_TRACE(collectiveName(collective));
+    const std::size_t from = shareFromBytes(collective);
+    EXPECT_GE(from, std::size_t{1} << 20) << "below LL's sizes the exchange's wait would cost more than the call";
+    for (const std::size_t bytes : {std::size_t{1}, from - 1, from, from + 1, std::size_t{1} << 30}) {
+      SCOPED_TRACE(std::to_string(bytes) + " bytes");
+      EXPECT_EQ(sharesAtCall(BufferSharing::Auto, collective, bytes, false), bytes >= from);
+      EXPECT_TRUE(sharesAtCall(BufferSharing::On, collective, bytes, false));
+      EXPECT_FALSE(sharesAtCall(BufferSharing::Off, collective, bytes, false));
+      for (const BufferSharing mode : {BufferSharing::Auto, BufferSharing::On, BufferSharing::Off}) {
+        EXPECT_FALSE(sharesAtCall(mode, collective, bytes, true)) << "a captured call would keep the peers' buffers";
+      }
     }
+    EXPECT_FALSE(sharesAtCall(BufferSharing::On, collective, 0, false)) << "a call of nothing has nothing to share";
   }
-  EXPECT_FALSE(sharesAtCall(BufferSharing::On, 0, false)) << "a call of nothing has nothing to share";
+}
+
+// A training step's collectives (DDP's buckets of up to 25 MiB) stage under AUTO: its ranks reach each call apart,
+// and waiting for one another cost more than sharing saved. Broadcasts and reduces, outside the step, share sooner.
+TEST(CallSharing, AutoLeavesATrainingStepsBucketsStagedAndSharesRootedCallsSooner) {
+  const std::size_t ddpBucket = std::size_t{25} << 20;
+  for (const Collective collective :
+       {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll}) {
+    EXPECT_FALSE(sharesAtCall(BufferSharing::Auto, collective, ddpBucket, false)) << collectiveName(collective);
+  }
+  for (const Collective collective : {Collective::Broadcast, Collective::Reduce}) {
+    EXPECT_LT(shareFromBytes(collective), shareFromBytes(Collective::AllReduce)) << collectiveName(collective);
+  }
 }
 
 TEST(CallSharing, ARootedCallsOtherRanksNameNoBufferOnTheRootsSide) {

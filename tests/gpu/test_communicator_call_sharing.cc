@@ -2,8 +2,8 @@
 // src/coll/shared_calls.hpp): every collective on shared buffers (processes of one rank; processes of two ranks on
 // two GPUs, which cannot share, through the staging windows) and, with sharing off, through the staging windows; a
 // buffer that comes back is opened once; buffers freed and allocated again (at the same addresses, as an allocator
-// gives them) are never confused with the ones before, past the cache's evictions; a rooted call whose other ranks pass
-// NULL where NCCL lets them.
+// gives them) are never confused with the ones before, past the cache's evictions, nor keep a window registered at such
+// an address from opening; a rooted call whose other ranks pass NULL where NCCL lets them.
 //
 // Fork safety: this process never touches CUDA (forked_roles.hpp); a probe child counts the GPUs.
 #include <gtest/gtest.h>
@@ -131,6 +131,43 @@ TEST(CallSharing, ABufferThatComesBackIsOpenedOnceAndFreedOnesAreNotConfused) {
   PEERLINK_REQUIRE_PROCESS_WORLD();
   // ON: under AUTO a call whose ranks come apart goes through the staging windows, and this counts mappings.
   expectWorldOk(runWorld(2, buffersComeBackAndFreedOnesAreNotConfused, sharingSetTo("ON")));
+}
+
+// A buffer registered (registerWindow) where a shared call's cached window still maps a freed allocation at the same
+// address: the driver refuses to open the new allocation while the old mapping lives (cudaErrorAlreadyMapped), so
+// the registration must let the cached calls go and open again -- on every rank alike -- rather than fail.
+int aWindowWhereASharedCallMappedAFreedBuffer(Communicator& comm, int rank) {
+  const auto open = [&comm] { return coll::CommunicatorAccess::openWindowMappings(comm); };
+  Stream stream(comm.device(rank));
+  const std::size_t count = std::size_t{17} << 20;
+  const std::size_t bytes = count * sizeof(float);
+  void* freedAt = nullptr;
+  {
+    DeviceBuffer shared(comm.device(rank), bytes);
+    freedAt = shared.data();
+    const std::string problem =
+        allReduceChecked(comm, rank, static_cast<float*>(shared.data()), count, 0, stream.get());
+    if (!problem.empty()) return fail(rank, "the shared call: " + problem);
+    if (open() == 0) return fail(rank, "the first call was not shared");
+  }
+  DeviceBuffer registered(comm.device(rank), bytes);
+  if (registered.data() != freedAt) {
+    return fail(rank, "the allocator did not give the freed address back: the case is not exercised");
+  }
+  const int window = comm.registerWindow({registered.data()}, {bytes});
+  for (int call = 1; call <= 3; ++call) {
+    const std::string problem =
+        allReduceChecked(comm, rank, static_cast<float*>(registered.data()), count, call, stream.get());
+    if (!problem.empty()) return fail(rank, "on the registered window: " + problem);
+  }
+  if (!coll::CommunicatorAccess::sharesAtCall(comm)) return fail(rank, "sharing ended on the way (see the WARN above)");
+  comm.deregisterWindow(window);
+  return kOk;
+}
+
+TEST(CallSharing, AWindowRegisteredWhereASharedCallMappedAFreedBuffer) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runWorld(2, aWindowWhereASharedCallMappedAFreedBuffer, sharingSetTo("ON")));
 }
 
 // A broadcast whose other ranks pass NULL as input, and a reduce whose other ranks pass NULL as output (NCCL's
