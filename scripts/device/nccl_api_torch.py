@@ -162,9 +162,9 @@ class Model(nn.Module):
         return self.head(self.blocks(self.embed(tokens)))
 
 
-def ddp_steps(rank, device, steps):
+def ddp_steps(rank, device, steps, width=256, layers=2):
     torch.manual_seed(1234)  # the same weights and data in every run and rank
-    model = Model().to(device)
+    model = Model(width=width, layers=layers).to(device)
     ddp = nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
     generator = torch.Generator(device="cpu").manual_seed(99 + rank)
@@ -217,6 +217,9 @@ def main():
                         help="eager: init_process_group(device_id=...) creates the communicator at once (and "
                              "new_group splits it); lazy: created at the first collective")
     parser.add_argument("--steps", type=int, default=20, help="DistributedDataParallel steps")
+    parser.add_argument("--model-width", type=int, default=256,
+                        help="the transformer's width (its gradients: about 12 x width^2 x layers floats)")
+    parser.add_argument("--model-layers", type=int, default=2, help="the transformer's layers")
     parser.add_argument("--only-ddp", action="store_true",
                         help="the DistributedDataParallel steps alone (no checks, no latencies): for timing them")
     parser.add_argument("--expect-library", default="",
@@ -245,7 +248,7 @@ def main():
             collectives(rank // 2, (world + 1) // 2, device, checks, group=evens, tag="new_group ",
                         global_rank=lambda r: 2 * r)
         captured(rank, world, device, checks)
-    losses, step_times = ddp_steps(rank, device, args.steps)
+    losses, step_times = ddp_steps(rank, device, args.steps, args.model_width, args.model_layers)
     if not args.only_ddp:
         latencies, call_times = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
     libraries = loaded_libraries()

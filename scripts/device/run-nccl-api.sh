@@ -16,8 +16,8 @@
 #                compared (nccl_api_compare.py)
 #   plain        mpirun -np GPUS eager on unregistered buffers (-R 0, PyTorch's mode): the real NCCL then peerlink
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
-#                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice: each run's
-#                median step
+#                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
+#                each run's median step; DDP_ARGS sizes the model (--model-width, --model-layers)
 #   sharing      the plain runs (reduce too) with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF, each compared with
 #                the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
@@ -147,8 +147,11 @@ case $phase in
   ddp)
     # DDP_RUNS: the runs of a round, NAME[:VAR=VALUE,VAR=VALUE...] each; "nccl" is the real NCCL, any other name
     # peerlink (LD_PRELOAD) with those settings.
+    # DDP_ROUNDS: how many times each (default 2); DDP_ARGS: more arguments of nccl_api_torch.py (the model's size:
+    # --model-width 1024 --model-layers 6).
     runs=${DDP_RUNS:-nccl auto:PEERLINK_COLL_SHARE_BUFFERS=AUTO off:PEERLINK_COLL_SHARE_BUFFERS=OFF}
-    for round in 1 2; do
+    read -ra ddp_args <<<"${DDP_ARGS:-}"
+    for round in $(seq 1 "${DDP_ROUNDS:-2}"); do
       for run in $runs; do
         name=${run%%:*}
         settings=()
@@ -159,7 +162,7 @@ case $phase in
         fi
         log=ddp-$name-$round
         timeout 240 env "${settings[@]}" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py \
-          --only-ddp --steps 200 --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1
+          --only-ddp --steps 200 "${ddp_args[@]}" --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1
         echo "$log: median step $(python3 -c "import json; print('%.3f ms' % json.load(open('$p/$log.json'))['ddp_step_ms_median'])" 2>/dev/null)"
       done
       save
