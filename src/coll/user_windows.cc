@@ -116,7 +116,7 @@ unsigned char* UserWindows::take(const WindowMapping& mapping) {
     const cudaError_t status = cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      throw Error(ErrorCode::CudaError, fmt::format("registerWindow: opening another process's window on GPU {}: {}",
+      throw Error(ErrorCode::CudaError, fmt::format("opening another process's allocation on GPU {}: {}",
                                                     mapping.device, cudaErrorText(status)));
     }
   }
