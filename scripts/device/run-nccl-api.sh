@@ -15,6 +15,7 @@
 #                mpirun -np GPUS -R 2 -G 20 (NCCL's fastest mode for small sizes) and the plain phase's runs, each
 #                compared (nccl_api_compare.py)
 #   plain        mpirun -np GPUS eager on unregistered buffers (-R 0, PyTorch's mode): the real NCCL then peerlink
+#                (PLAIN_BINARIES, PLAIN_RUNS: below)
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
 #                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
 #                each run's median step; DDP_ARGS sizes the model (--model-width, --model-layers)
@@ -57,11 +58,21 @@ nccl_tests() {
   }
 }
 
-# plain_runs: one process per GPU, eager, unregistered buffers -- what PyTorch's DDP and FSDP call.
+# plain_runs: one process per GPU, eager, unregistered buffers -- what PyTorch's DDP and FSDP call. PLAIN_BINARIES
+# (default the six collectives) and PLAIN_RUNS: peerlink's runs, NAME[:VAR=VALUE,VAR=VALUE...] each, into
+# perf-plain-NAME.txt (default: one, "peerlink", with no settings).
 plain_runs() {
-  for b in all_reduce all_gather reduce_scatter alltoall broadcast reduce; do
+  local b run name setting settings
+  for b in ${PLAIN_BINARIES:-all_reduce all_gather reduce_scatter alltoall broadcast reduce}; do
     nccl_tests perf-plain-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
-    nccl_tests perf-plain-peerlink "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+    for run in ${PLAIN_RUNS:-peerlink}; do
+      name=${run%%:*}
+      settings=()
+      [ "$run" = "$name" ] || IFS=, read -ra settings <<<"${run#*:}"
+      for setting in "${settings[@]}"; do export "${setting?}"; done
+      nccl_tests "perf-plain-$name" "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+      for setting in "${settings[@]}"; do unset "${setting%%=*}"; done
+    done
   done
   save
 }
@@ -141,8 +152,15 @@ case $phase in
     ;;
   plain)
     plain_runs
-    python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-plain-nccl.txt" "$p/perf-plain-peerlink.txt" \
-      --json "$p/perf-plain-compare.json" | tee "$p/perf-plain-compare.txt"
+    for run in ${PLAIN_RUNS:-peerlink}; do
+      name=${run%%:*}
+      compared=perf-plain-compare
+      [ "$name" = peerlink ] || compared=perf-plain-$name-compare
+      echo "== $run"
+      python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-plain-nccl.txt" "$p/perf-plain-$name.txt" \
+        --json "$p/$compared.json" | tee "$p/$compared.txt"
+    done
+    save
     ;;
   ddp)
     # DDP_RUNS: the runs of a round, NAME[:VAR=VALUE,VAR=VALUE...] each; "nccl" is the real NCCL, any other name
