@@ -179,6 +179,38 @@ TEST(CallSharing, WindowsRegisteredWhereASharedCallMappedAFreedBuffer) {
   expectWorldOk(runWorld(2, windowsWhereASharedCallMappedAFreedBuffer, sharingSetTo("ON")));
 }
 
+// A buffer registered beside a live buffer a cached shared call maps, within its 2 MiB page (the driver places small
+// allocations together): registration opens it, the calls on its window are right.
+int aWindowBesideACachedCallsBuffer(Communicator& comm, int rank) {
+  Stream stream(comm.device(rank));
+  const std::size_t sharedCount = (std::size_t{3} << 20) / 2 / sizeof(float);  // 1.5 MiB: past LL128, so shared
+  const std::size_t windowCount = (std::size_t{1} << 18) / sizeof(float);      // 256 KiB
+  std::vector<DeviceBuffer> kept;
+  int exercised = 0;
+  for (int round = 0; round < 4; ++round) {
+    kept.emplace_back(comm.device(rank), sharedCount * sizeof(float));
+    const std::string problem =
+        allReduceChecked(comm, rank, static_cast<float*>(kept.back().data()), sharedCount, 20 + round, stream.get());
+    if (!problem.empty()) return fail(rank, "the shared call: " + problem);
+    DeviceBuffer beside(comm.device(rank), windowCount * sizeof(float));
+    const auto page = reinterpret_cast<std::uintptr_t>(kept.back().data()) / (std::size_t{2} << 20);
+    if (reinterpret_cast<std::uintptr_t>(beside.data()) / (std::size_t{2} << 20) == page) ++exercised;
+    const int window = comm.registerWindow({beside.data()}, {windowCount * sizeof(float)});
+    const std::string onWindow =
+        allReduceChecked(comm, rank, static_cast<float*>(beside.data()), windowCount, 30 + round, stream.get());
+    if (!onWindow.empty()) return fail(rank, "on the registered window: " + onWindow);
+    comm.deregisterWindow(window);
+  }
+  if (exercised == 0) return fail(rank, "no buffer landed in a shared one's page: the case is not exercised");
+  if (!coll::CommunicatorAccess::sharesAtCall(comm)) return fail(rank, "sharing ended on the way (see the WARN above)");
+  return kOk;
+}
+
+TEST(CallSharing, AWindowRegisteredBesideACachedCallsBuffer) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runWorld(2, aWindowBesideACachedCallsBuffer, sharingSetTo("ON")));
+}
+
 // A broadcast whose other ranks pass NULL as input, and a reduce whose other ranks pass NULL as output (NCCL's
 // contract): shared, right on every rank.
 int rootedCallsWithNullElsewhere(Communicator& comm, int rank) {
