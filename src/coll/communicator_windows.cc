@@ -116,8 +116,8 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
                                  local.size(), comm.nranks, unopened.has_value());
   });
   if (failed.empty()) return id;
-  // A shared call's cached window may still map an allocation freed where one of these buffers now lies: every rank
-  // lets its cached calls go (closeSharedCalls) and opens once more.
+  // An open may fail while shared calls' cached windows map other allocations of the process (closeSharedCalls says
+  // when): every rank lets its cached calls go and opens once more.
   if (!unopened) comm.windows.remove(id);
   logInfo(LogSubsys::Coll,
           "registerWindow: rank(s) {} could not open the others' buffers{}; every rank closes its {} cached shared "

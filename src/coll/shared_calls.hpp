@@ -49,9 +49,11 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
                                    const CallExchange& exchange);
 
 /// Lets every cached shared call go (their windows closed once their latest kernels ended). Every process calls it
-/// together -- the caches are alike everywhere -- where an allocation could not be opened: one freed and made again
-/// where an older one lay cannot be opened while a cached call still maps the older (cudaErrorAlreadyMapped, driver
-/// 580.159). Returns how many calls were let go.
+/// together -- the caches are alike everywhere -- where an allocation of another process could not be opened: on
+/// driver 580.159 such opens sometimes fail with cudaErrorAlreadyMapped while cached calls map other allocations of
+/// that process (at the first shared calls of new buffers after others were freed; bench/results/
+/// 2026-11-30-h200x2-rooted-sharing/), and opening again once they were let go succeeded every time. Returns how
+/// many calls were let go.
 std::size_t closeSharedCalls(CommState& state);
 
 /// Launches a shared set (launchCollectiveSet on its tables), then records behind it on each local rank's stream

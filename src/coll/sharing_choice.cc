@@ -16,7 +16,7 @@ constexpr std::size_t kShareFrom = std::size_t{32} << 20;
 
 // Broadcasts and reduces are no part of a training step's loop (DDP broadcasts the parameters once, at its start),
 // and nccl-tests' ranks, in step, gain from 4 MiB: staged, its broadcasts and reduces of 4-16 MiB ran at 0.91-0.95x
-// NCCL's speed (s6); shared from 4 MiB, every row was ahead (s3, reduce 1.01x at the least).
+// NCCL's speed (s6); shared from 4 MiB, at 1.02-1.49x (bench/results/2026-11-30-h200x2-rooted-sharing/, s1).
 constexpr std::size_t kRootedShareFrom = std::size_t{4} << 20;
 
 // What sharing saved over the staging windows on 2x H200 under nccl-tests

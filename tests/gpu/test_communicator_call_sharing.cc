@@ -135,9 +135,9 @@ TEST(CallSharing, ABufferThatComesBackIsOpenedOnceAndFreedOnesAreNotConfused) {
 }
 
 // Buffers registered (registerWindow) inside the range of a freed allocation a shared call's cached window still
-// maps: the driver refuses to open an allocation that overlaps such a mapping (cudaErrorAlreadyMapped, as shared
-// calls met in everyCollective), so registration lets every rank's cached calls go and opens again, and the windows'
-// calls reach the new allocations.
+// maps: the windows' calls reach the new allocations. (Where an open fails while cached calls map other allocations,
+// cudaErrorAlreadyMapped as shared calls meet in everyCollective, registration lets every rank's cached calls go and
+// opens again; on driver 580.159 this layout opened at once, with and without that retry.)
 int windowsWhereASharedCallMappedAFreedBuffer(Communicator& comm, int rank) {
   Stream stream(comm.device(rank));
   const std::size_t count = std::size_t{8} << 20;  // 32 MiB a window; the shared buffer twice that
