@@ -162,14 +162,16 @@ class Model(nn.Module):
         return self.head(self.blocks(self.embed(tokens)))
 
 
-def ddp_steps(rank, device, steps, width=256, layers=2):
+def ddp_steps(rank, device, steps, width=256, layers=2, profiled=0):
+    """Losses and step times of `steps` steps, then the GPU spans of `profiled` more under torch.profiler
+    (ddp_profile.py; None when 0)."""
     torch.manual_seed(1234)  # the same weights and data in every run and rank
     model = Model(width=width, layers=layers).to(device)
     ddp = nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
     generator = torch.Generator(device="cpu").manual_seed(99 + rank)
-    losses, times = [], []
-    for _ in range(steps):
+
+    def step():
         tokens = torch.randint(0, 1024, (8, 128), generator=generator).to(device)
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -179,11 +181,21 @@ def ddp_steps(rank, device, steps, width=256, layers=2):
         loss.backward()
         optimizer.step()
         torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
+        return loss, time.perf_counter() - start
+
+    losses, times = [], []
+    for _ in range(steps):
+        loss, seconds = step()
+        times.append(seconds)
         summed = loss.detach().clone()
         dist.all_reduce(summed)
         losses.append(summed.item() / dist.get_world_size())
-    return losses, times
+    spans = None
+    if profiled > 0:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import ddp_profile  # beside this script
+        spans = ddp_profile.profile_steps(step, profiled)
+    return losses, times, spans
 
 
 def latency(device, sizes, iterations=200):
@@ -220,6 +232,9 @@ def main():
     parser.add_argument("--model-width", type=int, default=256,
                         help="the transformer's width (its gradients: about 12 x width^2 x layers floats)")
     parser.add_argument("--model-layers", type=int, default=2, help="the transformer's layers")
+    parser.add_argument("--profile-steps", type=int, default=0,
+                        help="after the timed steps, this many more under torch.profiler: where each step's GPU time "
+                             "went (ddp_profile.py), in the JSON as ddp_profile")
     parser.add_argument("--only-ddp", action="store_true",
                         help="the DistributedDataParallel steps alone (no checks, no latencies): for timing them")
     parser.add_argument("--expect-library", default="",
@@ -248,7 +263,8 @@ def main():
             collectives(rank // 2, (world + 1) // 2, device, checks, group=evens, tag="new_group ",
                         global_rank=lambda r: 2 * r)
         captured(rank, world, device, checks)
-    losses, step_times = ddp_steps(rank, device, args.steps, args.model_width, args.model_layers)
+    losses, step_times, spans = ddp_steps(rank, device, args.steps, args.model_width, args.model_layers,
+                                          args.profile_steps)
     if not args.only_ddp:
         latencies, call_times = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
     libraries = loaded_libraries()
@@ -269,6 +285,7 @@ def main():
             "ddp_losses": losses,
             "ddp_step_ms_median": statistics.median(step_times[2:]) * 1e3 if len(step_times) > 2 else None,
             "ddp_step_ms": [t * 1e3 for t in step_times],
+            "ddp_profile": spans,
             "all_reduce_us_median": latencies,
             "all_reduce_call_us_median": call_times,
         }
@@ -277,6 +294,9 @@ def main():
         log(rank, f"{len(checks.passed)} checks passed on rank 0; failures: {report['checks_failed'] or 'none'}")
         log(rank, f"libraries: {libraries}; DDP losses {losses[0]:.4f} .. {losses[-1]:.4f}; "
                   f"step {report['ddp_step_ms_median']:.2f} ms; all_reduce us {latencies}")
+        if spans and spans["median"]:
+            log(rank, "profiled steps, median us: " +
+                ", ".join(f"{key} {value:.0f}" for key, value in spans["median"].items()))
     dist.destroy_process_group()
     return 1 if any(failed) else 0
 

@@ -181,7 +181,11 @@ case $phase in
         log=ddp-$name-$round
         timeout 240 env "${settings[@]}" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py \
           --only-ddp --steps 200 "${ddp_args[@]}" --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1
-        echo "$log: median step $(python3 -c "import json; print('%.3f ms' % json.load(open('$p/$log.json'))['ddp_step_ms_median'])" 2>/dev/null)"
+        echo "$log: median step $(python3 -c "
+import json
+report = json.load(open('$p/$log.json'))
+spans = (report.get('ddp_profile') or {}).get('median') or {}
+print('%.3f ms' % report['ddp_step_ms_median'] + ''.join('; %s %.0f' % kv for kv in spans.items()))" 2>/dev/null)"
       done
       save
     done

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Where a DistributedDataParallel step's GPU time goes, from a torch.profiler trace: per step, how long the GPU
+worked on it (first to last operation), how long the compute stream was busy and idle in that span, how long the
+communication streams (every other stream: the process group's, and the library's own copy streams) were busy, and
+how much of their work no compute overlapped. Which library ran the communication does not matter here: the
+comparison of NCCL's steps with peerlink's is of these spans.
+
+nccl_api_torch.py --profile-steps N runs N more steps under the profiler and calls profile_steps; analyse() is pure
+(tests/scripts/test_ddp_profile.py). Times in microseconds.
+"""
+import json
+import os
+import statistics
+import tempfile
+
+GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+STEP_NAME = "ddp_step"
+
+
+def union_length(intervals):
+    """Total length covered by (start, end) intervals."""
+    total = 0.0
+    reach = None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def intersection_length(a, b):
+    """Length covered by both sets of (start, end) intervals."""
+    return union_length(a) + union_length(b) - union_length(list(a) + list(b))
+
+
+def analyse(events, step_name=STEP_NAME):
+    """Per-step spans from chrome-trace events: the CPU annotations named step_name (each step's work synchronized
+    inside it) and the GPU operations (kernels, copies, sets) within each. The compute stream is the one with the
+    most kernel time over the whole trace. Returns {"steps": [...], "median": {...}, "comm_ops": {name: us per
+    step}}."""
+    steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                   if e.get("ph") == "X" and e.get("name") == step_name and e.get("cat") == "user_annotation")
+    gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATEGORIES and "dur" in e]
+    kernel_time = {}
+    for e in gpu:
+        if e["cat"] == "kernel":
+            stream = e.get("args", {}).get("stream")
+            kernel_time[stream] = kernel_time.get(stream, 0.0) + e["dur"]
+    if not steps or not kernel_time:
+        return {"steps": [], "median": {}, "comm_ops": {}}
+    compute = max(kernel_time, key=kernel_time.get)
+    rows = []
+    comm_ops = {}
+    for begin, end in steps:
+        inside = [e for e in gpu if begin <= e["ts"] and e["ts"] + e["dur"] <= end]
+        if not inside:
+            continue
+        first = min(e["ts"] for e in inside)
+        last = max(e["ts"] + e["dur"] for e in inside)
+        on_compute = [(e["ts"], e["ts"] + e["dur"]) for e in inside if e.get("args", {}).get("stream") == compute]
+        on_comm = [(e["ts"], e["ts"] + e["dur"]) for e in inside if e.get("args", {}).get("stream") != compute]
+        compute_busy = union_length(on_compute)
+        comm_busy = union_length(on_comm)
+        rows.append({
+            "gpu_us": last - first,
+            "compute_busy_us": compute_busy,
+            "compute_idle_us": (last - first) - compute_busy,
+            "comm_busy_us": comm_busy,
+            "comm_alone_us": comm_busy - intersection_length(on_comm, on_compute),
+            "comm_ops": sum(1 for e in inside if e.get("args", {}).get("stream") != compute),
+        })
+        for e in inside:
+            if e.get("args", {}).get("stream") != compute:
+                comm_ops[e["name"]] = comm_ops.get(e["name"], 0.0) + e["dur"]
+    median = {key: statistics.median(row[key] for row in rows) for key in rows[0]} if rows else {}
+    per_step = {name: total / len(rows) for name, total in sorted(comm_ops.items(), key=lambda kv: -kv[1])}
+    return {"steps": rows, "median": median, "comm_ops": per_step}
+
+
+def profile_steps(step, steps):
+    """Runs step() `steps` times under torch.profiler, each in an annotation named STEP_NAME, and analyses the
+    trace. step() must synchronize the GPU before it returns, so the step's GPU work lies inside its annotation."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            with record_function(STEP_NAME):
+                step()
+    handle, path = tempfile.mkstemp(suffix=".json")
+    os.close(handle)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as trace:
+            events = json.load(trace)["traceEvents"]
+    finally:
+        os.remove(path)
+    return analyse(events)

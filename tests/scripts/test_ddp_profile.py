@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""scripts/device/ddp_profile.py's analysis over chrome-trace events written here (the shape torch.profiler
+exports: CPU annotations, kernels and copies with their stream). Run by ctest (cpu.scripts.DdpProfile)."""
+import os
+import sys
+import unittest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "scripts", "device"))
+import ddp_profile  # noqa: E402
+
+
+def step(ts, dur):
+    return {"ph": "X", "cat": "user_annotation", "name": "ddp_step", "ts": ts, "dur": dur}
+
+
+def op(name, ts, dur, stream, cat="kernel"):
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "args": {"stream": stream}}
+
+
+class UnionTest(unittest.TestCase):
+    def test_overlapping_nested_and_apart(self):
+        self.assertEqual(ddp_profile.union_length([(0, 10), (5, 15), (20, 30), (22, 25)]), 25)
+        self.assertEqual(ddp_profile.union_length([]), 0)
+        self.assertEqual(ddp_profile.intersection_length([(0, 10)], [(5, 20)]), 5)
+        self.assertEqual(ddp_profile.intersection_length([(0, 10)], [(10, 20)]), 0)
+
+
+class AnalyseTest(unittest.TestCase):
+    def test_spans_of_each_step(self):
+        # Stream 7 computes (most kernel time); 20 communicates: an all-reduce overlapping the backward by 30 us,
+        # then 20 us alone (the next step 40), while the compute stream waits; a copy on a third stream counts as communication too.
+        events = [
+            step(1000, 500),
+            op("fwd", 1010, 100, 7), op("bwd", 1110, 150, 7),
+            op("allreduce", 1230, 50, 20), op("copy", 1280, 10, 21, cat="gpu_memcpy"),
+            op("opt", 1300, 40, 7),
+            step(2000, 500),
+            op("fwd", 2010, 100, 7), op("bwd", 2110, 150, 7),
+            op("allreduce", 2230, 70, 20),
+            op("opt", 2310, 40, 7),
+            op("outside", 3000, 5, 20),  # in no step
+        ]
+        result = ddp_profile.analyse(events)
+        first, second = result["steps"]
+        self.assertEqual(first["gpu_us"], 330)
+        self.assertEqual(first["compute_busy_us"], 290)
+        self.assertEqual(first["compute_idle_us"], 40)
+        self.assertEqual(first["comm_busy_us"], 60)
+        self.assertEqual(first["comm_alone_us"], 30)
+        self.assertEqual(first["comm_ops"], 2)
+        self.assertEqual(second["comm_alone_us"], 40)
+        self.assertEqual(result["median"]["comm_alone_us"], 35)
+        self.assertEqual(result["comm_ops"], {"allreduce": 60.0, "copy": 5.0})
+
+    def test_no_steps_or_no_kernels(self):
+        self.assertEqual(ddp_profile.analyse([op("k", 0, 1, 7)])["steps"], [])
+        self.assertEqual(ddp_profile.analyse([step(0, 10)])["steps"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
