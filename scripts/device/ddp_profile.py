@@ -36,11 +36,12 @@ def intersection_length(a, b):
     return union_length(a) + union_length(b) - union_length(list(a) + list(b))
 
 
-def analyse(events, step_name=STEP_NAME):
+def analyse(events, step_name=STEP_NAME, timeline_steps=2):
     """Per-step spans from chrome-trace events: the CPU annotations named step_name (each step's work synchronized
     inside it) and the GPU operations (kernels, copies, sets) within each. The compute stream is the one with the
     most kernel time over the whole trace. Returns {"steps": [...], "median": {...}, "comm_ops": {name: us per
-    step}}."""
+    step}, "timeline": [...]}: the last `timeline_steps` steps' GPU operations, [step, "compute" or "comm", stream,
+    start and duration in us from the step's first operation, name], to study offline."""
     steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
                    if e.get("ph") == "X" and e.get("name") == step_name and e.get("cat") == "user_annotation")
     gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATEGORIES and "dur" in e]
@@ -50,15 +51,21 @@ def analyse(events, step_name=STEP_NAME):
             stream = e.get("args", {}).get("stream")
             kernel_time[stream] = kernel_time.get(stream, 0.0) + e["dur"]
     if not steps or not kernel_time:
-        return {"steps": [], "median": {}, "comm_ops": {}}
+        return {"steps": [], "median": {}, "comm_ops": {}, "timeline": []}
     compute = max(kernel_time, key=kernel_time.get)
     rows = []
     comm_ops = {}
-    for begin, end in steps:
+    timeline = []
+    for index, (begin, end) in enumerate(steps):
         inside = [e for e in gpu if begin <= e["ts"] and e["ts"] + e["dur"] <= end]
         if not inside:
             continue
         first = min(e["ts"] for e in inside)
+        if index >= len(steps) - timeline_steps:
+            for e in sorted(inside, key=lambda e: e["ts"]):
+                stream = e.get("args", {}).get("stream")
+                timeline.append([index, "compute" if stream == compute else "comm", stream,
+                                 round(e["ts"] - first, 1), round(e["dur"], 1), e["name"][:80]])
         last = max(e["ts"] + e["dur"] for e in inside)
         on_compute = [(e["ts"], e["ts"] + e["dur"]) for e in inside if e.get("args", {}).get("stream") == compute]
         on_comm = [(e["ts"], e["ts"] + e["dur"]) for e in inside if e.get("args", {}).get("stream") != compute]
@@ -77,7 +84,7 @@ def analyse(events, step_name=STEP_NAME):
                 comm_ops[e["name"]] = comm_ops.get(e["name"], 0.0) + e["dur"]
     median = {key: statistics.median(row[key] for row in rows) for key in rows[0]} if rows else {}
     per_step = {name: total / len(rows) for name, total in sorted(comm_ops.items(), key=lambda kv: -kv[1])}
-    return {"steps": rows, "median": median, "comm_ops": per_step}
+    return {"steps": rows, "median": median, "comm_ops": per_step, "timeline": timeline}
 
 
 def profile_steps(step, steps):

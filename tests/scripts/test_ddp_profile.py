@@ -52,6 +52,10 @@ class AnalyseTest(unittest.TestCase):
         self.assertEqual(second["comm_alone_us"], 40)
         self.assertEqual(result["median"]["comm_alone_us"], 35)
         self.assertEqual(result["comm_ops"], {"allreduce": 60.0, "copy": 5.0})
+        self.assertEqual(ddp_profile.analyse(events, timeline_steps=1)["timeline"], [
+            [1, "compute", 7, 0, 100, "fwd"], [1, "compute", 7, 100, 150, "bwd"],
+            [1, "comm", 20, 220, 70, "allreduce"], [1, "compute", 7, 300, 40, "opt"]])
+        self.assertEqual(len(result["timeline"]), 9, "both steps' operations, the one outside none")
 
     def test_no_steps_or_no_kernels(self):
         self.assertEqual(ddp_profile.analyse([op("k", 0, 1, 7)])["steps"], [])
