@@ -40,11 +40,20 @@ struct StagedCallKey {
 /// least recently used one where that graph has not been replayed for kColdAfter calls; any other runs eagerly. So
 /// calls cycling over more buffers than there are slots (a model's many layers) keep the graphs they have and run
 /// the rest eagerly, rather than capturing again and again. Pure: the GPU side keeps a graph per slot.
+///
+/// A training step cycles over its gradient buckets: PyTorch DDP's 25 MiB buckets of a 77 M-parameter model are 11
+/// calls a step. With 8 slots, 2-3 of them ran eagerly every step (the profile's timeline), an eager staged call
+/// costing the host thread that also launches the backward pass some 100 us more than a replay, and the step took
+/// 2.7-5% longer than NCCL's (bench/results/2026-11-30-h200x2-rooted-sharing/, s1-s6). 64 slots hold the buckets of
+/// models up to some 400 M parameters (1.6 GB of float gradients); a graph is a few dozen nodes per rank.
 class StagedGraphPolicy {
  public:
-  static constexpr std::size_t kSlots = 8;
-  static constexpr std::size_t kRecentCalls = 16;
-  static constexpr std::uint64_t kColdAfter = 64;
+  static constexpr std::size_t kSlots = 64;
+  static constexpr std::size_t kRecentCalls = 2 * kSlots;
+  static constexpr std::uint64_t kColdAfter = 2 * kRecentCalls;
+  // A cycle of calls as long as the slots is captured whole (each key comes back among the recent ones), and a graph
+  // replayed once a cycle the recent calls can hold never counts as cold.
+  static_assert(kRecentCalls >= kSlots && kColdAfter >= kRecentCalls, "cycles the slots hold must stay captured");
 
   enum class Action { Eager, Capture, Replay };
   struct Decision {

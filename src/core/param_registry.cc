@@ -361,7 +361,7 @@ const std::vector<ParamSpec>& paramRegistry() {
        0,
        "Whether a call on unregistered buffers across processes whose shape and buffers came among the latest calls "
        "is captured once into a CUDA graph per rank and replayed from then on (one launch instead of its chunks' "
-       "copies, kernels and events one by one), eight graphs kept a communicator. OFF issues every call's "
+       "copies, kernels and events one by one), 64 graphs kept a communicator. OFF issues every call's "
        "operations one by one. For comparison; ranks may differ.",
        ParamAudience::Tuning},
       {"PEERLINK_COLL_SHARE_BUFFERS",
