@@ -39,20 +39,21 @@ def intersection_length(a, b):
 def analyse(events, step_name=STEP_NAME, timeline_steps=2):
     """Per-step spans from chrome-trace events: the CPU annotations named step_name (each step's work synchronized
     inside it) and the GPU operations (kernels, copies, sets) within each. The compute stream is the one with the
-    most kernel time over the whole trace. Returns {"steps": [...], "median": {...}, "comm_ops": {name: us per
+    most kernels over the whole trace (not the most kernel time: a communication kernel that waits for its peers
+    may outlast the backward pass's hundreds of short ones). Returns {"steps": [...], "median": {...}, "comm_ops": {name: us per
     step}, "timeline": [...]}: the last `timeline_steps` steps' GPU operations, [step, "compute" or "comm", stream,
     start and duration in us from the step's first operation, name], to study offline."""
     steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
                    if e.get("ph") == "X" and e.get("name") == step_name and e.get("cat") == "user_annotation")
     gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATEGORIES and "dur" in e]
-    kernel_time = {}
+    kernels = {}
     for e in gpu:
         if e["cat"] == "kernel":
             stream = e.get("args", {}).get("stream")
-            kernel_time[stream] = kernel_time.get(stream, 0.0) + e["dur"]
-    if not steps or not kernel_time:
+            kernels[stream] = kernels.get(stream, 0) + 1
+    if not steps or not kernels:
         return {"steps": [], "median": {}, "comm_ops": {}, "timeline": []}
-    compute = max(kernel_time, key=kernel_time.get)
+    compute = max(kernels, key=kernels.get)
     rows = []
     comm_ops = {}
     timeline = []

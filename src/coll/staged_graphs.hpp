@@ -42,10 +42,9 @@ struct StagedCallKey {
 /// the rest eagerly, rather than capturing again and again. Pure: the GPU side keeps a graph per slot.
 ///
 /// A training step cycles over its gradient buckets: PyTorch DDP's 25 MiB buckets of a 77 M-parameter model are 11
-/// calls a step. With 8 slots, 2-3 of them ran eagerly every step (the profile's timeline), an eager staged call
-/// costing the host thread that also launches the backward pass some 100 us more than a replay, and the step took
-/// 2.7-5% longer than NCCL's (bench/results/2026-11-30-h200x2-rooted-sharing/, s1-s6). 64 slots hold the buckets of
-/// models up to some 400 M parameters (1.6 GB of float gradients); a graph is a few dozen nodes per rank.
+/// calls a step, of which 8 slots left 2-3 eager every step (the profiled timeline of bench/results/
+/// 2026-11-30-h200x2-rooted-sharing/, s6); with 64 every one replays (s7). 64 slots hold the buckets of models up to
+/// some 400 M parameters (1.6 GB of float gradients); a graph is a few dozen nodes per rank.
 class StagedGraphPolicy {
  public:
   static constexpr std::size_t kSlots = 64;

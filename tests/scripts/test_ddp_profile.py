@@ -28,7 +28,7 @@ class UnionTest(unittest.TestCase):
 
 class AnalyseTest(unittest.TestCase):
     def test_spans_of_each_step(self):
-        # Stream 7 computes (most kernel time); 20 communicates: an all-reduce overlapping the backward by 30 us,
+        # Stream 7 computes (most kernels); 20 communicates: an all-reduce overlapping the backward by 30 us,
         # then 20 us alone (the next step 40), while the compute stream waits; a copy on a third stream counts as communication too.
         events = [
             step(1000, 500),
@@ -56,6 +56,14 @@ class AnalyseTest(unittest.TestCase):
             [1, "compute", 7, 0, 100, "fwd"], [1, "compute", 7, 100, 150, "bwd"],
             [1, "comm", 20, 220, 70, "allreduce"], [1, "compute", 7, 300, 40, "opt"]])
         self.assertEqual(len(result["timeline"]), 9, "both steps' operations, the one outside none")
+
+    def test_the_compute_stream_has_the_most_kernels_not_the_most_time(self):
+        # A communication kernel launched early waits for its peer through three compute kernels.
+        events = [step(0, 1000), op("wait_and_reduce", 10, 500, 20),
+                  op("k1", 20, 50, 7), op("k2", 80, 50, 7), op("k3", 140, 50, 7)]
+        result = ddp_profile.analyse(events)
+        self.assertEqual(result["comm_ops"], {"wait_and_reduce": 500.0})
+        self.assertEqual(result["steps"][0]["compute_busy_us"], 150)
 
     def test_no_steps_or_no_kernels(self):
         self.assertEqual(ddp_profile.analyse([op("k", 0, 1, 7)])["steps"], [])
