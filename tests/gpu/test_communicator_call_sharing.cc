@@ -95,6 +95,19 @@ std::string allReduceChecked(Communicator& comm, int rank, float* buffer, std::s
   return "";
 }
 
+// `buffer` (`count` floats) registered as a window, `calls` checked all-reduces on it (calls firstCall, ...), the
+// window deregistered: "" or what went wrong.
+std::string callsOnARegisteredWindow(Communicator& comm, int rank, void* buffer, std::size_t count, int firstCall,
+                                     int calls, cudaStream_t stream) {
+  const int window = comm.registerWindow({buffer}, {count * sizeof(float)});
+  for (int call = firstCall; call < firstCall + calls; ++call) {
+    const std::string problem = allReduceChecked(comm, rank, static_cast<float*>(buffer), count, call, stream);
+    if (!problem.empty()) return "on a registered window: " + problem;
+  }
+  comm.deregisterWindow(window);
+  return "";
+}
+
 int buffersComeBackAndFreedOnesAreNotConfused(Communicator& comm, int rank) {
   const auto open = [&comm] { return coll::CommunicatorAccess::openWindowMappings(comm); };
   Stream stream(comm.device(rank));
@@ -158,13 +171,9 @@ int windowsWhereASharedCallMappedAFreedBuffer(Communicator& comm, int rank) {
     for (DeviceBuffer* buffer : {&first, &second}) {
       const auto at = reinterpret_cast<std::uintptr_t>(buffer->data());
       if (at > freedStart && at < freedStart + 2 * count * sizeof(float)) ++exercised;
-      const int window = comm.registerWindow({buffer->data()}, {count * sizeof(float)});
-      for (int call = 1; call <= 2; ++call) {
-        const std::string problem =
-            allReduceChecked(comm, rank, static_cast<float*>(buffer->data()), count, 10 * round + call, stream.get());
-        if (!problem.empty()) return fail(rank, "on a registered window: " + problem);
-      }
-      comm.deregisterWindow(window);
+      const std::string problem =
+          callsOnARegisteredWindow(comm, rank, buffer->data(), count, 10 * round + 1, 2, stream.get());
+      if (!problem.empty()) return fail(rank, problem);
     }
   }
   if (exercised == 0) {
@@ -195,11 +204,9 @@ int aWindowBesideACachedCallsBuffer(Communicator& comm, int rank) {
     DeviceBuffer beside(comm.device(rank), windowCount * sizeof(float));
     const auto page = reinterpret_cast<std::uintptr_t>(kept.back().data()) / (std::size_t{2} << 20);
     if (reinterpret_cast<std::uintptr_t>(beside.data()) / (std::size_t{2} << 20) == page) ++exercised;
-    const int window = comm.registerWindow({beside.data()}, {windowCount * sizeof(float)});
     const std::string onWindow =
-        allReduceChecked(comm, rank, static_cast<float*>(beside.data()), windowCount, 30 + round, stream.get());
-    if (!onWindow.empty()) return fail(rank, "on the registered window: " + onWindow);
-    comm.deregisterWindow(window);
+        callsOnARegisteredWindow(comm, rank, beside.data(), windowCount, 30 + round, 1, stream.get());
+    if (!onWindow.empty()) return fail(rank, onWindow);
   }
   if (exercised == 0) return fail(rank, "no buffer landed in a shared one's page: the case is not exercised");
   if (!coll::CommunicatorAccess::sharesAtCall(comm)) return fail(rank, "sharing ended on the way (see the WARN above)");
