@@ -40,9 +40,10 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
     """Per-step spans from chrome-trace events: the CPU annotations named step_name (each step's work synchronized
     inside it) and the GPU operations (kernels, copies, sets) within each. The compute stream is the one with the
     most kernels over the whole trace (not the most kernel time: a communication kernel that waits for its peers
-    may outlast the backward pass's hundreds of short ones). Returns {"steps": [...], "median": {...}, "comm_ops": {name: us per
-    step}, "timeline": [...]}: the last `timeline_steps` steps' GPU operations, [step, "compute" or "comm", stream,
-    start and duration in us from the step's first operation, name], to study offline."""
+    may outlast the backward pass's hundreds of short ones). Returns {"steps": [...], "median": {...},
+    "comm_ops": {name: us per step}, "timeline": [...]}: the last `timeline_steps` steps' GPU operations, [step,
+    "compute" or "comm", stream, start and duration in us from the step's first operation, name], to study
+    offline."""
     steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
                    if e.get("ph") == "X" and e.get("name") == step_name and e.get("cat") == "user_annotation")
     gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATEGORIES and "dur" in e]
