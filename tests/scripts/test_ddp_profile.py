@@ -28,8 +28,9 @@ class UnionTest(unittest.TestCase):
 
 class AnalyseTest(unittest.TestCase):
     def test_spans_of_each_step(self):
-        # Stream 7 computes (most kernels); 20 communicates: an all-reduce overlapping the backward by 30 us,
-        # then 20 us alone (the next step 40), while the compute stream waits; a copy on a third stream counts as communication too.
+        # Stream 7 computes (most kernels); 20 communicates: an all-reduce overlapping the backward by 30 us, then
+        # 20 us alone (the next step 40), while the compute stream waits; a copy on a third stream counts as
+        # communication too.
         events = [
             step(1000, 500),
             op("fwd", 1010, 100, 7), op("bwd", 1110, 150, 7),
