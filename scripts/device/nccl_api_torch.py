@@ -162,9 +162,15 @@ class Model(nn.Module):
         return self.head(self.blocks(self.embed(tokens)))
 
 
+PHASES = ("forward", "backward", "optimizer", "backward_host")
+
+
 def ddp_steps(rank, device, steps, width=256, layers=2, profiled=0):
-    """Losses and step times of `steps` steps, then the GPU spans of `profiled` more under torch.profiler
-    (ddp_profile.py; None when 0)."""
+    """Losses, step times and phase times of `steps` steps, then the GPU spans of `profiled` more under
+    torch.profiler (ddp_profile.py; None when 0). A step's phases, in ms: the GPU's forward pass (with the loss and
+    zero_grad), its backward pass up to the point where DDP has made the compute stream wait for the last bucket's
+    all-reduce, its optimizer step (CUDA events on the compute stream, no profiler), and the host's time in
+    loss.backward() (the thread that launches the backward pass also issues the buckets' all-reduces)."""
     torch.manual_seed(1234)  # the same weights and data in every run and rank
     model = Model(width=width, layers=layers).to(device)
     ddp = nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
@@ -173,20 +179,30 @@ def ddp_steps(rank, device, steps, width=256, layers=2, profiled=0):
 
     def step():
         tokens = torch.randint(0, 1024, (8, 128), generator=generator).to(device)
+        marks = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
         torch.cuda.synchronize()
         start = time.perf_counter()
+        marks[0].record()
         logits = ddp(tokens[:, :-1])
         loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
         optimizer.zero_grad()
+        marks[1].record()
+        backward_start = time.perf_counter()
         loss.backward()
+        backward_host = time.perf_counter() - backward_start
+        marks[2].record()
         optimizer.step()
+        marks[3].record()
         torch.cuda.synchronize()
-        return loss, time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        phases = [marks[i].elapsed_time(marks[i + 1]) for i in range(3)] + [backward_host * 1e3]
+        return loss, seconds, phases
 
-    losses, times = [], []
+    losses, times, phase_times = [], [], []
     for _ in range(steps):
-        loss, seconds = step()
+        loss, seconds, phases = step()
         times.append(seconds)
+        phase_times.append(phases)
         summed = loss.detach().clone()
         dist.all_reduce(summed)
         losses.append(summed.item() / dist.get_world_size())
@@ -195,7 +211,7 @@ def ddp_steps(rank, device, steps, width=256, layers=2, profiled=0):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import ddp_profile  # beside this script
         spans = ddp_profile.profile_steps(step, profiled)
-    return losses, times, spans
+    return losses, times, phase_times, spans
 
 
 def latency(device, sizes, iterations=200):
@@ -263,8 +279,8 @@ def main():
             collectives(rank // 2, (world + 1) // 2, device, checks, group=evens, tag="new_group ",
                         global_rank=lambda r: 2 * r)
         captured(rank, world, device, checks)
-    losses, step_times, spans = ddp_steps(rank, device, args.steps, args.model_width, args.model_layers,
-                                          args.profile_steps)
+    losses, step_times, phase_times, spans = ddp_steps(rank, device, args.steps, args.model_width,
+                                                       args.model_layers, args.profile_steps)
     if not args.only_ddp:
         latencies, call_times = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
     libraries = loaded_libraries()
@@ -285,6 +301,8 @@ def main():
             "ddp_losses": losses,
             "ddp_step_ms_median": statistics.median(step_times[2:]) * 1e3 if len(step_times) > 2 else None,
             "ddp_step_ms": [t * 1e3 for t in step_times],
+            "ddp_phase_ms_median": {name: statistics.median(p[i] for p in phase_times[2:])
+                                    for i, name in enumerate(PHASES)} if len(phase_times) > 2 else None,
             "ddp_profile": spans,
             "all_reduce_us_median": latencies,
             "all_reduce_call_us_median": call_times,

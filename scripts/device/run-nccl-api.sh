@@ -184,8 +184,10 @@ case $phase in
         echo "$log: median step $(python3 -c "
 import json
 report = json.load(open('$p/$log.json'))
+phases = report.get('ddp_phase_ms_median') or {}
 spans = (report.get('ddp_profile') or {}).get('median') or {}
-print('%.3f ms' % report['ddp_step_ms_median'] + ''.join('; %s %.0f' % kv for kv in spans.items()))" 2>/dev/null)"
+print('%.3f ms' % report['ddp_step_ms_median'] + ''.join('; %s %.2f ms' % kv for kv in phases.items()) +
+      ''.join('; profiled %s %.0f' % kv for kv in spans.items()))" 2>/dev/null)"
       done
       save
     done
