@@ -19,8 +19,8 @@
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
 #                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
 #                each run's median step; DDP_ARGS sizes the model (--model-width, --model-layers)
-#   sharing      the plain runs (reduce too) with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF, each compared with
-#                the real NCCL: where sharing at the call wins and where the staging windows do
+#   sharing      the plain phase with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF (perf-plain-AUTO.txt, ...), each
+#                compared with the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
 phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain|sharing|ddp [GPUS]}
 gpus=${2:-4}
@@ -58,21 +58,42 @@ nccl_tests() {
   }
 }
 
+# run_parts RUN: a run named NAME[:VAR=VALUE,VAR=VALUE...] (PLAIN_RUNS, DDP_RUNS) into run_name and the array
+# run_settings.
+run_parts() {
+  run_name=${1%%:*}
+  run_settings=()
+  [ "$1" = "$run_name" ] || IFS=, read -ra run_settings <<<"${1#*:}"
+}
+
 # plain_runs: one process per GPU, eager, unregistered buffers -- what PyTorch's DDP and FSDP call. PLAIN_BINARIES
 # (default the six collectives) and PLAIN_RUNS: peerlink's runs, NAME[:VAR=VALUE,VAR=VALUE...] each, into
 # perf-plain-NAME.txt (default: one, "peerlink", with no settings).
 plain_runs() {
-  local b run name setting settings
+  local b run setting
   for b in ${PLAIN_BINARIES:-all_reduce all_gather reduce_scatter alltoall broadcast reduce}; do
     nccl_tests perf-plain-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
     for run in ${PLAIN_RUNS:-peerlink}; do
-      name=${run%%:*}
-      settings=()
-      [ "$run" = "$name" ] || IFS=, read -ra settings <<<"${run#*:}"
-      for setting in "${settings[@]}"; do export "${setting?}"; done
-      nccl_tests "perf-plain-$name" "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
-      for setting in "${settings[@]}"; do unset "${setting%%=*}"; done
+      run_parts "$run"
+      for setting in "${run_settings[@]}"; do export "${setting?}"; done
+      nccl_tests "perf-plain-$run_name" "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+      for setting in "${run_settings[@]}"; do unset "${setting%%=*}"; done
     done
+  done
+  save
+}
+
+# compare_plain_runs: each of plain_runs' peerlink runs against NCCL's, into perf-plain-compare.* (the run named
+# peerlink) or perf-plain-NAME-compare.*.
+compare_plain_runs() {
+  local run compared
+  for run in ${PLAIN_RUNS:-peerlink}; do
+    run_parts "$run"
+    compared=perf-plain-compare
+    [ "$run_name" = peerlink ] || compared=perf-plain-$run_name-compare
+    echo "== $run"
+    python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-plain-nccl.txt" "$p/perf-plain-$run_name.txt" \
+      --json "$p/$compared.json" | tee "$p/$compared.txt"
   done
   save
 }
@@ -152,15 +173,7 @@ case $phase in
     ;;
   plain)
     plain_runs
-    for run in ${PLAIN_RUNS:-peerlink}; do
-      name=${run%%:*}
-      compared=perf-plain-compare
-      [ "$name" = peerlink ] || compared=perf-plain-$name-compare
-      echo "== $run"
-      python3 scripts/device/nccl_api_compare.py nccl-tests "$p/perf-plain-nccl.txt" "$p/perf-plain-$name.txt" \
-        --json "$p/$compared.json" | tee "$p/$compared.txt"
-    done
-    save
+    compare_plain_runs
     ;;
   ddp)
     # DDP_RUNS: the runs of a round, NAME[:VAR=VALUE,VAR=VALUE...] each; "nccl" is the real NCCL, any other name
@@ -171,14 +184,10 @@ case $phase in
     read -ra ddp_args <<<"${DDP_ARGS:-}"
     for round in $(seq 1 "${DDP_ROUNDS:-2}"); do
       for run in $runs; do
-        name=${run%%:*}
-        settings=()
-        [ "$name" = nccl ] || settings=("LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2")
-        if [ "$run" != "$name" ]; then
-          IFS=, read -ra more <<<"${run#*:}"
-          settings+=("${more[@]}")
-        fi
-        log=ddp-$name-$round
+        run_parts "$run"
+        settings=("${run_settings[@]}")
+        [ "$run_name" = nccl ] || settings+=("LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2")
+        log=ddp-$run_name-$round
         timeout 240 env "${settings[@]}" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py \
           --only-ddp --steps 200 "${ddp_args[@]}" --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1
         echo "$log: median step $(python3 -c "
@@ -193,19 +202,9 @@ print('%.3f ms' % report['ddp_step_ms_median'] + ''.join('; %s %.2f ms' % kv for
     done
     ;;
   sharing)
-    for b in all_reduce all_gather reduce_scatter alltoall broadcast reduce; do
-      nccl_tests sharing-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
-      for sharing in AUTO ON OFF; do
-        export PEERLINK_COLL_SHARE_BUFFERS=$sharing
-        nccl_tests "sharing-$sharing" "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
-        unset PEERLINK_COLL_SHARE_BUFFERS
-      done
-    done
-    save
-    for sharing in AUTO ON OFF; do
-      python3 scripts/device/nccl_api_compare.py nccl-tests "$p/sharing-nccl.txt" "$p/sharing-$sharing.txt" \
-        --json "$p/sharing-$sharing-compare.json" >"$p/sharing-$sharing-compare.txt"
-    done
+    PLAIN_RUNS="AUTO:PEERLINK_COLL_SHARE_BUFFERS=AUTO ON:PEERLINK_COLL_SHARE_BUFFERS=ON OFF:PEERLINK_COLL_SHARE_BUFFERS=OFF"
+    plain_runs
+    compare_plain_runs
     ;;
   *)
     echo "run-nccl-api.sh: unknown phase '$phase' (tests, torch, correctness, perf, plain, sharing, ddp)" >&2

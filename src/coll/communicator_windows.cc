@@ -19,16 +19,21 @@ namespace {
 // The id registerWindow gives on a communicator that runs staged plans (UserWindows numbers its windows from 1).
 constexpr int kUnusedWindow = 0;
 
+// The ranks whose processes failed (coll::ranksThatFailed over the world's exchange): the same on every process.
+std::vector<int> ranksThatFailed(coll::WorldExchange& exchange, const std::vector<int>& local, int nranks,
+                                 bool failed) {
+  return coll::ranksThatFailed([&exchange](const std::vector<std::vector<std::uint8_t>>& blobs,
+                                           std::size_t bytes) { return exchange.allGather(blobs, bytes); },
+                               local.size(), nranks, failed);
+}
+
 // Whether every process got through a stage of a registration: each local rank says whether its process did, all
 // ranks learn all. Every process calls it whether its stage succeeded (`failed` nullopt) or not; afterwards, where
 // any failed, every process throws: its own error, or Error(RemoteError) naming the ranks whose processes failed. So no
 // process keeps a window another has not (its peers would reach buffers it stages, or the reverse).
 void agree(coll::WorldExchange& exchange, const std::vector<int>& local, int nranks, const std::optional<Error>& failed,
            const char* stage) {
-  const std::vector<int> ranks =
-      coll::ranksThatFailed([&exchange](const std::vector<std::vector<std::uint8_t>>& blobs,
-                                        std::size_t bytes) { return exchange.allGather(blobs, bytes); },
-                            local.size(), nranks, failed.has_value());
+  const std::vector<int> ranks = ranksThatFailed(exchange, local, nranks, failed.has_value());
   if (failed) throw *failed;
   if (!ranks.empty()) {
     throw Error(ErrorCode::RemoteError,
@@ -111,9 +116,7 @@ int Communicator::registerWindow(const std::vector<void*>& buffers, const std::v
   };
   std::optional<Error> unopened = open();
   const std::vector<int> failed = state.withExchange([&](coll::WorldExchange& exchange) {
-    return coll::ranksThatFailed([&exchange](const std::vector<std::vector<std::uint8_t>>& blobs,
-                                             std::size_t size) { return exchange.allGather(blobs, size); },
-                                 local.size(), comm.nranks, unopened.has_value());
+    return ranksThatFailed(exchange, local, comm.nranks, unopened.has_value());
   });
   if (failed.empty()) return id;
   // An open may fail while shared calls' cached windows map other allocations of the process (closeSharedCalls says
