@@ -165,12 +165,13 @@ class Model(nn.Module):
 PHASES = ("forward", "backward", "optimizer", "backward_host")
 
 
-def ddp_steps(rank, device, steps, width=256, layers=2, profiled=0):
-    """Losses, step times and phase times of `steps` steps, then the GPU spans of `profiled` more under
-    torch.profiler (ddp_profile.py; None when 0). A step's phases, in ms: the GPU's forward pass (with the loss and
-    zero_grad), its backward pass up to the point where DDP has made the compute stream wait for the last bucket's
-    all-reduce, its optimizer step (CUDA events on the compute stream, no profiler), and the host's time in
-    loss.backward() (the thread that launches the backward pass also issues the buckets' all-reduces)."""
+def ddp_steps(rank, device, steps, width=256, layers=2, profiled=0, batch=8):
+    """Losses, step times and phase times of `steps` steps (each of `batch` sequences of 128 tokens), then the GPU
+    spans of `profiled` more under torch.profiler (ddp_profile.py; None when 0). A step's phases, in ms: the GPU's
+    forward pass (with the loss and zero_grad), its backward pass up to the point where DDP has made the compute
+    stream wait for the last bucket's all-reduce, its optimizer step (CUDA events on the compute stream, no
+    profiler), and the host's time in loss.backward() (the thread that launches the backward pass also issues the
+    buckets' all-reduces)."""
     torch.manual_seed(1234)  # the same weights and data in every run and rank
     model = Model(width=width, layers=layers).to(device)
     ddp = nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
@@ -178,7 +179,7 @@ def ddp_steps(rank, device, steps, width=256, layers=2, profiled=0):
     generator = torch.Generator(device="cpu").manual_seed(99 + rank)
 
     def step():
-        tokens = torch.randint(0, 1024, (8, 128), generator=generator).to(device)
+        tokens = torch.randint(0, 1024, (batch, 128), generator=generator).to(device)
         marks = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -248,6 +249,9 @@ def main():
     parser.add_argument("--model-width", type=int, default=256,
                         help="the transformer's width (its gradients: about 12 x width^2 x layers floats)")
     parser.add_argument("--model-layers", type=int, default=2, help="the transformer's layers")
+    parser.add_argument("--batch", type=int, default=8,
+                        help="sequences of 128 tokens a DDP step: more makes the step's GPU work longer beside the "
+                             "same gradients (the default's backward pass is paced by the host's kernel launches)")
     parser.add_argument("--profile-steps", type=int, default=0,
                         help="after the timed steps, this many more under torch.profiler: where each step's GPU time "
                              "went (ddp_profile.py), in the JSON as ddp_profile")
@@ -280,7 +284,7 @@ def main():
                         global_rank=lambda r: 2 * r)
         captured(rank, world, device, checks)
     losses, step_times, phase_times, spans = ddp_steps(rank, device, args.steps, args.model_width,
-                                                       args.model_layers, args.profile_steps)
+                                                       args.model_layers, args.profile_steps, args.batch)
     if not args.only_ddp:
         latencies, call_times = latency(device, [8, 1 << 10, 1 << 16, 1 << 20, 16 << 20, 64 << 20])
     libraries = loaded_libraries()

@@ -18,7 +18,7 @@
 #                (PLAIN_BINARIES, PLAIN_RUNS: below)
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
 #                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
-#                each run's median step; DDP_ARGS sizes the model (--model-width, --model-layers)
+#                each run's median step; DDP_ARGS sizes the model and its batch (--model-width, --model-layers, --batch)
 #   sharing      the plain phase with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF (perf-plain-AUTO.txt, ...), each
 #                compared with the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
@@ -179,7 +179,7 @@ case $phase in
     # DDP_RUNS: the runs of a round, NAME[:VAR=VALUE,VAR=VALUE...] each; "nccl" is the real NCCL, any other name
     # peerlink (LD_PRELOAD) with those settings.
     # DDP_ROUNDS: how many times each (default 2); DDP_ARGS: more arguments of nccl_api_torch.py (the model's size:
-    # --model-width 1024 --model-layers 6).
+    # --model-width 1024 --model-layers 6; and sequences a step: --batch 32).
     runs=${DDP_RUNS:-nccl auto:PEERLINK_COLL_SHARE_BUFFERS=AUTO off:PEERLINK_COLL_SHARE_BUFFERS=OFF}
     read -ra ddp_args <<<"${DDP_ARGS:-}"
     for round in $(seq 1 "${DDP_ROUNDS:-2}"); do
