@@ -13,8 +13,6 @@
 #include "coll/staging_schedule.hpp"
 #include "core/cuda_check.hpp"
 #include "core/log.hpp"
-#include "kernels/coll_kernels.cuh"
-#include "kernels/copy_kernels.cuh"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -24,13 +22,10 @@ const CallArgs& shapeOf(const CommState& state, const std::vector<CallArgs>& set
   return set[static_cast<std::size_t>(state.localRanks().front())];
 }
 
-// `copySms` > 0: a one-row copy by peerlink's copy kernel on that many SMs (PEERLINK_COLL_STAGE_COPY_SMS).
-void copyOnStream(const StridedCopy& copy, const void* src, void* dst, cudaStream_t stream, int copySms) {
+void copyOnStream(const StridedCopy& copy, const void* src, void* dst, cudaStream_t stream) {
   const auto* from = static_cast<const unsigned char*>(src) + copy.srcOffset;
   auto* to = static_cast<unsigned char*>(dst) + copy.dstOffset;
-  if (copy.rows == 1 && copySms > 0) {
-    kernels::launchSmCopy(to, from, copy.rowBytes, copySms, stream);
-  } else if (copy.rows == 1) {
+  if (copy.rows == 1) {
     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, copy.rowBytes, cudaMemcpyDeviceToDevice, stream));
   } else {
     PEERLINK_CUDA_CHECK(cudaMemcpy2DAsync(to, copy.dstPitch, from, copy.srcPitch, copy.rowBytes, copy.rows,
@@ -82,24 +77,19 @@ void launchChunk(CommState& state, const std::vector<CallArgs>& set, const Symme
   launchCollectiveSet(state, windowed, SetPointers(std::move(tables)), capturing);
 }
 
-// One of rank r's operations other than the kernel, with its GPU current.
-void runRankOp(const CommState& state, int r, const StagingOp& op, const CallArgs& call, const StagedChunk& chunk,
-               void* window, bool capturing) {
-  const StagingStreams& streams = *state.ranks[static_cast<std::size_t>(r)].staging;
+// One of a rank's operations other than the kernel, with its GPU current.
+void runRankOp(const StagingOp& op, const StagingStreams& streams, const CallArgs& call, const StagedChunk& chunk,
+               void* window) {
   const cudaStream_t lane = op.lane == StagingLane::Caller ? call.stream : streams.copies.get();
   const cudaEvent_t event = streams.events[static_cast<std::size_t>(op.event)].get();
   switch (op.kind) {
     case StagingOp::Kind::Record: PEERLINK_CUDA_CHECK(cudaEventRecord(event, lane)); break;
     case StagingOp::Kind::Wait: PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lane, event, 0)); break;
     case StagingOp::Kind::CopyIn:
-      for (const StridedCopy& copy : chunk.in) copyOnStream(copy, call.send, window, lane, state.stageCopySms);
+      for (const StridedCopy& copy : chunk.in) copyOnStream(copy, call.send, window, lane);
       break;
     case StagingOp::Kind::CopyOut:
-      for (const StridedCopy& copy : chunk.out) copyOnStream(copy, window, call.recv, lane, state.stageCopySms);
-      break;
-    case StagingOp::Kind::Gate:
-      kernels::launchCollGate(syncArgs(state, r, call.collective, false, allRanks(state)), lane,
-                              launchOf(state, r, capturing));
+      for (const StridedCopy& copy : chunk.out) copyOnStream(copy, window, call.recv, lane);
       break;
     case StagingOp::Kind::Kernel: break;  // every rank's at once: launchChunk
   }
@@ -179,14 +169,9 @@ void issueStagedSet(CommState& state, const std::vector<CallArgs>& set, bool cap
   // before its kernel issued first.
   std::vector<std::vector<StagingOp>> schedules(static_cast<std::size_t>(state.nranks));
   std::vector<std::size_t> issued(static_cast<std::size_t>(state.nranks), 0);
-  // The gate's choice from chunk 0's kernel, the same on every rank (chunk 0 is the largest, and its kernel's
-  // meeting is the call's first).
-  const bool gated =
-      !cuts.empty() &&
-      stagingGated(state.stageGate, chunkChoice(state, windowedSet(state, set, windows, cuts[0])).kernel);
   for (const int r : local) {
     const auto index = static_cast<std::size_t>(r);
-    schedules[index] = stagingSchedule(cuts.size(), !state.stageSerially && copiesAnything(plans[index]), gated);
+    schedules[index] = stagingSchedule(cuts.size(), !state.stageSerially && copiesAnything(plans[index]));
   }
   try {
     for (std::size_t k = 0; k <= cuts.size(); ++k) {
@@ -200,7 +185,7 @@ void issueStagedSet(CommState& state, const std::vector<CallArgs>& set, bool cap
           if (ops[at].kind == StagingOp::Kind::Kernel) {
             throw Error(ErrorCode::Internal, "launchStagedSet: a rank's kernels out of chunk order");
           }
-          runRankOp(state, r, ops[at], set[index], plans[index][ops[at].chunk], windows.window[r], capturing);
+          runRankOp(ops[at], *rank.staging, set[index], plans[index][ops[at].chunk], windows.window[r]);
         }
       }
       if (k == cuts.size()) break;

@@ -16,9 +16,6 @@ StagingOp copyIn(StagingLane lane, std::size_t chunk) {
 StagingOp kernel(std::size_t chunk) {
   return {StagingOp::Kind::Kernel, StagingLane::Caller, StagingEvent::Forked, chunk};
 }
-StagingOp gate() {
-  return {StagingOp::Kind::Gate, StagingLane::Caller, StagingEvent::Forked, 0};
-}
 StagingOp copyOut(StagingLane lane, std::size_t chunk) {
   return {StagingOp::Kind::CopyOut, lane, StagingEvent::Forked, chunk};
 }
@@ -31,12 +28,11 @@ StagingEvent kernelDone(std::size_t chunk) {
 
 }  // namespace
 
-std::vector<StagingOp> stagingSchedule(std::size_t chunks, bool pipelined, bool gated) {
+std::vector<StagingOp> stagingSchedule(std::size_t chunks, bool pipelined) {
   std::vector<StagingOp> ops;
   if (!pipelined || chunks < 2) {
     for (std::size_t k = 0; k < chunks; ++k) {
       ops.push_back(copyIn(StagingLane::Caller, k));
-      if (gated && k == 0) ops.push_back(gate());
       ops.push_back(kernel(k));
       ops.push_back(copyOut(StagingLane::Caller, k));
     }
@@ -49,7 +45,6 @@ std::vector<StagingOp> stagingSchedule(std::size_t chunks, bool pipelined, bool 
   ops.push_back(record(kCopies, StagingEvent::CopiedIn));
   for (std::size_t k = 0; k < chunks; ++k) {
     ops.push_back(wait(StagingLane::Caller, StagingEvent::CopiedIn));
-    if (gated && k == 0) ops.push_back(gate());
     ops.push_back(kernel(k));
     ops.push_back(record(StagingLane::Caller, kernelDone(k)));
     // Meanwhile, in the other half: chunk k-1's result out, then chunk k+1's input in.
@@ -78,29 +73,6 @@ std::vector<StagingOp> stagingAbandon(const std::vector<StagingOp>& schedule, st
   }
   if (!forked) return {};
   return {record(StagingLane::Copies, StagingEvent::Joined), wait(StagingLane::Caller, StagingEvent::Joined)};
-}
-
-bool stagingGated(bool gateSetting, Kernel kernel) {
-  if (!gateSetting) return false;
-  switch (kernel) {
-    case Kernel::OneShotReduce:
-    case Kernel::TwoShot:
-    case Kernel::ShardReduce:
-    case Kernel::Copy:
-    case Kernel::SplitTwoShot:
-    case Kernel::PushReduce:
-    case Kernel::CeTwoShot: return true;
-    case Kernel::LlOneShot:
-    case Kernel::Ll128OneShot:
-    case Kernel::LlPairs:
-    case Kernel::RingBroadcast:
-    case Kernel::RingReduce:
-    case Kernel::RingAllReduce:
-    case Kernel::RingReduceScatter:
-    case Kernel::CeCopy:
-    case Kernel::CeRingAllReduce: return false;
-  }
-  return false;
 }
 
 WindowAccess windowAccessOf(Kernel kernel) {

@@ -9,10 +9,6 @@
 //   caller's stream: fork    | wait in, K0 | wait in, K1         | wait in, K2         | ... | wait join
 //   copy stream:     wait fork, in0 | in1    | wait K0, out0, in2  | wait K1, out1, in3  | ... | wait K(last), out
 //
-// A gated call (stagingGated) puts a gate right before K0 on the caller's stream, after chunk 0's copy in: a
-// one-block kernel that meets every peer (kernels::launchCollGate), so that K0, a block on every SM, starts only
-// once every rank has come. It touches no window, and it changes none of the orders below.
-//
 // Why no rank touches a half while another may still use it (the device facts are windowAccessOf's):
 // - Chunk k+2's copy in rewrites my half only after my kernel of chunk k ended (the copy stream waited for it),
 //   and chunk k's copy out reads it only then. Every kernel the windows run lets no peer touch my window after
@@ -54,7 +50,6 @@ struct StagingOp {
     Wait,     ///< makes `lane` wait for `event`'s latest record
     CopyIn,   ///< chunk `chunk`'s copy into the rank's window (where it has one), on `lane`
     Kernel,   ///< chunk `chunk`'s collective between the windows, on the caller's stream
-    Gate,     ///< a meeting of every rank before chunk 0's kernel, on the caller's stream (no memory touched)
     CopyOut,  ///< chunk `chunk`'s copy out of the rank's window (where it has one), on `lane`
   };
   Kind kind = Kind::Kernel;
@@ -64,15 +59,8 @@ struct StagingOp {
 };
 
 /// The operations of a call of `chunks` chunks (chunk k in half k mod 2), in the order a rank issues them:
-/// pipelined through the copy stream where `pipelined` and there are two chunks or more, else serial; with a gate
-/// before chunk 0's kernel where `gated`.
-std::vector<StagingOp> stagingSchedule(std::size_t chunks, bool pipelined, bool gated = false);
-
-/// Whether a staged call is gated (PEERLINK_COLL_STAGE_GATE): where the setting asks, every call whose chunk kernel
-/// is a block per SM meeting the peers at a start barrier block by block (not the LL kernels, which wait for data
-/// line by line, nor the rings, which wait for one neighbour, nor the copy engines' barrier kernels of one block);
-/// every rank decides alike from the call's kernel.
-bool stagingGated(bool gateSetting, Kernel kernel);
+/// pipelined through the copy stream where `pipelined` and there are two chunks or more, else serial.
+std::vector<StagingOp> stagingSchedule(std::size_t chunks, bool pipelined);
 
 /// What a rank issues after the first `issued` operations of `schedule` when issuing the next one failed (a CUDA
 /// error part way through the call): where the copy stream was forked and is not yet joined, the join -- the copy

@@ -40,8 +40,6 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_STAGING_WINDOW",
     // Whether a call exchanges its buffers (shared_calls.hpp): every rank at the same calls.
     "PEERLINK_COLL_SHARE_BUFFERS",
-    // Whether a staged call meets at a gate kernel first: every rank launches it, or none.
-    "PEERLINK_COLL_STAGE_GATE",
     "PEERLINK_P2P_DISABLE",
     "PEERLINK_P2P_LEVEL",
     // Whether the doctor's verdicts count (peer_verdicts.hpp): every process's cache, merged, or none.

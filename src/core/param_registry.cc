@@ -364,30 +364,6 @@ const std::vector<ParamSpec>& paramRegistry() {
        "copies, kernels and events one by one), 64 graphs kept a communicator. OFF issues every call's "
        "operations one by one. For comparison; ranks may differ.",
        ParamAudience::Tuning},
-      {"PEERLINK_COLL_STAGE_GATE",
-       ParamType::Enum,
-       "OFF",
-       {"OFF", "ON"},
-       0,
-       0,
-       "Whether a call through the staging windows across processes first meets the other ranks with a kernel of one "
-       "block, on each rank after its copy in, before the first chunk's kernel, whose blocks (one per SM) are "
-       "scheduled only once every rank has come: while a peer is late, one block waits instead of every SM, and the "
-       "work beside the call (a training step's backward pass) keeps them. Only where the chunk kernel meets the "
-       "peers block by block (the two-shot and one-shot reductions, the copies). OFF: the chunk kernel's own start "
-       "barrier waits. For comparison; every rank must agree.",
-       ParamAudience::Tuning},
-      {"PEERLINK_COLL_STAGE_COPY_SMS",
-       ParamType::Int,
-       "0",
-       {},
-       0,
-       1024,
-       "SMs of a call's copies into and out of the staging windows across processes: 0 copies with the CUDA "
-       "runtime (cudaMemcpyAsync, whose device-to-device copies are kernels over the whole GPU, in a graph too); N "
-       "with peerlink's copy kernel on N SMs (strided copies stay the runtime's), leaving the rest to the work beside "
-       "the call. For comparison; ranks may differ.",
-       ParamAudience::Tuning},
       {"PEERLINK_COLL_SHARE_BUFFERS",
        ParamType::Enum,
        "AUTO",

@@ -94,18 +94,6 @@ __global__ void __launch_bounds__(kCopyThreads, 1) collCopyKernel(const __grid_c
   finishKernel(args.sync, numbers);
 }
 
-// launchCollGate's kernel: one warp (a thread per peer, as blockBarrier signals), which lets the next kernel be
-// scheduled only once every peer has come, where readNumbers lets it at once.
-__global__ void __launch_bounds__(32, 1) collGateKernel(const __grid_constant__ CollSyncArgs sync) {
-  static_assert(kCollMaxRanks <= 32, "a thread per peer");
-  __shared__ KernelNumbers numbers;
-  awaitPreviousKernel();
-  readCounters(sync, &numbers);
-  blockBarrier(sync, numbers, kPhaseStart, kStepGate, BarrierAt::Start);
-  allowNextKernel();
-  finishKernel(sync, numbers);
-}
-
 }  // namespace
 
 const char* collStepName(int step) noexcept {
@@ -124,7 +112,6 @@ const char* collStepName(int step) noexcept {
     case kStepPlanCallMismatch: return "plan call check";
     case kStepPlanSendRecv: return "staged send/recv";
     case kStepHostRing: return "host ring";
-    case kStepGate: return "staged call gate";
     default: return "unknown step";
   }
 }
@@ -133,13 +120,8 @@ void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, c
   detail::launchKernel(collCopyKernel, blocks, kCopyThreads, stream, args, launch);
 }
 
-void launchCollGate(const CollSyncArgs& sync, cudaStream_t stream, const KernelLaunch& launch) {
-  detail::launchKernel(collGateKernel, 1, 32, stream, sync, launch);
-}
-
 void preloadCollKernels(bool push, bool ll128) {
   detail::loadKernel(collCopyKernel, "collCopyKernel");
-  detail::loadKernel(collGateKernel, "collGateKernel");
   detail::preloadCollReduceKernels();
   detail::preloadCollLlKernels();
   detail::preloadCollP2pLlKernels();

@@ -56,9 +56,12 @@ __device__ __forceinline__ void allowNextKernel() {
 #endif
 }
 
-/// Thread 0 reads this rank's counters (the previous kernel on the stream wrote them); every thread then sees
-/// `numbers`. After awaitPreviousKernel, by every thread.
-__device__ __forceinline__ void readCounters(const CollSyncArgs& s, KernelNumbers* numbers) {
+/// Waits for the previous kernel (awaitPreviousKernel), lets the next be scheduled (allowNextKernel), then
+/// thread 0 reads this rank's counters (the previous kernel on the stream wrote them); every thread then
+/// sees `numbers`. Call at the top of a kernel, by every thread.
+__device__ __forceinline__ void readNumbers(const CollSyncArgs& s, KernelNumbers* numbers) {
+  awaitPreviousKernel();
+  allowNextKernel();
   if (threadIdx.x == 0) {
     const volatile CollRankSync* sync = s.sync;
     const unsigned int copy = blockIdx.x;
@@ -70,14 +73,6 @@ __device__ __forceinline__ void readCounters(const CollSyncArgs& s, KernelNumber
     }
   }
   __syncthreads();
-}
-
-/// Waits for the previous kernel (awaitPreviousKernel), lets the next be scheduled (allowNextKernel), then reads
-/// the counters (readCounters). Call at the top of a kernel, by every thread.
-__device__ __forceinline__ void readNumbers(const CollSyncArgs& s, KernelNumbers* numbers) {
-  awaitPreviousKernel();
-  allowNextKernel();
-  readCounters(s, numbers);
 }
 
 /// The value this rank and `peer` agree on for this kernel.

@@ -175,11 +175,10 @@ enum CollStep : int {
   kStepPlanCallMismatch = 13,  ///< a staged plan: a peer's call differs from this rank's (plan_barrier.cuh)
   kStepPlanSendRecv = 14,      ///< send/recv through the host stages: waiting for a peer's chunk or slot (plan_p2p.cuh)
   kStepHostRing = 15,  ///< the host ring: waiting for the previous rank's slot or the next rank's (host_ring.cuh)
-  kStepGate = 16,      ///< a staged call's gate: waiting for a peer to reach the call (launchCollGate)
 };
 /// "start barrier", "end barrier", "LL data", "push data", "ring data", "ring stage free",
 /// "ring start", "ring end", "ring stage", "ring pace", "plan step barrier", "plan call check", "staged send/recv",
-/// "host ring", "staged call gate"
+/// "host ring"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType
@@ -506,11 +505,6 @@ void launchCollLl128(const CollLlArgs& args, CollType type, CollOp op, int block
 void launchCollReduce(const CollReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,
                       const KernelLaunch& launch);
 void launchCollCopy(const CollCopyArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
-/// A gate before a wide kernel (coll_copy.cu): one block meets block 0 of every peer of `sync`, and only then lets
-/// the next kernel on the stream, launched to overlap it (KernelLaunch::overlapPrevious), be scheduled. While a
-/// peer is late one block waits instead of the next kernel's blocks on every SM, whose SMs the work beside the call
-/// keeps meanwhile. Its meeting is the other kernels' start barrier (block 0's slot, this kernel's number).
-void launchCollGate(const CollSyncArgs& sync, cudaStream_t stream, const KernelLaunch& launch);
 void launchCollP2pLl(const CollP2pLlArgs& args, int blocks, cudaStream_t stream, const KernelLaunch& launch);
 /// The push reduction in two phases: pushes, a meeting, the reduce (every shard within a stage slot).
 void launchCollPushPhased(const CollPushReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream,

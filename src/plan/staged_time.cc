@@ -31,8 +31,7 @@ std::optional<double> durationOf(const StagingOp& op, const StagedDurations& dur
     case StagingOp::Kind::Kernel: return durations.kernel[op.chunk];
     case StagingOp::Kind::CopyOut: return durations.copyOut[op.chunk];
     case StagingOp::Kind::Record:
-    case StagingOp::Kind::Wait:
-    case StagingOp::Kind::Gate: break;
+    case StagingOp::Kind::Wait: break;
   }
   return std::nullopt;
 }

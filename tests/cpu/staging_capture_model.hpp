@@ -51,8 +51,7 @@ inline CaptureShape captureOf(const std::vector<StagedChunk>& chunks, const std:
         case StagingOp::Kind::CopyOut:
           if (!chunk.out.empty()) node(op.lane, false);
           break;
-        case StagingOp::Kind::Kernel:
-        case StagingOp::Kind::Gate: node(op.lane, true); break;
+        case StagingOp::Kind::Kernel: node(op.lane, true); break;
       }
     }
   }

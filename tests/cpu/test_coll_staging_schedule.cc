@@ -105,7 +105,6 @@ struct Scenario {
   std::size_t window = 8192;
   bool inPlace = false;
   std::vector<bool> pipelined;  // by rank (empty: every rank)
-  bool gated = false;           // a gate before chunk 0's kernel (every rank alike)
   KernelModel kernel = KernelModel::WhileOwnerRuns;
   // By rank (empty: none): the chunks keep the rank's own parts in the caller's buffers where the collective's
   // kernel below allows (keepOwnPartsLocal), and its kernel then touches the caller's buffers too.
@@ -116,7 +115,7 @@ struct Scenario {
 
   std::string describe() const {
     return std::string(collectiveName(collective)) + " n=" + std::to_string(n) + " count=" + std::to_string(count) +
-           " s=" + std::to_string(elementSize) + (inPlace ? " in place" : "") + (gated ? " gated" : "");
+           " s=" + std::to_string(elementSize) + (inPlace ? " in place" : "");
   }
 };
 
@@ -171,7 +170,7 @@ std::string check(const Scenario& s) {
     // As the library issues it: pipelined only where the rank copies anything (copiesAnything).
     const bool pipelined = (s.pipelined.empty() || s.pipelined[static_cast<std::size_t>(r)]) &&
                            copiesAnything(cuts[static_cast<std::size_t>(r)]);
-    std::vector<StagingOp> ops = stagingSchedule(chunks, pipelined, s.gated);
+    std::vector<StagingOp> ops = stagingSchedule(chunks, pipelined);
     if (s.editSchedule) s.editSchedule(ops);
     std::size_t send = 0, recv = 0;
     callerLayout(s, r, &send, &recv);
@@ -229,10 +228,6 @@ std::string check(const Scenario& s) {
                     label + " copy out");
             }
           }
-          break;
-        case StagingOp::Kind::Gate:  // touches no memory: only its place in the stream counts
-          if (op.lane != StagingLane::Caller) return rank + "a gate off the caller's stream";
-          onLane(op.lane, node);
           break;
         case StagingOp::Kind::Kernel: {
           if (op.lane != StagingLane::Caller) return rank + "a kernel off the caller's stream";
@@ -353,8 +348,6 @@ TEST(StagingSchedule, EveryAccessHappensInTheSerialOrder) {
               scenario.ownParts.assign(static_cast<std::size_t>(n), false);
               scenario.ownParts[0] = true;
               EXPECT_EQ(check(scenario), "") << scenario.describe() << ", rank 0's own parts local";
-              scenario.gated = true;  // describe() says so
-              EXPECT_EQ(check(scenario), "") << scenario.describe() << ", rank 0's own parts local";
               ++checked;
             }
           }
@@ -382,53 +375,6 @@ TEST(StagingSchedule, PipelinesOnlyCallsOfTwoChunksOrMore) {
   }
 }
 
-// The gate goes once per call, on the caller's stream, right before chunk 0's kernel and after everything chunk 0's
-// kernel waits for there (its copy in): the peers meet it as they would the kernel's start barrier.
-TEST(StagingSchedule, AGatedCallMeetsOnceRightBeforeItsFirstKernel) {
-  EXPECT_TRUE(stagingSchedule(0, true, true).empty());
-  for (const std::size_t chunks : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
-    for (const bool pipelined : {false, true}) {
-      const std::vector<StagingOp> plain = stagingSchedule(chunks, pipelined);
-      const std::vector<StagingOp> gated = stagingSchedule(chunks, pipelined, true);
-      ASSERT_EQ(gated.size(), plain.size() + 1) << chunks << (pipelined ? " pipelined" : " serial");
-      const auto gate = std::find_if(gated.begin(), gated.end(),
-                                     [](const StagingOp& op) { return op.kind == StagingOp::Kind::Gate; });
-      ASSERT_NE(gate, gated.end());
-      EXPECT_EQ(gate->lane, StagingLane::Caller);
-      const auto at = static_cast<std::size_t>(gate - gated.begin());
-      ASSERT_LT(at + 1, gated.size());
-      EXPECT_EQ(gated[at + 1].kind, StagingOp::Kind::Kernel);
-      EXPECT_EQ(gated[at + 1].chunk, 0u);
-      // Without the gate, the same operations in the same order.
-      std::vector<StagingOp> without = gated;
-      without.erase(without.begin() + static_cast<std::ptrdiff_t>(at));
-      ASSERT_EQ(without.size(), plain.size());
-      for (std::size_t i = 0; i < plain.size(); ++i) {
-        EXPECT_EQ(without[i].kind, plain[i].kind);
-        EXPECT_EQ(without[i].lane, plain[i].lane);
-        EXPECT_EQ(without[i].event, plain[i].event);
-        EXPECT_EQ(without[i].chunk, plain[i].chunk);
-      }
-      // Chunk 0's copy in precedes it on the caller's stream: directly (serial) or through the wait for it.
-      EXPECT_TRUE(gated[at - 1].kind == StagingOp::Kind::CopyIn ||
-                  (gated[at - 1].kind == StagingOp::Kind::Wait && gated[at - 1].event == StagingEvent::CopiedIn));
-    }
-  }
-}
-
-// The gate goes where a chunk kernel holds a block on every SM at a start barrier; not where the setting is off,
-// and not before the kernels that wait otherwise.
-TEST(StagingSchedule, OnlyKernelsThatMeetBlockByBlockAreGated) {
-  for (const KernelInfo& info : kernelRegistry()) EXPECT_FALSE(stagingGated(false, info.kernel)) << info.name;
-  EXPECT_TRUE(stagingGated(true, Kernel::TwoShot));
-  EXPECT_TRUE(stagingGated(true, Kernel::OneShotReduce));
-  EXPECT_TRUE(stagingGated(true, Kernel::Copy));
-  EXPECT_FALSE(stagingGated(true, Kernel::LlOneShot));
-  EXPECT_FALSE(stagingGated(true, Kernel::Ll128OneShot));
-  EXPECT_FALSE(stagingGated(true, Kernel::RingAllReduce));
-  EXPECT_FALSE(stagingGated(true, Kernel::CeCopy));
-}
-
 // A graph the application captures over many staged calls (nccl-tests -G, PyTorch's CUDA graphs) stays a chain:
 // each kernel depends on a few nodes, whatever the collective, the rank and whether it keeps its own parts -- so the
 // graph launches as fast as the calls would run eagerly. A rank that copies nothing would otherwise carry every
@@ -450,14 +396,12 @@ TEST(StagingSchedule, ACaptureOfManyCallsStaysAChainOnEveryRank) {
           }
           const bool copies = copiesAnything(chunks);
           (copies ? pipelinedRanks : kernelsOnlyRanks) += 1;
-          for (const bool gated : {false, true}) {  // the gate: one kernel more a call, in the chain
-            const CaptureShape shape = captureOf(chunks, stagingSchedule(chunks.size(), copies, gated), kCalls);
-            SCOPED_TRACE(std::string(collectiveName(collective)) + ", rank " + std::to_string(r) + " of " +
-                         std::to_string(n) + (ownParts ? ", own parts local" : "") + (gated ? ", gated" : ""));
-            EXPECT_EQ(shape.kernels, (chunks.size() + (gated ? 1 : 0)) * kCalls);
-            EXPECT_LE(shape.mostIntoAKernel, 4u);
-            EXPECT_LE(shape.edgesIntoKernels, 3 * shape.kernels);
-          }
+          const CaptureShape shape = captureOf(chunks, stagingSchedule(chunks.size(), copies), kCalls);
+          SCOPED_TRACE(std::string(collectiveName(collective)) + ", rank " + std::to_string(r) + " of " +
+                       std::to_string(n) + (ownParts ? ", own parts local" : ""));
+          EXPECT_EQ(shape.kernels, chunks.size() * kCalls);
+          EXPECT_LE(shape.mostIntoAKernel, 4u);
+          EXPECT_LE(shape.edgesIntoKernels, 3 * shape.kernels);
         }
       }
     }
