@@ -10,10 +10,17 @@
       by side (within --loss-rtol, reduction order aside), step time and all_reduce latency ratios. Exit 1 when a
       check failed on peerlink and not on the real NCCL, peerlink's run did not map libpeerlink_nccl, or a loss
       differs past the tolerance. A check failing on both is the caller's: printed, peerlink answering as NCCL does.
+  nccl_api_compare.py ddp DIR [--json OUT]
+      run-nccl-api.sh ddp's reports in DIR (ddp-NAME-ROUND.json, NAME "nccl" the real NCCL's): per run, the median
+      step and backward pass of each round, their means and the means' ratio to NCCL's, and the worst relative
+      difference of its losses from NCCL's first round. Exit 1 when a run's losses differ past --loss-rtol or NCCL
+      has no round.
 Ratios are printed, never judged here: the docs and the issue judge them.
 """
 import argparse
 import json
+import os
+import re
 import sys
 
 
@@ -134,15 +141,64 @@ def compare_torch(args):
     return summary, 1 if problems else 0
 
 
+def compare_ddp(args):
+    runs = {}
+    for name in sorted(os.listdir(args.reference)):
+        match = re.fullmatch(r"ddp-(.+)-(\d+)\.json", name)
+        if not match:
+            continue
+        with open(os.path.join(args.reference, name)) as f:
+            report = json.load(f)
+        runs.setdefault(match.group(1), []).append((int(match.group(2)), report))
+    problems = []
+    if "nccl" not in runs:
+        problems.append("no round of the real NCCL (ddp-nccl-N.json) to compare with")
+        for problem in problems:
+            print("PROBLEM " + problem)
+        return {"runs": {}, "problems": problems}, 1
+    for rounds in runs.values():
+        rounds.sort(key=lambda pair: pair[0])
+    reference_losses = runs["nccl"][0][1].get("ddp_losses", [])
+
+    def mean(values):
+        return sum(values) / len(values) if values else None
+
+    summary = {}
+    for name, rounds in runs.items():
+        steps = [report.get("ddp_step_ms_median") for _, report in rounds]
+        backward = [(report.get("ddp_phase_ms_median") or {}).get("backward") for _, report in rounds]
+        worst = max((abs(a - b) / max(abs(b), 1e-12) for _, report in rounds
+                     for a, b in zip(report.get("ddp_losses", []), reference_losses)), default=None)
+        summary[name] = {"step_ms": steps, "backward_ms": backward, "step_mean_ms": mean([s for s in steps if s]),
+                         "backward_mean_ms": mean([b for b in backward if b]), "loss_worst_relative": worst}
+        if name != "nccl" and (worst is None or worst > args.loss_rtol):
+            problems.append(f"{name}: DDP losses differ from NCCL's by {worst} (tolerance {args.loss_rtol})")
+    nccl_step = summary["nccl"]["step_mean_ms"]
+    for name, run in summary.items():
+        run["step_ratio"] = run["step_mean_ms"] / nccl_step if run["step_mean_ms"] and nccl_step else None
+        steps = ", ".join(f"{s:.2f}" for s in run["step_ms"] if s)
+        backward = ", ".join(f"{b:.2f}" for b in run["backward_ms"] if b)
+        ratio = f"{run['step_ratio']:.4f}" if run["step_ratio"] else "-"
+        print(f"{name}: step ms {steps} (mean / NCCL's {ratio}); backward ms {backward}; "
+              f"losses' worst relative difference from NCCL's {run['loss_worst_relative']}")
+    for problem in problems:
+        print("PROBLEM " + problem)
+    return {"runs": summary, "problems": problems}, 1 if problems else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=("nccl-tests", "torch"))
-    parser.add_argument("reference", help="the real NCCL's output")
-    parser.add_argument("ours", help="peerlink's output")
+    parser.add_argument("kind", choices=("nccl-tests", "torch", "ddp"))
+    parser.add_argument("reference", help="the real NCCL's output (ddp: the folder of every run's report)")
+    parser.add_argument("ours", nargs="?", help="peerlink's output (not for ddp)")
     parser.add_argument("--json", help="write the comparison here")
-    parser.add_argument("--loss-rtol", type=float, default=1e-3, help="torch: largest relative loss difference")
+    parser.add_argument("--loss-rtol", type=float, default=1e-3,
+                        help="torch, ddp: largest relative loss difference")
     args = parser.parse_args()
-    summary, code = (compare_nccl_tests if args.kind == "nccl-tests" else compare_torch)(args)
+    if (args.ours is None) != (args.kind == "ddp"):
+        parser.error("nccl-tests and torch compare two outputs; ddp reads one folder")
+    compare = {"nccl-tests": compare_nccl_tests, "torch": compare_torch, "ddp": compare_ddp}[args.kind]
+    summary, code = compare(args)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(summary, out, indent=1)

@@ -18,7 +18,8 @@
 #                (PLAIN_BINARIES, PLAIN_RUNS: below)
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
 #                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
-#                each run's median step; DDP_ARGS sizes the model and its batch (--model-width, --model-layers, --batch)
+#                each run's median step, then every run against NCCL's rounds where it ran (ddp-compare.*: the
+#                means' ratio, the losses); DDP_ARGS sizes the model and its batch (--model-width, --model-layers, --batch)
 #   sharing      the plain phase with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF (perf-plain-AUTO.txt, ...), each
 #                compared with the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
@@ -200,6 +201,10 @@ print('%.3f ms' % report['ddp_step_ms_median'] + ''.join('; %s %.2f ms' % kv for
       done
       save
     done
+    if [ -e "$p/ddp-nccl-1.json" ]; then  # DDP_RUNS named the real NCCL
+      python3 scripts/device/nccl_api_compare.py ddp "$p" --json "$p/ddp-compare.json" | tee "$p/ddp-compare.txt"
+      [ "${PIPESTATUS[0]}" = 0 ] || failed=1
+    fi
     ;;
   sharing)
     PLAIN_RUNS="AUTO:PEERLINK_COLL_SHARE_BUFFERS=AUTO ON:PEERLINK_COLL_SHARE_BUFFERS=ON OFF:PEERLINK_COLL_SHARE_BUFFERS=OFF"

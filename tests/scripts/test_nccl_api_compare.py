@@ -132,5 +132,51 @@ class Torch(unittest.TestCase):
             self.assertIn("DDP losses differ", text)
 
 
+def ddp_report(steps_ms, backward_ms, losses):
+    return {"ddp_step_ms_median": steps_ms, "ddp_phase_ms_median": {"backward": backward_ms}, "ddp_losses": losses}
+
+
+class Ddp(unittest.TestCase):
+    def write(self, folder, reports):
+        for name, report in reports.items():
+            with open(os.path.join(folder, f"ddp-{name}.json"), "w") as f:
+                json.dump(report, f)
+
+    def test_each_run_against_the_real_nccls_mean(self):
+        with tempfile.TemporaryDirectory() as folder:
+            self.write(folder, {"nccl-1": ddp_report(40.0, 30.0, [2.0, 1.0]),
+                                "nccl-2": ddp_report(42.0, 31.0, [2.0, 1.0]),
+                                "auto-1": ddp_report(41.0, 30.5, [2.0000001, 1.0]),
+                                "auto-2": ddp_report(43.0, 31.5, [2.0, 0.9999999])})
+            with open(os.path.join(folder, "ddp-nccl-1.txt"), "w") as f:  # a run's log beside its report
+                f.write("torchrun's output\n")
+            out_json = os.path.join(folder, "compare.json")
+            code, printed = run_compare("ddp", folder, "--json", out_json)
+            self.assertEqual(code, 0, printed)
+            with open(out_json) as f:
+                runs = json.load(f)["runs"]
+            self.assertEqual(sorted(runs), ["auto", "nccl"])
+            self.assertAlmostEqual(runs["auto"]["step_mean_ms"], 42.0)
+            self.assertAlmostEqual(runs["auto"]["step_ratio"], 42.0 / 41.0)
+            self.assertAlmostEqual(runs["auto"]["backward_mean_ms"], 31.0)
+            self.assertAlmostEqual(runs["auto"]["loss_worst_relative"], 1e-7, places=12)
+            self.assertIn("auto: step ms 41.00, 43.00", printed)
+
+    def test_losses_past_the_tolerance_fail(self):
+        with tempfile.TemporaryDirectory() as folder:
+            self.write(folder, {"nccl-1": ddp_report(40.0, 30.0, [2.0, 1.0]),
+                                "off-1": ddp_report(40.0, 30.0, [2.0, 1.01])})
+            code, printed = run_compare("ddp", folder)
+            self.assertEqual(code, 1)
+            self.assertIn("PROBLEM off: DDP losses differ", printed)
+
+    def test_without_the_real_nccls_rounds_nothing_is_compared(self):
+        with tempfile.TemporaryDirectory() as folder:
+            self.write(folder, {"auto-1": ddp_report(40.0, 30.0, [2.0])})
+            code, printed = run_compare("ddp", folder)
+            self.assertEqual(code, 1)
+            self.assertIn("no round of the real NCCL", printed)
+
+
 if __name__ == "__main__":
     unittest.main()
