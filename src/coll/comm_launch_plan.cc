@@ -16,6 +16,7 @@
 #include "coll/plan_executor.hpp"
 #include "coll/plan_program.hpp"
 #include "coll/plan_staged.hpp"
+#include "coll/planned_calls.hpp"
 #include "coll/segment_plans.hpp"
 #include "coll/staged_p2p.hpp"
 #include "core/cuda_check.hpp"
@@ -157,6 +158,30 @@ void launchPlannedLines(const CommState& state, const std::vector<CallArgs>& set
   });
 }
 
+// A send/recv group as LL lines (plannedPairLines): each rank's kernel sends every peer its message or a token and
+// hears every peer's, as launchPlannedLines' calls do, on the same areas and call numbers.
+void launchPlannedPairLines(const CommState& state, const PairLines& lines, DataType type,
+                            const std::vector<cudaStream_t>& streams, bool capturing) {
+  const PlannedWays& ways = *state.planned;
+  const int blocks = kernels::collLlBlocks(lines.bytes, state.maxBlocks);
+  forEachRank(state, capturing, [&](int r) {
+    const PairLines::Rank& mine = lines.ranks[static_cast<std::size_t>(r)];
+    kernels::CollLlArgs args;
+    args.sync = syncArgs(state, r, Collective::SendRecv, false, allRanks(state));
+    for (int p = 0; p < state.nranks; ++p) {
+      const auto peer = static_cast<std::size_t>(p);
+      args.scratch[p] = ways.lines[peer];
+      args.toRank[p] = mine.to[peer];
+      args.fromRank[p] = mine.from[peer];
+    }
+    args.tokenMask = mine.tokens;
+    args.bytes = lines.bytes;
+    args.slotShift = kPlanLlSlotShift;
+    kernels::launchCollLl(args, collType(type), collOp(ReduceOp::Sum), blocks, streams[static_cast<std::size_t>(r)],
+                          launchOf(state, r, capturing));
+  });
+}
+
 // A call as the host ring (host_ring.cuh): one kernel a rank of this process, its slots in the ranks' ring areas.
 void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set, bool capturing) {
   const PlannedWays& ways = *state.planned;
@@ -236,7 +261,10 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
                               : fmt::format("ring {}", describeRing(links, state.planned->ringOrder));
   const std::string lines =
       collective == Collective::SendRecv
-          ? std::string()
+          ? fmt::format(
+                "; groups in one process where every rank takes part and sends each peer one message at "
+                "most, all of one size up to {} KiB, in LL lines through host memory instead",
+                kPlanLlMaxBytes >> 10)
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
   const std::size_t ringBytes = hostRingLimitBytes(collective, state.planned->hostRingMaxBytes);
@@ -293,7 +321,19 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
 }
 
 void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
-                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& masks) {
+                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& masks,
+                        bool capturing) {
+  if (state.settings.protocol != Protocol::Simple) {
+    std::vector<PairMessage> messages;
+    for (const SendRecvPair& pair : pairs) {
+      messages.push_back({pair.send.rank, pair.recv.rank, pair.send.send, pair.recv.recv,
+                          pair.send.count * dataTypeSize(pair.send.type)});
+    }
+    if (const PairLines lines = plannedPairLines(messages, state.nranks); lines.bytes > 0) {
+      launchPlannedPairLines(state, lines, pairs.front().send.type, streams, capturing);
+      return;
+    }
+  }
   std::vector<PointToPoint> group;
   for (const SendRecvPair& pair : pairs) group.push_back({pair.send.rank, pair.recv.rank, pair.send.count});
   const DataType type = pairs.front().send.type;

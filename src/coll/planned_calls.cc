@@ -21,12 +21,55 @@ std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType 
   return collective != Collective::SendRecv && bytes > 0 && bytes <= kPlanLlMaxBytes ? bytes : 0;
 }
 
+PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks) {
+  PairLines lines;
+  if (messages.empty() || nranks < 1) return lines;
+  const std::size_t bytes = messages.front().bytes;
+  if (bytes == 0 || bytes > kPlanLlMaxBytes) return lines;
+  const auto n = static_cast<std::size_t>(nranks);
+  lines.ranks.assign(n, PairLines::Rank{std::vector<const void*>(n, nullptr), std::vector<void*>(n, nullptr), 0});
+  std::vector<bool> takesPart(n, false);
+  std::vector<std::vector<bool>> paired(n, std::vector<bool>(n, false));  // [from][to]
+  for (const PairMessage& message : messages) {
+    if (message.bytes != bytes || message.from < 0 || message.to < 0 || message.from >= nranks ||
+        message.to >= nranks) {
+      return {};
+    }
+    const auto from = static_cast<std::size_t>(message.from);
+    const auto to = static_cast<std::size_t>(message.to);
+    if (paired[from][to]) return {};  // two messages of one pair would need two slots
+    paired[from][to] = true;
+    takesPart[from] = takesPart[to] = true;
+    lines.ranks[from].to[to] = message.src;
+    lines.ranks[to].from[from] = message.dst;
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    if (!takesPart[r]) return {};
+    for (std::size_t p = 0; p < n; ++p) {
+      if (p != r && !paired[p][r]) lines.ranks[r].tokens |= 1u << p;
+    }
+  }
+  lines.bytes = bytes;
+  return lines;
+}
+
 StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
                                 std::size_t chunkBytes, std::size_t hostRingMaxBytes) {
   StagedCallShape shape;
   if (plannedLineBytes(collective, count, type) > 0) {
     shape.lines = true;
     return shape;
+  }
+  if (collective == Collective::SendRecv) {
+    // The ring shift: rank r - 1 sends rank r one message (no buffers: only the shape is judged).
+    std::vector<PairMessage> shift;
+    for (int r = 0; r < links.nranks; ++r) {
+      shift.push_back({(r + links.nranks - 1) % links.nranks, r, nullptr, nullptr, count * dataTypeSize(type)});
+    }
+    if (plannedPairLines(shift, links.nranks).bytes > 0) {
+      shape.lines = true;
+      return shape;
+    }
   }
   if (runsAsHostRing(collective, count, type, links.nranks, hostRingMaxBytes)) {
     shape.hostRing = true;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "coll/rank_links.hpp"
 #include "peerlink/collectives.hpp"
@@ -17,6 +18,33 @@ std::size_t stagedChunkBytes(const Params& params);
 /// The message a rank sends each peer when a call of `count` elements of `type` goes in LL lines through host
 /// memory (kPlanLlMaxBytes; every collective but send/recv), in bytes; 0 where it goes as a staged plan.
 std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType type);
+
+/// One message of a send/recv group: `bytes` from rank `from`'s `src` into rank `to`'s `dst`.
+struct PairMessage {
+  int from = 0;
+  int to = 0;
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::size_t bytes = 0;
+};
+
+/// A send/recv group of one process as LL lines through host memory, as the collectives' small calls go
+/// (plannedLineBytes): one kernel a rank, every rank hearing from every other -- the message of its pair, or a token
+/// line where the pair has none -- so the ranks' call numbers stay in step. `bytes` 0 where the group goes as
+/// staged plans instead: a rank takes no part (it has no stream to run on), a rank sends one peer two messages, or
+/// the messages differ in size or are empty or larger than kPlanLlMaxBytes.
+struct PairLines {
+  struct Rank {
+    std::vector<const void*> to;  ///< by peer: what this rank sends it (null: a token); [own rank]: the local copy's
+    std::vector<void*> from;      ///< by peer: where its message lands (null: none); [own rank]: the local copy's
+    unsigned int tokens = 0;      ///< the peers that send this rank a token
+  };
+  std::size_t bytes = 0;  ///< every message's size
+  std::vector<Rank> ranks;
+};
+
+/// The lines of `messages` over `nranks` ranks (PairLines says when there are none). Pure.
+PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks);
 
 /// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
 /// (plannedLineBytes), the host ring (runsAsHostRing), or plans in `segments` segments of `steps` steps in all (the
@@ -33,7 +61,8 @@ struct StagedCallShape {
 
 /// The shape of a call of `count` elements of `type` of `collective` over ranks linked by `links`, with the plans'
 /// chunk `chunkBytes` (stagedChunkBytes), kPlanStageBytes of stage and the host ring up to `hostRingMaxBytes`
-/// (PEERLINK_COLL_HOST_RING): what launchPlannedSet (send/recv: the ring shift as launchPlannedPairs) runs. Pure.
+/// (PEERLINK_COLL_HOST_RING): what launchPlannedSet (send/recv: the ring shift as launchPlannedPairs runs it in
+/// one process) runs. Pure.
 StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
                                 std::size_t chunkBytes, std::size_t hostRingMaxBytes);
 

@@ -2,6 +2,8 @@
 // that a call takes many segments, each segment's plan run by the host executor over the part of the user's buffers
 // its extents name, must give the whole call's closed form; the same for send/recv groups cut into pieces.
 #include <cstring>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "coll/comm_launch_plan.hpp"
 #include "coll/host_executor.hpp"
 #include "coll/plan_staged.hpp"
+#include "coll/planned_calls.hpp"
 #include "coll/segment_plans.hpp"
 #include "coll_lists.hpp"
 #include "peerlink/error.hpp"
@@ -144,7 +147,8 @@ TEST(SegmentPlans, StagedSegmentsReuseSlotsAndFitTheCap) {
   for (const RankLayout& rank : halved.front().plan.ranks) EXPECT_LE(rank.hostStageElements * kSize, 4096u);
 }
 
-// Calls of up to kPlanLlMaxBytes a rank go in LL lines through host memory, larger ones (and send/recv) as plans.
+// Calls of up to kPlanLlMaxBytes a rank go in LL lines through host memory, larger ones as plans; send/recv groups by
+// their messages (plannedPairLines, below).
 TEST(SegmentPlans, SmallCallsGoInLinesThroughHostMemory) {
   EXPECT_EQ(plannedLineBytes(Collective::AllReduce, 0, DataType::F32), 0u);
   EXPECT_EQ(plannedLineBytes(Collective::AllReduce, 1, DataType::F32), 4u);
@@ -155,6 +159,89 @@ TEST(SegmentPlans, SmallCallsGoInLinesThroughHostMemory) {
   // A slot holds the largest message's lines (16 bytes for every 8 of payload), a parity's slots every sender's.
   EXPECT_EQ(std::size_t{1} << kPlanLlSlotShift, 2 * kPlanLlMaxBytes);
   EXPECT_EQ(planLlAreaBytes(4), 8 * (std::size_t{1} << kPlanLlSlotShift));
+}
+
+// What the LL copy kernel (coll_ll.cu) does with a send/recv group's lines, on the host: every rank sends every peer
+// its message, or a token where it has none for that peer, and copies its own; every rank takes from every peer a
+// message into where it lands, or a token where its mask says so. Returns, by destination, the source whose bytes
+// land there; throws where a rank waits for a message a peer sends as a token or the other way round (the kernel
+// would wait for lines that never come, or read a token as data).
+std::map<void*, const void*> runLines(const PairLines& lines) {
+  std::map<void*, const void*> landed;
+  const std::size_t n = lines.ranks.size();
+  for (std::size_t r = 0; r < n; ++r) {
+    const PairLines::Rank& receiver = lines.ranks[r];
+    if (receiver.to[r] != nullptr && receiver.from[r] != nullptr) landed[receiver.from[r]] = receiver.to[r];
+    for (std::size_t p = 0; p < n; ++p) {
+      if (p == r) continue;
+      const bool token = (receiver.tokens >> p & 1u) != 0;
+      const void* sent = lines.ranks[p].to[r];
+      if (token != (sent == nullptr)) throw std::logic_error("a message where a token is awaited, or the other way");
+      if (!token) {
+        if (receiver.from[p] == nullptr) throw std::logic_error("a message with nowhere to land");
+        landed[receiver.from[p]] = sent;
+      }
+    }
+  }
+  return landed;
+}
+
+// A send/recv group of one process goes in LL lines where every rank takes part and sends each peer at most one
+// message, all of one size up to kPlanLlMaxBytes: each message lands where its pair says, tokens elsewhere.
+TEST(SegmentPlans, SendRecvGroupsOfOneSizeGoInLines) {
+  char buffers[4][2][8] = {};
+  const auto message = [&](int from, int to, std::size_t bytes) {
+    return PairMessage{from, to, buffers[from][0], buffers[to][1] + from, bytes};
+  };
+  // The ring shift of 3 ranks: rank r hears rank r - 1 and a token from rank r + 1.
+  std::vector<PairMessage> shift = {message(2, 0, 64), message(0, 1, 64), message(1, 2, 64)};
+  const PairLines lines = plannedPairLines(shift, 3);
+  ASSERT_EQ(lines.bytes, 64u);
+  EXPECT_EQ(lines.ranks[0].tokens, 1u << 1);
+  EXPECT_EQ(lines.ranks[1].tokens, 1u << 2);
+  const std::map<void*, const void*> landed = runLines(lines);
+  ASSERT_EQ(landed.size(), 3u);
+  for (const PairMessage& m : shift) EXPECT_EQ(landed.at(m.dst), m.src);
+  // Both ways between 2 ranks, with a rank's message to itself: no token at all.
+  std::vector<PairMessage> both = {message(0, 1, 8), message(1, 0, 8), message(1, 1, 8)};
+  const PairLines pairs = plannedPairLines(both, 2);
+  ASSERT_EQ(pairs.bytes, 8u);
+  EXPECT_EQ(pairs.ranks[0].tokens | pairs.ranks[1].tokens, 0u);
+  EXPECT_EQ(runLines(pairs).size(), 3u);
+  EXPECT_EQ(runLines(pairs).at(buffers[1][1] + 1), buffers[1][0]);
+  // One message among 4 ranks leaves two ranks out: staged plans.
+  EXPECT_EQ(plannedPairLines({message(0, 1, 8)}, 4).bytes, 0u);
+  EXPECT_EQ(plannedPairLines({message(0, 1, 8), message(1, 0, 8)}, 2).bytes, 8u);
+  // Two messages of one pair, sizes that differ, nothing to send, more than a slot holds: staged plans.
+  EXPECT_EQ(plannedPairLines({message(0, 1, 8), message(0, 1, 8), message(1, 0, 8)}, 2).bytes, 0u);
+  EXPECT_EQ(plannedPairLines({message(0, 1, 8), message(1, 0, 16)}, 2).bytes, 0u);
+  EXPECT_EQ(plannedPairLines({message(0, 1, 0), message(1, 0, 0)}, 2).bytes, 0u);
+  EXPECT_EQ(plannedPairLines({message(0, 1, kPlanLlMaxBytes), message(1, 0, kPlanLlMaxBytes)}, 2).bytes,
+            kPlanLlMaxBytes);
+  EXPECT_EQ(plannedPairLines({message(0, 1, kPlanLlMaxBytes + 1), message(1, 0, kPlanLlMaxBytes + 1)}, 2).bytes, 0u);
+  EXPECT_EQ(plannedPairLines({}, 2).bytes, 0u);
+}
+
+// The checker above fails a group whose token masks disagree with what the ranks send.
+TEST(SegmentPlans, TheLineCheckerCatchesATokenWhereAMessageIsSent) {
+  char a = 0, b = 0;
+  PairLines lines = plannedPairLines({{0, 1, &a, &b, 8}, {1, 0, &b, &a, 8}}, 2);
+  ASSERT_EQ(lines.bytes, 8u);
+  EXPECT_NO_THROW(runLines(lines));
+  lines.ranks[1].tokens = 1u << 0;
+  EXPECT_THROW(runLines(lines), std::logic_error);
+}
+
+// `peerlink coll --explain` says which send/recv groups of one process go in lines: the ring shift up to
+// kPlanLlMaxBytes a rank.
+TEST(SegmentPlans, TheRingShiftOfSmallMessagesGoesInLines) {
+  const RankLinks none = RankLinks::uniform(3, PairWay::HostStaged);
+  EXPECT_TRUE(
+      stagedCallShape(Collective::SendRecv, kPlanLlMaxBytes / 4, DataType::F32, none, kPlanChunkBytes, 0).lines);
+  const StagedCallShape large =
+      stagedCallShape(Collective::SendRecv, kPlanLlMaxBytes / 4 + 1, DataType::F32, none, kPlanChunkBytes, 0);
+  EXPECT_FALSE(large.lines);
+  EXPECT_GT(large.steps, 0u);
 }
 
 TEST(SegmentPlans, SegmentsAreAlignedAndFitTheCap) {
