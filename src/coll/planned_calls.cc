@@ -53,6 +53,13 @@ PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks)
   return lines;
 }
 
+std::size_t ringShiftLineBytes(std::size_t count, DataType type, int nranks) {
+  std::vector<PairMessage> shift;  // no buffers: only the shape is judged
+  for (int r = 0; r < nranks; ++r)
+    shift.push_back({(r + nranks - 1) % nranks, r, nullptr, nullptr, count * dataTypeSize(type)});
+  return plannedPairLines(shift, nranks).bytes;
+}
+
 StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
                                 std::size_t chunkBytes, std::size_t hostRingMaxBytes) {
   StagedCallShape shape;
@@ -60,16 +67,9 @@ StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataTy
     shape.lines = true;
     return shape;
   }
-  if (collective == Collective::SendRecv) {
-    // The ring shift: rank r - 1 sends rank r one message (no buffers: only the shape is judged).
-    std::vector<PairMessage> shift;
-    for (int r = 0; r < links.nranks; ++r) {
-      shift.push_back({(r + links.nranks - 1) % links.nranks, r, nullptr, nullptr, count * dataTypeSize(type)});
-    }
-    if (plannedPairLines(shift, links.nranks).bytes > 0) {
-      shape.lines = true;
-      return shape;
-    }
+  if (collective == Collective::SendRecv && ringShiftLineBytes(count, type, links.nranks) > 0) {
+    shape.lines = true;
+    return shape;
   }
   if (runsAsHostRing(collective, count, type, links.nranks, hostRingMaxBytes)) {
     shape.hostRing = true;

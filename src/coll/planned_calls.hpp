@@ -46,6 +46,11 @@ struct PairLines {
 /// The lines of `messages` over `nranks` ranks (PairLines says when there are none). Pure.
 PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks);
 
+/// The message each rank sends when the ring shift of `count` elements of `type` over `nranks` ranks (rank r - 1
+/// sends rank r one message: `peerlink coll`'s send/recv) goes in LL lines in one process (plannedPairLines), in
+/// bytes; 0 where it goes as staged plans.
+std::size_t ringShiftLineBytes(std::size_t count, DataType type, int nranks);
+
 /// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
 /// (plannedLineBytes), the host ring (runsAsHostRing), or plans in `segments` segments of `steps` steps in all (the
 /// step barriers between them not counted), each block (all-reduce: each shard) cut into `chunks` chunks of
