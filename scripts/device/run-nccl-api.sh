@@ -19,7 +19,8 @@
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
 #                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
 #                each run's median step, then every run against NCCL's rounds where it ran (ddp-compare.*: the
-#                means' ratio, the losses); DDP_ARGS sizes the model and its batch (--model-width, --model-layers, --batch)
+#                means' ratio, the losses); DDP_ARGS sizes the model and its batch (--model-width, --model-layers,
+#                --batch; by default a 77 M-parameter model at 32 sequences a step, which the GPU paces)
 #   sharing      the plain phase with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF (perf-plain-AUTO.txt, ...), each
 #                compared with the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
@@ -179,10 +180,12 @@ case $phase in
   ddp)
     # DDP_RUNS: the runs of a round, NAME[:VAR=VALUE,VAR=VALUE...] each; "nccl" is the real NCCL, any other name
     # peerlink (LD_PRELOAD) with those settings.
-    # DDP_ROUNDS: how many times each (default 2); DDP_ARGS: more arguments of nccl_api_torch.py (the model's size:
-    # --model-width 1024 --model-layers 6; and sequences a step: --batch 32).
+    # DDP_ROUNDS: how many times each (default 2); DDP_ARGS: more arguments of nccl_api_torch.py, by default a model
+    # whose step the GPU paces (77 M parameters, 32 sequences a step: bench/results/2026-11-30-h200x2-ddp-overlap/;
+    # the script's own default, a small model at 8 sequences, is paced by the host's launches, whose speed varies
+    # between runs more than the libraries differ).
     runs=${DDP_RUNS:-nccl auto:PEERLINK_COLL_SHARE_BUFFERS=AUTO off:PEERLINK_COLL_SHARE_BUFFERS=OFF}
-    read -ra ddp_args <<<"${DDP_ARGS:-}"
+    read -ra ddp_args <<<"${DDP_ARGS:---model-width 1024 --model-layers 6 --batch 32}"
     for round in $(seq 1 "${DDP_ROUNDS:-2}"); do
       for run in $runs; do
         run_parts "$run"
