@@ -122,6 +122,71 @@ TEST(StagedGraph, ReplaysWithEagerCallsBetween) {
   }
 }
 
+// Send/recv groups of one process through host memory, each as it goes: in LL lines where every rank takes part with
+// one message a pair of one size (a pair both ways, one way with a token back, the ring shift with a rank's message to
+// itself), as staged plans otherwise (a rank left out, sizes that differ); one after another on one communicator, so
+// the lines' call numbers and the plans' counters each keep step across the other's calls, twenty rounds (the lines'
+// slots change parity every call).
+TEST(StagedSendRecv, GroupsInLinesAndPlansByTurns) {
+  PEERLINK_REQUIRE_GPUS(1);
+  struct Message {
+    int from;
+    int to;
+    std::size_t count;
+  };
+  const auto run = [&](Communicator& comm, const std::vector<Message>& messages, bool grouped, int round) {
+    const std::vector<Stream> streams = rankStreams(comm);
+    std::vector<DeviceBuffer> sends;
+    std::vector<DeviceBuffer> recvs;
+    std::vector<std::vector<float>> expected;
+    for (std::size_t m = 0; m < messages.size(); ++m) {
+      const Message& message = messages[m];
+      std::vector<float> data(message.count);
+      for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(round * 100000 + m * 1000 + i % 997);
+      sends.emplace_back(comm.device(message.from), message.count * sizeof(float));
+      recvs.emplace_back(comm.device(message.to), message.count * sizeof(float));
+      PEERLINK_CUDA_CHECK(
+          cudaMemcpy(sends.back().data(), data.data(), data.size() * sizeof(float), cudaMemcpyHostToDevice));
+      PEERLINK_CUDA_CHECK(cudaMemset(recvs.back().data(), 0xff, message.count * sizeof(float)));
+      expected.push_back(std::move(data));
+    }
+    if (grouped) comm.groupStart();
+    for (std::size_t m = 0; m < messages.size(); ++m) {
+      const Message& message = messages[m];
+      const cudaStream_t from = streams[static_cast<std::size_t>(message.from)].get();
+      const cudaStream_t to = streams[static_cast<std::size_t>(message.to)].get();
+      comm.send(message.from, sends[m].data(), message.count, DataType::F32, message.to, from);
+      comm.recv(message.to, recvs[m].data(), message.count, DataType::F32, message.from, to);
+    }
+    if (grouped) comm.groupEnd();
+    const std::string unfinished = finishAll(comm, streams);
+    if (!unfinished.empty()) return unfinished;
+    for (std::size_t m = 0; m < messages.size(); ++m) {
+      std::vector<float> got(messages[m].count);
+      PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), recvs[m].data(), got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      if (got != expected[m]) {
+        return "message " + std::to_string(m) + " (" + std::to_string(messages[m].from) + " -> " +
+               std::to_string(messages[m].to) + ") arrived wrong";
+      }
+    }
+    return std::string();
+  };
+  Communicator two(roundRobin(2), stagedParams("all"));
+  Communicator three(roundRobin(3), stagedParams("all"));
+  const std::size_t small = 1000;                                // 4000 bytes: lines
+  const std::size_t large = (coll::kPlanLlMaxBytes / 4) + 1000;  // past the lines: plans
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    ASSERT_EQ(run(two, {{0, 1, small}, {1, 0, small}}, true, round), "") << "a pair both ways, lines";
+    ASSERT_EQ(run(two, {{0, 1, small}}, false, round), "") << "one way outside a group, lines with a token back";
+    ASSERT_EQ(run(two, {{0, 1, small}, {1, 0, 2 * small}}, true, round), "") << "sizes that differ, plans";
+    ASSERT_EQ(run(two, {{0, 1, large}, {1, 0, large}}, true, round), "") << "past the lines, plans";
+    ASSERT_EQ(run(three, {{0, 1, small}, {1, 2, small}, {2, 0, small}, {1, 1, small}}, true, round), "")
+        << "the ring shift and a message to itself, lines with tokens";
+    ASSERT_EQ(run(three, {{0, 1, small}}, false, round), "") << "rank 2 left out, plans";
+  }
+}
+
 TEST(StagedCommunicator, BadPairsAreRefusedAtCreation) {
   PEERLINK_REQUIRE_GPUS(1);
   for (const char* bad : {"0-4", "0-0", "zero-one"}) {
