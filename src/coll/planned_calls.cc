@@ -23,32 +23,29 @@ std::size_t plannedLineBytes(Collective collective, std::size_t count, DataType 
 
 PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks) {
   PairLines lines;
-  if (messages.empty() || nranks < 1) return lines;
+  if (messages.empty() || nranks < 1 || nranks > 31) return lines;  // ranks as bits of a mask
   const std::size_t bytes = messages.front().bytes;
   if (bytes == 0 || bytes > kPlanLlMaxBytes) return lines;
   const auto n = static_cast<std::size_t>(nranks);
   lines.ranks.assign(n, PairLines::Rank{std::vector<const void*>(n, nullptr), std::vector<void*>(n, nullptr), 0});
-  std::vector<bool> takesPart(n, false);
-  std::vector<std::vector<bool>> paired(n, std::vector<bool>(n, false));  // [from][to]
+  unsigned int takingPart = 0;
+  std::vector<unsigned int> heard(n, 0);  // by receiver: the ranks whose message it takes
   for (const PairMessage& message : messages) {
     if (message.bytes != bytes || message.from < 0 || message.to < 0 || message.from >= nranks ||
         message.to >= nranks) {
       return {};
     }
-    const auto from = static_cast<std::size_t>(message.from);
-    const auto to = static_cast<std::size_t>(message.to);
-    if (paired[from][to]) return {};  // two messages of one pair would need two slots
-    paired[from][to] = true;
-    takesPart[from] = takesPart[to] = true;
-    lines.ranks[from].to[to] = message.src;
-    lines.ranks[to].from[from] = message.dst;
+    const unsigned int sender = 1u << message.from;
+    unsigned int& fromWhom = heard[static_cast<std::size_t>(message.to)];
+    if ((fromWhom & sender) != 0) return {};  // two messages of one pair would need two slots
+    fromWhom |= sender;
+    takingPart |= sender | 1u << message.to;
+    lines.ranks[static_cast<std::size_t>(message.from)].to[static_cast<std::size_t>(message.to)] = message.src;
+    lines.ranks[static_cast<std::size_t>(message.to)].from[static_cast<std::size_t>(message.from)] = message.dst;
   }
-  for (std::size_t r = 0; r < n; ++r) {
-    if (!takesPart[r]) return {};
-    for (std::size_t p = 0; p < n; ++p) {
-      if (p != r && !paired[p][r]) lines.ranks[r].tokens |= 1u << p;
-    }
-  }
+  const unsigned int everyRank = (1u << nranks) - 1;
+  if (takingPart != everyRank) return {};
+  for (std::size_t r = 0; r < n; ++r) lines.ranks[r].tokens = everyRank & ~heard[r] & ~(1u << r);
   lines.bytes = bytes;
   return lines;
 }
