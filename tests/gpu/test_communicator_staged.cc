@@ -144,10 +144,8 @@ TEST(StagedSendRecv, GroupsInLinesAndPlansByTurns) {
       std::vector<float> data(message.count);
       for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(round * 100000 + m * 1000 + i % 997);
       sends.emplace_back(comm.device(message.from), message.count * sizeof(float));
-      recvs.emplace_back(comm.device(message.to), message.count * sizeof(float));
-      PEERLINK_CUDA_CHECK(
-          cudaMemcpy(sends.back().data(), data.data(), data.size() * sizeof(float), cudaMemcpyHostToDevice));
-      PEERLINK_CUDA_CHECK(cudaMemset(recvs.back().data(), 0xff, message.count * sizeof(float)));
+      copyToDevice(sends.back().data(), data.data(), data.size() * sizeof(float));
+      recvs.push_back(filled(comm.device(message.to), message.count * sizeof(float), 0xff));
       expected.push_back(std::move(data));
     }
     if (grouped) comm.groupStart();
