@@ -334,6 +334,20 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
       return;
     }
   }
+  // A plan's step barriers wait for every rank of the communicator: a group that leaves a rank out goes pair by pair
+  // through the stages, as groups across processes do (each pair's counters its own).
+  if (std::find(masks.begin(), masks.end(), 0u) != masks.end()) {
+    std::vector<std::vector<const CallArgs*>> calls(static_cast<std::size_t>(state.nranks));
+    for (const SendRecvPair& pair : pairs) {  // in the group's order, so the n-th send to a peer meets its n-th receive
+      calls[static_cast<std::size_t>(pair.send.rank)].push_back(&pair.send);
+      calls[static_cast<std::size_t>(pair.recv.rank)].push_back(&pair.recv);
+    }
+    for (int r = 0; r < state.nranks; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (!calls[i].empty()) launchPlannedPointToPoint(state, r, calls[i], streams[i]);
+    }
+    return;
+  }
   std::vector<PointToPoint> group;
   for (const SendRecvPair& pair : pairs) group.push_back({pair.send.rank, pair.recv.rank, pair.send.count});
   const DataType type = pairs.front().send.type;
@@ -357,7 +371,7 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
     std::vector<PlanRank> ranks;
     for (int r = 0; r < state.nranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
-      PlanRank rank = masks[i] != 0 ? planRank(state, r, streams[i], size) : PlanRank{};
+      PlanRank rank = planRank(state, r, streams[i], size);
       extentsOf(rank, BufferKind::Input) = extents[i].input;
       extentsOf(rank, BufferKind::Output) = extents[i].output;
       ranks.push_back(std::move(rank));

@@ -13,7 +13,6 @@
 #include "coll/staging_schedule.hpp"
 #include "core/cuda_check.hpp"
 #include "core/log.hpp"
-#include "kernels/copy_kernels.cuh"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
@@ -23,13 +22,10 @@ const CallArgs& shapeOf(const CommState& state, const std::vector<CallArgs>& set
   return set[static_cast<std::size_t>(state.localRanks().front())];
 }
 
-// `copySms` > 0: a one-row copy by peerlink's copy kernel on that many SMs (PEERLINK_COLL_STAGE_COPY_SMS).
-void copyOnStream(const StridedCopy& copy, const void* src, void* dst, cudaStream_t stream, int copySms) {
+void copyOnStream(const StridedCopy& copy, const void* src, void* dst, cudaStream_t stream) {
   const auto* from = static_cast<const unsigned char*>(src) + copy.srcOffset;
   auto* to = static_cast<unsigned char*>(dst) + copy.dstOffset;
-  if (copy.rows == 1 && copySms > 0) {
-    kernels::launchSmCopy(to, from, copy.rowBytes, copySms, stream);
-  } else if (copy.rows == 1) {
+  if (copy.rows == 1) {
     PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, copy.rowBytes, cudaMemcpyDeviceToDevice, stream));
   } else {
     PEERLINK_CUDA_CHECK(cudaMemcpy2DAsync(to, copy.dstPitch, from, copy.srcPitch, copy.rowBytes, copy.rows,
@@ -81,19 +77,19 @@ void launchChunk(CommState& state, const std::vector<CallArgs>& set, const Symme
   launchCollectiveSet(state, windowed, SetPointers(std::move(tables)), capturing);
 }
 
-// One of a rank's operations other than the kernel, with its GPU current; `copySms` as copyOnStream's.
+// One of a rank's operations other than the kernel, with its GPU current.
 void runRankOp(const StagingOp& op, const StagingStreams& streams, const CallArgs& call, const StagedChunk& chunk,
-               void* window, int copySms) {
+               void* window) {
   const cudaStream_t lane = op.lane == StagingLane::Caller ? call.stream : streams.copies.get();
   const cudaEvent_t event = streams.events[static_cast<std::size_t>(op.event)].get();
   switch (op.kind) {
     case StagingOp::Kind::Record: PEERLINK_CUDA_CHECK(cudaEventRecord(event, lane)); break;
     case StagingOp::Kind::Wait: PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lane, event, 0)); break;
     case StagingOp::Kind::CopyIn:
-      for (const StridedCopy& copy : chunk.in) copyOnStream(copy, call.send, window, lane, copySms);
+      for (const StridedCopy& copy : chunk.in) copyOnStream(copy, call.send, window, lane);
       break;
     case StagingOp::Kind::CopyOut:
-      for (const StridedCopy& copy : chunk.out) copyOnStream(copy, window, call.recv, lane, copySms);
+      for (const StridedCopy& copy : chunk.out) copyOnStream(copy, window, call.recv, lane);
       break;
     case StagingOp::Kind::Kernel: break;  // every rank's at once: launchChunk
   }
@@ -189,8 +185,7 @@ void issueStagedSet(CommState& state, const std::vector<CallArgs>& set, bool cap
           if (ops[at].kind == StagingOp::Kind::Kernel) {
             throw Error(ErrorCode::Internal, "launchStagedSet: a rank's kernels out of chunk order");
           }
-          runRankOp(ops[at], *rank.staging, set[index], plans[index][ops[at].chunk], windows.window[r],
-                    state.stageCopySms);
+          runRankOp(ops[at], *rank.staging, set[index], plans[index][ops[at].chunk], windows.window[r]);
         }
       }
       if (k == cuts.size()) break;

@@ -300,7 +300,6 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.stageInOneProcess = staging != "OFF" && !exportable;
   state.stageSerially = staging == "SERIAL";
   state.stageOwnParts = params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
-  state.stageCopySms = static_cast<int>(params.getInt("PEERLINK_COLL_STAGE_COPY_SMS"));
   if (params.getString("PEERLINK_COLL_STAGE_GRAPHS") == "ON") state.stagedGraphs = std::make_unique<StagedGraphs>();
   state.shared.mode = bufferSharingNamed(params.getString("PEERLINK_COLL_SHARE_BUFFERS"));
   if (state.world.spansProcesses && state.shared.mode != BufferSharing::Off && !everyProcessOnOneGpu(state.world)) {

@@ -222,8 +222,6 @@ struct CommState {
   bool stageSerially = false;
   /// PEERLINK_COLL_STAGE_COPIES=PEERS: a staged chunk copies only the parts the peers touch (staging_plan.hpp).
   bool stageOwnParts = true;
-  /// PEERLINK_COLL_STAGE_COPY_SMS: SMs of a staged call's one-row copies by peerlink's copy kernel; 0: the runtime's.
-  int stageCopySms = 0;
   /// PEERLINK_COLL_STAGE_GRAPHS=ON: staged calls that come back replay a graph (staged_graphs.hpp); else null.
   std::unique_ptr<StagedGraphs> stagedGraphs;
   /// Calls on unregistered buffers that share them with the peers at the call (PEERLINK_COLL_SHARE_BUFFERS,

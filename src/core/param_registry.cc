@@ -364,17 +364,6 @@ const std::vector<ParamSpec>& paramRegistry() {
        "copies, kernels and events one by one), 64 graphs kept a communicator. OFF issues every call's "
        "operations one by one. For comparison; ranks may differ.",
        ParamAudience::Tuning},
-      {"PEERLINK_COLL_STAGE_COPY_SMS",
-       ParamType::Int,
-       "0",
-       {},
-       0,
-       1024,
-       "SMs of a call's copies into and out of the staging windows across processes: 0 copies with the CUDA "
-       "runtime (cudaMemcpyAsync, whose device-to-device copies are kernels over the whole GPU, in a graph too); N "
-       "with peerlink's copy kernel on N SMs (strided copies stay the runtime's), leaving the other SMs to the work "
-       "beside the call, as PEERLINK_COLL_MAX_BLOCKS does for the collective kernels. For tuning; ranks may differ.",
-       ParamAudience::Tuning},
       {"PEERLINK_COLL_SHARE_BUFFERS",
        ParamType::Enum,
        "AUTO",
