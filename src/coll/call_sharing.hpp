@@ -92,6 +92,10 @@ struct SharedCalls {
   std::map<std::uint64_t, IpcHandleBytes> handles;
   /// Whether the COLL log said once that some rank's buffers could not be shared.
   bool unshareableLogged = false;
+  /// Calls that shared their buffers, and calls AUTO staged because some rank came later than its patience (the
+  /// teardown's COLL log).
+  std::uint64_t calls = 0;
+  std::uint64_t late = 0;
 };
 
 }  // namespace peerlink::coll

@@ -53,6 +53,11 @@ void logLaunchCounts(const CommState& state) {
   }
   logInfo(LogSubsys::Coll, "eager launches through the kept graphs: {}, {} of them re-aimed at new arguments",
           graphLaunches, graphUpdates);
+  if (state.shared.calls + state.shared.late > 0) {
+    logInfo(LogSubsys::Coll,
+            "shared calls: {} on the ranks' own buffers, {} staged because a rank came later than sharing would save",
+            state.shared.calls, state.shared.late);
+  }
   if (state.stagedGraphs != nullptr) {
     logInfo(LogSubsys::Coll, "staged calls: {} captured into graphs, {} replayed from them{}",
             state.stagedGraphs->captures, state.stagedGraphs->replays,

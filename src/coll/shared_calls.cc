@@ -216,7 +216,10 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
   std::optional<std::vector<std::uint8_t>> gathered;
   if (state.shared.mode == BufferSharing::Auto) {
     gathered = exchange.allGatherWithin(mine, sizeof(CallCard), sharingPatience(bytes));
-    if (!gathered) return std::nullopt;  // some rank came later than sharing would gain: every rank stages
+    if (!gathered) {  // some rank came later than sharing would gain: every rank stages
+      ++state.shared.late;
+      return std::nullopt;
+    }
   } else {
     gathered = exchange.allGather(mine, sizeof(CallCard));
   }
@@ -272,6 +275,7 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
 
 void launchSharedSet(CommState& state, const SharedSet& shared, bool capturing) {
   launchRegisteredSet(state, shared.set, capturing);
+  ++state.shared.calls;
   std::vector<Event>& events = state.shared.lastUse[shared.entry];
   const std::vector<int>& local = state.localRanks();
   for (std::size_t i = 0; i < local.size(); ++i) {

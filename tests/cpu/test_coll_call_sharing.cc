@@ -42,13 +42,16 @@ TEST(CallSharing, AutoSharesFromItsSizeOnAndOffAlwaysAndNeverNoneWhileCapturing)
   }
 }
 
-// A training step's collectives (DDP's buckets of up to 25 MiB) stage under AUTO: its ranks reach each call apart,
-// and waiting for one another cost more than sharing saved. Broadcasts and reduces, outside the step, share sooner.
-TEST(CallSharing, AutoLeavesATrainingStepsBucketsStagedAndSharesRootedCallsSooner) {
-  const std::size_t ddpBucket = std::size_t{25} << 20;
+// A training step's buckets: DDP's default 25 MiB shares under AUTO (the GPU-paced step gained, the host-paced one
+// lost nothing), a small model's 7 MiB stays staged (its host-paced steps were longer shared). Broadcasts and
+// reduces, outside the step, share sooner.
+TEST(CallSharing, AutoSharesDdpsDefaultBucketsNotSmallOnesAndRootedCallsSooner) {
   for (const Collective collective :
        {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll}) {
-    EXPECT_FALSE(sharesAtCall(BufferSharing::Auto, collective, ddpBucket, false)) << collectiveName(collective);
+    EXPECT_TRUE(sharesAtCall(BufferSharing::Auto, collective, std::size_t{25} << 20, false))
+        << collectiveName(collective);
+    EXPECT_FALSE(sharesAtCall(BufferSharing::Auto, collective, std::size_t{7} << 20, false))
+        << collectiveName(collective);
   }
   for (const Collective collective : {Collective::Broadcast, Collective::Reduce}) {
     EXPECT_LT(shareFromBytes(collective), shareFromBytes(Collective::AllReduce)) << collectiveName(collective);
