@@ -10,11 +10,11 @@ namespace {
 // all-reduce 32 MiB 107 us shared against 141 staged). Where they do not -- a training step's ranks reach each
 // gradient bucket's all-reduce some 0.3-0.5 ms apart -- the host a rank loses waiting outweighs what sharing saves:
 // PyTorch DDP's steps took 0.4-1.4 ms longer with its 7 MiB buckets shared than staged (s3-s5), even with the
-// exchange's patience (below). With DDP's default buckets of 25 MiB (a 77 M-parameter model on 2x H200), sharing
-// gained where the GPU paces the step (0.4 ms of 47: bench/results/2026-11-30-h200x2-ddp-overlap/, s3) and cost
-// nothing seen where the host does (bench/results/2026-11-30-h200x2-ddp-sharing/). So AUTO shares from 16 MiB:
-// DDP's default buckets, the all-gathers and reduce-scatters of large shards, the large all-reduces.
-constexpr std::size_t kShareFrom = std::size_t{16} << 20;
+// exchange's patience (below). So AUTO shares from 32 MiB: the all-gathers and reduce-scatters of large shards, the
+// large all-reduces, where sharing saves the most -- and DDP's buckets of larger models (a bucket closes on the
+// parameter that passes the 25 MiB cap: a 77 M-parameter transformer's came to 32.0 MiB), whose hosts, where the GPU
+// paces the step, wait for one another at no cost to the GPUs (shared_calls.cc, streamsStillBusy).
+constexpr std::size_t kShareFrom = std::size_t{32} << 20;
 
 // Broadcasts and reduces are no part of a training step's loop (DDP broadcasts the parameters once, at its start),
 // and nccl-tests' ranks, in step, gain from 4 MiB: staged, its broadcasts and reduces of 4-16 MiB ran at 0.91-0.95x
