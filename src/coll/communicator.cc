@@ -363,15 +363,15 @@ void Communicator::State::submit(const coll::CallArgs& call) {
     return callAllGather(blobs, bytes, std::nullopt).value();
   };
   exchange.allGatherWithin = [this](const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes,
-                                    std::chrono::nanoseconds patience, const std::function<bool()>& freeToWait) {
-    return callAllGather(blobs, bytes, patience, freeToWait);
+                                    std::chrono::nanoseconds patience) {
+    return callAllGather(blobs, bytes, patience);
   };
   submitCall(mutex, comm, call, exchange);
 }
 
 std::optional<std::vector<std::uint8_t>> Communicator::State::callAllGather(
     const std::vector<std::vector<std::uint8_t>>& blobs, std::size_t bytes,
-    std::optional<std::chrono::nanoseconds> patience, const std::function<bool()>& freeToWait) {
+    std::optional<std::chrono::nanoseconds> patience) {
   const auto sockets = [this](const std::vector<std::vector<std::uint8_t>>& mine, std::size_t size) {
     return withExchange([&](coll::WorldExchange& exchange) { return exchange.allGather(mine, size); });
   };
@@ -389,7 +389,7 @@ std::optional<std::vector<std::uint8_t>> Communicator::State::callAllGather(
   if (!callExchange) return sockets(blobs, bytes);
   const std::chrono::nanoseconds timeout(comm.timeoutNs);
   const auto alive = [this] { throwIfPeerLost(); };
-  if (patience) return callExchange->allGatherWithin(blobs, bytes, *patience, timeout, alive, freeToWait);
+  if (patience) return callExchange->allGatherWithin(blobs, bytes, *patience, timeout, alive);
   return callExchange->allGather(blobs, bytes, timeout, alive);
 }
 

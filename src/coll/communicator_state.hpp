@@ -7,7 +7,6 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,12 +68,10 @@ struct Communicator::State {
   void submit(const coll::CallArgs& call);  // communicator.cc
   // The all-gather a call's own exchanges use (those of calls that share their buffers): through shared memory for
   // small blobs, else the bootstraps' (communicator.cc). With a patience, nullopt on every process where some rank
-  // came later than it and than `freeToWait` kept this process waiting (the sockets wait for every rank). Under
-  // `mutex`.
+  // came later than it (the sockets wait for every rank). Under `mutex`.
   std::optional<std::vector<std::uint8_t>> callAllGather(const std::vector<std::vector<std::uint8_t>>& blobs,
                                                          std::size_t bytes,
-                                                         std::optional<std::chrono::nanoseconds> patience,
-                                                         const std::function<bool()>& freeToWait = {});
+                                                         std::optional<std::chrono::nanoseconds> patience);
 
   // Runs body(exchange) with the world's exchange: the bootstraps' across processes, the local ranks' own in
   // one process.

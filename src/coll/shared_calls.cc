@@ -84,19 +84,6 @@ CallCard callCardOf(CommState& state, const CallArgs& call, int rank) {
   return card;
 }
 
-// Whether every local rank's stream still runs work queued before this call: then the host's wait at the exchange
-// costs those GPUs nothing (a training step whose GPU paces it: its hosts run milliseconds ahead, some tens of
-// microseconds apart: AUTO's patience alone left 97% of DDP's buckets staged there,
-// bench/results/2026-11-30-h200x2-ddp-sharing/).
-// A stream that failed counts as idle: the wait then keeps to the patience, and the error surfaces at its next check.
-bool streamsStillBusy(const CommState& state, const std::vector<CallArgs>& set) {
-  for (const int r : state.localRanks()) {
-    DeviceGuard guard(state.devices[static_cast<std::size_t>(r)]);
-    if (cudaStreamQuery(set[static_cast<std::size_t>(r)].stream) != cudaErrorNotReady) return false;
-  }
-  return true;
-}
-
 // Waits for `events` to complete, at most the communicator's deadline: whether they did.
 bool completedInTime(const CommState& state, const std::vector<Event>& events) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(state.timeoutNs);
@@ -228,8 +215,7 @@ std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>
   }
   std::optional<std::vector<std::uint8_t>> gathered;
   if (state.shared.mode == BufferSharing::Auto) {
-    gathered = exchange.allGatherWithin(mine, sizeof(CallCard), sharingPatience(bytes),
-                                        [&] { return streamsStillBusy(state, set); });
+    gathered = exchange.allGatherWithin(mine, sizeof(CallCard), sharingPatience(bytes));
     if (!gathered) {  // some rank came later than sharing would gain: every rank stages
       ++state.shared.late;
       return std::nullopt;

@@ -31,10 +31,9 @@ struct SharedSet {
 };
 
 /// An all-gather every process may leave early: every rank's blobs, or nullopt on every process where some rank did
-/// not come within `patience`, or later while `freeToWait` answered true (SharedMemoryExchange::allGatherWithin).
+/// not come within `patience` (SharedMemoryExchange::allGatherWithin).
 using WorldAllGatherWithin = std::function<std::optional<std::vector<std::uint8_t>>(
-    const std::vector<std::vector<std::uint8_t>>& localBlobs, std::size_t bytes, std::chrono::nanoseconds patience,
-    const std::function<bool()>& freeToWait)>;
+    const std::vector<std::vector<std::uint8_t>>& localBlobs, std::size_t bytes, std::chrono::nanoseconds patience)>;
 
 /// The exchanges a call may use across processes.
 struct CallExchange {
@@ -43,8 +42,7 @@ struct CallExchange {
 };
 
 /// The set shared with the peers, when sharesAtCall says so, every rank came to the exchange of the cards in time
-/// (AUTO: within sharingPatience, or while the local ranks' streams still run earlier work, so that the wait costs
-/// their GPUs nothing; ON: waits for every rank) and every rank could share its buffers; nullopt otherwise
+/// (AUTO: within sharingPatience; ON: waits for every rank) and every rank could share its buffers; nullopt otherwise
 /// (the call then goes through the staging windows on every rank). Throws what the exchange throws (a rank that
 /// does not come within the deadline).
 std::optional<SharedSet> sharedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing,

@@ -221,8 +221,7 @@ std::vector<std::uint8_t> SharedMemoryExchange::allGather(const std::vector<std:
 
 std::optional<std::vector<std::uint8_t>> SharedMemoryExchange::allGatherWithin(
     const std::vector<std::vector<std::uint8_t>>& localBlobs, std::size_t bytes, std::chrono::nanoseconds patience,
-    std::chrono::nanoseconds timeout, const std::function<void()>& checkAlive,
-    const std::function<bool()>& freeToWait) {
+    std::chrono::nanoseconds timeout, const std::function<void()>& checkAlive) {
   const std::uint64_t count = begin(localBlobs, bytes, timeout, checkAlive);
   const auto start = Clock::now();
   std::uint64_t& decision = segmentOf(segments_, 0).decisions[count % kRing].value;
@@ -237,7 +236,7 @@ std::optional<std::vector<std::uint8_t>> SharedMemoryExchange::allGatherWithin(
       allCame = load(segmentOf(segments_, r).slots[count % kRing].stamp) == count;
     }
     const auto now = Clock::now();
-    if (allCame || (now - start > patience && !(freeToWait && freeToWait()))) {
+    if (allCame || now - start > patience) {
       const std::uint64_t mine = allCame ? everyone : leftEarly;
       // On failure `seen` becomes the word as it is: another process's decision.
       if (__atomic_compare_exchange_n(&decision, &seen, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) seen = mine;

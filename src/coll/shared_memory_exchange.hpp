@@ -48,14 +48,11 @@ class SharedMemoryExchange {
                                       std::chrono::nanoseconds timeout, const std::function<void()>& checkAlive);
 
   /// allGather, but where some rank has not come within `patience` of this process's arrival (or of another's
-  /// that decided first), nullopt -- on every process alike. Past its patience a process waits on while
-  /// `freeToWait` (where given) answers true: its wait costs nothing yet (the caller's GPUs still run work queued
-  /// before the call). Waits longer only for room in the ring.
+  /// that decided first), nullopt -- on every process alike. Waits longer only for room in the ring.
   std::optional<std::vector<std::uint8_t>> allGatherWithin(const std::vector<std::vector<std::uint8_t>>& localBlobs,
                                                            std::size_t bytes, std::chrono::nanoseconds patience,
                                                            std::chrono::nanoseconds timeout,
-                                                           const std::function<void()>& checkAlive,
-                                                           const std::function<bool()>& freeToWait = {});
+                                                           const std::function<void()>& checkAlive);
 
  private:
   std::uint64_t begin(const std::vector<std::vector<std::uint8_t>>& localBlobs, std::size_t bytes,

@@ -11,9 +11,11 @@ namespace {
 // gradient bucket's all-reduce some 0.3-0.5 ms apart -- the host a rank loses waiting outweighs what sharing saves:
 // PyTorch DDP's steps took 0.4-1.4 ms longer with its 7 MiB buckets shared than staged (s3-s5), even with the
 // exchange's patience (below). So AUTO shares from 32 MiB: the all-gathers and reduce-scatters of large shards, the
-// large all-reduces, where sharing saves the most -- and DDP's buckets of larger models (a bucket closes on the
-// parameter that passes the 25 MiB cap: a 77 M-parameter transformer's came to 32.0 MiB), whose hosts, where the GPU
-// paces the step, wait for one another at no cost to the GPUs (shared_calls.cc, streamsStillBusy).
+// large all-reduces, where sharing saves the most. DDP's buckets of a larger model reach it (a bucket closes on the
+// parameter that passes the 25 MiB cap: a 77 M-parameter transformer's came to 32.0 MiB), and the patience then
+// stages nearly all of them (1744 of 1794 calls: bench/results/2026-11-30-h200x2-ddp-sharing/). Waiting on while the
+// caller's stream was still busy shared all but one, gained 0.15 ms of a 47 ms step where the GPU paces it, and cost
+// 1-1.5 ms of 17.6 where the host does (its wait is the host's own time): not kept.
 constexpr std::size_t kShareFrom = std::size_t{32} << 20;
 
 // Broadcasts and reduces are no part of a training step's loop (DDP broadcasts the parameters once, at its start),

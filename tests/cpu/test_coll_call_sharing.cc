@@ -42,8 +42,8 @@ TEST(CallSharing, AutoSharesFromItsSizeOnAndOffAlwaysAndNeverNoneWhileCapturing)
   }
 }
 
-// Calls below 32 MiB stage under AUTO (a small model's DDP buckets of 7 MiB: its host-paced steps were longer shared),
-// calls of DDP's 25 MiB cap too. Broadcasts and reduces, outside the step, share sooner.
+// Calls of DDP's 25 MiB bucket cap stage under AUTO: a training step's ranks reach each call apart, and waiting for
+// one another cost more than sharing saved. Broadcasts and reduces, outside the step, share sooner.
 TEST(CallSharing, AutoLeavesATrainingStepsBucketsStagedAndSharesRootedCallsSooner) {
   const std::size_t ddpBucket = std::size_t{25} << 20;
   for (const Collective collective :

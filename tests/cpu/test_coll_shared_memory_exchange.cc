@@ -230,41 +230,6 @@ TEST(SharedMemoryExchange, ARankLaterThanThePatienceLeavesEveryProcessEarlyAndNo
   EXPECT_LT(took[1], 30ms) << "the late process finds the decision made";
 }
 
-// Past its patience a process waits on while its GPUs still have work (freeToWait): a late rank then still meets it;
-// once the GPUs would idle, it leaves, and so does every process.
-TEST(SharedMemoryExchange, AProcessWaitsPastItsPatienceOnlyWhileTheWaitIsFree) {
-  for (const bool freeUntilTheLateOneComes : {true, false}) {
-    SCOPED_TRACE(freeUntilTheLateOneComes ? "free until the late one comes" : "free for 10 ms of its 60");
-    std::vector<std::chrono::nanoseconds> took(2);
-    std::vector<int> came(2, -1);
-    runWorld({{0}, {1}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
-      SharedMemoryExchange exchange(world, sockets);
-      if (p == 1) std::this_thread::sleep_for(60ms);
-      const auto start = std::chrono::steady_clock::now();
-      const auto freeToWait = [&] {
-        return freeUntilTheLateOneComes || std::chrono::steady_clock::now() - start < 10ms;
-      };
-      const auto all = exchange.allGatherWithin({{static_cast<std::uint8_t>(p)}}, 1, 1ms, 5s, kAlive, freeToWait);
-      took[p] = std::chrono::steady_clock::now() - start;
-      came[p] = all ? 1 : 0;
-      if (all) {
-        EXPECT_EQ(*all, (std::vector<std::uint8_t>{0, 1}));
-      }
-      const auto next = exchange.allGather({{static_cast<std::uint8_t>(10 + p)}}, 1, 5s, kAlive);
-      EXPECT_EQ(next, (std::vector<std::uint8_t>{10, 11})) << "the next exchange meets as usual";
-    });
-    if (freeUntilTheLateOneComes) {
-      EXPECT_EQ(came, (std::vector<int>{1, 1})) << "the early process waited for the late one while it was free";
-      EXPECT_GE(took[0], 40ms);
-    } else {
-      EXPECT_EQ(came, (std::vector<int>{0, 0})) << "both processes learn that the exchange was left";
-      EXPECT_LT(took[0], 45ms) << "the early process left once its wait stopped being free";
-      EXPECT_GE(took[0], 9ms) << "but not before";
-    }
-    EXPECT_LT(took[1], 30ms) << "the late process finds everyone there, or the decision made";
-  }
-}
-
 // Little patience, one process now and then late: each exchange goes either way, but every process takes the same
 // way, and where they met every blob is right. (Exchanges left early do not wait, so the processes drift apart; a
 // blocking exchange every 50 rounds brings them together, as a training step's synchronization would.)
