@@ -19,6 +19,8 @@ namespace {
 
 // LL's 16-byte line carries 8 payload bytes (ll_line.cuh).
 constexpr double kLlWire = 2.0;
+// A token where a rank has no message for a peer (send/recv in lines): the first 16-byte line alone.
+constexpr double kLlTokenBytes = 16.0;
 
 bool isChain(Collective collective) {
   return collective == Collective::Broadcast || collective == Collective::Reduce;
@@ -96,6 +98,10 @@ ResourceBytes linesTraffic(const Call& call, const Fabric& fabric) {
     switch (call.collective) {
       case Collective::Broadcast: r == call.root ? load.out(r, peers * message) : load.in(r, message); break;
       case Collective::Reduce: r == call.root ? load.in(r, peers * message) : load.out(r, message); break;
+      case Collective::SendRecv:  // the ring shift: the message to the next rank, tokens to the others; alike in
+        load.out(r, message + (peers - 1) * kLlTokenBytes);
+        load.in(r, message + (peers - 1) * kLlTokenBytes);
+        break;
       default: load.out(r, peers * message); load.in(r, peers * message);
     }
   }
@@ -171,6 +177,10 @@ HostSettings hostSettingsOf(const Params& params, int ranks) {
 
 HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings) {
   if (coll::plannedLineBytes(call.collective, call.count, call.type) > 0) return HostPath::Lines;
+  // Send/recv as `peerlink coll` times it: the ring shift, which a process driving every rank sends in lines.
+  if (call.collective == Collective::SendRecv && coll::ringShiftLineBytes(call.count, call.type, ranks) > 0) {
+    return HostPath::Lines;
+  }
   if (coll::runsAsHostRing(call.collective, call.count, call.type, ranks, settings.ringMaxBytes)) {
     return isChain(call.collective) ? HostPath::Chain : HostPath::Ring;
   }

@@ -1,7 +1,8 @@
 // The model of calls through host memory (plan/host_traffic.hpp, plan/host_predict.hpp): which way a call runs where
 // the GPUs lack peer access or PEERLINK_COLL_HOST_STAGED forces it, what each way puts on the GPUs' PCIe links, and
 // the built-in model against the committed 2x H200 runs made through host memory (tests/fixtures/plan/h200x2-host,
-// copies of bench/results/2026-11-30-h200x2-host-ring-shapes calls c5-c7): within the bar of a 10% median
+// copies of bench/results/2026-11-30-h200x2-host-ring-shapes calls c5-c7 and of 2026-11-30-h200x2-ddp-sharing's
+// send/recv, call s1): within the bar of a 10% median
 // |error| per machine and per collective, and a refit of those runs gives the built-in model's costs.
 #include <gtest/gtest.h>
 
@@ -120,9 +121,9 @@ TEST(PlanHostPaths, EachCallTakesTheWayTheCommunicatorRunsIt) {
   EXPECT_EQ(path(Collective::Broadcast, 64 * kMiB), HostPath::Chain);
   EXPECT_EQ(path(Collective::Broadcast, 128 * kMiB), HostPath::PlanSteps);
   EXPECT_EQ(path(Collective::AllToAll, 512 * kKiB), HostPath::PlanKernel);  // a peer's block
-  // As measured (the fixtures' runs): the plans. In one process such a group now goes in LL lines
-  // (coll::plannedPairLines), which the model learns once they are timed.
-  EXPECT_EQ(path(Collective::SendRecv, 256 * kKiB), HostPath::PlanKernel);
+  // The ring shift in LL lines up to 256 KiB a message (coll::plannedPairLines), then the plans.
+  EXPECT_EQ(path(Collective::SendRecv, 256 * kKiB), HostPath::Lines);
+  EXPECT_EQ(path(Collective::SendRecv, 512 * kKiB), HostPath::PlanKernel);
   EXPECT_EQ(path(Collective::SendRecv, 16 * kMiB), HostPath::PlanSteps);
   HostSettings noRing = settings;
   noRing.ringMaxBytes = 0;
@@ -168,6 +169,14 @@ TEST(PlanHostPaths, TheBytesCrossTheLinksTheCodeSends) {
       hostTraffic({Collective::AllReduce, DataType::F32, 256 * kKiB / 4, false, 0}, fabric, settings);
   EXPECT_EQ(lines.path, HostPath::Lines);
   EXPECT_DOUBLE_EQ(totalOn(lines, fabric, "GPU 1 PCIe to host"), 2.0 * 256 * kKiB);
+  // Send/recv's ring shift in lines on 3 ranks: each rank's message to the next, a 16-byte token to the other.
+  const World three = worldOf("h200x4_vm", 3, forcedThroughHost());
+  const HostTraffic shift =
+      hostTraffic({Collective::SendRecv, DataType::F32, 64 * kKiB / 4, false, 0}, three.fabric, three.context.host);
+  EXPECT_EQ(shift.path, HostPath::Lines);
+  for (const char* link : {"GPU 0 PCIe to host", "GPU 2 PCIe from host"}) {
+    EXPECT_DOUBLE_EQ(totalOn(shift, three.fabric, link), 2.0 * 64 * kKiB + 16) << link;
+  }
 }
 
 TEST(PlanHostPaths, PredictionsNameTheWayAndTheLink) {
@@ -211,7 +220,7 @@ TEST(PlanHostAccuracy, CommittedRunsThroughHostMemory) {
     }
     cells += machine.cells.size();
   }
-  EXPECT_EQ(cells, 190u);
+  EXPECT_EQ(cells, 198u);
   EXPECT_EQ(byCollective.size(), 7u);
   for (auto& [collective, errors] : byCollective) {
     std::sort(errors.begin(), errors.end());
