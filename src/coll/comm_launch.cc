@@ -230,7 +230,7 @@ void launchSendRecvPairs(CommState& state, const std::vector<SendRecvPair>& pair
   // captured group launches directly into the capture.
   const bool capturing = checkGroupCapture(state, pairs);
   if (state.planned) {
-    launchPlannedPairs(state, pairs, streams, masks, capturing);
+    launchPlannedPairs(state, pairs, streams, capturing);
     return;
   }
   // The group's kernel: by the most one rank sends (every rank of a group runs the same form, so the pair

@@ -321,22 +321,19 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
 }
 
 void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
-                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& masks,
-                        bool capturing) {
+                        const std::vector<cudaStream_t>& streams, bool capturing) {
+  std::vector<PairMessage> messages;
+  for (const SendRecvPair& pair : pairs) {
+    messages.push_back({pair.send.rank, pair.recv.rank, pair.send.send, pair.recv.recv,
+                        pair.send.count * dataTypeSize(pair.send.type)});
+  }
   if (state.settings.protocol != Protocol::Simple) {
-    std::vector<PairMessage> messages;
-    for (const SendRecvPair& pair : pairs) {
-      messages.push_back({pair.send.rank, pair.recv.rank, pair.send.send, pair.recv.recv,
-                          pair.send.count * dataTypeSize(pair.send.type)});
-    }
     if (const PairLines lines = plannedPairLines(messages, state.nranks); lines.bytes > 0) {
       launchPlannedPairLines(state, lines, pairs.front().send.type, streams, capturing);
       return;
     }
   }
-  // A plan's step barriers wait for every rank of the communicator: a group that leaves a rank out goes pair by pair
-  // through the stages, as groups across processes do (each pair's counters its own).
-  if (std::find(masks.begin(), masks.end(), 0u) != masks.end()) {
+  if (!everyRankTakesPart(messages, state.nranks)) {
     std::vector<std::vector<const CallArgs*>> calls(static_cast<std::size_t>(state.nranks));
     for (const SendRecvPair& pair : pairs) {  // in the group's order, so the n-th send to a peer meets its n-th receive
       calls[static_cast<std::size_t>(pair.send.rank)].push_back(&pair.send);

@@ -32,11 +32,11 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
 void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool capturing);
 
 /// Runs matched send/recv pairs of one process: as LL lines through the ranks' LL areas in host memory where the
-/// group allows (plannedPairLines; not with PEERLINK_PROTO=SIMPLE), else through the staged plans; streams[r]: rank
-/// r's stream in the group, where it takes part (masks[r] != 0); `capturing` as launchCollectiveSet's.
+/// group allows (plannedPairLines; not with PEERLINK_PROTO=SIMPLE), else through the staged plans where every rank
+/// takes part, else pair by pair (everyRankTakesPart); streams[r]: rank r's stream in the group, where it takes
+/// part; `capturing` as launchCollectiveSet's.
 void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
-                        const std::vector<cudaStream_t>& streams, const std::vector<unsigned int>& masks,
-                        bool capturing);
+                        const std::vector<cudaStream_t>& streams, bool capturing);
 
 /// Queues a send/recv group across processes for local rank `rank` (its calls, in order, on `stream`) through the
 /// host stages (staged_p2p.hpp): every rank's part of a group runs alone, meeting its peers pair by pair.

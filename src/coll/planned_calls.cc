@@ -1,6 +1,7 @@
 // What a call of a communicator with staged plans runs (planned_calls.hpp).
 #include "coll/planned_calls.hpp"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -25,10 +26,9 @@ PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks)
   PairLines lines;
   if (messages.empty() || nranks < 1 || nranks > 31) return lines;  // ranks as bits of a mask
   const std::size_t bytes = messages.front().bytes;
-  if (bytes == 0 || bytes > kPlanLlMaxBytes) return lines;
+  if (bytes == 0 || bytes > kPlanLlMaxBytes || !everyRankTakesPart(messages, nranks)) return lines;
   const auto n = static_cast<std::size_t>(nranks);
   lines.ranks.assign(n, PairLines::Rank{std::vector<const void*>(n, nullptr), std::vector<void*>(n, nullptr), 0});
-  unsigned int takingPart = 0;
   std::vector<unsigned int> heard(n, 0);  // by receiver: the ranks whose message it takes
   for (const PairMessage& message : messages) {
     if (message.bytes != bytes || message.from < 0 || message.to < 0 || message.from >= nranks ||
@@ -39,15 +39,25 @@ PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks)
     unsigned int& fromWhom = heard[static_cast<std::size_t>(message.to)];
     if ((fromWhom & sender) != 0) return {};  // two messages of one pair would need two slots
     fromWhom |= sender;
-    takingPart |= sender | 1u << message.to;
     lines.ranks[static_cast<std::size_t>(message.from)].to[static_cast<std::size_t>(message.to)] = message.src;
     lines.ranks[static_cast<std::size_t>(message.to)].from[static_cast<std::size_t>(message.from)] = message.dst;
   }
   const unsigned int everyRank = (1u << nranks) - 1;
-  if (takingPart != everyRank) return {};
   for (std::size_t r = 0; r < n; ++r) lines.ranks[r].tokens = everyRank & ~heard[r] & ~(1u << r);
   lines.bytes = bytes;
   return lines;
+}
+
+bool everyRankTakesPart(const std::vector<PairMessage>& messages, int nranks) {
+  std::vector<bool> takesPart(static_cast<std::size_t>(std::max(nranks, 0)), false);
+  const auto mark = [&](int rank) {
+    if (rank >= 0 && rank < nranks) takesPart[static_cast<std::size_t>(rank)] = true;
+  };
+  for (const PairMessage& message : messages) {
+    mark(message.from);
+    mark(message.to);
+  }
+  return std::find(takesPart.begin(), takesPart.end(), false) == takesPart.end();
 }
 
 std::size_t ringShiftLineBytes(std::size_t count, DataType type, int nranks) {

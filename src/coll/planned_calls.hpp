@@ -46,6 +46,11 @@ struct PairLines {
 /// The lines of `messages` over `nranks` ranks (PairLines says when there are none). Pure.
 PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks);
 
+/// Whether each of the ranks 0..nranks-1 sends or receives some message of the group. Past the lines, a group of one
+/// process runs as staged plans only then (a plan's step barriers wait for every rank of the communicator); one that
+/// leaves a rank out goes pair by pair through the stages, as groups across processes do. Pure.
+bool everyRankTakesPart(const std::vector<PairMessage>& messages, int nranks);
+
 /// The message each rank sends when the ring shift of `count` elements of `type` over `nranks` ranks (rank r - 1
 /// sends rank r one message: `peerlink coll`'s send/recv) goes in LL lines in one process (plannedPairLines), in
 /// bytes; 0 where it goes as staged plans.

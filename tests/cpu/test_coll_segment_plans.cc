@@ -209,8 +209,15 @@ TEST(SegmentPlans, SendRecvGroupsOfOneSizeGoInLines) {
   EXPECT_EQ(pairs.ranks[0].tokens | pairs.ranks[1].tokens, 0u);
   EXPECT_EQ(runLines(pairs).size(), 3u);
   EXPECT_EQ(runLines(pairs).at(buffers[1][1] + 1), buffers[1][0]);
-  // One message among 4 ranks leaves two ranks out: staged plans.
+  // One message among 4 ranks leaves two ranks out: not lines (and not the plans, whose barriers wait for every
+  // rank: pair by pair).
   EXPECT_EQ(plannedPairLines({message(0, 1, 8)}, 4).bytes, 0u);
+  EXPECT_FALSE(everyRankTakesPart({message(0, 1, 8)}, 4));
+  EXPECT_FALSE(everyRankTakesPart({message(0, 1, 8), message(1, 2, 8)}, 4)) << "rank 3 left out";
+  EXPECT_TRUE(everyRankTakesPart({message(0, 1, 8), message(2, 3, 8)}, 4)) << "every rank sends or receives";
+  EXPECT_TRUE(everyRankTakesPart({message(0, 1, 8), message(2, 2, 8)}, 3)) << "a message to itself counts";
+  EXPECT_FALSE(everyRankTakesPart({}, 2));
+  EXPECT_FALSE(everyRankTakesPart({PairMessage{0, 5, nullptr, nullptr, 8}}, 2)) << "rank 5 is none of the world's";
   EXPECT_EQ(plannedPairLines({message(0, 1, 8), message(1, 0, 8)}, 2).bytes, 8u);
   // Two messages of one pair, sizes that differ, nothing to send, more than a slot holds: staged plans.
   EXPECT_EQ(plannedPairLines({message(0, 1, 8), message(0, 1, 8), message(1, 0, 8)}, 2).bytes, 0u);
