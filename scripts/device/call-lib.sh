@@ -2,10 +2,12 @@
 # Sourced by scripts/device/call.sh (and the call scripts kept in bench/results/): `source
 # scripts/device/call-lib.sh NAME` from the repository root, with ./dist packed by scripts/device/pack-call.sh.
 # It sets up NCCL's environment, the binaries unpacked (unpack-dist.sh), the test executables' build paths linked to
-# this checkout, and two helpers. Results go to /tmp/NAME; `save` packs them into $OUT/NAME.tar.gz (only a
-# few files come back from the machine, so save after each step).
+# this checkout, and two helpers. Results go to /tmp/NAME, emptied first (a machine kept warm between calls still
+# holds the last call's files there, which a later comparison would read as this call's); `save` packs them into
+# $OUT/NAME.tar.gz (only a few files come back from the machine, so save after each step).
 call_name=${1:?usage: source scripts/device/call-lib.sh NAME}
 p=/tmp/$call_name
+rm -rf "$p"
 mkdir -p "$p"
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
 if [ -z "${PEERLINK_NCCL_LIBRARY:-}" ]; then
