@@ -12,9 +12,10 @@
       differs past the tolerance. A check failing on both is the caller's: printed, peerlink answering as NCCL does.
   nccl_api_compare.py ddp DIR [--json OUT]
       run-nccl-api.sh ddp's reports in DIR (ddp-NAME-ROUND.json, NAME "nccl" the real NCCL's): per run, the median
-      step and backward pass of each round, their means and the means' ratio to NCCL's, and the worst relative
-      difference of its losses from NCCL's first round. Exit 1 when a run's losses differ past --loss-rtol or NCCL
-      has no round.
+      step and backward pass of each round, their means and the means' ratio to NCCL's, the worst relative
+      difference of its losses from NCCL's first round, and where a round's log (ddp-NAME-ROUND.txt) has peerlink's
+      teardown line "shared calls: N ..., M staged ...", how many calls shared their buffers. Exit 1 when a run's
+      losses differ past --loss-rtol or NCCL has no round.
 Ratios are printed, never judged here: the docs and the issue judge them.
 """
 import argparse
@@ -141,6 +142,21 @@ def compare_torch(args):
     return summary, 1 if problems else 0
 
 
+SHARED_CALLS = re.compile(r"shared calls: (\d+) on the ranks' own buffers, (\d+) staged")
+
+
+def shared_calls_of(log_path):
+    """[shared, staged for a late rank] from the first process's teardown line in a run's log, or None."""
+    if not os.path.exists(log_path):
+        return None
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            match = SHARED_CALLS.search(line)
+            if match:
+                return [int(match.group(1)), int(match.group(2))]
+    return None
+
+
 def compare_ddp(args):
     runs = {}
     for name in sorted(os.listdir(args.reference)):
@@ -149,6 +165,7 @@ def compare_ddp(args):
             continue
         with open(os.path.join(args.reference, name)) as f:
             report = json.load(f)
+        report["shared_calls"] = shared_calls_of(os.path.join(args.reference, name[:-len(".json")] + ".txt"))
         runs.setdefault(match.group(1), []).append((int(match.group(2)), report))
     problems = []
     if "nccl" not in runs:
@@ -170,7 +187,8 @@ def compare_ddp(args):
         worst = max((abs(a - b) / max(abs(b), 1e-12) for _, report in rounds
                      for a, b in zip(report.get("ddp_losses", []), reference_losses)), default=None)
         summary[name] = {"step_ms": steps, "backward_ms": backward, "step_mean_ms": mean([s for s in steps if s]),
-                         "backward_mean_ms": mean([b for b in backward if b]), "loss_worst_relative": worst}
+                         "backward_mean_ms": mean([b for b in backward if b]), "loss_worst_relative": worst,
+                         "shared_calls": [report["shared_calls"] for _, report in rounds]}
         if name != "nccl" and (worst is None or worst > args.loss_rtol):
             problems.append(f"{name}: DDP losses differ from NCCL's by {worst} (tolerance {args.loss_rtol})")
     nccl_step = summary["nccl"]["step_mean_ms"]
@@ -179,8 +197,10 @@ def compare_ddp(args):
         steps = ", ".join(f"{s:.2f}" for s in run["step_ms"] if s)
         backward = ", ".join(f"{b:.2f}" for b in run["backward_ms"] if b)
         ratio = f"{run['step_ratio']:.4f}" if run["step_ratio"] else "-"
+        counted = [c for c in run["shared_calls"] if c]
+        shared = ("; calls shared " + ", ".join(f"{c[0]} of {c[0] + c[1]}" for c in counted)) if counted else ""
         print(f"{name}: step ms {steps} (mean / NCCL's {ratio}); backward ms {backward}; "
-              f"losses' worst relative difference from NCCL's {run['loss_worst_relative']}")
+              f"losses' worst relative difference from NCCL's {run['loss_worst_relative']}{shared}")
     for problem in problems:
         print("PROBLEM " + problem)
     return {"runs": summary, "problems": problems}, 1 if problems else 0

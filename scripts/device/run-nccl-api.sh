@@ -19,7 +19,7 @@
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
 #                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
 #                each run's median step, then every run against NCCL's rounds where it ran (ddp-compare.*: the
-#                means' ratio, the losses); DDP_ARGS sizes the model and its batch (--model-width, --model-layers,
+#                means' ratio, the losses, how many calls shared their buffers); DDP_ARGS sizes the model and its batch (--model-width, --model-layers,
 #                --batch; by default a 77 M-parameter model at 32 sequences a step, which the GPU paces)
 #   sharing      the plain phase with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF (perf-plain-AUTO.txt, ...), each
 #                compared with the real NCCL: where sharing at the call wins and where the staging windows do
@@ -190,7 +190,12 @@ case $phase in
       for run in $runs; do
         run_parts "$run"
         settings=("${run_settings[@]}")
-        [ "$run_name" = nccl ] || settings+=("LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2")
+        # peerlink's runs log COLL at INFO unless they set PEERLINK_DEBUG: a few lines a communicator, among them the
+        # teardown's count of calls that shared their buffers, which the comparison below reports.
+        if [ "$run_name" != nccl ]; then
+          settings=("LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=COLL
+            "${settings[@]}")
+        fi
         log=ddp-$run_name-$round
         timeout 240 env "${settings[@]}" torchrun --nproc-per-node "$gpus" scripts/device/nccl_api_torch.py \
           --only-ddp --steps 200 "${ddp_args[@]}" --out "$p/$log.json" >"$p/$log.txt" 2>&1 || failed=1

@@ -161,6 +161,26 @@ class Ddp(unittest.TestCase):
             self.assertAlmostEqual(runs["auto"]["backward_mean_ms"], 31.0)
             self.assertAlmostEqual(runs["auto"]["loss_worst_relative"], 1e-7, places=12)
             self.assertIn("auto: step ms 41.00, 43.00", printed)
+            self.assertEqual(runs["auto"]["shared_calls"], [None, None], "no log: nothing counted")
+
+    def test_the_logs_teardown_line_says_how_many_calls_shared(self):
+        with tempfile.TemporaryDirectory() as folder:
+            self.write(folder, {"nccl-1": ddp_report(40.0, 30.0, [2.0]), "auto-1": ddp_report(41.0, 30.5, [2.0]),
+                                "auto-2": ddp_report(41.0, 30.5, [2.0])})
+            with open(os.path.join(folder, "ddp-auto-1.txt"), "w") as f:
+                f.write("vm:1 PEERLINK INFO COLL shared calls: 50 on the ranks' own buffers, 1744 staged because a rank"
+                        " came later than sharing would save\n")
+                f.write("vm:2 PEERLINK INFO COLL shared calls: 51 on the ranks' own buffers, 1743 staged because a rank"
+                        " came later than sharing would save\n")
+            out_json = os.path.join(folder, "compare.json")
+            code, printed = run_compare("ddp", folder, "--json", out_json)
+            self.assertEqual(code, 0, printed)
+            with open(out_json) as f:
+                runs = json.load(f)["runs"]
+            self.assertEqual(runs["auto"]["shared_calls"], [[50, 1744], None], "the first process's line, per round")
+            self.assertIn("calls shared 50 of 1794", printed)
+            nccl_line = next(line for line in printed.splitlines() if line.startswith("nccl:"))
+            self.assertNotIn("calls shared", nccl_line)
 
     def test_losses_past_the_tolerance_fail(self):
         with tempfile.TemporaryDirectory() as folder:
