@@ -60,12 +60,27 @@ nccl_tests() {
   }
 }
 
-# run_parts RUN: a run named NAME[:VAR=VALUE,VAR=VALUE...] (PLAIN_RUNS, DDP_RUNS) into run_name and the array
-# run_settings.
+# run_parts RUN: a run named NAME[:VAR=VALUE,VAR=VALUE...] (PLAIN_RUNS, DDP_RUNS) into run_name, the array
+# run_settings and run_dir, the folder of the NCCL library it runs: dist/nccl_api, or dist/ALT/nccl_api where the
+# run sets LIB=ALT (another build's, carried by pack-call.sh's PACK_ALT; its version copied to version-ALT.txt).
 run_parts() {
   run_name=${1%%:*}
   run_settings=()
-  [ "$1" = "$run_name" ] || IFS=, read -ra run_settings <<<"${1#*:}"
+  run_dir=$ours_dir
+  local all=() setting
+  [ "$1" = "$run_name" ] || IFS=, read -ra all <<<"${1#*:}"
+  for setting in "${all[@]}"; do
+    if [[ $setting == LIB=* ]]; then
+      run_dir=$PWD/dist/${setting#LIB=}/nccl_api
+      if [ ! -e "$run_dir/libpeerlink_nccl.so.2" ]; then
+        echo "run-nccl-api.sh: run $run_name: no $run_dir/libpeerlink_nccl.so.2 (pack-call.sh's PACK_ALT)" >&2
+        exit 2
+      fi
+      cp "$PWD/dist/${setting#LIB=}/VERSION" "$p/version-${setting#LIB=}.txt" 2>/dev/null || true
+    else
+      run_settings+=("$setting")
+    fi
+  done
 }
 
 # plain_runs: one process per GPU, eager, unregistered buffers -- what PyTorch's DDP and FSDP call. PLAIN_BINARIES
@@ -78,7 +93,7 @@ plain_runs() {
     for run in ${PLAIN_RUNS:-peerlink}; do
       run_parts "$run"
       for setting in "${run_settings[@]}"; do export "${setting?}"; done
-      nccl_tests "perf-plain-$run_name" "$ours_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
+      nccl_tests "perf-plain-$run_name" "$run_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
       for setting in "${run_settings[@]}"; do unset "${setting%%=*}"; done
     done
   done
@@ -193,7 +208,7 @@ case $phase in
         # peerlink's runs log COLL at INFO unless they set PEERLINK_DEBUG: a few lines a communicator, among them the
         # teardown's count of calls that shared their buffers, which the comparison below reports.
         if [ "$run_name" != nccl ]; then
-          settings=("LD_PRELOAD=$ours_dir/libpeerlink_nccl.so.2" PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=COLL
+          settings=("LD_PRELOAD=$run_dir/libpeerlink_nccl.so.2" PEERLINK_DEBUG=INFO PEERLINK_DEBUG_SUBSYS=COLL
             "${settings[@]}")
         fi
         log=ddp-$run_name-$round
