@@ -38,7 +38,10 @@ strip dist/peerlink
 strip dist/nccl_api/libpeerlink_nccl.so.2
 dist/peerlink --version
 if [ -n "${PACK_ALT:-}" ]; then
-  [ -f "$PACK_ALT/nccl_api/libpeerlink_nccl.so.2" ] || { echo "PACK_ALT: no $PACK_ALT/nccl_api/libpeerlink_nccl.so.2" >&2; exit 2; }
+  if [ ! -f "$PACK_ALT/nccl_api/libpeerlink_nccl.so.2" ]; then
+    echo "PACK_ALT: no $PACK_ALT/nccl_api/libpeerlink_nccl.so.2" >&2
+    exit 2
+  fi
   mkdir -p dist/alt/nccl_api
   cp "$PACK_ALT/nccl_api/libpeerlink_nccl.so.2" dist/alt/nccl_api/
   strip dist/alt/nccl_api/libpeerlink_nccl.so.2

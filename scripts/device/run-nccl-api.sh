@@ -19,8 +19,9 @@
 #   ddp          the DistributedDataParallel steps alone (200), the real NCCL and peerlink with
 #                PEERLINK_COLL_SHARE_BUFFERS at AUTO and OFF (or the runs DDP_RUNS names), in turn twice (DDP_ROUNDS):
 #                each run's median step, then every run against NCCL's rounds where it ran (ddp-compare.*: the
-#                means' ratio, the losses, how many calls shared their buffers); DDP_ARGS sizes the model and its batch (--model-width, --model-layers,
-#                --batch; by default a 77 M-parameter model at 32 sequences a step, which the GPU paces)
+#                means' ratio, the losses, how many calls shared their buffers); DDP_ARGS sizes the model and its
+#                batch (--model-width, --model-layers, --batch; by default a 77 M-parameter model at 32 sequences a
+#                step, which the GPU paces)
 #   sharing      the plain phase with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF (perf-plain-AUTO.txt, ...), each
 #                compared with the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
@@ -88,6 +89,7 @@ run_parts() {
 # perf-plain-NAME.txt (default: one, "peerlink", with no settings).
 plain_runs() {
   local b run setting
+  for run in ${PLAIN_RUNS:-peerlink}; do run_parts "$run"; done  # a bad run fails here, before any device time
   for b in ${PLAIN_BINARIES:-all_reduce all_gather reduce_scatter alltoall broadcast reduce}; do
     nccl_tests perf-plain-nccl "$real_dir" mpi "$b" -b 8 -e 512M -f 2 -c 0 -R 0
     for run in ${PLAIN_RUNS:-peerlink}; do
@@ -201,6 +203,7 @@ case $phase in
     # between runs more than the libraries differ).
     runs=${DDP_RUNS:-nccl auto:PEERLINK_COLL_SHARE_BUFFERS=AUTO off:PEERLINK_COLL_SHARE_BUFFERS=OFF}
     read -ra ddp_args <<<"${DDP_ARGS:---model-width 1024 --model-layers 6 --batch 32}"
+    for run in $runs; do run_parts "$run"; done  # a bad run fails here, before any device time
     for round in $(seq 1 "${DDP_ROUNDS:-2}"); do
       for run in $runs; do
         run_parts "$run"
