@@ -7,9 +7,9 @@
 # dist/peerlink_ce_batch; PACK_TOOLS=all: every one), built by scripts/make-dist.sh. Build first
 # (scripts/build.sh) and commit, so the binary's version names a commit. The call itself is then
 # scripts/device/call.sh, which travels with the working tree (scripts/device/README.md).
-# PACK_ALT=DIR also carries another build's NCCL library (DIR/nccl_api/libpeerlink_nccl.so.2, with DIR/peerlink's
-# version beside it in dist/alt/VERSION) as dist/alt/nccl_api, for A/B runs of two builds in one call:
-# run-nccl-api.sh's runs with the setting LIB=alt preload it.
+# PACK_ALT="NAME=DIR ..." also carries other builds' NCCL libraries (DIR/nccl_api/libpeerlink_nccl.so.2, with
+# DIR/peerlink's version beside it in dist/NAME/VERSION) as dist/NAME/nccl_api, for runs of several builds in one
+# call: run-nccl-api.sh's runs with the setting LIB=NAME preload it. A bare DIR is alt=DIR.
 # usage: scripts/device/pack-call.sh [all | gpu_test_name ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,18 +37,24 @@ rm -f dist/tests/gpu_test_*
 strip dist/peerlink
 strip dist/nccl_api/libpeerlink_nccl.so.2
 dist/peerlink --version
-if [ -n "${PACK_ALT:-}" ]; then
-  if [ ! -f "$PACK_ALT/nccl_api/libpeerlink_nccl.so.2" ]; then
-    echo "PACK_ALT: no $PACK_ALT/nccl_api/libpeerlink_nccl.so.2" >&2
+for alt in ${PACK_ALT:-}; do
+  name=alt
+  dir=$alt
+  if [[ $alt == *=* ]]; then
+    name=${alt%%=*}
+    dir=${alt#*=}
+  fi
+  if ! [[ $name =~ ^[A-Za-z0-9_-]+$ ]] || [ "$name" = nccl_api ] || [ ! -f "$dir/nccl_api/libpeerlink_nccl.so.2" ]; then
+    echo "PACK_ALT: '$alt' is not NAME=DIR (letters, digits, '_', '-') of a build with nccl_api/libpeerlink_nccl.so.2" >&2
     exit 2
   fi
-  mkdir -p dist/alt/nccl_api
-  cp "$PACK_ALT/nccl_api/libpeerlink_nccl.so.2" dist/alt/nccl_api/
-  strip dist/alt/nccl_api/libpeerlink_nccl.so.2
-  "$PACK_ALT/peerlink" --version >dist/alt/VERSION 2>&1 || echo "unknown ($PACK_ALT has no CLI)" >dist/alt/VERSION
-  echo "alt: $(cat dist/alt/VERSION)"
-  xz -T2 -6 -f dist/alt/nccl_api/libpeerlink_nccl.so.2
-fi
+  mkdir -p "dist/$name/nccl_api"
+  cp "$dir/nccl_api/libpeerlink_nccl.so.2" "dist/$name/nccl_api/"
+  strip "dist/$name/nccl_api/libpeerlink_nccl.so.2"
+  "$dir/peerlink" --version >"dist/$name/VERSION" 2>&1 || echo "unknown ($dir has no CLI)" >"dist/$name/VERSION"
+  echo "$name: $(cat "dist/$name/VERSION")"
+  xz -T2 -6 -f "dist/$name/nccl_api/libpeerlink_nccl.so.2"
+done
 # The CLI and the NCCL library compressed too (scripts/device/unpack-dist.sh, which every device script runs first,
 # unpacks them there): with them plain, two or three test executables passed the limit.
 xz -T2 -6 -f dist/peerlink dist/nccl_api/libpeerlink_nccl.so.2

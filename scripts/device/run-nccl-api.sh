@@ -63,7 +63,8 @@ nccl_tests() {
 
 # run_parts RUN: a run named NAME[:VAR=VALUE,VAR=VALUE...] (PLAIN_RUNS, DDP_RUNS) into run_name, the array
 # run_settings and run_dir, the folder of the NCCL library it runs: dist/nccl_api, or dist/ALT/nccl_api where the
-# run sets LIB=ALT (another build's, carried by pack-call.sh's PACK_ALT; its version copied to version-ALT.txt).
+# run sets LIB=ALT (another build's, carried by pack-call.sh's PACK_ALT="ALT=DIR"; its version copied to
+# version-ALT.txt).
 run_parts() {
   run_name=${1%%:*}
   run_settings=()

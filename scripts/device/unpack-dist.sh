@@ -4,7 +4,7 @@
 # device script may run it first:
 #   dist/peerlink.xz                      -> dist/peerlink
 #   dist/nccl_api/libpeerlink_nccl.so.2.xz -> dist/nccl_api/libpeerlink_nccl.so.2 (and its libnccl.so.2 link)
-#   dist/alt/nccl_api/libpeerlink_nccl.so.2.xz -> the same under dist/alt (pack-call.sh's PACK_ALT)
+#   dist/NAME/nccl_api/libpeerlink_nccl.so.2.xz -> the same under dist/NAME (pack-call.sh's PACK_ALT)
 #   dist/mpi/NAME.xz, dist/extra/NAME.xz  -> beside them (dist/extra/peerlink stands in for a missing dist/peerlink)
 #   dist/xz/tests.tar.xz (test executables, one solid archive) -> dist/tests/NAME
 # usage: scripts/device/unpack-dist.sh
@@ -15,7 +15,7 @@ unpack() {  # unpack PACKED TARGET
   mkdir -p "$(dirname "$2")"
   xz -dc "$1" >"$2.part" && chmod +x "$2.part" && mv "$2.part" "$2"
 }
-for packed in dist/peerlink.xz dist/nccl_api/*.xz dist/alt/nccl_api/*.xz dist/mpi/*.xz dist/extra/*.xz; do
+for packed in dist/peerlink.xz dist/*/nccl_api/*.xz dist/nccl_api/*.xz dist/mpi/*.xz dist/extra/*.xz; do
   [ -e "$packed" ] || continue
   unpack "$packed" "${packed%.xz}"
 done
@@ -25,6 +25,6 @@ if [ -e dist/xz/tests.tar.xz ] && [ ! -e dist/tests/.unpacked ]; then
   touch dist/tests/.unpacked
 fi
 [ -e dist/peerlink ] || [ ! -e dist/extra/peerlink ] || cp dist/extra/peerlink dist/peerlink
-for dir in dist/nccl_api dist/alt/nccl_api; do
+for dir in dist/nccl_api dist/*/nccl_api; do
   if [ -e "$dir/libpeerlink_nccl.so.2" ]; then ln -sfn libpeerlink_nccl.so.2 "$dir/libnccl.so.2"; fi
 done
