@@ -67,14 +67,15 @@ std::size_t ringShiftLineBytes(std::size_t count, DataType type, int nranks) {
   return plannedPairLines(shift, nranks).bytes;
 }
 
+bool runsInLines(Collective collective, std::size_t count, DataType type, int nranks) {
+  if (collective == Collective::SendRecv) return ringShiftLineBytes(count, type, nranks) > 0;
+  return plannedLineBytes(collective, count, type) > 0;
+}
+
 StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,
                                 std::size_t chunkBytes, std::size_t hostRingMaxBytes) {
   StagedCallShape shape;
-  if (plannedLineBytes(collective, count, type) > 0) {
-    shape.lines = true;
-    return shape;
-  }
-  if (collective == Collective::SendRecv && ringShiftLineBytes(count, type, links.nranks) > 0) {
+  if (runsInLines(collective, count, type, links.nranks)) {
     shape.lines = true;
     return shape;
   }

@@ -30,9 +30,9 @@ struct PairMessage {
 
 /// A send/recv group of one process as LL lines through host memory, as the collectives' small calls go
 /// (plannedLineBytes): one kernel a rank, every rank hearing from every other -- the message of its pair, or a token
-/// line where the pair has none -- so the ranks' call numbers stay in step. `bytes` 0 where the group goes as
-/// staged plans instead: a rank takes no part (it has no stream to run on), a rank sends one peer two messages, or
-/// the messages differ in size or are empty or larger than kPlanLlMaxBytes.
+/// line where the pair has none -- so the ranks' call numbers stay in step. `bytes` 0 where it cannot: a rank takes
+/// no part (it has no stream to run on), a rank sends one peer two messages, or the messages differ in size or are
+/// empty or larger than kPlanLlMaxBytes.
 struct PairLines {
   struct Rank {
     std::vector<const void*> to;  ///< by peer: what this rank sends it (null: a token); [own rank]: the local copy's
@@ -55,6 +55,11 @@ bool everyRankTakesPart(const std::vector<PairMessage>& messages, int nranks);
 /// sends rank r one message: `peerlink coll`'s send/recv) goes in LL lines in one process (plannedPairLines), in
 /// bytes; 0 where it goes as staged plans.
 std::size_t ringShiftLineBytes(std::size_t count, DataType type, int nranks);
+
+/// Whether a call of `count` elements of `type` of `collective` over `nranks` ranks goes in LL lines through host
+/// memory: plannedLineBytes, or for send/recv the ring shift's ringShiftLineBytes (shared by stagedCallShape and
+/// `peerlink plan`). Pure.
+bool runsInLines(Collective collective, std::size_t count, DataType type, int nranks);
 
 /// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
 /// (plannedLineBytes), the host ring (runsAsHostRing), or plans in `segments` segments of `steps` steps in all (the

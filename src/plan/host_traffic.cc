@@ -176,11 +176,8 @@ HostSettings hostSettingsOf(const Params& params, int ranks) {
 }
 
 HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings) {
-  if (coll::plannedLineBytes(call.collective, call.count, call.type) > 0) return HostPath::Lines;
   // Send/recv as `peerlink coll` times it: the ring shift, which a process driving every rank sends in lines.
-  if (call.collective == Collective::SendRecv && coll::ringShiftLineBytes(call.count, call.type, ranks) > 0) {
-    return HostPath::Lines;
-  }
+  if (coll::runsInLines(call.collective, call.count, call.type, ranks)) return HostPath::Lines;
   if (coll::runsAsHostRing(call.collective, call.count, call.type, ranks, settings.ringMaxBytes)) {
     return isChain(call.collective) ? HostPath::Chain : HostPath::Ring;
   }
