@@ -13,9 +13,8 @@ namespace {
 // exchange's patience (below). So AUTO shares from 32 MiB: the all-gathers and reduce-scatters of large shards, the
 // large all-reduces, where sharing saves the most. DDP's buckets of a larger model reach it (a bucket closes on the
 // parameter that passes the 25 MiB cap: a 77 M-parameter transformer's came to 32.0 MiB), and the patience then
-// stages nearly all of them (1744 of 1794 calls: bench/results/2026-11-30-h200x2-ddp-sharing/). Waiting on while the
-// caller's stream was still busy shared all but one, gained 0.15 ms of a 47 ms step where the GPU paces it, and cost
-// 1-1.5 ms of 17.6 where the host does (its wait is the host's own time): not kept.
+// stages nearly all of them (1744 of 1794 calls: bench/results/2026-11-30-h200x2-ddp-sharing/, which also has why a
+// longer wait while the caller's stream is busy does not pay).
 constexpr std::size_t kShareFrom = std::size_t{32} << 20;
 
 // Broadcasts and reduces are no part of a training step's loop (DDP broadcasts the parameters once, at its start),
