@@ -442,6 +442,9 @@ int collLlBlocks(std::size_t bytes, int maxBlocks);
 int collLl128Blocks(std::size_t bytes, int maxBlocks);
 /// Blocks for `bytes` of reduction work per rank, capped at `maxBlocks` (the smallest SM count).
 int collReduceBlocks(std::size_t bytes, int maxBlocks);
+/// The ranks the direct-read reduction kernel is built for that a call of `nranks` ranks storing to `ndst`
+/// destinations runs: 2, 4 or kCollMaxRanks, the least that holds both (coll_reduce.cu says why).
+int collReduceRankBound(int nranks, int ndst);
 /// The chunk copies of `bytes` per rank are cut in: 64 KiB, or down to 8 KiB so that `maxBlocks` blocks
 /// all get work (medium messages are latency-bound: more blocks keep more loads in flight).
 std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks);

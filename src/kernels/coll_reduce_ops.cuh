@@ -127,13 +127,13 @@ struct PackReducer {
   }
 };
 
-/// Reduces one pack per rank (v[j] is rank j's), element-wise in rank order (PackReducer).
-template <int Type, int Op, typename Raw>
-__device__ __forceinline__ Raw reducePack(const Raw (&v)[kCollMaxRanks], int nranks) {
+/// Reduces one pack per rank (v[j] is rank j's, nranks <= Ranks), element-wise in rank order (PackReducer).
+template <int Type, int Op, typename Raw, int Ranks>
+__device__ __forceinline__ Raw reducePack(const Raw (&v)[Ranks], int nranks) {
   PackReducer<Type, Op, Raw> reducer;
   reducer.first(v[0]);
 #pragma unroll
-  for (int j = 1; j < kCollMaxRanks; ++j) {
+  for (int j = 1; j < Ranks; ++j) {
     if (j < nranks) reducer.add(v[j]);
   }
   return reducer.result(nranks);

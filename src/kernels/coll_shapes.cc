@@ -89,6 +89,11 @@ int collReduceBlocks(std::size_t bytes, int maxBlocks) {
   return static_cast<int>(std::max<std::size_t>(1, std::min(wanted, cap)));
 }
 
+int collReduceRankBound(int nranks, int ndst) {
+  const int most = std::max(nranks, ndst);
+  return most <= 2 ? 2 : most <= 4 ? 4 : kCollMaxRanks;
+}
+
 std::size_t collCopyChunkBytes(std::size_t bytes, int maxBlocks) {
   const std::size_t blocks = static_cast<std::size_t>(std::max(1, std::min(maxBlocks, kCollMaxBlocks)));
   const std::size_t perBlock = (bytes + blocks - 1) / blocks;

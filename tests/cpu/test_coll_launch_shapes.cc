@@ -209,6 +209,14 @@ TEST(CollLaunchShapes, ReductionBlocksPer16KiB) {
   EXPECT_EQ(collReduceBlocks(1, 132), 1);
   EXPECT_EQ(collReduceBlocks(16 * kKiB + 1, 132), 2);
   EXPECT_EQ(collReduceBlocks(512 * kMiB, 132), 132);
+  // The kernel built for the fewest ranks that hold the call's ranks and destinations.
+  EXPECT_EQ(collReduceRankBound(1, 1), 2);
+  EXPECT_EQ(collReduceRankBound(2, 2), 2);
+  EXPECT_EQ(collReduceRankBound(2, 3), 4);
+  EXPECT_EQ(collReduceRankBound(3, 1), 4);
+  EXPECT_EQ(collReduceRankBound(4, 4), 4);
+  EXPECT_EQ(collReduceRankBound(5, 1), kCollMaxRanks);
+  EXPECT_EQ(collReduceRankBound(kCollMaxRanks, kCollMaxRanks), kCollMaxRanks);
 }
 
 }  // namespace
