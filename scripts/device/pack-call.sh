@@ -59,3 +59,14 @@ done
 # unpacks them there): with them plain, two or three test executables passed the limit.
 xz -T2 -6 -f dist/peerlink dist/nccl_api/libpeerlink_nccl.so.2
 du -sh dist
+# What travels: the working tree (tracked and untracked-not-ignored files) and the carried dist/, at most 64 MiB
+# together. Measured as a tar of each, which matches where the device tool refused and where it took a call
+# (per-file overhead makes the tree's ~5,000 files weigh more than their bytes).
+tree=$(git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - 2>/dev/null | wc -c)
+carried=$(tar cf - dist | wc -c)
+mib=$(((tree + carried + 1048575) / 1048576))
+echo "travels: about $mib MiB of 64 (the tree $((tree / 1048576)) MiB, dist/ $((carried / 1048576)) MiB; nccl-tests, packed after, add 3)"
+if [ "$mib" -gt 64 ]; then
+  echo "pack-call.sh: over the device tool's 64 MiB: carry fewer test executables (or alternative builds)" >&2
+  exit 3
+fi
