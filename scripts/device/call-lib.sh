@@ -22,6 +22,20 @@ if [ "$source_dir" != "$PWD" ] && [ ! -e "$source_dir" ]; then
   mkdir -p "$(dirname "$source_dir")" && ln -sfn "$PWD" "$source_dir"
 fi
 [ -e build ] || ln -sfn dist build
+# Another build's tests (pack-call.sh's PACK_ALT_TESTS): their source folder this checkout, their build's NCCL
+# library the one carried beside them.
+for alt_source in dist/*/SOURCE_DIR; do
+  [ -e "$alt_source" ] || continue
+  alt=$(dirname "$alt_source")
+  source_dir=$(cat "$alt_source")
+  if [ -n "$source_dir" ] && [ "$source_dir" != "$PWD" ] && [ ! -e "$source_dir/build/nccl_api" ]; then
+    mkdir -p "$source_dir/build"
+    for part in tests examples scripts src python; do
+      [ -e "$source_dir/$part" ] || ln -sfn "$PWD/$part" "$source_dir/$part"
+    done
+    ln -sfn "$PWD/$alt/nccl_api" "$source_dir/build/nccl_api"
+  fi
+done
 
 save() { tar czf "$OUT/$call_name.tar.gz" -C /tmp "$call_name"; }
 

@@ -9,7 +9,8 @@
 # A STEP is one argument, words separated by spaces: [VAR=VALUE ...] KIND ARGS...
 #   coll   LOG LIMIT_S ARGS...       dist/peerlink coll ARGS --json LOG.json, its text in LOG.txt
 #   bench  LOG LIMIT_S ARGS...       dist/peerlink bench ARGS --json LOG.json, its text in LOG.txt
-#   test   LOG LIMIT_S EXE ARGS...   dist/tests/EXE ARGS (a GoogleTest executable) into LOG.txt
+#   test   LOG LIMIT_S EXE ARGS...   dist/tests/EXE ARGS (a GoogleTest executable) into LOG.txt; EXE as ALT/NAME:
+#                                    dist/ALT/tests/NAME, another build's (pack-call.sh's PACK_ALT_TESTS)
 #   tool   LOG LIMIT_S TOOL ARGS...  dist/peerlink_TOOL ARGS (a development tool, PACK_TOOLS) into LOG.txt
 #   create LOG COUNT                 a communicator's creation, first in each of COUNT fresh processes
 #                                    (gpu_test_communicator packed), into LOG-1.txt ... LOG-COUNT.txt
@@ -89,7 +90,9 @@ for step in "$@"; do
       echo "$log: exit $rc in $((SECONDS - start)) s ${env_words[*]} $detail"
       ;;
     test)
-      t "$log" "${words[2]}" env "${env_words[@]}" "dist/tests/${words[3]}" "${words[@]:4}"
+      executable=dist/tests/${words[3]}
+      [[ ${words[3]} == */* ]] && executable=dist/${words[3]%%/*}/tests/${words[3]#*/}
+      t "$log" "${words[2]}" env "${env_words[@]}" "$executable" "${words[@]:4}"
       grep -qE '^\[  PASSED  \]' "$p/$log.txt" && ! grep -qE '^\[  FAILED  \]' "$p/$log.txt" || rc=1
       ;;
     tool | run)

@@ -10,6 +10,10 @@
 # PACK_ALT="NAME=DIR ..." also carries other builds' NCCL libraries (DIR/nccl_api/libpeerlink_nccl.so.2, with
 # DIR/peerlink's version beside it in dist/NAME/VERSION) as dist/NAME/nccl_api, for runs of several builds in one
 # call: run-nccl-api.sh's runs with the setting LIB=NAME preload it. A bare DIR is alt=DIR.
+# PACK_ALT_TESTS="gpu_test_a gpu_test_b" also carries those test executables of every PACK_ALT build, as
+# dist/NAME/xz/tests.tar.xz (unpacked into dist/NAME/tests; call.sh's step `test LOG LIMIT_S NAME/gpu_test_a`), with
+# the build's source folder in dist/NAME/SOURCE_DIR, which call-lib.sh links to this checkout and its build's
+# nccl_api/ to dist/NAME/nccl_api: the tests find fixtures and the NCCL library by the paths they were built with.
 # usage: scripts/device/pack-call.sh [all | gpu_test_name ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -54,6 +58,18 @@ for alt in ${PACK_ALT:-}; do
   "$dir/peerlink" --version >"dist/$name/VERSION" 2>&1 || echo "unknown ($dir has no CLI)" >"dist/$name/VERSION"
   echo "$name: $(cat "dist/$name/VERSION")"
   xz -T2 -6 -f "dist/$name/nccl_api/libpeerlink_nccl.so.2"
+  if [ -n "${PACK_ALT_TESTS:-}" ]; then
+    staged=$(mktemp -d)
+    for test in $PACK_ALT_TESTS; do
+      [ -x "$dir/tests/$test" ] || { echo "PACK_ALT_TESTS: $dir has no test executable tests/$test" >&2; exit 2; }
+      strip -o "$staged/$test" "$dir/tests/$test"
+    done
+    mkdir -p "dist/$name/xz"
+    # shellcheck disable=SC2086 # the names, one word each
+    tar cf - -C "$staged" $PACK_ALT_TESTS | xz -T1 --lzma2=preset=6,dict=64MiB -c >"dist/$name/xz/tests.tar.xz"
+    rm -rf "$staged"
+    sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt" >"dist/$name/SOURCE_DIR"
+  fi
 done
 # The CLI and the NCCL library compressed too (scripts/device/unpack-dist.sh, which every device script runs first,
 # unpacks them there): with them plain, two or three test executables passed the limit.

@@ -7,6 +7,7 @@
 #   dist/NAME/nccl_api/libpeerlink_nccl.so.2.xz -> the same under dist/NAME (pack-call.sh's PACK_ALT)
 #   dist/mpi/NAME.xz, dist/extra/NAME.xz  -> beside them (dist/extra/peerlink stands in for a missing dist/peerlink)
 #   dist/xz/tests.tar.xz (test executables, one solid archive) -> dist/tests/NAME
+#   dist/ALT/xz/tests.tar.xz (another build's, PACK_ALT_TESTS)     -> dist/ALT/tests/NAME
 # usage: scripts/device/unpack-dist.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,11 +20,14 @@ for packed in dist/peerlink.xz dist/*/nccl_api/*.xz dist/nccl_api/*.xz dist/mpi/
   [ -e "$packed" ] || continue
   unpack "$packed" "${packed%.xz}"
 done
-if [ -e dist/xz/tests.tar.xz ] && [ ! -e dist/tests/.unpacked ]; then
-  mkdir -p dist/tests
-  xz -dc dist/xz/tests.tar.xz | tar xf - -C dist/tests
-  touch dist/tests/.unpacked
-fi
+for packed in dist/xz/tests.tar.xz dist/*/xz/tests.tar.xz; do
+  [ -e "$packed" ] || continue
+  tests=$(dirname "$(dirname "$packed")")/tests
+  [ -e "$tests/.unpacked" ] && continue
+  mkdir -p "$tests"
+  xz -dc "$packed" | tar xf - -C "$tests"
+  touch "$tests/.unpacked"
+done
 [ -e dist/peerlink ] || [ ! -e dist/extra/peerlink ] || cp dist/extra/peerlink dist/peerlink
 for dir in dist/nccl_api dist/*/nccl_api; do
   if [ -e "$dir/libpeerlink_nccl.so.2" ]; then ln -sfn libpeerlink_nccl.so.2 "$dir/libnccl.so.2"; fi

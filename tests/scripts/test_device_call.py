@@ -141,6 +141,30 @@ class DeviceCall(unittest.TestCase):
         with open(library) as f:
             self.assertEqual(f.read(), "a library\n")
 
+    def test_another_builds_tests_run_with_their_source_folder_linked(self):
+        # pack-call.sh's PACK_ALT_TESTS: dist/ALT/xz/tests.tar.xz, the build's source folder in dist/ALT/SOURCE_DIR.
+        alt_source = os.path.join(self.tree, "elsewhere", "alt")
+        os.makedirs(os.path.join(self.tree, "dist", "alt", "xz"))
+        os.makedirs(os.path.join(self.tree, "dist", "alt", "nccl_api"))
+        os.makedirs(os.path.join(self.tree, "tests"))
+        self.write("dist/alt/SOURCE_DIR", alt_source + "\n")
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            data = FAKE_TEST.encode()
+            member = tarfile.TarInfo("gpu_test_alt")
+            member.size = len(data)
+            member.mode = 0o755
+            tar.addfile(member, io.BytesIO(data))
+        with open(os.path.join(self.tree, "dist", "alt", "xz", "tests.tar.xz"), "wb") as f:
+            f.write(subprocess.run(["xz", "-c"], input=archive.getvalue(), capture_output=True).stdout)
+        result = self.call("test other 30 alt/gpu_test_alt --gtest_filter=B*")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("filter: --gtest_filter=B*", self.packed()["other.txt"])
+        self.assertEqual(os.path.realpath(os.path.join(alt_source, "build", "nccl_api")),
+                         os.path.realpath(os.path.join(self.tree, "dist", "alt", "nccl_api")))
+        self.assertEqual(os.path.realpath(os.path.join(alt_source, "tests")),
+                         os.path.realpath(os.path.join(self.tree, "tests")))
+
     def test_a_malformed_step_stops_the_call_before_anything_runs(self):
         for step, reason in (("coll ar", "needs LOG LIMIT_S"), ("colll ar 30", "unknown kind 'colll'"),
                              ("coll a/b 30", "log name 'a/b'"), ("coll ar 1m", "time limit '1m'"),
