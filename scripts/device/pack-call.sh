@@ -10,10 +10,11 @@
 # PACK_ALT="NAME=DIR ..." also carries other builds' NCCL libraries (DIR/nccl_api/libpeerlink_nccl.so.2, with
 # DIR/peerlink's version beside it in dist/NAME/VERSION) as dist/NAME/nccl_api, for runs of several builds in one
 # call: run-nccl-api.sh's runs with the setting LIB=NAME preload it. A bare DIR is alt=DIR.
-# PACK_ALT_TESTS="gpu_test_a gpu_test_b" also carries those test executables of every PACK_ALT build, as
-# dist/NAME/xz/tests.tar.xz (unpacked into dist/NAME/tests; call.sh's step `test LOG LIMIT_S NAME/gpu_test_a`), with
-# the build's source folder in dist/NAME/SOURCE_DIR, which call-lib.sh links to this checkout and its build's
-# nccl_api/ to dist/NAME/nccl_api: the tests find fixtures and the NCCL library by the paths they were built with.
+# PACK_ALT_TESTS="NAME/gpu_test_a NAME/gpu_test_b ..." also carries those test executables of PACK_ALT's build NAME
+# (DIR/tests/gpu_test_a), as dist/NAME/xz/tests.tar.xz (unpacked into dist/NAME/tests; call.sh's step
+# `test LOG LIMIT_S NAME/gpu_test_a`), with the build's source folder in dist/NAME/SOURCE_DIR, which call-lib.sh links
+# to this checkout and its build's nccl_api/ to dist/NAME/nccl_api: the tests find fixtures and the NCCL library by
+# the paths they were built with.
 # usage: scripts/device/pack-call.sh [all | gpu_test_name ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,6 +42,18 @@ rm -f dist/tests/gpu_test_*
 strip dist/peerlink
 strip dist/nccl_api/libpeerlink_nccl.so.2
 dist/peerlink --version
+for wanted in ${PACK_ALT_TESTS:-}; do
+  found=0
+  for alt in ${PACK_ALT:-}; do
+    name=alt
+    [[ $alt == *=* ]] && name=${alt%%=*}
+    [ "$name" = "${wanted%%/*}" ] && found=1
+  done
+  if [[ $wanted != */* ]] || [ "$found" = 0 ]; then
+    echo "PACK_ALT_TESTS: '$wanted' is not NAME/TEST of a PACK_ALT build NAME=DIR" >&2
+    exit 2
+  fi
+done
 for alt in ${PACK_ALT:-}; do
   name=alt
   dir=$alt
@@ -58,15 +71,18 @@ for alt in ${PACK_ALT:-}; do
   "$dir/peerlink" --version >"dist/$name/VERSION" 2>&1 || echo "unknown ($dir has no CLI)" >"dist/$name/VERSION"
   echo "$name: $(cat "dist/$name/VERSION")"
   xz -T2 -6 -f "dist/$name/nccl_api/libpeerlink_nccl.so.2"
-  if [ -n "${PACK_ALT_TESTS:-}" ]; then
+  tests=()
+  for wanted in ${PACK_ALT_TESTS:-}; do
+    [ "${wanted%%/*}" = "$name" ] && tests+=("${wanted#*/}")
+  done
+  if [ ${#tests[@]} -gt 0 ]; then
     staged=$(mktemp -d)
-    for test in $PACK_ALT_TESTS; do
+    for test in "${tests[@]}"; do
       [ -x "$dir/tests/$test" ] || { echo "PACK_ALT_TESTS: $dir has no test executable tests/$test" >&2; exit 2; }
       strip -o "$staged/$test" "$dir/tests/$test"
     done
     mkdir -p "dist/$name/xz"
-    # shellcheck disable=SC2086 # the names, one word each
-    tar cf - -C "$staged" $PACK_ALT_TESTS | xz -T1 --lzma2=preset=6,dict=64MiB -c >"dist/$name/xz/tests.tar.xz"
+    tar cf - -C "$staged" "${tests[@]}" | xz -T1 --lzma2=preset=6,dict=64MiB -c >"dist/$name/xz/tests.tar.xz"
     rm -rf "$staged"
     sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt" >"dist/$name/SOURCE_DIR"
   fi
