@@ -61,6 +61,18 @@ class DeviceCall(unittest.TestCase):
         if executable:
             os.chmod(full, 0o755)
 
+    def pack_tests(self, path, name):
+        """A fake test executable `name` in one tar in one xz stream at `path`, as pack-call.sh packs them."""
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            data = FAKE_TEST.encode()
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            member.mode = 0o755
+            tar.addfile(member, io.BytesIO(data))
+        with open(os.path.join(self.tree, path), "wb") as f:
+            f.write(subprocess.run(["xz", "-c"], input=archive.getvalue(), capture_output=True).stdout)
+
     def call(self, *steps, env=None):
         environment = dict(os.environ, OUT=self.out, PEERLINK_NCCL_LIBRARY="/nowhere/libnccl.so.2")
         environment.update(env or {})
@@ -120,16 +132,7 @@ class DeviceCall(unittest.TestCase):
         os.makedirs(os.path.join(self.tree, "dist", "xz"))
         compress("dist/peerlink.xz", FAKE_PEERLINK)
         compress("dist/nccl_api/libpeerlink_nccl.so.2.xz", "a library\n")
-        # The test executables: one tar in one xz stream, as pack-call.sh makes it.
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            data = FAKE_TEST.encode()
-            member = tarfile.TarInfo("gpu_test_packed")
-            member.size = len(data)
-            member.mode = 0o755
-            tar.addfile(member, io.BytesIO(data))
-        with open(os.path.join(self.tree, "dist", "xz", "tests.tar.xz"), "wb") as f:
-            f.write(subprocess.run(["xz", "-c"], input=archive.getvalue(), capture_output=True).stdout)
+        self.pack_tests("dist/xz/tests.tar.xz", "gpu_test_packed")
         os.remove(os.path.join(self.tree, "dist", "peerlink"))
         result = self.call("coll new 30 -o reduce", "test packed 30 gpu_test_packed --gtest_filter=A*")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
@@ -148,15 +151,7 @@ class DeviceCall(unittest.TestCase):
         os.makedirs(os.path.join(self.tree, "dist", "alt", "nccl_api"))
         os.makedirs(os.path.join(self.tree, "tests"))
         self.write("dist/alt/SOURCE_DIR", alt_source + "\n")
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            data = FAKE_TEST.encode()
-            member = tarfile.TarInfo("gpu_test_alt")
-            member.size = len(data)
-            member.mode = 0o755
-            tar.addfile(member, io.BytesIO(data))
-        with open(os.path.join(self.tree, "dist", "alt", "xz", "tests.tar.xz"), "wb") as f:
-            f.write(subprocess.run(["xz", "-c"], input=archive.getvalue(), capture_output=True).stdout)
+        self.pack_tests("dist/alt/xz/tests.tar.xz", "gpu_test_alt")
         result = self.call("test other 30 alt/gpu_test_alt --gtest_filter=B*")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("filter: --gtest_filter=B*", self.packed()["other.txt"])
