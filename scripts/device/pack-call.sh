@@ -42,12 +42,13 @@ rm -f dist/tests/gpu_test_*
 strip dist/peerlink
 strip dist/nccl_api/libpeerlink_nccl.so.2
 dist/peerlink --version
+alt_name() {  # alt_name ENTRY: the NAME of a PACK_ALT entry NAME=DIR (alt for a bare DIR)
+  if [[ $1 == *=* ]]; then echo "${1%%=*}"; else echo alt; fi
+}
 for wanted in ${PACK_ALT_TESTS:-}; do
   found=0
   for alt in ${PACK_ALT:-}; do
-    name=alt
-    [[ $alt == *=* ]] && name=${alt%%=*}
-    [ "$name" = "${wanted%%/*}" ] && found=1
+    [ "$(alt_name "$alt")" = "${wanted%%/*}" ] && found=1
   done
   if [[ $wanted != */* ]] || [ "$found" = 0 ]; then
     echo "PACK_ALT_TESTS: '$wanted' is not NAME/TEST of a PACK_ALT build NAME=DIR" >&2
@@ -55,12 +56,8 @@ for wanted in ${PACK_ALT_TESTS:-}; do
   fi
 done
 for alt in ${PACK_ALT:-}; do
-  name=alt
-  dir=$alt
-  if [[ $alt == *=* ]]; then
-    name=${alt%%=*}
-    dir=${alt#*=}
-  fi
+  name=$(alt_name "$alt")
+  dir=${alt#*=}
   if ! [[ $name =~ ^[A-Za-z0-9_-]+$ ]] || [ "$name" = nccl_api ] || [ ! -f "$dir/nccl_api/libpeerlink_nccl.so.2" ]; then
     echo "PACK_ALT: '$alt' is not NAME=DIR (letters, digits, '_', '-') of a build with nccl_api/libpeerlink_nccl.so.2" >&2
     exit 2
