@@ -191,6 +191,15 @@ void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set,
                                                   hostRingShape(call.collective, ways.hostRingShape));
     args.input = call.send;
     args.output = call.recv;
+    const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, r);
+    if (own.count > 0) {
+      const std::size_t size = dataTypeSize(call.type);
+      const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
+      auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
+      if (from != to) {
+        PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, call.stream));
+      }
+    }
     args.ownArea = ways.ring[static_cast<std::size_t>(r)];
     args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
     args.state = reinterpret_cast<kernels::HostRingBlockState*>(countersOf(ways, r) + kHostRingWords);
@@ -267,7 +276,7 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
                 kPlanLlMaxBytes >> 10)
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
-  const std::size_t ringBytes = hostRingLimitBytes(collective, state.planned->hostRingMaxBytes);
+  const std::size_t ringBytes = hostRingLimitBytes(collective, state.planned->hostRingMaxBytes, state.nranks);
   const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
   const std::string ring =
       ringBytes > 0 ? fmt::format("; calls of up to {} KiB in all as a {} pipelined through host memory instead",

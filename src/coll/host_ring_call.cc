@@ -19,7 +19,8 @@ kernels::HostRingCollective ringCollectiveOf(Collective collective) {
     case Collective::AllGather: return kernels::kHostRingAllGather;
     case Collective::Broadcast: return kernels::kHostRingBroadcast;
     case Collective::Reduce: return kernels::kHostRingReduce;
-    default: throw Error(ErrorCode::Internal, "the host ring runs no all-to-all or send/recv");
+    case Collective::AllToAll: return kernels::kHostRingExchange;
+    default: throw Error(ErrorCode::Internal, "the host ring runs no send/recv");
   }
 }
 
@@ -27,13 +28,14 @@ kernels::HostRingCollective ringCollectiveOf(Collective collective) {
 
 std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks) {
   const std::size_t bytes = count * dataTypeSize(type);
-  const bool perRank = collective == Collective::AllGather || collective == Collective::ReduceScatter;
+  const bool perRank = collective == Collective::AllGather || collective == Collective::ReduceScatter ||
+                       collective == Collective::AllToAll;
   return perRank ? bytes * static_cast<std::size_t>(nranks) : bytes;
 }
 
-std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes) {
+std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes, int nranks) {
   switch (collective) {
-    case Collective::AllToAll:
+    case Collective::AllToAll: return nranks == 2 ? maxBytes : 0;
     case Collective::SendRecv: return 0;
     case Collective::Broadcast:
     case Collective::Reduce: return maxBytes * kHostRingChainFactor;
@@ -72,14 +74,21 @@ HostRingShape hostRingShape(Collective collective, const std::optional<HostRingS
 
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {
   return nranks > 1 && count > 0 && plannedLineBytes(collective, count, type) == 0 &&
-         hostRingCallBytes(collective, count, type, nranks) <= hostRingLimitBytes(collective, maxBytes);
+         hostRingCallBytes(collective, count, type, nranks) <= hostRingLimitBytes(collective, maxBytes, nranks);
+}
+
+HostRingOwnCopy hostRingOwnCopy(Collective collective, std::size_t count, int rank) {
+  if (collective != Collective::AllToAll) return {};
+  const std::size_t own = static_cast<std::size_t>(rank) * count;
+  return {own, own, count};
 }
 
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
                                        const std::vector<int>& order, int rank, int root, const HostRingShape& shape) {
   const int n = static_cast<int>(order.size());
-  if (n < 2 || n > kernels::kCollMaxRanks) {
-    throw Error(ErrorCode::Internal, "a host ring of " + std::to_string(n) + " ranks");
+  if (n < 2 || n > kernels::kCollMaxRanks || (collective == Collective::AllToAll && n != 2)) {
+    throw Error(ErrorCode::Internal,
+                "a host ring of " + std::to_string(n) + " ranks for " + std::string(collectiveName(collective)));
   }
   kernels::HostRingArgs args;
   args.collective = ringCollectiveOf(collective);
@@ -117,6 +126,14 @@ kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count,
         break;
       case Collective::ReduceScatter:
         args.inBegin[i] = owner * count;
+        args.chunkCount[i] = count;
+        break;
+      case Collective::AllToAll:  // two ranks: this rank sends its chunk, stores the other's
+        if (c == args.position) {
+          args.inBegin[i] = static_cast<unsigned long long>(order[static_cast<std::size_t>(1 - c)]) * count;
+        } else {
+          args.outBegin[i] = owner * count;
+        }
         args.chunkCount[i] = count;
         break;
       default:  // all-gather

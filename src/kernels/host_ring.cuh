@@ -34,7 +34,9 @@
 // sends it on unless a is the last. Every action moves chunk (p - 1 - a) mod n. An all-reduce runs a = 0 .. 2n-2, a
 // reduce-scatter 0 .. n-1, an all-gather n-1 .. 2n-2 (its first action sends its own input, also into its output). What
 // a rank sends at action a its next rank receives at a + 1, so both count the same slots. A broadcast or reduce is a
-// chain along the ring from (to) the root, one action a slice (hostRingAction).
+// chain along the ring from (to) the root, one action a slice (hostRingAction). An exchange (the all-to-all of two
+// ranks) is the all-gather's rounds without its own store: each rank sends its chunk (its input's block for the
+// other) and stores only the one it receives.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -98,6 +100,7 @@ enum HostRingCollective : int {
   kHostRingAllGather = 2,
   kHostRingBroadcast = 3,
   kHostRingReduce = 4,
+  kHostRingExchange = 5,
 };
 
 /// One action of a slice (see the header).
@@ -117,7 +120,7 @@ PEERLINK_HOST_DEVICE constexpr bool hostRingIsChain(int collective) {
 
 /// The first and last action of a slice for a collective of `nranks` (see the header).
 PEERLINK_HOST_DEVICE constexpr int hostRingFirstAction(int collective, int nranks) {
-  return collective == kHostRingAllGather ? nranks - 1 : 0;
+  return collective == kHostRingAllGather || collective == kHostRingExchange ? nranks - 1 : 0;
 }
 PEERLINK_HOST_DEVICE constexpr int hostRingLastAction(int collective, int nranks) {
   return hostRingIsChain(collective) ? 0 : (collective == kHostRingReduceScatter ? nranks - 1 : 2 * nranks - 2);
@@ -143,10 +146,11 @@ PEERLINK_HOST_DEVICE constexpr HostRingAction hostRingAction(int collective, int
     return action;
   }
   action.chunk = ((position - 1 - a) % nranks + nranks) % nranks;
+  const bool gathers = collective == kHostRingAllGather || collective == kHostRingExchange;
   action.receives = a > hostRingFirstAction(collective, nranks);
-  action.reduces = action.receives && collective != kHostRingAllGather && a <= nranks - 1;
+  action.reduces = action.receives && !gathers && a <= nranks - 1;
   action.finishes = action.reduces && a == nranks - 1;
-  action.stores = a >= nranks - 1;
+  action.stores = a >= nranks - 1 && (collective != kHostRingExchange || action.receives);
   action.sends = a < hostRingLastAction(collective, nranks);
   return action;
 }

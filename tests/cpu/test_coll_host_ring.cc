@@ -63,8 +63,11 @@ struct CallCase {
 // A call of n ranks, rank r's input sendValue(r, i) (a broadcast's other ranks have none out of place).
 CallCase makeCall(Collective collective, std::size_t count, int n, int root, bool inPlace, const HostRingShape& shape) {
   CallCase call{collective, count, root, inPlace, shape, {}, {}};
-  const std::size_t inCount = collective == Collective::ReduceScatter ? count * static_cast<std::size_t>(n) : count;
-  const std::size_t outCount = collective == Collective::AllGather ? count * static_cast<std::size_t>(n) : count;
+  const bool toAll = collective == Collective::AllToAll;
+  const std::size_t inCount =
+      collective == Collective::ReduceScatter || toAll ? count * static_cast<std::size_t>(n) : count;
+  const std::size_t outCount =
+      collective == Collective::AllGather || toAll ? count * static_cast<std::size_t>(n) : count;
   call.inputs.resize(static_cast<std::size_t>(n));
   call.outputs.assign(static_cast<std::size_t>(n), std::vector<Value>(outCount, -1));
   for (int r = 0; r < n; ++r) {
@@ -76,11 +79,20 @@ CallCase makeCall(Collective collective, std::size_t count, int n, int root, boo
   return call;
 }
 
+// What the launcher copies on a rank's stream before its ring kernel (hostRingOwnCopy): the all-to-all's own block.
+void copyOwnBlock(CallCase& call, int r) {
+  const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, r);
+  std::vector<Value>& input = call.inputs[static_cast<std::size_t>(r)];
+  std::vector<Value>& output = call.inPlace ? input : call.outputs[static_cast<std::size_t>(r)];
+  for (std::size_t i = 0; i < own.count; ++i) output.at(own.outBegin + i) = input.at(own.inBegin + i);
+}
+
 // Queues the call on every rank of `world` around the ring `order`. In place the ring's buffers are one (the
-// all-reduce's, broadcast's, reduce's; the others' in-place forms are offsets into the output, which
+// all-reduce's, broadcast's, reduce's, all-to-all's; the others' in-place forms are offsets into the output, which
 // hostRingCallArgs does not see).
 void enqueueCall(RingWorld& world, CallCase& call, const std::vector<int>& order) {
   for (int r = 0; r < world.size(); ++r) {
+    copyOwnBlock(call, r);
     world.enqueue(
         r, hostRingCallArgs(call.collective, call.count, DataType::I64, order, r, call.root, call.shape),
         &call.inputs[static_cast<std::size_t>(r)],
@@ -107,6 +119,9 @@ void expectClosedForm(const CallCase& call) {
           for (int q = 0; q < n; ++q) want += sendValue(q, static_cast<std::size_t>(r) * call.count + i);
           break;
         case Collective::Broadcast: want = sendValue(call.root, i); break;
+        case Collective::AllToAll:  // block q from rank q: its input's block r
+          want = sendValue(static_cast<int>(i / call.count), static_cast<std::size_t>(r) * call.count + i % call.count);
+          break;
         default: want = sendValue(static_cast<int>(i / call.count), i % call.count); break;
       }
       ASSERT_EQ(got[i], want) << "rank " << r << " element " << i;
@@ -158,6 +173,13 @@ TEST(HostRing, EveryCollectiveMatchesTheClosedForm) {
           if (collective == Collective::AllReduce) checkCase(collective, count, order, true);
         }
       }
+      // The all-to-all of two ranks (the exchange), in place and not.
+      if (n == 2) {
+        for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, several / 3, several}) {
+          checkCase(Collective::AllToAll, count, order, false);
+          checkCase(Collective::AllToAll, count, order, true);
+        }
+      }
       // The chains from and to every root, in place and not.
       for (Collective collective : {Collective::Broadcast, Collective::Reduce}) {
         for (int root = 0; root < n; ++root) {
@@ -177,6 +199,8 @@ TEST(HostRing, TheChosenShapesCarryEveryCollective) {
     const HostRingShape shape = hostRingShape(collective, std::nullopt);
     checkCase(collective, severalSlices(shape), order, false, 1, shape);
   }
+  const HostRingShape exchange = hostRingShape(Collective::AllToAll, std::nullopt);
+  checkCase(Collective::AllToAll, severalSlices(exchange), {1, 0}, false, 0, exchange);
 }
 
 // One world, calls one after another of every collective, root and shape: a fill waits for the next rank to have
@@ -193,7 +217,8 @@ TEST(HostRing, CallsOfEveryShapeFollowEachOtherOnTheSameAreas) {
       for (const HostRingShape& shape : {HostRingShape{4, 1024}, HostRingShape{7, 2048}, HostRingShape{2, 1024},
                                          HostRingShape{kHostRingMaxBlocks, 1024}, HostRingShape{3, 4096}}) {
         for (Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::AllGather,
-                                      Collective::Reduce, Collective::ReduceScatter}) {
+                                      Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll}) {
+          if (collective == Collective::AllToAll && n != 2) continue;  // the exchange is of two ranks
           for (std::size_t count : {std::size_t{33}, severalSlices(shape)}) {
             calls.push_back(makeCall(collective, count, n, root, false, shape));
             enqueueCall(world, calls.back(), order);
@@ -276,7 +301,8 @@ TEST(HostRing, AStalledRankLeavesTheNextCallsRunnable) {
 
 TEST(HostRing, EveryActionMovesTheChunkTheNextRankExpects) {
   for (int n = 2; n <= 8; ++n) {
-    for (int collective : {kernels::kHostRingAllReduce, kernels::kHostRingReduceScatter, kernels::kHostRingAllGather}) {
+    for (int collective : {kernels::kHostRingAllReduce, kernels::kHostRingReduceScatter, kernels::kHostRingAllGather,
+                           kernels::kHostRingExchange}) {
       const int first = kernels::hostRingFirstAction(collective, n);
       const int last = kernels::hostRingLastAction(collective, n);
       int sends = 0;
@@ -292,11 +318,19 @@ TEST(HostRing, EveryActionMovesTheChunkTheNextRankExpects) {
           EXPECT_TRUE(next.receives) << n << " ranks, position " << p << ", action " << a;
           EXPECT_EQ(next.chunk, action.chunk) << n << " ranks, position " << p << ", action " << a;
         }
-        // The rank stores its own chunk finished (reductions) and every chunk (all-reduce, all-gather).
+        // The rank stores its own chunk finished (reductions) and every chunk (all-reduce, all-gather); the
+        // exchange only the chunks it receives.
+        const bool gathers = collective == kernels::kHostRingAllGather || collective == kernels::kHostRingExchange;
         const HostRingAction own = kernels::hostRingAction(collective, n, p, 0, n - 1);
         EXPECT_EQ(own.chunk, p);
-        EXPECT_TRUE(own.stores);
-        EXPECT_EQ(own.finishes, collective != kernels::kHostRingAllGather);
+        EXPECT_EQ(own.stores, collective != kernels::kHostRingExchange);
+        EXPECT_EQ(own.finishes, !gathers);
+        for (int a = first; a <= last; ++a) {
+          const HostRingAction action = kernels::hostRingAction(collective, n, p, 0, a);
+          if (collective == kernels::kHostRingExchange) {
+            EXPECT_EQ(action.stores, action.receives);
+          }
+        }
       }
       EXPECT_EQ(sends, receives);
       EXPECT_EQ(sends, n * (last - first));
@@ -347,13 +381,19 @@ TEST(HostRing, TakesTheCallsBetweenTheLinesAndItsLimit) {
     EXPECT_FALSE(runsAsHostRing(chain, (128u << 20) / 4 + 1, DataType::F32, 4, 16u << 20)) << collectiveName(chain);
     EXPECT_FALSE(runsAsHostRing(chain, (1u << 20) / 4, DataType::F32, 4, 0)) << collectiveName(chain);
   }
-  for (Collective other : {Collective::AllToAll, Collective::SendRecv}) {
-    EXPECT_FALSE(runsAsHostRing(other, (1u << 20) / 4, DataType::F32, 2, 16u << 20)) << collectiveName(other);
-  }
+  // The all-to-all of two ranks counts its whole buffer too (2 blocks); of more ranks it stays with the plans.
+  EXPECT_TRUE(runsAsHostRing(Collective::AllToAll, (8u << 20) / 4, DataType::F32, 2, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::AllToAll, (8u << 20) / 4 + 1, DataType::F32, 2, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::AllToAll, lines + 1, DataType::F32, 2, 0));  // off
+  EXPECT_FALSE(runsAsHostRing(Collective::AllToAll, (1u << 20) / 4, DataType::F32, 4, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::SendRecv, (1u << 20) / 4, DataType::F32, 2, 16u << 20));
   EXPECT_EQ(hostRingCallBytes(Collective::AllGather, 10, DataType::F16, 4), 80u);
-  EXPECT_EQ(hostRingLimitBytes(Collective::AllReduce, 1000), 1000u);
-  EXPECT_EQ(hostRingLimitBytes(Collective::Broadcast, 1000), 1000u * kHostRingChainFactor);
-  EXPECT_EQ(hostRingLimitBytes(Collective::SendRecv, 1000), 0u);
+  EXPECT_EQ(hostRingCallBytes(Collective::AllToAll, 10, DataType::F16, 2), 40u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::AllReduce, 1000, 4), 1000u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::Broadcast, 1000, 4), 1000u * kHostRingChainFactor);
+  EXPECT_EQ(hostRingLimitBytes(Collective::AllToAll, 1000, 2), 1000u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::AllToAll, 1000, 3), 0u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::SendRecv, 1000, 2), 0u);
 }
 
 TEST(HostRing, ChunksFollowTheRingOrder) {
@@ -385,7 +425,21 @@ TEST(HostRing, ChunksFollowTheRingOrder) {
   EXPECT_EQ(broadcast.blocks, 4);
   EXPECT_EQ(broadcast.slotBytes, 1024u);
   EXPECT_THROW(hostRingCallArgs(Collective::AllReduce, 10, DataType::F32, {0}, 0, 0, kSmallShape), Error);
-  EXPECT_THROW(hostRingCallArgs(Collective::AllToAll, 10, DataType::F32, order, 0, 0, kSmallShape), Error);
+  // The exchange of two ranks: each sends its input's block for the other, stores the other's as that rank's block.
+  const HostRingArgs exchange = hostRingCallArgs(Collective::AllToAll, 100, DataType::F32, {1, 0}, 0, 0, kSmallShape);
+  EXPECT_EQ(exchange.collective, kernels::kHostRingExchange);
+  EXPECT_EQ(exchange.position, 1);
+  EXPECT_EQ(exchange.inBegin[1], 100u);   // rank 0 sends its block for rank 1
+  EXPECT_EQ(exchange.outBegin[0], 100u);  // and stores rank 1's as its block 1
+  EXPECT_EQ(exchange.chunkCount[0], 100u);
+  EXPECT_EQ(exchange.chunkCount[1], 100u);
+  const HostRingOwnCopy own = hostRingOwnCopy(Collective::AllToAll, 100, 1);
+  EXPECT_EQ(own.inBegin, 100u);
+  EXPECT_EQ(own.outBegin, 100u);
+  EXPECT_EQ(own.count, 100u);
+  EXPECT_EQ(hostRingOwnCopy(Collective::AllGather, 100, 1).count, 0u);
+  EXPECT_THROW(hostRingCallArgs(Collective::AllToAll, 10, DataType::F32, order, 0, 0, kSmallShape), Error);  // 4
+  EXPECT_THROW(hostRingCallArgs(Collective::SendRecv, 10, DataType::F32, {0, 1}, 0, 0, kSmallShape), Error);
   EXPECT_THROW(hostRingCallArgs(Collective::Broadcast, 10, DataType::F32, order, 0, 7, kSmallShape),
                Error);  // no such root
 }

@@ -120,7 +120,12 @@ TEST(PlanHostPaths, EachCallTakesTheWayTheCommunicatorRunsIt) {
   EXPECT_EQ(path(Collective::AllGather, 8 * kMiB), HostPath::PlanSteps);
   EXPECT_EQ(path(Collective::Broadcast, 64 * kMiB), HostPath::Chain);
   EXPECT_EQ(path(Collective::Broadcast, 128 * kMiB), HostPath::PlanSteps);
-  EXPECT_EQ(path(Collective::AllToAll, 512 * kKiB), HostPath::PlanKernel);  // a peer's block
+  // The all-to-all of two ranks (count: a peer's block) as the exchange on the ring to 8 MiB in all; of more, plans.
+  EXPECT_EQ(path(Collective::AllToAll, 512 * kKiB), HostPath::Ring);
+  EXPECT_EQ(path(Collective::AllToAll, 4 * kMiB), HostPath::Ring);
+  EXPECT_EQ(path(Collective::AllToAll, 8 * kMiB), HostPath::PlanSteps);
+  EXPECT_EQ(hostPathOf({Collective::AllToAll, DataType::F32, 512 * kKiB / 4, false, 0}, 4, settings),
+            HostPath::PlanKernel);
   // The ring shift in LL lines up to 256 KiB a message (coll::plannedPairLines), then the plans.
   EXPECT_EQ(path(Collective::SendRecv, 256 * kKiB), HostPath::Lines);
   EXPECT_EQ(path(Collective::SendRecv, 512 * kKiB), HostPath::PlanKernel);
