@@ -182,32 +182,42 @@ void launchPlannedPairLines(const CommState& state, const PairLines& lines, Data
   });
 }
 
-// A call as the host ring (host_ring.cuh): one kernel a rank of this process, its slots in the ranks' ring areas.
-void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+// Rank r's part of a call the host ring takes (host_ring.cuh), with its GPU current: its own block where the ring
+// does not carry it (hostRingOwnCopy), then one kernel, its slots in the ranks' ring areas.
+void launchHostRingRank(const CommState& state, const CallArgs& call, int r, bool capturing) {
   const PlannedWays& ways = *state.planned;
-  forEachRank(state, capturing, [&](int r) {
-    const CallArgs& call = set[static_cast<std::size_t>(r)];
-    kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root,
-                                                  hostRingShape(call.collective, ways.hostRingShape));
-    args.input = call.send;
-    args.output = call.recv;
-    const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, r);
-    if (own.count > 0) {
-      const std::size_t size = dataTypeSize(call.type);
-      const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
-      auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
-      if (from != to) {
-        PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, call.stream));
-      }
+  kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root,
+                                                hostRingShape(call.collective, ways.hostRingShape));
+  args.input = call.send;
+  args.output = call.recv;
+  const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, r);
+  if (own.count > 0) {
+    const std::size_t size = dataTypeSize(call.type);
+    const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
+    auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
+    if (from != to) {
+      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, call.stream));
     }
-    args.ownArea = ways.ring[static_cast<std::size_t>(r)];
-    args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
-    args.state = reinterpret_cast<kernels::HostRingBlockState*>(countersOf(ways, r) + kHostRingWords);
-    args.failure = state.failure(r);
-    args.abort = state.abortWord;
-    args.timeoutNs = state.timeoutNs;
-    kernels::launchHostRing(args, collType(call.type), collOp(call.op), call.stream, launchOf(state, r, capturing));
-  });
+  }
+  args.ownArea = ways.ring[static_cast<std::size_t>(r)];
+  args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
+  args.state = reinterpret_cast<kernels::HostRingBlockState*>(countersOf(ways, r) + kHostRingWords);
+  args.failure = state.failure(r);
+  args.abort = state.abortWord;
+  args.timeoutNs = state.timeoutNs;
+  kernels::launchHostRing(args, collType(call.type), collOp(call.op), call.stream, launchOf(state, r, capturing));
+}
+
+// A collective as the host ring: one kernel a rank of this process.
+void launchHostRingSet(const CommState& state, const std::vector<CallArgs>& set, bool capturing) {
+  forEachRank(state, capturing,
+              [&](int r) { launchHostRingRank(state, set[static_cast<std::size_t>(r)], r, capturing); });
+}
+
+std::vector<ExchangeSide> exchangeSides(const std::vector<const CallArgs*>& calls) {
+  std::vector<ExchangeSide> sides;
+  for (const CallArgs* call : calls) sides.push_back({call->isSend, call->peer, call->count, call->type});
+  return sides;
 }
 
 }  // namespace
@@ -278,10 +288,14 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
                         kPlanLlMaxBytes >> 10);
   const std::size_t ringBytes = hostRingLimitBytes(collective, state.planned->hostRingMaxBytes, state.nranks);
   const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
+  const bool exchange = collective == Collective::AllToAll || collective == Collective::SendRecv;
   const std::string ring =
-      ringBytes > 0 ? fmt::format("; calls of up to {} KiB in all as a {} pipelined through host memory instead",
-                                  ringBytes >> 10, chain ? "chain along the ring" : "ring")
-                    : std::string();
+      ringBytes > 0
+          ? fmt::format("; calls of up to {} KiB in all as {} pipelined through host memory instead", ringBytes >> 10,
+                        chain      ? "a chain along the ring"
+                        : exchange ? "an exchange (a message each way of one size)"
+                                   : "a ring")
+          : std::string();
   return fmt::format(
       "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, chunks of up to {} KiB "
       "pipelined through its slots{}{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
@@ -342,12 +356,24 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
       return;
     }
   }
-  if (!everyRankTakesPart(messages, state.nranks)) {
-    std::vector<std::vector<const CallArgs*>> calls(static_cast<std::size_t>(state.nranks));
-    for (const SendRecvPair& pair : pairs) {  // in the group's order, so the n-th send to a peer meets its n-th receive
-      calls[static_cast<std::size_t>(pair.send.rank)].push_back(&pair.send);
-      calls[static_cast<std::size_t>(pair.recv.rank)].push_back(&pair.recv);
+  std::vector<std::vector<const CallArgs*>> calls(static_cast<std::size_t>(state.nranks));
+  for (const SendRecvPair& pair : pairs) {  // in the group's order, so the n-th send to a peer meets its n-th receive
+    calls[static_cast<std::size_t>(pair.send.rank)].push_back(&pair.send);
+    calls[static_cast<std::size_t>(pair.recv.rank)].push_back(&pair.recv);
+  }
+  const auto exchange = [&](int r) {
+    return runsAsHostRingExchange(exchangeSides(calls[static_cast<std::size_t>(r)]), r, state.nranks,
+                                  state.planned->hostRingMaxBytes);
+  };
+  if (state.nranks == 2 && exchange(0) && exchange(1)) {
+    for (int r = 0; r < state.nranks; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      DeviceGuard guard(state.devices[i]);
+      launchedAsHostRingExchange(state, r, calls[i], streams[i], capturing);
     }
+    return;
+  }
+  if (!everyRankTakesPart(messages, state.nranks)) {
     for (int r = 0; r < state.nranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
       if (!calls[i].empty()) launchPlannedPointToPoint(state, r, calls[i], streams[i]);
@@ -431,6 +457,21 @@ void launchPlannedPointToPoint(CommState& state, int rank, const std::vector<con
         break;
     }
   }
+}
+
+bool launchedAsHostRingExchange(const CommState& state, int r, const std::vector<const CallArgs*>& calls,
+                                cudaStream_t stream, bool capturing) {
+  if (!runsAsHostRingExchange(exchangeSides(calls), r, state.nranks, state.planned->hostRingMaxBytes)) return false;
+  const CallArgs& send = *(calls[0]->isSend ? calls[0] : calls[1]);
+  const CallArgs& recv = *(calls[0]->isSend ? calls[1] : calls[0]);
+  CallArgs exchange = send;
+  exchange.collective = Collective::SendRecv;
+  exchange.recv = recv.recv;
+  exchange.stream = stream;
+  exchange.op = ReduceOp::Sum;
+  exchange.root = 0;
+  launchHostRingRank(state, exchange, r, capturing);
+  return true;
 }
 
 }  // namespace peerlink::coll

@@ -38,6 +38,12 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
 void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
                         const std::vector<cudaStream_t>& streams, bool capturing);
 
+/// Queues rank `rank`'s calls of a send/recv group (in order, on `stream`; its GPU current) as the host ring's
+/// exchange where they are one (runsAsHostRingExchange: two ranks, a message each way of one count and type, within
+/// PEERLINK_COLL_HOST_RING); false, queuing nothing, where they are not. `capturing` as launchCollectiveSet's.
+bool launchedAsHostRingExchange(const CommState& state, int rank, const std::vector<const CallArgs*>& calls,
+                                cudaStream_t stream, bool capturing);
+
 /// Queues a send/recv group across processes for local rank `rank` (its calls, in order, on `stream`) through the
 /// host stages (staged_p2p.hpp): every rank's part of a group runs alone, meeting its peers pair by pair.
 void launchPlannedPointToPoint(CommState& state, int rank, const std::vector<const CallArgs*>& calls,

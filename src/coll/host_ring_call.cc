@@ -19,8 +19,9 @@ kernels::HostRingCollective ringCollectiveOf(Collective collective) {
     case Collective::AllGather: return kernels::kHostRingAllGather;
     case Collective::Broadcast: return kernels::kHostRingBroadcast;
     case Collective::Reduce: return kernels::kHostRingReduce;
-    case Collective::AllToAll: return kernels::kHostRingExchange;
-    default: throw Error(ErrorCode::Internal, "the host ring runs no send/recv");
+    case Collective::AllToAll:
+    case Collective::SendRecv: return kernels::kHostRingExchange;
+    default: throw Error(ErrorCode::Internal, "the host ring runs no such collective");
   }
 }
 
@@ -29,14 +30,14 @@ kernels::HostRingCollective ringCollectiveOf(Collective collective) {
 std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks) {
   const std::size_t bytes = count * dataTypeSize(type);
   const bool perRank = collective == Collective::AllGather || collective == Collective::ReduceScatter ||
-                       collective == Collective::AllToAll;
+                       collective == Collective::AllToAll || collective == Collective::SendRecv;
   return perRank ? bytes * static_cast<std::size_t>(nranks) : bytes;
 }
 
 std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes, int nranks) {
   switch (collective) {
-    case Collective::AllToAll: return nranks == 2 ? maxBytes : 0;
-    case Collective::SendRecv: return 0;
+    case Collective::AllToAll:
+    case Collective::SendRecv: return nranks == 2 ? maxBytes : 0;
     case Collective::Broadcast:
     case Collective::Reduce: return maxBytes * kHostRingChainFactor;
     default: return maxBytes;
@@ -77,6 +78,14 @@ bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int
          hostRingCallBytes(collective, count, type, nranks) <= hostRingLimitBytes(collective, maxBytes, nranks);
 }
 
+bool runsAsHostRingExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks, std::size_t maxBytes) {
+  if (nranks != 2 || calls.size() != 2 || calls[0].isSend == calls[1].isSend) return false;
+  const int other = 1 - rank;
+  return calls[0].peer == other && calls[1].peer == other && calls[0].count == calls[1].count &&
+         calls[0].type == calls[1].type &&
+         runsAsHostRing(Collective::SendRecv, calls[0].count, calls[0].type, nranks, maxBytes);
+}
+
 HostRingOwnCopy hostRingOwnCopy(Collective collective, std::size_t count, int rank) {
   if (collective != Collective::AllToAll) return {};
   const std::size_t own = static_cast<std::size_t>(rank) * count;
@@ -86,7 +95,8 @@ HostRingOwnCopy hostRingOwnCopy(Collective collective, std::size_t count, int ra
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
                                        const std::vector<int>& order, int rank, int root, const HostRingShape& shape) {
   const int n = static_cast<int>(order.size());
-  if (n < 2 || n > kernels::kCollMaxRanks || (collective == Collective::AllToAll && n != 2)) {
+  const bool exchange = collective == Collective::AllToAll || collective == Collective::SendRecv;
+  if (n < 2 || n > kernels::kCollMaxRanks || (exchange && n != 2)) {
     throw Error(ErrorCode::Internal,
                 "a host ring of " + std::to_string(n) + " ranks for " + std::string(collectiveName(collective)));
   }
@@ -134,6 +144,9 @@ kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count,
         } else {
           args.outBegin[i] = owner * count;
         }
+        args.chunkCount[i] = count;
+        break;
+      case Collective::SendRecv:  // two ranks: this rank's message from its send buffer, the other's into its recv
         args.chunkCount[i] = count;
         break;
       default:  // all-gather

@@ -14,7 +14,8 @@
 namespace peerlink::coll {
 
 /// The bytes of a call's whole buffer, as PEERLINK_COLL_HOST_RING measures it: the all-gather's output, the
-/// reduce-scatter's and all-to-all's input (`count` is a rank's part there), the others' buffer.
+/// reduce-scatter's and all-to-all's input (`count` is a rank's part there), both messages of a send/recv exchange,
+/// the others' buffer.
 std::size_t hostRingCallBytes(Collective collective, std::size_t count, DataType type, int nranks);
 
 /// How much larger a broadcast or reduce the host ring takes than the others: its chain loads each GPU's link to the
@@ -25,8 +26,8 @@ constexpr std::size_t kHostRingChainFactor = 8;
 
 /// The largest call (hostRingCallBytes) of `collective` on `nranks` ranks the host ring takes where
 /// PEERLINK_COLL_HOST_RING says `maxBytes`: that; kHostRingChainFactor times it for a broadcast or reduce; for an
-/// all-to-all that of two ranks only (the exchange: with more, each rank's blocks go to different ranks, which a
-/// ring's rounds would carry over several hops); 0 for send/recv.
+/// all-to-all or send/recv that of two ranks only (the exchange: with more, each rank's blocks go to different ranks,
+/// which a ring's rounds would carry over several hops).
 std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes, int nranks);
 
 /// Whether a call of `count` elements of `type` runs as the host ring on `nranks` ranks: too large for LL lines
@@ -50,6 +51,19 @@ std::optional<HostRingShape> hostRingShapeNamed(const std::string& name);
 /// no faster; 64 KiB slots 8 % faster than 32 from 4 MiB, even below).
 HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen);
 
+/// One of a rank's calls in a send/recv group: a send to `peer` or a receive from it.
+struct ExchangeSide {
+  bool isSend = false;
+  int peer = 0;
+  std::size_t count = 0;
+  DataType type = DataType::F32;
+};
+
+/// Whether rank `rank`'s calls of a send/recv group run as the host ring's exchange: two ranks, one send to the other
+/// and one receive from it, of one count and type, within PEERLINK_COLL_HOST_RING (`maxBytes`, both messages
+/// counted). The other rank's calls of a matched group (its receive is this rank's send) give the same answer.
+bool runsAsHostRingExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks, std::size_t maxBytes);
+
 /// What a rank of such a call copies from its input to its output itself, outside the ring: the all-to-all's own
 /// block (elements from `inBegin` to `outBegin`, `count` of them), which the exchange does not carry. Other
 /// collectives: nothing (count 0).
@@ -65,8 +79,9 @@ HostRingOwnCopy hostRingOwnCopy(Collective collective, std::size_t count, int ra
 /// count -- chunk c is what the rank at position c owns at the end: a shard of the all-reduce (partitionRange,
 /// 16-byte aligned), rank order[c]'s block of the reduce-scatter's input or the all-gather's output; a broadcast's
 /// or reduce's one chunk is the whole buffer; an all-to-all's (two ranks) chunk c is what rank order[c] sends, its
-/// input's block for the other rank, which the other stores as its output's block order[c]. Pointers, the failure
-/// record and the deadline are the caller's. The shape's grid and slot are `shape`'s.
+/// input's block for the other rank, which the other stores as its output's block order[c]; a send/recv exchange's
+/// chunk c is rank order[c]'s message (`count`: a message's; input the send buffer, output the receive buffer).
+/// Pointers, the failure record and the deadline are the caller's. The shape's grid and slot are `shape`'s.
 kernels::HostRingArgs hostRingCallArgs(Collective collective, std::size_t count, DataType type,
                                        const std::vector<int>& order, int rank, int root, const HostRingShape& shape);
 

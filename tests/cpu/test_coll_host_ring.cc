@@ -119,7 +119,8 @@ void expectClosedForm(const CallCase& call) {
           for (int q = 0; q < n; ++q) want += sendValue(q, static_cast<std::size_t>(r) * call.count + i);
           break;
         case Collective::Broadcast: want = sendValue(call.root, i); break;
-        case Collective::AllToAll:  // block q from rank q: its input's block r
+        case Collective::SendRecv: want = sendValue(1 - r, i); break;  // the exchange: the other rank's message
+        case Collective::AllToAll:                                     // block q from rank q: its input's block r
           want = sendValue(static_cast<int>(i / call.count), static_cast<std::size_t>(r) * call.count + i % call.count);
           break;
         default: want = sendValue(static_cast<int>(i / call.count), i % call.count); break;
@@ -173,11 +174,12 @@ TEST(HostRing, EveryCollectiveMatchesTheClosedForm) {
           if (collective == Collective::AllReduce) checkCase(collective, count, order, true);
         }
       }
-      // The all-to-all of two ranks (the exchange), in place and not.
+      // The all-to-all of two ranks (the exchange), in place and not, and their send/recv exchange.
       if (n == 2) {
         for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, several / 3, several}) {
           checkCase(Collective::AllToAll, count, order, false);
           checkCase(Collective::AllToAll, count, order, true);
+          checkCase(Collective::SendRecv, count, order, false);
         }
       }
       // The chains from and to every root, in place and not.
@@ -216,9 +218,11 @@ TEST(HostRing, CallsOfEveryShapeFollowEachOtherOnTheSameAreas) {
       int root = 0;
       for (const HostRingShape& shape : {HostRingShape{4, 1024}, HostRingShape{7, 2048}, HostRingShape{2, 1024},
                                          HostRingShape{kHostRingMaxBlocks, 1024}, HostRingShape{3, 4096}}) {
-        for (Collective collective : {Collective::AllReduce, Collective::Broadcast, Collective::AllGather,
-                                      Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll}) {
-          if (collective == Collective::AllToAll && n != 2) continue;  // the exchange is of two ranks
+        for (Collective collective :
+             {Collective::AllReduce, Collective::Broadcast, Collective::AllGather, Collective::Reduce,
+              Collective::ReduceScatter, Collective::AllToAll, Collective::SendRecv}) {
+          const bool exchange = collective == Collective::AllToAll || collective == Collective::SendRecv;
+          if (exchange && n != 2) continue;  // the exchange is of two ranks
           for (std::size_t count : {std::size_t{33}, severalSlices(shape)}) {
             calls.push_back(makeCall(collective, count, n, root, false, shape));
             enqueueCall(world, calls.back(), order);
@@ -386,14 +390,39 @@ TEST(HostRing, TakesTheCallsBetweenTheLinesAndItsLimit) {
   EXPECT_FALSE(runsAsHostRing(Collective::AllToAll, (8u << 20) / 4 + 1, DataType::F32, 2, 16u << 20));
   EXPECT_FALSE(runsAsHostRing(Collective::AllToAll, lines + 1, DataType::F32, 2, 0));  // off
   EXPECT_FALSE(runsAsHostRing(Collective::AllToAll, (1u << 20) / 4, DataType::F32, 4, 16u << 20));
-  EXPECT_FALSE(runsAsHostRing(Collective::SendRecv, (1u << 20) / 4, DataType::F32, 2, 16u << 20));
+  // Send/recv: the exchange of two ranks, both messages counted.
+  EXPECT_TRUE(runsAsHostRing(Collective::SendRecv, (8u << 20) / 4, DataType::F32, 2, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::SendRecv, (8u << 20) / 4 + 1, DataType::F32, 2, 16u << 20));
+  EXPECT_FALSE(runsAsHostRing(Collective::SendRecv, (1u << 20) / 4, DataType::F32, 3, 16u << 20));
   EXPECT_EQ(hostRingCallBytes(Collective::AllGather, 10, DataType::F16, 4), 80u);
   EXPECT_EQ(hostRingCallBytes(Collective::AllToAll, 10, DataType::F16, 2), 40u);
   EXPECT_EQ(hostRingLimitBytes(Collective::AllReduce, 1000, 4), 1000u);
   EXPECT_EQ(hostRingLimitBytes(Collective::Broadcast, 1000, 4), 1000u * kHostRingChainFactor);
   EXPECT_EQ(hostRingLimitBytes(Collective::AllToAll, 1000, 2), 1000u);
   EXPECT_EQ(hostRingLimitBytes(Collective::AllToAll, 1000, 3), 0u);
-  EXPECT_EQ(hostRingLimitBytes(Collective::SendRecv, 1000, 2), 0u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::SendRecv, 1000, 2), 1000u);
+  EXPECT_EQ(hostRingLimitBytes(Collective::SendRecv, 1000, 4), 0u);
+}
+
+TEST(HostRing, ASendRecvGroupIsAnExchangeOnlyWithAMessageEachWayAlike) {
+  const std::size_t count = (1u << 20) / 4;
+  const std::size_t limit = 16u << 20;
+  const ExchangeSide send{true, 1, count, DataType::F32};
+  const ExchangeSide recv{false, 1, count, DataType::F32};
+  EXPECT_TRUE(runsAsHostRingExchange({send, recv}, 0, 2, limit));
+  EXPECT_TRUE(runsAsHostRingExchange({recv, send}, 0, 2, limit));
+  EXPECT_TRUE(runsAsHostRingExchange({{true, 0, count, DataType::F32}, {false, 0, count, DataType::F32}}, 1, 2, limit));
+  EXPECT_FALSE(runsAsHostRingExchange({send}, 0, 2, limit));              // one way only
+  EXPECT_FALSE(runsAsHostRingExchange({send, send}, 0, 2, limit));        // two sends
+  EXPECT_FALSE(runsAsHostRingExchange({send, recv, send}, 0, 2, limit));  // more than one each way
+  EXPECT_FALSE(runsAsHostRingExchange({send, {false, 1, count + 1, DataType::F32}}, 0, 2, limit));  // sizes differ
+  EXPECT_FALSE(runsAsHostRingExchange({send, {false, 1, count, DataType::I32}}, 0, 2, limit));      // types differ
+  EXPECT_FALSE(runsAsHostRingExchange({{true, 0, count, DataType::F32}, recv}, 0, 2, limit));       // to itself
+  EXPECT_FALSE(runsAsHostRingExchange({send, recv}, 0, 3, limit));                                  // three ranks
+  EXPECT_FALSE(runsAsHostRingExchange({send, recv}, 0, 2, 0));                                      // the ring off
+  EXPECT_FALSE(
+      runsAsHostRingExchange({{true, 1, 8 * count + 1, DataType::F32}, {false, 1, 8 * count + 1, DataType::F32}}, 0, 2,
+                             limit));  // past the limit, both messages counted
 }
 
 TEST(HostRing, ChunksFollowTheRingOrder) {
@@ -439,7 +468,13 @@ TEST(HostRing, ChunksFollowTheRingOrder) {
   EXPECT_EQ(own.count, 100u);
   EXPECT_EQ(hostRingOwnCopy(Collective::AllGather, 100, 1).count, 0u);
   EXPECT_THROW(hostRingCallArgs(Collective::AllToAll, 10, DataType::F32, order, 0, 0, kSmallShape), Error);  // 4
-  EXPECT_THROW(hostRingCallArgs(Collective::SendRecv, 10, DataType::F32, {0, 1}, 0, 0, kSmallShape), Error);
+  const HostRingArgs messages = hostRingCallArgs(Collective::SendRecv, 100, DataType::F32, {0, 1}, 1, 0, kSmallShape);
+  EXPECT_EQ(messages.collective, kernels::kHostRingExchange);
+  EXPECT_EQ(messages.inBegin[1], 0u);
+  EXPECT_EQ(messages.outBegin[0], 0u);
+  EXPECT_EQ(messages.chunkCount[0], 100u);
+  EXPECT_EQ(hostRingOwnCopy(Collective::SendRecv, 100, 1).count, 0u);
+  EXPECT_THROW(hostRingCallArgs(Collective::SendRecv, 10, DataType::F32, order, 0, 0, kSmallShape), Error);  // 4
   EXPECT_THROW(hostRingCallArgs(Collective::Broadcast, 10, DataType::F32, order, 0, 7, kSmallShape),
                Error);  // no such root
 }

@@ -126,10 +126,14 @@ TEST(PlanHostPaths, EachCallTakesTheWayTheCommunicatorRunsIt) {
   EXPECT_EQ(path(Collective::AllToAll, 8 * kMiB), HostPath::PlanSteps);
   EXPECT_EQ(hostPathOf({Collective::AllToAll, DataType::F32, 512 * kKiB / 4, false, 0}, 4, settings),
             HostPath::PlanKernel);
-  // The ring shift in LL lines up to 256 KiB a message (coll::plannedPairLines), then the plans.
+  // The ring shift in LL lines up to 256 KiB a message (coll::plannedPairLines), then of two ranks the exchange on the
+  // ring to 8 MiB both messages counted, then the plans.
   EXPECT_EQ(path(Collective::SendRecv, 256 * kKiB), HostPath::Lines);
-  EXPECT_EQ(path(Collective::SendRecv, 512 * kKiB), HostPath::PlanKernel);
+  EXPECT_EQ(path(Collective::SendRecv, 512 * kKiB), HostPath::Ring);
+  EXPECT_EQ(path(Collective::SendRecv, 4 * kMiB), HostPath::Ring);
   EXPECT_EQ(path(Collective::SendRecv, 16 * kMiB), HostPath::PlanSteps);
+  EXPECT_EQ(hostPathOf({Collective::SendRecv, DataType::F32, 512 * kKiB / 4, false, 0}, 4, settings),
+            HostPath::PlanKernel);
   HostSettings noRing = settings;
   noRing.ringMaxBytes = 0;
   noRing.oneKernel = false;
