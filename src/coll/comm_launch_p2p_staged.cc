@@ -121,12 +121,12 @@ void launchRank(CommState& state, int rank, const RankGroup& group, const P2pPla
 void launchCrossProcessGroup(CommState& state, const std::vector<CallArgs>& calls) {
   const std::vector<RankGroup> ranks = byRank(state, calls);
   const bool capturing = groupCapturing(state, ranks);
-  if (state.planned) {  // as the host ring's exchange, else through the host stages, pair by pair (staged_p2p.hpp)
+  if (state.planned) {  // as a two-rank exchange, else through the host stages, pair by pair (staged_p2p.hpp)
     for (const int r : state.localRanks()) {
       const RankGroup& group = ranks[static_cast<std::size_t>(r)];
       if (group.calls.empty()) continue;
       DeviceGuard guard(state.devices[static_cast<std::size_t>(r)]);
-      if (!launchedAsHostRingExchange(state, r, group.calls, group.stream, capturing)) {
+      if (!launchedAsTwoRankExchange(state, r, group.calls, group.stream, capturing)) {
         launchPlannedPointToPoint(state, r, group.calls, group.stream);
       }
     }

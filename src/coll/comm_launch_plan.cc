@@ -158,27 +158,33 @@ void launchPlannedLines(const CommState& state, const std::vector<CallArgs>& set
   });
 }
 
-// A send/recv group as LL lines (plannedPairLines): each rank's kernel sends every peer its message or a token and
-// hears every peer's, as launchPlannedLines' calls do, on the same areas and call numbers.
+// Rank r's part of a send/recv group as LL lines (plannedPairLines), with its GPU current: its kernel sends every
+// peer its message or a token and hears every peer's, as launchPlannedLines' calls do, on the same areas and call
+// numbers.
+void launchPairLinesRank(const CommState& state, const PairLines& lines, int r, DataType type, cudaStream_t stream,
+                         bool capturing) {
+  const PlannedWays& ways = *state.planned;
+  const PairLines::Rank& mine = lines.ranks[static_cast<std::size_t>(r)];
+  kernels::CollLlArgs args;
+  args.sync = syncArgs(state, r, Collective::SendRecv, false, allRanks(state));
+  for (int p = 0; p < state.nranks; ++p) {
+    const auto peer = static_cast<std::size_t>(p);
+    args.scratch[p] = ways.lines[peer];
+    args.toRank[p] = mine.to[peer];
+    args.fromRank[p] = mine.from[peer];
+  }
+  args.tokenMask = mine.tokens;
+  args.bytes = lines.bytes;
+  args.slotShift = kPlanLlSlotShift;
+  kernels::launchCollLl(args, collType(type), collOp(ReduceOp::Sum),
+                        kernels::collLlBlocks(lines.bytes, state.maxBlocks), stream, launchOf(state, r, capturing));
+}
+
+// A send/recv group of one process as LL lines: one kernel a rank.
 void launchPlannedPairLines(const CommState& state, const PairLines& lines, DataType type,
                             const std::vector<cudaStream_t>& streams, bool capturing) {
-  const PlannedWays& ways = *state.planned;
-  const int blocks = kernels::collLlBlocks(lines.bytes, state.maxBlocks);
   forEachRank(state, capturing, [&](int r) {
-    const PairLines::Rank& mine = lines.ranks[static_cast<std::size_t>(r)];
-    kernels::CollLlArgs args;
-    args.sync = syncArgs(state, r, Collective::SendRecv, false, allRanks(state));
-    for (int p = 0; p < state.nranks; ++p) {
-      const auto peer = static_cast<std::size_t>(p);
-      args.scratch[p] = ways.lines[peer];
-      args.toRank[p] = mine.to[peer];
-      args.fromRank[p] = mine.from[peer];
-    }
-    args.tokenMask = mine.tokens;
-    args.bytes = lines.bytes;
-    args.slotShift = kPlanLlSlotShift;
-    kernels::launchCollLl(args, collType(type), collOp(ReduceOp::Sum), blocks, streams[static_cast<std::size_t>(r)],
-                          launchOf(state, r, capturing));
+    launchPairLinesRank(state, lines, r, type, streams[static_cast<std::size_t>(r)], capturing);
   });
 }
 
@@ -282,7 +288,8 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
       collective == Collective::SendRecv
           ? fmt::format(
                 "; groups in one process where every rank takes part and sends each peer one message at "
-                "most, all of one size up to {} KiB, in LL lines through host memory instead",
+                "most, all of one size up to {} KiB, and two ranks' exchange of such a message across processes, "
+                "in LL lines through host memory instead",
                 kPlanLlMaxBytes >> 10)
           : fmt::format("; messages of up to {} KiB a rank in LL lines through host memory instead",
                         kPlanLlMaxBytes >> 10);
@@ -369,7 +376,7 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
     for (int r = 0; r < state.nranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
       DeviceGuard guard(state.devices[i]);
-      launchedAsHostRingExchange(state, r, calls[i], streams[i], capturing);
+      launchedAsTwoRankExchange(state, r, calls[i], streams[i], capturing);
     }
     return;
   }
@@ -459,11 +466,19 @@ void launchPlannedPointToPoint(CommState& state, int rank, const std::vector<con
   }
 }
 
-bool launchedAsHostRingExchange(const CommState& state, int r, const std::vector<const CallArgs*>& calls,
-                                cudaStream_t stream, bool capturing) {
-  if (!runsAsHostRingExchange(exchangeSides(calls), r, state.nranks, state.planned->hostRingMaxBytes)) return false;
+bool launchedAsTwoRankExchange(const CommState& state, int r, const std::vector<const CallArgs*>& calls,
+                               cudaStream_t stream, bool capturing) {
+  const std::vector<ExchangeSide> sides = exchangeSides(calls);
+  if (!isTwoRankExchange(sides, r, state.nranks)) return false;
   const CallArgs& send = *(calls[0]->isSend ? calls[0] : calls[1]);
   const CallArgs& recv = *(calls[0]->isSend ? calls[1] : calls[0]);
+  if (state.settings.protocol != Protocol::Simple) {
+    if (const PairLines lines = exchangePairLines(sides, r, state.nranks, send.send, recv.recv); lines.bytes > 0) {
+      launchPairLinesRank(state, lines, r, send.type, stream, capturing);
+      return true;
+    }
+  }
+  if (!runsAsHostRingExchange(sides, r, state.nranks, state.planned->hostRingMaxBytes)) return false;
   CallArgs exchange = send;
   exchange.collective = Collective::SendRecv;
   exchange.recv = recv.recv;

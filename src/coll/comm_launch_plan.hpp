@@ -38,11 +38,13 @@ void launchPlannedSet(CommState& state, const std::vector<CallArgs>& set, bool c
 void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs,
                         const std::vector<cudaStream_t>& streams, bool capturing);
 
-/// Queues rank `rank`'s calls of a send/recv group (in order, on `stream`; its GPU current) as the host ring's
-/// exchange where they are one (runsAsHostRingExchange: two ranks, a message each way of one count and type, within
-/// PEERLINK_COLL_HOST_RING); false, queuing nothing, where they are not. `capturing` as launchCollectiveSet's.
-bool launchedAsHostRingExchange(const CommState& state, int rank, const std::vector<const CallArgs*>& calls,
-                                cudaStream_t stream, bool capturing);
+/// Queues rank `rank`'s calls of a send/recv group (in order, on `stream`; its GPU current) where they are a two-rank
+/// exchange (isTwoRankExchange: a message each way of one count and type): in LL lines where the message fits them
+/// (exchangePairLines; not with PEERLINK_PROTO=SIMPLE), else as the host ring's exchange within
+/// PEERLINK_COLL_HOST_RING (runsAsHostRingExchange); false, queuing nothing, where neither takes them. Each rank
+/// decides from its own calls, so it serves groups across processes. `capturing` as launchCollectiveSet's.
+bool launchedAsTwoRankExchange(const CommState& state, int rank, const std::vector<const CallArgs*>& calls,
+                               cudaStream_t stream, bool capturing);
 
 /// Queues a send/recv group across processes for local rank `rank` (its calls, in order, on `stream`) through the
 /// host stages (staged_p2p.hpp): every rank's part of a group runs alone, meeting its peers pair by pair.

@@ -78,11 +78,15 @@ bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int
          hostRingCallBytes(collective, count, type, nranks) <= hostRingLimitBytes(collective, maxBytes, nranks);
 }
 
-bool runsAsHostRingExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks, std::size_t maxBytes) {
+bool isTwoRankExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks) {
   if (nranks != 2 || calls.size() != 2 || calls[0].isSend == calls[1].isSend) return false;
   const int other = 1 - rank;
   return calls[0].peer == other && calls[1].peer == other && calls[0].count == calls[1].count &&
-         calls[0].type == calls[1].type &&
+         calls[0].type == calls[1].type;
+}
+
+bool runsAsHostRingExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks, std::size_t maxBytes) {
+  return isTwoRankExchange(calls, rank, nranks) &&
          runsAsHostRing(Collective::SendRecv, calls[0].count, calls[0].type, nranks, maxBytes);
 }
 

@@ -59,9 +59,13 @@ struct ExchangeSide {
   DataType type = DataType::F32;
 };
 
-/// Whether rank `rank`'s calls of a send/recv group run as the host ring's exchange: two ranks, one send to the other
-/// and one receive from it, of one count and type, within PEERLINK_COLL_HOST_RING (`maxBytes`, both messages
-/// counted). The other rank's calls of a matched group (its receive is this rank's send) give the same answer.
+/// Whether rank `rank`'s calls of a send/recv group are a two-rank exchange: two ranks, one send to the other and one
+/// receive from it, of one count and type. The other rank's calls of a matched group (its receive is this rank's
+/// send) give the same answer, so each rank may decide from its own calls alone, as across processes it must.
+bool isTwoRankExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks);
+
+/// Whether rank `rank`'s calls of a send/recv group run as the host ring's exchange: a two-rank exchange
+/// (isTwoRankExchange) within PEERLINK_COLL_HOST_RING (`maxBytes`, both messages counted).
 bool runsAsHostRingExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks, std::size_t maxBytes);
 
 /// What a rank of such a call copies from its input to its output itself, outside the ring: the all-to-all's own

@@ -48,6 +48,14 @@ PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks)
   return lines;
 }
 
+PairLines exchangePairLines(const std::vector<ExchangeSide>& calls, int rank, int nranks, const void* send,
+                            void* recv) {
+  if (!isTwoRankExchange(calls, rank, nranks)) return {};
+  const int other = 1 - rank;
+  const std::size_t bytes = calls[0].count * dataTypeSize(calls[0].type);
+  return plannedPairLines({{rank, other, send, nullptr, bytes}, {other, rank, nullptr, recv, bytes}}, nranks);
+}
+
 bool everyRankTakesPart(const std::vector<PairMessage>& messages, int nranks) {
   std::vector<bool> takesPart(static_cast<std::size_t>(std::max(nranks, 0)), false);
   const auto mark = [&](int rank) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "coll/host_ring_call.hpp"
 #include "coll/rank_links.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/params.hpp"
@@ -45,6 +46,13 @@ struct PairLines {
 
 /// The lines of `messages` over `nranks` ranks (PairLines says when there are none). Pure.
 PairLines plannedPairLines(const std::vector<PairMessage>& messages, int nranks);
+
+/// Rank `rank`'s calls of a send/recv group as LL lines when they are a two-rank exchange (isTwoRankExchange) whose
+/// message fits the lines: plannedPairLines of its send (from `send`) and its receive (into `recv`), as though it saw
+/// the other rank's calls too -- across processes a rank sees only its own, and the other rank's mirror them, so both
+/// decide alike. `bytes` 0 where the calls are not such an exchange or their message is empty or past
+/// kPlanLlMaxBytes. Pure.
+PairLines exchangePairLines(const std::vector<ExchangeSide>& calls, int rank, int nranks, const void* send, void* recv);
 
 /// Whether each of the ranks 0..nranks-1 sends or receives some message of the group. Past the lines, a group of one
 /// process runs as staged plans only then (a plan's step barriers wait for every rank of the communicator); one that

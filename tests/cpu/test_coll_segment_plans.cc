@@ -229,6 +229,41 @@ TEST(SegmentPlans, SendRecvGroupsOfOneSizeGoInLines) {
   EXPECT_EQ(plannedPairLines({}, 2).bytes, 0u);
 }
 
+// Across processes a rank sees only its own calls: a two-rank exchange, each rank deciding from its send and its
+// receive alone, goes in lines exactly when the group seen whole would, and both ranks decide alike.
+TEST(SegmentPlans, ATwoRankExchangeGoesInLinesFromEachRanksOwnCalls) {
+  char sends[2][8] = {};
+  char recvs[2][8] = {};
+  const auto sides = [](int rank, std::size_t count, DataType type) {
+    return std::vector<ExchangeSide>{{true, 1 - rank, count, type}, {false, 1 - rank, count, type}};
+  };
+  for (const std::size_t count : {std::size_t{1}, std::size_t{1000}, kPlanLlMaxBytes / 4, kPlanLlMaxBytes / 4 + 1}) {
+    SCOPED_TRACE(count);
+    const PairLines zero = exchangePairLines(sides(0, count, DataType::F32), 0, 2, sends[0], recvs[0]);
+    const PairLines one = exchangePairLines(sides(1, count, DataType::F32), 1, 2, sends[1], recvs[1]);
+    const PairLines whole =
+        plannedPairLines({{0, 1, sends[0], recvs[1], count * 4}, {1, 0, sends[1], recvs[0], count * 4}}, 2);
+    EXPECT_EQ(zero.bytes, whole.bytes);
+    EXPECT_EQ(one.bytes, whole.bytes);
+    if (whole.bytes == 0) continue;
+    // Each rank's own part is the whole group's: its message out, the other's in, no token.
+    for (const auto& [rank, lines] : {std::pair{0, zero}, std::pair{1, one}}) {
+      const PairLines::Rank& mine = lines.ranks[static_cast<std::size_t>(rank)];
+      const PairLines::Rank& expected = whole.ranks[static_cast<std::size_t>(rank)];
+      EXPECT_EQ(mine.to, expected.to);
+      EXPECT_EQ(mine.from, expected.from);
+      EXPECT_EQ(mine.tokens, 0u);
+    }
+  }
+  EXPECT_EQ(exchangePairLines(sides(0, 64, DataType::F32), 0, 2, sends[0], recvs[0]).bytes, 256u);
+  EXPECT_EQ(exchangePairLines(sides(0, 0, DataType::F32), 0, 2, sends[0], recvs[0]).bytes, 0u);   // nothing to send
+  EXPECT_EQ(exchangePairLines(sides(0, 64, DataType::F32), 0, 3, sends[0], recvs[0]).bytes, 0u);  // three ranks
+  const std::vector<ExchangeSide> oneWay = {{true, 1, 64, DataType::F32}};
+  EXPECT_EQ(exchangePairLines(oneWay, 0, 2, sends[0], recvs[0]).bytes, 0u);
+  const std::vector<ExchangeSide> unequal = {{true, 1, 64, DataType::F32}, {false, 1, 32, DataType::F32}};
+  EXPECT_EQ(exchangePairLines(unequal, 0, 2, sends[0], recvs[0]).bytes, 0u);
+}
+
 // The checker above fails a group whose token masks disagree with what the ranks send.
 TEST(SegmentPlans, TheLineCheckerCatchesATokenWhereAMessageIsSent) {
   char a = 0, b = 0;

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -381,6 +382,92 @@ TEST(CommunicatorProcesses, HostStagedPairsCarryEveryCollective) {
         },
         everyPairHostStaged));
   }
+}
+
+// Two processes exchanging one message each way through host memory (nccl-tests' sendrecv): in LL lines up to
+// 256 KiB, as the host ring's exchange up to 8 MiB of both, pair by pair past it -- each rank choosing from its own
+// calls alone. A small all-reduce (LL lines too, on the same areas and call numbers) between the exchanges, and an
+// exchange in lines captured in a graph and replayed, keep the ranks' numbering in step; every byte checked.
+int twoRankExchanges(Communicator& comm, int rank) {
+  const int other = 1 - rank;
+  Stream stream(comm.device(rank));
+  const auto byteOf = [](int from, std::size_t round, std::size_t i) {
+    return static_cast<unsigned char>((static_cast<std::size_t>(from) * 37 + round * 11 + i) % 253);
+  };
+  const auto exchange = [&](std::size_t bytes, std::size_t round, DeviceBuffer& send, DeviceBuffer& recv) {
+    std::vector<unsigned char> data(bytes);
+    for (std::size_t b = 0; b < bytes; ++b) data[b] = byteOf(rank, round, b);
+    copyToDevice(send.data(), data.data(), bytes);
+    PEERLINK_CUDA_CHECK(cudaMemsetAsync(recv.data(), 0, bytes, stream.get()));
+  };
+  const auto received = [&](std::size_t bytes, std::size_t round, const DeviceBuffer& recv) -> std::string {
+    std::vector<unsigned char> got(bytes);
+    PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), recv.data(), bytes, cudaMemcpyDeviceToHost));
+    for (std::size_t b = 0; b < bytes; ++b) {
+      if (got[b] != byteOf(other, round, b)) {
+        return "exchange " + std::to_string(round) + " of " + std::to_string(bytes) + " bytes: byte " +
+               std::to_string(b) + " wrong";
+      }
+    }
+    return "";
+  };
+  DeviceBuffer small(comm.device(rank), 64 * sizeof(float));
+  const std::size_t sizes[] = {8, 4000, 256 << 10, (256 << 10) + 4, 1 << 20, 3 << 20, 5 << 20};
+  for (std::size_t round = 0; round < std::size(sizes); ++round) {
+    const std::size_t bytes = sizes[round];
+    DeviceBuffer send(comm.device(rank), bytes);
+    DeviceBuffer recv(comm.device(rank), bytes);
+    exchange(bytes, round, send, recv);
+    comm.groupStart();
+    comm.send(rank, send.data(), bytes / 4, DataType::F32, other, stream.get());
+    comm.recv(rank, recv.data(), bytes / 4, DataType::F32, other, stream.get());
+    comm.groupEnd();
+    std::vector<float> ones(64, 1.0f + static_cast<float>(rank));
+    copyToDevice(small.data(), ones.data(), ones.size() * sizeof(float));
+    comm.allReduce(rank, small.data(), small.data(), ones.size(), DataType::F32, ReduceOp::Sum, stream.get());
+    if (!finishes(stream.get(), kStreamSeconds)) return fail(rank, "an exchange did not finish");
+    comm.checkHealth();
+    const std::string problem = received(bytes, round, recv);
+    if (!problem.empty()) return fail(rank, problem);
+    PEERLINK_CUDA_CHECK(cudaMemcpy(ones.data(), small.data(), ones.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    if (ones[0] != 3.0f || ones[63] != 3.0f) return fail(rank, "the all-reduce between exchanges is wrong");
+  }
+  const std::size_t bytes = 4000;
+  DeviceBuffer send(comm.device(rank), bytes);
+  DeviceBuffer recv(comm.device(rank), bytes);
+  cudaGraph_t graph = nullptr;
+  PEERLINK_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+  comm.groupStart();
+  comm.send(rank, send.data(), bytes / 4, DataType::F32, other, stream.get());
+  comm.recv(rank, recv.data(), bytes / 4, DataType::F32, other, stream.get());
+  comm.groupEnd();
+  PEERLINK_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  PEERLINK_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  PEERLINK_CUDA_CHECK(cudaGraphDestroy(graph));
+  for (std::size_t replay = 0; replay < 3; ++replay) {
+    const std::size_t round = 100 + replay;
+    exchange(bytes, round, send, recv);
+    PEERLINK_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+    if (!finishes(stream.get(), kStreamSeconds)) return fail(rank, "a replayed exchange did not finish");
+    const std::string problem = received(bytes, round, recv);
+    if (!problem.empty()) return fail(rank, "replay: " + problem);
+  }
+  PEERLINK_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  return kOk;
+}
+
+TEST(CommunicatorProcesses, HostStagedExchangesOfTwoRanks) {
+  PEERLINK_REQUIRE_PROCESS_WORLD();
+  expectWorldOk(runWorld(
+      2,
+      [](Communicator& comm, int rank) {
+        const std::string choice = comm.describeChoice(Collective::SendRecv, 4000);
+        if (choice.find("two ranks' exchange") == std::string::npos) return fail(rank, "no exchange: " + choice);
+        const int first = twoRankExchanges(comm, rank);
+        return first != kOk ? first : twoRankExchanges(comm, rank);
+      },
+      everyPairHostStaged));
 }
 
 // Rank 2 of 3 killed while the others wait for it in an all-reduce of `count` floats through host memory.
