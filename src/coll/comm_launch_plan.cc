@@ -188,8 +188,8 @@ void launchPlannedPairLines(const CommState& state, const PairLines& lines, Data
   });
 }
 
-// Rank r's part of a call the host ring takes (host_ring.cuh), with its GPU current: its own block where the ring
-// does not carry it (hostRingOwnCopy), then one kernel, its slots in the ranks' ring areas.
+// Rank r's part of a call the host ring takes (host_ring.cuh), with its GPU current: one kernel, its slots in the
+// ranks' ring areas, and beside it a copy of its own block where the ring does not carry it (hostRingOwnCopy).
 void launchHostRingRank(const CommState& state, const CallArgs& call, int r, bool capturing) {
   const PlannedWays& ways = *state.planned;
   kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root,
@@ -197,13 +197,17 @@ void launchHostRingRank(const CommState& state, const CallArgs& call, int r, boo
   args.input = call.send;
   args.output = call.recv;
   const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, r);
-  if (own.count > 0) {
-    const std::size_t size = dataTypeSize(call.type);
-    const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
-    auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
-    if (from != to) {
-      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, call.stream));
-    }
+  const std::size_t size = dataTypeSize(call.type);
+  const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
+  auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
+  // The own block beside the ring, on a copy lane forked from the caller's stream and joined after the kernel.
+  const bool ownCopy = own.count > 0 && from != to;
+  const CopyLanes lanes = ways.lanes[static_cast<std::size_t>(r)]->lanes();
+  if (ownCopy) {
+    PEERLINK_CUDA_CHECK(cudaEventRecord(lanes.forked, call.stream));
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lanes.toHost, lanes.forked, 0));
+    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, lanes.toHost));
+    PEERLINK_CUDA_CHECK(cudaEventRecord(lanes.toHostDone, lanes.toHost));
   }
   args.ownArea = ways.ring[static_cast<std::size_t>(r)];
   args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
@@ -212,6 +216,7 @@ void launchHostRingRank(const CommState& state, const CallArgs& call, int r, boo
   args.abort = state.abortWord;
   args.timeoutNs = state.timeoutNs;
   kernels::launchHostRing(args, collType(call.type), collOp(call.op), call.stream, launchOf(state, r, capturing));
+  if (ownCopy) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(call.stream, lanes.toHostDone, 0));
 }
 
 // A collective as the host ring: one kernel a rank of this process.
