@@ -284,8 +284,11 @@ std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks l
   return ways;
 }
 
-std::string describePlannedChoice(const CommState& state, Collective collective) {
+std::string describePlannedChoice(const CommState& state, Collective collective, std::size_t bytes) {
   const RankLinks& links = state.planned->links;
+  // Every way but the plans' chunks depends on the bytes alone: the call's bytes as so many single bytes.
+  const StagedWay way = stagedWayOf(collective, bytes, DataType::U8, state.nranks, state.planned->hostRingMaxBytes,
+                                    state.planned->oneKernel, state.world.spansProcesses);
   const std::string how = collective == Collective::AllToAll || collective == Collective::SendRecv
                               ? std::string("pair by pair")
                               : fmt::format("ring {}", describeRing(links, state.planned->ringOrder));
@@ -309,9 +312,9 @@ std::string describePlannedChoice(const CommState& state, Collective collective)
                                    : "a ring")
           : std::string();
   return fmt::format(
-      "staged plan: {}; host-staged hops through each rank's pinned stage of {} MiB, chunks of up to {} KiB "
+      "staged plan ({}): {}; host-staged hops through each rank's pinned stage of {} MiB, chunks of up to {} KiB "
       "pipelined through its slots{}{} (some pair of ranks is not direct: PEERLINK_DEBUG_SUBSYS=P2P logs why)",
-      how, kPlanStageBytes >> 20, state.planned->chunkBytes >> 10, lines, ring);
+      stagedWayName(way), how, kPlanStageBytes >> 20, state.planned->chunkBytes >> 10, lines, ring);
 }
 
 // The staged plans are built out of place: a rank that calls in place has its Input and Output extents in the

@@ -23,8 +23,10 @@ namespace peerlink::coll {
 /// process) or in shared host memory (across processes: collective over the world through `exchange`).
 std::unique_ptr<PlannedWays> makePlannedWays(const CommState& state, RankLinks links, WorldExchange& exchange);
 
-/// What a call of `collective` runs on such a communicator, for Communicator::describeChoice.
-std::string describePlannedChoice(const CommState& state, Collective collective);
+/// What a call of `collective` moving `bytes` runs on such a communicator, for Communicator::describeChoice: "staged
+/// plan (WAY): ..." with the call's way (stagedWayOf, named by stagedWayName), which `peerlink coll` records in its
+/// rows and `peerlink plan` reads back.
+std::string describePlannedChoice(const CommState& state, Collective collective, std::size_t bytes);
 
 /// Runs a matched collective set (set[r] is rank r's call) through the staged plans, a small one in LL lines
 /// through the ranks' LL areas in host memory (plannedLineBytes), or one the host ring takes (runsAsHostRing) as

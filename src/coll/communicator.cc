@@ -467,7 +467,7 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   const std::lock_guard<std::mutex> lock(state_->mutex);
   coll::CommState& comm = state_->comm;
   if (state_->nodes) return state_->nodes->describeChoice(collective, bytes);
-  if (comm.planned) return coll::describePlannedChoice(comm, collective);
+  if (comm.planned) return coll::describePlannedChoice(comm, collective, bytes);
   const auto describe = [](const CollectiveChoice& choice) {
     return std::string(algorithmName(choice.algorithm)) + " (" + kernelName(choice.kernel) + "): " + reasonText(choice);
   };

@@ -7,6 +7,7 @@
 
 #include "coll/comm_state.hpp"
 #include "coll/host_ring_call.hpp"
+#include "coll/plan_program.hpp"
 #include "coll/plan_staged.hpp"
 #include "coll/segment_plans.hpp"
 
@@ -78,6 +79,31 @@ std::size_t ringShiftLineBytes(std::size_t count, DataType type, int nranks) {
 bool runsInLines(Collective collective, std::size_t count, DataType type, int nranks) {
   if (collective == Collective::SendRecv) return ringShiftLineBytes(count, type, nranks) > 0;
   return plannedLineBytes(collective, count, type) > 0;
+}
+
+const char* stagedWayName(StagedWay way) noexcept {
+  switch (way) {
+    case StagedWay::Lines: return "host_lines";
+    case StagedWay::Ring: return "host_ring";
+    case StagedWay::Chain: return "host_chain";
+    case StagedWay::PlanKernel: return "plan_kernel";
+    case StagedWay::PlanSteps: return "plan_steps";
+    case StagedWay::PairByPair: return "pair_by_pair";
+  }
+  return "";
+}
+
+StagedWay stagedWayOf(Collective collective, std::size_t count, DataType type, int nranks, std::size_t hostRingMaxBytes,
+                      bool oneKernel, bool acrossProcesses) {
+  const bool shift = collective == Collective::SendRecv;
+  if (shift && acrossProcesses && nranks != 2) return StagedWay::PairByPair;
+  if (runsInLines(collective, count, type, nranks)) return StagedWay::Lines;
+  if (runsAsHostRing(collective, count, type, nranks, hostRingMaxBytes)) {
+    return collective == Collective::Broadcast || collective == Collective::Reduce ? StagedWay::Chain : StagedWay::Ring;
+  }
+  if (shift && acrossProcesses) return StagedWay::PairByPair;
+  // A send/recv group's size is what one rank sends at most: the ring shift's count.
+  return runsAsOneKernel(count * dataTypeSize(type), oneKernel) ? StagedWay::PlanKernel : StagedWay::PlanSteps;
 }
 
 StagedCallShape stagedCallShape(Collective collective, std::size_t count, DataType type, const RankLinks& links,

@@ -69,6 +69,27 @@ std::size_t ringShiftLineBytes(std::size_t count, DataType type, int nranks);
 /// `peerlink plan`). Pure.
 bool runsInLines(Collective collective, std::size_t count, DataType type, int nranks);
 
+/// The way a call runs on a communicator with staged plans, as `peerlink coll` records it in each row and `peerlink
+/// plan` costs it (plan/host_path.hpp names the first five alike).
+enum class StagedWay {
+  Lines,       ///< one LL kernel a rank through the LL areas in host memory (runsInLines)
+  Ring,        ///< the host ring's rounds, or a two-rank exchange (runsAsHostRing)
+  Chain,       ///< the host ring's chain from or to the root (broadcast, reduce)
+  PlanKernel,  ///< the staged plans as one kernel a rank (runsAsOneKernel)
+  PlanSteps,   ///< the staged plans step by step
+  PairByPair,  ///< a send/recv group across processes, pair by pair through the stages (launchPlannedPointToPoint)
+};
+
+/// "host_lines", "host_ring", "host_chain", "plan_kernel", "plan_steps", "pair_by_pair".
+const char* stagedWayName(StagedWay way) noexcept;
+
+/// The way a call of `count` elements of `type` of `collective` over `nranks` ranks runs with the host ring up to
+/// `hostRingMaxBytes` (PEERLINK_COLL_HOST_RING) and plans as one kernel where `oneKernel`
+/// (PEERLINK_COLL_STAGED_KERNEL) allows; send/recv as the ring shift, which in one process goes as a group and
+/// across processes rank by rank (only two ranks' exchange in lines or the ring there, else pair by pair). Pure.
+StagedWay stagedWayOf(Collective collective, std::size_t count, DataType type, int nranks, std::size_t hostRingMaxBytes,
+                      bool oneKernel, bool acrossProcesses);
+
 /// What a call runs on a communicator with staged plans, for `peerlink coll --explain`: LL lines through host memory
 /// (plannedLineBytes), the host ring (runsAsHostRing), or plans in `segments` segments of `steps` steps in all (the
 /// step barriers between them not counted), each block (all-reduce: each shard) cut into `chunks` chunks of

@@ -109,7 +109,7 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
   for (const MeasuredRun& run : runs) {
     for (const Measurement& cell : run.cells) {
       if (cell.call.count == 0 || !(cell.timeUs > 0)) continue;
-      const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit);
+      const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit, cell.hostPath);
       Row row;
       for (const Prediction& p : parts.kernels) {
         // Through host memory a fixed cost has no peers' or processes' part (cost_model.hpp).

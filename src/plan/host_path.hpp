@@ -8,9 +8,13 @@
 #include <utility>
 #include <vector>
 
+namespace peerlink::coll {
+enum class StagedWay;  // coll/planned_calls.hpp
+}  // namespace peerlink::coll
+
 namespace peerlink::plan {
 
-/// What runs a call of a communicator with staged plans.
+/// What runs a call of a communicator with staged plans: the ways of coll::StagedWay the model costs, in its order.
 enum class HostPath {
   Lines,       ///< up to 256 KiB a rank: one LL kernel a rank, 16-byte lines through the LL areas in host memory
   Ring,        ///< the host ring's rounds (all-reduce, all-gather, reduce-scatter): slots in pinned host memory
@@ -37,5 +41,9 @@ const char* hostPathName(HostPath path) noexcept;
 
 /// The path named `name` (hostPathName's), or nullopt.
 std::optional<HostPath> parseHostPath(const std::string& name);
+
+/// The path the model costs for the communicator's `way`; nullopt for a way it does not (send/recv pair by pair across
+/// processes).
+std::optional<HostPath> costedHostPath(coll::StagedWay way) noexcept;
 
 }  // namespace peerlink::plan

@@ -45,8 +45,8 @@ std::string describeHostPath(const Call& call, int ranks, const HostSettings& se
   return "";
 }
 
-Prediction predictHostPath(const Call& call, const Fabric& fabric, const HostSettings& settings,
-                           const CostModel& model) {
+Prediction predictHostPath(const Call& call, const Fabric& fabric, const HostSettings& settings, const CostModel& model,
+                           std::optional<HostPath> path) {
   Prediction p;
   p.algorithm = ringCollective(call.collective) ? Algorithm::Ring : Algorithm::OneShot;
   if (call.count == 0) {
@@ -54,7 +54,7 @@ Prediction predictHostPath(const Call& call, const Fabric& fabric, const HostSet
     p.phase = "a call of 0 elements returns at once";
     return p;
   }
-  const HostTraffic traffic = hostTraffic(call, fabric, settings);
+  const HostTraffic traffic = hostTraffic(call, fabric, settings, path);
   p.hostPath = traffic.path;
   if (traffic.path == HostPath::Lines) p.algorithm = Algorithm::OneShot;  // one LL kernel a rank, to every peer
   const KernelCost& cost = model.cost(traffic.path, call.collective);

@@ -14,9 +14,10 @@
 
 namespace peerlink::plan {
 
-/// The time of `call` on `fabric` (Fabric::throughHost) with the communicator's `settings`.
-Prediction predictHostPath(const Call& call, const Fabric& fabric, const HostSettings& settings,
-                           const CostModel& model);
+/// The time of `call` on `fabric` (Fabric::throughHost) with the communicator's `settings`, along `path` where given
+/// (hostTraffic).
+Prediction predictHostPath(const Call& call, const Fabric& fabric, const HostSettings& settings, const CostModel& model,
+                           std::optional<HostPath> path = std::nullopt);
 
 /// "LL lines through host memory", "the host ring's rounds through pinned host memory (32 blocks x 64 KiB slots)",
 /// ...: what the communicator runs for `call`, for the plan's rows.

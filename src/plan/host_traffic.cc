@@ -176,14 +176,11 @@ HostSettings hostSettingsOf(const Params& params, int ranks) {
 }
 
 HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings) {
-  // Send/recv as `peerlink coll` times it: the ring shift, which a process driving every rank sends in lines.
-  if (coll::runsInLines(call.collective, call.count, call.type, ranks)) return HostPath::Lines;
-  if (coll::runsAsHostRing(call.collective, call.count, call.type, ranks, settings.ringMaxBytes)) {
-    return isChain(call.collective) ? HostPath::Chain : HostPath::Ring;
-  }
-  // A send/recv group's size is what one rank sends at most: the ring shift's count.
-  return coll::runsAsOneKernel(call.count * dataTypeSize(call.type), settings.oneKernel) ? HostPath::PlanKernel
-                                                                                         : HostPath::PlanSteps;
+  // Send/recv as `peerlink coll` times it in one process: the ring shift, which a process driving every rank sends
+  // as a group.
+  const coll::StagedWay way = coll::stagedWayOf(call.collective, call.count, call.type, ranks, settings.ringMaxBytes,
+                                                settings.oneKernel, false);
+  return *costedHostPath(way);  // in one process every way is one the model costs
 }
 
 coll::HostRingShape hostRingShapeOf(Collective collective, const HostSettings& settings) {
@@ -193,9 +190,10 @@ coll::HostRingShape hostRingShapeOf(Collective collective, const HostSettings& s
   return coll::hostRingShape(collective, chosen);
 }
 
-HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettings& settings) {
+HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettings& settings,
+                        std::optional<HostPath> path) {
   HostTraffic traffic;
-  traffic.path = hostPathOf(call, fabric.ranks(), settings);
+  traffic.path = path ? *path : hostPathOf(call, fabric.ranks(), settings);
   const int n = fabric.ranks();
   switch (traffic.path) {
     case HostPath::Lines: traffic.steps.push_back(linesTraffic(call, fabric)); break;

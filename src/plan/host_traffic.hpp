@@ -52,7 +52,9 @@ struct HostTraffic {
   int blocks = 0;             ///< the host ring's grid
 };
 
-/// The traffic of `call` on `fabric`, whose ranks reach each other through host memory (Fabric::throughHost).
-HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettings& settings);
+/// The traffic of `call` on `fabric`, whose ranks reach each other through host memory (Fabric::throughHost), along
+/// `path` where given (the way a measured call took, as its run recorded it), else hostPathOf's.
+HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettings& settings,
+                        std::optional<HostPath> path = std::nullopt);
 
 }  // namespace peerlink::plan

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "peerlink/collective_choice.hpp"
 #include "plan/fabric_model.hpp"
+#include "plan/host_path.hpp"
 #include "plan/predict.hpp"
 
 namespace peerlink::plan {
@@ -18,7 +20,10 @@ struct Measurement {
   std::size_t size = 0;  ///< nccl-tests' size of the row (for tables)
   Call call;             ///< what was called (count, placement, ...)
   CollectiveChoice ran;  ///< the algorithm, kernel and protocol that ran, as the run recorded them
-  double timeUs = 0;     ///< measured, per call in a CUDA graph
+  /// Through host memory: the way the call took, where the run recorded it (`peerlink coll` since the ways were
+  /// named in its rows); older runs' cells take the way the current code chooses.
+  std::optional<HostPath> hostPath;
+  double timeUs = 0;  ///< measured, per call in a CUDA graph
 };
 
 /// The cells of one run.

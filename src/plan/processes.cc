@@ -71,10 +71,11 @@ bool isStaged(const Call& call, const CollectiveChoice& choice, const ProcessMod
 }
 
 CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
-                    const ChoiceContext& context, const ProcessMode& mode, const CostModel& model) {
+                    const ChoiceContext& context, const ProcessMode& mode, const CostModel& model,
+                    std::optional<HostPath> hostPath) {
   CallParts parts;
   if (fabric.throughHost) {
-    parts.kernels.push_back(predictHostPath(call, fabric, context.host, model));
+    parts.kernels.push_back(predictHostPath(call, fabric, context.host, model, hostPath));
     return parts;
   }
   if (!isStaged(call, choice, mode)) {
@@ -122,8 +123,9 @@ StagedDurations stagedDurations(const CallParts& parts, const ProcessMode& mode,
 }
 
 Prediction predictCall(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
-                       const ChoiceContext& context, const ProcessMode& mode, const CostModel& model) {
-  const CallParts parts = callParts(call, choice, fabric, context, mode, model);
+                       const ChoiceContext& context, const ProcessMode& mode, const CostModel& model,
+                       std::optional<HostPath> hostPath) {
+  const CallParts parts = callParts(call, choice, fabric, context, mode, model, hostPath);
   // Through host memory the processes' stages are shared memory and their kernels the same: no process part.
   const double processUs = fabric.throughHost ? 0.0 : model.processUs * (mode.processes - 1);
   if (parts.copyIn.empty()) {

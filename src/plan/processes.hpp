@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "peerlink/params.hpp"
+#include "plan/host_path.hpp"
 #include "plan/predict.hpp"
 #include "plan/staged_time.hpp"
 
@@ -44,9 +45,11 @@ struct CallParts {
   double copyBytesUs() const;  ///< their bytes' time, all of them
 };
 
-/// The parts of `call` running `choice` (a staged call's chunks run the kernel `context` chooses for their size).
+/// The parts of `call` running `choice` (a staged call's chunks run the kernel `context` chooses for their size);
+/// through host memory along `hostPath` where given (predictHostPath).
 CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
-                    const ChoiceContext& context, const ProcessMode& mode, const CostModel& model);
+                    const ChoiceContext& context, const ProcessMode& mode, const CostModel& model,
+                    std::optional<HostPath> hostPath = std::nullopt);
 
 /// What each operation of a staged call's parts takes under `model`: each kernel's time with the processes' part of
 /// `mode`, each copy its launch and its bytes at the copies' efficiency (CostModel::stagingCopy).
@@ -56,6 +59,7 @@ StagedDurations stagedDurations(const CallParts& parts, const ProcessMode& mode,
 /// staged call the staging copies', as the schedule runs them (stagedTime: fixedUs and dataUs are those of the
 /// operations on its critical path). The same as predictChoice for one process.
 Prediction predictCall(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
-                       const ChoiceContext& context, const ProcessMode& mode, const CostModel& model);
+                       const ChoiceContext& context, const ProcessMode& mode, const CostModel& model,
+                       std::optional<HostPath> hostPath = std::nullopt);
 
 }  // namespace peerlink::plan

@@ -229,6 +229,30 @@ TEST(SegmentPlans, SendRecvGroupsOfOneSizeGoInLines) {
   EXPECT_EQ(plannedPairLines({}, 2).bytes, 0u);
 }
 
+// The way each call takes through host memory, which `peerlink coll` records in its rows and `peerlink plan` costs.
+TEST(SegmentPlans, EveryCallHasAWayThroughHostMemory) {
+  constexpr std::size_t kRing = std::size_t{8} << 20;  // PEERLINK_COLL_HOST_RING's default
+  const auto way = [&](Collective collective, std::size_t bytes, int nranks, bool acrossProcesses,
+                       bool oneKernel = true) {
+    return std::string(
+        stagedWayName(stagedWayOf(collective, bytes, DataType::U8, nranks, kRing, oneKernel, acrossProcesses)));
+  };
+  EXPECT_EQ(way(Collective::AllReduce, 64 << 10, 2, false), "host_lines");
+  EXPECT_EQ(way(Collective::AllReduce, 1 << 20, 2, false), "host_ring");
+  EXPECT_EQ(way(Collective::Broadcast, 32 << 20, 2, false), "host_chain");  // a chain goes further than the rounds
+  EXPECT_EQ(way(Collective::AllReduce, 64 << 20, 2, false), "plan_steps");
+  EXPECT_EQ(way(Collective::AllToAll, 1 << 20, 3, false), "plan_kernel");  // three ranks: no exchange
+  EXPECT_EQ(way(Collective::AllToAll, 1 << 20, 3, false, false), "plan_steps");
+  EXPECT_EQ(way(Collective::AllToAll, 1 << 20, 2, true), "host_ring");  // two ranks' exchange
+  // Send/recv as the ring shift: one process's group; across processes only two ranks' exchange, else pair by pair.
+  EXPECT_EQ(way(Collective::SendRecv, 8, 3, false), "host_lines");
+  EXPECT_EQ(way(Collective::SendRecv, 8, 3, true), "pair_by_pair");
+  EXPECT_EQ(way(Collective::SendRecv, 8, 2, true), "host_lines");
+  EXPECT_EQ(way(Collective::SendRecv, 1 << 20, 2, true), "host_ring");
+  EXPECT_EQ(way(Collective::SendRecv, 16 << 20, 2, true), "pair_by_pair");
+  EXPECT_EQ(way(Collective::SendRecv, 16 << 20, 2, false), "plan_steps");
+}
+
 // Across processes a rank sees only its own calls: a two-rank exchange, each rank deciding from its send and its
 // receive alone, goes in lines exactly when the group seen whole would, and both ranks decide alike.
 TEST(SegmentPlans, ATwoRankExchangeGoesInLinesFromEachRanksOwnCalls) {

@@ -242,6 +242,40 @@ TEST(PlanCommand, ThroughHostMemory) {
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
 
+// A run through host memory names each row's way ("staged plan (host_ring): ..."), and --check costs the way the row
+// took, not the one today's code would choose: rows rewritten to another way are costed along it, and rows of a way
+// the model does not cost (send/recv pair by pair across processes) are left out with the reason.
+TEST(PlanCommand, CheckCostsTheWayARowRecorded) {
+  const fs::path fixture = fs::path(PEERLINK_FIXTURES_DIR) / "plan" / "h200x2-host" / "all_reduce-1p.json";
+  std::ifstream in(fixture);
+  json run = json::parse(in);
+  bool rewritten = false;
+  for (json& row : run["rows"]) {
+    if (row["bytes"] == 1 << 20) {  // the host ring's today
+      row["peerlink_algorithm"] = "staged plan (plan_steps)";
+      rewritten = true;
+    }
+  }
+  ASSERT_TRUE(rewritten);
+  const fs::path steps = tempFile("recorded-steps.json");
+  std::ofstream(steps) << run.dump();
+  const CliResult asRecorded = runCli({"plan", "--check", steps.string()});
+  const CliResult asToday = runCli({"plan", "--check", fixture.string()});
+  for (json& row : run["rows"]) row["peerlink_algorithm"] = "staged plan (pair_by_pair): pair by pair";
+  const fs::path pairs = tempFile("recorded-pairs.json");
+  std::ofstream(pairs) << run.dump();
+  const CliResult uncosted = runCli({"plan", "--check", pairs.string()});
+  fs::remove(steps);
+  fs::remove(pairs);
+  ASSERT_EQ(asToday.code, kExitOk) << asToday.err;
+  EXPECT_NE(asToday.out.find("     1048576  host_ring"), std::string::npos) << asToday.out;
+  EXPECT_NE(asRecorded.out.find("     1048576  plan_steps"), std::string::npos) << asRecorded.out << asRecorded.err;
+  EXPECT_EQ(asRecorded.out.find("     1048576  host_ring"), std::string::npos) << asRecorded.out;
+  EXPECT_NE((uncosted.out + uncosted.err).find("\"pair_by_pair\" through host memory, a way the model does not cost"),
+            std::string::npos)
+      << uncosted.out << uncosted.err;
+}
+
 TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
   const fs::path noLinks = tempFile("no-links.json");
   {

@@ -30,6 +30,24 @@ constexpr std::size_t kMaxSavedParameters = 4096;
 const std::map<std::string, std::string> kRenamedKernels = {{"reduce_scatter", "shard_reduce"},
                                                             {"one_shot_direct", "one_shot_reduce"}};
 
+// The way a row through host memory names in its choice's head ("staged plan (host_ring): ..."): `path` where the
+// model costs it, `uncosted` its name where it does not (send/recv pair by pair across processes); neither for a row
+// of a run older than the ways' names, whose cells take the way the current code chooses.
+struct RecordedWay {
+  std::optional<plan::HostPath> path;
+  std::string uncosted;
+};
+
+RecordedWay recordedWay(const std::string& choice) {
+  const std::string head = choice.substr(0, choice.find(':'));
+  const std::size_t open = head.find('(');
+  const std::size_t close = head.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return {};
+  const std::string name = head.substr(open + 1, close - open - 1);
+  if (const std::optional<plan::HostPath> path = plan::parseHostPath(name)) return {path, ""};
+  return {std::nullopt, name};
+}
+
 Kernel kernelNamed(std::string name, Collective collective) {
   // Send/recv groups ran in "ll" lines before their kernel had a name of its own.
   if (collective == Collective::SendRecv && name == "ll") name = "p2p_ll";
@@ -176,6 +194,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
                      plan::serialStagingOf(params), run.stagedCopies == "PEERS", stagingWindowOf(run, params)};
 
     const coll::CollBenchOptions& options = run.options;
+    std::string uncosted;  // a way of the run's rows the model does not cost, whose cells are left out
     for (const coll::CollRow& row : run.rows) {
       if (row.peerlinkChoice.empty() || row.count == 0) continue;
       const bool stagedPlans = row.peerlinkChoice.rfind(kStagedPlans, 0) == 0;
@@ -202,6 +221,11 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
         break;
       }
       const CollectiveChoice& ran = *recorded;
+      const RecordedWay way = stagedPlans ? recordedWay(row.peerlinkChoice) : RecordedWay{};
+      if (!way.uncosted.empty()) {
+        uncosted = way.uncosted;
+        continue;
+      }
       for (const bool inPlace : {false, true}) {
         const coll::CollMeasurement& m =
             (inPlace ? row.inPlace : row.outOfPlace)[static_cast<int>(coll::CollConfig::PeerlinkGraph)];
@@ -210,6 +234,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
         cell.size = row.bytes;
         cell.call = {options.collective, options.type, row.count, inPlace, options.root};
         cell.ran = ran;
+        cell.hostPath = way.path;
         if (inPlace && !stagedPlans) {
           plan::Call outOfPlace = cell.call;
           outOfPlace.inPlace = false;
@@ -220,6 +245,10 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
         cell.timeUs = m.timeUs;
         measured.cells.push_back(cell);
       }
+    }
+    if (measured.cells.empty() && measured.skipped.empty() && !uncosted.empty()) {
+      measured.skipped =
+          fmt::format("its rows went \"{}\" through host memory, a way the model does not cost", uncosted);
     }
   } catch (const Error& error) {
     if (std::string(error.what()).rfind(path, 0) == 0) throw;
