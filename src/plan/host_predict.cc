@@ -29,8 +29,7 @@ bool ringCollective(Collective collective) {
 
 }  // namespace
 
-std::string describeHostPath(const Call& call, int ranks, const HostSettings& settings) {
-  const HostPath path = hostPathOf(call, ranks, settings);
+std::string describeHostPath(const Call& call, HostPath path, const HostSettings& settings) {
   switch (path) {
     case HostPath::Lines: return "LL lines through host memory";
     case HostPath::Ring:
@@ -79,7 +78,7 @@ Prediction predictHostPath(const Call& call, const Fabric& fabric, const HostSet
   p.dataUs = data / cost.efficiency;
   p.fixedUs = cost.launchUs + model.hostStepUs * (p.steps - 1);
   p.timeUs = p.fixedUs + p.dataUs;
-  const std::string how = describeHostPath(call, fabric.ranks(), settings);
+  const std::string how = describeHostPath(call, traffic.path, settings);
   if (p.fixedUs >= p.dataUs || slowest.resource < 0) {
     p.bottleneck = "latency";
     p.phase = stepped ? fmt::format("launch and {} steps of {}", p.steps, how) : "launch and slot waits of " + how;

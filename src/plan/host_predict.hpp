@@ -20,7 +20,7 @@ Prediction predictHostPath(const Call& call, const Fabric& fabric, const HostSet
                            std::optional<HostPath> path = std::nullopt);
 
 /// "LL lines through host memory", "the host ring's rounds through pinned host memory (32 blocks x 64 KiB slots)",
-/// ...: what the communicator runs for `call`, for the plan's rows.
-std::string describeHostPath(const Call& call, int ranks, const HostSettings& settings);
+/// ...: what the communicator runs for `call` along `path`, for the plan's rows.
+std::string describeHostPath(const Call& call, HostPath path, const HostSettings& settings);
 
 }  // namespace peerlink::plan
