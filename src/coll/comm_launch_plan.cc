@@ -474,22 +474,34 @@ void launchPlannedPointToPoint(CommState& state, int rank, const std::vector<con
   }
 }
 
-bool launchedAsTwoRankExchange(const CommState& state, int r, const std::vector<const CallArgs*>& calls,
-                               cudaStream_t stream, bool capturing) {
+bool launchedAsTwoRankExchange(CommState& state, int r, const std::vector<const CallArgs*>& calls, cudaStream_t stream,
+                               bool capturing) {
   const std::vector<ExchangeSide> sides = exchangeSides(calls);
   if (!isTwoRankExchange(sides, r, state.nranks)) return false;
-  const CallArgs& send = *(calls[0]->isSend ? calls[0] : calls[1]);
-  const CallArgs& recv = *(calls[0]->isSend ? calls[1] : calls[0]);
-  if (state.settings.protocol != Protocol::Simple) {
-    if (const PairLines lines = exchangePairLines(sides, r, state.nranks, send.send, recv.recv); lines.bytes > 0) {
-      launchPairLinesRank(state, lines, r, send.type, stream, capturing);
-      return true;
+  std::vector<const CallArgs*> selves;  // its sends to and receives from itself: copies of its own
+  const CallArgs* send = nullptr;
+  const CallArgs* recv = nullptr;
+  for (const CallArgs* call : calls) {
+    if (call->peer == r) {
+      selves.push_back(call);
+    } else {
+      (call->isSend ? send : recv) = call;
     }
   }
-  if (!runsAsHostRingExchange(sides, r, state.nranks, state.planned->hostRingMaxBytes)) return false;
-  CallArgs exchange = send;
+  const PairLines lines = state.settings.protocol != Protocol::Simple
+                              ? exchangePairLines(sides, r, state.nranks, send->send, recv->recv)
+                              : PairLines{};
+  if (lines.bytes == 0 && !runsAsHostRingExchange(sides, r, state.nranks, state.planned->hostRingMaxBytes)) {
+    return false;
+  }
+  if (!selves.empty()) launchPlannedPointToPoint(state, r, selves, stream);
+  if (lines.bytes > 0) {
+    launchPairLinesRank(state, lines, r, send->type, stream, capturing);
+    return true;
+  }
+  CallArgs exchange = *send;
   exchange.collective = Collective::SendRecv;
-  exchange.recv = recv.recv;
+  exchange.recv = recv->recv;
   exchange.stream = stream;
   exchange.op = ReduceOp::Sum;
   exchange.root = 0;

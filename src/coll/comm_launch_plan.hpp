@@ -41,11 +41,11 @@ void launchPlannedPairs(CommState& state, const std::vector<SendRecvPair>& pairs
                         const std::vector<cudaStream_t>& streams, bool capturing);
 
 /// Queues rank `rank`'s calls of a send/recv group (in order, on `stream`; its GPU current) where they are a two-rank
-/// exchange (isTwoRankExchange: a message each way of one count and type): in LL lines where the message fits them
-/// (exchangePairLines; not with PEERLINK_PROTO=SIMPLE), else as the host ring's exchange within
-/// PEERLINK_COLL_HOST_RING (runsAsHostRingExchange); false, queuing nothing, where neither takes them. Each rank
-/// decides from its own calls, so it serves groups across processes. `capturing` as launchCollectiveSet's.
-bool launchedAsTwoRankExchange(const CommState& state, int rank, const std::vector<const CallArgs*>& calls,
+/// exchange (isTwoRankExchange: a message each way of one count and type, its sends to itself copied beside): in LL
+/// lines where the message fits them (exchangePairLines; not with PEERLINK_PROTO=SIMPLE), else as the host ring's
+/// exchange within PEERLINK_COLL_HOST_RING (runsAsHostRingExchange); false, queuing nothing, where neither takes them.
+/// Each rank decides from its own calls, so it serves groups across processes. `capturing` as launchCollectiveSet's.
+bool launchedAsTwoRankExchange(CommState& state, int rank, const std::vector<const CallArgs*>& calls,
                                cudaStream_t stream, bool capturing);
 
 /// Queues a send/recv group across processes for local rank `rank` (its calls, in order, on `stream`) through the

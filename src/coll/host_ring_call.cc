@@ -78,16 +78,26 @@ bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int
          hostRingCallBytes(collective, count, type, nranks) <= hostRingLimitBytes(collective, maxBytes, nranks);
 }
 
+std::vector<ExchangeSide> withOtherRanks(const std::vector<ExchangeSide>& calls, int rank) {
+  std::vector<ExchangeSide> others;
+  for (const ExchangeSide& call : calls) {
+    if (call.peer != rank) others.push_back(call);
+  }
+  return others;
+}
+
 bool isTwoRankExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks) {
-  if (nranks != 2 || calls.size() != 2 || calls[0].isSend == calls[1].isSend) return false;
+  const std::vector<ExchangeSide> others = withOtherRanks(calls, rank);
+  if (nranks != 2 || others.size() != 2 || others[0].isSend == others[1].isSend) return false;
   const int other = 1 - rank;
-  return calls[0].peer == other && calls[1].peer == other && calls[0].count == calls[1].count &&
-         calls[0].type == calls[1].type;
+  return others[0].peer == other && others[1].peer == other && others[0].count == others[1].count &&
+         others[0].type == others[1].type;
 }
 
 bool runsAsHostRingExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks, std::size_t maxBytes) {
-  return isTwoRankExchange(calls, rank, nranks) &&
-         runsAsHostRing(Collective::SendRecv, calls[0].count, calls[0].type, nranks, maxBytes);
+  if (!isTwoRankExchange(calls, rank, nranks)) return false;
+  const ExchangeSide message = withOtherRanks(calls, rank).front();
+  return runsAsHostRing(Collective::SendRecv, message.count, message.type, nranks, maxBytes);
 }
 
 HostRingOwnCopy hostRingOwnCopy(Collective collective, std::size_t count, int rank) {

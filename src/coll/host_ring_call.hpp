@@ -60,9 +60,13 @@ struct ExchangeSide {
 };
 
 /// Whether rank `rank`'s calls of a send/recv group are a two-rank exchange: two ranks, one send to the other and one
-/// receive from it, of one count and type. The other rank's calls of a matched group (its receive is this rank's
-/// send) give the same answer, so each rank may decide from its own calls alone, as across processes it must.
+/// receive from it, of one count and type, beside any sends to and receives from itself (which the rank copies
+/// itself). The other rank's calls of a matched group (its receive is this rank's send) give the same answer whatever
+/// it sends itself, so each rank may decide from its own calls alone, as across processes it must.
 bool isTwoRankExchange(const std::vector<ExchangeSide>& calls, int rank, int nranks);
+
+/// `calls` without those of rank `rank` with itself: what a two-rank exchange is judged on and carries.
+std::vector<ExchangeSide> withOtherRanks(const std::vector<ExchangeSide>& calls, int rank);
 
 /// Whether rank `rank`'s calls of a send/recv group run as the host ring's exchange: a two-rank exchange
 /// (isTwoRankExchange) within PEERLINK_COLL_HOST_RING (`maxBytes`, both messages counted).

@@ -53,7 +53,8 @@ PairLines exchangePairLines(const std::vector<ExchangeSide>& calls, int rank, in
                             void* recv) {
   if (!isTwoRankExchange(calls, rank, nranks)) return {};
   const int other = 1 - rank;
-  const std::size_t bytes = calls[0].count * dataTypeSize(calls[0].type);
+  const ExchangeSide message = withOtherRanks(calls, rank).front();
+  const std::size_t bytes = message.count * dataTypeSize(message.type);
   return plannedPairLines({{rank, other, send, nullptr, bytes}, {other, rank, nullptr, recv, bytes}}, nranks);
 }
 

@@ -423,6 +423,14 @@ TEST(HostRing, ASendRecvGroupIsAnExchangeOnlyWithAMessageEachWayAlike) {
   EXPECT_FALSE(
       runsAsHostRingExchange({{true, 1, 8 * count + 1, DataType::F32}, {false, 1, 8 * count + 1, DataType::F32}}, 0, 2,
                              limit));  // past the limit, both messages counted
+  // A rank's messages to itself are its own copies: the exchange is judged on the other rank's, so a rank that also
+  // sends itself decides as the other rank, which does not, decides (across processes each sees only its own calls).
+  const ExchangeSide toSelf{true, 0, 3, DataType::I8};
+  const ExchangeSide fromSelf{false, 0, 3, DataType::I8};
+  EXPECT_TRUE(runsAsHostRingExchange({toSelf, send, fromSelf, recv}, 0, 2, limit));
+  EXPECT_TRUE(isTwoRankExchange({toSelf, send, fromSelf, recv}, 0, 2));
+  EXPECT_EQ(withOtherRanks({toSelf, send, fromSelf, recv}, 0).size(), 2u);
+  EXPECT_FALSE(isTwoRankExchange({toSelf, fromSelf}, 0, 2));  // only copies of its own
 }
 
 TEST(HostRing, ChunksFollowTheRingOrder) {

@@ -286,6 +286,16 @@ TEST(SegmentPlans, ATwoRankExchangeGoesInLinesFromEachRanksOwnCalls) {
   EXPECT_EQ(exchangePairLines(oneWay, 0, 2, sends[0], recvs[0]).bytes, 0u);
   const std::vector<ExchangeSide> unequal = {{true, 1, 64, DataType::F32}, {false, 1, 32, DataType::F32}};
   EXPECT_EQ(exchangePairLines(unequal, 0, 2, sends[0], recvs[0]).bytes, 0u);
+  // Messages to itself beside the exchange (copied by the rank itself) leave the lines as the other rank sees them.
+  const std::vector<ExchangeSide> withSelf = {{true, 0, 7, DataType::I8},
+                                              {true, 1, 64, DataType::F32},
+                                              {false, 0, 7, DataType::I8},
+                                              {false, 1, 64, DataType::F32}};
+  const PairLines lines = exchangePairLines(withSelf, 0, 2, sends[0], recvs[0]);
+  EXPECT_EQ(lines.bytes, 256u);
+  EXPECT_EQ(lines.ranks[0].to[1], sends[0]);
+  EXPECT_EQ(lines.ranks[0].from[1], recvs[0]);
+  EXPECT_EQ(lines.ranks[0].to[0], nullptr);
 }
 
 // The checker above fails a group whose token masks disagree with what the ranks send.

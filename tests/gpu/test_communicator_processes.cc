@@ -386,8 +386,9 @@ TEST(CommunicatorProcesses, HostStagedPairsCarryEveryCollective) {
 
 // Two processes exchanging one message each way through host memory (nccl-tests' sendrecv): in LL lines up to
 // 256 KiB, as the host ring's exchange up to 8 MiB of both, pair by pair past it -- each rank choosing from its own
-// calls alone. A small all-reduce (LL lines too, on the same areas and call numbers) between the exchanges, and an
-// exchange in lines captured in a graph and replayed, keep the ranks' numbering in step; every byte checked.
+// calls alone, also where one rank sends itself a message in the same group. A small all-reduce (LL lines too, on the
+// same areas and call numbers) between the exchanges, and an exchange in lines captured in a graph and replayed, keep
+// the ranks' numbering in step; every byte checked.
 int twoRankExchanges(Communicator& comm, int rank) {
   const int other = 1 - rank;
   Stream stream(comm.device(rank));
@@ -431,6 +432,35 @@ int twoRankExchanges(Communicator& comm, int rank) {
     if (!problem.empty()) return fail(rank, problem);
     PEERLINK_CUDA_CHECK(cudaMemcpy(ones.data(), small.data(), ones.size() * sizeof(float), cudaMemcpyDeviceToHost));
     if (ones[0] != 3.0f || ones[63] != 3.0f) return fail(rank, "the all-reduce between exchanges is wrong");
+  }
+  // Rank 1 also sends itself a message of another size in the same group, which rank 0 cannot see: both still
+  // take the exchange for what passes between them, rank 1 copying its own message beside it.
+  for (const std::size_t bytes : {std::size_t{4000}, std::size_t{1} << 20}) {
+    const std::size_t round = 50 + bytes % 7;
+    DeviceBuffer send(comm.device(rank), bytes);
+    DeviceBuffer recv(comm.device(rank), bytes);
+    exchange(bytes, round, send, recv);
+    const std::size_t ownBytes = 1000;
+    DeviceBuffer ownSend(comm.device(rank), ownBytes);
+    DeviceBuffer ownRecv(comm.device(rank), ownBytes);
+    std::vector<unsigned char> own(ownBytes);
+    for (std::size_t b = 0; b < ownBytes; ++b) own[b] = static_cast<unsigned char>(b * 7 + 3);
+    copyToDevice(ownSend.data(), own.data(), ownBytes);
+    comm.groupStart();
+    if (rank == 1) comm.send(rank, ownSend.data(), ownBytes, DataType::U8, rank, stream.get());
+    comm.send(rank, send.data(), bytes / 4, DataType::F32, other, stream.get());
+    if (rank == 1) comm.recv(rank, ownRecv.data(), ownBytes, DataType::U8, rank, stream.get());
+    comm.recv(rank, recv.data(), bytes / 4, DataType::F32, other, stream.get());
+    comm.groupEnd();
+    if (!finishes(stream.get(), kStreamSeconds)) return fail(rank, "an exchange beside a self message did not finish");
+    comm.checkHealth();
+    const std::string problem = received(bytes, round, recv);
+    if (!problem.empty()) return fail(rank, "beside a self message: " + problem);
+    if (rank == 1) {
+      std::vector<unsigned char> got(ownBytes);
+      PEERLINK_CUDA_CHECK(cudaMemcpy(got.data(), ownRecv.data(), ownBytes, cudaMemcpyDeviceToHost));
+      if (got != own) return fail(rank, "its message to itself is wrong");
+    }
   }
   const std::size_t bytes = 4000;
   DeviceBuffer send(comm.device(rank), bytes);
