@@ -34,9 +34,9 @@
 // sends it on unless a is the last. Every action moves chunk (p - 1 - a) mod n. An all-reduce runs a = 0 .. 2n-2, a
 // reduce-scatter 0 .. n-1, an all-gather n-1 .. 2n-2 (its first action sends its own input, also into its output). What
 // a rank sends at action a its next rank receives at a + 1, so both count the same slots. A broadcast or reduce is a
-// chain along the ring from (to) the root, one action a slice (hostRingAction). An exchange (the all-to-all or send/recv
-// of two ranks) is the all-gather's rounds without its own store: each rank sends its chunk (its input's block for
-// the other, or its message) and stores only the one it receives.
+// chain along the ring from (to) the root, one action a slice (hostRingAction). An exchange (the all-to-all or
+// send/recv of two ranks) is the all-gather's rounds without its own store: each rank sends its chunk (its input's
+// block for the other, or its message) and stores only the one it receives.
 #pragma once
 
 #include <cuda_runtime_api.h>
