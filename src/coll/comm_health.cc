@@ -86,7 +86,8 @@ Error stallError(const CommState& state, std::vector<StallReport> reports) {
   // neighbour, not the stalled rank.
   const bool inRing = std::any_of(reports.begin(), reports.end(), [](const StallReport& report) {
     const int step = report.record.step;
-    return step == kernels::kStepHostRing || step == kernels::kStepRingData || step == kernels::kStepRingFree;
+    return step == kernels::kStepHostRing || step == kernels::kStepArenaRing || step == kernels::kStepRingData ||
+           step == kernels::kStepRingFree;
   });
   message += inRing && !abortedAll
                  ? "; in a ring a rank waits for its neighbours only, so the rank named may itself be waiting for "

@@ -138,6 +138,10 @@ void allocateArena(RankResources& rank, const SymmetricLayout& layout, bool expo
     rank.arena.local = DeviceBuffer(rank.device, layout.bytes);
   }
   PEERLINK_CUDA_CHECK(cudaMemsetAsync(rank.arena.base(), 0, layout.zeroedBytes, rank.copyStream.get()));
+  if (layout.hasRingArea) {
+    rank.ringState = DeviceBuffer(rank.device, kernels::kHostRingMaxBlocks * sizeof(kernels::HostRingBlockState));
+    PEERLINK_CUDA_CHECK(cudaMemsetAsync(rank.ringState.data(), 0, rank.ringState.size(), rank.copyStream.get()));
+  }
   waitForStream(rank.copyStream.get(), timeout, fmt::format("zeroing the arena on GPU {}", rank.device),
                 "PEERLINK_TIMEOUT_MS");
 }
@@ -247,6 +251,7 @@ void setTableRank(SymmetricTable& table, int rank, const SymmetricLayout& layout
   table.ringStage[rank] = layout.hasRingStage ? bytes + layout.ringStage : nullptr;
   table.stage[rank] = layout.hasStage ? bytes + layout.stage : nullptr;
   table.window[rank] = layout.windowBytes > 0 ? bytes + layout.window : nullptr;
+  table.ringArea[rank] = layout.hasRingArea ? bytes + layout.ringArea : nullptr;
 }
 
 void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& params) {
@@ -309,8 +314,11 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
             "process's allocation opens for one GPU of a process only); calls on unregistered "
             "buffers go through the staging windows");
   }
+  state.arenaRing = arenaRingModeNamed(params.getString("PEERLINK_COLL_ARENA_RING"));
+  state.arenaRingShape = arenaRingShapeNamed(params.getString("PEERLINK_COLL_ARENA_RING_SHAPE"));
   state.layout =
-      symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? stagingWindowBytes(params) : 0);
+      symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? stagingWindowBytes(params) : 0,
+                      state.arenaRing != ArenaRingMode::Off);
   const ShareKind kind = arenaShareKind(state.world);
   forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
     allocateArena(state.ranks[static_cast<std::size_t>(spec.ranks[i])], state.layout, exportable, kind, timeout);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "coll/arena_ring.hpp"
 #include "coll/call_sharing.hpp"
 #include "coll/host_ring_call.hpp"
 #include "coll/launch_threads.hpp"
@@ -90,6 +91,8 @@ struct RankResources {
   Event joinEvent;
   /// Where the communicator has staging windows: the staged calls' copy stream and events.
   std::unique_ptr<StagingStreams> staging;
+  /// Where it has the arena ring: its blocks' states (kernels::HostRingBlockState, zeroed), read by this rank only.
+  DeviceBuffer ringState;
 };
 
 /// The symmetric part of every kernel's arguments: each rank's flag area, lines and stages as one rank's GPU
@@ -104,6 +107,7 @@ struct SymmetricTable {
   void* stage[kernels::kCollMaxRanks] = {};
   void* ringStage[kernels::kCollMaxRanks] = {};
   void* window[kernels::kCollMaxRanks] = {};  ///< staging windows (a world that spans processes, or the testing switch)
+  void* ringArea[kernels::kCollMaxRanks] = {};  ///< the arena ring's areas (arena_ring.hpp), beside the windows
 };
 
 /// Sets rank `rank`'s entries of `table` to its arena at `base` (as the table's GPU addresses it).
@@ -222,6 +226,10 @@ struct CommState {
   bool stageSerially = false;
   /// PEERLINK_COLL_STAGE_COPIES=PEERS: a staged chunk copies only the parts the peers touch (staging_plan.hpp).
   bool stageOwnParts = true;
+  /// PEERLINK_COLL_ARENA_RING and _SHAPE: which calls that would go through the staging windows run as the arena
+  /// ring instead, and on what grid (arena_ring.hpp).
+  ArenaRingMode arenaRing = ArenaRingMode::Auto;
+  std::optional<HostRingShape> arenaRingShape;
   /// PEERLINK_COLL_STAGE_GRAPHS=ON: staged calls that come back replay a graph (staged_graphs.hpp); else null.
   std::unique_ptr<StagedGraphs> stagedGraphs;
   /// Calls on unregistered buffers that share them with the peers at the call (PEERLINK_COLL_SHARE_BUFFERS,
@@ -242,8 +250,11 @@ struct CommState {
   std::array<bool, 7 * kKernelCount> logged = {};        ///< (collective, kernel) choices logged once
   std::array<bool, 7 * kKernelCount> steppedAside = {};  ///< (collective, kernel): a fallback logged once
   std::array<ChoiceMemos, 7> choices;                    ///< per collective: the latest kernel choices
-  std::array<bool, 7 * 4> reachLogged = {};              ///< (collective, the path's way) logged once
-  std::uint64_t sets = 0;                                ///< collective sets launched (for messages)
+  /// Ways a call across processes reaches its peers' data (communicator.cc's COLL log): LL lines, registered
+  /// windows, the staging windows, shared at the call, the arena ring.
+  static constexpr std::size_t kReachWays = 5;
+  std::array<bool, 7 * kReachWays> reachLogged = {};  ///< (collective, the path's way) logged once
+  std::uint64_t sets = 0;                             ///< collective sets launched (for messages)
 
   /// An event behind the latest launch on each stream the local ranks' calls used (LaunchTracking,
   /// comm_teardown.hpp): what the teardown waits for instead of the devices. Null where `nodes` runs the calls.

@@ -22,6 +22,7 @@
 #include "coll/bootstrap_exchange.hpp"
 #include "coll/comm_health.hpp"
 #include "coll/comm_launch.hpp"
+#include "coll/comm_launch_arena_ring.hpp"
 #include "coll/comm_launch_p2p_staged.hpp"
 #include "coll/comm_launch_plan.hpp"
 #include "coll/comm_launch_staged.hpp"
@@ -94,7 +95,8 @@ void discardingOnError(coll::CommState& state, Fn&& body) {
 
 // Which way a call of a world that spans processes goes, once per collective and way in the COLL log.
 void logPathOnce(coll::CommState& state, const coll::CallArgs& shape, int way, const char* how) {
-  const std::size_t index = static_cast<std::size_t>(shape.collective) * 4 + static_cast<std::size_t>(way);
+  const std::size_t index =
+      static_cast<std::size_t>(shape.collective) * coll::CommState::kReachWays + static_cast<std::size_t>(way);
   if (state.reachLogged[index]) return;
   state.reachLogged[index] = true;
   logInfo(LogSubsys::Coll, "{} of {} bytes across processes: {}", collectiveName(shape.collective),
@@ -145,6 +147,9 @@ void submitCollective(coll::CommState& state, const coll::CallArgs& call, const 
                    state.world.spansProcesses ? coll::sharedSet(state, set, capturing, exchange) : std::nullopt) {
       logPathOnce(state, shape, 3, "on buffers shared with the peers at the call, reaching them directly");
       coll::launchSharedSet(state, *shared, capturing);
+    } else if (coll::runsAsArenaRing(state, set)) {
+      logPathOnce(state, shape, 4, "as the arena ring (buffers not registered; slots in the ranks' arenas)");
+      coll::launchArenaRingSet(state, set, capturing);
     } else {
       logPathOnce(state, shape, 2, "through the staging windows (buffers not registered)");
       coll::launchStagedSet(state, set, capturing);
@@ -480,12 +485,17 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
     return describe(choice) + "; across processes: on the callers' own buffers";
   }
   const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, collective, bytes, false);
+  const std::string unshared =
+      comm.layout.hasRingArea && coll::runsAsArenaRing(collective, bytes, DataType::U8, comm.nranks, comm.arenaRing)
+          ? coll::describeArenaRing(
+                coll::arenaRingShape(coll::hostRingCallBytes(collective, bytes, DataType::U8, comm.nranks),
+                                     comm.arenaRingShape))
+          : "through the staging windows (chunks of half a window, " +
+                std::to_string(coll::stagingHalfBytes(comm.layout.windowBytes)) + " bytes for send and recv, " +
+                (comm.stageSerially ? "one after another)" : "each one's copies overlapping another's kernel)");
   return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) +
          "; across processes: so on registered windows, else " +
-         (shares ? "(eager, cudaMalloc memory) on buffers shared with the peers at the call, else " : "") +
-         "through the staging windows (chunks of half a window, " +
-         std::to_string(coll::stagingHalfBytes(comm.layout.windowBytes)) + " bytes for send and recv, " +
-         (comm.stageSerially ? "one after another)" : "each one's copies overlapping another's kernel)");
+         (shares ? "(eager, cudaMalloc memory) on buffers shared with the peers at the call, else " : "") + unshared;
 }
 
 std::optional<Error> Communicator::asyncError() {

@@ -44,27 +44,31 @@ std::size_t hostRingLimitBytes(Collective collective, std::size_t maxBytes, int 
   }
 }
 
-std::optional<HostRingShape> hostRingShapeNamed(const std::string& name) {
+std::optional<HostRingShape> ringShapeNamed(const std::string& name, std::size_t maxSlotBytes, const std::string& what,
+                                            const std::string& example) {
   if (name == "AUTO") return std::nullopt;
+  const std::string usage = what + " shape '" + name + "': AUTO, or blocks x slot size as " + example;
   const std::size_t x = name.find('x');
   const bool kib = !name.empty() && name.back() == 'K';
-  if (x == std::string::npos || x == 0 || !kib || x + 2 >= name.size()) {
-    throw Error(ErrorCode::InvalidInput, "host ring shape '" + name + "': AUTO, or blocks x slot size as 64x64K");
-  }
+  if (x == std::string::npos || x == 0 || !kib || x + 2 >= name.size()) throw Error(ErrorCode::InvalidInput, usage);
   HostRingShape shape;
   try {
     shape.blocks = std::stoi(name.substr(0, x));
     shape.slotBytes = static_cast<std::size_t>(std::stoul(name.substr(x + 1, name.size() - x - 2))) << 10;
   } catch (const std::exception&) {
-    throw Error(ErrorCode::InvalidInput, "host ring shape '" + name + "': AUTO, or blocks x slot size as 64x64K");
+    throw Error(ErrorCode::InvalidInput, usage);
   }
   if (shape.blocks < 1 || shape.blocks > kernels::kHostRingMaxBlocks || shape.slotBytes < 1024 ||
-      shape.slotBytes > kernels::kHostRingMaxSlotBytes) {
-    throw Error(ErrorCode::InvalidInput, "host ring shape '" + name + "': 1 to " +
+      shape.slotBytes > maxSlotBytes) {
+    throw Error(ErrorCode::InvalidInput, what + " shape '" + name + "': 1 to " +
                                              std::to_string(kernels::kHostRingMaxBlocks) + " blocks, slots of 1K to " +
-                                             std::to_string(kernels::kHostRingMaxSlotBytes >> 10) + "K");
+                                             std::to_string(maxSlotBytes >> 10) + "K");
   }
   return shape;
+}
+
+std::optional<HostRingShape> hostRingShapeNamed(const std::string& name) {
+  return ringShapeNamed(name, kernels::kHostRingMaxSlotBytes, "host ring", "64x64K");
 }
 
 HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen) {

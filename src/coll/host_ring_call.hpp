@@ -40,8 +40,12 @@ struct HostRingShape {
   std::size_t slotBytes = 0;
 };
 
-/// The shape PEERLINK_COLL_HOST_RING_SHAPE names ("64x64K": blocks x slot), or nullopt for AUTO; throws
-/// Error(InvalidInput) for anything else.
+/// The shape `name` names ("64x64K": blocks x slot, at most kHostRingMaxBlocks blocks and slots of 1 KiB to
+/// `maxSlotBytes`), or nullopt for AUTO; throws Error(InvalidInput) naming `what` ("host ring") and giving `example`
+/// for anything else.
+std::optional<HostRingShape> ringShapeNamed(const std::string& name, std::size_t maxSlotBytes, const std::string& what,
+                                            const std::string& example);
+/// The shape PEERLINK_COLL_HOST_RING_SHAPE names (slots of at most kHostRingMaxSlotBytes).
 std::optional<HostRingShape> hostRingShapeNamed(const std::string& name);
 
 /// The shape of a host ring call of `collective`: `chosen` where given, else the one measured fastest for it (2x H200,

@@ -2,6 +2,7 @@
 #include "coll/symmetric_layout.hpp"
 
 #include "kernels/coll_kernels.cuh"
+#include "kernels/host_ring.cuh"
 
 namespace peerlink::coll {
 namespace {
@@ -12,7 +13,7 @@ std::size_t alignUp(std::size_t bytes) {
 
 }  // namespace
 
-SymmetricLayout symmetricLayout(int nranks, bool pushStages, std::size_t windowBytes) {
+SymmetricLayout symmetricLayout(int nranks, bool pushStages, std::size_t windowBytes, bool ringArea) {
   const auto n = static_cast<std::size_t>(nranks > 0 ? nranks : 1);
   SymmetricLayout layout;
   std::size_t at = 0;
@@ -30,6 +31,12 @@ SymmetricLayout symmetricLayout(int nranks, bool pushStages, std::size_t windowB
   // one slot could meet.
   layout.p2pScratch = place(2 * n * kernels::kCollP2pLlSlotBytes);
   layout.zeroedBytes = at;
+  // The arena ring's area last in that range: its words zeroed, its slots (guarded by the words) after the range.
+  layout.hasRingArea = windowBytes > 0 && ringArea;
+  if (layout.hasRingArea) {
+    layout.ringArea = place(kernels::kArenaRingAreaBytes);
+    layout.zeroedBytes = layout.ringArea + kernels::kHostRingWordsBytes;
+  }
   // Guarded by flags: never read before a peer wrote them.
   layout.hasRingStage = n > 1;
   if (layout.hasRingStage) layout.ringStage = place(kernels::kCollRingStageBytes);

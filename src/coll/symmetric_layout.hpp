@@ -14,6 +14,7 @@ struct SymmetricLayout {
   std::size_t scratch = 0;       ///< LL: 2 parities x nranks senders x kCollLlSlotBytes
   std::size_t ll128Scratch = 0;  ///< LL128: 2 x nranks x kCollLl128SlotBytes
   std::size_t p2pScratch = 0;    ///< send/recv LL: 2 x nranks x kCollP2pLlSlotBytes
+  std::size_t ringArea = 0;      ///< the arena ring's area (kArenaRingAreaBytes, its words zeroed), with a window
   std::size_t ringStage = 0;     ///< kCollRingStageBytes (2+ ranks), else absent
   std::size_t stage = 0;         ///< push stages: nranks x kCollPushSlotBytes, when the communicator may push
   std::size_t window = 0;        ///< the staging window (windowBytes), when the world spans processes
@@ -21,6 +22,7 @@ struct SymmetricLayout {
   std::size_t bytes = 0;         ///< the arena's size
   bool hasRingStage = false;
   bool hasStage = false;
+  bool hasRingArea = false;
   std::size_t windowBytes = 0;
 };
 
@@ -28,7 +30,7 @@ struct SymmetricLayout {
 constexpr std::size_t kSymmetricAlignment = 4096;
 
 /// The arena of a rank of an `nranks` world; `pushStages` when the push reduction may run; `windowBytes` (0:
-/// none) of staging window.
-SymmetricLayout symmetricLayout(int nranks, bool pushStages, std::size_t windowBytes);
+/// none) of staging window, and beside a window the arena ring's area where `ringArea` (arena_ring.hpp).
+SymmetricLayout symmetricLayout(int nranks, bool pushStages, std::size_t windowBytes, bool ringArea = false);
 
 }  // namespace peerlink::coll

@@ -40,6 +40,9 @@ constexpr const char* kSettingsThatMustAgree[] = {
     "PEERLINK_COLL_STAGING_WINDOW",
     // Whether a call exchanges its buffers (shared_calls.hpp): every rank at the same calls.
     "PEERLINK_COLL_SHARE_BUFFERS",
+    // Which calls on unregistered buffers run as the arena ring, on what grid (arena_ring.hpp).
+    "PEERLINK_COLL_ARENA_RING",
+    "PEERLINK_COLL_ARENA_RING_SHAPE",
     "PEERLINK_P2P_DISABLE",
     "PEERLINK_P2P_LEVEL",
     // Whether the doctor's verdicts count (peer_verdicts.hpp): every process's cache, merged, or none.

@@ -438,6 +438,29 @@ const std::vector<ParamSpec>& paramRegistry() {
        "64x64K for a broadcast or reduce (a chain, one way along each GPU's link to the host), 32x64K for the ring's "
        "rounds (both ways at once). For tuning on another machine; every rank must give the same value.",
        ParamAudience::Tuning},
+      {"PEERLINK_COLL_ARENA_RING",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "OFF", "ON"},
+       0,
+       0,
+       "Whether a call on unregistered buffers across processes that is not shared at the call runs as a ring through "
+       "areas in the ranks' communicator memory (one kernel a rank on 32 or 64 SMs, slot by slot, touching only its "
+       "own buffers) instead of through the staging windows (copies in and out around the collective's kernels): "
+       "all-reduce, reduce-scatter, all-gather, broadcast, reduce, and the all-to-all of two ranks. AUTO: calls of 1 "
+       "MiB and more (the whole buffer, as PEERLINK_COLL_HOST_RING counts it); ON: every such call; OFF: never (and "
+       "no area: 64 MiB less of each GPU's memory). Every rank must give the same value.",
+       ParamAudience::Tuning},
+      {"PEERLINK_COLL_ARENA_RING_SHAPE",
+       ParamType::Enum,
+       "AUTO",
+       {"AUTO", "16x256K", "32x128K", "32x256K", "48x256K", "64x128K", "64x256K"},
+       0,
+       0,
+       "The arena ring's grid and slot (blocks x bytes of each of a block's 4 slots) for every call it takes; AUTO: "
+       "32x256K up to 32 MiB (a training step's gradient buckets: the fewer SMs the all-reduce holds, the sooner the "
+       "backward pass's kernels beside it start), 64x256K above. For tuning; every rank must give the same value.",
+       ParamAudience::Tuning},
       {"PEERLINK_NCCL_LIBRARY",
        ParamType::String,
        "",

@@ -112,6 +112,7 @@ const char* collStepName(int step) noexcept {
     case kStepPlanCallMismatch: return "plan call check";
     case kStepPlanSendRecv: return "staged send/recv";
     case kStepHostRing: return "host ring";
+    case kStepArenaRing: return "arena ring";
     default: return "unknown step";
   }
 }

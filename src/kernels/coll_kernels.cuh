@@ -174,11 +174,12 @@ enum CollStep : int {
   kStepPlanBarrier = 12,  ///< a staged plan: waiting for a peer to end a step (plan_barrier.cuh)
   kStepPlanCallMismatch = 13,  ///< a staged plan: a peer's call differs from this rank's (plan_barrier.cuh)
   kStepPlanSendRecv = 14,      ///< send/recv through the host stages: waiting for a peer's chunk or slot (plan_p2p.cuh)
-  kStepHostRing = 15,  ///< the host ring: waiting for the previous rank's slot or the next rank's (host_ring.cuh)
+  kStepHostRing = 15,   ///< the host ring: waiting for the previous rank's slot or the next rank's (host_ring.cuh)
+  kStepArenaRing = 16,  ///< the arena ring: the same waits, its areas in the ranks' arenas (arena_ring.hpp)
 };
 /// "start barrier", "end barrier", "LL data", "push data", "ring data", "ring stage free",
 /// "ring start", "ring end", "ring stage", "ring pace", "plan step barrier", "plan call check", "staged send/recv",
-/// "host ring"
+/// "host ring", "arena ring"
 const char* collStepName(int step) noexcept;
 
 /// Reduction element types and operations as the kernels number them (the same order as peerlink::DataType

@@ -23,10 +23,10 @@ __device__ __forceinline__ unsigned long long* ringWord(unsigned char* area, int
 }
 
 // Block `block`'s slot for its fill or receive number `place` (hostRingBlockState's sent or received, counting on
-// across calls), of `slotBytes`.
+// across calls), of `slotBytes`, in an area of regions of `regionBytes`.
 __device__ __forceinline__ unsigned char* ringSlot(unsigned char* area, int block, unsigned long long place,
-                                                   std::size_t slotBytes) {
-  return area + kHostRingWordsBytes + static_cast<std::size_t>(block) * kHostRingRegionBytes +
+                                                   std::size_t slotBytes, std::size_t regionBytes) {
+  return area + kHostRingWordsBytes + static_cast<std::size_t>(block) * regionBytes +
          static_cast<std::size_t>(place % kHostRingSlots) * slotBytes;
 }
 
@@ -48,7 +48,7 @@ __device__ void moveAction(const HostRingAction& action, const typename Elem<Typ
     S e[kElems];
   };
   const auto tid = static_cast<std::size_t>(threadIdx.x);
-  constexpr std::size_t kStride = kHostRingThreads;
+  const auto stride = static_cast<std::size_t>(blockDim.x);
   const auto combine = [&](A a, A b) {
     const A acc = applyOp<A, Op>(a, b);
     return action.finishes ? finishOp<A, Op>(acc, nranks) : acc;
@@ -59,19 +59,19 @@ __device__ void moveAction(const HostRingAction& action, const typename Elem<Typ
   std::size_t done = 0;
   if ((addresses & 15) == 0) {
     const std::size_t packs = count / kElems;
-    for (std::size_t base = tid; base < packs; base += kStride * kUnroll) {
+    for (std::size_t base = tid; base < packs; base += stride * kUnroll) {
       Pack got[kUnroll];
       Pack own[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const std::size_t p = base + static_cast<std::size_t>(u) * kStride;
+        const std::size_t p = base + static_cast<std::size_t>(u) * stride;
         if (p >= packs) break;
         if (action.receives) got[u].raw = __ldcv(reinterpret_cast<const uint4*>(received) + p);
         if (!action.receives || action.reduces) own[u].raw = reinterpret_cast<const uint4*>(input)[p];
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const std::size_t p = base + static_cast<std::size_t>(u) * kStride;
+        const std::size_t p = base + static_cast<std::size_t>(u) * stride;
         if (p >= packs) break;
         Pack v;
         if (!action.receives) {
@@ -88,7 +88,7 @@ __device__ void moveAction(const HostRingAction& action, const typename Elem<Typ
     }
     done = packs * kElems;
   }
-  for (std::size_t i = done + tid; i < count; i += kStride) {
+  for (std::size_t i = done + tid; i < count; i += stride) {
     S v;
     if (!action.receives) {
       v = input[i];
@@ -124,13 +124,13 @@ __device__ bool awaitRingWord(const HostRingArgs& args, const unsigned long long
   }
   const unsigned long long base = hostRingWord(call, 0);
   recordPlanStall(args.failure, call + 1, observed >= base ? observed - base : 0, value - base,
-                  aborted(args.abort) ? PEERLINK_STATUS_REMOTE_ERROR : PEERLINK_STATUS_TIMEOUT, kStepHostRing, peer,
+                  aborted(args.abort) ? PEERLINK_STATUS_REMOTE_ERROR : PEERLINK_STATUS_TIMEOUT, args.stallStep, peer,
                   args.recordedCollective, static_cast<int>(blockIdx.x));
   return false;
 }
 
 template <int Type, int Op>
-__global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_constant__ HostRingArgs args) {
+__global__ void __launch_bounds__(kRingMaxThreads) hostRingKernel(const __grid_constant__ HostRingArgs args) {
   using S = typename Elem<Type>::S;
   awaitPreviousKernel();
   allowNextKernel();
@@ -195,14 +195,18 @@ __global__ void __launch_bounds__(kHostRingThreads) hostRingKernel(const __grid_
       const S* input = static_cast<const S*>(args.input) + args.inBegin[action.chunk] + piece.begin;
       S* out = static_cast<S*>(args.output) + args.outBegin[action.chunk] + piece.begin;
       moveAction<Type, Op>(
-          action, reinterpret_cast<const S*>(ringSlot(args.prevArea, block, state.received + emptied, slotBytes)),
-          input, out, reinterpret_cast<S*>(ringSlot(args.ownArea, block, state.sent + filled, slotBytes)), piece.count,
-          args.nranks);
-      // The slot's stores reach host memory before the ready word says so (each thread's own, then the barrier).
-      if (action.sends) __threadfence_system();
+          action,
+          reinterpret_cast<const S*>(
+              ringSlot(args.prevArea, block, state.received + emptied, slotBytes, args.regionBytes)),
+          input, out,
+          reinterpret_cast<S*>(ringSlot(args.ownArea, block, state.sent + filled, slotBytes, args.regionBytes)),
+          piece.count, args.nranks);
       __syncthreads();  // every load of the previous rank's slot has returned too: its values were used
       if (threadIdx.x == 0) {
         if (action.sends) {
+          // The block's slot stores, which the barrier ordered before this thread's, reach the area before the
+          // ready word says so: the fence is cumulative.
+          __threadfence_system();
           occupant[(state.sent + filled) % kHostRingSlots] = hostRingWord(call, filled + 1);
           storeReleaseSys(reinterpret_cast<uint64_t*>(ownReady), hostRingWord(call, ++filled));
         }
@@ -235,7 +239,7 @@ void launchHostRing(const HostRingArgs& args, CollType type, CollOp op, cudaStre
   detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
-    detail::launchKernel(hostRingKernel<kType, kOp>, args.blocks, kHostRingThreads, stream, args, launch);
+    detail::launchKernel(hostRingKernel<kType, kOp>, args.blocks, args.threads, stream, args, launch);
   });
 }
 

@@ -6,6 +6,13 @@
 // block, and both directions of each GPU's link to the host carry data at once -- where the staged plans' steps wait
 // for every rank between steps and each step uses one direction.
 //
+// The same kernel is the arena ring (arena_ring.hpp): calls on unregistered buffers of a world that spans processes,
+// whose kernels may touch no peer's buffer, with the areas in the ranks' arenas in GPU memory instead. There the
+// area a rank fills lies in the next rank's arena: its slot stores and ready words cross NVLink as stores, which
+// need no round trip, the next rank loads its slots and polls its ready words in its own memory, and only the free
+// words are polled across the link. Its blocks are larger (kArenaRingThreads) and its slots too (kArenaRingSlotBytes):
+// a slot's fixed cost -- the fence that waits for the stores to land, the flag's trip -- is what bounds a block.
+//
 // Each block keeps, in its rank's GPU memory, what it needs between calls (HostRingBlockState): the calls it has
 // run -- every rank runs the same calls, so a block's count is the same on every rank without any sequence number,
 // and graph replays advance it as launches do -- and where its next fill and next receive lie among its slots. The
@@ -49,17 +56,32 @@
 namespace peerlink::kernels {
 
 constexpr int kHostRingMaxBlocks = 64;  ///< the largest grid (the words and regions of a ring area)
-constexpr int kHostRingThreads = 256;   ///< threads of a block
-constexpr int kHostRingSlots = 4;       ///< slots of a block in a ring area
-constexpr std::size_t kHostRingMaxSlotBytes = std::size_t{64} << 10;  ///< the largest slot (a slice of a block)
+constexpr int kHostRingThreads = 256;   ///< threads of a block through host memory
+/// Threads of a block of the arena ring. 2x H200, a 32 MiB all-reduce on 32 blocks of 256 KiB slots: 124 us with
+/// 512 threads, 131 with 256 (bench/results/2026-11-30-h200x2-arena-ring/).
+constexpr int kArenaRingThreads = 512;
+constexpr int kRingMaxThreads = 512;  ///< the kernel's launch bound
+constexpr int kHostRingSlots = 4;     ///< slots of a block in a ring area
+/// The largest slot (a slice of a block) through host memory, and in the arenas. Larger slots pay a slot's fixed
+/// cost less often; in GPU memory that is what bounds a block (2x H200, 32 blocks, all-reduce of 32 MiB: 192 us with
+/// 64 KiB slots, 146 with 128, 124 with 256, 128 with 512).
+constexpr std::size_t kHostRingMaxSlotBytes = std::size_t{64} << 10;
+constexpr std::size_t kArenaRingSlotBytes = std::size_t{256} << 10;
 /// A ring area's words: [block] ready at kHostRingWordStride-word spacing, then [block] free alike (each word on
 /// its own 128-byte line: each is stored by one GPU and polled by another).
 constexpr std::size_t kHostRingWordStride = 16;
 constexpr std::size_t kHostRingWordsBytes = 2 * kHostRingMaxBlocks * kHostRingWordStride * sizeof(unsigned long long);
-/// A block's region of a ring area: its slots, whatever their size.
-constexpr std::size_t kHostRingRegionBytes = kHostRingSlots * kHostRingMaxSlotBytes;
-/// A rank's ring area in host memory: the words, then [block] regions.
-constexpr std::size_t kHostRingAreaBytes = kHostRingWordsBytes + std::size_t{kHostRingMaxBlocks} * kHostRingRegionBytes;
+/// A block's region of a ring area whose slots are at most `maxSlotBytes`: its slots, whatever their size.
+constexpr std::size_t ringRegionBytes(std::size_t maxSlotBytes) {
+  return kHostRingSlots * maxSlotBytes;
+}
+/// A rank's ring area: the words, then [block] regions.
+constexpr std::size_t ringAreaBytes(std::size_t maxSlotBytes) {
+  return kHostRingWordsBytes + std::size_t{kHostRingMaxBlocks} * ringRegionBytes(maxSlotBytes);
+}
+constexpr std::size_t kHostRingRegionBytes = ringRegionBytes(kHostRingMaxSlotBytes);
+constexpr std::size_t kHostRingAreaBytes = ringAreaBytes(kHostRingMaxSlotBytes);  ///< in host memory
+constexpr std::size_t kArenaRingAreaBytes = ringAreaBytes(kArenaRingSlotBytes);   ///< in an arena
 
 /// What a block keeps between its calls, in its rank's GPU memory (zeroed at creation; see the header).
 struct HostRingBlockState {
@@ -188,17 +210,21 @@ struct HostRingArgs {
   unsigned long long timeoutNs = 0;
   unsigned long long alignElements = 1;  ///< block parts start at multiples of this (16 bytes)
   unsigned long long slotBytes = 0;      ///< the call's slot (hostRingShape), a multiple of 16
-  int collective = 0;                    ///< a HostRingCollective
-  int recordedCollective = 0;            ///< peerlink::Collective, for the failure record
+  /// A block's region of the areas (ringRegionBytes of their largest slot): where block b's slots start.
+  unsigned long long regionBytes = kHostRingRegionBytes;
+  int collective = 0;          ///< a HostRingCollective
+  int recordedCollective = 0;  ///< peerlink::Collective, for the failure record
   int nranks = 0;
   int position = 0;      ///< this rank's place in the ring
   int rootPosition = 0;  ///< the root's place (broadcast, reduce)
   int prev = 0;          ///< the previous and next rank (for the failure record)
   int next = 0;
-  int blocks = 0;  ///< the call's grid (hostRingShape)
+  int blocks = 0;                  ///< the call's grid (hostRingShape)
+  int threads = kHostRingThreads;  ///< a block's threads (at most kRingMaxThreads)
+  int stallStep = kStepHostRing;   ///< the CollStep a stalled wait records: kStepHostRing or kStepArenaRing
 };
 
-/// Launches the ring for one rank on `stream` (its GPU current), args.blocks blocks.
+/// Launches the ring for one rank on `stream` (its GPU current), args.blocks blocks of args.threads.
 void launchHostRing(const HostRingArgs& args, CollType type, CollOp op, cudaStream_t stream,
                     const KernelLaunch& launch);
 

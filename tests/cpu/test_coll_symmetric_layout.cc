@@ -7,6 +7,7 @@
 
 #include "coll/symmetric_layout.hpp"
 #include "kernels/coll_kernels.cuh"
+#include "kernels/host_ring.cuh"
 
 namespace peerlink::coll {
 namespace {
@@ -25,6 +26,7 @@ std::vector<Region> regionsOf(const SymmetricLayout& layout, int nranks) {
   if (layout.hasRingStage) regions.push_back({layout.ringStage, kernels::kCollRingStageBytes});
   if (layout.hasStage) regions.push_back({layout.stage, n * kernels::kCollPushSlotBytes});
   if (layout.windowBytes > 0) regions.push_back({layout.window, layout.windowBytes});
+  if (layout.hasRingArea) regions.push_back({layout.ringArea, kernels::kArenaRingAreaBytes});
   return regions;
 }
 
@@ -32,19 +34,23 @@ TEST(SymmetricLayout, RegionsAreAlignedDisjointAndInside) {
   for (int n = 1; n <= kernels::kCollMaxRanks; ++n) {
     for (const bool push : {false, true}) {
       for (const std::size_t window : {std::size_t{0}, std::size_t{1}, std::size_t{64} << 20}) {
-        const SymmetricLayout layout = symmetricLayout(n, push, window);
-        std::vector<Region> regions = regionsOf(layout, n);
-        std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.offset < b.offset; });
-        for (std::size_t i = 0; i < regions.size(); ++i) {
-          EXPECT_EQ(regions[i].offset % kSymmetricAlignment, 0u) << "n=" << n;
-          EXPECT_LE(regions[i].offset + regions[i].bytes, layout.bytes) << "n=" << n;
-          if (i > 0) {
-            EXPECT_GE(regions[i].offset, regions[i - 1].offset + regions[i - 1].bytes) << "n=" << n;
+        for (const bool ringArea : {false, true}) {
+          const SymmetricLayout layout = symmetricLayout(n, push, window, ringArea);
+          std::vector<Region> regions = regionsOf(layout, n);
+          std::sort(regions.begin(), regions.end(),
+                    [](const Region& a, const Region& b) { return a.offset < b.offset; });
+          for (std::size_t i = 0; i < regions.size(); ++i) {
+            EXPECT_EQ(regions[i].offset % kSymmetricAlignment, 0u) << "n=" << n;
+            EXPECT_LE(regions[i].offset + regions[i].bytes, layout.bytes) << "n=" << n;
+            if (i > 0) {
+              EXPECT_GE(regions[i].offset, regions[i - 1].offset + regions[i - 1].bytes) << "n=" << n;
+            }
           }
+          EXPECT_EQ(layout.hasRingStage, n > 1);
+          EXPECT_EQ(layout.hasStage, push);
+          EXPECT_GE(layout.windowBytes, window);
+          EXPECT_EQ(layout.hasRingArea, ringArea && window > 0);
         }
-        EXPECT_EQ(layout.hasRingStage, n > 1);
-        EXPECT_EQ(layout.hasStage, push);
-        EXPECT_GE(layout.windowBytes, window);
       }
     }
   }

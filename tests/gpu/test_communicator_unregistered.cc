@@ -33,14 +33,18 @@ std::vector<int> sharedDevices(int ranks) {
   return gpusByTurns(ranks, 2);
 }
 
-// ON or SERIAL (PEERLINK_COLL_STAGE_UNREGISTERED), or ALL: ON with every byte staged.
+// ON or SERIAL (PEERLINK_COLL_STAGE_UNREGISTERED), or ALL: ON with every byte staged. The arena ring off: it would
+// take these calls (test_communicator_arena_ring.cc tests it).
 Params stagedParams(const std::string& mode) {
   if (mode == "ALL") {
     return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"},
                        {"PEERLINK_COLL_STAGE_UNREGISTERED", "ON"},
+                       {"PEERLINK_COLL_ARENA_RING", "OFF"},
                        {"PEERLINK_COLL_STAGE_COPIES", "ALL"}});
   }
-  return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"}, {"PEERLINK_COLL_STAGE_UNREGISTERED", mode}});
+  return paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"},
+                     {"PEERLINK_COLL_STAGE_UNREGISTERED", mode},
+                     {"PEERLINK_COLL_ARENA_RING", "OFF"}});
 }
 
 // The most elements of one chunk of `collective` on `n` ranks: half a staging window holds its send and recv.
@@ -180,6 +184,7 @@ TEST(UnregisteredPathCapture, ManyStagedBroadcastsStayAChain) {
   PEERLINK_REQUIRE_GPUS(1);
   const Params params = paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"},
                                     {"PEERLINK_COLL_STAGE_UNREGISTERED", "ON"},
+                                    {"PEERLINK_COLL_ARENA_RING", "OFF"},
                                     {"PEERLINK_COLL_STAGING_WINDOW", "2097152"}});
   Communicator comm(sharedDevices(2), params);
   CollCase c;
@@ -241,6 +246,7 @@ TEST_P(UnregisteredPathRepeated, ReplayedCallsMatchHostReference) {
   // It counts the graphs: on, whatever the environment says.
   Communicator comm(sharedDevices(ranks), paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"},
                                                       {"PEERLINK_COLL_STAGE_UNREGISTERED", "ON"},
+                                                      {"PEERLINK_COLL_ARENA_RING", "OFF"},
                                                       {"PEERLINK_COLL_STAGE_GRAPHS", "ON"}}));
   const auto n = static_cast<std::size_t>(ranks);
   for (const bool inPlace : {false, true}) {

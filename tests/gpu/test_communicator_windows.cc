@@ -74,14 +74,14 @@ class StderrCapture {
 
 // How a collective of the test goes across processes: on the callers' own buffers where the kernel every rank
 // chooses touches only them and the peers' arenas (a ring reduce, say: describeChoice tells), else on the registered
-// windows -- a reduce through the staging windows.
+// windows -- a reduce as the arena ring or through the staging windows (both log "buffers not registered").
 struct ExpectedPath {
   Collective collective;
   const char* phrase;  // the COLL log's words for the way
 };
 constexpr const char* kRegisteredWay = "on registered windows";
 constexpr const char* kOwnBuffersWay = "on the callers' own buffers";
-constexpr const char* kStagedWay = "through the staging windows";
+constexpr const char* kUnregisteredWay = "buffers not registered";
 
 // "" when the COLL log shows each collective going the way `expected` says and no other call through the staging
 // windows; else what it shows instead.
@@ -98,7 +98,9 @@ std::string pathsInLog(const std::string& log, const std::vector<ExpectedPath>& 
         expectedWay = true;
       }
     }
-    if (!expectedWay && line.find(kStagedWay) != std::string::npos) return "a call was staged: " + line;
+    if (!expectedWay && line.find(kUnregisteredWay) != std::string::npos) {
+      return "a call went the unregistered way: " + line;
+    }
   }
   for (const ExpectedPath& path : expected) {
     if (seen.count(collectiveName(path.collective)) == 0) {
@@ -260,8 +262,9 @@ int everyCollectiveOnWindows(Communicator& comm, int first) {
       return fail(first, std::string(collectiveName(collective)) +
                              " would not reach the peers' buffers: " + comm.describeChoice(collective, bytes));
     }
-    // A reduce's output is the root's alone: no other rank knows where it lies, so it is staged.
-    const char* way = ownBuffers ? kOwnBuffersWay : collective == Collective::Reduce ? kStagedWay : kRegisteredWay;
+    // A reduce's output is the root's alone: no other rank knows where it lies, so it goes the unregistered way.
+    const char* way =
+        ownBuffers ? kOwnBuffersWay : collective == Collective::Reduce ? kUnregisteredWay : kRegisteredWay;
     paths.push_back({collective, way});
     const bool rooted = collective == Collective::Broadcast || collective == Collective::Reduce;
     for (const Pairing pairing : {Pairing::Apart, Pairing::InPlace, Pairing::NullIgnored}) {

@@ -383,7 +383,7 @@ TEST(FailureInjection, AFullDevShmDoesNotMatter) {
     if (!mounted.empty()) return fail("rank", mounted);
     Communicator comm(*ids.next(rank), n, rank, deviceOfRank(rank, gpus), worldParams(n, gpus));
     CollCase c;
-    c.count = std::size_t{3} << 20;  // through the staging windows
+    c.count = std::size_t{3} << 20;  // past the LL lines: the arena ring
     const std::string problem = runCase(comm, c);
     return problem.empty() ? kOk : fail("rank " + std::to_string(rank), problem);
   });

@@ -1,0 +1,67 @@
+// The arena ring's calls (arena_ring.hpp).
+#include "coll/arena_ring.hpp"
+
+#include <numeric>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "peerlink/error.hpp"
+
+namespace peerlink::coll {
+
+ArenaRingMode arenaRingModeNamed(const std::string& value) {
+  if (value == "AUTO") return ArenaRingMode::Auto;
+  if (value == "OFF") return ArenaRingMode::Off;
+  if (value == "ON") return ArenaRingMode::On;
+  throw Error(ErrorCode::InvalidInput, "PEERLINK_COLL_ARENA_RING '" + value + "': AUTO, OFF or ON");
+}
+
+bool arenaRingRuns(Collective collective, int nranks) {
+  switch (collective) {
+    case Collective::AllReduce:
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+    case Collective::Broadcast:
+    case Collective::Reduce: return nranks > 1;
+    case Collective::AllToAll: return nranks == 2;
+    default: return false;
+  }
+}
+
+bool runsAsArenaRing(Collective collective, std::size_t count, DataType type, int nranks, ArenaRingMode mode) {
+  if (mode == ArenaRingMode::Off || count == 0 || !arenaRingRuns(collective, nranks)) return false;
+  return mode == ArenaRingMode::On || hostRingCallBytes(collective, count, type, nranks) >= kArenaRingAutoMinBytes;
+}
+
+std::optional<HostRingShape> arenaRingShapeNamed(const std::string& name) {
+  return ringShapeNamed(name, kernels::kArenaRingSlotBytes, "arena ring", "32x256K");
+}
+
+HostRingShape arenaRingShape(std::size_t callBytes, const std::optional<HostRingShape>& chosen) {
+  if (chosen) return *chosen;
+  return {callBytes <= kArenaRingLeanMaxBytes ? kArenaRingLeanBlocks : kArenaRingWideBlocks,
+          kernels::kArenaRingSlotBytes};
+}
+
+std::string describeArenaRing(const HostRingShape& shape) {
+  return fmt::format(
+      "as the arena ring ({} blocks of {} threads a rank, each through {} slots of {} KiB in the next rank's arena: "
+      "one kernel touching only the rank's own buffers)",
+      shape.blocks, kernels::kArenaRingThreads, kernels::kHostRingSlots, shape.slotBytes >> 10);
+}
+
+kernels::HostRingArgs arenaRingCallArgs(Collective collective, std::size_t count, DataType type, int nranks, int rank,
+                                        int root, const HostRingShape& shape, void* const* areas) {
+  std::vector<int> order(static_cast<std::size_t>(nranks));
+  std::iota(order.begin(), order.end(), 0);
+  kernels::HostRingArgs args = hostRingCallArgs(collective, count, type, order, rank, root, shape);
+  args.ownArea = static_cast<unsigned char*>(areas[args.next]);
+  args.prevArea = static_cast<unsigned char*>(areas[rank]);
+  args.regionBytes = kernels::ringRegionBytes(kernels::kArenaRingSlotBytes);
+  args.threads = kernels::kArenaRingThreads;
+  args.stallStep = kernels::kStepArenaRing;
+  return args;
+}
+
+}  // namespace peerlink::coll
