@@ -263,8 +263,9 @@ int everyCollectiveOnWindows(Communicator& comm, int first) {
                              " would not reach the peers' buffers: " + comm.describeChoice(collective, bytes));
     }
     // A reduce's output is the root's alone: no other rank knows where it lies, so it goes the unregistered way.
-    const char* way =
-        ownBuffers ? kOwnBuffersWay : collective == Collective::Reduce ? kUnregisteredWay : kRegisteredWay;
+    const char* way = ownBuffers                         ? kOwnBuffersWay
+                      : collective == Collective::Reduce ? kUnregisteredWay
+                                                         : kRegisteredWay;
     paths.push_back({collective, way});
     const bool rooted = collective == Collective::Broadcast || collective == Collective::Reduce;
     for (const Pairing pairing : {Pairing::Apart, Pairing::InPlace, Pairing::NullIgnored}) {
