@@ -24,8 +24,11 @@ ArenaRingMode arenaRingModeNamed(const std::string& value);
 /// reduce; the all-to-all of two ranks (the ring's exchange: with more, a rank's blocks go to different ranks).
 bool arenaRingRuns(Collective collective, int nranks);
 
-/// The smallest call (hostRingCallBytes) AUTO runs as the arena ring rather than through the staging windows.
-constexpr std::size_t kArenaRingAutoMinBytes = std::size_t{1} << 20;
+/// The smallest call (hostRingCallBytes) AUTO runs as the arena ring rather than through the staging windows. 2x H200,
+/// two processes, all-reduce: 22.2 us eager at 2 MiB against the windows' 16.8 (a slot's fixed cost on every hop
+/// where a block's part is less than a slot), 43.2 against 43.6 at 8 MiB, 407 against 446 at 128 MiB
+/// (bench/results/2026-11-30-h200x2-arena-ring/).
+constexpr std::size_t kArenaRingAutoMinBytes = std::size_t{8} << 20;
 
 /// Whether a call of `count` elements of `type` that must go through the staging windows runs as the arena ring
 /// under `mode`: ON every one it runs (arenaRingRuns), AUTO those from kArenaRingAutoMinBytes, OFF none.

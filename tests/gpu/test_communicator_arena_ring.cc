@@ -62,7 +62,7 @@ TEST_P(ArenaRingPath, MatchesHostReference) {
   std::uint64_t seed = 37;
   for (const std::size_t count : {std::size_t{1}, 2 * n + 1, std::size_t{1001}, lean, wide}) {
     const std::string choice = comm.describeChoice(collective, count * sizeof(float));
-    if (count > 2 * n + 1) {
+    if (count >= lean) {  // the smaller ones stay in LL lines on the callers' own buffers
       EXPECT_NE(choice.find("arena ring"), std::string::npos) << count << " elements: " << choice;
     }
     for (const bool inPlace : {false, true}) {
