@@ -29,9 +29,22 @@ bool arenaRingRuns(Collective collective, int nranks) {
   }
 }
 
+std::size_t arenaRingAutoMinBytes(Collective collective) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  switch (collective) {
+    case Collective::AllReduce:
+    case Collective::Reduce: return 8 * kMiB;
+    case Collective::Broadcast: return 128 * kMiB;
+    case Collective::ReduceScatter: return 512 * kMiB;
+    default: return 0;
+  }
+}
+
 bool runsAsArenaRing(Collective collective, std::size_t count, DataType type, int nranks, ArenaRingMode mode) {
   if (mode == ArenaRingMode::Off || count == 0 || !arenaRingRuns(collective, nranks)) return false;
-  return mode == ArenaRingMode::On || hostRingCallBytes(collective, count, type, nranks) >= kArenaRingAutoMinBytes;
+  if (mode == ArenaRingMode::On) return true;
+  const std::size_t least = arenaRingAutoMinBytes(collective);
+  return least > 0 && hostRingCallBytes(collective, count, type, nranks) >= least;
 }
 
 std::optional<HostRingShape> arenaRingShapeNamed(const std::string& name) {

@@ -24,14 +24,18 @@ ArenaRingMode arenaRingModeNamed(const std::string& value);
 /// reduce; the all-to-all of two ranks (the ring's exchange: with more, a rank's blocks go to different ranks).
 bool arenaRingRuns(Collective collective, int nranks);
 
-/// The smallest call (hostRingCallBytes) AUTO runs as the arena ring rather than through the staging windows. 2x H200,
-/// two processes, all-reduce: 22.2 us eager at 2 MiB against the windows' 16.8 (a slot's fixed cost on every hop
-/// where a block's part is less than a slot), 43.2 against 43.6 at 8 MiB, 407 against 446 at 128 MiB
-/// (bench/results/2026-11-30-h200x2-arena-ring/).
-constexpr std::size_t kArenaRingAutoMinBytes = std::size_t{8} << 20;
+/// The smallest call (hostRingCallBytes) of `collective` AUTO runs as the arena ring rather than through the staging
+/// windows, or 0 for none: where it was faster eager on 2x H200, two processes (bench/results/2026-11-30-h200x2-
+/// arena-ring/, calls c1 and e1). An all-reduce or reduce from 8 MiB (the all-reduce 43.2 us against the windows' 43.6
+/// there, 407 against 446 at 128 MiB; 22.2 against 16.8 at 2 MiB, where a block's part is less than a slot; the
+/// reduce 33.6 against 60.0 at 8 MiB), a broadcast from 128 MiB (0.88x at 32 MiB), a reduce-scatter from 512 MiB
+/// (0.77-0.96x from 8 to 128 MiB, 1.10x at 512): the windows' copy engines and full grid carry a collective that
+/// only moves data faster than 32-64 blocks of slots. Not the all-gather (1.03x at 512 MiB, 0.78-0.95x below) nor
+/// the all-to-all (0.77-0.91x at every size).
+std::size_t arenaRingAutoMinBytes(Collective collective);
 
 /// Whether a call of `count` elements of `type` that must go through the staging windows runs as the arena ring
-/// under `mode`: ON every one it runs (arenaRingRuns), AUTO those from kArenaRingAutoMinBytes, OFF none.
+/// under `mode`: ON every one it runs (arenaRingRuns), AUTO those from arenaRingAutoMinBytes, OFF none.
 bool runsAsArenaRing(Collective collective, std::size_t count, DataType type, int nranks, ArenaRingMode mode);
 
 /// The shape PEERLINK_COLL_ARENA_RING_SHAPE names (slots of at most kArenaRingSlotBytes), or nullopt for AUTO.

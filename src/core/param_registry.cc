@@ -447,8 +447,9 @@ const std::vector<ParamSpec>& paramRegistry() {
        "Whether a call on unregistered buffers across processes that is not shared at the call runs as a ring through "
        "areas in the ranks' communicator memory (one kernel a rank on 32 or 64 SMs, slot by slot, touching only its "
        "own buffers) instead of through the staging windows (copies in and out around the collective's kernels): "
-       "all-reduce, reduce-scatter, all-gather, broadcast, reduce, and the all-to-all of two ranks. AUTO: calls of 8 "
-       "MiB and more (the whole buffer, as PEERLINK_COLL_HOST_RING counts it); ON: every such call; OFF: never (and "
+       "all-reduce, reduce-scatter, all-gather, broadcast, reduce, and the all-to-all of two ranks. AUTO: where it "
+       "was faster on 2x H200: all-reduces and reduces from 8 MiB, broadcasts from 128 MiB, reduce-scatters from 512 "
+       "MiB (the whole buffer, as PEERLINK_COLL_HOST_RING counts it); ON: every such call; OFF: never (and "
        "no area: 64 MiB less of each GPU's memory). Every rank must give the same value.",
        ParamAudience::Tuning},
       {"PEERLINK_COLL_ARENA_RING_SHAPE",

@@ -34,14 +34,27 @@ TEST(ArenaRing, RunsTheRingsCollectivesAndTheExchangeOfTwoRanks) {
   EXPECT_FALSE(arenaRingRuns(Collective::SendRecv, 2));  // send/recv groups take their own path
 }
 
-TEST(ArenaRing, AutoTakesCallsFromItsSmallestWholeBuffer) {
-  const std::size_t floats = kArenaRingAutoMinBytes / 4;
-  // The all-reduce counts its buffer; the all-gather its output, a rank's part times the ranks.
+TEST(ArenaRing, AutoTakesEachCollectiveFromItsOwnSmallestWholeBuffer) {
+  // Measured faster than the staging windows: the all-reduce and reduce from 8 MiB, the broadcast from 128 MiB, the
+  // reduce-scatter from 512 MiB; never the all-gather nor the all-to-all.
+  EXPECT_EQ(arenaRingAutoMinBytes(Collective::AllReduce), 8 * kMiB);
+  EXPECT_EQ(arenaRingAutoMinBytes(Collective::Reduce), 8 * kMiB);
+  EXPECT_EQ(arenaRingAutoMinBytes(Collective::Broadcast), 128 * kMiB);
+  EXPECT_EQ(arenaRingAutoMinBytes(Collective::ReduceScatter), 512 * kMiB);
+  EXPECT_EQ(arenaRingAutoMinBytes(Collective::AllGather), 0u);
+  EXPECT_EQ(arenaRingAutoMinBytes(Collective::AllToAll), 0u);
+  const std::size_t floats = 8 * kMiB / 4;
   EXPECT_TRUE(runsAsArenaRing(Collective::AllReduce, floats, DataType::F32, 2, ArenaRingMode::Auto));
   EXPECT_FALSE(runsAsArenaRing(Collective::AllReduce, floats - 1, DataType::F32, 2, ArenaRingMode::Auto));
-  EXPECT_TRUE(runsAsArenaRing(Collective::AllGather, floats / 4, DataType::F32, 4, ArenaRingMode::Auto));
-  EXPECT_FALSE(runsAsArenaRing(Collective::AllGather, floats / 4 - 1, DataType::F32, 4, ArenaRingMode::Auto));
-  EXPECT_TRUE(runsAsArenaRing(Collective::AllToAll, floats / 2, DataType::F32, 2, ArenaRingMode::Auto));
+  EXPECT_TRUE(runsAsArenaRing(Collective::Reduce, 8 * kMiB, DataType::U8, 3, ArenaRingMode::Auto));
+  EXPECT_FALSE(runsAsArenaRing(Collective::Broadcast, 64 * kMiB, DataType::U8, 2, ArenaRingMode::Auto));
+  EXPECT_TRUE(runsAsArenaRing(Collective::Broadcast, 128 * kMiB, DataType::U8, 2, ArenaRingMode::Auto));
+  // The reduce-scatter counts its whole input, a rank's part times the ranks.
+  EXPECT_TRUE(runsAsArenaRing(Collective::ReduceScatter, 128 * kMiB, DataType::U8, 4, ArenaRingMode::Auto));
+  EXPECT_FALSE(runsAsArenaRing(Collective::ReduceScatter, 128 * kMiB - 1, DataType::U8, 4, ArenaRingMode::Auto));
+  EXPECT_FALSE(runsAsArenaRing(Collective::AllGather, 1024 * kMiB, DataType::U8, 2, ArenaRingMode::Auto));
+  EXPECT_FALSE(runsAsArenaRing(Collective::AllToAll, 1024 * kMiB, DataType::U8, 2, ArenaRingMode::Auto));
+  EXPECT_TRUE(runsAsArenaRing(Collective::AllToAll, 1024 * kMiB, DataType::U8, 2, ArenaRingMode::On));
   // ON takes every call it runs, OFF none; nothing runs a call of nothing or a collective it does not run.
   EXPECT_TRUE(runsAsArenaRing(Collective::Broadcast, 1, DataType::U8, 2, ArenaRingMode::On));
   EXPECT_FALSE(runsAsArenaRing(Collective::Broadcast, 64 * kMiB, DataType::U8, 2, ArenaRingMode::Off));

@@ -132,13 +132,14 @@ TEST_P(ArenaRingGraph, ReplaysMatchHostReference) {
 INSTANTIATE_TEST_SUITE_P(Forced, ArenaRingGraph,
                          ::testing::Combine(::testing::Values(2, 3), ::testing::ValuesIn(kRingCollectives)), caseName);
 
-// Under AUTO: a call below the ring's smallest goes through the staging windows, one from it as the arena ring, and
-// the two alternate on one communicator with LL calls between, each against the reference.
+// Under AUTO: all-reduces below the ring's smallest go through the staging windows, those from it as the arena ring,
+// beside all-gathers (always through the windows) and broadcasts, and they alternate on one communicator with LL
+// calls between, each against the reference.
 TEST(ArenaRingAuto, TakesItsCallsBesideTheStagingWindowsAndTheLines) {
   PEERLINK_REQUIRE_GPUS(1);
   Communicator comm(gpusByTurns(2, 2),
                     paramsWith({{"PEERLINK_COLL_SHARE_GPUS", "1"}, {"PEERLINK_COLL_STAGE_UNREGISTERED", "ON"}}));
-  const std::size_t ringCount = coll::kArenaRingAutoMinBytes / sizeof(float) + 3;
+  const std::size_t ringCount = coll::arenaRingAutoMinBytes(Collective::AllReduce) / sizeof(float) + 3;
   EXPECT_NE(comm.describeChoice(Collective::AllReduce, ringCount * sizeof(float)).find("arena ring"),
             std::string::npos);
   std::uint64_t seed = 211;
