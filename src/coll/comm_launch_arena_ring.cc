@@ -2,7 +2,6 @@
 #include "coll/comm_launch_arena_ring.hpp"
 
 #include "coll/comm_launch_support.hpp"
-#include "core/cuda_check.hpp"
 
 namespace peerlink::coll {
 
@@ -20,27 +19,13 @@ void launchArenaRingSet(const CommState& state, const std::vector<CallArgs>& set
         arenaRingShape(hostRingCallBytes(call.collective, call.count, call.type, state.nranks), state.arenaRingShape);
     kernels::HostRingArgs args = arenaRingCallArgs(call.collective, call.count, call.type, state.nranks, r, call.root,
                                                    shape, state.tableOf(r).ringArea);
-    args.input = call.send;
-    args.output = call.recv;
     args.state = static_cast<kernels::HostRingBlockState*>(rank.ringState.data());
     args.failure = state.failure(r);
     args.abort = state.abortWord;
     args.timeoutNs = state.timeoutNs;
-    // The all-to-all's own block, which the exchange does not carry: beside the kernel on the rank's copy stream,
-    // forked from the caller's and joined after the kernel.
-    const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, r);
-    const std::size_t size = dataTypeSize(call.type);
-    const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
-    auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
-    const bool ownCopy = own.count > 0 && from != to;
-    if (ownCopy) {
-      PEERLINK_CUDA_CHECK(cudaEventRecord(rank.forkEvent.get(), call.stream));
-      PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(rank.copyStream.get(), rank.forkEvent.get(), 0));
-      PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, rank.copyStream.get()));
-      PEERLINK_CUDA_CHECK(cudaEventRecord(rank.joinEvent.get(), rank.copyStream.get()));
-    }
-    kernels::launchHostRing(args, collType(call.type), collOp(call.op), call.stream, launchOf(state, r, capturing));
-    if (ownCopy) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(call.stream, rank.joinEvent.get(), 0));
+    // The own block on the rank's copy stream.
+    launchRingCall(args, call, r, rank.copyStream.get(), rank.forkEvent.get(), rank.joinEvent.get(),
+                   launchOf(state, r, capturing));
   });
 }
 

@@ -194,29 +194,15 @@ void launchHostRingRank(const CommState& state, const CallArgs& call, int r, boo
   const PlannedWays& ways = *state.planned;
   kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root,
                                                 hostRingShape(call.collective, ways.hostRingShape));
-  args.input = call.send;
-  args.output = call.recv;
-  const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, r);
-  const std::size_t size = dataTypeSize(call.type);
-  const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
-  auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
-  // The own block beside the ring, on a copy lane forked from the caller's stream and joined after the kernel.
-  const bool ownCopy = own.count > 0 && from != to;
-  const CopyLanes lanes = ways.lanes[static_cast<std::size_t>(r)]->lanes();
-  if (ownCopy) {
-    PEERLINK_CUDA_CHECK(cudaEventRecord(lanes.forked, call.stream));
-    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lanes.toHost, lanes.forked, 0));
-    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, lanes.toHost));
-    PEERLINK_CUDA_CHECK(cudaEventRecord(lanes.toHostDone, lanes.toHost));
-  }
   args.ownArea = ways.ring[static_cast<std::size_t>(r)];
   args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
   args.state = reinterpret_cast<kernels::HostRingBlockState*>(countersOf(ways, r) + kHostRingWords);
   args.failure = state.failure(r);
   args.abort = state.abortWord;
   args.timeoutNs = state.timeoutNs;
-  kernels::launchHostRing(args, collType(call.type), collOp(call.op), call.stream, launchOf(state, r, capturing));
-  if (ownCopy) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(call.stream, lanes.toHostDone, 0));
+  // The own block on a copy lane of the staged plans'.
+  const CopyLanes lanes = ways.lanes[static_cast<std::size_t>(r)]->lanes();
+  launchRingCall(args, call, r, lanes.toHost, lanes.forked, lanes.toHostDone, launchOf(state, r, capturing));
 }
 
 // A collective as the host ring: one kernel a rank of this process.

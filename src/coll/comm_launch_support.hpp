@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "coll/comm_state.hpp"
+#include "coll/host_ring_call.hpp"
 #include "coll/kernel_args.hpp"
 #include "coll/partition.hpp"
+#include "core/cuda_check.hpp"
 #include "kernels/coll_kernels.cuh"
+#include "kernels/host_ring.cuh"
 #include "kernels/kernel_launch.hpp"
 #include "peerlink/cuda.hpp"
 
@@ -110,6 +113,29 @@ inline kernels::KernelLaunch launchOf(const CommState& state, int rank, bool cap
   launch.graph = capturing ? nullptr : state.ranks[static_cast<std::size_t>(rank)].eagerGraph.get();
   launch.overlapPrevious = state.overlapLaunches;
   return launch;
+}
+
+// Launches the host ring's kernel (the host ring, or the arena ring) for rank `rank`'s `call` with `args` (its areas,
+// state and deadline set; the call's buffers set here), and beside it the all-to-all's own block, which the ring's
+// exchange does not carry (hostRingOwnCopy): on `lane`, forked from the caller's stream at `fork` and joined back after
+// the kernel at `join`.
+inline void launchRingCall(kernels::HostRingArgs args, const CallArgs& call, int rank, cudaStream_t lane,
+                           cudaEvent_t fork, cudaEvent_t join, const kernels::KernelLaunch& launch) {
+  args.input = call.send;
+  args.output = call.recv;
+  const HostRingOwnCopy own = hostRingOwnCopy(call.collective, call.count, rank);
+  const std::size_t size = dataTypeSize(call.type);
+  const auto* from = static_cast<const unsigned char*>(call.send) + own.inBegin * size;
+  auto* to = static_cast<unsigned char*>(call.recv) + own.outBegin * size;
+  const bool ownCopy = own.count > 0 && from != to;
+  if (ownCopy) {
+    PEERLINK_CUDA_CHECK(cudaEventRecord(fork, call.stream));
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(lane, fork, 0));
+    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(to, from, own.count * size, cudaMemcpyDeviceToDevice, lane));
+    PEERLINK_CUDA_CHECK(cudaEventRecord(join, lane));
+  }
+  kernels::launchHostRing(args, collType(call.type), collOp(call.op), call.stream, launch);
+  if (ownCopy) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(call.stream, join, 0));
 }
 
 // Whether a communicator's direct launches may overlap the previous kernel in their stream (programmatic
