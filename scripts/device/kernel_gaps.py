@@ -1,0 +1,74 @@
+"""The GPU's gap between back-to-back small kernels on PyTorch's default stream, with the host far ahead.
+
+Under torchrun, one process per GPU, backend "nccl" (the real NCCL, or peerlink through LD_PRELOAD): a sleep kernel
+holds the stream while the host queues `--kernels` small kernels behind it, so the GPU runs them back to back and the
+time from the sleep's end to the last one's end, over their count, is the GPU's own cost per kernel (launch
+processing, not the host's). Measured before any collective, after a small and a large all-reduce, and after calls
+on a side stream, each `--rounds` times; rank 0 prints the median per phase as one line of JSON.
+
+Written to find why a DDP step's backward kernels stand further apart with peerlink serving the calls than with
+NCCL (bench/results/2026-11-30-h200x2-arena-ring/): compare NCCL, peerlink, and peerlink under settings.
+
+    torchrun --nproc-per-node 2 scripts/device/kernel_gaps.py --name nccl
+    LD_PRELOAD=$PWD/dist/nccl_api/libpeerlink_nccl.so.2 torchrun --nproc-per-node 2 scripts/device/kernel_gaps.py \\
+        --name peerlink
+"""
+import argparse
+import json
+import os
+import statistics
+
+import torch
+import torch.distributed as dist
+
+
+def per_kernel_us(x, kernels, sleep_cycles):
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(sleep_cycles)  # the host queues everything below while this runs
+    start.record()
+    for _ in range(kernels):
+        x.add_(1.0)
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1000.0 / kernels
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="run")
+    parser.add_argument("--kernels", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sleep-cycles", type=int, default=200_000_000)  # ~100 ms at 2 GHz: past the host's queuing
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count())
+    x = torch.ones(1024, device="cuda")
+    phases = {}
+
+    def measure(phase):
+        phases[phase] = statistics.median(
+            per_kernel_us(x, args.kernels, args.sleep_cycles) for _ in range(args.rounds))
+
+    measure("before any collective")
+    small = torch.ones(16, device="cuda")
+    dist.all_reduce(small)
+    measure("after a 64 B all_reduce")
+    large = torch.ones(8 << 20, device="cuda")
+    dist.all_reduce(large)
+    measure("after a 32 MiB all_reduce")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        for _ in range(5):
+            dist.all_reduce(large)
+    torch.cuda.synchronize()
+    measure("after 5 on a side stream")
+    if rank == 0:
+        print(json.dumps({"name": args.name, "us_per_kernel": phases}), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
