@@ -22,10 +22,12 @@
 #                means' ratio, the losses, how many calls shared their buffers); DDP_ARGS sizes the model and its
 #                batch (--model-width, --model-layers, --batch; by default a 77 M-parameter model at 32 sequences a
 #                step, which the GPU paces)
+#   gaps         scripts/device/kernel_gaps.py for the real NCCL and peerlink's runs (GAPS_RUNS: below): the GPU's
+#                own cost per small kernel of the application's before and after collectives
 #   sharing      the plain phase with PEERLINK_COLL_SHARE_BUFFERS at AUTO, ON and OFF (perf-plain-AUTO.txt, ...), each
 #                compared with the real NCCL: where sharing at the call wins and where the staging windows do
 set -uo pipefail
-phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain|sharing|ddp [GPUS]}
+phase=${1:?usage: scripts/device/run-nccl-api.sh tests|torch|correctness|perf|plain|sharing|ddp|gaps [GPUS]}
 gpus=${2:-4}
 # shellcheck source=scripts/device/call-lib.sh
 source scripts/device/call-lib.sh "call-nccl-api-$phase"
@@ -232,6 +234,21 @@ print('%.3f ms' % report['ddp_step_ms_median'] + ''.join('; %s %.2f ms' % kv for
       python3 scripts/device/nccl_api_compare.py ddp "$p" --json "$p/ddp-compare.json" | tee "$p/ddp-compare.txt"
       [ "${PIPESTATUS[0]}" = 0 ] || failed=1
     fi
+    ;;
+  gaps)
+    # GAPS_RUNS: the runs, NAME[:VAR=VALUE,VAR=VALUE...] each ("nccl" the real NCCL, any other name peerlink with
+    # those settings), each scripts/device/kernel_gaps.py under torchrun: one line of JSON a run into gaps.txt.
+    runs=${GAPS_RUNS:-nccl peerlink forwarded:PEERLINK_NCCL_FALLBACK=ALL}
+    for run in $runs; do run_parts "$run"; done  # a bad run fails here, before any device time
+    for run in $runs; do
+      run_parts "$run"
+      settings=("${run_settings[@]}")
+      [ "$run_name" = nccl ] || settings=("LD_PRELOAD=$run_dir/libpeerlink_nccl.so.2" "${settings[@]}")
+      timeout 120 env "${settings[@]}" torchrun --nproc-per-node "$gpus" scripts/device/kernel_gaps.py \
+        --name "$run_name" >"$p/gaps-$run_name.txt" 2>&1 || failed=1
+      grep '^{' "$p/gaps-$run_name.txt" | tee -a "$p/gaps.txt"
+    done
+    save
     ;;
   sharing)
     PLAIN_RUNS="AUTO:PEERLINK_COLL_SHARE_BUFFERS=AUTO ON:PEERLINK_COLL_SHARE_BUFFERS=ON OFF:PEERLINK_COLL_SHARE_BUFFERS=OFF"
