@@ -1,6 +1,7 @@
 // The arena ring's calls (arena_ring.hpp).
 #include "coll/arena_ring.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -51,10 +52,13 @@ std::optional<HostRingShape> arenaRingShapeNamed(const std::string& name) {
   return ringShapeNamed(name, kernels::kArenaRingSlotBytes, "arena ring", "32x256K");
 }
 
-HostRingShape arenaRingShape(std::size_t callBytes, const std::optional<HostRingShape>& chosen) {
-  if (chosen) return *chosen;
-  return {callBytes <= kArenaRingLeanMaxBytes ? kArenaRingLeanBlocks : kArenaRingWideBlocks,
-          kernels::kArenaRingSlotBytes};
+HostRingShape arenaRingShape(std::size_t callBytes, const std::optional<HostRingShape>& chosen, int maxBlocks) {
+  HostRingShape shape =
+      chosen ? *chosen
+             : HostRingShape{callBytes <= kArenaRingLeanMaxBytes ? kArenaRingLeanBlocks : kArenaRingWideBlocks,
+                             kernels::kArenaRingSlotBytes};
+  shape.blocks = std::max(1, std::min(shape.blocks, maxBlocks));
+  return shape;
 }
 
 std::string describeArenaRing(const HostRingShape& shape) {

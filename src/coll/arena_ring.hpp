@@ -50,8 +50,10 @@ constexpr int kArenaRingWideBlocks = 64;
 /// A call's shape: `chosen` where given; else slots of kArenaRingSlotBytes on kArenaRingLeanBlocks blocks up to
 /// kArenaRingLeanMaxBytes (a training step's gradient buckets, whose all-reduces run beside the backward pass's
 /// kernels: the fewer SMs they hold, the sooner those start) and kArenaRingWideBlocks above (2x H200, all-reduce of
-/// 256 MiB: 791 us on 64 blocks, 856 on 32; bench/results/2026-11-30-h200x2-arena-ring/).
-HostRingShape arenaRingShape(std::size_t callBytes, const std::optional<HostRingShape>& chosen);
+/// 256 MiB: 791 us on 64 blocks, 856 on 32; bench/results/2026-11-30-h200x2-arena-ring/). Either way at most
+/// `maxBlocks` blocks (the communicator's grid cap, the same on every rank: PEERLINK_COLL_MAX_BLOCKS, and a GPU's SMs
+/// shared among the ranks on it, whose ring kernels must all be resident at once).
+HostRingShape arenaRingShape(std::size_t callBytes, const std::optional<HostRingShape>& chosen, int maxBlocks);
 
 /// "as the arena ring (32 blocks of 512 threads a rank, ...)": how a call of `shape` runs, for describeChoice.
 std::string describeArenaRing(const HostRingShape& shape);

@@ -15,8 +15,8 @@ void launchArenaRingSet(const CommState& state, const std::vector<CallArgs>& set
   forEachRank(state, capturing, [&](int r) {
     const CallArgs& call = set[static_cast<std::size_t>(r)];
     const RankResources& rank = state.ranks[static_cast<std::size_t>(r)];
-    const HostRingShape shape =
-        arenaRingShape(hostRingCallBytes(call.collective, call.count, call.type, state.nranks), state.arenaRingShape);
+    const HostRingShape shape = arenaRingShape(hostRingCallBytes(call.collective, call.count, call.type, state.nranks),
+                                               state.arenaRingShape, state.maxBlocks);
     kernels::HostRingArgs args = arenaRingCallArgs(call.collective, call.count, call.type, state.nranks, r, call.root,
                                                    shape, state.tableOf(r).ringArea);
     args.state = static_cast<kernels::HostRingBlockState*>(rank.ringState.data());

@@ -487,8 +487,9 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, collective, bytes, false);
   const std::string unshared =
       comm.layout.hasRingArea && coll::runsAsArenaRing(collective, bytes, DataType::U8, comm.nranks, comm.arenaRing)
-          ? coll::describeArenaRing(coll::arenaRingShape(
-                coll::hostRingCallBytes(collective, bytes, DataType::U8, comm.nranks), comm.arenaRingShape))
+          ? coll::describeArenaRing(
+                coll::arenaRingShape(coll::hostRingCallBytes(collective, bytes, DataType::U8, comm.nranks),
+                                     comm.arenaRingShape, comm.maxBlocks))
           : "through the staging windows (chunks of half a window, " +
                 std::to_string(coll::stagingHalfBytes(comm.layout.windowBytes)) + " bytes for send and recv, " +
                 (comm.stageSerially ? "one after another)" : "each one's copies overlapping another's kernel)");

@@ -63,10 +63,14 @@ TEST(ArenaRing, AutoTakesEachCollectiveFromItsOwnSmallestWholeBuffer) {
 }
 
 TEST(ArenaRing, ShapesAreLeanUpToABucketAndWideAbove) {
-  EXPECT_EQ(arenaRingShape(kArenaRingLeanMaxBytes, std::nullopt).blocks, kArenaRingLeanBlocks);
-  EXPECT_EQ(arenaRingShape(kArenaRingLeanMaxBytes + 1, std::nullopt).blocks, kArenaRingWideBlocks);
-  EXPECT_EQ(arenaRingShape(kMiB, std::nullopt).slotBytes, kernels::kArenaRingSlotBytes);
-  EXPECT_EQ(arenaRingShape(kMiB, HostRingShape{16, 128 << 10}).blocks, 16);
+  EXPECT_EQ(arenaRingShape(kArenaRingLeanMaxBytes, std::nullopt, 132).blocks, kArenaRingLeanBlocks);
+  EXPECT_EQ(arenaRingShape(kArenaRingLeanMaxBytes + 1, std::nullopt, 132).blocks, kArenaRingWideBlocks);
+  EXPECT_EQ(arenaRingShape(kMiB, std::nullopt, 132).slotBytes, kernels::kArenaRingSlotBytes);
+  EXPECT_EQ(arenaRingShape(kMiB, HostRingShape{16, 128 << 10}, 132).blocks, 16);
+  // Never past the communicator's grid cap (PEERLINK_COLL_MAX_BLOCKS; a GPU shared by three ranks: 44 of 132 SMs).
+  EXPECT_EQ(arenaRingShape(kArenaRingLeanMaxBytes + 1, std::nullopt, 44).blocks, 44);
+  EXPECT_EQ(arenaRingShape(kMiB, HostRingShape{48, 256 << 10}, 16).blocks, 16);
+  EXPECT_EQ(arenaRingShape(kMiB, std::nullopt, 16).slotBytes, kernels::kArenaRingSlotBytes);
   const std::optional<HostRingShape> named = arenaRingShapeNamed("48x256K");
   ASSERT_TRUE(named.has_value());
   EXPECT_EQ(named->blocks, 48);
@@ -94,9 +98,9 @@ TEST(ArenaRing, EachRankFillsTheNextRanksAreaAndEmptiesItsOwn) {
     for (int r = 0; r < n; ++r) {
       const int next = (r + 1) % n;
       const kernels::HostRingArgs mine = arenaRingCallArgs(Collective::AllReduce, 12345, DataType::F32, n, r, 0,
-                                                           arenaRingShape(kMiB, std::nullopt), areas.data());
+                                                           arenaRingShape(kMiB, std::nullopt, 132), areas.data());
       const kernels::HostRingArgs theirs = arenaRingCallArgs(Collective::AllReduce, 12345, DataType::F32, n, next, 0,
-                                                             arenaRingShape(kMiB, std::nullopt), areas.data());
+                                                             arenaRingShape(kMiB, std::nullopt, 132), areas.data());
       EXPECT_EQ(mine.ownArea, areas[static_cast<std::size_t>(next)]);
       EXPECT_EQ(mine.prevArea, areas[static_cast<std::size_t>(r)]);
       EXPECT_EQ(mine.ownArea, theirs.prevArea);
