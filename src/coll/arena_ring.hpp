@@ -29,9 +29,9 @@ bool arenaRingRuns(Collective collective, int nranks);
 /// arena-ring/, calls c1 and e1). An all-reduce or reduce from 8 MiB (the all-reduce 43.2 us against the windows' 43.6
 /// there, 407 against 446 at 128 MiB; 22.2 against 16.8 at 2 MiB, where a block's part is less than a slot; the
 /// reduce 33.6 against 60.0 at 8 MiB), a broadcast from 128 MiB (0.88x at 32 MiB), a reduce-scatter from 512 MiB
-/// (0.77-0.96x from 8 to 128 MiB, 1.10x at 512): the windows' copy engines and full grid carry a collective that
-/// only moves data faster than 32-64 blocks of slots. Not the all-gather (1.03x at 512 MiB, 0.78-0.95x below) nor
-/// the all-to-all (0.77-0.91x at every size).
+/// (0.77-0.96x from 8 to 128 MiB, 1.10x at 512). Not the all-gather (1.03x at 512 MiB, 0.78-0.95x below) nor the
+/// all-to-all (0.77-0.91x at every size), which only move data: the windows' copy engines and full grid carry that
+/// faster than 32-64 blocks of slots.
 std::size_t arenaRingAutoMinBytes(Collective collective);
 
 /// Whether a call of `count` elements of `type` that must go through the staging windows runs as the arena ring
