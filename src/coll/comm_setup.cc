@@ -97,10 +97,11 @@ void checkWorldSpec(const WorldSpec& spec) {
 
 // One rank's GPU before the world is known: context, SM count, counters, streams, every collective kernel
 // loaded. Runs on its own thread (context creation and module loads of several GPUs overlap).
-// `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push). Nothing here
+// `push`: the push reduction's kernels (PEERLINK_COLL_PUSH=1, or AUTO on 3+ ranks, which may push); `eagerGraphs`:
+// the graph eager launches go through (PEERLINK_COLL_EAGER_GRAPHS). Nothing here
 // waits for the whole device (another communicator's kernel may be stalled on it): the counters are zeroed on the
 // rank's own stream, and that stream is awaited within `timeout`.
-void setupRank(RankResources& rank, int device, bool push, std::chrono::milliseconds timeout) {
+void setupRank(RankResources& rank, int device, bool push, bool eagerGraphs, std::chrono::milliseconds timeout) {
   const auto start = Clock::now();
   DeviceGuard guard(device);
   PEERLINK_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, on this thread
@@ -110,7 +111,7 @@ void setupRank(RankResources& rank, int device, bool push, std::chrono::millisec
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&rank.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
   rank.device = device;
   rank.sync = DeviceBuffer(device, sizeof(kernels::CollRankSync));
-  rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
+  if (eagerGraphs) rank.eagerGraph = std::make_unique<kernels::KernelGraph>();
   rank.copyStream = Stream(device);
   rank.forkEvent = Event(device, cudaEventDisableTiming);
   rank.joinEvent = Event(device, cudaEventDisableTiming);
@@ -118,7 +119,7 @@ void setupRank(RankResources& rank, int device, bool push, std::chrono::millisec
   const auto buffersReady = Clock::now();
   // LL128 runs on compute capability 9.0+ only (ll128Capable): its kernels are loaded there only.
   kernels::preloadCollKernels(push, rank.computeMajor >= 9);
-  kernels::readyKernelGraph(*rank.eagerGraph, rank.copyStream.get());
+  if (rank.eagerGraph) kernels::readyKernelGraph(*rank.eagerGraph, rank.copyStream.get());
   waitForStream(rank.copyStream.get(), timeout, fmt::format("setting up GPU {}", device), "PEERLINK_TIMEOUT_MS");
   logInfo(LogSubsys::Coll, "GPU {} set up: context {:.1f} ms, counters {:.1f}, kernels loaded {:.1f}", device,
           millisecondsBetween(start, contextReady), millisecondsBetween(contextReady, buffersReady),
@@ -280,10 +281,12 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.ranks.resize(static_cast<std::size_t>(spec.nranks));
   const bool autoPushKernels = state.settings.push == PushMode::Auto && state.nranks >= 3;
   const bool pushKernels = state.settings.push == PushMode::Push || autoPushKernels;
+  const bool eagerGraphs = params.getBool("PEERLINK_COLL_EAGER_GRAPHS");
   std::exception_ptr setupError;
   try {
     forEachInParallel(spec.ranks.size(), [&](std::size_t i) {
-      setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels, timeout);
+      setupRank(state.ranks[static_cast<std::size_t>(spec.ranks[i])], spec.devices[i], pushKernels, eagerGraphs,
+                timeout);
     });
   } catch (...) {
     setupError = std::current_exception();

@@ -82,7 +82,7 @@ struct RankResources {
   int computeMajor = 0;  ///< the GPU's compute capability, major part
   RankArena arena;       ///< flags, lines, stages, staging window: reached by every peer
   DeviceBuffer sync;     ///< kernels::CollRankSync, zeroed: this rank's counters, read by its own kernels only
-  /// Eager launches on this GPU (kernel_graph.hpp).
+  /// Eager launches on this GPU (kernel_graph.hpp); null under PEERLINK_COLL_EAGER_GRAPHS=0 (direct launches).
   std::unique_ptr<kernels::KernelGraph> eagerGraph;
   /// The copy-engine collectives' second stream and its fork and join events (comm_launch_copy_engine.cc):
   /// the pushes to the peers run there while the caller's stream makes the local copy.
