@@ -238,7 +238,7 @@ print('%.3f ms' % report['ddp_step_ms_median'] + ''.join('; %s %.2f ms' % kv for
   gaps)
     # GAPS_RUNS: the runs, NAME[:VAR=VALUE,VAR=VALUE...] each ("nccl" the real NCCL, any other name peerlink with
     # those settings), each scripts/device/kernel_gaps.py under torchrun: one line of JSON a run into gaps.txt.
-    runs=${GAPS_RUNS:-nccl peerlink forwarded:PEERLINK_NCCL_FALLBACK=ALL}
+    runs=${GAPS_RUNS:-nccl peerlink direct:PEERLINK_COLL_EAGER_GRAPHS=0 forwarded:PEERLINK_NCCL_FALLBACK=ALL}
     for run in $runs; do run_parts "$run"; done  # a bad run fails here, before any device time
     for run in $runs; do
       run_parts "$run"
