@@ -10,7 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -151,7 +153,25 @@ class ProcessWorld {
 };
 
 /// A loopback address whose port nobody listens on now: bound, learnt, closed.
+/// A loopback port free now, below the kernel's ephemeral range: a port the caller binds later, which a root of
+/// another test running beside this one (binding port 0, so given an ephemeral port) can never take in between.
 inline bootstrap::SocketAddress freeLoopbackPort() {
+  int ephemeralLow = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeralLow;
+  const int low = 10000;
+  const int span = std::max(1, ephemeralLow - low);
+  const int start = static_cast<int>((static_cast<unsigned>(::getpid()) * 7919u) % static_cast<unsigned>(span));
+  for (int i = 0; i < span; ++i) {
+    const auto port = static_cast<std::uint16_t>(low + (start + i) % span);
+    try {
+      bootstrap::SocketAddress bound;
+      const FileDescriptor taken =
+          bootstrap::listenTcp(bootstrap::resolveAddress("127.0.0.1", port, "test"), 1, &bound);
+      return bound;
+    } catch (const Error&) {
+      // in use: the next
+    }
+  }
   bootstrap::SocketAddress bound;
   const FileDescriptor taken = bootstrap::listenTcp(bootstrap::resolveAddress("127.0.0.1", 0, "test"), 1, &bound);
   return bound;
