@@ -14,7 +14,9 @@ import statistics
 import tempfile
 
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 STEP_NAME = "ddp_step"
+COLLECTIVE_PREFIX = "nccl:"  # c10d's CPU annotation of each collective call ("nccl:all_reduce", ...)
 
 
 def union_length(intervals):
@@ -42,8 +44,14 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
     most kernels over the whole trace (not the most kernel time: a communication kernel that waits for its peers
     may outlast the backward pass's hundreds of short ones). Returns {"steps": [...], "median": {...},
     "comm_ops": {name: us per step}, "timeline": [...]}: the last `timeline_steps` steps' GPU operations, [step,
-    "compute" or "comm", stream, start and duration in us from the step's first operation, name], to study
-    offline."""
+    "compute" or "comm", stream, start and duration in us from the step's first operation, name, launch lead],
+    to study offline.
+
+    The launch lead of a GPU operation is how long it waited in its stream after the host's launch call returned
+    (start minus the end of the runtime or driver call of the same correlation id; None without one): a lead near
+    zero means the host paced that kernel, a long one that the GPU was behind. Per step, "launch_lead_us" is the
+    compute stream's median lead and "collective_calls_us" the host's time inside the collective calls
+    (COLLECTIVE_PREFIX annotations), which the thread launching the backward pass spends there."""
     steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
                    if e.get("ph") == "X" and e.get("name") == step_name and e.get("cat") == "user_annotation")
     gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATEGORIES and "dur" in e]
@@ -55,6 +63,16 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
     if not steps or not kernels:
         return {"steps": [], "median": {}, "comm_ops": {}, "timeline": []}
     compute = max(kernels, key=kernels.get)
+    launched = {e["args"]["correlation"]: e["ts"] + e["dur"] for e in events
+                if e.get("ph") == "X" and e.get("cat") in LAUNCH_CATEGORIES and "dur" in e
+                and "correlation" in e.get("args", {})}
+
+    def lead(e):
+        end = launched.get(e.get("args", {}).get("correlation"))
+        return None if end is None else round(e["ts"] - end, 1)
+
+    calls = [(e["ts"], e["dur"]) for e in events
+             if e.get("ph") == "X" and e.get("name", "").startswith(COLLECTIVE_PREFIX) and "dur" in e]
     rows = []
     comm_ops = {}
     timeline = []
@@ -67,10 +85,12 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
             for e in sorted(inside, key=lambda e: e["ts"]):
                 stream = e.get("args", {}).get("stream")
                 timeline.append([index, "compute" if stream == compute else "comm", stream,
-                                 round(e["ts"] - first, 1), round(e["dur"], 1), e["name"][:80]])
+                                 round(e["ts"] - first, 1), round(e["dur"], 1), e["name"][:80], lead(e)])
         last = max(e["ts"] + e["dur"] for e in inside)
         on_compute = [(e["ts"], e["ts"] + e["dur"]) for e in inside if e.get("args", {}).get("stream") == compute]
         on_comm = [(e["ts"], e["ts"] + e["dur"]) for e in inside if e.get("args", {}).get("stream") != compute]
+        leads = [lead(e) for e in inside if e.get("args", {}).get("stream") == compute and e["cat"] == "kernel"]
+        leads = [value for value in leads if value is not None]
         compute_busy = union_length(on_compute)
         comm_busy = union_length(on_comm)
         rows.append({
@@ -80,11 +100,14 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
             "comm_busy_us": comm_busy,
             "comm_alone_us": comm_busy - intersection_length(on_comm, on_compute),
             "comm_ops": sum(1 for e in inside if e.get("args", {}).get("stream") != compute),
+            "launch_lead_us": statistics.median(leads) if leads else None,
+            "collective_calls_us": sum(dur for ts, dur in calls if begin <= ts and ts + dur <= end),
         })
         for e in inside:
             if e.get("args", {}).get("stream") != compute:
                 comm_ops[e["name"]] = comm_ops.get(e["name"], 0.0) + e["dur"]
-    median = {key: statistics.median(row[key] for row in rows) for key in rows[0]} if rows else {}
+    median = {key: statistics.median(row[key] for row in rows if row[key] is not None)
+              for key in rows[0] if any(row[key] is not None for row in rows)} if rows else {}
     per_step = {name: total / len(rows) for name, total in sorted(comm_ops.items(), key=lambda kv: -kv[1])}
     return {"steps": rows, "median": median, "comm_ops": per_step, "timeline": timeline}
 

@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 
 import torch
 import torch.distributed as dist
@@ -33,6 +34,17 @@ def per_kernel_us(x, kernels, sleep_cycles):
     end.record()
     torch.cuda.synchronize()
     return start.elapsed_time(end) * 1000.0 / kernels
+
+
+def compute_apps():
+    """nvidia-smi's processes with a context per GPU: a process holding one on a GPU other than its own makes the
+    GPU share its time between contexts."""
+    try:
+        listed = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,gpu_bus_id,used_memory",
+                                 "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        return [line.strip() for line in listed.stdout.splitlines() if line.strip()]
+    except (OSError, subprocess.SubprocessError) as error:
+        return ["nvidia-smi: %s" % error]
 
 
 def main():
@@ -66,7 +78,9 @@ def main():
     torch.cuda.synchronize()
     measure("after 5 on a side stream")
     if rank == 0:
-        print(json.dumps({"name": args.name, "us_per_kernel": phases}), flush=True)
+        print(json.dumps({"name": args.name, "us_per_kernel": phases, "pid": os.getpid(),
+                          "compute_apps": compute_apps()}), flush=True)
+    dist.barrier()  # every rank alive (its contexts listed) until rank 0 has listed them
     dist.destroy_process_group()
 
 

@@ -54,8 +54,8 @@ class AnalyseTest(unittest.TestCase):
         self.assertEqual(result["median"]["comm_alone_us"], 35)
         self.assertEqual(result["comm_ops"], {"allreduce": 60.0, "copy": 5.0})
         self.assertEqual(ddp_profile.analyse(events, timeline_steps=1)["timeline"], [
-            [1, "compute", 7, 0, 100, "fwd"], [1, "compute", 7, 100, 150, "bwd"],
-            [1, "comm", 20, 220, 70, "allreduce"], [1, "compute", 7, 300, 40, "opt"]])
+            [1, "compute", 7, 0, 100, "fwd", None], [1, "compute", 7, 100, 150, "bwd", None],
+            [1, "comm", 20, 220, 70, "allreduce", None], [1, "compute", 7, 300, 40, "opt", None]])
         self.assertEqual(len(result["timeline"]), 9, "both steps' operations, the one outside none")
 
     def test_the_compute_stream_has_the_most_kernels_not_the_most_time(self):
@@ -65,6 +65,30 @@ class AnalyseTest(unittest.TestCase):
         result = ddp_profile.analyse(events)
         self.assertEqual(result["comm_ops"], {"wait_and_reduce": 500.0})
         self.assertEqual(result["steps"][0]["compute_busy_us"], 150)
+
+    def test_launch_leads_and_collective_calls(self):
+        # Three compute kernels launched by runtime calls ending at 15, 30 and 140: the first two waited 5 and 40 us
+        # in the stream, the third started 1 us after its launch (the host paced it). The kernel without a launch
+        # call counts in no lead. The host spent 12 + 8 us in two collective calls in the step, 30 in one outside.
+        def launch(ts, dur, correlation):
+            return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts, "dur": dur,
+                    "args": {"correlation": correlation}}
+
+        def kernel(name, ts, dur, correlation=None):
+            event = op(name, ts, dur, 7)
+            if correlation is not None:
+                event["args"]["correlation"] = correlation
+            return event
+
+        events = [step(0, 500), launch(10, 5, 1), launch(25, 5, 2), launch(130, 10, 3),
+                  kernel("a", 20, 50, 1), kernel("b", 70, 70, 2), kernel("c", 141, 9, 3), kernel("d", 150, 9),
+                  {"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "ts": 40, "dur": 12},
+                  {"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "ts": 60, "dur": 8},
+                  {"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "ts": 600, "dur": 30}]
+        result = ddp_profile.analyse(events)
+        self.assertEqual(result["steps"][0]["launch_lead_us"], 5)
+        self.assertEqual(result["steps"][0]["collective_calls_us"], 20)
+        self.assertEqual([row[6] for row in result["timeline"]], [5, 40, 1, None])
 
     def test_no_steps_or_no_kernels(self):
         self.assertEqual(ddp_profile.analyse([op("k", 0, 1, 7)])["steps"], [])
