@@ -16,6 +16,7 @@ import tempfile
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 STEP_NAME = "ddp_step"
+SYNC_CATEGORY = "cuda_sync"  # the profiler's stream waits and syncs, with the streams (enable_cuda_sync_events)
 COLLECTIVE_PREFIX = "nccl:"  # c10d's CPU annotation of each collective call ("nccl:all_reduce", ...)
 
 
@@ -51,7 +52,10 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
     (start minus the end of the runtime or driver call of the same correlation id; None without one): a lead near
     zero means the host paced that kernel, a long one that the GPU was behind. Per step, "launch_lead_us" is the
     compute stream's median lead and "collective_calls_us" the host's time inside the collective calls
-    (COLLECTIVE_PREFIX annotations), which the thread launching the backward pass spends there."""
+    (COLLECTIVE_PREFIX annotations), which the thread launching the backward pass spends there. Over the steps:
+    "runtime_calls", the CUDA runtime and driver calls per step by name, and "sync_ops", the stream waits and
+    syncs per step by kind and streams (every stream with work queued behind an unmet wait slows the GPU's launches
+    on the others: bench/results/2026-12-01-h200x2-ddp-gaps/)."""
     steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
                    if e.get("ph") == "X" and e.get("name") == step_name and e.get("cat") == "user_annotation")
     gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATEGORIES and "dur" in e]
@@ -73,6 +77,10 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
 
     calls = [(e["ts"], e["dur"]) for e in events
              if e.get("ph") == "X" and e.get("name", "").startswith(COLLECTIVE_PREFIX) and "dur" in e]
+    runtime = [e for e in events if e.get("ph") == "X" and e.get("cat") in LAUNCH_CATEGORIES and "dur" in e]
+    syncs = [e for e in events if e.get("cat") == SYNC_CATEGORY and "ts" in e]
+    runtime_calls = {}
+    sync_ops = {}
     rows = []
     comm_ops = {}
     timeline = []
@@ -106,10 +114,21 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
         for e in inside:
             if e.get("args", {}).get("stream") != compute:
                 comm_ops[e["name"]] = comm_ops.get(e["name"], 0.0) + e["dur"]
+        for e in runtime:
+            if begin <= e["ts"] <= end:
+                runtime_calls[e["name"]] = runtime_calls.get(e["name"], 0) + 1
+        for e in syncs:
+            if begin <= e["ts"] <= end:
+                args = e.get("args", {})
+                key = "%s on stream %s%s" % (e.get("name"), args.get("stream"), "".join(
+                    ", %s %s" % (name, args[name]) for name in sorted(args) if "stream" in name and name != "stream"))
+                sync_ops[key] = sync_ops.get(key, 0) + 1
     median = {key: statistics.median(row[key] for row in rows if row[key] is not None)
               for key in rows[0] if any(row[key] is not None for row in rows)} if rows else {}
     per_step = {name: total / len(rows) for name, total in sorted(comm_ops.items(), key=lambda kv: -kv[1])}
-    return {"steps": rows, "median": median, "comm_ops": per_step, "timeline": timeline}
+    return {"steps": rows, "median": median, "comm_ops": per_step, "timeline": timeline,
+            "runtime_calls": {name: count / len(rows) for name, count in sorted(runtime_calls.items())} if rows else {},
+            "sync_ops": {key: count / len(rows) for key, count in sorted(sync_ops.items())} if rows else {}}
 
 
 def profile_steps(step, steps):
@@ -117,7 +136,13 @@ def profile_steps(step, steps):
     trace. step() must synchronize the GPU before it returns, so the step's GPU work lies inside its annotation."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    options = {}
+    try:  # the stream waits too, where this PyTorch records them
+        from torch._C._profiler import _ExperimentalConfig
+        options["experimental_config"] = _ExperimentalConfig(enable_cuda_sync_events=True)
+    except (ImportError, TypeError):
+        pass
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], **options) as prof:
         for _ in range(steps):
             with record_function(STEP_NAME):
                 step()

@@ -6,6 +6,9 @@ time from the sleep's end to the last one's end, over their count, is the GPU's 
 processing, not the host's). Measured before any collective, after a small and a large all-reduce, and after calls
 on a side stream, each `--rounds` times; rank 0 prints the median per phase as one line of JSON.
 
+A phase with an all-reduce waiting for the kernels measures them while the process group's stream (and the
+library's own streams behind it) wait, as in a DDP backward pass.
+
 Written to find why a DDP step's backward kernels stand further apart with peerlink serving the calls than with
 NCCL (bench/results/2026-11-30-h200x2-arena-ring/): compare NCCL, peerlink, and peerlink under settings.
 
@@ -23,7 +26,9 @@ import torch
 import torch.distributed as dist
 
 
-def per_kernel_us(x, kernels, sleep_cycles):
+def per_kernel_us(x, kernels, sleep_cycles, behind=None):
+    """The GPU's time per kernel of `kernels` queued behind a sleep; behind(), if given, is called once they are
+    queued (the GPU still asleep) to queue work that waits for them."""
     torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
@@ -32,6 +37,8 @@ def per_kernel_us(x, kernels, sleep_cycles):
     for _ in range(kernels):
         x.add_(1.0)
     end.record()
+    if behind is not None:
+        behind()
     torch.cuda.synchronize()
     return start.elapsed_time(end) * 1000.0 / kernels
 
@@ -50,7 +57,7 @@ def compute_apps():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--name", default="run")
-    parser.add_argument("--kernels", type=int, default=2000)
+    parser.add_argument("--kernels", type=int, default=400)  # more fill the launch queue: the host then paces them
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sleep-cycles", type=int, default=200_000_000)  # ~100 ms at 2 GHz: past the host's queuing
     args = parser.parse_args()
@@ -60,9 +67,9 @@ def main():
     x = torch.ones(1024, device="cuda")
     phases = {}
 
-    def measure(phase):
+    def measure(phase, behind=None):
         phases[phase] = statistics.median(
-            per_kernel_us(x, args.kernels, args.sleep_cycles) for _ in range(args.rounds))
+            per_kernel_us(x, args.kernels, args.sleep_cycles, behind) for _ in range(args.rounds))
 
     measure("before any collective")
     small = torch.ones(16, device="cuda")
@@ -77,6 +84,21 @@ def main():
             dist.all_reduce(large)
     torch.cuda.synchronize()
     measure("after 5 on a side stream")
+
+    def waiting_all_reduce(tensor):
+        # As DDP's bucket all-reduce: queued on a side stream behind an event of the compute stream, so the process
+        # group's stream (and whatever the library queues behind it) waits through every kernel measured.
+        def queue():
+            ready = torch.cuda.Event()
+            ready.record()
+            side.wait_event(ready)
+            with torch.cuda.stream(side):
+                dist.all_reduce(tensor)
+        return queue
+
+    measure("with a 32 MiB all_reduce waiting for them", waiting_all_reduce(large))
+    measure("with a 16 MiB all_reduce waiting for them", waiting_all_reduce(large[:4 << 20]))
+    measure("with a 64 B all_reduce waiting for them", waiting_all_reduce(small))
     if rank == 0:
         print(json.dumps({"name": args.name, "us_per_kernel": phases, "pid": os.getpid(),
                           "compute_apps": compute_apps()}), flush=True)

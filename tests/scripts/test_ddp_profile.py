@@ -90,6 +90,26 @@ class AnalyseTest(unittest.TestCase):
         self.assertEqual(result["steps"][0]["collective_calls_us"], 20)
         self.assertEqual([row[6] for row in result["timeline"]], [5, 40, 1, None])
 
+    def test_runtime_calls_and_stream_waits_per_step(self):
+        # Two steps: three runtime calls and two waits of stream 20 on 7 in the first, one call and one wait of 21
+        # on 20 in the second; one call outside both.
+        def call(name, ts):
+            return {"ph": "X", "cat": "cuda_runtime", "name": name, "ts": ts, "dur": 1, "args": {"correlation": ts}}
+
+        def wait(ts, stream, on):
+            return {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "ts": ts, "dur": 0,
+                    "args": {"stream": stream, "wait_on_stream": on, "cuda_event_id": ts}}
+
+        events = [step(0, 100), op("k", 10, 5, 7), call("cudaLaunchKernel", 5), call("cudaStreamWaitEvent", 6),
+                  call("cudaStreamWaitEvent", 7), wait(20, 20, 7), wait(30, 20, 7),
+                  step(200, 100), op("k", 210, 5, 7), call("cudaGraphLaunch", 205), wait(220, 21, 20),
+                  call("cudaLaunchKernel", 500)]
+        result = ddp_profile.analyse(events)
+        self.assertEqual(result["runtime_calls"],
+                         {"cudaGraphLaunch": 0.5, "cudaLaunchKernel": 0.5, "cudaStreamWaitEvent": 1.0})
+        self.assertEqual(result["sync_ops"], {"Stream Wait Event on stream 20, wait_on_stream 7": 1.0,
+                                              "Stream Wait Event on stream 21, wait_on_stream 20": 0.5})
+
     def test_no_steps_or_no_kernels(self):
         self.assertEqual(ddp_profile.analyse([op("k", 0, 1, 7)])["steps"], [])
         self.assertEqual(ddp_profile.analyse([step(0, 10)])["steps"], [])
