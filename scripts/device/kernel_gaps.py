@@ -96,6 +96,19 @@ def main():
                 dist.all_reduce(tensor)
         return queue
 
+    def waiting_kernel():
+        ready = torch.cuda.Event()
+        ready.record()
+        side.wait_event(ready)
+        with torch.cuda.stream(side):
+            small.mul_(1.0)
+
+    def queued_all_reduce():
+        # DDP's way: an asynchronous call from the compute stream, whose process-group stream waits for it.
+        dist.all_reduce(small, async_op=True)
+
+    measure("with a kernel waiting for them", waiting_kernel)
+    measure("with an asynchronous 64 B all_reduce queued behind them", queued_all_reduce)
     measure("with a 32 MiB all_reduce waiting for them", waiting_all_reduce(large))
     measure("with a 16 MiB all_reduce waiting for them", waiting_all_reduce(large[:4 << 20]))
     measure("with a 64 B all_reduce waiting for them", waiting_all_reduce(small))

@@ -2,7 +2,9 @@
 // unmet wait slow the GPU's launches on another, busy stream, as a second stream with work behind a wait does
 // (blocked_streams.py)? One GPU: a sleep kernel holds stream A while the host queues N small kernels behind it and
 // records an event; stream B waits for the event and queues one kernel launched plainly or with PDL, directly or as a
-// replayed graph captured from such a launch; then a second such stream, or not. Prints A's time per kernel, the
+// replayed graph captured from such a launch, a copy, a memset, an event record, or a one-node graph whose node is
+// re-aimed (cudaGraphExecKernelNodeSetParams) before each launch, or a kernel of 132 blocks of 512 threads with a
+// 320-byte argument struct; then a second such stream, or not. Prints A's time per kernel, the
 // median of 9 rounds per case.
 //   nvcc -O2 -arch=sm_90 -o pdl_waiting pdl_waiting.cu && ./pdl_waiting
 #include <cuda_runtime.h>
@@ -34,6 +36,15 @@ __global__ void waiterKernel(float* y) {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
   y[threadIdx.x] *= 1.0f;
+}
+
+struct WideArgs {
+  float* y;
+  unsigned long long pad[39];  // 320 bytes, as a collective kernel's argument struct
+};
+
+__global__ void __launch_bounds__(512, 1) wideKernel(const __grid_constant__ WideArgs args) {
+  if (threadIdx.x == 0) args.y[blockIdx.x % 1024] *= 1.0f;
 }
 
 void launchWaiter(float* y, cudaStream_t stream, bool pdl) {
@@ -81,11 +92,35 @@ int main() {
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&end));
   CHECK(cudaEventCreateWithFlags(&gate, cudaEventDisableTiming));
-  const char* kinds[] = {"plain kernel", "PDL kernel", "graph (plain)", "graph (PDL)"};
+  const char* kinds[] = {"plain kernel", "PDL kernel", "graph (plain)", "graph (PDL)", "copy D2D", "memset",
+                         "event record", "graph (node re-aimed before each launch)", "132 blocks of 512 threads"};
+  const int kindCount = 9;
+  WideArgs wide = {};
+  wide.y = y;
+  // A one-node graph whose kernel node's arguments are set again before each launch, alternating between two
+  // buffers (as a library re-aims one graph at each eager call's buffers).
+  cudaGraph_t aimedGraph;
+  cudaGraphExec_t aimed;
+  cudaGraphNode_t aimedNode;
+  float* aimedAt[2] = {y, x};
+  void* aimedParams[2][1] = {{&aimedAt[0]}, {&aimedAt[1]}};
+  cudaKernelNodeParams node = {};
+  node.func = reinterpret_cast<void*>(waiterKernel);
+  node.gridDim = dim3(1);
+  node.blockDim = dim3(256);
+  node.kernelParams = aimedParams[0];
+  CHECK(cudaGraphCreate(&aimedGraph, 0));
+  CHECK(cudaGraphAddKernelNode(&aimedNode, aimedGraph, nullptr, 0, &node));
+  CHECK(cudaGraphInstantiate(&aimed, aimedGraph, 0));
+  int aimedLaunches = 0;
+  float* copyTo = nullptr;
+  CHECK(cudaMalloc(&copyTo, 1 << 20));
+  cudaEvent_t marker;
+  CHECK(cudaEventCreateWithFlags(&marker, cudaEventDisableTiming));
   std::printf("{\"us_per_kernel\": {");
   bool first = true;
   for (int streams = 0; streams <= 2; ++streams) {
-    for (int kind = 0; kind < 4; ++kind) {
+    for (int kind = 0; kind < kindCount; ++kind) {
       if (streams == 0 && kind > 0) continue;
       std::vector<float> times;
       for (int round = 0; round < rounds; ++round) {
@@ -99,8 +134,20 @@ int main() {
           CHECK(cudaStreamWaitEvent(waiting[s], gate, 0));
           if (kind < 2) {
             launchWaiter(y, waiting[s], kind == 1);
-          } else {
+          } else if (kind < 4) {
             CHECK(cudaGraphLaunch(graphs[kind - 2], waiting[s]));
+          } else if (kind == 4) {
+            CHECK(cudaMemcpyAsync(copyTo, y, 1024 * sizeof(float), cudaMemcpyDeviceToDevice, waiting[s]));
+          } else if (kind == 5) {
+            CHECK(cudaMemsetAsync(copyTo, 0, 1 << 20, waiting[s]));
+          } else if (kind == 6) {
+            CHECK(cudaEventRecord(marker, waiting[s]));
+          } else if (kind == 8) {
+            wideKernel<<<132, 512, 0, waiting[s]>>>(wide);
+          } else {
+            node.kernelParams = aimedParams[++aimedLaunches % 2];
+            CHECK(cudaGraphExecKernelNodeSetParams(aimed, aimedNode, &node));
+            CHECK(cudaGraphLaunch(aimed, waiting[s]));
           }
         }
         CHECK(cudaDeviceSynchronize());
