@@ -33,7 +33,8 @@ std::vector<MachineAccuracy> checkAccuracy(const std::vector<MeasuredRun>& runs,
       CellCheck check;
       check.run = &run;
       check.cell = &cell;
-      check.predicted = predictCall(cell.call, cell.ran, run.fabric, run.context, run.mode, model, cell.hostPath);
+      check.predicted = predictCall(cell.call, cell.ran, run.fabric, run.context, run.mode, model, cell.hostPath,
+                                    UnsharedWay{cell.arenaRing});
       check.error = check.predicted.timeUs / cell.timeUs - 1;
       machine->cells.push_back(check);
     }

@@ -72,6 +72,10 @@ const KernelCost& CostModel::cost(HostPath path, Collective collective) const {
   return costFor(costs(path), collective);
 }
 
+const KernelCost& CostModel::cost(ArenaWay way, Collective collective) const {
+  return costFor(costs(way), collective);
+}
+
 const KernelCost& CostModel::cost(Kernel kernel, Collective collective) const {
   return costFor(costs(kernel), collective);
 }
@@ -117,6 +121,11 @@ json costModelToJson(const CostModel& model) {
     const auto path = static_cast<HostPath>(i);
     hostPaths.push_back(costsJson(model.costs(path), "path", hostPathName(path)));
   }
+  json arenaWays = json::array();
+  for (std::size_t i = 0; i < kArenaWayCount; ++i) {
+    const auto way = static_cast<ArenaWay>(i);
+    arenaWays.push_back(costsJson(model.costs(way), "way", arenaWayName(way)));
+  }
   json memory = json::object();
   for (const auto& [name, gbps] : model.memoryGBps) memory[name] = gbps;
   return {{"schema", kSchema},
@@ -131,6 +140,8 @@ json costModelToJson(const CostModel& model) {
           {"kernels", kernels},
           {"host_step_us", model.hostStepUs},
           {"host_paths", hostPaths},
+          {"arena_slot_us", model.arenaSlotUs},
+          {"arena_ways", arenaWays},
           {"provenance", model.provenance}};
 }
 
@@ -173,6 +184,13 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
       const std::optional<HostPath> path = parseHostPath(name);
       if (!path) throw Error(ErrorCode::InvalidInput, fmt::format("unknown host path \"{}\"", name));
       readCosts(entry, "host path " + name, model.costs(*path));
+    }
+    if (document.contains("arena_slot_us")) model.arenaSlotUs = number(document, "arena_slot_us", "the model", true);
+    for (const json& entry : document.value("arena_ways", json::array())) {
+      const std::string name = entry.at("way").get<std::string>();
+      const std::optional<ArenaWay> way = parseArenaWay(name);
+      if (!way) throw Error(ErrorCode::InvalidInput, fmt::format("unknown arena ring way \"{}\"", name));
+      readCosts(entry, "arena ring way " + name, model.costs(*way));
     }
     model.provenance = document.value("provenance", json::object());
     return model;

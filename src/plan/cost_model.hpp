@@ -15,6 +15,7 @@
 
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
+#include "plan/arena_way.hpp"
 #include "plan/host_path.hpp"
 
 namespace peerlink::plan {
@@ -65,6 +66,12 @@ struct CostModel {
   /// A step of a staged plan beyond the first (the barrier kernel's meeting of the ranks through their flags in host
   /// memory), in µs.
   double hostStepUs = 20;
+  /// The arena ring (arena_predict.hpp): each way's costs, indexed by ArenaWay, its efficiency a fraction of the link
+  /// model's bandwidth as a kernel's; its fixed cost has the peers' and processes' parts a kernel's has.
+  std::array<KernelCosts, kArenaWayCount> arenaWays{};
+  /// What a slot of the arena ring costs a block beyond its bytes' time, in µs per slot of data the block moves (the
+  /// fence that waits for the slot's stores to land and the flag's trip; a slot partly filled in proportion).
+  double arenaSlotUs = 5;
   /// Device memory bandwidth in GB/s by GPU name (the vendors' data sheets), for local copies and reductions.
   std::map<std::string, double> memoryGBps;
   /// For a GPU name not in memoryGBps.
@@ -79,10 +86,14 @@ struct CostModel {
   KernelCosts& costs(Kernel kernel) { return kernels[static_cast<std::size_t>(kernel)]; }
   const KernelCosts& costs(HostPath path) const { return hostPaths[static_cast<std::size_t>(path)]; }
   KernelCosts& costs(HostPath path) { return hostPaths[static_cast<std::size_t>(path)]; }
+  const KernelCosts& costs(ArenaWay way) const { return arenaWays[static_cast<std::size_t>(way)]; }
+  KernelCosts& costs(ArenaWay way) { return arenaWays[static_cast<std::size_t>(way)]; }
   /// The costs of `kernel` serving `collective`: the collective's own where the model has them, else the kernel's.
   const KernelCost& cost(Kernel kernel, Collective collective) const;
   /// The same for a way through host memory.
   const KernelCost& cost(HostPath path, Collective collective) const;
+  /// The same for a way of the arena ring.
+  const KernelCost& cost(ArenaWay way, Collective collective) const;
   /// A call's fixed cost before its synchronized steps: `cost`'s launch and `ranks` - 1 peers' parts.
   double launchOf(const KernelCost& cost, int ranks) const { return cost.launchUs + peerUs * (ranks - 1); }
   /// memoryGBps for `gpuName`, or defaultMemoryGBps.
@@ -95,7 +106,8 @@ nlohmann::json costModelToJson(const CostModel& model);
 /// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5). A document
 /// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole; one
 /// without "process_us" as 0 and without "staging_copy" with the copy's priors (it predicts one process); one without
-/// "host_paths" and "host_step_us" (written before the model covered host memory) with those priors.
+/// "host_paths" and "host_step_us" (written before the model covered host memory) with those priors, and one without
+/// "arena_ways" and "arena_slot_us" (written before the model covered the arena ring) with those.
 CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
 /// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.
 CostModel loadCostModel(const std::string& path);

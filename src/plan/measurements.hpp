@@ -23,6 +23,10 @@ struct Measurement {
   /// Through host memory: the way the call took, where the run recorded it (`peerlink coll` since the ways were
   /// named in its rows); older runs' cells take the way the current code chooses.
   std::optional<HostPath> hostPath;
+  /// One process per GPU, buffers not registered: the arena ring's shape where the run recorded that the call ran so
+  /// (its row's choice: "... as the arena ring (32 blocks of ..."); else such a call went through the staging
+  /// windows, as every run from before the arena ring did.
+  std::optional<coll::HostRingShape> arenaRing;
   double timeUs = 0;  ///< measured, per call in a CUDA graph
 };
 

@@ -181,6 +181,11 @@ std::vector<Candidate> candidatesFor(const Call& call, const Fabric& fabric, con
     });
     if (seen) continue;
     candidate.outOfPlace = predictCall(outOfPlace, candidate.choice, fabric, context, mode, model);
+    // As the arena ring every kernel that touches a peer's buffers is the same one call (processes.hpp): once.
+    const bool sameRing = candidate.outOfPlace.arenaWay &&
+                          std::any_of(candidates.begin(), candidates.end(),
+                                      [](const Candidate& other) { return other.outOfPlace.arenaWay.has_value(); });
+    if (sameRing) continue;
     if (hasInPlaceForm(call.collective)) {
       candidate.inPlace =
           predictCall(inPlace, choiceFor(inPlace, fabric.ranks(), context, forced), fabric, context, mode, model);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/arena_ring.hpp"
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/params.hpp"
@@ -44,6 +45,10 @@ struct ProcessMode {
   /// coll::keepOwnPartsLocal), not every byte.
   bool stageOwnParts = true;
   std::size_t stagingWindowBytes = std::size_t{128} << 20;  ///< PEERLINK_COLL_STAGING_WINDOW (its default)
+  /// Which such calls run as the arena ring instead of through the windows (PEERLINK_COLL_ARENA_RING), and in what
+  /// shape where one is set (PEERLINK_COLL_ARENA_RING_SHAPE; nullopt: AUTO, coll::arenaRingShape's per call).
+  coll::ArenaRingMode arenaRing = coll::ArenaRingMode::Auto;
+  std::optional<coll::HostRingShape> arenaRingShape{};
 };
 
 /// A predicted time and what bounds it.
@@ -62,6 +67,11 @@ struct Prediction {
   /// The way through host memory that runs the call, where the GPUs reach each other only so (Fabric::throughHost,
   /// host_predict.hpp); `kernel` means nothing then.
   std::optional<HostPath> hostPath;
+  /// The way of the arena ring that runs the call, where it takes the arena ring (one process per GPU, its buffers
+  /// not registered: arena_predict.hpp); `kernel` is then the kernel the call would run on registered windows.
+  std::optional<ArenaWay> arenaWay;
+  /// The arena ring's slots each block moves (in whole slots' worth of data: CostModel::arenaSlotUs each).
+  double arenaSlots = 0;
 };
 
 /// The time of `call` over the ranks of `fabric` when it runs `choice`'s kernel.

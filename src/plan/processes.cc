@@ -10,6 +10,7 @@
 
 #include "coll/comm_setup.hpp"
 #include "coll/staging_plan.hpp"
+#include "plan/arena_predict.hpp"
 #include "plan/host_predict.hpp"
 
 namespace peerlink::plan {
@@ -70,9 +71,27 @@ bool isStaged(const Call& call, const CollectiveChoice& choice, const ProcessMod
          kernelInfo(choice.kernel).flow != DataFlow::ThroughStages;
 }
 
+UnsharedWay unsharedWayOf(const Call& call, int ranks, const ProcessMode& mode, int maxBlocks) {
+  // The ring's areas lie in the arenas beside the windows (coll::symmetricLayout): none without windows.
+  if (mode.stagingWindowBytes == 0 ||
+      !coll::runsAsArenaRing(call.collective, call.count, call.type, ranks, mode.arenaRing)) {
+    return {};
+  }
+  return {coll::arenaRingShape(coll::hostRingCallBytes(call.collective, call.count, call.type, ranks),
+                               mode.arenaRingShape, maxBlocks)};
+}
+
+coll::ArenaRingMode arenaRingModeOf(const Params& params) {
+  return coll::arenaRingModeNamed(params.getString("PEERLINK_COLL_ARENA_RING"));
+}
+
+std::optional<coll::HostRingShape> arenaRingShapeOf(const Params& params) {
+  return coll::arenaRingShapeNamed(params.getString("PEERLINK_COLL_ARENA_RING_SHAPE"));
+}
+
 CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
                     const ChoiceContext& context, const ProcessMode& mode, const CostModel& model,
-                    std::optional<HostPath> hostPath) {
+                    std::optional<HostPath> hostPath, std::optional<UnsharedWay> way) {
   CallParts parts;
   if (fabric.throughHost) {
     parts.kernels.push_back(predictHostPath(call, fabric, context.host, model, hostPath));
@@ -83,6 +102,11 @@ CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabr
     return parts;
   }
   const int ranks = fabric.ranks();
+  const UnsharedWay unshared = way ? *way : unsharedWayOf(call, ranks, mode, context.resources.maxBlocks);
+  if (unshared.arenaRing) {
+    parts.kernels.push_back(predictArenaRing(call, choice.kernel, *unshared.arenaRing, fabric, model));
+    return parts;
+  }
   std::vector<std::vector<coll::StagedChunk>> plans;
   for (int r = 0; r < ranks; ++r) {
     plans.push_back(coll::stagedChunks(call.collective, ranks, r, call.root, call.count, dataTypeSize(call.type),
@@ -124,8 +148,8 @@ StagedDurations stagedDurations(const CallParts& parts, const ProcessMode& mode,
 
 Prediction predictCall(const Call& call, const CollectiveChoice& choice, const Fabric& fabric,
                        const ChoiceContext& context, const ProcessMode& mode, const CostModel& model,
-                       std::optional<HostPath> hostPath) {
-  const CallParts parts = callParts(call, choice, fabric, context, mode, model, hostPath);
+                       std::optional<HostPath> hostPath, std::optional<UnsharedWay> way) {
+  const CallParts parts = callParts(call, choice, fabric, context, mode, model, hostPath, way);
   // Through host memory the processes' stages are shared memory and their kernels the same: no process part.
   const double processUs = fabric.throughHost ? 0.0 : model.processUs * (mode.processes - 1);
   if (parts.copyIn.empty()) {

@@ -45,11 +45,12 @@ struct TwoGpus {
 
 constexpr ProcessMode kOneProcess{};
 // Every byte staged (PEERLINK_COLL_STAGE_COPIES=ALL), pipelined and serially; and the default, the peers' parts only;
-// through 64 MiB windows.
+// through 64 MiB windows, the arena ring off (PEERLINK_COLL_ARENA_RING=OFF: test_plan_arena_ring.cc tests it).
 constexpr std::size_t kWindow = std::size_t{64} << 20;
-constexpr ProcessMode kStaged{2, false, false, false, kWindow};
-constexpr ProcessMode kSerial{2, false, true, false, kWindow};
-constexpr ProcessMode kStagedPeersParts{2, false, false, true, kWindow};
+constexpr auto kNoRing = coll::ArenaRingMode::Off;
+constexpr ProcessMode kStaged{2, false, false, false, kWindow, kNoRing};
+constexpr ProcessMode kSerial{2, false, true, false, kWindow, kNoRing};
+constexpr ProcessMode kStagedPeersParts{2, false, false, true, kWindow, kNoRing};
 constexpr ProcessMode kRegistered{2, true};
 
 TEST(PlanProcesses, OneProcessPredictsAsBefore) {

@@ -91,8 +91,13 @@ plan::ProcessMode modeOf(const PlanCommandOptions& options, int ranks, const Par
                 "--processes per-gpu predicts one node's processes; across nodes the model has no such cost (give one "
                 "or the other)");
   }
-  return {perGpu ? ranks : 1, options.registerBuffers, plan::serialStagingOf(params), plan::stageOwnPartsOf(params),
-          coll::stagingWindowBytes(params)};
+  return {perGpu ? ranks : 1,
+          options.registerBuffers,
+          plan::serialStagingOf(params),
+          plan::stageOwnPartsOf(params),
+          coll::stagingWindowBytes(params),
+          plan::arenaRingModeOf(params),
+          plan::arenaRingShapeOf(params)};
 }
 
 // The topology's GPUs 0..g-1 as topology indices.

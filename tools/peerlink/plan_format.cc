@@ -32,7 +32,7 @@ std::string bottleneckText(const plan::Prediction& p) {
 std::string remarks(const plan::Candidate& c) {
   std::string text = bottleneckText(c.outOfPlace);
   if (c.inPlace && (c.inPlace->kernel != c.outOfPlace.kernel || c.inPlace->algorithm != c.outOfPlace.algorithm)) {
-    if (!c.inPlace->hostPath) {
+    if (!c.inPlace->hostPath && !c.inPlace->arenaWay) {
       text += fmt::format(" [in place: {}, {}]", algorithmName(c.inPlace->algorithm), kernelName(c.inPlace->kernel));
     }
   }
@@ -51,6 +51,31 @@ std::string modelLine(const PlanSweep& sweep) {
     line += fmt::format(", fitted to {} run(s) on {}", runs.size(), fmt::join(machines, "; "));
   }
   return line + " (docs/plan.md)\n";
+}
+
+const char* arenaRingSetting(coll::ArenaRingMode mode) {
+  switch (mode) {
+    case coll::ArenaRingMode::Auto: return "AUTO";
+    case coll::ArenaRingMode::Off: return "OFF";
+    case coll::ArenaRingMode::On: return "ON";
+  }
+  return "?";
+}
+
+// Which calls of `collective` on unregistered buffers across `ranks` ranks the arena ring takes, as
+// PEERLINK_COLL_ARENA_RING says (coll::runsAsArenaRing), before the others' way.
+std::string arenaRingLine(const plan::ProcessMode& mode, Collective collective, int ranks) {
+  const std::string shape = mode.arenaRingShape
+                                ? fmt::format(", {} blocks x {} KiB slots (PEERLINK_COLL_ARENA_RING_SHAPE)",
+                                              mode.arenaRingShape->blocks, mode.arenaRingShape->slotBytes >> 10)
+                                : std::string();
+  if (mode.arenaRing == coll::ArenaRingMode::Off || !coll::arenaRingRuns(collective, ranks)) return "";
+  if (mode.arenaRing == coll::ArenaRingMode::On)
+    return "run as the arena ring (PEERLINK_COLL_ARENA_RING=ON" + shape + ")";
+  const std::size_t least = coll::arenaRingAutoMinBytes(collective);
+  if (least == 0) return "";
+  return fmt::format("run as the arena ring from a call of {} MiB (PEERLINK_COLL_ARENA_RING=AUTO{}), smaller ones ",
+                     least >> 20, shape);
 }
 
 std::string header(const PlanSweep& sweep) {
@@ -82,16 +107,19 @@ std::string header(const PlanSweep& sweep) {
                              ? "; each rank copies only the parts its peers touch, its own stay in the caller's "
                                "buffers (PEERLINK_COLL_STAGE_COPIES=PEERS)"
                              : "; each rank copies every byte in and out (PEERLINK_COLL_STAGE_COPIES=ALL)";
+    const std::string ring = arenaRingLine(sweep.mode, sweep.collective, sweep.ranksPerNode);
+    const std::string staged =
+        sweep.mode.serialStaging
+            ? "staged through the windows, each chunk's copies and kernel one after another "
+              "(PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL)"
+            : "staged through the windows (copies in and out beside the kernels of the chunks before and after)";
+    const bool allRing = sweep.mode.arenaRing == coll::ArenaRingMode::On && !ring.empty();
     text += fmt::format("# one process per GPU ({} processes), {}{}\n", sweep.mode.processes,
                         sweep.mode.registered
                             ? "buffers registered as windows (Communicator::registerWindow): no call is staged"
-                        : sweep.mode.serialStaging
-                            ? "buffers not registered: calls whose kernels touch a peer's buffers are staged through "
-                              "the windows, each chunk's copies and kernel one after another "
-                              "(PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL)"
-                            : "buffers not registered: calls whose kernels touch a peer's buffers are staged through "
-                              "the windows (copies in and out beside the kernels of the chunks before and after)",
-                        copies);
+                            : "buffers not registered: calls whose kernels touch a peer's buffers " +
+                                  (allRing ? ring : (ring.empty() ? "are " : ring) + staged),
+                        allRing ? "" : copies);
   }
   text += modelLine(sweep);
   text += "# " + choiceSettingsLine(sweep.settings) + "\n";
@@ -178,10 +206,12 @@ std::string cellName(const plan::CellCheck& c) {
 }  // namespace
 
 std::string kernelLabel(const plan::Prediction& prediction) {
+  if (prediction.arenaWay) return plan::arenaWayName(*prediction.arenaWay);
   return prediction.hostPath ? plan::hostPathName(*prediction.hostPath) : kernelName(prediction.kernel);
 }
 
 std::string ranName(const plan::CellCheck& check) {
+  if (check.predicted.arenaWay) return plan::arenaWayName(*check.predicted.arenaWay);
   return check.predicted.hostPath ? plan::hostPathName(*check.predicted.hostPath) : kernelName(check.cell->ran.kernel);
 }
 
@@ -196,10 +226,11 @@ json planToJson(const PlanSweep& sweep) {
   for (const PlanRow& row : sweep.rows) {
     json candidates = json::array();
     for (const plan::Candidate& c : row.candidates) {
-      candidates.push_back({{"chosen", c.chosen},
-                            {"reason", c.outOfPlace.hostPath ? c.outOfPlace.phase : reasonText(c.choice)},
-                            {"out_of_place", predictionJson(row, c.outOfPlace, sweep.busFactor)},
-                            {"in_place", c.inPlace ? predictionJson(row, *c.inPlace, sweep.busFactor) : json()}});
+      candidates.push_back(
+          {{"chosen", c.chosen},
+           {"reason", c.outOfPlace.hostPath || c.outOfPlace.arenaWay ? c.outOfPlace.phase : reasonText(c.choice)},
+           {"out_of_place", predictionJson(row, c.outOfPlace, sweep.busFactor)},
+           {"in_place", c.inPlace ? predictionJson(row, *c.inPlace, sweep.busFactor) : json()}});
     }
     json across = json::array();
     for (const plan::HierarchicalPrediction& h : row.acrossNodes) {
@@ -240,6 +271,7 @@ json planToJson(const PlanSweep& sweep) {
           {"registered", sweep.mode.registered},
           {"serial_staging", sweep.mode.serialStaging},
           {"staged_copies", sweep.mode.stageOwnParts ? "PEERS" : "ALL"},
+          {"arena_ring", arenaRingSetting(sweep.mode.arenaRing)},
           {"bus_factor", sweep.busFactor},
           {"settings", choiceSettingsJson(sweep.settings)},
           {"model", {{"origin", sweep.modelOrigin}, {"provenance", sweep.modelProvenance}}},
@@ -255,10 +287,14 @@ std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& m
   if (run.mode.processes > 1 && run.fabric.throughHost) {
     notes.push_back("the host stages in shared memory");
   } else if (run.mode.processes > 1) {
-    notes.push_back(run.mode.registered      ? "registered windows"
-                    : run.mode.serialStaging ? "unregistered: large calls staged, serially"
-                    : run.mode.stageOwnParts ? "unregistered: large calls staged, the peers' parts only"
-                                             : "unregistered: large calls staged");
+    const bool ring = std::any_of(run.cells.begin(), run.cells.end(),
+                                  [](const plan::Measurement& cell) { return cell.arenaRing.has_value(); });
+    const std::string staged = run.mode.serialStaging   ? "staged, serially"
+                               : run.mode.stageOwnParts ? "staged, the peers' parts only"
+                                                        : "staged";
+    notes.push_back(run.mode.registered ? "registered windows"
+                    : ring ? "unregistered: large calls as the arena ring where the rows say, else " + staged
+                           : "unregistered: large calls " + staged);
   }
   return notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, ", "));
 }
@@ -365,6 +401,16 @@ std::string formatModelText(const plan::CostModel& model) {
     const auto path = static_cast<plan::HostPath>(i);
     const plan::KernelCosts& costs = model.costs(path);
     text += line(plan::hostPathName(path), "(all)", costs.all);
+    for (const auto& [collective, cost] : costs.byCollective) text += line("", collectiveName(collective), cost);
+  }
+  text += fmt::format(
+      "# the arena ring (unregistered buffers across processes; efficiency: of the link model's bandwidth); a slot "
+      "a block moves: {:.3f} us\n",
+      model.arenaSlotUs);
+  for (std::size_t i = 0; i < plan::kArenaWayCount; ++i) {
+    const auto way = static_cast<plan::ArenaWay>(i);
+    const plan::KernelCosts& costs = model.costs(way);
+    text += line(plan::arenaWayName(way), "(all)", costs.all);
     for (const auto& [collective, cost] : costs.byCollective) text += line("", collectiveName(collective), cost);
   }
   return text;

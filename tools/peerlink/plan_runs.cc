@@ -1,8 +1,10 @@
 #include "plan_runs.hpp"
 
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -57,6 +59,26 @@ Kernel kernelNamed(std::string name, Collective collective) {
     if (name == info.name) return info.kernel;
   }
   throw Error(ErrorCode::InvalidInput, fmt::format("unknown kernel \"{}\"", name));
+}
+
+// What a row of a run across processes names as the way of its calls on unregistered buffers where the arena ring ran
+// them (coll::describeArenaRing: "as the arena ring (32 blocks of 512 threads a rank, each through 4 slots of 256 KiB
+// ..."): its grid and slot; nullopt where the row names another way (the staging windows) or none.
+std::optional<coll::HostRingShape> recordedArenaRing(const std::string& choice) {
+  constexpr std::string_view kHead = "as the arena ring (";
+  const std::size_t at = choice.find(kHead);
+  if (at == std::string::npos) return std::nullopt;
+  int blocks = 0;
+  int threads = 0;
+  int slots = 0;
+  int slotKiB = 0;
+  const std::string text = choice.substr(at + kHead.size());
+  if (std::sscanf(text.c_str(), "%d blocks of %d threads a rank, each through %d slots of %d KiB", &blocks, &threads,
+                  &slots, &slotKiB) != 4 ||
+      blocks <= 0 || slotKiB <= 0) {
+    throw Error(ErrorCode::InvalidInput, fmt::format("a row's arena ring names no shape: \"{}\"", choice));
+  }
+  return coll::HostRingShape{blocks, static_cast<std::size_t>(slotKiB) << 10};
 }
 
 bool isNameCharacter(char c) {
@@ -190,8 +212,13 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
     // its own, as its times are.
     if (measured.fabric.throughHost) measured.machine += kThroughHost;
     // A run saved before PEERLINK_COLL_STAGE_COPIES existed (no "staged_copies") copied every byte.
-    measured.mode = {run.processes, registeredBuffers(metadataText(saved.generatedBy, "command", path)),
-                     plan::serialStagingOf(params), run.stagedCopies == "PEERS", stagingWindowOf(run, params)};
+    measured.mode = {run.processes,
+                     registeredBuffers(metadataText(saved.generatedBy, "command", path)),
+                     plan::serialStagingOf(params),
+                     run.stagedCopies == "PEERS",
+                     stagingWindowOf(run, params),
+                     plan::arenaRingModeOf(params),
+                     plan::arenaRingShapeOf(params)};
 
     const coll::CollBenchOptions& options = run.options;
     std::string uncosted;  // a way of the run's rows the model does not cost, whose cells are left out
@@ -235,6 +262,7 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
         cell.call = {options.collective, options.type, row.count, inPlace, options.root};
         cell.ran = ran;
         cell.hostPath = way.path;
+        cell.arenaRing = recordedArenaRing(row.peerlinkChoice);
         if (inPlace && !stagedPlans) {
           plan::Call outOfPlace = cell.call;
           outOfPlace.inPlace = false;
