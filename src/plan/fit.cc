@@ -34,6 +34,12 @@ constexpr double kPriorStepUs = 1.0;
 // A staged plan's step through host memory: the barrier kernel's meeting of the ranks, about 20 µs on an H200
 // (coll/comm_state.hpp's kPlanChunkBytes).
 constexpr double kPriorHostStepUs = 20.0;
+// A slot of the arena ring: a few µs for the fence that waits for a block's 256 KiB of stores to land across NVLink
+// and the flag's trip (coll/arena_ring.hpp).
+constexpr double kPriorArenaSlotUs = 5.0;
+// The arena ring's launch: the host ring's kernel, whose launch and first slots' waits through host memory cost 10-20
+// µs on an H200 (docs/plan.md), in GPU memory less.
+constexpr double kPriorArenaLaunchUs = 8.0;
 constexpr double kMinEfficiency = 0.02;
 constexpr double kLeastDataShare = 0.2;
 constexpr double kLeastDataSpread = 4;
@@ -46,7 +52,9 @@ constexpr int kAllCollectives = -1;
 // schedule's critical path (staged_time.hpp), found under the values being fitted.
 struct Part {
   Kernel kernel = Kernel::Copy;
-  std::optional<HostPath> host;  // a way through host memory instead of a kernel: its steps cost host_step_us
+  std::optional<HostPath> host;   // a way through host memory instead of a kernel: its steps cost host_step_us
+  std::optional<ArenaWay> arena;  // a way of the arena ring instead of a kernel: its slots cost arena_slot_us
+  double arenaSlots = 0;
   int collective = 0;
   double dataUs = 0;
   double peers = 0;
@@ -72,17 +80,20 @@ struct Path {
 };
 
 // The costs a part's kernel is fitted as: the kernel's (or the way through host memory's, numbered after the
-// kernels: costIndexOf) over every collective, or its own collective's.
+// kernels, or the arena ring's, after those: costIndexOf) over every collective, or its own collective's.
 using Group = std::pair<int, int>;
 
 int costIndexOf(const Part& part) {
+  if (part.arena) return static_cast<int>(kKernelCount + kHostPathCount + static_cast<std::size_t>(*part.arena));
   return part.host ? static_cast<int>(kKernelCount + static_cast<std::size_t>(*part.host))
                    : static_cast<int>(part.kernel);
 }
 
 KernelCosts& costsAt(CostModel& model, int index) {
   const auto i = static_cast<std::size_t>(index);
-  return i < kKernelCount ? model.costs(static_cast<Kernel>(i)) : model.costs(static_cast<HostPath>(i - kKernelCount));
+  if (i < kKernelCount) return model.costs(static_cast<Kernel>(i));
+  if (i < kKernelCount + kHostPathCount) return model.costs(static_cast<HostPath>(i - kKernelCount));
+  return model.costs(static_cast<ArenaWay>(i - kKernelCount - kHostPathCount));
 }
 
 CostModel unitModel(const CostModel& base) {
@@ -92,6 +103,11 @@ CostModel unitModel(const CostModel& base) {
   unit.processUs = 0;
   unit.stagingCopy = {0, 1, 0, ""};
   unit.hostStepUs = 0;
+  unit.arenaSlotUs = 0;
+  for (KernelCosts& costs : unit.arenaWays) {
+    costs.all = {0, 1, 0, ""};
+    costs.byCollective.clear();
+  }
   for (KernelCosts& costs : unit.kernels) {
     costs.all = {0, 1, 0, ""};
     costs.byCollective.clear();
@@ -109,13 +125,14 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
   for (const MeasuredRun& run : runs) {
     for (const Measurement& cell : run.cells) {
       if (cell.call.count == 0 || !(cell.timeUs > 0)) continue;
-      const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit, cell.hostPath);
+      const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit, cell.hostPath,
+                                        UnsharedWay{cell.arenaRing});
       Row row;
       for (const Prediction& p : parts.kernels) {
         // Through host memory a fixed cost has no peers' or processes' part (cost_model.hpp).
         const bool host = p.hostPath.has_value();
-        row.parts.push_back({p.kernel, p.hostPath, static_cast<int>(cell.call.collective), p.dataUs,
-                             host ? 0.0 : static_cast<double>(run.fabric.ranks() - 1),
+        row.parts.push_back({p.kernel, p.hostPath, p.arenaWay, p.arenaSlots, static_cast<int>(cell.call.collective),
+                             p.dataUs, host ? 0.0 : static_cast<double>(run.fabric.ranks() - 1),
                              host ? 0.0 : static_cast<double>(run.mode.processes - 1),
                              static_cast<double>(p.steps - 1)});
       }
@@ -156,8 +173,8 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
   return x;
 }
 
-// The costs every kernel shares: a synchronized step's, a peer's, a process's, the staging copies', and a staged
-// plan's step through host memory.
+// The costs every kernel shares: a synchronized step's, a peer's, a process's, the staging copies', a staged
+// plan's step through host memory, and a slot of the arena ring.
 struct Shared {
   double stepUs = 0;
   double peerUs = 0;
@@ -165,6 +182,7 @@ struct Shared {
   double copyLaunchUs = 0;
   double copyEfficiency = 1;
   double hostStepUs = 0;
+  double arenaSlotUs = 0;
 };
 
 // The unknowns: the shared costs, then each group's launch cost and inverse efficiency, found by least squares on
@@ -179,8 +197,8 @@ class Unknowns {
   Unknowns(const std::vector<Row>& rows, GroupOf groupOf, PriorOf priorOf, Shared shared, bool fitShared,
            double priorWeight)
       : priorWeight_(priorWeight) {
-    values_ = {shared.stepUs,    shared.peerUs, shared.processUs, shared.copyLaunchUs, 1.0 / shared.copyEfficiency,
-               shared.hostStepUs};
+    values_ = {shared.stepUs,     shared.peerUs,     shared.processUs, shared.copyLaunchUs, 1.0 / shared.copyEfficiency,
+               shared.hostStepUs, shared.arenaSlotUs};
     for (const Row& row : rows) {
       std::vector<std::size_t> slots;
       for (const Part& part : row.parts) {
@@ -211,8 +229,9 @@ class Unknowns {
   }
 
   Shared shared() const {
-    return {values_[kStep],    values_[kPeer], values_[kProcess], values_[kCopyLaunch], 1.0 / values_[kCopyInverse],
-            values_[kHostStep]};
+    return {
+        values_[kStep],     values_[kPeer],     values_[kProcess], values_[kCopyLaunch], 1.0 / values_[kCopyInverse],
+        values_[kHostStep], values_[kArenaSlot]};
   }
   // Every group with its fitted costs and cells (a cell counts once for each group its kernels fall in).
   std::map<Group, KernelCost> costs() const {
@@ -279,21 +298,25 @@ class Unknowns {
   static constexpr std::size_t kCopyLaunch = 3;
   static constexpr std::size_t kCopyInverse = 4;  // the staging copies' inverse efficiency
   static constexpr std::size_t kHostStep = 5;
-  static constexpr std::size_t kFirstGroup = 6;
+  static constexpr std::size_t kArenaSlot = 6;
+  static constexpr std::size_t kFirstGroup = 7;
   static constexpr int kPathRounds = 20;
 
-  // The step, peer, process, host step and launch costs are in µs (>= 0), the others inverse efficiencies.
+  // The step, peer, process, host step, arena slot and launch costs are in µs (>= 0), the others inverse
+  // efficiencies.
   static bool isLaunch(std::size_t i) { return i != kCopyInverse && (i < kFirstGroup || (i - kFirstGroup) % 2 == 0); }
   static double lowerBound(std::size_t i) { return isLaunch(i) ? 0.0 : 1.0 / kMaxEfficiency; }
   static double upperBound(std::size_t i) { return isLaunch(i) ? HUGE_VAL : 1.0 / kMinEfficiency; }
 
-  // A kernel part's terms: its group's launch and inverse efficiency, the peers', processes' and steps' costs.
+  // A kernel part's terms: its group's launch and inverse efficiency, the peers', processes' and steps' costs, and
+  // the arena ring's slots.
   std::vector<std::pair<std::size_t, double>> kernelTerms(const Part& part, std::size_t slot) const {
     return {{slot, 1.0},
             {slot + 1, part.dataUs},
             {kPeer, part.peers},
             {kProcess, part.processes},
-            {part.host ? kHostStep : kStep, part.extraSteps}};
+            {part.host ? kHostStep : kStep, part.extraSteps},
+            {kArenaSlot, part.arenaSlots}};
   }
   std::vector<std::pair<std::size_t, double>> copyTerms(double bytesUs) const {
     return {{kCopyLaunch, 1.0}, {kCopyInverse, bytesUs}};
@@ -410,9 +433,12 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   CostModel model = base;
   // First every kernel over all its cells (and the shared costs), then each collective's own costs held to those.
   const auto byKernel = [](const Part& part) { return Group{costIndexOf(part), kAllCollectives}; };
-  const auto firstPrior = [](const Group&) { return KernelCost{kPriorLaunchUs, kPriorEfficiency, 0, ""}; };
-  const Shared priors{kPriorStepUs,       kPriorPeerUs,     kPriorProcessUs,
-                      kPriorCopyLaunchUs, kPriorEfficiency, kPriorHostStepUs};
+  const auto firstPrior = [](const Group& group) {
+    const bool arena = static_cast<std::size_t>(group.first) >= kKernelCount + kHostPathCount;
+    return KernelCost{arena ? kPriorArenaLaunchUs : kPriorLaunchUs, kPriorEfficiency, 0, ""};
+  };
+  const Shared priors{kPriorStepUs,     kPriorPeerUs,     kPriorProcessUs,  kPriorCopyLaunchUs,
+                      kPriorEfficiency, kPriorHostStepUs, kPriorArenaSlotUs};
   Unknowns kernels(rows, byKernel, firstPrior, priors, true, kKernelPriorWeight);
   kernels.fit(rows);
   const Shared shared = kernels.shared();
@@ -424,6 +450,8 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   if (staged > 0) model.stagingCopy = {shared.copyLaunchUs, shared.copyEfficiency, staged, "fit"};
   const int host = cellsWith(rows, [](const Row& row) { return row.parts.front().host.has_value(); });
   model.hostStepUs = host > 0 ? shared.hostStepUs : base.hostStepUs;
+  const int arena = cellsWith(rows, [](const Row& row) { return row.parts.front().arena.has_value(); });
+  model.arenaSlotUs = arena > 0 ? shared.arenaSlotUs : base.arenaSlotUs;
   for (const auto& [group, cost] : kernels.costs()) {
     costsAt(model, group.first).all = cost;
     costsAt(model, group.first).byCollective.clear();

@@ -48,7 +48,7 @@ TEST(PlanCommand, TableForATopologyFile) {
   const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("fitted to 29 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
+  EXPECT_NE(result.out.find("fitted to 35 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
                             "NVIDIA H200, 2 processes; 2x NVIDIA H200, one process, through host memory; 2x NVIDIA "
                             "H200, 2 processes, through host memory"),
             std::string::npos)
@@ -151,8 +151,9 @@ TEST(PlanCommand, FitWritesAModelThatModelAndCheckRead) {
 
 // One process per GPU: each call pays the second process's part; on unregistered buffers the calls whose kernels
 // read or write a peer's buffers are staged (copies through the windows, beside the kernels unless
-// PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL), the LL ones are not; registered buffers stage nothing. --check reads the
-// mode from each run.
+// PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL) where the arena ring does not take them (here it is off:
+// PlanCommand.TheArenaRingAsTheEnvironmentSetsIt), the LL ones are not; registered buffers stage nothing. --check reads
+// the mode from each run.
 TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
   const auto time = [](const std::vector<std::string>& extra, std::size_t row) {
     std::vector<std::string> args = {
@@ -171,6 +172,7 @@ TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
   // unregistered), every byte copied in and out: the form the bars below were measured in.
   ::setenv("PEERLINK_COLL_STAGING_WINDOW", "67108864", 1);
   ::setenv("PEERLINK_COLL_STAGE_COPIES", "ALL", 1);
+  ::setenv("PEERLINK_COLL_ARENA_RING", "OFF", 1);
   const double oneSmall = time({}, 0);
   const double staged = time({"--processes", "per-gpu"}, 0);
   const double registered = time({"--processes", "per-gpu", "--register"}, 0);
@@ -203,6 +205,7 @@ TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
   EXPECT_LT(peersPartsLarge, stagedLarge);
   EXPECT_NE(runCli(large).out.find("copies only the parts its peers touch"), std::string::npos);
   ::unsetenv("PEERLINK_COLL_STAGING_WINDOW");
+  ::unsetenv("PEERLINK_COLL_ARENA_RING");
 
   std::vector<std::string> check = {"plan", "--check"};
   for (const char* machine : {"h200x2-procs", "h200x2-serial"}) {
@@ -218,6 +221,56 @@ TEST(PlanCommand, ProcessesPerGpuAndRegisteredBuffers) {
   EXPECT_NE(checked.out.find("# all_reduce (ar-serial.json, unregistered: large calls staged, serially): median"),
             std::string::npos)
       << checked.out;
+}
+
+// The arena ring, as the communicator reads PEERLINK_COLL_ARENA_RING and _SHAPE: AUTO takes a 2-process all-reduce
+// from 8 MiB (64 blocks above 32 MiB) and no all-gather; ON every size past the LL kernels and the all-gather too; OFF
+// none. --check costs each row of a run along the way it recorded.
+TEST(PlanCommand, TheArenaRingAsTheEnvironmentSetsIt) {
+  const auto plan = [](const std::string& collective, const std::string& bytes) {
+    const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-g", "2", "-o", collective, "-b",
+                                     bytes, "-e", bytes, "--processes", "per-gpu"});
+    EXPECT_EQ(result.code, kExitOk) << result.err;
+    return result.out;
+  };
+  const std::string four = plan("all_reduce", "4M");
+  EXPECT_NE(four.find("through the staging windows: 1 chunk(s)"), std::string::npos) << four;
+  EXPECT_EQ(four.find("arena_ring"), std::string::npos) << four;
+  EXPECT_NE(four.find("as the arena ring from a call of 8 MiB (PEERLINK_COLL_ARENA_RING=AUTO), smaller ones staged"),
+            std::string::npos)
+      << four;
+  const std::string eight = plan("all_reduce", "8M");
+  EXPECT_NE(eight.find("* ring       arena_ring"), std::string::npos) << eight;
+  EXPECT_NE(eight.find("as the arena ring: 32 blocks, 2 step(s), 4 slots of 256 KiB a block"), std::string::npos)
+      << eight;
+  EXPECT_NE(plan("all_reduce", "256M").find("as the arena ring: 64 blocks, 2 step(s)"), std::string::npos);
+  EXPECT_NE(plan("broadcast", "256M").find("* ring       arena_chain"), std::string::npos);
+  EXPECT_EQ(plan("all_gather", "256M").find("arena"), std::string::npos) << "AUTO never takes the all-gather";
+
+  ::setenv("PEERLINK_COLL_ARENA_RING", "ON", 1);
+  ::setenv("PEERLINK_COLL_ARENA_RING_SHAPE", "32x128K", 1);
+  const std::string on = plan("all_gather", "256M");
+  ::setenv("PEERLINK_COLL_ARENA_RING", "OFF", 1);
+  ::unsetenv("PEERLINK_COLL_ARENA_RING_SHAPE");
+  const std::string off = plan("all_reduce", "256M");
+  ::unsetenv("PEERLINK_COLL_ARENA_RING");
+  EXPECT_NE(on.find("as the arena ring: 32 blocks, 1 step(s), 4 slots of 128 KiB a block"), std::string::npos) << on;
+  EXPECT_NE(on.find("run as the arena ring (PEERLINK_COLL_ARENA_RING=ON, 32 blocks x 128 KiB slots"), std::string::npos)
+      << on;
+  EXPECT_EQ(off.find("arena"), std::string::npos) << off;
+  EXPECT_NE(off.find("through the staging windows: 8 chunk(s)"), std::string::npos) << off;
+  EXPECT_NE(off.find("touch a peer's buffers are staged through the windows"), std::string::npos) << off;
+
+  std::vector<std::string> check = {"plan", "--check"};
+  for (const std::string& run : runsOf("h200x2-arena")) check.push_back(run);
+  const CliResult checked = runCli(check);
+  EXPECT_EQ(checked.code, kExitOk) << checked.err;
+  EXPECT_NE(
+      checked.out.find("# all_reduce (all_reduce-ring.json, unregistered: large calls as the arena ring where the "
+                       "rows say, else staged, the peers' parts only): median"),
+      std::string::npos)
+      << checked.out;
+  EXPECT_NE(checked.out.find("arena_chain"), std::string::npos) << checked.out;
 }
 
 // GPUs without peer access, or pairs forced through host memory as the communicator reads PEERLINK_COLL_HOST_STAGED:
