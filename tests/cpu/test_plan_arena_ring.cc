@@ -315,8 +315,8 @@ TEST(PlanArenaRing, TheFitRecoversTheCostsThatMadeTheTimes) {
   }
 }
 
-// The committed runs, each cell along the way its row recorded: the ring's runs (fitted to) and the same sweeps with
-// the ring off (through the staging windows, not fitted). The ring run's 2 MiB all-reduce ran the ring (AUTO took it
+// The committed runs, each cell along the way its row recorded: the ring's runs and the same sweeps with the ring off
+// (through the staging windows), both fitted to. The ring run's 2 MiB all-reduce ran the ring (AUTO took it
 // from 1 MiB then): it is predicted so, though today's AUTO would stage it.
 std::vector<MeasuredRun> arenaRuns(const char* folder) {
   std::vector<std::string> paths;

@@ -48,7 +48,7 @@ TEST(PlanCommand, TableForATopologyFile) {
   const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("fitted to 35 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
+  EXPECT_NE(result.out.find("fitted to 41 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
                             "NVIDIA H200, 2 processes; 2x NVIDIA H200, one process, through host memory; 2x NVIDIA "
                             "H200, 2 processes, through host memory"),
             std::string::npos)
