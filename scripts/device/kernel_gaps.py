@@ -26,16 +26,19 @@ import torch
 import torch.distributed as dist
 
 
-def per_kernel_us(x, kernels, sleep_cycles, behind=None):
+def per_kernel_us(x, kernels, sleep_cycles, behind=None, among=None, every=40):
     """The GPU's time per kernel of `kernels` queued behind a sleep; behind(), if given, is called once they are
-    queued (the GPU still asleep) to queue work that waits for them."""
+    queued (the GPU still asleep) to queue work that waits for them; among(), if given, after every `every` of
+    them (work that waits for the kernels before it, as DDP's bucket all-reduces among the backward kernels)."""
     torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     torch.cuda._sleep(sleep_cycles)  # the host queues everything below while this runs
     start.record()
-    for _ in range(kernels):
+    for k in range(kernels):
         x.add_(1.0)
+        if among is not None and k % every == every - 1:
+            among()
     end.record()
     if behind is not None:
         behind()
@@ -67,9 +70,9 @@ def main():
     x = torch.ones(1024, device="cuda")
     phases = {}
 
-    def measure(phase, behind=None):
+    def measure(phase, behind=None, among=None):
         phases[phase] = statistics.median(
-            per_kernel_us(x, args.kernels, args.sleep_cycles, behind) for _ in range(args.rounds))
+            per_kernel_us(x, args.kernels, args.sleep_cycles, behind, among) for _ in range(args.rounds))
 
     measure("before any collective")
     small = torch.ones(16, device="cuda")
@@ -109,6 +112,7 @@ def main():
 
     measure("with a kernel waiting for them", waiting_kernel)
     measure("with an asynchronous 64 B all_reduce queued behind them", queued_all_reduce)
+    measure("with an asynchronous 64 B all_reduce queued after every 40 of them", among=queued_all_reduce)
     measure("with a 32 MiB all_reduce waiting for them", waiting_all_reduce(large))
     measure("with a 16 MiB all_reduce waiting for them", waiting_all_reduce(large[:4 << 20]))
     measure("with a 64 B all_reduce waiting for them", waiting_all_reduce(small))
