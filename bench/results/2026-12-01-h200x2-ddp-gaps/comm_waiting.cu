@@ -13,13 +13,13 @@
 
 #include "peerlink/communicator.hpp"
 
-#define CHECK(call)                                                                                   \
-  do {                                                                                                \
-    cudaError_t status = (call);                                                                      \
-    if (status != cudaSuccess) {                                                                      \
+#define CHECK(call)                                                                                  \
+  do {                                                                                               \
+    cudaError_t status = (call);                                                                     \
+    if (status != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status)); \
-      std::exit(1);                                                                                   \
-    }                                                                                                 \
+      std::exit(1);                                                                                  \
+    }                                                                                                \
   } while (0)
 
 __global__ void sleepKernel(long long cycles) {
@@ -28,7 +28,9 @@ __global__ void sleepKernel(long long cycles) {
   }
 }
 
-__global__ void addKernel(float* x) { x[threadIdx.x] += 1.0f; }
+__global__ void addKernel(float* x) {
+  x[threadIdx.x] += 1.0f;
+}
 
 int main() {
   peerlink::Communicator comm({0});

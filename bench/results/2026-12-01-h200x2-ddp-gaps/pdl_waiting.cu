@@ -14,13 +14,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t status = (call);                                                                  \
-    if (status != cudaSuccess) {                                                                  \
+#define CHECK(call)                                                                                  \
+  do {                                                                                               \
+    cudaError_t status = (call);                                                                     \
+    if (status != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
+      std::exit(1);                                                                                  \
+    }                                                                                                \
   } while (0)
 
 __global__ void sleepKernel(long long cycles) {
@@ -29,7 +29,9 @@ __global__ void sleepKernel(long long cycles) {
   }
 }
 
-__global__ void addKernel(float* x) { x[threadIdx.x] += 1.0f; }
+__global__ void addKernel(float* x) {
+  x[threadIdx.x] += 1.0f;
+}
 
 __global__ void waiterKernel(float* y) {
 #if __CUDA_ARCH__ >= 900
@@ -92,8 +94,15 @@ int main() {
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&end));
   CHECK(cudaEventCreateWithFlags(&gate, cudaEventDisableTiming));
-  const char* kinds[] = {"plain kernel", "PDL kernel", "graph (plain)", "graph (PDL)", "copy D2D", "memset",
-                         "event record", "graph (node re-aimed before each launch)", "132 blocks of 512 threads"};
+  const char* kinds[] = {"plain kernel",
+                         "PDL kernel",
+                         "graph (plain)",
+                         "graph (PDL)",
+                         "copy D2D",
+                         "memset",
+                         "event record",
+                         "graph (node re-aimed before each launch)",
+                         "132 blocks of 512 threads"};
   const int kindCount = 9;
   WideArgs wide = {};
   wide.y = y;

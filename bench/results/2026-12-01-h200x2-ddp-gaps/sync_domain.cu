@@ -13,13 +13,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                                   \
-  do {                                                                                                \
-    cudaError_t status = (call);                                                                      \
-    if (status != cudaSuccess) {                                                                      \
+#define CHECK(call)                                                                                  \
+  do {                                                                                               \
+    cudaError_t status = (call);                                                                     \
+    if (status != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status)); \
-      std::exit(1);                                                                                   \
-    }                                                                                                 \
+      std::exit(1);                                                                                  \
+    }                                                                                                \
   } while (0)
 
 __global__ void sleepKernel(long long cycles) {
@@ -28,7 +28,9 @@ __global__ void sleepKernel(long long cycles) {
   }
 }
 
-__global__ void addKernel(float* x) { x[threadIdx.x] += 1.0f; }
+__global__ void addKernel(float* x) {
+  x[threadIdx.x] += 1.0f;
+}
 
 struct BigArgs {
   float* y;
@@ -110,9 +112,8 @@ int main() {
           times.push_back(ms * 1000.0f / 400);
         }
         std::sort(times.begin(), times.end());
-        std::printf("%s\"%s busy stream, %d waiting%s\": %.3f", first ? "" : ", ",
-                    legacy ? "legacy" : "non-blocking", streams, kLaunchNames[how],
-                    times[times.size() / 2]);
+        std::printf("%s\"%s busy stream, %d waiting%s\": %.3f", first ? "" : ", ", legacy ? "legacy" : "non-blocking",
+                    streams, kLaunchNames[how], times[times.size() / 2]);
         first = false;
       }
     }
