@@ -113,6 +113,22 @@ def main():
     measure("with a kernel waiting for them", waiting_kernel)
     measure("with an asynchronous 64 B all_reduce queued behind them", queued_all_reduce)
     measure("with an asynchronous 64 B all_reduce queued after every 40 of them", among=queued_all_reduce)
+    # As DDP's buckets: a 25 MiB all-reduce of a buffer of its own after every 40 kernels.
+    buckets = [torch.ones(25 << 18, device="cuda") for _ in range(args.kernels // 40)]
+    turn = [0]
+
+    def queued_bucket():
+        dist.all_reduce(buckets[turn[0] % len(buckets)], async_op=True)
+        turn[0] += 1
+
+    measure("with an asynchronous 25 MiB all_reduce of its own buffer queued after every 40 of them",
+            among=queued_bucket)
+
+    def queued_buckets():
+        for _ in buckets:
+            queued_bucket()
+
+    measure("with ten asynchronous 25 MiB all_reduces of their own buffers queued behind them", queued_buckets)
     measure("with a 32 MiB all_reduce waiting for them", waiting_all_reduce(large))
     measure("with a 16 MiB all_reduce waiting for them", waiting_all_reduce(large[:4 << 20]))
     measure("with a 64 B all_reduce waiting for them", waiting_all_reduce(small))
