@@ -3,11 +3,11 @@
 Under torchrun, one process per GPU, backend "nccl" (the real NCCL, or peerlink through LD_PRELOAD): a sleep kernel
 holds the stream while the host queues `--kernels` small kernels behind it, so the GPU runs them back to back and the
 time from the sleep's end to the last one's end, over their count, is the GPU's own cost per kernel (launch
-processing, not the host's). Measured before any collective, after a small and a large all-reduce, and after calls
-on a side stream, each `--rounds` times; rank 0 prints the median per phase as one line of JSON.
-
-A phase with an all-reduce waiting for the kernels measures them while the process group's stream (and the
-library's own streams behind it) wait, as in a DDP backward pass.
+processing, not the host's). Measured before any collective, after a small and a large all-reduce, after calls
+on a side stream, and with work queued behind the kernels that waits for them -- a kernel or an all-reduce on a side
+stream, asynchronous all-reduces from the compute stream as DDP queues its buckets', among the kernels or behind
+them -- each `--rounds` times; rank 0 prints the median per phase as one line of JSON, with the processes holding a
+context on each GPU (nvidia-smi).
 
 Written to find why a DDP step's backward kernels stand further apart with peerlink serving the calls than with
 NCCL (bench/results/2026-11-30-h200x2-arena-ring/): compare NCCL, peerlink, and peerlink under settings.
@@ -114,7 +114,7 @@ def main():
     measure("with an asynchronous 64 B all_reduce queued behind them", queued_all_reduce)
     measure("with an asynchronous 64 B all_reduce queued after every 40 of them", among=queued_all_reduce)
     # As DDP's buckets: a 25 MiB all-reduce of a buffer of its own after every 40 kernels.
-    buckets = [torch.ones(25 << 18, device="cuda") for _ in range(args.kernels // 40)]
+    buckets = [torch.ones(25 << 18, device="cuda") for _ in range(10)]
     turn = [0]
 
     def queued_bucket():
