@@ -54,8 +54,8 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
     compute stream's median lead and "collective_calls_us" the host's time inside the collective calls
     (COLLECTIVE_PREFIX annotations), which the thread launching the backward pass spends there. Over the steps:
     "runtime_calls", the CUDA runtime and driver calls per step by name, and "sync_ops", the stream waits and
-    syncs per step by kind and streams (every stream with work queued behind an unmet wait slows the GPU's launches
-    on the others: bench/results/2026-12-01-h200x2-ddp-gaps/)."""
+    syncs per step by kind and streams (work queued behind an unmet wait in other streams can slow every launch on
+    a busy one: bench/results/2026-12-01-h200x2-ddp-gaps/)."""
     steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
                    if e.get("ph") == "X" and e.get("name") == step_name and e.get("cat") == "user_annotation")
     gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATEGORIES and "dur" in e]
