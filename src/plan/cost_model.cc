@@ -139,6 +139,7 @@ json costModelToJson(const CostModel& model) {
           {"default_memory_gbps", model.defaultMemoryGBps},
           {"kernels", kernels},
           {"host_step_us", model.hostStepUs},
+          {"host_process_us", model.hostProcessUs},
           {"host_paths", hostPaths},
           {"arena_slot_us", model.arenaSlotUs},
           {"arena_ways", arenaWays},
@@ -179,6 +180,8 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
       }
     }
     if (document.contains("host_step_us")) model.hostStepUs = number(document, "host_step_us", "the model", true);
+    model.hostProcessUs =
+        document.contains("host_process_us") ? number(document, "host_process_us", "the model", true) : 0.0;
     for (const json& entry : document.value("host_paths", json::array())) {
       const std::string name = entry.at("path").get<std::string>();
       const std::optional<HostPath> path = parseHostPath(name);

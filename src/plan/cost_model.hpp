@@ -66,6 +66,10 @@ struct CostModel {
   /// A step of a staged plan beyond the first (the barrier kernel's meeting of the ranks through their flags in host
   /// memory), in µs.
   double hostStepUs = 20;
+  /// What each process beyond the first adds to a call through host memory where every GPU has its own process, in µs:
+  /// one figure for every way, added once a call (processes.hpp). 0 for one process, and for a model written before it
+  /// existed.
+  double hostProcessUs = 0;
   /// The arena ring (arena_predict.hpp): each way's costs, indexed by ArenaWay, its efficiency a fraction of the link
   /// model's bandwidth as a kernel's; its fixed cost has the peers' and processes' parts a kernel's has.
   std::array<KernelCosts, kArenaWayCount> arenaWays{};
@@ -106,7 +110,8 @@ nlohmann::json costModelToJson(const CostModel& model);
 /// kernel, a missing field, a value that is not a positive finite number or an efficiency above 1.5). A document
 /// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole; one
 /// without "process_us" as 0 and without "staging_copy" with the copy's priors (it predicts one process); one without
-/// "host_paths" and "host_step_us" (written before the model covered host memory) with those priors, and one without
+/// "host_paths" and "host_step_us" (written before the model covered host memory) with those priors, one without
+/// "host_process_us" as 0 (calls through host memory cost the same in any number of processes), and one without
 /// "arena_ways" and "arena_slot_us" (written before the model covered the arena ring) with those.
 CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
 /// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.

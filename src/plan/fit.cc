@@ -28,6 +28,8 @@ constexpr double kCollectivePriorWeight = 1e-2;
 constexpr double kPriorLaunchUs = 2.5;
 constexpr double kPriorPeerUs = 0.5;
 constexpr double kPriorProcessUs = 0.5;
+// A second process's part of a call through host memory: as a kernel's, the graphs' starts apart.
+constexpr double kPriorHostProcessUs = 0.5;
 constexpr double kPriorCopyLaunchUs = 2.5;
 constexpr double kPriorEfficiency = 0.8;
 constexpr double kPriorStepUs = 1.0;
@@ -129,12 +131,12 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
                                         UnsharedWay{cell.arenaRing});
       Row row;
       for (const Prediction& p : parts.kernels) {
-        // Through host memory a fixed cost has no peers' or processes' part (cost_model.hpp).
+        // Through host memory a fixed cost has no peers' part (cost_model.hpp); its processes' part is
+        // host_process_us, not process_us (kernelTerms).
         const bool host = p.hostPath.has_value();
         row.parts.push_back({p.kernel, p.hostPath, p.arenaWay, p.arenaSlots, static_cast<int>(cell.call.collective),
                              p.dataUs, host ? 0.0 : static_cast<double>(run.fabric.ranks() - 1),
-                             host ? 0.0 : static_cast<double>(run.mode.processes - 1),
-                             static_cast<double>(p.steps - 1)});
+                             static_cast<double>(run.mode.processes - 1), static_cast<double>(p.steps - 1)});
       }
       row.copyIn = parts.copyIn;
       row.copyOut = parts.copyOut;
@@ -174,7 +176,7 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
 }
 
 // The costs every kernel shares: a synchronized step's, a peer's, a process's, the staging copies', a staged
-// plan's step through host memory, and a slot of the arena ring.
+// plan's step through host memory, a slot of the arena ring, and a process's through host memory.
 struct Shared {
   double stepUs = 0;
   double peerUs = 0;
@@ -183,6 +185,7 @@ struct Shared {
   double copyEfficiency = 1;
   double hostStepUs = 0;
   double arenaSlotUs = 0;
+  double hostProcessUs = 0;
 };
 
 // The unknowns: the shared costs, then each group's launch cost and inverse efficiency, found by least squares on
@@ -197,8 +200,9 @@ class Unknowns {
   Unknowns(const std::vector<Row>& rows, GroupOf groupOf, PriorOf priorOf, Shared shared, bool fitShared,
            double priorWeight)
       : priorWeight_(priorWeight) {
-    values_ = {shared.stepUs,     shared.peerUs,     shared.processUs, shared.copyLaunchUs, 1.0 / shared.copyEfficiency,
-               shared.hostStepUs, shared.arenaSlotUs};
+    values_ = {
+        shared.stepUs,     shared.peerUs,      shared.processUs,    shared.copyLaunchUs, 1.0 / shared.copyEfficiency,
+        shared.hostStepUs, shared.arenaSlotUs, shared.hostProcessUs};
     for (const Row& row : rows) {
       std::vector<std::size_t> slots;
       for (const Part& part : row.parts) {
@@ -229,9 +233,14 @@ class Unknowns {
   }
 
   Shared shared() const {
-    return {
-        values_[kStep],     values_[kPeer],     values_[kProcess], values_[kCopyLaunch], 1.0 / values_[kCopyInverse],
-        values_[kHostStep], values_[kArenaSlot]};
+    return {values_[kStep],
+            values_[kPeer],
+            values_[kProcess],
+            values_[kCopyLaunch],
+            1.0 / values_[kCopyInverse],
+            values_[kHostStep],
+            values_[kArenaSlot],
+            values_[kHostProcess]};
   }
   // Every group with its fitted costs and cells (a cell counts once for each group its kernels fall in).
   std::map<Group, KernelCost> costs() const {
@@ -299,22 +308,23 @@ class Unknowns {
   static constexpr std::size_t kCopyInverse = 4;  // the staging copies' inverse efficiency
   static constexpr std::size_t kHostStep = 5;
   static constexpr std::size_t kArenaSlot = 6;
-  static constexpr std::size_t kFirstGroup = 7;
+  static constexpr std::size_t kHostProcess = 7;
+  static constexpr std::size_t kFirstGroup = 8;
   static constexpr int kPathRounds = 20;
 
-  // The step, peer, process, host step, arena slot and launch costs are in µs (>= 0), the others inverse
-  // efficiencies.
+  // The step, peer, process, host step, arena slot, host process and launch costs are in µs (>= 0), the others
+  // inverse efficiencies.
   static bool isLaunch(std::size_t i) { return i != kCopyInverse && (i < kFirstGroup || (i - kFirstGroup) % 2 == 0); }
   static double lowerBound(std::size_t i) { return isLaunch(i) ? 0.0 : 1.0 / kMaxEfficiency; }
   static double upperBound(std::size_t i) { return isLaunch(i) ? HUGE_VAL : 1.0 / kMinEfficiency; }
 
-  // A kernel part's terms: its group's launch and inverse efficiency, the peers', processes' and steps' costs, and
-  // the arena ring's slots.
+  // A kernel part's terms: its group's launch and inverse efficiency, the peers', processes' and steps' costs (a way
+  // through host memory's own processes' and steps' costs), and the arena ring's slots.
   std::vector<std::pair<std::size_t, double>> kernelTerms(const Part& part, std::size_t slot) const {
     return {{slot, 1.0},
             {slot + 1, part.dataUs},
             {kPeer, part.peers},
-            {kProcess, part.processes},
+            {part.host ? kHostProcess : kProcess, part.processes},
             {part.host ? kHostStep : kStep, part.extraSteps},
             {kArenaSlot, part.arenaSlots}};
   }
@@ -437,15 +447,20 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
     const bool arena = static_cast<std::size_t>(group.first) >= kKernelCount + kHostPathCount;
     return KernelCost{arena ? kPriorArenaLaunchUs : kPriorLaunchUs, kPriorEfficiency, 0, ""};
   };
-  const Shared priors{kPriorStepUs,     kPriorPeerUs,     kPriorProcessUs,  kPriorCopyLaunchUs,
-                      kPriorEfficiency, kPriorHostStepUs, kPriorArenaSlotUs};
+  const Shared priors{kPriorStepUs,     kPriorPeerUs,     kPriorProcessUs,   kPriorCopyLaunchUs,
+                      kPriorEfficiency, kPriorHostStepUs, kPriorArenaSlotUs, kPriorHostProcessUs};
   Unknowns kernels(rows, byKernel, firstPrior, priors, true, kKernelPriorWeight);
   kernels.fit(rows);
   const Shared shared = kernels.shared();
   model.stepUs = shared.stepUs;
   model.peerUs = shared.peerUs;
-  const int multiProcess = cellsWith(rows, [](const Row& row) { return row.parts.front().processes > 0; });
+  // Each process cost from the cells of several processes that pay it: through host memory or not.
+  const int multiProcess = cellsWith(
+      rows, [](const Row& row) { return row.parts.front().processes > 0 && !row.parts.front().host.has_value(); });
   model.processUs = multiProcess > 0 ? shared.processUs : base.processUs;
+  const int hostMultiProcess = cellsWith(
+      rows, [](const Row& row) { return row.parts.front().processes > 0 && row.parts.front().host.has_value(); });
+  model.hostProcessUs = hostMultiProcess > 0 ? shared.hostProcessUs : base.hostProcessUs;
   const int staged = cellsWith(rows, [](const Row& row) { return !row.copyIn.empty(); });
   if (staged > 0) model.stagingCopy = {shared.copyLaunchUs, shared.copyEfficiency, staged, "fit"};
   const int host = cellsWith(rows, [](const Row& row) { return row.parts.front().host.has_value(); });

@@ -150,8 +150,9 @@ Prediction predictCall(const Call& call, const CollectiveChoice& choice, const F
                        const ChoiceContext& context, const ProcessMode& mode, const CostModel& model,
                        std::optional<HostPath> hostPath, std::optional<UnsharedWay> way) {
   const CallParts parts = callParts(call, choice, fabric, context, mode, model, hostPath, way);
-  // Through host memory the processes' stages are shared memory and their kernels the same: no process part.
-  const double processUs = fabric.throughHost ? 0.0 : model.processUs * (mode.processes - 1);
+  // Through host memory the stages are shared memory and the kernels those of one process, but the processes' graphs
+  // still start their calls apart: host_process_us a process beyond the first, once a call.
+  const double processUs = (fabric.throughHost ? model.hostProcessUs : model.processUs) * (mode.processes - 1);
   if (parts.copyIn.empty()) {
     Prediction p = parts.kernels.front();
     if (call.count > 0) {

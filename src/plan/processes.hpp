@@ -12,7 +12,9 @@
 // Send/recv groups across processes take a path of their own (coll/comm_launch_p2p_staged.hpp) that is not
 // modelled: they pay the process part only.
 // Where the GPUs reach each other only through host memory (Fabric::throughHost) nothing is staged through windows:
-// every call is host_predict.hpp's, without a process part.
+// every call is host_predict.hpp's, plus CostModel::hostProcessUs for each process beyond the first (its own figure:
+// the calls' stages are shared memory and their kernels those of one process, but the processes' graphs still start
+// them apart).
 #pragma once
 
 #include <optional>

@@ -395,8 +395,8 @@ std::string formatModelText(const plan::CostModel& model) {
   }
   text += fmt::format(
       "# through host memory (efficiency: of the GPUs' PCIe links to and from the host); a staged plan's step: {:.3f} "
-      "us\n",
-      model.hostStepUs);
+      "us; each process beyond the first: {:.3f} us\n",
+      model.hostStepUs, model.hostProcessUs);
   for (std::size_t i = 0; i < plan::kHostPathCount; ++i) {
     const auto path = static_cast<plan::HostPath>(i);
     const plan::KernelCosts& costs = model.costs(path);
