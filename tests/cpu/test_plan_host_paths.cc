@@ -241,6 +241,7 @@ TEST(PlanHostAccuracy, TheBuiltInModelIsTheFitOfThoseRuns) {
   const std::vector<MeasuredRun> runs = hostRuns();
   const CostModel fitted = fitCostModel(runs, builtInCostModel());
   EXPECT_NEAR(fitted.hostStepUs, builtInCostModel().hostStepUs, 1e-6 * builtInCostModel().hostStepUs);
+  EXPECT_NEAR(fitted.hostProcessUs, builtInCostModel().hostProcessUs, 1e-6 * builtInCostModel().hostProcessUs);
   for (std::size_t i = 0; i < kHostPathCount; ++i) {
     const auto path = static_cast<HostPath>(i);
     EXPECT_GT(fitted.costs(path).all.cells, 0) << hostPathName(path);
