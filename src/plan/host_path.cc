@@ -11,7 +11,8 @@ static_assert(static_cast<int>(coll::StagedWay::Lines) == static_cast<int>(HostP
                   static_cast<int>(coll::StagedWay::Chain) == static_cast<int>(HostPath::Chain) &&
                   static_cast<int>(coll::StagedWay::PlanKernel) == static_cast<int>(HostPath::PlanKernel) &&
                   static_cast<int>(coll::StagedWay::PlanSteps) == static_cast<int>(HostPath::PlanSteps) &&
-                  static_cast<std::size_t>(coll::StagedWay::PairByPair) == kHostPathCount,
+                  static_cast<int>(coll::StagedWay::PairByPair) == static_cast<int>(HostPath::PairByPair) &&
+                  static_cast<std::size_t>(coll::StagedWay::PairByPair) + 1 == kHostPathCount,
               "HostPath is coll::StagedWay's ways the model costs, in its order");
 
 }  // namespace
@@ -28,7 +29,6 @@ std::optional<HostPath> parseHostPath(const std::string& name) {
 }
 
 std::optional<HostPath> costedHostPath(coll::StagedWay way) noexcept {
-  if (way == coll::StagedWay::PairByPair) return std::nullopt;
   return static_cast<HostPath>(way);
 }
 

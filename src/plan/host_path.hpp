@@ -21,9 +21,10 @@ enum class HostPath {
   Chain,       ///< the host ring's chain (broadcast, reduce) from or to the root along the ring
   PlanKernel,  ///< a staged plan of up to 4 MiB as one kernel a rank (plan_run.cu), its steps between barriers
   PlanSteps,   ///< a staged plan step by step on the copy engines, a barrier kernel between steps
+  PairByPair,  ///< a send/recv group across processes: each rank copies its chunks into its stage, the peer out of it
 };
 
-inline constexpr std::size_t kHostPathCount = 5;
+inline constexpr std::size_t kHostPathCount = 6;
 
 /// The settings a communicator with staged plans runs its calls with (every rank gives the same); hostSettingsOf
 /// (host_traffic.hpp) reads them.
@@ -36,14 +37,13 @@ struct HostSettings {
   std::vector<std::pair<int, int>> forcedPairs;     ///< PEERLINK_COLL_HOST_STAGED: pairs of ranks (both ways)
 };
 
-/// "host_lines", "host_ring", "host_chain", "plan_kernel", "plan_steps".
+/// "host_lines", "host_ring", "host_chain", "plan_kernel", "plan_steps", "pair_by_pair".
 const char* hostPathName(HostPath path) noexcept;
 
 /// The path named `name` (hostPathName's), or nullopt.
 std::optional<HostPath> parseHostPath(const std::string& name);
 
-/// The path the model costs for the communicator's `way`; nullopt for a way it does not (send/recv pair by pair across
-/// processes).
+/// The path the model costs for the communicator's `way` (every way it has, today).
 std::optional<HostPath> costedHostPath(coll::StagedWay way) noexcept;
 
 }  // namespace peerlink::plan

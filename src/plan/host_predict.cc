@@ -40,6 +40,8 @@ std::string describeHostPath(const Call& call, HostPath path, const HostSettings
     }
     case HostPath::PlanKernel: return "the staged plans as one kernel a rank, through the host stages";
     case HostPath::PlanSteps: return "the staged plans step by step on the copy engines, through the host stages";
+    case HostPath::PairByPair:
+      return "the pairs' copies through the senders' host stages, each rank's sends then receives";
   }
   return "";
 }

@@ -175,12 +175,12 @@ HostSettings hostSettingsOf(const Params& params, int ranks) {
   return settings;
 }
 
-HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings) {
-  // Send/recv as `peerlink coll` times it in one process: the ring shift, which a process driving every rank sends
-  // as a group.
+HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings, bool acrossProcesses) {
+  // Send/recv as `peerlink coll` times it: the ring shift, which a process driving every rank sends as a group, and
+  // processes of a rank each rank by rank.
   const coll::StagedWay way = coll::stagedWayOf(call.collective, call.count, call.type, ranks, settings.ringMaxBytes,
-                                                settings.oneKernel, false);
-  return *costedHostPath(way);  // in one process every way is one the model costs
+                                                settings.oneKernel, acrossProcesses);
+  return *costedHostPath(way);
 }
 
 coll::HostRingShape hostRingShapeOf(Collective collective, const HostSettings& settings) {
@@ -197,6 +197,19 @@ HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettin
   const int n = fabric.ranks();
   switch (traffic.path) {
     case HostPath::Lines: traffic.steps.push_back(linesTraffic(call, fabric)); break;
+    case HostPath::PairByPair: {
+      // The ring shift: every rank sends the next its message and receives the previous one's, through host memory.
+      const double message = static_cast<double>(call.count * dataTypeSize(call.type));
+      HostLoader sends(fabric);
+      HostLoader receives(fabric);
+      for (int r = 0; r < n; ++r) {
+        sends.out(r, message);
+        receives.in(r, message);
+      }
+      traffic.steps.push_back(sends.take());
+      traffic.steps.push_back(receives.take());
+      break;
+    }
     case HostPath::Ring:
     case HostPath::Chain: {
       const coll::HostRingShape shape = hostRingShapeOf(call.collective, settings);

@@ -9,7 +9,10 @@
 //   rank; the chain moves the whole buffer out of the root and every rank before the last, into every rank after it;
 // - the staged plans (coll::stagedSegments, coll::stagedPieces): per step, every copy or reduction into a host stage
 //   out of its executor's GPU, every read of a host stage into it, a direct hop over the pair's route (fabric_model),
-//   local reads and writes through the GPU's memory.
+//   local reads and writes through the GPU's memory;
+// - send/recv pair by pair across processes (coll/staged_p2p.hpp): each rank copies its message chunk by chunk into
+//   its stage (out) and the peer's chunks out of the peer's stage (in), every copy on the rank's one stream: its sends'
+//   bytes out, then its receives' in, one after the other (two steps of the traffic, no barrier between them).
 #pragma once
 
 #include <cstddef>
@@ -30,8 +33,9 @@ namespace peerlink::plan {
 /// is not one, as the communicator does.
 HostSettings hostSettingsOf(const Params& params, int ranks);
 
-/// The way `call` runs on `ranks` ranks whose communicator has staged plans.
-HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings);
+/// The way `call` runs on `ranks` ranks whose communicator has staged plans, in one process or, `acrossProcesses`, in
+/// one a rank (coll::stagedWayOf: send/recv then goes rank by rank).
+HostPath hostPathOf(const Call& call, int ranks, const HostSettings& settings, bool acrossProcesses = false);
 
 /// The host ring's grid and slot a call of `collective` takes: PEERLINK_COLL_HOST_RING_SHAPE's, or the
 /// collective's own (coll::hostRingShape).

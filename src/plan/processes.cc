@@ -12,6 +12,7 @@
 #include "coll/staging_plan.hpp"
 #include "plan/arena_predict.hpp"
 #include "plan/host_predict.hpp"
+#include "plan/host_traffic.hpp"
 
 namespace peerlink::plan {
 namespace {
@@ -94,7 +95,9 @@ CallParts callParts(const Call& call, const CollectiveChoice& choice, const Fabr
                     std::optional<HostPath> hostPath, std::optional<UnsharedWay> way) {
   CallParts parts;
   if (fabric.throughHost) {
-    parts.kernels.push_back(predictHostPath(call, fabric, context.host, model, hostPath));
+    // Where no run recorded the way: the communicator's, which for send/recv across processes goes rank by rank.
+    const HostPath path = hostPath ? *hostPath : hostPathOf(call, fabric.ranks(), context.host, mode.processes > 1);
+    parts.kernels.push_back(predictHostPath(call, fabric, context.host, model, path));
     return parts;
   }
   if (!isStaged(call, choice, mode)) {

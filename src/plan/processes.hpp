@@ -9,12 +9,13 @@
 // timed by staged_time.hpp): by default the copies of one chunk overlap the kernels of its neighbours, under
 // PEERLINK_COLL_STAGE_UNREGISTERED=SERIAL (ProcessMode::serialStaging) each chunk's copies and kernel run one after
 // another. The LL kernels touch only their own buffers and the peers' arenas: never staged.
-// Send/recv groups across processes take a path of their own (coll/comm_launch_p2p_staged.hpp) that is not
-// modelled: they pay the process part only.
+// Send/recv groups across processes over NVLink take a path of their own (coll/comm_launch_p2p_staged.hpp) that is
+// not modelled: they pay the process part only.
 // Where the GPUs reach each other only through host memory (Fabric::throughHost) nothing is staged through windows:
 // every call is host_predict.hpp's, plus CostModel::hostProcessUs for each process beyond the first (its own figure:
 // the calls' stages are shared memory and their kernels those of one process, but the processes' graphs still start
-// them apart).
+// them apart); send/recv across processes takes the way the communicator gives it (coll::stagedWayOf: past two ranks'
+// exchange, pair by pair through the stages, HostPath::PairByPair).
 #pragma once
 
 #include <optional>

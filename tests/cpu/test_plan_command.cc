@@ -296,8 +296,8 @@ TEST(PlanCommand, ThroughHostMemory) {
 }
 
 // A run through host memory names each row's way ("staged plan (host_ring): ..."), and --check costs the way the row
-// took, not the one today's code would choose: rows rewritten to another way are costed along it, and rows of a way
-// the model does not cost (send/recv pair by pair across processes) are left out with the reason.
+// took, not the one today's code would choose: rows rewritten to another way are costed along it (pair by pair too),
+// and rows of a way the model does not know are left out with the reason.
 TEST(PlanCommand, CheckCostsTheWayARowRecorded) {
   const fs::path fixture = fs::path(PEERLINK_FIXTURES_DIR) / "plan" / "h200x2-host" / "all_reduce-1p.json";
   std::ifstream in(fixture);
@@ -317,14 +317,20 @@ TEST(PlanCommand, CheckCostsTheWayARowRecorded) {
   for (json& row : run["rows"]) row["peerlink_algorithm"] = "staged plan (pair_by_pair): pair by pair";
   const fs::path pairs = tempFile("recorded-pairs.json");
   std::ofstream(pairs) << run.dump();
-  const CliResult uncosted = runCli({"plan", "--check", pairs.string()});
+  const CliResult pairByPair = runCli({"plan", "--check", pairs.string()});
+  for (json& row : run["rows"]) row["peerlink_algorithm"] = "staged plan (a_later_way): a way of a later peerlink";
+  const fs::path later = tempFile("recorded-later.json");
+  std::ofstream(later) << run.dump();
+  const CliResult uncosted = runCli({"plan", "--check", later.string()});
   fs::remove(steps);
   fs::remove(pairs);
+  fs::remove(later);
   ASSERT_EQ(asToday.code, kExitOk) << asToday.err;
   EXPECT_NE(asToday.out.find("     1048576  host_ring"), std::string::npos) << asToday.out;
   EXPECT_NE(asRecorded.out.find("     1048576  plan_steps"), std::string::npos) << asRecorded.out << asRecorded.err;
   EXPECT_EQ(asRecorded.out.find("     1048576  host_ring"), std::string::npos) << asRecorded.out;
-  EXPECT_NE((uncosted.out + uncosted.err).find("\"pair_by_pair\" through host memory, a way the model does not cost"),
+  EXPECT_NE(pairByPair.out.find("     1048576  pair_by_pair"), std::string::npos) << pairByPair.out << pairByPair.err;
+  EXPECT_NE((uncosted.out + uncosted.err).find("\"a_later_way\" through host memory, a way the model does not cost"),
             std::string::npos)
       << uncosted.out << uncosted.err;
 }

@@ -1,9 +1,10 @@
-// A process's part of a call through host memory (CostModel::hostProcessUs, plan/processes.hpp): each process beyond
-// the first adds it once to every call through host memory, never to one process's calls and never to a call over
-// NVLink (which pays process_us instead); the fit recovers it from synthetic runs of one process and of two, keeps the
-// base model's without 2-process cells through host memory, and the built-in model with it predicts the committed
+// Calls through host memory across processes (plan/processes.hpp): each process beyond the first adds
+// CostModel::hostProcessUs once to every call through host memory, never to one process's calls and never to a call
+// over NVLink (which pays process_us instead); the fit recovers it from synthetic runs of one process and of two, keeps
+// the base model's without 2-process cells through host memory, and the built-in model with it predicts the committed
 // 2-process send/recv lines (tests/fixtures/plan/h200x2-host, call h2's hs-sr-procs.json) that it predicted 11-27 %
-// fast without it.
+// fast without it. Send/recv across processes takes the communicator's way (coll::stagedWayOf): past two ranks'
+// exchange pair by pair through the stages, each rank's message out and the peer's in one after the other.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "coll/planned_calls.hpp"
 #include "peerlink/error.hpp"
 #include "plan/accuracy.hpp"
 #include "plan/fit.hpp"
+#include "plan/host_traffic.hpp"
 #include "plan/processes.hpp"
 #include "plan_runs.hpp"
 #include "topology_fixture.hpp"
@@ -30,20 +33,23 @@ constexpr std::size_t kMiB = 1 << 20;
 constexpr const char* kTwoProcesses = "2x NVIDIA H200, 2 processes, through host memory";
 constexpr const char* kOneProcess = "2x NVIDIA H200, one process, through host memory";
 
-// GPUs 0 and 1 of the 4x H200 fixture, through host memory (PEERLINK_COLL_HOST_STAGED=all) or over NVLink.
-struct TwoGpus {
-  explicit TwoGpus(bool throughHost) {
+// The first n GPUs of the 4x H200 fixture, through host memory (PEERLINK_COLL_HOST_STAGED=all) or over NVLink.
+struct Gpus {
+  explicit Gpus(bool throughHost, int n = 2) : ranks(n) {
     const Topology topology = loadTopologyFixture("h200x4_vm");
     const Params params = throughHost ? Params::fromMap({{"PEERLINK_COLL_HOST_STAGED", "all"}}) : Params();
-    context = choiceContextFor(topology, {0, 1}, params);
-    fabric = fabricFor(topology, {0, 1}, builtInCostModel(), context.host.forcedPairs);
+    std::vector<int> gpus;
+    for (int g = 0; g < n; ++g) gpus.push_back(g);
+    context = choiceContextFor(topology, gpus, params);
+    fabric = fabricFor(topology, gpus, builtInCostModel(), context.host.forcedPairs);
   }
   Prediction predict(const Call& call, int processes, const CostModel& model) const {
     ProcessMode mode;
     mode.processes = processes;
     mode.registered = true;  // over NVLink: the kernel as in one process, plus the processes' part
-    return predictCall(call, choiceFor(call, 2, context), fabric, context, mode, model);
+    return predictCall(call, choiceFor(call, ranks, context), fabric, context, mode, model);
   }
+  int ranks;
   ChoiceContext context;
   Fabric fabric;
 };
@@ -85,7 +91,7 @@ MachineAccuracy machineOf(const std::vector<MeasuredRun>& runs, const CostModel&
 }
 
 TEST(PlanHostProcesses, EachProcessBeyondTheFirstAddsItsPartOnceToACallThroughHostMemory) {
-  const TwoGpus host(true);
+  const Gpus host(true);
   const CostModel model = withProcessCosts(0.7, 2.0);
   // One call of each way a 2-rank call through host memory takes.
   const std::vector<std::pair<Call, HostPath>> calls = {
@@ -113,7 +119,7 @@ TEST(PlanHostProcesses, EachProcessBeyondTheFirstAddsItsPartOnceToACallThroughHo
 }
 
 TEST(PlanHostProcesses, OverNvlinkTheCallsPayProcessUsAndNeverTheHostPart) {
-  const TwoGpus nvlink(false);
+  const Gpus nvlink(false);
   for (const std::size_t count : {std::size_t{2}, kMiB, 64 * kMiB}) {
     const Call call{Collective::AllReduce, DataType::F32, count, false, 0};
     const Prediction one = nvlink.predict(call, 1, withProcessCosts(0.7, 2.0));
@@ -129,8 +135,13 @@ TEST(PlanHostProcesses, TheFitRecoversItFromRunsOfOneProcessAndTwo) {
   // Far from the built-in figure and from the fit's prior, so that neither passes for it.
   CostModel truth = builtInCostModel();
   truth.hostProcessUs = 3.1;
+  truth.costs(HostPath::PairByPair).all.efficiency = 0.55;
+  truth.costs(HostPath::PairByPair).byCollective.clear();
   const CostModel fitted = fitCostModel(synthetic(runs, truth), builtInCostModel());
   EXPECT_NEAR(fitted.hostProcessUs, truth.hostProcessUs, 0.05);
+  // And pair by pair's efficiency from h2's large send/recv across processes.
+  EXPECT_NEAR(fitted.costs(HostPath::PairByPair).all.efficiency, truth.costs(HostPath::PairByPair).all.efficiency,
+              0.01);
   EXPECT_LT(machineOf(synthetic(runs, truth), fitted, kTwoProcesses).medianAbsError, 0.002);
   // No cell over NVLink in several processes: process_us stays the base model's.
   EXPECT_EQ(fitted.processUs, builtInCostModel().processUs);
@@ -169,6 +180,66 @@ TEST(PlanHostProcesses, TheCommittedSmallSendRecvAcrossProcesses) {
   const MachineAccuracy one = machineOf(runs, builtInCostModel(), kOneProcess);
   const MachineAccuracy oneWithout = machineOf(runs, without, kOneProcess);
   EXPECT_EQ(one.medianAbsError, oneWithout.medianAbsError);
+}
+
+TEST(PlanHostProcesses, SendRecvAcrossProcessesGoesTheCommunicatorsWay) {
+  const CostModel& model = builtInCostModel();
+  const Gpus two(true);
+  for (const std::size_t count : {std::size_t{256}, kMiB, 2 * kMiB, 4 * kMiB, 16 * kMiB}) {
+    const Call call{Collective::SendRecv, DataType::F32, count, false, 0};
+    const auto way = [&](bool acrossProcesses) {
+      return *costedHostPath(coll::stagedWayOf(call.collective, count, call.type, 2, two.context.host.ringMaxBytes,
+                                               two.context.host.oneKernel, acrossProcesses));
+    };
+    EXPECT_EQ(*two.predict(call, 1, model).hostPath, way(false)) << count;
+    EXPECT_EQ(*two.predict(call, 2, model).hostPath, way(true)) << count;
+  }
+  // Two ranks' exchange up to 8 MiB of both in lines or the ring, alike in one process and two; past it the ring
+  // shift's plans in one process, pair by pair in two; of three ranks pair by pair at every size.
+  const Call exchange{Collective::SendRecv, DataType::F32, kMiB, false, 0};
+  EXPECT_EQ(*two.predict(exchange, 2, model).hostPath, HostPath::Ring);
+  const Call large{Collective::SendRecv, DataType::F32, 4 * kMiB, false, 0};
+  EXPECT_EQ(*two.predict(large, 1, model).hostPath, HostPath::PlanSteps);
+  const Prediction pairs = two.predict(large, 2, model);
+  ASSERT_EQ(*pairs.hostPath, HostPath::PairByPair);
+  const Gpus three(true, 3);
+  EXPECT_EQ(*three.predict({Collective::SendRecv, DataType::F32, 256, false, 0}, 3, model).hostPath,
+            HostPath::PairByPair);
+  EXPECT_EQ(*three.predict({Collective::SendRecv, DataType::F32, 256, false, 0}, 1, model).hostPath, HostPath::Lines);
+  // Each rank's 16 MiB out through its PCIe link, then the peer's 16 MiB in: both at the link's rate, one after the
+  // other.
+  const HostTraffic traffic = hostTraffic(large, two.fabric, two.context.host, HostPath::PairByPair);
+  ASSERT_EQ(traffic.steps.size(), 2u);
+  const double bytes = 16.0 * kMiB;
+  double out = 0;
+  double in = 0;
+  for (std::size_t r = 0; r < two.fabric.resources.size(); ++r) {
+    out += traffic.steps[0][r];
+    in += traffic.steps[1][r];
+  }
+  EXPECT_DOUBLE_EQ(out, 2 * bytes);  // both ranks'
+  EXPECT_DOUBLE_EQ(in, 2 * bytes);
+  const double gbps = two.fabric.resources[static_cast<std::size_t>(two.fabric.toHost[0])].gbps;
+  const KernelCost& cost = model.cost(HostPath::PairByPair, Collective::SendRecv);
+  EXPECT_NEAR(pairs.dataUs, 2 * bytes / (gbps * 1e3) / cost.efficiency, 1e-6);
+  EXPECT_NEAR(pairs.fixedUs, cost.launchUs + model.hostProcessUs, 1e-9);
+}
+
+// Call h2's 2-process send/recv of 8-64 MiB went pair by pair (predicted 16-27 % fast as the ring shift's plans of one
+// process): within 6 % along that way.
+TEST(PlanHostProcesses, TheCommittedLargeSendRecvAcrossProcessesPairByPair) {
+  const std::vector<MeasuredRun> runs = hostRuns();
+  const MachineAccuracy two = machineOf(runs, builtInCostModel(), kTwoProcesses);
+  int pairs = 0;
+  for (const CellCheck& check : two.cells) {
+    if (check.predicted.hostPath != HostPath::PairByPair) continue;
+    ++pairs;
+    EXPECT_EQ(check.cell->call.collective, Collective::SendRecv);
+    EXPECT_GE(check.cell->size, 8 * kMiB);
+    EXPECT_LT(std::fabs(check.error), 0.06) << check.cell->size;
+  }
+  EXPECT_EQ(pairs, 4);
+  EXPECT_GT(builtInCostModel().costs(HostPath::PairByPair).all.cells, 0);
 }
 
 TEST(PlanHostProcesses, TheModelFileCarriesItAndAnOlderOneReadsAsNone) {

@@ -33,7 +33,7 @@ const std::map<std::string, std::string> kRenamedKernels = {{"reduce_scatter", "
                                                             {"one_shot_direct", "one_shot_reduce"}};
 
 // The way a row through host memory names in its choice's head ("staged plan (host_ring): ..."): `path` where the
-// model costs it, `uncosted` its name where it does not (send/recv pair by pair across processes); neither for a row
+// model costs it, `uncosted` its name where it does not (a way this build does not know); neither for a row
 // of a run older than the ways' names, whose cells take the way the current code chooses.
 struct RecordedWay {
   std::optional<plan::HostPath> path;
