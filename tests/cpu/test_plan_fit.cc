@@ -23,6 +23,7 @@
 #include "plan/accuracy.hpp"
 #include "plan/fit.hpp"
 #include "plan/processes.hpp"
+#include "plan_model_runs.hpp"
 #include "plan_runs.hpp"
 
 namespace peerlink::plan {
@@ -84,18 +85,6 @@ MachineAccuracy checkOne(const std::vector<MeasuredRun>& runs, const CostModel& 
   return machines.front();
 }
 
-// The runs' cells with their times replaced by `model`'s predictions.
-std::vector<MeasuredRun> synthetic(std::vector<MeasuredRun> runs, const CostModel& model) {
-  for (MeasuredRun& run : runs) {
-    for (Measurement& cell : run.cells) {
-      cell.timeUs = predictCall(cell.call, cell.ran, run.fabric, run.context, run.mode, model, cell.hostPath,
-                                UnsharedWay{cell.arenaRing})
-                        .timeUs;
-    }
-  }
-  return runs;
-}
-
 // Every other size of each run's sweep: the first, third, ... (`even`), or the second, fourth, ... (8 B, 32 B,
 // 128 B, ... and 16 B, 64 B, ... of a sweep by 2 from 8 B; 8 B, 128 B, 2 KiB, ... and 32 B, 512 B, ... of one by 4).
 std::vector<MeasuredRun> sizesOf(std::vector<MeasuredRun> runs, bool even) {
@@ -124,7 +113,7 @@ TEST(PlanFit, RecoversTheCostsThatMadeTheTimes) {
     costs.byCollective.clear();
     ++k;
   }
-  const std::vector<MeasuredRun> runs = synthetic(fittedRuns(), truth);
+  const std::vector<MeasuredRun> runs = syntheticRuns(fittedRuns(), truth);
   const CostModel fitted = fitCostModel(runs, builtInCostModel());
   for (const char* machine : {kH200x4, kH200x2, kH200x2Procs}) {
     const MachineAccuracy accuracy = checkMachine(runs, fitted, machine);

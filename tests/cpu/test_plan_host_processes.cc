@@ -19,6 +19,7 @@
 #include "plan/fit.hpp"
 #include "plan/host_traffic.hpp"
 #include "plan/processes.hpp"
+#include "plan_model_runs.hpp"
 #include "plan_runs.hpp"
 #include "topology_fixture.hpp"
 
@@ -68,18 +69,6 @@ std::vector<MeasuredRun> hostRuns() {
   }
   std::sort(paths.begin(), paths.end());
   return cli::loadMeasuredRuns(paths, builtInCostModel());
-}
-
-// The runs' cells with their times replaced by `model`'s predictions.
-std::vector<MeasuredRun> synthetic(std::vector<MeasuredRun> runs, const CostModel& model) {
-  for (MeasuredRun& run : runs) {
-    for (Measurement& cell : run.cells) {
-      cell.timeUs = predictCall(cell.call, cell.ran, run.fabric, run.context, run.mode, model, cell.hostPath,
-                                UnsharedWay{cell.arenaRing})
-                        .timeUs;
-    }
-  }
-  return runs;
 }
 
 MachineAccuracy machineOf(const std::vector<MeasuredRun>& runs, const CostModel& model, const std::string& name) {
@@ -137,12 +126,12 @@ TEST(PlanHostProcesses, TheFitRecoversItFromRunsOfOneProcessAndTwo) {
   truth.hostProcessUs = 3.1;
   truth.costs(HostPath::PairByPair).all.efficiency = 0.55;
   truth.costs(HostPath::PairByPair).byCollective.clear();
-  const CostModel fitted = fitCostModel(synthetic(runs, truth), builtInCostModel());
+  const CostModel fitted = fitCostModel(syntheticRuns(runs, truth), builtInCostModel());
   EXPECT_NEAR(fitted.hostProcessUs, truth.hostProcessUs, 0.05);
   // And pair by pair's efficiency from h2's large send/recv across processes.
   EXPECT_NEAR(fitted.costs(HostPath::PairByPair).all.efficiency, truth.costs(HostPath::PairByPair).all.efficiency,
               0.01);
-  EXPECT_LT(machineOf(synthetic(runs, truth), fitted, kTwoProcesses).medianAbsError, 0.002);
+  EXPECT_LT(machineOf(syntheticRuns(runs, truth), fitted, kTwoProcesses).medianAbsError, 0.002);
   // No cell over NVLink in several processes: process_us stays the base model's.
   EXPECT_EQ(fitted.processUs, builtInCostModel().processUs);
 
@@ -154,7 +143,7 @@ TEST(PlanHostProcesses, TheFitRecoversItFromRunsOfOneProcessAndTwo) {
   ASSERT_EQ(onePass.size(), 7u);
   CostModel base = builtInCostModel();
   base.hostProcessUs = 0.25;
-  EXPECT_EQ(fitCostModel(synthetic(onePass, truth), base).hostProcessUs, 0.25);
+  EXPECT_EQ(fitCostModel(syntheticRuns(onePass, truth), base).hostProcessUs, 0.25);
 }
 
 // The committed 2-process send/recv lines of 1-8 KiB (5.2-5.8 us, where one process takes 3.9-4.9): within 5 % with
