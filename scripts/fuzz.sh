@@ -28,6 +28,10 @@ packages=(clang lld libclang-rt-14-dev cmake ninja-build libfmt-dev nlohmann-jso
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 export CCACHE_BASEDIR="$PWD"
+# These builds keep debug info (-g), for which ccache would otherwise hash the checkout's folder, so one clone's objects
+# would never serve another's (CI's clean clone, a developer's checkout): the debug info's compile folder may then
+# name the other checkout; the reports' file:line are relative to the checkout (CCACHE_BASEDIR) either way.
+export CCACHE_NOHASHDIR=1
 cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
 cmake --build build-fuzz -j "$(nproc)"
 

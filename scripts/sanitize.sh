@@ -23,6 +23,10 @@ if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 export CCACHE_BASEDIR="$PWD"
+# These builds keep debug info (-g), for which ccache would otherwise hash the checkout's folder, so one clone's objects
+# would never serve another's (CI's clean clone, a developer's checkout): the debug info's compile folder may then
+# name the other checkout; the reports' file:line are relative to the checkout (CCACHE_BASEDIR) either way.
+export CCACHE_NOHASHDIR=1
 # -O1 keeps the build and the tests fast enough for CI; -g1 gives the reports file:line. The cpu tests launch no
 # kernel, so device code is compiled for one virtual architecture only (PTX, no ptxas): the slowest compiles
 # of the project take a fraction of their time.
