@@ -99,7 +99,7 @@ std::variant<CallPlan, Failure> planReduction(const ReductionRequest& request) {
   if (*request.op == ReduceOp::Avg && !isFloatingPoint(type)) {
     // peerlink averages floating point only: the integer average is the sum divided afterwards.
     plan.call.op = ReduceOp::Sum;
-    if (isRoot(request)) plan.after.push_back(step(Kind::Divide, kRecv, kRecv, request.count));
+    if (isRoot(request) && request.nranks > 1) plan.after.push_back(step(Kind::Divide, kRecv, kRecv, request.count));
   }
   return plan;
 }

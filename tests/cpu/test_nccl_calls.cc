@@ -30,6 +30,14 @@ class NcclCalls : public ::testing::Test {
     return comms;
   }
 
+  // Rank 1 of a world of two whose rank 0 lives in another process: each call goes to the communicator at once.
+  ncclComm_t secondOfTwo() {
+    ncclComm_t comm = nullptr;
+    EXPECT_EQ(shim_.commInitRank(&comm, 2, newId(shim_), 1, nullptr), ncclSuccess);
+    log_->take();
+    return comm;
+  }
+
   std::shared_ptr<EventLog> log_;
   FakePlatform* platform_ = nullptr;
   Shim shim_;
@@ -123,7 +131,7 @@ TEST_F(NcclCalls, ACapturedCallKeepsAScratchBlockOfItsOwn) {
 }
 
 TEST_F(NcclCalls, APreMultipliedSumScalesByTheOpsScalarThenSums) {
-  const auto comms = world(1);
+  const std::vector<ncclComm_t> comms{secondOfTwo()};
   float scalar = 0.25f;
   ncclRedOp_t op = ncclSum;
   ASSERT_EQ(shim_.redOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, comms[0]), ncclSuccess);
@@ -155,7 +163,7 @@ TEST_F(NcclCalls, APreMultipliedSumScalesByTheOpsScalarThenSums) {
 }
 
 TEST_F(NcclCalls, ADeviceScalarIsReadByTheKernelAndReduceScatterScalesIntoScratch) {
-  const auto comms = world(1);
+  const std::vector<ncclComm_t> comms{secondOfTwo()};
   double onDevice = 3;
   ncclRedOp_t op = ncclSum;
   ASSERT_EQ(shim_.redOpCreatePreMulSum(&op, &onDevice, ncclFloat64, ncclScalarDevice, comms[0]), ncclSuccess);
@@ -163,7 +171,7 @@ TEST_F(NcclCalls, ADeviceScalarIsReadByTheKernelAndReduceScatterScalesIntoScratc
   const std::vector<Event> events = log_->take();
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].transform.deviceScalar, &onDevice);
-  EXPECT_EQ(events[0].count, 2u);  // one rank: its whole input is 1 x 2
+  EXPECT_EQ(events[0].count, 4u);  // its whole input: 2 ranks x 2
   EXPECT_NE(events[0].recv, b_);   // scratch
   EXPECT_EQ(events[1].what, "reduceScatter");
   EXPECT_EQ(events[1].send, events[0].recv);
@@ -175,35 +183,37 @@ TEST_F(NcclCalls, ADeviceScalarIsReadByTheKernelAndReduceScatterScalesIntoScratc
 }
 
 TEST_F(NcclCalls, AnIntegerAverageIsTheSumDividedOnTheRoot) {
-  const auto comms = world(1);
+  const std::vector<ncclComm_t> comms{secondOfTwo()};
   std::int32_t in[4] = {};
   std::int32_t out[4] = {};
-  ASSERT_EQ(shim_.reduce(in, out, 4, ncclInt32, ncclAvg, 0, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.reduce(in, out, 4, ncclInt32, ncclAvg, 1, comms[0], nullptr), ncclSuccess);
   const std::vector<Event> events = log_->take();
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].what, "reduce");
   EXPECT_EQ(events[0].op, ReduceOp::Sum);
   EXPECT_EQ(events[1].what, "transform Divide");
   EXPECT_EQ(events[1].recv, out);
-  EXPECT_EQ(events[1].transform.divisor, 1);
+  EXPECT_EQ(events[1].transform.divisor, 2);
+  ASSERT_EQ(shim_.reduce(in, out, 4, ncclInt32, ncclAvg, 0, comms[0], nullptr), ncclSuccess);
+  EXPECT_EQ(log_->names(), Names{"reduce r1"});  // not the root: nothing to divide
 }
 
 TEST_F(NcclCalls, AnAllToAllInPlaceCopiesItsInputAside) {
-  const auto comms = world(1);
+  const std::vector<ncclComm_t> comms{secondOfTwo()};
   ASSERT_EQ(shim_.allToAll(a_, a_, 8, ncclFloat32, comms[0], nullptr), ncclSuccess);
   std::vector<Event> events = log_->take();
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].what, "transform Copy");
-  EXPECT_EQ(events[0].count, 32u);  // bytes
+  EXPECT_EQ(events[0].count, 64u);  // bytes: 8 floats for each of 2 ranks
   EXPECT_EQ(events[1].what, "allToAll");
   EXPECT_EQ(events[1].send, events[0].recv);
   EXPECT_EQ(events[1].recv, a_);
   ASSERT_EQ(shim_.allToAll(a_, b_, 8, ncclFloat32, comms[0], nullptr), ncclSuccess);
-  EXPECT_EQ(log_->names(), Names{"allToAll r0"});
+  EXPECT_EQ(log_->names(), Names{"allToAll r1"});
 }
 
 TEST_F(NcclCalls, CopiesOfFp8GoAsBytes) {
-  const auto comms = world(1);
+  const std::vector<ncclComm_t> comms{secondOfTwo()};
   ASSERT_EQ(shim_.broadcast(a_, b_, 5, ncclFloat8e4m3, 0, comms[0], nullptr), ncclSuccess);
   ASSERT_EQ(shim_.allGather(a_, b_, 5, ncclFloat8e5m2, comms[0], nullptr), ncclSuccess);
   const std::vector<Event> events = log_->take();
@@ -212,6 +222,40 @@ TEST_F(NcclCalls, CopiesOfFp8GoAsBytes) {
     EXPECT_EQ(event.type, DataType::U8);
     EXPECT_EQ(event.count, 5u);
   }
+}
+
+// In a world of one every collective's result is its input: as NCCL, nothing is queued for a call in place and
+// its send buffer is copied otherwise; the shim's own passes still run (a pre-multiplied sum still scales).
+TEST_F(NcclCalls, AWorldOfOneQueuesNothingInPlaceAndACopyOtherwise) {
+  const auto comms = world(1);
+  ASSERT_EQ(shim_.allReduce(b_, b_, 8, ncclFloat32, ncclSum, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.reduceScatter(b_, b_, 8, ncclBfloat16, ncclMax, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.allGather(b_, b_, 8, ncclInt8, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.broadcast(b_, b_, 8, ncclFloat64, 0, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.allToAll(b_, b_, 8, ncclFloat32, comms[0], nullptr), ncclSuccess);  // copied aside, then back
+  EXPECT_EQ(log_->names(), (Names{"transform Copy", "copy"}));
+  ASSERT_EQ(shim_.allReduce(a_, b_, 8, ncclFloat32, ncclAvg, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.reduce(a_, b_, 6, ncclInt32, ncclAvg, 0, comms[0], nullptr), ncclSuccess);  // nothing to divide
+  ASSERT_EQ(shim_.allGather(a_, b_, 5, ncclFloat8e4m3, comms[0], nullptr), ncclSuccess);
+  ASSERT_EQ(shim_.reduceScatter(a_, b_, 3, ncclFloat64, ncclSum, comms[0], nullptr), ncclSuccess);
+  const std::vector<Event> copies = log_->take();
+  ASSERT_EQ(copies.size(), 4u);
+  const std::size_t bytes[] = {32, 24, 5, 24};
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    EXPECT_EQ(copies[i].what, "copy");
+    EXPECT_EQ(copies[i].send, a_);
+    EXPECT_EQ(copies[i].recv, b_);
+    EXPECT_EQ(copies[i].count, bytes[i]);
+  }
+  float scalar = 0.5f;
+  ncclRedOp_t op = ncclSum;
+  ASSERT_EQ(shim_.redOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, comms[0]), ncclSuccess);
+  ASSERT_EQ(shim_.allReduce(a_, b_, 8, ncclFloat32, op, comms[0], nullptr), ncclSuccess);
+  EXPECT_EQ(log_->names(), Names{"transform Scale"});  // into recv: the sum of one is in place
+  ASSERT_EQ(shim_.allReduce(a_, b_, 8, ncclFloat8e5m2, ncclSum, comms[0], nullptr), ncclSuccess);
+  EXPECT_EQ(log_->names(), (Names{"transform Widen", "transform Narrow"}));
+  EXPECT_EQ(shim_.allReduce(a_, b_, 0, ncclFloat32, ncclSum, comms[0], nullptr), ncclSuccess);
+  EXPECT_TRUE(log_->take().empty());
 }
 
 TEST_F(NcclCalls, GatherAndScatterAreSendRecvGroupsWithTheRootsOwnPartCopied) {
