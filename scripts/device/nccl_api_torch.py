@@ -112,6 +112,8 @@ def collectives(rank, world, device, checks, group=None, tag="", global_rank=lam
 
 
 def point_to_point(rank, world, device, checks):
+    if world == 1:
+        return  # PyTorch refuses a send to the sender's own rank
     n = world
     peer_next, peer_prev = (rank + 1) % n, (rank - 1) % n
     got = torch.empty(4096, device=device)
