@@ -38,7 +38,7 @@ flags=(-std=c++17 -O1 -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion -
        -Isrc -Itests)
 g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden src/net/mpi_shim/peerlink_mpi.cc -L"$lib" -lmpich \
   -o "$work/libpeerlink_mpi.so"
-g++ "${flags[@]}" -DFMT_HEADER_ONLY=1 -Iinclude -I"$build/generated" -I"$cuda/include" tests/mpi/net_e2e.cc \
+g++ "${flags[@]}" -Iinclude -I"$build/generated" -I"$cuda/include" tests/mpi/net_e2e.cc \
   "$build/libpeerlink.a" -L"$cuda/lib64" -lcudart_static -ldl -lpthread -lrt -L"$lib" -lmpich \
   -o "$work/net_e2e"
 version=$("$root/usr/bin/mpichversion" 2>/dev/null || true)
