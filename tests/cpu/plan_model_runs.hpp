@@ -1,13 +1,21 @@
-// What the tests of the plan's fit share (test_plan_fit.cc, test_plan_host_processes.cc): saved runs whose cells
-// are a model's own predictions, so a fit must recover that model.
+// What the tests of the plan's model share (test_plan_fit.cc, test_plan_host_paths.cc, test_plan_host_processes.cc):
+// sizes, the names of the saved host runs, and saved runs whose cells are a model's own predictions, so a fit must
+// recover that model.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "plan/processes.hpp"
 #include "plan_runs.hpp"
 
 namespace peerlink::plan {
+
+inline constexpr std::size_t kKiB = 1 << 10;
+inline constexpr std::size_t kMiB = 1 << 20;
+/// The machines of the fitted runs through host memory on 2x H200 (src/plan/model.json): one process, one per GPU.
+inline constexpr const char* kOneProcess = "2x NVIDIA H200, one process, through host memory";
+inline constexpr const char* kTwoProcesses = "2x NVIDIA H200, 2 processes, through host memory";
 
 /// `runs` with every cell's time replaced by `model`'s prediction of it, along the way the cell recorded.
 inline std::vector<MeasuredRun> syntheticRuns(std::vector<MeasuredRun> runs, const CostModel& model) {

@@ -19,6 +19,7 @@
 #include "plan/host_predict.hpp"
 #include "plan/host_traffic.hpp"
 #include "plan/processes.hpp"
+#include "plan_model_runs.hpp"
 #include "plan_runs.hpp"
 #include "topology_fixture.hpp"
 
@@ -27,11 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::loadTopologyFixture;
-
-constexpr std::size_t kKiB = 1 << 10;
-constexpr std::size_t kMiB = 1 << 20;
-constexpr const char* kOneProcess = "2x NVIDIA H200, one process, through host memory";
-constexpr const char* kTwoProcesses = "2x NVIDIA H200, 2 processes, through host memory";
 
 std::vector<int> firstGpus(int n) {
   std::vector<int> gpus;

@@ -29,11 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::loadTopologyFixture;
 
-constexpr std::size_t kKiB = 1 << 10;
-constexpr std::size_t kMiB = 1 << 20;
-constexpr const char* kTwoProcesses = "2x NVIDIA H200, 2 processes, through host memory";
-constexpr const char* kOneProcess = "2x NVIDIA H200, one process, through host memory";
-
 // The first n GPUs of the 4x H200 fixture, through host memory (PEERLINK_COLL_HOST_STAGED=all) or over NVLink.
 struct Gpus {
   explicit Gpus(bool throughHost, int n = 2) : ranks(n) {
