@@ -1,0 +1,129 @@
+// A preload in front of the real NCCL for a DDP run in a world of one, where NCCL queues no GPU work for an in-place
+// all-reduce: this one queues a piece of work of its own instead, in the caller's stream (PyTorch's process-group
+// stream, where it waits for the gradients as a collective's kernel would), to tell which kinds of waiting work
+// cost the compute stream's launches in DDP's own arrangement. INTERPOSE_WORK picks it:
+//   plain   a kernel of one block of 32 threads
+//   wide    a kernel of 32 blocks of 512 threads (the grid of peerlink's bucket all-reduces)
+//   touch   the wide kernel reading and writing the bucket in place (x = x + 0)
+//   pdl     the plain kernel, launched allowing programmatic stream serialization
+//   cluster the wide kernel as clusters of 4 blocks in the remote memory-sync domain (NCCL's launch on Hopper)
+//   graph   the plain kernel as a one-node CUDA graph, launched (peerlink's eager launch graphs)
+//   memset  a 4-byte cudaMemsetAsync
+//   event   a cudaEventRecord alone
+// Every other call goes to the next library. At exit it prints what it queued.
+//   nvcc -O2 -arch=sm_90 -shared -Xcompiler -fPIC -o ddp_waiting.so ddp_waiting.cu -ldl
+//   LD_PRELOAD=ddp_waiting.so INTERPOSE_WORK=plain torchrun ...
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+long queued = 0;
+const char* work = nullptr;
+int* scratch = nullptr;
+cudaEvent_t event = nullptr;
+cudaGraphExec_t graph = nullptr;
+
+__global__ void nothing(int* flag) {
+  if (flag != nullptr && threadIdx.x == 1000) *flag = 1;
+}
+
+__global__ void touch(float* data, size_t count) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+    data[i] = data[i] + 0.0f;
+  }
+}
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "ddp_waiting: %s: %s\n", what, cudaGetErrorString(status));
+    std::abort();
+  }
+}
+
+void report() {
+  if (work != nullptr) std::fprintf(stderr, "ddp_waiting: queued %ld pieces of work '%s'\n", queued, work);
+}
+
+void queueWork(void* recv, size_t count, ncclDataType_t type, cudaStream_t stream) {
+  if (scratch == nullptr) {
+    check(cudaMalloc(&scratch, 64), "cudaMalloc");
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+    std::atexit(report);
+  }
+  if (std::strcmp(work, "plain") == 0) {
+    nothing<<<1, 32, 0, stream>>>(scratch);
+  } else if (std::strcmp(work, "wide") == 0) {
+    nothing<<<32, 512, 0, stream>>>(scratch);
+  } else if (std::strcmp(work, "touch") == 0 && type == ncclFloat32) {
+    touch<<<32, 512, 0, stream>>>(static_cast<float*>(recv), count);
+  } else if (std::strcmp(work, "pdl") == 0) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(1);
+    config.blockDim = dim3(32);
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    check(cudaLaunchKernelEx(&config, nothing, scratch), "cudaLaunchKernelEx pdl");
+  } else if (std::strcmp(work, "cluster") == 0) {
+    cudaLaunchAttribute attributes[2] = {};
+    attributes[0].id = cudaLaunchAttributeClusterDimension;
+    attributes[0].val.clusterDim.x = 4;
+    attributes[0].val.clusterDim.y = 1;
+    attributes[0].val.clusterDim.z = 1;
+    attributes[1].id = cudaLaunchAttributeMemSyncDomain;
+    attributes[1].val.memSyncDomain = cudaLaunchMemSyncDomainRemote;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(32);
+    config.blockDim = dim3(512);
+    config.stream = stream;
+    config.attrs = attributes;
+    config.numAttrs = 2;
+    check(cudaLaunchKernelEx(&config, nothing, scratch), "cudaLaunchKernelEx cluster");
+  } else if (std::strcmp(work, "graph") == 0) {
+    if (graph == nullptr) {
+      cudaStream_t capture = nullptr;
+      check(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking), "cudaStreamCreate");
+      cudaGraph_t captured = nullptr;
+      check(cudaStreamBeginCapture(capture, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+      nothing<<<1, 32, 0, capture>>>(scratch);
+      check(cudaStreamEndCapture(capture, &captured), "cudaStreamEndCapture");
+      check(cudaGraphInstantiate(&graph, captured, 0), "cudaGraphInstantiate");
+      check(cudaGraphDestroy(captured), "cudaGraphDestroy");
+      check(cudaStreamDestroy(capture), "cudaStreamDestroy");
+    }
+    check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
+  } else if (std::strcmp(work, "memset") == 0) {
+    check(cudaMemsetAsync(scratch, 0, 4, stream), "cudaMemsetAsync");
+  } else if (std::strcmp(work, "event") == 0) {
+    check(cudaEventRecord(event, stream), "cudaEventRecord");
+  } else {
+    return;
+  }
+  check(cudaGetLastError(), "launch");
+  ++queued;
+}
+
+}  // namespace
+
+extern "C" ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  using AllReduce = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+  static AllReduce next = reinterpret_cast<AllReduce>(dlsym(RTLD_NEXT, "ncclAllReduce"));
+  const ncclResult_t result = next(sendbuff, recvbuff, count, datatype, op, comm, stream);
+  if (work == nullptr) work = std::getenv("INTERPOSE_WORK");
+  int ranks = 0;
+  if (result == ncclSuccess && work != nullptr && sendbuff == recvbuff && ncclCommCount(comm, &ranks) == ncclSuccess &&
+      ranks == 1) {
+    queueWork(recvbuff, count, datatype, stream);
+  }
+  return result;
+}
