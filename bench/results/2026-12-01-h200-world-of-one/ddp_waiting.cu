@@ -10,7 +10,7 @@
 //   graph   the plain kernel as a one-node CUDA graph, launched (peerlink's eager launch graphs)
 //   memset  a 4-byte cudaMemsetAsync
 //   event   a cudaEventRecord alone
-// Every other call goes to the next library. At exit it prints what it queued.
+// The all-reduce itself still goes to NCCL. At exit it prints what it queued.
 //   nvcc -O2 -arch=sm_90 -shared -Xcompiler -fPIC -o ddp_waiting.so ddp_waiting.cu -ldl
 //   LD_PRELOAD=ddp_waiting.so INTERPOSE_WORK=plain torchrun ...
 #include <cuda_runtime.h>
@@ -112,16 +112,30 @@ void queueWork(void* recv, size_t count, ncclDataType_t type, cudaStream_t strea
   ++queued;
 }
 
+// PyTorch's NCCL is a dependency of a Python extension, loaded into a local scope that RTLD_NEXT does not search:
+// it is found by its name among the loaded libraries.
+void* nccl(const char* name) {
+  static void* library = dlopen("libnccl.so.2", RTLD_NOLOAD | RTLD_LAZY);
+  void* symbol = library != nullptr ? dlsym(library, name) : nullptr;
+  if (symbol == nullptr) {
+    std::fprintf(stderr, "ddp_waiting: no %s in a loaded libnccl.so.2\n", name);
+    std::abort();
+  }
+  return symbol;
+}
+
 }  // namespace
 
 extern "C" ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                       ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   using AllReduce = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-  static AllReduce next = reinterpret_cast<AllReduce>(dlsym(RTLD_NEXT, "ncclAllReduce"));
+  using CommCount = ncclResult_t (*)(ncclComm_t, int*);
+  static const auto next = reinterpret_cast<AllReduce>(nccl("ncclAllReduce"));
+  static const auto commCount = reinterpret_cast<CommCount>(nccl("ncclCommCount"));
   const ncclResult_t result = next(sendbuff, recvbuff, count, datatype, op, comm, stream);
   if (work == nullptr) work = std::getenv("INTERPOSE_WORK");
   int ranks = 0;
-  if (result == ncclSuccess && work != nullptr && sendbuff == recvbuff && ncclCommCount(comm, &ranks) == ncclSuccess &&
+  if (result == ncclSuccess && work != nullptr && sendbuff == recvbuff && commCount(comm, &ranks) == ncclSuccess &&
       ranks == 1) {
     queueWork(recvbuff, count, datatype, stream);
   }
