@@ -5,6 +5,10 @@
 //   plain   a kernel of one block of 32 threads
 //   wide    a kernel of 32 blocks of 512 threads (the grid of peerlink's bucket all-reduces)
 //   touch   the wide kernel reading and writing the bucket in place (x = x + 0)
+//   touch132  touch on 132 blocks (one per SM of the H200, the grid of peerlink's kernels by default)
+//   excl32, excl132, excl1  touch on 32, 132 or 1 blocks, each taking 200 KiB of shared memory, so an SM
+//           holding one runs nothing else
+//   griddep touch132 starting with griddepcontrol.wait and launch_dependents (as peerlink's kernels do)
 //   pdl     the plain kernel, launched allowing programmatic stream serialization
 //   cluster the wide kernel as clusters of 4 blocks in the remote memory-sync domain (NCCL's launch on Hopper)
 //   graph   the plain kernel as a one-node CUDA graph, launched (peerlink's eager launch graphs)
@@ -34,7 +38,12 @@ __global__ void nothing(int* flag) {
 }
 
 __global__ void touch(float* data, size_t count) {
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += size_t{gridDim.x} * blockDim.x) {
+#if __CUDA_ARCH__ >= 900
+  if (blockDim.y == 2) asm volatile("griddepcontrol.wait;\n griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  const unsigned int threads = blockDim.x * blockDim.y;
+  const unsigned int thread = threadIdx.y * blockDim.x + threadIdx.x;
+  for (size_t i = size_t{blockIdx.x} * threads + thread; i < count; i += size_t{gridDim.x} * threads) {
     data[i] = data[i] + 0.0f;
   }
 }
@@ -62,6 +71,15 @@ void queueWork(void* recv, size_t count, ncclDataType_t type, cudaStream_t strea
     nothing<<<32, 512, 0, stream>>>(scratch);
   } else if (std::strcmp(work, "touch") == 0 && type == ncclFloat32) {
     touch<<<32, 512, 0, stream>>>(static_cast<float*>(recv), count);
+  } else if (std::strcmp(work, "touch132") == 0 && type == ncclFloat32) {
+    touch<<<132, 512, 0, stream>>>(static_cast<float*>(recv), count);
+  } else if (std::strcmp(work, "griddep") == 0 && type == ncclFloat32) {
+    touch<<<132, dim3(256, 2), 0, stream>>>(static_cast<float*>(recv), count);  // blockDim.y 2: the griddep prologue
+  } else if (std::strncmp(work, "excl", 4) == 0 && type == ncclFloat32) {
+    constexpr int kShared = 200 << 10;
+    static const cudaError_t allowed = cudaFuncSetAttribute(touch, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared);
+    check(allowed, "cudaFuncSetAttribute");
+    touch<<<std::atoi(work + 4), 512, kShared, stream>>>(static_cast<float*>(recv), count);
   } else if (std::strcmp(work, "pdl") == 0) {
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
