@@ -77,7 +77,8 @@ void queueWork(void* recv, size_t count, ncclDataType_t type, cudaStream_t strea
     touch<<<132, dim3(256, 2), 0, stream>>>(static_cast<float*>(recv), count);  // blockDim.y 2: the griddep prologue
   } else if (std::strncmp(work, "excl", 4) == 0 && type == ncclFloat32) {
     constexpr int kShared = 200 << 10;
-    static const cudaError_t allowed = cudaFuncSetAttribute(touch, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared);
+    static const cudaError_t allowed =
+        cudaFuncSetAttribute(touch, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared);
     check(allowed, "cudaFuncSetAttribute");
     touch<<<std::atoi(work + 4), 512, kShared, stream>>>(static_cast<float*>(recv), count);
   } else if (std::strcmp(work, "pdl") == 0) {
