@@ -5,11 +5,15 @@ communication streams (every other stream: the process group's, and the library'
 how much of their work no compute overlapped. Which library ran the communication does not matter here: the
 comparison of NCCL's steps with peerlink's is of these spans.
 
-nccl_api_torch.py --profile-steps N runs N more steps under the profiler and calls profile_steps; analyse() is pure
-(tests/scripts/test_ddp_profile.py). Times in microseconds.
+nccl_api_torch.py --profile-steps N runs N more steps under the profiler and calls profile_steps; analyse() and
+backward_gaps() are pure (tests/scripts/test_ddp_profile.py). Times in microseconds. Run as a program over saved
+runs' JSON (nccl_api_torch.py --out, with --profile-steps), it prints each run's backward gaps:
+
+  python3 scripts/device/ddp_profile.py gaps /tmp/call-nccl-api-ddp/ddp-*.json
 """
 import json
 import os
+import sys
 import statistics
 import tempfile
 
@@ -131,6 +135,32 @@ def analyse(events, step_name=STEP_NAME, timeline_steps=2):
             "sync_ops": {key: count / len(rows) for key, count in sorted(sync_ops.items())} if rows else {}}
 
 
+def backward_gaps(timeline, first=90):
+    """Per profiled step of an analyse() timeline: the mean gap between the compute stream's operations from its
+    `first`-th on (the backward pass of the 77 M-parameter model run-nccl-api.sh's ddp phase profiles: the gaps the
+    GPU leaves between kernels the host queued long before), and the other streams' GPU time in that step. Returns
+    [(step, mean gap or None, other streams' us)]."""
+    rows = []
+    for step in sorted({entry[0] for entry in timeline}):
+        compute = sorted((e for e in timeline if e[0] == step and e[1] == "compute"), key=lambda e: e[3])
+        gaps = [b[3] - (a[3] + a[4]) for a, b in zip(compute[first:], compute[first + 1:])]
+        other = sum(e[4] for e in timeline if e[0] == step and e[1] != "compute")
+        rows.append((step, statistics.mean(gaps) if gaps else None, other))
+    return rows
+
+
+def print_gaps(paths):
+    """One line per saved run: its backward gaps and other streams' time per profiled step."""
+    for path in paths:
+        with open(path) as f:
+            profile = json.load(f).get("ddp_profile")
+        if not profile:
+            continue  # a run without --profile-steps, or a comparison's JSON
+        cells = ["%.2f us (other streams %.0f us)" % (gap, other) if gap is not None else "-"
+                 for _, gap, other in backward_gaps(profile["timeline"])]
+        print("%s: backward gaps by profiled step: %s" % (os.path.basename(path), "; ".join(cells)))
+
+
 def profile_steps(step, steps):
     """Runs step() `steps` times under torch.profiler, each in an annotation named STEP_NAME, and analyses the
     trace. step() must synchronize the GPU before it returns, so the step's GPU work lies inside its annotation."""
@@ -155,3 +185,9 @@ def profile_steps(step, steps):
     finally:
         os.remove(path)
     return analyse(events)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] != "gaps":
+        sys.exit("usage: ddp_profile.py gaps RUN.json...")
+    print_gaps(sys.argv[2:])

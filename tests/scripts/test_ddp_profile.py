@@ -110,6 +110,15 @@ class AnalyseTest(unittest.TestCase):
         self.assertEqual(result["sync_ops"], {"Stream Wait Event on stream 20, wait_on_stream 7": 1.0,
                                               "Stream Wait Event on stream 21, wait_on_stream 20": 0.5})
 
+    def test_backward_gaps_from_the_first_given_kernel_on(self):
+        # Step 1: compute kernels of 2 us at 0, 3, 7, 12 (gaps 1, 2, 3) and a comm kernel of 10 us; step 2: one
+        # compute kernel, so no gap.
+        timeline = [[1, "compute", 7, 0, 2, "a", None], [1, "compute", 7, 3, 2, "b", None],
+                    [1, "compute", 7, 12, 2, "d", None], [1, "compute", 7, 7, 2, "c", None],
+                    [1, "comm", 20, 4, 10, "r", None], [2, "compute", 7, 0, 2, "a", None]]
+        self.assertEqual(ddp_profile.backward_gaps(timeline, first=0), [(1, 2.0, 10), (2, None, 0)])
+        self.assertEqual(ddp_profile.backward_gaps(timeline, first=1), [(1, 2.5, 10), (2, None, 0)])
+
     def test_no_steps_or_no_kernels(self):
         self.assertEqual(ddp_profile.analyse([op("k", 0, 1, 7)])["steps"], [])
         self.assertEqual(ddp_profile.analyse([step(0, 10)])["steps"], [])

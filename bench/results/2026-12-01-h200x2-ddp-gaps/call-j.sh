@@ -10,18 +10,4 @@ DDP_ROUNDS=1 DDP_ARGS="--model-width 1024 --model-layers 6 --batch 32 --profile-
   timeout 500 scripts/device/run-nccl-api.sh ddp 2 > /tmp/ddp.log 2>&1
 cp /tmp/ddp.log /tmp/call-nccl-api-ddp/; tar czf $OUT/ddp.tar.gz -C /tmp call-nccl-api-ddp; rm -f $OUT/call-nccl-api-ddp.tar.gz
 grep -E "mean / NCCL" /tmp/ddp.log | cut -c1-80
-python3 - <<'PY'
-import glob, json, statistics
-for path in sorted(glob.glob("/tmp/call-nccl-api-ddp/ddp-*.json")):
-    profile = json.load(open(path)).get("ddp_profile")
-    if not profile: continue
-    tl = profile["timeline"]
-    means = []
-    for step in sorted({e[0] for e in tl}):
-        comp = sorted((e for e in tl if e[0] == step and e[1] == "compute"), key=lambda e: e[3])
-        gaps = [b[3] - (a[3] + a[4]) for a, b in zip(comp[90:], comp[91:])]
-        means.append("%.2f" % statistics.mean(gaps))
-    other = [e[4] for e in tl if e[0] == 1 and e[1] != "compute"]
-    print(path.split("/")[-1], "backward gaps (us):", " ".join(means), "; collective kernels, step 1: %d, %.0f us" %
-          (len(other), sum(other)))
-PY
+python3 scripts/device/ddp_profile.py gaps /tmp/call-nccl-api-ddp/ddp-*.json
