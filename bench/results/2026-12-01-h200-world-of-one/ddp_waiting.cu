@@ -9,6 +9,8 @@
 //   excl32, excl132, excl1  touch on 32, 132 or 1 blocks, each taking 200 KiB of shared memory, so an SM
 //           holding one runs nothing else
 //   griddep touch132 starting with griddepcontrol.wait and launch_dependents (as peerlink's kernels do)
+//   vec132, vec32  the bucket read and written in 16-byte words, four in flight a thread (as peerlink's copies
+//           do: at full memory bandwidth), on 132 or 32 blocks of 512 threads
 //   pdl     the plain kernel, launched allowing programmatic stream serialization
 //   cluster the wide kernel as clusters of 4 blocks in the remote memory-sync domain (NCCL's launch on Hopper)
 //   graph   the plain kernel as a one-node CUDA graph, launched (peerlink's eager launch graphs)
@@ -48,6 +50,22 @@ __global__ void touch(float* data, size_t count) {
   }
 }
 
+__global__ void touchVectors(uint4* data, size_t count) {
+  constexpr int kInFlight = 4;
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride * kInFlight) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) {
+      if (i + k * stride < count) v[k] = data[i + k * stride];
+    }
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) {
+      if (i + k * stride < count) data[i + k * stride] = v[k];
+    }
+  }
+}
+
 void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     std::fprintf(stderr, "ddp_waiting: %s: %s\n", what, cudaGetErrorString(status));
@@ -81,6 +99,8 @@ void queueWork(void* recv, size_t count, ncclDataType_t type, cudaStream_t strea
         cudaFuncSetAttribute(touch, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared);
     check(allowed, "cudaFuncSetAttribute");
     touch<<<std::atoi(work + 4), 512, kShared, stream>>>(static_cast<float*>(recv), count);
+  } else if (std::strncmp(work, "vec", 3) == 0 && type == ncclFloat32) {
+    touchVectors<<<std::atoi(work + 3), 512, 0, stream>>>(static_cast<uint4*>(recv), count / 4);  // tail left
   } else if (std::strcmp(work, "pdl") == 0) {
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
