@@ -9,6 +9,9 @@
 //   excl32, excl132, excl1  touch on 32, 132 or 1 blocks, each taking 200 KiB of shared memory, so an SM
 //           holding one runs nothing else
 //   griddep touch132 starting with griddepcontrol.wait and launch_dependents (as peerlink's kernels do)
+//   args512, args4k  the plain kernel taking a 512-byte or 4 KiB argument struct (__grid_constant__, as peerlink's)
+//   reaimed the graph's kernel node given new arguments before each launch (cudaGraphExecKernelNodeSetParams, as
+//           peerlink's eager launch graphs are)
 //   vec132, vec32  the bucket read and written in 16-byte words, four in flight a thread (as peerlink's copies
 //           do: at full memory bandwidth), on 132 or 32 blocks of 512 threads
 //   pdl     the plain kernel, launched allowing programmatic stream serialization
@@ -64,6 +67,17 @@ __global__ void touchVectors(uint4* data, size_t count) {
       if (i + k * stride < count) data[i + k * stride] = v[k];
     }
   }
+}
+
+template <int Bytes>
+struct Block {
+  int* flag;
+  unsigned char bytes[Bytes - sizeof(int*)];
+};
+
+template <int Bytes>
+__global__ void nothingWith(const __grid_constant__ Block<Bytes> args) {
+  if (args.flag != nullptr && threadIdx.x == 1000) *args.flag = args.bytes[Bytes / 2];
 }
 
 void check(cudaError_t status, const char* what) {
@@ -127,6 +141,30 @@ void queueWork(void* recv, size_t count, ncclDataType_t type, cudaStream_t strea
     config.attrs = attributes;
     config.numAttrs = 2;
     check(cudaLaunchKernelEx(&config, nothing, scratch), "cudaLaunchKernelEx cluster");
+  } else if (std::strcmp(work, "args512") == 0) {
+    nothingWith<512><<<1, 32, 0, stream>>>(Block<512>{scratch, {}});
+  } else if (std::strcmp(work, "args4k") == 0) {
+    nothingWith<4096><<<1, 32, 0, stream>>>(Block<4096>{scratch, {}});
+  } else if (std::strcmp(work, "reaimed") == 0) {
+    static cudaGraph_t built = nullptr;
+    static cudaGraphNode_t node = nullptr;
+    static cudaGraphExec_t exec = nullptr;
+    static int* flag = nullptr;
+    cudaKernelNodeParams params{};
+    params.func = reinterpret_cast<void*>(nothing);
+    params.gridDim = dim3(1);
+    params.blockDim = dim3(32);
+    flag = scratch + (queued % 8);  // new arguments every launch
+    void* arguments[] = {&flag};
+    params.kernelParams = arguments;
+    if (exec == nullptr) {
+      check(cudaGraphCreate(&built, 0), "cudaGraphCreate");
+      check(cudaGraphAddKernelNode(&node, built, nullptr, 0, &params), "cudaGraphAddKernelNode");
+      check(cudaGraphInstantiate(&exec, built, 0), "cudaGraphInstantiate");
+    } else {
+      check(cudaGraphExecKernelNodeSetParams(exec, node, &params), "cudaGraphExecKernelNodeSetParams");
+    }
+    check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch reaimed");
   } else if (std::strcmp(work, "graph") == 0) {
     if (graph == nullptr) {
       cudaStream_t capture = nullptr;
