@@ -12,7 +12,7 @@
 //   args512, args4k  the plain kernel taking a 512-byte or 4 KiB argument struct (__grid_constant__, as peerlink's)
 //   reaimed the graph's kernel node given new arguments before each launch (cudaGraphExecKernelNodeSetParams, as
 //           peerlink's eager launch graphs are)
-//   plainevent, vecevent  the plain kernel, or vec132, then a cudaEventRecord behind it (as peerlink records one
+//   plainevent, copyevent  the plain kernel, or vec132, then a cudaEventRecord behind it (as peerlink records one
 //           behind each call to know when its work is done)
 //   vec132, vec32  the bucket read and written in 16-byte words, four in flight a thread (as peerlink's copies
 //           do: at full memory bandwidth), on 132 or 32 blocks of 512 threads
@@ -146,9 +146,9 @@ void queueWork(void* recv, size_t count, ncclDataType_t type, cudaStream_t strea
   } else if (std::strcmp(work, "plainevent") == 0) {
     nothing<<<1, 32, 0, stream>>>(scratch);
     check(cudaEventRecord(event, stream), "cudaEventRecord plainevent");
-  } else if (std::strcmp(work, "vecevent") == 0 && type == ncclFloat32) {
+  } else if (std::strcmp(work, "copyevent") == 0 && type == ncclFloat32) {
     touchVectors<<<132, 512, 0, stream>>>(static_cast<uint4*>(recv), count / 4);
-    check(cudaEventRecord(event, stream), "cudaEventRecord vecevent");
+    check(cudaEventRecord(event, stream), "cudaEventRecord copyevent");
   } else if (std::strcmp(work, "args512") == 0) {
     nothingWith<512><<<1, 32, 0, stream>>>(Block<512>{scratch, {}});
   } else if (std::strcmp(work, "args4k") == 0) {
