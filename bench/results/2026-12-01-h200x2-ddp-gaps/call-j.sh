@@ -1,8 +1,8 @@
 #!/bin/bash
-# Two H200s, for when two GPUs are lent: DDP (batch 32, profiled) with the bucket kernel's hold on the SMs varied, the
-# lead of the world-of-one probes (../2026-12-01-h200-world-of-one/: waiting costs nothing, running on SMs a kernel
-# holds costs). NCCL as it is and with 32 channels (LD_PRELOAD= empty: the real NCCL); peerlink as it is, its grid at
-# 8, 16 and 64 blocks; each run's backward gaps and its collective kernels' GPU time.
+# Two H200s, for when two GPUs are lent: DDP (batch 32, profiled) with the bucket kernel's grid varied (in a world of
+# one the grid did not matter: ../2026-12-01-h200-world-of-one/, call g). NCCL as it is and with 32 channels
+# (LD_PRELOAD= empty: the real NCCL); peerlink as it is, its grid at 8, 16 and 64 blocks; each run's backward gaps and
+# its collective kernels' GPU time.
 scripts/device/unpack-dist.sh >/dev/null
 runs="nccl ncclwide:LD_PRELOAD=,NCCL_MIN_NCHANNELS=32,NCCL_MAX_NCHANNELS=32 peerlink"
 runs="$runs blocks8:PEERLINK_COLL_MAX_BLOCKS=8 blocks16:PEERLINK_COLL_MAX_BLOCKS=16 blocks64:PEERLINK_COLL_MAX_BLOCKS=64"
