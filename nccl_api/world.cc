@@ -115,9 +115,9 @@ void NativeWorld::callBackend(const CollectiveCall& call, const void* send, void
   const std::size_t count = call.plan ? call.plan->call.count : call.count;
   if (size_ == 1) {
     // A world of one: every collective's result is its input. As NCCL, queue nothing for a call in place and a
-    // copy otherwise -- a kernel of peerlink's waiting in the caller's stream for its input costs the launches of
-    // the application's other streams (a DDP step's backward pass in a world of one: 2.4 us gaps against 1.4,
-    // bench/results/2026-12-01-h200x2-ddp-gaps).
+    // copy otherwise: peerlink's kernel there, moving nothing of use, lengthened the gaps between the application's
+    // own kernels (a DDP step's backward pass in a world of one: 2.4 us against 1.4,
+    // bench/results/2026-12-01-h200-world-of-one).
     if (send != recv && count > 0) {
       platform_.copy(devices_[indexOf(call.rank)], recv, send, count * dataTypeSize(type), call.stream);
     }
