@@ -13,8 +13,8 @@ runs' JSON (nccl_api_torch.py --out, with --profile-steps), it prints each run's
 """
 import json
 import os
-import sys
 import statistics
+import sys
 import tempfile
 
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
