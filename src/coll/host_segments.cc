@@ -35,8 +35,17 @@ void* mapSegment(const std::string& name, std::size_t bytes, bool create) {
       create ? ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600) : ::shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) throwSystemError(fmt::format("shm_open of {}", name), errno);
   FileDescriptor owned(fd);
-  if (create && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    throwSystemError(fmt::format("ftruncate of {} to {} bytes", name, bytes), errno);
+  if (create) {
+    // ftruncate alone would make a tmpfs file of any size without its pages: with less room left in /dev/shm
+    // than the segment needs, the first write past the room kills the process with SIGBUS. Reserve the pages.
+    const int error = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+    if (error == ENOSPC) {
+      throw Error(ErrorCode::SystemError,
+                  fmt::format("/dev/shm has no room for the {} bytes of {} (each rank of this host needs such a "
+                              "segment: df -h /dev/shm; in a container, docker run --shm-size=1g or --ipc=host)",
+                              bytes, name));
+    }
+    if (error != 0) throwSystemError(fmt::format("posix_fallocate of {} to {} bytes", name, bytes), error);
   }
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) throwSystemError(fmt::format("mmap of {} ({} bytes)", name, bytes), errno);

@@ -453,9 +453,11 @@ void checkContainer(const Context& c) {
   const std::int64_t shm = c.snapshot.devShmBytes;
   if (shm >= 0 && shm < kMinDevShmBytes) {
     c.add("small_dev_shm", Verdict::Ok,
-          fmt::format("/dev/shm is {}: peerlink does not use it, but NCCL (peerlink coll runs it) keeps shared-memory "
-                      "segments there and may fail with \"Error while creating shared memory segment\"",
-                      fmt::format("{} MiB", shm >> 20)),
+          fmt::format("/dev/shm is {} MiB: where a GPU cannot reach another's memory, ranks in different processes "
+                      "stage through it (a little over 32 MiB per rank of this host) and a communicator fails to start "
+                      "when it has no room; NCCL (peerlink coll runs it) keeps shared-memory segments there and may "
+                      "fail with \"Error while creating shared memory segment\"",
+                      shm >> 20),
           "docker run --shm-size=1g (or --ipc=host); in Kubernetes mount an emptyDir with medium: Memory at /dev/shm",
           {});
   }

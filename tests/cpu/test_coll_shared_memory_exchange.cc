@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,6 +21,8 @@
 #include "coll/bootstrap_exchange.hpp"
 #include "coll/host_segments.hpp"
 #include "coll/shared_memory_exchange.hpp"
+#include "child_process.hpp"
+#include "full_filesystem.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/error.hpp"
 
@@ -334,6 +338,48 @@ TEST(HostSegments, ASegmentOneProcessCannotOpenFailsEveryProcessNamingIt) {
   for (const std::string& error : errors) EXPECT_NE(error.find("rank(s) 0 could not"), std::string::npos) << error;
   EXPECT_NE(errors[0].find("shm_open of /peerlink-test-refused-0-1-gone"), std::string::npos) << errors[0];
   EXPECT_TRUE(namesInDevShm("test-refused").empty());
+}
+
+// A /dev/shm with less room than the segments (a container's 64 MiB, scaled down): making them fails on every
+// process with an Error naming /dev/shm and the fix -- never a segment that kills its process with SIGBUS at the
+// first write past the room.
+TEST(HostSegments, TooSmallADevShmIsNamedNotASigbusLater) {
+  constexpr int kRoomKib = 1024;
+  constexpr std::size_t kSegmentBytes = std::size_t{768} << 10;  // one fits, two do not
+  testing::Child probe([&] { return testing::mountSmallTmpfs("/dev/shm", kRoomKib).empty() ? testing::kChildOk : 1; });
+  if (probe.wait() != testing::kChildOk) {
+    GTEST_SKIP() << "cannot mount a tmpfs over /dev/shm here (needs root)";
+  }
+  testing::Child child([&] {
+    if (!testing::mountSmallTmpfs("/dev/shm", kRoomKib).empty()) return testing::kChildWrongResult;
+    std::vector<std::string> errors(2);
+    runWorld({{0}, {1}}, [&](std::size_t p, const World& world, const WorldAllGather& sockets) {
+      try {
+        std::vector<HostSegment> segments = mapHostSegments(world, sockets, kSegmentBytes, "test-small");
+        for (const int r : world.localRanks) {
+          std::memset(segments[static_cast<std::size_t>(r)].base, 1, kSegmentBytes);
+        }
+        unmapHostSegments(segments);
+      } catch (const Error& error) {
+        if (error.code() == ErrorCode::SystemError) errors[p] = error.what();
+      }
+    });
+    for (const std::string& error : errors) {
+      if (error.find("could not create or open the segments") == std::string::npos) {
+        std::fprintf(stderr, "[child] not the agreed failure: '%s'\n", error.c_str());
+        return testing::kChildWrongResult;
+      }
+    }
+    // The process that could not reserve its segment says why, and what to do.
+    const std::string& why = errors[0].find("/dev/shm has no room") != std::string::npos ? errors[0] : errors[1];
+    if (why.find("/dev/shm has no room for the 786432 bytes") == std::string::npos ||
+        why.find("--shm-size") == std::string::npos) {
+      std::fprintf(stderr, "[child] the failure does not name /dev/shm's room: '%s'\n", why.c_str());
+      return testing::kChildWrongResult;
+    }
+    return namesInDevShm("test-small").empty() ? testing::kChildOk : testing::kChildWrongResult;
+  });
+  EXPECT_EQ(child.wait(), testing::kChildOk) << "a signal's exit here is the SIGBUS of an unreserved segment";
 }
 
 }  // namespace

@@ -282,6 +282,7 @@ TEST(CheckPlatform, ContainerNamespacesSmallShmAndPtraceScope) {
   EXPECT_TRUE(has(only(findings, "container_ipc_namespace").fix, "--ipc=host"));
   const Finding shm = only(findings, "small_dev_shm");
   EXPECT_TRUE(has(shm.summary, "64 MiB")) << shm.summary;
+  EXPECT_TRUE(has(shm.summary, "stage through it")) << shm.summary;
   EXPECT_TRUE(has(shm.fix, "--shm-size=1g")) << shm.fix;
   EXPECT_TRUE(has(only(findings, "ptrace_scope").summary, "ptrace_scope is 1"));
 

@@ -371,7 +371,8 @@ TEST(FailureInjection, AFullTmpForTheSocketsIsNamed) {
   EXPECT_EQ(codes[1], kOk) << "rank 1";
 }
 
-// peerlink keeps nothing in /dev/shm (NCCL does): a full one changes nothing for a world of processes.
+// A full /dev/shm: the calls' exchange falls back to the bootstraps' sockets, and every result stays right (the
+// ring kernels keep nothing there).
 TEST(FailureInjection, AFullDevShmDoesNotMatter) {
   PEERLINK_REQUIRE_GPU();
   if (!probe().mountSkip.empty()) GTEST_SKIP() << probe().mountSkip;
