@@ -18,10 +18,10 @@
 
 #include <gtest/gtest.h>
 
+#include "child_process.hpp"
 #include "coll/bootstrap_exchange.hpp"
 #include "coll/host_segments.hpp"
 #include "coll/shared_memory_exchange.hpp"
-#include "child_process.hpp"
 #include "full_filesystem.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/error.hpp"
