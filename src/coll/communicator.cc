@@ -31,11 +31,11 @@
 #include "coll/comm_teardown.hpp"
 #include "coll/comm_validation.hpp"
 #include "coll/communicator_state.hpp"
+#include "coll/cross_process_way.hpp"
 #include "coll/node_decisions.hpp"
 #include "coll/registered_calls.hpp"
 #include "coll/shared_calls.hpp"
 #include "coll/sharing_choice.hpp"
-#include "coll/staging_plan.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/log.hpp"
 #include "core/parallel_each.hpp"
@@ -94,6 +94,19 @@ void discardingOnError(coll::CommState& state, Fn&& body) {
 }
 
 // Which way a call of a world that spans processes goes, once per collective and way in the COLL log.
+// The settings that decide the way of a call across processes, as the communicator holds them.
+coll::CrossProcessSettings crossProcessSettingsOf(const coll::CommState& comm) {
+  coll::CrossProcessSettings settings;
+  settings.sharing = comm.world.spansProcesses ? comm.shared.mode : coll::BufferSharing::Off;
+  settings.arenaRing = comm.arenaRing;
+  settings.arenaRingShape = comm.arenaRingShape;
+  settings.hasRingArea = comm.layout.hasRingArea;
+  settings.windowBytes = comm.layout.windowBytes;
+  settings.stageSerially = comm.stageSerially;
+  settings.maxBlocks = comm.maxBlocks;
+  return settings;
+}
+
 void logPathOnce(coll::CommState& state, const coll::CallArgs& shape, int way, const char* how) {
   const std::size_t index =
       static_cast<std::size_t>(shape.collective) * coll::CommState::kReachWays + static_cast<std::size_t>(way);
@@ -481,21 +494,22 @@ std::string Communicator::describeChoice(Collective collective, std::size_t byte
   }
   // Across processes: what every rank chooses without seeing the others' buffers, then the way the call goes.
   const CollectiveChoice choice = coll::callChoice(comm, collective, bytes, Fact::Unknown, Fact::Unknown);
-  if (kernelInfo(choice.kernel).flow == DataFlow::ThroughStages) {
-    return describe(choice) + "; across processes: on the callers' own buffers";
-  }
-  const bool shares = comm.world.spansProcesses && coll::sharesAtCall(comm.shared.mode, collective, bytes, false);
-  const std::string unshared =
-      comm.layout.hasRingArea && coll::runsAsArenaRing(collective, bytes, DataType::U8, comm.nranks, comm.arenaRing)
-          ? coll::describeArenaRing(
-                coll::arenaRingShape(coll::hostRingCallBytes(collective, bytes, DataType::U8, comm.nranks),
-                                     comm.arenaRingShape, comm.maxBlocks))
-          : "through the staging windows (chunks of half a window, " +
-                std::to_string(coll::stagingHalfBytes(comm.layout.windowBytes)) + " bytes for send and recv, " +
-                (comm.stageSerially ? "one after another)" : "each one's copies overlapping another's kernel)");
-  return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) +
-         "; across processes: so on registered windows, else " +
-         (shares ? "(eager, cudaMalloc memory) on buffers shared with the peers at the call, else " : "") + unshared;
+  const DataFlow flow = kernelInfo(choice.kernel).flow;
+  const coll::CrossProcessSettings settings = crossProcessSettingsOf(comm);
+  const auto wayOf = [&](bool registered, bool capturing) {
+    return coll::crossProcessWay(settings, collective, bytes, comm.nranks, flow, registered, capturing);
+  };
+  const auto say = [&](coll::CrossProcessWay way) {
+    return coll::describeCrossProcessWay(way, settings, collective, bytes, comm.nranks);
+  };
+  if (flow == DataFlow::ThroughStages) return describe(choice) + "; across processes: " + say(wayOf(false, false));
+  // A shared call falls back to the unshared way (captured, or buffers that are not cudaMalloc memory).
+  const coll::CrossProcessWay eager = wayOf(false, false);
+  const coll::CrossProcessWay unshared = wayOf(false, true);
+  return describe(coll::callChoice(comm, collective, bytes, Fact::No, Fact::Yes)) + "; across processes: so " +
+         say(wayOf(true, false)) + ", else " +
+         (eager == coll::CrossProcessWay::SharedAtCall ? "(eager) " + say(eager) + ", else " : std::string()) +
+         say(unshared);
 }
 
 std::optional<Error> Communicator::asyncError() {

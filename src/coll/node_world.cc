@@ -11,12 +11,14 @@
 
 #include "coll/comm_validation.hpp"
 #include "coll/node_decisions.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
 #include "core/log.hpp"
 #include "net/cuda_device_access.hpp"
 #include "net/mpi_library.hpp"
 #include "net/mpi_startup.hpp"
 #include "peerlink/error.hpp"
+#include "topology/gpu_cpus.hpp"
 
 namespace peerlink::coll {
 namespace {
@@ -98,6 +100,11 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   (void)bootstrap.allGather(&made, sizeof made);
   net::NetOptions options = net::NetOptions::fromParams(params);
   options.path = ready.path.path;
+  // The progress thread makes every MPI call and copies through pinned memory: near the GPU, as the launch threads.
+  const AffinityDecision near = decideNearGpu(params, localCpusOfDevice(device, params));
+  logInfo(LogSubsys::Coll, "CPU affinity of the MPI progress thread of rank {} (GPU {}): {}", rank_, device,
+          near.reason);
+  options.progressCpus = near.bindTo;
   net_ = std::make_unique<net::NetWorld>(std::move(p2p), options, net::cudaDeviceAccess(device), nullptr);
   const NodeGrid seen = net_->grid();
   if (seen.nodes != grid_.nodes || seen.ranksPerNode != grid_.ranksPerNode) {

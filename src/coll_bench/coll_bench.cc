@@ -10,8 +10,10 @@
 #include "coll/comm_setup.hpp"
 #include "coll_bench/coll_nodes.hpp"
 #include "coll_bench/coll_session.hpp"
+#include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
 #include "peerlink/error.hpp"
+#include "topology/gpu_cpus.hpp"
 
 namespace peerlink::coll {
 
@@ -198,6 +200,10 @@ CollWorld launchedWorld(const LaunchEnvironment& launch, const Params& params) {
     }
     device = *launch.localRank;
   }
+  // The process is peerlink's own: its main thread, and the threads it starts (which inherit its mask), run near the
+  // rank's GPU unless the launcher bound it already (mpirun's --bind-to, a cgroup).
+  bindCurrentThreadNearGpu(params, localCpusOfDevice(device, params),
+                           fmt::format("rank {} of peerlink coll (GPU {})", launch.rank, device));
   LaunchBootstrapOptions options;
   options.bootstrap = BootstrapOptions::fromParams(params);
   return CollWorld::launched(connectLaunchBootstrap(launch, params, options), device, params);

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "core/cpu_affinity.hpp"
+#include "core/log.hpp"
 #include "net/net_path.hpp"
 #include "peerlink/error.hpp"
 
@@ -268,6 +270,13 @@ void NetWorld::submitAndWait(const std::function<void()>& work) {
 }
 
 void NetWorld::progress() {
+  if (options_.progressCpus) {
+    try {
+      setCurrentThreadCpus(*options_.progressCpus);
+    } catch (const Error& error) {
+      logInfo(LogSubsys::Coll, "CPU affinity of the MPI progress thread: left as is ({})", error.what());
+    }
+  }
   for (;;) {
     lingerFor([&] { return queued_.load(std::memory_order_acquire) > 0 || stopping_.load(std::memory_order_acquire); });
     std::unique_lock<std::mutex> lock(mutex_);

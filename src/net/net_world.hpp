@@ -20,11 +20,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "coll/hierarchical_plan.hpp"
+#include "core/cpu_set.hpp"
 #include "net/net_call.hpp"
 #include "net/net_path.hpp"
 #include "net/plan_runner.hpp"
@@ -49,6 +51,7 @@ struct NetOptions {
   NetReduce reduce = NetReduce::Auto;                  ///< PEERLINK_NET_REDUCE
   std::size_t gpuReduceMinBytes = kGpuReduceMinBytes;  ///< Auto: one piece's smaller ones on the host (reducesOnHost)
   BootstrapOptions identity;                           ///< PEERLINK_HOSTID: who this process says it is
+  std::optional<CpuSet> progressCpus;                  ///< where the progress thread binds itself (none: left as is)
   static NetOptions fromParams(const Params& params);
 };
 

@@ -310,6 +310,64 @@ TEST(Cli, CollExplainNeedsNoGpu) {
   EXPECT_EQ(nlohmann::json::parse(forced.out)["rows"][0]["out_of_place"]["kernel"], "ce_two_shot");
 }
 
+// With --procs: the way each call goes across the processes, eager and in a graph. All-reduce on the 4-GPU fixture:
+// 256 KiB in LL lines on each rank's own buffers; 8 MiB needs the peers' buffers, which unregistered are out of
+// reach, so the arena ring (AUTO: all-reduces from 8 MiB); 256 MiB eager is shared at the call (AUTO: counts from 32
+// MiB), captured the arena ring (a graph would keep the peers' buffers); registered, the windows at every size
+// that needs the peers. Without sharing, an all-gather (never the arena ring under AUTO) stages.
+TEST(Cli, CollExplainAcrossProcessesSaysTheWayOfEachCall) {
+  const auto ways = [](const nlohmann::json& row) {
+    const nlohmann::json& across = row.at("across_processes");
+    return std::make_pair(across.at("eager").at("way").get<std::string>(),
+                          across.at("graph").at("way").get<std::string>());
+  };
+  const CliResult unregistered = runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "256M", "-f",
+                                         "32", "--procs", "4", "--json", "-"});
+  ASSERT_EQ(unregistered.code, kExitOk) << unregistered.err;
+  const nlohmann::json document = nlohmann::json::parse(unregistered.out);
+  EXPECT_EQ(document.at("processes"), 4);
+  EXPECT_EQ(document.at("registered"), false);
+  ASSERT_EQ(document.at("rows").size(), 3u);
+  using Ways = std::pair<std::string, std::string>;
+  EXPECT_EQ(ways(document["rows"][0]), Ways("own_buffers", "own_buffers"));
+  EXPECT_EQ(ways(document["rows"][1]), Ways("arena_ring", "arena_ring"));
+  EXPECT_EQ(ways(document["rows"][2]), Ways("shared_at_call", "arena_ring"));
+
+  const CliResult text =
+      runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256M", "-e", "256M", "--procs", "4"});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_NE(text.out.find("all_reduce, f32, 4 ranks in 4 processes (an NVLink mesh)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("      across processes: on buffers shared with the peers at the call (cudaMalloc memory), "
+                          "reaching them directly; in a graph: as the arena ring (64 blocks"),
+            std::string::npos)
+      << text.out;
+
+  const CliResult registered = runCli({"coll", "--explain", "--topo-file", kH200, "-b", "256K", "-e", "256M", "-f",
+                                       "32", "--procs", "2", "--register", "--json", "-"});
+  ASSERT_EQ(registered.code, kExitOk) << registered.err;
+  const nlohmann::json windows = nlohmann::json::parse(registered.out);
+  EXPECT_EQ(ways(windows["rows"][0]), Ways("own_buffers", "own_buffers"));
+  EXPECT_EQ(ways(windows["rows"][2]), Ways("registered_windows", "registered_windows"));
+
+  ::setenv("PEERLINK_COLL_SHARE_BUFFERS", "OFF", 1);
+  const CliResult gather = runCli({"coll", "--explain", "--topo-file", kH200, "-o", "all_gather", "-b", "1G", "-e",
+                                   "1G", "--procs", "2", "--json", "-"});
+  ::unsetenv("PEERLINK_COLL_SHARE_BUFFERS");
+  ASSERT_EQ(gather.code, kExitOk) << gather.err;
+  EXPECT_EQ(ways(nlohmann::json::parse(gather.out)["rows"][0]), Ways("staging_windows", "staging_windows"));
+}
+
+TEST(Cli, CollExplainAcrossProcessesRejectsWhatCannotBe) {
+  const CliResult many = runCli({"coll", "--explain", "--topo-file", kH200, "--procs", "5"});
+  EXPECT_EQ(many.code, kExitUsage);
+  EXPECT_EQ(many.err, "peerlink: --procs 5: the topology has 4 GPU(s), one a process\n");
+  EXPECT_EQ(runCli({"coll", "--explain", "--topo-file", kH200, "--procs", "1"}).code, kExitUsage);
+  EXPECT_EQ(runCli({"coll", "--explain", "--topo-file", kH200, "--procs", "2", "-g", "2"}).code, kExitUsage);
+  const CliResult alone = runCli({"coll", "--explain", "--topo-file", kH200, "--register"});
+  EXPECT_EQ(alone.code, kExitUsage);
+  EXPECT_NE(alone.err.find("give --procs N too"), std::string::npos) << alone.err;
+}
+
 TEST(Cli, CollExplainRejectsMeasuringOptionsAndTooManyGpus) {
   EXPECT_EQ(runCli({"coll", "--explain", "--topo-file", kH200, "-n", "5"}).code, kExitUsage);
   EXPECT_EQ(runCli({"coll", "--topo-file", kH200}).code, kExitUsage);  // --topo-file only explains

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "coll/arena_ring.hpp"
 #include "coll/call_sharing.hpp"
+#include "coll/cross_process_way.hpp"
 #include "coll/sharing_choice.hpp"
 #include "peerlink/error.hpp"
 
@@ -180,6 +182,53 @@ TEST(CallSharing, OnlyWorldsWhoseProcessesEachDriveOneGpuShareAtTheCall) {
   EXPECT_FALSE(everyProcessOnOneGpu(worldOf({{0, 1}, {2, 3}})));
   EXPECT_FALSE(everyProcessOnOneGpu(worldOf({{0, 1}, {0, 1}}))) << "4 ranks on 2 GPUs, two a process";
   EXPECT_FALSE(everyProcessOnOneGpu(worldOf({{0}, {1}, {2, 3}}))) << "one process of two GPUs is enough";
+}
+
+// The way of a call across processes, in submitCollective's order: own buffers where the kernels work through their
+// stages (and for an empty call), registered windows, shared at the call (eager only), the arena ring where the
+// arenas hold its area and the setting takes the call, else the staging windows.
+TEST(CrossProcessWay, InTheCommunicatorsOrder) {
+  CrossProcessSettings settings;
+  settings.windowBytes = std::size_t{128} << 20;
+  settings.hasRingArea = true;
+  settings.maxBlocks = 132;
+  const std::size_t big = std::size_t{256} << 20;
+  const auto way = [&](Collective collective, std::size_t bytes, DataFlow flow, bool registered, bool capturing) {
+    return crossProcessWay(settings, collective, bytes, 4, flow, registered, capturing);
+  };
+  const Collective ar = Collective::AllReduce;
+  EXPECT_EQ(way(ar, big, DataFlow::ThroughStages, true, false), CrossProcessWay::OwnBuffers);
+  EXPECT_EQ(way(ar, 0, DataFlow::ReadsPeers, false, false), CrossProcessWay::OwnBuffers);
+  EXPECT_EQ(way(ar, big, DataFlow::ReadsPeers, true, true), CrossProcessWay::RegisteredWindows);
+  EXPECT_EQ(way(ar, big, DataFlow::ReadsPeers, false, false), CrossProcessWay::SharedAtCall);
+  EXPECT_EQ(way(ar, big, DataFlow::ReadsPeers, false, true), CrossProcessWay::ArenaRing);
+  // AUTO shares from shareFromBytes and runs the arena ring from arenaRingAutoMinBytes: between, the ring.
+  EXPECT_EQ(way(ar, arenaRingAutoMinBytes(ar), DataFlow::ReadsPeers, false, false), CrossProcessWay::ArenaRing);
+  EXPECT_EQ(way(Collective::AllGather, big, DataFlow::ReadsPeers, false, true), CrossProcessWay::StagingWindows);
+  settings.sharing = BufferSharing::Off;
+  EXPECT_EQ(way(ar, big, DataFlow::ReadsPeers, false, false), CrossProcessWay::ArenaRing);
+  settings.hasRingArea = false;  // PEERLINK_COLL_ARENA_RING=OFF or no window
+  EXPECT_EQ(way(ar, big, DataFlow::ReadsPeers, false, false), CrossProcessWay::StagingWindows);
+  settings.sharing = BufferSharing::On;
+  EXPECT_EQ(way(ar, 1024, DataFlow::ReadsPeers, false, false), CrossProcessWay::SharedAtCall);
+}
+
+TEST(CrossProcessWay, EachWayIsNamedAndDescribed) {
+  CrossProcessSettings settings;
+  settings.windowBytes = std::size_t{128} << 20;
+  settings.stageSerially = true;
+  settings.maxBlocks = 132;
+  const std::size_t bytes = std::size_t{64} << 20;
+  EXPECT_STREQ(crossProcessWayName(CrossProcessWay::StagingWindows), "staging_windows");
+  EXPECT_STREQ(crossProcessWayName(CrossProcessWay::SharedAtCall), "shared_at_call");
+  const std::string staged =
+      describeCrossProcessWay(CrossProcessWay::StagingWindows, settings, Collective::AllReduce, bytes, 2);
+  EXPECT_NE(staged.find("through the staging windows (chunks of half a window, 67108864 bytes"), std::string::npos)
+      << staged;
+  EXPECT_NE(staged.find("one after another"), std::string::npos) << staged;
+  const std::string ring =
+      describeCrossProcessWay(CrossProcessWay::ArenaRing, settings, Collective::AllReduce, bytes, 2);
+  EXPECT_EQ(ring.rfind("as the arena ring (64 blocks", 0), 0u) << ring;  // above kArenaRingLeanMaxBytes
 }
 
 }  // namespace

@@ -297,8 +297,9 @@ TEST(PairTransport, CollExplainShowsEachPairsWay) {
       cli::runCli({"coll", "--explain", "--topo-file", rtx, "-b", "1M", "-e", "1M", "--json", "-"});
   ASSERT_EQ(json.code, 0) << json.err;
   const nlohmann::json document = nlohmann::json::parse(json.out);
-  EXPECT_EQ(document.at("version"), 4);
+  EXPECT_EQ(document.at("version"), 5);
   EXPECT_EQ(document.at("rows").at(0).at("staged").at("how"), "host_ring");
+  EXPECT_TRUE(document.at("rows").at(0).at("across_processes").is_null());  // one process
   // Past the host ring (PEERLINK_COLL_HOST_RING, 8 MiB by default), the plan's steps.
   const cli::CliResult large =
       cli::runCli({"coll", "--explain", "--topo-file", rtx, "-b", "64M", "-e", "64M", "--json", "-"});

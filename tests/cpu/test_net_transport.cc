@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -18,6 +20,7 @@
 #include "coll/hierarchical_plan.hpp"
 #include "coll/host_reduce.hpp"
 #include "coll_lists.hpp"
+#include "core/cpu_affinity.hpp"
 #include "net/hierarchical_run.hpp"
 #include "net/mpi_abi.h"
 #include "net/mpi_library.hpp"
@@ -385,6 +388,35 @@ TEST(NetTransport, WorldKnowsItsNodesRailsAndPeers) {
     EXPECT_EQ(world->peers()[3].pid, world->peers()[0].pid);  // threads of one process
   });
   for (const std::string& error : errors) ASSERT_EQ(error, "");
+}
+
+// How many of this process's threads may run on exactly `cpus` (/proc/self/task/*/status).
+int threadsAllowedOn(const std::string& cpus) {
+  int count = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) count += line.substr(line.find_first_not_of(" \t", 18)) == cpus;
+    }
+  }
+  return count;
+}
+
+// The progress thread binds itself where NetOptions::progressCpus says (the communicator decides it near the GPU)
+// before its first call: the world's creation is such a call.
+TEST(NetTransport, TheProgressThreadRunsWhereItsOptionsSay) {
+  const CpuSet allowed = currentThreadCpus();
+  if (allowed.size() < 2) GTEST_SKIP() << "this process may run on one CPU only (" << allowed.toList() << ")";
+  const std::string last = std::to_string(allowed.cpus().back());
+  const int before = threadsAllowedOn(last);
+  const auto errors = onEveryRank(1, [&](int, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsFor("a", NetPath::Staged);
+    options.progressCpus = CpuSet({allowed.cpus().back()});
+    auto world = makeWorld(std::move(p2p), options);
+    EXPECT_EQ(threadsAllowedOn(last), before + 1);
+  });
+  for (const std::string& error : errors) ASSERT_EQ(error, "");
+  EXPECT_EQ(threadsAllowedOn(last), before);  // gone with its world
 }
 
 PeerIdentity peer(int rank, std::uint64_t host, const std::string& name) {

@@ -71,8 +71,15 @@ coll::CollBenchOptions toBenchOptions(const CollCommandOptions& options, const P
   return bench;
 }
 
+// --procs N as given: N processes of one GPU each.
+void checkProcsOption(const CollCommandOptions& options) {
+  if (options.procs < 2) throw Error(ErrorCode::InvalidUsage, "--procs: at least 2 processes");
+  if (options.gpus != 0) throw Error(ErrorCode::InvalidUsage, "--procs and -g: each process drives one GPU");
+}
+
 // --explain: the sweep's choices from the topology (PEERLINK_TOPO_FILE / --topo-file, else this machine's)
-// and the PEERLINK_* settings; the GPUs are 0..g-1 of that topology.
+// and the PEERLINK_* settings; the GPUs are 0..g-1 of that topology (with --procs N: 0..N-1, one a process, and
+// the way each call goes across them).
 int runCollExplain(const CollCommandOptions& options, Context& context) {
   const coll::CollBenchOptions bench = toBenchOptions(options, context.params);
   // The communicator's own (kept for the process): the one a communicator would plan with here.
@@ -81,16 +88,27 @@ int runCollExplain(const CollCommandOptions& options, Context& context) {
   if (options.gpus > gpus) {
     throw Error(ErrorCode::InvalidUsage, fmt::format("-g {}: the topology has {} GPU(s)", options.gpus, gpus));
   }
+  if (options.procs > 0) {
+    checkProcsOption(options);
+    if (options.procs > gpus) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("--procs {}: the topology has {} GPU(s), one a process", options.procs, gpus));
+    }
+  } else if (options.registerBuffers) {
+    throw Error(ErrorCode::InvalidUsage,
+                "--explain --register: registering decides the way across processes only; give --procs N too");
+  }
+  const int ranks = options.procs > 0 ? options.procs : options.gpus > 0 ? options.gpus : gpus;
   std::vector<int> devices;
-  for (int g = 0; g < (options.gpus > 0 ? options.gpus : gpus); ++g) {
+  for (int g = 0; g < ranks; ++g) {
     devices.push_back(topology.gpus[static_cast<std::size_t>(g)].cudaOrdinal);
   }
-  const auto ranks = static_cast<int>(devices.size());
   if (options.root >= ranks) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("-r {}: the root must be one of the {} rank(s), 0..{}", options.root, ranks, ranks - 1));
   }
-  const CollExplain explain = explainColl(bench.collective, bench.type, bench.sizes, topology, devices, context.params);
+  const CollExplain explain = explainColl(bench.collective, bench.type, bench.sizes, topology, devices, context.params,
+                                          options.procs, options.registerBuffers);
   if (!options.jsonPath.empty())
     writeOutputFile(options.jsonPath, jsonText(collExplainToJson(explain)) + "\n", context.out);
   if (options.jsonPath != "-") context.out << formatCollExplain(explain);
@@ -100,8 +118,7 @@ int runCollExplain(const CollCommandOptions& options, Context& context) {
 // --procs N: this command again as N processes of one rank each (runLocalWorld: torchrun's variables), which
 // meet through the launch's bootstrap; their rank 0 prints.
 int runCollProcesses(const CollCommandOptions& options, Context& context) {
-  if (options.procs < 2) throw Error(ErrorCode::InvalidUsage, "--procs: at least 2 processes");
-  if (options.gpus != 0) throw Error(ErrorCode::InvalidUsage, "--procs and -g: each process drives one GPU");
+  checkProcsOption(options);
   if (detectLaunchFromEnvironment().size > 1) {
     throw Error(ErrorCode::InvalidUsage, "--procs under a launcher: the launcher already started the processes");
   }
@@ -176,7 +193,7 @@ CLI::App* addCollCommand(CLI::App& app, CollCommandOptions& options) {
       ->check(inputPathOption())
       ->needs(explain);
   for (const char* measuring : {"--iters", "--warmup_iters", "--check", "--no-nccl", "--nccl-only", "--capture",
-                                "--html", "--iteration-times", "--procs", "--register"}) {
+                                "--html", "--iteration-times"}) {
     explain->excludes(command->get_option(measuring));
   }
   CLI::Option* fromJson =

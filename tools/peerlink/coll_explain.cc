@@ -79,6 +79,41 @@ nlohmann::json stagedToJson(const coll::StagedCallShape& shape) {
           {"chunk_bytes", shape.chunks > 1 ? shape.chunkBytes : 0}};
 }
 
+const char* shareSetting(coll::BufferSharing sharing) {
+  switch (sharing) {
+    case coll::BufferSharing::Auto: return "AUTO";
+    case coll::BufferSharing::Off: return "OFF";
+    case coll::BufferSharing::On: return "ON";
+  }
+  return "?";
+}
+
+const char* arenaRingSetting(coll::ArenaRingMode mode) {
+  switch (mode) {
+    case coll::ArenaRingMode::Auto: return "AUTO";
+    case coll::ArenaRingMode::Off: return "OFF";
+    case coll::ArenaRingMode::On: return "ON";
+  }
+  return "?";
+}
+
+// The row's way across the processes, under its line: "    across processes: <eager>[; in a graph: <graph>]".
+std::string describeWays(const CollExplain& explain, const CollExplainRow& row) {
+  const auto say = [&](coll::CrossProcessWay way) {
+    return coll::describeCrossProcessWay(way, explain.crossProcess, explain.collective, row.callBytes,
+                                         static_cast<int>(explain.devices.size()));
+  };
+  std::string text = "      across processes: " + say(row.eager);
+  if (row.graph != row.eager) text += "; in a graph: " + say(row.graph);
+  return text + "\n";
+}
+
+nlohmann::json wayToJson(const CollExplain& explain, const CollExplainRow& row, coll::CrossProcessWay way) {
+  return {{"way", coll::crossProcessWayName(way)},
+          {"how", coll::describeCrossProcessWay(way, explain.crossProcess, explain.collective, row.callBytes,
+                                                static_cast<int>(explain.devices.size()))}};
+}
+
 }  // namespace
 
 std::string choiceSettingsLine(const ChoiceSettings& settings) {
@@ -95,14 +130,18 @@ nlohmann::json choiceSettingsJson(const ChoiceSettings& settings) {
 }
 
 CollExplain explainColl(Collective collective, DataType type, const std::vector<std::size_t>& sizes,
-                        const Topology& topology, const std::vector<int>& devices, const Params& params) {
+                        const Topology& topology, const std::vector<int>& devices, const Params& params, int processes,
+                        bool registered) {
   CollExplain explain;
+  explain.processes = processes;
+  explain.registered = registered;
   explain.collective = collective;
   explain.type = type;
   explain.devices = devices;
   explain.fabric = fabricOf(topology, devices);
   explain.settings = choiceSettingsFrom(params);
   explain.resources = communicatorResources(topology, devices, params);
+  explain.crossProcess = coll::crossProcessSettingsFrom(params, explain.resources.maxBlocks);
   const int ranks = static_cast<int>(devices.size());
   for (const std::size_t size : sizes) {
     const coll::CollSizing sizing = coll::collSizing(collective, size, type, ranks);
@@ -111,12 +150,18 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
     row.callBytes = sizing.count * dataTypeSize(type);
     row.outOfPlace = choiceFor(explain, row.callBytes, Fact::No);
     row.inPlace = choiceFor(explain, row.callBytes, Fact::Yes);
+    const DataFlow flow = kernelInfo(row.outOfPlace.kernel).flow;
+    row.eager = coll::crossProcessWay(explain.crossProcess, collective, row.callBytes, ranks, flow, registered, false);
+    row.graph = coll::crossProcessWay(explain.crossProcess, collective, row.callBytes, ranks, flow, registered, true);
     explain.rows.push_back(row);
   }
   const coll::PeerVerdicts verdicts = cachedVerdictsFor(topology, devices, params);
-  const coll::PairTransport transport =
-      coll::choosePairTransport(topology, devices, params, ProcessBoundary::SameProcess, &verdicts);
-  const coll::RankLinks links = coll::chooseRankTransport(topology, devices, params, &verdicts).links;
+  const coll::PairTransport transport = coll::choosePairTransport(
+      topology, devices, params, processes > 0 ? ProcessBoundary::CrossProcess : ProcessBoundary::SameProcess,
+      &verdicts);
+  std::vector<std::int64_t> rankProcess;  // one process a rank, or all in one
+  for (int r = 0; r < ranks; ++r) rankProcess.push_back(processes > 0 ? r : 0);
+  const coll::RankLinks links = coll::chooseRankTransport(topology, devices, params, &verdicts, rankProcess).links;
   explain.stagedPlans = coll::needsStagedPlans(links);
   if (explain.stagedPlans) {
     for (CollExplainRow& row : explain.rows) {
@@ -131,13 +176,21 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
 }
 
 std::string formatCollExplain(const CollExplain& explain) {
-  std::string text = fmt::format("# peerlink coll --explain: {}, {}, {} ranks ({}), {}\n",
-                                 collectiveName(explain.collective), dataTypeName(explain.type), explain.devices.size(),
-                                 explain.fabric.nvlinkMesh ? "an NVLink mesh" : "not an NVLink mesh",
-                                 choiceSettingsLine(explain.settings));
+  std::string text = fmt::format(
+      "# peerlink coll --explain: {}, {}, {} ranks{} ({}), {}\n", collectiveName(explain.collective),
+      dataTypeName(explain.type), explain.devices.size(),
+      explain.processes > 0 ? fmt::format(" in {} processes", explain.processes) : std::string(),
+      explain.fabric.nvlinkMesh ? "an NVLink mesh" : "not an NVLink mesh", choiceSettingsLine(explain.settings));
   text +=
       "# Out of place (in place where it differs), for 16-byte aligned buffers: otherwise the rings and the push\n"
       "# reduction step aside for direct kernels, and the COLL log says so.\n";
+  if (explain.processes > 0 && !explain.stagedPlans) {
+    text += fmt::format(
+        "# Across the processes, for buffers {}: the way each call goes, eager and in a CUDA graph\n"
+        "# (PEERLINK_COLL_SHARE_BUFFERS={} PEERLINK_COLL_ARENA_RING={}).\n",
+        explain.registered ? "registered as windows with every rank (--register)" : "not registered",
+        shareSetting(explain.crossProcess.sharing), arenaRingSetting(explain.crossProcess.arenaRing));
+  }
   if (explain.stagedPlans) {
     text +=
         "# Some pair is not direct (the table below): a communicator of these GPUs runs every call through host\n"
@@ -157,6 +210,7 @@ std::string formatCollExplain(const CollExplain& explain) {
     }
     text += fmt::format("  {:>10} {:>12}  {:<9} {:<19} {}\n", row.size, row.callBytes,
                         algorithmName(row.outOfPlace.algorithm), kernelName(row.outOfPlace.kernel), why);
+    if (explain.processes > 0) text += describeWays(explain, row);
   }
   return text + explain.pairTable;
 }
@@ -164,7 +218,7 @@ std::string formatCollExplain(const CollExplain& explain) {
 nlohmann::json collExplainToJson(const CollExplain& explain) {
   nlohmann::json document;
   document["schema"] = "peerlink.coll_explain";
-  document["version"] = 4;
+  document["version"] = 5;
   document["collective"] = collectiveName(explain.collective);
   document["datatype"] = dataTypeName(explain.type);
   document["devices"] = explain.devices;
@@ -178,11 +232,18 @@ nlohmann::json collExplainToJson(const CollExplain& explain) {
                             {"in_place", choiceToJson(row.inPlace)},
                             {"staged", nullptr}};
     if (explain.stagedPlans) entry["staged"] = stagedToJson(row.staged);
+    entry["across_processes"] = nullptr;
+    if (explain.processes > 0 && !explain.stagedPlans) {
+      entry["across_processes"] = {{"eager", wayToJson(explain, row, row.eager)},
+                                   {"graph", wayToJson(explain, row, row.graph)}};
+    }
     rows.push_back(std::move(entry));
   }
   document["rows"] = rows;
   document["pair_ways"] = explain.pairsJson;
   document["staged_plans"] = explain.stagedPlans;
+  document["processes"] = explain.processes;
+  document["registered"] = explain.registered;
   return document;
 }
 

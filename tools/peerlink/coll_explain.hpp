@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/comm_launch_plan.hpp"
+#include "coll/cross_process_way.hpp"
 #include "peerlink/collective_choice.hpp"
 #include "peerlink/collectives.hpp"
 #include "peerlink/params.hpp"
@@ -22,6 +23,8 @@ struct CollExplainRow {
   CollectiveChoice outOfPlace;
   CollectiveChoice inPlace;
   coll::StagedCallShape staged;  ///< what runs instead where some pair is not direct (CollExplain::stagedPlans)
+  coll::CrossProcessWay eager = coll::CrossProcessWay::OwnBuffers;  ///< across processes (CollExplain::processes)
+  coll::CrossProcessWay graph = coll::CrossProcessWay::OwnBuffers;  ///< the same call captured in a CUDA graph
 };
 
 struct CollExplain {
@@ -35,13 +38,18 @@ struct CollExplain {
   std::string pairTable;     ///< each GPU pair's way and why (coll/pair_transport.hpp's formatPairTransport)
   nlohmann::json pairsJson;  ///< the same as JSON: {"verdicts": line, "pairs": [...]}
   bool stagedPlans = false;  ///< some pair of ranks is not direct: a communicator runs every call as a staged plan
+  int processes = 0;         ///< 0: the ranks in one process; else one process a rank (coll --procs)
+  bool registered = false;   ///< across processes: the buffers registered as windows (coll --register)
+  coll::CrossProcessSettings crossProcess;
 };
 
 /// The choices for `sizes` over `devices` of `topology` under `params`, for 16-byte aligned buffers, and each GPU
 /// pair's way (peer access, relay or host staging) from the topology, the settings and the doctor's cached
-/// verdicts (unless PEERLINK_VERIFY=off).
+/// verdicts (unless PEERLINK_VERIFY=off). With `processes` (one a rank, as `coll --procs` starts them), also the
+/// way each call goes across them, eager and captured, for buffers `registered` as windows or not.
 CollExplain explainColl(Collective collective, DataType type, const std::vector<std::size_t>& sizes,
-                        const Topology& topology, const std::vector<int>& devices, const Params& params);
+                        const Topology& topology, const std::vector<int>& devices, const Params& params,
+                        int processes = 0, bool registered = false);
 
 std::string formatCollExplain(const CollExplain& explain);
 /// "PEERLINK_ALGO=AUTO PEERLINK_PROTO=AUTO PEERLINK_COLL_PUSH=AUTO PEERLINK_COLL_CE=AUTO": the settings a choice read.
