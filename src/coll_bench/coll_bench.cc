@@ -203,7 +203,7 @@ CollWorld launchedWorld(const LaunchEnvironment& launch, const Params& params) {
   // The process is peerlink's own: its main thread, and the threads it starts (which inherit its mask), run near the
   // rank's GPU unless the launcher bound it already (mpirun's --bind-to, a cgroup).
   bindCurrentThreadNearGpu(params, localCpusOfDevice(device, params),
-                           fmt::format("rank {} of peerlink coll (GPU {})", launch.rank, device));
+                           fmt::format("main thread of peerlink coll's rank {} (GPU {})", launch.rank, device));
   LaunchBootstrapOptions options;
   options.bootstrap = BootstrapOptions::fromParams(params);
   return CollWorld::launched(connectLaunchBootstrap(launch, params, options), device, params);
