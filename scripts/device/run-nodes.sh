@@ -11,8 +11,10 @@
 #   coll   `peerlink coll` (dist/peerlink) under mpirun as the same 2 nodes x 2, for each collective named (default:
 #          all seven): every size checked on the host, and beside peerlink's phases across nodes MPI's own
 #          MPI_Isend/MPI_Irecv of the same bytes on the same path, timed in the same run (docs/multinode.md). The
-#          pipeline's piece is the default 4 MiB; --no-nccl (NCCL cannot run ranks that share a GPU, nor split one
-#          machine into nodes). Needs only dist/peerlink and dist/mpi/libpeerlink_mpi.so. Each run's text and JSON go
+#          pipeline's piece is the default 4 MiB. --no-nccl, unless COLL_NCCL=1: then NCCL too, in the same
+#          processes, split the same way (NCCL_HOSTID as PEERLINK_HOSTID: its socket transport on loopback between
+#          the virtual nodes, NCCL_SOCKET_IFNAME=lo); NCCL refuses two ranks of one host on one GPU, so with fewer
+#          GPUs than ranks a node only COLL_PER_NODE=1. Needs only dist/peerlink and dist/mpi/libpeerlink_mpi.so. Each run's text and JSON go
 #          to ${OUT:-/tmp}/nodes-coll.tar.gz; the summary at the end is each run's exit status, its checks and its
 #          section across nodes. COLL_TIMEOUT: each run's limit in seconds (240). COLL_PER_NODE: ranks a node (2;
 #          1 puts the two nodes on two GPUs of their own where the machine has 2).
@@ -105,6 +107,14 @@ case $mode in
     collectives=("$@")
     export PER_NODE=${COLL_PER_NODE:-2}  # ranks a node; 2 nodes of them
     procs=$((2 * PER_NODE))
+    nccl=(--no-nccl)
+    if [ "${COLL_NCCL:-0}" = 1 ]; then
+      nccl=()
+      export NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0
+      : "${PEERLINK_NCCL_LIBRARY:=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)}"
+      export PEERLINK_NCCL_LIBRARY
+      flags+=(-x NCCL_SOCKET_IFNAME -x NCCL_NVLS_ENABLE -x PEERLINK_NCCL_LIBRARY)
+    fi
     ((${#collectives[@]})) || collectives=(all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv)
     echo "== versions"
     dist/peerlink --version
@@ -116,8 +126,9 @@ case $mode in
     for collective in "${collectives[@]}"; do
       sizes=(-b 1K -e 64M -f 8)
       [ "$collective" = all_reduce ] && sizes=(-b 8 -e 512M -f 4)
-      command=(mpirun "${flags[@]}" -x PER_NODE -np "$procs" sh -c 'PEERLINK_HOSTID=node$((OMPI_COMM_WORLD_RANK / PER_NODE)) exec "$@"' sh
-               "$PWD/dist/peerlink" coll -o "$collective" "${sizes[@]}" --no-nccl --json "$out/coll-$collective.json")
+      command=(mpirun "${flags[@]}" -x PER_NODE -np "$procs" sh -c
+               'node=node$((OMPI_COMM_WORLD_RANK / PER_NODE)); PEERLINK_HOSTID=$node NCCL_HOSTID=$node exec "$@"' sh
+               "$PWD/dist/peerlink" coll -o "$collective" "${sizes[@]}" "${nccl[@]}" --json "$out/coll-$collective.json")
       echo "== $collective: ${command[*]}"
       started=$SECONDS
       timeout -k 10 "${COLL_TIMEOUT:-240}" "${command[@]}" >"$out/coll-$collective.txt" 2>&1
