@@ -1,12 +1,17 @@
 // The seeds of the fuzz targets over messages between processes (fuzz/corpus/bootstrap_wire, unique_id,
 // rank_card): made here by the encoders, so each is a message the decoders accept and the fuzzer starts from
-// every field's valid form. The committed files must be these bytes; when one differs or is missing, the test
-// fails and writes the seeds as they should be beside the test executable (fuzz-seeds/), to copy over.
+// every field's valid form; and of the NCCL API's config (nccl_config): the structs applications built against
+// each nccl.h hand it, from NCCL_CONFIG_INITIALIZER. The committed files must be these bytes; when one differs or is
+// missing, the test fails and writes the seeds as they should be beside the test executable (fuzz-seeds/), to copy
+// over.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -20,6 +25,7 @@
 #include "bootstrap/verdict.hpp"
 #include "coll/arena_address.hpp"
 #include "coll/world.hpp"
+#include "nccl_api/config.hpp"
 #include "peerlink/params.hpp"
 #include "topology_fixture.hpp"
 
@@ -88,6 +94,63 @@ Bytes trimmed(Bytes bytes) {
   return bytes;
 }
 
+// fuzz_nccl_config's input: the struct's first `bytes` (as many as its size claims), then the strings its pointer
+// fields are aimed at, split at the first newline (a pointer field of 1 takes the second, of 2 the first).
+Bytes configSeed(const ncclConfig_t& config, std::size_t bytes, const std::string& strings = "") {
+  Bytes seed(bytes, 0);
+  std::memcpy(seed.data(), &config, std::min(bytes, sizeof config));
+  seed.insert(seed.end(), strings.begin(), strings.end());
+  return seed;
+}
+
+void addConfigSeeds(std::vector<std::pair<std::string, Bytes>>& all) {
+  const ncclConfig_t initial = NCCL_CONFIG_INITIALIZER;
+  all.emplace_back("nccl_config/default-2.28", configSeed(initial, sizeof initial));
+  ncclConfig_t config = initial;  // NCCL 2.14's: up to netName
+  config.size = nccl::kMinConfigBytes;
+  config.version = 21400;
+  all.emplace_back("nccl_config/nccl-2.14", configSeed(config, config.size));
+  config = initial;  // a newer nccl.h's, with fields this one does not know
+  config.size = sizeof initial + 16;
+  config.version = 23000;
+  all.emplace_back("nccl_config/newer-2.30", configSeed(config, config.size));
+  config = initial;
+  config.netName = reinterpret_cast<const char*>(std::uintptr_t{1});
+  config.commName = reinterpret_cast<const char*>(std::uintptr_t{2});
+  all.emplace_back("nccl_config/named", configSeed(config, sizeof config, "pg0\nib0"));
+  config = initial;
+  config.blocking = 0;
+  config.cgaClusterSize = 2;
+  config.minCTAs = 4;
+  config.maxCTAs = 16;
+  config.trafficClass = 1;
+  config.CTAPolicy = 1;
+  all.emplace_back("nccl_config/non-blocking-hints", configSeed(config, sizeof config));
+  config = initial;
+  config.splitShare = 1;
+  all.emplace_back("nccl_config/split-share", configSeed(config, sizeof config));
+  config = initial;
+  config.magic = 0xdeadbeef;
+  all.emplace_back("nccl_config/bad-magic", configSeed(config, sizeof config));
+  config = initial;
+  config.blocking = 7;
+  all.emplace_back("nccl_config/bad-blocking", configSeed(config, sizeof config));
+}
+
+// A config seed read as the library reads an application's (its pointer fields left NULL): a config, or for the
+// "bad-" ones a failure.
+bool configSeedReads(const Bytes& seed) {
+  std::size_t claimed = 0;
+  std::memcpy(&claimed, seed.data(), sizeof claimed);
+  std::vector<unsigned char> config(std::max(claimed, sizeof(ncclConfig_t)), 0);
+  std::memcpy(config.data(), seed.data(), std::min(claimed, seed.size()));
+  for (const std::size_t field : {offsetof(ncclConfig_t, netName), offsetof(ncclConfig_t, commName)}) {
+    if (field + sizeof(const char*) <= claimed) std::memset(config.data() + field, 0, sizeof(const char*));
+  }
+  return std::holds_alternative<nccl::CommConfig>(
+      nccl::readCommConfig(reinterpret_cast<const ncclConfig_t*>(config.data())));
+}
+
 std::vector<std::pair<std::string, Bytes>> seeds() {
   using bootstrap::FrameType;
   std::vector<std::pair<std::string, Bytes>> all;
@@ -135,6 +198,7 @@ std::vector<std::pair<std::string, Bytes>> seeds() {
       trimmed(coll::encodeArenaAddress({ShareKind::Cumem, "/tmp/peerlink-0/peerlink-share-7-0-5eed.sock"})));
   all.emplace_back("rank_card/arena_ipc.bin",
                    trimmed(coll::encodeArenaAddress({ShareKind::Ipc, "/run/user/1000/a.sock"})));
+  addConfigSeeds(all);
   return all;
 }
 
@@ -172,6 +236,8 @@ TEST(FuzzSeeds, AreTheEncodersMessagesAndDecode) {
       EXPECT_NO_THROW(coll::decodeArenaAddress(bytes.data(), bytes.size()));
     } else if (has("/card")) {
       EXPECT_NO_THROW(coll::decodeRankCard(bytes.data(), bytes.size()));
+    } else if (has("nccl_config/")) {
+      EXPECT_EQ(configSeedReads(bytes), !has("/bad-"));
     }
     if (readBytes(corpus / name) != bytes) {
       differs = true;
