@@ -11,23 +11,6 @@ namespace peerlink::coll {
 
 using namespace threshold;
 
-std::string formatBytes(std::size_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < sizeof kUnits / sizeof kUnits[0]) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  if (value == static_cast<double>(static_cast<std::size_t>(value))) {
-    std::snprintf(text, sizeof text, "%zu %s", static_cast<std::size_t>(value), kUnits[unit]);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
-  }
-  return text;
-}
-
 namespace {
 
 int gpuIndexOf(const Topology& topology, int device) {
@@ -45,7 +28,7 @@ const GpuPair* findPair(const Topology& topology, int src, int dst) {
 }
 
 std::string perRank(std::size_t bytes) {
-  return formatBytes(bytes) + " per rank";
+  return formatByteSize(bytes) + " per rank";
 }
 
 // "1.75x": how many times its data a rank moves, for reasons.
@@ -59,18 +42,18 @@ AlgorithmChoice allReduceRule(std::size_t bytes, int n, const CollectiveFabric& 
   const std::size_t limit = fabric.nvlinkMesh ? kOneShotMaxNvlink : kOneShotMaxPcie;
   if (bytes <= limit) {
     return {Algorithm::OneShot,
-            perRank(bytes) + " <= " + formatBytes(limit) + " (" + fabric.detail + "): one-shot (latency-bound)"};
+            perRank(bytes) + " <= " + formatByteSize(limit) + " (" + fabric.detail + "): one-shot (latency-bound)"};
   }
   const std::string share = times(2.0 * (n - 1) / n) + " the data per rank";
   if (fabric.nvlinkMesh && n > 2 && bytes >= kRingAllReduceFrom) {
-    return {Algorithm::Ring, perRank(bytes) + " >= " + formatBytes(kRingAllReduceFrom) +
+    return {Algorithm::Ring, perRank(bytes) + " >= " + formatByteSize(kRingAllReduceFrom) +
                                  " on an NVLink mesh: ring (stores " + share + " along the ranks)"};
   }
   if (fabric.nvlinkMesh) {
-    return {Algorithm::TwoShot, perRank(bytes) + " > " + formatBytes(limit) + " on an NVLink mesh: two-shot (reads " +
-                                    share + ", 2 steps)"};
+    return {Algorithm::TwoShot, perRank(bytes) + " > " + formatByteSize(limit) +
+                                    " on an NVLink mesh: two-shot (reads " + share + ", 2 steps)"};
   }
-  return {Algorithm::Ring, perRank(bytes) + " > " + formatBytes(limit) + ", no NVLink mesh (" + fabric.detail +
+  return {Algorithm::Ring, perRank(bytes) + " > " + formatByteSize(limit) + ", no NVLink mesh (" + fabric.detail +
                                "): ring (stores " + share + ", neighbours only)"};
 }
 
@@ -79,10 +62,10 @@ AlgorithmChoice scatterGatherRule(std::size_t bytes, const CollectiveFabric& fab
     return {Algorithm::OneShot, perRank(bytes) + " on an NVLink mesh: direct (every peer one hop, one step)"};
   }
   if (bytes <= kOneShotMaxPcie) {
-    return {Algorithm::OneShot, perRank(bytes) + " <= " + formatBytes(kOneShotMaxPcie) + " (" + fabric.detail +
+    return {Algorithm::OneShot, perRank(bytes) + " <= " + formatByteSize(kOneShotMaxPcie) + " (" + fabric.detail +
                                     "): direct (latency-bound)"};
   }
-  return {Algorithm::Ring, perRank(bytes) + " > " + formatBytes(kOneShotMaxPcie) + ", no NVLink mesh (" +
+  return {Algorithm::Ring, perRank(bytes) + " > " + formatByteSize(kOneShotMaxPcie) + ", no NVLink mesh (" +
                                fabric.detail + "): ring (neighbours only)"};
 }
 
@@ -90,7 +73,7 @@ AlgorithmChoice scatterGatherRule(std::size_t bytes, const CollectiveFabric& fab
 // all-gather.
 AlgorithmChoice reduceScatterRule(std::size_t bytes, int n, const CollectiveFabric& fabric) {
   if (fabric.nvlinkMesh && n > 2 && bytes >= kRingReduceScatterFrom) {
-    return {Algorithm::Ring, perRank(bytes) + " >= " + formatBytes(kRingReduceScatterFrom) +
+    return {Algorithm::Ring, perRank(bytes) + " >= " + formatByteSize(kRingReduceScatterFrom) +
                                  " on an NVLink mesh: ring (stores " + times(n - 1) +
                                  " the block per rank along the ranks)"};
   }
@@ -100,17 +83,17 @@ AlgorithmChoice reduceScatterRule(std::size_t bytes, int n, const CollectiveFabr
 AlgorithmChoice rootedRule(std::size_t bytes, int n) {
   if (n <= 2) return {Algorithm::OneShot, "2 ranks: direct (two-shot would move the same data in two steps)"};
   if (bytes <= kDirectRootMax) {
-    return {Algorithm::OneShot, perRank(bytes) + " <= " + formatBytes(kDirectRootMax) + ": direct (latency-bound)"};
+    return {Algorithm::OneShot, perRank(bytes) + " <= " + formatByteSize(kDirectRootMax) + ": direct (latency-bound)"};
   }
-  return {Algorithm::TwoShot, perRank(bytes) + " > " + formatBytes(kDirectRootMax) +
+  return {Algorithm::TwoShot, perRank(bytes) + " > " + formatByteSize(kDirectRootMax) +
                                   ": two-shot (the root's link carries the data once, not " + times(n - 1) + ")"};
 }
 
 // Broadcast and reduce: the ring from `ringFrom` on 3+ ranks of an NVLink mesh, else rootedRule.
 AlgorithmChoice rootedRingRule(std::size_t bytes, int n, const CollectiveFabric& fabric, std::size_t ringFrom) {
   if (n > 2 && fabric.nvlinkMesh && bytes >= ringFrom) {
-    return {Algorithm::Ring,
-            perRank(bytes) + " >= " + formatBytes(ringFrom) + " on an NVLink mesh: ring (pipelined along the ranks)"};
+    return {Algorithm::Ring, perRank(bytes) + " >= " + formatByteSize(ringFrom) +
+                                 " on an NVLink mesh: ring (pipelined along the ranks)"};
   }
   return rootedRule(bytes, n);
 }

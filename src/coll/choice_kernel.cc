@@ -115,7 +115,7 @@ LlRule llRule(Collective collective, std::size_t bytes, int nranks, bool nvlinkM
     limit = kLlCopyMaxPcie;  // off a mesh all-reduce and reduce take LL wherever one-shot's own limit allows
   }
   if (bytes > limit) return {};
-  return {true, "LL protocol (<= " + formatBytes(limit) + " per message: one flag wait, no barrier)"};
+  return {true, "LL protocol (<= " + formatByteSize(limit) + " per message: one flag wait, no barrier)"};
 }
 
 // A reduction past the one-shot size limit on an NVLink mesh still runs LL one-shot while its lines fit the
@@ -136,7 +136,7 @@ LlRule p2pLlRule(std::size_t bytes, Protocol protocol, bool nvlinkMesh) {
   }
   const std::size_t limit = nvlinkMesh ? kP2pLlMaxBytes : kLlCopyMaxPcie;
   if (bytes > limit) return {};
-  return {true, "LL lines (a rank sends <= " + formatBytes(limit) + ": one flag wait, no barrier)"};
+  return {true, "LL lines (a rank sends <= " + formatByteSize(limit) + ": one flag wait, no barrier)"};
 }
 
 // The kernel that reads or copies, before the push and copy-engine rules.
@@ -149,8 +149,8 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
   const Kernel lines = Kernel::LlOneShot;
   if (llInsteadOfTwoShot(collective, bytes, nranks, nvlinkMesh, algorithm, protocol, llMaxBytes, ll128Lines)) {
     return choiceOf(Algorithm::OneShot, lines, why,
-                    "but LL one-shot puts " + formatBytes(lineWireBytes(bytes, nranks, ll128Lines)) +
-                        " <= " + formatBytes(lineBudget(collective, ll128Lines)) +
+                    "but LL one-shot puts " + formatByteSize(lineWireBytes(bytes, nranks, ll128Lines)) +
+                        " <= " + formatByteSize(lineBudget(collective, ll128Lines)) +
                         (ll128Lines ? " of LL128 lines" : " of lines") + " on a rank's links: one step, no barrier");
   }
   switch (collective) {
@@ -171,7 +171,7 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
       }
       if (bytes >= kSplitTwoShotFrom && nvlinkMesh) {
         return choiceOf(Algorithm::TwoShot, Kernel::SplitTwoShot, why,
-                        ">= " + formatBytes(kSplitTwoShotFrom) +
+                        ">= " + formatByteSize(kSplitTwoShotFrom) +
                             ": as two kernels, a direct-read reduce-scatter into each rank's shard, then an all-gather "
                             "that stores it into the peers");
       }
@@ -183,7 +183,7 @@ KernelChoice readingKernel(Collective collective, std::size_t bytes, bool inPlac
                           "each rank reduces its shard into the root's output");
         }
         return choiceOf(Algorithm::TwoShot, Kernel::TwoShot, why,
-                        ">= " + formatBytes(kReduceRootShardBelow) +
+                        ">= " + formatByteSize(kReduceRootShardBelow) +
                             ": each non-root rank reduces its shard of every input into the root's output" +
                             gridCapNote(Collective::Reduce, bytes, nranks) + ", the root only lends its input");
       }
@@ -258,9 +258,9 @@ void pushRule(KernelChoice& choice, Collective collective, std::size_t bytes, in
     return;
   }
   choice.replace(choice.algorithm, Kernel::PushReduce,
-                 "pushed in two phases (>= " + formatBytes(kAutoPushFrom) +
+                 "pushed in two phases (>= " + formatByteSize(kAutoPushFrom) +
                      " on 3+ ranks of an NVLink mesh, every shard within a " +
-                     formatBytes(kernels::kCollPushSlotBytes) +
+                     formatByteSize(kernels::kCollPushSlotBytes) +
                      " stage slot): each rank stores its pieces into the owners' stages, they reduce locally and "
                      "store the result into every output (stores only)");
 }
@@ -318,7 +318,7 @@ void copyEngineRule(KernelChoice& choice, Collective collective, std::size_t byt
                                                               : kCeGatherFromPushedBytes;
   if (!nvlinkMesh || pushed < from) return;
   choice.replace(choice.algorithm, engine,
-                 "a rank pushes " + formatBytes(pushed) + " >= " + formatBytes(from) + ": " + how);
+                 "a rank pushes " + formatByteSize(pushed) + " >= " + formatByteSize(from) + ": " + how);
 }
 
 }  // namespace
@@ -349,7 +349,7 @@ KernelChoice withLineFormat(KernelChoice choice, Collective collective, std::siz
   } else if (reducesWholeMessages(collective)) {
     why = "in LL128 lines (a reduction of whole messages: LL128's as fast as LL's at one line)";
   } else if (const std::size_t llLines = lineWireBytes(bytes, nranks, false); llLines >= kLl128FromWireBytes) {
-    why = "in LL128 lines (LL's would put " + formatBytes(llLines) + " >= " + formatBytes(kLl128FromWireBytes) +
+    why = "in LL128 lines (LL's would put " + formatByteSize(llLines) + " >= " + formatByteSize(kLl128FromWireBytes) +
           " on a rank's links; LL128 carries 120 payload bytes per 128)";
   } else {
     return choice;

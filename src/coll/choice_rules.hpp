@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/byte_size.hpp"  // formatByteSize: sizes as the reasons write them
 #include "peerlink/collective_choice.hpp"
 
 namespace peerlink::coll {
-
-/// A size as the reasons write it: "512 B", "4 KiB", "1.5 MiB".
-std::string formatBytes(std::size_t bytes);
 
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::OneShot;

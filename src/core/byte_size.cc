@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -29,6 +30,23 @@ std::optional<std::uint64_t> parseByteSize(const std::string& text) {
   }
   if (number > (std::numeric_limits<std::uint64_t>::max() >> shift)) return std::nullopt;
   return static_cast<std::uint64_t>(number) << shift;
+}
+
+std::string formatByteSize(std::uint64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < sizeof kUnits / sizeof kUnits[0]) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  if (value == static_cast<double>(static_cast<std::uint64_t>(value))) {
+    std::snprintf(text, sizeof text, "%llu %s", static_cast<unsigned long long>(value), kUnits[unit]);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
+  }
+  return text;
 }
 
 }  // namespace peerlink

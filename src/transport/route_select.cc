@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/byte_size.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
 #include "peerlink/route.hpp"
@@ -44,12 +45,6 @@ struct EngineChoice {
   Engine engine = Engine::CopyEngine;
   bool putWithSignal = false;
 };
-
-std::string formatBytes(std::size_t bytes) {
-  if (bytes >= kMiB && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
-  if (bytes >= kKiB && bytes % kKiB == 0) return fmt::format("{} KiB", bytes / kKiB);
-  return fmt::format("{} B", bytes);
-}
 
 std::string joinReasons(const Reasons& reasons) {
   std::string joined;
@@ -304,7 +299,7 @@ std::string whyCopyEngine(const Params& params, std::size_t bytes) {
   const auto maxBytes = params.getInt("PEERLINK_PUT_SIGNAL_MAX_BYTES");
   if (maxBytes == 0) return "copy engine (put-with-signal off: PEERLINK_PUT_SIGNAL_MAX_BYTES=0)";
   if (!smallMessage(params, bytes)) {
-    return fmt::format("copy engine above {}", formatBytes(static_cast<std::size_t>(maxBytes)));
+    return fmt::format("copy engine above {}", formatByteSize(static_cast<std::size_t>(maxBytes)));
   }
   return "copy engine (put-with-signal is for DIRECT only)";
 }
@@ -448,12 +443,12 @@ std::size_t chooseChunkBytes(const Params& params, RouteMode mode, std::size_t b
   const auto forced = params.getInt("PEERLINK_CHUNK_BYTES");
   if (forced > 0) {
     const auto chunk = static_cast<std::size_t>(forced);
-    reasons.push_back(fmt::format("{} chunks (PEERLINK_CHUNK_BYTES)", formatBytes(chunk)));
+    reasons.push_back(fmt::format("{} chunks (PEERLINK_CHUNK_BYTES)", formatByteSize(chunk)));
     return chunk;
   }
   std::size_t chunk = std::clamp(bytes / kChunksPerTransfer, kMinChunk, kMaxChunk);
   chunk = (chunk + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
-  reasons.push_back(fmt::format("{} chunks", formatBytes(chunk)));
+  reasons.push_back(fmt::format("{} chunks", formatByteSize(chunk)));
   return chunk;
 }
 
