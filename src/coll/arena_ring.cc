@@ -18,6 +18,15 @@ ArenaRingMode arenaRingModeNamed(const std::string& value) {
   throw Error(ErrorCode::InvalidInput, "PEERLINK_COLL_ARENA_RING '" + value + "': AUTO, OFF or ON");
 }
 
+const char* arenaRingModeName(ArenaRingMode mode) noexcept {
+  switch (mode) {
+    case ArenaRingMode::Auto: return "AUTO";
+    case ArenaRingMode::Off: return "OFF";
+    case ArenaRingMode::On: return "ON";
+  }
+  return "?";
+}
+
 bool arenaRingRuns(Collective collective, int nranks) {
   switch (collective) {
     case Collective::AllReduce:

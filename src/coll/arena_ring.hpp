@@ -19,6 +19,8 @@ namespace peerlink::coll {
 /// PEERLINK_COLL_ARENA_RING.
 enum class ArenaRingMode { Auto, Off, On };
 ArenaRingMode arenaRingModeNamed(const std::string& value);
+/// "AUTO", "OFF", "ON": the setting's value for `mode`.
+const char* arenaRingModeName(ArenaRingMode mode) noexcept;
 
 /// Whether the arena ring runs `collective` on `nranks` ranks: all-reduce, reduce-scatter, all-gather, broadcast and
 /// reduce; the all-to-all of two ranks (the ring's exchange: with more, a rank's blocks go to different ranks).

@@ -16,6 +16,15 @@ BufferSharing bufferSharingNamed(const std::string& value) {
   throw Error(ErrorCode::InvalidUsage, "PEERLINK_COLL_SHARE_BUFFERS: AUTO, OFF or ON, not '" + value + "'");
 }
 
+const char* bufferSharingName(BufferSharing sharing) noexcept {
+  switch (sharing) {
+    case BufferSharing::Auto: return "AUTO";
+    case BufferSharing::Off: return "OFF";
+    case BufferSharing::On: return "ON";
+  }
+  return "?";
+}
+
 bool everyProcessOnOneGpu(const World& world) {
   for (int a = 0; a < world.nranks; ++a) {
     for (int b = a + 1; b < world.nranks; ++b) {

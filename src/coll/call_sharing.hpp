@@ -23,6 +23,8 @@ namespace peerlink::coll {
 /// PEERLINK_COLL_SHARE_BUFFERS.
 enum class BufferSharing { Auto, Off, On };
 BufferSharing bufferSharingNamed(const std::string& value);
+/// "AUTO", "OFF", "ON": the setting's value for `sharing`.
+const char* bufferSharingName(BufferSharing sharing) noexcept;
 
 /// Whether every process of `world` drives its ranks on one GPU, as a world that shares at the call must: legacy IPC
 /// maps another process's allocation once per process, for the GPU that opened it -- a second GPU's open fails with

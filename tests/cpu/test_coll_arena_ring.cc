@@ -19,6 +19,9 @@ TEST(ArenaRing, ModesAreNamed) {
   EXPECT_EQ(arenaRingModeNamed("AUTO"), ArenaRingMode::Auto);
   EXPECT_EQ(arenaRingModeNamed("OFF"), ArenaRingMode::Off);
   EXPECT_EQ(arenaRingModeNamed("ON"), ArenaRingMode::On);
+  for (const ArenaRingMode mode : {ArenaRingMode::Auto, ArenaRingMode::Off, ArenaRingMode::On}) {
+    EXPECT_EQ(arenaRingModeNamed(arenaRingModeName(mode)), mode);
+  }
   EXPECT_THROW(arenaRingModeNamed("on"), Error);
   EXPECT_THROW(arenaRingModeNamed(""), Error);
 }

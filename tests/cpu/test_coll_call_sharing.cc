@@ -20,6 +20,9 @@ TEST(CallSharing, TheSettingsNames) {
   EXPECT_EQ(bufferSharingNamed("AUTO"), BufferSharing::Auto);
   EXPECT_EQ(bufferSharingNamed("OFF"), BufferSharing::Off);
   EXPECT_EQ(bufferSharingNamed("ON"), BufferSharing::On);
+  for (const BufferSharing sharing : {BufferSharing::Auto, BufferSharing::Off, BufferSharing::On}) {
+    EXPECT_EQ(bufferSharingNamed(bufferSharingName(sharing)), sharing);
+  }
   EXPECT_THROW(bufferSharingNamed("on"), Error);
   EXPECT_THROW(bufferSharingNamed(""), Error);
 }

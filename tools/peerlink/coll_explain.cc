@@ -79,24 +79,6 @@ nlohmann::json stagedToJson(const coll::StagedCallShape& shape) {
           {"chunk_bytes", shape.chunks > 1 ? shape.chunkBytes : 0}};
 }
 
-const char* shareSetting(coll::BufferSharing sharing) {
-  switch (sharing) {
-    case coll::BufferSharing::Auto: return "AUTO";
-    case coll::BufferSharing::Off: return "OFF";
-    case coll::BufferSharing::On: return "ON";
-  }
-  return "?";
-}
-
-const char* arenaRingSetting(coll::ArenaRingMode mode) {
-  switch (mode) {
-    case coll::ArenaRingMode::Auto: return "AUTO";
-    case coll::ArenaRingMode::Off: return "OFF";
-    case coll::ArenaRingMode::On: return "ON";
-  }
-  return "?";
-}
-
 // The row's way across the processes, under its line: "    across processes: <eager>[; in a graph: <graph>]".
 std::string describeWays(const CollExplain& explain, const CollExplainRow& row) {
   const auto say = [&](coll::CrossProcessWay way) {
@@ -189,7 +171,7 @@ std::string formatCollExplain(const CollExplain& explain) {
         "# Across the processes, for buffers {}: the way each call goes, eager and in a CUDA graph\n"
         "# (PEERLINK_COLL_SHARE_BUFFERS={} PEERLINK_COLL_ARENA_RING={}).\n",
         explain.registered ? "registered as windows with every rank (--register)" : "not registered",
-        shareSetting(explain.crossProcess.sharing), arenaRingSetting(explain.crossProcess.arenaRing));
+        coll::bufferSharingName(explain.crossProcess.sharing), coll::arenaRingModeName(explain.crossProcess.arenaRing));
   }
   if (explain.stagedPlans) {
     text +=

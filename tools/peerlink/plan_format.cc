@@ -53,15 +53,6 @@ std::string modelLine(const PlanSweep& sweep) {
   return line + " (docs/plan.md)\n";
 }
 
-const char* arenaRingSetting(coll::ArenaRingMode mode) {
-  switch (mode) {
-    case coll::ArenaRingMode::Auto: return "AUTO";
-    case coll::ArenaRingMode::Off: return "OFF";
-    case coll::ArenaRingMode::On: return "ON";
-  }
-  return "?";
-}
-
 // Which calls of `collective` on unregistered buffers across `ranks` ranks the arena ring takes, as
 // PEERLINK_COLL_ARENA_RING says (coll::runsAsArenaRing), before the others' way.
 std::string arenaRingLine(const plan::ProcessMode& mode, Collective collective, int ranks) {
@@ -271,7 +262,7 @@ json planToJson(const PlanSweep& sweep) {
           {"registered", sweep.mode.registered},
           {"serial_staging", sweep.mode.serialStaging},
           {"staged_copies", sweep.mode.stageOwnParts ? "PEERS" : "ALL"},
-          {"arena_ring", arenaRingSetting(sweep.mode.arenaRing)},
+          {"arena_ring", coll::arenaRingModeName(sweep.mode.arenaRing)},
           {"bus_factor", sweep.busFactor},
           {"settings", choiceSettingsJson(sweep.settings)},
           {"model", {{"origin", sweep.modelOrigin}, {"provenance", sweep.modelProvenance}}},
