@@ -93,7 +93,6 @@ void discardingOnError(coll::CommState& state, Fn&& body) {
   }
 }
 
-// Which way a call of a world that spans processes goes, once per collective and way in the COLL log.
 // The settings that decide the way of a call across processes, as the communicator holds them.
 coll::CrossProcessSettings crossProcessSettingsOf(const coll::CommState& comm) {
   coll::CrossProcessSettings settings;
@@ -107,6 +106,7 @@ coll::CrossProcessSettings crossProcessSettingsOf(const coll::CommState& comm) {
   return settings;
 }
 
+// Which way a call of a world that spans processes goes, once per collective and way in the COLL log.
 void logPathOnce(coll::CommState& state, const coll::CallArgs& shape, int way, const char* how) {
   const std::size_t index =
       static_cast<std::size_t>(shape.collective) * coll::CommState::kReachWays + static_cast<std::size_t>(way);
