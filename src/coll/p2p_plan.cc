@@ -72,6 +72,26 @@ std::size_t p2pSlotOffset(int receiver, std::size_t slotBytes) {
   return static_cast<std::size_t>(receiver) * slotBytes;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> selfMessages(const std::vector<P2pCall>& calls, int rank) {
+  const std::vector<std::size_t> sends = directionCalls(calls, rank, true);
+  const std::vector<std::size_t> recvs = directionCalls(calls, rank, false);
+  if (sends.size() != recvs.size()) {
+    throw Error(ErrorCode::InvalidUsage, fmt::format("rank {}: {} sends to itself and {} recvs from itself in one "
+                                                     "group; they pair up in call order",
+                                                     rank, sends.size(), recvs.size()));
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t k = 0; k < sends.size(); ++k) {
+    if (calls[sends[k]].bytes != calls[recvs[k]].bytes) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("rank {}: its send {} to itself has {} bytes, the matching recv {}", rank, k,
+                              calls[sends[k]].bytes, calls[recvs[k]].bytes));
+    }
+    pairs.emplace_back(sends[k], recvs[k]);
+  }
+  return pairs;
+}
+
 P2pPlan planPointToPoint(int rank, int nranks, const std::vector<P2pCall>& calls, std::size_t slotBytes,
                          bool llAllowed) {
   if (slotBytes == 0) throw Error(ErrorCode::Internal, "planPointToPoint: no window slot");
@@ -82,22 +102,7 @@ P2pPlan planPointToPoint(int rank, int nranks, const std::vector<P2pCall>& calls
     }
   }
   P2pPlan plan;
-  // To itself: the k-th send with the k-th recv.
-  const std::vector<std::size_t> selfSends = directionCalls(calls, rank, true);
-  const std::vector<std::size_t> selfRecvs = directionCalls(calls, rank, false);
-  if (selfSends.size() != selfRecvs.size()) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("rank {}: {} sends to itself and {} recvs from itself in one "
-                                                     "group; they pair up in call order",
-                                                     rank, selfSends.size(), selfRecvs.size()));
-  }
-  for (std::size_t k = 0; k < selfSends.size(); ++k) {
-    if (calls[selfSends[k]].bytes != calls[selfRecvs[k]].bytes) {
-      throw Error(ErrorCode::InvalidUsage,
-                  fmt::format("rank {}: its send {} to itself has {} bytes, the matching recv {}", rank, k,
-                              calls[selfSends[k]].bytes, calls[selfRecvs[k]].bytes));
-    }
-    plan.selfCopies.emplace_back(selfSends[k], selfRecvs[k]);
-  }
+  plan.selfCopies = selfMessages(calls, rank);
   std::vector<std::vector<P2pPiece>> sendPieces(static_cast<std::size_t>(nranks));
   std::vector<std::vector<P2pPiece>> recvPieces(static_cast<std::size_t>(nranks));
   std::size_t rounds = 0;

@@ -57,6 +57,11 @@ struct P2pPlan {
   std::vector<std::pair<std::size_t, std::size_t>> selfCopies;
 };
 
+/// The messages of `calls` that rank `rank` sends itself, as (send call, recv call): the k-th non-empty send to
+/// itself with the k-th non-empty recv from itself (empty ones are no messages, as in NCCL). Error(InvalidUsage)
+/// where the counts or a pair's sizes differ.
+std::vector<std::pair<std::size_t, std::size_t>> selfMessages(const std::vector<P2pCall>& calls, int rank);
+
 /// Rank `rank`'s plan of a group of `calls` in a world of `nranks`, windows cut into slots of `slotBytes` per
 /// destination; `llAllowed`: the protocol may use LL lines (not PEERLINK_PROTO=SIMPLE). Error(InvalidUsage) for
 /// a peer out of range, or sends and recvs to itself that do not pair up.

@@ -26,30 +26,14 @@ std::vector<StagedP2pOp> stagedP2pOps(const std::vector<P2pCall>& calls, int ran
     throw Error(ErrorCode::InvalidUsage, fmt::format("staged send/recv: slots of {} bytes", slotBytes));
   }
   std::vector<StagedP2pOp> ops;
-  // Messages to itself: the k-th send's data into the k-th recv's buffer.
-  std::vector<std::size_t> selfSends;
-  std::vector<std::size_t> selfRecvs;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    if (calls[i].peer == rank) (calls[i].isSend ? selfSends : selfRecvs).push_back(i);
-  }
-  if (selfSends.size() != selfRecvs.size()) {
-    throw Error(ErrorCode::InvalidUsage, fmt::format("rank {} sends itself {} messages and receives {} from itself",
-                                                     rank, selfSends.size(), selfRecvs.size()));
-  }
-  for (std::size_t k = 0; k < selfSends.size(); ++k) {
-    const P2pCall& send = calls[selfSends[k]];
-    const P2pCall& recv = calls[selfRecvs[k]];
-    if (send.bytes != recv.bytes) {
-      throw Error(ErrorCode::InvalidUsage,
-                  fmt::format("rank {} sends itself {} bytes and receives {}", rank, send.bytes, recv.bytes));
-    }
-    if (send.bytes == 0) continue;
+  // Messages to itself: the send's data into its recv's buffer.
+  for (const auto& [send, recv] : selfMessages(calls, rank)) {
     StagedP2pOp op;
     op.kind = StagedP2pOp::Kind::Copy;
     op.peer = rank;
-    op.call = selfRecvs[k];
-    op.from = selfSends[k];
-    op.bytes = send.bytes;
+    op.call = recv;
+    op.from = send;
+    op.bytes = calls[send].bytes;
     ops.push_back(op);
   }
   // Each other pair's messages, in call order, cut into chunks of at most a slot.

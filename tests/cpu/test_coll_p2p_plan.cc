@@ -149,6 +149,18 @@ void runGroup(const std::vector<Message>& messages, int n, std::size_t slot, boo
   }
 }
 
+// A rank's messages to itself pair up in call order, empty calls left out (NCCL's no-ops); both the LL/window plan
+// and the staged plan's ops take them from here.
+TEST(P2pPlan, MessagesToItselfPairUpInCallOrderEmptyOnesLeftOut) {
+  using Pairs = std::vector<std::pair<std::size_t, std::size_t>>;
+  const std::vector<P2pCall> calls = {{true, 1, 8},  {true, 1, 16}, {false, 1, 0}, {false, 2, 4},
+                                      {false, 1, 8}, {true, 1, 0},  {false, 1, 16}};
+  EXPECT_EQ(selfMessages(calls, 1), (Pairs{{0, 4}, {1, 6}}));
+  EXPECT_EQ(selfMessages(calls, 0), Pairs{});
+  EXPECT_THROW(selfMessages({{true, 0, 8}}, 0), Error);
+  EXPECT_THROW(selfMessages({{true, 0, 8}, {false, 0, 16}}, 0), Error);
+}
+
 TEST(P2pPlan, RandomGroupsAgreeAndDeliverEveryMessage) {
   std::mt19937 rng(2024);
   const std::size_t sizes[] = {0, 1, 7, 8, 100, 4096, 70000, 262144, 262145, 300000, 1000000};

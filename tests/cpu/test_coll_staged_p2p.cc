@@ -50,6 +50,7 @@ TEST(StagedP2p, BadGroupsAreRefused) {
   EXPECT_THROW(stagedP2pOps({{true, 0, 8}, {false, 0, 16}}, 0, 16), Error);  // sizes differ
   EXPECT_THROW(stagedP2pOps({{true, 1, 8}}, 0, 24), Error);                  // not a multiple of 16
   EXPECT_TRUE(stagedP2pOps({{true, 1, 0}, {false, 1, 0}}, 0, 16).empty());
+  EXPECT_TRUE(stagedP2pOps({{true, 0, 0}}, 0, 16).empty());  // an empty send to itself is no message, as in NCCL
 }
 
 // The protocol on the host: counts as plan_p2p.cu keeps them, stages as the slots, one op at a time per rank.
