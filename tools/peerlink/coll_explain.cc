@@ -12,13 +12,13 @@
 namespace peerlink::cli {
 namespace {
 
-CollectiveChoice choiceFor(const CollExplain& explain, std::size_t bytes, Fact inPlace) {
+CollectiveChoice choiceFor(const CollExplain& explain, std::size_t bytes, Fact inPlace, Fact aligned = Fact::Yes) {
   CallShape call;
   call.collective = explain.collective;
   call.bytes = bytes;
   call.nranks = static_cast<int>(explain.devices.size());
   call.inPlace = inPlace;
-  call.aligned = Fact::Yes;
+  call.aligned = aligned;
   return chooseCollective(call, explain.fabric, explain.resources, explain.settings);
 }
 
@@ -132,7 +132,8 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
     row.callBytes = sizing.count * dataTypeSize(type);
     row.outOfPlace = choiceFor(explain, row.callBytes, Fact::No);
     row.inPlace = choiceFor(explain, row.callBytes, Fact::Yes);
-    const DataFlow flow = kernelInfo(row.outOfPlace.kernel).flow;
+    // Across processes every rank chooses without seeing the others' buffers (Communicator::describeChoice).
+    const DataFlow flow = kernelInfo(choiceFor(explain, row.callBytes, Fact::Unknown, Fact::Unknown).kernel).flow;
     row.eager = coll::crossProcessWay(explain.crossProcess, collective, row.callBytes, ranks, flow, registered, false);
     row.graph = coll::crossProcessWay(explain.crossProcess, collective, row.callBytes, ranks, flow, registered, true);
     explain.rows.push_back(row);
