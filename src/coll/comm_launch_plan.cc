@@ -193,7 +193,7 @@ void launchPlannedPairLines(const CommState& state, const PairLines& lines, Data
 void launchHostRingRank(const CommState& state, const CallArgs& call, int r, bool capturing) {
   const PlannedWays& ways = *state.planned;
   kernels::HostRingArgs args = hostRingCallArgs(call.collective, call.count, call.type, ways.ringOrder, r, call.root,
-                                                hostRingShape(call.collective, ways.hostRingShape));
+                                                hostRingShape(call.collective, ways.hostRingShape, state.maxBlocks));
   args.ownArea = ways.ring[static_cast<std::size_t>(r)];
   args.prevArea = ways.ring[static_cast<std::size_t>(args.prev)];
   args.state = reinterpret_cast<kernels::HostRingBlockState*>(countersOf(ways, r) + kHostRingWords);

@@ -1,6 +1,7 @@
 // The host ring's calls (host_ring_call.hpp).
 #include "coll/host_ring_call.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -71,10 +72,13 @@ std::optional<HostRingShape> hostRingShapeNamed(const std::string& name) {
   return ringShapeNamed(name, kernels::kHostRingMaxSlotBytes, "host ring", "64x64K");
 }
 
-HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen) {
-  if (chosen) return *chosen;
+HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen, int maxBlocks) {
   const bool chain = collective == Collective::Broadcast || collective == Collective::Reduce;
-  return chain ? HostRingShape{64, std::size_t{64} << 10} : HostRingShape{32, std::size_t{64} << 10};
+  HostRingShape shape = chosen  ? *chosen
+                        : chain ? HostRingShape{64, std::size_t{64} << 10}
+                                : HostRingShape{32, std::size_t{64} << 10};
+  shape.blocks = std::max(1, std::min(shape.blocks, maxBlocks));
+  return shape;
 }
 
 bool runsAsHostRing(Collective collective, std::size_t count, DataType type, int nranks, std::size_t maxBytes) {

@@ -52,8 +52,10 @@ std::optional<HostRingShape> hostRingShapeNamed(const std::string& name);
 /// bench/results/2026-11-30-h200x2-host-ring-shapes/): 64 blocks of 64 KiB slots for a chain (broadcast, reduce),
 /// a one-way stream that more blocks and larger slots carry closer to the link's speed (50 GB/s from 32 MiB where
 /// 32 x 32 KiB reached 44); 32 of 64 KiB for a ring's rounds, which load both ways of the link at once (64 blocks
-/// no faster; 64 KiB slots 8 % faster than 32 from 4 MiB, even below).
-HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen);
+/// no faster; 64 KiB slots 8 % faster than 32 from 4 MiB, even below). Either way at most `maxBlocks` blocks (the
+/// communicator's grid cap: a GPU's SMs shared among the ranks on it, whose ring kernels spin on each other and must
+/// all be resident at once -- 8 ranks on one H200 at 64 blocks each never were, and timed out).
+HostRingShape hostRingShape(Collective collective, const std::optional<HostRingShape>& chosen, int maxBlocks);
 
 /// One of a rank's calls in a send/recv group: a send to `peer` or a receive from it.
 struct ExchangeSide {

@@ -187,7 +187,8 @@ coll::HostRingShape hostRingShapeOf(Collective collective, const HostSettings& s
   const std::optional<coll::HostRingShape> chosen =
       settings.ringBlocks > 0 ? std::optional<coll::HostRingShape>({settings.ringBlocks, settings.ringSlotBytes})
                               : std::nullopt;
-  return coll::hostRingShape(collective, chosen);
+  // The model has a GPU per rank: the communicator's grid cap (the GPU's SMs) is above the host ring's largest grid.
+  return coll::hostRingShape(collective, chosen, kernels::kHostRingMaxBlocks);
 }
 
 HostTraffic hostTraffic(const Call& call, const Fabric& fabric, const HostSettings& settings,

@@ -22,6 +22,7 @@
 #include "coll/partition.hpp"
 #include "host_ring_world.hpp"
 #include "kernels/host_ring.cuh"
+#include "peerlink/collective_choice.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
 
@@ -198,10 +199,10 @@ TEST(HostRing, TheChosenShapesCarryEveryCollective) {
   const std::vector<int> order = scrambled(3);
   for (Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
                                 Collective::Broadcast, Collective::Reduce}) {
-    const HostRingShape shape = hostRingShape(collective, std::nullopt);
+    const HostRingShape shape = hostRingShape(collective, std::nullopt, kernels::kHostRingMaxBlocks);
     checkCase(collective, severalSlices(shape), order, false, 1, shape);
   }
-  const HostRingShape exchange = hostRingShape(Collective::AllToAll, std::nullopt);
+  const HostRingShape exchange = hostRingShape(Collective::AllToAll, std::nullopt, kernels::kHostRingMaxBlocks);
   checkCase(Collective::AllToAll, severalSlices(exchange), {1, 0}, false, 0, exchange);
 }
 
@@ -505,10 +506,19 @@ TEST(HostRing, ShapesAreNamedBlocksBySlot) {
     EXPECT_EQ(named->slotBytes % 16, 0u) << name;
   }
   // AUTO: the chains' larger shape, the rounds' smaller.
-  EXPECT_EQ(hostRingShape(Collective::Broadcast, std::nullopt).blocks, 64);
-  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt).blocks, 32);
-  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt).slotBytes, std::size_t{64} << 10);
-  EXPECT_EQ(hostRingShape(Collective::AllReduce, HostRingShape{8, 2048}).blocks, 8);
+  const int any = kernels::kHostRingMaxBlocks;
+  EXPECT_EQ(hostRingShape(Collective::Broadcast, std::nullopt, any).blocks, 64);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt, any).blocks, 32);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt, any).slotBytes, std::size_t{64} << 10);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, HostRingShape{8, 2048}, any).blocks, 8);
+  // Never more blocks than the communicator's grid cap: 8 ranks on one 132-SM GPU get 16 each, whose ring kernels
+  // then fit on the GPU at once (64 each did not: every rank waited for another until the deadline).
+  const int shared = collGridCap(std::vector<int>(8, 0), std::vector<int>(8, 132), 0);
+  EXPECT_EQ(shared, 16);
+  EXPECT_EQ(hostRingShape(Collective::Broadcast, std::nullopt, shared).blocks, 16);
+  EXPECT_EQ(hostRingShape(Collective::Reduce, HostRingShape{64, 4096}, shared).blocks, 16);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt, shared).blocks, 16);
+  EXPECT_EQ(hostRingShape(Collective::AllReduce, std::nullopt, 0).blocks, 1);
 }
 
 // The words: a later call's always above an earlier call's, whatever the slots.
