@@ -17,7 +17,9 @@
 #          GPUs than ranks a node only COLL_PER_NODE=1. Needs only dist/peerlink and dist/mpi/libpeerlink_mpi.so. Each run's text and JSON go
 #          to ${OUT:-/tmp}/nodes-coll.tar.gz; the summary at the end is each run's exit status, its checks and its
 #          section across nodes. COLL_TIMEOUT: each run's limit in seconds (240). COLL_PER_NODE: ranks a node (2;
-#          1 puts the two nodes on two GPUs of their own where the machine has 2).
+#          1 puts the two nodes on two GPUs of their own where the machine has 2). COLL_BUILD=DIR: DIR/peerlink and
+#          DIR/libpeerlink_mpi.so instead of dist's (another build carried beside, e.g. the commit before a change,
+#          as dist/build-ID/NAME.xz files unpack), its outputs in nodes-coll-$(basename DIR).tar.gz.
 #   bench  the transport alone on the machine's host memory, no GPU (dist/mpi/mpi_net_bench, from
 #          build/tests/mpi/mpi_net_bench like the others): 2 ranks as 2 nodes, all-reduce, all-gather and reduce-scatter
 #          1-64 MiB, direct and staged (pinned-memory pieces, their copies on a thread standing in for the copy
@@ -49,7 +51,17 @@ mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|bench|gpu-bench [NODE
 shift
 out=$(mktemp -d)
 scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
-export PEERLINK_MPI_LIBRARY=$PWD/dist/mpi/libpeerlink_mpi.so PEERLINK_NET_CHUNK_BYTES=65536 \
+peerlink_bin=$PWD/dist/peerlink
+PEERLINK_MPI_LIBRARY=$PWD/dist/mpi/libpeerlink_mpi.so
+results=nodes-coll
+if [ -n "${COLL_BUILD:-}" ]; then
+  peerlink_bin=$(realpath "$COLL_BUILD")/peerlink
+  PEERLINK_MPI_LIBRARY=$(realpath "$COLL_BUILD")/libpeerlink_mpi.so
+  results=nodes-coll-$(basename "$COLL_BUILD")
+  [ -x "$peerlink_bin" ] && [ -e "$PEERLINK_MPI_LIBRARY" ] ||
+    { echo "run-nodes.sh: COLL_BUILD=$COLL_BUILD has no peerlink and libpeerlink_mpi.so" >&2; exit 2; }
+fi
+export PEERLINK_MPI_LIBRARY PEERLINK_NET_CHUNK_BYTES=65536 \
   PEERLINK_COLL_SHARE_GPUS=1 PEERLINK_NET_TIMEOUT_MS=60000 PEERLINK_TIMEOUT_MS=60000 \
   PEERLINK_NET_REDUCE=${PEERLINK_NET_REDUCE:-$([ "$mode" = coll ] && echo AUTO || echo GPU)}
 flags=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp
@@ -117,10 +129,10 @@ case $mode in
     fi
     ((${#collectives[@]})) || collectives=(all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv)
     echo "== versions"
-    dist/peerlink --version
+    "$peerlink_bin" --version
     mpirun --version 2>&1 | head -1
     nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
-    ldd dist/mpi/libpeerlink_mpi.so | grep -E "libmpi" || echo "libpeerlink_mpi.so: no libmpi found by ldd"
+    ldd "$PEERLINK_MPI_LIBRARY" | grep -E "libmpi" || echo "libpeerlink_mpi.so: no libmpi found by ldd"
     env | grep '^PEERLINK_' | sort
     declare -A exit_of
     for collective in "${collectives[@]}"; do
@@ -128,7 +140,7 @@ case $mode in
       [ "$collective" = all_reduce ] && sizes=(-b 8 -e 512M -f 4)
       command=(mpirun "${flags[@]}" -x PER_NODE -np "$procs" sh -c
                'node=node$((OMPI_COMM_WORLD_RANK / PER_NODE)); PEERLINK_HOSTID=$node NCCL_HOSTID=$node exec "$@"' sh
-               "$PWD/dist/peerlink" coll -o "$collective" "${sizes[@]}" "${nccl[@]}" --json "$out/coll-$collective.json")
+               "$peerlink_bin" coll -o "$collective" "${sizes[@]}" "${nccl[@]}" --json "$out/coll-$collective.json")
       echo "== $collective: ${command[*]}"
       started=$SECONDS
       timeout -k 10 "${COLL_TIMEOUT:-240}" "${command[@]}" >"$out/coll-$collective.txt" 2>&1
@@ -136,8 +148,8 @@ case $mode in
       echo "== $collective: exit $status after $((SECONDS - started)) s"
       exit_of[$collective]=$status
     done
-    mkdir -p "${OUT:-/tmp}" && tar -C "$out" -czf "${OUT:-/tmp}/nodes-coll.tar.gz" . &&
-      echo "== outputs: ${OUT:-/tmp}/nodes-coll.tar.gz"
+    mkdir -p "${OUT:-/tmp}" && tar -C "$out" -czf "${OUT:-/tmp}/$results.tar.gz" . &&
+      echo "== outputs: ${OUT:-/tmp}/$results.tar.gz"
     # The answer, short enough for the tail of the output: per run its exit status, its checks and its section
     # across nodes (all of it for the all-reduce, the two largest sizes otherwise), and any error lines.
     failed=0

@@ -6,6 +6,7 @@
 #   dist/nccl_api/libpeerlink_nccl.so.2.xz -> dist/nccl_api/libpeerlink_nccl.so.2 (and its libnccl.so.2 link)
 #   dist/NAME/nccl_api/libpeerlink_nccl.so.2.xz -> the same under dist/NAME (pack-call.sh's PACK_ALT)
 #   dist/mpi/NAME.xz, dist/extra/NAME.xz  -> beside them (dist/extra/peerlink stands in for a missing dist/peerlink)
+#   dist/build-ID/NAME.xz                 -> beside them (another build's binaries, e.g. run-nodes.sh's COLL_BUILD)
 #   dist/xz/tests.tar.xz (test executables, one solid archive) -> dist/tests/NAME
 #   dist/ALT/xz/tests.tar.xz (another build's, PACK_ALT_TESTS)     -> dist/ALT/tests/NAME
 # usage: scripts/device/unpack-dist.sh
@@ -16,7 +17,7 @@ unpack() {  # unpack PACKED TARGET
   mkdir -p "$(dirname "$2")"
   xz -dc "$1" >"$2.part" && chmod +x "$2.part" && mv "$2.part" "$2"
 }
-for packed in dist/peerlink.xz dist/*/nccl_api/*.xz dist/nccl_api/*.xz dist/mpi/*.xz dist/extra/*.xz; do
+for packed in dist/peerlink.xz dist/*/nccl_api/*.xz dist/nccl_api/*.xz dist/mpi/*.xz dist/extra/*.xz dist/build-*/*.xz; do
   [ -e "$packed" ] || continue
   unpack "$packed" "${packed%.xz}"
 done

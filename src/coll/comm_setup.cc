@@ -20,6 +20,7 @@
 #include "coll/arena_sharing.hpp"
 #include "coll/comm_launch_plan.hpp"
 #include "coll/comm_launch_support.hpp"
+#include "coll/cross_process_way.hpp"
 #include "coll/peer_verdicts.hpp"
 #include "coll/plan_staged.hpp"
 #include "coll/rank_transport.hpp"
@@ -304,12 +305,12 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
   state.fabric = fabricOf(state.world.topology, state.world.gpu);
   const bool pushStages = pushStagesFor(state.settings, state.nranks, state.fabric);
   const bool exportable = state.world.spansProcesses;
-  const std::string staging = params.getString("PEERLINK_COLL_STAGE_UNREGISTERED");
-  state.stageInOneProcess = staging != "OFF" && !exportable;
-  state.stageSerially = staging == "SERIAL";
+  const CrossProcessSettings crossProcess = crossProcessSettingsFrom(params);
+  state.stageInOneProcess = params.getString("PEERLINK_COLL_STAGE_UNREGISTERED") != "OFF" && !exportable;
+  state.stageSerially = crossProcess.stageSerially;
   state.stageOwnParts = params.getString("PEERLINK_COLL_STAGE_COPIES") == "PEERS";
   if (params.getString("PEERLINK_COLL_STAGE_GRAPHS") == "ON") state.stagedGraphs = std::make_unique<StagedGraphs>();
-  state.shared.mode = bufferSharingNamed(params.getString("PEERLINK_COLL_SHARE_BUFFERS"));
+  state.shared.mode = crossProcess.sharing;
   if (state.world.spansProcesses && state.shared.mode != BufferSharing::Off && !everyProcessOnOneGpu(state.world)) {
     state.shared.mode = BufferSharing::Off;
     logInfo(LogSubsys::Coll,
@@ -317,10 +318,10 @@ void setupCommunicator(CommState& state, const WorldSpec& spec, const Params& pa
             "process's allocation opens for one GPU of a process only); calls on unregistered "
             "buffers go through the staging windows");
   }
-  state.arenaRing = arenaRingModeNamed(params.getString("PEERLINK_COLL_ARENA_RING"));
-  state.arenaRingShape = arenaRingShapeNamed(params.getString("PEERLINK_COLL_ARENA_RING_SHAPE"));
+  state.arenaRing = crossProcess.arenaRing;
+  state.arenaRingShape = crossProcess.arenaRingShape;
   state.layout =
-      symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? stagingWindowBytes(params) : 0,
+      symmetricLayout(state.nranks, pushStages, exportable || state.stageInOneProcess ? crossProcess.windowBytes : 0,
                       state.arenaRing != ArenaRingMode::Off);
   const ShareKind kind = arenaShareKind(state.world);
   forEachInParallel(spec.ranks.size(), [&](std::size_t i) {

@@ -22,7 +22,7 @@ const char* crossProcessWayName(CrossProcessWay way) noexcept {
   return "?";
 }
 
-CrossProcessSettings crossProcessSettingsFrom(const Params& params, int maxBlocks) {
+CrossProcessSettings crossProcessSettingsFrom(const Params& params) {
   CrossProcessSettings settings;
   settings.sharing = bufferSharingNamed(params.getString("PEERLINK_COLL_SHARE_BUFFERS"));
   settings.arenaRing = arenaRingModeNamed(params.getString("PEERLINK_COLL_ARENA_RING"));
@@ -30,7 +30,6 @@ CrossProcessSettings crossProcessSettingsFrom(const Params& params, int maxBlock
   settings.windowBytes = stagingWindowBytes(params);
   settings.hasRingArea = settings.windowBytes > 0 && settings.arenaRing != ArenaRingMode::Off;
   settings.stageSerially = params.getString("PEERLINK_COLL_STAGE_UNREGISTERED") == "SERIAL";
-  settings.maxBlocks = maxBlocks;
   return settings;
 }
 

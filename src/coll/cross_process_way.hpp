@@ -42,9 +42,9 @@ struct CrossProcessSettings {
   int maxBlocks = 1;                              ///< the communicator's grid cap
 };
 
-/// The settings a communicator across processes of one GPU each reads from `params` (comm_setup.cc), with the grid
-/// cap `maxBlocks`.
-CrossProcessSettings crossProcessSettingsFrom(const Params& params, int maxBlocks);
+/// The settings a communicator across processes of one GPU each reads from `params` (comm_setup.cc reads them here);
+/// the grid cap is the caller's to set.
+CrossProcessSettings crossProcessSettingsFrom(const Params& params);
 
 /// The way of a call of `collective` whose count is `bytes` (the count times the element size) on `nranks` ranks,
 /// when the kernels' choice for it moves data as `flow`, its buffers are registered with every rank or not, and it

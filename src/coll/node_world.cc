@@ -13,6 +13,7 @@
 #include "coll/node_decisions.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
+#include "core/idle_wait.hpp"
 #include "core/log.hpp"
 #include "net/cuda_device_access.hpp"
 #include "net/mpi_library.hpp"
@@ -185,7 +186,7 @@ void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
   doneRecorded_ = true;
   const auto timeout = net_->options().timeout;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::microseconds(2);
+  IdleWait idle;
   for (;;) {
     const cudaError_t status = cudaEventQuery(done_.get());
     if (status == cudaSuccess) return;
@@ -198,8 +199,7 @@ void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
                               "(PEERLINK_NET_TIMEOUT_MS; a kernel of the node that waits for a peer?)",
                               rank_, host_, before, timeout.count()));
     }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(500));
+    idle.idle();
   }
 }
 
@@ -250,8 +250,10 @@ void NodeWorld::collective(const CallArgs& call) {
   const DeviceGuard guard(device_);
   const std::size_t size = dataTypeSize(call.type);
   const bool inPlace = callInPlace(call.collective, rank_, call.send, call.recv, call.count, size);
-  const HierarchicalPlan plan =
-      buildHierarchicalPlan(call.collective, grid_, call.count, call.root, inPlace, 0, call.type);
+  const std::shared_ptr<const HierarchicalPlan> recent = plans_.get(
+      {{call.collective, call.count, call.root, call.type}, inPlace},
+      [&] { return buildHierarchicalPlan(call.collective, grid_, call.count, call.root, inPlace, 0, call.type); });
+  const HierarchicalPlan& plan = *recent;
   const RankLayout& layout = plan.plan.ranks[static_cast<std::size_t>(rank_)];
   ensureScratch(layout.scratchElements * size, call.stream);
   PlanBuffers buffers = planBuffersOf(layout, call.send, call.recv, size);

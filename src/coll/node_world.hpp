@@ -20,6 +20,7 @@
 
 #include "coll/comm_state.hpp"
 #include "coll/hierarchical_plan.hpp"
+#include "coll/recent_plans.hpp"
 #include "net/net_world.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/communicator.hpp"
@@ -87,6 +88,13 @@ class NodeWorld {
   std::string lost() const;
   net::NetGroup& pairGroup(int peer);
 
+  /// What a call's hierarchical plan depends on besides the grid (fixed at creation).
+  struct PlanKey {
+    CallShapeKey shape;
+    bool inPlace = false;
+    bool operator==(const PlanKey& other) const noexcept { return shape == other.shape && inPlace == other.inPlace; }
+  };
+
   NodeGrid grid_;
   int rank_ = 0;
   int device_ = 0;
@@ -102,6 +110,9 @@ class NodeWorld {
   std::unique_ptr<Communicator> node_;
   std::unique_ptr<net::NetWorld> net_;  ///< destroyed first: its progress thread may still copy into the buffers
   std::map<int, std::unique_ptr<net::NetGroup>> pairs_;
+  /// The plans of the latest call shapes: building one costs microseconds per call, as much as a small call's
+  /// messages between nodes.
+  RecentValues<PlanKey, HierarchicalPlan> plans_{kRecentPlanShapes};
 };
 
 }  // namespace peerlink::coll

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <list>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -18,6 +17,7 @@
 #include "coll/world_agreement.hpp"
 #include "core/cuda_check.hpp"
 #include "core/driver_api.hpp"
+#include "core/idle_wait.hpp"
 #include "core/log.hpp"
 #include "peerlink/cuda.hpp"
 #include "peerlink/error.hpp"
@@ -87,6 +87,7 @@ CallCard callCardOf(CommState& state, const CallArgs& call, int rank) {
 // Waits for `events` to complete, at most the communicator's deadline: whether they did.
 bool completedInTime(const CommState& state, const std::vector<Event>& events) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(state.timeoutNs);
+  IdleWait idle;
   for (const Event& event : events) {
     for (;;) {
       const cudaError_t status = cudaEventQuery(event.get());
@@ -96,7 +97,7 @@ bool completedInTime(const CommState& state, const std::vector<Event>& events) {
         return false;
       }
       if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      idle.idle();
     }
   }
   return true;

@@ -1,10 +1,9 @@
 #include "core/stream_wait.hpp"
 
-#include <thread>
-
 #include <fmt/format.h>
 
 #include "core/cuda_check.hpp"
+#include "core/idle_wait.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink {
@@ -15,6 +14,7 @@ void waitForStream(cudaStream_t stream, std::chrono::milliseconds timeout, const
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
   auto nextCheck = start + kCheckEvery;
+  IdleWait idle;
   for (;;) {
     const cudaError_t status = cudaStreamQuery(stream);
     if (status == cudaSuccess) return;
@@ -28,7 +28,7 @@ void waitForStream(cudaStream_t stream, std::chrono::milliseconds timeout, const
       throw Error(ErrorCode::Timeout, fmt::format("{} did not finish within {} ms{}", what, timeout.count(),
                                                   hint.empty() ? std::string() : " (" + hint + ")"));
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    idle.idle();
   }
 }
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "coll/choice_rules.hpp"
-#include "net/idle_wait.hpp"
+#include "core/idle_wait.hpp"
 #include "net/net_path.hpp"
 #include "peerlink/error.hpp"
 

@@ -123,7 +123,8 @@ CollExplain explainColl(Collective collective, DataType type, const std::vector<
   explain.fabric = fabricOf(topology, devices);
   explain.settings = choiceSettingsFrom(params);
   explain.resources = communicatorResources(topology, devices, params);
-  explain.crossProcess = coll::crossProcessSettingsFrom(params, explain.resources.maxBlocks);
+  explain.crossProcess = coll::crossProcessSettingsFrom(params);
+  explain.crossProcess.maxBlocks = explain.resources.maxBlocks;
   const int ranks = static_cast<int>(devices.size());
   for (const std::size_t size : sizes) {
     const coll::CollSizing sizing = coll::collSizing(collective, size, type, ranks);
