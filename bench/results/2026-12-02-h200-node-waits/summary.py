@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Medians over the small sizes (8 B - 8 KiB) of a call's runs, per collective, placement and build: the eager call's
 time, the part outside the phases across nodes (time_us - across_nodes_us) and the phases across nodes; every cell
-must have been checked right. usage: summary.py CALL_FOLDER (e.g. call-c)"""
+must have been checked right. usage: summary.py CALL_FOLDER [ROUND] (e.g. call-c; ROUND: only before-ROUND and
+after-ROUND)"""
 import json
 import os
 import statistics
 import sys
 
 folder = sys.argv[1]
+only = sys.argv[2] if len(sys.argv) > 2 else None
 cells = {}
 for run in sorted(os.listdir(folder)):
     if not os.path.isdir(os.path.join(folder, run)):
         continue
-    build = run.split("-")[0]  # before-N, after-N
+    build, round_ = run.split("-")  # before-N, after-N
+    if only is not None and round_ != only:
+        continue
     for collective in ("all_reduce", "reduce_scatter", "all_gather"):
         with open(os.path.join(folder, run, f"coll-{collective}.json")) as f:
             rows = json.load(f)["rows"]
