@@ -273,6 +273,22 @@ std::vector<Phase> sendRecvShape(Shapes& s, const NodeGrid& grid) {
   return {inNode, across};
 }
 
+// One rank per node, several nodes: the node's calls of the shapes above would only copy (into scratch, or the send
+// buffer into the recv buffer), so the collective runs across nodes alone, from the caller's buffers to its own.
+// (A broadcast's shape already does: its call in the node, in place, has nothing to do.)
+std::vector<Phase> acrossNodesOnlyShape(Shapes& s, Collective collective) {
+  std::string name = collectiveName(collective);
+  std::replace(name.begin(), name.end(), '_', '-');
+  Phase across{name + " across nodes", Scope::AcrossNodes, {}};
+  const int root = hasRoot(collective) ? s.rootNode() : 0;
+  const bool inPlace = collective != Collective::AllToAll && s.inPlace();
+  across.calls.push_back(
+      s.call(Scope::AcrossNodes, 0, collective, s.count(), root, inPlace, reduces(collective), [&](int r) {
+        return Where{s.send(r), s.recv(r)};
+      }));
+  return {across};
+}
+
 // A call's flat plan: buildPlan over its members, or one send/recv pair.
 Plan flatPlanOf(const GroupCall& call, std::size_t chunkElements, DataType type) {
   if (call.collective == Collective::SendRecv) {
@@ -397,13 +413,24 @@ HierarchicalPlan buildHierarchicalPlan(Collective collective, NodeGrid grid, std
 
   Shapes shapes(h.plan, grid, algorithms);
   std::vector<Phase> phases;
+  const bool oneRankPerNode = grid.ranksPerNode == 1 && grid.nodes > 1;
   switch (collective) {
-    case Collective::AllReduce: phases = allReduceShape(shapes, h.plan.alignElements); break;
-    case Collective::ReduceScatter: phases = reduceScatterShape(shapes); break;
-    case Collective::AllGather: phases = allGatherShape(shapes); break;
+    case Collective::AllReduce:
+      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : allReduceShape(shapes, h.plan.alignElements);
+      break;
+    case Collective::ReduceScatter:
+      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : reduceScatterShape(shapes);
+      break;
+    case Collective::AllGather:
+      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : allGatherShape(shapes);
+      break;
     case Collective::Broadcast: phases = broadcastShape(shapes); break;
-    case Collective::Reduce: phases = reduceShape(shapes); break;
-    case Collective::AllToAll: phases = allToAllShape(shapes); break;
+    case Collective::Reduce:
+      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : reduceShape(shapes);
+      break;
+    case Collective::AllToAll:
+      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : allToAllShape(shapes);
+      break;
     case Collective::SendRecv: phases = sendRecvShape(shapes, grid); break;
   }
   for (RankLayout& layout : h.plan.ranks) layout.scratchElements = shapes.reserved();

@@ -147,11 +147,44 @@ TEST(HierarchicalPlan, ShapesAreTheIssues) {
             (Names{"all-to-all across nodes", "all-to-all in the node"}));
   EXPECT_EQ(phaseNames(buildHierarchicalPlan(Collective::SendRecv, grid, 100, 0, false, 0, DataType::F32)),
             (Names{"send/recv in the node", "send/recv across nodes"}));
-  // One node: nothing crosses; one rank per node: the in-node phases of all-reduce are local copies only.
+  // One node: nothing crosses.
   for (Collective collective : kEveryCollective) {
     const HierarchicalPlan one = buildHierarchicalPlan(collective, {1, 4}, 100, 1, false, 0, DataType::F32);
     for (const Phase& phase : one.phases) EXPECT_EQ(phase.scope, Scope::InNode) << phase.name;
     for (const Step& step : one.plan.steps) EXPECT_FALSE(step.acrossNodes);
+  }
+}
+
+// One rank per node: the node's calls would only copy, so each collective is one call across nodes from the
+// caller's send buffer to its recv buffer, with no scratch of its own (the sweep above checks the results on every
+// grid).
+TEST(HierarchicalPlan, OneRankPerNodeRunsAcrossNodesAlone) {
+  using Names = std::vector<std::string>;
+  const NodeGrid grid{3, 1};
+  for (Collective collective : kEveryCollective) {
+    if (collective == Collective::SendRecv) continue;  // pairs, no phases in the node with one rank a node
+    for (bool inPlace : {false, true}) {
+      if (inPlace && !hasInPlace(collective)) continue;
+      const HierarchicalPlan h = buildHierarchicalPlan(collective, grid, 100, 1, inPlace, 0, DataType::F32);
+      std::string name = collectiveName(collective);
+      std::replace(name.begin(), name.end(), '_', '-');
+      EXPECT_EQ(phaseNames(h), (Names{name + " across nodes"})) << describePhases(h);
+      ASSERT_EQ(h.phases.size(), 1u);
+      ASSERT_EQ(h.phases[0].calls.size(), 1u);
+      const GroupCall& call = h.phases[0].calls[0];
+      EXPECT_EQ(call.members, (std::vector<int>{0, 1, 2}));
+      EXPECT_EQ(call.count, 100u);
+      EXPECT_EQ(call.finishes, reduces(collective)) << name;
+      if (!inPlace) {
+        EXPECT_EQ(call.sends[0].buffer, BufferKind::Input) << name;
+        EXPECT_EQ(call.recvs[0].buffer, BufferKind::Output) << name;
+      }
+      // Scratch: only what the call's own flat plan takes.
+      const Plan flat = buildPlan(collective, call.algorithm, 3, 100, call.root, call.inPlace, 0, DataType::F32);
+      for (std::size_t r = 0; r < 3; ++r) {
+        EXPECT_EQ(h.plan.ranks[r].scratchElements, flat.ranks[r].scratchElements) << name << " rank " << r;
+      }
+    }
   }
 }
 
