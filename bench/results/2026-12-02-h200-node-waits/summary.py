@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Medians over the small sizes (8 B - 8 KiB) of a call's runs, per collective, placement and build: the eager call's
+"""Medians over the small sizes (8 B - 8 KiB; --large: 1 MiB and up) of a call's runs, per collective, placement and
+build: the eager call's
 time, the part outside the phases across nodes (time_us - across_nodes_us) and the phases across nodes; every cell
-must have been checked right. usage: summary.py CALL_FOLDER [ROUND] (e.g. call-c; ROUND: only before-ROUND and
-after-ROUND)"""
+must have been checked right. usage: summary.py [--large] CALL_FOLDER [ROUND] (e.g. call-c; ROUND: only before-ROUND
+and after-ROUND)"""
 import json
 import os
 import statistics
 import sys
 
-folder = sys.argv[1]
-only = sys.argv[2] if len(sys.argv) > 2 else None
+args = sys.argv[1:]
+large = "--large" in args
+args = [a for a in args if a != "--large"]
+folder = args[0]
+only = args[1] if len(args) > 1 else None
 cells = {}
 for run in sorted(os.listdir(folder)):
     if not os.path.isdir(os.path.join(folder, run)):
@@ -17,14 +21,19 @@ for run in sorted(os.listdir(folder)):
     build, round_ = run.split("-")  # before-N, after-N
     if only is not None and round_ != only:
         continue
-    for collective in ("all_reduce", "reduce_scatter", "all_gather"):
-        with open(os.path.join(folder, run, f"coll-{collective}.json")) as f:
+    for name in sorted(os.listdir(os.path.join(folder, run))):
+        if not (name.startswith("coll-") and name.endswith(".json")):
+            continue
+        collective = name[len("coll-"):-len(".json")]
+        with open(os.path.join(folder, run, name)) as f:
             rows = json.load(f)["rows"]
         for row in rows:
-            if row["bytes"] == 0 or row["bytes"] > 8192:
+            if row["bytes"] == 0 or (row["bytes"] < 1 << 20 if large else row["bytes"] > 8192):
                 continue
             for placement in ("out_of_place", "in_place"):
                 m = row[placement]["peerlink"]
+                if m["status"] != "ok":  # all-to-all has no in-place form
+                    continue
                 assert m["wrong"] == 0, (run, collective, row["bytes"], placement)
                 t, across = m["time_us"], m["across_nodes_us"]
                 cells.setdefault((collective, placement, build), []).append((t, t - across, across))
