@@ -31,7 +31,8 @@
 #          the GPU's copy engine; rank r on GPU r modulo the GPUs), its reductions where PEERLINK_NET_REDUCE=AUTO puts
 #          them (the GPU, but the host for a call of one piece under 2 MiB a reduction), then all on the GPU (GPU),
 #          then all on the host (HOST), each beside MPI's own exchange of the same bytes of pinned host memory: AUTO
-#          should match the better of the two at every size.
+#          should match the better of the two at every size. BENCH_SIZES: the host runs' sizes (default
+#          "-b 1M -e 64M -f 4").
 #   gpu-bench [N ...]  only that last part (GPU memory, AUTO, GPU, HOST), on N processes as N nodes each (default 2):
 #          a ring over more nodes reduces smaller pieces (a chunk / N), which is what AUTO's rule must hold for.
 #          GPU_BENCH_REDUCE: the settings (default "AUTO GPU HOST"); GPU_BENCH_SIZES: mpi_net_bench's sizes
@@ -88,13 +89,14 @@ case $mode in
     ;;
   bench)
     export PEERLINK_NET_CHUNK_BYTES=4194304
+    read -r -a sizes <<<"${BENCH_SIZES:--b 1M -e 64M -f 4}"
     status=0
     for run in "direct" "staged" "staged --mca btl_vader_single_copy_mechanism none"; do
       read -r path mca <<<"$run"
       echo "== bench --path $path ${mca:-}"
       # shellcheck disable=SC2086 # mca: extra mpirun arguments, split on purpose
       timeout -k 10 300 mpirun "${flags[@]}" ${mca:-} -np 2 sh -c 'PEERLINK_HOSTID=node$OMPI_COMM_WORLD_RANK exec "$@"' \
-        sh "$PWD/dist/mpi/mpi_net_bench" --path "$path" -b 1M -e 64M -f 4 || status=1
+        sh "$PWD/dist/mpi/mpi_net_bench" --path "$path" "${sizes[@]}" || status=1
     done
     "$0" gpu-bench 2 || status=1
     exit $status
