@@ -106,7 +106,11 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   logInfo(LogSubsys::Coll, "CPU affinity of the MPI progress thread of rank {} (GPU {}): {}", rank_, device,
           near.reason);
   options.progressCpus = near.bindTo;
-  net_ = std::make_unique<net::NetWorld>(std::move(p2p), options, net::cudaDeviceAccess(device), nullptr);
+  // A call returns with its results' copies to the caller's buffers queued; the caller's stream waits for them.
+  options.copiesOutInStreamOrder = true;
+  std::unique_ptr<net::CudaDeviceAccess> copies = net::cudaDeviceAccess(device);
+  copies_ = copies.get();
+  net_ = std::make_unique<net::NetWorld>(std::move(p2p), options, std::move(copies), nullptr);
   const NodeGrid seen = net_->grid();
   if (seen.nodes != grid_.nodes || seen.ranksPerNode != grid_.ranksPerNode) {
     throw Error(ErrorCode::Internal, fmt::format("the transport sees {} nodes x {} ranks, the bootstrap {} x {}",
@@ -298,6 +302,7 @@ void NodeWorld::collective(const CallArgs& call) {
     acrossNodes([&] {
       rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
     });
+    copies_->orderAfterCopies(call.stream);
   }
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), call.stream));
   doneRecorded_ = true;
@@ -367,6 +372,9 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
     std::vector<net::PeerOp> ops;
     for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
     acrossNodes([&] { group.sendRecv(ops, DataType::U8); });
+  }
+  if (!split.acrossNodes.empty()) {
+    for (const CallArgs& call : calls) copies_->orderAfterCopies(call.stream);
   }
 }
 

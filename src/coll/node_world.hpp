@@ -4,9 +4,10 @@
 // decisions are node_decisions.hpp's; docs/multinode.md is the users' guide.
 //
 // One rank per process; communicator rank r is MPI_COMM_WORLD's rank r (checked at creation); MPI initialized with
-// MPI_THREAD_MULTIPLE before, finalized after the communicator is destroyed. Calls are blocking on the host: a phase
-// across nodes waits for the caller's stream (bounded by PEERLINK_NET_TIMEOUT_MS), then runs on the transport's
-// progress thread; phases in the node are the node communicator's calls on the caller's stream. Not capturable.
+// MPI_THREAD_MULTIPLE before, finalized after the communicator is destroyed. Calls block the host: a phase across
+// nodes waits for the caller's stream (bounded by PEERLINK_NET_TIMEOUT_MS), then runs on the transport's progress
+// thread until its results' copies to the caller's buffers are queued, which the caller's stream then waits for;
+// phases in the node are the node communicator's calls on the caller's stream. Not capturable.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,6 +22,7 @@
 #include "coll/comm_state.hpp"
 #include "coll/hierarchical_plan.hpp"
 #include "coll/recent_plans.hpp"
+#include "net/cuda_device_access.hpp"
 #include "net/net_world.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/communicator.hpp"
@@ -29,8 +31,8 @@
 
 namespace peerlink::coll {
 
-/// The time a rank's calls spent across nodes: each call of the transport from its start to its data in place (the
-/// caller's stream waited for before it is not counted), summed.
+/// The time a rank's calls spent across nodes: each call of the transport from its start until its results' copies to
+/// the caller's buffers are queued (the caller's stream waited for before it is not counted), summed.
 struct AcrossNodesTime {
   std::uint64_t calls = 0;  ///< calls of the transport (an all-reduce makes one, a send/recv group one per pair)
   double seconds = 0;
@@ -108,7 +110,8 @@ class NodeWorld {
   mutable std::mutex lostMutex_;
   std::string lost_;
   std::unique_ptr<Communicator> node_;
-  std::unique_ptr<net::NetWorld> net_;  ///< destroyed first: its progress thread may still copy into the buffers
+  std::unique_ptr<net::NetWorld> net_;       ///< destroyed first: its progress thread may still copy into the buffers
+  net::CudaDeviceAccess* copies_ = nullptr;  ///< net_'s copies to and from pinned memory
   std::map<int, std::unique_ptr<net::NetGroup>> pairs_;
   /// The plans of the latest call shapes: building one costs microseconds per call, as much as a small call's
   /// messages between nodes.

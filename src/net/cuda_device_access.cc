@@ -1,50 +1,40 @@
-// cudaDeviceAccess (cuda_device_access.hpp).
+// CudaDeviceAccess (cuda_device_access.hpp).
 #include "net/cuda_device_access.hpp"
-
-#include <cuda_runtime_api.h>
 
 #include "core/cuda_check.hpp"
 #include "net/gpu_staged_memory.hpp"
-#include "net/stream_markers.hpp"
-#include "peerlink/cuda.hpp"
 
 namespace peerlink::net {
-namespace {
 
-class CudaDevice final : public DeviceAccess {
- public:
-  explicit CudaDevice(int device) : device_(device), stream_(device), markers_(device, stream_.get()) {}
+CudaDeviceAccess::CudaDeviceAccess(int device)
+    : device_(device), stream_(device), markers_(device, stream_.get()), copied_(device, cudaEventDisableTiming) {}
 
-  void copyAsync(void* dst, const void* src, std::size_t bytes) override {
-    if (bytes == 0) return;
-    DeviceGuard guard(device_);
-    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()));
-  }
+void CudaDeviceAccess::copyAsync(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  DeviceGuard guard(device_);
+  PEERLINK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_.get()));
+}
 
-  std::uint64_t mark() override { return markers_.mark(); }
-  bool reached(std::uint64_t marker) override { return markers_.reached(marker); }
+void* CudaDeviceAccess::allocateHost(std::size_t bytes) {
+  DeviceGuard guard(device_);
+  void* memory = nullptr;
+  PEERLINK_CUDA_CHECK(cudaHostAlloc(&memory, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+  return memory;
+}
 
-  void* allocateHost(std::size_t bytes) override {
-    DeviceGuard guard(device_);
-    void* memory = nullptr;
-    PEERLINK_CUDA_CHECK(cudaHostAlloc(&memory, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
-    return memory;
-  }
+std::unique_ptr<LocalMemory> CudaDeviceAccess::stagedMemory() {
+  return gpuStagedMemory(device_);
+}
 
-  void freeHost(void* memory) noexcept override { (void)cudaFreeHost(memory); }
+// A stream waits for the event as last recorded when it is told to; recording it again later changes nothing for it.
+void CudaDeviceAccess::orderAfterCopies(cudaStream_t stream) {
+  DeviceGuard guard(device_);
+  PEERLINK_CUDA_CHECK(cudaEventRecord(copied_.get(), stream_.get()));
+  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, copied_.get(), 0));
+}
 
-  std::unique_ptr<LocalMemory> stagedMemory() override { return gpuStagedMemory(device_); }
-
- private:
-  int device_;
-  Stream stream_;
-  StreamMarkers markers_;
-};
-
-}  // namespace
-
-std::unique_ptr<DeviceAccess> cudaDeviceAccess(int device) {
-  return std::make_unique<CudaDevice>(device);
+std::unique_ptr<CudaDeviceAccess> cudaDeviceAccess(int device) {
+  return std::make_unique<CudaDeviceAccess>(device);
 }
 
 }  // namespace peerlink::net

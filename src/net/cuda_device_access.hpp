@@ -2,15 +2,41 @@
 // pinned host memory from cudaHostAlloc, so the copy of one piece overlaps MPI's transfer of the one before.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <memory>
 
 #include "net/net_call.hpp"
+#include "net/stream_markers.hpp"
+#include "peerlink/cuda.hpp"
 
 namespace peerlink::net {
 
 /// Copies between `device`'s memory and pinned host memory. A call's data must be ready when the call starts (the
-/// communicator makes it from a host function of its stream, or after an event), since these copies run on their
-/// own stream. Error(CudaError) naming the call for a CUDA failure.
-std::unique_ptr<DeviceAccess> cudaDeviceAccess(int device);
+/// communicator waits for its stream first), since these copies run on their own stream. Error(CudaError) naming the
+/// call for a CUDA failure.
+class CudaDeviceAccess final : public DeviceAccess {
+ public:
+  explicit CudaDeviceAccess(int device);
+
+  void copyAsync(void* dst, const void* src, std::size_t bytes) override;
+  std::uint64_t mark() override { return markers_.mark(); }
+  bool reached(std::uint64_t marker) override { return markers_.reached(marker); }
+  void* allocateHost(std::size_t bytes) override;
+  void freeHost(void* memory) noexcept override { (void)cudaFreeHost(memory); }
+  std::unique_ptr<LocalMemory> stagedMemory() override;
+
+  /// The work queued on `stream` from now on waits for every copy queued here so far: the copies out of a call left
+  /// queued (NetOptions::copiesOutInStreamOrder). Any thread, between calls of the transport.
+  void orderAfterCopies(cudaStream_t stream);
+
+ private:
+  int device_;
+  Stream stream_;
+  StreamMarkers markers_;
+  Event copied_;  ///< recorded after the copies queued so far, for orderAfterCopies
+};
+
+std::unique_ptr<CudaDeviceAccess> cudaDeviceAccess(int device);
 
 }  // namespace peerlink::net

@@ -147,7 +147,18 @@ class Pipeline {
     std::array<Piece, kSlots> inSlot;
     inSlot[0] = make(0);  // the largest
     LocalMemory& memory = memoryFor(inSlot[0].plan, pieces);
-    slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_);
+    const std::size_t slotBytes[3] = {inSlot[0].inputElements * size_, inSlot[0].outputElements * size_,
+                                      inSlot[0].scratchElements * size_};
+    if (!slots.fits(slotBytes[0], slotBytes[1], slotBytes[2])) {
+      // The slots are freed to grow: an earlier call's copies out of them, left queued, must be done first.
+      Queued earlier{device.mark(), std::chrono::steady_clock::now(), true};
+      IdleWait idle;
+      while (!settled(earlier, device)) {
+        overdue(earlier, device, "copying an earlier call's result out");
+        idle.idle();
+      }
+    }
+    slots.reserve(slotBytes[0], slotBytes[1], slotBytes[2]);
     std::array<Copies, kSlots> copies{};
     Plans plans;
     IdleWait idle;
@@ -215,6 +226,9 @@ class Pipeline {
         }
       });
     }
+    // Left queued, the copies out still precede any later copy into a slot on the device's one queue, and a piece
+    // runs only once its copy in is done: a later call never writes a slot a copy out still reads.
+    if (!context_.awaitCopiesOut) return;
     for (;;) {
       bool waiting = false;
       for (Copies& slot : copies) {

@@ -82,6 +82,11 @@ class StagingSlots {
   };
   /// Every slot made big enough; call only while no copy or message uses them.
   void reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes);
+  /// Whether every slot is big enough already (reserve frees nothing then).
+  bool fits(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes) const {
+    return slots_[0].input != nullptr && inputBytes <= sizes_[0] && outputBytes <= sizes_[1] &&
+           scratchBytes <= sizes_[2];
+  }
   Slot slot(std::size_t index) const { return slots_[index % kSlots]; }
   /// Keeps the memory forever (a world whose messages may still land in it).
   void leak() noexcept { leaked_ = true; }
@@ -109,6 +114,9 @@ struct CallContext {
   LocalMemory* stagedOnHost = nullptr;
   std::size_t gpuReduceMinBytes = 0;
   LocalMemory* caller = nullptr;  ///< direct: copies and reductions on the caller's memory
+  /// Staged: whether a call waits for its last copies out to the caller's memory before it returns; if not, they
+  /// are left queued on `device`, and the caller orders its own later work after them (NetOptions).
+  bool awaitCopiesOut = true;
 };
 
 /// One collective call, as the API makes it (communicator.hpp: count, root a rank of the group; in place where

@@ -85,6 +85,7 @@ CallContext NetGroup::context(const char* what) {
   context.stagedOnHost = world_.stagedOnHost_.get();
   context.gpuReduceMinBytes = world_.options_.gpuReduceMinBytes;
   context.caller = world_.callerMemory_.get();
+  context.awaitCopiesOut = !world_.options_.copiesOutInStreamOrder;
   return context;
 }
 

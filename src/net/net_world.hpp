@@ -52,6 +52,10 @@ struct NetOptions {
   std::size_t gpuReduceMinBytes = kGpuReduceMinBytes;  ///< Auto: one piece's smaller ones on the host (reducesOnHost)
   BootstrapOptions identity;                           ///< PEERLINK_HOSTID: who this process says it is
   std::optional<CpuSet> progressCpus;                  ///< where the progress thread binds itself (none: left as is)
+  /// Staged: a call returns once its last copies out to the caller's memory are queued, not done; the caller orders
+  /// its later work after them (a communicator: its stream waits for them, cuda_device_access.hpp). Saves the wait for
+  /// a GPU copy per call.
+  bool copiesOutInStreamOrder = false;
   static NetOptions fromParams(const Params& params);
 };
 
