@@ -343,7 +343,21 @@ const char* netPathName(NetPath path) noexcept {
 }
 
 StagingSlots::~StagingSlots() {
-  if (!leaked_) release();
+  if (leaked_) return;
+  // Copies out left queued (NetOptions::copiesOutInStreamOrder) may still read the slots: they end first, or the
+  // memory is kept (a copy of a piece takes milliseconds; one that has not ended in 10 s is on a broken device).
+  try {
+    const std::uint64_t queued = device_.mark();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    IdleWait idle;
+    while (!device_.reached(queued)) {
+      if (std::chrono::steady_clock::now() > deadline) return;
+      idle.idle();
+    }
+  } catch (const Error&) {
+    return;
+  }
+  release();
 }
 
 void StagingSlots::release() noexcept {
