@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Medians over the small sizes (8 B - 8 KiB; --large: 1 MiB and up) of a call's runs, per collective, placement and
-build: the eager call's
-time, the part outside the phases across nodes (time_us - across_nodes_us) and the phases across nodes; every cell
-must have been checked right. usage: summary.py [--large] CALL_FOLDER [ROUND] (e.g. call-c; ROUND: only before-ROUND
-and after-ROUND)"""
+build: the eager call's time, the part outside the phases across nodes (time_us - across_nodes_us) and the phases
+across nodes; every cell must have been checked right. The runs are CALL_FOLDER/runs.tar.xz (before-N/ and after-N/,
+each `run-nodes.sh coll`'s outputs). usage: summary.py [--large] CALL_FOLDER [ROUND] (e.g. call-c; ROUND: only
+before-ROUND and after-ROUND)"""
 import json
-import os
 import statistics
 import sys
+import tarfile
 
 args = sys.argv[1:]
 large = "--large" in args
@@ -15,18 +15,17 @@ args = [a for a in args if a != "--large"]
 folder = args[0]
 only = args[1] if len(args) > 1 else None
 cells = {}
-for run in sorted(os.listdir(folder)):
-    if not os.path.isdir(os.path.join(folder, run)):
-        continue
-    build, round_ = run.split("-")  # before-N, after-N
-    if only is not None and round_ != only:
-        continue
-    for name in sorted(os.listdir(os.path.join(folder, run))):
+with tarfile.open(f"{folder}/runs.tar.xz") as runs:
+    members = sorted((m for m in runs.getmembers() if m.isfile()), key=lambda m: m.name)
+    for member in members:
+        run, name = member.name.split("/")[-2:]
         if not (name.startswith("coll-") and name.endswith(".json")):
             continue
+        build, round_ = run.split("-")  # before-N, after-N
+        if only is not None and round_ != only:
+            continue
         collective = name[len("coll-"):-len(".json")]
-        with open(os.path.join(folder, run, name)) as f:
-            rows = json.load(f)["rows"]
+        rows = json.load(runs.extractfile(member))["rows"]
         for row in rows:
             if row["bytes"] == 0 or (row["bytes"] < 1 << 20 if large else row["bytes"] > 8192):
                 continue
