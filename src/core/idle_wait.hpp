@@ -1,10 +1,10 @@
 // How a host thread waits between polls of something that usually ends within microseconds (a GPU's stream, an MPI
 // request, a peer's flag) but may take long (a peer that is late). Sleeping at once is slow: Linux gives an ordinary
-// thread 50 us of timer slack, so a sleep of 2 us lasts 50-80 us, which a call across nodes paid per wait. Spinning
-// holds a core the other ranks of an oversubscribed machine (4 ranks on 2 cores in CI) need, and MPI makes progress
-// only inside the calls that test its requests (Open MPI's shared memory and TCP have no thread of their own), so
-// the polling thread must keep polling. So: yield the core while the wait is young (the caller is back at once where
-// nothing else wants the core), and sleep only once nothing has happened for a while.
+// thread 50 us of timer slack, so a sleep of 2 us lasts 50-80 us. Spinning holds a core the other ranks of an
+// oversubscribed machine (4 ranks on 2 cores in CI) need, and MPI makes progress only inside the calls that test its
+// requests (Open MPI's shared memory and TCP have no thread of their own), so the polling thread must keep polling.
+// So: yield the core while the wait is young (the caller is back at once where nothing else wants the core), and
+// sleep only once nothing has happened for a while.
 #pragma once
 
 #include <chrono>
