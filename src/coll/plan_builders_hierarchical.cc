@@ -414,24 +414,18 @@ HierarchicalPlan buildHierarchicalPlan(Collective collective, NodeGrid grid, std
   Shapes shapes(h.plan, grid, algorithms);
   std::vector<Phase> phases;
   const bool oneRankPerNode = grid.ranksPerNode == 1 && grid.nodes > 1;
-  switch (collective) {
-    case Collective::AllReduce:
-      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : allReduceShape(shapes, h.plan.alignElements);
-      break;
-    case Collective::ReduceScatter:
-      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : reduceScatterShape(shapes);
-      break;
-    case Collective::AllGather:
-      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : allGatherShape(shapes);
-      break;
-    case Collective::Broadcast: phases = broadcastShape(shapes); break;
-    case Collective::Reduce:
-      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : reduceShape(shapes);
-      break;
-    case Collective::AllToAll:
-      phases = oneRankPerNode ? acrossNodesOnlyShape(shapes, collective) : allToAllShape(shapes);
-      break;
-    case Collective::SendRecv: phases = sendRecvShape(shapes, grid); break;
+  if (oneRankPerNode && collective != Collective::Broadcast && collective != Collective::SendRecv) {
+    phases = acrossNodesOnlyShape(shapes, collective);
+  } else {
+    switch (collective) {
+      case Collective::AllReduce: phases = allReduceShape(shapes, h.plan.alignElements); break;
+      case Collective::ReduceScatter: phases = reduceScatterShape(shapes); break;
+      case Collective::AllGather: phases = allGatherShape(shapes); break;
+      case Collective::Broadcast: phases = broadcastShape(shapes); break;
+      case Collective::Reduce: phases = reduceShape(shapes); break;
+      case Collective::AllToAll: phases = allToAllShape(shapes); break;
+      case Collective::SendRecv: phases = sendRecvShape(shapes, grid); break;
+    }
   }
   for (RankLayout& layout : h.plan.ranks) layout.scratchElements = shapes.reserved();
   Expander expander(h.plan, shapes.reserved());

@@ -147,18 +147,8 @@ class Pipeline {
     std::array<Piece, kSlots> inSlot;
     inSlot[0] = make(0);  // the largest
     LocalMemory& memory = memoryFor(inSlot[0].plan, pieces);
-    const std::size_t slotBytes[3] = {inSlot[0].inputElements * size_, inSlot[0].outputElements * size_,
-                                      inSlot[0].scratchElements * size_};
-    if (!slots.fits(slotBytes[0], slotBytes[1], slotBytes[2])) {
-      // The slots are freed to grow: an earlier call's copies out of them, left queued, must be done first.
-      Queued earlier{device.mark(), std::chrono::steady_clock::now(), true};
-      IdleWait idle;
-      while (!settled(earlier, device)) {
-        overdue(earlier, device, "copying an earlier call's result out");
-        idle.idle();
-      }
-    }
-    slots.reserve(slotBytes[0], slotBytes[1], slotBytes[2]);
+    slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_,
+                  context_.run.timeout);
     std::array<Copies, kSlots> copies{};
     Plans plans;
     IdleWait idle;
@@ -342,22 +332,28 @@ const char* netPathName(NetPath path) noexcept {
   return path == NetPath::Staged ? "staged" : "direct";
 }
 
+// The memory is kept where the copies do not end (a copy of a piece takes milliseconds; one that has not ended in
+// 10 s is on a broken device).
 StagingSlots::~StagingSlots() {
   if (leaked_) return;
-  // Copies out left queued (NetOptions::copiesOutInStreamOrder) may still read the slots: they end first, or the
-  // memory is kept (a copy of a piece takes milliseconds; one that has not ended in 10 s is on a broken device).
   try {
-    const std::uint64_t queued = device_.mark();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    IdleWait idle;
-    while (!device_.reached(queued)) {
-      if (std::chrono::steady_clock::now() > deadline) return;
-      idle.idle();
-    }
+    if (!copiesEnded(std::chrono::seconds(10))) return;
   } catch (const Error&) {
     return;
   }
   release();
+}
+
+// Copies out left queued by a call (NetOptions::copiesOutInStreamOrder) may still read the slots.
+bool StagingSlots::copiesEnded(std::chrono::milliseconds timeout) {
+  const std::uint64_t queued = device_.mark();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  IdleWait idle;
+  while (!device_.reached(queued)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    idle.idle();
+  }
+  return true;
 }
 
 void StagingSlots::release() noexcept {
@@ -369,10 +365,19 @@ void StagingSlots::release() noexcept {
   }
 }
 
-void StagingSlots::reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes) {
+void StagingSlots::reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes,
+                           std::chrono::milliseconds timeout) {
   const std::size_t wanted[3] = {inputBytes, outputBytes, scratchBytes};
+  bool freeable = slots_[0].input == nullptr;  // nothing to free yet, or the copies that read it have ended
   for (int kind = 0; kind < 3; ++kind) {
     if (wanted[kind] <= sizes_[kind] && slots_[0].input != nullptr) continue;
+    if (!freeable && !copiesEnded(timeout)) {
+      throw Error(ErrorCode::Timeout,
+                  "net: the copies out of the pinned slots an earlier call left queued did not "
+                  "finish within " +
+                      std::to_string(timeout.count()) + " ms");
+    }
+    freeable = true;
     const std::size_t bytes = std::max(wanted[kind], sizes_[kind]);
     for (Slot& slot : slots_) {
       std::byte*& memory = kind == 0 ? slot.input : kind == 1 ? slot.output : slot.scratch;

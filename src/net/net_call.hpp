@@ -80,13 +80,11 @@ class StagingSlots {
     std::byte* output = nullptr;
     std::byte* scratch = nullptr;
   };
-  /// Every slot made big enough; call only while no copy or message uses them.
-  void reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes);
-  /// Whether every slot is big enough already (reserve frees nothing then).
-  bool fits(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes) const {
-    return slots_[0].input != nullptr && inputBytes <= sizes_[0] && outputBytes <= sizes_[1] &&
-           scratchBytes <= sizes_[2];
-  }
+  /// Every slot made big enough; call only while no message uses them. Memory it frees to grow is freed once the
+  /// copies queued on the device have ended (copies out a call left queued still read it), within `timeout`, else
+  /// Error(Timeout).
+  void reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes,
+               std::chrono::milliseconds timeout);
   Slot slot(std::size_t index) const { return slots_[index % kSlots]; }
   /// Keeps the memory forever (a world whose messages may still land in it).
   void leak() noexcept { leaked_ = true; }
@@ -95,6 +93,8 @@ class StagingSlots {
 
  private:
   void release() noexcept;
+  /// Whether every copy queued on the device so far ended within `timeout`.
+  bool copiesEnded(std::chrono::milliseconds timeout);
   DeviceAccess& device_;
   Slot slots_[kSlots];
   std::size_t sizes_[3] = {0, 0, 0};

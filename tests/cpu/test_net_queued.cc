@@ -3,12 +3,14 @@
 // was queued, as a GPU would, so a result sent, a step ended (its landing buffers reused) or a staged piece copied out
 // before its reduction ran would give wrong data. Every collective and flat algorithm, staged and direct, against the
 // closed forms; whole transfers queued, never slices; a reduction that never finishes named at the deadline, its
-// memory kept by the broken world.
+// memory kept by the broken world. And copies queued like them: copies out a call leaves queued
+// (NetOptions::copiesOutInStreamOrder) never meet a later call.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -385,6 +387,105 @@ TEST(NetQueued, AReductionThatNeverFinishesIsNamedAtTheDeadline) {
     // The broken world kept the memory its queued work writes into.
     EXPECT_TRUE(seen[static_cast<std::size_t>(r)].leaked);
   }
+}
+
+// Copies that run only when polled, one per poll, in the order queued, as a slow copy engine's: a call that leaves
+// its copies out queued (NetOptions::copiesOutInStreamOrder) returns with them pending. Records any memory freed
+// while a pending copy still reads or writes it.
+class DeferredCopies final : public DeviceAccess {
+ public:
+  void copyAsync(void* dst, const void* src, std::size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.push_back({dst, src, bytes});
+  }
+  std::uint64_t mark() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return done_ + pending_.size();
+  }
+  bool reached(std::uint64_t marker) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done_ < marker && !pending_.empty()) runOne();
+    return done_ >= marker;
+  }
+  void* allocateHost(std::size_t bytes) override {
+    void* memory = ::operator new(bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    sizes_[memory] = bytes;
+    return memory;
+  }
+  void freeHost(void* memory) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto* begin = static_cast<const std::byte*>(memory);
+    const auto* end = begin + sizes_[memory];
+    const auto inside = [&](const void* address) {
+      const auto* a = static_cast<const std::byte*>(address);
+      return a >= begin && a < end;
+    };
+    for (const Copy& copy : pending_) {
+      if (inside(copy.dst) || inside(copy.src)) ++freedUnderCopy_;
+    }
+    sizes_.erase(memory);
+    ::operator delete(memory);
+  }
+  std::size_t pending() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pending_.size();
+  }
+  /// What the caller's stream waiting for the copies stands for: every pending copy run.
+  void drain() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!pending_.empty()) runOne();
+  }
+  int freedUnderCopy() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return freedUnderCopy_;
+  }
+
+ private:
+  struct Copy {
+    void* dst;
+    const void* src;
+    std::size_t bytes;
+  };
+  void runOne() {
+    const Copy copy = pending_.front();
+    pending_.pop_front();
+    std::memmove(copy.dst, copy.src, copy.bytes);
+    ++done_;
+  }
+  std::mutex mutex_;
+  std::deque<Copy> pending_;
+  std::map<void*, std::size_t> sizes_;  // the pinned memory handed out
+  std::uint64_t done_ = 0;
+  int freedUnderCopy_ = 0;
+};
+
+// A call returns with its copies out still queued; the next call's pieces run only once those are done (they precede
+// its copies in on the one queue), so neither call's results are overwritten; slots that grow wait for them first.
+TEST(NetQueued, CopiesOutLeftQueuedNeverMeetALaterCall) {
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsOf(NetPath::Staged, 64);
+    options.copiesOutInStreamOrder = true;
+    auto copies = std::make_unique<DeferredCopies>();
+    DeferredCopies& device = *copies;
+    NetWorld world(std::move(p2p), options, std::move(copies), std::make_unique<HostMemory>());
+    auto group = world.group({0, 1}, "two");
+    const std::size_t count = 16 * 2 * StagingSlots::kSlots;  // pieces of 16 floats, every slot used twice
+    std::vector<float> send1(count, 1.0f + static_cast<float>(r)), recv1(count, 0.0f);
+    std::vector<float> send2(count, 10.0f * static_cast<float>(r + 1)), recv2(count, 0.0f);
+    group->allReduce(send1.data(), recv1.data(), count, DataType::F32, ReduceOp::Sum);
+    ASSERT_GT(device.pending(), 0u) << "the call waited for its copies out";
+    group->allReduce(send2.data(), recv2.data(), count, DataType::F32, ReduceOp::Sum);
+    // Larger: the slots grow, after the copies out of them.
+    std::vector<float> send3(4 * count, 100.0f), recv3(4 * count, 0.0f);
+    group->allGather(send3.data(), recv3.data(), 2 * count, DataType::F32);
+    device.drain();
+    for (float value : recv1) ASSERT_EQ(value, 3.0f);
+    for (float value : recv2) ASSERT_EQ(value, 30.0f);
+    for (float value : recv3) ASSERT_EQ(value, 100.0f);
+    EXPECT_EQ(device.freedUnderCopy(), 0);
+  });
+  for (const std::string& error : errors) ASSERT_EQ(error, "");
 }
 
 }  // namespace
