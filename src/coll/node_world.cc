@@ -117,6 +117,7 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
                                                  seen.nodes, seen.ranksPerNode, grid_.nodes, grid_.ranksPerNode));
   }
   done_ = Event(device, cudaEventDisableTiming);
+  copiesFollowStream_ = ready.path.path == net::NetPath::Staged;
   logInfo(LogSubsys::Coll,
           "rank {} of a communicator across {} nodes x {} ranks: node {} (host {}), local index {}, GPU {}, MPI rank "
           "{}; between nodes {}",
@@ -207,6 +208,16 @@ void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
   }
 }
 
+// Staged, only the transport's copies read the caller's memory: the copy stream waits for the caller's, and a small
+// call saves the host's wait for the stream and the copy's launch after it. The deadline is the transport's, on the
+// copy (acrossNodes names the stream when the copy never started).
+void NodeWorld::orderTransportAfter(cudaStream_t stream, const char* before) {
+  if (!copiesFollowStream_) return waitForStream(stream, before);
+  PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
+  doneRecorded_ = true;
+  copies_->orderCopiesAfter(done_.get());
+}
+
 void NodeWorld::ensureScratch(std::size_t bytes, cudaStream_t stream) {
   if (doneRecorded_) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, done_.get(), 0));
   if (bytes <= scratch_.size()) return;
@@ -236,9 +247,22 @@ void NodeWorld::inNode(const char* what, Fn&& body) {
 }
 
 template <typename Fn>
-void NodeWorld::acrossNodes(Fn&& body) {
+void NodeWorld::acrossNodes(const char* what, Fn&& body) {
   const auto start = std::chrono::steady_clock::now();
-  body();
+  try {
+    body();
+  } catch (const Error& error) {
+    // The transport's copies waited for the caller's stream on the GPU: a copy that timed out may never have
+    // started, because the work before it on the caller's stream did not end.
+    if (error.code() != ErrorCode::Timeout || !copiesFollowStream_ ||
+        cudaEventQuery(done_.get()) != cudaErrorNotReady) {
+      throw;
+    }
+    throw Error(ErrorCode::Timeout,
+                fmt::format("rank {} (host {}): the work on its stream before {} did not finish within {} ms "
+                            "(PEERLINK_NET_TIMEOUT_MS; a kernel of the node that waits for a peer?)",
+                            rank_, host_, what, net_->options().timeout.count()));
+  }
   acrossTime_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ++acrossTime_.calls;
 }
@@ -263,7 +287,7 @@ void NodeWorld::collective(const CallArgs& call) {
   PlanBuffers buffers = planBuffersOf(layout, call.send, call.recv, size);
   buffers.scratch = static_cast<std::byte*>(scratch_.data());
   const int local = grid_.localOf(rank_);
-  bool streamReady = false;  // the stream holds no work the transport has not waited for
+  bool streamReady = false;  // the stream holds no work the transport is not ordered after
   for (const MemberCall& c : memberCallsOf(plan, rank_, call.op, buffers)) {
     if (c.scope == Scope::InNode) {
       if (c.member != local) throw Error(ErrorCode::Internal, "an in-node call whose member is not the local index");
@@ -295,11 +319,11 @@ void NodeWorld::collective(const CallArgs& call) {
       throw Error(ErrorCode::Internal, "a call across nodes names other ranks than " + rail.name());
     }
     if (!streamReady) {
-      waitForStream(call.stream, "a phase across nodes");
+      orderTransportAfter(call.stream, "a phase across nodes");
       inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
       streamReady = true;
     }
-    acrossNodes([&] {
+    acrossNodes("a phase across nodes", [&] {
       rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
     });
     copies_->orderAfterCopies(call.stream);
@@ -340,7 +364,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
     for (const CallArgs& call : calls) {
       if (std::find(streams.begin(), streams.end(), call.stream) == streams.end()) streams.push_back(call.stream);
     }
-    for (cudaStream_t stream : streams) waitForStream(stream, "a send/recv across nodes");
+    for (cudaStream_t stream : streams) orderTransportAfter(stream, "a send/recv across nodes");
   }
   if (!split.inNode.empty()) {
     const int local = grid_.localOf(rank_);
@@ -371,7 +395,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
     const int peerInGroup = pair.peer < rank_ ? 0 : 1;
     std::vector<net::PeerOp> ops;
     for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
-    acrossNodes([&] { group.sendRecv(ops, DataType::U8); });
+    acrossNodes("a send/recv across nodes", [&] { group.sendRecv(ops, DataType::U8); });
   }
   if (!split.acrossNodes.empty()) {
     for (const CallArgs& call : calls) copies_->orderAfterCopies(call.stream);

@@ -82,11 +82,13 @@ class NodeWorld {
 
  private:
   void waitForStream(cudaStream_t stream, const char* before);
+  /// The transport's next call reads the data the caller's stream holds once its work so far is done.
+  void orderTransportAfter(cudaStream_t stream, const char* before);
   void ensureScratch(std::size_t bytes, cudaStream_t stream);
   template <typename Fn>
   void inNode(const char* what, Fn&& body);
   template <typename Fn>
-  void acrossNodes(Fn&& body);
+  void acrossNodes(const char* what, Fn&& body);
   std::string lost() const;
   net::NetGroup& pairGroup(int peer);
 
@@ -106,6 +108,9 @@ class NodeWorld {
   DeviceBuffer scratch_;
   Event done_;  ///< after the last call's work on its stream: the scratch is free again
   bool doneRecorded_ = false;
+  /// Staged: the transport's copies out of the caller's memory wait for its stream on the GPU; direct: MPI reads the
+  /// caller's memory itself, so the host waits for the stream first.
+  bool copiesFollowStream_ = false;
   AcrossNodesTime acrossTime_;
   mutable std::mutex lostMutex_;
   std::string lost_;

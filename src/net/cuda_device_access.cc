@@ -33,6 +33,11 @@ void CudaDeviceAccess::orderAfterCopies(cudaStream_t stream) {
   PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, copied_.get(), 0));
 }
 
+void CudaDeviceAccess::orderCopiesAfter(cudaEvent_t event) {
+  DeviceGuard guard(device_);
+  PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), event, 0));
+}
+
 std::unique_ptr<CudaDeviceAccess> cudaDeviceAccess(int device) {
   return std::make_unique<CudaDeviceAccess>(device);
 }

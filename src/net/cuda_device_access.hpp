@@ -12,9 +12,9 @@
 
 namespace peerlink::net {
 
-/// Copies between `device`'s memory and pinned host memory. A call's data must be ready when the call starts (the
-/// communicator waits for its stream first), since these copies run on their own stream. Error(CudaError) naming the
-/// call for a CUDA failure.
+/// Copies between `device`'s memory and pinned host memory, on a stream of their own: a call's data must be ready
+/// when its first copy starts (orderCopiesAfter, or the caller waits for its stream first). Error(CudaError) naming
+/// the call for a CUDA failure.
 class CudaDeviceAccess final : public DeviceAccess {
  public:
   explicit CudaDeviceAccess(int device);
@@ -29,6 +29,10 @@ class CudaDeviceAccess final : public DeviceAccess {
   /// The work queued on `stream` from now on waits for every copy queued here so far: the copies out of a call left
   /// queued (NetOptions::copiesOutInStreamOrder). Any thread, between calls of the transport.
   void orderAfterCopies(cudaStream_t stream);
+  /// The copies queued here from now on wait for `event` as last recorded (the work a caller's stream held then):
+  /// a call's data is copied as the caller's stream leaves it, without the host waiting for the stream. Any thread,
+  /// between calls of the transport.
+  void orderCopiesAfter(cudaEvent_t event);
 
  private:
   int device_;

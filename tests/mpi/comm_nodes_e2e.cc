@@ -2,7 +2,8 @@
 // with the MPI rank as its rank and its GPU (local index modulo the GPUs seen, so ranks share GPUs on a machine with
 // fewer), and the world is split into nodes by PEERLINK_HOSTID (the CTest line sets it from the MPI rank). Every
 // collective of the API in place and out of place, for sizes from 8 B to 64 MiB, and send/recv groups (in the node
-// and across nodes at once), against the closed forms (coll/host_reduce.hpp); a graph capture refused; a rank killed.
+// and across nodes at once), against the closed forms (coll/host_reduce.hpp); calls whose data the stream writes and
+// reads around them; a graph capture refused; a rank killed.
 //
 //   comm_nodes_e2e collectives DIR G   G ranks per node; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
 //                                      ("SKIPPED: ..." where there is no GPU)
@@ -161,6 +162,68 @@ std::string runPeers(Communicator& comm, int gpu, cudaStream_t stream, const std
   return "";
 }
 
+// Pinned host memory for the stream-ordered case's copies.
+struct Pinned {
+  void* data = nullptr;
+  explicit Pinned(std::size_t bytes) {
+    check(cudaMallocHost(&data, std::max<std::size_t>(bytes, 1)), "cudaMallocHost");
+  }
+  ~Pinned() { cudaFreeHost(data); }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+};
+
+void sleepOnStream(void*) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+}
+
+// The call's input is written on the stream behind a host function that sleeps (the buffer holds a poison until
+// then), and its output read by a copy queued after it: the call must take the data as the stream leaves it and
+// leave its results before the stream's next work, without the caller synchronizing between. An all-reduce (several
+// pieces at 16 MiB), an all-gather, and a ring shift of send/recv.
+std::string runStreamOrdered(Communicator& comm, int gpu, cudaStream_t stream, Collective collective,
+                             std::size_t count) {
+  const DataType type = DataType::F32;
+  const int n = comm.size();
+  const int next = (worldRank + 1) % n;
+  const int previous = (worldRank + n - 1) % n;
+  const bool shift = collective == Collective::SendRecv;
+  std::vector<Bytes> sends;
+  for (int r = 0; r < n; ++r) sends.push_back(dataOf(type, count, r, shift ? 100 + (r + 1) % n : 7));
+  const Bytes& mine = sends[static_cast<std::size_t>(worldRank)];
+  const Bytes want = shift ? dataOf(type, count, previous, 100 + worldRank)
+                           : coll::hostReduceReference(collective, type, ReduceOp::Sum, n, count, 0,
+                                                       sends)[static_cast<std::size_t>(worldRank)];
+  Device send(gpu, Bytes{}, mine.size());
+  Device recv(gpu, Bytes{}, want.size());
+  Pinned in(mine.size()), out(want.size());
+  std::memcpy(in.data, mine.data(), mine.size());
+  check(cudaLaunchHostFunc(stream, sleepOnStream, nullptr), "cudaLaunchHostFunc");
+  check(cudaMemcpyAsync(send.at(0), in.data, mine.size(), cudaMemcpyHostToDevice, stream), "copy in");
+  switch (collective) {
+    case Collective::AllReduce:
+      comm.allReduce(worldRank, send.at(0), recv.at(0), count, type, ReduceOp::Sum, stream);
+      break;
+    case Collective::AllGather: comm.allGather(worldRank, send.at(0), recv.at(0), count, type, stream); break;
+    default:
+      comm.groupStart();
+      comm.send(worldRank, send.at(0), count, type, next, stream);
+      comm.recv(worldRank, recv.at(0), count, type, previous, stream);
+      comm.groupEnd();
+  }
+  check(cudaMemcpyAsync(out.data, recv.at(0), want.size(), cudaMemcpyDeviceToHost, stream), "copy out");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  comm.checkHealth();
+  Bytes got(want.size());
+  std::memcpy(got.data(), out.data, got.size());
+  const coll::Tolerance tol = shift ? coll::Tolerance{} : coll::tolerance(type, ReduceOp::Sum, n, 8.0);
+  if (auto mismatch = coll::findMismatch(type, tol, want, got)) {
+    return std::string("stream-ordered ") + (shift ? "ring shift" : collectiveName(collective)) + " count " +
+           std::to_string(count) + ": " + *mismatch;
+  }
+  return "";
+}
+
 // A call inside a graph capture is refused, saying why; the capture ends cleanly.
 std::string captureRefused(Communicator& comm, int gpu, cudaStream_t stream) {
   Device buffer(gpu, Bytes{}, 1024);
@@ -220,6 +283,13 @@ int collectives(Communicator& comm, int gpu) {
     if (failure.empty()) failure = runPeers(comm, gpu, stream.get(), everyone, everyone, count, "every pair");
     if (!failure.empty()) return fail(failure);
     calls += 2;
+  }
+  for (Collective collective : {Collective::AllReduce, Collective::AllGather, Collective::SendRecv}) {
+    for (std::size_t count : {std::size_t{1024}, std::size_t{4} << 20}) {
+      const std::string failure = runStreamOrdered(comm, gpu, stream.get(), collective, count);
+      if (!failure.empty()) return fail(failure);
+      ++calls;
+    }
   }
   if (const std::string failure = captureRefused(comm, gpu, stream.get()); !failure.empty()) return fail(failure);
   report("ok " + std::to_string(calls) + " calls through the communicator across nodes (" + std::to_string(n) +
