@@ -8,6 +8,8 @@
 #   comm   a Communicator across the two nodes: every collective and send/recv of the public API (tests/mpi/
 #          comm_nodes_e2e.cc), against the closed forms
 #   kill   the same communicator with rank 3 killed before an all-reduce: ranks 0-2 must name it
+#   stall  2 nodes of one rank, rank 1's stream held past the transport's deadline before an all-reduce: rank 1 must
+#          say its stream's work did not finish, rank 0 name rank 1, both within twice the deadline
 #   coll   `peerlink coll` (dist/peerlink) under mpirun as the same 2 nodes x 2, for each collective named (default:
 #          all seven): every size checked on the host, and beside peerlink's phases across nodes MPI's own
 #          MPI_Isend/MPI_Irecv of the same bytes on the same path, timed in the same run (docs/multinode.md). The
@@ -45,11 +47,11 @@
 # what needs a GPU to be shown; the host's reductions run in the CPU tests); coll (pieces of 4 MiB) defaults to AUTO, and
 # `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll all_reduce reduce_scatter` beside the default run
 # compares the two in one build.
-# usage: scripts/device/run-nodes.sh net|comm|kill|bench
+# usage: scripts/device/run-nodes.sh net|comm|kill|stall|bench
 #        scripts/device/run-nodes.sh gpu-bench [NODES ...]
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
-mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
+mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|stall|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
 shift
 out=$(mktemp -d)
 scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
@@ -85,7 +87,13 @@ case $mode in
     ;;
   kill)
     export PEERLINK_NET_TIMEOUT_MS=20000 PEERLINK_TIMEOUT_MS=20000
-    exec tests/mpi/comm_nodes_kill.sh "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" "${flags[@]}"
+    exec tests/mpi/comm_nodes_fault.sh kill "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" \
+      "${flags[@]}"
+    ;;
+  stall)
+    export PEERLINK_NET_TIMEOUT_MS=5000 PEERLINK_TIMEOUT_MS=5000
+    exec tests/mpi/comm_nodes_fault.sh stall "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" \
+      "${flags[@]}"
     ;;
   bench)
     export PEERLINK_NET_CHUNK_BYTES=4194304
@@ -181,7 +189,7 @@ case $mode in
     exit $failed
     ;;
   *)
-    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, bench, gpu-bench, coll)" >&2
+    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, stall, bench, gpu-bench, coll)" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,8 @@
 //   comm_nodes_e2e collectives DIR G   G ranks per node; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
 //                                      ("SKIPPED: ..." where there is no GPU)
 //   comm_nodes_e2e kill DIR G          the last rank kills itself before a 32 MiB all-reduce; the others must name it
+//   comm_nodes_e2e stall DIR G         the last rank's stream is held three times PEERLINK_NET_TIMEOUT_MS before an
+//                                      all-reduce; every rank must fail within the deadline (comm_nodes_fault.sh)
 //   comm_nodes_e2e misplaced DIR G     communicator rank r^1 on MPI rank r: every rank must refuse it, naming a rank
 //   comm_nodes_e2e serialized DIR G    MPI without MPI_THREAD_MULTIPLE: every rank must refuse it, saying so
 //                                      (both fail before any GPU is used: they run without one)
@@ -321,6 +323,31 @@ int collectives(Communicator& comm, int gpu) {
   _exit(0);
 }
 
+// How long the stalled rank's stream is held: three times the transport's deadline.
+std::chrono::milliseconds stallFor{0};
+void stallOnStream(void*) {
+  std::this_thread::sleep_for(stallFor);
+}
+
+[[noreturn]] void stallLastRank(Communicator& comm, int gpu) {
+  const char* deadline = std::getenv("PEERLINK_NET_TIMEOUT_MS");
+  stallFor = std::chrono::milliseconds(3 * std::atoi(deadline != nullptr ? deadline : "300000"));
+  const std::size_t count = std::size_t{1} << 18;  // 1 MiB of f32
+  Stream stream(gpu);
+  Device buffer(gpu, Bytes{}, count * 4);
+  if (worldRank == comm.size() - 1) check(cudaLaunchHostFunc(stream.get(), stallOnStream, nullptr), "host function");
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    comm.allReduce(worldRank, buffer.at(0), buffer.at(0), count, DataType::F32, ReduceOp::Sum, stream.get());
+    comm.checkHealth();
+    report("no error");
+  } catch (const Error& error) {
+    report.fault(error, start);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  _exit(0);  // the stalled stream's host function still sleeps
+}
+
 // Bad input refused at creation on every rank alike, before any GPU is used. Rank 0 prints one line for the world.
 int refused(int size, int ranksPerNode, const std::string& mode, const char* expected) {
   UniqueId id;
@@ -346,7 +373,7 @@ int refused(int size, int ranksPerNode, const std::string& mode, const char* exp
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s collectives|kill|misplaced|serialized DIR RANKS_PER_NODE\n", argv[0]);
+    std::fprintf(stderr, "usage: %s collectives|kill|stall|misplaced|serialized DIR RANKS_PER_NODE\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -379,6 +406,7 @@ int main(int argc, char** argv) {
     MPI_Bcast(id.bytes, sizeof id.bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
     Communicator comm(id, size, worldRank, gpu);
     if (mode == "kill") loseLastRank(comm, gpu);
+    if (mode == "stall") stallLastRank(comm, gpu);
     status = collectives(comm, gpu);
     MPI_Barrier(MPI_COMM_WORLD);
   } catch (const std::exception& error) {
