@@ -6,7 +6,7 @@
 # limit). The GPU machines' Open MPI is not CUDA-aware and has no UCX, hence ob1 over shared memory and TCP.
 #   net    the transport alone on GPU memory: every hierarchical collective through the staged path
 #   comm   a Communicator across the two nodes: every collective and send/recv of the public API (tests/mpi/
-#          comm_nodes_e2e.cc), against the closed forms
+#          comm_nodes_e2e.cc), against the closed forms. COMM_PER_NODE=1: 2 nodes of one rank (default 2 x 2)
 #   kill   the same communicator with rank 3 killed before an all-reduce: ranks 0-2 must name it
 #   stall  2 nodes of one rank, rank 1's stream held past the transport's deadline before an all-reduce: rank 1 must
 #          say its stream's work did not finish, rank 0 name rank 1, both within twice the deadline
@@ -75,12 +75,15 @@ case $mode in
   net | comm)
     program=$PWD/dist/mpi/mpi_net_e2e
     args=(gpu-collectives "$out")
+    per_node=2
     if [ "$mode" = comm ]; then
       program=$PWD/dist/mpi/mpi_comm_nodes_e2e
-      args=(collectives "$out" 2)
+      per_node=${COMM_PER_NODE:-2}
+      [[ $per_node =~ ^[12]$ ]] || { echo "run-nodes.sh: COMM_PER_NODE=$per_node: 1 or 2" >&2; exit 2; }
+      args=(collectives "$out" "$per_node")
     fi
-    mpirun "${flags[@]}" -np 4 sh -c 'PEERLINK_HOSTID=node$((OMPI_COMM_WORLD_RANK / 2)) exec "$@"' sh \
-      "$program" "${args[@]}"
+    mpirun "${flags[@]}" -np $((2 * per_node)) sh -c 'PEERLINK_HOSTID=node$((OMPI_COMM_WORLD_RANK / $0)) exec "$@"' \
+      "$per_node" "$program" "${args[@]}"
     status=$?
     cat "$out"/rank*.txt 2>/dev/null
     exit $status
