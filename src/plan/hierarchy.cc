@@ -22,7 +22,6 @@ double ceilLog2(int n) {
   return k;
 }
 
-// What one GPU's traffic between nodes gets: its share of its NIC, or its PCIe link where that is narrower.
 // The narrowest PCIe link of the node's GPUs, GB/s per direction; 0 where the topology says none.
 double narrowestHostLink(const Fabric& node) {
   double host = 0;
@@ -32,6 +31,7 @@ double narrowestHostLink(const Fabric& node) {
   return host;
 }
 
+// What one GPU's traffic between nodes gets: its share of its NIC, or its PCIe link where that is narrower.
 struct NicShare {
   double gbps = 0;
   std::string name;

@@ -320,10 +320,14 @@ std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& m
 }  // namespace
 
 std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, const std::string& modelOrigin) {
-  std::string text = fmt::format(
-      "# peerlink plan --check: the model ({}) against measured runs, graph times (runs across nodes: eager, as "
-      "their calls run; \"across\": their phases across nodes alone)\n",
-      modelOrigin);
+  const bool acrossNodes = std::any_of(machines.begin(), machines.end(), [](const plan::MachineAccuracy& m) {
+    return std::any_of(m.cells.begin(), m.cells.end(), [](const plan::CellCheck& c) { return c.run->nodes > 1; });
+  });
+  std::string text =
+      fmt::format("# peerlink plan --check: the model ({}) against measured runs, graph times{}\n", modelOrigin,
+                  acrossNodes ? " (runs across nodes: eager, as their calls run; \"across\": their phases across nodes "
+                                "alone)"
+                              : "");
   for (const plan::MachineAccuracy& m : machines) {
     text += fmt::format("#\n# == {}: {} cells from {} run(s)\n", m.machine, m.cells.size(), m.runs.size());
     for (const std::string& run : m.runs) text += "#    " + run + "\n";
