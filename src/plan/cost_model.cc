@@ -143,6 +143,8 @@ json costModelToJson(const CostModel& model) {
           {"host_paths", hostPaths},
           {"arena_slot_us", model.arenaSlotUs},
           {"arena_ways", arenaWays},
+          {"net_call_us", model.netCallUs},
+          {"net_call_cells", model.netCallCells},
           {"provenance", model.provenance}};
 }
 
@@ -194,6 +196,14 @@ CostModel costModelFromJson(const json& document, const std::string& origin) {
       const std::optional<ArenaWay> way = parseArenaWay(name);
       if (!way) throw Error(ErrorCode::InvalidInput, fmt::format("unknown arena ring way \"{}\"", name));
       readCosts(entry, "arena ring way " + name, model.costs(*way));
+    }
+    if (document.contains("net_call_us")) model.netCallUs = number(document, "net_call_us", "the model", true);
+    if (document.contains("net_call_cells")) {
+      const json& cells = document.at("net_call_cells");
+      if (!cells.is_number_integer() || cells.get<long long>() < 0) {
+        throw Error(ErrorCode::InvalidInput, "net_call_cells is not a count");
+      }
+      model.netCallCells = cells.get<int>();
     }
     model.provenance = document.value("provenance", json::object());
     return model;

@@ -76,6 +76,11 @@ struct CostModel {
   /// What a slot of the arena ring costs a block beyond its bytes' time, in µs per slot of data the block moves (the
   /// fence that waits for the slot's stores to land and the flag's trip; a slot partly filled in proportion).
   double arenaSlotUs = 5;
+  /// A call across nodes on MPI's staged path (net_staged.hpp): its fixed cost, in µs, beyond its pieces' copies and
+  /// messages (the transport's start and end on its thread, the waits for the copies' and reductions' events).
+  double netCallUs = 20;
+  /// Cells of calls across nodes the fit had for netCallUs (0: the prior).
+  int netCallCells = 0;
   /// Device memory bandwidth in GB/s by GPU name (the vendors' data sheets), for local copies and reductions.
   std::map<std::string, double> memoryGBps;
   /// For a GPU name not in memoryGBps.
@@ -111,8 +116,9 @@ nlohmann::json costModelToJson(const CostModel& model);
 /// without "peer_us" (written before the model had a per-peer cost) reads as 0: its launch costs are whole; one
 /// without "process_us" as 0 and without "staging_copy" with the copy's priors (it predicts one process); one without
 /// "host_paths" and "host_step_us" (written before the model covered host memory) with those priors, one without
-/// "host_process_us" as 0 (calls through host memory cost the same in any number of processes), and one without
-/// "arena_ways" and "arena_slot_us" (written before the model covered the arena ring) with those.
+/// "host_process_us" as 0 (calls through host memory cost the same in any number of processes), one without
+/// "arena_ways" and "arena_slot_us" (written before the model covered the arena ring) with those, and one without
+/// "net_call_us" (written before the model covered MPI's staged path) with its prior.
 CostModel costModelFromJson(const nlohmann::json& document, const std::string& origin);
 /// Reads a model file; throws Error(InvalidInput) when it is missing or malformed.
 CostModel loadCostModel(const std::string& path);

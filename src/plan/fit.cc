@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "peerlink/error.hpp"
+#include "plan/accuracy.hpp"
 #include "plan/processes.hpp"
 #include "plan/staged_time.hpp"
 
@@ -42,6 +43,10 @@ constexpr double kPriorArenaSlotUs = 5.0;
 // The arena ring's launch: the host ring's kernel, whose launch and first slots' waits through host memory cost 10-20
 // µs on an H200 (docs/plan.md), in GPU memory less.
 constexpr double kPriorArenaLaunchUs = 8.0;
+// A call across nodes on the staged path beyond its copies and messages: the transport's thread starting it, polling
+// the copies' and reductions' events and ending it, some tens of µs on an H200 (docs/multinode.md: the transport alone
+// takes 24 µs for an 8 B all-reduce staged on GPU memory, MPI's exchange 2).
+constexpr double kPriorNetCallUs = 20.0;
 constexpr double kMinEfficiency = 0.02;
 constexpr double kLeastDataShare = 0.2;
 constexpr double kLeastDataSpread = 4;
@@ -125,6 +130,7 @@ std::vector<Row> rowsOf(const std::vector<MeasuredRun>& runs, const CostModel& b
   const CostModel unit = unitModel(base);
   std::vector<Row> rows;
   for (const MeasuredRun& run : runs) {
+    if (run.nodes > 1) continue;  // calls across nodes: their own fixed cost (fitNetCall), eager times
     for (const Measurement& cell : run.cells) {
       if (cell.call.count == 0 || !(cell.timeUs > 0)) continue;
       const CallParts parts = callParts(cell.call, cell.ran, run.fabric, run.context, run.mode, unit, cell.hostPath,
@@ -435,12 +441,43 @@ int cellsWith(const std::vector<Row>& rows, Has has) {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), has));
 }
 
+// The fixed cost of a call across nodes on the staged path (CostModel::netCallUs) from the phases across nodes the
+// runs measured (across_nodes_us), the rest of each prediction (copies, MPI) as `model` has it: least squares on the
+// relative error, pulled weakly towards the prior as every value here; in closed form, the one unknown entering each
+// prediction as a sum. Returns the cells it had (0: `model` keeps its value).
+int fitNetCall(const std::vector<MeasuredRun>& runs, CostModel& model) {
+  CostModel zero = model;
+  zero.netCallUs = 0;
+  double numerator = kKernelPriorWeight * kPriorNetCallUs / (kPriorNetCallUs * kPriorNetCallUs);
+  double denominator = kKernelPriorWeight / (kPriorNetCallUs * kPriorNetCallUs);
+  int cells = 0;
+  for (const MeasuredRun& run : runs) {
+    if (run.nodes <= 1) continue;
+    for (const Measurement& cell : run.cells) {
+      if (cell.call.count == 0 || !cell.acrossNodesUs || !(*cell.acrossNodesUs > 0) || !cell.mpi) continue;
+      const CellCheck check = predictNodesCell(run, cell, zero);
+      if (!check.acrossPredictedUs) continue;
+      const double measured = *cell.acrossNodesUs;
+      numerator += (measured - *check.acrossPredictedUs) / (measured * measured);
+      denominator += 1 / (measured * measured);
+      ++cells;
+    }
+  }
+  if (cells == 0) return 0;
+  model.netCallUs = std::max(0.0, numerator / denominator);
+  model.netCallCells = cells;
+  return cells;
+}
+
 }  // namespace
 
 CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& base) {
   const std::vector<Row> rows = rowsOf(runs, base);
-  if (rows.empty()) throw Error(ErrorCode::InvalidInput, "no measured cell to fit the model to");
   CostModel model = base;
+  if (rows.empty()) {
+    if (fitNetCall(runs, model) > 0) return model;  // only calls across nodes: the kernels keep `base`'s costs
+    throw Error(ErrorCode::InvalidInput, "no measured cell to fit the model to");
+  }
   // First every kernel over all its cells (and the shared costs), then each collective's own costs held to those.
   const auto byKernel = [](const Part& part) { return Group{costIndexOf(part), kAllCollectives}; };
   const auto firstPrior = [](const Group& group) {
@@ -478,6 +515,7 @@ CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& ba
   for (const auto& [group, cost] : collectives.costs()) {
     costsAt(model, group.first).byCollective[static_cast<Collective>(group.second)] = cost;
   }
+  fitNetCall(runs, model);
   return model;
 }
 

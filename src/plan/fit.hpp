@@ -17,7 +17,9 @@ namespace peerlink::plan {
 /// `base` with the step and peer costs and every kernel that has cells in `runs` fitted to them, from the same priors
 /// whatever `base` holds (so a refit of the same runs gives the same model); kernels without cells keep `base`'s
 /// values, and so do the process cost without cells of several processes, the staging copy without staged cells and
-/// the arena ring's slot without cells of the arena ring.
+/// the arena ring's slot without cells of the arena ring. Runs across nodes set only the fixed cost of a call across
+/// nodes on the staged path (CostModel::netCallUs), from their phases across nodes (their eager whole calls are
+/// checked, not fitted); without such cells it keeps `base`'s.
 /// Cells of 0 elements or without a time are skipped. Throws Error(InvalidInput) when no run has a cell.
 CostModel fitCostModel(const std::vector<MeasuredRun>& runs, const CostModel& base);
 

@@ -11,6 +11,7 @@
 #include "peerlink/collective_choice.hpp"
 #include "plan/fabric_model.hpp"
 #include "plan/host_path.hpp"
+#include "plan/net_staged.hpp"
 #include "plan/predict.hpp"
 
 namespace peerlink::plan {
@@ -27,7 +28,11 @@ struct Measurement {
   /// (its row's choice: "... as the arena ring (32 blocks of ..."); else such a call went through the staging
   /// windows, as every run from before the arena ring did.
   std::optional<coll::HostRingShape> arenaRing;
-  double timeUs = 0;  ///< measured, per call in a CUDA graph
+  double timeUs = 0;  ///< measured, per call in a CUDA graph (across nodes: eager, as those calls run)
+  /// Across nodes: the phases across nodes alone (the row's across_nodes_us), where the run measured them.
+  std::optional<double> acrossNodesUs;
+  /// Across nodes: MPI's messages as the run measured them beside this row (its across_nodes.mpi_us).
+  std::optional<MpiLink> mpi;
 };
 
 /// The cells of one run.
@@ -39,6 +44,9 @@ struct MeasuredRun {
   Fabric fabric;
   ChoiceContext context;  ///< what its communicator chose with (a staged call's chunks' kernels)
   ProcessMode mode;       ///< one process, or one per GPU with its buffers registered or not
+  /// Across nodes: how many (the fabric and context are then one node's, its ranks the run's first ranksPerNode),
+  /// predicted on MPI's staged path (net_staged.hpp); 1 on one host.
+  int nodes = 1;
   std::vector<Measurement> cells;
 };
 

@@ -48,9 +48,9 @@ TEST(PlanCommand, TableForATopologyFile) {
   const CliResult result = runCli({"plan", "--topo-file", topology("h200x4_vm"), "-b", "8", "-e", "1G", "-f", "8"});
   ASSERT_EQ(result.code, kExitOk) << result.err;
   EXPECT_NE(result.out.find("PREDICTED, not measured"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("fitted to 41 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
+  EXPECT_NE(result.out.find("fitted to 44 run(s) on 4x NVIDIA H200, one process; 2x NVIDIA H200, one process; 2x "
                             "NVIDIA H200, 2 processes; 2x NVIDIA H200, one process, through host memory; 2x NVIDIA "
-                            "H200, 2 processes, through host memory"),
+                            "H200, 2 processes, through host memory; 2x NVIDIA H200, 2 processes, 2 nodes"),
             std::string::npos)
       << result.out;
   EXPECT_NE(result.out.find("* one_shot   ll128"), std::string::npos) << result.out;
@@ -390,6 +390,12 @@ TEST(PlanCommand, BadInputIsAUsageErrorInOneLine) {
       {"plan", "--topo-file", h200, "--processes", "per-gpu", "--nodes", "2", "--nic-gbps", "400", "--nic-latency-us",
        "3"},
       {"plan", "--check", runsOf("h200x4").front(), "--processes", "per-gpu"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "400", "--nic-latency-us", "3", "--net-path", "rdma"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--nic-gbps", "400", "--nic-latency-us", "3", "--net-path", ""},
+      {"plan", "--topo-file", h200, "--net-path", "staged"},
+      {"plan", "--topo-file", h200, "--nodes", "1", "--net-path", "gpudirect"},
+      {"plan", "--topo-file", h200, "--nodes", "2", "--net-path", "staged"},
+      {"plan", "--check", runsOf("h200x4").front(), "--net-path", "staged"},
   };
   for (const std::vector<std::string>& args : bad) {
     const CliResult result = runCli(args);
@@ -424,6 +430,7 @@ TEST(PlanCommand, HelpListsTheFlags) {
                            "--nic-gbps",
                            "--nic-latency-us",
                            "--nics-per-node",
+                           "--net-path",
                            "--processes",
                            "--register",
                            "--model",

@@ -265,7 +265,12 @@ TEST(PlanPredict, MoreRanksThroughOnePortTakeLonger) {
 }
 
 Network network(int nodes, double gbps, double latency, int nics = 0) {
-  return {nodes, gbps, latency, nics};
+  Network n;
+  n.nodes = nodes;
+  n.nicGbps = gbps;
+  n.nicLatencyUs = latency;
+  n.nicsPerNode = nics;
+  return n;
 }
 
 TEST(PlanHierarchy, AllReduceAcrossNodesAsRingAndRecursiveDoubling) {

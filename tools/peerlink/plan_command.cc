@@ -61,7 +61,24 @@ DataType dataTypeOf(const std::string& name) {
 }
 
 plan::Network networkOf(const PlanCommandOptions& options) {
-  plan::Network network{options.nodes, options.nicGbps, options.nicLatencyUs, options.nicsPerNode};
+  plan::Network network;
+  network.nodes = options.nodes;
+  network.nicGbps = options.nicGbps;
+  network.nicLatencyUs = options.nicLatencyUs;
+  network.nicsPerNode = options.nicsPerNode;
+  const std::optional<plan::NetworkPath> path = plan::parseNetworkPath(options.netPath);
+  if (!path) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("--net-path {}: say gpudirect (the NICs reach GPU memory: GPUDirect RDMA, the default) or "
+                            "staged (MPI moves pinned host memory: every piece copied from the GPU and back)",
+                            options.netPath));
+  }
+  network.path = *path;
+  if (options.nodes <= 1 && options.netPathGiven) {
+    throw Error(ErrorCode::InvalidUsage,
+                fmt::format("--net-path {} describes the phases across nodes: give --nodes N (2 or more) too",
+                            options.netPath));
+  }
   if (options.nodes > 1 && (!options.nicGbpsGiven || !options.nicLatencyGiven)) {
     throw Error(ErrorCode::InvalidUsage,
                 fmt::format("--nodes {} needs the network between the nodes: --nic-gbps B (one NIC's Gb/s) and "
@@ -197,6 +214,11 @@ json fitProvenance(const std::vector<plan::MeasuredRun>& runs, const std::vector
                      {"in_place", worst.cell->call.inPlace},
                      {"kernel", ranName(worst)},
                      {"error", worst.error}}}});
+    if (m.acrossCells > 0) {
+      fit.back()["across_nodes_cells"] = m.acrossCells;
+      fit.back()["across_nodes_median_abs_error"] = m.acrossMedianAbsError;
+      fit.back()["across_nodes_worst_error"] = *m.cells[m.acrossWorst].acrossError;
+    }
   }
   return {{"command", commandLine}, {"runs", files}, {"fit", fit}};
 }
@@ -214,6 +236,11 @@ int runFit(const PlanCommandOptions& options, const LoadedModel& prior, Context&
     if (m.cells.empty()) continue;
     context.out << fmt::format("# {}: {} cells, median |error| {:.1f}%, worst {:+.1f}%\n", m.machine, m.cells.size(),
                                100 * m.medianAbsError, 100 * m.cells[m.worst].error);
+    if (m.acrossCells > 0) {
+      context.out << fmt::format("#   its phases across nodes: {} cells, median |error| {:.1f}%, worst {:+.1f}%\n",
+                                 m.acrossCells, 100 * m.acrossMedianAbsError,
+                                 100 * *m.cells[m.acrossWorst].acrossError);
+    }
   }
   return kExitOk;
 }
@@ -273,6 +300,14 @@ CLI::App* addPlanCommand(CLI::App& app, PlanCommandOptions& options) {
       },
       "With --nodes: one message's latency between nodes in us (e.g. 3)");
   command->add_option("--nics-per-node", options.nicsPerNode, "With --nodes: NICs per node (default: one per GPU)");
+  command->add_option_function<std::string>(
+      "--net-path",
+      [&options](const std::string& value) {
+        options.netPath = value;
+        options.netPathGiven = true;
+      },
+      "With --nodes: gpudirect (default: the NICs read and write GPU memory, GPUDirect RDMA) or staged (an MPI that is "
+      "not CUDA-aware: each 4 MiB piece copied to pinned host memory and back, as the transport runs it)");
   command->add_option("--processes", options.processes,
                       "one (default: one process drives every GPU) or per-gpu (a process per GPU: each kernel pays "
                       "for the other processes, and calls on unregistered buffers are staged through the windows)");
@@ -300,7 +335,7 @@ CLI::App* addPlanCommand(CLI::App& app, PlanCommandOptions& options) {
   for (CLI::Option* mode : {fit, check}) {
     for (const char* predicting :
          {"--collective", "--minbytes", "--maxbytes", "--stepfactor", "--ngpus", "--datatype", "--root", "--topo-file",
-          "--nodes", "--nic-gbps", "--nic-latency-us", "--nics-per-node", "--processes", "--register"}) {
+          "--nodes", "--nic-gbps", "--nic-latency-us", "--nics-per-node", "--net-path", "--processes", "--register"}) {
       mode->excludes(command->get_option(predicting));
     }
   }

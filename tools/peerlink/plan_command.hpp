@@ -27,6 +27,8 @@ struct PlanCommandOptions {
   bool nicGbpsGiven = false;              ///< --nic-gbps was given
   bool nicLatencyGiven = false;           ///< --nic-latency-us was given
   int nicsPerNode = 0;                    ///< --nics-per-node (0: one per GPU)
+  std::string netPath = "gpudirect";      ///< --net-path: gpudirect (GPUDirect RDMA) or staged (MPI's staged path)
+  bool netPathGiven = false;              ///< --net-path was given
   std::string processes = "one";          ///< --processes: one (drives every GPU) or per-gpu
   bool registerBuffers = false;           ///< --register: with --processes per-gpu, buffers registered as windows
   std::string modelPath;                  ///< --model: a model file instead of the built-in one

@@ -9,10 +9,12 @@
 
 #include "coll_explain.hpp"
 #include "coll_format.hpp"
+#include "net/net_call.hpp"
 
 namespace peerlink::cli {
 namespace {
 
+using net::kPiecesInFlight;
 using nlohmann::json;
 
 double algbw(const PlanRow& row, double us) {
@@ -86,11 +88,18 @@ std::string header(const PlanSweep& sweep) {
         "P2P\")\n";
   }
   if (sweep.network.nodes > 1) {
+    const std::string path =
+        sweep.network.path == plan::NetworkPath::Staged
+            ? fmt::format(
+                  "MPI's staged path, no GPUDirect RDMA: pieces of {} MiB copied to pinned host memory and "
+                  "back, {} in flight, --net-path staged",
+                  sweep.network.chunkBytes >> 20, kPiecesInFlight)
+            : std::string("GPUDirect RDMA assumed");
     text += fmt::format(
-        "# between nodes: {} NIC(s) per node of {:g} Gb/s, {:g} us per message (GPUDirect RDMA assumed); within a "
-        "node: the kernels peerlink chooses there\n",
+        "# between nodes: {} NIC(s) per node of {:g} Gb/s, {:g} us per message ({}); within a node: the kernels "
+        "peerlink chooses there\n",
         sweep.network.nicsPerNode > 0 ? sweep.network.nicsPerNode : sweep.ranksPerNode, sweep.network.nicGbps,
-        sweep.network.nicLatencyUs);
+        sweep.network.nicLatencyUs, path);
   }
   if (sweep.mode.processes > 1) {
     const char* copies = sweep.mode.registered ? ""
@@ -146,8 +155,12 @@ std::string nodeTable(const PlanSweep& sweep) {
 
 std::string nodesTable(const PlanSweep& sweep) {
   std::string text =
-      "# Hierarchical plans (issue 36's shapes), out of place; * = the quickest. Within a node the phases run the\n"
-      "# kernels peerlink chooses there; across nodes the algorithm is MPI's, so each is shown.\n";
+      sweep.network.path == plan::NetworkPath::Staged
+          ? "# Hierarchical plans (issue 36's shapes), out of place, eager. Within a node the phases run the kernels\n"
+            "# peerlink chooses there; across nodes the transport's own algorithm on MPI's staged path.\n"
+          : "# Hierarchical plans (issue 36's shapes), out of place; * = the quickest. Within a node the phases run "
+            "the\n"
+            "# kernels peerlink chooses there; across nodes the algorithm is MPI's, so each is shown.\n";
   text += fmt::format("# {:>10}  {:>12}  {:>8}    {:<46}  {:>7}  {:>6}  {:>6}  {}\n", "size", "count", "type",
                       "across nodes", "time", "algbw", "busbw", "slowest phase: bottleneck");
   text += fmt::format("# {:>10}  {:>12}  {:>8}    {:<46}  {:>7}  {:>6}  {:>6}\n", "(B)", "(elements)", "", "", "(us)",
@@ -202,6 +215,12 @@ std::string kernelLabel(const plan::Prediction& prediction) {
 }
 
 std::string ranName(const plan::CellCheck& check) {
+  if (check.run != nullptr && check.run->nodes > 1) {
+    const Collective c = check.cell->call.collective;
+    return c == Collective::Broadcast || c == Collective::Reduce    ? "staged_chain"
+           : c == Collective::AllToAll || c == Collective::SendRecv ? "staged_direct"
+                                                                    : "staged_ring";
+  }
   if (check.predicted.arenaWay) return plan::arenaWayName(*check.predicted.arenaWay);
   return check.predicted.hostPath ? plan::hostPathName(*check.predicted.hostPath) : kernelName(check.cell->ran.kernel);
 }
@@ -242,6 +261,11 @@ json planToJson(const PlanSweep& sweep) {
   }
   json network = {{"nodes", sweep.network.nodes}};
   if (sweep.network.nodes > 1) {
+    network["path"] = plan::networkPathName(sweep.network.path);
+    if (sweep.network.path == plan::NetworkPath::Staged) {
+      network["chunk_bytes"] = sweep.network.chunkBytes;
+      network["pieces_in_flight"] = kPiecesInFlight;
+    }
     network["nic_gbps"] = sweep.network.nicGbps;
     network["nic_latency_us"] = sweep.network.nicLatencyUs;
     network["nics_per_node"] = sweep.network.nicsPerNode > 0 ? sweep.network.nicsPerNode : sweep.ranksPerNode;
@@ -275,7 +299,10 @@ namespace {
 std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& machine) {
   std::vector<std::string> notes;
   if (machine.runs.size() > 1) notes.push_back(std::filesystem::path(run.origin).filename().string());
-  if (run.mode.processes > 1 && run.fabric.throughHost) {
+  if (run.nodes > 1) {
+    notes.push_back(fmt::format("{} nodes x {} rank(s), over MPI staged through pinned host memory, eager", run.nodes,
+                                run.fabric.ranks()));
+  } else if (run.mode.processes > 1 && run.fabric.throughHost) {
     notes.push_back("the host stages in shared memory");
   } else if (run.mode.processes > 1) {
     const bool ring = std::any_of(run.cells.begin(), run.cells.end(),
@@ -293,8 +320,14 @@ std::string runNote(const plan::MeasuredRun& run, const plan::MachineAccuracy& m
 }  // namespace
 
 std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, const std::string& modelOrigin) {
+  const bool acrossNodes = std::any_of(machines.begin(), machines.end(), [](const plan::MachineAccuracy& m) {
+    return std::any_of(m.cells.begin(), m.cells.end(), [](const plan::CellCheck& c) { return c.run->nodes > 1; });
+  });
   std::string text =
-      fmt::format("# peerlink plan --check: the model ({}) against measured runs, graph times\n", modelOrigin);
+      fmt::format("# peerlink plan --check: the model ({}) against measured runs, graph times{}\n", modelOrigin,
+                  acrossNodes ? " (runs across nodes: eager, as their calls run; \"across\": their phases across nodes "
+                                "alone)"
+                              : "");
   for (const plan::MachineAccuracy& m : machines) {
     text += fmt::format("#\n# == {}: {} cells from {} run(s)\n", m.machine, m.cells.size(), m.runs.size());
     for (const std::string& run : m.runs) text += "#    " + run + "\n";
@@ -304,6 +337,13 @@ std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, 
     text += fmt::format("# median |error| {:.1f}%, worst {} ({}: predicted {:.2f} us, measured {:.2f} us)\n",
                         100 * m.medianAbsError, signedPercent(worst.error), cellName(worst), worst.predicted.timeUs,
                         worst.cell->timeUs);
+    if (m.acrossCells > 0) {
+      const plan::CellCheck& w = m.cells[m.acrossWorst];
+      text += fmt::format(
+          "# across nodes: {} cells, median |error| {:.1f}%, worst {} ({}: predicted {:.2f} us, measured {:.2f} us)\n",
+          m.acrossCells, 100 * m.acrossMedianAbsError, signedPercent(*w.acrossError), cellName(w), *w.acrossPredictedUs,
+          *w.cell->acrossNodesUs);
+    }
     // Per collective and run, a row per size: out of place then in place side by side.
     using Table = std::pair<int, const plan::MeasuredRun*>;
     std::map<std::pair<Table, std::size_t>, std::pair<const plan::CellCheck*, const plan::CellCheck*>> rows;
@@ -323,16 +363,29 @@ std::string formatCheckText(const std::vector<plan::MachineAccuracy>& machines, 
         text += fmt::format("# {}{}: median |error| {:.1f}%, worst {:.1f}%\n",
                             collectiveName(static_cast<Collective>(shown.first)), runNote(*shown.second, m),
                             100 * e[e.size() / 2], 100 * e.back());
-        text += fmt::format("# {:>10}  {:<19}  {:>9}  {:>9}  {:>7}  {:>9}  {:>9}  {:>7}\n", "size (B)", "kernel",
+        text += fmt::format("# {:>10}  {:<19}  {:>9}  {:>9}  {:>7}  {:>9}  {:>9}  {:>7}", "size (B)", "kernel",
                             "measured", "predicted", "error", "meas. ip", "pred. ip", "error");
+        if (shown.second->nodes > 1) {
+          text += fmt::format("  {:>9}  {:>9}  {:>7}  {:>9}  {:>9}  {:>7}", "across", "predicted", "error", "across ip",
+                              "pred. ip", "error");
+        }
+        text += "\n";
       }
       const auto cells = [](const plan::CellCheck* c) {
         return c == nullptr ? fmt::format("  {:>9}  {:>9}  {:>7}", "-", "-", "-")
                             : fmt::format("  {:>9}  {:>9}  {:>7}", formatNcclTestsTime(c->cell->timeUs),
                                           formatNcclTestsTime(c->predicted.timeUs), signedPercent(c->error));
       };
+      const auto across = [](const plan::CellCheck* c) {
+        return c == nullptr || !c->acrossError
+                   ? fmt::format("  {:>9}  {:>9}  {:>7}", "-", "-", "-")
+                   : fmt::format("  {:>9}  {:>9}  {:>7}", formatNcclTestsTime(*c->cell->acrossNodesUs),
+                                 formatNcclTestsTime(*c->acrossPredictedUs), signedPercent(*c->acrossError));
+      };
       const plan::CellCheck* any = row.first != nullptr ? row.first : row.second;
-      text += fmt::format("  {:>10}  {:<19}{}{}\n", key.second, ranName(*any), cells(row.first), cells(row.second));
+      text += fmt::format("  {:>10}  {:<19}{}{}", key.second, ranName(*any), cells(row.first), cells(row.second));
+      if (any->run->nodes > 1) text += across(row.first) + across(row.second);
+      text += "\n";
     }
   }
   return text;
@@ -353,11 +406,22 @@ json checkToJson(const std::vector<plan::MachineAccuracy>& machines, const std::
                        {"measured_us", c.cell->timeUs},
                        {"predicted_us", c.predicted.timeUs},
                        {"error", c.error}});
+      if (c.acrossError) {
+        cells.back()["across_nodes_measured_us"] = *c.cell->acrossNodesUs;
+        cells.back()["across_nodes_predicted_us"] = *c.acrossPredictedUs;
+        cells.back()["across_nodes_error"] = *c.acrossError;
+      }
+      if (c.run->nodes > 1) cells.back()["bottleneck"] = c.predicted.bottleneck;
     }
     json machine = {{"machine", m.machine}, {"runs", m.runs}, {"skipped", m.skipped}, {"cells", cells}};
     if (!m.cells.empty()) {
       machine["median_abs_error"] = m.medianAbsError;
       machine["worst"] = cells[m.worst];
+    }
+    if (m.acrossCells > 0) {
+      machine["across_nodes_cells"] = m.acrossCells;
+      machine["across_nodes_median_abs_error"] = m.acrossMedianAbsError;
+      machine["across_nodes_worst"] = cells[m.acrossWorst];
     }
     out.push_back(machine);
   }
@@ -394,6 +458,10 @@ std::string formatModelText(const plan::CostModel& model) {
     text += line(plan::hostPathName(path), "(all)", costs.all);
     for (const auto& [collective, cost] : costs.byCollective) text += line("", collectiveName(collective), cost);
   }
+  text += fmt::format(
+      "# a call across nodes on MPI's staged path, beyond its copies (plan_steps' costs) and messages: {:.3f} us, {} "
+      "cells\n",
+      model.netCallUs, model.netCallCells);
   text += fmt::format(
       "# the arena ring (unregistered buffers across processes; efficiency: of the link model's bandwidth); a slot "
       "a block moves: {:.3f} us\n",

@@ -1,5 +1,7 @@
 #include "plan_runs.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -165,6 +167,81 @@ bool registeredBuffers(const std::string& commandLine) {
   return false;
 }
 
+// What a row of a run across nodes names as its choice (coll::describeHierarchical: "hierarchical over 2 nodes x 1
+// ranks: in the node ...; across nodes a ring over MPI (staged, through pinned host memory)").
+constexpr const char* kHierarchical = "hierarchical over";
+
+// MPI's messages beside each row of a run across nodes, from the run's own figures (across_nodes.mpi_us: MPI's
+// exchange of the row's bytes_per_rank, every rank at once): a message's latency is the exchange of the fewest bytes
+// measured, a byte's time the rest of the row's exchange over its bytes; a row without an exchange (sizes where not
+// every rank sends) takes the byte's time of the measured row nearest in size. Empty where the run measured none.
+std::vector<std::optional<plan::MpiLink>> mpiLinksOf(const coll::CollRun& run) {
+  std::vector<std::optional<plan::MpiLink>> links(run.rows.size());
+  const coll::CollAcrossNodes* fewest = nullptr;
+  for (const coll::CollRow& row : run.rows) {
+    if (!row.acrossNodes || !(row.acrossNodes->mpiUs > 0) || row.acrossNodes->bytesPerRank == 0) continue;
+    if (fewest == nullptr || row.acrossNodes->bytesPerRank < fewest->bytesPerRank) fewest = &*row.acrossNodes;
+  }
+  if (fewest == nullptr) return links;
+  const double latency = fewest->mpiUs;
+  std::vector<std::pair<double, double>> measured;  // bytes, us per byte
+  for (const coll::CollRow& row : run.rows) {
+    if (!row.acrossNodes || !(row.acrossNodes->mpiUs > 0) || row.acrossNodes->bytesPerRank == 0) continue;
+    const auto bytes = static_cast<double>(row.acrossNodes->bytesPerRank);
+    measured.emplace_back(bytes, std::max(row.acrossNodes->mpiUs - latency, 0.0) / bytes);
+  }
+  for (std::size_t r = 0; r < run.rows.size(); ++r) {
+    const coll::CollRow& row = run.rows[r];
+    const double bytes = static_cast<double>(row.acrossNodes ? std::max<std::size_t>(row.acrossNodes->bytesPerRank, 1)
+                                                             : std::max<std::size_t>(row.bytes, 1));
+    const auto nearest = std::min_element(measured.begin(), measured.end(), [&](const auto& a, const auto& b) {
+      return std::fabs(std::log(a.first / bytes)) < std::fabs(std::log(b.first / bytes));
+    });
+    links[r] = plan::MpiLink{latency, nearest->second};
+  }
+  return links;
+}
+
+// The cells of a run across nodes: each row's eager peerlink time (calls across nodes run eagerly: no graph), its
+// phases across nodes, and MPI's figures beside it. Sets `measured.skipped` where the run cannot be predicted.
+void readNodesCells(const coll::CollRun& run, plan::MeasuredRun& measured) {
+  const std::vector<std::optional<plan::MpiLink>> links = mpiLinksOf(run);
+  const coll::CollBenchOptions& options = run.options;
+  for (std::size_t r = 0; r < run.rows.size(); ++r) {
+    const coll::CollRow& row = run.rows[r];
+    if (row.peerlinkChoice.empty() || row.count == 0) continue;
+    if (row.peerlinkChoice.rfind(kHierarchical, 0) != 0) {
+      measured.skipped = fmt::format("its rows ran \"{}\" across nodes, not the hierarchical plans the check predicts",
+                                     row.peerlinkChoice.substr(0, row.peerlinkChoice.find(':')));
+      measured.cells.clear();
+      return;
+    }
+    if (row.peerlinkChoice.find("staged") == std::string::npos) {
+      measured.skipped = "its calls across nodes went MPI's direct way (CUDA-aware), which the check does not predict";
+      measured.cells.clear();
+      return;
+    }
+    if (!links[r]) {
+      measured.skipped = "its rows carry no MPI figures (across_nodes.mpi_us): the check has no cost for its messages";
+      measured.cells.clear();
+      return;
+    }
+    for (const bool inPlace : {false, true}) {
+      const coll::CollMeasurement& m =
+          (inPlace ? row.inPlace : row.outOfPlace)[static_cast<int>(coll::CollConfig::Peerlink)];
+      if (!m.ok() || m.failed()) continue;
+      plan::Measurement cell;
+      cell.size = row.bytes;
+      cell.call = {options.collective, options.type, row.count, inPlace, options.root};
+      cell.ran = plan::choiceFor(cell.call, measured.fabric.ranks(), measured.context);
+      cell.timeUs = m.timeUs;
+      if (m.acrossNodesUs > 0) cell.acrossNodesUs = m.acrossNodesUs;
+      cell.mpi = links[r];
+      measured.cells.push_back(cell);
+    }
+  }
+}
+
 }  // namespace
 
 plan::MeasuredRun loadMeasuredRun(const std::string& path, const plan::CostModel& model) {
@@ -181,6 +258,14 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
   if (coll::gpusOf(run) != run.ranks) {
     measured.skipped =
         fmt::format("its {} ranks shared {} GPU(s): the model has a GPU per rank", run.ranks, coll::gpusOf(run));
+    // One rank a node: each node's part in the node is a local copy, but the nodes' copies to and from pinned memory
+    // crossed the one GPU's PCIe link and copy engines, and its processes took turns on the GPU (under CUDA MPS or
+    // not, which the run does not record), where the model gives each node its own GPU.
+    if (run.nodes.nodes > 1 && run.nodes.ranksPerNode == 1) {
+      measured.skipped +=
+          "; one rank a node, but the nodes' copies to and from pinned memory shared its PCIe link and "
+          "its processes the GPU (under CUDA MPS or time-sliced: the run does not say)";
+    }
     return measured;
   }
   try {
@@ -205,6 +290,15 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
       ordinals.push_back(topology.gpus[static_cast<std::size_t>(index)].cudaOrdinal);
     }
     const Params params = runParams(document, path);
+    if (run.nodes.nodes > 1) {
+      // One node's ranks (the run's first ranksPerNode: ranks are numbered node by node): the model's node.
+      const auto perNode = static_cast<std::size_t>(std::max(run.nodes.ranksPerNode, 1));
+      if (gpus.size() > perNode) {
+        gpus.resize(perNode);
+        ordinals.resize(perNode);
+      }
+      measured.nodes = run.nodes.nodes;
+    }
     const plan::ChoiceContext context = plan::choiceContextFor(topology, ordinals, params);
     measured.context = context;
     measured.fabric = plan::fabricFor(topology, gpus, model, context.host.forcedPairs);
@@ -220,6 +314,10 @@ plan::MeasuredRun measuredRunFromJson(const json& document, const std::string& p
                      plan::arenaRingModeOf(params),
                      plan::arenaRingShapeOf(params)};
 
+    if (measured.nodes > 1) {
+      readNodesCells(run, measured);
+      return measured;
+    }
     const coll::CollBenchOptions& options = run.options;
     std::string uncosted;  // a way of the run's rows the model does not cost, whose cells are left out
     for (const coll::CollRow& row : run.rows) {
