@@ -5,11 +5,11 @@
 // the result back; the copies go one after another on one stream of the transport's, kPiecesInFlight pieces move
 // their messages at once. Pure functions: a cost per piece, pipelined.
 //
-//   copy in, copy out  = copy launch + bytes / the GPU's PCIe link at the copies' efficiency (each side, per piece)
+//   copy in, copy out  = copy launch + bytes / the GPU's PCIe link at the copies' efficiency (each, per piece)
 //   MPI                = messages x latency + bytes sent x time per byte (per piece)
-//   period             = max(copy in + copy out (the longer where different ranks make them),  max(MPI's bytes' time,
-//   MPI / pieces in flight)) time               = fixed cost of a call + copy in + MPI + copy out + (pieces - 1) x
-//   period
+//   copies             = copy in + copy out (one rank makes both), else the longer of the two
+//   period             = max(copies, MPI's bytes' time, MPI / pieces in flight)
+//   time               = a call's fixed cost + copy in + MPI + copy out + (pieces - 1) x period
 //
 // The first piece goes through end to end; each further one adds the busiest stage's share: the one copy stream
 // carries both copies of every piece, and the pieces in flight overlap their messages' latencies but share MPI's
