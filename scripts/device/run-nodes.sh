@@ -8,8 +8,10 @@
 #   comm   a Communicator across the two nodes: every collective and send/recv of the public API (tests/mpi/
 #          comm_nodes_e2e.cc), against the closed forms. COMM_PER_NODE=1: 2 nodes of one rank (default 2 x 2)
 #   kill   the same communicator with rank 3 killed before an all-reduce: ranks 0-2 must name it
-#   stall  2 nodes of one rank, rank 1's stream held past the transport's deadline before an all-reduce: rank 1 must
-#          say its stream's work did not finish, rank 0 name rank 1, both within twice the deadline
+#   stall  2 nodes of one rank, rank 1's stream held past the transport's deadline before a 1 MiB all-reduce: rank 1
+#          must say its stream's work did not finish, rank 0 name rank 1, both within twice the deadline
+#   stall-async  the same before a 4 KiB all-reduce (an async call, which returns at once): rank 1's checkHealth
+#          must say its stream did not reach the call's copies
 #   coll   `peerlink coll` (dist/peerlink) under mpirun as the same 2 nodes x 2, for each collective named (default:
 #          all seven): every size checked on the host, and beside peerlink's phases across nodes MPI's own
 #          MPI_Isend/MPI_Irecv of the same bytes on the same path, timed in the same run (docs/multinode.md). The
@@ -47,11 +49,11 @@
 # what needs a GPU to be shown; the host's reductions run in the CPU tests); coll (pieces of 4 MiB) defaults to AUTO, and
 # `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll all_reduce reduce_scatter` beside the default run
 # compares the two in one build.
-# usage: scripts/device/run-nodes.sh net|comm|kill|stall|bench
+# usage: scripts/device/run-nodes.sh net|comm|kill|stall|stall-async|bench
 #        scripts/device/run-nodes.sh gpu-bench [NODES ...]
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
-mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|stall|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
+mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|stall|stall-async|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
 shift
 out=$(mktemp -d)
 scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
@@ -71,6 +73,8 @@ export PEERLINK_MPI_LIBRARY PEERLINK_NET_CHUNK_BYTES=65536 \
 flags=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp
        -x PEERLINK_MPI_LIBRARY -x PEERLINK_NET_CHUNK_BYTES -x PEERLINK_COLL_SHARE_GPUS -x PEERLINK_NET_TIMEOUT_MS
        -x PEERLINK_TIMEOUT_MS -x PEERLINK_NET_REDUCE)
+# PEERLINK_NET_ASYNC=OFF: every call across nodes waits on the host, as before async calls (to compare the two).
+[ -n "${PEERLINK_NET_ASYNC:-}" ] && flags+=(-x PEERLINK_NET_ASYNC)
 case $mode in
   net | comm)
     program=$PWD/dist/mpi/mpi_net_e2e
@@ -93,9 +97,9 @@ case $mode in
     exec tests/mpi/comm_nodes_fault.sh kill "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" \
       "${flags[@]}"
     ;;
-  stall)
+  stall | stall-async)
     export PEERLINK_NET_TIMEOUT_MS=5000 PEERLINK_TIMEOUT_MS=5000
-    exec tests/mpi/comm_nodes_fault.sh stall "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" \
+    exec tests/mpi/comm_nodes_fault.sh "$mode" "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" \
       "${flags[@]}"
     ;;
   bench)
@@ -192,7 +196,7 @@ case $mode in
     exit $failed
     ;;
   *)
-    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, stall, bench, gpu-bench, coll)" >&2
+    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, stall, stall-async, bench, gpu-bench, coll)" >&2
     exit 2
     ;;
 esac

@@ -74,6 +74,29 @@ std::unique_ptr<Communicator> makeNodeCommunicator(Bootstrap& bootstrap, const N
   return std::make_unique<Communicator>(id, grid.ranksPerNode, local, device, params);
 }
 
+// Whether a stream may wait on the transport's release flag here (cuStreamWaitValue32 on mapped pinned memory):
+// tried once on a stream of its own, on a value already reached.
+bool streamWaitsOnValues(net::CudaDeviceAccess& copies, const net::NetWorld& net, int device) {
+  try {
+    const Stream stream(device);
+    copies.streamWaitsFor(stream.get(), net.releaseFlag(), 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    IdleWait idle;
+    for (;;) {
+      const cudaError_t status = cudaStreamQuery(stream.get());
+      if (status == cudaSuccess) return true;
+      if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
+      if (std::chrono::steady_clock::now() > deadline) break;
+      idle.idle();
+    }
+    logInfo(LogSubsys::Coll, "small calls across nodes wait on the host: a stream's wait on a value did not end");
+  } catch (const Error& error) {
+    logInfo(LogSubsys::Coll, "small calls across nodes wait on the host: a stream cannot wait on a value here ({})",
+            error.what());
+  }
+  return false;
+}
+
 }  // namespace
 
 NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Params& params)
@@ -118,6 +141,11 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   }
   done_ = Event(device, cudaEventDisableTiming);
   copiesFollowStream_ = ready.path.path == net::NetPath::Staged;
+  asyncCalls_ = copiesFollowStream_ && net_->options().asyncCalls && streamWaitsOnValues(*copies_, *net_, device);
+  for (AsyncEvents& events : async_) {
+    events.copiedIn = Event(device, cudaEventDisableTiming);
+    events.copiedOut = Event(device, cudaEventDisableTiming);
+  }
   logInfo(LogSubsys::Coll,
           "rank {} of a communicator across {} nodes x {} ranks: node {} (host {}), local index {}, GPU {}, MPI rank "
           "{}; between nodes {}",
@@ -125,7 +153,28 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
           ready.path.reason);
 }
 
-NodeWorld::~NodeWorld() = default;
+// Async calls' copies out of the transport's pinned memory run on the callers' streams: the memory is freed only once
+// they ended (within the transport's jobs' deadlines, which release the streams), else kept.
+NodeWorld::~NodeWorld() {
+  try {
+    const DeviceGuard guard(device_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (AsyncEvents& events : async_) {
+      if (!events.used) continue;
+      IdleWait idle;
+      while (cudaEventQuery(events.copiedOut.get()) == cudaErrorNotReady &&
+             std::chrono::steady_clock::now() < deadline) {
+        idle.idle();
+      }
+      if (cudaEventQuery(events.copiedOut.get()) != cudaSuccess) {
+        if (net_) net_->keepPinnedMemory();
+        return;
+      }
+    }
+  } catch (...) {
+    if (net_) net_->keepPinnedMemory();
+  }
+}
 
 void NodeWorld::submit(CommState& state, const CallArgs& call) {
   checkLocal(call.rank, callName(call.collective, call.isSend));
@@ -318,18 +367,52 @@ void NodeWorld::collective(const CallArgs& call) {
     if (rail.members() != c.call->members) {
       throw Error(ErrorCode::Internal, "a call across nodes names other ranks than " + rail.name());
     }
+    const net::NetCall across{c.collective, c.count, call.type,        c.op, c.avgDivisor, c.root,
+                              c.send,       c.recv,  c.call->algorithm};
+    if (asyncCalls_ && rail.asyncFits(across)) {
+      inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
+      acrossNodesAsync(rail, across, call.stream);
+      streamReady = false;  // its copies out are on the stream, where the transport's own copies do not wait
+      continue;
+    }
     if (!streamReady) {
       orderTransportAfter(call.stream, "a phase across nodes");
       inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
       streamReady = true;
     }
-    acrossNodes("a phase across nodes", [&] {
-      rail.run({c.collective, c.count, call.type, c.op, c.avgDivisor, c.root, c.send, c.recv, c.call->algorithm});
-    });
+    acrossNodes("a phase across nodes", [&] { rail.run(across); });
     copies_->orderAfterCopies(call.stream);
   }
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), call.stream));
   doneRecorded_ = true;
+}
+
+// The stream's order: [the set's last copies out, if on another stream] -> copies in -> copiedIn -> wait for the
+// ticket -> copies out -> copiedOut. The transport's job needs only what the stream holds before the wait, all queued
+// before it, and reduces on the host: nothing it waits for can sit behind a stream's wait on a value.
+void NodeWorld::acrossNodesAsync(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
+  net::AsyncCall async = group.prepareAsync(call);
+  AsyncEvents& events = async_[async.set];
+  if (events.used) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, events.copiedOut.get(), 0));
+  for (const net::SlotCopy& copy : async.copiesIn) {
+    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDefault, stream));
+  }
+  PEERLINK_CUDA_CHECK(cudaEventRecord(events.copiedIn.get(), stream));
+  const std::uint32_t ticket = async.ticket;
+  const std::vector<net::SlotCopy> copiesOut = std::move(async.copiesOut);
+  group.startAsync(std::move(async), [copiedIn = events.copiedIn.get(), device = device_] {
+    const DeviceGuard guard(device);
+    const cudaError_t status = cudaEventQuery(copiedIn);
+    if (status == cudaSuccess) return true;
+    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
+    return false;
+  });
+  copies_->streamWaitsFor(stream, net_->releaseFlag(), ticket);
+  for (const net::SlotCopy& copy : copiesOut) {
+    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDefault, stream));
+  }
+  PEERLINK_CUDA_CHECK(cudaEventRecord(events.copiedOut.get(), stream));
+  events.used = true;
 }
 
 net::NetGroup& NodeWorld::pairGroup(int peer) {

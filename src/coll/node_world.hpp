@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,7 +33,8 @@
 namespace peerlink::coll {
 
 /// The time a rank's calls spent across nodes: each call of the transport from its start until its results' copies to
-/// the caller's buffers are queued (the caller's stream waited for before it is not counted), summed.
+/// the caller's buffers are queued (the caller's stream waited for before it is not counted), summed. Async calls
+/// (NodeWorld::acrossNodesAsync) return once queued: their time is the GPU's, and they are not in it.
 struct AcrossNodesTime {
   std::uint64_t calls = 0;  ///< calls of the transport (an all-reduce makes one, a send/recv group one per pair)
   double seconds = 0;
@@ -84,6 +86,9 @@ class NodeWorld {
   void waitForStream(cudaStream_t stream, const char* before);
   /// The transport's next call reads the data the caller's stream holds once its work so far is done.
   void orderTransportAfter(cudaStream_t stream, const char* before);
+  /// `call` on `group` as an async call (net::NetGroup::prepareAsync): its copies in and out on `stream`, around
+  /// the stream's wait for the transport's release; returns once queued.
+  void acrossNodesAsync(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream);
   void ensureScratch(std::size_t bytes, cudaStream_t stream);
   template <typename Fn>
   void inNode(const char* what, Fn&& body);
@@ -111,6 +116,17 @@ class NodeWorld {
   /// Staged: the transport's copies out of the caller's memory wait for its stream on the GPU; direct: MPI reads the
   /// caller's memory itself, so the host waits for the stream first.
   bool copiesFollowStream_ = false;
+  /// Staged, PEERLINK_NET_ASYNC on and a stream may wait on a value here: small calls across nodes run async (the
+  /// rail says which fit).
+  bool asyncCalls_ = false;
+  /// Per slot set of async calls: after its copies in (the transport polls it), after its copies out (the set's next
+  /// copies in wait for it, whatever their stream). Outlive net_, whose jobs poll them.
+  struct AsyncEvents {
+    Event copiedIn;
+    Event copiedOut;
+    bool used = false;
+  };
+  std::array<AsyncEvents, net::kAsyncSets> async_;
   AcrossNodesTime acrossTime_;
   mutable std::mutex lostMutex_;
   std::string lost_;

@@ -299,6 +299,18 @@ std::vector<ParamSpec> processParamSpecs() {
        "piece) and where the data is host memory; GPU on the GPU whatever the size (where the data is on one); HOST "
        "always on the host, on the transport's thread.",
        ParamAudience::Tuning},
+      {"PEERLINK_NET_ASYNC",
+       ParamType::Enum,
+       "ON",
+       {"ON", "OFF"},
+       0,
+       0,
+       "Whether a communicator's small calls across nodes staged through pinned host memory (one piece of at most "
+       "256 KiB a buffer) return once queued: ON, their copies go on the caller's stream, which waits on the GPU "
+       "for the transport's messages (a flag in pinned memory), and their reductions run on the host; OFF, every "
+       "call waits on the host for its messages, as larger calls do. Errors of a call that returned are reported by "
+       "the next call or checkHealth.",
+       ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,
        "AUTO",

@@ -24,25 +24,8 @@ class HostDevice final : public DeviceAccess {
   void freeHost(void* memory) noexcept override { ::operator delete(memory); }
 };
 
-// One piece of a call: its flat plan, and where this process's part of the plan's Input and Output lies in the
-// caller's memory.
-struct Piece {
-  coll::Plan plan;
-  BufferMap input;
-  BufferMap output;
-  std::size_t inputElements = 0;
-  std::size_t outputElements = 0;
-  std::size_t scratchElements = 0;
-  std::vector<LocalCopy> atCopyOut;  ///< staged: taken out of the plan (takeLocalCopies), made by the copy out
-};
-
 bool overlap(std::size_t a, std::size_t aCount, std::size_t b, std::size_t bCount) {
   return a < b + bCount && b < a + aCount;
-}
-
-std::size_t pieceElements(const CallContext& context, DataType type) {
-  const std::size_t align = coll::alignElementsOf(type);
-  return std::max(align, context.chunkBytes / dataTypeSize(type) / align * align);
 }
 
 // `blocks` blocks of `elements` elements, block b at element b * stride + offset of `base`.
@@ -74,6 +57,29 @@ class Pipeline {
     run_.name = name_;
   }
 
+  // A piece whose copies the caller queues itself (runCopiedPiece): its plan runs over `slot` once copied in.
+  void runCopied(const CallPiece& piece, const StagingSlots::Slot& slot, LocalMemory& memory,
+                 const std::function<bool()>& copiedIn) {
+    IdleWait idle;
+    const auto since = std::chrono::steady_clock::now();
+    while (!copiedIn()) {
+      const std::string why = run_.lost ? run_.lost() : std::string();
+      if (!why.empty()) throw Error(ErrorCode::RemoteError, "net " + name_ + ": " + why);
+      if (std::chrono::steady_clock::now() - since >= context_.run.timeout) {
+        throw Error(ErrorCode::Timeout, "net " + name_ +
+                                            ": the caller's stream did not reach the call's copies into "
+                                            "pinned host memory within " +
+                                            std::to_string(context_.run.timeout.count()) +
+                                            " ms (the work queued on it before the call did not end)");
+      }
+      idle.idle();
+    }
+    MemberPlan plan(piece.plan, run_, tagOf(0), BufferMap::contiguous(slot.input, piece.inputElements),
+                    BufferMap::contiguous(slot.output, piece.outputElements),
+                    BufferMap::contiguous(slot.scratch, piece.scratchElements), memory, 0);
+    while (!plan.done()) wait(idle, plan.advance(), [] {});
+  }
+
   template <typename Make>
   void run(std::size_t pieces, Make make) {
     if (pieces == 0) return;
@@ -93,7 +99,7 @@ class Pipeline {
   template <typename Make>
   void direct(std::size_t pieces, Make make) {
     LocalMemory& memory = *context_.caller;
-    std::array<Piece, kPiecesInFlight> lanes;
+    std::array<CallPiece, kPiecesInFlight> lanes;
     lanes[0] = make(0);
     const std::size_t scratchBytes = lanes[0].scratchElements * size_;
     const std::size_t laneBytes = scratchBytes + lanes[0].inputElements * size_;
@@ -106,7 +112,7 @@ class Pipeline {
       bool progressed = false;
       while (started < pieces && started < finished + kPiecesInFlight && !plans[started % kPiecesInFlight]) {
         const std::size_t lane = started % kPiecesInFlight;
-        Piece& piece = lanes[lane];
+        CallPiece& piece = lanes[lane];
         if (started > 0) piece = make(started);
         std::byte* aside = room + lane * laneBytes;
         if (overlaps(piece.input, piece.output)) {
@@ -136,7 +142,7 @@ class Pipeline {
     return false;
   }
 
-  // Piece p lives in slot p % kSlots: copied in as soon as the slot is free (its last piece copied out), run once
+  // CallPiece p lives in slot p % kSlots: copied in as soon as the slot is free (its last piece copied out), run once
   // copied in and a lane is free, copied out once run. The copies queue behind each other on the device's one
   // queue, beside the messages of the pieces in flight.
   template <typename Make>
@@ -144,7 +150,7 @@ class Pipeline {
     constexpr std::size_t kSlots = StagingSlots::kSlots;
     StagingSlots& slots = *context_.slots;
     DeviceAccess& device = *context_.device;
-    std::array<Piece, kSlots> inSlot;
+    std::array<CallPiece, kSlots> inSlot;
     inSlot[0] = make(0);  // the largest
     LocalMemory& memory = memoryFor(inSlot[0].plan, pieces);
     slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_,
@@ -155,30 +161,10 @@ class Pipeline {
     std::size_t copied = 0;  // pieces copied in (queued)
     std::size_t started = 0;
     std::size_t finished = 0;
-    // Each output segment from the output slot, but for the local copies taken out of the plan, which come from
-    // the input slot (each lies in one segment).
     const auto copyOut = [&](std::size_t p) {
       const std::size_t s = p % kSlots;
-      const StagingSlots::Slot slot = slots.slot(s);
-      const std::vector<LocalCopy>& local = inSlot[s].atCopyOut;
-      auto next = local.begin();
-      for (const BufferMap::Segment& segment : inSlot[s].output.segments) {
-        auto* caller = static_cast<std::byte*>(segment.data);
-        std::size_t at = segment.begin;
-        const std::size_t end = segment.begin + segment.elements;
-        for (; next != local.end() && next->output < end; ++next) {
-          if (next->output < at || next->output + next->count > end) {
-            throw Error(ErrorCode::Internal,
-                        "net " + name_ + ": a local copy to output elements [" + std::to_string(next->output) + ", " +
-                            std::to_string(next->output + next->count) + ") lies in no one segment of the piece");
-          }
-          device.copyAsync(caller + (at - segment.begin) * size_, slot.output + at * size_,
-                           (next->output - at) * size_);
-          device.copyAsync(caller + (next->output - segment.begin) * size_, slot.input + next->input * size_,
-                           next->count * size_);
-          at = next->output + next->count;
-        }
-        device.copyAsync(caller + (at - segment.begin) * size_, slot.output + at * size_, (end - at) * size_);
+      for (const SlotCopy& copy : copiesOutOfSlot(inSlot[s], slots.slot(s), size_)) {
+        device.copyAsync(copy.dst, copy.src, copy.bytes);
       }
       copies[s].out = {device.mark(), std::chrono::steady_clock::now(), true};
     };
@@ -188,8 +174,8 @@ class Pipeline {
         const std::size_t s = copied % kSlots;
         if (copied > 0) inSlot[s] = make(copied);
         inSlot[s].atCopyOut = takeLocalCopies(inSlot[s].plan, run_.me);
-        for (const BufferMap::Segment& segment : inSlot[s].input.segments) {
-          device.copyAsync(slots.slot(s).input + segment.begin * size_, segment.data, segment.elements * size_);
+        for (const SlotCopy& copy : copiesIntoSlot(inSlot[s], slots.slot(s), size_)) {
+          device.copyAsync(copy.dst, copy.src, copy.bytes);
         }
         copies[s].in = {device.mark(), std::chrono::steady_clock::now(), true};
         ++copied;
@@ -199,7 +185,7 @@ class Pipeline {
              settled(copies[started % kSlots].in, device)) {
         const std::size_t s = started % kSlots;
         const std::size_t lane = started % kPiecesInFlight;
-        const Piece& piece = inSlot[s];
+        const CallPiece& piece = inSlot[s];
         const StagingSlots::Slot slot = slots.slot(s);
         plans[lane] = std::make_unique<MemberPlan>(
             piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
@@ -436,30 +422,81 @@ std::vector<LocalCopy> takeLocalCopies(coll::Plan& plan, int rank) {
   return taken;
 }
 
+std::size_t pieceElementsOf(std::size_t chunkBytes, DataType type) {
+  const std::size_t align = coll::alignElementsOf(type);
+  return std::max(align, chunkBytes / dataTypeSize(type) / align * align);
+}
+
+CallPiece callPiece(const NetCall& call, int nranks, int me, std::size_t p, std::size_t step) {
+  const std::size_t size = dataTypeSize(call.type);
+  const std::size_t begin = p * step;
+  const std::size_t count = std::min(step, call.count - begin);
+  CallPiece piece;
+  piece.plan = callPlan(call, nranks, count);
+  const coll::RankLayout& layout = piece.plan.ranks[static_cast<std::size_t>(me)];
+  piece.input =
+      blocksOf(call.send, sendElementsOf(call.collective, nranks, 1, me, call.root), count, call.count, begin, size);
+  piece.output =
+      blocksOf(call.recv, recvElementsOf(call.collective, nranks, 1, me, call.root), count, call.count, begin, size);
+  piece.inputElements = layout.inputElements;
+  piece.outputElements = layout.outputElements;
+  piece.scratchElements = layout.scratchElements;
+  return piece;
+}
+
+std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize) {
+  std::vector<SlotCopy> copies;
+  for (const BufferMap::Segment& segment : piece.input.segments) {
+    if (segment.elements > 0) {
+      copies.push_back({slot.input + segment.begin * elementSize, segment.data, segment.elements * elementSize});
+    }
+  }
+  return copies;
+}
+
+// Each local copy lies in one output segment; the output slot fills the segment around it.
+std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize) {
+  std::vector<SlotCopy> copies;
+  const auto add = [&](void* dst, const void* src, std::size_t elements) {
+    if (elements > 0) copies.push_back({dst, src, elements * elementSize});
+  };
+  auto next = piece.atCopyOut.begin();
+  for (const BufferMap::Segment& segment : piece.output.segments) {
+    auto* caller = static_cast<std::byte*>(segment.data);
+    std::size_t at = segment.begin;
+    const std::size_t end = segment.begin + segment.elements;
+    for (; next != piece.atCopyOut.end() && next->output < end; ++next) {
+      if (next->output < at || next->output + next->count > end) {
+        throw Error(ErrorCode::Internal, "net: a local copy to output elements [" + std::to_string(next->output) +
+                                             ", " + std::to_string(next->output + next->count) +
+                                             ") lies in no one segment of the piece");
+      }
+      add(caller + (at - segment.begin) * elementSize, slot.output + at * elementSize, next->output - at);
+      add(caller + (next->output - segment.begin) * elementSize, slot.input + next->input * elementSize, next->count);
+      at = next->output + next->count;
+    }
+    add(caller + (at - segment.begin) * elementSize, slot.output + at * elementSize, end - at);
+  }
+  return copies;
+}
+
 void runCall(const CallContext& context, const NetCall& call) {
   const int n = static_cast<int>(context.run.members.size());
   checkCall(context, call, n);
-  const int me = context.run.me;
-  const std::size_t size = dataTypeSize(call.type);
-  const std::size_t step = pieceElements(context, call.type);
-  const std::size_t sendBlocks = sendElementsOf(call.collective, n, 1, me, call.root);
-  const std::size_t recvBlocks = recvElementsOf(call.collective, n, 1, me, call.root);
-  const auto make = [&](std::size_t p) {
-    const std::size_t begin = p * step;
-    const std::size_t count = std::min(step, call.count - begin);
-    Piece piece;
-    piece.plan = callPlan(call, n, count);
-    const coll::RankLayout& layout = piece.plan.ranks[static_cast<std::size_t>(me)];
-    piece.input = blocksOf(call.send, sendBlocks, count, call.count, begin, size);
-    piece.output = blocksOf(call.recv, recvBlocks, count, call.count, begin, size);
-    piece.inputElements = layout.inputElements;
-    piece.outputElements = layout.outputElements;
-    piece.scratchElements = layout.scratchElements;
-    return piece;
-  };
+  const std::size_t step = pieceElementsOf(context.chunkBytes, call.type);
+  const auto make = [&](std::size_t p) { return callPiece(call, n, context.run.me, p, step); };
   const int divisor = call.avgDivisor > 0 ? call.avgDivisor : n;
   Pipeline(context, call.type, call.op, divisor, callName(context, collectiveName(call.collective)))
       .run((call.count + step - 1) / step, make);
+}
+
+void runCopiedPiece(const CallContext& context, const NetCall& call, const CallPiece& piece,
+                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn) {
+  const int n = static_cast<int>(context.run.members.size());
+  checkCall(context, call, n);
+  const int divisor = call.avgDivisor > 0 ? call.avgDivisor : n;
+  Pipeline(context, call.type, call.op, divisor, callName(context, collectiveName(call.collective)))
+      .runCopied(piece, slot, memory, copiedIn);
 }
 
 void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, DataType type) {
@@ -476,11 +513,11 @@ void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, Data
     longest = std::max(longest, op.count);
   }
   const std::size_t size = dataTypeSize(type);
-  const std::size_t step = pieceElements(context, type);
-  // Piece p of every operation long enough: one step; sends to this rank itself are matched to its receives
+  const std::size_t step = pieceElementsOf(context.chunkBytes, type);
+  // CallPiece p of every operation long enough: one step; sends to this rank itself are matched to its receives
   // from itself in order.
   const auto make = [&](std::size_t p) {
-    Piece piece;
+    CallPiece piece;
     coll::Plan& plan = piece.plan;
     plan.collective = Collective::SendRecv;
     plan.type = type;

@@ -142,6 +142,43 @@ struct PeerOp {
   std::size_t count = 0;
 };
 
+/// A copy of `count` elements of rank's Input at `input` into its Output at `output`.
+struct LocalCopy {
+  std::size_t input = 0;
+  std::size_t output = 0;
+  std::size_t count = 0;
+};
+
+/// One piece of a call: its flat plan, and where this process's part of the plan's Input and Output lies in the
+/// caller's memory.
+struct CallPiece {
+  coll::Plan plan;
+  BufferMap input;
+  BufferMap output;
+  std::size_t inputElements = 0;
+  std::size_t outputElements = 0;
+  std::size_t scratchElements = 0;
+  std::vector<LocalCopy> atCopyOut;  ///< staged: taken out of the plan (takeLocalCopies), made by the copy out
+};
+
+/// Elements of every block in one piece of a call of `type` (`chunkBytes` of it, aligned as the kernels want).
+std::size_t pieceElementsOf(std::size_t chunkBytes, DataType type);
+/// Piece `p` of `call` (pieces of `step` elements of every block) as rank `me` of `nranks` runs it. Pure.
+CallPiece callPiece(const NetCall& call, int nranks, int me, std::size_t p, std::size_t step);
+
+/// A copy between the caller's memory and a slot of pinned memory.
+struct SlotCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t bytes = 0;
+};
+/// The staged copies of `piece` into `slot`: each Input segment to its place in the slot's input. Pure.
+std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
+/// The staged copies of `piece` out of `slot`: each Output segment from the slot's output, but for the piece's
+/// local copies (atCopyOut), which come from the slot's input. Error(Internal) for a local copy that lies in no one
+/// output segment. Pure.
+std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
+
 /// Runs `call` (SendRecv: use runPeerOps) for this process. Errors are MemberPlan's, and Error(Timeout) for a
 /// copy that did not finish within the timeout; Error(InvalidUsage) for a root out of the group or null buffers.
 void runCall(const CallContext& context, const NetCall& call);
@@ -149,16 +186,17 @@ void runCall(const CallContext& context, const NetCall& call);
 /// Runs a send/recv group of `type` elements for this process.
 void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, DataType type);
 
+/// Runs `piece`, a call of one piece whose copies the caller queues itself around it (NetGroup::startAsync): its
+/// plan over `slot` on `memory`, once `copiedIn()` says the caller's copies into the slot are done (polled; a lost
+/// peer ends the wait, and it has the call's deadline: Error(Timeout) saying the caller's stream did not get there).
+/// Its results are left in the slot. Errors otherwise runCall's.
+void runCopiedPiece(const CallContext& context, const NetCall& call, const CallPiece& piece,
+                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn);
+
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
 /// per piece).
 coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count);
 
-/// A copy of `count` elements of rank's Input at `input` into its Output at `output`.
-struct LocalCopy {
-  std::size_t input = 0;
-  std::size_t output = 0;
-  std::size_t count = 0;
-};
 /// Pure. Takes out of `plan` the copies of rank `rank`'s own send data into its own recv buffer that no later step
 /// reads or overwrites (the all-gather's own block, the broadcast root's buffer, the all-to-all's block to itself),
 /// and returns them, in order of output. Nothing else moves, and no message, so the other ranks' plans stay as they

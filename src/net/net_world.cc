@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/cpu_affinity.hpp"
+#include "core/idle_wait.hpp"
 #include "core/log.hpp"
 #include "net/net_path.hpp"
 #include "peerlink/error.hpp"
@@ -36,6 +37,7 @@ NetOptions NetOptions::fromParams(const Params& params) {
   const std::string reduce = params.getString("PEERLINK_NET_REDUCE");
   options.reduce = reduce == "HOST" ? NetReduce::Host : reduce == "GPU" ? NetReduce::Gpu : NetReduce::Auto;
   options.identity = BootstrapOptions::fromParams(params);
+  options.asyncCalls = params.getString("PEERLINK_NET_ASYNC") == "ON";
   return options;
 }
 
@@ -43,6 +45,7 @@ struct NetWorld::Job {
   std::function<void()> work;
   std::atomic<bool> done{false};  ///< set under the mutex; read without it while the caller lingers
   std::exception_ptr error;
+  std::optional<std::uint32_t> ticket;  ///< an async call's: to the release flag once it ran; nobody waits for it
 };
 
 NetGroup::NetGroup(NetWorld& world, std::vector<int> members, std::string name)
@@ -90,7 +93,63 @@ CallContext NetGroup::context(const char* what) {
 }
 
 void NetGroup::run(const NetCall& call) {
-  world_.submitAndWait([&] { runCall(context(collectiveName(call.collective)), call); });
+  const CallContext made = context(collectiveName(call.collective));  // calls are numbered on the caller's thread
+  world_.submitAndWait([&] { runCall(made, call); });
+}
+
+bool NetGroup::asyncFits(const NetCall& call) const {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv) {
+    return false;
+  }
+  if (call.count > pieceElementsOf(options.chunkBytes, call.type)) return false;  // more than one piece
+  const coll::Plan plan = callPlan(call, size(), call.count);
+  const coll::RankLayout& layout = plan.ranks[static_cast<std::size_t>(me_)];
+  return std::max({layout.inputElements, layout.outputElements, layout.scratchElements}) * dataTypeSize(call.type) <=
+         kAsyncSlotBytes;
+}
+
+AsyncCall NetGroup::prepareAsync(const NetCall& call) {
+  NetWorld& world = world_;
+  if (!asyncFits(call)) throw Error(ErrorCode::Internal, "net " + name_ + ": a call that cannot run async");
+  if (const std::string broken = world.brokenBy(); !broken.empty()) {
+    throw Error(ErrorCode::RemoteError, "net: an earlier call failed (" + broken +
+                                            "); the transport between nodes cannot be used again: make a new one");
+  }
+  AsyncCall async;
+  async.ticket = ++world.tickets_;
+  async.set = async.ticket % kAsyncSets;
+  // The set's last call (kAsyncSets tickets before) must have ended on the progress thread: it no longer reads or
+  // writes the slots. Every job has its deadlines, so this wait ends.
+  const std::uint32_t last = async.ticket - static_cast<std::uint32_t>(kAsyncSets);
+  IdleWait idle;
+  while (static_cast<std::int32_t>(world.release_->load(std::memory_order_acquire) - last) < 0) idle.idle();
+  StagingSlots::Slot& slot = world.asyncSlots_[async.set];
+  if (slot.input == nullptr) {
+    for (std::byte** memory : {&slot.input, &slot.output, &slot.scratch}) {
+      *memory = static_cast<std::byte*>(world.device_->allocateHost(kAsyncSlotBytes));
+    }
+  }
+  async.call = call;
+  async.context = context(collectiveName(call.collective));
+  async.piece = callPiece(call, size(), me_, 0, pieceElementsOf(world.options_.chunkBytes, call.type));
+  async.piece.atCopyOut = takeLocalCopies(async.piece.plan, me_);
+  async.slot = slot;
+  async.copiesIn = copiesIntoSlot(async.piece, slot, dataTypeSize(call.type));
+  async.copiesOut = copiesOutOfSlot(async.piece, slot, dataTypeSize(call.type));
+  return async;
+}
+
+void NetGroup::startAsync(AsyncCall async, std::function<bool()> copiedIn) {
+  NetWorld& world = world_;
+  const std::uint32_t ticket = async.ticket;
+  auto shared = std::make_shared<AsyncCall>(std::move(async));
+  world.submitAsync(
+      [&world, shared, copiedIn = std::move(copiedIn)] {
+        runCopiedPiece(shared->context, shared->call, shared->piece, shared->slot, *world.asyncMemory_, copiedIn);
+      },
+      ticket);
 }
 
 void NetGroup::allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor) {
@@ -125,8 +184,10 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       callerMemory_(std::move(callerMemory)),
       stagedMemory_(options_.reduce == NetReduce::Host ? nullptr : device_->stagedMemory()),
       stagedOnHost_(stagedMemory_ && options_.reduce == NetReduce::Auto ? std::make_unique<HostMemory>() : nullptr),
-      slots_(*device_) {
+      slots_(*device_),
+      asyncMemory_(std::make_unique<HostMemory>()) {
   if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
+  release_ = new (device_->allocateHost(sizeof(std::atomic<std::uint32_t>))) std::atomic<std::uint32_t>(0);
   peers_.resize(static_cast<std::size_t>(size()));
   for (int r = 0; r < size(); ++r) peers_[static_cast<std::size_t>(r)] = PeerIdentity{r, 0, "?", 0, 0};
   thread_ = std::thread([this] { progress(); });
@@ -169,19 +230,35 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
 }
 
 NetWorld::~NetWorld() {
+  bool leaked = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
     if (!broken_.empty()) leakStaged();
+    leaked = leaked_;
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (leaked) return;
+  for (const StagingSlots::Slot& slot : asyncSlots_) {
+    for (std::byte* memory : {slot.input, slot.output, slot.scratch}) {
+      if (memory != nullptr) device_->freeHost(memory);
+    }
+  }
+  device_->freeHost(release_);
 }
 
 void NetWorld::leakStaged() noexcept {
   slots_.leak();
   stagedMemory_->leak();
   if (stagedOnHost_) stagedOnHost_->leak();
+  asyncMemory_->leak();
+  leaked_ = true;
+}
+
+void NetWorld::keepPinnedMemory() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  leakStaged();
 }
 
 std::string NetWorld::describe(int rank) const {
@@ -270,6 +347,18 @@ void NetWorld::submitAndWait(const std::function<void()>& work) {
   if (job->error) std::rethrow_exception(job->error);
 }
 
+void NetWorld::submitAsync(std::function<void()> work, std::uint32_t ticket) {
+  auto job = std::make_shared<Job>();
+  job->work = std::move(work);
+  job->ticket = ticket;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(job);
+    queued_.store(queue_.size(), std::memory_order_release);
+  }
+  changed_.notify_all();
+}
+
 void NetWorld::progress() {
   if (options_.progressCpus) {
     try {
@@ -306,6 +395,8 @@ void NetWorld::progress() {
     job->error = error;
     job->done.store(true, std::memory_order_release);
     lock.unlock();
+    // After the world's state: a caller that sees the ticket and then asks brokenBy() learns how the call ended.
+    if (job->ticket) release_->store(*job->ticket, std::memory_order_release);
     changed_.notify_all();
   }
 }

@@ -11,6 +11,7 @@
 // host, pid) it waited for. After an error the world is broken: later calls fail at once, naming the first error.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -56,7 +57,30 @@ struct NetOptions {
   /// its later work after them (a communicator: its stream waits for them, cuda_device_access.hpp). Saves the wait for
   /// a GPU copy per call.
   bool copiesOutInStreamOrder = false;
+  /// PEERLINK_NET_ASYNC: whether NetGroup::asyncFits lets calls of one small staged piece run async.
+  bool asyncCalls = true;
   static NetOptions fromParams(const Params& params);
+};
+
+/// The pinned slots of async calls: sets of input, output and scratch, each of this many bytes; a call whose piece
+/// needs more runs as before (where a call moves more, its time is its bytes', not its host's costs).
+constexpr std::size_t kAsyncSlotBytes = std::size_t{256} << 10;
+/// Async calls in flight at once, each on a slot set of its own.
+constexpr std::size_t kAsyncSets = 4;
+
+/// A call whose copies the caller queues on its own stream around the transport's messages
+/// (NetGroup::prepareAsync): the caller queues `copiesIn`, hands the call to the transport with startAsync (which
+/// returns at once), then has its stream wait until NetWorld::releaseFlag() reaches `ticket` (a cyclic >=, as
+/// cuStreamWaitValue32 compares) and queues `copiesOut`.
+struct AsyncCall {
+  std::uint32_t ticket = 0;
+  std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
+  std::vector<SlotCopy> copiesIn;
+  std::vector<SlotCopy> copiesOut;
+  NetCall call;
+  CallPiece piece;
+  StagingSlots::Slot slot;
+  CallContext context;
 };
 
 class NetWorld;
@@ -84,6 +108,18 @@ class NetGroup {
 
   /// The generic call: queued on the progress thread; waits until it ran (and throws its error).
   void run(const NetCall& call);
+
+  /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
+  /// kAsyncSlotBytes each.
+  bool asyncFits(const NetCall& call) const;
+  /// The next async call of `call` (asyncFits): its ticket, slot set and copies. Waits on the host until the set's
+  /// last call ended on the progress thread (kAsyncSets calls before; each has its deadlines). Error(RemoteError)
+  /// where an earlier call broke the world.
+  AsyncCall prepareAsync(const NetCall& call);
+  /// Hands `async` to the progress thread and returns: there, once `copiedIn()` says the caller's copies into the
+  /// slot are done, its messages run, and then its ticket goes to releaseFlag() -- also where it fails, so that no
+  /// stream waits forever; the world is then broken (brokenBy() says why, and every later call throws it).
+  void startAsync(AsyncCall async, std::function<bool()> copiedIn);
 
  private:
   friend class NetWorld;
@@ -132,14 +168,23 @@ class NetWorld {
   void peerLost(int rank, const std::string& why);
   /// The first error a call of this world met, or empty.
   std::string brokenBy() const;
+  /// Keeps every pinned buffer forever, whatever happens: for a caller whose own copies out of them may not have
+  /// ended (an async call's, on a stream that did not get there).
+  void keepPinnedMemory() noexcept;
+  /// Where the progress thread writes each async call's ticket once the call ended (pinned host memory of the
+  /// device's allocateHost, mapped for a GPU: a stream waits on it). 0 before the first.
+  const std::uint32_t* releaseFlag() const { return reinterpret_cast<const std::uint32_t*>(release_); }
 
  private:
   friend class NetGroup;
   struct Job;
   void submitAndWait(const std::function<void()>& work);
+  /// Queues `work` and returns; once it ran, `ticket` goes to the release flag (whatever happened).
+  void submitAsync(std::function<void()> work, std::uint32_t ticket);
   void progress();
   std::string lostWhy() const;
-  /// Keeps the staged path's memory forever (messages or queued work of a broken world may still use it).
+  /// Keeps the staged path's memory forever (messages or queued work of a broken world may still use it). Under
+  /// the mutex.
   void leakStaged() noexcept;
 
   std::unique_ptr<PointToPoint> p2p_;
@@ -149,6 +194,12 @@ class NetWorld {
   std::unique_ptr<LocalMemory> stagedMemory_;
   std::unique_ptr<LocalMemory> stagedOnHost_;  ///< small reductions where stagedMemory_ is the device's; else null
   StagingSlots slots_;
+  std::array<StagingSlots::Slot, kAsyncSets> asyncSlots_{};  ///< allocated at the first async call
+  std::unique_ptr<LocalMemory>
+      asyncMemory_;  ///< async calls reduce on the host: nothing the GPU runs may wait for them
+  std::atomic<std::uint32_t>* release_ = nullptr;  ///< in the device's host memory
+  std::uint32_t tickets_ = 0;                      ///< the last ticket given (the caller's thread)
+  bool leaked_ = false;                            ///< under the mutex
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;
   std::unique_ptr<NetGroup> rail_;

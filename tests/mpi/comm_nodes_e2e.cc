@@ -8,8 +8,10 @@
 //   comm_nodes_e2e collectives DIR G   G ranks per node; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
 //                                      ("SKIPPED: ..." where there is no GPU)
 //   comm_nodes_e2e kill DIR G          the last rank kills itself before a 32 MiB all-reduce; the others must name it
-//   comm_nodes_e2e stall DIR G         the last rank's stream is held three times PEERLINK_NET_TIMEOUT_MS before an
-//                                      all-reduce; every rank must fail within the deadline (comm_nodes_fault.sh)
+//   comm_nodes_e2e stall DIR G         the last rank's stream is held three times PEERLINK_NET_TIMEOUT_MS before a
+//                                      1 MiB all-reduce; every rank must fail within the deadline (comm_nodes_fault.sh)
+//   comm_nodes_e2e stall-async DIR G   the same before a 4 KiB all-reduce, which returns at once (an async call):
+//                                      checkHealth must report it
 //   comm_nodes_e2e misplaced DIR G     communicator rank r^1 on MPI rank r: every rank must refuse it, naming a rank
 //   comm_nodes_e2e serialized DIR G    MPI without MPI_THREAD_MULTIPLE: every rank must refuse it, saying so
 //                                      (both fail before any GPU is used: they run without one)
@@ -329,17 +331,21 @@ void stallOnStream(void*) {
   std::this_thread::sleep_for(stallFor);
 }
 
-[[noreturn]] void stallLastRank(Communicator& comm, int gpu) {
+// `count` elements of f32: 1 MiB waits in the call on the host for its messages, 4 KiB runs async (it returns once
+// queued, and its error comes with a later checkHealth, polled here).
+[[noreturn]] void stallLastRank(Communicator& comm, int gpu, std::size_t count) {
   const char* deadline = std::getenv("PEERLINK_NET_TIMEOUT_MS");
   stallFor = std::chrono::milliseconds(3 * std::atoi(deadline != nullptr ? deadline : "300000"));
-  const std::size_t count = std::size_t{1} << 18;  // 1 MiB of f32
   Stream stream(gpu);
   Device buffer(gpu, Bytes{}, count * 4);
   if (worldRank == comm.size() - 1) check(cudaLaunchHostFunc(stream.get(), stallOnStream, nullptr), "host function");
   const auto start = std::chrono::steady_clock::now();
   try {
     comm.allReduce(worldRank, buffer.at(0), buffer.at(0), count, DataType::F32, ReduceOp::Sum, stream.get());
-    comm.checkHealth();
+    while (std::chrono::steady_clock::now() - start < 2 * stallFor / 3) {
+      comm.checkHealth();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     report("no error");
   } catch (const Error& error) {
     report.fault(error, start);
@@ -373,7 +379,8 @@ int refused(int size, int ranksPerNode, const std::string& mode, const char* exp
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s collectives|kill|stall|misplaced|serialized DIR RANKS_PER_NODE\n", argv[0]);
+    std::fprintf(stderr, "usage: %s collectives|kill|stall|stall-async|misplaced|serialized DIR RANKS_PER_NODE\n",
+                 argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -406,7 +413,8 @@ int main(int argc, char** argv) {
     MPI_Bcast(id.bytes, sizeof id.bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
     Communicator comm(id, size, worldRank, gpu);
     if (mode == "kill") loseLastRank(comm, gpu);
-    if (mode == "stall") stallLastRank(comm, gpu);
+    if (mode == "stall") stallLastRank(comm, gpu, std::size_t{1} << 18);
+    if (mode == "stall-async") stallLastRank(comm, gpu, 1024);
     status = collectives(comm, gpu);
     MPI_Barrier(MPI_COMM_WORLD);
   } catch (const std::exception& error) {

@@ -1,0 +1,336 @@
+// Async calls of the transport (NetGroup::prepareAsync / startAsync) as a communicator makes them, over a loopback
+// world: the caller's side on a stand-in for a GPU stream (operations in order on a thread of their own, its wait on
+// the release flag holding everything after it, as cuStreamWaitValue32 does), its copies in running late. Every
+// collective against the closed forms with several calls in flight and slot sets reused; which calls fit; a call
+// whose copies in never end releases the stream anyway, at the deadline, and breaks the world; the fifth call waits
+// for the first to end before it takes its slots.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/choice_rules.hpp"
+#include "coll/host_reduce.hpp"
+#include "net/net_world.hpp"
+#include "net_loopback_support.hpp"
+#include "net_test_data.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+using coll::Bytes;
+using testing::everySend;
+using testing::onEveryRank;
+
+// A GPU stream's order on a thread: each operation runs once those before it ended; an operation returns false
+// while it cannot end yet (a wait), and is asked again. An operation still not ended after 10 s is given up and
+// counted in stuck() (a test would hang otherwise).
+class StandInStream {
+ public:
+  StandInStream() : thread_([this] { run(); }) {}
+  ~StandInStream() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  StandInStream(const StandInStream&) = delete;
+  StandInStream& operator=(const StandInStream&) = delete;
+
+  // Queues `op`; returns its number (1, 2, ...): reached(n) once it ended.
+  std::uint64_t queue(std::function<bool()> op) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ops_.push_back(std::move(op));
+    changed_.notify_all();
+    return ++queued_;
+  }
+  void copies(const std::vector<SlotCopy>& copies) {
+    queue([copies] {
+      for (const SlotCopy& copy : copies) std::memmove(copy.dst, copy.src, copy.bytes);
+      return true;
+    });
+  }
+  // cuStreamWaitValue32's GEQ: a cyclic >=.
+  void waitFor(const std::uint32_t* flag, std::uint32_t ticket) {
+    queue([flag, ticket] {
+      const std::uint32_t now = reinterpret_cast<const std::atomic<std::uint32_t>*>(flag)->load();
+      return static_cast<std::int32_t>(now - ticket) >= 0;
+    });
+  }
+  bool reached(std::uint64_t op) const { return ended_.load() >= op; }
+  // Waits until every operation queued so far ended.
+  void drain() {
+    const std::uint64_t last = [&] {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      return queued_;
+    }();
+    while (!reached(last)) std::this_thread::yield();
+  }
+  int stuck() const { return stuck_.load(); }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<bool()> op;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stopping_ || !ops_.empty(); });
+        if (ops_.empty()) return;
+        op = std::move(ops_.front());
+        ops_.pop_front();
+      }
+      const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!op()) {
+        if (std::chrono::steady_clock::now() > giveUp) {
+          ++stuck_;
+          break;
+        }
+        std::this_thread::yield();
+      }
+      ++ended_;
+    }
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<bool()>> ops_;
+  std::uint64_t queued_ = 0;
+  std::atomic<std::uint64_t> ended_{0};
+  std::atomic<int> stuck_{0};
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+NetOptions optionsWith(std::chrono::milliseconds timeout) {
+  NetOptions options;
+  options.timeout = timeout;
+  options.path = NetPath::Staged;
+  options.identity.hostId = "one";
+  return options;
+}
+
+std::unique_ptr<NetWorld> hostWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options) {
+  return std::make_unique<NetWorld>(std::move(p2p), std::move(options), hostDeviceAccess(),
+                                    std::make_unique<HostMemory>());
+}
+
+// One async call as the node world makes it, on `stream`: copies in, the call handed over (its copies in known done
+// only a few polls after they ended, as a GPU event is), the wait for its ticket, copies out.
+void queueAsync(NetGroup& group, NetWorld& world, StandInStream& stream, const NetCall& call) {
+  AsyncCall async = group.prepareAsync(call);
+  stream.copies(async.copiesIn);
+  const std::uint64_t copiedIn = stream.queue([] { return true; });
+  const std::uint32_t ticket = async.ticket;
+  const std::vector<SlotCopy> copiesOut = async.copiesOut;
+  auto polls = std::make_shared<int>(0);
+  group.startAsync(std::move(async), [&stream, copiedIn, polls] { return stream.reached(copiedIn) && ++*polls > 3; });
+  stream.waitFor(world.releaseFlag(), ticket);
+  stream.copies(copiesOut);
+}
+
+// Every collective on 3 ranks, out of place and (all-reduce) in place, f32 sum, f16 avg and i32 max, counts 1, 37
+// and 300: on each rank, every call of a collective queued back to back on its stream (more calls than slot sets,
+// so sets are reused while earlier calls' copies out are still queued), then each result against the closed form.
+TEST(NetAsync, EveryCollectiveRightWithCallsInFlight) {
+  const int n = 3;
+  const int root = 1;
+  int calls = 0;
+  for (const Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce,
+                                      Collective::AllGather, Collective::Broadcast, Collective::AllToAll}) {
+    struct Case {
+      std::size_t count;
+      DataType type;
+      ReduceOp op;
+      bool inPlace;
+    };
+    std::vector<Case> cases;
+    for (const std::size_t count : {std::size_t{1}, std::size_t{37}, std::size_t{300}}) {
+      for (const auto& [type, op] : {std::pair{DataType::F32, ReduceOp::Sum}, std::pair{DataType::F16, ReduceOp::Avg},
+                                     std::pair{DataType::I32, ReduceOp::Max}}) {
+        cases.push_back({count, type, op, false});
+        if (collective == Collective::AllReduce) cases.push_back({count, type, op, true});
+      }
+    }
+    std::vector<std::vector<Bytes>> sends;
+    for (const Case& c : cases) sends.push_back(everySend(collective, c.type, n, c.count, root));
+    std::vector<std::vector<Bytes>> got(cases.size(), std::vector<Bytes>(n));
+    std::vector<int> stuck(n, 0);
+    const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+      auto group = world->group({0, 1, 2}, "three");
+      const auto i = static_cast<std::size_t>(r);
+      StandInStream stream;
+      std::vector<Bytes> send(cases.size());
+      for (std::size_t k = 0; k < cases.size(); ++k) {
+        const Case& c = cases[k];
+        send[k] = sends[k][i];
+        Bytes& recv = got[k][i];
+        recv.assign(recvElementsOf(collective, n, c.count, r, root) * dataTypeSize(c.type), std::byte{0x5a});
+        if (c.inPlace) recv = send[k];
+        const NetCall call{collective, c.count, c.type, c.op, 0, root, c.inPlace ? recv.data() : send[k].data(),
+                           recv.data()};
+        ASSERT_TRUE(group->asyncFits(call));
+        queueAsync(*group, *world, stream, call);
+      }
+      stream.drain();
+      stuck[i] = stream.stuck();
+      EXPECT_EQ(world->brokenBy(), "");
+    });
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << collectiveName(collective) << " rank " << r;
+      EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << collectiveName(collective) << " rank " << r;
+    }
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const Case& c = cases[k];
+      const std::vector<Bytes> want = coll::hostReduceReference(collective, c.type, c.op, n, c.count, root, sends[k]);
+      const coll::Tolerance tol = reduces(collective) ? coll::tolerance(c.type, c.op, n, 8.0) : coll::Tolerance{};
+      for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+        if (want[r].empty()) continue;  // reduce off the root
+        const auto mismatch = coll::findMismatch(c.type, tol, want[r], got[k][r]);
+        EXPECT_FALSE(mismatch) << collectiveName(collective) << " count " << c.count << ' ' << dataTypeName(c.type)
+                               << (c.inPlace ? " in place" : "") << " rank " << r << ": " << *mismatch;
+      }
+      ++calls;
+    }
+  }
+  EXPECT_EQ(calls, 6 * 9 + 9);
+}
+
+TEST(NetAsync, OnlySmallStagedCallsOfOnePieceFit) {
+  std::vector<std::string> seen;
+  const auto errors = onEveryRank(3, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = 4096;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1, 2}, "three");
+    if (r != 0) return;
+    std::byte any[1];
+    const auto fits = [&](Collective collective, std::size_t count) {
+      return group->asyncFits({collective, count, DataType::F32, ReduceOp::Sum, 0, 0, any, any});
+    };
+    EXPECT_TRUE(fits(Collective::AllReduce, 1024));   // one piece of 4 KiB
+    EXPECT_FALSE(fits(Collective::AllReduce, 1025));  // two pieces
+    EXPECT_FALSE(fits(Collective::AllReduce, 0));     // nothing to move
+    EXPECT_FALSE(fits(Collective::SendRecv, 16));     // send/recv groups go through runPeerOps
+    EXPECT_TRUE(fits(Collective::AllGather, 1024));   // output 12 KiB
+    EXPECT_TRUE(fits(Collective::AllToAll, 1024));
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  // A piece whose output passes kAsyncSlotBytes: an all-gather of 3 x 96 KiB with pieces of 128 KiB.
+  const auto large = onEveryRank(3, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = 128 << 10;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1, 2}, "three");
+    std::byte any[1];
+    if (r == 0) {
+      EXPECT_FALSE(group->asyncFits({Collective::AllGather, 24 << 10, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
+      EXPECT_TRUE(group->asyncFits({Collective::AllGather, 16 << 10, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
+    }
+  });
+  for (const std::string& error : large) EXPECT_EQ(error, "");
+  // Off by the setting, and on the direct path (MPI reads the caller's memory itself).
+  for (const bool direct : {false, true}) {
+    const auto off = onEveryRank(2, [&](int, std::unique_ptr<PointToPoint> p2p) {
+      NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+      options.asyncCalls = direct;
+      if (direct) options.path = NetPath::Direct;
+      auto world = hostWorld(std::move(p2p), options);
+      auto group = world->group({0, 1}, "two");
+      std::byte any[4];
+      EXPECT_FALSE(group->asyncFits({Collective::AllReduce, 1, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
+    });
+    for (const std::string& error : off) EXPECT_EQ(error, "");
+  }
+}
+
+// Rank 0's copies in never end (its stream is stuck before the call): its job gives up at the deadline, says so,
+// writes its ticket anyway, and the world is broken: the next call is refused naming why. Rank 1 names rank 0.
+TEST(NetAsync, ACallWhoseCopiesNeverEndReleasesTheStreamAtTheDeadline) {
+  const auto timeout = std::chrono::milliseconds(300);
+  std::vector<std::string> broken(2), refused(2);
+  std::vector<double> seconds(2, 0);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(timeout));
+    auto group = world->group({0, 1}, "two");
+    float send[4] = {1, 2, 3, 4};
+    float recv[4] = {};
+    const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
+    AsyncCall async = group->prepareAsync(call);
+    const std::uint32_t ticket = async.ticket;
+    const auto start = std::chrono::steady_clock::now();
+    group->startAsync(std::move(async), [r] { return r != 0; });
+    const auto* flag = reinterpret_cast<const std::atomic<std::uint32_t>*>(world->releaseFlag());
+    while (static_cast<std::int32_t>(flag->load() - ticket) < 0 &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+      std::this_thread::yield();
+    }
+    seconds[static_cast<std::size_t>(r)] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    broken[static_cast<std::size_t>(r)] = world->brokenBy();
+    try {
+      group->prepareAsync(call);
+    } catch (const Error& error) {
+      refused[static_cast<std::size_t>(r)] = std::string(errorCodeName(error.code())) + ": " + error.what();
+    }
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_NE(broken[0].find("the caller's stream did not reach the call's copies into pinned host memory within 300 ms"),
+            std::string::npos)
+      << broken[0];
+  EXPECT_NE(broken[1].find("rank 0"), std::string::npos) << broken[1];
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_LT(seconds[static_cast<std::size_t>(r)], 2.0) << "rank " << r;  // within the deadline's bounds, not 10 s
+    EXPECT_NE(refused[static_cast<std::size_t>(r)].find("RemoteError: net: an earlier call failed"), std::string::npos)
+        << refused[static_cast<std::size_t>(r)];
+  }
+}
+
+// One rank: calls 1-4 take the four slot sets; call 5 reuses call 1's and must not get it before call 1 ended on the
+// transport's thread (held there until its copies in are said done).
+TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
+  const auto errors = onEveryRank(1, [&](int, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0}, "one");
+    float send[2] = {1, 2};
+    float recv[2] = {};
+    const NetCall call{Collective::AllReduce, 2, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
+    std::atomic<bool> firstCopied{false};
+    for (std::size_t k = 0; k < kAsyncSets; ++k) {
+      AsyncCall async = group->prepareAsync(call);
+      EXPECT_EQ(async.set, async.ticket % kAsyncSets);
+      if (k == 0) {
+        group->startAsync(std::move(async), [&] { return firstCopied.load(); });
+      } else {
+        group->startAsync(std::move(async), [] { return true; });
+      }
+    }
+    std::atomic<bool> prepared{false};
+    std::thread fifth([&] {
+      AsyncCall async = group->prepareAsync(call);
+      prepared = true;
+      group->startAsync(std::move(async), [] { return true; });
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(prepared.load()) << "the fifth call took the first call's slots while it still ran";
+    firstCopied = true;
+    fifth.join();
+    EXPECT_TRUE(prepared.load());
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+}
+
+}  // namespace
+}  // namespace peerlink::net
