@@ -21,7 +21,7 @@ with tarfile.open(f"{folder}/runs.tar.xz") as runs:
         run, name = member.name.split("/")[-2:]
         if not (name.startswith("coll-") and name.endswith(".json")):
             continue
-        build, round_ = run.split("-")  # before-N, after-N
+        build, round_ = run.rsplit("-", 1)  # before-N, after-N (any NAME-N)
         if only is not None and round_ != only:
             continue
         collective = name[len("coll-"):-len(".json")]
@@ -34,7 +34,8 @@ with tarfile.open(f"{folder}/runs.tar.xz") as runs:
                 if m["status"] != "ok":  # all-to-all has no in-place form
                     continue
                 assert m["wrong"] == 0, (run, collective, row["bytes"], placement)
-                t, across = m["time_us"], m["across_nodes_us"]
+                t = m["time_us"]
+                across = m.get("across_nodes_us", float("nan"))  # async calls return before their phases end
                 cells.setdefault((collective, placement, build), []).append((t, t - across, across))
 print(f"{'collective':15} {'placement':13} {'build':6} {'cells':>5} {'call us':>8} {'outside':>8} {'across':>8}")
 for (collective, placement, build), values in sorted(cells.items()):
