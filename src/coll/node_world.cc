@@ -15,6 +15,7 @@
 #include "core/cuda_check.hpp"
 #include "core/idle_wait.hpp"
 #include "core/log.hpp"
+#include "kernels/async_call.cuh"
 #include "net/cuda_device_access.hpp"
 #include "net/mpi_library.hpp"
 #include "net/mpi_startup.hpp"
@@ -74,29 +75,6 @@ std::unique_ptr<Communicator> makeNodeCommunicator(Bootstrap& bootstrap, const N
   return std::make_unique<Communicator>(id, grid.ranksPerNode, local, device, params);
 }
 
-// Whether a stream may wait on the transport's release flag here (cuStreamWaitValue32 on mapped pinned memory):
-// tried once on a stream of its own, on a value already reached.
-bool streamWaitsOnValues(net::CudaDeviceAccess& copies, const net::NetWorld& net, int device) {
-  try {
-    const Stream stream(device);
-    copies.streamWaitsFor(stream.get(), net.releaseFlag(), 0);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    IdleWait idle;
-    for (;;) {
-      const cudaError_t status = cudaStreamQuery(stream.get());
-      if (status == cudaSuccess) return true;
-      if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
-      if (std::chrono::steady_clock::now() > deadline) break;
-      idle.idle();
-    }
-    logInfo(LogSubsys::Coll, "small calls across nodes wait on the host: a stream's wait on a value did not end");
-  } catch (const Error& error) {
-    logInfo(LogSubsys::Coll, "small calls across nodes wait on the host: a stream cannot wait on a value here ({})",
-            error.what());
-  }
-  return false;
-}
-
 }  // namespace
 
 NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Params& params)
@@ -141,11 +119,13 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   }
   done_ = Event(device, cudaEventDisableTiming);
   copiesFollowStream_ = ready.path.path == net::NetPath::Staged;
-  asyncCalls_ = copiesFollowStream_ && net_->options().asyncCalls && streamWaitsOnValues(*copies_, *net_, device);
-  for (AsyncEvents& events : async_) {
-    events.copiedIn = Event(device, cudaEventDisableTiming);
-    events.copiedOut = Event(device, cudaEventDisableTiming);
-  }
+  // The async calls' kernel reaches the transport's pinned memory at its host addresses (unified addressing).
+  int unified = 0;
+  int mapsHost = 0;
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device));
+  PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&mapsHost, cudaDevAttrCanMapHostMemory, device));
+  asyncCalls_ = copiesFollowStream_ && net_->options().asyncCalls && unified != 0 && mapsHost != 0;
+  for (AsyncSet& set : asyncSets_) set.done = Event(device, cudaEventDisableTiming);
   logInfo(LogSubsys::Coll,
           "rank {} of a communicator across {} nodes x {} ranks: node {} (host {}), local index {}, GPU {}, MPI rank "
           "{}; between nodes {}",
@@ -153,20 +133,19 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
           ready.path.reason);
 }
 
-// Async calls' copies out of the transport's pinned memory run on the callers' streams: the memory is freed only once
-// they ended (within the transport's jobs' deadlines, which release the streams), else kept.
+// Async calls' kernels read and write the transport's pinned memory on the callers' streams: the memory is freed only
+// once they ended (within the transport's deadlines, which release them), else kept.
 NodeWorld::~NodeWorld() {
   try {
     const DeviceGuard guard(device_);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (AsyncEvents& events : async_) {
-      if (!events.used) continue;
+    for (AsyncSet& set : asyncSets_) {
+      if (!set.used) continue;
       IdleWait idle;
-      while (cudaEventQuery(events.copiedOut.get()) == cudaErrorNotReady &&
-             std::chrono::steady_clock::now() < deadline) {
+      while (cudaEventQuery(set.done.get()) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
         idle.idle();
       }
-      if (cudaEventQuery(events.copiedOut.get()) != cudaSuccess) {
+      if (cudaEventQuery(set.done.get()) != cudaSuccess) {
         if (net_) net_->keepPinnedMemory();
         return;
       }
@@ -387,32 +366,33 @@ void NodeWorld::collective(const CallArgs& call) {
   doneRecorded_ = true;
 }
 
-// The stream's order: [the set's last copies out, if on another stream] -> copies in -> copiedIn -> wait for the
-// ticket -> copies out -> copiedOut. The transport's job needs only what the stream holds before the wait, all queued
-// before it, and reduces on the host: nothing it waits for can sit behind a stream's wait on a value.
+// The kernel waits on the GPU for the transport's release, and the transport's job for the kernel's copies in: the
+// job needs nothing queued after the kernel, and reduces on the host (no GPU work of its own that could wait behind
+// a spinning kernel). A kernel whose release never comes leaves at twice the transport's deadline.
+static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCallCopiesMax),
+              "an async call's copies fit its kernel's arguments");
+
 void NodeWorld::acrossNodesAsync(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
   net::AsyncCall async = group.prepareAsync(call);
-  AsyncEvents& events = async_[async.set];
-  if (events.used) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, events.copiedOut.get(), 0));
-  for (const net::SlotCopy& copy : async.copiesIn) {
-    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDefault, stream));
-  }
-  PEERLINK_CUDA_CHECK(cudaEventRecord(events.copiedIn.get(), stream));
-  const std::uint32_t ticket = async.ticket;
-  const std::vector<net::SlotCopy> copiesOut = std::move(async.copiesOut);
-  group.startAsync(std::move(async), [copiedIn = events.copiedIn.get(), device = device_] {
-    const DeviceGuard guard(device);
-    const cudaError_t status = cudaEventQuery(copiedIn);
-    if (status == cudaSuccess) return true;
-    if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
-    return false;
-  });
-  copies_->streamWaitsFor(stream, net_->releaseFlag(), ticket);
-  for (const net::SlotCopy& copy : copiesOut) {
-    PEERLINK_CUDA_CHECK(cudaMemcpyAsync(copy.dst, copy.src, copy.bytes, cudaMemcpyDefault, stream));
-  }
-  PEERLINK_CUDA_CHECK(cudaEventRecord(events.copiedOut.get(), stream));
-  events.used = true;
+  AsyncSet& set = asyncSets_[async.set];
+  if (set.used && set.stream != stream) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, set.done.get(), 0));
+  kernels::AsyncCallArgs args;
+  const auto ranges = [](const std::vector<net::SlotCopy>& copies, kernels::AsyncCopyRange* into) {
+    int n = 0;
+    for (const net::SlotCopy& copy : copies) into[n++] = {copy.src, copy.dst, copy.bytes};
+    return n;
+  };
+  args.ins = ranges(async.copiesIn, args.in);
+  args.outs = ranges(async.copiesOut, args.out);
+  args.copiedIn = reinterpret_cast<std::uint64_t*>(async.copiedIn);
+  args.release = reinterpret_cast<const volatile std::uint64_t*>(async.release);
+  args.ticket = async.ticket;
+  args.timeoutNs = 2 * static_cast<std::uint64_t>(net_->options().timeout.count()) * 1000000;
+  kernels::launchAsyncCall(args, stream);
+  PEERLINK_CUDA_CHECK(cudaEventRecord(set.done.get(), stream));
+  set.stream = stream;
+  set.used = true;
+  group.startAsync(std::move(async));
 }
 
 net::NetGroup& NodeWorld::pairGroup(int peer) {

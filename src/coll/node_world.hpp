@@ -86,8 +86,8 @@ class NodeWorld {
   void waitForStream(cudaStream_t stream, const char* before);
   /// The transport's next call reads the data the caller's stream holds once its work so far is done.
   void orderTransportAfter(cudaStream_t stream, const char* before);
-  /// `call` on `group` as an async call (net::NetGroup::prepareAsync): its copies in and out on `stream`, around
-  /// the stream's wait for the transport's release; returns once queued.
+  /// `call` on `group` as an async call (net::NetGroup::prepareAsync): one kernel on `stream` copies in, tells the
+  /// transport, waits for its release and copies out; returns once queued.
   void acrossNodesAsync(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream);
   void ensureScratch(std::size_t bytes, cudaStream_t stream);
   template <typename Fn>
@@ -116,17 +116,16 @@ class NodeWorld {
   /// Staged: the transport's copies out of the caller's memory wait for its stream on the GPU; direct: MPI reads the
   /// caller's memory itself, so the host waits for the stream first.
   bool copiesFollowStream_ = false;
-  /// Staged, PEERLINK_NET_ASYNC on and a stream may wait on a value here: small calls across nodes run async (the
-  /// rail says which fit).
+  /// Staged and PEERLINK_NET_ASYNC on: small calls across nodes run async (the rail says which fit).
   bool asyncCalls_ = false;
-  /// Per slot set of async calls: after its copies in (the transport polls it), after its copies out (the set's next
-  /// copies in wait for it, whatever their stream). Outlive net_, whose jobs poll them.
-  struct AsyncEvents {
-    Event copiedIn;
-    Event copiedOut;
+  /// Per slot set of async calls: the stream of its last kernel and an event after it (the set's next kernel, on
+  /// another stream, waits for it).
+  struct AsyncSet {
+    cudaStream_t stream = nullptr;
+    Event done;
     bool used = false;
   };
-  std::array<AsyncEvents, net::kAsyncSets> async_;
+  std::array<AsyncSet, net::kAsyncSets> asyncSets_;
   AcrossNodesTime acrossTime_;
   mutable std::mutex lostMutex_;
   std::string lost_;

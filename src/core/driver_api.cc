@@ -56,7 +56,6 @@ DriverApi load() {
   resolve("cuDevicePrimaryCtxGetState", api.devicePrimaryCtxGetState);
   resolve("cuStreamGetCtx", api.streamGetCtx);
   resolve("cuStreamIsCapturing", api.streamIsCapturing);
-  resolve("cuStreamWaitValue32", api.streamWaitValue32);
   return api;
 }
 

@@ -27,7 +27,6 @@ struct DriverApi {
   decltype(&::cuDevicePrimaryCtxGetState) devicePrimaryCtxGetState = nullptr;
   decltype(&::cuStreamGetCtx) streamGetCtx = nullptr;
   decltype(&::cuStreamIsCapturing) streamIsCapturing = nullptr;
-  decltype(&::cuStreamWaitValue32) streamWaitValue32 = nullptr;
 };
 
 /// The driver functions, resolved once. Throws Error(NoDevice) when there is no driver, and

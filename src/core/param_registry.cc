@@ -306,10 +306,10 @@ std::vector<ParamSpec> processParamSpecs() {
        0,
        0,
        "Whether a communicator's small calls across nodes staged through pinned host memory (one piece of at most "
-       "256 KiB a buffer) return once queued: ON, their copies go on the caller's stream, which waits on the GPU "
-       "for the transport's messages (a flag in pinned memory), and their reductions run on the host; OFF, every "
-       "call waits on the host for its messages, as larger calls do. Errors of a call that returned are reported by "
-       "the next call or checkHealth.",
+       "256 KiB a buffer) return once queued: ON, one kernel on the caller's stream copies the data to pinned "
+       "memory, waits on the GPU until the transport's thread has run the messages (a flag in pinned memory), and "
+       "copies the results back, the reductions on the host; OFF, every call waits on the host for its messages, as "
+       "larger calls do. Errors of a call that returned are reported by the next call or checkHealth.",
        ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,

@@ -82,6 +82,7 @@ void ensureKernelsLoaded() {
   detail::preloadLatchKernels();
   detail::preloadPatternKernels();
   detail::preloadLlKernels();
+  detail::preloadAsyncCallKernels();
   loaded.store(true, std::memory_order_release);  // not reached when a load throws: the next call retries
 }
 

@@ -54,6 +54,7 @@ void preloadPutSignalKernels();  // put_signal.cu
 void preloadLatchKernels();      // latch_kernel.cu
 void preloadPatternKernels();    // pattern_kernels.cu
 void preloadLlKernels();         // ll_protocol.cu
+void preloadAsyncCallKernels();  // async_call.cu
 
 }  // namespace detail
 }  // namespace peerlink::kernels

@@ -2,7 +2,6 @@
 #include "net/cuda_device_access.hpp"
 
 #include "core/cuda_check.hpp"
-#include "core/driver_api.hpp"
 #include "net/gpu_staged_memory.hpp"
 
 namespace peerlink::net {
@@ -37,14 +36,6 @@ void CudaDeviceAccess::orderAfterCopies(cudaStream_t stream) {
 void CudaDeviceAccess::orderCopiesAfter(cudaEvent_t event) {
   DeviceGuard guard(device_);
   PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), event, 0));
-}
-
-void CudaDeviceAccess::streamWaitsFor(cudaStream_t stream, const std::uint32_t* flag, std::uint32_t value) {
-  DeviceGuard guard(device_);
-  void* mapped = nullptr;
-  PEERLINK_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, const_cast<std::uint32_t*>(flag), 0));
-  PEERLINK_CU_CHECK(driverApi().streamWaitValue32(
-      reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(mapped), value, CU_STREAM_WAIT_VALUE_GEQ));
 }
 
 std::unique_ptr<CudaDeviceAccess> cudaDeviceAccess(int device) {

@@ -4,7 +4,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdint>
 #include <memory>
 
 #include "net/net_call.hpp"
@@ -34,9 +33,6 @@ class CudaDeviceAccess final : public DeviceAccess {
   /// a call's data is copied as the caller's stream leaves it, without the host waiting for the stream. Any thread,
   /// between calls of the transport.
   void orderCopiesAfter(cudaEvent_t event);
-  /// `stream`'s later work waits until the 32-bit value at `flag` (memory of allocateHost) reaches `value`, a cyclic
-  /// >= (cuStreamWaitValue32): the transport's release of an async call (NetWorld::releaseFlag).
-  void streamWaitsFor(cudaStream_t stream, const std::uint32_t* flag, std::uint32_t value);
 
  private:
   int device_;

@@ -45,7 +45,7 @@ struct NetWorld::Job {
   std::function<void()> work;
   std::atomic<bool> done{false};  ///< set under the mutex; read without it while the caller lingers
   std::exception_ptr error;
-  std::optional<std::uint32_t> ticket;  ///< an async call's: to the release flag once it ran; nobody waits for it
+  std::optional<std::uint64_t> ticket;  ///< an async call's: to the release flag once it ran; nobody waits for it
 };
 
 NetGroup::NetGroup(NetWorld& world, std::vector<int> members, std::string name)
@@ -104,10 +104,15 @@ bool NetGroup::asyncFits(const NetCall& call) const {
     return false;
   }
   if (call.count > pieceElementsOf(options.chunkBytes, call.type)) return false;  // more than one piece
-  const coll::Plan plan = callPlan(call, size(), call.count);
-  const coll::RankLayout& layout = plan.ranks[static_cast<std::size_t>(me_)];
-  return std::max({layout.inputElements, layout.outputElements, layout.scratchElements}) * dataTypeSize(call.type) <=
-         kAsyncSlotBytes;
+  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
+  const std::size_t elementSize = dataTypeSize(call.type);
+  if (std::max({piece.inputElements, piece.outputElements, piece.scratchElements}) * elementSize > kAsyncSlotBytes) {
+    return false;
+  }
+  piece.atCopyOut = takeLocalCopies(piece.plan, me_);
+  const StagingSlots::Slot anywhere{};
+  return copiesIntoSlot(piece, anywhere, elementSize).size() <= kAsyncCopiesMax &&
+         copiesOutOfSlot(piece, anywhere, elementSize).size() <= kAsyncCopiesMax;
 }
 
 AsyncCall NetGroup::prepareAsync(const NetCall& call) {
@@ -122,9 +127,9 @@ AsyncCall NetGroup::prepareAsync(const NetCall& call) {
   async.set = async.ticket % kAsyncSets;
   // The set's last call (kAsyncSets tickets before) must have ended on the progress thread: it no longer reads or
   // writes the slots. Every job has its deadlines, so this wait ends.
-  const std::uint32_t last = async.ticket - static_cast<std::uint32_t>(kAsyncSets);
+  AsyncFlags& flags = *world.asyncFlags_;
   IdleWait idle;
-  while (static_cast<std::int32_t>(world.release_->load(std::memory_order_acquire) - last) < 0) idle.idle();
+  while (flags.release.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
   StagingSlots::Slot& slot = world.asyncSlots_[async.set];
   if (slot.input == nullptr) {
     for (std::byte** memory : {&slot.input, &slot.output, &slot.scratch}) {
@@ -133,21 +138,25 @@ AsyncCall NetGroup::prepareAsync(const NetCall& call) {
   }
   async.call = call;
   async.context = context(collectiveName(call.collective));
-  async.piece = callPiece(call, size(), me_, 0, pieceElementsOf(world.options_.chunkBytes, call.type));
+  async.piece = callPiece(call, size(), me_, 0, call.count);
   async.piece.atCopyOut = takeLocalCopies(async.piece.plan, me_);
   async.slot = slot;
   async.copiesIn = copiesIntoSlot(async.piece, slot, dataTypeSize(call.type));
   async.copiesOut = copiesOutOfSlot(async.piece, slot, dataTypeSize(call.type));
+  async.copiedIn = &flags.copiedIn[async.set];
+  async.release = &flags.release;
   return async;
 }
 
-void NetGroup::startAsync(AsyncCall async, std::function<bool()> copiedIn) {
+void NetGroup::startAsync(AsyncCall async) {
   NetWorld& world = world_;
-  const std::uint32_t ticket = async.ticket;
+  const std::uint64_t ticket = async.ticket;
   auto shared = std::make_shared<AsyncCall>(std::move(async));
   world.submitAsync(
-      [&world, shared, copiedIn = std::move(copiedIn)] {
-        runCopiedPiece(shared->context, shared->call, shared->piece, shared->slot, *world.asyncMemory_, copiedIn);
+      [&world, shared] {
+        const AsyncCall& a = *shared;
+        runCopiedPiece(a.context, a.call, a.piece, a.slot, *world.asyncMemory_,
+                       [&a] { return a.copiedIn->load(std::memory_order_acquire) >= a.ticket; });
       },
       ticket);
 }
@@ -187,7 +196,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       slots_(*device_),
       asyncMemory_(std::make_unique<HostMemory>()) {
   if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
-  release_ = new (device_->allocateHost(sizeof(std::atomic<std::uint32_t>))) std::atomic<std::uint32_t>(0);
+  asyncFlags_ = new (device_->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
   peers_.resize(static_cast<std::size_t>(size()));
   for (int r = 0; r < size(); ++r) peers_[static_cast<std::size_t>(r)] = PeerIdentity{r, 0, "?", 0, 0};
   thread_ = std::thread([this] { progress(); });
@@ -225,6 +234,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
     changed_.notify_all();
     thread_.join();
     leakStaged();
+    device_->freeHost(asyncFlags_);  // no async call was made
     throw;
   }
 }
@@ -245,7 +255,7 @@ NetWorld::~NetWorld() {
       if (memory != nullptr) device_->freeHost(memory);
     }
   }
-  device_->freeHost(release_);
+  device_->freeHost(asyncFlags_);
 }
 
 void NetWorld::leakStaged() noexcept {
@@ -347,7 +357,7 @@ void NetWorld::submitAndWait(const std::function<void()>& work) {
   if (job->error) std::rethrow_exception(job->error);
 }
 
-void NetWorld::submitAsync(std::function<void()> work, std::uint32_t ticket) {
+void NetWorld::submitAsync(std::function<void()> work, std::uint64_t ticket) {
   auto job = std::make_shared<Job>();
   job->work = std::move(work);
   job->ticket = ticket;
@@ -396,7 +406,7 @@ void NetWorld::progress() {
     job->done.store(true, std::memory_order_release);
     lock.unlock();
     // After the world's state: a caller that sees the ticket and then asks brokenBy() learns how the call ended.
-    if (job->ticket) release_->store(*job->ticket, std::memory_order_release);
+    if (job->ticket) asyncFlags_->release.store(*job->ticket, std::memory_order_release);
     changed_.notify_all();
   }
 }

@@ -67,16 +67,26 @@ struct NetOptions {
 constexpr std::size_t kAsyncSlotBytes = std::size_t{256} << 10;
 /// Async calls in flight at once, each on a slot set of its own.
 constexpr std::size_t kAsyncSets = 4;
+/// Copies in, and out, one async call makes at most (a segment per block: a rail of up to that many nodes).
+constexpr std::size_t kAsyncCopiesMax = 8;
 
-/// A call whose copies the caller queues on its own stream around the transport's messages
-/// (NetGroup::prepareAsync): the caller queues `copiesIn`, hands the call to the transport with startAsync (which
-/// returns at once), then has its stream wait until NetWorld::releaseFlag() reaches `ticket` (a cyclic >=, as
-/// cuStreamWaitValue32 compares) and queues `copiesOut`.
+/// The flags an async call's two sides meet at, in pinned host memory (the device access's, mapped for a GPU).
+struct AsyncFlags {
+  std::atomic<std::uint64_t> release{0};  ///< the transport's: the last async call that ended (tickets in order)
+  std::atomic<std::uint64_t> copiedIn[kAsyncSets] = {};  ///< the caller's, per slot set: a call's copies in are done
+};
+
+/// A call whose copies the caller makes itself, in its stream's order, around the transport's messages
+/// (NetGroup::prepareAsync): the caller copies `copiesIn` and then writes `ticket` to `*copiedIn` (both visible to
+/// the host), and hands the call to the transport with startAsync, which returns at once; once `*release` reaches
+/// `ticket` the results lie in the slots, and the caller copies `copiesOut`.
 struct AsyncCall {
-  std::uint32_t ticket = 0;
+  std::uint64_t ticket = 0;
   std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
   std::vector<SlotCopy> copiesIn;
   std::vector<SlotCopy> copiesOut;
+  std::atomic<std::uint64_t>* copiedIn = nullptr;
+  const std::atomic<std::uint64_t>* release = nullptr;
   NetCall call;
   CallPiece piece;
   StagingSlots::Slot slot;
@@ -110,16 +120,17 @@ class NetGroup {
   void run(const NetCall& call);
 
   /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
-  /// kAsyncSlotBytes each.
+  /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way.
   bool asyncFits(const NetCall& call) const;
-  /// The next async call of `call` (asyncFits): its ticket, slot set and copies. Waits on the host until the set's
-  /// last call ended on the progress thread (kAsyncSets calls before; each has its deadlines). Error(RemoteError)
-  /// where an earlier call broke the world.
+  /// The next async call of `call` (asyncFits): its ticket, slot set, copies and flags. Waits on the host until the
+  /// set's last call ended on the progress thread (kAsyncSets calls before; each has its deadlines).
+  /// Error(RemoteError) where an earlier call broke the world.
   AsyncCall prepareAsync(const NetCall& call);
-  /// Hands `async` to the progress thread and returns: there, once `copiedIn()` says the caller's copies into the
-  /// slot are done, its messages run, and then its ticket goes to releaseFlag() -- also where it fails, so that no
-  /// stream waits forever; the world is then broken (brokenBy() says why, and every later call throws it).
-  void startAsync(AsyncCall async, std::function<bool()> copiedIn);
+  /// Hands `async` to the progress thread and returns: there, once its copiedIn flag reaches its ticket, its
+  /// messages run, and then the ticket goes to the release flag -- also where it fails (the caller's copies in never
+  /// done within the deadline, a lost peer), so that no caller waits forever; the world is then broken (brokenBy()
+  /// says why, and every later call throws it).
+  void startAsync(AsyncCall async);
 
  private:
   friend class NetWorld;
@@ -171,16 +182,13 @@ class NetWorld {
   /// Keeps every pinned buffer forever, whatever happens: for a caller whose own copies out of them may not have
   /// ended (an async call's, on a stream that did not get there).
   void keepPinnedMemory() noexcept;
-  /// Where the progress thread writes each async call's ticket once the call ended (pinned host memory of the
-  /// device's allocateHost, mapped for a GPU: a stream waits on it). 0 before the first.
-  const std::uint32_t* releaseFlag() const { return reinterpret_cast<const std::uint32_t*>(release_); }
 
  private:
   friend class NetGroup;
   struct Job;
   void submitAndWait(const std::function<void()>& work);
   /// Queues `work` and returns; once it ran, `ticket` goes to the release flag (whatever happened).
-  void submitAsync(std::function<void()> work, std::uint32_t ticket);
+  void submitAsync(std::function<void()> work, std::uint64_t ticket);
   void progress();
   std::string lostWhy() const;
   /// Keeps the staged path's memory forever (messages or queued work of a broken world may still use it). Under
@@ -196,10 +204,10 @@ class NetWorld {
   StagingSlots slots_;
   std::array<StagingSlots::Slot, kAsyncSets> asyncSlots_{};  ///< allocated at the first async call
   std::unique_ptr<LocalMemory>
-      asyncMemory_;  ///< async calls reduce on the host: nothing the GPU runs may wait for them
-  std::atomic<std::uint32_t>* release_ = nullptr;  ///< in the device's host memory
-  std::uint32_t tickets_ = 0;                      ///< the last ticket given (the caller's thread)
-  bool leaked_ = false;                            ///< under the mutex
+      asyncMemory_;                   ///< async calls reduce on the host: nothing the GPU runs may wait for them
+  AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
+  std::uint64_t tickets_ = 0;         ///< the last ticket given (the caller's thread)
+  bool leaked_ = false;               ///< under the mutex
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;
   std::unique_ptr<NetGroup> rail_;

@@ -1,6 +1,6 @@
 // Async calls of the transport (NetGroup::prepareAsync / startAsync) as a communicator makes them, over a loopback
-// world: the caller's side on a stand-in for a GPU stream (operations in order on a thread of their own, its wait on
-// the release flag holding everything after it, as cuStreamWaitValue32 does), its copies in running late. Every
+// world: the caller's side on a stand-in for a GPU stream (operations in order on a thread of their own, doing what
+// the async call's kernel does: copies in, the copied-in flag, a wait on the release flag, copies out). Every
 // collective against the closed forms with several calls in flight and slot sets reused; which calls fit; a call
 // whose copies in never end releases the stream anyway, at the deadline, and breaks the world; the fifth call waits
 // for the first to end before it takes its slots.
@@ -62,12 +62,15 @@ class StandInStream {
       return true;
     });
   }
-  // cuStreamWaitValue32's GEQ: a cyclic >=.
-  void waitFor(const std::uint32_t* flag, std::uint32_t ticket) {
+  // What the kernel does around its copies: the ticket to the copied-in flag; a wait for the release.
+  void tell(std::atomic<std::uint64_t>* flag, std::uint64_t ticket) {
     queue([flag, ticket] {
-      const std::uint32_t now = reinterpret_cast<const std::atomic<std::uint32_t>*>(flag)->load();
-      return static_cast<std::int32_t>(now - ticket) >= 0;
+      flag->store(ticket, std::memory_order_release);
+      return true;
     });
+  }
+  void waitFor(const std::atomic<std::uint64_t>* flag, std::uint64_t ticket) {
+    queue([flag, ticket] { return flag->load(std::memory_order_acquire) >= ticket; });
   }
   bool reached(std::uint64_t op) const { return ended_.load() >= op; }
   // Waits until every operation queued so far ended.
@@ -126,18 +129,15 @@ std::unique_ptr<NetWorld> hostWorld(std::unique_ptr<PointToPoint> p2p, NetOption
                                     std::make_unique<HostMemory>());
 }
 
-// One async call as the node world makes it, on `stream`: copies in, the call handed over (its copies in known done
-// only a few polls after they ended, as a GPU event is), the wait for its ticket, copies out.
-void queueAsync(NetGroup& group, NetWorld& world, StandInStream& stream, const NetCall& call) {
+// One async call as the node world's kernel makes it, on `stream`: copies in, the copied-in flag, the wait for the
+// release, copies out.
+void queueAsync(NetGroup& group, StandInStream& stream, const NetCall& call) {
   AsyncCall async = group.prepareAsync(call);
   stream.copies(async.copiesIn);
-  const std::uint64_t copiedIn = stream.queue([] { return true; });
-  const std::uint32_t ticket = async.ticket;
-  const std::vector<SlotCopy> copiesOut = async.copiesOut;
-  auto polls = std::make_shared<int>(0);
-  group.startAsync(std::move(async), [&stream, copiedIn, polls] { return stream.reached(copiedIn) && ++*polls > 3; });
-  stream.waitFor(world.releaseFlag(), ticket);
-  stream.copies(copiesOut);
+  stream.tell(async.copiedIn, async.ticket);
+  stream.waitFor(async.release, async.ticket);
+  stream.copies(async.copiesOut);
+  group.startAsync(std::move(async));
 }
 
 // Every collective on 3 ranks, out of place and (all-reduce) in place, f32 sum, f16 avg and i32 max, counts 1, 37
@@ -182,7 +182,7 @@ TEST(NetAsync, EveryCollectiveRightWithCallsInFlight) {
         const NetCall call{collective, c.count, c.type, c.op, 0, root, c.inPlace ? recv.data() : send[k].data(),
                            recv.data()};
         ASSERT_TRUE(group->asyncFits(call));
-        queueAsync(*group, *world, stream, call);
+        queueAsync(*group, stream, call);
       }
       stream.drain();
       stuck[i] = stream.stuck();
@@ -269,12 +269,12 @@ TEST(NetAsync, ACallWhoseCopiesNeverEndReleasesTheStreamAtTheDeadline) {
     float recv[4] = {};
     const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
     AsyncCall async = group->prepareAsync(call);
-    const std::uint32_t ticket = async.ticket;
+    const std::uint64_t ticket = async.ticket;
+    const std::atomic<std::uint64_t>* release = async.release;
+    if (r != 0) async.copiedIn->store(ticket);
     const auto start = std::chrono::steady_clock::now();
-    group->startAsync(std::move(async), [r] { return r != 0; });
-    const auto* flag = reinterpret_cast<const std::atomic<std::uint32_t>*>(world->releaseFlag());
-    while (static_cast<std::int32_t>(flag->load() - ticket) < 0 &&
-           std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    group->startAsync(std::move(async));
+    while (release->load() < ticket && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
       std::this_thread::yield();
     }
     seconds[static_cast<std::size_t>(r)] =
@@ -307,25 +307,29 @@ TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
     float send[2] = {1, 2};
     float recv[2] = {};
     const NetCall call{Collective::AllReduce, 2, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
-    std::atomic<bool> firstCopied{false};
+    std::atomic<std::uint64_t>* firstCopied = nullptr;
+    std::uint64_t firstTicket = 0;
     for (std::size_t k = 0; k < kAsyncSets; ++k) {
       AsyncCall async = group->prepareAsync(call);
       EXPECT_EQ(async.set, async.ticket % kAsyncSets);
       if (k == 0) {
-        group->startAsync(std::move(async), [&] { return firstCopied.load(); });
+        firstCopied = async.copiedIn;
+        firstTicket = async.ticket;
       } else {
-        group->startAsync(std::move(async), [] { return true; });
+        async.copiedIn->store(async.ticket);
       }
+      group->startAsync(std::move(async));
     }
     std::atomic<bool> prepared{false};
     std::thread fifth([&] {
       AsyncCall async = group->prepareAsync(call);
       prepared = true;
-      group->startAsync(std::move(async), [] { return true; });
+      async.copiedIn->store(async.ticket);
+      group->startAsync(std::move(async));
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_FALSE(prepared.load()) << "the fifth call took the first call's slots while it still ran";
-    firstCopied = true;
+    firstCopied->store(firstTicket);
     fifth.join();
     EXPECT_TRUE(prepared.load());
   });

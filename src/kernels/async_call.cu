@@ -1,0 +1,61 @@
+#include "core/cuda_check.hpp"
+#include "kernels/async_call.cuh"
+#include "kernels/device_status.cuh"
+#include "kernels/kernel_preload.cuh"
+
+namespace peerlink::kernels {
+namespace {
+
+constexpr int kAsyncCallThreads = 512;
+
+// Sources in pinned host memory are loaded with __ldcv (no cached copy: the host rewrites the slots every call).
+template <typename Word>
+__device__ __forceinline__ void copyWords(const Word* src, Word* dst, std::uint64_t words, bool fromHost) {
+  for (std::uint64_t i = threadIdx.x; i < words; i += blockDim.x) dst[i] = fromHost ? __ldcv(src + i) : src[i];
+}
+
+__device__ __forceinline__ void copyRange(const AsyncCopyRange& range, bool fromHost) {
+  const auto s = reinterpret_cast<std::uintptr_t>(range.src);
+  const auto d = reinterpret_cast<std::uintptr_t>(range.dst);
+  const std::uint64_t n = range.bytes;
+  if (((s | d | n) & 15) == 0) {
+    copyWords(static_cast<const uint4*>(range.src), static_cast<uint4*>(range.dst), n / 16, fromHost);
+  } else if (((s | d | n) & 3) == 0) {
+    copyWords(static_cast<const unsigned int*>(range.src), static_cast<unsigned int*>(range.dst), n / 4, fromHost);
+  } else {
+    copyWords(static_cast<const unsigned char*>(range.src), static_cast<unsigned char*>(range.dst), n, fromHost);
+  }
+}
+
+__global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallArgs args) {
+  for (int i = 0; i < args.ins; ++i) copyRange(args.in[i], false);
+  __syncthreads();
+  // The release store is cumulative: the block's stores before the barrier reach the host before the ticket does.
+  if (threadIdx.x == 0) storeReleaseSys(args.copiedIn, args.ticket);
+  __shared__ bool released;
+  if (threadIdx.x == 0) {
+    std::uint64_t observed = 0;
+    released = waitFlagAtLeast(args.release, args.ticket, Deadline::after(args.timeoutNs), &observed);
+  }
+  __syncthreads();
+  if (!released) return;
+  for (int i = 0; i < args.outs; ++i) copyRange(args.out[i], true);
+}
+
+}  // namespace
+
+namespace detail {
+
+void preloadAsyncCallKernels() {
+  loadKernel(asyncCallKernel, "asyncCallKernel");
+}
+
+}  // namespace detail
+
+void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream) {
+  ensureKernelsLoaded();  // no module may load lazily while the kernel waits for the host
+  asyncCallKernel<<<1, kAsyncCallThreads, 0, stream>>>(args);
+  PEERLINK_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace peerlink::kernels

@@ -1,0 +1,40 @@
+// The kernel of an async call across nodes (net/net_world.hpp, NetGroup::prepareAsync): on the caller's stream, it
+// copies the call's data into the transport's pinned slots, tells the transport's thread (a ticket in pinned memory),
+// waits for the transport's release (another ticket, written once the call's messages ran and its results lie in the
+// slots), and copies the results out. One kernel instead of two copies, two events and a host wait: the stream's
+// order carries the call, the host only polls and writes flags in its own memory.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace peerlink::kernels {
+
+/// Bytes to copy: device memory and mapped pinned host memory, device-visible addresses (UVA).
+struct AsyncCopyRange {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::uint64_t bytes = 0;
+};
+
+/// Copies in or out one call takes at most (a segment per block of a rail of up to that many nodes).
+constexpr int kAsyncCallCopiesMax = 8;
+
+struct AsyncCallArgs {
+  AsyncCopyRange in[kAsyncCallCopiesMax];
+  int ins = 0;
+  AsyncCopyRange out[kAsyncCallCopiesMax];
+  int outs = 0;
+  std::uint64_t* copiedIn = nullptr;                ///< gets `ticket` once the copies in are visible to the host
+  const volatile std::uint64_t* release = nullptr;  ///< the transport's: the copies out start once it is >= ticket
+  std::uint64_t ticket = 0;
+  /// A backstop: the transport writes its release at its own deadline whatever happened; a kernel still waiting
+  /// after this long (the process's transport gone) leaves without copying out.
+  std::uint64_t timeoutNs = 0;
+};
+
+/// Queues the call's kernel on `stream` (the current device's). Error(CudaError) for a failed launch.
+void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream);
+
+}  // namespace peerlink::kernels
