@@ -350,7 +350,7 @@ void NodeWorld::collective(const CallArgs& call) {
                               c.send,       c.recv,  c.call->algorithm};
     if (asyncCalls_ && rail.asyncFits(across)) {
       inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
-      acrossNodesAsync(rail, across, call.stream);
+      runAsync(rail, rail.prepareAsync(across), call.stream);
       streamReady = false;  // its copies out are on the stream, where the transport's own copies do not wait
       continue;
     }
@@ -372,8 +372,7 @@ void NodeWorld::collective(const CallArgs& call) {
 static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCallCopiesMax),
               "an async call's copies fit its kernel's arguments");
 
-void NodeWorld::acrossNodesAsync(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
-  net::AsyncCall async = group.prepareAsync(call);
+void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_t stream) {
   AsyncSet& set = asyncSets_[async.set];
   if (set.used && set.stream != stream) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, set.done.get(), 0));
   kernels::AsyncCallArgs args;
@@ -421,12 +420,23 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
     peers.push_back({call.isSend, call.peer, data, call.count, dataTypeSize(call.type), call.type, i});
   }
   const PeerSplit split = splitPeerCalls(peers, grid_, rank_);
-  if (!split.acrossNodes.empty()) {
+  std::vector<cudaStream_t> streams;
+  for (const CallArgs& call : calls) {
+    if (std::find(streams.begin(), streams.end(), call.stream) == streams.end()) streams.push_back(call.stream);
+  }
+  // Each pair across nodes runs async where its calls fit and are on one stream, else through the transport's copies.
+  std::vector<std::vector<net::PeerOp>> opsOf;
+  std::vector<bool> async;
+  bool anyWaits = false;
+  for (const PeerSplit::Pair& pair : split.acrossNodes) {
+    const int peerInGroup = pair.peer < rank_ ? 0 : 1;
+    std::vector<net::PeerOp>& ops = opsOf.emplace_back();
+    for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
+    async.push_back(asyncCalls_ && streams.size() == 1 && pairGroup(pair.peer).asyncFits(ops, DataType::U8));
+    anyWaits = anyWaits || !async.back();
+  }
+  if (anyWaits) {
     // The data sent between nodes must be there when the transport copies it out.
-    std::vector<cudaStream_t> streams;
-    for (const CallArgs& call : calls) {
-      if (std::find(streams.begin(), streams.end(), call.stream) == streams.end()) streams.push_back(call.stream);
-    }
     for (cudaStream_t stream : streams) orderTransportAfter(stream, "a send/recv across nodes");
   }
   if (!split.inNode.empty()) {
@@ -452,16 +462,17 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
       node_->groupEnd();
     });
   }
-  // One pair at a time, in the order every rank uses (splitPeerCalls): the transport's calls block.
-  for (const PeerSplit::Pair& pair : split.acrossNodes) {
-    net::NetGroup& group = pairGroup(pair.peer);
-    const int peerInGroup = pair.peer < rank_ ? 0 : 1;
-    std::vector<net::PeerOp> ops;
-    for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
-    acrossNodes("a send/recv across nodes", [&] { group.sendRecv(ops, DataType::U8); });
+  // One pair at a time, in the order every rank uses (splitPeerCalls): the transport runs its calls in that order.
+  for (std::size_t i = 0; i < split.acrossNodes.size(); ++i) {
+    net::NetGroup& group = pairGroup(split.acrossNodes[i].peer);
+    if (async[i]) {
+      runAsync(group, group.prepareAsync(opsOf[i], DataType::U8), streams.front());
+    } else {
+      acrossNodes("a send/recv across nodes", [&] { group.sendRecv(opsOf[i], DataType::U8); });
+    }
   }
-  if (!split.acrossNodes.empty()) {
-    for (const CallArgs& call : calls) copies_->orderAfterCopies(call.stream);
+  if (anyWaits) {
+    for (cudaStream_t stream : streams) copies_->orderAfterCopies(stream);
   }
 }
 

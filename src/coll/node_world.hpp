@@ -34,7 +34,7 @@ namespace peerlink::coll {
 
 /// The time a rank's calls spent across nodes: each call of the transport from its start until its results' copies to
 /// the caller's buffers are queued (the caller's stream waited for before it is not counted), summed. Async calls
-/// (NodeWorld::acrossNodesAsync) return once queued: their time is the GPU's, and they are not in it.
+/// (NodeWorld::runAsync) return once queued: their time is the GPU's, and they are not in it.
 struct AcrossNodesTime {
   std::uint64_t calls = 0;  ///< calls of the transport (an all-reduce makes one, a send/recv group one per pair)
   double seconds = 0;
@@ -86,9 +86,9 @@ class NodeWorld {
   void waitForStream(cudaStream_t stream, const char* before);
   /// The transport's next call reads the data the caller's stream holds once its work so far is done.
   void orderTransportAfter(cudaStream_t stream, const char* before);
-  /// `call` on `group` as an async call (net::NetGroup::prepareAsync): one kernel on `stream` copies in, tells the
-  /// transport, waits for its release and copies out; returns once queued.
-  void acrossNodesAsync(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream);
+  /// `async` (net::NetGroup::prepareAsync) on `group`: one kernel on `stream` copies in, tells the transport, waits
+  /// for its release and copies out; returns once queued.
+  void runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_t stream);
   void ensureScratch(std::size_t bytes, cudaStream_t stream);
   template <typename Fn>
   void inNode(const char* what, Fn&& body);

@@ -289,25 +289,6 @@ class Pipeline {
   MemberRun run_;
 };
 
-void checkCall(const CallContext& context, const NetCall& call, int n) {
-  const std::string what = std::string("net ") + collectiveName(call.collective);
-  if (call.collective == Collective::SendRecv) {
-    throw Error(ErrorCode::InvalidUsage, what + ": send/recv goes through runPeerOps");
-  }
-  if (hasRoot(call.collective) && (call.root < 0 || call.root >= n)) {
-    throw Error(ErrorCode::InvalidUsage,
-                what + ": root " + std::to_string(call.root) + " is not a rank of a group of " + std::to_string(n));
-  }
-  if (call.count == 0) return;
-  const int me = context.run.me;
-  if (sendElementsOf(call.collective, n, 1, me, call.root) > 0 && call.send == nullptr) {
-    throw Error(ErrorCode::InvalidUsage, what + ": no send buffer");
-  }
-  if (recvElementsOf(call.collective, n, 1, me, call.root) > 0 && call.recv == nullptr) {
-    throw Error(ErrorCode::InvalidUsage, what + ": no recv buffer");
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<DeviceAccess> hostDeviceAccess() {
@@ -482,7 +463,7 @@ std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots
 
 void runCall(const CallContext& context, const NetCall& call) {
   const int n = static_cast<int>(context.run.members.size());
-  checkCall(context, call, n);
+  checkCall(call, n, context.run.me);
   const std::size_t step = pieceElementsOf(context.chunkBytes, call.type);
   const auto make = [&](std::size_t p) { return callPiece(call, n, context.run.me, p, step); };
   const int divisor = call.avgDivisor > 0 ? call.avgDivisor : n;
@@ -490,19 +471,80 @@ void runCall(const CallContext& context, const NetCall& call) {
       .run((call.count + step - 1) / step, make);
 }
 
-void runCopiedPiece(const CallContext& context, const NetCall& call, const CallPiece& piece,
-                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn) {
-  const int n = static_cast<int>(context.run.members.size());
-  checkCall(context, call, n);
-  const int divisor = call.avgDivisor > 0 ? call.avgDivisor : n;
-  Pipeline(context, call.type, call.op, divisor, callName(context, collectiveName(call.collective)))
-      .runCopied(piece, slot, memory, copiedIn);
+void checkCall(const NetCall& call, int n, int me) {
+  const std::string what = std::string("net ") + collectiveName(call.collective);
+  if (call.collective == Collective::SendRecv) {
+    throw Error(ErrorCode::InvalidUsage, what + ": send/recv goes through runPeerOps");
+  }
+  if (hasRoot(call.collective) && (call.root < 0 || call.root >= n)) {
+    throw Error(ErrorCode::InvalidUsage,
+                what + ": root " + std::to_string(call.root) + " is not a rank of a group of " + std::to_string(n));
+  }
+  if (call.count == 0) return;
+  if (sendElementsOf(call.collective, n, 1, me, call.root) > 0 && call.send == nullptr) {
+    throw Error(ErrorCode::InvalidUsage, what + ": no send buffer");
+  }
+  if (recvElementsOf(call.collective, n, 1, me, call.root) > 0 && call.recv == nullptr) {
+    throw Error(ErrorCode::InvalidUsage, what + ": no recv buffer");
+  }
 }
 
-void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, DataType type) {
-  const int n = static_cast<int>(context.run.members.size());
-  const int me = context.run.me;
-  std::size_t longest = 0;
+void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
+                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn) {
+  const int divisor = run.divisor > 0 ? run.divisor : static_cast<int>(context.run.members.size());
+  Pipeline(context, run.type, run.op, divisor, callName(context, run.what)).runCopied(piece, slot, memory, copiedIn);
+}
+
+CallPiece peerPiece(const std::vector<PeerOp>& ops, int nranks, int me, DataType type, std::size_t p,
+                    std::size_t step) {
+  const std::size_t size = dataTypeSize(type);
+  CallPiece piece;
+  coll::Plan& plan = piece.plan;
+  plan.collective = Collective::SendRecv;
+  plan.type = type;
+  plan.nranks = nranks;
+  plan.ranks.resize(static_cast<std::size_t>(nranks));
+  coll::Step step0;
+  std::vector<std::pair<std::size_t, std::size_t>> toSelf;  // (input offset, count)
+  for (const PeerOp& op : ops) {
+    if (!op.send || op.count <= p * step) continue;
+    const std::size_t count = std::min(step, op.count - p * step);
+    const std::size_t at = piece.inputElements;
+    piece.input.segments.push_back({at, count, static_cast<std::byte*>(op.data) + p * step * size});
+    piece.inputElements += count;
+    if (op.peer == me) {
+      toSelf.emplace_back(at, count);
+      continue;
+    }
+    step0.transfers.push_back({op.peer,
+                               coll::TransferKind::Copy,
+                               {op.peer, coll::BufferKind::Output, 0},
+                               {{me, coll::BufferKind::Input, at}},
+                               count,
+                               false});
+  }
+  std::size_t self = 0;
+  for (const PeerOp& op : ops) {
+    if (op.send || op.count <= p * step) continue;
+    const std::size_t count = std::min(step, op.count - p * step);
+    const std::size_t at = piece.outputElements;
+    piece.output.segments.push_back({at, count, static_cast<std::byte*>(op.data) + p * step * size});
+    piece.outputElements += count;
+    coll::BufferRef src{op.peer, coll::BufferKind::Input, 0};
+    if (op.peer == me) {
+      if (self >= toSelf.size() || toSelf[self].second != count) {
+        throw Error(ErrorCode::InvalidUsage, "net send/recv on rank " + std::to_string(me) +
+                                                 ": a receive from itself without a send to itself of that size");
+      }
+      src.offset = toSelf[self++].first;
+    }
+    step0.transfers.push_back({me, coll::TransferKind::Copy, {me, coll::BufferKind::Output, at}, {src}, count, false});
+  }
+  plan.steps.push_back(std::move(step0));
+  return piece;
+}
+
+void checkPeerOps(const std::vector<PeerOp>& ops, int n) {
   for (const PeerOp& op : ops) {
     if (op.peer < 0 || op.peer >= n) {
       throw Error(ErrorCode::InvalidUsage, std::string("net ") + (op.send ? "send to" : "recv from") + " rank " +
@@ -510,59 +552,18 @@ void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, Data
                                                std::to_string(n));
     }
     if (op.count > 0 && op.data == nullptr) throw Error(ErrorCode::InvalidUsage, "net send/recv: a null buffer");
-    longest = std::max(longest, op.count);
   }
-  const std::size_t size = dataTypeSize(type);
+}
+
+void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, DataType type) {
+  checkPeerOps(ops, static_cast<int>(context.run.members.size()));
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
   const std::size_t step = pieceElementsOf(context.chunkBytes, type);
-  // CallPiece p of every operation long enough: one step; sends to this rank itself are matched to its receives
+  const int n = static_cast<int>(context.run.members.size());
+  // Piece p of every operation long enough: one step; sends to this rank itself are matched to its receives
   // from itself in order.
-  const auto make = [&](std::size_t p) {
-    CallPiece piece;
-    coll::Plan& plan = piece.plan;
-    plan.collective = Collective::SendRecv;
-    plan.type = type;
-    plan.nranks = n;
-    plan.ranks.resize(static_cast<std::size_t>(n));
-    coll::Step step0;
-    std::vector<std::pair<std::size_t, std::size_t>> toSelf;  // (input offset, count)
-    for (const PeerOp& op : ops) {
-      if (!op.send || op.count <= p * step) continue;
-      const std::size_t count = std::min(step, op.count - p * step);
-      const std::size_t at = piece.inputElements;
-      piece.input.segments.push_back({at, count, static_cast<std::byte*>(op.data) + p * step * size});
-      piece.inputElements += count;
-      if (op.peer == me) {
-        toSelf.emplace_back(at, count);
-        continue;
-      }
-      step0.transfers.push_back({op.peer,
-                                 coll::TransferKind::Copy,
-                                 {op.peer, coll::BufferKind::Output, 0},
-                                 {{me, coll::BufferKind::Input, at}},
-                                 count,
-                                 false});
-    }
-    std::size_t self = 0;
-    for (const PeerOp& op : ops) {
-      if (op.send || op.count <= p * step) continue;
-      const std::size_t count = std::min(step, op.count - p * step);
-      const std::size_t at = piece.outputElements;
-      piece.output.segments.push_back({at, count, static_cast<std::byte*>(op.data) + p * step * size});
-      piece.outputElements += count;
-      coll::BufferRef src{op.peer, coll::BufferKind::Input, 0};
-      if (op.peer == me) {
-        if (self >= toSelf.size() || toSelf[self].second != count) {
-          throw Error(ErrorCode::InvalidUsage, "net send/recv on rank " + std::to_string(me) +
-                                                   ": a receive from itself without a send to itself of that size");
-        }
-        src.offset = toSelf[self++].first;
-      }
-      step0.transfers.push_back(
-          {me, coll::TransferKind::Copy, {me, coll::BufferKind::Output, at}, {src}, count, false});
-    }
-    plan.steps.push_back(std::move(step0));
-    return piece;
-  };
+  const auto make = [&](std::size_t p) { return peerPiece(ops, n, context.run.me, type, p, step); };
   Pipeline(context, type, ReduceOp::Sum, n, callName(context, "send/recv")).run((longest + step - 1) / step, make);
 }
 

@@ -186,11 +186,30 @@ void runCall(const CallContext& context, const NetCall& call);
 /// Runs a send/recv group of `type` elements for this process.
 void runPeerOps(const CallContext& context, const std::vector<PeerOp>& ops, DataType type);
 
-/// Runs `piece`, a call of one piece whose copies the caller queues itself around it (NetGroup::startAsync): its
-/// plan over `slot` on `memory`, once `copiedIn()` says the caller's copies into the slot are done (polled; a lost
-/// peer ends the wait, and it has the call's deadline: Error(Timeout) saying the caller's stream did not get there).
-/// Its results are left in the slot. Errors otherwise runCall's.
-void runCopiedPiece(const CallContext& context, const NetCall& call, const CallPiece& piece,
+/// Piece `p` of a send/recv group's `ops` of `type` elements (pieces of `step` elements), as rank `me` of `nranks`
+/// runs it: every send's part in its Input, every receive's in its Output, one step; a send to this rank itself
+/// matched to its receives from itself in order. Error(InvalidUsage) for a receive from itself without such a send.
+/// Pure.
+CallPiece peerPiece(const std::vector<PeerOp>& ops, int nranks, int me, DataType type, std::size_t p, std::size_t step);
+/// Error(InvalidUsage) for an op whose peer is not a rank of a group of `nranks`, or with data but no buffer.
+void checkPeerOps(const std::vector<PeerOp>& ops, int nranks);
+/// runCall's checks of `call` for rank `me` of a group of `nranks`: Error(InvalidUsage) for send/recv, a root out of
+/// the group, a missing buffer.
+void checkCall(const NetCall& call, int nranks, int me);
+
+/// How a piece's plan computes: runCall's parameters of the call it belongs to.
+struct CopiedPieceRun {
+  DataType type = DataType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  int divisor = 0;            ///< what Avg divides by; 0: the group's size
+  const char* what = "call";  ///< for messages: "all_reduce", "send/recv"
+};
+
+/// Runs `piece`, one piece whose copies the caller queues itself around it (NetGroup::startAsync): its plan over
+/// `slot` on `memory`, once `copiedIn()` says the caller's copies into the slot are done (polled; a lost peer ends
+/// the wait, and it has the call's deadline: Error(Timeout) saying the caller's stream did not get there). Its
+/// results are left in the slot. Errors otherwise runCall's.
+void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
                     const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn);
 
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs

@@ -97,15 +97,7 @@ void NetGroup::run(const NetCall& call) {
   world_.submitAndWait([&] { runCall(made, call); });
 }
 
-bool NetGroup::asyncFits(const NetCall& call) const {
-  const NetOptions& options = world_.options_;
-  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
-      call.collective == Collective::SendRecv) {
-    return false;
-  }
-  if (call.count > pieceElementsOf(options.chunkBytes, call.type)) return false;  // more than one piece
-  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
-  const std::size_t elementSize = dataTypeSize(call.type);
+bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize) const {
   if (std::max({piece.inputElements, piece.outputElements, piece.scratchElements}) * elementSize > kAsyncSlotBytes) {
     return false;
   }
@@ -115,9 +107,53 @@ bool NetGroup::asyncFits(const NetCall& call) const {
          copiesOutOfSlot(piece, anywhere, elementSize).size() <= kAsyncCopiesMax;
 }
 
+bool NetGroup::asyncFits(const NetCall& call) const {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
+    return false;  // (more than one piece)
+  }
+  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
+  return asyncFits(piece, dataTypeSize(call.type));
+}
+
+bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) const {
+  const NetOptions& options = world_.options_;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  if (!options.asyncCalls || options.path != NetPath::Staged || longest == 0 ||
+      longest > pieceElementsOf(options.chunkBytes, type)) {
+    return false;
+  }
+  for (const PeerOp& op : ops) {
+    if (op.peer < 0 || op.peer >= size() || (op.count > 0 && op.data == nullptr)) return false;  // runPeerOps says
+  }
+  try {
+    CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
+    return asyncFits(piece, dataTypeSize(type));
+  } catch (const Error&) {
+    return false;  // a group runPeerOps refuses: it says why
+  }
+}
+
 AsyncCall NetGroup::prepareAsync(const NetCall& call) {
-  NetWorld& world = world_;
   if (!asyncFits(call)) throw Error(ErrorCode::Internal, "net " + name_ + ": a call that cannot run async");
+  checkCall(call, size(), me_);
+  const char* what = collectiveName(call.collective);
+  return prepareAsync(callPiece(call, size(), me_, 0, call.count), {call.type, call.op, call.avgDivisor, what},
+                      dataTypeSize(call.type));
+}
+
+AsyncCall NetGroup::prepareAsync(const std::vector<PeerOp>& ops, DataType type) {
+  if (!asyncFits(ops, type)) throw Error(ErrorCode::Internal, "net " + name_ + ": a send/recv that cannot run async");
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  return prepareAsync(peerPiece(ops, size(), me_, type, 0, longest), {type, ReduceOp::Sum, 0, "send/recv"},
+                      dataTypeSize(type));
+}
+
+AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
+  NetWorld& world = world_;
   if (const std::string broken = world.brokenBy(); !broken.empty()) {
     throw Error(ErrorCode::RemoteError, "net: an earlier call failed (" + broken +
                                             "); the transport between nodes cannot be used again: make a new one");
@@ -136,13 +172,13 @@ AsyncCall NetGroup::prepareAsync(const NetCall& call) {
       *memory = static_cast<std::byte*>(world.device_->allocateHost(kAsyncSlotBytes));
     }
   }
-  async.call = call;
-  async.context = context(collectiveName(call.collective));
-  async.piece = callPiece(call, size(), me_, 0, call.count);
+  async.run = run;
+  async.context = context(run.what);
+  async.piece = std::move(piece);
   async.piece.atCopyOut = takeLocalCopies(async.piece.plan, me_);
   async.slot = slot;
-  async.copiesIn = copiesIntoSlot(async.piece, slot, dataTypeSize(call.type));
-  async.copiesOut = copiesOutOfSlot(async.piece, slot, dataTypeSize(call.type));
+  async.copiesIn = copiesIntoSlot(async.piece, slot, elementSize);
+  async.copiesOut = copiesOutOfSlot(async.piece, slot, elementSize);
   async.copiedIn = &flags.copiedIn[async.set];
   async.release = &flags.release;
   return async;
@@ -155,7 +191,7 @@ void NetGroup::startAsync(AsyncCall async) {
   world.submitAsync(
       [&world, shared] {
         const AsyncCall& a = *shared;
-        runCopiedPiece(a.context, a.call, a.piece, a.slot, *world.asyncMemory_,
+        runCopiedPiece(a.context, a.run, a.piece, a.slot, *world.asyncMemory_,
                        [&a] { return a.copiedIn->load(std::memory_order_acquire) >= a.ticket; });
       },
       ticket);

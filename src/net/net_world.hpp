@@ -87,7 +87,7 @@ struct AsyncCall {
   std::vector<SlotCopy> copiesOut;
   std::atomic<std::uint64_t>* copiedIn = nullptr;
   const std::atomic<std::uint64_t>* release = nullptr;
-  NetCall call;
+  CopiedPieceRun run;
   CallPiece piece;
   StagingSlots::Slot slot;
   CallContext context;
@@ -122,10 +122,14 @@ class NetGroup {
   /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
   /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way.
   bool asyncFits(const NetCall& call) const;
-  /// The next async call of `call` (asyncFits): its ticket, slot set, copies and flags. Waits on the host until the
-  /// set's last call ended on the progress thread (kAsyncSets calls before; each has its deadlines).
-  /// Error(RemoteError) where an earlier call broke the world.
+  /// The same for a send/recv group of `type` elements (sendRecv's).
+  bool asyncFits(const std::vector<PeerOp>& ops, DataType type) const;
+  /// The next async call of `call` (asyncFits; runCall's checks): its ticket, slot set, copies and flags. Waits on
+  /// the host until the set's last call ended on the progress thread (kAsyncSets calls before; each has its
+  /// deadlines). Error(RemoteError) where an earlier call broke the world.
   AsyncCall prepareAsync(const NetCall& call);
+  /// The same for a send/recv group (asyncFits; runPeerOps's checks).
+  AsyncCall prepareAsync(const std::vector<PeerOp>& ops, DataType type);
   /// Hands `async` to the progress thread and returns: there, once its copiedIn flag reaches its ticket, its
   /// messages run, and then the ticket goes to the release flag -- also where it fails (the caller's copies in never
   /// done within the deadline, a lost peer), so that no caller waits forever; the world is then broken (brokenBy()
@@ -136,6 +140,9 @@ class NetGroup {
   friend class NetWorld;
   NetGroup(NetWorld& world, std::vector<int> members, std::string name);
   CallContext context(const char* what);
+  /// Whether `piece` (its local copies taken out) fits a slot set and the kernel's copies.
+  bool asyncFits(CallPiece& piece, std::size_t elementSize) const;
+  AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
 
   NetWorld& world_;
   std::vector<int> members_;

@@ -1,9 +1,9 @@
 // Async calls of the transport (NetGroup::prepareAsync / startAsync) as a communicator makes them, over a loopback
 // world: the caller's side on a stand-in for a GPU stream (operations in order on a thread of their own, doing what
 // the async call's kernel does: copies in, the copied-in flag, a wait on the release flag, copies out). Every
-// collective against the closed forms with several calls in flight and slot sets reused; which calls fit; a call
-// whose copies in never end releases the stream anyway, at the deadline, and breaks the world; the fifth call waits
-// for the first to end before it takes its slots.
+// collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
+// calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world; the
+// fifth call waits for the first to end before it takes its slots.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -208,6 +208,62 @@ TEST(NetAsync, EveryCollectiveRightWithCallsInFlight) {
   EXPECT_EQ(calls, 6 * 9 + 9);
 }
 
+// Send/recv groups async on 3 ranks: each rank sends to the next and to itself and receives from the one before and
+// from itself, counts 1 to 4000 bytes, six groups queued back to back (slot sets reused), every byte checked.
+TEST(NetAsync, SendRecvGroupsRightWithCallsInFlight) {
+  const int n = 3;
+  const std::vector<std::size_t> counts = {1, 7, 64, 1000, 4000, 333};
+  const auto byteOf = [](int from, int to, std::size_t k, std::size_t i) {
+    return static_cast<std::byte>((from * 31 + to * 7 + static_cast<int>(k) * 5 + static_cast<int>(i)) & 0xff);
+  };
+  std::vector<std::string> wrong(n);
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1, 2}, "three");
+    const int next = (r + 1) % n;
+    const int previous = (r + n - 1) % n;
+    std::vector<Bytes> toNext(counts.size()), toSelf(counts.size()), fromPrevious(counts.size()),
+        fromSelf(counts.size());
+    StandInStream stream;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      const std::size_t c = counts[k];
+      toNext[k].resize(c);
+      toSelf[k].resize(c);
+      for (std::size_t i = 0; i < c; ++i) {
+        toNext[k][i] = byteOf(r, next, k, i);
+        toSelf[k][i] = byteOf(r, r, k, i);
+      }
+      fromPrevious[k].assign(c, std::byte{0x5a});
+      fromSelf[k].assign(c, std::byte{0x5a});
+      const std::vector<PeerOp> ops = {{true, next, toNext[k].data(), c},
+                                       {true, r, toSelf[k].data(), c},
+                                       {false, previous, fromPrevious[k].data(), c},
+                                       {false, r, fromSelf[k].data(), c}};
+      ASSERT_TRUE(group->asyncFits(ops, DataType::U8));
+      AsyncCall async = group->prepareAsync(ops, DataType::U8);
+      stream.copies(async.copiesIn);
+      stream.tell(async.copiedIn, async.ticket);
+      stream.waitFor(async.release, async.ticket);
+      stream.copies(async.copiesOut);
+      group->startAsync(std::move(async));
+    }
+    stream.drain();
+    EXPECT_EQ(stream.stuck(), 0);
+    for (std::size_t k = 0; k < counts.size() && wrong[static_cast<std::size_t>(r)].empty(); ++k) {
+      for (std::size_t i = 0; i < counts[k]; ++i) {
+        if (fromPrevious[k][i] != byteOf(previous, r, k, i) || fromSelf[k][i] != byteOf(r, r, k, i)) {
+          wrong[static_cast<std::size_t>(r)] = "group " + std::to_string(k) + " byte " + std::to_string(i);
+          break;
+        }
+      }
+    }
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(wrong[static_cast<std::size_t>(r)], "") << "rank " << r;
+  }
+}
+
 TEST(NetAsync, OnlySmallStagedCallsOfOnePieceFit) {
   std::vector<std::string> seen;
   const auto errors = onEveryRank(3, [&](int r, std::unique_ptr<PointToPoint> p2p) {
@@ -223,8 +279,13 @@ TEST(NetAsync, OnlySmallStagedCallsOfOnePieceFit) {
     EXPECT_TRUE(fits(Collective::AllReduce, 1024));   // one piece of 4 KiB
     EXPECT_FALSE(fits(Collective::AllReduce, 1025));  // two pieces
     EXPECT_FALSE(fits(Collective::AllReduce, 0));     // nothing to move
-    EXPECT_FALSE(fits(Collective::SendRecv, 16));     // send/recv groups go through runPeerOps
-    EXPECT_TRUE(fits(Collective::AllGather, 1024));   // output 12 KiB
+    EXPECT_FALSE(fits(Collective::SendRecv, 16));     // send/recv groups: the ops' overload
+    std::byte bytes[8192];
+    EXPECT_TRUE(group->asyncFits(std::vector<PeerOp>{{true, 1, bytes, 4096}}, DataType::U8));
+    EXPECT_FALSE(group->asyncFits(std::vector<PeerOp>{{true, 1, bytes, 4097}}, DataType::U8));  // two pieces
+    EXPECT_FALSE(group->asyncFits(std::vector<PeerOp>{{true, 3, bytes, 16}}, DataType::U8));    // no rank 3
+    EXPECT_FALSE(group->asyncFits(std::vector<PeerOp>{{false, 0, bytes, 16}}, DataType::U8));   // no send to self
+    EXPECT_TRUE(fits(Collective::AllGather, 1024));                                             // output 12 KiB
     EXPECT_TRUE(fits(Collective::AllToAll, 1024));
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
