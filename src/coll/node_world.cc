@@ -374,7 +374,6 @@ static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCa
 
 void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_t stream) {
   AsyncSet& set = asyncSets_[async.set];
-  if (set.used && set.stream != stream) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, set.done.get(), 0));
   kernels::AsyncCallArgs args;
   const auto ranges = [](const std::vector<net::SlotCopy>& copies, kernels::AsyncCopyRange* into) {
     int n = 0;
@@ -383,15 +382,25 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   };
   args.ins = ranges(async.copiesIn, args.in);
   args.outs = ranges(async.copiesOut, args.out);
-  args.copiedIn = reinterpret_cast<std::uint64_t*>(async.copiedIn);
-  args.release = reinterpret_cast<const volatile std::uint64_t*>(async.release);
+  net::AsyncFlags& flags = *async.flags;
+  args.copiedIn = reinterpret_cast<std::uint64_t*>(&flags.copiedIn[async.set].value);
+  args.release = reinterpret_cast<const volatile std::uint64_t*>(&flags.release.value);
+  args.failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags.failedFrom.value);
+  args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags.gaveUp.value);
   args.ticket = async.ticket;
   args.timeoutNs = 2 * static_cast<std::uint64_t>(net_->options().timeout.count()) * 1000000;
-  kernels::launchAsyncCall(args, stream);
-  PEERLINK_CUDA_CHECK(cudaEventRecord(set.done.get(), stream));
-  set.stream = stream;
-  set.used = true;
-  group.startAsync(std::move(async));
+  const std::shared_ptr<std::atomic<bool>> abandoned = async.abandoned;
+  group.startAsync(std::move(async));  // its ticket is released whatever happens below
+  try {
+    // The set's last kernel may be on another stream (streams are not told apart by their handles: always wait).
+    if (set.used) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, set.done.get(), 0));
+    kernels::launchAsyncCall(args, stream);
+    PEERLINK_CUDA_CHECK(cudaEventRecord(set.done.get(), stream));
+    set.used = true;
+  } catch (...) {
+    abandoned->store(true, std::memory_order_release);
+    throw;
+  }
 }
 
 net::NetGroup& NodeWorld::pairGroup(int peer) {

@@ -118,10 +118,9 @@ class NodeWorld {
   bool copiesFollowStream_ = false;
   /// Staged and PEERLINK_NET_ASYNC on: small calls across nodes run async (the rail says which fit).
   bool asyncCalls_ = false;
-  /// Per slot set of async calls: the stream of its last kernel and an event after it (the set's next kernel, on
-  /// another stream, waits for it).
+  /// Per slot set of async calls: an event after its last kernel (the set's next kernel waits for it, whatever its
+  /// stream).
   struct AsyncSet {
-    cudaStream_t stream = nullptr;
     Event done;
     bool used = false;
   };

@@ -32,13 +32,16 @@ __global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallAr
   __syncthreads();
   // The release store is cumulative: the block's stores before the barrier reach the host before the ticket does.
   if (threadIdx.x == 0) storeReleaseSys(args.copiedIn, args.ticket);
-  __shared__ bool released;
+  __shared__ bool copyOut;
   if (threadIdx.x == 0) {
     std::uint64_t observed = 0;
-    released = waitFlagAtLeast(args.release, args.ticket, Deadline::after(args.timeoutNs), &observed);
+    const bool released = waitFlagAtLeast(args.release, args.ticket, Deadline::after(args.timeoutNs), &observed);
+    if (!released) storeReleaseSys(args.gaveUp, args.ticket);
+    const std::uint64_t failed = released ? loadRelaxedSys(args.failedFrom) : 0;
+    copyOut = released && (failed == 0 || failed > args.ticket);
   }
   __syncthreads();
-  if (!released) return;
+  if (!copyOut) return;
   for (int i = 0; i < args.outs; ++i) copyRange(args.out[i], true);
 }
 

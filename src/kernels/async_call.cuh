@@ -27,10 +27,14 @@ struct AsyncCallArgs {
   AsyncCopyRange out[kAsyncCallCopiesMax];
   int outs = 0;
   std::uint64_t* copiedIn = nullptr;                ///< gets `ticket` once the copies in are visible to the host
-  const volatile std::uint64_t* release = nullptr;  ///< the transport's: the copies out start once it is >= ticket
+  const volatile std::uint64_t* release = nullptr;  ///< the transport's: the call ended once it is >= ticket
+  /// The transport's: the first ticket that failed (0: none); from it on there are no results to copy out, and the
+  /// caller's buffers are left as they are.
+  const volatile std::uint64_t* failedFrom = nullptr;
+  std::uint64_t* gaveUp = nullptr;  ///< gets `ticket` where the kernel stops waiting at its deadline
   std::uint64_t ticket = 0;
   /// A backstop: the transport writes its release at its own deadline whatever happened; a kernel still waiting
-  /// after this long (the process's transport gone) leaves without copying out.
+  /// after this long (the process's transport gone) leaves without copying out, and says so in `gaveUp`.
   std::uint64_t timeoutNs = 0;
 };
 

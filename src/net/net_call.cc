@@ -142,7 +142,7 @@ class Pipeline {
     return false;
   }
 
-  // CallPiece p lives in slot p % kSlots: copied in as soon as the slot is free (its last piece copied out), run once
+  // Piece p lives in slot p % kSlots: copied in as soon as the slot is free (its last piece copied out), run once
   // copied in and a lane is free, copied out once run. The copies queue behind each other on the device's one
   // queue, beside the messages of the pieces in flight.
   template <typename Make>
@@ -448,7 +448,8 @@ std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots
     const std::size_t end = segment.begin + segment.elements;
     for (; next != piece.atCopyOut.end() && next->output < end; ++next) {
       if (next->output < at || next->output + next->count > end) {
-        throw Error(ErrorCode::Internal, "net: a local copy to output elements [" + std::to_string(next->output) +
+        throw Error(ErrorCode::Internal, std::string("net ") + collectiveName(piece.plan.collective) +
+                                             ": a local copy to output elements [" + std::to_string(next->output) +
                                              ", " + std::to_string(next->output + next->count) +
                                              ") lies in no one segment of the piece");
       }

@@ -78,8 +78,9 @@ CallContext NetGroup::context(const char* what) {
   run.tag = 1 + static_cast<int>((static_cast<std::uint64_t>(tagBase_) + kPiecesInFlight * calls_++) % tags);
   run.timeout = world_.options_.timeout;
   run.name = std::string(what) + " of " + name_;
-  run.describe = [this](int rank) { return world_.describe(rank); };
-  run.lost = [this] { return world_.lostWhy(); };
+  // The world, not this group: an async call's job may outlive its group.
+  run.describe = [world = &world_](int rank) { return world->describe(rank); };
+  run.lost = [world = &world_] { return world->lostWhy(); };
   context.path = world_.options_.path;
   context.chunkBytes = world_.options_.chunkBytes;
   context.device = world_.device_.get();
@@ -97,17 +98,18 @@ void NetGroup::run(const NetCall& call) {
   world_.submitAndWait([&] { runCall(made, call); });
 }
 
-bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize) const {
+bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize) {
   if (std::max({piece.inputElements, piece.outputElements, piece.scratchElements}) * elementSize > kAsyncSlotBytes) {
     return false;
   }
   piece.atCopyOut = takeLocalCopies(piece.plan, me_);
-  const StagingSlots::Slot anywhere{};
-  return copiesIntoSlot(piece, anywhere, elementSize).size() <= kAsyncCopiesMax &&
-         copiesOutOfSlot(piece, anywhere, elementSize).size() <= kAsyncCopiesMax;
+  world_.makeAsyncSlots();  // (the copies are counted at a real slot's addresses)
+  const StagingSlots::Slot& any = world_.asyncSlots_[0];
+  return copiesIntoSlot(piece, any, elementSize).size() <= kAsyncCopiesMax &&
+         copiesOutOfSlot(piece, any, elementSize).size() <= kAsyncCopiesMax;
 }
 
-bool NetGroup::asyncFits(const NetCall& call) const {
+bool NetGroup::asyncFits(const NetCall& call) {
   const NetOptions& options = world_.options_;
   if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
       call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
@@ -117,7 +119,7 @@ bool NetGroup::asyncFits(const NetCall& call) const {
   return asyncFits(piece, dataTypeSize(call.type));
 }
 
-bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) const {
+bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) {
   const NetOptions& options = world_.options_;
   std::size_t longest = 0;
   for (const PeerOp& op : ops) longest = std::max(longest, op.count);
@@ -152,35 +154,27 @@ AsyncCall NetGroup::prepareAsync(const std::vector<PeerOp>& ops, DataType type) 
                       dataTypeSize(type));
 }
 
+// Everything that can fail comes before the ticket is taken: a ticket given out is always released by its job.
 AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
   NetWorld& world = world_;
-  if (const std::string broken = world.brokenBy(); !broken.empty()) {
-    throw Error(ErrorCode::RemoteError, "net: an earlier call failed (" + broken +
-                                            "); the transport between nodes cannot be used again: make a new one");
-  }
   AsyncCall async;
-  async.ticket = ++world.tickets_;
+  async.ticket = world.tickets_ + 1;
   async.set = async.ticket % kAsyncSets;
   // The set's last call (kAsyncSets tickets before) must have ended on the progress thread: it no longer reads or
-  // writes the slots. Every job has its deadlines, so this wait ends.
+  // writes the slots. Every job has its deadlines, and a broken world's jobs end at once, so this wait ends.
   AsyncFlags& flags = *world.asyncFlags_;
   IdleWait idle;
-  while (flags.release.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
-  StagingSlots::Slot& slot = world.asyncSlots_[async.set];
-  if (slot.input == nullptr) {
-    for (std::byte** memory : {&slot.input, &slot.output, &slot.scratch}) {
-      *memory = static_cast<std::byte*>(world.device_->allocateHost(kAsyncSlotBytes));
-    }
-  }
+  while (flags.release.value.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
+  if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
   async.run = run;
-  async.context = context(run.what);
   async.piece = std::move(piece);
   async.piece.atCopyOut = takeLocalCopies(async.piece.plan, me_);
-  async.slot = slot;
-  async.copiesIn = copiesIntoSlot(async.piece, slot, elementSize);
-  async.copiesOut = copiesOutOfSlot(async.piece, slot, elementSize);
-  async.copiedIn = &flags.copiedIn[async.set];
-  async.release = &flags.release;
+  async.slot = world.asyncSlots_[async.set];
+  async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
+  async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);
+  async.flags = &flags;
+  async.context = context(run.what);  // numbers the call: last, once nothing can fail
+  world.tickets_ = async.ticket;
   return async;
 }
 
@@ -191,8 +185,14 @@ void NetGroup::startAsync(AsyncCall async) {
   world.submitAsync(
       [&world, shared] {
         const AsyncCall& a = *shared;
-        runCopiedPiece(a.context, a.run, a.piece, a.slot, *world.asyncMemory_,
-                       [&a] { return a.copiedIn->load(std::memory_order_acquire) >= a.ticket; });
+        runCopiedPiece(a.context, a.run, a.piece, a.slot, *world.asyncMemory_, [&a] {
+          if (a.abandoned->load(std::memory_order_acquire)) {
+            throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
+                                                  ": the caller could not queue the call's kernel (its error went to "
+                                                  "the caller)");
+          }
+          return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
+        });
       },
       ticket);
 }
@@ -218,7 +218,8 @@ void NetGroup::allToAll(const void* send, void* recv, std::size_t count, DataTyp
   run({Collective::AllToAll, count, type, ReduceOp::Sum, 0, 0, send, recv});
 }
 void NetGroup::sendRecv(const std::vector<PeerOp>& ops, DataType type) {
-  world_.submitAndWait([&] { runPeerOps(context("send/recv"), ops, type); });
+  const CallContext made = context("send/recv");  // calls are numbered on the caller's thread
+  world_.submitAndWait([&] { runPeerOps(made, ops, type); });
 }
 
 NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::unique_ptr<DeviceAccess> device,
@@ -350,8 +351,28 @@ std::string NetWorld::lostWhy() const {
 }
 
 std::string NetWorld::brokenBy() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return broken_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.empty()) return broken_;
+  }
+  const std::uint64_t gaveUp = asyncFlags_->gaveUp.value.load(std::memory_order_acquire);
+  if (gaveUp == 0) return {};
+  return "the kernel of async call " + std::to_string(gaveUp) + " stopped waiting for the transport after twice " +
+         std::to_string(options_.timeout.count()) +
+         " ms (PEERLINK_NET_TIMEOUT_MS): its results were not copied to the caller's buffers";
+}
+
+Error NetWorld::brokenError(const std::string& why) const {
+  return Error(ErrorCode::RemoteError, "net: an earlier call failed (" + why +
+                                           "); the transport between nodes cannot be used again: make a new one");
+}
+
+void NetWorld::makeAsyncSlots() {
+  for (StagingSlots::Slot& slot : asyncSlots_) {
+    for (std::byte** memory : {&slot.input, &slot.output, &slot.scratch}) {
+      if (*memory == nullptr) *memory = static_cast<std::byte*>(device_->allocateHost(kAsyncSlotBytes));
+    }
+  }
 }
 
 // Handing a call to the progress thread and back costs two thread wake-ups (tens of microseconds each on a busy
@@ -378,8 +399,7 @@ void NetWorld::submitAndWait(const std::function<void()>& work) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.empty()) {
-      throw Error(ErrorCode::RemoteError, "net: an earlier call failed (" + broken_ +
-                                              "); the transport between nodes cannot be used again: make a new one");
+      throw brokenError(broken_);
     }
     queue_.push_back(job);
     queued_.store(queue_.size(), std::memory_order_release);
@@ -425,10 +445,16 @@ void NetWorld::progress() {
     std::exception_ptr error;
     std::string breaks;  // a failure between processes leaves messages in flight: the world is not usable again
     try {
+      // An async call queued before the world broke ends at once: its peers are not running it either.
+      if (job->ticket) {
+        const std::string broken = brokenBy();
+        if (!broken.empty()) throw brokenError(broken);
+      }
       job->work();
     } catch (const Error& e) {
       error = std::current_exception();
-      if (e.code() != ErrorCode::InvalidUsage) breaks = e.what();
+      // Nobody waits for an async call's job: any error of one breaks the world, so that the next call reports it.
+      if (e.code() != ErrorCode::InvalidUsage || job->ticket) breaks = e.what();
     } catch (const std::exception& e) {
       error = std::current_exception();
       breaks = e.what();
@@ -442,7 +468,11 @@ void NetWorld::progress() {
     job->done.store(true, std::memory_order_release);
     lock.unlock();
     // After the world's state: a caller that sees the ticket and then asks brokenBy() learns how the call ended.
-    if (job->ticket) asyncFlags_->release.store(*job->ticket, std::memory_order_release);
+    if (job->ticket) {
+      std::uint64_t none = 0;
+      if (error) asyncFlags_->failedFrom.value.compare_exchange_strong(none, *job->ticket, std::memory_order_release);
+      asyncFlags_->release.value.store(*job->ticket, std::memory_order_release);
+    }
     changed_.notify_all();
   }
 }

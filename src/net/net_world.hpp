@@ -33,6 +33,7 @@
 #include "net/plan_runner.hpp"
 #include "net/point_to_point.hpp"
 #include "peerlink/bootstrap.hpp"
+#include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
 
 namespace peerlink::net {
@@ -71,22 +72,35 @@ constexpr std::size_t kAsyncSets = 4;
 constexpr std::size_t kAsyncCopiesMax = 8;
 
 /// The flags an async call's two sides meet at, in pinned host memory (the device access's, mapped for a GPU).
+/// Each word on a cache line of its own: the GPU writes some, the host others.
 struct AsyncFlags {
-  std::atomic<std::uint64_t> release{0};  ///< the transport's: the last async call that ended (tickets in order)
-  std::atomic<std::uint64_t> copiedIn[kAsyncSets] = {};  ///< the caller's, per slot set: a call's copies in are done
+  struct alignas(64) Word {
+    std::atomic<std::uint64_t> value{0};
+  };
+  Word release;  ///< the transport's: the last async call that ended, in ticket order (also one that failed)
+  /// The transport's: the first ticket that failed (0: none); it and every later call's results are not in the slots
+  /// (the world is broken), so the caller leaves its buffers as they are. Written before that ticket's release.
+  Word failedFrom;
+  Word gaveUp;                ///< the caller's: a ticket whose kernel stopped waiting for its release (deadline)
+  Word copiedIn[kAsyncSets];  ///< the caller's, per slot set: the ticket whose copies in are done
 };
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8,
+              "the flags are plain 64-bit words to the GPU");
 
 /// A call whose copies the caller makes itself, in its stream's order, around the transport's messages
-/// (NetGroup::prepareAsync): the caller copies `copiesIn` and then writes `ticket` to `*copiedIn` (both visible to
-/// the host), and hands the call to the transport with startAsync, which returns at once; once `*release` reaches
-/// `ticket` the results lie in the slots, and the caller copies `copiesOut`.
+/// (NetGroup::prepareAsync): the caller hands the call to the transport with startAsync, which returns at once,
+/// copies `copiesIn` and then writes `ticket` to `flags->copiedIn[set]` (both visible to the host); once
+/// `flags->release` reaches `ticket` the call ended, and unless `flags->failedFrom` is set and at most `ticket` its
+/// results lie in the slot, and the caller copies `copiesOut`.
 struct AsyncCall {
   std::uint64_t ticket = 0;
   std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
   std::vector<SlotCopy> copiesIn;
   std::vector<SlotCopy> copiesOut;
-  std::atomic<std::uint64_t>* copiedIn = nullptr;
-  const std::atomic<std::uint64_t>* release = nullptr;
+  AsyncFlags* flags = nullptr;
+  /// Set by the caller where it could not queue its side (a failed launch): the call's job then fails at once,
+  /// breaking the world, and releases its ticket in order.
+  std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
   CopiedPieceRun run;
   CallPiece piece;
   StagingSlots::Slot slot;
@@ -120,10 +134,10 @@ class NetGroup {
   void run(const NetCall& call);
 
   /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
-  /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way.
-  bool asyncFits(const NetCall& call) const;
+  /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call.
+  bool asyncFits(const NetCall& call);
   /// The same for a send/recv group of `type` elements (sendRecv's).
-  bool asyncFits(const std::vector<PeerOp>& ops, DataType type) const;
+  bool asyncFits(const std::vector<PeerOp>& ops, DataType type);
   /// The next async call of `call` (asyncFits; runCall's checks): its ticket, slot set, copies and flags. Waits on
   /// the host until the set's last call ended on the progress thread (kAsyncSets calls before; each has its
   /// deadlines). Error(RemoteError) where an earlier call broke the world.
@@ -132,8 +146,9 @@ class NetGroup {
   AsyncCall prepareAsync(const std::vector<PeerOp>& ops, DataType type);
   /// Hands `async` to the progress thread and returns: there, once its copiedIn flag reaches its ticket, its
   /// messages run, and then the ticket goes to the release flag -- also where it fails (the caller's copies in never
-  /// done within the deadline, a lost peer), so that no caller waits forever; the world is then broken (brokenBy()
-  /// says why, and every later call throws it).
+  /// done within the deadline, a lost peer, the call abandoned), after failedFrom, so that no caller waits forever;
+  /// the world is then broken (brokenBy() says why, every later call throws it, and async calls already queued end
+  /// at once).
   void startAsync(AsyncCall async);
 
  private:
@@ -141,7 +156,7 @@ class NetGroup {
   NetGroup(NetWorld& world, std::vector<int> members, std::string name);
   CallContext context(const char* what);
   /// Whether `piece` (its local copies taken out) fits a slot set and the kernel's copies.
-  bool asyncFits(CallPiece& piece, std::size_t elementSize) const;
+  bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
 
   NetWorld& world_;
@@ -184,7 +199,8 @@ class NetWorld {
   /// Tells the world a rank is gone (e.g. from Bootstrap::onPeerLost): every wait, on any rank, fails at once with
   /// the first such `why` (the collective it belongs to cannot finish without the rank).
   void peerLost(int rank, const std::string& why);
-  /// The first error a call of this world met, or empty.
+  /// The first error a call of this world met (an async call's kernel that gave up waiting for its release is one),
+  /// or empty.
   std::string brokenBy() const;
   /// Keeps every pinned buffer forever, whatever happens: for a caller whose own copies out of them may not have
   /// ended (an async call's, on a stream that did not get there).
@@ -201,6 +217,10 @@ class NetWorld {
   /// Keeps the staged path's memory forever (messages or queued work of a broken world may still use it). Under
   /// the mutex.
   void leakStaged() noexcept;
+  /// The async calls' slot sets, made once.
+  void makeAsyncSlots();
+  /// Error(RemoteError) saying the world broke, why, and that it cannot be used again.
+  Error brokenError(const std::string& why) const;
 
   std::unique_ptr<PointToPoint> p2p_;
   NetOptions options_;

@@ -2,8 +2,9 @@
 // world: the caller's side on a stand-in for a GPU stream (operations in order on a thread of their own, doing what
 // the async call's kernel does: copies in, the copied-in flag, a wait on the release flag, copies out). Every
 // collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
-// calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world; the
-// fifth call waits for the first to end before it takes its slots.
+// calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world (its
+// results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
+// before it takes its slots.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -62,15 +63,23 @@ class StandInStream {
       return true;
     });
   }
-  // What the kernel does around its copies: the ticket to the copied-in flag; a wait for the release.
-  void tell(std::atomic<std::uint64_t>* flag, std::uint64_t ticket) {
-    queue([flag, ticket] {
-      flag->store(ticket, std::memory_order_release);
+  // What the async call's kernel does (kernels/async_call.cu): copies in, the ticket to the copied-in flag, a wait
+  // for the release, copies out unless the call failed.
+  void kernel(const AsyncCall& async) {
+    AsyncFlags* flags = async.flags;
+    const std::uint64_t ticket = async.ticket;
+    copies(async.copiesIn);
+    queue([flags, ticket, set = async.set] {
+      flags->copiedIn[set].value.store(ticket, std::memory_order_release);
       return true;
     });
-  }
-  void waitFor(const std::atomic<std::uint64_t>* flag, std::uint64_t ticket) {
-    queue([flag, ticket] { return flag->load(std::memory_order_acquire) >= ticket; });
+    queue([flags, ticket] { return flags->release.value.load(std::memory_order_acquire) >= ticket; });
+    queue([flags, ticket, out = async.copiesOut] {
+      const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
+      if (failed != 0 && failed <= ticket) return true;
+      for (const SlotCopy& copy : out) std::memmove(copy.dst, copy.src, copy.bytes);
+      return true;
+    });
   }
   bool reached(std::uint64_t op) const { return ended_.load() >= op; }
   // Waits until every operation queued so far ended.
@@ -129,14 +138,10 @@ std::unique_ptr<NetWorld> hostWorld(std::unique_ptr<PointToPoint> p2p, NetOption
                                     std::make_unique<HostMemory>());
 }
 
-// One async call as the node world's kernel makes it, on `stream`: copies in, the copied-in flag, the wait for the
-// release, copies out.
+// One async call as the node world makes it, its kernel on `stream`.
 void queueAsync(NetGroup& group, StandInStream& stream, const NetCall& call) {
   AsyncCall async = group.prepareAsync(call);
-  stream.copies(async.copiesIn);
-  stream.tell(async.copiedIn, async.ticket);
-  stream.waitFor(async.release, async.ticket);
-  stream.copies(async.copiesOut);
+  stream.kernel(async);
   group.startAsync(std::move(async));
 }
 
@@ -241,10 +246,7 @@ TEST(NetAsync, SendRecvGroupsRightWithCallsInFlight) {
                                        {false, r, fromSelf[k].data(), c}};
       ASSERT_TRUE(group->asyncFits(ops, DataType::U8));
       AsyncCall async = group->prepareAsync(ops, DataType::U8);
-      stream.copies(async.copiesIn);
-      stream.tell(async.copiedIn, async.ticket);
-      stream.waitFor(async.release, async.ticket);
-      stream.copies(async.copiesOut);
+      stream.kernel(async);
       group->startAsync(std::move(async));
     }
     stream.drain();
@@ -331,8 +333,9 @@ TEST(NetAsync, ACallWhoseCopiesNeverEndReleasesTheStreamAtTheDeadline) {
     const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
     AsyncCall async = group->prepareAsync(call);
     const std::uint64_t ticket = async.ticket;
-    const std::atomic<std::uint64_t>* release = async.release;
-    if (r != 0) async.copiedIn->store(ticket);
+    AsyncFlags* flags = async.flags;
+    const std::atomic<std::uint64_t>* release = &flags->release.value;
+    if (r != 0) flags->copiedIn[async.set].value.store(ticket);
     const auto start = std::chrono::steady_clock::now();
     group->startAsync(std::move(async));
     while (release->load() < ticket && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
@@ -340,6 +343,7 @@ TEST(NetAsync, ACallWhoseCopiesNeverEndReleasesTheStreamAtTheDeadline) {
     }
     seconds[static_cast<std::size_t>(r)] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(flags->failedFrom.value.load(), ticket) << "rank " << r << ": the failed call's results must be left out";
     broken[static_cast<std::size_t>(r)] = world->brokenBy();
     try {
       group->prepareAsync(call);
@@ -359,6 +363,47 @@ TEST(NetAsync, ACallWhoseCopiesNeverEndReleasesTheStreamAtTheDeadline) {
   }
 }
 
+// Rank 0 could not queue its side of the first of two calls (a failed launch: abandoned): that job fails at once,
+// breaking the world, and the second, queued behind it, ends at once too -- both tickets released long before the
+// deadline, the first failed one recorded, the error saying why. Rank 1 names rank 0 at the deadline.
+TEST(NetAsync, AnAbandonedCallFailsAtOnceAndSoDoThoseBehindIt) {
+  const auto timeout = std::chrono::milliseconds(2000);
+  std::vector<std::string> broken(2);
+  double rank0Seconds = 0;
+  std::uint64_t failedFrom = 0;
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(timeout));
+    auto group = world->group({0, 1}, "two");
+    float send[4] = {1, 2, 3, 4};
+    float recv[4] = {};
+    const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
+    AsyncFlags* flags = nullptr;
+    std::uint64_t last = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (int k = 0; k < 2; ++k) {
+      AsyncCall async = group->prepareAsync(call);
+      flags = async.flags;
+      last = async.ticket;
+      if (r == 0 && k == 0) async.abandoned->store(true);
+      if (r == 1) flags->copiedIn[async.set].value.store(async.ticket);
+      group->startAsync(std::move(async));
+    }
+    while (flags->release.value.load() < last && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+      std::this_thread::yield();
+    }
+    if (r == 0) {
+      rank0Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      failedFrom = flags->failedFrom.value.load();
+    }
+    broken[static_cast<std::size_t>(r)] = world->brokenBy();
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_LT(rank0Seconds, 1.0);  // not the 2 s deadline
+  EXPECT_EQ(failedFrom, 1u);
+  EXPECT_NE(broken[0].find("the caller could not queue the call's kernel"), std::string::npos) << broken[0];
+  EXPECT_NE(broken[1].find("rank 0"), std::string::npos) << broken[1];
+}
+
 // One rank: calls 1-4 take the four slot sets; call 5 reuses call 1's and must not get it before call 1 ended on the
 // transport's thread (held there until its copies in are said done).
 TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
@@ -374,10 +419,10 @@ TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
       AsyncCall async = group->prepareAsync(call);
       EXPECT_EQ(async.set, async.ticket % kAsyncSets);
       if (k == 0) {
-        firstCopied = async.copiedIn;
+        firstCopied = &async.flags->copiedIn[async.set].value;
         firstTicket = async.ticket;
       } else {
-        async.copiedIn->store(async.ticket);
+        async.flags->copiedIn[async.set].value.store(async.ticket);
       }
       group->startAsync(std::move(async));
     }
@@ -385,7 +430,7 @@ TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
     std::thread fifth([&] {
       AsyncCall async = group->prepareAsync(call);
       prepared = true;
-      async.copiedIn->store(async.ticket);
+      async.flags->copiedIn[async.set].value.store(async.ticket);
       group->startAsync(std::move(async));
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

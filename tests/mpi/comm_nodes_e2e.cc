@@ -3,7 +3,7 @@
 // fewer), and the world is split into nodes by PEERLINK_HOSTID (the CTest line sets it from the MPI rank). Every
 // collective of the API in place and out of place, for sizes from 8 B to 64 MiB, and send/recv groups (in the node
 // and across nodes at once), against the closed forms (coll/host_reduce.hpp); calls whose data the stream writes and
-// reads around them; a graph capture refused; a rank killed.
+// reads around them; small calls alternating between two streams; a graph capture refused; a rank killed.
 //
 //   comm_nodes_e2e collectives DIR G   G ranks per node; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
 //                                      ("SKIPPED: ..." where there is no GPU)
@@ -228,6 +228,43 @@ std::string runStreamOrdered(Communicator& comm, int gpu, cudaStream_t stream, C
   return "";
 }
 
+// Small all-reduces (async calls across nodes) alternating between two streams, more calls than the transport has
+// slot sets for them, none waited for until the last: a call on one stream must not take its slots from a call still
+// running on the other. Each call's own buffers; every result checked after both streams ended.
+std::string runAcrossTwoStreams(Communicator& comm, int gpu) {
+  const int n = comm.size();
+  const std::size_t count = 256;
+  Stream streams[2] = {Stream(gpu), Stream(gpu)};
+  std::vector<std::vector<Bytes>> sends;
+  std::vector<Device> send, recv;
+  send.reserve(10);
+  recv.reserve(10);
+  for (int k = 0; k < 10; ++k) {
+    std::vector<Bytes> all;
+    for (int r = 0; r < n; ++r) all.push_back(dataOf(DataType::F32, count, r, 20 + k));
+    send.emplace_back(gpu, all[static_cast<std::size_t>(worldRank)], count * 4);
+    recv.emplace_back(gpu, Bytes{}, count * 4);
+    sends.push_back(std::move(all));
+  }
+  for (int k = 0; k < 10; ++k) {
+    comm.allReduce(worldRank, send[static_cast<std::size_t>(k)].at(0), recv[static_cast<std::size_t>(k)].at(0), count,
+                   DataType::F32, ReduceOp::Sum, streams[k % 2].get());
+  }
+  for (Stream& stream : streams) check(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize");
+  comm.checkHealth();
+  for (int k = 0; k < 10; ++k) {
+    const Bytes want =
+        coll::hostReduceReference(Collective::AllReduce, DataType::F32, ReduceOp::Sum, n, count, 0,
+                                  sends[static_cast<std::size_t>(k)])[static_cast<std::size_t>(worldRank)];
+    const Bytes got = readBack(recv[static_cast<std::size_t>(k)].at(0), want.size());
+    if (auto mismatch =
+            coll::findMismatch(DataType::F32, coll::tolerance(DataType::F32, ReduceOp::Sum, n, 8.0), want, got)) {
+      return "all-reduce " + std::to_string(k) + " of 10 on two streams: " + *mismatch;
+    }
+  }
+  return "";
+}
+
 // A call inside a graph capture is refused, saying why; the capture ends cleanly.
 std::string captureRefused(Communicator& comm, int gpu, cudaStream_t stream) {
   Device buffer(gpu, Bytes{}, 1024);
@@ -295,6 +332,8 @@ int collectives(Communicator& comm, int gpu) {
       ++calls;
     }
   }
+  if (const std::string failure = runAcrossTwoStreams(comm, gpu); !failure.empty()) return fail(failure);
+  calls += 10;
   if (const std::string failure = captureRefused(comm, gpu, stream.get()); !failure.empty()) return fail(failure);
   report("ok " + std::to_string(calls) + " calls through the communicator across nodes (" + std::to_string(n) +
          " ranks) on GPU " + std::to_string(gpu) + ": " + comm.describeChoice(Collective::AllReduce, 1 << 20));
