@@ -348,11 +348,13 @@ void NodeWorld::collective(const CallArgs& call) {
     }
     const net::NetCall across{c.collective, c.count, call.type,        c.op, c.avgDivisor, c.root,
                               c.send,       c.recv,  c.call->algorithm};
-    if (asyncCalls_ && rail.asyncFits(across)) {
-      inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });
-      runAsync(rail, rail.prepareAsync(across), call.stream);
-      streamReady = false;  // its copies out are on the stream, where the transport's own copies do not wait
-      continue;
+    if (asyncCalls_) {
+      inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });  // before a ticket is taken
+      if (std::optional<net::AsyncCall> async = rail.tryPrepareAsync(across)) {
+        runAsync(rail, std::move(*async), call.stream);
+        streamReady = false;  // its copies out are on the stream, where the transport's own copies do not wait
+        continue;
+      }
     }
     if (!streamReady) {
       orderTransportAfter(call.stream, "a phase across nodes");

@@ -138,23 +138,36 @@ bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) {
   }
 }
 
-AsyncCall NetGroup::prepareAsync(const NetCall& call) {
-  if (!asyncFits(call)) throw Error(ErrorCode::Internal, "net " + name_ + ": a call that cannot run async");
+std::optional<AsyncCall> NetGroup::tryPrepareAsync(const NetCall& call) {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
+    return std::nullopt;
+  }
+  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
+  if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
   checkCall(call, size(), me_);
-  const char* what = collectiveName(call.collective);
-  return prepareAsync(callPiece(call, size(), me_, 0, call.count), {call.type, call.op, call.avgDivisor, what},
+  return prepareAsync(std::move(piece), {call.type, call.op, call.avgDivisor, collectiveName(call.collective)},
                       dataTypeSize(call.type));
+}
+
+AsyncCall NetGroup::prepareAsync(const NetCall& call) {
+  std::optional<AsyncCall> async = tryPrepareAsync(call);
+  if (!async) throw Error(ErrorCode::Internal, "net " + name_ + ": a call that cannot run async");
+  return std::move(*async);
 }
 
 AsyncCall NetGroup::prepareAsync(const std::vector<PeerOp>& ops, DataType type) {
   if (!asyncFits(ops, type)) throw Error(ErrorCode::Internal, "net " + name_ + ": a send/recv that cannot run async");
   std::size_t longest = 0;
   for (const PeerOp& op : ops) longest = std::max(longest, op.count);
-  return prepareAsync(peerPiece(ops, size(), me_, type, 0, longest), {type, ReduceOp::Sum, 0, "send/recv"},
-                      dataTypeSize(type));
+  CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
+  asyncFits(piece, dataTypeSize(type));  // takes its local copies out (it fits: asked above)
+  return prepareAsync(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
 }
 
 // Everything that can fail comes before the ticket is taken: a ticket given out is always released by its job.
+// `piece` has its local copies taken out (asyncFits).
 AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
   NetWorld& world = world_;
   AsyncCall async;
@@ -168,7 +181,6 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
   async.run = run;
   async.piece = std::move(piece);
-  async.piece.atCopyOut = takeLocalCopies(async.piece.plan, me_);
   async.slot = world.asyncSlots_[async.set];
   async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
   async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);

@@ -144,6 +144,8 @@ class NetGroup {
   AsyncCall prepareAsync(const NetCall& call);
   /// The same for a send/recv group (asyncFits; runPeerOps's checks).
   AsyncCall prepareAsync(const std::vector<PeerOp>& ops, DataType type);
+  /// prepareAsync where `call` fits (its plan built once), else nullopt.
+  std::optional<AsyncCall> tryPrepareAsync(const NetCall& call);
   /// Hands `async` to the progress thread and returns: there, once its copiedIn flag reaches its ticket, its
   /// messages run, and then the ticket goes to the release flag -- also where it fails (the caller's copies in never
   /// done within the deadline, a lost peer, the call abandoned), after failedFrom, so that no caller waits forever;
@@ -155,7 +157,7 @@ class NetGroup {
   friend class NetWorld;
   NetGroup(NetWorld& world, std::vector<int> members, std::string name);
   CallContext context(const char* what);
-  /// Whether `piece` (its local copies taken out) fits a slot set and the kernel's copies.
+  /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
 
