@@ -43,7 +43,7 @@ cmake --build build-asan -j "$(nproc)" --target cpu_tests peerlink_tool
 # suppression cannot name them). So are the three tests that load the real NCCL (or this library as if it were)
 # beside the NCCL API: it is opened with RTLD_DEEPBIND, which the sanitizer runtime refuses. The transport's staging
 # slots are left allocated on purpose when its world broke (an MPI receive still in flight may land in them):
-# scripts/lsan-suppressions.txt names that one allocation.
+# scripts/lsan-suppressions.txt names those allocations (and the async calls' slots, kept alike).
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0"

@@ -290,21 +290,26 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
 
 NetWorld::~NetWorld() {
   bool leaked = false;
+  bool kept = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
     if (!broken_.empty()) leakStaged();
     leaked = leaked_;
+    kept = keptForCaller_;
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (leaked) return;
-  for (const StagingSlots::Slot& slot : asyncSlots_) {
-    for (std::byte* memory : {slot.input, slot.output, slot.scratch}) {
-      if (memory != nullptr) device_->freeHost(memory);
+  // The async slots take MPI's messages like the staged path's (kept where the world broke); the flags only the
+  // caller's kernels (kept where they may still run).
+  if (!leaked) {
+    for (const StagingSlots::Slot& slot : asyncSlots_) {
+      for (std::byte* memory : {slot.input, slot.output, slot.scratch}) {
+        if (memory != nullptr) device_->freeHost(memory);
+      }
     }
   }
-  device_->freeHost(asyncFlags_);
+  if (!kept) device_->freeHost(asyncFlags_);
 }
 
 void NetWorld::leakStaged() noexcept {
@@ -318,6 +323,7 @@ void NetWorld::leakStaged() noexcept {
 void NetWorld::keepPinnedMemory() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   leakStaged();
+  keptForCaller_ = true;
 }
 
 std::string NetWorld::describe(int rank) const {

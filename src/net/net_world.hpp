@@ -236,7 +236,8 @@ class NetWorld {
       asyncMemory_;                   ///< async calls reduce on the host: nothing the GPU runs may wait for them
   AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
   std::uint64_t tickets_ = 0;         ///< the last ticket given (the caller's thread)
-  bool leaked_ = false;               ///< under the mutex
+  bool leaked_ = false;               ///< under the mutex: the staged and async slots kept
+  bool keptForCaller_ = false;        ///< under the mutex: the async flags kept too (keepPinnedMemory)
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;
   std::unique_ptr<NetGroup> rail_;
