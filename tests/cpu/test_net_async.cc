@@ -377,16 +377,16 @@ TEST(NetAsync, AnAbandonedCallFailsAtOnceAndSoDoThoseBehindIt) {
     float send[4] = {1, 2, 3, 4};
     float recv[4] = {};
     const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
-    AsyncFlags* flags = nullptr;
-    std::uint64_t last = 0;
+    // Both prepared before either starts: once the first failed, a third would be refused.
+    std::vector<AsyncCall> calls;
+    for (int k = 0; k < 2; ++k) calls.push_back(group->prepareAsync(call));
+    AsyncFlags* flags = calls.back().flags;
+    const std::uint64_t last = calls.back().ticket;
     const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < 2; ++k) {
-      AsyncCall async = group->prepareAsync(call);
-      flags = async.flags;
-      last = async.ticket;
-      if (r == 0 && k == 0) async.abandoned->store(true);
-      if (r == 1) flags->copiedIn[async.set].value.store(async.ticket);
-      group->startAsync(std::move(async));
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (r == 0 && k == 0) calls[k].abandoned->store(true);
+      if (r == 1) flags->copiedIn[calls[k].set].value.store(calls[k].ticket);
+      group->startAsync(std::move(calls[k]));
     }
     while (flags->release.value.load() < last && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
       std::this_thread::yield();
