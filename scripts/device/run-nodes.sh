@@ -8,8 +8,10 @@
 #   comm   a Communicator across the two nodes: every collective and send/recv of the public API (tests/mpi/
 #          comm_nodes_e2e.cc), against the closed forms. COMM_PER_NODE=1: 2 nodes of one rank (default 2 x 2)
 #   kill   the same communicator with rank 3 killed before an all-reduce: ranks 0-2 must name it
-#   stall  2 nodes of one rank, rank 1's stream held past the transport's deadline before a 1 MiB all-reduce: rank 1
-#          must say its stream's work did not finish, rank 0 name rank 1, both within twice the deadline
+#   stall  2 nodes of one rank, rank 1's stream held past the transport's deadline before a 1 MiB all-reduce (a
+#          queued call): rank 1 must say its stream's work did not finish, rank 0 name rank 1, both within twice the
+#          deadline
+#   stall-sync  the same with PEERLINK_NET_ASYNC=OFF (the call waits on the host, and fails itself)
 #   stall-async  the same before a 4 KiB all-reduce (an async call, which returns at once): rank 1's checkHealth
 #          must say its stream did not reach the call's copies
 #   coll   `peerlink coll` (dist/peerlink) under mpirun as the same 2 nodes x 2, for each collective named (default:
@@ -49,11 +51,11 @@
 # what needs a GPU to be shown; the host's reductions run in the CPU tests); coll (pieces of 4 MiB) defaults to AUTO, and
 # `PEERLINK_NET_REDUCE=HOST scripts/device/run-nodes.sh coll all_reduce reduce_scatter` beside the default run
 # compares the two in one build.
-# usage: scripts/device/run-nodes.sh net|comm|kill|stall|stall-async|bench
+# usage: scripts/device/run-nodes.sh net|comm|kill|stall|stall-sync|stall-async|bench
 #        scripts/device/run-nodes.sh gpu-bench [NODES ...]
 #        scripts/device/run-nodes.sh coll [all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv]
 set -uo pipefail
-mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|stall|stall-async|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
+mode=${1:?usage: scripts/device/run-nodes.sh net|comm|kill|stall|stall-sync|stall-async|bench|gpu-bench [NODES ...]|coll [COLLECTIVE ...]}
 shift
 out=$(mktemp -d)
 scripts/device/unpack-dist.sh  # what pack-call.sh carried compressed
@@ -97,7 +99,7 @@ case $mode in
     exec tests/mpi/comm_nodes_fault.sh kill "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" \
       "${flags[@]}"
     ;;
-  stall | stall-async)
+  stall | stall-sync | stall-async)
     export PEERLINK_NET_TIMEOUT_MS=5000 PEERLINK_TIMEOUT_MS=5000
     exec tests/mpi/comm_nodes_fault.sh "$mode" "$(command -v mpirun)" "$PWD/dist/mpi/mpi_comm_nodes_e2e" "$out" \
       "${flags[@]}"
@@ -196,7 +198,7 @@ case $mode in
     exit $failed
     ;;
   *)
-    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, stall, stall-async, bench, gpu-bench, coll)" >&2
+    echo "run-nodes.sh: unknown mode '$mode' (net, comm, kill, stall, stall-sync, stall-async, bench, gpu-bench, coll)" >&2
     exit 2
     ;;
 esac

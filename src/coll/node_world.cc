@@ -13,6 +13,7 @@
 #include "coll/node_decisions.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "core/idle_wait.hpp"
 #include "core/log.hpp"
 #include "kernels/async_call.cuh"
@@ -125,6 +126,8 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&mapsHost, cudaDevAttrCanMapHostMemory, device));
   asyncCalls_ = copiesFollowStream_ && net_->options().asyncCalls && unified != 0 && mapsHost != 0;
+  // A queued call's stream waits for the transport's release flag with a 64-bit stream memory operation.
+  queuedCalls_ = asyncCalls_ && driverDeviceAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, device) != 0;
   for (AsyncSet& set : asyncSets_) set.done = Event(device, cudaEventDisableTiming);
   logInfo(LogSubsys::Coll,
           "rank {} of a communicator across {} nodes x {} ranks: node {} (host {}), local index {}, GPU {}, MPI rank "
@@ -139,16 +142,21 @@ NodeWorld::~NodeWorld() {
   try {
     const DeviceGuard guard(device_);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (AsyncSet& set : asyncSets_) {
-      if (!set.used) continue;
+    const auto ended = [&](cudaEvent_t event) {
       IdleWait idle;
-      while (cudaEventQuery(set.done.get()) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) {
-        idle.idle();
-      }
-      if (cudaEventQuery(set.done.get()) != cudaSuccess) {
+      while (cudaEventQuery(event) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) idle.idle();
+      return cudaEventQuery(event) == cudaSuccess;
+    };
+    for (AsyncSet& set : asyncSets_) {
+      if (set.used && !ended(set.done.get())) {
         if (net_) net_->keepPinnedMemory();
         return;
       }
+    }
+    // A queued call's stream waits for the release flag: every call's stream waited for the one before's.
+    if (queuedAny_ && !ended(done_.get())) {
+      if (net_) net_->keepPinnedMemory();
+      return;
     }
   } catch (...) {
     if (net_) net_->keepPinnedMemory();
@@ -212,9 +220,17 @@ void NodeWorld::abort() noexcept {
   if (node_) node_->abort();
 }
 
+Error NodeWorld::streamStalled(const char* before) const {
+  return Error(ErrorCode::Timeout,
+               fmt::format("rank {} (host {}): the work on its stream before {} did not finish within {} ms "
+                           "(PEERLINK_NET_TIMEOUT_MS; a kernel of the node that waits for a peer?)",
+                           rank_, host_, before, net_->options().timeout.count()));
+}
+
 // The caller's stream's work so far done, polled against the transport's deadline: the transport's copies run on a
 // stream of their own and read the data as it is when the call starts.
 void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
+  net_->awaitQueued();  // the stream may wait for them, and the deadline below is one call's
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
   doneRecorded_ = true;
   const auto timeout = net_->options().timeout;
@@ -226,12 +242,7 @@ void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
     if (status != cudaErrorNotReady) PEERLINK_CUDA_CHECK(status);
     const std::string why = lost();
     if (!why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
-    if (std::chrono::steady_clock::now() > deadline) {
-      throw Error(ErrorCode::Timeout,
-                  fmt::format("rank {} (host {}): the work on its stream before {} did not finish within {} ms "
-                              "(PEERLINK_NET_TIMEOUT_MS; a kernel of the node that waits for a peer?)",
-                              rank_, host_, before, timeout.count()));
-    }
+    if (std::chrono::steady_clock::now() > deadline) throw streamStalled(before);
     idle.idle();
   }
 }
@@ -241,6 +252,7 @@ void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
 // copy (acrossNodes names the stream when the copy never started).
 void NodeWorld::orderTransportAfter(cudaStream_t stream, const char* before) {
   if (!copiesFollowStream_) return waitForStream(stream, before);
+  net_->awaitQueued();  // a wait queued now for the copies could come between a queued call's copies
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
   doneRecorded_ = true;
   copies_->orderCopiesAfter(done_.get());
@@ -286,10 +298,7 @@ void NodeWorld::acrossNodes(const char* what, Fn&& body) {
         cudaEventQuery(done_.get()) != cudaErrorNotReady) {
       throw;
     }
-    throw Error(ErrorCode::Timeout,
-                fmt::format("rank {} (host {}): the work on its stream before {} did not finish within {} ms "
-                            "(PEERLINK_NET_TIMEOUT_MS; a kernel of the node that waits for a peer?)",
-                            rank_, host_, what, net_->options().timeout.count()));
+    throw streamStalled(what);
   }
   acrossTime_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ++acrossTime_.calls;
@@ -355,6 +364,11 @@ void NodeWorld::collective(const CallArgs& call) {
         streamReady = false;  // its copies out are on the stream, where the transport's own copies do not wait
         continue;
       }
+      if (queuedCalls_ && rail.queuedFits(across)) {
+        runQueued(rail, across, call.stream);
+        streamReady = false;
+        continue;
+      }
     }
     if (!streamReady) {
       orderTransportAfter(call.stream, "a phase across nodes");
@@ -402,6 +416,38 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   } catch (...) {
     abandoned->store(true, std::memory_order_release);
     throw;
+  }
+}
+
+// The transport's copies wait on the GPU for an event recorded now on the caller's stream, and the stream for the
+// transport's release of the call's ticket: the caller's thread goes on at once, and the host never waits for the
+// GPU. Each call has an event of its own: the copies are queued on the progress thread later, when the caller may
+// have recorded its next call's.
+void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
+  auto ready = std::make_shared<Event>(device_, cudaEventDisableTiming);
+  PEERLINK_CUDA_CHECK(cudaEventRecord(ready->get(), stream));
+  net::CudaDeviceAccess* copies = copies_;
+  const Error stalled = streamStalled("a phase across nodes");
+  const net::QueuedCall queued = group.startQueued(call, [copies, ready, stalled](const std::function<void()>& run) {
+    copies->orderCopiesAfter(ready->get());
+    try {
+      run();
+    } catch (const Error& error) {
+      // A copy that timed out may never have started: the work before it on the caller's stream did not end.
+      if (error.code() == ErrorCode::Timeout && cudaEventQuery(ready->get()) == cudaErrorNotReady) throw stalled;
+      throw;
+    }
+  });
+  queuedAny_ = true;
+  // The ticket is released whatever happens to the call, so this wait ends (its error comes with a later call).
+  const CUresult waited = driverApi().streamWaitValue64(
+      stream, reinterpret_cast<CUdeviceptr>(&queued.flags->release.value), queued.ticket, CU_STREAM_WAIT_VALUE_GEQ);
+  if (waited != CUDA_SUCCESS) {
+    throw Error(
+        ErrorCode::CudaError,
+        fmt::format("rank {}: the stream could not be made to wait for a call across nodes (cuStreamWaitValue64: "
+                    "error {}); the call runs, its results are not ordered before the stream's next work",
+                    rank_, static_cast<int>(waited)));
   }
 }
 

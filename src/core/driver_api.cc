@@ -56,6 +56,7 @@ DriverApi load() {
   resolve("cuDevicePrimaryCtxGetState", api.devicePrimaryCtxGetState);
   resolve("cuStreamGetCtx", api.streamGetCtx);
   resolve("cuStreamIsCapturing", api.streamIsCapturing);
+  resolve("cuStreamWaitValue64", api.streamWaitValue64);
   return api;
 }
 

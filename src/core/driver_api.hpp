@@ -27,6 +27,7 @@ struct DriverApi {
   decltype(&::cuDevicePrimaryCtxGetState) devicePrimaryCtxGetState = nullptr;
   decltype(&::cuStreamGetCtx) streamGetCtx = nullptr;
   decltype(&::cuStreamIsCapturing) streamIsCapturing = nullptr;
+  decltype(&::cuStreamWaitValue64) streamWaitValue64 = nullptr;
 };
 
 /// The driver functions, resolved once. Throws Error(NoDevice) when there is no driver, and

@@ -209,6 +209,34 @@ void NetGroup::startAsync(AsyncCall async) {
       ticket);
 }
 
+bool NetGroup::queuedFits(const NetCall& call) const {
+  const NetOptions& options = world_.options_;
+  return options.asyncCalls && options.path == NetPath::Staged && call.count > 0 &&
+         call.collective != Collective::SendRecv;
+}
+
+QueuedCall NetGroup::startQueued(const NetCall& call, QueuedRun around) {
+  NetWorld& world = world_;
+  if (!queuedFits(call)) throw Error(ErrorCode::Internal, "net " + name_ + ": a call that cannot be queued");
+  checkCall(call, size(), me_);
+  if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
+  CallContext made = context(collectiveName(call.collective));  // numbers the call: last, once nothing can fail
+  // The caller's stream reads the results once the ticket is released: they must be in its buffers by then.
+  made.awaitCopiesOut = true;
+  QueuedCall queued{world.tickets_ + 1, world.asyncFlags_};
+  world.tickets_ = queued.ticket;
+  world.lastQueued_ = queued.ticket;
+  world.submitAsync(
+      [made = std::move(made), call, around = std::move(around)] { around([&] { runCall(made, call); }); },
+      queued.ticket);
+  return queued;
+}
+
+void NetWorld::awaitQueued() {
+  IdleWait idle;
+  while (asyncFlags_->release.value.load(std::memory_order_acquire) < lastQueued_) idle.idle();
+}
+
 void NetGroup::allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor) {
   run({Collective::AllReduce, count, type, op, avgDivisor, 0, send, recv});
 }

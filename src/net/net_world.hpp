@@ -107,6 +107,19 @@ struct AsyncCall {
   CallContext context;
 };
 
+/// A call of any size the progress thread runs while the caller goes on (NetGroup::startQueued): once its results
+/// are in the caller's buffers, or it failed (failedFrom written first), `ticket` goes to `flags->release`, which the
+/// caller's stream waits for.
+struct QueuedCall {
+  std::uint64_t ticket = 0;
+  AsyncFlags* flags = nullptr;
+};
+
+/// What the caller wraps a queued call's run in, on the progress thread: `run` runs the call (its copies through
+/// pinned memory queued on the device access); before it, the caller orders those copies after its stream's work;
+/// around it, it may say what an error means.
+using QueuedRun = std::function<void(const std::function<void()>& run)>;
+
 class NetWorld;
 
 /// Some ranks of a world, this one among them; the collectives among them. Calls are collective: every member
@@ -152,6 +165,15 @@ class NetGroup {
   /// the world is then broken (brokenBy() says why, every later call throws it, and async calls already queued end
   /// at once).
   void startAsync(AsyncCall async);
+
+  /// Whether `call` may be queued (startQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
+  /// send/recv) with elements.
+  bool queuedFits(const NetCall& call) const;
+  /// Queues `call` (queuedFits; runCall's checks) and returns at once; on the progress thread, in the order of every
+  /// call and async call, `around` runs it as run() would, but for waiting until its copies to the caller's buffers
+  /// are done, and then its ticket goes to the release flag -- also where it fails, after failedFrom, breaking the
+  /// world (as startAsync). Error(RemoteError) where an earlier call broke the world.
+  QueuedCall startQueued(const NetCall& call, QueuedRun around);
 
  private:
   friend class NetWorld;
@@ -207,6 +229,11 @@ class NetWorld {
   /// Keeps every pinned buffer forever, whatever happens: for a caller whose own copies out of them may not have
   /// ended (an async call's, on a stream that did not get there).
   void keepPinnedMemory() noexcept;
+  /// Waits on the host until every queued call (NetGroup::startQueued) ended on the progress thread (each has its
+  /// deadlines; a broken world's end at once): the caller's thread may then queue work on the device access itself
+  /// (CudaDeviceAccess's orderCopiesAfter and orderAfterCopies), which would otherwise land between a queued call's
+  /// copies.
+  void awaitQueued();
 
  private:
   friend class NetGroup;
@@ -236,6 +263,7 @@ class NetWorld {
       asyncMemory_;                   ///< async calls reduce on the host: nothing the GPU runs may wait for them
   AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
   std::uint64_t tickets_ = 0;         ///< the last ticket given (the caller's thread)
+  std::uint64_t lastQueued_ = 0;      ///< the last queued call's ticket (the caller's thread)
   bool leaked_ = false;               ///< under the mutex: the staged and async slots kept
   bool keptForCaller_ = false;        ///< under the mutex: the async flags kept too (keepPinnedMemory)
   std::vector<PeerIdentity> peers_;

@@ -4,7 +4,9 @@
 // collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
 // calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world (its
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
-// before it takes its slots.
+// before it takes its slots. Queued calls (NetGroup::startQueued), of several pieces, among async calls on one stream
+// in order, each reading what the one before wrote; which calls may be queued; a queued call that fails releases its
+// ticket and breaks the world.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -440,6 +442,156 @@ TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
     EXPECT_TRUE(prepared.load());
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
+}
+
+// One queued call as the node world makes it: its copies wait for the stream's work so far (an event: here the host
+// waits for the stand-in stream to reach it), and the stream waits for its ticket's release.
+void queueQueued(NetGroup& group, StandInStream& stream, const NetCall& call) {
+  const std::uint64_t before = stream.queue([] { return true; });
+  const QueuedCall queued = group.startQueued(call, [&stream, before](const std::function<void()>& run) {
+    while (!stream.reached(before)) std::this_thread::yield();
+    run();
+  });
+  stream.queue([queued] { return queued.flags->release.value.load(std::memory_order_acquire) >= queued.ticket; });
+}
+
+// On 3 ranks, one stream each, a chain of calls where each reads what the one before wrote: an in-place all-reduce of
+// 5000 i32 queued (pieces of 4 KiB: five in flight and slots reused), the stream copying its first 8 elements into a
+// small buffer, a small async all-reduce of that buffer, the stream copying it back, a queued broadcast of the whole
+// buffer from the round's root; four rounds. Any call that read its input early, or whose results the stream read
+// before they were there, breaks the chain.
+TEST(NetQueued, QueuedAndAsyncCallsOnOneStreamKeepItsOrder) {
+  const int n = 3;
+  const std::size_t count = 5000;
+  const std::size_t small = 8;
+  const int rounds = 4;
+  std::vector<std::vector<std::int32_t>> got(n);
+  // The closed form: the all-reduce makes every rank's buffer the sum; the small all-reduce multiplies the first
+  // elements by n; the broadcast changes nothing then (every rank holds the same).
+  std::vector<std::int64_t> want(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::int64_t v = 0;
+    for (int r = 0; r < n; ++r) v += r * 1000 + static_cast<std::int64_t>(i % 97);
+    want[i] = v;
+  }
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (round > 0) want[i] *= n;  // the all-reduce of equal buffers
+      if (i < small) want[i] *= n;
+    }
+  }
+  std::vector<int> stuck(n, 0);
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = 4096;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1, 2}, "three");
+    std::vector<std::int32_t>& buffer = got[static_cast<std::size_t>(r)];
+    buffer.resize(count);
+    for (std::size_t i = 0; i < count; ++i) buffer[i] = r * 1000 + static_cast<std::int32_t>(i % 97);
+    std::vector<std::int32_t> first(small, -1);
+    StandInStream stream;
+    const std::size_t bytes = small * sizeof(std::int32_t);
+    for (int round = 0; round < rounds; ++round) {
+      const NetCall whole{Collective::AllReduce, count,        DataType::I32, ReduceOp::Sum, 0, 0,
+                          buffer.data(),         buffer.data()};
+      ASSERT_TRUE(group->queuedFits(whole));
+      ASSERT_FALSE(group->asyncFits(whole));  // more than one piece
+      queueQueued(*group, stream, whole);
+      stream.copies({{first.data(), buffer.data(), bytes}});
+      queueAsync(*group, stream,
+                 {Collective::AllReduce, small, DataType::I32, ReduceOp::Sum, 0, 0, first.data(), first.data()});
+      stream.copies({{buffer.data(), first.data(), bytes}});
+      queueQueued(
+          *group, stream,
+          {Collective::Broadcast, count, DataType::I32, ReduceOp::Sum, 0, round % n, buffer.data(), buffer.data()});
+    }
+    stream.drain();
+    world->awaitQueued();
+    stuck[static_cast<std::size_t>(r)] = stream.stuck();
+    EXPECT_EQ(world->brokenBy(), "");
+  });
+  for (int r = 0; r < n; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    EXPECT_EQ(errors[i], "") << "rank " << r;
+    EXPECT_EQ(stuck[i], 0) << "rank " << r;
+    std::size_t wrong = 0;
+    std::string firstWrong;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (got[i][k] == want[k]) continue;
+      if (wrong++ == 0) {
+        firstWrong =
+            "element " + std::to_string(k) + ": " + std::to_string(got[i][k]) + ", want " + std::to_string(want[k]);
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << "rank " << r << ", first " << firstWrong;
+  }
+}
+
+TEST(NetQueued, OnlyStagedCollectivesAreQueued) {
+  for (const bool on : {true, false}) {
+    for (const bool direct : {false, true}) {
+      const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+        NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+        options.asyncCalls = on;
+        if (direct) options.path = NetPath::Direct;
+        auto world = hostWorld(std::move(p2p), options);
+        auto group = world->group({0, 1}, "two");
+        if (r != 0) return;
+        std::byte any[4];
+        const auto call = [&](Collective collective, std::size_t count) {
+          return NetCall{collective, count, DataType::F32, ReduceOp::Sum, 0, 0, any, any};
+        };
+        const bool expected = on && !direct;
+        EXPECT_EQ(group->queuedFits(call(Collective::AllReduce, 1 << 24)), expected) << on << direct;
+        EXPECT_EQ(group->queuedFits(call(Collective::AllToAll, 1)), expected) << on << direct;
+        EXPECT_FALSE(group->queuedFits(call(Collective::AllReduce, 0)));  // nothing to move
+        EXPECT_FALSE(group->queuedFits(call(Collective::SendRecv, 16)));  // send/recv groups wait on the host
+      });
+      for (const std::string& error : errors) EXPECT_EQ(error, "");
+    }
+  }
+}
+
+// Rank 0's queued call fails before its messages (its stream's work never ended, as the node world reports it): its
+// ticket is released at once, after failedFrom; the world is broken, the next call refused naming why, and
+// awaitQueued returns. Rank 1's call times out at the deadline naming rank 0, and releases its ticket too.
+TEST(NetQueued, AQueuedCallThatFailsReleasesItsTicketAndBreaksTheWorld) {
+  const auto timeout = std::chrono::milliseconds(300);
+  std::vector<std::string> broken(2), refused(2);
+  std::vector<std::uint64_t> failedFrom(2), released(2);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(timeout);
+    options.chunkBytes = 4096;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1}, "two");
+    std::vector<float> data(4000, 1.0f);
+    const NetCall call{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0,
+                       data.data(),           data.data()};
+    const QueuedCall queued = group->startQueued(call, [r](const std::function<void()>& run) {
+      if (r == 0) throw Error(ErrorCode::Timeout, "rank 0: the work on its stream did not finish");
+      run();
+    });
+    world->awaitQueued();
+    const auto i = static_cast<std::size_t>(r);
+    released[i] = queued.flags->release.value.load();
+    failedFrom[i] = queued.flags->failedFrom.value.load();
+    EXPECT_EQ(released[i], queued.ticket);
+    broken[i] = world->brokenBy();
+    try {
+      group->startQueued(call, [](const std::function<void()>& run) { run(); });
+    } catch (const Error& error) {
+      refused[i] = std::string(errorCodeName(error.code())) + ": " + error.what();
+    }
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  for (int r = 0; r < 2; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    EXPECT_EQ(failedFrom[i], 1u) << "rank " << r;
+    EXPECT_NE(refused[i].find("RemoteError: net: an earlier call failed"), std::string::npos) << refused[i];
+  }
+  EXPECT_NE(broken[0].find("rank 0: the work on its stream did not finish"), std::string::npos) << broken[0];
+  EXPECT_NE(broken[1].find("rank 0"), std::string::npos) << broken[1];
 }
 
 }  // namespace

@@ -3,15 +3,16 @@
 // fewer), and the world is split into nodes by PEERLINK_HOSTID (the CTest line sets it from the MPI rank). Every
 // collective of the API in place and out of place, for sizes from 8 B to 64 MiB, and send/recv groups (in the node
 // and across nodes at once), against the closed forms (coll/host_reduce.hpp); calls whose data the stream writes and
-// reads around them; small calls alternating between two streams; a graph capture refused; a rank killed.
+// reads around them; small and large calls alternating between two streams; a graph capture refused; a rank killed.
 //
 //   comm_nodes_e2e collectives DIR G   G ranks per node; each rank writes DIR/rank<r>.txt: "ok ..." or "error ..."
 //                                      ("SKIPPED: ..." where there is no GPU)
 //   comm_nodes_e2e kill DIR G          the last rank kills itself before a 32 MiB all-reduce; the others must name it
 //   comm_nodes_e2e stall DIR G         the last rank's stream is held three times PEERLINK_NET_TIMEOUT_MS before a
-//                                      1 MiB all-reduce; every rank must fail within the deadline (comm_nodes_fault.sh)
-//   comm_nodes_e2e stall-async DIR G   the same before a 4 KiB all-reduce, which returns at once (an async call):
-//                                      checkHealth must report it
+//                                      1 MiB all-reduce (a queued call, or one that waits on the host where
+//                                      PEERLINK_NET_ASYNC=OFF); every rank must fail within the deadline, the call
+//                                      or checkHealth saying so (comm_nodes_fault.sh)
+//   comm_nodes_e2e stall-async DIR G   the same before a 4 KiB all-reduce (an async call's kernel)
 //   comm_nodes_e2e misplaced DIR G     communicator rank r^1 on MPI rank r: every rank must refuse it, naming a rank
 //   comm_nodes_e2e serialized DIR G    MPI without MPI_THREAD_MULTIPLE: every rank must refuse it, saying so
 //                                      (both fail before any GPU is used: they run without one)
@@ -228,12 +229,14 @@ std::string runStreamOrdered(Communicator& comm, int gpu, cudaStream_t stream, C
   return "";
 }
 
-// Small all-reduces (async calls across nodes) alternating between two streams, more calls than the transport has
-// slot sets for them, none waited for until the last: a call on one stream must not take its slots from a call still
-// running on the other. Each call's own buffers; every result checked after both streams ended.
-std::string runAcrossTwoStreams(Communicator& comm, int gpu) {
+// All-reduces alternating between two streams, none waited for until the last: small ones (async calls across nodes,
+// more than the transport has slot sets for them) and every third one of 6 MiB (a queued call of two pieces). A call
+// on one stream must not take its slots from a call still running on the other, nor read its input before the call
+// before it on its stream wrote it. Each call's own buffers; every result checked after both streams ended. `issued`:
+// how long the ten calls took to return, and to end.
+std::string runAcrossTwoStreams(Communicator& comm, int gpu, std::string& issued) {
   const int n = comm.size();
-  const std::size_t count = 256;
+  const auto countOf = [](int k) { return k % 3 == 2 ? std::size_t{3} << 19 : std::size_t{256}; };
   Stream streams[2] = {Stream(gpu), Stream(gpu)};
   std::vector<std::vector<Bytes>> sends;
   std::vector<Device> send, recv;
@@ -241,25 +244,34 @@ std::string runAcrossTwoStreams(Communicator& comm, int gpu) {
   recv.reserve(10);
   for (int k = 0; k < 10; ++k) {
     std::vector<Bytes> all;
-    for (int r = 0; r < n; ++r) all.push_back(dataOf(DataType::F32, count, r, 20 + k));
-    send.emplace_back(gpu, all[static_cast<std::size_t>(worldRank)], count * 4);
-    recv.emplace_back(gpu, Bytes{}, count * 4);
+    for (int r = 0; r < n; ++r) all.push_back(dataOf(DataType::F32, countOf(k), r, 20 + k));
+    send.emplace_back(gpu, all[static_cast<std::size_t>(worldRank)], countOf(k) * 4);
+    recv.emplace_back(gpu, Bytes{}, countOf(k) * 4);
     sends.push_back(std::move(all));
   }
+  const auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < 10; ++k) {
-    comm.allReduce(worldRank, send[static_cast<std::size_t>(k)].at(0), recv[static_cast<std::size_t>(k)].at(0), count,
-                   DataType::F32, ReduceOp::Sum, streams[k % 2].get());
+    comm.allReduce(worldRank, send[static_cast<std::size_t>(k)].at(0), recv[static_cast<std::size_t>(k)].at(0),
+                   countOf(k), DataType::F32, ReduceOp::Sum, streams[k % 2].get());
   }
+  const auto returned = std::chrono::steady_clock::now();
   for (Stream& stream : streams) check(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize");
+  const auto ended = std::chrono::steady_clock::now();
+  const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  char line[128];
+  std::snprintf(line, sizeof line, "ten all-reduces on two streams returned in %.2f ms, ended in %.2f ms",
+                ms(returned - start), ms(ended - start));
+  issued = line;
   comm.checkHealth();
   for (int k = 0; k < 10; ++k) {
     const Bytes want =
-        coll::hostReduceReference(Collective::AllReduce, DataType::F32, ReduceOp::Sum, n, count, 0,
+        coll::hostReduceReference(Collective::AllReduce, DataType::F32, ReduceOp::Sum, n, countOf(k), 0,
                                   sends[static_cast<std::size_t>(k)])[static_cast<std::size_t>(worldRank)];
     const Bytes got = readBack(recv[static_cast<std::size_t>(k)].at(0), want.size());
     if (auto mismatch =
             coll::findMismatch(DataType::F32, coll::tolerance(DataType::F32, ReduceOp::Sum, n, 8.0), want, got)) {
-      return "all-reduce " + std::to_string(k) + " of 10 on two streams: " + *mismatch;
+      return "all-reduce " + std::to_string(k) + " of 10 on two streams (count " + std::to_string(countOf(k)) +
+             "): " + *mismatch;
     }
   }
   return "";
@@ -332,11 +344,13 @@ int collectives(Communicator& comm, int gpu) {
       ++calls;
     }
   }
-  if (const std::string failure = runAcrossTwoStreams(comm, gpu); !failure.empty()) return fail(failure);
+  std::string issued;
+  if (const std::string failure = runAcrossTwoStreams(comm, gpu, issued); !failure.empty()) return fail(failure);
   calls += 10;
   if (const std::string failure = captureRefused(comm, gpu, stream.get()); !failure.empty()) return fail(failure);
   report("ok " + std::to_string(calls) + " calls through the communicator across nodes (" + std::to_string(n) +
-         " ranks) on GPU " + std::to_string(gpu) + ": " + comm.describeChoice(Collective::AllReduce, 1 << 20));
+         " ranks) on GPU " + std::to_string(gpu) + ": " + comm.describeChoice(Collective::AllReduce, 1 << 20) + "; " +
+         issued);
   return 0;
 }
 
@@ -370,8 +384,8 @@ void stallOnStream(void*) {
   std::this_thread::sleep_for(stallFor);
 }
 
-// `count` elements of f32: 1 MiB waits in the call on the host for its messages, 4 KiB runs async (it returns once
-// queued, and its error comes with a later checkHealth, polled here).
+// `count` elements of f32: 1 MiB is a queued call, 4 KiB an async call's kernel: either returns at once and its error
+// comes with a later checkHealth, polled here (with PEERLINK_NET_ASYNC=OFF the call itself waits and fails).
 [[noreturn]] void stallLastRank(Communicator& comm, int gpu, std::size_t count) {
   const char* deadline = std::getenv("PEERLINK_NET_TIMEOUT_MS");
   stallFor = std::chrono::milliseconds(3 * std::atoi(deadline != nullptr ? deadline : "300000"));

@@ -4,24 +4,29 @@
 #          rank 3 kills itself before an all-reduce; ranks 0-2 must each name it (RemoteError, its host and pid)
 #          well within the deadline.
 #   stall  gpu.mpi.CommunicatorStreamStalledAcrossNodes: 2 ranks as 2 nodes of 1; rank 1's stream holds work that
-#          outlasts the transport's deadline (PEERLINK_NET_TIMEOUT_MS, which must be set) before a 1 MiB all-reduce:
-#          rank 1 must say its stream's work did not finish, rank 0 name rank 1, both within twice the deadline.
+#          outlasts the transport's deadline (PEERLINK_NET_TIMEOUT_MS, which must be set) before a 1 MiB all-reduce, a
+#          queued call that returns at once: rank 1's checkHealth must say its stream's work did not finish, rank 0
+#          name rank 1, both within twice the deadline.
+#   stall-sync  gpu.mpi.CommunicatorStreamStalledBeforeAWaitingCall: the same with PEERLINK_NET_ASYNC=OFF, the call
+#          itself waiting on the host and failing.
 #   stall-async  gpu.mpi.CommunicatorStreamStalledBeforeAnAsyncCall: the same before a 4 KiB all-reduce, an async
 #          call that returns at once: rank 1's checkHealth must say its stream did not reach the call's copies.
 # Open MPI's --enable-recovery keeps the survivors alive after a rank dies, so they can report; mpirun is stopped at a
 # limit whatever happens. Prints SKIPPED (and passes as skipped) where rank 0 found no GPU.
-# usage: comm_nodes_fault.sh kill|stall|stall-async MPIRUN PROGRAM DIR [mpirun flags...]
+# usage: comm_nodes_fault.sh kill|stall|stall-sync|stall-async MPIRUN PROGRAM DIR [mpirun flags...]
 set -u
 mode=$1 mpirun=$2 program=$3 dir=$4
 shift 4
 case "$mode" in
   kill) ranks=4 per_node=2 ;;
-  stall | stall-async) ranks=2 per_node=1 ;;
-  *) echo "comm_nodes_fault.sh: unknown mode '$mode' (kill, stall, stall-async)" >&2; exit 2 ;;
+  stall | stall-sync | stall-async) ranks=2 per_node=1 ;;
+  *) echo "comm_nodes_fault.sh: unknown mode '$mode' (kill, stall, stall-sync, stall-async)" >&2; exit 2 ;;
 esac
+program_mode=$mode settings=
+[ "$mode" = stall-sync ] && program_mode=stall settings="PEERLINK_NET_ASYNC=OFF"
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 timeout -k 5 120 "$mpirun" "$@" --enable-recovery -np "$ranks" sh -c \
-  "PEERLINK_HOSTID=node\$(( \${OMPI_COMM_WORLD_RANK} / $per_node )) exec $program $mode $dir $per_node" \
+  "$settings PEERLINK_HOSTID=node\$(( \${OMPI_COMM_WORLD_RANK} / $per_node )) exec $program $program_mode $dir $per_node" \
   >"$dir/mpirun.log" 2>&1
 if grep -q SKIPPED "$dir/rank0.txt" 2>/dev/null; then
   cat "$dir/rank0.txt"
@@ -44,7 +49,8 @@ else
   waiting=$(report 0)
   echo "rank 1: $stalled"
   echo "rank 0: $waiting"
-  said="^fault Timeout after [0-9.]+ s: .*rank 1 .*the work on its stream before a phase across nodes did not finish"
+  said="^fault [A-Za-z]+ after [0-9.]+ s: .*rank 1 .*the work on its stream before a phase across nodes did not finish"
+  [ "$mode" = stall-sync ] && said="^fault Timeout ${said#^fault \[A-Za-z\]+ }"
   [ "$mode" = stall-async ] &&
     said="^fault [A-Za-z]+ after [0-9.]+ s: .*the caller's stream did not reach the call's copies into pinned host memory"
   echo "$stalled" | grep -E "$said" >/dev/null &&
