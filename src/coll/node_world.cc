@@ -126,7 +126,7 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device));
   PEERLINK_CUDA_CHECK(cudaDeviceGetAttribute(&mapsHost, cudaDevAttrCanMapHostMemory, device));
   asyncCalls_ = copiesFollowStream_ && net_->options().asyncCalls && unified != 0 && mapsHost != 0;
-  // A queued call's stream waits for the transport's release flag with a 64-bit stream memory operation.
+  // A queued call's copies wait for the transport's thread with 64-bit stream memory operations.
   queuedCalls_ = asyncCalls_ && driverDeviceAttribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, device) != 0;
   for (AsyncSet& set : asyncSets_) set.done = Event(device, cudaEventDisableTiming);
   logInfo(LogSubsys::Coll,
@@ -153,7 +153,8 @@ NodeWorld::~NodeWorld() {
         return;
       }
     }
-    // A queued call's stream waits for the release flag: every call's stream waited for the one before's.
+    // A queued call's copies wait for the transport's flags, and its stream for them: every call's stream waited for
+    // the one before's.
     if (queuedAny_ && !ended(done_.get())) {
       if (net_) net_->keepPinnedMemory();
       return;
@@ -230,7 +231,6 @@ Error NodeWorld::streamStalled(const char* before) const {
 // The caller's stream's work so far done, polled against the transport's deadline: the transport's copies run on a
 // stream of their own and read the data as it is when the call starts.
 void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
-  net_->awaitQueued();  // the stream may wait for them, and the deadline below is one call's
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
   doneRecorded_ = true;
   const auto timeout = net_->options().timeout;
@@ -252,7 +252,6 @@ void NodeWorld::waitForStream(cudaStream_t stream, const char* before) {
 // copy (acrossNodes names the stream when the copy never started).
 void NodeWorld::orderTransportAfter(cudaStream_t stream, const char* before) {
   if (!copiesFollowStream_) return waitForStream(stream, before);
-  net_->awaitQueued();  // a wait queued now for the copies could come between a queued call's copies
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), stream));
   doneRecorded_ = true;
   copies_->orderCopiesAfter(done_.get());
@@ -419,35 +418,36 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   }
 }
 
-// The transport's copies wait on the GPU for an event recorded now on the caller's stream, and the stream for the
-// transport's release of the call's ticket: the caller's thread goes on at once, and the host never waits for the
-// GPU. Each call has an event of its own: the copies are queued on the progress thread later, when the caller may
-// have recorded its next call's.
+// Everything the call does on the GPU is queued now, in the caller's thread, before anything that waits for it: on the
+// transport's copy stream, after the caller's stream's work so far, its copies and the waits for the transport's
+// thread between them; the caller's stream's next work after them. The transport's thread runs the messages and
+// reductions on the host and makes no CUDA call: a call that waited, on the GPU, for work queued after it would
+// never end (streams share the device's queues, and a CUDA call can wait for the whole device).
 void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
   auto ready = std::make_shared<Event>(device_, cudaEventDisableTiming);
   PEERLINK_CUDA_CHECK(cudaEventRecord(ready->get(), stream));
-  net::CudaDeviceAccess* copies = copies_;
+  net::QueuedCall queued = group.prepareQueued(call);
+  const std::vector<net::QueuedDeviceOp> ops = queued.deviceOps;
+  net::AsyncFlags& flags = *queued.flags;
+  const std::shared_ptr<std::atomic<bool>> abandoned = queued.abandoned;
   const Error stalled = streamStalled("a phase across nodes");
-  const net::QueuedCall queued = group.startQueued(call, [copies, ready, stalled](const std::function<void()>& run) {
-    copies->orderCopiesAfter(ready->get());
+  group.startQueued(std::move(queued), [ready, stalled](const std::function<void()>& run) {
     try {
       run();
     } catch (const Error& error) {
-      // A copy that timed out may never have started: the work before it on the caller's stream did not end.
+      // A piece never copied in: the work before the call on the caller's stream did not end.
       if (error.code() == ErrorCode::Timeout && cudaEventQuery(ready->get()) == cudaErrorNotReady) throw stalled;
       throw;
     }
   });
   queuedAny_ = true;
-  // The ticket is released whatever happens to the call, so this wait ends (its error comes with a later call).
-  const CUresult waited = driverApi().streamWaitValue64(
-      stream, reinterpret_cast<CUdeviceptr>(&queued.flags->release.value), queued.ticket, CU_STREAM_WAIT_VALUE_GEQ);
-  if (waited != CUDA_SUCCESS) {
-    throw Error(
-        ErrorCode::CudaError,
-        fmt::format("rank {}: the stream could not be made to wait for a call across nodes (cuStreamWaitValue64: "
-                    "error {}); the call runs, its results are not ordered before the stream's next work",
-                    rank_, static_cast<int>(waited)));
+  try {
+    copies_->orderCopiesAfter(ready->get());
+    copies_->queue(ops, flags.pieceCopied.value, flags.pieceReady.value, flags.piecesDrained.value);
+    copies_->orderAfterCopies(stream);
+  } catch (...) {
+    abandoned->store(true, std::memory_order_release);  // its job fails at once, every piece marked ready
+    throw;
   }
 }
 

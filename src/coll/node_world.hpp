@@ -6,10 +6,10 @@
 // One rank per process; communicator rank r is MPI_COMM_WORLD's rank r (checked at creation); MPI initialized with
 // MPI_THREAD_MULTIPLE before, finalized after the communicator is destroyed. Phases in the node are the node
 // communicator's calls on the caller's stream. A phase across nodes, staged with PEERLINK_NET_ASYNC on, returns once
-// queued: a small one is one kernel on the caller's stream (runAsync), any other runs on the transport's progress
-// thread, its copies ordered after the caller's stream and the stream waiting for its release (runQueued). Otherwise
-// (and for send/recv groups too large for the kernel) the call blocks the host: its copies wait for the caller's
-// stream (bounded by PEERLINK_NET_TIMEOUT_MS), it runs on the progress thread until its results' copies to the
+// queued: a small one is one kernel on the caller's stream (runAsync), any other is copies on the transport's copy
+// stream, queued at once after the caller's stream's work, with its messages on the progress thread (runQueued).
+// Otherwise (and for send/recv groups too large for the kernel) the call blocks the host: its copies wait for the
+// caller's stream (bounded by PEERLINK_NET_TIMEOUT_MS), it runs on the progress thread until its results' copies to the
 // caller's buffers are queued, which the caller's stream then waits for. Not capturable.
 #pragma once
 
@@ -92,8 +92,8 @@ class NodeWorld {
   /// `async` (net::NetGroup::prepareAsync) on `group`: one kernel on `stream` copies in, tells the transport, waits
   /// for its release and copies out; returns once queued.
   void runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_t stream);
-  /// `call` queued on `group`'s progress thread (net::NetGroup::startQueued), its copies ordered after `stream`'s work
-  /// so far and `stream` after its release; returns at once.
+  /// `call` queued (net::NetGroup::prepareQueued): its copies on the transport's copy stream after `stream`'s work so
+  /// far, `stream`'s next work after them, its messages on the progress thread; returns at once.
   void runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream);
   /// Error(Timeout): the work on this rank's stream before `before` did not finish within the transport's deadline.
   Error streamStalled(const char* before) const;
@@ -126,10 +126,10 @@ class NodeWorld {
   bool copiesFollowStream_ = false;
   /// Staged and PEERLINK_NET_ASYNC on: small calls across nodes run async (the rail says which fit).
   bool asyncCalls_ = false;
-  /// Async calls on, and streams that can wait for a 64-bit value: calls across nodes too large for an async call's
-  /// kernel are queued (runQueued).
+  /// Async calls on, and streams that can wait for and write 64-bit values: calls across nodes too large for an async
+  /// call's kernel are queued (runQueued).
   bool queuedCalls_ = false;
-  bool queuedAny_ = false;  ///< a call was queued: its stream may wait for the transport's flag
+  bool queuedAny_ = false;  ///< a call was queued: the copy stream may wait for the transport's flags
   /// Per slot set of async calls: an event after its last kernel (the set's next kernel waits for it, whatever its
   /// stream).
   struct AsyncSet {

@@ -57,6 +57,7 @@ DriverApi load() {
   resolve("cuStreamGetCtx", api.streamGetCtx);
   resolve("cuStreamIsCapturing", api.streamIsCapturing);
   resolve("cuStreamWaitValue64", api.streamWaitValue64);
+  resolve("cuStreamWriteValue64", api.streamWriteValue64);
   return api;
 }
 

@@ -28,6 +28,7 @@ struct DriverApi {
   decltype(&::cuStreamGetCtx) streamGetCtx = nullptr;
   decltype(&::cuStreamIsCapturing) streamIsCapturing = nullptr;
   decltype(&::cuStreamWaitValue64) streamWaitValue64 = nullptr;
+  decltype(&::cuStreamWriteValue64) streamWriteValue64 = nullptr;
 };
 
 /// The driver functions, resolved once. Throws Error(NoDevice) when there is no driver, and

@@ -2,7 +2,9 @@
 #include "net/cuda_device_access.hpp"
 
 #include "core/cuda_check.hpp"
+#include "core/driver_api.hpp"
 #include "net/gpu_staged_memory.hpp"
+#include "peerlink/error.hpp"
 
 namespace peerlink::net {
 
@@ -36,6 +38,42 @@ void CudaDeviceAccess::orderAfterCopies(cudaStream_t stream) {
 void CudaDeviceAccess::orderCopiesAfter(cudaEvent_t event) {
   DeviceGuard guard(device_);
   PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), event, 0));
+}
+
+void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic<std::uint64_t>& copied,
+                             const std::atomic<std::uint64_t>& ready, std::atomic<std::uint64_t>& drained) {
+  DeviceGuard guard(device_);
+  const DriverApi& api = driverApi();
+  // Unified addressing: the words' host addresses are their device addresses.
+  const auto at = [](const std::atomic<std::uint64_t>& word) { return reinterpret_cast<CUdeviceptr>(&word); };
+  const auto check = [](CUresult result, const char* what) {
+    if (result != CUDA_SUCCESS) {
+      throw Error(ErrorCode::CudaError, std::string("net: ") + what + " on the copy stream failed (CUDA driver error " +
+                                            std::to_string(static_cast<int>(result)) + ")");
+    }
+  };
+  for (const QueuedDeviceOp& op : ops) {
+    switch (op.kind) {
+      case QueuedDeviceOp::Kind::Copy:
+        if (op.copy.bytes > 0) {
+          PEERLINK_CUDA_CHECK(
+              cudaMemcpyAsync(op.copy.dst, op.copy.src, op.copy.bytes, cudaMemcpyDefault, stream_.get()));
+        }
+        break;
+      case QueuedDeviceOp::Kind::AwaitReady:
+        check(api.streamWaitValue64(stream_.get(), at(ready), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
+              "cuStreamWaitValue64");
+        break;
+      case QueuedDeviceOp::Kind::Copied:
+        check(api.streamWriteValue64(stream_.get(), at(copied), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
+              "cuStreamWriteValue64");
+        break;
+      case QueuedDeviceOp::Kind::Drained:
+        check(api.streamWriteValue64(stream_.get(), at(drained), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
+              "cuStreamWriteValue64");
+        break;
+    }
+  }
 }
 
 std::unique_ptr<CudaDeviceAccess> cudaDeviceAccess(int device) {

@@ -4,7 +4,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "net/net_call.hpp"
 #include "net/stream_markers.hpp"
@@ -33,6 +36,11 @@ class CudaDeviceAccess final : public DeviceAccess {
   /// a call's data is copied as the caller's stream leaves it, without the host waiting for the stream. Any thread,
   /// between calls of the transport.
   void orderCopiesAfter(cudaEvent_t event);
+  /// Queues a queued call's device side (net::queuedDeviceOps) on the copy stream: its copies, the waits for `ready`
+  /// to reach a ticket and the writes of tickets to `copied` and `drained`, 64-bit stream memory operations on
+  /// those words of pinned host memory. The caller's thread, while no call of the transport queues copies.
+  void queue(const std::vector<QueuedDeviceOp>& ops, std::atomic<std::uint64_t>& copied,
+             const std::atomic<std::uint64_t>& ready, std::atomic<std::uint64_t>& drained);
 
  private:
   int device_;

@@ -472,6 +472,31 @@ void runCall(const CallContext& context, const NetCall& call) {
       .run((call.count + step - 1) / step, make);
 }
 
+std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCopy>>& copiesIn,
+                                            const std::vector<std::vector<SlotCopy>>& copiesOut,
+                                            const std::vector<std::uint64_t>& tickets, std::size_t slots) {
+  using Kind = QueuedDeviceOp::Kind;
+  std::vector<QueuedDeviceOp> ops;
+  const std::size_t pieces = tickets.size();
+  if (pieces == 0 || slots == 0 || copiesIn.size() != pieces || copiesOut.size() != pieces) {
+    throw Error(ErrorCode::Internal, "queuedDeviceOps: " + std::to_string(pieces) + " pieces, " +
+                                         std::to_string(copiesIn.size()) + " and " + std::to_string(copiesOut.size()) +
+                                         " lists of copies, " + std::to_string(slots) + " slots");
+  }
+  const auto out = [&](std::size_t p) {
+    ops.push_back({Kind::AwaitReady, {}, tickets[p]});
+    for (const SlotCopy& copy : copiesOut[p]) ops.push_back({Kind::Copy, copy, 0});
+  };
+  for (std::size_t p = 0; p < pieces; ++p) {
+    if (p >= slots) out(p - slots);
+    for (const SlotCopy& copy : copiesIn[p]) ops.push_back({Kind::Copy, copy, 0});
+    ops.push_back({Kind::Copied, {}, tickets[p]});
+  }
+  for (std::size_t p = pieces > slots ? pieces - slots : 0; p < pieces; ++p) out(p);
+  ops.push_back({Kind::Drained, {}, tickets.back()});
+  return ops;
+}
+
 void checkCall(const NetCall& call, int n, int me) {
   const std::string what = std::string("net ") + collectiveName(call.collective);
   if (call.collective == Collective::SendRecv) {

@@ -172,6 +172,26 @@ struct SlotCopy {
   const void* src = nullptr;
   std::size_t bytes = 0;
 };
+/// What a queued call's device side does on the copy stream, in order (queuedDeviceOps): the copies, and the
+/// waits and writes of piece tickets in pinned host memory that order them with the transport's thread.
+struct QueuedDeviceOp {
+  enum class Kind {
+    Copy,        ///< `copy`
+    AwaitReady,  ///< wait until the ready word reaches `ticket`: that piece's results lie in its slot
+    Copied,      ///< write `ticket` to the copied word: that piece's copies in are done
+    Drained,     ///< write `ticket` to the drained word: the call's copies out are done
+  };
+  Kind kind = Kind::Copy;
+  SlotCopy copy;
+  std::uint64_t ticket = 0;
+};
+/// The device side of a queued call whose piece p has `copiesIn[p]` and `copiesOut[p]`, ticket `tickets[p]`, and
+/// lies in slot p % `slots`: piece p copied in once piece p - `slots` (the slot's last) is ready and copied out; the
+/// call's last pieces copied out as they are ready; then the last ticket to the drained word. Pure.
+std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCopy>>& copiesIn,
+                                            const std::vector<std::vector<SlotCopy>>& copiesOut,
+                                            const std::vector<std::uint64_t>& tickets, std::size_t slots);
+
 /// The staged copies of `piece` into `slot`: each Input segment to its place in the slot's input. Pure.
 std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
 /// The staged copies of `piece` out of `slot`: each Output segment from the slot's output, but for the piece's

@@ -45,7 +45,8 @@ struct NetWorld::Job {
   std::function<void()> work;
   std::atomic<bool> done{false};  ///< set under the mutex; read without it while the caller lingers
   std::exception_ptr error;
-  std::optional<std::uint64_t> ticket;  ///< an async call's: to the release flag once it ran; nobody waits for it
+  bool detached = false;                ///< nobody waits for it (an async or a queued call's)
+  std::optional<std::uint64_t> ticket;  ///< an async call's: to the release flag once it ran
 };
 
 NetGroup::NetGroup(NetWorld& world, std::vector<int> members, std::string name)
@@ -215,26 +216,69 @@ bool NetGroup::queuedFits(const NetCall& call) const {
          call.collective != Collective::SendRecv;
 }
 
-QueuedCall NetGroup::startQueued(const NetCall& call, QueuedRun around) {
+QueuedCall NetGroup::prepareQueued(const NetCall& call) {
   NetWorld& world = world_;
   if (!queuedFits(call)) throw Error(ErrorCode::Internal, "net " + name_ + ": a call that cannot be queued");
   checkCall(call, size(), me_);
   if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
-  CallContext made = context(collectiveName(call.collective));  // numbers the call: last, once nothing can fail
-  // The caller's stream reads the results once the ticket is released: they must be in its buffers by then.
-  made.awaitCopiesOut = true;
-  QueuedCall queued{world.tickets_ + 1, world.asyncFlags_};
-  world.tickets_ = queued.ticket;
-  world.lastQueued_ = queued.ticket;
-  world.submitAsync(
-      [made = std::move(made), call, around = std::move(around)] { around([&] { runCall(made, call); }); },
-      queued.ticket);
+  const std::size_t elementSize = dataTypeSize(call.type);
+  const std::size_t step = pieceElementsOf(world.options_.chunkBytes, call.type);
+  QueuedCall queued;
+  const std::size_t pieces = (call.count + step - 1) / step;
+  for (std::size_t p = 0; p < pieces; ++p) {
+    CallPiece& piece = queued.pieces.emplace_back(callPiece(call, size(), me_, p, step));
+    piece.atCopyOut = takeLocalCopies(piece.plan, me_);
+  }
+  const CallPiece& largest = queued.pieces.front();
+  // The slots' earlier calls are done with them once the copy stream reached what is queued now.
+  world.queuedSlots_.reserve(largest.inputElements * elementSize, largest.outputElements * elementSize,
+                             largest.scratchElements * elementSize, world.options_.timeout);
+  std::vector<std::vector<SlotCopy>> copiesIn, copiesOut;
+  for (std::size_t p = 0; p < pieces; ++p) {
+    const StagingSlots::Slot slot = world.queuedSlots_.slot(p % StagingSlots::kSlots);
+    queued.slots.push_back(slot);
+    copiesIn.push_back(copiesIntoSlot(queued.pieces[p], slot, elementSize));
+    copiesOut.push_back(copiesOutOfSlot(queued.pieces[p], slot, elementSize));
+    queued.tickets.push_back(world.pieceTickets_ + 1 + p);
+  }
+  queued.deviceOps = queuedDeviceOps(copiesIn, copiesOut, queued.tickets, StagingSlots::kSlots);
+  queued.flags = world.asyncFlags_;
+  queued.run = {call.type, call.op, call.avgDivisor, collectiveName(call.collective)};
+  queued.context = context(queued.run.what);  // numbers the call: last, once nothing can fail
+  world.pieceTickets_ = queued.tickets.back();
   return queued;
 }
 
-void NetWorld::awaitQueued() {
-  IdleWait idle;
-  while (asyncFlags_->release.value.load(std::memory_order_acquire) < lastQueued_) idle.idle();
+// Every piece is marked ready whatever happens, so that the copy stream's waits end: in order as each is done, all
+// at once (kAllReady) where the call fails.
+void NetGroup::startQueued(QueuedCall queued, QueuedRun around) {
+  NetWorld& world = world_;
+  auto shared = std::make_shared<QueuedCall>(std::move(queued));
+  world.submitAsync(
+      [&world, shared, around = std::move(around)] {
+        const QueuedCall& q = *shared;
+        std::atomic<std::uint64_t>& ready = q.flags->pieceReady.value;
+        try {
+          if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
+          around([&] {
+            for (std::size_t p = 0; p < q.pieces.size(); ++p) {
+              runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], *world.asyncMemory_, [&q, p] {
+                if (q.abandoned->load(std::memory_order_acquire)) {
+                  throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
+                                                        ": the caller could not queue the call's copies (its "
+                                                        "error went to the caller)");
+                }
+                return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
+              });
+              ready.store(q.tickets[p], std::memory_order_release);
+            }
+          });
+        } catch (...) {
+          ready.store(kAllReady, std::memory_order_release);
+          throw;
+        }
+      },
+      std::nullopt);
 }
 
 void NetGroup::allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor) {
@@ -271,6 +315,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       stagedMemory_(options_.reduce == NetReduce::Host ? nullptr : device_->stagedMemory()),
       stagedOnHost_(stagedMemory_ && options_.reduce == NetReduce::Auto ? std::make_unique<HostMemory>() : nullptr),
       slots_(*device_),
+      queuedSlots_(*device_),
       asyncMemory_(std::make_unique<HostMemory>()) {
   if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
   asyncFlags_ = new (device_->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
@@ -342,6 +387,7 @@ NetWorld::~NetWorld() {
 
 void NetWorld::leakStaged() noexcept {
   slots_.leak();
+  queuedSlots_.leak();
   stagedMemory_->leak();
   if (stagedOnHost_) stagedOnHost_->leak();
   asyncMemory_->leak();
@@ -459,9 +505,10 @@ void NetWorld::submitAndWait(const std::function<void()>& work) {
   if (job->error) std::rethrow_exception(job->error);
 }
 
-void NetWorld::submitAsync(std::function<void()> work, std::uint64_t ticket) {
+void NetWorld::submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket) {
   auto job = std::make_shared<Job>();
   job->work = std::move(work);
+  job->detached = true;
   job->ticket = ticket;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -492,7 +539,7 @@ void NetWorld::progress() {
     std::string breaks;  // a failure between processes leaves messages in flight: the world is not usable again
     try {
       // An async call queued before the world broke ends at once: its peers are not running it either.
-      if (job->ticket) {
+      if (job->detached) {
         const std::string broken = brokenBy();
         if (!broken.empty()) throw brokenError(broken);
       }
@@ -500,7 +547,7 @@ void NetWorld::progress() {
     } catch (const Error& e) {
       error = std::current_exception();
       // Nobody waits for an async call's job: any error of one breaks the world, so that the next call reports it.
-      if (e.code() != ErrorCode::InvalidUsage || job->ticket) breaks = e.what();
+      if (e.code() != ErrorCode::InvalidUsage || job->detached) breaks = e.what();
     } catch (const std::exception& e) {
       error = std::current_exception();
       breaks = e.what();

@@ -83,7 +83,14 @@ struct AsyncFlags {
   Word failedFrom;
   Word gaveUp;                ///< the caller's: a ticket whose kernel stopped waiting for its release (deadline)
   Word copiedIn[kAsyncSets];  ///< the caller's, per slot set: the ticket whose copies in are done
+  // Queued calls' pieces (NetGroup::prepareQueued), numbered in order by tickets of their own.
+  Word pieceCopied;    ///< the device's copy stream's: the last piece whose copies in are done
+  Word pieceReady;     ///< the transport's: the last piece whose results lie in its slot (kAllReady once a call failed)
+  Word piecesDrained;  ///< the device's copy stream's: the last piece of a call whose copies out are done
 };
+/// The ready word once a queued call failed: the device's copies run on through every later wait (the world is
+/// broken; the calls' results are not written).
+constexpr std::uint64_t kAllReady = ~std::uint64_t{0};
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8,
               "the flags are plain 64-bit words to the GPU");
 
@@ -107,17 +114,29 @@ struct AsyncCall {
   CallContext context;
 };
 
-/// A call of any size the progress thread runs while the caller goes on (NetGroup::startQueued): once its results
-/// are in the caller's buffers, or it failed (failedFrom written first), `ticket` goes to `flags->release`, which the
-/// caller's stream waits for.
+/// A call whose pieces run on the progress thread while the caller goes on (NetGroup::prepareQueued): the caller
+/// queues `deviceOps` on its device's copy stream (after its own stream's work so far: the copies in read the
+/// caller's buffers), then its own stream's next work after them, and hands the call to the transport with
+/// startQueued. The transport's thread takes each piece once the copy stream wrote its ticket to
+/// `flags->pieceCopied`, runs its messages and reductions on the host, and writes the ticket to `flags->pieceReady`,
+/// which the copy stream waits for before it copies the piece out. The thread makes no call of the device: the copy
+/// stream never waits for work queued after it.
 struct QueuedCall {
-  std::uint64_t ticket = 0;
+  std::vector<QueuedDeviceOp> deviceOps;
   AsyncFlags* flags = nullptr;
+  /// Set by the caller where it could not queue its side: the call's job then fails at once, breaking the world,
+  /// and releases every piece (kAllReady).
+  std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
+  // The transport's side.
+  std::vector<CallPiece> pieces;
+  std::vector<std::uint64_t> tickets;
+  std::vector<StagingSlots::Slot> slots;
+  CopiedPieceRun run;
+  CallContext context;
 };
 
-/// What the caller wraps a queued call's run in, on the progress thread: `run` runs the call (its copies through
-/// pinned memory queued on the device access); before it, the caller orders those copies after its stream's work;
-/// around it, it may say what an error means.
+/// What the caller wraps a queued call's job in, on the progress thread: `run` runs it; around it, the caller may say
+/// what an error means.
 using QueuedRun = std::function<void(const std::function<void()>& run)>;
 
 class NetWorld;
@@ -166,14 +185,18 @@ class NetGroup {
   /// at once).
   void startAsync(AsyncCall async);
 
-  /// Whether `call` may be queued (startQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
+  /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
   /// send/recv) with elements.
   bool queuedFits(const NetCall& call) const;
-  /// Queues `call` (queuedFits; runCall's checks) and returns at once; on the progress thread, in the order of every
-  /// call and async call, `around` runs it as run() would, but for waiting until its copies to the caller's buffers
-  /// are done, and then its ticket goes to the release flag -- also where it fails, after failedFrom, breaking the
-  /// world (as startAsync). Error(RemoteError) where an earlier call broke the world.
-  QueuedCall startQueued(const NetCall& call, QueuedRun around);
+  /// The next queued call of `call` (queuedFits; runCall's checks): its pieces, their slots and tickets, and what
+  /// the device does. Slots too small for its pieces grow first, once the copies of the calls queued before ended
+  /// (within the deadline, else Error(Timeout)). Error(RemoteError) where an earlier call broke the world. The
+  /// tickets are taken last: the caller must hand the call to startQueued.
+  QueuedCall prepareQueued(const NetCall& call);
+  /// Hands `queued` to the progress thread and returns: there, in the order of every call, `around` runs its pieces
+  /// (each once copied in; the deadline and a lost peer end the wait) and marks each ready -- every one, also where
+  /// the call fails (kAllReady), so that the device never waits forever; the world is then broken (as startAsync).
+  void startQueued(QueuedCall queued, QueuedRun around);
 
  private:
   friend class NetWorld;
@@ -229,18 +252,14 @@ class NetWorld {
   /// Keeps every pinned buffer forever, whatever happens: for a caller whose own copies out of them may not have
   /// ended (an async call's, on a stream that did not get there).
   void keepPinnedMemory() noexcept;
-  /// Waits on the host until every queued call (NetGroup::startQueued) ended on the progress thread (each has its
-  /// deadlines; a broken world's end at once): the caller's thread may then queue work on the device access itself
-  /// (CudaDeviceAccess's orderCopiesAfter and orderAfterCopies), which would otherwise land between a queued call's
-  /// copies.
-  void awaitQueued();
 
  private:
   friend class NetGroup;
   struct Job;
   void submitAndWait(const std::function<void()>& work);
-  /// Queues `work` and returns; once it ran, `ticket` goes to the release flag (whatever happened).
-  void submitAsync(std::function<void()> work, std::uint64_t ticket);
+  /// Queues `work` and returns; once it ran, `ticket` (an async call's) goes to the release flag, whatever happened.
+  /// Any error of it breaks the world: nobody waits for it.
+  void submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket);
   void progress();
   std::string lostWhy() const;
   /// Keeps the staged path's memory forever (messages or queued work of a broken world may still use it). Under
@@ -258,12 +277,13 @@ class NetWorld {
   std::unique_ptr<LocalMemory> stagedMemory_;
   std::unique_ptr<LocalMemory> stagedOnHost_;  ///< small reductions where stagedMemory_ is the device's; else null
   StagingSlots slots_;
+  StagingSlots queuedSlots_;  ///< the queued calls' (their copies run on the device while the thread runs others)
   std::array<StagingSlots::Slot, kAsyncSets> asyncSlots_{};  ///< allocated at the first async call
   std::unique_ptr<LocalMemory>
       asyncMemory_;                   ///< async calls reduce on the host: nothing the GPU runs may wait for them
   AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
   std::uint64_t tickets_ = 0;         ///< the last ticket given (the caller's thread)
-  std::uint64_t lastQueued_ = 0;      ///< the last queued call's ticket (the caller's thread)
+  std::uint64_t pieceTickets_ = 0;    ///< the last queued piece's ticket (the caller's thread)
   bool leaked_ = false;               ///< under the mutex: the staged and async slots kept
   bool keptForCaller_ = false;        ///< under the mutex: the async flags kept too (keepPinnedMemory)
   std::vector<PeerIdentity> peers_;

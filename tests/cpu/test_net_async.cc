@@ -4,9 +4,10 @@
 // collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
 // calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world (its
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
-// before it takes its slots. Queued calls (NetGroup::startQueued), of several pieces, among async calls on one stream
-// in order, each reading what the one before wrote; which calls may be queued; a queued call that fails releases its
-// ticket and breaks the world.
+// before it takes its slots. Queued calls (NetGroup::prepareQueued), of several pieces, their copies on a stand-in copy
+// stream, among async calls on one stream in order, each reading what the one before wrote; the order of a queued
+// call's device side; which calls may be queued; a queued call that fails marks every piece ready and breaks the
+// world.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -444,20 +445,39 @@ TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
   for (const std::string& error : errors) EXPECT_EQ(error, "");
 }
 
-// One queued call as the node world makes it: its copies wait for the stream's work so far (an event: here the host
-// waits for the stand-in stream to reach it), and the stream waits for its ticket's release.
-void queueQueued(NetGroup& group, StandInStream& stream, const NetCall& call) {
+// One queued call as the node world makes it: on the copy stream, after the caller's stream's work so far, the
+// call's device side (its copies and the waits and writes of its piece tickets); the caller's stream's next work
+// after them.
+void queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
+  QueuedCall queued = group.prepareQueued(call);
+  const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
+  AsyncFlags* flags = queued.flags;
+  group.startQueued(std::move(queued), [](const std::function<void()>& run) { run(); });
   const std::uint64_t before = stream.queue([] { return true; });
-  const QueuedCall queued = group.startQueued(call, [&stream, before](const std::function<void()>& run) {
-    while (!stream.reached(before)) std::this_thread::yield();
-    run();
-  });
-  stream.queue([queued] { return queued.flags->release.value.load(std::memory_order_acquire) >= queued.ticket; });
+  copyStream.queue([&stream, before] { return stream.reached(before); });
+  for (const QueuedDeviceOp& op : ops) {
+    switch (op.kind) {
+      case QueuedDeviceOp::Kind::Copy: copyStream.copies({op.copy}); break;
+      case QueuedDeviceOp::Kind::AwaitReady:
+        copyStream.queue([flags, op] { return flags->pieceReady.value.load(std::memory_order_acquire) >= op.ticket; });
+        break;
+      case QueuedDeviceOp::Kind::Copied:
+      case QueuedDeviceOp::Kind::Drained:
+        copyStream.queue([flags, op] {
+          (op.kind == QueuedDeviceOp::Kind::Copied ? flags->pieceCopied : flags->piecesDrained)
+              .value.store(op.ticket, std::memory_order_release);
+          return true;
+        });
+        break;
+    }
+  }
+  const std::uint64_t after = copyStream.queue([] { return true; });
+  stream.queue([&copyStream, after] { return copyStream.reached(after); });
 }
 
 // On 3 ranks, one stream each, a chain of calls where each reads what the one before wrote: an in-place all-reduce of
-// 5000 i32 queued (pieces of 4 KiB: five in flight and slots reused), the stream copying its first 8 elements into a
-// small buffer, a small async all-reduce of that buffer, the stream copying it back, a queued broadcast of the whole
+// 5000 i32 queued (pieces of 4 KiB: five, slots reused within the call), the stream copying its first 8 elements into
+// a small buffer, a small async all-reduce of that buffer, the stream copying it back, a queued broadcast of the whole
 // buffer from the round's root; four rounds. Any call that read its input early, or whose results the stream read
 // before they were there, breaks the chain.
 TEST(NetQueued, QueuedAndAsyncCallsOnOneStreamKeepItsOrder) {
@@ -491,24 +511,24 @@ TEST(NetQueued, QueuedAndAsyncCallsOnOneStreamKeepItsOrder) {
     for (std::size_t i = 0; i < count; ++i) buffer[i] = r * 1000 + static_cast<std::int32_t>(i % 97);
     std::vector<std::int32_t> first(small, -1);
     StandInStream stream;
+    StandInStream copyStream;
     const std::size_t bytes = small * sizeof(std::int32_t);
     for (int round = 0; round < rounds; ++round) {
       const NetCall whole{Collective::AllReduce, count,        DataType::I32, ReduceOp::Sum, 0, 0,
                           buffer.data(),         buffer.data()};
       ASSERT_TRUE(group->queuedFits(whole));
       ASSERT_FALSE(group->asyncFits(whole));  // more than one piece
-      queueQueued(*group, stream, whole);
+      queueQueued(*group, stream, copyStream, whole);
       stream.copies({{first.data(), buffer.data(), bytes}});
       queueAsync(*group, stream,
                  {Collective::AllReduce, small, DataType::I32, ReduceOp::Sum, 0, 0, first.data(), first.data()});
       stream.copies({{buffer.data(), first.data(), bytes}});
       queueQueued(
-          *group, stream,
+          *group, stream, copyStream,
           {Collective::Broadcast, count, DataType::I32, ReduceOp::Sum, 0, round % n, buffer.data(), buffer.data()});
     }
     stream.drain();
-    world->awaitQueued();
-    stuck[static_cast<std::size_t>(r)] = stream.stuck();
+    stuck[static_cast<std::size_t>(r)] = stream.stuck() + copyStream.stuck();
     EXPECT_EQ(world->brokenBy(), "");
   });
   for (int r = 0; r < n; ++r) {
@@ -526,6 +546,41 @@ TEST(NetQueued, QueuedAndAsyncCallsOnOneStreamKeepItsOrder) {
     }
     EXPECT_EQ(wrong, 0u) << "rank " << r << ", first " << firstWrong;
   }
+}
+
+// The device side of a call of 6 pieces over 4 slots: each piece copied in into slot p % 4 only once the slot's last
+// piece was ready and copied out; every piece copied out once ready; the call drained last.
+TEST(NetQueued, DeviceSideReusesASlotOnlyOnceItsLastPieceIsOut) {
+  using Kind = QueuedDeviceOp::Kind;
+  std::vector<std::vector<SlotCopy>> in, out;
+  std::vector<std::uint64_t> tickets;
+  std::byte caller[6], slot[4];
+  for (std::size_t p = 0; p < 6; ++p) {
+    in.push_back({{&slot[p % 4], &caller[p], 1}});
+    out.push_back({{&caller[p], &slot[p % 4], 1}});
+    tickets.push_back(10 + p);
+  }
+  const std::vector<QueuedDeviceOp> ops = queuedDeviceOps(in, out, tickets, 4);
+  std::string order;
+  for (const QueuedDeviceOp& op : ops) {
+    switch (op.kind) {
+      case Kind::Copy: {
+        const auto* src = static_cast<const std::byte*>(op.copy.src);
+        const bool fromSlot = src >= slot && src < slot + 4;  // a copy out, to the caller
+        order += fromSlot ? "out" + std::to_string(static_cast<const std::byte*>(op.copy.dst) - caller)
+                          : "in" + std::to_string(src - caller);
+        break;
+      }
+      case Kind::AwaitReady: order += "ready" + std::to_string(op.ticket - 10); break;
+      case Kind::Copied: order += "copied" + std::to_string(op.ticket - 10); break;
+      case Kind::Drained: order += "drained" + std::to_string(op.ticket - 10); break;
+    }
+    order += ' ';
+  }
+  EXPECT_EQ(order,
+            "in0 copied0 in1 copied1 in2 copied2 in3 copied3 ready0 out0 in4 copied4 ready1 out1 in5 copied5 "
+            "ready2 out2 ready3 out3 ready4 out4 ready5 out5 drained5 ");
+  EXPECT_THROW(queuedDeviceOps({}, {}, {}, 4), Error);
 }
 
 TEST(NetQueued, OnlyStagedCollectivesAreQueued) {
@@ -553,13 +608,13 @@ TEST(NetQueued, OnlyStagedCollectivesAreQueued) {
   }
 }
 
-// Rank 0's queued call fails before its messages (its stream's work never ended, as the node world reports it): its
-// ticket is released at once, after failedFrom; the world is broken, the next call refused naming why, and
-// awaitQueued returns. Rank 1's call times out at the deadline naming rank 0, and releases its ticket too.
-TEST(NetQueued, AQueuedCallThatFailsReleasesItsTicketAndBreaksTheWorld) {
+// Rank 0's queued call fails before its messages (its stream's work never ended, as the node world reports it):
+// every piece is marked ready at once (kAllReady), so that its copy stream runs on; the world is broken and the next
+// call refused naming why. Rank 1's call times out at the deadline naming rank 0, and marks its pieces ready too.
+TEST(NetQueued, AQueuedCallThatFailsMarksEveryPieceReadyAndBreaksTheWorld) {
   const auto timeout = std::chrono::milliseconds(300);
   std::vector<std::string> broken(2), refused(2);
-  std::vector<std::uint64_t> failedFrom(2), released(2);
+  std::vector<std::uint64_t> ready(2);
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(timeout);
     options.chunkBytes = 4096;
@@ -568,18 +623,26 @@ TEST(NetQueued, AQueuedCallThatFailsReleasesItsTicketAndBreaksTheWorld) {
     std::vector<float> data(4000, 1.0f);
     const NetCall call{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0,
                        data.data(),           data.data()};
-    const QueuedCall queued = group->startQueued(call, [r](const std::function<void()>& run) {
+    QueuedCall queued = group->prepareQueued(call);
+    ASSERT_EQ(queued.tickets.size(), 4u);  // 16000 bytes in pieces of 4 KiB
+    AsyncFlags* flags = queued.flags;
+    if (r == 1) flags->pieceCopied.value.store(queued.tickets.back());  // its copies in done
+    const auto start = std::chrono::steady_clock::now();
+    group->startQueued(std::move(queued), [r](const std::function<void()>& run) {
       if (r == 0) throw Error(ErrorCode::Timeout, "rank 0: the work on its stream did not finish");
       run();
     });
-    world->awaitQueued();
+    while (flags->pieceReady.value.load() != kAllReady &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+      std::this_thread::yield();
+    }
     const auto i = static_cast<std::size_t>(r);
-    released[i] = queued.flags->release.value.load();
-    failedFrom[i] = queued.flags->failedFrom.value.load();
-    EXPECT_EQ(released[i], queued.ticket);
+    ready[i] = flags->pieceReady.value.load();
+    for (int k = 0; k < 100 && world->brokenBy().empty(); ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     broken[i] = world->brokenBy();
     try {
-      group->startQueued(call, [](const std::function<void()>& run) { run(); });
+      group->prepareQueued(call);
     } catch (const Error& error) {
       refused[i] = std::string(errorCodeName(error.code())) + ": " + error.what();
     }
@@ -587,7 +650,7 @@ TEST(NetQueued, AQueuedCallThatFailsReleasesItsTicketAndBreaksTheWorld) {
   for (const std::string& error : errors) EXPECT_EQ(error, "");
   for (int r = 0; r < 2; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    EXPECT_EQ(failedFrom[i], 1u) << "rank " << r;
+    EXPECT_EQ(ready[i], kAllReady) << "rank " << r;
     EXPECT_NE(refused[i].find("RemoteError: net: an earlier call failed"), std::string::npos) << refused[i];
   }
   EXPECT_NE(broken[0].find("rank 0: the work on its stream did not finish"), std::string::npos) << broken[0];
