@@ -250,7 +250,8 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
 }
 
 // Every piece is marked ready whatever happens, so that the copy stream's waits end: in order as each is done, all
-// at once (kAllReady) where the call fails.
+// at once (the last piece's ticket) where the call fails. The stream compares tickets cyclically (as signed
+// differences): a ready word past every ticket would be behind them there.
 void NetGroup::startQueued(QueuedCall queued, QueuedRun around) {
   NetWorld& world = world_;
   auto shared = std::make_shared<QueuedCall>(std::move(queued));
@@ -274,7 +275,7 @@ void NetGroup::startQueued(QueuedCall queued, QueuedRun around) {
             }
           });
         } catch (...) {
-          ready.store(kAllReady, std::memory_order_release);
+          ready.store(q.tickets.back(), std::memory_order_release);
           throw;
         }
       },

@@ -84,13 +84,12 @@ struct AsyncFlags {
   Word gaveUp;                ///< the caller's: a ticket whose kernel stopped waiting for its release (deadline)
   Word copiedIn[kAsyncSets];  ///< the caller's, per slot set: the ticket whose copies in are done
   // Queued calls' pieces (NetGroup::prepareQueued), numbered in order by tickets of their own.
-  Word pieceCopied;    ///< the device's copy stream's: the last piece whose copies in are done
-  Word pieceReady;     ///< the transport's: the last piece whose results lie in its slot (kAllReady once a call failed)
+  Word pieceCopied;  ///< the device's copy stream's: the last piece whose copies in are done
+  /// The transport's: the last piece whose results lie in its slot; where a call failed, its last piece (its results
+  /// are not written).
+  Word pieceReady;
   Word piecesDrained;  ///< the device's copy stream's: the last piece of a call whose copies out are done
 };
-/// The ready word once a queued call failed: the device's copies run on through every later wait (the world is
-/// broken; the calls' results are not written).
-constexpr std::uint64_t kAllReady = ~std::uint64_t{0};
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8,
               "the flags are plain 64-bit words to the GPU");
 
@@ -125,7 +124,7 @@ struct QueuedCall {
   std::vector<QueuedDeviceOp> deviceOps;
   AsyncFlags* flags = nullptr;
   /// Set by the caller where it could not queue its side: the call's job then fails at once, breaking the world,
-  /// and releases every piece (kAllReady).
+  /// and marks every piece ready.
   std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
   // The transport's side.
   std::vector<CallPiece> pieces;
@@ -195,7 +194,8 @@ class NetGroup {
   QueuedCall prepareQueued(const NetCall& call);
   /// Hands `queued` to the progress thread and returns: there, in the order of every call, `around` runs its pieces
   /// (each once copied in; the deadline and a lost peer end the wait) and marks each ready -- every one, also where
-  /// the call fails (kAllReady), so that the device never waits forever; the world is then broken (as startAsync).
+  /// the call fails (its last piece's ticket at once), so that the device never waits forever; the world is then
+  /// broken (as startAsync).
   void startQueued(QueuedCall queued, QueuedRun around);
 
  private:

@@ -6,8 +6,8 @@
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
 // before it takes its slots. Queued calls (NetGroup::prepareQueued), of several pieces, their copies on a stand-in copy
 // stream, among async calls on one stream in order, each reading what the one before wrote; the order of a queued
-// call's device side; which calls may be queued; a queued call that fails marks every piece ready and breaks the
-// world.
+// call's device side; which calls may be queued; a queued call that fails lets its copy stream run through (its waits
+// compared cyclically, as CUDA's) and breaks the world.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -445,21 +445,17 @@ TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
   for (const std::string& error : errors) EXPECT_EQ(error, "");
 }
 
-// One queued call as the node world makes it: on the copy stream, after the caller's stream's work so far, the
-// call's device side (its copies and the waits and writes of its piece tickets); the caller's stream's next work
-// after them.
-void queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
-  QueuedCall queued = group.prepareQueued(call);
-  const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
-  AsyncFlags* flags = queued.flags;
-  group.startQueued(std::move(queued), [](const std::function<void()>& run) { run(); });
-  const std::uint64_t before = stream.queue([] { return true; });
-  copyStream.queue([&stream, before] { return stream.reached(before); });
+// A queued call's device side on a stand-in copy stream. Its waits compare as CUDA's stream memory operations do:
+// cyclically (CU_STREAM_WAIT_VALUE_GEQ: the signed difference at least 0).
+void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedDeviceOp>& ops, AsyncFlags* flags) {
   for (const QueuedDeviceOp& op : ops) {
     switch (op.kind) {
       case QueuedDeviceOp::Kind::Copy: copyStream.copies({op.copy}); break;
       case QueuedDeviceOp::Kind::AwaitReady:
-        copyStream.queue([flags, op] { return flags->pieceReady.value.load(std::memory_order_acquire) >= op.ticket; });
+        copyStream.queue([flags, op] {
+          const std::uint64_t ready = flags->pieceReady.value.load(std::memory_order_acquire);
+          return static_cast<std::int64_t>(ready - op.ticket) >= 0;
+        });
         break;
       case QueuedDeviceOp::Kind::Copied:
       case QueuedDeviceOp::Kind::Drained:
@@ -471,6 +467,18 @@ void queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStre
         break;
     }
   }
+}
+
+// One queued call as the node world makes it: on the copy stream, after the caller's stream's work so far, the
+// call's device side; the caller's stream's next work after them.
+void queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
+  QueuedCall queued = group.prepareQueued(call);
+  const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
+  AsyncFlags* flags = queued.flags;
+  group.startQueued(std::move(queued), [](const std::function<void()>& run) { run(); });
+  const std::uint64_t before = stream.queue([] { return true; });
+  copyStream.queue([&stream, before] { return stream.reached(before); });
+  queueDeviceSide(copyStream, ops, flags);
   const std::uint64_t after = copyStream.queue([] { return true; });
   stream.queue([&copyStream, after] { return copyStream.reached(after); });
 }
@@ -609,37 +617,43 @@ TEST(NetQueued, OnlyStagedCollectivesAreQueued) {
 }
 
 // Rank 0's queued call fails before its messages (its stream's work never ended, as the node world reports it):
-// every piece is marked ready at once (kAllReady), so that its copy stream runs on; the world is broken and the next
-// call refused naming why. Rank 1's call times out at the deadline naming rank 0, and marks its pieces ready too.
-TEST(NetQueued, AQueuedCallThatFailsMarksEveryPieceReadyAndBreaksTheWorld) {
+// every piece is marked ready at once, so that its copy stream runs through to the end; the world is broken and the
+// next call refused naming why. Rank 1's call times out at the deadline naming rank 0, and its copy stream runs
+// through too. The copy streams wait as CUDA's do (cyclic comparisons): a ready word past every ticket would hold
+// them forever.
+TEST(NetQueued, AQueuedCallThatFailsLetsItsCopyStreamRunThrough) {
   const auto timeout = std::chrono::milliseconds(300);
   std::vector<std::string> broken(2), refused(2);
-  std::vector<std::uint64_t> ready(2);
+  std::vector<int> stuck(2, -1);
+  std::vector<bool> drained(2, false);
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(timeout);
     options.chunkBytes = 4096;
     auto world = hostWorld(std::move(p2p), options);
     auto group = world->group({0, 1}, "two");
-    std::vector<float> data(4000, 1.0f);
+    std::vector<float> data(6000, 1.0f);
     const NetCall call{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0,
                        data.data(),           data.data()};
     QueuedCall queued = group->prepareQueued(call);
-    ASSERT_EQ(queued.tickets.size(), 4u);  // 16000 bytes in pieces of 4 KiB
+    ASSERT_EQ(queued.tickets.size(), 6u);  // 24000 bytes in pieces of 4 KiB: more pieces than slots
+    const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
     AsyncFlags* flags = queued.flags;
-    if (r == 1) flags->pieceCopied.value.store(queued.tickets.back());  // its copies in done
-    const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t last = queued.tickets.back();
     group->startQueued(std::move(queued), [r](const std::function<void()>& run) {
       if (r == 0) throw Error(ErrorCode::Timeout, "rank 0: the work on its stream did not finish");
       run();
     });
-    while (flags->pieceReady.value.load() != kAllReady &&
-           std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
-      std::this_thread::yield();
-    }
     const auto i = static_cast<std::size_t>(r);
-    ready[i] = flags->pieceReady.value.load();
-    for (int k = 0; k < 100 && world->brokenBy().empty(); ++k)
+    {
+      StandInStream copyStream;
+      queueDeviceSide(copyStream, ops, flags);
+      copyStream.drain();
+      stuck[i] = copyStream.stuck();
+    }
+    drained[i] = flags->piecesDrained.value.load() == last;
+    for (int k = 0; k < 100 && world->brokenBy().empty(); ++k) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     broken[i] = world->brokenBy();
     try {
       group->prepareQueued(call);
@@ -650,7 +664,8 @@ TEST(NetQueued, AQueuedCallThatFailsMarksEveryPieceReadyAndBreaksTheWorld) {
   for (const std::string& error : errors) EXPECT_EQ(error, "");
   for (int r = 0; r < 2; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    EXPECT_EQ(ready[i], kAllReady) << "rank " << r;
+    EXPECT_EQ(stuck[i], 0) << "rank " << r << ": a wait of the copy stream never ended";
+    EXPECT_TRUE(drained[i]) << "rank " << r;
     EXPECT_NE(refused[i].find("RemoteError: net: an earlier call failed"), std::string::npos) << refused[i];
   }
   EXPECT_NE(broken[0].find("rank 0: the work on its stream did not finish"), std::string::npos) << broken[0];
