@@ -57,50 +57,27 @@ class Pipeline {
     run_.name = name_;
   }
 
-  // Pieces whose copies the caller queues itself (runCopiedPieces): piece p runs over `slots[p]` once `copiedIn(p)`
-  // says they are done and a lane is free, up to kPiecesInFlight at a time; `done(p)` once its results lie in its
-  // slot, in order. Waiting for a piece's copies has the call's deadline, counted from the last progress.
-  void runCopied(const std::vector<CallPiece>& pieces, const std::vector<StagingSlots::Slot>& slots,
-                 LocalMemory& memory, const std::function<bool(std::size_t)>& copiedIn,
-                 const std::function<void(std::size_t)>& done) {
-    if (slots.size() != pieces.size()) {
-      throw Error(ErrorCode::Internal, "net " + name_ + ": " + std::to_string(pieces.size()) + " pieces in " +
-                                           std::to_string(slots.size()) + " slots");
-    }
-    Plans plans;
+  // A piece whose copies the caller queues itself (runCopiedPiece): its plan runs over `slot` once copied in.
+  void runCopied(const CallPiece& piece, const StagingSlots::Slot& slot, LocalMemory& memory,
+                 const std::function<bool()>& copiedIn) {
     IdleWait idle;
-    std::size_t started = 0;
-    std::size_t finished = 0;
-    auto since = std::chrono::steady_clock::now();
-    while (finished < pieces.size()) {
-      bool progressed = false;
-      while (started < pieces.size() && started < finished + kPiecesInFlight && !plans[started % kPiecesInFlight] &&
-             copiedIn(started)) {
-        const std::size_t lane = started % kPiecesInFlight;
-        const CallPiece& piece = pieces[started];
-        const StagingSlots::Slot& slot = slots[started];
-        plans[lane] = std::make_unique<MemberPlan>(
-            piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
-            BufferMap::contiguous(slot.output, piece.outputElements),
-            BufferMap::contiguous(slot.scratch, piece.scratchElements), memory, lane);
-        ++started;
-        progressed = true;
+    const auto since = std::chrono::steady_clock::now();
+    while (!copiedIn()) {
+      const std::string why = run_.lost ? run_.lost() : std::string();
+      if (!why.empty()) throw Error(ErrorCode::RemoteError, "net " + name_ + ": " + why);
+      if (std::chrono::steady_clock::now() - since >= context_.run.timeout) {
+        throw Error(ErrorCode::Timeout, "net " + name_ +
+                                            ": the caller's stream did not reach the call's copies into "
+                                            "pinned host memory within " +
+                                            std::to_string(context_.run.timeout.count()) +
+                                            " ms (the work queued on it before the call did not end)");
       }
-      finished += advance(plans, finished, started, progressed, done);
-      if (progressed) since = std::chrono::steady_clock::now();
-      wait(idle, progressed, [&] {
-        if (started == pieces.size() || started >= finished + kPiecesInFlight) return;  // the plans' own deadlines
-        const std::string why = run_.lost ? run_.lost() : std::string();
-        if (!why.empty()) throw Error(ErrorCode::RemoteError, "net " + name_ + ": " + why);
-        if (std::chrono::steady_clock::now() - since >= context_.run.timeout) {
-          throw Error(ErrorCode::Timeout, "net " + name_ +
-                                              ": the caller's stream did not reach the call's copies into "
-                                              "pinned host memory within " +
-                                              std::to_string(context_.run.timeout.count()) +
-                                              " ms (the work queued on it before the call did not end)");
-        }
-      });
+      idle.idle();
     }
+    MemberPlan plan(piece.plan, run_, tagOf(0), BufferMap::contiguous(slot.input, piece.inputElements),
+                    BufferMap::contiguous(slot.output, piece.outputElements),
+                    BufferMap::contiguous(slot.scratch, piece.scratchElements), memory, 0);
+    while (!plan.done()) wait(idle, plan.advance(), [] {});
   }
 
   template <typename Make>
@@ -538,12 +515,10 @@ void checkCall(const NetCall& call, int n, int me) {
   }
 }
 
-void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, const std::vector<CallPiece>& pieces,
-                     const std::vector<StagingSlots::Slot>& slots, LocalMemory& memory,
-                     const std::function<bool(std::size_t)>& copiedIn, const std::function<void(std::size_t)>& done) {
+void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
+                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn) {
   const int divisor = run.divisor > 0 ? run.divisor : static_cast<int>(context.run.members.size());
-  Pipeline(context, run.type, run.op, divisor, callName(context, run.what))
-      .runCopied(pieces, slots, memory, copiedIn, done);
+  Pipeline(context, run.type, run.op, divisor, callName(context, run.what)).runCopied(piece, slot, memory, copiedIn);
 }
 
 CallPiece peerPiece(const std::vector<PeerOp>& ops, int nranks, int me, DataType type, std::size_t p,

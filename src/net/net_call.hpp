@@ -225,14 +225,12 @@ struct CopiedPieceRun {
   const char* what = "call";  ///< for messages: "all_reduce", "send/recv"
 };
 
-/// Runs `pieces`, whose copies the caller queues itself around them (NetGroup::startAsync, startQueued): piece p's plan
-/// over `slots[p]` on `memory` once `copiedIn(p)` says the caller's copies into the slot are done (polled), up to
-/// kPiecesInFlight pieces at a time, their messages on the call's tags; `done(p)` once its results lie in its slot, in
-/// order. Waiting for copies has the call's deadline (Error(Timeout) saying the caller's stream did not get there),
-/// and a lost peer ends it. Errors otherwise runCall's.
-void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, const std::vector<CallPiece>& pieces,
-                     const std::vector<StagingSlots::Slot>& slots, LocalMemory& memory,
-                     const std::function<bool(std::size_t)>& copiedIn, const std::function<void(std::size_t)>& done);
+/// Runs `piece`, one piece whose copies the caller queues itself around it (NetGroup::startAsync): its plan over
+/// `slot` on `memory`, once `copiedIn()` says the caller's copies into the slot are done (polled; a lost peer ends
+/// the wait, and it has the call's deadline: Error(Timeout) saying the caller's stream did not get there). Its
+/// results are left in the slot. Errors otherwise runCall's.
+void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
+                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn);
 
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
 /// per piece).

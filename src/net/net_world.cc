@@ -181,11 +181,10 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   while (flags.release.value.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
   if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
   async.run = run;
-  const StagingSlots::Slot slot = world.asyncSlots_[async.set];
-  async.copiesIn = copiesIntoSlot(piece, slot, elementSize);
-  async.copiesOut = copiesOutOfSlot(piece, slot, elementSize);
-  async.pieces.push_back(std::move(piece));
-  async.slots.push_back(slot);
+  async.piece = std::move(piece);
+  async.slot = world.asyncSlots_[async.set];
+  async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
+  async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);
   async.flags = &flags;
   async.context = context(run.what);  // numbers the call: last, once nothing can fail
   world.tickets_ = async.ticket;
@@ -199,17 +198,14 @@ void NetGroup::startAsync(AsyncCall async) {
   world.submitAsync(
       [&world, shared] {
         const AsyncCall& a = *shared;
-        runCopiedPieces(
-            a.context, a.run, a.pieces, a.slots, *world.asyncMemory_,
-            [&a](std::size_t) {
-              if (a.abandoned->load(std::memory_order_acquire)) {
-                throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
-                                                      ": the caller could not queue the call's kernel (its error went "
-                                                      "to the caller)");
-              }
-              return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
-            },
-            [](std::size_t) {});
+        runCopiedPiece(a.context, a.run, a.piece, a.slot, *world.asyncMemory_, [&a] {
+          if (a.abandoned->load(std::memory_order_acquire)) {
+            throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
+                                                  ": the caller could not queue the call's kernel (its error went to "
+                                                  "the caller)");
+          }
+          return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
+        });
       },
       ticket);
 }
@@ -266,17 +262,17 @@ void NetGroup::startQueued(QueuedCall queued, QueuedRun around) {
         try {
           if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
           around([&] {
-            runCopiedPieces(
-                q.context, q.run, q.pieces, q.slots, *world.asyncMemory_,
-                [&q](std::size_t p) {
-                  if (q.abandoned->load(std::memory_order_acquire)) {
-                    throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
-                                                          ": the caller could not queue the call's copies (its error "
-                                                          "went to the caller)");
-                  }
-                  return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
-                },
-                [&q, &ready](std::size_t p) { ready.store(q.tickets[p], std::memory_order_release); });
+            for (std::size_t p = 0; p < q.pieces.size(); ++p) {
+              runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], *world.asyncMemory_, [&q, p] {
+                if (q.abandoned->load(std::memory_order_acquire)) {
+                  throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
+                                                        ": the caller could not queue the call's copies (its "
+                                                        "error went to the caller)");
+                }
+                return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
+              });
+              ready.store(q.tickets[p], std::memory_order_release);
+            }
           });
         } catch (...) {
           ready.store(q.tickets.back(), std::memory_order_release);

@@ -108,8 +108,8 @@ struct AsyncCall {
   /// breaking the world, and releases its ticket in order.
   std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
   CopiedPieceRun run;
-  std::vector<CallPiece> pieces;          ///< one
-  std::vector<StagingSlots::Slot> slots;  ///< its set's
+  CallPiece piece;
+  StagingSlots::Slot slot;
   CallContext context;
 };
 

@@ -1,4 +1,6 @@
 #!/bin/bash
+# NOT RUN: the session's device time was spent (a machine could no longer be started). For the next session: apply
+# queued-two-pieces.patch (52ce8b9, reverted on main until this call shows it), build, pack, run.
 # One H200: queued calls with two pieces at a time on the host (52ce8b9). Quick checks without MPS (a killed rank,
 # the communicator across 2 virtual nodes x 1 and x 2, a stalled stream before a queued call), then under MPS, 2
 # virtual nodes of one rank, all seven collectives 8 B - 16 MiB: two rounds each of PEERLINK_NET_ASYNC=OFF (sync)
