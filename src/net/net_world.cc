@@ -210,10 +210,20 @@ void NetGroup::startAsync(AsyncCall async) {
       ticket);
 }
 
+// A queued call reduces on the host: where the staged path would reduce on the GPU (pieces of larger reductions),
+// the call waits on the host instead -- its time is then its reductions', and a GPU makes them faster.
 bool NetGroup::queuedFits(const NetCall& call) const {
   const NetOptions& options = world_.options_;
-  return options.asyncCalls && options.path == NetPath::Staged && call.count > 0 &&
-         call.collective != Collective::SendRecv;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv) {
+    return false;
+  }
+  if (!world_.stagedOnDevice_) return true;
+  const std::size_t step = pieceElementsOf(options.chunkBytes, call.type);
+  const coll::Plan first = callPlan(call, size(), std::min(call.count, step));
+  if (largestReductionBytes(first) == 0) return true;
+  return options.reduce == NetReduce::Auto &&
+         reducesOnHost(first, (call.count + step - 1) / step, options.gpuReduceMinBytes);
 }
 
 QueuedCall NetGroup::prepareQueued(const NetCall& call) {
@@ -318,6 +328,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
       slots_(*device_),
       queuedSlots_(*device_),
       asyncMemory_(std::make_unique<HostMemory>()) {
+  stagedOnDevice_ = stagedMemory_ != nullptr;
   if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
   asyncFlags_ = new (device_->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
   peers_.resize(static_cast<std::size_t>(size()));

@@ -185,7 +185,9 @@ class NetGroup {
   void startAsync(AsyncCall async);
 
   /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
-  /// send/recv) with elements.
+  /// send/recv) with elements, and its reductions such that the staged path would make them on the host too (a
+  /// queued call reduces on the host): none, the world's staged memory the host's, or (PEERLINK_NET_REDUCE=AUTO)
+  /// reducesOnHost.
   bool queuedFits(const NetCall& call) const;
   /// The next queued call of `call` (queuedFits; runCall's checks): its pieces, their slots and tickets, and what
   /// the device does. Slots too small for its pieces grow first, once the copies of the calls queued before ended
@@ -276,6 +278,7 @@ class NetWorld {
   std::unique_ptr<LocalMemory> callerMemory_;
   std::unique_ptr<LocalMemory> stagedMemory_;
   std::unique_ptr<LocalMemory> stagedOnHost_;  ///< small reductions where stagedMemory_ is the device's; else null
+  bool stagedOnDevice_ = false;                ///< stagedMemory_ is the device's (its reductions on the GPU)
   StagingSlots slots_;
   StagingSlots queuedSlots_;  ///< the queued calls' (their copies run on the device while the thread runs others)
   std::array<StagingSlots::Slot, kAsyncSets> asyncSlots_{};  ///< allocated at the first async call

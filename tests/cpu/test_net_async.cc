@@ -616,6 +616,53 @@ TEST(NetQueued, OnlyStagedCollectivesAreQueued) {
   }
 }
 
+// A device whose staged memory makes the staged path's reductions itself, as a GPU's does (only the choice of which
+// calls are queued reads it here).
+class DeviceWithStagedMemory final : public DeviceAccess {
+ public:
+  void copyAsync(void* dst, const void* src, std::size_t bytes) override { host_->copyAsync(dst, src, bytes); }
+  std::uint64_t mark() override { return host_->mark(); }
+  bool reached(std::uint64_t marker) override { return host_->reached(marker); }
+  void* allocateHost(std::size_t bytes) override { return host_->allocateHost(bytes); }
+  void freeHost(void* memory) noexcept override { host_->freeHost(memory); }
+  std::unique_ptr<LocalMemory> stagedMemory() override { return std::make_unique<HostMemory>(); }
+
+ private:
+  std::unique_ptr<DeviceAccess> host_ = hostDeviceAccess();
+};
+
+// Where the staged path reduces on the GPU, a call whose reductions it would make there waits on the host instead of
+// being queued (a queued call reduces on the host); calls without reductions, and those it would reduce on the host
+// anyway, are queued. Two ranks, pieces of 4 MiB, f32.
+TEST(NetQueued, CallsTheGpuWouldReduceAreNotQueued) {
+  for (const NetReduce reduce : {NetReduce::Auto, NetReduce::Gpu, NetReduce::Host}) {
+    const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+      options.reduce = reduce;
+      auto world = std::make_unique<NetWorld>(std::move(p2p), options, std::make_unique<DeviceWithStagedMemory>(),
+                                              std::make_unique<HostMemory>());
+      auto group = world->group({0, 1}, "two");
+      if (r != 0) return;
+      std::byte any[4];
+      const auto queued = [&](Collective collective, std::size_t bytes) {
+        return group->queuedFits({collective, bytes / 4, DataType::F32, ReduceOp::Sum, 0, 0, any, any});
+      };
+      const std::size_t MiB = std::size_t{1} << 20;
+      const bool onAuto = reduce == NetReduce::Auto;
+      const bool host = reduce == NetReduce::Host;  // no staged memory on the device: every reduction the host's
+      const char* name = onAuto ? "AUTO" : host ? "HOST" : "GPU";
+      EXPECT_TRUE(queued(Collective::AllGather, 16 * MiB)) << name;  // no reductions
+      EXPECT_TRUE(queued(Collective::Broadcast, 16 * MiB)) << name;
+      EXPECT_TRUE(queued(Collective::AllToAll, 16 * MiB)) << name;
+      EXPECT_EQ(queued(Collective::AllReduce, MiB), onAuto || host) << name;  // one piece, reductions of 512 KiB
+      EXPECT_EQ(queued(Collective::Reduce, MiB), onAuto || host) << name;     // one piece, a reduction of 1 MiB
+      EXPECT_EQ(queued(Collective::AllReduce, 16 * MiB), host) << name;       // four pieces
+      EXPECT_EQ(queued(Collective::Reduce, 4 * MiB), host) << name;           // a reduction of 4 MiB
+    });
+    for (const std::string& error : errors) EXPECT_EQ(error, "");
+  }
+}
+
 // Rank 0's queued call fails before its messages (its stream's work never ended, as the node world reports it):
 // every piece is marked ready at once, so that its copy stream runs through to the end; the world is broken and the
 // next call refused naming why. Rank 1's call times out at the deadline naming rank 0, and its copy stream runs

@@ -9,8 +9,9 @@
 //                                      ("SKIPPED: ..." where there is no GPU)
 //   comm_nodes_e2e kill DIR G          the last rank kills itself before a 32 MiB all-reduce; the others must name it
 //   comm_nodes_e2e stall DIR G         the last rank's stream is held three times PEERLINK_NET_TIMEOUT_MS before a
-//                                      1 MiB all-reduce (a queued call, or one that waits on the host where
-//                                      PEERLINK_NET_ASYNC=OFF); every rank must fail within the deadline, the call
+//                                      1 MiB all-reduce (a queued call where the host reduces, or one that waits on
+//                                      the host, e.g. PEERLINK_NET_ASYNC=OFF); every rank must fail within the
+//                                      deadline, the call
 //                                      or checkHealth saying so (comm_nodes_fault.sh)
 //   comm_nodes_e2e stall-async DIR G   the same before a 4 KiB all-reduce (an async call's kernel)
 //   comm_nodes_e2e misplaced DIR G     communicator rank r^1 on MPI rank r: every rank must refuse it, naming a rank
@@ -230,7 +231,8 @@ std::string runStreamOrdered(Communicator& comm, int gpu, cudaStream_t stream, C
 }
 
 // All-reduces alternating between two streams, none waited for until the last: small ones (async calls across nodes,
-// more than the transport has slot sets for them) and every third one of 6 MiB (a queued call of two pieces). A call
+// more than the transport has slot sets for them) and every third one of 6 MiB (several pieces: a queued call where
+// the host makes the reductions, PEERLINK_NET_REDUCE=HOST, else one that waits on the host). A call
 // on one stream must not take its slots from a call still running on the other, nor read its input before the call
 // before it on its stream wrote it. Each call's own buffers; every result checked after both streams ended. `issued`:
 // how long the ten calls took to return, and to end.
@@ -384,7 +386,8 @@ void stallOnStream(void*) {
   std::this_thread::sleep_for(stallFor);
 }
 
-// `count` elements of f32: 1 MiB is a queued call, 4 KiB an async call's kernel: either returns at once and its error
+// `count` elements of f32: 1 MiB is a queued call where the host reduces (comm_nodes_fault.sh sets
+// PEERLINK_NET_REDUCE=HOST for it), 4 KiB an async call's kernel: either returns at once and its error
 // comes with a later checkHealth, polled here (with PEERLINK_NET_ASYNC=OFF the call itself waits and fails).
 [[noreturn]] void stallLastRank(Communicator& comm, int gpu, std::size_t count) {
   const char* deadline = std::getenv("PEERLINK_NET_TIMEOUT_MS");

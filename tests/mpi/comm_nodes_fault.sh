@@ -5,7 +5,7 @@
 #          well within the deadline.
 #   stall  gpu.mpi.CommunicatorStreamStalledAcrossNodes: 2 ranks as 2 nodes of 1; rank 1's stream holds work that
 #          outlasts the transport's deadline (PEERLINK_NET_TIMEOUT_MS, which must be set) before a 1 MiB all-reduce, a
-#          queued call that returns at once: rank 1's checkHealth must say its stream's work did not finish, rank 0
+#          queued call (PEERLINK_NET_REDUCE=HOST) that returns at once: rank 1's checkHealth must say its stream's work did not finish, rank 0
 #          name rank 1, both within twice the deadline.
 #   stall-sync  gpu.mpi.CommunicatorStreamStalledBeforeAWaitingCall: the same with PEERLINK_NET_ASYNC=OFF, the call
 #          itself waiting on the host and failing.
@@ -22,7 +22,9 @@ case "$mode" in
   stall | stall-sync | stall-async) ranks=2 per_node=1 ;;
   *) echo "comm_nodes_fault.sh: unknown mode '$mode' (kill, stall, stall-sync, stall-async)" >&2; exit 2 ;;
 esac
+# stall: the host reduces (PEERLINK_NET_REDUCE=HOST), so that the all-reduce is queued whatever the pieces' size.
 program_mode=$mode settings=
+[ "$mode" = stall ] && settings="PEERLINK_NET_REDUCE=HOST"
 [ "$mode" = stall-sync ] && program_mode=stall settings="PEERLINK_NET_ASYNC=OFF"
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 timeout -k 5 120 "$mpirun" "$@" --enable-recovery -np "$ranks" sh -c \
