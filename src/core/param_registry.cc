@@ -305,11 +305,15 @@ std::vector<ParamSpec> processParamSpecs() {
        {"ON", "OFF"},
        0,
        0,
-       "Whether a communicator's small calls across nodes staged through pinned host memory (one piece of at most "
-       "256 KiB a buffer) return once queued: ON, one kernel on the caller's stream copies the data to pinned "
-       "memory, waits on the GPU until the transport's thread has run the messages (a flag in pinned memory), and "
-       "copies the results back, the reductions on the host; OFF, every call waits on the host for its messages, as "
-       "larger calls do. Errors of a call that returned are reported by the next call or checkHealth.",
+       "Whether a communicator's calls across nodes staged through pinned host memory return once queued. ON: a "
+       "small call (one piece of at most 256 KiB a buffer) is one kernel on the caller's stream that copies the "
+       "data to pinned memory, waits on the GPU until the transport's thread has run the messages (a flag in pinned "
+       "memory), and copies the results back; a larger one whose reductions the host makes anyway (none, or those "
+       "PEERLINK_NET_REDUCE leaves to the host) queues its copies at once on the transport's copy stream, each "
+       "piece's copies out waiting on the GPU for the thread's flag, and the caller's stream after them; the "
+       "reductions of both on the host. Calls whose reductions the GPU makes, and send/recv groups that do not fit "
+       "the kernel, wait on the host. OFF: every call waits on the host for its messages. Errors of a call that "
+       "returned are reported by the next call or checkHealth.",
        ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,
