@@ -443,7 +443,7 @@ void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaSt
   queuedAny_ = true;
   try {
     copies_->orderCopiesAfter(ready->get());
-    copies_->queue(ops, flags.pieceCopied.value, flags.pieceReady.value, flags.piecesDrained.value);
+    copies_->queue(ops, flags.pieceCopied.value, flags.pieceReady.value);
     copies_->orderAfterCopies(stream);
   } catch (...) {
     abandoned->store(true, std::memory_order_release);  // its job fails at once, every piece marked ready

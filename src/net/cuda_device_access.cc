@@ -41,7 +41,7 @@ void CudaDeviceAccess::orderCopiesAfter(cudaEvent_t event) {
 }
 
 void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic<std::uint64_t>& copied,
-                             const std::atomic<std::uint64_t>& ready, std::atomic<std::uint64_t>& drained) {
+                             const std::atomic<std::uint64_t>& ready) {
   DeviceGuard guard(device_);
   const DriverApi& api = driverApi();
   // Unified addressing: the words' host addresses are their device addresses.
@@ -66,10 +66,6 @@ void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic
         break;
       case QueuedDeviceOp::Kind::Copied:
         check(api.streamWriteValue64(stream_.get(), at(copied), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
-              "cuStreamWriteValue64");
-        break;
-      case QueuedDeviceOp::Kind::Drained:
-        check(api.streamWriteValue64(stream_.get(), at(drained), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
               "cuStreamWriteValue64");
         break;
     }

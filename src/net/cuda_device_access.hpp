@@ -37,10 +37,10 @@ class CudaDeviceAccess final : public DeviceAccess {
   /// between calls of the transport.
   void orderCopiesAfter(cudaEvent_t event);
   /// Queues a queued call's device side (net::queuedDeviceOps) on the copy stream: its copies, the waits for `ready`
-  /// to reach a ticket and the writes of tickets to `copied` and `drained`, 64-bit stream memory operations on
-  /// those words of pinned host memory. The caller's thread, while no call of the transport queues copies.
+  /// to reach a ticket and the writes of tickets to `copied`, 64-bit stream memory operations on those words of
+  /// pinned host memory. The caller's thread, while no call of the transport queues copies.
   void queue(const std::vector<QueuedDeviceOp>& ops, std::atomic<std::uint64_t>& copied,
-             const std::atomic<std::uint64_t>& ready, std::atomic<std::uint64_t>& drained);
+             const std::atomic<std::uint64_t>& ready);
 
  private:
   int device_;

@@ -493,7 +493,6 @@ std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCo
     ops.push_back({Kind::Copied, {}, tickets[p]});
   }
   for (std::size_t p = pieces > slots ? pieces - slots : 0; p < pieces; ++p) out(p);
-  ops.push_back({Kind::Drained, {}, tickets.back()});
   return ops;
 }
 

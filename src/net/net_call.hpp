@@ -179,7 +179,6 @@ struct QueuedDeviceOp {
     Copy,        ///< `copy`
     AwaitReady,  ///< wait until the ready word reaches `ticket`: that piece's results lie in its slot
     Copied,      ///< write `ticket` to the copied word: that piece's copies in are done
-    Drained,     ///< write `ticket` to the drained word: the call's copies out are done
   };
   Kind kind = Kind::Copy;
   SlotCopy copy;
@@ -187,7 +186,7 @@ struct QueuedDeviceOp {
 };
 /// The device side of a queued call whose piece p has `copiesIn[p]` and `copiesOut[p]`, ticket `tickets[p]`, and
 /// lies in slot p % `slots`: piece p copied in once piece p - `slots` (the slot's last) is ready and copied out; the
-/// call's last pieces copied out as they are ready; then the last ticket to the drained word. Pure.
+/// call's last pieces copied out as they are ready. Pure.
 std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCopy>>& copiesIn,
                                             const std::vector<std::vector<SlotCopy>>& copiesOut,
                                             const std::vector<std::uint64_t>& tickets, std::size_t slots);

@@ -88,7 +88,6 @@ struct AsyncFlags {
   /// The transport's: the last piece whose results lie in its slot; where a call failed, its last piece (its results
   /// are not written).
   Word pieceReady;
-  Word piecesDrained;  ///< the device's copy stream's: the last piece of a call whose copies out are done
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8,
               "the flags are plain 64-bit words to the GPU");
