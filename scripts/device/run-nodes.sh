@@ -9,11 +9,11 @@
 #          comm_nodes_e2e.cc), against the closed forms. COMM_PER_NODE=1: 2 nodes of one rank (default 2 x 2)
 #   kill   the same communicator with rank 3 killed before an all-reduce: ranks 0-2 must name it
 #   stall  2 nodes of one rank, rank 1's stream held past the transport's deadline before a 1 MiB all-reduce (a
-#          queued call, the host reducing): rank 1 must say its stream's work did not finish, rank 0 name rank 1, both within twice the
-#          deadline
-#   stall-sync  the same with PEERLINK_NET_ASYNC=OFF (the call waits on the host, and fails itself)
-#   stall-async  the same before a 4 KiB all-reduce (an async call, which returns at once): rank 1's checkHealth
-#          must say its stream did not reach the call's copies
+#          queued call, the host reducing): rank 1's checkHealth must say its stream did not reach the call's copies,
+#          rank 0 name rank 1, both within twice the deadline
+#   stall-sync  the same with PEERLINK_NET_ASYNC=OFF (the call waits on the host, and fails itself saying its
+#          stream's work did not finish)
+#   stall-async  the same before a 4 KiB all-reduce (an async call's kernel, which returns at once): as stall
 #   coll   `peerlink coll` (dist/peerlink) under mpirun as the same 2 nodes x 2, for each collective named (default:
 #          all seven): every size checked on the host, and beside peerlink's phases across nodes MPI's own
 #          MPI_Isend/MPI_Irecv of the same bytes on the same path, timed in the same run (docs/multinode.md). The

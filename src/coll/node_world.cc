@@ -119,6 +119,7 @@ NodeWorld::NodeWorld(Bootstrap& bootstrap, NodeGrid grid, int device, const Para
                                                  seen.nodes, seen.ranksPerNode, grid_.nodes, grid_.ranksPerNode));
   }
   done_ = Event(device, cudaEventDisableTiming);
+  queuedAfter_ = Event(device, cudaEventDisableTiming);
   copiesFollowStream_ = ready.path.path == net::NetPath::Staged;
   // The async calls' kernel reaches the transport's pinned memory at its host addresses (unified addressing).
   int unified = 0;
@@ -153,11 +154,16 @@ NodeWorld::~NodeWorld() {
         return;
       }
     }
-    // A queued call's copies wait for the transport's flags, and its stream for them: every call's stream waited for
-    // the one before's.
-    if (queuedAny_ && !ended(done_.get())) {
-      if (net_) net_->keepPinnedMemory();
-      return;
+    // A queued call's copies wait for the transport's flags and write them, on the copy stream (also those of a call
+    // whose queuing failed half way): the copy stream must have ended.
+    if (queuedAny_ && copies_ != nullptr) {
+      const std::uint64_t queuedSoFar = copies_->mark();
+      IdleWait idle;
+      while (!copies_->reached(queuedSoFar) && std::chrono::steady_clock::now() < deadline) idle.idle();
+      if (!copies_->reached(queuedSoFar) || !ended(done_.get())) {
+        if (net_) net_->keepPinnedMemory();
+        return;
+      }
     }
   } catch (...) {
     if (net_) net_->keepPinnedMemory();
@@ -422,27 +428,19 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
 // transport's copy stream, after the caller's stream's work so far, its copies and the waits for the transport's
 // thread between them; the caller's stream's next work after them. The transport's thread runs the messages and
 // reductions on the host and makes no CUDA call: a call that waited, on the GPU, for work queued after it would
-// never end (streams share the device's queues, and a CUDA call can wait for the whole device).
+// never end (streams share the device's queues, and a CUDA call can wait for the whole device). A call whose
+// caller's stream never gets there fails at the transport's deadline saying the stream did not reach its copies.
 void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
-  auto ready = std::make_shared<Event>(device_, cudaEventDisableTiming);
-  PEERLINK_CUDA_CHECK(cudaEventRecord(ready->get(), stream));
   net::QueuedCall queued = group.prepareQueued(call);
   const std::vector<net::QueuedDeviceOp> ops = queued.deviceOps;
   net::AsyncFlags& flags = *queued.flags;
   const std::shared_ptr<std::atomic<bool>> abandoned = queued.abandoned;
-  const Error stalled = streamStalled("a phase across nodes");
-  group.startQueued(std::move(queued), [ready, stalled](const std::function<void()>& run) {
-    try {
-      run();
-    } catch (const Error& error) {
-      // A piece never copied in: the work before the call on the caller's stream did not end.
-      if (error.code() == ErrorCode::Timeout && cudaEventQuery(ready->get()) == cudaErrorNotReady) throw stalled;
-      throw;
-    }
-  });
+  group.startQueued(std::move(queued));
   queuedAny_ = true;
   try {
-    copies_->orderCopiesAfter(ready->get());
+    // The copy stream waits for the event as recorded now; recording it again for a later call changes nothing here.
+    PEERLINK_CUDA_CHECK(cudaEventRecord(queuedAfter_.get(), stream));
+    copies_->orderCopiesAfter(queuedAfter_.get());
     copies_->queue(ops, flags.pieceCopied.value, flags.pieceReady.value);
     copies_->orderAfterCopies(stream);
   } catch (...) {

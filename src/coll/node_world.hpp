@@ -93,7 +93,8 @@ class NodeWorld {
   /// for its release and copies out; returns once queued.
   void runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_t stream);
   /// `call` queued (net::NetGroup::prepareQueued): its copies on the transport's copy stream after `stream`'s work so
-  /// far, `stream`'s next work after them, its messages on the progress thread; returns at once.
+  /// far, `stream`'s next work after them, its messages on the progress thread; returns at once (but for the copy
+  /// stream's queue filling up, for a call of many pieces).
   void runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream);
   /// Error(Timeout): the work on this rank's stream before `before` did not finish within the transport's deadline.
   Error streamStalled(const char* before) const;
@@ -119,7 +120,8 @@ class NodeWorld {
   std::string pathName_;
   std::vector<PeerIdentity> peers_;
   DeviceBuffer scratch_;
-  Event done_;  ///< after the last call's work on its stream: the scratch is free again
+  Event done_;         ///< after the last call's work on its stream: the scratch is free again
+  Event queuedAfter_;  ///< on the caller's stream before a queued call: its copies wait for it
   bool doneRecorded_ = false;
   /// Staged: the transport's copies out of the caller's memory wait for its stream on the GPU; direct: MPI reads the
   /// caller's memory itself, so the host waits for the stream first.

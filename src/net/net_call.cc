@@ -57,8 +57,9 @@ class Pipeline {
     run_.name = name_;
   }
 
-  // A piece whose copies the caller queues itself (runCopiedPiece): its plan runs over `slot` once copied in.
-  void runCopied(const CallPiece& piece, const StagingSlots::Slot& slot, LocalMemory& memory,
+  // A piece whose copies the caller queues itself (runCopiedPiece): its plan runs over `slot` once copied in, on
+  // `lane`'s tag and temporaries.
+  void runCopied(const CallPiece& piece, const StagingSlots::Slot& slot, LocalMemory& memory, std::size_t lane,
                  const std::function<bool()>& copiedIn) {
     IdleWait idle;
     const auto since = std::chrono::steady_clock::now();
@@ -74,9 +75,9 @@ class Pipeline {
       }
       idle.idle();
     }
-    MemberPlan plan(piece.plan, run_, tagOf(0), BufferMap::contiguous(slot.input, piece.inputElements),
+    MemberPlan plan(piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
                     BufferMap::contiguous(slot.output, piece.outputElements),
-                    BufferMap::contiguous(slot.scratch, piece.scratchElements), memory, 0);
+                    BufferMap::contiguous(slot.scratch, piece.scratchElements), memory, lane);
     while (!plan.done()) wait(idle, plan.advance(), [] {});
   }
 
@@ -348,7 +349,7 @@ void StagingSlots::reserve(std::size_t inputBytes, std::size_t outputBytes, std:
     const std::size_t bytes = std::max(wanted[kind], sizes_[kind]);
     for (Slot& slot : slots_) {
       std::byte*& memory = kind == 0 ? slot.input : kind == 1 ? slot.output : slot.scratch;
-      if (memory != nullptr) device_.freeHost(memory);
+      if (memory != nullptr && !leaked_.load(std::memory_order_acquire)) device_.freeHost(memory);
       memory = static_cast<std::byte*>(device_.allocateHost(std::max<std::size_t>(bytes, 16)));
     }
     sizes_[kind] = bytes;
@@ -515,9 +516,12 @@ void checkCall(const NetCall& call, int n, int me) {
 }
 
 void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
-                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn) {
+                    const StagingSlots::Slot& slot, LocalMemory& memory, std::size_t lane,
+                    const std::function<bool()>& copiedIn) {
   const int divisor = run.divisor > 0 ? run.divisor : static_cast<int>(context.run.members.size());
-  Pipeline(context, run.type, run.op, divisor, callName(context, run.what)).runCopied(piece, slot, memory, copiedIn);
+  if (lane >= kPiecesInFlight) throw Error(ErrorCode::Internal, "runCopiedPiece: lane " + std::to_string(lane));
+  Pipeline(context, run.type, run.op, divisor, callName(context, run.what))
+      .runCopied(piece, slot, memory, lane, copiedIn);
 }
 
 CallPiece peerPiece(const std::vector<PeerOp>& ops, int nranks, int me, DataType type, std::size_t p,

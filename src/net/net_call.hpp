@@ -15,6 +15,7 @@
 //           reductions are the caller's LocalMemory's.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -82,12 +83,13 @@ class StagingSlots {
   };
   /// Every slot made big enough; call only while no message uses them. Memory it frees to grow is freed once the
   /// copies queued on the device have ended (copies out a call left queued still read it), within `timeout`, else
-  /// Error(Timeout).
+  /// Error(Timeout); once leaked, memory it outgrows is kept instead.
   void reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes,
                std::chrono::milliseconds timeout);
   Slot slot(std::size_t index) const { return slots_[index % kSlots]; }
   /// Keeps the memory forever (a world whose messages may still land in it).
-  void leak() noexcept { leaked_ = true; }
+  /// Any thread.
+  void leak() noexcept { leaked_.store(true, std::memory_order_release); }
 
   static constexpr std::size_t kSlots = kPiecesInFlight + 2;
 
@@ -98,7 +100,7 @@ class StagingSlots {
   DeviceAccess& device_;
   Slot slots_[kSlots];
   std::size_t sizes_[3] = {0, 0, 0};
-  bool leaked_ = false;
+  std::atomic<bool> leaked_{false};
 };
 
 /// What a group gives every call.
@@ -224,12 +226,14 @@ struct CopiedPieceRun {
   const char* what = "call";  ///< for messages: "all_reduce", "send/recv"
 };
 
-/// Runs `piece`, one piece whose copies the caller queues itself around it (NetGroup::startAsync): its plan over
-/// `slot` on `memory`, once `copiedIn()` says the caller's copies into the slot are done (polled; a lost peer ends
-/// the wait, and it has the call's deadline: Error(Timeout) saying the caller's stream did not get there). Its
-/// results are left in the slot. Errors otherwise runCall's.
+/// Runs `piece`, one piece whose copies the caller queues itself around it (NetGroup::startAsync, startQueued): its
+/// plan over `slot` on `memory`, on lane `lane`'s tag and temporaries (below kPiecesInFlight: piece p of a call as
+/// the staged path runs it is on lane p % kPiecesInFlight), once `copiedIn()` says the caller's copies into the slot
+/// are done (polled; a lost peer ends the wait, and it has the call's deadline: Error(Timeout) saying the caller's
+/// stream did not get there). Its results are left in the slot. Errors otherwise runCall's.
 void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
-                    const StagingSlots::Slot& slot, LocalMemory& memory, const std::function<bool()>& copiedIn);
+                    const StagingSlots::Slot& slot, LocalMemory& memory, std::size_t lane,
+                    const std::function<bool()>& copiedIn);
 
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
 /// per piece).

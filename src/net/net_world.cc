@@ -47,6 +47,7 @@ struct NetWorld::Job {
   std::exception_ptr error;
   bool detached = false;                ///< nobody waits for it (an async or a queued call's)
   std::optional<std::uint64_t> ticket;  ///< an async call's: to the release flag once it ran
+  std::function<void()> finally;        ///< run once it ran or was skipped, after the world's state says how
 };
 
 NetGroup::NetGroup(NetWorld& world, std::vector<int> members, std::string name)
@@ -198,7 +199,7 @@ void NetGroup::startAsync(AsyncCall async) {
   world.submitAsync(
       [&world, shared] {
         const AsyncCall& a = *shared;
-        runCopiedPiece(a.context, a.run, a.piece, a.slot, *world.asyncMemory_, [&a] {
+        runCopiedPiece(a.context, a.run, a.piece, a.slot, *world.asyncMemory_, 0, [&a] {
           if (a.abandoned->load(std::memory_order_acquire)) {
             throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
                                                   ": the caller could not queue the call's kernel (its error went to "
@@ -241,8 +242,14 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
   }
   const CallPiece& largest = queued.pieces.front();
   // The slots' earlier calls are done with them once the copy stream reached what is queued now.
-  world.queuedSlots_.reserve(largest.inputElements * elementSize, largest.outputElements * elementSize,
-                             largest.scratchElements * elementSize, world.options_.timeout);
+  try {
+    world.queuedSlots_.reserve(largest.inputElements * elementSize, largest.outputElements * elementSize,
+                               largest.scratchElements * elementSize, world.options_.timeout);
+  } catch (const Error& error) {
+    // This rank numbers no call now where its peers do: its later calls could not match theirs.
+    world.breakWith(error.what());
+    throw;
+  }
   std::vector<std::vector<SlotCopy>> copiesIn, copiesOut;
   for (std::size_t p = 0; p < pieces; ++p) {
     const StagingSlots::Slot slot = world.queuedSlots_.slot(p % StagingSlots::kSlots);
@@ -259,37 +266,32 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
   return queued;
 }
 
-// Every piece is marked ready whatever happens, so that the copy stream's waits end: in order as each is done, all
-// at once (the last piece's ticket) where the call fails. The stream compares tickets cyclically (as signed
-// differences): a ready word past every ticket would be behind them there.
-void NetGroup::startQueued(QueuedCall queued, QueuedRun around) {
+// Every piece is marked ready whatever happens, so that the copy stream's waits end: in order as each is done; all
+// at once, with the last piece's ticket, once the job ended or was skipped (a world broken before it ran), after the
+// world's state says why. The stream compares tickets cyclically (as signed differences): a ready word past every
+// ticket would be behind them there. Piece p uses lane p % kPiecesInFlight's tag, as the staged path's pieces do, so
+// that a rank whose call waits on the host (another PEERLINK_NET_ASYNC, a GPU without 64-bit stream memory
+// operations) matches this one's messages.
+void NetGroup::startQueued(QueuedCall queued) {
   NetWorld& world = world_;
   auto shared = std::make_shared<QueuedCall>(std::move(queued));
   world.submitAsync(
-      [&world, shared, around = std::move(around)] {
+      [&world, shared] {
         const QueuedCall& q = *shared;
-        std::atomic<std::uint64_t>& ready = q.flags->pieceReady.value;
-        try {
-          if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
-          around([&] {
-            for (std::size_t p = 0; p < q.pieces.size(); ++p) {
-              runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], *world.asyncMemory_, [&q, p] {
-                if (q.abandoned->load(std::memory_order_acquire)) {
-                  throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
-                                                        ": the caller could not queue the call's copies (its "
-                                                        "error went to the caller)");
-                }
-                return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
-              });
-              ready.store(q.tickets[p], std::memory_order_release);
+        for (std::size_t p = 0; p < q.pieces.size(); ++p) {
+          runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], *world.asyncMemory_, p % kPiecesInFlight, [&q, p] {
+            if (q.abandoned->load(std::memory_order_acquire)) {
+              throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
+                                                    ": the caller could not queue the call's copies "
+                                                    "(its error went to the caller)");
             }
+            return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
           });
-        } catch (...) {
-          ready.store(q.tickets.back(), std::memory_order_release);
-          throw;
+          q.flags->pieceReady.value.store(q.tickets[p], std::memory_order_release);
         }
       },
-      std::nullopt);
+      std::nullopt,
+      [shared] { shared->flags->pieceReady.value.store(shared->tickets.back(), std::memory_order_release); });
 }
 
 void NetGroup::allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor) {
@@ -395,6 +397,13 @@ NetWorld::~NetWorld() {
     }
   }
   if (!kept) device_->freeHost(asyncFlags_);
+}
+
+void NetWorld::breakWith(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!broken_.empty()) return;
+  broken_ = why;
+  leakStaged();
 }
 
 void NetWorld::leakStaged() noexcept {
@@ -517,11 +526,13 @@ void NetWorld::submitAndWait(const std::function<void()>& work) {
   if (job->error) std::rethrow_exception(job->error);
 }
 
-void NetWorld::submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket) {
+void NetWorld::submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket,
+                           std::function<void()> finally) {
   auto job = std::make_shared<Job>();
   job->work = std::move(work);
   job->detached = true;
   job->ticket = ticket;
+  job->finally = std::move(finally);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(job);
@@ -568,7 +579,11 @@ void NetWorld::progress() {
       breaks = "a job of the transport threw something that is not an exception";
     }
     lock.lock();
-    if (!breaks.empty() && broken_.empty()) broken_ = breaks;
+    // Messages of the failed call may still land in the pinned memory: nothing frees it from now on.
+    if (!breaks.empty() && broken_.empty()) {
+      broken_ = breaks;
+      leakStaged();
+    }
     job->error = error;
     job->done.store(true, std::memory_order_release);
     lock.unlock();
@@ -578,6 +593,7 @@ void NetWorld::progress() {
       if (error) asyncFlags_->failedFrom.value.compare_exchange_strong(none, *job->ticket, std::memory_order_release);
       asyncFlags_->release.value.store(*job->ticket, std::memory_order_release);
     }
+    if (job->finally) job->finally();
     changed_.notify_all();
   }
 }

@@ -133,10 +133,6 @@ struct QueuedCall {
   CallContext context;
 };
 
-/// What the caller wraps a queued call's job in, on the progress thread: `run` runs it; around it, the caller may say
-/// what an error means.
-using QueuedRun = std::function<void(const std::function<void()>& run)>;
-
 class NetWorld;
 
 /// Some ranks of a world, this one among them; the collectives among them. Calls are collective: every member
@@ -193,11 +189,11 @@ class NetGroup {
   /// (within the deadline, else Error(Timeout)). Error(RemoteError) where an earlier call broke the world. The
   /// tickets are taken last: the caller must hand the call to startQueued.
   QueuedCall prepareQueued(const NetCall& call);
-  /// Hands `queued` to the progress thread and returns: there, in the order of every call, `around` runs its pieces
+  /// Hands `queued` to the progress thread and returns: there, in the order of every call, it runs its pieces
   /// (each once copied in; the deadline and a lost peer end the wait) and marks each ready -- every one, also where
   /// the call fails (its last piece's ticket at once), so that the device never waits forever; the world is then
   /// broken (as startAsync).
-  void startQueued(QueuedCall queued, QueuedRun around);
+  void startQueued(QueuedCall queued);
 
  private:
   friend class NetWorld;
@@ -258,9 +254,13 @@ class NetWorld {
   friend class NetGroup;
   struct Job;
   void submitAndWait(const std::function<void()>& work);
-  /// Queues `work` and returns; once it ran, `ticket` (an async call's) goes to the release flag, whatever happened.
-  /// Any error of it breaks the world: nobody waits for it.
-  void submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket);
+  /// Queues `work` and returns; once it ran, `ticket` (an async call's) goes to the release flag and `finally` runs,
+  /// whatever happened (also where the world broke before it ran, which it then does not). Any error of it breaks
+  /// the world: nobody waits for it.
+  void submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket, std::function<void()> finally = {});
+  /// Marks the world broken by `why` (unless it already is) and keeps its pinned memory: for a failure on the
+  /// caller's thread that leaves this rank out of step with its peers.
+  void breakWith(const std::string& why);
   void progress();
   std::string lostWhy() const;
   /// Keeps the staged path's memory forever (messages or queued work of a broken world may still use it). Under

@@ -6,8 +6,9 @@
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
 // before it takes its slots. Queued calls (NetGroup::prepareQueued), of several pieces, their copies on a stand-in copy
 // stream, among async calls on one stream in order, each reading what the one before wrote; the order of a queued
-// call's device side; which calls may be queued; a queued call that fails lets its copy stream run through (its waits
-// compared cyclically, as CUDA's) and breaks the world.
+// call's device side; which calls may be queued; queued calls that fail, or never run in a broken world, let their
+// copy streams run through (their waits compared cyclically, as CUDA's); a queued call meets the same call waiting on
+// the host on another rank; slots keep what a broken world outgrows.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -473,7 +474,7 @@ void queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStre
   QueuedCall queued = group.prepareQueued(call);
   const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
   AsyncFlags* flags = queued.flags;
-  group.startQueued(std::move(queued), [](const std::function<void()>& run) { run(); });
+  group.startQueued(std::move(queued));
   const std::uint64_t before = stream.queue([] { return true; });
   copyStream.queue([&stream, before] { return stream.reached(before); });
   queueDeviceSide(copyStream, ops, flags);
@@ -660,12 +661,13 @@ TEST(NetQueued, CallsTheGpuWouldReduceAreNotQueued) {
   }
 }
 
-// Rank 0's queued call fails before its messages (its stream's work never ended, as the node world reports it):
-// every piece is marked ready at once, so that its copy stream runs through to the end; the world is broken and the
-// next call refused naming why. Rank 1's call times out at the deadline naming rank 0, and its copy stream runs
-// through too. The copy streams wait as CUDA's do (cyclic comparisons): a ready word past every ticket would hold
-// them forever.
-TEST(NetQueued, AQueuedCallThatFailsLetsItsCopyStreamRunThrough) {
+// Two queued calls, prepared before either starts (a caller's thread goes on at once): rank 0 could not queue the
+// first one's copies (abandoned), so its job fails at once and breaks the world; rank 1's first one times out at the
+// deadline naming rank 0. Every piece of both calls is marked ready whatever happened -- the second call's too, whose
+// job never runs in a broken world -- so that every copy stream runs through to the end; the next call is refused
+// naming why. The copy streams wait as CUDA's do (cyclic comparisons): a ready word past every ticket would hold them
+// forever.
+TEST(NetQueued, FailedQueuedCallsLetTheirCopyStreamsRunThrough) {
   const auto timeout = std::chrono::milliseconds(300);
   std::vector<std::string> broken(2), refused(2);
   std::vector<int> stuck(2, -1);
@@ -674,17 +676,19 @@ TEST(NetQueued, AQueuedCallThatFailsLetsItsCopyStreamRunThrough) {
     options.chunkBytes = 4096;
     auto world = hostWorld(std::move(p2p), options);
     auto group = world->group({0, 1}, "two");
-    std::vector<float> data(6000, 1.0f);
-    const NetCall call{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0,
-                       data.data(),           data.data()};
-    QueuedCall queued = group->prepareQueued(call);
-    ASSERT_EQ(queued.tickets.size(), 6u);  // 24000 bytes in pieces of 4 KiB: more pieces than slots
-    const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
-    AsyncFlags* flags = queued.flags;
-    group->startQueued(std::move(queued), [r](const std::function<void()>& run) {
-      if (r == 0) throw Error(ErrorCode::Timeout, "rank 0: the work on its stream did not finish");
-      run();
-    });
+    std::vector<float> first(6000, 1.0f), second(6000, 2.0f);
+    const auto callOf = [](std::vector<float>& data) {
+      return NetCall{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
+    };
+    QueuedCall a = group->prepareQueued(callOf(first));
+    QueuedCall b = group->prepareQueued(callOf(second));
+    ASSERT_EQ(a.tickets.size(), 6u);  // 24000 bytes in pieces of 4 KiB: more pieces than slots
+    AsyncFlags* flags = a.flags;
+    std::vector<QueuedDeviceOp> ops = b.deviceOps;
+    if (r == 1) ops.insert(ops.begin(), a.deviceOps.begin(), a.deviceOps.end());
+    if (r == 0) a.abandoned->store(true);  // its copies never queued
+    group->startQueued(std::move(a));
+    group->startQueued(std::move(b));
     const auto i = static_cast<std::size_t>(r);
     {
       StandInStream copyStream;
@@ -692,12 +696,9 @@ TEST(NetQueued, AQueuedCallThatFailsLetsItsCopyStreamRunThrough) {
       copyStream.drain();
       stuck[i] = copyStream.stuck();
     }
-    for (int k = 0; k < 100 && world->brokenBy().empty(); ++k) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
     broken[i] = world->brokenBy();
     try {
-      group->prepareQueued(call);
+      group->prepareQueued(callOf(first));
     } catch (const Error& error) {
       refused[i] = std::string(errorCodeName(error.code())) + ": " + error.what();
     }
@@ -708,8 +709,75 @@ TEST(NetQueued, AQueuedCallThatFailsLetsItsCopyStreamRunThrough) {
     EXPECT_EQ(stuck[i], 0) << "rank " << r << ": a wait of the copy stream never ended";
     EXPECT_NE(refused[i].find("RemoteError: net: an earlier call failed"), std::string::npos) << refused[i];
   }
-  EXPECT_NE(broken[0].find("rank 0: the work on its stream did not finish"), std::string::npos) << broken[0];
+  EXPECT_NE(broken[0].find("the caller could not queue the call's copies"), std::string::npos) << broken[0];
   EXPECT_NE(broken[1].find("rank 0"), std::string::npos) << broken[1];
+}
+
+// A call of five pieces queued on rank 0 and waiting on the host on rank 1 (PEERLINK_NET_ASYNC off there, or a GPU
+// without 64-bit stream memory operations): the same messages on the same tags (piece p on lane p % 2, as the staged
+// path runs two pieces at a time), so both get the sum.
+TEST(NetQueued, AQueuedCallMeetsTheSameCallWaitingOnAnotherRank) {
+  const std::size_t count = 5000;
+  std::vector<std::vector<std::int32_t>> got(2);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(2000));
+    options.chunkBytes = 4096;
+    options.asyncCalls = r == 0;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1}, "two");
+    std::vector<std::int32_t>& data = got[static_cast<std::size_t>(r)];
+    data.resize(count);
+    for (std::size_t k = 0; k < count; ++k) data[k] = static_cast<std::int32_t>(k) * (r + 1);
+    const NetCall call{Collective::AllReduce, count, DataType::I32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
+    if (r == 1) {
+      ASSERT_FALSE(group->queuedFits(call));
+      group->run(call);
+      return;
+    }
+    ASSERT_TRUE(group->queuedFits(call));
+    StandInStream stream;
+    StandInStream copyStream;
+    queueQueued(*group, stream, copyStream, call);
+    stream.drain();
+    EXPECT_EQ(stream.stuck() + copyStream.stuck(), 0);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < count; ++k)
+      wrong += got[static_cast<std::size_t>(r)][k] != static_cast<std::int32_t>(k) * 3;
+    EXPECT_EQ(wrong, 0u) << "rank " << r;
+  }
+}
+
+// Memory the slots outgrow is kept, not freed, once the world broke (messages of the failed call may still land in
+// it): a queued call prepared beside a failing one may grow the slots just after the failure.
+TEST(NetQueued, SlotsNeverFreeWhatALeakedWorldOutgrows) {
+  struct Counting final : DeviceAccess {
+    std::unique_ptr<DeviceAccess> host = hostDeviceAccess();
+    int freed = 0;
+    void copyAsync(void* dst, const void* src, std::size_t bytes) override { host->copyAsync(dst, src, bytes); }
+    std::uint64_t mark() override { return host->mark(); }
+    bool reached(std::uint64_t marker) override { return host->reached(marker); }
+    void* allocateHost(std::size_t bytes) override { return host->allocateHost(bytes); }
+    void freeHost(void* memory) noexcept override {
+      ++freed;
+      host->freeHost(memory);
+    }
+  } device;
+  std::vector<void*> kept;
+  {
+    StagingSlots slots(device);
+    slots.reserve(64, 64, 64, std::chrono::milliseconds(1000));
+    slots.reserve(128, 64, 64, std::chrono::milliseconds(1000));
+    EXPECT_EQ(device.freed, 4) << "a healthy world frees the inputs it outgrew";
+    for (std::size_t s = 0; s < StagingSlots::kSlots; ++s) kept.push_back(slots.slot(s).input);
+    slots.leak();
+    slots.reserve(256, 64, 64, std::chrono::milliseconds(1000));
+    EXPECT_EQ(device.freed, 4) << "a leaked world freed memory it outgrew";
+  }
+  EXPECT_EQ(device.freed, 4) << "a leaked world freed its slots at its end";
+  for (void* memory : kept) device.host->freeHost(memory);  // (the test's own: nothing reads them)
 }
 
 }  // namespace
