@@ -432,7 +432,7 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
 // caller's stream never gets there fails at the transport's deadline saying the stream did not reach its copies.
 void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
   net::QueuedCall queued = group.prepareQueued(call);
-  const std::vector<net::QueuedDeviceOp> ops = queued.deviceOps;
+  const std::vector<net::QueuedDeviceOp> ops = std::move(queued.deviceOps);  // (the job needs no copy)
   net::AsyncFlags& flags = *queued.flags;
   const std::shared_ptr<std::atomic<bool>> abandoned = queued.abandoned;
   group.startQueued(std::move(queued));

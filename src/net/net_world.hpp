@@ -184,7 +184,7 @@ class NetGroup {
   /// queued call reduces on the host): none, the world's staged memory the host's, or (PEERLINK_NET_REDUCE=AUTO)
   /// reducesOnHost.
   bool queuedFits(const NetCall& call) const;
-  /// The next queued call of `call` (queuedFits; runCall's checks): its pieces, their slots and tickets, and what
+  /// The next queued call of `call` (where queuedFits; runCall's checks): its pieces, their slots and tickets, and what
   /// the device does. Slots too small for its pieces grow first, once the copies of the calls queued before ended
   /// (within the deadline, else Error(Timeout)). Error(RemoteError) where an earlier call broke the world. The
   /// tickets are taken last: the caller must hand the call to startQueued.

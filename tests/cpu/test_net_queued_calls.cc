@@ -1,0 +1,373 @@
+// Queued calls of the transport (NetGroup::prepareQueued / startQueued) as a communicator makes them, over a loopback
+// world: the caller's stream and the transport's copy stream stand-ins (net_stand_in_stream.hpp). Calls of several
+// pieces among async calls on one stream in order, each reading what the one before wrote; the order of a queued
+// call's device side; which calls may be queued; queued calls that fail, or never run in a broken world, let their
+// copy streams run through (their waits compared cyclically, as CUDA's); a queued call meets the same call waiting on
+// the host on another rank; slots keep what a broken world outgrows.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/choice_rules.hpp"
+#include "coll/host_reduce.hpp"
+#include "net/net_world.hpp"
+#include "net_loopback_support.hpp"
+#include "net_stand_in_stream.hpp"
+#include "net_test_data.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+using stand_ins::hostWorld;
+using stand_ins::optionsWith;
+using stand_ins::queueAsync;
+using stand_ins::StandInStream;
+using testing::onEveryRank;
+
+// A queued call's device side on a stand-in copy stream. Its waits compare as CUDA's stream memory operations do:
+// cyclically (CU_STREAM_WAIT_VALUE_GEQ: the signed difference at least 0).
+void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedDeviceOp>& ops, AsyncFlags* flags) {
+  for (const QueuedDeviceOp& op : ops) {
+    switch (op.kind) {
+      case QueuedDeviceOp::Kind::Copy: copyStream.copies({op.copy}); break;
+      case QueuedDeviceOp::Kind::AwaitReady:
+        copyStream.queue([flags, op] {
+          const std::uint64_t ready = flags->pieceReady.value.load(std::memory_order_acquire);
+          return static_cast<std::int64_t>(ready - op.ticket) >= 0;
+        });
+        break;
+      case QueuedDeviceOp::Kind::Copied:
+        copyStream.queue([flags, op] {
+          flags->pieceCopied.value.store(op.ticket, std::memory_order_release);
+          return true;
+        });
+        break;
+    }
+  }
+}
+
+// One queued call as the node world makes it: on the copy stream, after the caller's stream's work so far, the
+// call's device side; the caller's stream's next work after them.
+void queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
+  QueuedCall queued = group.prepareQueued(call);
+  const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
+  AsyncFlags* flags = queued.flags;
+  group.startQueued(std::move(queued));
+  const std::uint64_t before = stream.queue([] { return true; });
+  copyStream.queue([&stream, before] { return stream.reached(before); });
+  queueDeviceSide(copyStream, ops, flags);
+  const std::uint64_t after = copyStream.queue([] { return true; });
+  stream.queue([&copyStream, after] { return copyStream.reached(after); });
+}
+
+// On 3 ranks, one stream each, a chain of calls where each reads what the one before wrote: an in-place all-reduce of
+// 5000 i32 queued (pieces of 4 KiB: five, slots reused within the call), the stream copying its first 8 elements into
+// a small buffer, a small async all-reduce of that buffer, the stream copying it back, a queued broadcast of the whole
+// buffer from the round's root; four rounds. Any call that read its input early, or whose results the stream read
+// before they were there, breaks the chain.
+TEST(NetQueuedCall, QueuedAndAsyncCallsOnOneStreamKeepItsOrder) {
+  const int n = 3;
+  const std::size_t count = 5000;
+  const std::size_t small = 8;
+  const int rounds = 4;
+  std::vector<std::vector<std::int32_t>> got(n);
+  // The closed form: the all-reduce makes every rank's buffer the sum; the small all-reduce multiplies the first
+  // elements by n; the broadcast changes nothing then (every rank holds the same).
+  std::vector<std::int64_t> want(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::int64_t v = 0;
+    for (int r = 0; r < n; ++r) v += r * 1000 + static_cast<std::int64_t>(i % 97);
+    want[i] = v;
+  }
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (round > 0) want[i] *= n;  // the all-reduce of equal buffers
+      if (i < small) want[i] *= n;
+    }
+  }
+  std::vector<int> stuck(n, 0);
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = 4096;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1, 2}, "three");
+    std::vector<std::int32_t>& buffer = got[static_cast<std::size_t>(r)];
+    buffer.resize(count);
+    for (std::size_t i = 0; i < count; ++i) buffer[i] = r * 1000 + static_cast<std::int32_t>(i % 97);
+    std::vector<std::int32_t> first(small, -1);
+    StandInStream stream;
+    StandInStream copyStream;
+    const std::size_t bytes = small * sizeof(std::int32_t);
+    for (int round = 0; round < rounds; ++round) {
+      const NetCall whole{Collective::AllReduce, count,        DataType::I32, ReduceOp::Sum, 0, 0,
+                          buffer.data(),         buffer.data()};
+      ASSERT_TRUE(group->queuedFits(whole));
+      ASSERT_FALSE(group->asyncFits(whole));  // more than one piece
+      queueQueued(*group, stream, copyStream, whole);
+      stream.copies({{first.data(), buffer.data(), bytes}});
+      queueAsync(*group, stream,
+                 {Collective::AllReduce, small, DataType::I32, ReduceOp::Sum, 0, 0, first.data(), first.data()});
+      stream.copies({{buffer.data(), first.data(), bytes}});
+      queueQueued(
+          *group, stream, copyStream,
+          {Collective::Broadcast, count, DataType::I32, ReduceOp::Sum, 0, round % n, buffer.data(), buffer.data()});
+    }
+    stream.drain();
+    stuck[static_cast<std::size_t>(r)] = stream.stuck() + copyStream.stuck();
+    EXPECT_EQ(world->brokenBy(), "");
+  });
+  for (int r = 0; r < n; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    EXPECT_EQ(errors[i], "") << "rank " << r;
+    EXPECT_EQ(stuck[i], 0) << "rank " << r;
+    std::size_t wrong = 0;
+    std::string firstWrong;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (got[i][k] == want[k]) continue;
+      if (wrong++ == 0) {
+        firstWrong =
+            "element " + std::to_string(k) + ": " + std::to_string(got[i][k]) + ", want " + std::to_string(want[k]);
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << "rank " << r << ", first " << firstWrong;
+  }
+}
+
+// The device side of a call of 6 pieces over 4 slots: each piece copied in into slot p % 4 only once the slot's last
+// piece was ready and copied out; every piece copied out once ready.
+TEST(NetQueuedCall, DeviceSideReusesASlotOnlyOnceItsLastPieceIsOut) {
+  using Kind = QueuedDeviceOp::Kind;
+  std::vector<std::vector<SlotCopy>> in, out;
+  std::vector<std::uint64_t> tickets;
+  std::byte caller[6], slot[4];
+  for (std::size_t p = 0; p < 6; ++p) {
+    in.push_back({{&slot[p % 4], &caller[p], 1}});
+    out.push_back({{&caller[p], &slot[p % 4], 1}});
+    tickets.push_back(10 + p);
+  }
+  const std::vector<QueuedDeviceOp> ops = queuedDeviceOps(in, out, tickets, 4);
+  std::string order;
+  for (const QueuedDeviceOp& op : ops) {
+    switch (op.kind) {
+      case Kind::Copy: {
+        const auto* src = static_cast<const std::byte*>(op.copy.src);
+        const bool fromSlot = src >= slot && src < slot + 4;  // a copy out, to the caller
+        order += fromSlot ? "out" + std::to_string(static_cast<const std::byte*>(op.copy.dst) - caller)
+                          : "in" + std::to_string(src - caller);
+        break;
+      }
+      case Kind::AwaitReady: order += "ready" + std::to_string(op.ticket - 10); break;
+      case Kind::Copied: order += "copied" + std::to_string(op.ticket - 10); break;
+    }
+    order += ' ';
+  }
+  EXPECT_EQ(order,
+            "in0 copied0 in1 copied1 in2 copied2 in3 copied3 ready0 out0 in4 copied4 ready1 out1 in5 copied5 "
+            "ready2 out2 ready3 out3 ready4 out4 ready5 out5 ");
+  EXPECT_THROW(queuedDeviceOps({}, {}, {}, 4), Error);
+}
+
+TEST(NetQueuedCall, OnlyStagedCollectivesAreQueued) {
+  for (const bool on : {true, false}) {
+    for (const bool direct : {false, true}) {
+      const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+        NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+        options.asyncCalls = on;
+        if (direct) options.path = NetPath::Direct;
+        auto world = hostWorld(std::move(p2p), options);
+        auto group = world->group({0, 1}, "two");
+        if (r != 0) return;
+        std::byte any[4];
+        const auto call = [&](Collective collective, std::size_t count) {
+          return NetCall{collective, count, DataType::F32, ReduceOp::Sum, 0, 0, any, any};
+        };
+        const bool expected = on && !direct;
+        EXPECT_EQ(group->queuedFits(call(Collective::AllReduce, 1 << 24)), expected) << on << direct;
+        EXPECT_EQ(group->queuedFits(call(Collective::AllToAll, 1)), expected) << on << direct;
+        EXPECT_FALSE(group->queuedFits(call(Collective::AllReduce, 0)));  // nothing to move
+        EXPECT_FALSE(group->queuedFits(call(Collective::SendRecv, 16)));  // send/recv groups wait on the host
+      });
+      for (const std::string& error : errors) EXPECT_EQ(error, "");
+    }
+  }
+}
+
+// A device whose staged memory makes the staged path's reductions itself, as a GPU's does (only the choice of which
+// calls are queued reads it here).
+class DeviceWithStagedMemory final : public DeviceAccess {
+ public:
+  void copyAsync(void* dst, const void* src, std::size_t bytes) override { host_->copyAsync(dst, src, bytes); }
+  std::uint64_t mark() override { return host_->mark(); }
+  bool reached(std::uint64_t marker) override { return host_->reached(marker); }
+  void* allocateHost(std::size_t bytes) override { return host_->allocateHost(bytes); }
+  void freeHost(void* memory) noexcept override { host_->freeHost(memory); }
+  std::unique_ptr<LocalMemory> stagedMemory() override { return std::make_unique<HostMemory>(); }
+
+ private:
+  std::unique_ptr<DeviceAccess> host_ = hostDeviceAccess();
+};
+
+// Where the staged path reduces on the GPU, a call whose reductions it would make there waits on the host instead of
+// being queued (a queued call reduces on the host); calls without reductions, and those it would reduce on the host
+// anyway, are queued. Two ranks, pieces of 4 MiB, f32.
+TEST(NetQueuedCall, CallsTheGpuWouldReduceAreNotQueued) {
+  for (const NetReduce reduce : {NetReduce::Auto, NetReduce::Gpu, NetReduce::Host}) {
+    const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+      options.reduce = reduce;
+      auto world = std::make_unique<NetWorld>(std::move(p2p), options, std::make_unique<DeviceWithStagedMemory>(),
+                                              std::make_unique<HostMemory>());
+      auto group = world->group({0, 1}, "two");
+      if (r != 0) return;
+      std::byte any[4];
+      const auto queued = [&](Collective collective, std::size_t bytes) {
+        return group->queuedFits({collective, bytes / 4, DataType::F32, ReduceOp::Sum, 0, 0, any, any});
+      };
+      const std::size_t MiB = std::size_t{1} << 20;
+      const bool onAuto = reduce == NetReduce::Auto;
+      const bool host = reduce == NetReduce::Host;  // no staged memory on the device: every reduction the host's
+      const char* name = onAuto ? "AUTO" : host ? "HOST" : "GPU";
+      EXPECT_TRUE(queued(Collective::AllGather, 16 * MiB)) << name;  // no reductions
+      EXPECT_TRUE(queued(Collective::Broadcast, 16 * MiB)) << name;
+      EXPECT_TRUE(queued(Collective::AllToAll, 16 * MiB)) << name;
+      EXPECT_EQ(queued(Collective::AllReduce, MiB), onAuto || host) << name;  // one piece, reductions of 512 KiB
+      EXPECT_EQ(queued(Collective::Reduce, MiB), onAuto || host) << name;     // one piece, a reduction of 1 MiB
+      EXPECT_EQ(queued(Collective::AllReduce, 16 * MiB), host) << name;       // four pieces
+      EXPECT_EQ(queued(Collective::Reduce, 4 * MiB), host) << name;           // a reduction of 4 MiB
+    });
+    for (const std::string& error : errors) EXPECT_EQ(error, "");
+  }
+}
+
+// Two queued calls, prepared before either starts (a caller's thread goes on at once): rank 0 could not queue the
+// first one's copies (abandoned), so its job fails at once and breaks the world; rank 1's first one times out at the
+// deadline naming rank 0. Every piece of both calls is marked ready whatever happened -- the second call's too, whose
+// job never runs in a broken world -- so that every copy stream runs through to the end; the next call is refused
+// naming why. The copy streams wait as CUDA's do (cyclic comparisons): a ready word past every ticket would hold them
+// forever.
+TEST(NetQueuedCall, FailedQueuedCallsLetTheirCopyStreamsRunThrough) {
+  const auto timeout = std::chrono::milliseconds(300);
+  std::vector<std::string> broken(2), refused(2);
+  std::vector<int> stuck(2, -1);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(timeout);
+    options.chunkBytes = 4096;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1}, "two");
+    std::vector<float> first(6000, 1.0f), second(6000, 2.0f);
+    const auto callOf = [](std::vector<float>& data) {
+      return NetCall{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
+    };
+    QueuedCall a = group->prepareQueued(callOf(first));
+    QueuedCall b = group->prepareQueued(callOf(second));
+    ASSERT_EQ(a.tickets.size(), 6u);  // 24000 bytes in pieces of 4 KiB: more pieces than slots
+    AsyncFlags* flags = a.flags;
+    std::vector<QueuedDeviceOp> ops = b.deviceOps;
+    if (r == 1) ops.insert(ops.begin(), a.deviceOps.begin(), a.deviceOps.end());
+    if (r == 0) a.abandoned->store(true);  // its copies never queued
+    group->startQueued(std::move(a));
+    group->startQueued(std::move(b));
+    const auto i = static_cast<std::size_t>(r);
+    {
+      StandInStream copyStream;
+      queueDeviceSide(copyStream, ops, flags);
+      copyStream.drain();
+      stuck[i] = copyStream.stuck();
+    }
+    broken[i] = world->brokenBy();
+    try {
+      group->prepareQueued(callOf(first));
+    } catch (const Error& error) {
+      refused[i] = std::string(errorCodeName(error.code())) + ": " + error.what();
+    }
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  for (int r = 0; r < 2; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    EXPECT_EQ(stuck[i], 0) << "rank " << r << ": a wait of the copy stream never ended";
+    EXPECT_NE(refused[i].find("RemoteError: net: an earlier call failed"), std::string::npos) << refused[i];
+  }
+  EXPECT_NE(broken[0].find("the caller could not queue the call's copies"), std::string::npos) << broken[0];
+  EXPECT_NE(broken[1].find("rank 0"), std::string::npos) << broken[1];
+}
+
+// A call of five pieces queued on rank 0 and waiting on the host on rank 1 (PEERLINK_NET_ASYNC off there, or a GPU
+// without 64-bit stream memory operations): the same messages on the same tags (piece p on lane p % 2, as the staged
+// path runs two pieces at a time), so both get the sum.
+TEST(NetQueuedCall, AQueuedCallMeetsTheSameCallWaitingOnAnotherRank) {
+  const std::size_t count = 5000;
+  std::vector<std::vector<std::int32_t>> got(2);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(2000));
+    options.chunkBytes = 4096;
+    options.asyncCalls = r == 0;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1}, "two");
+    std::vector<std::int32_t>& data = got[static_cast<std::size_t>(r)];
+    data.resize(count);
+    for (std::size_t k = 0; k < count; ++k) data[k] = static_cast<std::int32_t>(k) * (r + 1);
+    const NetCall call{Collective::AllReduce, count, DataType::I32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
+    if (r == 1) {
+      ASSERT_FALSE(group->queuedFits(call));
+      group->run(call);
+      return;
+    }
+    ASSERT_TRUE(group->queuedFits(call));
+    StandInStream stream;
+    StandInStream copyStream;
+    queueQueued(*group, stream, copyStream, call);
+    stream.drain();
+    EXPECT_EQ(stream.stuck() + copyStream.stuck(), 0);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < count; ++k)
+      wrong += got[static_cast<std::size_t>(r)][k] != static_cast<std::int32_t>(k) * 3;
+    EXPECT_EQ(wrong, 0u) << "rank " << r;
+  }
+}
+
+// Memory the slots outgrow is kept, not freed, once the world broke (messages of the failed call may still land in
+// it): a queued call prepared beside a failing one may grow the slots just after the failure.
+TEST(NetQueuedCall, SlotsNeverFreeWhatALeakedWorldOutgrows) {
+  struct Counting final : DeviceAccess {
+    std::unique_ptr<DeviceAccess> host = hostDeviceAccess();
+    int freed = 0;
+    void copyAsync(void* dst, const void* src, std::size_t bytes) override { host->copyAsync(dst, src, bytes); }
+    std::uint64_t mark() override { return host->mark(); }
+    bool reached(std::uint64_t marker) override { return host->reached(marker); }
+    void* allocateHost(std::size_t bytes) override { return host->allocateHost(bytes); }
+    void freeHost(void* memory) noexcept override {
+      ++freed;
+      host->freeHost(memory);
+    }
+  } device;
+  std::vector<void*> kept;
+  {
+    StagingSlots slots(device);
+    slots.reserve(64, 64, 64, std::chrono::milliseconds(1000));
+    slots.reserve(128, 64, 64, std::chrono::milliseconds(1000));
+    EXPECT_EQ(device.freed, 4) << "a healthy world frees the inputs it outgrew";
+    for (std::size_t s = 0; s < StagingSlots::kSlots; ++s) kept.push_back(slots.slot(s).input);
+    slots.leak();
+    slots.reserve(256, 64, 64, std::chrono::milliseconds(1000));
+    EXPECT_EQ(device.freed, 4) << "a leaked world freed memory it outgrew";
+  }
+  EXPECT_EQ(device.freed, 4) << "a leaked world freed its slots at its end";
+  for (void* memory : kept) device.host->freeHost(memory);  // (the test's own: nothing reads them)
+}
+
+}  // namespace
+}  // namespace peerlink::net
