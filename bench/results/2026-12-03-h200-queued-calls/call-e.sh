@@ -1,11 +1,11 @@
 #!/bin/bash
-# NOT RUN yet: the session's device time was spent. For the next session (build, pack as call-c.sh says, run): the
-# review's fixes after call d (937f9f9: a queued call behind a failed one released, pinned memory kept from a break,
-# the staged path's lane tags, no CUDA call on the progress thread; the `stall` step now expects "did not reach the
-# call's copies"). Quick checks without MPS (a killed rank, the communicator across 2 virtual nodes x 1 and x 2, a
-# stalled streams before a queued, a waiting and an async call, the transport alone), then under MPS, 2 virtual nodes of one rank, all seven collectives 8 B - 16
-# MiB: two rounds each of PEERLINK_NET_ASYNC=OFF (sync) and ON (async), interleaved, then NCCL split the same way once
-# (the rule of which calls are queued, `queuedFits`, timed for the first time).
+# One H200, build 247ae39: the review's fixes after call d (937f9f9: a queued call behind a failed one released, pinned
+# memory kept from a break, the staged path's lane tags, no CUDA call on the progress thread; the `stall` step now
+# expects "did not reach the call's copies"). Quick checks without MPS (a killed rank, the communicator across 2
+# virtual nodes x 1 and x 2, stalled streams before a queued, a waiting and an async call, the transport alone), then
+# under MPS, 2 virtual nodes of one rank, all seven collectives 8 B - 16 MiB: two rounds each of PEERLINK_NET_ASYNC=OFF
+# (sync) and ON (async), interleaved, then NCCL split the same way once (the rule of which calls are queued,
+# `queuedFits`, timed for the first time).
 # Pack: as call-c.sh.
 scripts/device/unpack-dist.sh
 scripts/device/call.sh e-checks 'run nodes-kill 40 scripts/device/run-nodes.sh kill' \
