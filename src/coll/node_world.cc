@@ -434,6 +434,7 @@ void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaSt
   net::QueuedCall queued = group.prepareQueued(call);
   const std::vector<net::QueuedDeviceOp> ops = std::move(queued.deviceOps);  // (the job needs no copy)
   net::AsyncFlags& flags = *queued.flags;
+  const net::AskedKernel kernel = queued.kernel;
   const std::shared_ptr<std::atomic<bool>> abandoned = queued.abandoned;
   group.startQueued(std::move(queued));
   queuedAny_ = true;
@@ -441,7 +442,7 @@ void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaSt
     // The copy stream waits for the event as recorded now; recording it again for a later call changes nothing here.
     PEERLINK_CUDA_CHECK(cudaEventRecord(queuedAfter_.get(), stream));
     copies_->orderCopiesAfter(queuedAfter_.get());
-    copies_->queue(ops, flags.pieceCopied.value, flags.pieceReady.value);
+    copies_->queue(ops, flags.pieceCopied.value, flags.pieceReady.value, flags.computations, kernel);
     copies_->orderAfterCopies(stream);
   } catch (...) {
     abandoned->store(true, std::memory_order_release);  // its job fails at once, every piece marked ready

@@ -13,7 +13,7 @@ using namespace colldev;
 constexpr int kPlanReduceThreads = 512;
 
 template <int Type, int Op>
-__global__ void planReduceKernel(PlanReduceArgs args) {
+__device__ void planReduce(const PlanReduceArgs& args) {
   using E = Elem<Type>;
   using S = typename E::S;
   using A = typename E::A;
@@ -29,6 +29,25 @@ __global__ void planReduceKernel(PlanReduceArgs args) {
   }
 }
 
+template <int Type, int Op>
+__global__ void planReduceKernel(PlanReduceArgs args) {
+  planReduce<Type, Op>(args);
+}
+
+// The host wrote the arguments before the stream's wait let this kernel start; volatile loads read them from host
+// memory as they are now, whatever a cache held before.
+template <int Type, int Op>
+__global__ void askedPlanReduceKernel(const PlanReduceArgs* asked) {
+  static_assert(sizeof(PlanReduceArgs) % sizeof(unsigned long long) == 0, "read as 64-bit words");
+  constexpr int kWords = sizeof(PlanReduceArgs) / sizeof(unsigned long long);
+  PlanReduceArgs args;
+  const auto* from = reinterpret_cast<const volatile unsigned long long*>(asked);
+  auto* to = reinterpret_cast<unsigned long long*>(&args);
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) to[w] = from[w];
+  planReduce<Type, Op>(args);
+}
+
 }  // namespace
 
 void launchPlanReduce(const PlanReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream) {
@@ -40,6 +59,15 @@ void launchPlanReduce(const PlanReduceArgs& args, CollType type, CollOp op, int 
   PEERLINK_CUDA_CHECK_LAUNCH();
 }
 
+void launchAskedPlanReduce(const PlanReduceArgs* asked, CollType type, CollOp op, int blocks, cudaStream_t stream) {
+  detail::dispatchTypeOp(type, op, [&](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    askedPlanReduceKernel<kType, kOp><<<blocks, kPlanReduceThreads, 0, stream>>>(asked);
+  });
+  PEERLINK_CUDA_CHECK_LAUNCH();
+}
+
 namespace detail {
 
 void preloadPlanReduceKernels() {
@@ -47,6 +75,7 @@ void preloadPlanReduceKernels() {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
     loadKernel(planReduceKernel<kType, kOp>, "planReduceKernel");
+    loadKernel(askedPlanReduceKernel<kType, kOp>, "askedPlanReduceKernel");
   });
 }
 

@@ -23,6 +23,10 @@ struct PlanReduceArgs {
 
 /// Launches the reduction on the current device; `blocks` at least 1.
 void launchPlanReduce(const PlanReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream);
+/// The same with its arguments read from `asked` (mapped pinned host memory) as the kernel starts: a kernel queued
+/// before its arguments were known, ordered after their writing by a wait on the stream (a queued call's reductions
+/// across nodes, net/queued_computations.hpp). Nothing is done for a count of 0.
+void launchAskedPlanReduce(const PlanReduceArgs* asked, CollType type, CollOp op, int blocks, cudaStream_t stream);
 
 namespace detail {
 void preloadPlanReduceKernels();  // plan_reduce.cu

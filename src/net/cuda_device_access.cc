@@ -41,7 +41,8 @@ void CudaDeviceAccess::orderCopiesAfter(cudaEvent_t event) {
 }
 
 void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic<std::uint64_t>& copied,
-                             const std::atomic<std::uint64_t>& ready) {
+                             const std::atomic<std::uint64_t>& ready, AskedComputations& asked,
+                             const AskedKernel& kernel) {
   DeviceGuard guard(device_);
   const DriverApi& api = driverApi();
   // Unified addressing: the words' host addresses are their device addresses.
@@ -66,6 +67,16 @@ void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic
         break;
       case QueuedDeviceOp::Kind::Copied:
         check(api.streamWriteValue64(stream_.get(), at(copied), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
+              "cuStreamWriteValue64");
+        break;
+      case QueuedDeviceOp::Kind::Compute:
+        check(api.streamWaitValue64(stream_.get(), at(asked.asked.value), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
+              "cuStreamWaitValue64");
+        kernels::launchAskedPlanReduce(
+            &asked.ring[op.ticket % kAskedRing], static_cast<kernels::CollType>(static_cast<int>(kernel.type)),
+            static_cast<kernels::CollOp>(static_cast<int>(kernel.op)), kernel.blocks, stream_.get());
+        // The default write waits for the kernel's writes to reach memory: the transport then sends what it wrote.
+        check(api.streamWriteValue64(stream_.get(), at(asked.computed.value), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
               "cuStreamWriteValue64");
         break;
     }

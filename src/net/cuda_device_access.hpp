@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "net/net_call.hpp"
+#include "net/queued_computations.hpp"
 #include "net/stream_markers.hpp"
 #include "peerlink/cuda.hpp"
 
@@ -38,9 +39,11 @@ class CudaDeviceAccess final : public DeviceAccess {
   void orderCopiesAfter(cudaEvent_t event);
   /// Queues a queued call's device side (net::queuedDeviceOps) on the copy stream: its copies, the waits for `ready`
   /// to reach a ticket and the writes of tickets to `copied`, 64-bit stream memory operations on those words of
-  /// pinned host memory. The caller's thread, while no call of the transport queues copies.
+  /// pinned host memory; and its computations, each `kernel` on the arguments `asked` holds for its ticket, between
+  /// a wait for the asked word and a write to the computed word. The caller's thread, while no call of the transport
+  /// queues copies.
   void queue(const std::vector<QueuedDeviceOp>& ops, std::atomic<std::uint64_t>& copied,
-             const std::atomic<std::uint64_t>& ready);
+             const std::atomic<std::uint64_t>& ready, AskedComputations& asked, const AskedKernel& kernel);
 
  private:
   int device_;

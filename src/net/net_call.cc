@@ -154,8 +154,9 @@ class Pipeline {
     std::array<CallPiece, kSlots> inSlot;
     inSlot[0] = make(0);  // the largest
     LocalMemory& memory = memoryFor(inSlot[0].plan, pieces);
-    slots.reserve(inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_,
-                  context_.run.timeout);
+    slots.reserve(
+        {inSlot[0].inputElements * size_, inSlot[0].outputElements * size_, inSlot[0].scratchElements * size_, 0},
+        context_.run.timeout);
     std::array<Copies, kSlots> copies{};
     Plans plans;
     IdleWait idle;
@@ -326,18 +327,17 @@ bool StagingSlots::copiesEnded(std::chrono::milliseconds timeout) {
 
 void StagingSlots::release() noexcept {
   for (Slot& slot : slots_) {
-    for (std::byte* memory : {slot.input, slot.output, slot.scratch}) {
+    for (std::byte* memory : {slot.input, slot.output, slot.scratch, slot.landing}) {
       if (memory != nullptr) device_.freeHost(memory);
     }
     slot = Slot{};
   }
 }
 
-void StagingSlots::reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes,
-                           std::chrono::milliseconds timeout) {
-  const std::size_t wanted[3] = {inputBytes, outputBytes, scratchBytes};
+void StagingSlots::reserve(const Sizes& bytes, std::chrono::milliseconds timeout) {
+  const std::size_t wanted[4] = {bytes.input, bytes.output, bytes.scratch, bytes.landing};
   bool freeable = slots_[0].input == nullptr;  // nothing to free yet, or the copies that read it have ended
-  for (int kind = 0; kind < 3; ++kind) {
+  for (int kind = 0; kind < 4; ++kind) {
     if (wanted[kind] <= sizes_[kind] && slots_[0].input != nullptr) continue;
     if (!freeable && !copiesEnded(timeout)) {
       throw Error(ErrorCode::Timeout,
@@ -346,13 +346,14 @@ void StagingSlots::reserve(std::size_t inputBytes, std::size_t outputBytes, std:
                       std::to_string(timeout.count()) + " ms");
     }
     freeable = true;
-    const std::size_t bytes = std::max(wanted[kind], sizes_[kind]);
+    const std::size_t grown = std::max(wanted[kind], sizes_[kind]);
     for (Slot& slot : slots_) {
-      std::byte*& memory = kind == 0 ? slot.input : kind == 1 ? slot.output : slot.scratch;
+      std::byte** parts[4] = {&slot.input, &slot.output, &slot.scratch, &slot.landing};
+      std::byte*& memory = *parts[kind];
       if (memory != nullptr && !leaked_.load(std::memory_order_acquire)) device_.freeHost(memory);
-      memory = static_cast<std::byte*>(device_.allocateHost(std::max<std::size_t>(bytes, 16)));
+      memory = static_cast<std::byte*>(device_.allocateHost(std::max<std::size_t>(grown, 16)));
     }
-    sizes_[kind] = bytes;
+    sizes_[kind] = grown;
   }
 }
 
@@ -475,16 +476,24 @@ void runCall(const CallContext& context, const NetCall& call) {
 
 std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCopy>>& copiesIn,
                                             const std::vector<std::vector<SlotCopy>>& copiesOut,
-                                            const std::vector<std::uint64_t>& tickets, std::size_t slots) {
+                                            const std::vector<std::uint64_t>& tickets, std::size_t slots,
+                                            const std::vector<TicketRange>& computations) {
   using Kind = QueuedDeviceOp::Kind;
   std::vector<QueuedDeviceOp> ops;
   const std::size_t pieces = tickets.size();
-  if (pieces == 0 || slots == 0 || copiesIn.size() != pieces || copiesOut.size() != pieces) {
+  if (pieces == 0 || slots == 0 || copiesIn.size() != pieces || copiesOut.size() != pieces ||
+      (!computations.empty() && computations.size() != pieces)) {
     throw Error(ErrorCode::Internal, "queuedDeviceOps: " + std::to_string(pieces) + " pieces, " +
                                          std::to_string(copiesIn.size()) + " and " + std::to_string(copiesOut.size()) +
-                                         " lists of copies, " + std::to_string(slots) + " slots");
+                                         " lists of copies, " + std::to_string(computations.size()) +
+                                         " of computations, " + std::to_string(slots) + " slots");
   }
   const auto out = [&](std::size_t p) {
+    if (!computations.empty()) {
+      for (std::size_t c = 0; c < computations[p].count; ++c) {
+        ops.push_back({Kind::Compute, {}, computations[p].first + c});
+      }
+    }
     ops.push_back({Kind::AwaitReady, {}, tickets[p]});
     for (const SlotCopy& copy : copiesOut[p]) ops.push_back({Kind::Copy, copy, 0});
   };

@@ -75,17 +75,25 @@ class StagingSlots {
   StagingSlots(const StagingSlots&) = delete;
   StagingSlots& operator=(const StagingSlots&) = delete;
 
-  /// Slot `index` (0 to kSlots - 1) with room for `bytes` bytes in each of its input, output and scratch.
+  /// Slot `index` (0 to kSlots - 1): a piece's input, output and scratch, and where messages it receives land
+  /// (a queued call's whose computations the device makes: queued_computations.hpp).
   struct Slot {
     std::byte* input = nullptr;
     std::byte* output = nullptr;
     std::byte* scratch = nullptr;
+    std::byte* landing = nullptr;
+  };
+  /// The bytes of each part of a slot.
+  struct Sizes {
+    std::size_t input = 0;
+    std::size_t output = 0;
+    std::size_t scratch = 0;
+    std::size_t landing = 0;
   };
   /// Every slot made big enough; call only while no message uses them. Memory it frees to grow is freed once the
-  /// copies queued on the device have ended (copies out a call left queued still read it), within `timeout`, else
+  /// work queued on the device has ended (copies out a call left queued still read it), within `timeout`, else
   /// Error(Timeout); once leaked, memory it outgrows is kept instead.
-  void reserve(std::size_t inputBytes, std::size_t outputBytes, std::size_t scratchBytes,
-               std::chrono::milliseconds timeout);
+  void reserve(const Sizes& bytes, std::chrono::milliseconds timeout);
   Slot slot(std::size_t index) const { return slots_[index % kSlots]; }
   /// Keeps the memory forever (a world whose messages may still land in it).
   /// Any thread.
@@ -99,7 +107,7 @@ class StagingSlots {
   bool copiesEnded(std::chrono::milliseconds timeout);
   DeviceAccess& device_;
   Slot slots_[kSlots];
-  std::size_t sizes_[3] = {0, 0, 0};
+  std::size_t sizes_[4] = {0, 0, 0, 0};
   std::atomic<bool> leaked_{false};
 };
 
@@ -181,6 +189,9 @@ struct QueuedDeviceOp {
     Copy,        ///< `copy`
     AwaitReady,  ///< wait until the ready word reaches `ticket`: that piece's results lie in its slot
     Copied,      ///< write `ticket` to the copied word: that piece's copies in are done
+    /// wait until the asked word reaches `ticket`, run that computation, write `ticket` to the computed word
+    /// (queued_computations.hpp)
+    Compute,
   };
   Kind kind = Kind::Copy;
   SlotCopy copy;
@@ -188,10 +199,17 @@ struct QueuedDeviceOp {
 };
 /// The device side of a queued call whose piece p has `copiesIn[p]` and `copiesOut[p]`, ticket `tickets[p]`, and
 /// lies in slot p % `slots`: piece p copied in once piece p - `slots` (the slot's last) is ready and copied out; the
-/// call's last pieces copied out as they are ready. Pure.
+/// call's last pieces copied out as they are ready. Piece p's computations on the device, tickets
+/// `computations[p].first` on (`computations[p].count` of them; none where `computations` is empty), go just before
+/// the wait for it to be ready: the copies in of the pieces ahead were queued before them. Pure.
+struct TicketRange {
+  std::uint64_t first = 0;
+  std::size_t count = 0;
+};
 std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCopy>>& copiesIn,
                                             const std::vector<std::vector<SlotCopy>>& copiesOut,
-                                            const std::vector<std::uint64_t>& tickets, std::size_t slots);
+                                            const std::vector<std::uint64_t>& tickets, std::size_t slots,
+                                            const std::vector<TicketRange>& computations = {});
 
 /// The staged copies of `piece` into `slot`: each Input segment to its place in the slot's input. Pure.
 std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);

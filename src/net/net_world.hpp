@@ -32,6 +32,7 @@
 #include "net/net_path.hpp"
 #include "net/plan_runner.hpp"
 #include "net/point_to_point.hpp"
+#include "net/queued_computations.hpp"
 #include "peerlink/bootstrap.hpp"
 #include "peerlink/error.hpp"
 #include "peerlink/params.hpp"
@@ -88,6 +89,7 @@ struct AsyncFlags {
   /// The transport's: the last piece whose results lie in its slot; where a call failed, its last piece (its results
   /// are not written).
   Word pieceReady;
+  AskedComputations computations;  ///< queued calls' copies and reductions on the device
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8,
               "the flags are plain 64-bit words to the GPU");
@@ -116,11 +118,14 @@ struct AsyncCall {
 /// queues `deviceOps` on its device's copy stream (after its own stream's work so far: the copies in read the
 /// caller's buffers), then its own stream's next work after them, and hands the call to the transport with
 /// startQueued. The transport's thread takes each piece once the copy stream wrote its ticket to
-/// `flags->pieceCopied`, runs its messages and reductions on the host, and writes the ticket to `flags->pieceReady`,
-/// which the copy stream waits for before it copies the piece out. The thread makes no call of the device: the copy
-/// stream never waits for work queued after it.
+/// `flags->pieceCopied`, runs its messages, and writes the ticket to `flags->pieceReady`, which the copy stream waits
+/// for before it copies the piece out. Its copies and reductions are the host's, or, where `computations` is not
+/// empty, the device's: piece p's are tickets `computations[p]` of `flags->computations`, each run by `kernel` on
+/// the copy stream once asked (queued_computations.hpp). The thread makes no call of the device: the copy stream
+/// never waits for work queued after it.
 struct QueuedCall {
   std::vector<QueuedDeviceOp> deviceOps;
+  AskedKernel kernel;
   AsyncFlags* flags = nullptr;
   /// Set by the caller where it could not queue its side: the call's job then fails at once, breaking the world,
   /// and marks every piece ready.
@@ -129,6 +134,8 @@ struct QueuedCall {
   std::vector<CallPiece> pieces;
   std::vector<std::uint64_t> tickets;
   std::vector<StagingSlots::Slot> slots;
+  std::vector<TicketRange> computations;
+  std::size_t landingBytes = 0;  ///< of each slot, for the temporaries of the device's computations
   CopiedPieceRun run;
   CallContext context;
 };
@@ -180,9 +187,8 @@ class NetGroup {
   void startAsync(AsyncCall async);
 
   /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
-  /// send/recv) with elements, and its reductions such that the staged path would make them on the host too (a
-  /// queued call reduces on the host): none, the world's staged memory the host's, or (PEERLINK_NET_REDUCE=AUTO)
-  /// reducesOnHost.
+  /// send/recv) with elements; where its copies and reductions are the device's (computesOnDevice), no step makes
+  /// more than the device is asked ahead (kAskedRing) nor a reduction of more sources than a kernel takes.
   bool queuedFits(const NetCall& call) const;
   /// The next queued call of `call` (where queuedFits; runCall's checks): its pieces, their slots and tickets, and what
   /// the device does. Slots too small for its pieces grow first, once the copies of the calls queued before ended
@@ -199,6 +205,10 @@ class NetGroup {
   friend class NetWorld;
   NetGroup(NetWorld& world, std::vector<int> members, std::string name);
   CallContext context(const char* what);
+  /// Whether a queued `call`, whose first piece's plan is `first`, has its copies and reductions made on the device,
+  /// as the staged path would: it reduces, the world's staged memory is the device's, and PEERLINK_NET_REDUCE leaves
+  /// its reductions to the GPU (not reducesOnHost under AUTO).
+  bool computesOnDevice(const NetCall& call, const coll::Plan& first) const;
   /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
@@ -286,6 +296,7 @@ class NetWorld {
   AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
   std::uint64_t tickets_ = 0;         ///< the last ticket given (the caller's thread)
   std::uint64_t pieceTickets_ = 0;    ///< the last queued piece's ticket (the caller's thread)
+  std::uint64_t computeTickets_ = 0;  ///< the last queued computation's ticket (the caller's thread)
   bool leaked_ = false;               ///< under the mutex: the staged and async slots kept
   bool keptForCaller_ = false;        ///< under the mutex: the async flags kept too (keepPinnedMemory)
   std::vector<PeerIdentity> peers_;

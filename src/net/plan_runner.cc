@@ -43,7 +43,55 @@ namespace {
 // inside those tests, so a long reduction would stall every other piece's messages.
 constexpr std::size_t kSliceBytes = std::size_t{256} << 10;
 
+// What this process does for a transfer it executes (MemberPlan::beginStep, computeNext; planDemand counts it).
+struct ExecutedRole {
+  bool landsInPlace = false;  // a copy from another process into this one's buffer: received where it belongs
+  bool computes = false;      // copied or reduced here, through the memory
+  bool resultAside = false;   // computed into a temporary, for another process
+};
+
+ExecutedRole roleOf(const coll::Transfer& transfer, int me) {
+  const bool local = transfer.dst.rank == me;
+  const bool copy = transfer.kind == coll::TransferKind::Copy;
+  ExecutedRole role;
+  role.landsInPlace = copy && local && transfer.srcs[0].rank != me;
+  role.computes = !role.landsInPlace && !(copy && !local);  // a copy elsewhere goes out from its source
+  role.resultAside = role.computes && !local;
+  return role;
+}
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kTemporaryAlign - 1) / kTemporaryAlign * kTemporaryAlign;
+}
+
 }  // namespace
+
+PlanDemand planDemand(const coll::Plan& plan, int me) {
+  PlanDemand demand;
+  const std::size_t size = dataTypeSize(plan.type);
+  for (const coll::Step& step : plan.steps) {
+    std::size_t computations = 0;
+    std::size_t temporaryBytes = 0;
+    for (const coll::Transfer& transfer : step.transfers) {
+      if (transfer.executor != me) continue;
+      const ExecutedRole role = roleOf(transfer, me);
+      if (role.landsInPlace) continue;
+      for (const coll::BufferRef& src : transfer.srcs) {
+        if (src.rank != me) temporaryBytes += aligned(transfer.count * size);
+      }
+      if (!role.computes) continue;
+      ++computations;
+      if (role.resultAside) temporaryBytes += aligned(transfer.count * size);
+      demand.mostElements = std::max(demand.mostElements, transfer.count);
+      if (transfer.kind != coll::TransferKind::Copy)
+        demand.mostSources = std::max(demand.mostSources, transfer.srcs.size());
+    }
+    demand.computations += computations;
+    demand.mostComputationsInAStep = std::max(demand.mostComputationsInAStep, computations);
+    demand.mostTemporaryBytes = std::max(demand.mostTemporaryBytes, temporaryBytes);
+  }
+  return demand;
+}
 
 MemberPlan::MemberPlan(const coll::Plan& plan, const MemberRun& run, int tag, BufferMap input, BufferMap output,
                        BufferMap scratch, LocalMemory& memory, std::size_t lane)
@@ -101,16 +149,14 @@ void MemberPlan::beginStep() {
     const coll::Transfer& transfer = step.transfers[t];
     if (transfer.executor != run_.me) continue;
     const std::size_t index = executed_.size();
-    Executed& e = executed_.emplace_back(Executed{t, {}, nullptr, 0, true, 0});
-    const bool local = transfer.dst.rank == run_.me;
-    const bool copy = transfer.kind == coll::TransferKind::Copy;
-    if (local) e.dst = address(transfer.dst, transfer.count);
-    if (copy && local && transfer.srcs[0].rank != run_.me) {
+    const ExecutedRole role = roleOf(transfer, run_.me);
+    Executed& e = executed_.emplace_back(Executed{t, {}, nullptr, 0, role.computes, 0});
+    if (transfer.dst.rank == run_.me) e.dst = address(transfer.dst, transfer.count);
+    if (role.landsInPlace) {
       // Lands where it belongs.
       pending_.push_back(receive(transfer.srcs[0].rank, e.dst, bytesOf(transfer), index));
       e.sources.push_back(e.dst);
       e.waiting = 1;
-      e.compute = false;
       continue;
     }
     for (const coll::BufferRef& src : transfer.srcs) {
@@ -123,7 +169,6 @@ void MemberPlan::beginStep() {
       e.sources.push_back(landing);
       ++e.waiting;
     }
-    if (copy && !local) e.compute = false;  // goes out from its source
   }
   for (const coll::Transfer& transfer : step.transfers) {
     if (transfer.executor == run_.me || transfer.dst.rank != run_.me) continue;

@@ -106,6 +106,20 @@ struct MemberRun {
   std::function<std::string()> lost;
 };
 
+/// What MemberPlan asks of memory that queues its work (LocalMemory::queues) running `plan` as rank `me`: each
+/// transfer it computes is one copy() or reduce(); every source received from another process, and every result
+/// bound for one, is a temporary of kTemporaryAlign-aligned bytes, all of a step's released when the next begins.
+/// Pure (what a queued call queues at the call: net/queued_computations.hpp).
+struct PlanDemand {
+  std::size_t computations = 0;  ///< in the whole plan
+  std::size_t mostComputationsInAStep = 0;
+  std::size_t mostSources = 0;         ///< of one reduction
+  std::size_t mostElements = 0;        ///< of one computation
+  std::size_t mostTemporaryBytes = 0;  ///< of one step, each temporary rounded up to kTemporaryAlign
+};
+constexpr std::size_t kTemporaryAlign = 256;
+PlanDemand planDemand(const coll::Plan& plan, int me);
+
 /// This process's part of every step of `plan`, advanced by advance() until done(). `input`, `output` and `scratch`
 /// map the plan's buffers of rank `run.me`; its messages carry `tag`, its temporaries are `memory`'s of `lane`.
 class MemberPlan {

@@ -9,20 +9,26 @@
 
 namespace peerlink::net {
 
-// A queued call reduces on the host: where the staged path would reduce on the GPU (pieces of larger reductions),
-// the call waits on the host instead -- its time is then its reductions', and a GPU makes them faster.
+bool NetGroup::computesOnDevice(const NetCall& call, const coll::Plan& first) const {
+  const NetOptions& options = world_.options_;
+  if (!world_.stagedOnDevice_ || largestReductionBytes(first) == 0) return false;
+  const std::size_t step = pieceElementsOf(options.chunkBytes, call.type);
+  return !(options.reduce == NetReduce::Auto &&
+           reducesOnHost(first, (call.count + step - 1) / step, options.gpuReduceMinBytes));
+}
+
 bool NetGroup::queuedFits(const NetCall& call) const {
   const NetOptions& options = world_.options_;
   if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
       call.collective == Collective::SendRecv) {
     return false;
   }
-  if (!world_.stagedOnDevice_) return true;
   const std::size_t step = pieceElementsOf(options.chunkBytes, call.type);
   const coll::Plan first = callPlan(call, size(), std::min(call.count, step));
-  if (largestReductionBytes(first) == 0) return true;
-  return options.reduce == NetReduce::Auto &&
-         reducesOnHost(first, (call.count + step - 1) / step, options.gpuReduceMinBytes);
+  if (!computesOnDevice(call, first)) return true;
+  const PlanDemand demand = planDemand(first, me_);
+  return demand.mostSources <= static_cast<std::size_t>(kernels::kCollMaxRanks) &&
+         demand.mostComputationsInAStep <= kAskedRing;
 }
 
 QueuedCall NetGroup::prepareQueued(const NetCall& call) {
@@ -38,10 +44,23 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
     piece.atCopyOut = takeLocalCopies(piece.plan, me_);
   }
   const CallPiece& largest = queued.pieces.front();
+  std::uint64_t computeTickets = world.computeTickets_;
+  if (computesOnDevice(call, largest.plan)) {
+    std::size_t mostElements = 0;
+    for (const CallPiece& piece : queued.pieces) {
+      const PlanDemand demand = planDemand(piece.plan, me_);
+      queued.computations.push_back({computeTickets + 1, demand.computations});
+      computeTickets += demand.computations;
+      queued.landingBytes = std::max(queued.landingBytes, demand.mostTemporaryBytes);
+      mostElements = std::max(mostElements, demand.mostElements);
+    }
+    queued.kernel = askedKernel(call.type, call.op, mostElements);
+  }
   // The slots' earlier calls are done with them once the copy stream reached what is queued now.
   try {
-    world.queuedSlots_.reserve(largest.inputElements * elementSize, largest.outputElements * elementSize,
-                               largest.scratchElements * elementSize, world.options_.timeout);
+    world.queuedSlots_.reserve({largest.inputElements * elementSize, largest.outputElements * elementSize,
+                                largest.scratchElements * elementSize, queued.landingBytes},
+                               world.options_.timeout);
   } catch (const Error& error) {
     // This rank numbers no call now where its peers do: its later calls could not match theirs.
     world.breakWith(error.what());
@@ -55,18 +74,20 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
     copiesOut.push_back(copiesOutOfSlot(queued.pieces[p], slot, elementSize));
     queued.tickets.push_back(world.pieceTickets_ + 1 + p);
   }
-  queued.deviceOps = queuedDeviceOps(copiesIn, copiesOut, queued.tickets, StagingSlots::kSlots);
+  queued.deviceOps = queuedDeviceOps(copiesIn, copiesOut, queued.tickets, StagingSlots::kSlots, queued.computations);
   queued.flags = world.asyncFlags_;
   queued.run = {call.type, call.op, call.avgDivisor, collectiveName(call.collective)};
   queued.context = context(queued.run.what);  // numbers the call: last, once nothing can fail
   world.pieceTickets_ = queued.tickets.back();
+  world.computeTickets_ = computeTickets;
   return queued;
 }
 
 // Every piece is marked ready whatever happens, so that the copy stream's waits end: in order as each is done; all
 // at once, with the last piece's ticket, once the job ended or was skipped (a world broken before it ran), after the
-// world's state says why. The stream compares tickets cyclically (as signed differences): a ready word past every
-// ticket would be behind them there. Piece p uses lane p % kPiecesInFlight's tag, as the staged path's pieces do, so
+// world's state says why; the device's computations likewise asked, those not asked as computations of nothing.
+// The stream compares tickets cyclically (as signed differences): a ready word past every ticket would be behind
+// them there. Piece p uses lane p % kPiecesInFlight's tag, as the staged path's pieces do, so
 // that a rank whose call waits on the host (another PEERLINK_NET_ASYNC, a GPU without 64-bit stream memory
 // operations) matches this one's messages.
 void NetGroup::startQueued(QueuedCall queued) {
@@ -76,19 +97,41 @@ void NetGroup::startQueued(QueuedCall queued) {
       [&world, shared] {
         const QueuedCall& q = *shared;
         for (std::size_t p = 0; p < q.pieces.size(); ++p) {
-          runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], *world.asyncMemory_, p % kPiecesInFlight, [&q, p] {
+          const auto copiedIn = [&q, p] {
             if (q.abandoned->load(std::memory_order_acquire)) {
               throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
                                                     ": the caller could not queue the call's copies "
                                                     "(its error went to the caller)");
             }
             return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
-          });
+          };
+          const std::size_t lane = p % kPiecesInFlight;
+          if (q.computations.empty()) {
+            runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], *world.asyncMemory_, lane, copiedIn);
+          } else {
+            const TicketRange& mine = q.computations[p];
+            AskedMemory memory(q.flags->computations, q.kernel, mine.first, mine.count, q.slots[p].landing,
+                               q.landingBytes);
+            runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], memory, lane, copiedIn);
+            if (memory.unasked() != 0) {
+              throw Error(ErrorCode::Internal, "net " + q.context.run.name + ": piece " + std::to_string(p) +
+                                                   " asked " + std::to_string(mine.count - memory.unasked()) +
+                                                   " of the " + std::to_string(mine.count) +
+                                                   " computations queued for it");
+            }
+          }
           q.flags->pieceReady.value.store(q.tickets[p], std::memory_order_release);
         }
       },
       std::nullopt,
-      [shared] { shared->flags->pieceReady.value.store(shared->tickets.back(), std::memory_order_release); });
+      [shared] {
+        const QueuedCall& q = *shared;
+        if (!q.computations.empty()) {
+          const TicketRange& last = q.computations.back();
+          skipAsked(q.flags->computations, last.first + last.count - 1);
+        }
+        q.flags->pieceReady.value.store(q.tickets.back(), std::memory_order_release);
+      });
 }
 
 }  // namespace peerlink::net

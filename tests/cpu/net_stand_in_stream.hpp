@@ -1,5 +1,6 @@
-// What the CPU tests of async and queued calls across nodes share (test_net_async.cc, test_net_queued_calls.cc): a
-// stand-in for a GPU stream, a world over host memory, and an async call queued as the node world queues it.
+// What the CPU tests of async and queued calls across nodes share (test_net_async.cc, test_net_queued_calls.cc,
+// test_net_queued_computations.cc): a stand-in for a GPU stream, a world over host memory, a device whose staged
+// memory is its own, and async and queued calls queued as the node world queues them.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "coll/host_reduce.hpp"
 #include "net/net_world.hpp"
 
 namespace peerlink::net::stand_ins {
@@ -127,6 +129,76 @@ inline void queueAsync(NetGroup& group, StandInStream& stream, const NetCall& ca
   AsyncCall async = group.prepareAsync(call);
   stream.kernel(async);
   group.startAsync(std::move(async));
+}
+
+// A device whose staged memory makes the staged path's reductions itself, as a GPU's does: a queued call's
+// computations are then the device's (NetGroup::computesOnDevice); here the stand-in copy stream makes them.
+class DeviceWithStagedMemory final : public DeviceAccess {
+ public:
+  void copyAsync(void* dst, const void* src, std::size_t bytes) override { host_->copyAsync(dst, src, bytes); }
+  std::uint64_t mark() override { return host_->mark(); }
+  bool reached(std::uint64_t marker) override { return host_->reached(marker); }
+  void* allocateHost(std::size_t bytes) override { return host_->allocateHost(bytes); }
+  void freeHost(void* memory) noexcept override { host_->freeHost(memory); }
+  std::unique_ptr<LocalMemory> stagedMemory() override { return std::make_unique<HostMemory>(); }
+
+ private:
+  std::unique_ptr<DeviceAccess> host_ = hostDeviceAccess();
+};
+
+// A queued call's device side on a stand-in copy stream, as CudaDeviceAccess::queue queues it on a GPU's. Its waits
+// compare as CUDA's stream memory operations do: cyclically (CU_STREAM_WAIT_VALUE_GEQ: the signed difference at
+// least 0). A computation reads its arguments from the ring once asked, as the kernel does, and reduces on the host.
+inline void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedDeviceOp>& ops, AsyncFlags* flags,
+                            const AskedKernel& kernel = {}) {
+  for (const QueuedDeviceOp& op : ops) {
+    switch (op.kind) {
+      case QueuedDeviceOp::Kind::Copy: copyStream.copies({op.copy}); break;
+      case QueuedDeviceOp::Kind::AwaitReady:
+        copyStream.queue(
+            [flags, op] { return cyclicAtLeast(flags->pieceReady.value.load(std::memory_order_acquire), op.ticket); });
+        break;
+      case QueuedDeviceOp::Kind::Copied:
+        copyStream.queue([flags, op] {
+          flags->pieceCopied.value.store(op.ticket, std::memory_order_release);
+          return true;
+        });
+        break;
+      case QueuedDeviceOp::Kind::Compute:
+        copyStream.queue([flags, op] {
+          return cyclicAtLeast(flags->computations.asked.value.load(std::memory_order_acquire), op.ticket);
+        });
+        copyStream.queue([flags, op, kernel] {
+          const kernels::PlanReduceArgs args = flags->computations.ring[op.ticket % kAskedRing];
+          if (args.count > 0) {
+            const std::vector<const void*> srcs(args.srcs, args.srcs + args.nsrcs);
+            coll::hostReduce(kernel.type, kernel.op, args.dst, srcs, args.count, args.nranks, args.finish);
+          }
+          flags->computations.computed.value.store(op.ticket, std::memory_order_release);
+          return true;
+        });
+        break;
+    }
+  }
+}
+
+// One queued call as the node world makes it: on the copy stream, after the caller's stream's work so far, the
+// call's device side; the caller's stream's next work after them. Returns how many computations it asked of the
+// device.
+inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
+  QueuedCall queued = group.prepareQueued(call);
+  const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
+  AsyncFlags* flags = queued.flags;
+  const AskedKernel kernel = queued.kernel;
+  std::size_t computations = 0;
+  for (const TicketRange& range : queued.computations) computations += range.count;
+  group.startQueued(std::move(queued));
+  const std::uint64_t before = stream.queue([] { return true; });
+  copyStream.queue([&stream, before] { return stream.reached(before); });
+  queueDeviceSide(copyStream, ops, flags, kernel);
+  const std::uint64_t after = copyStream.queue([] { return true; });
+  stream.queue([&copyStream, after] { return copyStream.reached(after); });
+  return computations;
 }
 
 }  // namespace peerlink::net::stand_ins

@@ -29,47 +29,14 @@
 namespace peerlink::net {
 namespace {
 
+using stand_ins::DeviceWithStagedMemory;
 using stand_ins::hostWorld;
 using stand_ins::optionsWith;
 using stand_ins::queueAsync;
+using stand_ins::queueDeviceSide;
+using stand_ins::queueQueued;
 using stand_ins::StandInStream;
 using testing::onEveryRank;
-
-// A queued call's device side on a stand-in copy stream. Its waits compare as CUDA's stream memory operations do:
-// cyclically (CU_STREAM_WAIT_VALUE_GEQ: the signed difference at least 0).
-void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedDeviceOp>& ops, AsyncFlags* flags) {
-  for (const QueuedDeviceOp& op : ops) {
-    switch (op.kind) {
-      case QueuedDeviceOp::Kind::Copy: copyStream.copies({op.copy}); break;
-      case QueuedDeviceOp::Kind::AwaitReady:
-        copyStream.queue([flags, op] {
-          const std::uint64_t ready = flags->pieceReady.value.load(std::memory_order_acquire);
-          return static_cast<std::int64_t>(ready - op.ticket) >= 0;
-        });
-        break;
-      case QueuedDeviceOp::Kind::Copied:
-        copyStream.queue([flags, op] {
-          flags->pieceCopied.value.store(op.ticket, std::memory_order_release);
-          return true;
-        });
-        break;
-    }
-  }
-}
-
-// One queued call as the node world makes it: on the copy stream, after the caller's stream's work so far, the
-// call's device side; the caller's stream's next work after them.
-void queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
-  QueuedCall queued = group.prepareQueued(call);
-  const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
-  AsyncFlags* flags = queued.flags;
-  group.startQueued(std::move(queued));
-  const std::uint64_t before = stream.queue([] { return true; });
-  copyStream.queue([&stream, before] { return stream.reached(before); });
-  queueDeviceSide(copyStream, ops, flags);
-  const std::uint64_t after = copyStream.queue([] { return true; });
-  stream.queue([&copyStream, after] { return copyStream.reached(after); });
-}
 
 // On 3 ranks, one stream each, a chain of calls where each reads what the one before wrote: an in-place all-reduce of
 // 5000 i32 queued (pieces of 4 KiB: five, slots reused within the call), the stream copying its first 8 elements into
@@ -145,36 +112,48 @@ TEST(NetQueuedCall, QueuedAndAsyncCallsOnOneStreamKeepItsOrder) {
 }
 
 // The device side of a call of 6 pieces over 4 slots: each piece copied in into slot p % 4 only once the slot's last
-// piece was ready and copied out; every piece copied out once ready.
+// piece was ready and copied out; every piece copied out once ready; the device's computations of a piece, where it
+// has any, just before the wait for it to be ready.
 TEST(NetQueuedCall, DeviceSideReusesASlotOnlyOnceItsLastPieceIsOut) {
   using Kind = QueuedDeviceOp::Kind;
   std::vector<std::vector<SlotCopy>> in, out;
   std::vector<std::uint64_t> tickets;
+  std::vector<TicketRange> computations;
   std::byte caller[6], slot[4];
+  std::uint64_t next = 100;
   for (std::size_t p = 0; p < 6; ++p) {
     in.push_back({{&slot[p % 4], &caller[p], 1}});
     out.push_back({{&caller[p], &slot[p % 4], 1}});
     tickets.push_back(10 + p);
+    computations.push_back({next, p % 3});
+    next += p % 3;
   }
-  const std::vector<QueuedDeviceOp> ops = queuedDeviceOps(in, out, tickets, 4);
-  std::string order;
-  for (const QueuedDeviceOp& op : ops) {
-    switch (op.kind) {
-      case Kind::Copy: {
-        const auto* src = static_cast<const std::byte*>(op.copy.src);
-        const bool fromSlot = src >= slot && src < slot + 4;  // a copy out, to the caller
-        order += fromSlot ? "out" + std::to_string(static_cast<const std::byte*>(op.copy.dst) - caller)
-                          : "in" + std::to_string(src - caller);
-        break;
+  const auto orderOf = [&](const std::vector<QueuedDeviceOp>& ops) {
+    std::string order;
+    for (const QueuedDeviceOp& op : ops) {
+      switch (op.kind) {
+        case Kind::Copy: {
+          const auto* src = static_cast<const std::byte*>(op.copy.src);
+          const bool fromSlot = src >= slot && src < slot + 4;  // a copy out, to the caller
+          order += fromSlot ? "out" + std::to_string(static_cast<const std::byte*>(op.copy.dst) - caller)
+                            : "in" + std::to_string(src - caller);
+          break;
+        }
+        case Kind::AwaitReady: order += "ready" + std::to_string(op.ticket - 10); break;
+        case Kind::Copied: order += "copied" + std::to_string(op.ticket - 10); break;
+        case Kind::Compute: order += "compute" + std::to_string(op.ticket - 100); break;
       }
-      case Kind::AwaitReady: order += "ready" + std::to_string(op.ticket - 10); break;
-      case Kind::Copied: order += "copied" + std::to_string(op.ticket - 10); break;
+      order += ' ';
     }
-    order += ' ';
-  }
-  EXPECT_EQ(order,
+    return order;
+  };
+  EXPECT_EQ(orderOf(queuedDeviceOps(in, out, tickets, 4)),
             "in0 copied0 in1 copied1 in2 copied2 in3 copied3 ready0 out0 in4 copied4 ready1 out1 in5 copied5 "
             "ready2 out2 ready3 out3 ready4 out4 ready5 out5 ");
+  EXPECT_EQ(orderOf(queuedDeviceOps(in, out, tickets, 4, computations)),
+            "in0 copied0 in1 copied1 in2 copied2 in3 copied3 ready0 out0 in4 copied4 compute0 ready1 out1 in5 "
+            "copied5 compute1 compute2 ready2 out2 ready3 out3 compute3 ready4 out4 compute4 compute5 ready5 out5 ");
+  EXPECT_THROW(queuedDeviceOps(in, out, tickets, 4, {computations[0]}), Error);
   EXPECT_THROW(queuedDeviceOps({}, {}, {}, 4), Error);
 }
 
@@ -203,25 +182,10 @@ TEST(NetQueuedCall, OnlyStagedCollectivesAreQueued) {
   }
 }
 
-// A device whose staged memory makes the staged path's reductions itself, as a GPU's does (only the choice of which
-// calls are queued reads it here).
-class DeviceWithStagedMemory final : public DeviceAccess {
- public:
-  void copyAsync(void* dst, const void* src, std::size_t bytes) override { host_->copyAsync(dst, src, bytes); }
-  std::uint64_t mark() override { return host_->mark(); }
-  bool reached(std::uint64_t marker) override { return host_->reached(marker); }
-  void* allocateHost(std::size_t bytes) override { return host_->allocateHost(bytes); }
-  void freeHost(void* memory) noexcept override { host_->freeHost(memory); }
-  std::unique_ptr<LocalMemory> stagedMemory() override { return std::make_unique<HostMemory>(); }
-
- private:
-  std::unique_ptr<DeviceAccess> host_ = hostDeviceAccess();
-};
-
-// Where the staged path reduces on the GPU, a call whose reductions it would make there waits on the host instead of
-// being queued (a queued call reduces on the host); calls without reductions, and those it would reduce on the host
-// anyway, are queued. Two ranks, pieces of 4 MiB, f32.
-TEST(NetQueuedCall, CallsTheGpuWouldReduceAreNotQueued) {
+// Every staged collective is queued; its copies and reductions are the device's where the staged path would make
+// them there (a GPU's staged memory: more than one piece, or a reduction of PEERLINK_NET_GPU_REDUCE_MIN_BYTES or
+// more under AUTO; every reduction under GPU), else the host's. Two ranks, pieces of 4 MiB, f32.
+TEST(NetQueuedCall, ComputationsAreTheDevicesWhereTheStagedPathWouldMakeThemThere) {
   for (const NetReduce reduce : {NetReduce::Auto, NetReduce::Gpu, NetReduce::Host}) {
     const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
       NetOptions options = optionsWith(std::chrono::milliseconds(5000));
@@ -230,21 +194,24 @@ TEST(NetQueuedCall, CallsTheGpuWouldReduceAreNotQueued) {
                                               std::make_unique<HostMemory>());
       auto group = world->group({0, 1}, "two");
       if (r != 0) return;
-      std::byte any[4];
-      const auto queued = [&](Collective collective, std::size_t bytes) {
-        return group->queuedFits({collective, bytes / 4, DataType::F32, ReduceOp::Sum, 0, 0, any, any});
+      std::vector<float> data((std::size_t{16} << 20) / 4);
+      const char* name = reduce == NetReduce::Auto ? "AUTO" : reduce == NetReduce::Host ? "HOST" : "GPU";
+      // Whether the call is queued, and with computations of the device's.
+      const auto onDevice = [&](Collective collective, std::size_t bytes) {
+        const NetCall call{collective, bytes / 4, DataType::F32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
+        EXPECT_TRUE(group->queuedFits(call)) << name << " " << collectiveName(collective) << " " << bytes;
+        return !group->prepareQueued(call).computations.empty();
       };
       const std::size_t MiB = std::size_t{1} << 20;
-      const bool onAuto = reduce == NetReduce::Auto;
+      const bool gpu = reduce == NetReduce::Gpu;
       const bool host = reduce == NetReduce::Host;  // no staged memory on the device: every reduction the host's
-      const char* name = onAuto ? "AUTO" : host ? "HOST" : "GPU";
-      EXPECT_TRUE(queued(Collective::AllGather, 16 * MiB)) << name;  // no reductions
-      EXPECT_TRUE(queued(Collective::Broadcast, 16 * MiB)) << name;
-      EXPECT_TRUE(queued(Collective::AllToAll, 16 * MiB)) << name;
-      EXPECT_EQ(queued(Collective::AllReduce, MiB), onAuto || host) << name;  // one piece, reductions of 512 KiB
-      EXPECT_EQ(queued(Collective::Reduce, MiB), onAuto || host) << name;     // one piece, a reduction of 1 MiB
-      EXPECT_EQ(queued(Collective::AllReduce, 16 * MiB), host) << name;       // four pieces
-      EXPECT_EQ(queued(Collective::Reduce, 4 * MiB), host) << name;           // a reduction of 4 MiB
+      EXPECT_FALSE(onDevice(Collective::AllGather, 16 * MiB)) << name;  // no reductions
+      EXPECT_FALSE(onDevice(Collective::Broadcast, 16 * MiB)) << name;
+      EXPECT_FALSE(onDevice(Collective::AllToAll, 16 * MiB)) << name;
+      EXPECT_EQ(onDevice(Collective::AllReduce, MiB), gpu) << name;         // one piece, reductions of 512 KiB
+      EXPECT_EQ(onDevice(Collective::Reduce, MiB), gpu) << name;            // one piece, a reduction of 1 MiB
+      EXPECT_EQ(onDevice(Collective::AllReduce, 16 * MiB), !host) << name;  // four pieces
+      EXPECT_EQ(onDevice(Collective::Reduce, 4 * MiB), !host) << name;      // a reduction of 4 MiB
     });
     for (const std::string& error : errors) EXPECT_EQ(error, "");
   }
@@ -357,12 +324,12 @@ TEST(NetQueuedCall, SlotsNeverFreeWhatALeakedWorldOutgrows) {
   std::vector<void*> kept;
   {
     StagingSlots slots(device);
-    slots.reserve(64, 64, 64, std::chrono::milliseconds(1000));
-    slots.reserve(128, 64, 64, std::chrono::milliseconds(1000));
+    slots.reserve({64, 64, 64, 0}, std::chrono::milliseconds(1000));
+    slots.reserve({128, 64, 64, 0}, std::chrono::milliseconds(1000));
     EXPECT_EQ(device.freed, 4) << "a healthy world frees the inputs it outgrew";
     for (std::size_t s = 0; s < StagingSlots::kSlots; ++s) kept.push_back(slots.slot(s).input);
     slots.leak();
-    slots.reserve(256, 64, 64, std::chrono::milliseconds(1000));
+    slots.reserve({256, 64, 64, 0}, std::chrono::milliseconds(1000));
     EXPECT_EQ(device.freed, 4) << "a leaked world freed memory it outgrew";
   }
   EXPECT_EQ(device.freed, 4) << "a leaked world freed its slots at its end";

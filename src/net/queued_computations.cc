@@ -1,0 +1,116 @@
+// AskedMemory and skipAsked (queued_computations.hpp).
+#include "net/queued_computations.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+// As the staged path's reductions on the GPU (gpu_staged_memory.cc): a kernel reading host memory over PCIe needs
+// many loads in flight, one block per 8192 elements, up to 64 (its grid-stride loop covers the rest).
+constexpr std::size_t kElementsPerBlock = 8192;
+constexpr std::size_t kMaxBlocks = 64;
+
+}  // namespace
+
+AskedKernel askedKernel(DataType type, ReduceOp op, std::size_t mostElements) {
+  const std::size_t blocks =
+      std::clamp<std::size_t>((mostElements + kElementsPerBlock - 1) / kElementsPerBlock, 1, kMaxBlocks);
+  return {type, op, static_cast<int>(blocks)};
+}
+
+AskedMemory::AskedMemory(AskedComputations& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
+                         std::byte* landing, std::size_t landingBytes)
+    : asked_(asked),
+      kernel_(kernel),
+      first_(first),
+      next_(first),
+      end_(first + count),
+      landing_(landing),
+      landingBytes_(landingBytes) {}
+
+void AskedMemory::copy(void* dst, const void* src, std::size_t bytes) {
+  const std::size_t size = dataTypeSize(kernel_.type);
+  if (bytes % size != 0) {
+    throw Error(ErrorCode::Internal, "net: a queued copy of " + std::to_string(bytes) + " bytes, not whole " +
+                                         dataTypeName(kernel_.type) + " elements");
+  }
+  kernels::PlanReduceArgs args;
+  args.dst = dst;
+  args.srcs[0] = src;
+  args.nsrcs = 1;
+  args.count = bytes / size;
+  ask(args);
+}
+
+void AskedMemory::reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
+                         int divisor, bool finish) {
+  if (type != kernel_.type || op != kernel_.op || srcs.empty() ||
+      srcs.size() > static_cast<std::size_t>(kernels::kCollMaxRanks)) {
+    throw Error(ErrorCode::Internal, "net: a queued " + std::string(reduceOpName(op)) + " of " +
+                                         std::to_string(srcs.size()) + " sources of " + dataTypeName(type) +
+                                         " where the call's kernel makes " + reduceOpName(kernel_.op) + " of 1 to " +
+                                         std::to_string(kernels::kCollMaxRanks) + " of " + dataTypeName(kernel_.type));
+  }
+  kernels::PlanReduceArgs args;
+  args.dst = dst;
+  for (std::size_t j = 0; j < srcs.size(); ++j) args.srcs[j] = srcs[j];
+  args.nsrcs = static_cast<int>(srcs.size());
+  args.count = count;
+  args.nranks = divisor;
+  args.finish = finish;
+  ask(args);
+}
+
+// The arguments first, then the ticket: the stream's wait lets the kernel read them once it sees the ticket.
+void AskedMemory::ask(const kernels::PlanReduceArgs& args) {
+  if (next_ == end_) {
+    throw Error(ErrorCode::Internal, "net: a queued piece asked more than the " + std::to_string(end_ - first_) +
+                                         " computations queued for it");
+  }
+  const std::uint64_t ticket = next_;
+  if (!cyclicAtLeast(asked_.computed.value.load(std::memory_order_acquire) + kAskedRing, ticket)) {
+    throw Error(ErrorCode::Internal, "net: computation " + std::to_string(ticket) + " asked before " +
+                                         std::to_string(ticket - kAskedRing) + ", whose ring slot it takes, ran");
+  }
+  asked_.ring[ticket % kAskedRing] = args;
+  asked_.asked.value.store(ticket, std::memory_order_release);
+  ++next_;
+}
+
+bool AskedMemory::reached(std::uint64_t marker) {
+  return marker < first_ || cyclicAtLeast(asked_.computed.value.load(std::memory_order_acquire), marker);
+}
+
+void* AskedMemory::temporary(std::size_t /*lane*/, std::size_t bytes) {
+  const std::size_t take = (bytes + kTemporaryAlign - 1) / kTemporaryAlign * kTemporaryAlign;
+  if (used_ + take > landingBytes_) {
+    throw Error(ErrorCode::Internal, "net: a queued piece's temporaries outgrew its landing room of " +
+                                         std::to_string(landingBytes_) + " bytes");
+  }
+  std::byte* memory = landing_ + used_;
+  used_ += take;
+  return memory;
+}
+
+void AskedMemory::release(std::size_t /*lane*/) {
+  used_ = 0;
+}
+
+void* AskedMemory::persistent(std::size_t /*bytes*/) {
+  throw Error(ErrorCode::Internal, "net: a queued piece has no persistent memory");
+}
+
+void skipAsked(AskedComputations& asked, std::uint64_t last) {
+  const std::uint64_t from = asked.asked.value.load(std::memory_order_acquire);
+  if (cyclicAtLeast(from, last)) return;
+  for (std::uint64_t ticket = from + 1; ticket != last + 1 && ticket - from <= kAskedRing; ++ticket) {
+    asked.ring[ticket % kAskedRing].count = 0;
+  }
+  asked.asked.value.store(last, std::memory_order_release);
+}
+
+}  // namespace peerlink::net

@@ -1,0 +1,86 @@
+// The copies and reductions a queued call across nodes asks of the GPU (net/queued_call.cc). At the call, the caller
+// queues on the copy stream one kernel per computation its pieces' plans will make (planDemand), each behind a wait
+// for its ticket; the transport's thread, running a piece's plan, writes each computation's arguments into a ring of
+// pinned host memory and then its ticket to the asked word; the stream runs the kernel on them and writes the ticket
+// to the computed word, which the thread polls before it sends the result on. The thread makes no CUDA call. Tickets
+// number a world's queued computations in the order its thread asks them.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/plan_reduce.cuh"
+#include "net/plan_runner.hpp"
+
+namespace peerlink::net {
+
+/// Ring slots: a computation's arguments are rewritten kAskedRing tickets later. A plan asks at most one step's
+/// computations ahead of those computed (MemberPlan ends a step once its work is done), so a call may be queued so
+/// only where no step computes more than this (queuedFits).
+constexpr std::size_t kAskedRing = 64;
+
+/// In pinned host memory the GPU maps (AsyncFlags).
+struct AskedComputations {
+  struct alignas(64) Word {
+    std::atomic<std::uint64_t> value{0};
+  };
+  Word asked;     ///< the transport's: the last ticket whose arguments lie in the ring
+  Word computed;  ///< the device's: the last ticket whose kernel ended
+  kernels::PlanReduceArgs ring[kAskedRing];
+};
+
+/// The kernel the device queues for each ticket of a call: its element type and operation, and its grid.
+struct AskedKernel {
+  DataType type = DataType::F32;
+  ReduceOp op = ReduceOp::Sum;
+  int blocks = 1;
+};
+/// A call's kernel for computations of at most `mostElements` elements (the staged path's grid over pinned memory).
+AskedKernel askedKernel(DataType type, ReduceOp op, std::size_t mostElements);
+
+/// A piece's memory on the transport's thread: its computations asked of the device, tickets `first` to
+/// `first + count - 1`, each run by `kernel` (a copy is a reduction of one source); its temporaries in `landing`
+/// (`landingBytes` of the piece's slot). Error(Internal) for more computations than it was given, another type or
+/// operation than the kernel's, more sources than it takes, or more temporaries than the landing holds (planDemand
+/// said otherwise).
+class AskedMemory final : public LocalMemory {
+ public:
+  AskedMemory(AskedComputations& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
+              std::byte* landing, std::size_t landingBytes);
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  void reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
+              int divisor, bool finish) override;
+  void* temporary(std::size_t lane, std::size_t bytes) override;
+  void release(std::size_t lane) override;
+  void* persistent(std::size_t bytes) override;
+  bool queues() const override { return true; }
+  std::uint64_t mark() override { return next_ - 1; }
+  bool reached(std::uint64_t marker) override;
+  /// Tickets given that were not asked.
+  std::size_t unasked() const { return static_cast<std::size_t>(end_ - next_); }
+
+ private:
+  void ask(const kernels::PlanReduceArgs& args);
+  AskedComputations& asked_;
+  AskedKernel kernel_;
+  std::uint64_t first_;
+  std::uint64_t next_;
+  std::uint64_t end_;
+  std::byte* landing_;
+  std::size_t landingBytes_;
+  std::size_t used_ = 0;
+};
+
+/// Whether ticket `value` is at or past `ticket`, as a stream's wait compares them (cyclically: the signed
+/// difference at least 0).
+inline bool cyclicAtLeast(std::uint64_t value, std::uint64_t ticket) {
+  return static_cast<std::int64_t>(value - ticket) >= 0;
+}
+
+/// Asks every ticket up to `last` not yet asked as a computation of nothing (after a call failed: the stream's
+/// waits for them end, and their kernels do nothing). Computations already asked but not yet run may then do nothing
+/// too (their ring slots cleared): only for a broken world. The transport's thread.
+void skipAsked(AskedComputations& asked, std::uint64_t last);
+
+}  // namespace peerlink::net

@@ -1,0 +1,307 @@
+// Queued calls whose copies and reductions are the device's (net/queued_computations.hpp), over a loopback world
+// with the copy stream a stand-in (net_stand_in_stream.hpp) that makes each computation from the ring once asked, as
+// the kernel does: what a plan asks of its memory is what the call queued for it (planDemand against MemberPlan);
+// every reducing collective right through them; a failed call's computations let the copy stream run through; the
+// memory refuses what it was not given.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/host_reduce.hpp"
+#include "net/net_world.hpp"
+#include "net/queued_computations.hpp"
+#include "net_loopback_support.hpp"
+#include "net_stand_in_stream.hpp"
+#include "net_test_data.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+using stand_ins::DeviceWithStagedMemory;
+using stand_ins::optionsWith;
+using stand_ins::queueDeviceSide;
+using stand_ins::queueQueued;
+using stand_ins::StandInStream;
+using testing::onEveryRank;
+
+// Host memory that says it queues its work (as the device's does), counting what MemberPlan asks of it: the
+// computations and their sources and elements, and the temporaries of each step (a step begins with release()).
+class CountingMemory final : public LocalMemory {
+ public:
+  explicit CountingMemory(DataType type) : size_(dataTypeSize(type)) {}
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    host_.copy(dst, src, bytes);
+    counted(bytes / size_, 0);
+  }
+  void reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
+              int divisor, bool finish) override {
+    host_.reduce(type, op, dst, srcs, count, divisor, finish);
+    counted(count, srcs.size());
+  }
+  void* temporary(std::size_t lane, std::size_t bytes) override {
+    stepBytes_ += (bytes + kTemporaryAlign - 1) / kTemporaryAlign * kTemporaryAlign;
+    asked_.mostTemporaryBytes = std::max(asked_.mostTemporaryBytes, stepBytes_);
+    return host_.temporary(lane, bytes);
+  }
+  void release(std::size_t lane) override {
+    stepBytes_ = 0;
+    stepComputations_ = 0;
+    host_.release(lane);
+  }
+  void* persistent(std::size_t bytes) override { return host_.persistent(bytes); }
+  bool queues() const override { return true; }
+  const PlanDemand& asked() const { return asked_; }
+
+ private:
+  void counted(std::size_t elements, std::size_t sources) {
+    ++asked_.computations;
+    asked_.mostComputationsInAStep = std::max(asked_.mostComputationsInAStep, ++stepComputations_);
+    asked_.mostElements = std::max(asked_.mostElements, elements);
+    asked_.mostSources = std::max(asked_.mostSources, sources);
+  }
+  HostMemory host_;
+  std::size_t size_;
+  PlanDemand asked_;
+  std::size_t stepBytes_ = 0;
+  std::size_t stepComputations_ = 0;
+};
+
+std::string demandText(const PlanDemand& d) {
+  return std::to_string(d.computations) + " computations, " + std::to_string(d.mostComputationsInAStep) +
+         " in a step, " + std::to_string(d.mostSources) + " sources, " + std::to_string(d.mostElements) +
+         " elements, " + std::to_string(d.mostTemporaryBytes) + " bytes of temporaries";
+}
+
+// Each collective's plan on 2 to 5 ranks, as the staged path runs a piece (its local copies taken out), run by
+// MemberPlan over memory that queues: it asks exactly what planDemand says, on every rank.
+TEST(NetQueuedComputation, PlanDemandIsWhatMemberPlanAsks) {
+  const Collective collectives[] = {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
+                                    Collective::Broadcast, Collective::Reduce,    Collective::AllToAll};
+  int cases = 0;
+  for (const Collective collective : collectives) {
+    for (int n = 2; n <= 5; ++n) {
+      for (const std::size_t count : {std::size_t{1}, std::size_t{1000}}) {
+        const int root = n - 1;
+        std::vector<std::string> texts(static_cast<std::size_t>(n) * 2);
+        const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+          std::vector<int> members;
+          for (int m = 0; m < n; ++m) members.push_back(m);
+          const NetCall call{collective, count, DataType::F32, ReduceOp::Sum, 0, root, nullptr, nullptr};
+          CallPiece piece = callPiece(call, n, r, 0, count);
+          takeLocalCopies(piece.plan, r);
+          std::vector<float> input(piece.inputElements + 1, 1.0f), output(piece.outputElements + 1),
+              scratch(piece.scratchElements + 1);
+          MemberRun run;
+          run.p2p = p2p.get();
+          run.members = members;
+          run.me = r;
+          run.avgDivisor = n;
+          run.timeout = std::chrono::milliseconds(5000);
+          run.name = collectiveName(collective);
+          run.describe = [](int rank) { return "rank " + std::to_string(rank); };
+          CountingMemory memory(DataType::F32);
+          MemberPlan plan(piece.plan, run, 0, BufferMap::contiguous(input.data(), piece.inputElements),
+                          BufferMap::contiguous(output.data(), piece.outputElements),
+                          BufferMap::contiguous(scratch.data(), piece.scratchElements), memory, 0);
+          while (!plan.done()) plan.advance();
+          const auto i = static_cast<std::size_t>(r) * 2;
+          texts[i] = demandText(planDemand(piece.plan, r));
+          texts[i + 1] = demandText(memory.asked());
+        });
+        for (int r = 0; r < n; ++r) {
+          const auto i = static_cast<std::size_t>(r) * 2;
+          ASSERT_EQ(errors[static_cast<std::size_t>(r)], "");
+          EXPECT_EQ(texts[i], texts[i + 1]) << collectiveName(collective) << " on " << n << " ranks, count " << count
+                                            << ", rank " << r << " (planDemand, then what it asked)";
+        }
+        ++cases;
+      }
+    }
+  }
+  RecordProperty("cases", cases);
+}
+
+struct Case {
+  Collective collective;
+  DataType type;
+  ReduceOp op;
+  bool inPlace;
+};
+
+// On 3 ranks whose staged memory is the device's, PEERLINK_NET_REDUCE=GPU: each reducing collective queued in pieces
+// of 4 KiB (several per call, slots reused), its copies and reductions asked of the stand-in copy stream, right
+// against the closed form; calls one after another on one stream, so that later calls' tickets follow earlier ones'.
+TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnTheDevice) {
+  const int n = 3;
+  const int root = 1;
+  const std::size_t count = 2500;
+  const Case cases[] = {{Collective::AllReduce, DataType::F32, ReduceOp::Sum, false},
+                        {Collective::AllReduce, DataType::I32, ReduceOp::Max, true},
+                        {Collective::ReduceScatter, DataType::F16, ReduceOp::Avg, false},
+                        {Collective::Reduce, DataType::F32, ReduceOp::Sum, false},
+                        {Collective::Reduce, DataType::BF16, ReduceOp::Min, true},
+                        {Collective::AllReduce, DataType::F64, ReduceOp::Avg, false}};
+  std::vector<std::vector<coll::Bytes>> got(std::size(cases), std::vector<coll::Bytes>(n));
+  std::vector<std::size_t> computations(n, 0);
+  std::vector<int> stuck(n, 0);
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = 4096;
+    options.reduce = NetReduce::Gpu;
+    auto world = std::make_unique<NetWorld>(std::move(p2p), options, std::make_unique<DeviceWithStagedMemory>(),
+                                            std::make_unique<HostMemory>());
+    auto group = world->group({0, 1, 2}, "three");
+    StandInStream stream;
+    StandInStream copyStream;
+    std::vector<coll::Bytes> sends, recvs;
+    for (const Case& c : cases) {
+      const std::size_t size = dataTypeSize(c.type);
+      sends.push_back(testing::sendDataOf(c.collective, c.type, n, count, r, root));
+      recvs.emplace_back(recvElementsOf(c.collective, n, count, r, root) * size);
+    }
+    for (std::size_t k = 0; k < std::size(cases); ++k) {
+      const Case& c = cases[k];
+      coll::Bytes& send = sends[k];
+      coll::Bytes& recv = recvs[k];
+      if (c.inPlace) {
+        // In place as the API says for these: one buffer, the send data in it (a reduce's off the root too).
+        recv.resize(std::max(recv.size(), send.size()));
+        std::memcpy(recv.data(), send.data(), send.size());
+      }
+      const NetCall call{c.collective, count, c.type, c.op, 0, root, c.inPlace ? recv.data() : send.data(),
+                         recv.data()};
+      ASSERT_TRUE(group->queuedFits(call));
+      computations[static_cast<std::size_t>(r)] += queueQueued(*group, stream, copyStream, call);
+    }
+    stream.drain();
+    stuck[static_cast<std::size_t>(r)] = stream.stuck() + copyStream.stuck();
+    EXPECT_EQ(world->brokenBy(), "");
+    for (std::size_t k = 0; k < std::size(cases); ++k) got[k][static_cast<std::size_t>(r)] = recvs[k];
+  });
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << "rank " << r;
+    EXPECT_GT(computations[static_cast<std::size_t>(r)], 0u) << "rank " << r << " asked the device nothing";
+  }
+  for (std::size_t k = 0; k < std::size(cases); ++k) {
+    const Case& c = cases[k];
+    const std::vector<coll::Bytes> want = coll::hostReduceReference(
+        c.collective, c.type, c.op, n, count, root, testing::everySend(c.collective, c.type, n, count, root));
+    for (int r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (want[i].empty()) continue;  // reduce off the root
+      const auto mismatch = coll::findMismatch(c.type, coll::tolerance(c.type, c.op, n, 8.0), want[i], got[k][i]);
+      EXPECT_FALSE(mismatch) << collectiveName(c.collective) << ' ' << dataTypeName(c.type) << ' ' << reduceOpName(c.op)
+                             << (c.inPlace ? " in place" : "") << " rank " << r << ": " << *mismatch;
+    }
+  }
+}
+
+// Two queued all-reduces with their computations on the device, prepared before either starts: rank 0 could not
+// queue the first one's side (abandoned), so its job fails and breaks the world; rank 1's times out naming rank 0.
+// Every computation of both calls is asked whatever happened -- those never reached as computations of nothing -- so
+// that every copy stream runs through to the end.
+TEST(NetQueuedComputation, AFailedCallsComputationsLetTheCopyStreamRunThrough) {
+  const auto timeout = std::chrono::milliseconds(300);
+  std::vector<std::string> broken(2);
+  std::vector<int> stuck(2, -1);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(timeout);
+    options.chunkBytes = 4096;
+    options.reduce = NetReduce::Gpu;
+    auto world = std::make_unique<NetWorld>(std::move(p2p), options, std::make_unique<DeviceWithStagedMemory>(),
+                                            std::make_unique<HostMemory>());
+    auto group = world->group({0, 1}, "two");
+    std::vector<float> first(6000, 1.0f), second(6000, 2.0f);
+    const auto callOf = [](std::vector<float>& data) {
+      return NetCall{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
+    };
+    QueuedCall a = group->prepareQueued(callOf(first));
+    QueuedCall b = group->prepareQueued(callOf(second));
+    ASSERT_EQ(a.computations.size(), 6u);
+    ASSERT_GT(b.computations.back().first, a.computations.back().first);
+    AsyncFlags* flags = a.flags;
+    const AskedKernel kernel = a.kernel;
+    std::vector<QueuedDeviceOp> ops = b.deviceOps;
+    if (r == 1) ops.insert(ops.begin(), a.deviceOps.begin(), a.deviceOps.end());
+    if (r == 0) a.abandoned->store(true);
+    group->startQueued(std::move(a));
+    group->startQueued(std::move(b));
+    {
+      StandInStream copyStream;
+      queueDeviceSide(copyStream, ops, flags, kernel);
+      copyStream.drain();
+      stuck[static_cast<std::size_t>(r)] = copyStream.stuck();
+    }
+    broken[static_cast<std::size_t>(r)] = world->brokenBy();
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << "rank " << r << ": a wait of the copy stream never ended";
+    EXPECT_NE(broken[static_cast<std::size_t>(r)], "") << "rank " << r;
+  }
+}
+
+// The memory asks tickets in order, each once its ring slot's last one ran, and refuses what the call did not
+// queue for it; skipAsked asks the rest as computations of nothing.
+TEST(NetQueuedComputation, AskedMemoryRefusesWhatItWasNotGiven) {
+  auto asked = std::make_unique<AskedComputations>();
+  const AskedKernel kernel = askedKernel(DataType::F32, ReduceOp::Sum, 1000);
+  EXPECT_EQ(kernel.blocks, 1);
+  EXPECT_EQ(askedKernel(DataType::F32, ReduceOp::Sum, std::size_t{1} << 30).blocks, 64);
+  std::vector<std::byte> landing(1024);
+  float a[4] = {1, 2, 3, 4}, b[4] = {};
+  AskedMemory memory(*asked, kernel, 1, 2, landing.data(), landing.size());
+  EXPECT_TRUE(memory.reached(memory.mark()));  // nothing asked yet
+  memory.reduce(DataType::F32, ReduceOp::Sum, b, {a, a}, 4, 1, false);
+  EXPECT_EQ(asked->asked.value.load(), 1u);
+  EXPECT_EQ(asked->ring[1].count, 4u);
+  EXPECT_EQ(asked->ring[1].nsrcs, 2);
+  EXPECT_FALSE(memory.reached(memory.mark()));
+  asked->computed.value.store(1);
+  EXPECT_TRUE(memory.reached(memory.mark()));
+  const auto code = [](const std::function<void()>& body) {
+    try {
+      body();
+    } catch (const Error& error) {
+      return std::string(errorCodeName(error.code()));
+    }
+    return std::string("none");
+  };
+  EXPECT_EQ(code([&] { memory.reduce(DataType::I32, ReduceOp::Sum, b, {a}, 4, 1, false); }), "Internal");
+  EXPECT_EQ(code([&] { memory.reduce(DataType::F32, ReduceOp::Max, b, {a}, 4, 1, false); }), "Internal");
+  EXPECT_EQ(code([&] { memory.reduce(DataType::F32, ReduceOp::Sum, b, std::vector<const void*>(9, a), 4, 1, false); }),
+            "Internal");
+  EXPECT_EQ(code([&] { memory.copy(b, a, 6); }), "Internal");  // not whole elements
+  memory.copy(b, a, 16);
+  EXPECT_EQ(asked->ring[2].nsrcs, 1);
+  EXPECT_EQ(memory.unasked(), 0u);
+  EXPECT_EQ(code([&] { memory.copy(b, a, 16); }), "Internal");  // a third where two were queued
+  EXPECT_EQ(code([&] { memory.temporary(0, 2048); }), "Internal");
+  EXPECT_NE(memory.temporary(0, 1000), nullptr);
+  memory.release(0);
+  EXPECT_NE(memory.temporary(0, 1000), nullptr);
+  // A ring slot is taken only once its last ticket ran.
+  AskedMemory ahead(*asked, kernel, 2 + kAskedRing, 1, landing.data(), landing.size());
+  EXPECT_EQ(code([&] { ahead.copy(b, a, 16); }), "Internal");  // ticket 2 has not run
+  asked->computed.value.store(2);
+  ahead.copy(b, a, 16);
+  EXPECT_EQ(asked->asked.value.load(), 2 + kAskedRing);
+  // The rest of a failed call: asked, as nothing.
+  asked->ring[(3 + kAskedRing) % kAskedRing].count = 7;
+  skipAsked(*asked, 5 + kAskedRing);
+  EXPECT_EQ(asked->asked.value.load(), 5 + kAskedRing);
+  EXPECT_EQ(asked->ring[(3 + kAskedRing) % kAskedRing].count, 0u);
+  skipAsked(*asked, 4);  // behind: nothing changes
+  EXPECT_EQ(asked->asked.value.load(), 5 + kAskedRing);
+}
+
+}  // namespace
+}  // namespace peerlink::net
