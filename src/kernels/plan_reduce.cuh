@@ -21,6 +21,28 @@ struct PlanReduceArgs {
   bool finish = false;    ///< the last reduction: avg divides here
 };
 
+/// The arguments of dst = op(srcs[0], ..., srcs[nsrcs - 1]) of `count` elements; at most kCollMaxRanks sources.
+inline PlanReduceArgs planReduceArgs(void* dst, const void* const* srcs, int nsrcs, std::size_t count, int nranks,
+                                     bool finish) {
+  PlanReduceArgs args;
+  args.dst = dst;
+  for (int j = 0; j < nsrcs; ++j) args.srcs[j] = srcs[j];
+  args.nsrcs = nsrcs;
+  args.count = count;
+  args.nranks = nranks;
+  args.finish = finish;
+  return args;
+}
+
+/// The grid for a reduction of `count` elements that reads host memory over PCIe: many loads in flight to reach the
+/// link's bandwidth, one block per 8192 elements, up to 64 (the grid-stride loop covers the rest).
+inline int planReduceBlocksOverHostMemory(std::size_t count) {
+  constexpr std::size_t kElementsPerBlock = 8192;
+  constexpr std::size_t kMaxBlocks = 64;
+  const std::size_t blocks = (count + kElementsPerBlock - 1) / kElementsPerBlock;
+  return static_cast<int>(blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks);
+}
+
 /// Launches the reduction on the current device; `blocks` at least 1.
 void launchPlanReduce(const PlanReduceArgs& args, CollType type, CollOp op, int blocks, cudaStream_t stream);
 /// The same with its arguments read from `asked` (mapped pinned host memory) as the kernel starts: a kernel queued

@@ -15,11 +15,6 @@
 namespace peerlink::net {
 namespace {
 
-// A kernel that reads host memory over PCIe needs many loads in flight to reach the link's bandwidth: one block per
-// 8192 elements, up to this many (the grid-stride loop covers the rest).
-constexpr std::size_t kElementsPerBlock = 8192;
-constexpr std::size_t kMaxBlocks = 64;
-
 class GpuStagedMemory final : public LocalMemory {
  public:
   // The reduction kernels are loaded now, while nothing of the transport's spins: with lazy module loading a first
@@ -100,18 +95,12 @@ class GpuStagedMemory final : public LocalMemory {
 
   void launch(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
               int divisor, bool finish) {
-    kernels::PlanReduceArgs args;
-    args.dst = dst;
-    for (std::size_t j = 0; j < srcs.size(); ++j) args.srcs[j] = srcs[j];
-    args.nsrcs = static_cast<int>(srcs.size());
-    args.count = count;
-    args.nranks = divisor;
-    args.finish = finish;
-    const std::size_t blocks = std::min(kMaxBlocks, (count + kElementsPerBlock - 1) / kElementsPerBlock);
+    const kernels::PlanReduceArgs args =
+        kernels::planReduceArgs(dst, srcs.data(), static_cast<int>(srcs.size()), count, divisor, finish);
     DeviceGuard guard(device_);
     kernels::launchPlanReduce(args, static_cast<kernels::CollType>(static_cast<int>(type)),
-                              static_cast<kernels::CollOp>(static_cast<int>(op)), static_cast<int>(blocks),
-                              stream_.get());
+                              static_cast<kernels::CollOp>(static_cast<int>(op)),
+                              kernels::planReduceBlocksOverHostMemory(count), stream_.get());
   }
 
   void* grown(Pinned& buffer, std::size_t bytes) {

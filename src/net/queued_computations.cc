@@ -1,25 +1,14 @@
 // AskedMemory and skipAsked (queued_computations.hpp).
 #include "net/queued_computations.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "peerlink/error.hpp"
 
 namespace peerlink::net {
-namespace {
-
-// As the staged path's reductions on the GPU (gpu_staged_memory.cc): a kernel reading host memory over PCIe needs
-// many loads in flight, one block per 8192 elements, up to 64 (its grid-stride loop covers the rest).
-constexpr std::size_t kElementsPerBlock = 8192;
-constexpr std::size_t kMaxBlocks = 64;
-
-}  // namespace
 
 AskedKernel askedKernel(DataType type, ReduceOp op, std::size_t mostElements) {
-  const std::size_t blocks =
-      std::clamp<std::size_t>((mostElements + kElementsPerBlock - 1) / kElementsPerBlock, 1, kMaxBlocks);
-  return {type, op, static_cast<int>(blocks)};
+  return {type, op, kernels::planReduceBlocksOverHostMemory(mostElements)};
 }
 
 AskedMemory::AskedMemory(AskedComputations& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
@@ -38,12 +27,7 @@ void AskedMemory::copy(void* dst, const void* src, std::size_t bytes) {
     throw Error(ErrorCode::Internal, "net: a queued copy of " + std::to_string(bytes) + " bytes, not whole " +
                                          dataTypeName(kernel_.type) + " elements");
   }
-  kernels::PlanReduceArgs args;
-  args.dst = dst;
-  args.srcs[0] = src;
-  args.nsrcs = 1;
-  args.count = bytes / size;
-  ask(args);
+  ask(kernels::planReduceArgs(dst, &src, 1, bytes / size, 1, false));
 }
 
 void AskedMemory::reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
@@ -55,14 +39,7 @@ void AskedMemory::reduce(DataType type, ReduceOp op, void* dst, const std::vecto
                                          " where the call's kernel makes " + reduceOpName(kernel_.op) + " of 1 to " +
                                          std::to_string(kernels::kCollMaxRanks) + " of " + dataTypeName(kernel_.type));
   }
-  kernels::PlanReduceArgs args;
-  args.dst = dst;
-  for (std::size_t j = 0; j < srcs.size(); ++j) args.srcs[j] = srcs[j];
-  args.nsrcs = static_cast<int>(srcs.size());
-  args.count = count;
-  args.nranks = divisor;
-  args.finish = finish;
-  ask(args);
+  ask(kernels::planReduceArgs(dst, srcs.data(), static_cast<int>(srcs.size()), count, divisor, finish));
 }
 
 // The arguments first, then the ticket: the stream's wait lets the kernel read them once it sees the ticket.
