@@ -35,17 +35,18 @@ __global__ void planReduceKernel(PlanReduceArgs args) {
 }
 
 // The host wrote the arguments before the stream's wait let this kernel start; volatile loads read them from host
-// memory as they are now, whatever a cache held before.
+// memory as they are now, whatever a cache held before. A block's first threads read them, a word each, into shared
+// memory (one read over PCIe per word and block, not per thread).
 template <int Type, int Op>
 __global__ void askedPlanReduceKernel(const PlanReduceArgs* asked) {
   static_assert(sizeof(PlanReduceArgs) % sizeof(unsigned long long) == 0, "read as 64-bit words");
   constexpr int kWords = sizeof(PlanReduceArgs) / sizeof(unsigned long long);
-  PlanReduceArgs args;
-  const auto* from = reinterpret_cast<const volatile unsigned long long*>(asked);
-  auto* to = reinterpret_cast<unsigned long long*>(&args);
-#pragma unroll
-  for (int w = 0; w < kWords; ++w) to[w] = from[w];
-  planReduce<Type, Op>(args);
+  static_assert(kWords <= kPlanReduceThreads, "a word per thread");
+  __shared__ unsigned long long words[kWords];
+  if (threadIdx.x < kWords)
+    words[threadIdx.x] = reinterpret_cast<const volatile unsigned long long*>(asked)[threadIdx.x];
+  __syncthreads();
+  planReduce<Type, Op>(*reinterpret_cast<const PlanReduceArgs*>(words));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "net/cuda_device_access.hpp"
 #include "net/gpu_staged_memory.hpp"
 #include "net/net_world.hpp"
+#include "net/queued_computations.hpp"
 #include "net_test_data.hpp"
 #include "peerlink/cuda.hpp"
 
@@ -213,6 +214,57 @@ TEST(GpuNetStaging, ReductionsQueuedOnTheGpuOverPinnedMemory) {
   memory->release(2);
   void* grown = memory->temporary(2, 1 << 20);
   EXPECT_NE(first, grown);
+}
+
+// A queued call's computations (net/queued_computations.hpp) on the copy stream: kernels queued before their
+// arguments exist, each behind a wait for its ticket, run only once AskedMemory asked them, on what it asked; the
+// rest of a failed call asked as nothing lets the stream end without touching memory.
+TEST(GpuNetStaging, ComputationsQueuedBeforeTheirArgumentsRunOnceAsked) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const std::unique_ptr<CudaDeviceAccess> device = cudaDeviceAccess(0);
+  auto* flags = new (device->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
+  const std::size_t count = 200000;
+  const std::size_t bytes = count * sizeof(float);
+  auto* a = static_cast<float*>(device->allocateHost(bytes));
+  auto* b = static_cast<float*>(device->allocateHost(bytes));
+  auto* landing = static_cast<std::byte*>(device->allocateHost(bytes));
+  for (std::size_t k = 0; k < count; ++k) {
+    a[k] = static_cast<float>(k % 1000);
+    b[k] = -1.0f;
+  }
+  const AskedKernel kernel = askedKernel(DataType::F32, ReduceOp::Sum, count);
+  std::vector<QueuedDeviceOp> ops;
+  for (std::uint64_t ticket = 1; ticket <= 4; ++ticket) ops.push_back({QueuedDeviceOp::Kind::Compute, {}, ticket});
+  device->queue(ops, flags->pieceCopied.value, flags->pieceReady.value, flags->computations, kernel);
+  const auto computed = [&] { return flags->computations.computed.value.load(std::memory_order_acquire); };
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(computed(), 0u) << "a computation ran before it was asked";
+  AskedMemory memory(flags->computations, kernel, 1, 2, landing, bytes);
+  const auto wait = [&](std::uint64_t marker) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!memory.reached(marker)) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+  };
+  auto* sum = static_cast<float*>(memory.temporary(0, bytes));
+  memory.reduce(DataType::F32, ReduceOp::Sum, sum, {a, a}, count, 2, false);
+  wait(memory.mark());
+  EXPECT_EQ(computed(), 1u);
+  memory.copy(b, sum, bytes);
+  wait(memory.mark());
+  for (std::size_t k = 0; k < count; k += 997) {
+    ASSERT_EQ(sum[k], 2.0f * static_cast<float>(k % 1000)) << k;
+    ASSERT_EQ(b[k], sum[k]) << k;
+  }
+  b[0] = -5.0f;
+  skipAsked(flags->computations, 4);
+  const std::uint64_t mark = device->mark();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!device->reached(mark)) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+  EXPECT_EQ(computed(), 4u);
+  EXPECT_EQ(b[0], -5.0f) << "a computation asked as nothing wrote";
+  for (void* pinned :
+       {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(landing), static_cast<void*>(flags)}) {
+    device->freeHost(pinned);
+  }
 }
 
 }  // namespace

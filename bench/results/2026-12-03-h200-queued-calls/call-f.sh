@@ -3,12 +3,13 @@
 # queued at the call on the copy stream, each behind a wait for the transport's ticket), so calls the staged path
 # reduces on the GPU are queued too. Checks without MPS (the communicator across 2 virtual nodes x 1 and x 2, whose
 # e2e runs with PEERLINK_NET_REDUCE=GPU: every reducing call of it queued with its computations on the GPU, and the
-# same with every call waiting; a killed rank; the stalled streams; the transport alone), then under MPS, 2 virtual
+# same with every call waiting; a killed rank; the stalled streams; the transport alone; the GPU test of the staged
+# path's memory, with the kernels queued before their arguments), then under MPS, 2 virtual
 # nodes of one rank, all seven collectives 8 B - 32 MiB: two rounds each of PEERLINK_NET_ASYNC=OFF (sync) and ON
 # (async), interleaved, then NCCL split the same way once.
-# Pack: as call-c.sh.
+# Pack: as call-c.sh, and build/tests/gpu_test_gpu_net_staging (stripped) alone in dist/xz/tests.tar.xz.
 scripts/device/unpack-dist.sh
-scripts/device/call.sh f-checks 'COMM_PER_NODE=1 run nodes-comm-1 60 scripts/device/run-nodes.sh comm' \
+scripts/device/call.sh f-checks 'test gpu-net-staging 60 gpu_test_gpu_net_staging' 'COMM_PER_NODE=1 run nodes-comm-1 60 scripts/device/run-nodes.sh comm' \
   'COMM_PER_NODE=1 PEERLINK_NET_ASYNC=OFF run nodes-comm-1-sync 60 scripts/device/run-nodes.sh comm' \
   'run nodes-comm 60 scripts/device/run-nodes.sh comm' 'run nodes-kill 40 scripts/device/run-nodes.sh kill' \
   'run nodes-stall 30 scripts/device/run-nodes.sh stall' 'run nodes-stall-sync 30 scripts/device/run-nodes.sh stall-sync' \
