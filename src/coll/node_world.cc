@@ -370,7 +370,7 @@ void NodeWorld::collective(const CallArgs& call) {
         continue;
       }
       if (queuedCalls_ && rail.queuedFits(across)) {
-        runQueued(rail, across, call.stream);
+        runQueued(rail, rail.prepareQueued(across), call.stream);
         streamReady = false;
         continue;
       }
@@ -430,8 +430,7 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
 // reductions on the host and makes no CUDA call: a call that waited, on the GPU, for work queued after it would
 // never end (streams share the device's queues, and a CUDA call can wait for the whole device). A call whose
 // caller's stream never gets there fails at the transport's deadline saying the stream did not reach its copies.
-void NodeWorld::runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream) {
-  net::QueuedCall queued = group.prepareQueued(call);
+void NodeWorld::runQueued(net::NetGroup& group, net::QueuedCall queued, cudaStream_t stream) {
   const std::vector<net::QueuedDeviceOp> ops = std::move(queued.deviceOps);  // (the job needs no copy)
   net::AsyncFlags& flags = *queued.flags;
   const net::AskedKernel kernel = queued.kernel;
@@ -480,16 +479,22 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   for (const CallArgs& call : calls) {
     if (std::find(streams.begin(), streams.end(), call.stream) == streams.end()) streams.push_back(call.stream);
   }
-  // Each pair across nodes runs async where its calls fit and are on one stream, else through the transport's copies.
+  // Each pair across nodes on one stream runs async where its calls fit the kernel, else queued on the transport's
+  // copy stream; calls on several streams wait on the host.
+  enum class Way { Async, Queued, Waits };
   std::vector<std::vector<net::PeerOp>> opsOf;
-  std::vector<bool> async;
+  std::vector<Way> ways;
   bool anyWaits = false;
   for (const PeerSplit::Pair& pair : split.acrossNodes) {
     const int peerInGroup = pair.peer < rank_ ? 0 : 1;
     std::vector<net::PeerOp>& ops = opsOf.emplace_back();
     for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
-    async.push_back(asyncCalls_ && streams.size() == 1 && pairGroup(pair.peer).asyncFits(ops, DataType::U8));
-    anyWaits = anyWaits || !async.back();
+    net::NetGroup& group = pairGroup(pair.peer);
+    const bool oneStream = asyncCalls_ && streams.size() == 1;
+    ways.push_back(oneStream && group.asyncFits(ops, DataType::U8)                    ? Way::Async
+                   : oneStream && queuedCalls_ && group.queuedFits(ops, DataType::U8) ? Way::Queued
+                                                                                      : Way::Waits);
+    anyWaits = anyWaits || ways.back() == Way::Waits;
   }
   if (anyWaits) {
     // The data sent between nodes must be there when the transport copies it out.
@@ -521,8 +526,10 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   // One pair at a time, in the order every rank uses (splitPeerCalls): the transport runs its calls in that order.
   for (std::size_t i = 0; i < split.acrossNodes.size(); ++i) {
     net::NetGroup& group = pairGroup(split.acrossNodes[i].peer);
-    if (async[i]) {
+    if (ways[i] == Way::Async) {
       runAsync(group, group.prepareAsync(opsOf[i], DataType::U8), streams.front());
+    } else if (ways[i] == Way::Queued) {
+      runQueued(group, group.prepareQueued(opsOf[i], DataType::U8), streams.front());
     } else {
       acrossNodes("a send/recv across nodes", [&] { group.sendRecv(opsOf[i], DataType::U8); });
     }

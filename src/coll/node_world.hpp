@@ -92,10 +92,10 @@ class NodeWorld {
   /// `async` (net::NetGroup::prepareAsync) on `group`: one kernel on `stream` copies in, tells the transport, waits
   /// for its release and copies out; returns once queued.
   void runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_t stream);
-  /// `call` queued (net::NetGroup::prepareQueued): its copies on the transport's copy stream after `stream`'s work so
-  /// far, `stream`'s next work after them, its messages on the progress thread; returns at once (but for the copy
-  /// stream's queue filling up, for a call of many pieces).
-  void runQueued(net::NetGroup& group, const net::NetCall& call, cudaStream_t stream);
+  /// `queued` (net::NetGroup::prepareQueued) on `group`: its copies on the transport's copy stream after `stream`'s
+  /// work so far, `stream`'s next work after them, its messages on the progress thread; returns at once (but for the
+  /// copy stream's queue filling up, for a call of many pieces).
+  void runQueued(net::NetGroup& group, net::QueuedCall queued, cudaStream_t stream);
   /// Error(Timeout): the work on this rank's stream before `before` did not finish within the transport's deadline.
   Error streamStalled(const char* before) const;
   void ensureScratch(std::size_t bytes, cudaStream_t stream);

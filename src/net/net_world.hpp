@@ -195,6 +195,11 @@ class NetGroup {
   /// (within the deadline, else Error(Timeout)). Error(RemoteError) where an earlier call broke the world. The
   /// tickets are taken last: the caller must hand the call to startQueued.
   QueuedCall prepareQueued(const NetCall& call);
+  /// The same for a send/recv group of `type` elements (its copies the host's: nothing to reduce): PEERLINK_NET_ASYNC
+  /// on, the staged path, something to move, a group runPeerOps would run.
+  bool queuedFits(const std::vector<PeerOp>& ops, DataType type) const;
+  /// The next queued send/recv group (where queuedFits; runPeerOps's checks), as prepareQueued of a call.
+  QueuedCall prepareQueued(const std::vector<PeerOp>& ops, DataType type);
   /// Hands `queued` to the progress thread and returns: there, in the order of every call, it runs its pieces
   /// (each once copied in; the deadline and a lost peer end the wait) and marks each ready -- every one, also where
   /// the call fails (its last piece's ticket at once), so that the device never waits forever; the world is then
@@ -209,6 +214,9 @@ class NetGroup {
   /// as the staged path would: it reduces, the world's staged memory is the device's, and PEERLINK_NET_REDUCE leaves
   /// its reductions to the GPU (not reducesOnHost under AUTO).
   bool computesOnDevice(const NetCall& call, const coll::Plan& first) const;
+  /// A queued call of `pieces` (each piece's local copies still in its plan), its copies and reductions the device's
+  /// where `onDevice`: slots, tickets, the device side; the call numbered last.
+  QueuedCall prepareQueued(std::vector<CallPiece> pieces, CopiedPieceRun run, bool onDevice);
   /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);

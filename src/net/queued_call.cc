@@ -31,21 +31,58 @@ bool NetGroup::queuedFits(const NetCall& call) const {
          demand.mostComputationsInAStep <= kAskedRing;
 }
 
-QueuedCall NetGroup::prepareQueued(const NetCall& call) {
-  NetWorld& world = world_;
-  checkCall(call, size(), me_);
-  if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
-  const std::size_t elementSize = dataTypeSize(call.type);
-  const std::size_t step = pieceElementsOf(world.options_.chunkBytes, call.type);
-  QueuedCall queued;
-  const std::size_t pieces = (call.count + step - 1) / step;
-  for (std::size_t p = 0; p < pieces; ++p) {
-    CallPiece& piece = queued.pieces.emplace_back(callPiece(call, size(), me_, p, step));
-    piece.atCopyOut = takeLocalCopies(piece.plan, me_);
+bool NetGroup::queuedFits(const std::vector<PeerOp>& ops, DataType type) const {
+  const NetOptions& options = world_.options_;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  if (!options.asyncCalls || options.path != NetPath::Staged || longest == 0) return false;
+  for (const PeerOp& op : ops) {
+    if (op.peer < 0 || op.peer >= size() || (op.count > 0 && op.data == nullptr)) return false;  // runPeerOps says
   }
+  try {
+    peerPiece(ops, size(), me_, type, 0, pieceElementsOf(options.chunkBytes, type));
+    return true;
+  } catch (const Error&) {
+    return false;  // a group runPeerOps refuses: it says why
+  }
+}
+
+QueuedCall NetGroup::prepareQueued(const NetCall& call) {
+  checkCall(call, size(), me_);
+  if (const std::string broken = world_.brokenBy(); !broken.empty()) throw world_.brokenError(broken);
+  if (call.count == 0) throw Error(ErrorCode::Internal, "net " + name_ + ": a queued call of no elements");
+  const std::size_t step = pieceElementsOf(world_.options_.chunkBytes, call.type);
+  std::vector<CallPiece> pieces;
+  for (std::size_t p = 0; p < (call.count + step - 1) / step; ++p) {
+    pieces.push_back(callPiece(call, size(), me_, p, step));
+  }
+  const bool onDevice = computesOnDevice(call, pieces.front().plan);
+  return prepareQueued(std::move(pieces), {call.type, call.op, call.avgDivisor, collectiveName(call.collective)},
+                       onDevice);
+}
+
+QueuedCall NetGroup::prepareQueued(const std::vector<PeerOp>& ops, DataType type) {
+  checkPeerOps(ops, size());
+  if (const std::string broken = world_.brokenBy(); !broken.empty()) throw world_.brokenError(broken);
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  const std::size_t step = pieceElementsOf(world_.options_.chunkBytes, type);
+  std::vector<CallPiece> pieces;
+  for (std::size_t p = 0; p < (longest + step - 1) / step; ++p)
+    pieces.push_back(peerPiece(ops, size(), me_, type, p, step));
+  if (pieces.empty()) throw Error(ErrorCode::Internal, "net " + name_ + ": a queued send/recv group moves nothing");
+  return prepareQueued(std::move(pieces), {type, ReduceOp::Sum, 0, "send/recv"}, false);
+}
+
+QueuedCall NetGroup::prepareQueued(std::vector<CallPiece> pieces, CopiedPieceRun run, bool onDevice) {
+  NetWorld& world = world_;
+  const std::size_t elementSize = dataTypeSize(run.type);
+  QueuedCall queued;
+  queued.pieces = std::move(pieces);
+  for (CallPiece& piece : queued.pieces) piece.atCopyOut = takeLocalCopies(piece.plan, me_);
   const CallPiece& largest = queued.pieces.front();
   std::uint64_t computeTickets = world.computeTickets_;
-  if (computesOnDevice(call, largest.plan)) {
+  if (onDevice) {
     std::size_t mostElements = 0;
     for (const CallPiece& piece : queued.pieces) {
       const PlanDemand demand = planDemand(piece.plan, me_);
@@ -54,7 +91,7 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
       queued.landingBytes = std::max(queued.landingBytes, demand.mostTemporaryBytes);
       mostElements = std::max(mostElements, demand.mostElements);
     }
-    queued.kernel = askedKernel(call.type, call.op, mostElements);
+    queued.kernel = askedKernel(run.type, run.op, mostElements);
   }
   // The slots' earlier calls are done with them once the copy stream reached what is queued now.
   try {
@@ -67,7 +104,7 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
     throw;
   }
   std::vector<std::vector<SlotCopy>> copiesIn, copiesOut;
-  for (std::size_t p = 0; p < pieces; ++p) {
+  for (std::size_t p = 0; p < queued.pieces.size(); ++p) {
     const StagingSlots::Slot slot = world.queuedSlots_.slot(p % StagingSlots::kSlots);
     queued.slots.push_back(slot);
     copiesIn.push_back(copiesIntoSlot(queued.pieces[p], slot, elementSize));
@@ -76,7 +113,7 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
   }
   queued.deviceOps = queuedDeviceOps(copiesIn, copiesOut, queued.tickets, StagingSlots::kSlots, queued.computations);
   queued.flags = world.asyncFlags_;
-  queued.run = {call.type, call.op, call.avgDivisor, collectiveName(call.collective)};
+  queued.run = run;
   queued.context = context(queued.run.what);  // numbers the call: last, once nothing can fail
   world.pieceTickets_ = queued.tickets.back();
   world.computeTickets_ = computeTickets;

@@ -182,11 +182,10 @@ inline void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedD
   }
 }
 
-// One queued call as the node world makes it: on the copy stream, after the caller's stream's work so far, the
-// call's device side; the caller's stream's next work after them. Returns how many computations it asked of the
-// device.
-inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
-  QueuedCall queued = group.prepareQueued(call);
+// One queued call (NetGroup::prepareQueued) as the node world makes it: on the copy stream, after the caller's
+// stream's work so far, the call's device side; the caller's stream's next work after them. Returns how many
+// computations it asked of the device.
+inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, QueuedCall queued) {
   const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
   AsyncFlags* flags = queued.flags;
   const AskedKernel kernel = queued.kernel;
@@ -199,6 +198,9 @@ inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInSt
   const std::uint64_t after = copyStream.queue([] { return true; });
   stream.queue([&copyStream, after] { return copyStream.reached(after); });
   return computations;
+}
+inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
+  return queueQueued(group, stream, copyStream, group.prepareQueued(call));
 }
 
 }  // namespace peerlink::net::stand_ins

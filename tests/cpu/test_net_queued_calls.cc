@@ -2,8 +2,8 @@
 // world: the caller's stream and the transport's copy stream stand-ins (net_stand_in_stream.hpp). Calls of several
 // pieces among async calls on one stream in order, each reading what the one before wrote; the order of a queued
 // call's device side; which calls may be queued; queued calls that fail, or never run in a broken world, let their
-// copy streams run through (their waits compared cyclically, as CUDA's); a queued call meets the same call waiting on
-// the host on another rank; slots keep what a broken world outgrows.
+// copy streams run through (their waits compared cyclically, as CUDA's); a queued call, or send/recv group, meets the
+// same waiting on the host on another rank; slots keep what a broken world outgrows.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -302,6 +302,64 @@ TEST(NetQueuedCall, AQueuedCallMeetsTheSameCallWaitingOnAnotherRank) {
     std::size_t wrong = 0;
     for (std::size_t k = 0; k < count; ++k)
       wrong += got[static_cast<std::size_t>(r)][k] != static_cast<std::int32_t>(k) * 3;
+    EXPECT_EQ(wrong, 0u) << "rank " << r;
+  }
+}
+
+// Send/recv groups of several pieces queued (pieces of 4 KiB): on 3 ranks a ring shift, each rank sending 10000 bytes
+// to the next and receiving from the one before, with a send to itself among them; rank 2 waits on the host
+// (PEERLINK_NET_ASYNC off there), so a queued group meets a waiting one; then a queued broadcast on the same stream
+// reads what the group received. Every rank holds its left neighbour's data, then rank 0's.
+TEST(NetQueuedCall, SendRecvGroupsAreQueuedAndMeetWaitingOnes) {
+  const int n = 3;
+  const std::size_t bytes = 10000;
+  std::vector<std::vector<std::uint8_t>> received(n), self(n), broadcast(n);
+  const auto byteOf = [](int rank, std::size_t k) { return static_cast<std::uint8_t>(rank * 37 + k % 251); };
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = 4096;
+    options.asyncCalls = r != 2;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1, 2}, "three");
+    std::vector<std::uint8_t> send(bytes), own(bytes / 2);
+    for (std::size_t k = 0; k < bytes; ++k) send[k] = byteOf(r, k);
+    std::vector<std::uint8_t>& recv = received[static_cast<std::size_t>(r)];
+    std::vector<std::uint8_t>& toSelf = self[static_cast<std::size_t>(r)];
+    recv.assign(bytes, 0);
+    toSelf.assign(bytes / 2, 0);
+    for (std::size_t k = 0; k < own.size(); ++k) own[k] = byteOf(r + 10, k);
+    const std::vector<PeerOp> ops = {{true, (r + 1) % n, send.data(), bytes},
+                                     {false, (r + n - 1) % n, recv.data(), bytes},
+                                     {true, r, own.data(), own.size()},
+                                     {false, r, toSelf.data(), toSelf.size()}};
+    const NetCall shareRankZeros{Collective::Broadcast, bytes,      DataType::U8, ReduceOp::Sum, 0, 0,
+                                 send.data(),           send.data()};
+    if (r == 2) {
+      ASSERT_FALSE(group->queuedFits(ops, DataType::U8));
+      group->sendRecv(ops, DataType::U8);
+      group->run(shareRankZeros);
+    } else {
+      ASSERT_TRUE(group->queuedFits(ops, DataType::U8));
+      ASSERT_FALSE(group->asyncFits(ops, DataType::U8));  // more than one piece
+      StandInStream stream;
+      StandInStream copyStream;
+      queueQueued(*group, stream, copyStream, group->prepareQueued(ops, DataType::U8));
+      queueQueued(*group, stream, copyStream, shareRankZeros);
+      stream.drain();
+      EXPECT_EQ(stream.stuck() + copyStream.stuck(), 0);
+    }
+    broadcast[static_cast<std::size_t>(r)] = send;
+    EXPECT_EQ(world->brokenBy(), "");
+  });
+  for (int r = 0; r < n; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    EXPECT_EQ(errors[i], "") << "rank " << r;
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < bytes; ++k) {
+      wrong += received[i][k] != byteOf((r + n - 1) % n, k);
+      wrong += broadcast[i][k] != byteOf(0, k);
+    }
+    for (std::size_t k = 0; k < bytes / 2; ++k) wrong += self[i][k] != byteOf(r + 10, k);
     EXPECT_EQ(wrong, 0u) << "rank " << r;
   }
 }
