@@ -19,6 +19,14 @@ __device__ void planReduce(const PlanReduceArgs& args) {
   using A = typename E::A;
   S* dst = static_cast<S*>(args.dst);
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  if (args.nsrcs == 1 && !args.finish) {
+    // A copy: the stored bits as they are (no round trip through the arithmetic type, which changes NaN payloads).
+    const S* src = static_cast<const S*>(args.srcs[0]);
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < args.count; i += stride) {
+      dst[i] = src[i];
+    }
+    return;
+  }
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < args.count; i += stride) {
     A acc = E::load(static_cast<const S*>(args.srcs[0])[i]);
 #pragma unroll

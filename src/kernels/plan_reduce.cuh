@@ -21,7 +21,8 @@ struct PlanReduceArgs {
   bool finish = false;    ///< the last reduction: avg divides here
 };
 
-/// The arguments of dst = op(srcs[0], ..., srcs[nsrcs - 1]) of `count` elements; at most kCollMaxRanks sources.
+/// The arguments of dst = op(srcs[0], ..., srcs[nsrcs - 1]) of `count` elements; at most kCollMaxRanks sources. One
+/// source, not finishing: a copy of the stored bits.
 inline PlanReduceArgs planReduceArgs(void* dst, const void* const* srcs, int nsrcs, std::size_t count, int nranks,
                                      bool finish) {
   PlanReduceArgs args;

@@ -39,8 +39,9 @@ bool NetGroup::queuedFits(const std::vector<PeerOp>& ops, DataType type) const {
   for (const PeerOp& op : ops) {
     if (op.peer < 0 || op.peer >= size() || (op.count > 0 && op.data == nullptr)) return false;  // runPeerOps says
   }
+  const std::size_t step = pieceElementsOf(options.chunkBytes, type);
   try {
-    peerPiece(ops, size(), me_, type, 0, pieceElementsOf(options.chunkBytes, type));
+    for (std::size_t p = 0; p < (longest + step - 1) / step; ++p) peerPiece(ops, size(), me_, type, p, step);
     return true;
   } catch (const Error&) {
     return false;  // a group runPeerOps refuses: it says why
@@ -148,7 +149,7 @@ void NetGroup::startQueued(QueuedCall queued) {
           } else {
             const TicketRange& mine = q.computations[p];
             AskedMemory memory(q.flags->computations, q.kernel, mine.first, mine.count, q.slots[p].landing,
-                               q.landingBytes);
+                               q.landingBytes, q.abandoned.get());
             runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], memory, lane, copiedIn);
             if (memory.unasked() != 0) {
               throw Error(ErrorCode::Internal, "net " + q.context.run.name + ": piece " + std::to_string(p) +

@@ -12,14 +12,15 @@ AskedKernel askedKernel(DataType type, ReduceOp op, std::size_t mostElements) {
 }
 
 AskedMemory::AskedMemory(AskedComputations& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
-                         std::byte* landing, std::size_t landingBytes)
+                         std::byte* landing, std::size_t landingBytes, const std::atomic<bool>* abandoned)
     : asked_(asked),
       kernel_(kernel),
       first_(first),
       next_(first),
       end_(first + count),
       landing_(landing),
-      landingBytes_(landingBytes) {}
+      landingBytes_(landingBytes),
+      abandoned_(abandoned) {}
 
 void AskedMemory::copy(void* dst, const void* src, std::size_t bytes) {
   const std::size_t size = dataTypeSize(kernel_.type);
@@ -27,7 +28,7 @@ void AskedMemory::copy(void* dst, const void* src, std::size_t bytes) {
     throw Error(ErrorCode::Internal, "net: a queued copy of " + std::to_string(bytes) + " bytes, not whole " +
                                          dataTypeName(kernel_.type) + " elements");
   }
-  ask(kernels::planReduceArgs(dst, &src, 1, bytes / size, 1, false));
+  ask(kernels::planReduceArgs(dst, &src, 1, dst == src ? 0 : bytes / size, 1, false));
 }
 
 void AskedMemory::reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
@@ -59,6 +60,10 @@ void AskedMemory::ask(const kernels::PlanReduceArgs& args) {
 }
 
 bool AskedMemory::reached(std::uint64_t marker) {
+  if (abandoned_ != nullptr && abandoned_->load(std::memory_order_acquire)) {
+    throw Error(ErrorCode::CudaError,
+                "net: the caller could not queue the call's computations on the GPU (its error went to the caller)");
+  }
   return marker < first_ || cyclicAtLeast(asked_.computed.value.load(std::memory_order_acquire), marker);
 }
 

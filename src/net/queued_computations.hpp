@@ -41,13 +41,16 @@ AskedKernel askedKernel(DataType type, ReduceOp op, std::size_t mostElements);
 
 /// A piece's memory on the transport's thread: its computations asked of the device, tickets `first` to
 /// `first + count - 1`, each run by `kernel` (a copy is a reduction of one source); its temporaries in `landing`
-/// (`landingBytes` of the piece's slot). Error(Internal) for more computations than it was given, another type or
+/// (`landingBytes` of the piece's slot); a copy onto itself asked as nothing. Error(Internal) for more computations
+/// than it was given, another type or
 /// operation than the kernel's, more sources than it takes, or more temporaries than the landing holds (planDemand
 /// said otherwise).
 class AskedMemory final : public LocalMemory {
  public:
+  /// `abandoned`: set where the caller could not queue the call's side (its computations may never run): a wait
+  /// for one then fails at once (Error(CudaError)) instead of at the deadline.
   AskedMemory(AskedComputations& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
-              std::byte* landing, std::size_t landingBytes);
+              std::byte* landing, std::size_t landingBytes, const std::atomic<bool>* abandoned = nullptr);
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
               int divisor, bool finish) override;
@@ -69,6 +72,7 @@ class AskedMemory final : public LocalMemory {
   std::uint64_t end_;
   std::byte* landing_;
   std::size_t landingBytes_;
+  const std::atomic<bool>* abandoned_;
   std::size_t used_ = 0;
 };
 

@@ -4,6 +4,7 @@
 // every reducing collective right through them; a failed call's computations let the copy stream run through; the
 // memory refuses what it was not given.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "coll/choice_rules.hpp"
 #include "coll/host_reduce.hpp"
 #include "net/net_world.hpp"
 #include "net/queued_computations.hpp"
@@ -79,49 +81,52 @@ std::string demandText(const PlanDemand& d) {
          " elements, " + std::to_string(d.mostTemporaryBytes) + " bytes of temporaries";
 }
 
-// Each collective's plan on 2 to 5 ranks, as the staged path runs a piece (its local copies taken out), run by
-// MemberPlan over memory that queues: it asks exactly what planDemand says, on every rank.
+// Each collective's plan, by every algorithm it has, on 2 to 5 ranks, as the staged path runs a piece (its local
+// copies taken out), run by MemberPlan over memory that queues: it asks exactly what planDemand says, on every rank.
 TEST(NetQueuedComputation, PlanDemandIsWhatMemberPlanAsks) {
   const Collective collectives[] = {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
                                     Collective::Broadcast, Collective::Reduce,    Collective::AllToAll};
   int cases = 0;
   for (const Collective collective : collectives) {
-    for (int n = 2; n <= 5; ++n) {
-      for (const std::size_t count : {std::size_t{1}, std::size_t{1000}}) {
-        const int root = n - 1;
-        std::vector<std::string> texts(static_cast<std::size_t>(n) * 2);
-        const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
-          std::vector<int> members;
-          for (int m = 0; m < n; ++m) members.push_back(m);
-          const NetCall call{collective, count, DataType::F32, ReduceOp::Sum, 0, root, nullptr, nullptr};
-          CallPiece piece = callPiece(call, n, r, 0, count);
-          takeLocalCopies(piece.plan, r);
-          std::vector<float> input(piece.inputElements + 1, 1.0f), output(piece.outputElements + 1),
-              scratch(piece.scratchElements + 1);
-          MemberRun run;
-          run.p2p = p2p.get();
-          run.members = members;
-          run.me = r;
-          run.avgDivisor = n;
-          run.timeout = std::chrono::milliseconds(5000);
-          run.name = collectiveName(collective);
-          run.describe = [](int rank) { return "rank " + std::to_string(rank); };
-          CountingMemory memory(DataType::F32);
-          MemberPlan plan(piece.plan, run, 0, BufferMap::contiguous(input.data(), piece.inputElements),
-                          BufferMap::contiguous(output.data(), piece.outputElements),
-                          BufferMap::contiguous(scratch.data(), piece.scratchElements), memory, 0);
-          while (!plan.done()) plan.advance();
-          const auto i = static_cast<std::size_t>(r) * 2;
-          texts[i] = demandText(planDemand(piece.plan, r));
-          texts[i + 1] = demandText(memory.asked());
-        });
-        for (int r = 0; r < n; ++r) {
-          const auto i = static_cast<std::size_t>(r) * 2;
-          ASSERT_EQ(errors[static_cast<std::size_t>(r)], "");
-          EXPECT_EQ(texts[i], texts[i + 1]) << collectiveName(collective) << " on " << n << " ranks, count " << count
-                                            << ", rank " << r << " (planDemand, then what it asked)";
+    for (const Algorithm algorithm : coll::algorithmsOf(collective)) {
+      for (int n = 2; n <= 5; ++n) {
+        for (const std::size_t count : {std::size_t{1}, std::size_t{1000}}) {
+          const int root = n - 1;
+          std::vector<std::string> texts(static_cast<std::size_t>(n) * 2);
+          const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+            std::vector<int> members;
+            for (int m = 0; m < n; ++m) members.push_back(m);
+            const NetCall call{collective, count, DataType::F32, ReduceOp::Sum, 0, root, nullptr, nullptr, algorithm};
+            CallPiece piece = callPiece(call, n, r, 0, count);
+            takeLocalCopies(piece.plan, r);
+            std::vector<float> input(piece.inputElements + 1, 1.0f), output(piece.outputElements + 1),
+                scratch(piece.scratchElements + 1);
+            MemberRun run;
+            run.p2p = p2p.get();
+            run.members = members;
+            run.me = r;
+            run.avgDivisor = n;
+            run.timeout = std::chrono::milliseconds(5000);
+            run.name = collectiveName(collective);
+            run.describe = [](int rank) { return "rank " + std::to_string(rank); };
+            CountingMemory memory(DataType::F32);
+            MemberPlan plan(piece.plan, run, 0, BufferMap::contiguous(input.data(), piece.inputElements),
+                            BufferMap::contiguous(output.data(), piece.outputElements),
+                            BufferMap::contiguous(scratch.data(), piece.scratchElements), memory, 0);
+            while (!plan.done()) plan.advance();
+            const auto i = static_cast<std::size_t>(r) * 2;
+            texts[i] = demandText(planDemand(piece.plan, r));
+            texts[i + 1] = demandText(memory.asked());
+          });
+          for (int r = 0; r < n; ++r) {
+            const auto i = static_cast<std::size_t>(r) * 2;
+            ASSERT_EQ(errors[static_cast<std::size_t>(r)], "");
+            EXPECT_EQ(texts[i], texts[i + 1])
+                << collectiveName(collective) << " " << algorithmName(algorithm) << " on " << n << " ranks, count "
+                << count << ", rank " << r << " (planDemand, then what it asked)";
+          }
+          ++cases;
         }
-        ++cases;
       }
     }
   }
@@ -136,8 +141,9 @@ struct Case {
 };
 
 // On 3 ranks whose staged memory is the device's, PEERLINK_NET_REDUCE=GPU: each reducing collective queued in pieces
-// of 4 KiB (several per call, slots reused), its copies and reductions asked of the stand-in copy stream, right
-// against the closed form; calls one after another, so that later calls' tickets follow earlier ones'.
+// of 1 KiB (several per call, slots reused), its copies and reductions asked of the stand-in copy stream, right
+// against the closed form; calls one after another, so that later calls' tickets follow earlier ones' (more of them
+// than the ring has slots).
 TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnTheDevice) {
   const int n = 3;
   const int root = 1;
@@ -153,7 +159,7 @@ TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnThe
   std::vector<int> stuck(n, 0);
   const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
-    options.chunkBytes = 4096;
+    options.chunkBytes = 1024;
     options.reduce = NetReduce::Gpu;
     auto world = std::make_unique<NetWorld>(std::move(p2p), options, std::make_unique<DeviceWithStagedMemory>(),
                                             std::make_unique<HostMemory>());
@@ -190,7 +196,7 @@ TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnThe
   for (int r = 0; r < n; ++r) {
     ASSERT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
     EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << "rank " << r;
-    EXPECT_GT(computations[static_cast<std::size_t>(r)], 0u) << "rank " << r << " asked the device nothing";
+    EXPECT_GT(computations[static_cast<std::size_t>(r)], kAskedRing) << "rank " << r << " reused no ring slot";
   }
   for (std::size_t k = 0; k < std::size(cases); ++k) {
     const Case& c = cases[k];
@@ -290,6 +296,16 @@ TEST(NetQueuedComputation, AskedMemoryRefusesWhatItWasNotGiven) {
   EXPECT_NE(memory.temporary(0, 1000), nullptr);
   memory.release(0);
   EXPECT_NE(memory.temporary(0, 1000), nullptr);
+  // A copy onto itself asks nothing to be done; a call abandoned by its caller fails its waits at once.
+  std::atomic<bool> abandoned{false};
+  AskedMemory onto(*asked, kernel, 3, 1, landing.data(), landing.size(), &abandoned);
+  asked->computed.value.store(3);  // (its ring slot's last ticket ran)
+  onto.copy(b, b, 16);
+  EXPECT_EQ(asked->ring[3].count, 0u);
+  EXPECT_TRUE(onto.reached(onto.mark()));
+  abandoned = true;
+  EXPECT_EQ(code([&] { onto.reached(onto.mark()); }), "CudaError");
+  asked->computed.value.store(1);
   // A ring slot is taken only once its last ticket ran.
   AskedMemory ahead(*asked, kernel, 2 + kAskedRing, 1, landing.data(), landing.size());
   EXPECT_EQ(code([&] { ahead.copy(b, a, 16); }), "Internal");  // ticket 2 has not run

@@ -231,8 +231,9 @@ std::string runStreamOrdered(Communicator& comm, int gpu, cudaStream_t stream, C
 }
 
 // All-reduces alternating between two streams, none waited for until the last: small ones (async calls across nodes,
-// more than the transport has slot sets for them) and every third one of 6 MiB (several pieces: a queued call where
-// the host makes the reductions, PEERLINK_NET_REDUCE=HOST, else one that waits on the host). A call
+// more than the transport has slot sets for them) and every third one of 6 MiB (several pieces: a queued call, its
+// reductions on the GPU or, with PEERLINK_NET_REDUCE=HOST, on the host; one that waits on the host with
+// PEERLINK_NET_ASYNC=OFF). A call
 // on one stream must not take its slots from a call still running on the other, nor read its input before the call
 // before it on its stream wrote it. Each call's own buffers; every result checked after both streams ended. `issued`:
 // how long the ten calls took to return, and to end.
