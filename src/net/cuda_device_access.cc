@@ -9,7 +9,12 @@
 namespace peerlink::net {
 
 CudaDeviceAccess::CudaDeviceAccess(int device)
-    : device_(device), stream_(device), markers_(device, stream_.get()), copied_(device, cudaEventDisableTiming) {}
+    : device_(device),
+      stream_(device),
+      markers_(device, stream_.get()),
+      copied_(device, cudaEventDisableTiming),
+      computeStream_(device),
+      computed_(device, cudaEventDisableTiming) {}
 
 void CudaDeviceAccess::copyAsync(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
@@ -53,6 +58,7 @@ void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic
                                             std::to_string(static_cast<int>(result)) + ")");
     }
   };
+  bool computes = false;
   for (const QueuedDeviceOp& op : ops) {
     switch (op.kind) {
       case QueuedDeviceOp::Kind::Copy:
@@ -70,16 +76,23 @@ void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic
               "cuStreamWriteValue64");
         break;
       case QueuedDeviceOp::Kind::Compute:
-        check(api.streamWaitValue64(stream_.get(), at(asked.asked.value), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
+        computes = true;
+        check(api.streamWaitValue64(computeStream_.get(), at(asked.asked.value), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
               "cuStreamWaitValue64");
         kernels::launchAskedPlanReduce(
             &asked.ring[op.ticket % kAskedRing], static_cast<kernels::CollType>(static_cast<int>(kernel.type)),
-            static_cast<kernels::CollOp>(static_cast<int>(kernel.op)), kernel.blocks, stream_.get());
+            static_cast<kernels::CollOp>(static_cast<int>(kernel.op)), kernel.blocks, computeStream_.get());
         // The default write waits for the kernel's writes to reach memory: the transport then sends what it wrote.
-        check(api.streamWriteValue64(stream_.get(), at(asked.computed.value), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
+        check(api.streamWriteValue64(computeStream_.get(), at(asked.computed.value), op.ticket,
+                                     CU_STREAM_WRITE_VALUE_DEFAULT),
               "cuStreamWriteValue64");
         break;
     }
+  }
+  if (computes) {
+    // What waits for the copy stream (a caller's stream, the slots' growth, the world's end) waits for these too.
+    PEERLINK_CUDA_CHECK(cudaEventRecord(computed_.get(), computeStream_.get()));
+    PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), computed_.get(), 0));
   }
 }
 

@@ -39,8 +39,10 @@ class CudaDeviceAccess final : public DeviceAccess {
   void orderCopiesAfter(cudaEvent_t event);
   /// Queues a queued call's device side (net::queuedDeviceOps) on the copy stream: its copies, the waits for `ready`
   /// to reach a ticket and the writes of tickets to `copied`, 64-bit stream memory operations on those words of
-  /// pinned host memory; and its computations, each `kernel` on the arguments `asked` holds for its ticket, between
-  /// a wait for the asked word and a write to the computed word. The caller's thread, while no call of the transport
+  /// pinned host memory; and its computations, on a stream of their own, each `kernel` on the arguments `asked`
+  /// holds for its ticket, between a wait for the asked word and a write to the computed word; the copy stream's
+  /// next work waits for the last. Submitted in the order of `ops`: where the two streams share a hardware queue,
+  /// they run in that order, which never waits on later work. The caller's thread, while no call of the transport
   /// queues copies.
   void queue(const std::vector<QueuedDeviceOp>& ops, std::atomic<std::uint64_t>& copied,
              const std::atomic<std::uint64_t>& ready, AskedComputations& asked, const AskedKernel& kernel);
@@ -50,6 +52,9 @@ class CudaDeviceAccess final : public DeviceAccess {
   Stream stream_;
   StreamMarkers markers_;
   Event copied_;  ///< recorded after the copies queued so far, for orderAfterCopies
+  /// Queued calls' computations, apart from the copies: piece p + 1's kernels need not wait behind piece p's copies.
+  Stream computeStream_;
+  Event computed_;  ///< recorded after a call's last computation, for the copy stream
 };
 
 std::unique_ptr<CudaDeviceAccess> cudaDeviceAccess(int device);

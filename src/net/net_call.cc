@@ -81,6 +81,52 @@ class Pipeline {
     while (!plan.done()) wait(idle, plan.advance(), [] {});
   }
 
+  // Pieces whose copies the caller queues itself (runCopiedPieces): piece p runs over `slots[p]` on `memoryOf(p)`,
+  // on lane p % kPiecesInFlight's tag and temporaries, once `copiedIn(p)` says its copies are done and its lane is
+  // free: up to kPiecesInFlight at a time, each told `done(p)` in order once its results lie in its slot. Waiting for a
+  // piece's copies has the call's deadline, counted from the last progress.
+  void runCopied(const std::vector<CallPiece>& pieces, const std::vector<StagingSlots::Slot>& slots,
+                 const std::function<LocalMemory&(std::size_t)>& memoryOf,
+                 const std::function<bool(std::size_t)>& copiedIn, const std::function<void(std::size_t)>& done) {
+    if (slots.size() != pieces.size()) {
+      throw Error(ErrorCode::Internal, "net " + name_ + ": " + std::to_string(pieces.size()) + " pieces in " +
+                                           std::to_string(slots.size()) + " slots");
+    }
+    Plans plans;
+    IdleWait idle;
+    std::size_t started = 0;
+    std::size_t finished = 0;
+    auto since = std::chrono::steady_clock::now();
+    while (finished < pieces.size()) {
+      bool progressed = false;
+      while (started < pieces.size() && started < finished + kPiecesInFlight && copiedIn(started)) {
+        const std::size_t lane = started % kPiecesInFlight;
+        const CallPiece& piece = pieces[started];
+        const StagingSlots::Slot& slot = slots[started];
+        plans[lane] = std::make_unique<MemberPlan>(
+            piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
+            BufferMap::contiguous(slot.output, piece.outputElements),
+            BufferMap::contiguous(slot.scratch, piece.scratchElements), memoryOf(started), lane);
+        ++started;
+        progressed = true;
+      }
+      finished += advance(plans, finished, started, progressed, done);
+      if (progressed) since = std::chrono::steady_clock::now();
+      wait(idle, progressed, [&] {
+        if (started == pieces.size() || started >= finished + kPiecesInFlight) return;  // the plans' own deadlines
+        const std::string why = run_.lost ? run_.lost() : std::string();
+        if (!why.empty()) throw Error(ErrorCode::RemoteError, "net " + name_ + ": " + why);
+        if (std::chrono::steady_clock::now() - since >= context_.run.timeout) {
+          throw Error(ErrorCode::Timeout, "net " + name_ +
+                                              ": the caller's stream did not reach the call's copies into "
+                                              "pinned host memory within " +
+                                              std::to_string(context_.run.timeout.count()) +
+                                              " ms (the work queued on it before the call did not end)");
+        }
+      });
+    }
+  }
+
   template <typename Make>
   void run(std::size_t pieces, Make make) {
     if (pieces == 0) return;
@@ -531,6 +577,15 @@ void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const
   if (lane >= kPiecesInFlight) throw Error(ErrorCode::Internal, "runCopiedPiece: lane " + std::to_string(lane));
   Pipeline(context, run.type, run.op, divisor, callName(context, run.what))
       .runCopied(piece, slot, memory, lane, copiedIn);
+}
+
+void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, const std::vector<CallPiece>& pieces,
+                     const std::vector<StagingSlots::Slot>& slots,
+                     const std::function<LocalMemory&(std::size_t)>& memoryOf,
+                     const std::function<bool(std::size_t)>& copiedIn, const std::function<void(std::size_t)>& done) {
+  const int divisor = run.divisor > 0 ? run.divisor : static_cast<int>(context.run.members.size());
+  Pipeline(context, run.type, run.op, divisor, callName(context, run.what))
+      .runCopied(pieces, slots, memoryOf, copiedIn, done);
 }
 
 CallPiece peerPiece(const std::vector<PeerOp>& ops, int nranks, int me, DataType type, std::size_t p,

@@ -253,6 +253,15 @@ void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const
                     const StagingSlots::Slot& slot, LocalMemory& memory, std::size_t lane,
                     const std::function<bool()>& copiedIn);
 
+/// Runs `pieces` whose copies the caller queues itself (NetGroup::startQueued), up to kPiecesInFlight at a time as
+/// the staged path does: piece p over `slots[p]` on `memoryOf(p)`, on lane p % kPiecesInFlight's tag and temporaries,
+/// once `copiedIn(p)` says its copies into the slot are done (polled; the call's deadline from the last progress, as
+/// runCopiedPiece's); `done(p)` in order once each piece's results lie in its slot. Errors as runCopiedPiece's.
+void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, const std::vector<CallPiece>& pieces,
+                     const std::vector<StagingSlots::Slot>& slots,
+                     const std::function<LocalMemory&(std::size_t)>& memoryOf,
+                     const std::function<bool(std::size_t)>& copiedIn, const std::function<void(std::size_t)>& done);
+
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
 /// per piece).
 coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count);

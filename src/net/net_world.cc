@@ -250,6 +250,7 @@ NetWorld::NetWorld(std::unique_ptr<PointToPoint> p2p, NetOptions options, std::u
   stagedOnDevice_ = stagedMemory_ != nullptr;
   if (!stagedMemory_) stagedMemory_ = std::make_unique<HostMemory>();
   asyncFlags_ = new (device_->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
+  askedTickets_ = std::make_unique<AskedTickets>(asyncFlags_->computations);
   peers_.resize(static_cast<std::size_t>(size()));
   for (int r = 0; r < size(); ++r) peers_[static_cast<std::size_t>(r)] = PeerIdentity{r, 0, "?", 0, 0};
   thread_ = std::thread([this] { progress(); });

@@ -302,11 +302,12 @@ class NetWorld {
   std::unique_ptr<LocalMemory>
       asyncMemory_;                   ///< async calls reduce on the host: nothing the GPU runs may wait for them
   AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
-  std::uint64_t tickets_ = 0;         ///< the last ticket given (the caller's thread)
-  std::uint64_t pieceTickets_ = 0;    ///< the last queued piece's ticket (the caller's thread)
-  std::uint64_t computeTickets_ = 0;  ///< the last queued computation's ticket (the caller's thread)
-  bool leaked_ = false;               ///< under the mutex: the staged and async slots kept
-  bool keptForCaller_ = false;        ///< under the mutex: the async flags kept too (keepPinnedMemory)
+  std::unique_ptr<AskedTickets> askedTickets_;  ///< the progress thread's side of asyncFlags_->computations
+  std::uint64_t tickets_ = 0;                   ///< the last ticket given (the caller's thread)
+  std::uint64_t pieceTickets_ = 0;              ///< the last queued piece's ticket (the caller's thread)
+  std::uint64_t computeTickets_ = 0;            ///< the last queued computation's ticket (the caller's thread)
+  bool leaked_ = false;                         ///< under the mutex: the staged and async slots kept
+  bool keptForCaller_ = false;                  ///< under the mutex: the async flags kept too (keepPinnedMemory)
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;
   std::unique_ptr<NetGroup> rail_;

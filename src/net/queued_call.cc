@@ -28,7 +28,7 @@ bool NetGroup::queuedFits(const NetCall& call) const {
   if (!computesOnDevice(call, first)) return true;
   const PlanDemand demand = planDemand(first, me_);
   return demand.mostSources <= static_cast<std::size_t>(kernels::kCollMaxRanks) &&
-         demand.mostComputationsInAStep <= kAskedRing;
+         demand.mostComputationsInAStep <= kAskedRing / kPiecesInFlight;
 }
 
 bool NetGroup::queuedFits(const std::vector<PeerOp>& ops, DataType type) const {
@@ -125,8 +125,8 @@ QueuedCall NetGroup::prepareQueued(std::vector<CallPiece> pieces, CopiedPieceRun
 // at once, with the last piece's ticket, once the job ended or was skipped (a world broken before it ran), after the
 // world's state says why; the device's computations likewise asked, those not asked as computations of nothing.
 // The stream compares tickets cyclically (as signed differences): a ready word past every ticket would be behind
-// them there. Piece p uses lane p % kPiecesInFlight's tag, as the staged path's pieces do, so
-// that a rank whose call waits on the host (another PEERLINK_NET_ASYNC, a GPU without 64-bit stream memory
+// them there. Pieces run kPiecesInFlight at a time, piece p on lane p % kPiecesInFlight's tag, as the staged path's
+// do, so that a rank whose call waits on the host (another PEERLINK_NET_ASYNC, a GPU without 64-bit stream memory
 // operations) matches this one's messages.
 void NetGroup::startQueued(QueuedCall queued) {
   NetWorld& world = world_;
@@ -134,39 +134,43 @@ void NetGroup::startQueued(QueuedCall queued) {
   world.submitAsync(
       [&world, shared] {
         const QueuedCall& q = *shared;
-        for (std::size_t p = 0; p < q.pieces.size(); ++p) {
-          const auto copiedIn = [&q, p] {
-            if (q.abandoned->load(std::memory_order_acquire)) {
-              throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
-                                                    ": the caller could not queue the call's copies "
-                                                    "(its error went to the caller)");
-            }
-            return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
-          };
-          const std::size_t lane = p % kPiecesInFlight;
-          if (q.computations.empty()) {
-            runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], *world.asyncMemory_, lane, copiedIn);
-          } else {
-            const TicketRange& mine = q.computations[p];
-            AskedMemory memory(q.flags->computations, q.kernel, mine.first, mine.count, q.slots[p].landing,
-                               q.landingBytes, q.abandoned.get());
-            runCopiedPiece(q.context, q.run, q.pieces[p], q.slots[p], memory, lane, copiedIn);
-            if (memory.unasked() != 0) {
+        const auto copiedIn = [&q](std::size_t p) {
+          if (q.abandoned->load(std::memory_order_acquire)) {
+            throw Error(ErrorCode::CudaError, "net " + q.context.run.name +
+                                                  ": the caller could not queue the call's copies "
+                                                  "(its error went to the caller)");
+          }
+          return q.flags->pieceCopied.value.load(std::memory_order_acquire) >= q.tickets[p];
+        };
+        // Each piece's own memory where the device computes: its tickets and its slot's landing room.
+        std::vector<std::unique_ptr<AskedMemory>> asked(q.computations.size());
+        const auto memoryOf = [&](std::size_t p) -> LocalMemory& {
+          if (q.computations.empty()) return *world.asyncMemory_;
+          const TicketRange& mine = q.computations[p];
+          asked[p] = std::make_unique<AskedMemory>(*world.askedTickets_, q.kernel, mine.first, mine.count,
+                                                   q.slots[p].landing, q.landingBytes, q.abandoned.get());
+          return *asked[p];
+        };
+        const auto done = [&](std::size_t p) {
+          if (!asked.empty()) {
+            if (const std::size_t unasked = asked[p]->unasked(); unasked != 0) {
               throw Error(ErrorCode::Internal, "net " + q.context.run.name + ": piece " + std::to_string(p) +
-                                                   " asked " + std::to_string(mine.count - memory.unasked()) +
-                                                   " of the " + std::to_string(mine.count) +
+                                                   " asked " + std::to_string(q.computations[p].count - unasked) +
+                                                   " of the " + std::to_string(q.computations[p].count) +
                                                    " computations queued for it");
             }
+            asked[p].reset();
           }
           q.flags->pieceReady.value.store(q.tickets[p], std::memory_order_release);
-        }
+        };
+        runCopiedPieces(q.context, q.run, q.pieces, q.slots, memoryOf, copiedIn, done);
       },
       std::nullopt,
-      [shared] {
+      [&world, shared] {
         const QueuedCall& q = *shared;
         if (!q.computations.empty()) {
           const TicketRange& last = q.computations.back();
-          skipAsked(q.flags->computations, last.first + last.count - 1);
+          world.askedTickets_->skipTo(last.first + last.count - 1);
         }
         q.flags->pieceReady.value.store(q.tickets.back(), std::memory_order_release);
       });

@@ -11,7 +11,29 @@ AskedKernel askedKernel(DataType type, ReduceOp op, std::size_t mostElements) {
   return {type, op, kernels::planReduceBlocksOverHostMemory(mostElements)};
 }
 
-AskedMemory::AskedMemory(AskedComputations& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
+AskedTickets::AskedTickets(AskedComputations& words)
+    : words_(words), published_(words.asked.value.load(std::memory_order_acquire)) {}
+
+void AskedTickets::ask(std::uint64_t ticket, const kernels::PlanReduceArgs& args) {
+  if (!computed(ticket - kAskedRing) || cyclicAtLeast(published_, ticket)) {
+    throw Error(ErrorCode::Internal, "net: computation " + std::to_string(ticket) + " asked again, or before " +
+                                         std::to_string(ticket - kAskedRing) + ", whose ring slot it takes, ran");
+  }
+  words_.ring[ticket % kAskedRing] = args;
+  written_[ticket % kAskedRing] = ticket;
+  const std::uint64_t before = published_;
+  while (written_[(published_ + 1) % kAskedRing] == published_ + 1) ++published_;
+  if (published_ != before) words_.asked.value.store(published_, std::memory_order_release);
+}
+
+void AskedTickets::skipTo(std::uint64_t last) {
+  if (cyclicAtLeast(published_, last)) return;
+  for (kernels::PlanReduceArgs& args : words_.ring) args.count = 0;
+  published_ = last;
+  words_.asked.value.store(last, std::memory_order_release);
+}
+
+AskedMemory::AskedMemory(AskedTickets& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
                          std::byte* landing, std::size_t landingBytes, const std::atomic<bool>* abandoned)
     : asked_(asked),
       kernel_(kernel),
@@ -43,19 +65,12 @@ void AskedMemory::reduce(DataType type, ReduceOp op, void* dst, const std::vecto
   ask(kernels::planReduceArgs(dst, srcs.data(), static_cast<int>(srcs.size()), count, divisor, finish));
 }
 
-// The arguments first, then the ticket: the stream's wait lets the kernel read them once it sees the ticket.
 void AskedMemory::ask(const kernels::PlanReduceArgs& args) {
   if (next_ == end_) {
     throw Error(ErrorCode::Internal, "net: a queued piece asked more than the " + std::to_string(end_ - first_) +
                                          " computations queued for it");
   }
-  const std::uint64_t ticket = next_;
-  if (!cyclicAtLeast(asked_.computed.value.load(std::memory_order_acquire) + kAskedRing, ticket)) {
-    throw Error(ErrorCode::Internal, "net: computation " + std::to_string(ticket) + " asked before " +
-                                         std::to_string(ticket - kAskedRing) + ", whose ring slot it takes, ran");
-  }
-  asked_.ring[ticket % kAskedRing] = args;
-  asked_.asked.value.store(ticket, std::memory_order_release);
+  asked_.ask(next_, args);
   ++next_;
 }
 
@@ -64,7 +79,7 @@ bool AskedMemory::reached(std::uint64_t marker) {
     throw Error(ErrorCode::CudaError,
                 "net: the caller could not queue the call's computations on the GPU (its error went to the caller)");
   }
-  return marker < first_ || cyclicAtLeast(asked_.computed.value.load(std::memory_order_acquire), marker);
+  return marker < first_ || asked_.computed(marker);
 }
 
 void* AskedMemory::temporary(std::size_t /*lane*/, std::size_t bytes) {
@@ -84,15 +99,6 @@ void AskedMemory::release(std::size_t /*lane*/) {
 
 void* AskedMemory::persistent(std::size_t /*bytes*/) {
   throw Error(ErrorCode::Internal, "net: a queued piece has no persistent memory");
-}
-
-void skipAsked(AskedComputations& asked, std::uint64_t last) {
-  const std::uint64_t from = asked.asked.value.load(std::memory_order_acquire);
-  if (cyclicAtLeast(from, last)) return;
-  for (std::uint64_t ticket = from + 1; ticket != last + 1 && ticket - from <= kAskedRing; ++ticket) {
-    asked.ring[ticket % kAskedRing].count = 0;
-  }
-  asked.asked.value.store(last, std::memory_order_release);
 }
 
 }  // namespace peerlink::net

@@ -6,6 +6,7 @@
 // number a world's queued computations in the order its thread asks them.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -16,8 +17,9 @@
 namespace peerlink::net {
 
 /// Ring slots: a computation's arguments are rewritten kAskedRing tickets later. A plan asks at most one step's
-/// computations ahead of those computed (MemberPlan ends a step once its work is done), so a call may be queued so
-/// only where no step computes more than this (queuedFits).
+/// computations ahead of those computed (MemberPlan ends a step once its work is done), and kPiecesInFlight pieces
+/// run at once, so a call may be queued so only where no step computes more than kAskedRing / kPiecesInFlight
+/// (queuedFits).
 constexpr std::size_t kAskedRing = 64;
 
 /// In pinned host memory the GPU maps (AsyncFlags).
@@ -39,6 +41,36 @@ struct AskedKernel {
 /// A call's kernel for computations of at most `mostElements` elements (the staged path's grid over pinned memory).
 AskedKernel askedKernel(DataType type, ReduceOp op, std::size_t mostElements);
 
+/// Whether ticket `value` is at or past `ticket`, as a stream's wait compares them (cyclically: the signed
+/// difference at least 0).
+inline bool cyclicAtLeast(std::uint64_t value, std::uint64_t ticket) {
+  return static_cast<std::int64_t>(value - ticket) >= 0;
+}
+
+/// The transport thread's side of a world's computations (one per world; only that thread uses it). Pieces in flight
+/// at once ask their tickets in any order; the asked word advances only over tickets whose arguments are all
+/// written, since a stream's wait for a ticket lets every earlier one run.
+class AskedTickets {
+ public:
+  explicit AskedTickets(AskedComputations& words);
+  /// Writes ticket `ticket`'s arguments into the ring and advances the asked word as far as it may.
+  /// Error(Internal) where the ring slot's last ticket has not run.
+  void ask(std::uint64_t ticket, const kernels::PlanReduceArgs& args);
+  /// Whether the computation of `ticket` ran.
+  bool computed(std::uint64_t ticket) const {
+    return cyclicAtLeast(words_.computed.value.load(std::memory_order_acquire), ticket);
+  }
+  /// Asks every ticket up to `last` not yet asked as a computation of nothing (after a call failed: the stream's
+  /// waits for them end, and their kernels do nothing). Computations asked but not yet run may then do nothing too
+  /// (their ring slots cleared): only for a broken world.
+  void skipTo(std::uint64_t last);
+
+ private:
+  AskedComputations& words_;
+  std::uint64_t published_;                          // the asked word
+  std::array<std::uint64_t, kAskedRing> written_{};  // the ticket whose arguments each ring slot holds
+};
+
 /// A piece's memory on the transport's thread: its computations asked of the device, tickets `first` to
 /// `first + count - 1`, each run by `kernel` (a copy is a reduction of one source); its temporaries in `landing`
 /// (`landingBytes` of the piece's slot); a copy onto itself asked as nothing. Error(Internal) for more computations
@@ -49,7 +81,7 @@ class AskedMemory final : public LocalMemory {
  public:
   /// `abandoned`: set where the caller could not queue the call's side (its computations may never run): a wait
   /// for one then fails at once (Error(CudaError)) instead of at the deadline.
-  AskedMemory(AskedComputations& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
+  AskedMemory(AskedTickets& asked, const AskedKernel& kernel, std::uint64_t first, std::size_t count,
               std::byte* landing, std::size_t landingBytes, const std::atomic<bool>* abandoned = nullptr);
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void reduce(DataType type, ReduceOp op, void* dst, const std::vector<const void*>& srcs, std::size_t count,
@@ -65,7 +97,7 @@ class AskedMemory final : public LocalMemory {
 
  private:
   void ask(const kernels::PlanReduceArgs& args);
-  AskedComputations& asked_;
+  AskedTickets& asked_;
   AskedKernel kernel_;
   std::uint64_t first_;
   std::uint64_t next_;
@@ -75,16 +107,5 @@ class AskedMemory final : public LocalMemory {
   const std::atomic<bool>* abandoned_;
   std::size_t used_ = 0;
 };
-
-/// Whether ticket `value` is at or past `ticket`, as a stream's wait compares them (cyclically: the signed
-/// difference at least 0).
-inline bool cyclicAtLeast(std::uint64_t value, std::uint64_t ticket) {
-  return static_cast<std::int64_t>(value - ticket) >= 0;
-}
-
-/// Asks every ticket up to `last` not yet asked as a computation of nothing (after a call failed: the stream's
-/// waits for them end, and their kernels do nothing). Computations already asked but not yet run may then do nothing
-/// too (their ring slots cleared): only for a broken world. The transport's thread.
-void skipAsked(AskedComputations& asked, std::uint64_t last);
 
 }  // namespace peerlink::net

@@ -146,11 +146,15 @@ class DeviceWithStagedMemory final : public DeviceAccess {
   std::unique_ptr<DeviceAccess> host_ = hostDeviceAccess();
 };
 
-// A queued call's device side on a stand-in copy stream, as CudaDeviceAccess::queue queues it on a GPU's. Its waits
-// compare as CUDA's stream memory operations do: cyclically (CU_STREAM_WAIT_VALUE_GEQ: the signed difference at
-// least 0). A computation reads its arguments from the ring once asked, as the kernel does, and reduces on the host.
+// A queued call's device side on a stand-in copy stream, as CudaDeviceAccess::queue queues it on a GPU's: the
+// computations on `computeStream` where given (the copy stream's next work then waits for the last), else on the
+// copy stream itself. Its waits compare as CUDA's stream memory operations do: cyclically (CU_STREAM_WAIT_VALUE_GEQ:
+// the signed difference at least 0). A computation reads its arguments from the ring once asked, as the kernel does,
+// and reduces on the host.
 inline void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedDeviceOp>& ops, AsyncFlags* flags,
-                            const AskedKernel& kernel = {}) {
+                            const AskedKernel& kernel = {}, StandInStream* computeStream = nullptr) {
+  StandInStream& computes = computeStream != nullptr ? *computeStream : copyStream;
+  bool computed = false;
   for (const QueuedDeviceOp& op : ops) {
     switch (op.kind) {
       case QueuedDeviceOp::Kind::Copy: copyStream.copies({op.copy}); break;
@@ -165,10 +169,11 @@ inline void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedD
         });
         break;
       case QueuedDeviceOp::Kind::Compute:
-        copyStream.queue([flags, op] {
+        computed = true;
+        computes.queue([flags, op] {
           return cyclicAtLeast(flags->computations.asked.value.load(std::memory_order_acquire), op.ticket);
         });
-        copyStream.queue([flags, op, kernel] {
+        computes.queue([flags, op, kernel] {
           const kernels::PlanReduceArgs args = flags->computations.ring[op.ticket % kAskedRing];
           if (args.count > 0) {
             const std::vector<const void*> srcs(args.srcs, args.srcs + args.nsrcs);
@@ -180,12 +185,17 @@ inline void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedD
         break;
     }
   }
+  if (computed && computeStream != nullptr) {
+    const std::uint64_t last = computeStream->queue([] { return true; });
+    copyStream.queue([computeStream, last] { return computeStream->reached(last); });
+  }
 }
 
 // One queued call (NetGroup::prepareQueued) as the node world makes it: on the copy stream, after the caller's
 // stream's work so far, the call's device side; the caller's stream's next work after them. Returns how many
 // computations it asked of the device.
-inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, QueuedCall queued) {
+inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, QueuedCall queued,
+                               StandInStream* computeStream = nullptr) {
   const std::vector<QueuedDeviceOp> ops = queued.deviceOps;
   AsyncFlags* flags = queued.flags;
   const AskedKernel kernel = queued.kernel;
@@ -194,13 +204,14 @@ inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInSt
   group.startQueued(std::move(queued));
   const std::uint64_t before = stream.queue([] { return true; });
   copyStream.queue([&stream, before] { return stream.reached(before); });
-  queueDeviceSide(copyStream, ops, flags, kernel);
+  queueDeviceSide(copyStream, ops, flags, kernel, computeStream);
   const std::uint64_t after = copyStream.queue([] { return true; });
   stream.queue([&copyStream, after] { return copyStream.reached(after); });
   return computations;
 }
-inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call) {
-  return queueQueued(group, stream, copyStream, group.prepareQueued(call));
+inline std::size_t queueQueued(NetGroup& group, StandInStream& stream, StandInStream& copyStream, const NetCall& call,
+                               StandInStream* computeStream = nullptr) {
+  return queueQueued(group, stream, copyStream, group.prepareQueued(call), computeStream);
 }
 
 }  // namespace peerlink::net::stand_ins

@@ -1,8 +1,9 @@
 // Queued calls whose copies and reductions are the device's (net/queued_computations.hpp), over a loopback world
 // with the copy stream a stand-in (net_stand_in_stream.hpp) that makes each computation from the ring once asked, as
 // the kernel does: what a plan asks of its memory is what the call queued for it (planDemand against MemberPlan);
-// every reducing collective right through them; a failed call's computations let the copy stream run through; the
-// memory refuses what it was not given.
+// every reducing collective right through them, two pieces at a time, the computations on a stream of their own; a
+// failed call's computations let the streams run through; tickets asked out of order; the memory refuses what it
+// was not given.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -166,6 +167,7 @@ TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnThe
     auto group = world->group({0, 1, 2}, "three");
     StandInStream stream;
     StandInStream copyStream;
+    StandInStream computeStream;
     std::vector<coll::Bytes> sends, recvs;
     for (const Case& c : cases) {
       const std::size_t size = dataTypeSize(c.type);
@@ -184,12 +186,12 @@ TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnThe
       const NetCall call{c.collective, count, c.type, c.op, 0, root, c.inPlace ? recv.data() : send.data(),
                          recv.data()};
       ASSERT_TRUE(group->queuedFits(call));
-      computations[static_cast<std::size_t>(r)] += queueQueued(*group, stream, copyStream, call);
+      computations[static_cast<std::size_t>(r)] += queueQueued(*group, stream, copyStream, call, &computeStream);
       // Slots grow for later calls here, once the world's device says its copies ended: the stand-in copy stream is
       // not that device, so each call ends before the next.
       stream.drain();
     }
-    stuck[static_cast<std::size_t>(r)] = stream.stuck() + copyStream.stuck();
+    stuck[static_cast<std::size_t>(r)] = stream.stuck() + copyStream.stuck() + computeStream.stuck();
     EXPECT_EQ(world->brokenBy(), "");
     for (std::size_t k = 0; k < std::size(cases); ++k) got[k][static_cast<std::size_t>(r)] = recvs[k];
   });
@@ -244,9 +246,10 @@ TEST(NetQueuedComputation, AFailedCallsComputationsLetTheCopyStreamRunThrough) {
     group->startQueued(std::move(b));
     {
       StandInStream copyStream;
-      queueDeviceSide(copyStream, ops, flags, kernel);
+      StandInStream computeStream;
+      queueDeviceSide(copyStream, ops, flags, kernel, &computeStream);
       copyStream.drain();
-      stuck[static_cast<std::size_t>(r)] = copyStream.stuck();
+      stuck[static_cast<std::size_t>(r)] = copyStream.stuck() + computeStream.stuck();
     }
     broken[static_cast<std::size_t>(r)] = world->brokenBy();
   });
@@ -257,23 +260,60 @@ TEST(NetQueuedComputation, AFailedCallsComputationsLetTheCopyStreamRunThrough) {
   }
 }
 
-// The memory asks tickets in order, each once its ring slot's last one ran, and refuses what the call did not
-// queue for it; skipAsked asks the rest as computations of nothing.
+// Tickets asked out of order (two pieces in flight) move the asked word only over those asked in full, each once its
+// ring slot's last ticket ran; the rest of a failed call is asked as nothing.
+TEST(NetQueuedComputation, AskedTicketsAdvanceOverWhatIsAskedInFull) {
+  auto words = std::make_unique<AskedComputations>();
+  AskedTickets tickets(*words);
+  const auto args = [](std::size_t count) { return kernels::planReduceArgs(nullptr, nullptr, 0, count, 1, false); };
+  const auto code = [](const std::function<void()>& body) {
+    try {
+      body();
+    } catch (const Error& error) {
+      return std::string(errorCodeName(error.code()));
+    }
+    return std::string("none");
+  };
+  tickets.ask(2, args(20));
+  EXPECT_EQ(words->asked.value.load(), 0u) << "ticket 1 not asked yet";
+  EXPECT_EQ(words->ring[2].count, 20u);
+  tickets.ask(1, args(10));
+  EXPECT_EQ(words->asked.value.load(), 2u);
+  EXPECT_EQ(code([&] { tickets.ask(2, args(1)); }), "Internal");  // asked again
+  tickets.ask(4, args(40));
+  EXPECT_EQ(words->asked.value.load(), 2u);
+  EXPECT_EQ(code([&] { tickets.ask(3 + kAskedRing, args(1)); }), "Internal");  // ticket 3 has not run
+  tickets.ask(3, args(30));
+  EXPECT_EQ(words->asked.value.load(), 4u);
+  EXPECT_FALSE(tickets.computed(3));
+  words->computed.value.store(3);
+  EXPECT_TRUE(tickets.computed(3));
+  tickets.ask(3 + kAskedRing, args(7));  // its slot's last ticket ran
+  EXPECT_EQ(words->asked.value.load(), 4u);
+  tickets.skipTo(5 + kAskedRing);
+  EXPECT_EQ(words->asked.value.load(), 5 + kAskedRing);
+  EXPECT_EQ(words->ring[3].count, 0u);
+  tickets.skipTo(4);  // behind: nothing changes
+  EXPECT_EQ(words->asked.value.load(), 5 + kAskedRing);
+}
+
+// A piece's memory asks its own tickets, and refuses what the call did not queue for it.
 TEST(NetQueuedComputation, AskedMemoryRefusesWhatItWasNotGiven) {
-  auto asked = std::make_unique<AskedComputations>();
+  auto words = std::make_unique<AskedComputations>();
+  AskedTickets tickets(*words);
   const AskedKernel kernel = askedKernel(DataType::F32, ReduceOp::Sum, 1000);
   EXPECT_EQ(kernel.blocks, 1);
   EXPECT_EQ(askedKernel(DataType::F32, ReduceOp::Sum, std::size_t{1} << 30).blocks, 64);
   std::vector<std::byte> landing(1024);
   float a[4] = {1, 2, 3, 4}, b[4] = {};
-  AskedMemory memory(*asked, kernel, 1, 2, landing.data(), landing.size());
+  AskedMemory memory(tickets, kernel, 1, 2, landing.data(), landing.size());
   EXPECT_TRUE(memory.reached(memory.mark()));  // nothing asked yet
   memory.reduce(DataType::F32, ReduceOp::Sum, b, {a, a}, 4, 1, false);
-  EXPECT_EQ(asked->asked.value.load(), 1u);
-  EXPECT_EQ(asked->ring[1].count, 4u);
-  EXPECT_EQ(asked->ring[1].nsrcs, 2);
+  EXPECT_EQ(words->asked.value.load(), 1u);
+  EXPECT_EQ(words->ring[1].count, 4u);
+  EXPECT_EQ(words->ring[1].nsrcs, 2);
   EXPECT_FALSE(memory.reached(memory.mark()));
-  asked->computed.value.store(1);
+  words->computed.value.store(1);
   EXPECT_TRUE(memory.reached(memory.mark()));
   const auto code = [](const std::function<void()>& body) {
     try {
@@ -289,7 +329,7 @@ TEST(NetQueuedComputation, AskedMemoryRefusesWhatItWasNotGiven) {
             "Internal");
   EXPECT_EQ(code([&] { memory.copy(b, a, 6); }), "Internal");  // not whole elements
   memory.copy(b, a, 16);
-  EXPECT_EQ(asked->ring[2].nsrcs, 1);
+  EXPECT_EQ(words->ring[2].nsrcs, 1);
   EXPECT_EQ(memory.unasked(), 0u);
   EXPECT_EQ(code([&] { memory.copy(b, a, 16); }), "Internal");  // a third where two were queued
   EXPECT_EQ(code([&] { memory.temporary(0, 2048); }), "Internal");
@@ -298,27 +338,13 @@ TEST(NetQueuedComputation, AskedMemoryRefusesWhatItWasNotGiven) {
   EXPECT_NE(memory.temporary(0, 1000), nullptr);
   // A copy onto itself asks nothing to be done; a call abandoned by its caller fails its waits at once.
   std::atomic<bool> abandoned{false};
-  AskedMemory onto(*asked, kernel, 3, 1, landing.data(), landing.size(), &abandoned);
-  asked->computed.value.store(3);  // (its ring slot's last ticket ran)
+  AskedMemory onto(tickets, kernel, 3, 1, landing.data(), landing.size(), &abandoned);
+  words->computed.value.store(3);
   onto.copy(b, b, 16);
-  EXPECT_EQ(asked->ring[3].count, 0u);
+  EXPECT_EQ(words->ring[3].count, 0u);
   EXPECT_TRUE(onto.reached(onto.mark()));
   abandoned = true;
   EXPECT_EQ(code([&] { onto.reached(onto.mark()); }), "CudaError");
-  asked->computed.value.store(1);
-  // A ring slot is taken only once its last ticket ran.
-  AskedMemory ahead(*asked, kernel, 2 + kAskedRing, 1, landing.data(), landing.size());
-  EXPECT_EQ(code([&] { ahead.copy(b, a, 16); }), "Internal");  // ticket 2 has not run
-  asked->computed.value.store(2);
-  ahead.copy(b, a, 16);
-  EXPECT_EQ(asked->asked.value.load(), 2 + kAskedRing);
-  // The rest of a failed call: asked, as nothing.
-  asked->ring[(3 + kAskedRing) % kAskedRing].count = 7;
-  skipAsked(*asked, 5 + kAskedRing);
-  EXPECT_EQ(asked->asked.value.load(), 5 + kAskedRing);
-  EXPECT_EQ(asked->ring[(3 + kAskedRing) % kAskedRing].count, 0u);
-  skipAsked(*asked, 4);  // behind: nothing changes
-  EXPECT_EQ(asked->asked.value.load(), 5 + kAskedRing);
 }
 
 }  // namespace

@@ -239,7 +239,8 @@ TEST(GpuNetStaging, ComputationsQueuedBeforeTheirArgumentsRunOnceAsked) {
   const auto computed = [&] { return flags->computations.computed.value.load(std::memory_order_acquire); };
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(computed(), 0u) << "a computation ran before it was asked";
-  AskedMemory memory(flags->computations, kernel, 1, 2, landing, bytes);
+  AskedTickets tickets(flags->computations);
+  AskedMemory memory(tickets, kernel, 1, 2, landing, bytes);
   const auto wait = [&](std::uint64_t marker) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!memory.reached(marker)) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
@@ -255,7 +256,7 @@ TEST(GpuNetStaging, ComputationsQueuedBeforeTheirArgumentsRunOnceAsked) {
     ASSERT_EQ(b[k], sum[k]) << k;
   }
   b[0] = -5.0f;
-  skipAsked(flags->computations, 4);
+  tickets.skipTo(4);
   const std::uint64_t mark = device->mark();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!device->reached(mark)) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
