@@ -1,4 +1,4 @@
-// AskedMemory and skipAsked (queued_computations.hpp).
+// AskedTickets and AskedMemory (queued_computations.hpp).
 #include "net/queued_computations.hpp"
 
 #include <string>
