@@ -57,30 +57,6 @@ class Pipeline {
     run_.name = name_;
   }
 
-  // A piece whose copies the caller queues itself (runCopiedPiece): its plan runs over `slot` once copied in, on
-  // `lane`'s tag and temporaries.
-  void runCopied(const CallPiece& piece, const StagingSlots::Slot& slot, LocalMemory& memory, std::size_t lane,
-                 const std::function<bool()>& copiedIn) {
-    IdleWait idle;
-    const auto since = std::chrono::steady_clock::now();
-    while (!copiedIn()) {
-      const std::string why = run_.lost ? run_.lost() : std::string();
-      if (!why.empty()) throw Error(ErrorCode::RemoteError, "net " + name_ + ": " + why);
-      if (std::chrono::steady_clock::now() - since >= context_.run.timeout) {
-        throw Error(ErrorCode::Timeout, "net " + name_ +
-                                            ": the caller's stream did not reach the call's copies into "
-                                            "pinned host memory within " +
-                                            std::to_string(context_.run.timeout.count()) +
-                                            " ms (the work queued on it before the call did not end)");
-      }
-      idle.idle();
-    }
-    MemberPlan plan(piece.plan, run_, tagOf(lane), BufferMap::contiguous(slot.input, piece.inputElements),
-                    BufferMap::contiguous(slot.output, piece.outputElements),
-                    BufferMap::contiguous(slot.scratch, piece.scratchElements), memory, lane);
-    while (!plan.done()) wait(idle, plan.advance(), [] {});
-  }
-
   // Pieces whose copies the caller queues itself (runCopiedPieces): piece p runs over `slots[p]` on `memoryOf(p)`,
   // on lane p % kPiecesInFlight's tag and temporaries, once `copiedIn(p)` says its copies are done and its lane is
   // free: up to kPiecesInFlight at a time, each told `done(p)` in order once its results lie in its slot. Waiting for a
@@ -568,15 +544,6 @@ void checkCall(const NetCall& call, int n, int me) {
   if (recvElementsOf(call.collective, n, 1, me, call.root) > 0 && call.recv == nullptr) {
     throw Error(ErrorCode::InvalidUsage, what + ": no recv buffer");
   }
-}
-
-void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
-                    const StagingSlots::Slot& slot, LocalMemory& memory, std::size_t lane,
-                    const std::function<bool()>& copiedIn) {
-  const int divisor = run.divisor > 0 ? run.divisor : static_cast<int>(context.run.members.size());
-  if (lane >= kPiecesInFlight) throw Error(ErrorCode::Internal, "runCopiedPiece: lane " + std::to_string(lane));
-  Pipeline(context, run.type, run.op, divisor, callName(context, run.what))
-      .runCopied(piece, slot, memory, lane, copiedIn);
 }
 
 void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, const std::vector<CallPiece>& pieces,

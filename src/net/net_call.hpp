@@ -244,19 +244,12 @@ struct CopiedPieceRun {
   const char* what = "call";  ///< for messages: "all_reduce", "send/recv"
 };
 
-/// Runs `piece`, one piece whose copies the caller queues itself around it (NetGroup::startAsync, startQueued): its
-/// plan over `slot` on `memory`, on lane `lane`'s tag and temporaries (below kPiecesInFlight: piece p of a call as
-/// the staged path runs it is on lane p % kPiecesInFlight), once `copiedIn()` says the caller's copies into the slot
-/// are done (polled; a lost peer ends the wait, and it has the call's deadline: Error(Timeout) saying the caller's
-/// stream did not get there). Its results are left in the slot. Errors otherwise runCall's.
-void runCopiedPiece(const CallContext& context, const CopiedPieceRun& run, const CallPiece& piece,
-                    const StagingSlots::Slot& slot, LocalMemory& memory, std::size_t lane,
-                    const std::function<bool()>& copiedIn);
-
-/// Runs `pieces` whose copies the caller queues itself (NetGroup::startQueued), up to kPiecesInFlight at a time as
-/// the staged path does: piece p over `slots[p]` on `memoryOf(p)`, on lane p % kPiecesInFlight's tag and temporaries,
-/// once `copiedIn(p)` says its copies into the slot are done (polled; the call's deadline from the last progress, as
-/// runCopiedPiece's); `done(p)` in order once each piece's results lie in its slot. Errors as runCopiedPiece's.
+/// Runs `pieces` whose copies the caller queues itself around them (NetGroup::startAsync, startQueued), up to
+/// kPiecesInFlight at a time as the staged path does: piece p over `slots[p]` on `memoryOf(p)`, on lane
+/// p % kPiecesInFlight's tag and temporaries, once `copiedIn(p)` says its copies into the slot are done (polled; a
+/// lost peer ends the wait, and it has the call's deadline from the last progress: Error(Timeout) saying the caller's
+/// stream did not get there); `done(p)` in order once each piece's results lie in its slot. Errors otherwise
+/// runCall's.
 void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, const std::vector<CallPiece>& pieces,
                      const std::vector<StagingSlots::Slot>& slots,
                      const std::function<LocalMemory&(std::size_t)>& memoryOf,

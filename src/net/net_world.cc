@@ -199,14 +199,18 @@ void NetGroup::startAsync(AsyncCall async) {
   world.submitAsync(
       [&world, shared] {
         const AsyncCall& a = *shared;
-        runCopiedPiece(a.context, a.run, a.piece, a.slot, *world.asyncMemory_, 0, [&a] {
-          if (a.abandoned->load(std::memory_order_acquire)) {
-            throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
-                                                  ": the caller could not queue the call's kernel (its error went to "
-                                                  "the caller)");
-          }
-          return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
-        });
+        runCopiedPieces(
+            a.context, a.run, {a.piece}, {a.slot},
+            [&world](std::size_t) -> LocalMemory& { return *world.asyncMemory_; },
+            [&a](std::size_t) {
+              if (a.abandoned->load(std::memory_order_acquire)) {
+                throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
+                                                      ": the caller could not queue the call's kernel (its error went "
+                                                      "to the caller)");
+              }
+              return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
+            },
+            [](std::size_t) {});
       },
       ticket);
 }

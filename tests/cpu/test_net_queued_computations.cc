@@ -260,20 +260,22 @@ TEST(NetQueuedComputation, AFailedCallsComputationsLetTheCopyStreamRunThrough) {
   }
 }
 
+// The code of the Error `body` throws, or "none".
+std::string code(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    return std::string(errorCodeName(error.code()));
+  }
+  return "none";
+}
+
 // Tickets asked out of order (two pieces in flight) move the asked word only over those asked in full, each once its
 // ring slot's last ticket ran; the rest of a failed call is asked as nothing.
 TEST(NetQueuedComputation, AskedTicketsAdvanceOverWhatIsAskedInFull) {
   auto words = std::make_unique<AskedComputations>();
   AskedTickets tickets(*words);
   const auto args = [](std::size_t count) { return kernels::planReduceArgs(nullptr, nullptr, 0, count, 1, false); };
-  const auto code = [](const std::function<void()>& body) {
-    try {
-      body();
-    } catch (const Error& error) {
-      return std::string(errorCodeName(error.code()));
-    }
-    return std::string("none");
-  };
   tickets.ask(2, args(20));
   EXPECT_EQ(words->asked.value.load(), 0u) << "ticket 1 not asked yet";
   EXPECT_EQ(words->ring[2].count, 20u);
@@ -315,14 +317,6 @@ TEST(NetQueuedComputation, AskedMemoryRefusesWhatItWasNotGiven) {
   EXPECT_FALSE(memory.reached(memory.mark()));
   words->computed.value.store(1);
   EXPECT_TRUE(memory.reached(memory.mark()));
-  const auto code = [](const std::function<void()>& body) {
-    try {
-      body();
-    } catch (const Error& error) {
-      return std::string(errorCodeName(error.code()));
-    }
-    return std::string("none");
-  };
   EXPECT_EQ(code([&] { memory.reduce(DataType::I32, ReduceOp::Sum, b, {a}, 4, 1, false); }), "Internal");
   EXPECT_EQ(code([&] { memory.reduce(DataType::F32, ReduceOp::Max, b, {a}, 4, 1, false); }), "Internal");
   EXPECT_EQ(code([&] { memory.reduce(DataType::F32, ReduceOp::Sum, b, std::vector<const void*>(9, a), 4, 1, false); }),
