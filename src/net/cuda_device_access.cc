@@ -59,41 +59,53 @@ void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic
     }
   };
   bool computes = false;
-  for (const QueuedDeviceOp& op : ops) {
-    switch (op.kind) {
-      case QueuedDeviceOp::Kind::Copy:
-        if (op.copy.bytes > 0) {
-          PEERLINK_CUDA_CHECK(
-              cudaMemcpyAsync(op.copy.dst, op.copy.src, op.copy.bytes, cudaMemcpyDefault, stream_.get()));
-        }
-        break;
-      case QueuedDeviceOp::Kind::AwaitReady:
-        check(api.streamWaitValue64(stream_.get(), at(ready), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
-              "cuStreamWaitValue64");
-        break;
-      case QueuedDeviceOp::Kind::Copied:
-        check(api.streamWriteValue64(stream_.get(), at(copied), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
-              "cuStreamWriteValue64");
-        break;
-      case QueuedDeviceOp::Kind::Compute:
-        computes = true;
-        check(api.streamWaitValue64(computeStream_.get(), at(asked.asked.value), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
-              "cuStreamWaitValue64");
-        kernels::launchAskedPlanReduce(
-            &asked.ring[op.ticket % kAskedRing], static_cast<kernels::CollType>(static_cast<int>(kernel.type)),
-            static_cast<kernels::CollOp>(static_cast<int>(kernel.op)), kernel.blocks, computeStream_.get());
-        // The default write waits for the kernel's writes to reach memory: the transport then sends what it wrote.
-        check(api.streamWriteValue64(computeStream_.get(), at(asked.computed.value), op.ticket,
-                                     CU_STREAM_WRITE_VALUE_DEFAULT),
-              "cuStreamWriteValue64");
-        break;
-    }
-  }
-  if (computes) {
-    // What waits for the copy stream (a caller's stream, the slots' growth, the world's end) waits for these too.
+  // What waits for the copy stream (a caller's stream, the slots' growth, the world's end) waits for the computations
+  // too, also where queuing them failed part-way.
+  const auto join = [&] {
     PEERLINK_CUDA_CHECK(cudaEventRecord(computed_.get(), computeStream_.get()));
     PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), computed_.get(), 0));
+  };
+  try {
+    for (const QueuedDeviceOp& op : ops) {
+      switch (op.kind) {
+        case QueuedDeviceOp::Kind::Copy:
+          if (op.copy.bytes > 0) {
+            PEERLINK_CUDA_CHECK(
+                cudaMemcpyAsync(op.copy.dst, op.copy.src, op.copy.bytes, cudaMemcpyDefault, stream_.get()));
+          }
+          break;
+        case QueuedDeviceOp::Kind::AwaitReady:
+          check(api.streamWaitValue64(stream_.get(), at(ready), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
+                "cuStreamWaitValue64");
+          break;
+        case QueuedDeviceOp::Kind::Copied:
+          check(api.streamWriteValue64(stream_.get(), at(copied), op.ticket, CU_STREAM_WRITE_VALUE_DEFAULT),
+                "cuStreamWriteValue64");
+          break;
+        case QueuedDeviceOp::Kind::Compute:
+          computes = true;
+          check(api.streamWaitValue64(computeStream_.get(), at(asked.asked.value), op.ticket, CU_STREAM_WAIT_VALUE_GEQ),
+                "cuStreamWaitValue64");
+          kernels::launchAskedPlanReduce(
+              &asked.ring[op.ticket % kAskedRing], static_cast<kernels::CollType>(static_cast<int>(kernel.type)),
+              static_cast<kernels::CollOp>(static_cast<int>(kernel.op)), kernel.blocks, computeStream_.get());
+          // The default write waits for the kernel's writes to reach memory: the transport then sends what it wrote.
+          check(api.streamWriteValue64(computeStream_.get(), at(asked.computed.value), op.ticket,
+                                       CU_STREAM_WRITE_VALUE_DEFAULT),
+                "cuStreamWriteValue64");
+          break;
+      }
+    }
+  } catch (...) {
+    if (computes) {
+      try {
+        join();
+      } catch (...) {  // the first error is the one to report
+      }
+    }
+    throw;
   }
+  if (computes) join();
 }
 
 std::unique_ptr<CudaDeviceAccess> cudaDeviceAccess(int device) {

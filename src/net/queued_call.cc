@@ -28,7 +28,7 @@ bool NetGroup::queuedFits(const NetCall& call) const {
   if (!computesOnDevice(call, first)) return true;
   const PlanDemand demand = planDemand(first, me_);
   return demand.mostSources <= static_cast<std::size_t>(kernels::kCollMaxRanks) &&
-         demand.mostComputationsInAStep <= kAskedRing / kPiecesInFlight;
+         demand.computations + demand.mostComputationsInAStep <= kAskedRing;
 }
 
 bool NetGroup::queuedFits(const std::vector<PeerOp>& ops, DataType type) const {

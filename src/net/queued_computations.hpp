@@ -17,9 +17,10 @@
 namespace peerlink::net {
 
 /// Ring slots: a computation's arguments are rewritten kAskedRing tickets later. A plan asks at most one step's
-/// computations ahead of those computed (MemberPlan ends a step once its work is done), and kPiecesInFlight pieces
-/// run at once, so a call may be queued so only where no step computes more than kAskedRing / kPiecesInFlight
-/// (queuedFits).
+/// computations ahead of those computed (MemberPlan ends a step once its work is done); with two pieces in flight,
+/// the later one's first step may ask before any of the earlier one's ran, so a call may be queued so only where a
+/// piece's computations and one step's more fit the ring (queuedFits; the first piece is the largest). A later
+/// piece's step waits for the earlier piece's computations too, within its own deadline.
 constexpr std::size_t kAskedRing = 64;
 
 /// In pinned host memory the GPU maps (AsyncFlags).

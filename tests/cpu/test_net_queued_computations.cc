@@ -145,7 +145,8 @@ struct Case {
 // of 1 KiB (several per call, slots reused), its copies and reductions asked of the stand-in copy stream, right
 // against the closed form; calls one after another, so that later calls' tickets follow earlier ones' (more of them
 // than the ring has slots).
-TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnTheDevice) {
+void checkReducingCollectives(bool computeStreamOfTheirOwn) {
+  SCOPED_TRACE(computeStreamOfTheirOwn ? "computations on a stream of their own" : "computations on the copy stream");
   const int n = 3;
   const int root = 1;
   const std::size_t count = 2500;
@@ -186,7 +187,8 @@ TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnThe
       const NetCall call{c.collective, count, c.type, c.op, 0, root, c.inPlace ? recv.data() : send.data(),
                          recv.data()};
       ASSERT_TRUE(group->queuedFits(call));
-      computations[static_cast<std::size_t>(r)] += queueQueued(*group, stream, copyStream, call, &computeStream);
+      computations[static_cast<std::size_t>(r)] +=
+          queueQueued(*group, stream, copyStream, call, computeStreamOfTheirOwn ? &computeStream : nullptr);
       // Slots grow for later calls here, once the world's device says its copies ended: the stand-in copy stream is
       // not that device, so each call ends before the next.
       stream.drain();
@@ -210,6 +212,37 @@ TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnThe
       const auto mismatch = coll::findMismatch(c.type, coll::tolerance(c.type, c.op, n, 8.0), want[i], got[k][i]);
       EXPECT_FALSE(mismatch) << collectiveName(c.collective) << ' ' << dataTypeName(c.type) << ' ' << reduceOpName(c.op)
                              << (c.inPlace ? " in place" : "") << " rank " << r << ": " << *mismatch;
+    }
+  }
+}
+
+TEST(NetQueuedComputation, ReducingCollectivesAreRightWithTheirComputationsOnTheDevice) {
+  checkReducingCollectives(true);
+  // Two streams may share one hardware queue, which runs their work in the order it was submitted: as one stream.
+  checkReducingCollectives(false);
+}
+
+// A ring too long for the ticket ring: a piece's computations and one step's more do not fit it (65 ranks' ring
+// all-reduce asks 64 per piece), so the call waits on the host instead of being queued; 3 ranks' is queued.
+TEST(NetQueuedComputation, CallsWhosePiecesOutgrowTheRingWait) {
+  for (const int n : {3, 65}) {
+    std::vector<int> fits(static_cast<std::size_t>(n), -1);
+    const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+      options.chunkBytes = 65536;  // every rank's block of a piece has elements
+      options.reduce = NetReduce::Gpu;
+      auto world = std::make_unique<NetWorld>(std::move(p2p), options, std::make_unique<DeviceWithStagedMemory>(),
+                                              std::make_unique<HostMemory>());
+      std::vector<int> members;
+      for (int m = 0; m < n; ++m) members.push_back(m);
+      auto group = world->group(members, "all");
+      float any = 0;
+      fits[static_cast<std::size_t>(r)] = group->queuedFits(
+          {Collective::AllReduce, std::size_t{16384} * 4, DataType::F32, ReduceOp::Sum, 0, 0, &any, &any});
+    });
+    for (int r = 0; r < n; ++r) {
+      ASSERT_EQ(errors[static_cast<std::size_t>(r)], "") << n << " ranks, rank " << r;
+      EXPECT_EQ(fits[static_cast<std::size_t>(r)], n == 3 ? 1 : 0) << n << " ranks, rank " << r;
     }
   }
 }

@@ -1,0 +1,10 @@
+#!/bin/bash
+# One H200: the checks once more after a second review (a piece's computations and one step's more must fit the
+# ticket ring, else the call waits; the compute stream joined to the copy stream also where queuing fails part-way)
+# and the async calls run through the queued calls' runner. No MPS; call g's timings stand.
+# Pack: as call-f.sh.
+scripts/device/unpack-dist.sh
+scripts/device/call.sh h-checks 'test gpu-net-staging 60 gpu_test_gpu_net_staging' \
+  'COMM_PER_NODE=1 run nodes-comm-1 60 scripts/device/run-nodes.sh comm' 'run nodes-comm 60 scripts/device/run-nodes.sh comm' \
+  'run nodes-kill 40 scripts/device/run-nodes.sh kill' 'run nodes-stall-async 30 scripts/device/run-nodes.sh stall-async' \
+  'run nodes-net 60 scripts/device/run-nodes.sh net'
