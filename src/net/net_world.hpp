@@ -187,8 +187,9 @@ class NetGroup {
   void startAsync(AsyncCall async);
 
   /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
-  /// send/recv) with elements; where its copies and reductions are the device's (computesOnDevice), no step makes
-  /// more than the device is asked ahead (kAskedRing) nor a reduction of more sources than a kernel takes.
+  /// send/recv) with elements; where its copies and reductions are the device's (computesOnDevice), a piece's
+  /// computations and one step's more fit the ticket ring (kAskedRing), and no reduction has more sources than a
+  /// kernel takes.
   bool queuedFits(const NetCall& call) const;
   /// The next queued call of `call` (where queuedFits; runCall's checks): its pieces, their slots and tickets, and what
   /// the device does. Slots too small for its pieces grow first, once the copies of the calls queued before ended
