@@ -405,6 +405,8 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   args.outs = ranges(async.copiesOut, args.out);
   net::AsyncFlags& flags = *async.flags;
   args.copiedIn = reinterpret_cast<std::uint64_t*>(&flags.copiedIn[async.set].value);
+  args.copiedOut = reinterpret_cast<std::uint64_t*>(&flags.copiedOut[async.set].value);
+  args.awaitRelease = async.awaitsRelease;
   args.release = reinterpret_cast<const volatile std::uint64_t*>(&flags.release.value);
   args.failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags.failedFrom.value);
   args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags.gaveUp.value);

@@ -308,12 +308,13 @@ std::vector<ParamSpec> processParamSpecs() {
        "Whether a communicator's calls across nodes staged through pinned host memory return once queued. ON: a "
        "small call (one piece of at most 256 KiB a buffer) is one kernel on the caller's stream that copies the "
        "data to pinned memory, waits on the GPU until the transport's thread has run the messages (a flag in pinned "
-       "memory), and copies the results back; a larger one whose reductions the host makes anyway (none, or those "
-       "PEERLINK_NET_REDUCE leaves to the host) queues its copies at once on the transport's copy stream, each "
-       "piece's copies out waiting on the GPU for the thread's flag, and the caller's stream after them; the "
-       "reductions of both on the host. Calls whose reductions the GPU makes, and send/recv groups that do not fit "
-       "the kernel, wait on the host. OFF: every call waits on the host for its messages. Errors of a call that "
-       "returned are reported by the next call or checkHealth.",
+       "memory; a rank whose messages only leave it does not wait), and copies the results back, its reductions on "
+       "the host; a larger one queues its copies at once on the transport's copy stream, each piece's copies out "
+       "waiting on the GPU for the thread's flag, where the GPU reduces (PEERLINK_NET_REDUCE) a kernel for each "
+       "reduction that waits for the thread's word, and the caller's stream after them. Calls whose GPU reductions "
+       "outgrow the queue of 64 (a ring of 65 ranks or more) and send/recv groups over several streams wait on the "
+       "host. OFF: every call waits on the host for its messages. Errors "
+       "of a call that returned are reported by the next call or checkHealth.",
        ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,

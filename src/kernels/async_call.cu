@@ -34,15 +34,22 @@ __global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallAr
   if (threadIdx.x == 0) storeReleaseSys(args.copiedIn, args.ticket);
   __shared__ bool copyOut;
   if (threadIdx.x == 0) {
-    std::uint64_t observed = 0;
-    const bool released = waitFlagAtLeast(args.release, args.ticket, Deadline::after(args.timeoutNs), &observed);
-    if (!released) storeReleaseSys(args.gaveUp, args.ticket);
-    const std::uint64_t failed = released ? loadRelaxedSys(args.failedFrom) : 0;
-    copyOut = released && (failed == 0 || failed > args.ticket);
+    copyOut = true;
+    if (args.awaitRelease) {
+      std::uint64_t observed = 0;
+      const bool released = waitFlagAtLeast(args.release, args.ticket, Deadline::after(args.timeoutNs), &observed);
+      if (!released) storeReleaseSys(args.gaveUp, args.ticket);
+      const std::uint64_t failed = released ? loadRelaxedSys(args.failedFrom) : 0;
+      copyOut = released && (failed == 0 || failed > args.ticket);
+    }
   }
   __syncthreads();
-  if (!copyOut) return;
-  for (int i = 0; i < args.outs; ++i) copyRange(args.out[i], true);
+  if (copyOut) {
+    for (int i = 0; i < args.outs; ++i) copyRange(args.out[i], true);
+  }
+  __syncthreads();
+  // After the barrier: every thread's reads of the slots are done.
+  if (threadIdx.x == 0) storeReleaseSys(args.copiedOut, args.ticket);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // The kernel of an async call across nodes (net/net_world.hpp, NetGroup::prepareAsync): on the caller's stream, it
 // copies the call's data into the transport's pinned slots, tells the transport's thread (a ticket in pinned memory),
 // waits for the transport's release (another ticket, written once the call's messages ran and its results lie in the
-// slots), and copies the results out. One kernel instead of two copies, two events and a host wait: the stream's
-// order carries the call, the host only polls and writes flags in its own memory.
+// slots), and copies the results out (at once where they are only the call's own data). One kernel instead of two
+// copies, two events and a host wait: the stream's order carries the call, the host only polls and writes flags in its
+// own memory.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,7 +27,11 @@ struct AsyncCallArgs {
   int ins = 0;
   AsyncCopyRange out[kAsyncCallCopiesMax];
   int outs = 0;
-  std::uint64_t* copiedIn = nullptr;                ///< gets `ticket` once the copies in are visible to the host
+  std::uint64_t* copiedIn = nullptr;   ///< gets `ticket` once the copies in are visible to the host
+  std::uint64_t* copiedOut = nullptr;  ///< gets `ticket` as the kernel ends: it reads the slots no more
+  /// Whether the copies out wait for the release: false where they read only what the copies in wrote (the call's
+  /// messages only leave this rank), and the kernel ends without waiting for them.
+  bool awaitRelease = true;
   const volatile std::uint64_t* release = nullptr;  ///< the transport's: the call ended once it is >= ticket
   /// The transport's: the first ticket that failed (0: none); from it on there are no results to copy out, and the
   /// caller's buffers are left as they are.

@@ -430,6 +430,12 @@ std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots
   return copies;
 }
 
+bool outputIsLocalCopies(const CallPiece& piece) {
+  std::size_t copied = 0;
+  for (const LocalCopy& copy : piece.atCopyOut) copied += copy.count;
+  return copied == piece.outputElements;
+}
+
 void runCall(const CallContext& context, const NetCall& call) {
   const int n = static_cast<int>(context.run.members.size());
   checkCall(call, n, context.run.me);

@@ -217,6 +217,10 @@ std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots:
 /// local copies (atCopyOut), which come from the slot's input. Error(Internal) for a local copy that lies in no one
 /// output segment. Pure.
 std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
+/// Whether every element `piece` writes to the caller comes from its local copies (atCopyOut): its copies out then
+/// read only the slot's input, never what its messages bring (a broadcast's root, a reduce's other ranks, a
+/// send/recv group that only sends). Pure.
+bool outputIsLocalCopies(const CallPiece& piece);
 
 /// Runs `call` (SendRecv: use runPeerOps) for this process. Errors are MemberPlan's, and Error(Timeout) for a
 /// copy that did not finish within the timeout; Error(InvalidUsage) for a root out of the group or null buffers.

@@ -186,6 +186,7 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   async.slot = world.asyncSlots_[async.set];
   async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
   async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);
+  async.awaitsRelease = !outputIsLocalCopies(async.piece);
   async.flags = &flags;
   async.context = context(run.what);  // numbers the call: last, once nothing can fail
   world.tickets_ = async.ticket;
@@ -207,6 +208,10 @@ void NetGroup::startAsync(AsyncCall async) {
                 throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
                                                       ": the caller could not queue the call's kernel (its error went "
                                                       "to the caller)");
+              }
+              // Nothing to copy in: the messages may land once the set's last kernel no longer reads its slots.
+              if (a.copiesIn.empty()) {
+                return a.flags->copiedOut[a.set].value.load(std::memory_order_acquire) + kAsyncSets >= a.ticket;
               }
               return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
             },

@@ -84,6 +84,9 @@ struct AsyncFlags {
   Word failedFrom;
   Word gaveUp;                ///< the caller's: a ticket whose kernel stopped waiting for its release (deadline)
   Word copiedIn[kAsyncSets];  ///< the caller's, per slot set: the ticket whose copies in are done
+  /// The caller's, per slot set: the ticket whose kernel ended (its copies out done, or left out): the set's slots
+  /// are free from then on.
+  Word copiedOut[kAsyncSets];
   // Queued calls' pieces (NetGroup::prepareQueued), numbered in order by tickets of their own.
   Word pieceCopied;  ///< the device's copy stream's: the last piece whose copies in are done
   /// The transport's: the last piece whose results lie in its slot; where a call failed, its last piece (its results
@@ -98,12 +101,16 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::ato
 /// (NetGroup::prepareAsync): the caller hands the call to the transport with startAsync, which returns at once,
 /// copies `copiesIn` and then writes `ticket` to `flags->copiedIn[set]` (both visible to the host); once
 /// `flags->release` reaches `ticket` the call ended, and unless `flags->failedFrom` is set and at most `ticket` its
-/// results lie in the slot, and the caller copies `copiesOut`.
+/// results lie in the slot, and the caller copies `copiesOut`; then it writes `ticket` to `flags->copiedOut[set]`.
+/// Where `awaitsRelease` is false the copies out read only what the copies in wrote: the caller makes them at once,
+/// without waiting for the release, and goes on while the call's messages leave. A call without copies in runs its
+/// messages as soon as the set's last kernel ended (`copiedOut`), before the caller's stream gets to it.
 struct AsyncCall {
   std::uint64_t ticket = 0;
   std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
   std::vector<SlotCopy> copiesIn;
   std::vector<SlotCopy> copiesOut;
+  bool awaitsRelease = true;
   AsyncFlags* flags = nullptr;
   /// Set by the caller where it could not queue its side (a failed launch): the call's job then fails at once,
   /// breaking the world, and releases its ticket in order.

@@ -50,20 +50,26 @@ class StandInStream {
     });
   }
   // What the async call's kernel does (kernels/async_call.cu): copies in, the ticket to the copied-in flag, a wait
-  // for the release, copies out unless the call failed.
-  void kernel(const AsyncCall& async) {
+  // for the release (where the call awaits it), copies out unless the call failed, the ticket to the copied-out flag.
+  // `holdCopiesOut`, where given, holds the copies out until it returns true (a kernel slow to get there).
+  void kernel(const AsyncCall& async, std::function<bool()> holdCopiesOut = {}) {
     AsyncFlags* flags = async.flags;
     const std::uint64_t ticket = async.ticket;
+    const std::size_t set = async.set;
     copies(async.copiesIn);
-    queue([flags, ticket, set = async.set] {
+    queue([flags, ticket, set] {
       flags->copiedIn[set].value.store(ticket, std::memory_order_release);
       return true;
     });
-    queue([flags, ticket] { return flags->release.value.load(std::memory_order_acquire) >= ticket; });
-    queue([flags, ticket, out = async.copiesOut] {
+    const bool awaits = async.awaitsRelease;
+    if (awaits) queue([flags, ticket] { return flags->release.value.load(std::memory_order_acquire) >= ticket; });
+    if (holdCopiesOut) queue(std::move(holdCopiesOut));
+    queue([flags, ticket, set, awaits, out = async.copiesOut] {
       const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
-      if (failed != 0 && failed <= ticket) return true;
-      for (const SlotCopy& copy : out) std::memmove(copy.dst, copy.src, copy.bytes);
+      if (!awaits || failed == 0 || failed > ticket) {
+        for (const SlotCopy& copy : out) std::memmove(copy.dst, copy.src, copy.bytes);
+      }
+      flags->copiedOut[set].value.store(ticket, std::memory_order_release);
       return true;
     });
   }

@@ -4,7 +4,9 @@
 // collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
 // calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world (its
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
-// before it takes its slots. (Queued calls: test_net_queued_calls.cc.)
+// before it takes its slots; a call whose messages only leave ends without waiting for them, one without copies in
+// runs its messages before its stream gets there, but not into slots a kernel still copies out of. (Queued calls:
+// test_net_queued_calls.cc.)
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -333,6 +335,143 @@ TEST(NetAsync, AReusedSlotSetWaitsForItsLastCall) {
     EXPECT_TRUE(prepared.load());
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
+}
+
+// Waits up to `limit` for `done`; whether it came.
+template <typename Done>
+bool within(std::chrono::milliseconds limit, Done done) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// A broadcast's root and a reduce's other rank only send: their kernels copy out what they copied in and end at once,
+// while the peer has not even called yet (it calls only once the sender's stream ran through, or after 2 s). The
+// receiving ranks await the release. Every result right.
+TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
+  for (const Collective collective : {Collective::Broadcast, Collective::Reduce}) {
+    const int root = 1;
+    const std::size_t count = 37;
+    const std::vector<Bytes> sends = everySend(collective, DataType::F32, 2, count, root);
+    std::vector<Bytes> got(2);
+    std::vector<bool> awaits(2, true);
+    std::atomic<bool> senderRanThrough{false}, senderDone{false};
+    const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+      auto group = world->group({0, 1}, "two");
+      const auto i = static_cast<std::size_t>(r);
+      const int sender = collective == Collective::Broadcast ? root : 1 - root;
+      if (r != sender) within(std::chrono::milliseconds(2000), [&] { return senderDone.load(); });
+      Bytes send = sends[i];
+      got[i].assign(recvElementsOf(collective, 2, count, r, root) * sizeof(float), std::byte{0x5a});
+      const NetCall call{collective, count, DataType::F32, ReduceOp::Sum, 0, root, send.data(), got[i].data()};
+      StandInStream stream;
+      AsyncCall async = group->prepareAsync(call);
+      awaits[i] = async.awaitsRelease;
+      stream.kernel(async);
+      group->startAsync(std::move(async));
+      if (r == sender) {
+        senderRanThrough = within(std::chrono::milliseconds(2000), [&] { return stream.reached(3); });
+        senderDone = true;
+      }
+      stream.drain();
+      EXPECT_EQ(stream.stuck(), 0) << "rank " << r;
+      EXPECT_EQ(world->brokenBy(), "");
+    });
+    for (const std::string& error : errors) EXPECT_EQ(error, "") << collectiveName(collective);
+    const int sender = collective == Collective::Broadcast ? root : 1 - root;
+    EXPECT_FALSE(awaits[static_cast<std::size_t>(sender)]) << collectiveName(collective);
+    EXPECT_TRUE(awaits[static_cast<std::size_t>(1 - sender)]) << collectiveName(collective);
+    EXPECT_TRUE(senderRanThrough.load()) << collectiveName(collective) << ": the sender's kernel waited for its peer";
+    const std::vector<Bytes> want =
+        coll::hostReduceReference(collective, DataType::F32, ReduceOp::Sum, 2, count, root, sends);
+    for (std::size_t r = 0; r < 2; ++r) {
+      if (want[r].empty()) continue;
+      const auto mismatch = coll::findMismatch(DataType::F32, coll::Tolerance{}, want[r], got[r]);
+      EXPECT_FALSE(mismatch) << collectiveName(collective) << " rank " << r << ": " << *mismatch;
+    }
+  }
+}
+
+// A broadcast's other rank copies nothing in: its messages run, and its release comes, while its stream is still
+// held before the call; once let go, the kernel copies the result out.
+TEST(NetAsync, ACallWithoutCopiesInRunsItsMessagesBeforeItsStreamGetsThere) {
+  const std::size_t count = 100;
+  const std::vector<Bytes> sends = everySend(Collective::Broadcast, DataType::I32, 2, count, 0);
+  std::vector<Bytes> got(2);
+  std::atomic<bool> releasedWhileHeld{false};
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1}, "two");
+    const auto i = static_cast<std::size_t>(r);
+    Bytes send = sends[i];
+    got[i].assign(count * sizeof(std::int32_t), std::byte{0x5a});
+    const NetCall call{Collective::Broadcast, count, DataType::I32, ReduceOp::Sum, 0, 0, send.data(), got[i].data()};
+    StandInStream stream;
+    std::atomic<bool> held{r == 1};
+    stream.queue([&held] { return !held.load(); });
+    AsyncCall async = group->prepareAsync(call);
+    const std::uint64_t ticket = async.ticket;
+    const AsyncFlags* flags = async.flags;
+    stream.kernel(async);
+    group->startAsync(std::move(async));
+    if (r == 1) {
+      releasedWhileHeld =
+          within(std::chrono::milliseconds(2000), [&] { return flags->release.value.load() >= ticket; });
+      held = false;
+    }
+    stream.drain();
+    EXPECT_EQ(stream.stuck(), 0) << "rank " << r;
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_TRUE(releasedWhileHeld.load()) << "the receiving rank's messages waited for its stream";
+  for (std::size_t r = 0; r < 2; ++r) EXPECT_EQ(got[r], sends[0]) << "rank " << r;
+}
+
+// Five broadcasts from rank 0, each its own data; rank 1's first kernel is held after its release, before its copies
+// out, for 300 ms. The fifth call reuses the first's slots and copies nothing in: its messages must wait for the first
+// kernel's copies out, or they would overwrite the first call's result before it is copied out.
+TEST(NetAsync, ACallWithoutCopiesInWaitsForItsSlotsLastCopiesOut) {
+  const std::size_t count = 64;
+  const std::size_t calls = kAsyncSets + 1;
+  std::vector<std::vector<Bytes>> sends;
+  for (std::size_t k = 0; k < calls; ++k) {
+    std::vector<Bytes> send = everySend(Collective::Broadcast, DataType::I32, 2, count, 0);
+    for (std::byte& b : send[0]) b = static_cast<std::byte>(static_cast<int>(b) ^ static_cast<int>(k * 17 + 1));
+    sends.push_back(send);
+  }
+  std::vector<std::vector<Bytes>> got(calls, std::vector<Bytes>(2));
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1}, "two");
+    const auto i = static_cast<std::size_t>(r);
+    StandInStream stream;
+    std::vector<Bytes> send(calls);
+    const auto heldUntil = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    for (std::size_t k = 0; k < calls; ++k) {
+      send[k] = sends[k][i];
+      got[k][i].assign(count * sizeof(std::int32_t), std::byte{0x5a});
+      const NetCall call{Collective::Broadcast, count,           DataType::I32, ReduceOp::Sum, 0, 0,
+                         send[k].data(),        got[k][i].data()};
+      AsyncCall async = group->prepareAsync(call);
+      if (r == 1 && k == 0) {
+        stream.kernel(async, [heldUntil] { return std::chrono::steady_clock::now() >= heldUntil; });
+      } else {
+        stream.kernel(async);
+      }
+      group->startAsync(std::move(async));
+    }
+    stream.drain();
+    EXPECT_EQ(stream.stuck(), 0) << "rank " << r;
+    EXPECT_EQ(world->brokenBy(), "");
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  for (std::size_t k = 0; k < calls; ++k) {
+    for (std::size_t r = 0; r < 2; ++r) EXPECT_EQ(got[k][r], sends[k][0]) << "call " << k << " rank " << r;
+  }
 }
 
 }  // namespace
