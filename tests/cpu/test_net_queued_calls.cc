@@ -220,53 +220,64 @@ TEST(NetQueuedCall, ComputationsAreTheDevicesWhereTheStagedPathWouldMakeThemTher
 // Two queued calls, prepared before either starts (a caller's thread goes on at once): rank 0 could not queue the
 // first one's copies (abandoned), so its job fails at once and breaks the world; rank 1's first one times out at the
 // deadline naming rank 0. Every piece of both calls is marked ready whatever happened -- the second call's too, whose
-// job never runs in a broken world -- so that every copy stream runs through to the end; the next call is refused
-// naming why. The copy streams wait as CUDA's do (cyclic comparisons): a ready word past every ticket would hold them
-// forever.
-TEST(NetQueuedCall, FailedQueuedCallsLetTheirCopyStreamsRunThrough) {
+// job never runs in a broken world -- and, where the device reduces, every computation of both is asked (those never
+// reached as computations of nothing), so that every copy and compute stream runs through to the end; the next call
+// is refused naming why. The streams wait as CUDA's do (cyclic comparisons): a ready word past every ticket would
+// hold them forever.
+TEST(NetQueuedCall, FailedQueuedCallsLetTheirStreamsRunThrough) {
   const auto timeout = std::chrono::milliseconds(300);
-  std::vector<std::string> broken(2), refused(2);
-  std::vector<int> stuck(2, -1);
-  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
-    NetOptions options = optionsWith(timeout);
-    options.chunkBytes = 4096;
-    auto world = hostWorld(std::move(p2p), options);
-    auto group = world->group({0, 1}, "two");
-    std::vector<float> first(6000, 1.0f), second(6000, 2.0f);
-    const auto callOf = [](std::vector<float>& data) {
-      return NetCall{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
-    };
-    QueuedCall a = group->prepareQueued(callOf(first));
-    QueuedCall b = group->prepareQueued(callOf(second));
-    ASSERT_EQ(a.tickets.size(), 6u);  // 24000 bytes in pieces of 4 KiB: more pieces than slots
-    AsyncFlags* flags = a.flags;
-    std::vector<QueuedDeviceOp> ops = b.deviceOps;
-    if (r == 1) ops.insert(ops.begin(), a.deviceOps.begin(), a.deviceOps.end());
-    if (r == 0) a.abandoned->store(true);  // its copies never queued
-    group->startQueued(std::move(a));
-    group->startQueued(std::move(b));
-    const auto i = static_cast<std::size_t>(r);
-    {
-      StandInStream copyStream;
-      queueDeviceSide(copyStream, ops, flags);
-      copyStream.drain();
-      stuck[i] = copyStream.stuck();
+  for (const bool onDevice : {false, true}) {
+    const std::string where = onDevice ? "reducing on the device" : "reducing on the host";
+    std::vector<std::string> broken(2), refused(2);
+    std::vector<int> stuck(2, -1);
+    const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      NetOptions options = optionsWith(timeout);
+      options.chunkBytes = 4096;
+      if (onDevice) options.reduce = NetReduce::Gpu;
+      std::unique_ptr<DeviceAccess> device = onDevice ? std::make_unique<DeviceWithStagedMemory>() : hostDeviceAccess();
+      auto world =
+          std::make_unique<NetWorld>(std::move(p2p), options, std::move(device), std::make_unique<HostMemory>());
+      auto group = world->group({0, 1}, "two");
+      std::vector<float> first(6000, 1.0f), second(6000, 2.0f);
+      const auto callOf = [](std::vector<float>& data) {
+        return NetCall{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0,
+                       data.data(),           data.data()};
+      };
+      QueuedCall a = group->prepareQueued(callOf(first));
+      QueuedCall b = group->prepareQueued(callOf(second));
+      ASSERT_EQ(a.tickets.size(), 6u);  // 24000 bytes in pieces of 4 KiB: more pieces than slots
+      ASSERT_EQ(a.computations.size(), onDevice ? 6u : 0u);
+      AsyncFlags* flags = a.flags;
+      const AskedKernel kernel = a.kernel;
+      std::vector<QueuedDeviceOp> ops = b.deviceOps;
+      if (r == 1) ops.insert(ops.begin(), a.deviceOps.begin(), a.deviceOps.end());
+      if (r == 0) a.abandoned->store(true);  // its copies never queued
+      group->startQueued(std::move(a));
+      group->startQueued(std::move(b));
+      const auto i = static_cast<std::size_t>(r);
+      {
+        StandInStream copyStream;
+        StandInStream computeStream;
+        queueDeviceSide(copyStream, ops, flags, kernel, &computeStream);
+        copyStream.drain();
+        stuck[i] = copyStream.stuck() + computeStream.stuck();
+      }
+      broken[i] = world->brokenBy();
+      try {
+        group->prepareQueued(callOf(first));
+      } catch (const Error& error) {
+        refused[i] = std::string(errorCodeName(error.code())) + ": " + error.what();
+      }
+    });
+    for (const std::string& error : errors) EXPECT_EQ(error, "") << where;
+    for (int r = 0; r < 2; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      EXPECT_EQ(stuck[i], 0) << where << ", rank " << r << ": a wait of a stream never ended";
+      EXPECT_NE(refused[i].find("RemoteError: net: an earlier call failed"), std::string::npos) << where << refused[i];
     }
-    broken[i] = world->brokenBy();
-    try {
-      group->prepareQueued(callOf(first));
-    } catch (const Error& error) {
-      refused[i] = std::string(errorCodeName(error.code())) + ": " + error.what();
-    }
-  });
-  for (const std::string& error : errors) EXPECT_EQ(error, "");
-  for (int r = 0; r < 2; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    EXPECT_EQ(stuck[i], 0) << "rank " << r << ": a wait of the copy stream never ended";
-    EXPECT_NE(refused[i].find("RemoteError: net: an earlier call failed"), std::string::npos) << refused[i];
+    EXPECT_NE(broken[0].find("the caller could not queue the call's copies"), std::string::npos) << where << broken[0];
+    EXPECT_NE(broken[1].find("rank 0"), std::string::npos) << where << broken[1];
   }
-  EXPECT_NE(broken[0].find("the caller could not queue the call's copies"), std::string::npos) << broken[0];
-  EXPECT_NE(broken[1].find("rank 0"), std::string::npos) << broken[1];
 }
 
 // A call of five pieces queued on rank 0 and waiting on the host on rank 1 (PEERLINK_NET_ASYNC off there, or a GPU
