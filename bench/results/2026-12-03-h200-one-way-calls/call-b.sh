@@ -1,0 +1,20 @@
+#!/bin/bash
+# One H200: call a's build with the async kernel's copied-out flag a relaxed store (call a: a release at system scope,
+# and every async call a microsecond slower than the build before). The e2e's 112 calls on 2 x 1 and 2 x 2 without
+# MPS, then under MPS 8 B - 128 KiB async against the build before (main at 6954d48), three rounds, the order
+# alternating (before first in rounds 1 and 3).
+# Pack: as call-a.sh.
+scripts/device/unpack-dist.sh
+scripts/device/call.sh b-checks 'COMM_PER_NODE=1 run nodes-comm-1 60 scripts/device/run-nodes.sh comm' \
+  'run nodes-comm 60 scripts/device/run-nodes.sh comm'
+status=$?
+common='COLL_SIZES=8:128K:4 COLL_TIMEOUT=60 COLL_PER_NODE=1'
+collectives='broadcast reduce all_reduce send_recv'
+steps=()
+for round in 1 2 3; do
+  after="OUT=/tmp/call-b/async-$round $common run async-$round 60 scripts/device/run-nodes.sh coll $collectives"
+  before="OUT=/tmp/call-b/before-$round COLL_BUILD=dist/build-before $common run before-$round 60 scripts/device/run-nodes.sh coll $collectives"
+  if [ $((round % 2)) = 1 ]; then steps+=("$before" "$after"); else steps+=("$after" "$before"); fi
+done
+scripts/device/with-mps.sh scripts/device/call.sh b "${steps[@]}" || status=1
+exit $status
