@@ -27,6 +27,7 @@
 #          DIR/libpeerlink_mpi.so instead of dist's (another build carried beside, e.g. the commit before a change,
 #          as dist/build-ID/NAME.xz files unpack), its outputs in nodes-coll-$(basename DIR).tar.gz.
 #          COLL_SIZES=B:E:F: coll's -b B -e E -f F for every collective (default 1K:64M:8; all-reduce 8:512M:4).
+#          COLL_CHUNK_BYTES: PEERLINK_NET_CHUNK_BYTES of the runs (default 4194304, the library's).
 #   bench  the transport alone on the machine's host memory, no GPU (dist/mpi/mpi_net_bench, from
 #          build/tests/mpi/mpi_net_bench like the others): 2 ranks as 2 nodes, all-reduce, all-gather and reduce-scatter
 #          1-64 MiB, direct and staged (pinned-memory pieces, their copies on a thread standing in for the copy
@@ -105,7 +106,7 @@ case $mode in
       "${flags[@]}"
     ;;
   bench)
-    export PEERLINK_NET_CHUNK_BYTES=4194304
+    export PEERLINK_NET_CHUNK_BYTES=${COLL_CHUNK_BYTES:-4194304}
     read -r -a sizes <<<"${BENCH_SIZES:--b 1M -e 64M -f 4}"
     status=0
     for run in "direct" "staged" "staged --mca btl_vader_single_copy_mechanism none"; do
@@ -119,7 +120,7 @@ case $mode in
     exit $status
     ;;
   gpu-bench)
-    export PEERLINK_NET_CHUNK_BYTES=4194304
+    export PEERLINK_NET_CHUNK_BYTES=${COLL_CHUNK_BYTES:-4194304}
     status=0
     nodes=("$@")
     ((${#nodes[@]})) || nodes=(2)
@@ -135,7 +136,7 @@ case $mode in
     exit $status
     ;;
   coll)
-    export PEERLINK_NET_CHUNK_BYTES=4194304
+    export PEERLINK_NET_CHUNK_BYTES=${COLL_CHUNK_BYTES:-4194304}
     collectives=("$@")
     export PER_NODE=${COLL_PER_NODE:-2}  # ranks a node; 2 nodes of them
     procs=$((2 * PER_NODE))
