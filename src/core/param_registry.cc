@@ -313,8 +313,8 @@ std::vector<ParamSpec> processParamSpecs() {
        "waiting on the GPU for the thread's flag, where the GPU reduces (PEERLINK_NET_REDUCE) a kernel for each "
        "reduction that waits for the thread's word, and the caller's stream after them. Calls whose GPU reductions "
        "outgrow the queue of 64 (a ring of 65 ranks or more) and send/recv groups over several streams wait on the "
-       "host. OFF: every call waits on the host for its messages. Errors "
-       "of a call that returned are reported by the next call or checkHealth.",
+       "host. OFF: every call waits on the host for its messages. Errors of a call that returned are reported by the "
+       "next call or checkHealth.",
        ParamAudience::Tuning},
       {"PEERLINK_NET_CUDA_AWARE",
        ParamType::Enum,
