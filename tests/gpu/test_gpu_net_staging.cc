@@ -20,6 +20,7 @@
 #include "coll/choice_rules.hpp"
 #include "coll/host_reduce.hpp"
 #include "gpu_test_support.hpp"
+#include "kernels/async_call.cuh"
 #include "net/cuda_device_access.hpp"
 #include "net/gpu_staged_memory.hpp"
 #include "net/net_world.hpp"
@@ -266,6 +267,63 @@ TEST(GpuNetStaging, ComputationsQueuedBeforeTheirArgumentsRunOnceAsked) {
        {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(landing), static_cast<void*>(flags)}) {
     device->freeHost(pinned);
   }
+}
+
+// The async call's kernel (kernels/async_call.cuh) for a rank whose results are its own data (awaitRelease off):
+// every byte of several copies in, of sizes 1 B to 256 KiB and alignments of 16, 4 and 1 bytes, goes into pinned
+// memory and back out to other device memory without the transport; the copied-in and copied-out flags get the
+// ticket and the release flag is never read.
+TEST(GpuNetStaging, AnAsyncKernelWhoseResultsAreItsOwnDataCopiesThemOutAtOnce) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const std::unique_ptr<CudaDeviceAccess> device = cudaDeviceAccess(0);
+  auto* flags = new (device->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
+  const std::size_t slotBytes = kAsyncSlotBytes + 64;
+  auto* slot = static_cast<std::byte*>(device->allocateHost(slotBytes));
+  void* src = nullptr;
+  void* dst = nullptr;
+  ASSERT_EQ(cudaMalloc(&src, slotBytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dst, slotBytes), cudaSuccess);
+  Bytes data(slotBytes);
+  for (std::size_t k = 0; k < data.size(); ++k) data[k] = static_cast<std::byte>((k * 131 + 7) & 0xff);
+  toGpu(src, data);
+  std::uint64_t ticket = 0;
+  struct Case {
+    std::size_t offset;
+    std::vector<std::size_t> bytes;  // one copy in and out each, one after the other in the slot
+  };
+  for (const Case& c : {Case{0, {1}}, Case{0, {16, 4096}}, Case{4, {65540}}, Case{0, {131072 + 3, 7}},
+                        Case{0, {kAsyncSlotBytes}}, Case{1, {100001, 999, 2}}}) {
+    ASSERT_EQ(cudaMemset(dst, 0, slotBytes), cudaSuccess);
+    kernels::AsyncCallArgs args;
+    std::size_t at = c.offset;
+    for (const std::size_t bytes : c.bytes) {
+      args.in[args.ins++] = {static_cast<const std::byte*>(src) + at, slot + at, bytes};
+      args.out[args.outs++] = {slot + at, static_cast<std::byte*>(dst) + at, bytes};
+      at += bytes;
+    }
+    args.copiedIn = reinterpret_cast<std::uint64_t*>(&flags->copiedIn[0].value);
+    args.copiedOut = reinterpret_cast<std::uint64_t*>(&flags->copiedOut[0].value);
+    args.awaitRelease = false;
+    args.release = nullptr;  // never read
+    args.failedFrom = nullptr;
+    args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags->gaveUp.value);
+    args.ticket = ++ticket;
+    args.timeoutNs = 1;
+    kernels::launchAsyncCall(args, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const Bytes got = fromGpu(dst, slotBytes);
+    for (std::size_t k = 0; k < slotBytes; ++k) {
+      const bool copied = k >= c.offset && k < at;
+      ASSERT_EQ(got[k], copied ? data[k] : std::byte{0}) << "byte " << k << " of the case at offset " << c.offset;
+    }
+    EXPECT_EQ(flags->copiedIn[0].value.load(), ticket);
+    EXPECT_EQ(flags->copiedOut[0].value.load(), ticket);
+    EXPECT_EQ(flags->gaveUp.value.load(), 0u);
+  }
+  cudaFree(src);
+  cudaFree(dst);
+  device->freeHost(slot);
+  device->freeHost(flags);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 #!/bin/bash
 # One H200: call a's build with the async kernel's copied-out flag a relaxed store (call a: a release at system scope,
-# and every async call a microsecond slower than the build before). The e2e's 112 calls on 2 x 1 and 2 x 2 without
-# MPS, then under MPS 8 B - 128 KiB async against the build before (main at 6954d48), three rounds, the order
+# and every async call a microsecond slower than the build before), and the kernel's copies with 16 words in flight a
+# thread (one block reading pinned memory across PCIe had 8 KiB in flight). The GPU test (the kernel's copies of 1 B
+# to 256 KiB at every alignment) and the e2e's 112 calls on 2 x 1 and 2 x 2 without MPS, then under MPS 8 B - 128 KiB
+# async against the build before (main at 6954d48), three rounds, the order
 # alternating (before first in rounds 1 and 3); and 2 - 32 MiB calls with pieces of 4, 2 and 1 MiB.
 # Pack: as call-a.sh.
 scripts/device/unpack-dist.sh
-scripts/device/call.sh b-checks 'COMM_PER_NODE=1 run nodes-comm-1 60 scripts/device/run-nodes.sh comm' \
-  'run nodes-comm 60 scripts/device/run-nodes.sh comm'
+scripts/device/call.sh b-checks 'test gpu-net-staging 60 gpu_test_gpu_net_staging' \
+  'COMM_PER_NODE=1 run nodes-comm-1 60 scripts/device/run-nodes.sh comm' 'run nodes-comm 60 scripts/device/run-nodes.sh comm'
 status=$?
 common='COLL_SIZES=8:128K:4 COLL_TIMEOUT=60 COLL_PER_NODE=1'
 collectives='broadcast reduce all_reduce send_recv'
