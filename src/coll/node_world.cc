@@ -413,7 +413,6 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   args.ticket = async.ticket;
   args.timeoutNs = 2 * static_cast<std::uint64_t>(net_->options().timeout.count()) * 1000000;
   const std::shared_ptr<std::atomic<bool>> abandoned = async.abandoned;
-  std::atomic<std::uint64_t>& copiedOut = flags.copiedOut[async.set].value;
   group.startAsync(std::move(async));  // its ticket is released whatever happens below
   try {
     // The set's last kernel may be on another stream (streams are not told apart by their handles: always wait).
@@ -421,10 +420,11 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
     kernels::launchAsyncCall(args, stream);
     PEERLINK_CUDA_CHECK(cudaEventRecord(set.done.get(), stream));
     set.used = true;
+  } catch (const std::exception& error) {
+    group.abandonAsync(abandoned, error.what());
+    throw;
   } catch (...) {
-    abandoned->store(true, std::memory_order_release);
-    // No kernel reads the set's slots for this call: the set's next call without copies in need not wait for one.
-    copiedOut.store(args.ticket, std::memory_order_release);
+    group.abandonAsync(abandoned, "not an exception");
     throw;
   }
 }

@@ -69,8 +69,10 @@ __global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallAr
     for (int i = 0; i < args.outs; ++i) copyRange(args.out[i], true);
   }
   __syncthreads();
-  // After the barrier every thread's reads of the slots are done (their values were stored): the flag orders nothing
-  // else, and a release at system scope would wait for the copies out to reach the whole system (about a microsecond).
+  // After the barrier every thread's reads of the slots have returned: each loaded word fed a store issued before it.
+  // The flag says only that, and relies on it (the memory model alone does not order a relaxed store after another
+  // thread's loads at a block barrier); a release at system scope would also wait for the copies out to reach the
+  // whole system, about a microsecond a call.
   if (threadIdx.x == 0) storeRelaxedSys(args.copiedOut, args.ticket);
 }
 

@@ -186,7 +186,9 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   async.slot = world.asyncSlots_[async.set];
   async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
   async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);
-  async.awaitsRelease = !outputIsLocalCopies(async.piece);
+  // A rank whose results are its own data goes on while its messages leave, unless they would reach a rank that
+  // copies in first: there they would wait unmatched, which costs the receiver more than the sender gains.
+  async.awaitsRelease = !(outputIsLocalCopies(async.piece) && receiversCopyNothingIn(async.piece.plan, me_));
   async.flags = &flags;
   async.context = context(run.what);  // numbers the call: last, once nothing can fail
   world.tickets_ = async.ticket;
@@ -218,6 +220,11 @@ void NetGroup::startAsync(AsyncCall async) {
             [](std::size_t) {});
       },
       ticket);
+}
+
+void NetGroup::abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why) {
+  abandoned->store(true, std::memory_order_release);
+  world_.breakWith("net " + name_ + ": the caller could not queue the call's kernel (" + why + ")");
 }
 
 void NetGroup::allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor) {

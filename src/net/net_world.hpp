@@ -192,6 +192,10 @@ class NetGroup {
   /// the world is then broken (brokenBy() says why, every later call throws it, and async calls already queued end
   /// at once).
   void startAsync(AsyncCall async);
+  /// The caller could not queue the kernel of the async call `abandoned` belongs to (`why`): the call fails, and the
+  /// world breaks at once -- a call without copies in may already have run its messages, and a kernel the driver
+  /// queued despite the error may still read the call's slots.
+  void abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why);
 
   /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
   /// send/recv) with elements; where its copies and reductions are the device's (computesOnDevice), a piece's

@@ -348,13 +348,16 @@ bool within(std::chrono::milliseconds limit, Done done) {
   return true;
 }
 
-// A broadcast's root and a reduce's other rank only send: their kernels copy out what they copied in and end at once,
-// while the peer has not even called yet (it calls only once the sender's stream ran through, or after 2 s). The
-// receiving ranks await the release. Every result right.
+// A broadcast's root only sends, to a rank that copies nothing in: its kernel copies out what it copied in and ends
+// at once, while the peer has not even called yet (it calls only once the sender's stream ran through, or after
+// 2 s). A reduce's other rank only sends too, but to the root, which copies its own data in first: it awaits the
+// release, as the receivers do. Every result right.
 TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
   for (const Collective collective : {Collective::Broadcast, Collective::Reduce}) {
     const int root = 1;
     const std::size_t count = 37;
+    const bool oneWay = collective == Collective::Broadcast;
+    const int sender = oneWay ? root : 1 - root;
     const std::vector<Bytes> sends = everySend(collective, DataType::F32, 2, count, root);
     std::vector<Bytes> got(2);
     std::vector<bool> awaits(2, true);
@@ -363,8 +366,7 @@ TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
       auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
       auto group = world->group({0, 1}, "two");
       const auto i = static_cast<std::size_t>(r);
-      const int sender = collective == Collective::Broadcast ? root : 1 - root;
-      if (r != sender) within(std::chrono::milliseconds(2000), [&] { return senderDone.load(); });
+      if (oneWay && r != sender) within(std::chrono::milliseconds(2000), [&] { return senderDone.load(); });
       Bytes send = sends[i];
       got[i].assign(recvElementsOf(collective, 2, count, r, root) * sizeof(float), std::byte{0x5a});
       const NetCall call{collective, count, DataType::F32, ReduceOp::Sum, 0, root, send.data(), got[i].data()};
@@ -373,7 +375,7 @@ TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
       awaits[i] = async.awaitsRelease;
       stream.kernel(async);
       group->startAsync(std::move(async));
-      if (r == sender) {
+      if (oneWay && r == sender) {
         senderRanThrough = within(std::chrono::milliseconds(2000), [&] { return stream.reached(3); });
         senderDone = true;
       }
@@ -382,10 +384,11 @@ TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
       EXPECT_EQ(world->brokenBy(), "");
     });
     for (const std::string& error : errors) EXPECT_EQ(error, "") << collectiveName(collective);
-    const int sender = collective == Collective::Broadcast ? root : 1 - root;
-    EXPECT_FALSE(awaits[static_cast<std::size_t>(sender)]) << collectiveName(collective);
+    EXPECT_EQ(awaits[static_cast<std::size_t>(sender)], !oneWay) << collectiveName(collective);
     EXPECT_TRUE(awaits[static_cast<std::size_t>(1 - sender)]) << collectiveName(collective);
-    EXPECT_TRUE(senderRanThrough.load()) << collectiveName(collective) << ": the sender's kernel waited for its peer";
+    if (oneWay) {
+      EXPECT_TRUE(senderRanThrough.load()) << collectiveName(collective) << ": the sender's kernel waited for its peer";
+    }
     const std::vector<Bytes> want =
         coll::hostReduceReference(collective, DataType::F32, ReduceOp::Sum, 2, count, root, sends);
     for (std::size_t r = 0; r < 2; ++r) {
@@ -472,6 +475,42 @@ TEST(NetAsync, ACallWithoutCopiesInWaitsForItsSlotsLastCopiesOut) {
   for (std::size_t k = 0; k < calls; ++k) {
     for (std::size_t r = 0; r < 2; ++r) EXPECT_EQ(got[k][r], sends[k][0]) << "call " << k << " rank " << r;
   }
+}
+
+// A broadcast's other rank copies nothing in, so its job may run its messages before the caller's stream gets there;
+// where the caller then cannot queue the kernel (a failed launch), the world breaks at once whether or not the job
+// already ran (a kernel the driver queued despite the error may still read the slots), and the next call is refused.
+TEST(NetAsync, ACallWithoutCopiesInWhoseKernelCouldNotBeQueuedBreaksTheWorld) {
+  const std::size_t count = 16;
+  std::string broken, refused;
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(2000)));
+    auto group = world->group({0, 1}, "two");
+    std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+    const NetCall call{Collective::Broadcast, count, DataType::F32, ReduceOp::Sum, 0, 0, send.data(), recv.data()};
+    AsyncCall async = group->prepareAsync(call);
+    const std::shared_ptr<std::atomic<bool>> abandoned = async.abandoned;
+    const std::uint64_t ticket = async.ticket;
+    const AsyncFlags* flags = async.flags;
+    StandInStream stream;
+    if (r == 0) stream.kernel(async);
+    group->startAsync(std::move(async));
+    if (r == 0) {
+      stream.drain();
+      return;
+    }
+    within(std::chrono::milliseconds(2000), [&] { return flags->release.value.load() >= ticket; });
+    group->abandonAsync(abandoned, "launch failed");
+    broken = world->brokenBy();
+    try {
+      group->prepareAsync(call);
+    } catch (const Error& error) {
+      refused = std::string(errorCodeName(error.code())) + ": " + error.what();
+    }
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_NE(broken.find("the caller could not queue the call's kernel (launch failed)"), std::string::npos) << broken;
+  EXPECT_NE(refused.find("RemoteError: net: an earlier call failed"), std::string::npos) << refused;
 }
 
 }  // namespace
