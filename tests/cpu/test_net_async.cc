@@ -4,9 +4,9 @@
 // collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
 // calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world (its
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
-// before it takes its slots; a call whose messages only leave ends without waiting for them, one without copies in
-// runs its messages before its stream gets there, but not into slots a kernel still copies out of. (Queued calls:
-// test_net_queued_calls.cc.)
+// before it takes its slots; a call whose messages only leave for ranks that copy nothing in ends without waiting for
+// them, one without copies in runs its messages before its stream gets there, but not into slots a kernel still
+// copies out of, and breaks the world where its kernel could not be queued. (Queued calls: test_net_queued_calls.cc.)
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
