@@ -30,7 +30,7 @@ struct AsyncCallArgs {
   std::uint64_t* copiedIn = nullptr;   ///< gets `ticket` once the copies in are visible to the host
   std::uint64_t* copiedOut = nullptr;  ///< gets `ticket` as the kernel ends: it reads the slots no more
   /// Whether the copies out wait for the release: false where they read only what the copies in wrote (the call's
-  /// messages only leave this rank, for ranks that copy nothing in), and the kernel ends without waiting for them.
+  /// messages only leave this rank), and the kernel ends without waiting for them.
   bool awaitRelease = true;
   const volatile std::uint64_t* release = nullptr;  ///< the transport's: the call ended once it is >= ticket
   /// The transport's: the first ticket that failed (0: none); from it on there are no results to copy out, and the

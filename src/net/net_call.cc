@@ -436,20 +436,6 @@ bool outputIsLocalCopies(const CallPiece& piece) {
   return copied == piece.outputElements;
 }
 
-bool receiversCopyNothingIn(const coll::Plan& plan, int me) {
-  const auto hasInput = [&](int rank) {
-    return rank != me && plan.ranks[static_cast<std::size_t>(rank)].inputElements > 0;
-  };
-  for (const coll::Step& step : plan.steps) {
-    for (const coll::Transfer& t : step.transfers) {
-      const bool mine =
-          std::any_of(t.srcs.begin(), t.srcs.end(), [&](const coll::BufferRef& src) { return src.rank == me; });
-      if (mine && (hasInput(t.dst.rank) || hasInput(t.executor))) return false;
-    }
-  }
-  return true;
-}
-
 void runCall(const CallContext& context, const NetCall& call) {
   const int n = static_cast<int>(context.run.members.size());
   checkCall(call, n, context.run.me);

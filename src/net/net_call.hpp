@@ -221,9 +221,6 @@ std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots
 /// read only the slot's input, never what its messages bring (a broadcast's root, a reduce's other ranks, a
 /// send/recv group that only sends). Pure.
 bool outputIsLocalCopies(const CallPiece& piece);
-/// Whether every other rank that `me`'s data goes to in `plan` has no input of its own (a broadcast's other ranks): an
-/// async call there copies nothing in and posts its receives before its stream gets to the call. Pure.
-bool receiversCopyNothingIn(const coll::Plan& plan, int me);
 
 /// Runs `call` (SendRecv: use runPeerOps) for this process. Errors are MemberPlan's, and Error(Timeout) for a
 /// copy that did not finish within the timeout; Error(InvalidUsage) for a root out of the group or null buffers.

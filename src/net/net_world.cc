@@ -186,9 +186,7 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   async.slot = world.asyncSlots_[async.set];
   async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
   async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);
-  // A rank whose results are its own data goes on while its messages leave, unless they would reach a rank that
-  // copies in first: there they would wait unmatched, which costs the receiver more than the sender gains.
-  async.awaitsRelease = !(outputIsLocalCopies(async.piece) && receiversCopyNothingIn(async.piece.plan, me_));
+  async.awaitsRelease = !outputIsLocalCopies(async.piece);
   async.flags = &flags;
   async.context = context(run.what);  // numbers the call: last, once nothing can fail
   world.tickets_ = async.ticket;

@@ -4,9 +4,9 @@
 // collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
 // calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world (its
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
-// before it takes its slots; a call whose messages only leave for ranks that copy nothing in ends without waiting for
-// them, one without copies in runs its messages before its stream gets there, but not into slots a kernel still
-// copies out of, and breaks the world where its kernel could not be queued. (Queued calls: test_net_queued_calls.cc.)
+// before it takes its slots; a call whose messages only leave ends without waiting for them, one without copies in
+// runs its messages before its stream gets there, but not into slots a kernel still copies out of, and breaks the
+// world where its kernel could not be queued. (Queued calls: test_net_queued_calls.cc.)
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -348,16 +348,14 @@ bool within(std::chrono::milliseconds limit, Done done) {
   return true;
 }
 
-// A broadcast's root only sends, to a rank that copies nothing in: its kernel copies out what it copied in and ends
-// at once, while the peer has not even called yet (it calls only once the sender's stream ran through, or after
-// 2 s). A reduce's other rank only sends too, but to the root, which copies its own data in first: it awaits the
-// release, as the receivers do. Every result right.
+// A broadcast's root and a reduce's other rank only send: their kernels copy out what they copied in and end at
+// once, while the peer has not even called yet (it calls only once the sender's stream ran through, or after 2 s).
+// The receiving ranks await the release. Every result right.
 TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
   for (const Collective collective : {Collective::Broadcast, Collective::Reduce}) {
     const int root = 1;
     const std::size_t count = 37;
-    const bool oneWay = collective == Collective::Broadcast;
-    const int sender = oneWay ? root : 1 - root;
+    const int sender = collective == Collective::Broadcast ? root : 1 - root;
     const std::vector<Bytes> sends = everySend(collective, DataType::F32, 2, count, root);
     std::vector<Bytes> got(2);
     std::vector<bool> awaits(2, true);
@@ -366,7 +364,7 @@ TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
       auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
       auto group = world->group({0, 1}, "two");
       const auto i = static_cast<std::size_t>(r);
-      if (oneWay && r != sender) within(std::chrono::milliseconds(2000), [&] { return senderDone.load(); });
+      if (r != sender) within(std::chrono::milliseconds(2000), [&] { return senderDone.load(); });
       Bytes send = sends[i];
       got[i].assign(recvElementsOf(collective, 2, count, r, root) * sizeof(float), std::byte{0x5a});
       const NetCall call{collective, count, DataType::F32, ReduceOp::Sum, 0, root, send.data(), got[i].data()};
@@ -375,7 +373,7 @@ TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
       awaits[i] = async.awaitsRelease;
       stream.kernel(async);
       group->startAsync(std::move(async));
-      if (oneWay && r == sender) {
+      if (r == sender) {
         senderRanThrough = within(std::chrono::milliseconds(2000), [&] { return stream.reached(3); });
         senderDone = true;
       }
@@ -384,11 +382,9 @@ TEST(NetAsync, ACallWhoseMessagesOnlyLeaveEndsWithoutWaitingForThem) {
       EXPECT_EQ(world->brokenBy(), "");
     });
     for (const std::string& error : errors) EXPECT_EQ(error, "") << collectiveName(collective);
-    EXPECT_EQ(awaits[static_cast<std::size_t>(sender)], !oneWay) << collectiveName(collective);
+    EXPECT_FALSE(awaits[static_cast<std::size_t>(sender)]) << collectiveName(collective);
     EXPECT_TRUE(awaits[static_cast<std::size_t>(1 - sender)]) << collectiveName(collective);
-    if (oneWay) {
-      EXPECT_TRUE(senderRanThrough.load()) << collectiveName(collective) << ": the sender's kernel waited for its peer";
-    }
+    EXPECT_TRUE(senderRanThrough.load()) << collectiveName(collective) << ": the sender's kernel waited for its peer";
     const std::vector<Bytes> want =
         coll::hostReduceReference(collective, DataType::F32, ReduceOp::Sum, 2, count, root, sends);
     for (std::size_t r = 0; r < 2; ++r) {
