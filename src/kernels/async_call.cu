@@ -9,8 +9,7 @@ namespace {
 constexpr int kAsyncCallThreads = 512;
 
 // Words each thread loads before it stores them: one block alone reads host memory across PCIe, where a load waits
-// about a microsecond, so its rate is the bytes it has in flight: 512 threads x 16 uint4 = 128 KiB a round, where one
-// word a thread had 8 KiB.
+// about a microsecond, so its rate is the bytes it has in flight: 512 threads x 16 uint4 = 128 KiB a round.
 constexpr int kWordsInFlight = 16;
 
 // Sources in pinned host memory are loaded with __ldcv (no cached copy: the host rewrites the slots every call).
