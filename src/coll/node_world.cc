@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -148,6 +149,8 @@ NodeWorld::~NodeWorld() {
       while (cudaEventQuery(event) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) idle.idle();
       return cudaEventQuery(event) == cudaSuccess;
     };
+    // A graph still holding captured calls reads the transport's flags and slots if it runs (it must not now).
+    if (captured_.anyAlive() && net_) net_->keepPinnedMemory();
     for (AsyncSet& set : asyncSets_) {
       if (set.used && !ended(set.done.get())) {
         if (net_) net_->keepPinnedMemory();
@@ -263,13 +266,31 @@ void NodeWorld::orderTransportAfter(cudaStream_t stream, const char* before) {
   copies_->orderCopiesAfter(done_.get());
 }
 
-void NodeWorld::ensureScratch(std::size_t bytes, cudaStream_t stream) {
-  if (doneRecorded_) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, done_.get(), 0));
+void NodeWorld::ensureScratch(std::size_t bytes, cudaStream_t stream, bool capturing) {
+  // A capture waits for no event recorded outside it: a graph uses the scratch in its stream's order (calls across
+  // nodes of one communicator are on one stream, or on streams the caller orders).
+  if (doneRecorded_ && !capturing) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, done_.get(), 0));
   if (bytes <= scratch_.size()) return;
+  if (capturing || capturedAny_) {
+    // A graph captured with the old scratch reads it whenever it runs.
+    const RelaxedCaptureMode relaxed;
+    DeviceBuffer grown(device_, bytes);
+    if (scratch_.size() > 0) retiredScratch_.push_back(std::move(scratch_));
+    scratch_ = std::move(grown);
+    return;
+  }
   // The old scratch may still be read by the last call's kernels.
   if (doneRecorded_) waitForStream(stream, "the scratch grows");
   scratch_ = DeviceBuffer();
   scratch_ = DeviceBuffer(device_, bytes);
+}
+
+void NodeWorld::afterGraphs(cudaStream_t stream) {
+  if (captured_.anyAlive()) waitForStream(stream, "a call across nodes after a CUDA graph's calls");
+}
+
+std::uint64_t NodeWorld::kernelTimeoutNs() const {
+  return 2 * static_cast<std::uint64_t>(net_->options().timeout.count()) * 1000000;
 }
 
 template <typename Fn>
@@ -310,13 +331,10 @@ void NodeWorld::acrossNodes(const char* what, Fn&& body) {
 }
 
 void NodeWorld::collective(const CallArgs& call) {
-  if (streamCapturing(call.stream)) {
-    throw Error(ErrorCode::Unsupported,
-                fmt::format("{} on rank {}: a communicator across nodes runs its calls eagerly (its phases between "
-                            "nodes wait on the host); call it outside the CUDA graph capture",
-                            callName(call.collective), call.rank));
-  }
+  const bool capturing = streamCapturing(call.stream);
   if (const std::string why = lost(); !why.empty()) throw Error(ErrorCode::RemoteError, "Communicator: " + why);
+  std::optional<RelaxedCaptureMode> relaxed;  // the first call may allocate the transport's pinned slots
+  if (capturing) relaxed.emplace();
   const DeviceGuard guard(device_);
   const std::size_t size = dataTypeSize(call.type);
   const bool inPlace = callInPlace(call.collective, rank_, call.send, call.recv, call.count, size);
@@ -325,12 +343,37 @@ void NodeWorld::collective(const CallArgs& call) {
       [&] { return buildHierarchicalPlan(call.collective, grid_, call.count, call.root, inPlace, 0, call.type); });
   const HierarchicalPlan& plan = *recent;
   const RankLayout& layout = plan.plan.ranks[static_cast<std::size_t>(rank_)];
-  ensureScratch(layout.scratchElements * size, call.stream);
+  ensureScratch(layout.scratchElements * size, call.stream, capturing);
   PlanBuffers buffers = planBuffersOf(layout, call.send, call.recv, size);
   buffers.scratch = static_cast<std::byte*>(scratch_.data());
+  const std::vector<MemberCall> members = memberCallsOf(plan, rank_, call.op, buffers);
+  const auto acrossOf = [&](const MemberCall& c) {
+    return net::NetCall{c.collective, c.count, call.type,        c.op, c.avgDivisor, c.root,
+                        c.send,       c.recv,  c.call->algorithm};
+  };
+  // Captured: every phase across nodes prepared before anything is queued, so that a refused call leaves none.
+  std::vector<net::ReplayedCall> replayed;
+  if (capturing) {
+    for (const MemberCall& c : members) {
+      if (c.scope == Scope::InNode) continue;
+      std::optional<net::ReplayedCall> prepared = net_->rail().tryPrepareReplayed(acrossOf(c));
+      if (!prepared) {
+        throw Error(ErrorCode::Unsupported,
+                    fmt::format("{} of {} elements on rank {} inside a CUDA graph capture: a communicator across "
+                                "nodes captures a call whose phases between nodes are small enough to run async "
+                                "(each rank's part of one at most {} KiB, PEERLINK_NET_ASYNC=ON); this one's is "
+                                "not: call it outside the capture",
+                                callName(call.collective), call.count, call.rank, net::kAsyncSlotBytes >> 10));
+      }
+      replayed.push_back(std::move(*prepared));
+    }
+  } else {
+    afterGraphs(call.stream);
+  }
+  std::size_t nextReplayed = 0;
   const int local = grid_.localOf(rank_);
   bool streamReady = false;  // the stream holds no work the transport is not ordered after
-  for (const MemberCall& c : memberCallsOf(plan, rank_, call.op, buffers)) {
+  for (const MemberCall& c : members) {
     if (c.scope == Scope::InNode) {
       if (c.member != local) throw Error(ErrorCode::Internal, "an in-node call whose member is not the local index");
       inNode(callName(c.collective), [&] {
@@ -360,8 +403,12 @@ void NodeWorld::collective(const CallArgs& call) {
     if (rail.members() != c.call->members) {
       throw Error(ErrorCode::Internal, "a call across nodes names other ranks than " + rail.name());
     }
-    const net::NetCall across{c.collective, c.count, call.type,        c.op, c.avgDivisor, c.root,
-                              c.send,       c.recv,  c.call->algorithm};
+    if (capturing) {
+      captured_.capture(rail, std::move(replayed[nextReplayed++]), call.stream, kernelTimeoutNs());
+      capturedAny_ = true;
+      continue;
+    }
+    const net::NetCall across = acrossOf(c);
     if (asyncCalls_) {
       inNode("the phase before a call across nodes", [&] { node_->checkHealth(); });  // before a ticket is taken
       if (std::optional<net::AsyncCall> async = rail.tryPrepareAsync(across)) {
@@ -383,6 +430,7 @@ void NodeWorld::collective(const CallArgs& call) {
     acrossNodes("a phase across nodes", [&] { rail.run(across); });
     copies_->orderAfterCopies(call.stream);
   }
+  if (capturing) return;  // (an event recorded in a capture is the graph's)
   PEERLINK_CUDA_CHECK(cudaEventRecord(done_.get(), call.stream));
   doneRecorded_ = true;
 }
@@ -411,7 +459,7 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   args.failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags.failedFrom.value);
   args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags.gaveUp.value);
   args.ticket = async.ticket;
-  args.timeoutNs = 2 * static_cast<std::uint64_t>(net_->options().timeout.count()) * 1000000;
+  args.timeoutNs = kernelTimeoutNs();
   const std::shared_ptr<std::atomic<bool>> abandoned = async.abandoned;
   group.startAsync(std::move(async));  // its ticket is released whatever happens below
   try {
@@ -470,12 +518,6 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   std::vector<PeerCall> peers;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const CallArgs& call = calls[i];
-    if (streamCapturing(call.stream)) {
-      throw Error(ErrorCode::Unsupported,
-                  fmt::format("{} on rank {}: a communicator across nodes runs its calls eagerly; call it outside the "
-                              "CUDA graph capture",
-                              callName(call.collective, call.isSend), call.rank));
-    }
     void* data = call.isSend ? const_cast<void*>(call.send) : call.recv;
     peers.push_back({call.isSend, call.peer, data, call.count, dataTypeSize(call.type), call.type, i});
   }
@@ -484,22 +526,52 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   for (const CallArgs& call : calls) {
     if (std::find(streams.begin(), streams.end(), call.stream) == streams.end()) streams.push_back(call.stream);
   }
+  const bool capturing = streamCapturing(streams.front());
+  std::optional<RelaxedCaptureMode> relaxed;  // the first call may allocate the transport's pinned slots
+  if (capturing) relaxed.emplace();
+  for (const cudaStream_t stream : streams) {
+    if (streamCapturing(stream) != capturing) {
+      throw Error(ErrorCode::InvalidUsage,
+                  fmt::format("send/recv on rank {}: its streams are captured into a graph and not; capture all of a "
+                              "group's streams or none",
+                              rank_));
+    }
+  }
   // Each pair across nodes on one stream runs async where its calls fit the kernel, else queued on the transport's
-  // copy stream; calls on several streams wait on the host.
+  // copy stream; calls on several streams wait on the host. Captured, every pair must run async, on one stream.
   enum class Way { Async, Queued, Waits };
   std::vector<std::vector<net::PeerOp>> opsOf;
   std::vector<Way> ways;
+  std::vector<net::ReplayedCall> replayed;
   bool anyWaits = false;
   for (const PeerSplit::Pair& pair : split.acrossNodes) {
     const int peerInGroup = pair.peer < rank_ ? 0 : 1;
     std::vector<net::PeerOp>& ops = opsOf.emplace_back();
     for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
     net::NetGroup& group = pairGroup(pair.peer);
+    if (capturing) {
+      std::optional<net::ReplayedCall> prepared =
+          streams.size() == 1 ? group.tryPrepareReplayed(ops, DataType::U8) : std::nullopt;
+      if (!prepared) {
+        throw Error(ErrorCode::Unsupported,
+                    fmt::format("send/recv with rank {} on rank {} inside a CUDA graph capture: a communicator "
+                                "across nodes captures a group whose calls across nodes are on one stream and small "
+                                "enough to run async (at most {} KiB with each peer, PEERLINK_NET_ASYNC=ON); this "
+                                "one's are not: make the group outside the capture",
+                                pair.peer, rank_, net::kAsyncSlotBytes >> 10));
+      }
+      replayed.push_back(std::move(*prepared));
+      ways.push_back(Way::Async);
+      continue;
+    }
     const bool oneStream = asyncCalls_ && streams.size() == 1;
     ways.push_back(oneStream && group.asyncFits(ops, DataType::U8)                    ? Way::Async
                    : oneStream && queuedCalls_ && group.queuedFits(ops, DataType::U8) ? Way::Queued
                                                                                       : Way::Waits);
     anyWaits = anyWaits || ways.back() == Way::Waits;
+  }
+  if (!capturing && !split.acrossNodes.empty()) {
+    for (cudaStream_t stream : streams) afterGraphs(stream);
   }
   if (anyWaits) {
     // The data sent between nodes must be there when the transport copies it out.
@@ -531,7 +603,10 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   // One pair at a time, in the order every rank uses (splitPeerCalls): the transport runs its calls in that order.
   for (std::size_t i = 0; i < split.acrossNodes.size(); ++i) {
     net::NetGroup& group = pairGroup(split.acrossNodes[i].peer);
-    if (ways[i] == Way::Async) {
+    if (capturing) {
+      captured_.capture(group, std::move(replayed[i]), streams.front(), kernelTimeoutNs());
+      capturedAny_ = true;
+    } else if (ways[i] == Way::Async) {
       runAsync(group, group.prepareAsync(opsOf[i], DataType::U8), streams.front());
     } else if (ways[i] == Way::Queued) {
       runQueued(group, group.prepareQueued(opsOf[i], DataType::U8), streams.front());

@@ -10,7 +10,8 @@
 // stream, queued at once after the caller's stream's work, with its messages on the progress thread (runQueued).
 // Otherwise (and for send/recv groups too large for the kernel) the call blocks the host: its copies wait for the
 // caller's stream (bounded by PEERLINK_NET_TIMEOUT_MS), it runs on the progress thread until its results' copies to the
-// caller's buffers are queued, which the caller's stream then waits for. Not capturable.
+// caller's buffers are queued, which the caller's stream then waits for. Inside a CUDA graph capture, calls whose
+// phases across nodes each fit an async call are captured (captured_calls.hpp); others are refused.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/captured_calls.hpp"
 #include "coll/comm_state.hpp"
 #include "coll/hierarchical_plan.hpp"
 #include "coll/recent_plans.hpp"
@@ -65,9 +67,11 @@ class NodeWorld {
   /// A call of the public API, checked (validateCall on `state`, which describeTo filled): a collective runs now; a
   /// send/recv joins state.group inside a group, else runs as a group of its own.
   void submit(CommState& state, const CallArgs& call);
-  /// A collective of the public API (not send/recv), eagerly; Error(Unsupported) inside a graph capture.
+  /// A collective of the public API (not send/recv): queued now, or captured where `call.stream` is capturing
+  /// (Error(Unsupported) for a phase across nodes too large for an async call).
   void collective(const CallArgs& call);
-  /// This rank's send/recv group (communicator.hpp's groupStart ... groupEnd, or one call outside a group).
+  /// This rank's send/recv group (communicator.hpp's groupStart ... groupEnd, or one call outside a group); captured
+  /// as `collective` is, where its pairs across nodes each fit an async call on one stream.
   void peerCalls(const std::vector<CallArgs>& calls);
 
   /// Which way a call of `collective` with `bytes` per rank goes.
@@ -98,7 +102,12 @@ class NodeWorld {
   void runQueued(net::NetGroup& group, net::QueuedCall queued, cudaStream_t stream);
   /// Error(Timeout): the work on this rank's stream before `before` did not finish within the transport's deadline.
   Error streamStalled(const char* before) const;
-  void ensureScratch(std::size_t bytes, cudaStream_t stream);
+  void ensureScratch(std::size_t bytes, cudaStream_t stream, bool capturing);
+  /// An eager call across nodes while a graph holding captured calls may still run: the stream's work so far (any
+  /// graph's host functions among it) done first, so that this call is numbered after the graph's, as on every rank.
+  void afterGraphs(cudaStream_t stream);
+  /// How long an async call's kernel waits for the transport at most: twice its deadline.
+  std::uint64_t kernelTimeoutNs() const;
   template <typename Fn>
   void inNode(const char* what, Fn&& body);
   template <typename Fn>
@@ -139,6 +148,9 @@ class NodeWorld {
     bool used = false;
   };
   std::array<AsyncSet, net::kAsyncSets> asyncSets_;
+  CapturedCalls captured_;
+  bool capturedAny_ = false;  ///< a call was captured: graphs may read the scratch of their capture at any time
+  std::vector<DeviceBuffer> retiredScratch_;  ///< scratch a graph may still read (kept until the end)
   AcrossNodesTime acrossTime_;
   mutable std::mutex lostMutex_;
   std::string lost_;

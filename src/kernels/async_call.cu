@@ -47,32 +47,67 @@ __device__ __forceinline__ void copyRange(const AsyncCopyRange& range, bool from
   }
 }
 
-__global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallArgs args) {
-  for (int i = 0; i < args.ins; ++i) copyRange(args.in[i], false);
+// One call, after its ticket is known: copies in, the ticket to copiedIn, the wait for the release where the call
+// awaits it, copies out unless the call failed, the ticket to copiedOut. Every thread of the block calls it.
+__device__ __forceinline__ void runCall(const AsyncCopyRange* in, int ins, const AsyncCopyRange* out, int outs,
+                                        std::uint64_t* copiedIn, std::uint64_t* copiedOut, bool awaitRelease,
+                                        const volatile std::uint64_t* release, const volatile std::uint64_t* failedFrom,
+                                        std::uint64_t* gaveUp, std::uint64_t ticket, std::uint64_t timeoutNs) {
+  for (int i = 0; i < ins; ++i) copyRange(in[i], false);
   __syncthreads();
   // The release store is cumulative: the block's stores before the barrier reach the host before the ticket does.
-  if (threadIdx.x == 0) storeReleaseSys(args.copiedIn, args.ticket);
+  if (threadIdx.x == 0) storeReleaseSys(copiedIn, ticket);
   __shared__ bool copyOut;
   if (threadIdx.x == 0) {
     copyOut = true;
-    if (args.awaitRelease) {
+    if (awaitRelease) {
       std::uint64_t observed = 0;
-      const bool released = waitFlagAtLeast(args.release, args.ticket, Deadline::after(args.timeoutNs), &observed);
-      if (!released) storeReleaseSys(args.gaveUp, args.ticket);
-      const std::uint64_t failed = released ? loadRelaxedSys(args.failedFrom) : 0;
-      copyOut = released && (failed == 0 || failed > args.ticket);
+      const bool released = waitFlagAtLeast(release, ticket, Deadline::after(timeoutNs), &observed);
+      if (!released) storeReleaseSys(gaveUp, ticket);
+      const std::uint64_t failed = released ? loadRelaxedSys(failedFrom) : 0;
+      copyOut = released && (failed == 0 || failed > ticket);
     }
   }
   __syncthreads();
   if (copyOut) {
-    for (int i = 0; i < args.outs; ++i) copyRange(args.out[i], true);
+    for (int i = 0; i < outs; ++i) copyRange(out[i], true);
   }
   __syncthreads();
   // After the barrier every thread's reads of the slots have returned: each loaded word fed a store issued before it.
   // The flag says only that, and relies on it (the memory model alone does not order a relaxed store after another
   // thread's loads at a block barrier); a release at system scope would also wait for the copies out to reach the
   // whole system, about a microsecond a call.
-  if (threadIdx.x == 0) storeRelaxedSys(args.copiedOut, args.ticket);
+  if (threadIdx.x == 0) storeRelaxedSys(copiedOut, ticket);
+}
+
+__global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallArgs args) {
+  runCall(args.in, args.ins, args.out, args.outs, args.copiedIn, args.copiedOut, args.awaitRelease, args.release,
+          args.failedFrom, args.gaveUp, args.ticket, args.timeoutNs);
+}
+
+__global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(ReplayedAsyncCallArgs args) {
+  __shared__ std::uint64_t ticket;
+  __shared__ bool setFree;
+  if (threadIdx.x == 0) {
+    ticket = loadAcquireSys(args.ticketOf);
+    const auto sets = static_cast<std::uint64_t>(args.sets);
+    const std::size_t set = ticket % sets;
+    setFree = true;
+    if (ticket > sets) {
+      // The set's last call: its kernel no longer reads the slots, and its messages no longer use them.
+      const Deadline deadline = Deadline::after(args.timeoutNs);
+      std::uint64_t observed = 0;
+      setFree = waitFlagAtLeast(args.copiedOut[set], ticket - sets, deadline, &observed) &&
+                waitFlagAtLeast(args.release, ticket - sets, deadline, &observed);
+      if (!setFree) storeReleaseSys(args.gaveUp, ticket);
+    }
+  }
+  __syncthreads();
+  const std::size_t set = ticket % static_cast<std::uint64_t>(args.sets);
+  // A set never freed: the call's copies are left out (its job fails at its deadline, and the world with it).
+  if (!setFree) return;
+  runCall(args.in[set], args.ins, args.out[set], args.outs, args.copiedIn[set], args.copiedOut[set], args.awaitRelease,
+          args.release, args.failedFrom, args.gaveUp, ticket, args.timeoutNs);
 }
 
 }  // namespace
@@ -81,6 +116,7 @@ namespace detail {
 
 void preloadAsyncCallKernels() {
   loadKernel(asyncCallKernel, "asyncCallKernel");
+  loadKernel(replayedAsyncCallKernel, "replayedAsyncCallKernel");
 }
 
 }  // namespace detail
@@ -88,6 +124,12 @@ void preloadAsyncCallKernels() {
 void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream) {
   ensureKernelsLoaded();  // no module may load lazily while the kernel waits for the host
   asyncCallKernel<<<1, kAsyncCallThreads, 0, stream>>>(args);
+  PEERLINK_CUDA_CHECK_LAUNCH();
+}
+
+void launchReplayedAsyncCall(const ReplayedAsyncCallArgs& args, cudaStream_t stream) {
+  ensureKernelsLoaded();
+  replayedAsyncCallKernel<<<1, kAsyncCallThreads, 0, stream>>>(args);
   PEERLINK_CUDA_CHECK_LAUNCH();
 }
 

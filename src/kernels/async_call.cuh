@@ -46,4 +46,30 @@ struct AsyncCallArgs {
 /// Queues the call's kernel on `stream` (the current device's). Error(CudaError) for a failed launch.
 void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream);
 
+/// Slot sets an async call may be given at most (the transport's kAsyncSets).
+constexpr int kAsyncCallSetsMax = 4;
+
+/// An async call captured into a CUDA graph, run each time the graph runs: the host function before the kernel
+/// (net::NetGroup::startReplay) writes the replay's ticket to `ticketOf`; the kernel reads it, takes the slot set it
+/// names (ticket % sets) and that set's copies, and first waits for the set's last call (`sets` tickets before) to
+/// have ended, both its kernel (copiedOut) and its messages (release), since no event orders two replays' kernels.
+struct ReplayedAsyncCallArgs {
+  AsyncCopyRange in[kAsyncCallSetsMax][kAsyncCallCopiesMax];
+  AsyncCopyRange out[kAsyncCallSetsMax][kAsyncCallCopiesMax];
+  int ins = 0;  ///< copies in, and out, of every set (the sets differ only in the slots' addresses)
+  int outs = 0;
+  int sets = 0;
+  std::uint64_t* copiedIn[kAsyncCallSetsMax] = {};
+  std::uint64_t* copiedOut[kAsyncCallSetsMax] = {};
+  bool awaitRelease = true;
+  const volatile std::uint64_t* release = nullptr;
+  const volatile std::uint64_t* failedFrom = nullptr;
+  std::uint64_t* gaveUp = nullptr;
+  const volatile std::uint64_t* ticketOf = nullptr;  ///< pinned host memory, the host function's
+  std::uint64_t timeoutNs = 0;
+};
+
+/// Queues the replayed call's kernel on `stream` (capturing). Error(CudaError) for a failed launch.
+void launchReplayedAsyncCall(const ReplayedAsyncCallArgs& args, cudaStream_t stream);
+
 }  // namespace peerlink::kernels

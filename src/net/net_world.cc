@@ -96,7 +96,10 @@ CallContext NetGroup::context(const char* what) {
 }
 
 void NetGroup::run(const NetCall& call) {
-  const CallContext made = context(collectiveName(call.collective));  // calls are numbered on the caller's thread
+  const CallContext made = [&] {
+    const std::lock_guard<std::mutex> numbering(world_.numbering_);
+    return context(collectiveName(call.collective));  // calls are numbered on the caller's thread
+  }();
   world_.submitAndWait([&] { runCall(made, call); });
 }
 
@@ -172,6 +175,7 @@ AsyncCall NetGroup::prepareAsync(const std::vector<PeerOp>& ops, DataType type) 
 // `piece` has its local copies taken out (asyncFits).
 AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
   NetWorld& world = world_;
+  const std::lock_guard<std::mutex> numbering(world.numbering_);
   AsyncCall async;
   async.ticket = world.tickets_ + 1;
   async.set = async.ticket % kAsyncSets;
@@ -191,6 +195,68 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   async.context = context(run.what);  // numbers the call: last, once nothing can fail
   world.tickets_ = async.ticket;
   return async;
+}
+
+std::optional<ReplayedCall> NetGroup::tryPrepareReplayed(const NetCall& call) {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
+    return std::nullopt;
+  }
+  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
+  if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
+  checkCall(call, size(), me_);
+  return prepareReplayed(std::move(piece), {call.type, call.op, call.avgDivisor, collectiveName(call.collective)},
+                         dataTypeSize(call.type));
+}
+
+std::optional<ReplayedCall> NetGroup::tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
+  if (!asyncFits(ops, type)) return std::nullopt;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
+  asyncFits(piece, dataTypeSize(type));  // takes its local copies out (it fits: asked above)
+  return prepareReplayed(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
+}
+
+ReplayedCall NetGroup::prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
+  ReplayedCall replayed;
+  for (std::size_t set = 0; set < kAsyncSets; ++set) {
+    replayed.copiesIn[set] = copiesIntoSlot(piece, world_.asyncSlots_[set], elementSize);
+    replayed.copiesOut[set] = copiesOutOfSlot(piece, world_.asyncSlots_[set], elementSize);
+  }
+  replayed.awaitsRelease = !outputIsLocalCopies(piece);
+  replayed.flags = world_.asyncFlags_;
+  replayed.run = run;
+  replayed.piece = std::move(piece);
+  return replayed;
+}
+
+std::uint64_t NetGroup::startReplay(const ReplayedCall& call) noexcept {
+  NetWorld& world = world_;
+  const std::lock_guard<std::mutex> numbering(world.numbering_);
+  const std::uint64_t ticket = ++world.tickets_;
+  AsyncCall async;
+  async.ticket = ticket;
+  async.set = ticket % kAsyncSets;
+  try {
+    async.copiesIn = call.copiesIn[async.set];
+    async.copiesOut = call.copiesOut[async.set];
+    async.awaitsRelease = call.awaitsRelease;
+    async.flags = call.flags;
+    async.run = call.run;
+    async.piece = call.piece;
+    async.slot = world.asyncSlots_[async.set];
+    async.context = context(call.run.what);
+  } catch (const std::exception& error) {
+    // (Out of memory.) The world breaks; the ticket's job, skipped as every job of a broken world is, releases it in
+    // order with the call failed.
+    world.breakWith("net " + name_ + ": a CUDA graph's call could not be started (" + error.what() + ")");
+    world.submitAsync([] {}, ticket);
+    return ticket;
+  }
+  startAsync(std::move(async));
+  return ticket;
 }
 
 void NetGroup::startAsync(AsyncCall async) {
@@ -246,7 +312,10 @@ void NetGroup::allToAll(const void* send, void* recv, std::size_t count, DataTyp
   run({Collective::AllToAll, count, type, ReduceOp::Sum, 0, 0, send, recv});
 }
 void NetGroup::sendRecv(const std::vector<PeerOp>& ops, DataType type) {
-  const CallContext made = context("send/recv");  // calls are numbered on the caller's thread
+  const CallContext made = [&] {
+    const std::lock_guard<std::mutex> numbering(world_.numbering_);
+    return context("send/recv");  // calls are numbered on the caller's thread
+  }();
   world_.submitAndWait([&] { runPeerOps(made, ops, type); });
 }
 

@@ -121,6 +121,20 @@ struct AsyncCall {
   CallContext context;
 };
 
+/// An async call captured into a CUDA graph (NetGroup::tryPrepareReplayed): prepared once, at the capture, and run
+/// each time the graph runs. There a host function on the stream calls NetGroup::startReplay, which takes the call's
+/// ticket in the stream's order and hands its job to the transport (as startAsync); the kernel after it reads the
+/// ticket, waits for the ticket's slot set to be free (its last call's kernel and messages ended), and makes the set's
+/// copies (`copiesIn[set]`, `copiesOut[set]`), as an async call's kernel does.
+struct ReplayedCall {
+  std::array<std::vector<SlotCopy>, kAsyncSets> copiesIn;
+  std::array<std::vector<SlotCopy>, kAsyncSets> copiesOut;
+  bool awaitsRelease = true;
+  AsyncFlags* flags = nullptr;
+  CopiedPieceRun run;
+  CallPiece piece;
+};
+
 /// A call whose pieces run on the progress thread while the caller goes on (NetGroup::prepareQueued): the caller
 /// queues `deviceOps` on its device's copy stream (after its own stream's work so far: the copies in read the
 /// caller's buffers), then its own stream's next work after them, and hands the call to the transport with
@@ -197,6 +211,17 @@ class NetGroup {
   /// queued despite the error may still read the call's slots.
   void abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why);
 
+  /// The call `call` captured into a CUDA graph, where it may run async (asyncFits; runCall's checks), else nullopt.
+  /// Takes no ticket: each run of the graph does (startReplay).
+  std::optional<ReplayedCall> tryPrepareReplayed(const NetCall& call);
+  /// The same for a send/recv group (asyncFits; runPeerOps's checks), else nullopt.
+  std::optional<ReplayedCall> tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type);
+  /// One run of `call` (a CUDA host function's, in its stream's order): takes the next ticket, numbers the call, hands
+  /// its job to the progress thread as startAsync does, and returns the ticket for the kernel. Waits for nothing (the
+  /// kernel waits for its slot set); makes no CUDA call. Where the world broke, the job ends at once with the call
+  /// failed and its ticket released.
+  std::uint64_t startReplay(const ReplayedCall& call) noexcept;
+
   /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
   /// send/recv) with elements; where its copies and reductions are the device's (computesOnDevice), a piece's
   /// computations and one step's more fit the ticket ring (kAskedRing), and no reduction has more sources than a
@@ -232,6 +257,7 @@ class NetGroup {
   /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
+  ReplayedCall prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
 
   NetWorld& world_;
   std::vector<int> members_;
@@ -315,11 +341,13 @@ class NetWorld {
       asyncMemory_;                   ///< async calls reduce on the host: nothing the GPU runs may wait for them
   AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
   std::unique_ptr<AskedTickets> askedTickets_;  ///< the progress thread's side of asyncFlags_->computations
-  std::uint64_t tickets_ = 0;                   ///< the last ticket given (the caller's thread)
-  std::uint64_t pieceTickets_ = 0;              ///< the last queued piece's ticket (the caller's thread)
-  std::uint64_t computeTickets_ = 0;            ///< the last queued computation's ticket (the caller's thread)
-  bool leaked_ = false;                         ///< under the mutex: the staged and async slots kept
-  bool keptForCaller_ = false;                  ///< under the mutex: the async flags kept too (keepPinnedMemory)
+  /// The calls' numbers and tickets: taken on the caller's thread, and by CUDA's host functions for graphs' calls.
+  std::mutex numbering_;
+  std::uint64_t tickets_ = 0;         ///< the last ticket given (under numbering_)
+  std::uint64_t pieceTickets_ = 0;    ///< the last queued piece's ticket (the caller's thread)
+  std::uint64_t computeTickets_ = 0;  ///< the last queued computation's ticket (the caller's thread)
+  bool leaked_ = false;               ///< under the mutex: the staged and async slots kept
+  bool keptForCaller_ = false;        ///< under the mutex: the async flags kept too (keepPinnedMemory)
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;
   std::unique_ptr<NetGroup> rail_;

@@ -115,7 +115,10 @@ QueuedCall NetGroup::prepareQueued(std::vector<CallPiece> pieces, CopiedPieceRun
   queued.deviceOps = queuedDeviceOps(copiesIn, copiesOut, queued.tickets, StagingSlots::kSlots, queued.computations);
   queued.flags = world.asyncFlags_;
   queued.run = run;
-  queued.context = context(queued.run.what);  // numbers the call: last, once nothing can fail
+  {
+    const std::lock_guard<std::mutex> numbering(world.numbering_);
+    queued.context = context(queued.run.what);  // numbers the call: last, once nothing can fail
+  }
   world.pieceTickets_ = queued.tickets.back();
   world.computeTickets_ = computeTickets;
   return queued;

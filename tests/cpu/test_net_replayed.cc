@@ -1,0 +1,263 @@
+// Calls across nodes captured into CUDA graphs (NetGroup::tryPrepareReplayed / startReplay), as a communicator
+// replays them, over a loopback world: the caller's side on a stand-in for a GPU stream, doing what the captured
+// host function and the replayed kernel do (StandInStream::replay). Calls prepared once and run many times, with
+// new data each time, between eager async calls, on slot sets that change from run to run, against the closed
+// forms; which calls can be captured; a run on a broken world ends at once, leaving the caller's buffers as they are.
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "coll/choice_rules.hpp"
+#include "coll/host_reduce.hpp"
+#include "net/net_world.hpp"
+#include "net_loopback_support.hpp"
+#include "net_stand_in_stream.hpp"
+#include "net_test_data.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+using coll::Bytes;
+using stand_ins::hostWorld;
+using stand_ins::optionsWith;
+using stand_ins::queueAsync;
+using stand_ins::StandInStream;
+using testing::everySend;
+using testing::onEveryRank;
+
+// Rank r's input of a call's run `round`: the closed-form data, shifted per round so that every run differs.
+std::vector<Bytes> roundSends(Collective collective, DataType type, int n, std::size_t count, int root, int round) {
+  std::vector<Bytes> sends = everySend(collective, type, n, count, root);
+  for (Bytes& bytes : sends) {
+    for (std::size_t i = 0; i < bytes.size() / dataTypeSize(type); ++i) {
+      coll::storeElement(type, bytes.data(), i, coll::loadElement(type, bytes.data(), i) + round);
+    }
+  }
+  return sends;
+}
+
+// Four collectives on 3 ranks captured once each (an all-reduce, an all-gather, a broadcast whose root only sends, a
+// reduce whose other ranks only send), run 7 rounds. Each round, on each rank's stream: the round's input written into
+// the captured buffers, every captured call run, an eager async all-reduce between them (7 calls a round: the
+// calls' slot sets differ from round to round), and the results copied aside; every round's results against the
+// closed forms.
+TEST(NetReplayed, CapturedCallsRightEveryTimeTheyRunBetweenEagerCalls) {
+  const int n = 3;
+  const int root = 1;
+  const int rounds = 7;
+  const DataType type = DataType::F32;
+  const ReduceOp op = ReduceOp::Sum;
+  struct Case {
+    Collective collective;
+    std::size_t count;
+  };
+  const std::vector<Case> cases = {{Collective::AllReduce, 37},
+                                   {Collective::AllGather, 300},
+                                   {Collective::Broadcast, 300},
+                                   {Collective::Reduce, 37}};
+  // got[round][case][rank]
+  std::vector<std::vector<std::vector<Bytes>>> got(
+      rounds, std::vector<std::vector<Bytes>>(cases.size() + 1, std::vector<Bytes>(n)));
+  std::vector<int> stuck(n, 0);
+  std::vector<std::string> broken(n);
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1, 2}, "three");
+    const auto i = static_cast<std::size_t>(r);
+    StandInStream stream;
+    // The captured buffers: fixed, as a graph's are.
+    std::vector<Bytes> send(cases.size() + 1), recv(cases.size() + 1);
+    std::vector<ReplayedCall> captured;
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const Case& c = cases[k];
+      send[k].assign(sendElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0});
+      recv[k].assign(recvElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0x5a});
+      std::optional<ReplayedCall> call = group->tryPrepareReplayed(
+          {c.collective, c.count, type, op, 0, root, send[k].data(), recv[k].empty() ? nullptr : recv[k].data()});
+      ASSERT_TRUE(call) << collectiveName(c.collective);
+      captured.push_back(std::move(*call));
+    }
+    const std::size_t eager = cases.size();          // the eager all-reduce's buffers, new for each call
+    std::vector<std::vector<Bytes>> inputs(rounds);  // [round][case], the eager call's last
+    for (int round = 0; round < rounds; ++round) {
+      for (const Case& c : cases) inputs[round].push_back(roundSends(c.collective, type, n, c.count, root, round)[i]);
+      inputs[round].push_back(roundSends(Collective::AllReduce, type, n, 37, root, 100 + round)[i]);
+      for (std::size_t k = 0; k <= cases.size(); ++k) got[round][k][i].assign(37 * dataTypeSize(type), std::byte{0});
+    }
+    for (int round = 0; round < rounds; ++round) {
+      for (std::size_t k = 0; k < cases.size(); ++k) {
+        stream.queue([&, round, k] {
+          std::memcpy(send[k].data(), inputs[round][k].data(), send[k].size());
+          std::memset(recv[k].data(), 0x5a, recv[k].size());
+          return true;
+        });
+        stream.replay(*group, captured[k]);
+        stream.queue([&, round, k] {
+          got[round][k][i] = recv[k];
+          return true;
+        });
+        if (k == 1) {
+          // An eager call between two captured ones, numbered when it is made (the stream is idle by then, as a
+          // communicator makes sure where graphs may run).
+          stream.drain();
+          queueAsync(
+              *group, stream,
+              {Collective::AllReduce, 37, type, op, 0, root, inputs[round][eager].data(), got[round][eager][i].data()});
+        }
+      }
+    }
+    stream.drain();
+    stuck[i] = stream.stuck();
+    broken[i] = world->brokenBy();
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << "rank " << r;
+    EXPECT_EQ(broken[static_cast<std::size_t>(r)], "") << "rank " << r;
+  }
+  int checked = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t k = 0; k <= cases.size(); ++k) {
+      const bool eager = k == cases.size();
+      const Collective collective = eager ? Collective::AllReduce : cases[k].collective;
+      const std::size_t count = eager ? 37 : cases[k].count;
+      const std::vector<Bytes> want =
+          coll::hostReduceReference(collective, type, op, n, count, root,
+                                    roundSends(collective, type, n, count, root, eager ? 100 + round : round));
+      const coll::Tolerance tol = reduces(collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
+      for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+        if (want[r].empty()) continue;  // reduce off the root
+        const auto mismatch = coll::findMismatch(type, tol, want[r], got[static_cast<std::size_t>(round)][k][r]);
+        EXPECT_FALSE(mismatch) << (eager ? "eager all-reduce" : collectiveName(collective)) << " round " << round
+                               << " rank " << r << ": " << *mismatch;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, rounds * (3 * 4 + 1));  // the reduce's root only
+}
+
+// A send/recv ring shift captured once, run 6 times with new data: every byte checked each time.
+TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
+  const int n = 3;
+  const int rounds = 6;
+  const std::size_t count = 1000;
+  const auto byteOf = [](int from, int round, std::size_t i) {
+    return static_cast<std::byte>((from * 31 + round * 7 + static_cast<int>(i)) & 0xff);
+  };
+  std::vector<std::string> wrong(n);
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1, 2}, "three");
+    const int next = (r + 1) % n;
+    const int previous = (r + n - 1) % n;
+    Bytes toNext(count), fromPrevious(count);
+    std::optional<ReplayedCall> captured = group->tryPrepareReplayed(
+        std::vector<PeerOp>{{true, next, toNext.data(), count}, {false, previous, fromPrevious.data(), count}},
+        DataType::U8);
+    ASSERT_TRUE(captured);
+    StandInStream stream;
+    std::vector<Bytes> got(rounds);
+    for (int round = 0; round < rounds; ++round) {
+      stream.queue([&, round] {
+        for (std::size_t i = 0; i < count; ++i) toNext[i] = byteOf(r, round, i);
+        return true;
+      });
+      stream.replay(*group, *captured);
+      stream.queue([&, round] {
+        got[static_cast<std::size_t>(round)] = fromPrevious;
+        return true;
+      });
+    }
+    stream.drain();
+    EXPECT_EQ(stream.stuck(), 0);
+    for (int round = 0; round < rounds && wrong[static_cast<std::size_t>(r)].empty(); ++round) {
+      for (std::size_t i = 0; i < count; ++i) {
+        if (got[static_cast<std::size_t>(round)][i] != byteOf(previous, round, i)) {
+          wrong[static_cast<std::size_t>(r)] = "round " + std::to_string(round) + " byte " + std::to_string(i);
+          break;
+        }
+      }
+    }
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(wrong[static_cast<std::size_t>(r)], "") << "rank " << r;
+  }
+}
+
+// What fits an async call can be captured; a call of more than one piece, or over a slot, cannot; nor anything
+// with PEERLINK_NET_ASYNC off.
+TEST(NetReplayed, OnlyCallsThatRunAsyncCanBeCaptured) {
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = 4096;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1}, "two");
+    if (r != 0) return;
+    std::byte any[8192];
+    const auto captures = [&](std::size_t count) {
+      return group->tryPrepareReplayed({Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, 0, 0, any, any})
+          .has_value();
+    };
+    EXPECT_TRUE(captures(1024));
+    EXPECT_FALSE(captures(1025));  // two pieces
+    EXPECT_FALSE(captures(0));
+    EXPECT_TRUE(group->tryPrepareReplayed(std::vector<PeerOp>{{true, 1, any, 4096}}, DataType::U8).has_value());
+    EXPECT_FALSE(group->tryPrepareReplayed(std::vector<PeerOp>{{true, 1, any, 4097}}, DataType::U8).has_value());
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  const auto off = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.asyncCalls = false;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1}, "two");
+    std::byte any[64];
+    if (r == 0) {
+      EXPECT_FALSE(
+          group->tryPrepareReplayed({Collective::AllReduce, 16, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
+    }
+  });
+  for (const std::string& error : off) EXPECT_EQ(error, "");
+}
+
+// On a broken world (rank 0's eager call failed: rank 1 was lost), a captured call's runs still take their tickets
+// and end at once, their jobs skipped and tickets released with the calls failed: the stream goes on, and the
+// caller's buffers are left as they were.
+TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
+  std::string outcome;
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1}, "two");
+    if (r != 0) return;
+    float send[4] = {1, 2, 3, 4};
+    float recv[4] = {-1, -1, -1, -1};
+    std::optional<ReplayedCall> captured =
+        group->tryPrepareReplayed({Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv});
+    ASSERT_TRUE(captured);
+    world->peerLost(1, "a test lost it");
+    EXPECT_THROW(group->allReduce(send, recv, 4, DataType::F32, ReduceOp::Sum), Error);
+    recv[0] = recv[3] = -1;
+    StandInStream stream;
+    const auto start = std::chrono::steady_clock::now();
+    stream.replay(*group, *captured);
+    stream.replay(*group, *captured);
+    stream.drain();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool untouched = recv[0] == -1 && recv[3] == -1;
+    outcome = std::string(stream.stuck() == 0 ? "ran through" : "stuck") +
+              (untouched ? ", buffers left" : ", buffers written") + (seconds < 2 ? ", at once" : ", late") +
+              (captured->flags->failedFrom.value.load() != 0 ? ", failed" : ", not failed");
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_EQ(outcome, "ran through, buffers left, at once, failed");
+}
+
+}  // namespace
+}  // namespace peerlink::net
