@@ -429,10 +429,6 @@ CollSession::CollSession(const Params& params, const CollBenchOptions& options, 
       }
       setAll(false, true, "");
       s.nodes = CommunicatorAccess::nodes(*s.communicator);
-      if (s.nodes != nullptr) {
-        s.configs[static_cast<int>(CollConfig::PeerlinkGraph)] = {
-            false, "across nodes peerlink's calls run eagerly (their phases between nodes wait on the host): no graph"};
-      }
     } catch (const Error& error) {
       setAll(false, false, std::string("peerlink communicator unavailable: ") + error.what());
     }
