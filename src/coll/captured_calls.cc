@@ -2,6 +2,7 @@
 #include "coll/captured_calls.hpp"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct CapturedCalls::Shared {
   std::vector<void*> blocks;  ///< pinned, mapped
   std::vector<TicketRecord*> free;
   std::atomic<int> alive{0};  ///< calls whose graph has not been destroyed
+  /// The graph start of each capture with calls, by the capture's id (unique in the process), until its graph is
+  /// destroyed.
+  std::map<unsigned long long, GraphStart*> starts;
 
   TicketRecord* take() {
     const std::lock_guard<std::mutex> lock(mutex);
@@ -49,33 +53,45 @@ struct CapturedCalls::Shared {
     free.pop_back();
     return record;
   }
-  void giveBack(TicketRecord* record) noexcept {
-    const std::lock_guard<std::mutex> lock(mutex);
-    free.push_back(record);  // (reserved: the vector held it before)
-  }
 };
 
-namespace {
-
-// What one captured call's host function and kernel use, owned by the graph (its user object).
-struct Replay {
-  std::shared_ptr<CapturedCalls::Shared> shared;
+// One captured call: the group it runs on, what it does, and where its ticket is left for its kernel.
+struct CapturedCalls::Replay {
   net::NetGroup* group;
   net::ReplayedCall call;
   TicketRecord* record;
 };
 
-void CUDART_CB startReplay(void* data) {
-  auto* replay = static_cast<Replay*>(data);
-  replay->record->ticket.store(replay->group->startReplay(replay->call), std::memory_order_release);
+// A graph's captured calls, in the order they were captured, started together each time the graph runs by one host
+// function, a root of the graph: it runs at the launch, beside the graph's first work, and the calls' kernels wait for
+// their tickets on the GPU. (A host function in the stream's order before each kernel would hold the stream for
+// CUDA's callback, tens of microseconds each.) The graph owns it (a user object).
+struct CapturedCalls::GraphStart {
+  std::shared_ptr<Shared> shared;
+  unsigned long long capture = 0;
+  std::vector<std::unique_ptr<Replay>> calls;
+};
+
+namespace {
+
+void CUDART_CB startGraphCalls(void* data) {
+  auto* start = static_cast<CapturedCalls::GraphStart*>(data);
+  for (const auto& replay : start->calls) {
+    replay->record->ticket.store(replay->group->startReplay(replay->call), std::memory_order_release);
+  }
 }
 
 // Runs on a thread of CUDA's once the graph and its executable graphs are destroyed and their runs ended: no CUDA call.
-void CUDART_CB destroyReplay(void* data) {
-  auto* replay = static_cast<Replay*>(data);
-  replay->shared->giveBack(replay->record);
-  replay->shared->alive.fetch_sub(1, std::memory_order_release);
-  delete replay;
+void CUDART_CB destroyGraphStart(void* data) {
+  auto* start = static_cast<CapturedCalls::GraphStart*>(data);
+  CapturedCalls::Shared& shared = *start->shared;
+  {
+    const std::lock_guard<std::mutex> lock(shared.mutex);
+    shared.starts.erase(start->capture);
+    for (const auto& replay : start->calls) shared.free.push_back(replay->record);  // (within its capacity)
+  }
+  shared.alive.fetch_sub(static_cast<int>(start->calls.size()), std::memory_order_release);
+  delete start;
 }
 
 }  // namespace
@@ -83,7 +99,7 @@ void CUDART_CB destroyReplay(void* data) {
 CapturedCalls::CapturedCalls() : shared_(std::make_shared<Shared>()) {}
 
 CapturedCalls::~CapturedCalls() {
-  if (anyAlive()) return;  // a graph may still be destroyed later: its user object gives its record back
+  if (anyAlive()) return;  // a graph may still be destroyed later: it gives its records back
   for (void* block : shared_->blocks) cudaFreeHost(block);
   shared_->blocks.clear();
 }
@@ -92,36 +108,58 @@ bool CapturedCalls::anyAlive() const {
   return shared_->alive.load(std::memory_order_acquire) > 0;
 }
 
-void CapturedCalls::capture(net::NetGroup& group, net::ReplayedCall call, cudaStream_t stream,
-                            std::uint64_t timeoutNs) {
-  const RelaxedCaptureMode relaxed;
+CapturedCalls::GraphStart& CapturedCalls::startOf(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long capture = 0;
   cudaGraph_t graph = nullptr;
-  PEERLINK_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph));
+  PEERLINK_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, &capture, &graph));
   if (status != cudaStreamCaptureStatusActive || graph == nullptr) {
     throw Error(ErrorCode::Internal, "a call across nodes captured on a stream that is not capturing");
   }
+  {
+    const std::lock_guard<std::mutex> lock(shared_->mutex);
+    if (const auto found = shared_->starts.find(capture); found != shared_->starts.end()) return *found->second;
+  }
+  auto* start = new GraphStart{shared_, capture, {}};
+  cudaUserObject_t object = nullptr;
+  if (const cudaError_t created =
+          cudaUserObjectCreate(&object, start, destroyGraphStart, 1, cudaUserObjectNoDestructorSync);
+      created != cudaSuccess) {
+    delete start;
+    PEERLINK_CUDA_CHECK(created);
+  }
+  // The graph takes the only reference: the calls live as long as the graph (and its executable graphs) do.
+  if (const cudaError_t retained = cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove);
+      retained != cudaSuccess) {
+    cudaUserObjectRelease(object, 1);
+    PEERLINK_CUDA_CHECK(retained);
+  }
+  {
+    const std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->starts[capture] = start;
+  }
+  cudaHostNodeParams params{};
+  params.fn = startGraphCalls;
+  params.userData = start;
+  cudaGraphNode_t node = nullptr;
+  PEERLINK_CUDA_CHECK(cudaGraphAddHostNode(&node, graph, nullptr, 0, &params));  // a root: no dependencies
+  return *start;
+}
+
+void CapturedCalls::capture(net::NetGroup& group, net::ReplayedCall call, cudaStream_t stream,
+                            std::uint64_t timeoutNs) {
+  const RelaxedCaptureMode relaxed;
   for (std::size_t set = 1; set < net::kAsyncSets; ++set) {
     if (call.copiesIn[set].size() != call.copiesIn[0].size() ||
         call.copiesOut[set].size() != call.copiesOut[0].size()) {
       throw Error(ErrorCode::Internal, "a captured call whose slot sets take different copies");
     }
   }
+  GraphStart& start = startOf(stream);
   TicketRecord* record = shared_->take();
-  auto* replay = new Replay{shared_, &group, std::move(call), record};
+  start.calls.push_back(std::make_unique<Replay>(Replay{&group, std::move(call), record}));
   shared_->alive.fetch_add(1, std::memory_order_relaxed);
-  cudaUserObject_t object = nullptr;
-  const cudaError_t created = cudaUserObjectCreate(&object, replay, destroyReplay, 1, cudaUserObjectNoDestructorSync);
-  if (created != cudaSuccess) {
-    destroyReplay(replay);
-    PEERLINK_CUDA_CHECK(created);
-  }
-  // The graph takes the only reference: the call lives as long as the graph (and its executable graphs) do.
-  if (const cudaError_t retained = cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove);
-      retained != cudaSuccess) {
-    cudaUserObjectRelease(object, 1);
-    PEERLINK_CUDA_CHECK(retained);
-  }
+  const Replay* replay = start.calls.back().get();
   const net::ReplayedCall& held = replay->call;
   kernels::ReplayedAsyncCallArgs args;
   static_assert(net::kAsyncSets <= static_cast<std::size_t>(kernels::kAsyncCallSetsMax),
@@ -148,9 +186,8 @@ void CapturedCalls::capture(net::NetGroup& group, net::ReplayedCall call, cudaSt
   args.release = reinterpret_cast<const volatile std::uint64_t*>(&flags.release.value);
   args.failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags.failedFrom.value);
   args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags.gaveUp.value);
-  args.ticketOf = reinterpret_cast<const volatile std::uint64_t*>(&record->ticket);
+  args.ticketOf = reinterpret_cast<std::uint64_t*>(&record->ticket);
   args.timeoutNs = timeoutNs;
-  PEERLINK_CUDA_CHECK(cudaLaunchHostFunc(stream, startReplay, replay));
   kernels::launchReplayedAsyncCall(args, stream);
 }
 

@@ -1,9 +1,10 @@
-// Calls across nodes captured into CUDA graphs (NodeWorld, when the caller's stream is capturing): each is a host
-// function that starts the call on the transport every time the graph runs (net::NetGroup::startReplay, which takes
-// the call's ticket in the stream's order) and the kernel after it (kernels::launchReplayedAsyncCall), which reads
-// that ticket from pinned memory the host function wrote. A graph keeps what its calls use alive (a CUDA user
-// object each); while any graph holding one may still run, the communicator's eager calls across nodes first wait
-// for their stream (NodeWorld), so that every rank numbers the calls in its stream's order.
+// Calls across nodes captured into CUDA graphs (NodeWorld, when the caller's stream is capturing): each is a kernel
+// (kernels::launchReplayedAsyncCall) on the stream, and every time the graph runs, one host function, a root of the
+// graph, starts all its captured calls on the transport in the order they were captured (net::NetGroup::startReplay
+// takes each call's ticket) and leaves each ticket in pinned memory, where the call's kernel waits for it. A graph
+// keeps what its calls use alive (a CUDA user object); while any graph holding one may still run, the communicator's
+// eager calls across nodes first wait for their stream (NodeWorld), so that every rank numbers the calls alike: in
+// the order of its stream. A graph's executable graphs run one at a time (the calls' tickets are left in one place).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,15 +25,20 @@ class CapturedCalls {
   CapturedCalls(const CapturedCalls&) = delete;
   CapturedCalls& operator=(const CapturedCalls&) = delete;
 
-  /// Queues `call` of `group` on `stream`, which is capturing: the host function, then the kernel (which gives up
-  /// waiting after `timeoutNs`). The graph the capture makes owns the call from then on.
+  /// Captures `call` of `group` on `stream`, which is capturing: its kernel on the stream (which gives up waiting
+  /// after `timeoutNs`), and the call started by the graph's start. The graph owns the call from then on.
   void capture(net::NetGroup& group, net::ReplayedCall call, cudaStream_t stream, std::uint64_t timeoutNs);
   /// Whether a graph holding a captured call has not been destroyed yet (it may run again).
   bool anyAlive() const;
 
-  struct Shared;  ///< the tickets' memory and the count of captured calls alive, shared with the graphs
+  struct Shared;      ///< the tickets' memory, the count of captured calls alive, the graphs' starts
+  struct Replay;      ///< one captured call
+  struct GraphStart;  ///< a graph's calls, started together as it runs
 
  private:
+  /// The graph start of `stream`'s capture: made at its first call (a root host node of the graph).
+  GraphStart& startOf(cudaStream_t stream);
+
   std::shared_ptr<Shared> shared_;
 };
 

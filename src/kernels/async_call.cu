@@ -89,14 +89,15 @@ __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(Rep
   __shared__ std::uint64_t ticket;
   __shared__ bool setFree;
   if (threadIdx.x == 0) {
-    ticket = loadAcquireSys(args.ticketOf);
+    const Deadline deadline = Deadline::after(args.timeoutNs);
+    std::uint64_t observed = 0;
+    setFree = waitFlagAtLeast(args.ticketOf, 1, deadline, &observed);
+    ticket = observed;
+    if (setFree) storeRelaxedSys(args.ticketOf, 0);  // for the next run (which starts after this kernel ended)
     const auto sets = static_cast<std::uint64_t>(args.sets);
-    const std::size_t set = ticket % sets;
-    setFree = true;
-    if (ticket > sets) {
+    if (setFree && ticket > sets) {
       // The set's last call: its kernel no longer reads the slots, and its messages no longer use them.
-      const Deadline deadline = Deadline::after(args.timeoutNs);
-      std::uint64_t observed = 0;
+      const std::size_t set = ticket % sets;
       setFree = waitFlagAtLeast(args.copiedOut[set], ticket - sets, deadline, &observed) &&
                 waitFlagAtLeast(args.release, ticket - sets, deadline, &observed);
       if (!setFree) storeReleaseSys(args.gaveUp, ticket);
@@ -104,7 +105,8 @@ __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(Rep
   }
   __syncthreads();
   const std::size_t set = ticket % static_cast<std::uint64_t>(args.sets);
-  // A set never freed: the call's copies are left out (its job fails at its deadline, and the world with it).
+  // No ticket, or a set never freed: the call's copies are left out (its job fails at its deadline, and the world with
+  // it).
   if (!setFree) return;
   runCall(args.in[set], args.ins, args.out[set], args.outs, args.copiedIn[set], args.copiedOut[set], args.awaitRelease,
           args.release, args.failedFrom, args.gaveUp, ticket, args.timeoutNs);

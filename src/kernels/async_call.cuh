@@ -49,10 +49,11 @@ void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream);
 /// Slot sets an async call may be given at most (the transport's kAsyncSets).
 constexpr int kAsyncCallSetsMax = 4;
 
-/// An async call captured into a CUDA graph, run each time the graph runs: the host function before the kernel
-/// (net::NetGroup::startReplay) writes the replay's ticket to `ticketOf`; the kernel reads it, takes the slot set it
-/// names (ticket % sets) and that set's copies, and first waits for the set's last call (`sets` tickets before) to
-/// have ended, both its kernel (copiedOut) and its messages (release), since no event orders two replays' kernels.
+/// An async call captured into a CUDA graph, run each time the graph runs: the graph's start (coll/captured_calls.hpp)
+/// leaves the run's ticket at `ticketOf`; the kernel waits for it there (and puts 0 back for the next run), takes the
+/// slot set it names (ticket % sets) and that set's copies, and first waits for the set's last call (`sets` tickets
+/// before) to have ended, both its kernel (copiedOut) and its messages (release), since no event orders two runs'
+/// kernels.
 struct ReplayedAsyncCallArgs {
   AsyncCopyRange in[kAsyncCallSetsMax][kAsyncCallCopiesMax];
   AsyncCopyRange out[kAsyncCallSetsMax][kAsyncCallCopiesMax];
@@ -65,7 +66,7 @@ struct ReplayedAsyncCallArgs {
   const volatile std::uint64_t* release = nullptr;
   const volatile std::uint64_t* failedFrom = nullptr;
   std::uint64_t* gaveUp = nullptr;
-  const volatile std::uint64_t* ticketOf = nullptr;  ///< pinned host memory, the host function's
+  std::uint64_t* ticketOf = nullptr;  ///< pinned host memory: 0 until the graph's start writes the run's ticket
   std::uint64_t timeoutNs = 0;
 };
 

@@ -73,41 +73,48 @@ class StandInStream {
       return true;
     });
   }
-  // What a captured call does each time its graph runs (coll/captured_calls.cc): the host function, which starts the
-  // call and leaves its ticket, and the replayed kernel: it waits for the ticket's slot set to be free (its last
+  // What a graph of captured calls does each time it runs (coll/captured_calls.cc): its start, which starts every
+  // call in order and leaves their tickets (here first on the stream: on a GPU it runs beside the kernels, which wait
+  // for their tickets), then each call's replayed kernel: it waits for its ticket's slot set to be free (its last
   // call's kernel and messages ended), then does what an async call's kernel does with the set's copies.
-  void replay(NetGroup& group, const ReplayedCall& call) {
-    auto ticket = std::make_shared<std::uint64_t>(0);
-    queue([&group, &call, ticket] {
-      *ticket = group.startReplay(call);
+  void replayGraph(NetGroup& group, const std::vector<const ReplayedCall*>& calls) {
+    auto tickets = std::make_shared<std::vector<std::uint64_t>>(calls.size(), 0);
+    queue([&group, calls, tickets] {
+      for (std::size_t k = 0; k < calls.size(); ++k) (*tickets)[k] = group.startReplay(*calls[k]);
       return true;
     });
-    AsyncFlags* flags = call.flags;
-    queue([flags, ticket] {
-      const std::uint64_t t = *ticket;
-      if (t <= kAsyncSets) return true;
-      const std::size_t set = t % kAsyncSets;
-      return flags->copiedOut[set].value.load(std::memory_order_acquire) >= t - kAsyncSets &&
-             flags->release.value.load(std::memory_order_acquire) >= t - kAsyncSets;
-    });
-    queue([flags, ticket, &call] {
-      const std::size_t set = *ticket % kAsyncSets;
-      for (const SlotCopy& copy : call.copiesIn[set]) std::memmove(copy.dst, copy.src, copy.bytes);
-      flags->copiedIn[set].value.store(*ticket, std::memory_order_release);
-      return true;
-    });
-    const bool awaits = call.awaitsRelease;
-    if (awaits) queue([flags, ticket] { return flags->release.value.load(std::memory_order_acquire) >= *ticket; });
-    queue([flags, ticket, awaits, &call] {
-      const std::uint64_t t = *ticket;
-      const std::size_t set = t % kAsyncSets;
-      const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
-      if (!awaits || failed == 0 || failed > t) {
-        for (const SlotCopy& copy : call.copiesOut[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const ReplayedCall& call = *calls[k];
+      AsyncFlags* flags = call.flags;
+      queue([flags, tickets, k] {
+        const std::uint64_t t = (*tickets)[k];
+        if (t <= kAsyncSets) return true;
+        const std::size_t set = t % kAsyncSets;
+        return flags->copiedOut[set].value.load(std::memory_order_acquire) >= t - kAsyncSets &&
+               flags->release.value.load(std::memory_order_acquire) >= t - kAsyncSets;
+      });
+      queue([flags, tickets, k, &call] {
+        const std::uint64_t t = (*tickets)[k];
+        const std::size_t set = t % kAsyncSets;
+        for (const SlotCopy& copy : call.copiesIn[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+        flags->copiedIn[set].value.store(t, std::memory_order_release);
+        return true;
+      });
+      const bool awaits = call.awaitsRelease;
+      if (awaits) {
+        queue([flags, tickets, k] { return flags->release.value.load(std::memory_order_acquire) >= (*tickets)[k]; });
       }
-      flags->copiedOut[set].value.store(t, std::memory_order_release);
-      return true;
-    });
+      queue([flags, tickets, k, awaits, &call] {
+        const std::uint64_t t = (*tickets)[k];
+        const std::size_t set = t % kAsyncSets;
+        const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
+        if (!awaits || failed == 0 || failed > t) {
+          for (const SlotCopy& copy : call.copiesOut[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+        }
+        flags->copiedOut[set].value.store(t, std::memory_order_release);
+        return true;
+      });
+    }
   }
   bool reached(std::uint64_t op) const { return ended_.load() >= op; }
   // Waits until every operation queued so far ended.

@@ -1,6 +1,6 @@
 // Calls across nodes captured into CUDA graphs (NetGroup::tryPrepareReplayed / startReplay), as a communicator
-// replays them, over a loopback world: the caller's side on a stand-in for a GPU stream, doing what the captured
-// host function and the replayed kernel do (StandInStream::replay). Calls prepared once and run many times, with
+// replays them, over a loopback world: the caller's side on a stand-in for a GPU stream, doing what a graph's start
+// and its replayed kernels do (StandInStream::replayGraph). Calls prepared once and run many times, with
 // new data each time, between eager async calls, on slot sets that change from run to run, against the closed
 // forms; which calls can be captured; a run on a broken world ends at once, leaving the caller's buffers as they are.
 #include <chrono>
@@ -42,12 +42,12 @@ std::vector<Bytes> roundSends(Collective collective, DataType type, int n, std::
   return sends;
 }
 
-// Four collectives on 3 ranks captured once each (an all-reduce, an all-gather, a broadcast whose root only sends, a
-// reduce whose other ranks only send), run 7 rounds. Each round, on each rank's stream: the round's input written into
-// the captured buffers, every captured call run, an eager async all-reduce between them (7 calls a round: the
-// calls' slot sets differ from round to round), and the results copied aside; every round's results against the
+// Four collectives on 3 ranks captured once each into one graph (an all-reduce, an all-gather, a broadcast whose root
+// only sends, a reduce whose other ranks only send), the graph run 7 times. Each round, on each rank's stream: the
+// round's input written into the captured buffers, the graph run, its results copied aside, then an eager async
+// all-reduce (5 calls a round: the calls' slot sets differ from round to round); every round's results against the
 // closed forms.
-TEST(NetReplayed, CapturedCallsRightEveryTimeTheyRunBetweenEagerCalls) {
+TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
   const int n = 3;
   const int root = 1;
   const int rounds = 7;
@@ -72,7 +72,7 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheyRunBetweenEagerCalls) {
     const auto i = static_cast<std::size_t>(r);
     StandInStream stream;
     // The captured buffers: fixed, as a graph's are.
-    std::vector<Bytes> send(cases.size() + 1), recv(cases.size() + 1);
+    std::vector<Bytes> send(cases.size()), recv(cases.size());
     std::vector<ReplayedCall> captured;
     for (std::size_t k = 0; k < cases.size(); ++k) {
       const Case& c = cases[k];
@@ -83,34 +83,34 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheyRunBetweenEagerCalls) {
       ASSERT_TRUE(call) << collectiveName(c.collective);
       captured.push_back(std::move(*call));
     }
-    const std::size_t eager = cases.size();          // the eager all-reduce's buffers, new for each call
+    std::vector<const ReplayedCall*> graph;
+    for (const ReplayedCall& call : captured) graph.push_back(&call);
+    const std::size_t eager = cases.size();
     std::vector<std::vector<Bytes>> inputs(rounds);  // [round][case], the eager call's last
     for (int round = 0; round < rounds; ++round) {
       for (const Case& c : cases) inputs[round].push_back(roundSends(c.collective, type, n, c.count, root, round)[i]);
       inputs[round].push_back(roundSends(Collective::AllReduce, type, n, 37, root, 100 + round)[i]);
-      for (std::size_t k = 0; k <= cases.size(); ++k) got[round][k][i].assign(37 * dataTypeSize(type), std::byte{0});
+      got[round][eager][i].assign(37 * dataTypeSize(type), std::byte{0});
     }
     for (int round = 0; round < rounds; ++round) {
-      for (std::size_t k = 0; k < cases.size(); ++k) {
-        stream.queue([&, round, k] {
+      stream.queue([&, round] {
+        for (std::size_t k = 0; k < cases.size(); ++k) {
           std::memcpy(send[k].data(), inputs[round][k].data(), send[k].size());
           std::memset(recv[k].data(), 0x5a, recv[k].size());
-          return true;
-        });
-        stream.replay(*group, captured[k]);
-        stream.queue([&, round, k] {
-          got[round][k][i] = recv[k];
-          return true;
-        });
-        if (k == 1) {
-          // An eager call between two captured ones, numbered when it is made (the stream is idle by then, as a
-          // communicator makes sure where graphs may run).
-          stream.drain();
-          queueAsync(
-              *group, stream,
-              {Collective::AllReduce, 37, type, op, 0, root, inputs[round][eager].data(), got[round][eager][i].data()});
         }
-      }
+        return true;
+      });
+      stream.replayGraph(*group, graph);
+      stream.queue([&, round] {
+        for (std::size_t k = 0; k < cases.size(); ++k) got[round][k][i] = recv[k];
+        return true;
+      });
+      // An eager call after the graph, numbered when it is made: once the stream is idle, as a communicator makes
+      // sure where graphs may run.
+      stream.drain();
+      queueAsync(
+          *group, stream,
+          {Collective::AllReduce, 37, type, op, 0, root, inputs[round][eager].data(), got[round][eager][i].data()});
     }
     stream.drain();
     stuck[i] = stream.stuck();
@@ -169,7 +169,7 @@ TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
         for (std::size_t i = 0; i < count; ++i) toNext[i] = byteOf(r, round, i);
         return true;
       });
-      stream.replay(*group, *captured);
+      stream.replayGraph(*group, {&*captured});
       stream.queue([&, round] {
         got[static_cast<std::size_t>(round)] = fromPrevious;
         return true;
@@ -246,8 +246,8 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
     recv[0] = recv[3] = -1;
     StandInStream stream;
     const auto start = std::chrono::steady_clock::now();
-    stream.replay(*group, *captured);
-    stream.replay(*group, *captured);
+    stream.replayGraph(*group, {&*captured});
+    stream.replayGraph(*group, {&*captured});
     stream.drain();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool untouched = recv[0] == -1 && recv[3] == -1;
