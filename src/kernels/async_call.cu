@@ -89,19 +89,27 @@ __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(Rep
   __shared__ std::uint64_t ticket;
   __shared__ bool setFree;
   if (threadIdx.x == 0) {
-    const Deadline deadline = Deadline::after(args.timeoutNs);
-    std::uint64_t observed = 0;
-    setFree = waitFlagAtLeast(args.ticketOf, 1, deadline, &observed);
-    ticket = observed;
-    if (setFree) storeRelaxedSys(args.ticketOf, 0);  // for the next run (which starts after this kernel ended)
+    // Usually every word is there at once: read them together (each read of pinned memory is a round trip across
+    // PCIe), then wait for what was not.
     const auto sets = static_cast<std::uint64_t>(args.sets);
+    std::uint64_t seen = loadRelaxedSys(args.ticketOf);
+    const std::uint64_t released = loadRelaxedSys(args.release);
+    std::uint64_t ended[kAsyncCallSetsMax];
+    for (int s = 0; s < kAsyncCallSetsMax; ++s) ended[s] = s < args.sets ? loadRelaxedSys(args.copiedOut[s]) : 0;
+    const Deadline deadline = Deadline::after(args.timeoutNs);
+    setFree = seen != 0 || waitFlagAtLeast(args.ticketOf, 1, deadline, &seen);
+    ticket = seen;
+    if (setFree) storeRelaxedSys(args.ticketOf, 0);  // for the next run (which starts after this kernel ended)
     if (setFree && ticket > sets) {
       // The set's last call: its kernel no longer reads the slots, and its messages no longer use them.
       const std::size_t set = ticket % sets;
-      setFree = waitFlagAtLeast(args.copiedOut[set], ticket - sets, deadline, &observed) &&
-                waitFlagAtLeast(args.release, ticket - sets, deadline, &observed);
+      std::uint64_t observed = 0;
+      setFree =
+          (ended[set] >= ticket - sets || waitFlagAtLeast(args.copiedOut[set], ticket - sets, deadline, &observed)) &&
+          (released >= ticket - sets || waitFlagAtLeast(args.release, ticket - sets, deadline, &observed));
       if (!setFree) storeReleaseSys(args.gaveUp, ticket);
     }
+    acquireFenceSys();  // the slots' last readers and writers are done before this call's copies
   }
   __syncthreads();
   const std::size_t set = ticket % static_cast<std::uint64_t>(args.sets);
