@@ -27,7 +27,8 @@
 #          DIR/libpeerlink_mpi.so instead of dist's (another build carried beside, e.g. the commit before a change,
 #          as dist/build-ID/NAME.xz files unpack), its outputs in nodes-coll-$(basename DIR).tar.gz.
 #          COLL_SIZES=B:E:F: coll's -b B -e E -f F for every collective (default 1K:64M:8; all-reduce 8:512M:4).
-#          COLL_CHUNK_BYTES: PEERLINK_NET_CHUNK_BYTES of the runs (default 4194304, the library's).
+#          COLL_CHUNK_BYTES: PEERLINK_NET_CHUNK_BYTES of the runs (default 4194304, the library's). COLL_ITERS: coll's
+#          -n, the timed iterations (default 20; a graph configuration captures them all in one graph).
 #   bench  the transport alone on the machine's host memory, no GPU (dist/mpi/mpi_net_bench, from
 #          build/tests/mpi/mpi_net_bench like the others): 2 ranks as 2 nodes, all-reduce, all-gather and reduce-scatter
 #          1-64 MiB, direct and staged (pinned-memory pieces, their copies on a thread standing in for the copy
@@ -160,6 +161,7 @@ case $mode in
       sizes=(-b 1K -e 64M -f 8)
       [ "$collective" = all_reduce ] && sizes=(-b 8 -e 512M -f 4)
       [ -n "${COLL_SIZES:-}" ] && IFS=: read -r begin end factor <<<"$COLL_SIZES" && sizes=(-b "$begin" -e "$end" -f "$factor")
+      [ -n "${COLL_ITERS:-}" ] && sizes+=(-n "$COLL_ITERS")
       command=(mpirun "${flags[@]}" -x PER_NODE -np "$procs" sh -c
                'node=node$((OMPI_COMM_WORLD_RANK / PER_NODE)); PEERLINK_HOSTID=$node NCCL_HOSTID=$node exec "$@"' sh
                "$peerlink_bin" coll -o "$collective" "${sizes[@]}" "${nccl[@]}" --json "$out/coll-$collective.json")
