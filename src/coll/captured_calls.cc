@@ -38,20 +38,32 @@ struct CapturedCalls::Shared {
   /// The graph start of each capture with calls, by the capture's id (unique in the process), until its graph is
   /// destroyed.
   std::map<unsigned long long, GraphStart*> starts;
+  bool closed = false;  ///< the communicator is gone: a graph launched now starts nothing
 
   TicketRecord* take() {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (free.empty()) {
-      void* block = nullptr;
-      PEERLINK_CUDA_CHECK(
-          cudaHostAlloc(&block, kRecordsPerBlock * sizeof(TicketRecord), cudaHostAllocPortable | cudaHostAllocMapped));
-      blocks.push_back(block);
-      auto* records = static_cast<TicketRecord*>(block);
-      for (std::size_t i = 0; i < kRecordsPerBlock; ++i) free.push_back(new (&records[i]) TicketRecord());
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!free.empty()) {
+        TicketRecord* record = free.back();
+        free.pop_back();
+        record->ticket.store(0, std::memory_order_relaxed);
+        return record;
+      }
     }
-    TicketRecord* record = free.back();
-    free.pop_back();
-    return record;
+    // (Allocated outside the lock, which a graph's destruction on CUDA's thread takes.)
+    void* block = nullptr;
+    PEERLINK_CUDA_CHECK(
+        cudaHostAlloc(&block, kRecordsPerBlock * sizeof(TicketRecord), cudaHostAllocPortable | cudaHostAllocMapped));
+    auto* records = static_cast<TicketRecord*>(block);
+    const std::lock_guard<std::mutex> lock(mutex);
+    blocks.push_back(block);
+    free.reserve(free.size() + kRecordsPerBlock);
+    for (std::size_t i = 1; i < kRecordsPerBlock; ++i) free.push_back(new (&records[i]) TicketRecord());
+    return new (&records[0]) TicketRecord();
+  }
+  void giveBack(TicketRecord* record) noexcept {  // under the mutex
+    record->ticket.store(0, std::memory_order_relaxed);
+    free.push_back(record);  // (within its capacity: it held every record before)
   }
 };
 
@@ -69,15 +81,29 @@ struct CapturedCalls::Replay {
 struct CapturedCalls::GraphStart {
   std::shared_ptr<Shared> shared;
   unsigned long long capture = 0;
+  net::NetWorld* world = nullptr;
   std::vector<std::unique_ptr<Replay>> calls;
 };
 
 namespace {
 
+// The graph's start, on CUDA's callback thread: every call started under one hold of the numbering lock, so that no
+// other call is numbered among them. A graph launched after its communicator was destroyed starts nothing: its
+// kernels find kNoTicket and leave.
 void CUDART_CB startGraphCalls(void* data) {
   auto* start = static_cast<CapturedCalls::GraphStart*>(data);
+  const std::lock_guard<std::mutex> lock(start->shared->mutex);  // the communicator stays while the calls start
+  std::unique_lock<std::mutex> numbering;
+  if (!start->shared->closed) {
+    try {
+      numbering = start->world->lockNumbering();
+    } catch (...) {  // (std::system_error: the kernels find kNoTicket)
+    }
+  }
   for (const auto& replay : start->calls) {
-    replay->record->ticket.store(replay->group->startReplay(replay->call), std::memory_order_release);
+    const std::uint64_t ticket =
+        numbering.owns_lock() ? replay->group->startReplay(replay->call, numbering) : net::kNoTicket;
+    replay->record->ticket.store(ticket, std::memory_order_release);
   }
 }
 
@@ -87,8 +113,10 @@ void CUDART_CB destroyGraphStart(void* data) {
   CapturedCalls::Shared& shared = *start->shared;
   {
     const std::lock_guard<std::mutex> lock(shared.mutex);
-    shared.starts.erase(start->capture);
-    for (const auto& replay : start->calls) shared.free.push_back(replay->record);  // (within its capacity)
+    if (const auto found = shared.starts.find(start->capture); found != shared.starts.end() && found->second == start) {
+      shared.starts.erase(found);
+    }
+    for (const auto& replay : start->calls) shared.giveBack(replay->record);
   }
   shared.alive.fetch_sub(static_cast<int>(start->calls.size()), std::memory_order_release);
   delete start;
@@ -99,16 +127,22 @@ void CUDART_CB destroyGraphStart(void* data) {
 CapturedCalls::CapturedCalls() : shared_(std::make_shared<Shared>()) {}
 
 CapturedCalls::~CapturedCalls() {
+  close();
   if (anyAlive()) return;  // a graph may still be destroyed later: it gives its records back
   for (void* block : shared_->blocks) cudaFreeHost(block);
   shared_->blocks.clear();
+}
+
+void CapturedCalls::close() noexcept {
+  const std::lock_guard<std::mutex> lock(shared_->mutex);
+  shared_->closed = true;
 }
 
 bool CapturedCalls::anyAlive() const {
   return shared_->alive.load(std::memory_order_acquire) > 0;
 }
 
-CapturedCalls::GraphStart& CapturedCalls::startOf(cudaStream_t stream) {
+CapturedCalls::GraphStart& CapturedCalls::startOf(cudaStream_t stream, net::NetWorld& world) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long capture = 0;
   cudaGraph_t graph = nullptr;
@@ -120,7 +154,7 @@ CapturedCalls::GraphStart& CapturedCalls::startOf(cudaStream_t stream) {
     const std::lock_guard<std::mutex> lock(shared_->mutex);
     if (const auto found = shared_->starts.find(capture); found != shared_->starts.end()) return *found->second;
   }
-  auto* start = new GraphStart{shared_, capture, {}};
+  auto* start = new GraphStart{shared_, capture, &world, {}};
   cudaUserObject_t object = nullptr;
   if (const cudaError_t created =
           cudaUserObjectCreate(&object, start, destroyGraphStart, 1, cudaUserObjectNoDestructorSync);
@@ -134,15 +168,14 @@ CapturedCalls::GraphStart& CapturedCalls::startOf(cudaStream_t stream) {
     cudaUserObjectRelease(object, 1);
     PEERLINK_CUDA_CHECK(retained);
   }
-  {
-    const std::lock_guard<std::mutex> lock(shared_->mutex);
-    shared_->starts[capture] = start;
-  }
   cudaHostNodeParams params{};
   params.fn = startGraphCalls;
   params.userData = start;
   cudaGraphNode_t node = nullptr;
   PEERLINK_CUDA_CHECK(cudaGraphAddHostNode(&node, graph, nullptr, 0, &params));  // a root: no dependencies
+  // Only a start whose host node exists takes the capture's calls (one whose node failed dies with the graph).
+  const std::lock_guard<std::mutex> lock(shared_->mutex);
+  shared_->starts[capture] = start;
   return *start;
 }
 
@@ -155,17 +188,14 @@ void CapturedCalls::capture(net::NetGroup& group, net::ReplayedCall call, cudaSt
       throw Error(ErrorCode::Internal, "a captured call whose slot sets take different copies");
     }
   }
-  GraphStart& start = startOf(stream);
-  TicketRecord* record = shared_->take();
-  start.calls.push_back(std::make_unique<Replay>(Replay{&group, std::move(call), record}));
-  shared_->alive.fetch_add(1, std::memory_order_relaxed);
-  const Replay* replay = start.calls.back().get();
-  const net::ReplayedCall& held = replay->call;
+  GraphStart& start = startOf(stream, group.world());
+  auto replay = std::make_unique<Replay>(Replay{&group, std::move(call), nullptr});
   kernels::ReplayedAsyncCallArgs args;
   static_assert(net::kAsyncSets <= static_cast<std::size_t>(kernels::kAsyncCallSetsMax),
                 "every slot set's copies fit the replayed kernel's arguments");
   static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCallCopiesMax),
                 "an async call's copies fit its kernel's arguments");
+  const net::ReplayedCall& held = replay->call;
   args.sets = static_cast<int>(net::kAsyncSets);
   args.ins = static_cast<int>(held.copiesIn[0].size());
   args.outs = static_cast<int>(held.copiesOut[0].size());
@@ -186,9 +216,19 @@ void CapturedCalls::capture(net::NetGroup& group, net::ReplayedCall call, cudaSt
   args.release = reinterpret_cast<const volatile std::uint64_t*>(&flags.release.value);
   args.failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags.failedFrom.value);
   args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags.gaveUp.value);
-  args.ticketOf = reinterpret_cast<std::uint64_t*>(&record->ticket);
+  args.noTicket = net::kNoTicket;
   args.timeoutNs = timeoutNs;
-  kernels::launchReplayedAsyncCall(args, stream);
+  replay->record = shared_->take();
+  args.ticketOf = reinterpret_cast<std::uint64_t*>(&replay->record->ticket);
+  try {
+    kernels::launchReplayedAsyncCall(args, stream);
+    start.calls.push_back(std::move(replay));  // started from the graph's next launch on
+  } catch (...) {
+    const std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->giveBack(replay->record);
+    throw;
+  }
+  shared_->alive.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace peerlink::coll

@@ -30,6 +30,9 @@ class CapturedCalls {
   void capture(net::NetGroup& group, net::ReplayedCall call, cudaStream_t stream, std::uint64_t timeoutNs);
   /// Whether a graph holding a captured call has not been destroyed yet (it may run again).
   bool anyAlive() const;
+  /// The communicator is going: a graph launched from now on starts none of its calls (its kernels leave at once),
+  /// and one starting them now finishes first.
+  void close() noexcept;
 
   struct Shared;      ///< the tickets' memory, the count of captured calls alive, the graphs' starts
   struct Replay;      ///< one captured call
@@ -37,7 +40,7 @@ class CapturedCalls {
 
  private:
   /// The graph start of `stream`'s capture: made at its first call (a root host node of the graph).
-  GraphStart& startOf(cudaStream_t stream);
+  GraphStart& startOf(cudaStream_t stream, net::NetWorld& world);
 
   std::shared_ptr<Shared> shared_;
 };

@@ -149,7 +149,9 @@ NodeWorld::~NodeWorld() {
       while (cudaEventQuery(event) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline) idle.idle();
       return cudaEventQuery(event) == cudaSuccess;
     };
-    // A graph still holding captured calls reads the transport's flags and slots if it runs (it must not now).
+    // A graph launched from now on starts none of its calls (they would need the transport); one still holding
+    // captured calls reads the transport's flags and slots if it runs, so they are kept.
+    captured_.close();
     if (captured_.anyAlive() && net_) net_->keepPinnedMemory();
     for (AsyncSet& set : asyncSets_) {
       if (set.used && !ended(set.done.get())) {
@@ -270,6 +272,12 @@ void NodeWorld::ensureScratch(std::size_t bytes, cudaStream_t stream, bool captu
   // A capture waits for no event recorded outside it: a graph uses the scratch in its stream's order (calls across
   // nodes of one communicator are on one stream, or on streams the caller orders).
   if (doneRecorded_ && !capturing) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, done_.get(), 0));
+  if (!capturing && !retiredScratch_.empty() && !captured_.anyAlive()) {
+    // Every graph that could read them is gone; this stream's calls may still (streams of calls across nodes are
+    // ordered: docs/multinode.md).
+    waitForStream(stream, "old scratch is freed");
+    retiredScratch_.clear();
+  }
   if (bytes <= scratch_.size()) return;
   if (capturing || capturedAny_) {
     // A graph captured with the old scratch reads it whenever it runs.
@@ -463,7 +471,9 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   const std::shared_ptr<std::atomic<bool>> abandoned = async.abandoned;
   group.startAsync(std::move(async));  // its ticket is released whatever happens below
   try {
-    // The set's last kernel may be on another stream (streams are not told apart by their handles: always wait).
+    // The set's last kernel may be on another stream (streams are not told apart by their handles: always wait). A
+    // graph's kernels on the set are not among these events: they ended before this call took its ticket
+    // (afterGraphs), or the world broke (a graph's and this thread's calls at once, NetGroup::submitInOrder).
     if (set.used) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, set.done.get(), 0));
     kernels::launchAsyncCall(args, stream);
     PEERLINK_CUDA_CHECK(cudaEventRecord(set.done.get(), stream));

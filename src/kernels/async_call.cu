@@ -100,6 +100,8 @@ __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(Rep
     setFree = seen != 0 || waitFlagAtLeast(args.ticketOf, 1, deadline, &seen);
     ticket = seen;
     if (setFree) storeRelaxedSys(args.ticketOf, 0);  // for the next run (which starts after this kernel ended)
+    if (!setFree) storeReleaseSys(args.gaveUp, args.noTicket);
+    if (ticket == args.noTicket) setFree = false;  // nothing started: nothing to copy, no flag to write
     if (setFree && ticket > sets) {
       // The set's last call: its kernel no longer reads the slots, and its messages no longer use them.
       const std::size_t set = ticket % sets;
@@ -113,8 +115,7 @@ __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(Rep
   }
   __syncthreads();
   const std::size_t set = ticket % static_cast<std::uint64_t>(args.sets);
-  // No ticket, or a set never freed: the call's copies are left out (its job fails at its deadline, and the world with
-  // it).
+  // No ticket, or a set never freed: the call's copies are left out (the world reports it: gaveUp).
   if (!setFree) return;
   runCall(args.in[set], args.ins, args.out[set], args.outs, args.copiedIn[set], args.copiedOut[set], args.awaitRelease,
           args.release, args.failedFrom, args.gaveUp, ticket, args.timeoutNs);

@@ -67,6 +67,9 @@ struct ReplayedAsyncCallArgs {
   const volatile std::uint64_t* failedFrom = nullptr;
   std::uint64_t* gaveUp = nullptr;
   std::uint64_t* ticketOf = nullptr;  ///< pinned host memory: 0 until the graph's start writes the run's ticket
+  /// What the graph's start writes where it starts no call (the communicator is gone); also what the kernel leaves in
+  /// `gaveUp` where no ticket came within its deadline.
+  std::uint64_t noTicket = ~std::uint64_t{0};
   std::uint64_t timeoutNs = 0;
 };
 

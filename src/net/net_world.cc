@@ -175,15 +175,21 @@ AsyncCall NetGroup::prepareAsync(const std::vector<PeerOp>& ops, DataType type) 
 // `piece` has its local copies taken out (asyncFits).
 AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
   NetWorld& world = world_;
-  const std::lock_guard<std::mutex> numbering(world.numbering_);
-  AsyncCall async;
-  async.ticket = world.tickets_ + 1;
-  async.set = async.ticket % kAsyncSets;
-  // The set's last call (kAsyncSets tickets before) must have ended on the progress thread: it no longer reads or
-  // writes the slots. Every job has its deadlines, and a broken world's jobs end at once, so this wait ends.
   AsyncFlags& flags = *world.asyncFlags_;
-  IdleWait idle;
-  while (flags.release.value.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
+  AsyncCall async;
+  std::unique_lock<std::mutex> numbering(world.numbering_);
+  // The set's last call (kAsyncSets tickets before) must have ended on the progress thread: it no longer reads or
+  // writes the slots. Every job has its deadlines, and a broken world's jobs end at once, so this wait ends. (Waited
+  // for without the lock, which a graph's start takes; taken again as long as nobody took the ticket meanwhile.)
+  for (;;) {
+    async.ticket = world.tickets_ + 1;
+    if (flags.release.value.load(std::memory_order_acquire) + kAsyncSets >= async.ticket) break;
+    numbering.unlock();
+    IdleWait idle;
+    while (flags.release.value.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
+    numbering.lock();
+  }
+  async.set = async.ticket % kAsyncSets;
   if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
   async.run = run;
   async.piece = std::move(piece);
@@ -232,14 +238,16 @@ ReplayedCall NetGroup::prepareReplayed(CallPiece piece, CopiedPieceRun run, std:
   return replayed;
 }
 
-std::uint64_t NetGroup::startReplay(const ReplayedCall& call) noexcept {
+std::uint64_t NetGroup::startReplay(const ReplayedCall& call, const std::unique_lock<std::mutex>& numbering) noexcept {
   NetWorld& world = world_;
-  const std::lock_guard<std::mutex> numbering(world.numbering_);
   const std::uint64_t ticket = ++world.tickets_;
-  AsyncCall async;
-  async.ticket = ticket;
-  async.set = ticket % kAsyncSets;
   try {
+    if (!numbering.owns_lock() || numbering.mutex() != &world.numbering_) {
+      throw Error(ErrorCode::Internal, "a graph's call started without the world's numbering lock");
+    }
+    AsyncCall async;
+    async.ticket = ticket;
+    async.set = ticket % kAsyncSets;
     async.copiesIn = call.copiesIn[async.set];
     async.copiesOut = call.copiesOut[async.set];
     async.awaitsRelease = call.awaitsRelease;
@@ -248,20 +256,37 @@ std::uint64_t NetGroup::startReplay(const ReplayedCall& call) noexcept {
     async.piece = call.piece;
     async.slot = world.asyncSlots_[async.set];
     async.context = context(call.run.what);
-  } catch (const std::exception& error) {
-    // (Out of memory.) The world breaks; the ticket's job, skipped as every job of a broken world is, releases it in
-    // order with the call failed.
-    world.breakWith("net " + name_ + ": a CUDA graph's call could not be started (" + error.what() + ")");
-    world.submitAsync([] {}, ticket);
-    return ticket;
+    submitInOrder(std::move(async));
+  } catch (...) {
+    // (Out of memory.) The call, and every one after it, fails: its kernel copies nothing out, and once it gives up
+    // waiting for its release (which no job writes) the world reports it.
+    world.failFrom(ticket);
+    try {
+      world.breakWith("net " + name_ + ": a CUDA graph's call could not be started");
+    } catch (...) {
+    }
   }
-  startAsync(std::move(async));
   return ticket;
 }
 
 void NetGroup::startAsync(AsyncCall async) {
+  const std::lock_guard<std::mutex> numbering(world_.numbering_);
+  submitInOrder(std::move(async));
+}
+
+void NetGroup::submitInOrder(AsyncCall async) {
   NetWorld& world = world_;
   const std::uint64_t ticket = async.ticket;
+  if (ticket != world.submittedTickets_ + 1) {
+    // Another thread took a ticket between this one's and its submission: calls of a CUDA graph launched while the
+    // caller's thread made another, on a stream not ordered with the graph's. The jobs would run out of ticket
+    // order: every call from the first not yet submitted fails instead of taking another's results.
+    world.failFrom(std::min(ticket, world.submittedTickets_ + 1));
+    world.breakWith("net " + name_ +
+                    ": calls across nodes were started out of order (a CUDA graph's calls and the caller's thread's "
+                    "at once): make them on one stream, or on streams the application orders");
+  }
+  world.submittedTickets_ = std::max(world.submittedTickets_, ticket);
   auto shared = std::make_shared<AsyncCall>(std::move(async));
   world.submitAsync(
       [&world, shared] {
@@ -464,6 +489,18 @@ std::string NetWorld::lostWhy() const {
   return lost_;
 }
 
+void NetWorld::failFrom(std::uint64_t ticket) noexcept {
+  std::atomic<std::uint64_t>& failed = asyncFlags_->failedFrom.value;
+  std::uint64_t seen = failed.load(std::memory_order_relaxed);
+  while ((seen == 0 || seen > ticket) &&
+         !failed.compare_exchange_weak(seen, ticket, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+}
+
+std::unique_lock<std::mutex> NetWorld::lockNumbering() {
+  return std::unique_lock<std::mutex>(numbering_);
+}
+
 std::string NetWorld::brokenBy() const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -471,6 +508,11 @@ std::string NetWorld::brokenBy() const {
   }
   const std::uint64_t gaveUp = asyncFlags_->gaveUp.value.load(std::memory_order_acquire);
   if (gaveUp == 0) return {};
+  if (gaveUp == kNoTicket) {
+    return "a CUDA graph's call across nodes got no ticket from its graph's start within twice " +
+           std::to_string(options_.timeout.count()) +
+           " ms (PEERLINK_NET_TIMEOUT_MS): its results were not copied to the caller's buffers";
+  }
   return "the kernel of async call " + std::to_string(gaveUp) + " stopped waiting for the transport after twice " +
          std::to_string(options_.timeout.count()) +
          " ms (PEERLINK_NET_TIMEOUT_MS): its results were not copied to the caller's buffers";
@@ -590,9 +632,11 @@ void NetWorld::progress() {
     lock.unlock();
     // After the world's state: a caller that sees the ticket and then asks brokenBy() learns how the call ended.
     if (job->ticket) {
-      std::uint64_t none = 0;
-      if (error) asyncFlags_->failedFrom.value.compare_exchange_strong(none, *job->ticket, std::memory_order_release);
-      asyncFlags_->release.value.store(*job->ticket, std::memory_order_release);
+      if (error) failFrom(*job->ticket);
+      // (Never backwards: a job submitted out of ticket order, which failFrom marked failed, may come after.)
+      std::atomic<std::uint64_t>& release = asyncFlags_->release.value;
+      if (*job->ticket > release.load(std::memory_order_relaxed))
+        release.store(*job->ticket, std::memory_order_release);
     }
     if (job->finally) job->finally();
     changed_.notify_all();

@@ -69,6 +69,8 @@ struct NetOptions {
 constexpr std::size_t kAsyncSlotBytes = std::size_t{256} << 10;
 /// Async calls in flight at once, each on a slot set of its own.
 constexpr std::size_t kAsyncSets = 4;
+/// AsyncFlags::gaveUp's value where a graph's call's kernel got no ticket from its graph's start within its deadline.
+constexpr std::uint64_t kNoTicket = ~std::uint64_t{0};
 /// Copies in, and out, one async call makes at most (a segment per block: a rail of up to that many nodes).
 constexpr std::size_t kAsyncCopiesMax = 8;
 
@@ -82,7 +84,8 @@ struct AsyncFlags {
   /// The transport's: the first ticket that failed (0: none); it and every later call's results are not in the slots
   /// (the world is broken), so the caller leaves its buffers as they are. Written before that ticket's release.
   Word failedFrom;
-  Word gaveUp;                ///< the caller's: a ticket whose kernel stopped waiting for its release (deadline)
+  /// The caller's: a ticket whose kernel stopped waiting for its release (deadline), or kNoTicket.
+  Word gaveUp;
   Word copiedIn[kAsyncSets];  ///< the caller's, per slot set: the ticket whose copies in are done
   /// The caller's, per slot set: the ticket whose kernel ended (its copies out done, or left out): the set's slots
   /// are free from then on.
@@ -122,10 +125,11 @@ struct AsyncCall {
 };
 
 /// An async call captured into a CUDA graph (NetGroup::tryPrepareReplayed): prepared once, at the capture, and run
-/// each time the graph runs. There a host function on the stream calls NetGroup::startReplay, which takes the call's
-/// ticket in the stream's order and hands its job to the transport (as startAsync); the kernel after it reads the
-/// ticket, waits for the ticket's slot set to be free (its last call's kernel and messages ended), and makes the set's
-/// copies (`copiesIn[set]`, `copiesOut[set]`), as an async call's kernel does.
+/// each time the graph runs. There the graph's start (a host function, coll/captured_calls.hpp) calls
+/// NetGroup::startReplay for each of its calls in order, which takes the call's ticket and hands its job to the
+/// transport (as startAsync); the call's kernel waits for the ticket, then for its slot set to be free (its last call's
+/// kernel and messages ended), and makes the set's copies (`copiesIn[set]`, `copiesOut[set]`), as an async call's
+/// kernel does.
 struct ReplayedCall {
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesIn;
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesOut;
@@ -173,6 +177,7 @@ class NetGroup {
   /// The world ranks of the members, in group rank order.
   const std::vector<int>& members() const { return members_; }
   const std::string& name() const { return name_; }
+  NetWorld& world() const { return world_; }
 
   void allReduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int avgDivisor = 0);
   void allGather(const void* send, void* recv, std::size_t count, DataType type);
@@ -216,11 +221,12 @@ class NetGroup {
   std::optional<ReplayedCall> tryPrepareReplayed(const NetCall& call);
   /// The same for a send/recv group (asyncFits; runPeerOps's checks), else nullopt.
   std::optional<ReplayedCall> tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type);
-  /// One run of `call` (a CUDA host function's, in its stream's order): takes the next ticket, numbers the call, hands
-  /// its job to the progress thread as startAsync does, and returns the ticket for the kernel. Waits for nothing (the
-  /// kernel waits for its slot set); makes no CUDA call. Where the world broke, the job ends at once with the call
-  /// failed and its ticket released.
-  std::uint64_t startReplay(const ReplayedCall& call) noexcept;
+  /// One run of `call` (a graph's start's, holding `numbering`: NetWorld::lockNumbering, once for all the graph's
+  /// calls): takes the next ticket, numbers the call, hands its job to the progress thread as startAsync does, and
+  /// returns the ticket for the kernel. Waits for nothing (the kernel waits for its slot set); makes no CUDA call.
+  /// Where the world broke, the job ends at once with the call failed and its ticket released; where the call cannot
+  /// be started (out of memory) it fails, and the world with it.
+  std::uint64_t startReplay(const ReplayedCall& call, const std::unique_lock<std::mutex>& numbering) noexcept;
 
   /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
   /// send/recv) with elements; where its copies and reductions are the device's (computesOnDevice), a piece's
@@ -258,6 +264,10 @@ class NetGroup {
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
   ReplayedCall prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
+  /// Hands an async call's job to the progress thread, under the numbering lock: a call whose ticket is not the next
+  /// one submitted (another thread took one between) fails, from the first ticket not yet submitted, and breaks the
+  /// world.
+  void submitInOrder(AsyncCall async);
 
   NetWorld& world_;
   std::vector<int> members_;
@@ -305,6 +315,9 @@ class NetWorld {
   /// Keeps every pinned buffer forever, whatever happens: for a caller whose own copies out of them may not have
   /// ended (an async call's, on a stream that did not get there).
   void keepPinnedMemory() noexcept;
+  /// The lock the calls' numbers and tickets are taken under: a graph's start holds it while it starts its calls
+  /// (NetGroup::startReplay), so that no other call is numbered among them.
+  std::unique_lock<std::mutex> lockNumbering();
 
  private:
   friend class NetGroup;
@@ -314,6 +327,8 @@ class NetWorld {
   /// whatever happened (also where the world broke before it ran, which it then does not). Any error of it breaks
   /// the world: nobody waits for it.
   void submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket, std::function<void()> finally = {});
+  /// Marks async call `ticket` and every later one failed (AsyncFlags::failedFrom only goes down).
+  void failFrom(std::uint64_t ticket) noexcept;
   /// Marks the world broken by `why` (unless it already is) and keeps its pinned memory: for a failure on the
   /// caller's thread that leaves this rank out of step with its peers.
   void breakWith(const std::string& why);
@@ -343,11 +358,12 @@ class NetWorld {
   std::unique_ptr<AskedTickets> askedTickets_;  ///< the progress thread's side of asyncFlags_->computations
   /// The calls' numbers and tickets: taken on the caller's thread, and by CUDA's host functions for graphs' calls.
   std::mutex numbering_;
-  std::uint64_t tickets_ = 0;         ///< the last ticket given (under numbering_)
-  std::uint64_t pieceTickets_ = 0;    ///< the last queued piece's ticket (the caller's thread)
-  std::uint64_t computeTickets_ = 0;  ///< the last queued computation's ticket (the caller's thread)
-  bool leaked_ = false;               ///< under the mutex: the staged and async slots kept
-  bool keptForCaller_ = false;        ///< under the mutex: the async flags kept too (keepPinnedMemory)
+  std::uint64_t tickets_ = 0;           ///< the last ticket given (under numbering_)
+  std::uint64_t submittedTickets_ = 0;  ///< the last async call's ticket handed to the thread (under numbering_)
+  std::uint64_t pieceTickets_ = 0;      ///< the last queued piece's ticket (the caller's thread)
+  std::uint64_t computeTickets_ = 0;    ///< the last queued computation's ticket (the caller's thread)
+  bool leaked_ = false;                 ///< under the mutex: the staged and async slots kept
+  bool keptForCaller_ = false;          ///< under the mutex: the async flags kept too (keepPinnedMemory)
   std::vector<PeerIdentity> peers_;
   std::unique_ptr<NetGroup> node_;
   std::unique_ptr<NetGroup> rail_;

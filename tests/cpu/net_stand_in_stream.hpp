@@ -80,7 +80,8 @@ class StandInStream {
   void replayGraph(NetGroup& group, const std::vector<const ReplayedCall*>& calls) {
     auto tickets = std::make_shared<std::vector<std::uint64_t>>(calls.size(), 0);
     queue([&group, calls, tickets] {
-      for (std::size_t k = 0; k < calls.size(); ++k) (*tickets)[k] = group.startReplay(*calls[k]);
+      const std::unique_lock<std::mutex> numbering = group.world().lockNumbering();
+      for (std::size_t k = 0; k < calls.size(); ++k) (*tickets)[k] = group.startReplay(*calls[k], numbering);
       return true;
     });
     for (std::size_t k = 0; k < calls.size(); ++k) {

@@ -2,12 +2,15 @@
 // replays them, over a loopback world: the caller's side on a stand-in for a GPU stream, doing what a graph's start
 // and its replayed kernels do (StandInStream::replayGraph). Calls prepared once and run many times, with
 // new data each time, between eager async calls, on slot sets that change from run to run, against the closed
-// forms; which calls can be captured; a run on a broken world ends at once, leaving the caller's buffers as they are.
+// forms; which calls can be captured; a run on a broken world ends at once, leaving the caller's buffers as they are;
+// a graph's calls started between an eager call's ticket and its job fail, breaking the world, instead of crossing.
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -213,6 +216,25 @@ TEST(NetReplayed, OnlyCallsThatRunAsyncCanBeCaptured) {
     EXPECT_FALSE(group->tryPrepareReplayed(std::vector<PeerOp>{{true, 1, any, 4097}}, DataType::U8).has_value());
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
+  // One piece, but more than a slot holds (kAsyncSlotBytes): an all-gather's output of 2 x 192 KiB.
+  const auto large = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+    options.chunkBytes = std::size_t{1} << 20;
+    auto world = hostWorld(std::move(p2p), options);
+    auto group = world->group({0, 1}, "two");
+    std::vector<std::byte> any(std::size_t{1} << 20);
+    if (r == 0) {
+      const auto captures = [&](std::size_t count) {
+        return group
+            ->tryPrepareReplayed(
+                {Collective::AllGather, count, DataType::F32, ReduceOp::Sum, 0, 0, any.data(), any.data()})
+            .has_value();
+      };
+      EXPECT_TRUE(captures(32 << 10));   // 2 x 128 KiB
+      EXPECT_FALSE(captures(48 << 10));  // 2 x 192 KiB
+    }
+  });
+  for (const std::string& error : large) EXPECT_EQ(error, "");
   const auto off = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
     options.asyncCalls = false;
@@ -257,6 +279,46 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
   EXPECT_EQ(outcome, "ran through, buffers left, at once, failed");
+}
+
+// A graph's start that runs while the caller's thread is between taking an eager call's ticket and handing it on (a
+// graph launched on a stream not ordered with the eager call's): the jobs would reach the progress thread out of
+// ticket order, so the world breaks saying why, and every call from the eager one on is marked failed -- neither
+// kernel copies the other's results out.
+TEST(NetReplayed, CallsStartedOutOfOrderFailInsteadOfTakingEachOthersResults) {
+  std::string outcome;
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1}, "two");
+    if (r != 0) return;
+    float send[4] = {1, 2, 3, 4};
+    float recv[4] = {};
+    const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
+    std::optional<ReplayedCall> captured = group->tryPrepareReplayed(call);
+    ASSERT_TRUE(captured);
+    AsyncCall eager = group->prepareAsync(call);
+    const std::uint64_t eagerTicket = eager.ticket;
+    std::uint64_t replayTicket = 0;
+    {
+      const std::unique_lock<std::mutex> numbering = world->lockNumbering();
+      replayTicket = group->startReplay(*captured, numbering);
+    }
+    group->startAsync(std::move(eager));
+    const AsyncFlags& flags = *captured->flags;
+    const auto start = std::chrono::steady_clock::now();
+    while (flags.release.value.load() < replayTicket &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+      std::this_thread::yield();
+    }
+    const std::string broken = world->brokenBy();
+    outcome =
+        std::string(replayTicket == eagerTicket + 1 ? "tickets in turn" : "tickets out of turn") +
+        (flags.release.value.load() >= replayTicket ? ", released" : ", not released") +
+        (flags.failedFrom.value.load() == eagerTicket ? ", failed from the eager call" : ", failed elsewhere") +
+        (broken.find("started out of order") != std::string::npos ? ", world broken saying why" : ", world: " + broken);
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_EQ(outcome, "tickets in turn, released, failed from the eager call, world broken saying why");
 }
 
 }  // namespace

@@ -285,9 +285,9 @@ std::string runAcrossTwoStreams(Communicator& comm, int gpu, std::string& issued
 // Calls captured into a CUDA graph (global capture mode, as PyTorch's): an all-reduce, a broadcast, a reduce, an
 // all-gather, a reduce-scatter and a send/recv ring shift, small enough to run async across nodes. The graph runs
 // `rounds` times with new data written before each run on the stream, and an eager all-reduce made right after each
-// launch (while the graph may still run); every result of every run against the closed forms. Then the time of 200
-// runs of the graph against 200 times the same calls made eagerly (`timing`); a call too large to capture is refused,
-// saying why, and leaves the capture clean; after the graph is destroyed, an eager call again.
+// launch (while the graph may still run); every result of every run against the closed forms. The time of 200 runs of
+// the graph against 200 times the same calls made eagerly before the capture (`timing`); a call too large to capture
+// is refused, saying why, and leaves the capture clean; after the graph is destroyed, an eager call again.
 std::string runCaptured(Communicator& comm, int gpu, cudaStream_t stream, std::string& timing) {
   const int n = comm.size();
   const int me = worldRank;
@@ -345,6 +345,17 @@ std::string runCaptured(Communicator& comm, int gpu, cudaStream_t stream, std::s
     check(ended, "cudaStreamEndCapture");
     return graph;
   };
+  // The same calls timed 200 times eagerly now, and 200 runs of the graph below (each after a warm-up of 20): while
+  // a graph holding captured calls lives, eager calls across nodes wait for their stream first.
+  const auto timeRuns = [&](auto&& body) {
+    for (int i = 0; i < 20; ++i) body();
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i) body();
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / 200;
+  };
+  const double eagerUs = timeRuns(queueCalls);
   check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
   try {
     queueCalls();
@@ -419,18 +430,8 @@ std::string runCaptured(Communicator& comm, int gpu, cudaStream_t stream, std::s
     destroy();
     return failure;
   }
-  // The same calls: 200 runs of the graph, then 200 times eagerly (each after a warm-up of 20).
-  const auto timeRuns = [&](auto&& body) {
-    for (int i = 0; i < 20; ++i) body();
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 200; ++i) body();
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / 200;
-  };
   const double graphUs = timeRuns([&] { check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); });
   destroy();
-  const double eagerUs = timeRuns(queueCalls);
   comm.checkHealth();
   char line[160];
   std::snprintf(line, sizeof line, "six calls across nodes from a CUDA graph %.1f us a run, eagerly %.1f us", graphUs,

@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Per collective and size, out of place: peerlink eager and in a CUDA graph, and NCCL in a graph where the run has
-it, in microseconds; then graph / eager (peerlink) and NCCL graph / peerlink graph (above 1: peerlink faster).
-usage: python3 graphs.py RUN_DIR ...   (each a folder of coll-*.json, e.g. call-c-nccl-1)"""
+"""Calls across nodes in CUDA graphs against eager, from peerlink coll's JSON (out of place, microseconds).
+
+  python3 graphs.py RUN ...              per collective and size: peerlink eager, peerlink in a graph, NCCL in a
+                                         graph where the run has it; graph / eager, and NCCL graph / peerlink graph
+                                         (above 1: peerlink faster). RUN: a folder of coll-*.json (runs.tar.xz's c-nccl-1)
+  python3 graphs.py --builds A1,A2 B1,B2 the same configurations of two builds, each the fastest of its rounds:
+                                         A's time / B's time, eager and graph (call d: d-after-1,d-after-2 and
+                                         d-before-1,d-before-2)
+"""
 import json
 import pathlib
 import sys
@@ -9,26 +15,43 @@ import sys
 COLLECTIVES = ["all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "send_recv"]
 
 
-def time_of(row, config):
-    m = row["out_of_place"].get(config)
-    return m["time_us"] if m and m["status"] == "ok" and m["wrong"] == 0 else None
+def times(run, name, config):
+    path = pathlib.Path(run) / f"coll-{name}.json"
+    if not path.exists():
+        return {}
+    out = {}
+    for row in json.loads(path.read_text())["rows"]:
+        m = row["out_of_place"].get(config)
+        if m and m["status"] == "ok" and m["wrong"] == 0:
+            out[row["bytes"]] = m["time_us"]
+    return out
 
 
 def show(run):
     print(f"== {run}")
     print(f"{'collective':15} {'bytes':>7} {'eager':>7} {'graph':>7} {'nccl_g':>7} {'g/eager':>8} {'nccl_g/g':>8}")
     for name in COLLECTIVES:
-        path = pathlib.Path(run) / f"coll-{name}.json"
-        if not path.exists():
-            continue
-        for row in json.loads(path.read_text())["rows"]:
-            eager, graph, nccl = (time_of(row, c) for c in ("peerlink", "peerlink_graph", "nccl_graph"))
-            if eager is None or graph is None:
-                continue
-            cells = [f"{eager:7.1f}", f"{graph:7.1f}", f"{nccl:7.1f}" if nccl else f"{'-':>7}",
-                     f"{graph / eager:8.2f}", f"{nccl / graph:8.2f}" if nccl else f"{'-':>8}"]
-            print(f"{name:15} {row['bytes']:>7} " + " ".join(cells))
+        eager, graph, nccl = (times(run, name, c) for c in ("peerlink", "peerlink_graph", "nccl_graph"))
+        for size in sorted(set(eager) & set(graph)):
+            n = nccl.get(size)
+            cells = [f"{eager[size]:7.1f}", f"{graph[size]:7.1f}", f"{n:7.1f}" if n else f"{'-':>7}",
+                     f"{graph[size] / eager[size]:8.2f}", f"{n / graph[size]:8.2f}" if n else f"{'-':>8}"]
+            print(f"{name:15} {size:>7} " + " ".join(cells))
 
 
-for run in sys.argv[1:]:
-    show(run)
+def compare(a_runs, b_runs):
+    print(f"== {a_runs} / {b_runs}, the fastest of each build's rounds")
+    for name in COLLECTIVES:
+        for config in ("peerlink", "peerlink_graph"):
+            a = [times(r, name, config) for r in a_runs]
+            b = [times(r, name, config) for r in b_runs]
+            sizes = sorted(set.intersection(*(set(x) for x in a + b)))
+            cells = [f"{s}:{min(x[s] for x in a):.1f}/{min(x[s] for x in b):.1f}" for s in sizes]
+            print(f"{name:15} {config:15} " + " ".join(cells))
+
+
+if len(sys.argv) == 4 and sys.argv[1] == "--builds":
+    compare(sys.argv[2].split(","), sys.argv[3].split(","))
+else:
+    for run in sys.argv[1:]:
+        show(run)
