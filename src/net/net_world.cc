@@ -28,6 +28,11 @@ int tagBaseOf(const std::vector<int>& members, int maxTag) {
   return static_cast<int>(hash % static_cast<std::uint64_t>(maxTag / 2));
 }
 
+// What the transport's thread runs a collective's piece with.
+CopiedPieceRun runOf(const NetCall& call) {
+  return {call.type, call.op, call.avgDivisor, collectiveName(call.collective)};
+}
+
 }  // namespace
 
 NetOptions NetOptions::fromParams(const Params& params) {
@@ -114,14 +119,28 @@ bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize) {
          copiesOutOfSlot(piece, any, elementSize).size() <= kAsyncCopiesMax;
 }
 
-bool NetGroup::asyncFits(const NetCall& call) {
+std::optional<CallPiece> NetGroup::asyncPiece(const NetCall& call) {
   const NetOptions& options = world_.options_;
   if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
       call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
-    return false;  // (more than one piece)
+    return std::nullopt;  // (more than one piece)
   }
   CallPiece piece = callPiece(call, size(), me_, 0, call.count);
-  return asyncFits(piece, dataTypeSize(call.type));
+  if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
+  return piece;
+}
+
+std::optional<CallPiece> NetGroup::asyncPiece(const std::vector<PeerOp>& ops, DataType type) {
+  if (!asyncFits(ops, type)) return std::nullopt;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
+  asyncFits(piece, dataTypeSize(type));  // takes its local copies out (it fits: asked above)
+  return piece;
+}
+
+bool NetGroup::asyncFits(const NetCall& call) {
+  return asyncPiece(call).has_value();
 }
 
 bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) {
@@ -144,16 +163,10 @@ bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) {
 }
 
 std::optional<AsyncCall> NetGroup::tryPrepareAsync(const NetCall& call) {
-  const NetOptions& options = world_.options_;
-  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
-      call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
-    return std::nullopt;
-  }
-  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
-  if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
+  std::optional<CallPiece> piece = asyncPiece(call);
+  if (!piece) return std::nullopt;
   checkCall(call, size(), me_);
-  return prepareAsync(std::move(piece), {call.type, call.op, call.avgDivisor, collectiveName(call.collective)},
-                      dataTypeSize(call.type));
+  return prepareAsync(std::move(*piece), runOf(call), dataTypeSize(call.type));
 }
 
 AsyncCall NetGroup::prepareAsync(const NetCall& call) {
@@ -163,12 +176,9 @@ AsyncCall NetGroup::prepareAsync(const NetCall& call) {
 }
 
 AsyncCall NetGroup::prepareAsync(const std::vector<PeerOp>& ops, DataType type) {
-  if (!asyncFits(ops, type)) throw Error(ErrorCode::Internal, "net " + name_ + ": a send/recv that cannot run async");
-  std::size_t longest = 0;
-  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
-  CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
-  asyncFits(piece, dataTypeSize(type));  // takes its local copies out (it fits: asked above)
-  return prepareAsync(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
+  std::optional<CallPiece> piece = asyncPiece(ops, type);
+  if (!piece) throw Error(ErrorCode::Internal, "net " + name_ + ": a send/recv that cannot run async");
+  return prepareAsync(std::move(*piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
 }
 
 // Everything that can fail comes before the ticket is taken: a ticket given out is always released by its job.
@@ -204,25 +214,16 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
 }
 
 std::optional<ReplayedCall> NetGroup::tryPrepareReplayed(const NetCall& call) {
-  const NetOptions& options = world_.options_;
-  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
-      call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
-    return std::nullopt;
-  }
-  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
-  if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
+  std::optional<CallPiece> piece = asyncPiece(call);
+  if (!piece) return std::nullopt;
   checkCall(call, size(), me_);
-  return prepareReplayed(std::move(piece), {call.type, call.op, call.avgDivisor, collectiveName(call.collective)},
-                         dataTypeSize(call.type));
+  return prepareReplayed(std::move(*piece), runOf(call), dataTypeSize(call.type));
 }
 
 std::optional<ReplayedCall> NetGroup::tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
-  if (!asyncFits(ops, type)) return std::nullopt;
-  std::size_t longest = 0;
-  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
-  CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
-  asyncFits(piece, dataTypeSize(type));  // takes its local copies out (it fits: asked above)
-  return prepareReplayed(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
+  std::optional<CallPiece> piece = asyncPiece(ops, type);
+  if (!piece) return std::nullopt;
+  return prepareReplayed(std::move(*piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
 }
 
 ReplayedCall NetGroup::prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {

@@ -260,6 +260,10 @@ class NetGroup {
   /// A queued call of `pieces` (each piece's local copies still in its plan), its copies and reductions the device's
   /// where `onDevice`: slots, tickets, the device side; the call numbered last.
   QueuedCall prepareQueued(std::vector<CallPiece> pieces, CopiedPieceRun run, bool onDevice);
+  /// The one piece of `call` where it may run async (asyncFits), its local copies taken out; else nullopt.
+  std::optional<CallPiece> asyncPiece(const NetCall& call);
+  /// The same for a send/recv group of `type` elements.
+  std::optional<CallPiece> asyncPiece(const std::vector<PeerOp>& ops, DataType type);
   /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
