@@ -519,7 +519,10 @@ CollMeasurement CollSession::measure(CollConfig config, Placement placement, con
     result.busbwGBps = result.algbwGBps * busBandwidthFactor(s.options.collective, s.ranks);
   } catch (const Error& error) {
     if (error.code() == ErrorCode::Timeout) throw;
-    result.status = CollMeasurement::Status::Failed;
+    // A call the communicator cannot capture (across nodes, larger than an async call) is not measured in a graph.
+    result.status = error.code() == ErrorCode::Unsupported && config == CollConfig::PeerlinkGraph
+                        ? CollMeasurement::Status::NotRun
+                        : CollMeasurement::Status::Failed;
     result.reason = error.what();
   }
   return result;

@@ -171,6 +171,28 @@ TEST(CollFormat, TextHasHeaderEveryConfigurationAndComparison) {
   EXPECT_EQ(collFailures(run), 1);
 }
 
+// Sizes a configuration did not run for a reason of its own (peerlink's graph across nodes: calls too large to
+// capture) are N/A cells with the reason once under the table, and no failure.
+TEST(CollFormat, SizesNotRunAreNamedWithTheirReasonAndAreNoFailure) {
+  CollRun run = syntheticRun();
+  const std::string why = "allReduce of 134217728 elements on rank 0 inside a CUDA graph capture: too large";
+  for (CollRow& row : run.rows) {
+    if (row.bytes < 1024) continue;
+    for (auto* m : {&row.outOfPlace[static_cast<int>(CollConfig::PeerlinkGraph)],
+                    &row.inPlace[static_cast<int>(CollConfig::PeerlinkGraph)]}) {
+      *m = {};
+      m->status = CollMeasurement::Status::NotRun;
+      m->reason = why;
+    }
+  }
+  const std::string text = formatCollText(run);
+  EXPECT_NE(text.find("# not run 2 times (536870912 B out-of-place ... 536870912 B in-place): " + why),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("FAILED"), std::string::npos) << text;
+  EXPECT_EQ(collFailures(run), 0);
+}
+
 // Ranks of different processes on one GPU take turns on it: the text says their times are no measure of speed.
 TEST(CollFormat, ProcessesSharingAGpuAreNoMeasureOfSpeed) {
   CollRun run = syntheticRun();

@@ -58,6 +58,7 @@ std::string configTable(const CollRun& run, CollConfig config) {
   // Failures grouped by reason, in the order they first happened: a configuration that cannot run
   // fails the same way at every size.
   std::vector<std::pair<std::string, std::vector<std::string>>> failures;
+  std::vector<std::pair<std::string, std::vector<std::string>>> notRun;
   for (const CollRow& row : run.rows) {
     out += formatCollRow(run, row, config) + "\n";
     for (Placement placement : {Placement::OutOfPlace, Placement::InPlace}) {
@@ -67,13 +68,16 @@ std::string configTable(const CollRun& run, CollConfig config) {
         busbwSum += m.busbwGBps;
         ++busbwCount;
       }
-      if (m.status == CollMeasurement::Status::Failed) {
+      // Failures, and sizes not run for a reason of their own (a call too large to capture), grouped by reason.
+      const bool failed = m.status == CollMeasurement::Status::Failed;
+      if (failed || (m.status == CollMeasurement::Status::NotRun && !m.reason.empty())) {
+        auto& groups = failed ? failures : notRun;
         const std::string where =
             fmt::format("{} B {}", row.bytes, placement == Placement::InPlace ? "in-place" : "out-of-place");
-        auto found = std::find_if(failures.begin(), failures.end(),
-                                  [&](const auto& failure) { return failure.first == m.reason; });
-        if (found == failures.end()) {
-          failures.push_back({m.reason, {where}});
+        auto found =
+            std::find_if(groups.begin(), groups.end(), [&](const auto& group) { return group.first == m.reason; });
+        if (found == groups.end()) {
+          groups.push_back({m.reason, {where}});
         } else {
           found->second.push_back(where);
         }
@@ -83,6 +87,11 @@ std::string configTable(const CollRun& run, CollConfig config) {
   for (const auto& [reason, places] : failures) {
     out += places.size() == 1 ? fmt::format("# FAILED {}: {}\n", places.front(), reason)
                               : fmt::format("# FAILED {} times ({} ... {}): {}\n", places.size(), places.front(),
+                                            places.back(), reason);
+  }
+  for (const auto& [reason, places] : notRun) {
+    out += places.size() == 1 ? fmt::format("# not run {}: {}\n", places.front(), reason)
+                              : fmt::format("# not run {} times ({} ... {}): {}\n", places.size(), places.front(),
                                             places.back(), reason);
   }
   out += fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 && failures.empty() ? "OK" : "FAILED");
