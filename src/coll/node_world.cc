@@ -360,20 +360,20 @@ void NodeWorld::collective(const CallArgs& call) {
                         c.send,       c.recv,  c.call->algorithm};
   };
   // Captured: every phase across nodes prepared before anything is queued, so that a refused call leaves none.
-  std::vector<net::ReplayedCall> replayed;
+  std::vector<std::vector<net::ReplayedCall>> replayed;
   if (capturing) {
     for (const MemberCall& c : members) {
       if (c.scope == Scope::InNode) continue;
-      std::optional<net::ReplayedCall> prepared = net_->rail().tryPrepareReplayed(acrossOf(c));
-      if (!prepared) {
+      replayed.push_back(net_->rail().prepareReplayed(acrossOf(c)));
+      if (replayed.back().empty()) {
         throw Error(ErrorCode::Unsupported,
                     fmt::format("{} of {} elements on rank {} inside a CUDA graph capture: a communicator across "
-                                "nodes captures a call whose phases between nodes are small enough to run async "
-                                "(each rank's part of one at most {} KiB, PEERLINK_NET_ASYNC=ON); this one's is "
-                                "not: call it outside the capture",
-                                callName(call.collective), call.count, call.rank, net::kAsyncSlotBytes >> 10));
+                                "nodes captures its calls as async calls between nodes (PEERLINK_NET_ASYNC=ON, "
+                                "staged; each piece's slots at most {} KiB, its copies at most {} a way), which this "
+                                "one cannot be: call it outside the capture",
+                                callName(call.collective), call.count, call.rank, net::kAsyncSlotBytes >> 10,
+                                net::kAsyncCopiesMax));
       }
-      replayed.push_back(std::move(*prepared));
     }
   } else {
     afterGraphs(call.stream);
@@ -412,7 +412,10 @@ void NodeWorld::collective(const CallArgs& call) {
       throw Error(ErrorCode::Internal, "a call across nodes names other ranks than " + rail.name());
     }
     if (capturing) {
-      captured_.capture(rail, std::move(replayed[nextReplayed++]), call.stream, kernelTimeoutNs());
+      for (net::ReplayedCall& piece : replayed[nextReplayed]) {
+        captured_.capture(rail, std::move(piece), call.stream, kernelTimeoutNs());
+      }
+      ++nextReplayed;
       capturedAny_ = true;
       continue;
     }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "coll/plan.hpp"
 #include "core/cpu_affinity.hpp"
 #include "core/idle_wait.hpp"
 #include "core/log.hpp"
@@ -213,11 +214,30 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   return async;
 }
 
-std::optional<ReplayedCall> NetGroup::tryPrepareReplayed(const NetCall& call) {
-  std::optional<CallPiece> piece = asyncPiece(call);
-  if (!piece) return std::nullopt;
+std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv) {
+    return {};
+  }
   checkCall(call, size(), me_);
-  return prepareReplayed(std::move(*piece), runOf(call), dataTypeSize(call.type));
+  const std::size_t elementSize = dataTypeSize(call.type);
+  const std::size_t align = coll::alignElementsOf(call.type);
+  // The largest piece (a multiple of the alignment, or the whole call) whose first, largest, piece fits.
+  std::size_t step = std::min(call.count, pieceElementsOf(options.chunkBytes, call.type));
+  for (;;) {
+    CallPiece first = callPiece(call, size(), me_, 0, step);
+    if (asyncFits(first, elementSize)) break;
+    if (step <= align) return {};
+    step = std::max(align, step / 2 / align * align);
+  }
+  std::vector<ReplayedCall> pieces;
+  for (std::size_t p = 0; p * step < call.count; ++p) {
+    CallPiece piece = callPiece(call, size(), me_, p, step);
+    if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
+    pieces.push_back(prepareReplayed(std::move(piece), runOf(call), elementSize));
+  }
+  return pieces;
 }
 
 std::optional<ReplayedCall> NetGroup::tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type) {

@@ -216,9 +216,10 @@ class NetGroup {
   /// queued despite the error may still read the call's slots.
   void abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why);
 
-  /// The call `call` captured into a CUDA graph, where it may run async (asyncFits; runCall's checks), else nullopt.
-  /// Takes no ticket: each run of the graph does (startReplay).
-  std::optional<ReplayedCall> tryPrepareReplayed(const NetCall& call);
+  /// `call` (a collective) captured into a CUDA graph as async calls, one per piece, in order, each piece the
+  /// largest that fits an async call's slots and kernel (asyncFits; runCall's checks); empty where none fits, or
+  /// PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does (startReplay).
+  std::vector<ReplayedCall> prepareReplayed(const NetCall& call);
   /// The same for a send/recv group (asyncFits; runPeerOps's checks), else nullopt.
   std::optional<ReplayedCall> tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type);
   /// One run of `call` (a graph's start's, holding `numbering`: NetWorld::lockNumbering, once for all the graph's

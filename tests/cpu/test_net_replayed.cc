@@ -1,9 +1,10 @@
-// Calls across nodes captured into CUDA graphs (NetGroup::tryPrepareReplayed / startReplay), as a communicator
+// Calls across nodes captured into CUDA graphs (NetGroup::prepareReplayed / startReplay), as a communicator
 // replays them, over a loopback world: the caller's side on a stand-in for a GPU stream, doing what a graph's start
 // and its replayed kernels do (StandInStream::replayGraph). Calls prepared once and run many times, with
 // new data each time, between eager async calls, on slot sets that change from run to run, against the closed
-// forms; which calls can be captured; a run on a broken world ends at once, leaving the caller's buffers as they are;
-// a graph's calls started between an eager call's ticket and its job fail, breaking the world, instead of crossing.
+// forms; large collectives captured as several pieces; which calls can be captured; a run on a broken world ends at
+// once, leaving the caller's buffers as they are; a graph's calls started between an eager call's ticket and its job
+// fail, breaking the world, instead of crossing.
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -81,10 +82,10 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
       const Case& c = cases[k];
       send[k].assign(sendElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0});
       recv[k].assign(recvElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0x5a});
-      std::optional<ReplayedCall> call = group->tryPrepareReplayed(
+      std::vector<ReplayedCall> pieces = group->prepareReplayed(
           {c.collective, c.count, type, op, 0, root, send[k].data(), recv[k].empty() ? nullptr : recv[k].data()});
-      ASSERT_TRUE(call) << collectiveName(c.collective);
-      captured.push_back(std::move(*call));
+      ASSERT_EQ(pieces.size(), 1u) << collectiveName(c.collective);
+      captured.push_back(std::move(pieces.front()));
     }
     std::vector<const ReplayedCall*> graph;
     for (const ReplayedCall& call : captured) graph.push_back(&call);
@@ -195,9 +196,10 @@ TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
   }
 }
 
-// What fits an async call can be captured; a call of more than one piece, or over a slot, cannot; nor anything
-// with PEERLINK_NET_ASYNC off.
-TEST(NetReplayed, OnlyCallsThatRunAsyncCanBeCaptured) {
+// A collective is captured as async calls of a piece each, the largest piece whose slots and copies fit: one where
+// the whole call fits, more where it has several of the transport's pieces or a piece over a slot; none with
+// PEERLINK_NET_ASYNC off. A send/recv group is captured where it fits one async call.
+TEST(NetReplayed, CollectivesAreCapturedAsAsyncCallsOfAPieceEach) {
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
     options.chunkBytes = 4096;
@@ -205,18 +207,19 @@ TEST(NetReplayed, OnlyCallsThatRunAsyncCanBeCaptured) {
     auto group = world->group({0, 1}, "two");
     if (r != 0) return;
     std::byte any[8192];
-    const auto captures = [&](std::size_t count) {
-      return group->tryPrepareReplayed({Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, 0, 0, any, any})
-          .has_value();
+    const auto pieces = [&](std::size_t count) {
+      return group->prepareReplayed({Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, 0, 0, any, any})
+          .size();
     };
-    EXPECT_TRUE(captures(1024));
-    EXPECT_FALSE(captures(1025));  // two pieces
-    EXPECT_FALSE(captures(0));
+    EXPECT_EQ(pieces(1024), 1u);  // one piece of 4 KiB
+    EXPECT_EQ(pieces(1025), 2u);  // the transport's two pieces
+    EXPECT_EQ(pieces(0), 0u);
     EXPECT_TRUE(group->tryPrepareReplayed(std::vector<PeerOp>{{true, 1, any, 4096}}, DataType::U8).has_value());
     EXPECT_FALSE(group->tryPrepareReplayed(std::vector<PeerOp>{{true, 1, any, 4097}}, DataType::U8).has_value());
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
-  // One piece, but more than a slot holds (kAsyncSlotBytes): an all-gather's output of 2 x 192 KiB.
+  // One of the transport's pieces, but more than a slot holds (kAsyncSlotBytes): an all-gather's output of 2 x 192 KiB
+  // is captured as pieces of half, 2 x 96 KiB.
   const auto large = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
     options.chunkBytes = std::size_t{1} << 20;
@@ -224,14 +227,14 @@ TEST(NetReplayed, OnlyCallsThatRunAsyncCanBeCaptured) {
     auto group = world->group({0, 1}, "two");
     std::vector<std::byte> any(std::size_t{1} << 20);
     if (r == 0) {
-      const auto captures = [&](std::size_t count) {
+      const auto pieces = [&](std::size_t count) {
         return group
-            ->tryPrepareReplayed(
+            ->prepareReplayed(
                 {Collective::AllGather, count, DataType::F32, ReduceOp::Sum, 0, 0, any.data(), any.data()})
-            .has_value();
+            .size();
       };
-      EXPECT_TRUE(captures(32 << 10));   // 2 x 128 KiB
-      EXPECT_FALSE(captures(48 << 10));  // 2 x 192 KiB
+      EXPECT_EQ(pieces(32 << 10), 1u);  // 2 x 128 KiB
+      EXPECT_EQ(pieces(48 << 10), 2u);  // 2 x 192 KiB
     }
   });
   for (const std::string& error : large) EXPECT_EQ(error, "");
@@ -242,11 +245,91 @@ TEST(NetReplayed, OnlyCallsThatRunAsyncCanBeCaptured) {
     auto group = world->group({0, 1}, "two");
     std::byte any[64];
     if (r == 0) {
-      EXPECT_FALSE(
-          group->tryPrepareReplayed({Collective::AllReduce, 16, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
+      EXPECT_TRUE(
+          group->prepareReplayed({Collective::AllReduce, 16, DataType::F32, ReduceOp::Sum, 0, 0, any, any}).empty());
     }
   });
   for (const std::string& error : off) EXPECT_EQ(error, "");
+}
+
+// Every collective too large for one async call (3 ranks, f32 sum, counts whose slots pass 256 KiB), captured as
+// several pieces into one graph, the graph run 3 times with new data: every result against the closed form.
+TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
+  const int n = 3;
+  const int root = 2;
+  const int rounds = 3;
+  const DataType type = DataType::F32;
+  const ReduceOp op = ReduceOp::Sum;
+  struct Case {
+    Collective collective;
+    std::size_t count;
+  };
+  const std::vector<Case> cases = {{Collective::AllReduce, 100003}, {Collective::ReduceScatter, 30011},
+                                   {Collective::AllGather, 30011},  {Collective::Broadcast, 90001},
+                                   {Collective::Reduce, 90001},     {Collective::AllToAll, 25013}};
+  std::vector<std::vector<std::vector<Bytes>>> got(
+      rounds, std::vector<std::vector<Bytes>>(cases.size(), std::vector<Bytes>(n)));
+  std::vector<std::size_t> pieces(cases.size(), 0);
+  std::vector<int> stuck(n, 0);
+  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1, 2}, "three");
+    const auto i = static_cast<std::size_t>(r);
+    StandInStream stream;
+    std::vector<Bytes> send(cases.size()), recv(cases.size());
+    std::vector<ReplayedCall> captured;
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const Case& c = cases[k];
+      send[k].assign(sendElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0});
+      recv[k].assign(recvElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0x5a});
+      std::vector<ReplayedCall> parts = group->prepareReplayed(
+          {c.collective, c.count, type, op, 0, root, send[k].data(), recv[k].empty() ? nullptr : recv[k].data()});
+      if (r == 0) pieces[k] = parts.size();
+      for (ReplayedCall& part : parts) captured.push_back(std::move(part));
+    }
+    std::vector<const ReplayedCall*> graph;
+    for (const ReplayedCall& call : captured) graph.push_back(&call);
+    std::vector<std::vector<Bytes>> inputs(rounds);
+    for (int round = 0; round < rounds; ++round) {
+      for (const Case& c : cases) inputs[round].push_back(roundSends(c.collective, type, n, c.count, root, round)[i]);
+    }
+    for (int round = 0; round < rounds; ++round) {
+      stream.queue([&, round] {
+        for (std::size_t k = 0; k < cases.size(); ++k) {
+          std::memcpy(send[k].data(), inputs[round][k].data(), send[k].size());
+          std::memset(recv[k].data(), 0x5a, recv[k].size());
+        }
+        return true;
+      });
+      stream.replayGraph(*group, graph);
+      stream.queue([&, round] {
+        for (std::size_t k = 0; k < cases.size(); ++k) got[round][k][i] = recv[k];
+        return true;
+      });
+    }
+    stream.drain();
+    stuck[i] = stream.stuck();
+    EXPECT_EQ(world->brokenBy(), "");
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << "rank " << r;
+  }
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    EXPECT_GT(pieces[k], 1u) << collectiveName(cases[k].collective);
+    for (int round = 0; round < rounds; ++round) {
+      const Case& c = cases[k];
+      const std::vector<Bytes> want = coll::hostReduceReference(
+          c.collective, type, op, n, c.count, root, roundSends(c.collective, type, n, c.count, root, round));
+      const coll::Tolerance tol = reduces(c.collective) ? coll::tolerance(type, op, n, 8.0) : coll::Tolerance{};
+      for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+        if (want[r].empty()) continue;  // reduce off the root
+        const auto mismatch = coll::findMismatch(type, tol, want[r], got[static_cast<std::size_t>(round)][k][r]);
+        EXPECT_FALSE(mismatch) << collectiveName(c.collective) << " round " << round << " rank " << r << ": "
+                               << *mismatch;
+      }
+    }
+  }
 }
 
 // On a broken world (rank 0's eager call failed: rank 1 was lost), a captured call's runs still take their tickets
@@ -260,16 +343,17 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
     if (r != 0) return;
     float send[4] = {1, 2, 3, 4};
     float recv[4] = {-1, -1, -1, -1};
-    std::optional<ReplayedCall> captured =
-        group->tryPrepareReplayed({Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv});
-    ASSERT_TRUE(captured);
+    std::vector<ReplayedCall> pieces =
+        group->prepareReplayed({Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv});
+    ASSERT_EQ(pieces.size(), 1u);
+    const ReplayedCall* captured = &pieces.front();
     world->peerLost(1, "a test lost it");
     EXPECT_THROW(group->allReduce(send, recv, 4, DataType::F32, ReduceOp::Sum), Error);
     recv[0] = recv[3] = -1;
     StandInStream stream;
     const auto start = std::chrono::steady_clock::now();
-    stream.replayGraph(*group, {&*captured});
-    stream.replayGraph(*group, {&*captured});
+    stream.replayGraph(*group, {captured});
+    stream.replayGraph(*group, {captured});
     stream.drain();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool untouched = recv[0] == -1 && recv[3] == -1;
@@ -294,8 +378,9 @@ TEST(NetReplayed, CallsStartedOutOfOrderFailInsteadOfTakingEachOthersResults) {
     float send[4] = {1, 2, 3, 4};
     float recv[4] = {};
     const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
-    std::optional<ReplayedCall> captured = group->tryPrepareReplayed(call);
-    ASSERT_TRUE(captured);
+    std::vector<ReplayedCall> pieces = group->prepareReplayed(call);
+    ASSERT_EQ(pieces.size(), 1u);
+    const ReplayedCall* captured = &pieces.front();
     AsyncCall eager = group->prepareAsync(call);
     const std::uint64_t eagerTicket = eager.ticket;
     std::uint64_t replayTicket = 0;
