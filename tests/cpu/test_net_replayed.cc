@@ -5,6 +5,7 @@
 // forms; large collectives captured as several pieces; which calls can be captured; a run on a broken world ends at
 // once, leaving the caller's buffers as they are; a graph's calls started between an eager call's ticket and its job
 // fail, breaking the world, instead of crossing.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -99,8 +100,8 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
     for (int round = 0; round < rounds; ++round) {
       stream.queue([&, round] {
         for (std::size_t k = 0; k < cases.size(); ++k) {
-          std::memcpy(send[k].data(), inputs[round][k].data(), send[k].size());
-          std::memset(recv[k].data(), 0x5a, recv[k].size());
+          std::copy(inputs[round][k].begin(), inputs[round][k].end(), send[k].begin());
+          std::fill(recv[k].begin(), recv[k].end(), std::byte{0x5a});  // (a reduce's other ranks have none)
         }
         return true;
       });
@@ -296,8 +297,8 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
     for (int round = 0; round < rounds; ++round) {
       stream.queue([&, round] {
         for (std::size_t k = 0; k < cases.size(); ++k) {
-          std::memcpy(send[k].data(), inputs[round][k].data(), send[k].size());
-          std::memset(recv[k].data(), 0x5a, recv[k].size());
+          std::copy(inputs[round][k].begin(), inputs[round][k].end(), send[k].begin());
+          std::fill(recv[k].begin(), recv[k].end(), std::byte{0x5a});  // (a reduce's other ranks have none)
         }
         return true;
       });
