@@ -555,7 +555,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   enum class Way { Async, Queued, Waits };
   std::vector<std::vector<net::PeerOp>> opsOf;
   std::vector<Way> ways;
-  std::vector<net::ReplayedCall> replayed;
+  std::vector<std::vector<net::ReplayedCall>> replayed;
   bool anyWaits = false;
   for (const PeerSplit::Pair& pair : split.acrossNodes) {
     const int peerInGroup = pair.peer < rank_ ? 0 : 1;
@@ -563,17 +563,15 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
     for (const PeerCall& p : pair.calls) ops.push_back({p.send, peerInGroup, p.data, p.count * p.elementSize});
     net::NetGroup& group = pairGroup(pair.peer);
     if (capturing) {
-      std::optional<net::ReplayedCall> prepared =
-          streams.size() == 1 ? group.tryPrepareReplayed(ops, DataType::U8) : std::nullopt;
-      if (!prepared) {
+      if (streams.size() == 1) replayed.push_back(group.prepareReplayed(ops, DataType::U8));
+      if (streams.size() != 1 || replayed.back().empty()) {
         throw Error(ErrorCode::Unsupported,
                     fmt::format("send/recv with rank {} on rank {} inside a CUDA graph capture: a communicator "
-                                "across nodes captures a group whose calls across nodes are on one stream and small "
-                                "enough to run async (at most {} KiB with each peer, PEERLINK_NET_ASYNC=ON); this "
-                                "one's are not: make the group outside the capture",
-                                pair.peer, rank_, net::kAsyncSlotBytes >> 10));
+                                "across nodes captures a group whose calls across nodes are on one stream as async "
+                                "calls between nodes (PEERLINK_NET_ASYNC=ON, staged), which this one's cannot be: "
+                                "make the group outside the capture",
+                                pair.peer, rank_));
       }
-      replayed.push_back(std::move(*prepared));
       ways.push_back(Way::Async);
       continue;
     }
@@ -617,7 +615,9 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   for (std::size_t i = 0; i < split.acrossNodes.size(); ++i) {
     net::NetGroup& group = pairGroup(split.acrossNodes[i].peer);
     if (capturing) {
-      captured_.capture(group, std::move(replayed[i]), streams.front(), kernelTimeoutNs());
+      for (net::ReplayedCall& piece : replayed[i]) {
+        captured_.capture(group, std::move(piece), streams.front(), kernelTimeoutNs());
+      }
       capturedAny_ = true;
     } else if (ways[i] == Way::Async) {
       runAsync(group, group.prepareAsync(opsOf[i], DataType::U8), streams.front());

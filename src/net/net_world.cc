@@ -240,10 +240,29 @@ std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
   return pieces;
 }
 
-std::optional<ReplayedCall> NetGroup::tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
-  std::optional<CallPiece> piece = asyncPiece(ops, type);
-  if (!piece) return std::nullopt;
-  return prepareReplayed(std::move(*piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
+std::vector<ReplayedCall> NetGroup::prepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
+  const NetOptions& options = world_.options_;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  if (!options.asyncCalls || options.path != NetPath::Staged || longest == 0) return {};
+  const std::size_t elementSize = dataTypeSize(type);
+  const std::size_t align = coll::alignElementsOf(type);
+  // As a collective's (prepareReplayed(call)). A pair's two ranks choose the same pieces: each one's slots hold what it
+  // sends and what it receives, the other's the same two amounts the other way round.
+  std::size_t step = std::min(longest, pieceElementsOf(options.chunkBytes, type));
+  for (;;) {
+    CallPiece first = peerPiece(ops, size(), me_, type, 0, step);
+    if (asyncFits(first, elementSize)) break;
+    if (step <= align) return {};
+    step = std::max(align, step / 2 / align * align);
+  }
+  std::vector<ReplayedCall> pieces;
+  for (std::size_t p = 0; p * step < longest; ++p) {
+    CallPiece piece = peerPiece(ops, size(), me_, type, p, step);
+    if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
+    pieces.push_back(prepareReplayed(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, elementSize));
+  }
+  return pieces;
 }
 
 ReplayedCall NetGroup::prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {

@@ -124,7 +124,7 @@ struct AsyncCall {
   CallContext context;
 };
 
-/// An async call captured into a CUDA graph (NetGroup::tryPrepareReplayed): prepared once, at the capture, and run
+/// An async call captured into a CUDA graph (NetGroup::prepareReplayed): prepared once, at the capture, and run
 /// each time the graph runs. There the graph's start (a host function, coll/captured_calls.hpp) calls
 /// NetGroup::startReplay for each of its calls in order, which takes the call's ticket and hands its job to the
 /// transport (as startAsync); the call's kernel waits for the ticket, then for its slot set to be free (its last call's
@@ -220,8 +220,9 @@ class NetGroup {
   /// largest that fits an async call's slots and kernel (asyncFits; runCall's checks); empty where none fits, or
   /// PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does (startReplay).
   std::vector<ReplayedCall> prepareReplayed(const NetCall& call);
-  /// The same for a send/recv group (asyncFits; runPeerOps's checks), else nullopt.
-  std::optional<ReplayedCall> tryPrepareReplayed(const std::vector<PeerOp>& ops, DataType type);
+  /// The same for a send/recv group of `type` elements (runPeerOps's checks): one async call per piece, the pieces
+  /// cut alike on both ranks of a pair.
+  std::vector<ReplayedCall> prepareReplayed(const std::vector<PeerOp>& ops, DataType type);
   /// One run of `call` (a graph's start's, holding `numbering`: NetWorld::lockNumbering, once for all the graph's
   /// calls): takes the next ticket, numbers the call, hands its job to the progress thread as startAsync does, and
   /// returns the ticket for the kernel. Waits for nothing (the kernel waits for its slot set); makes no CUDA call.

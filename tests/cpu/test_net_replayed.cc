@@ -148,58 +148,65 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
   EXPECT_EQ(checked, rounds * (3 * 4 + 1));  // the reduce's root only
 }
 
-// A send/recv ring shift captured once, run 6 times with new data: every byte checked each time.
+// A send/recv ring shift captured once, run 6 times with new data: every byte checked each time; of 1000 bytes (one
+// async call) and of 700,000 (over a slot: several pieces, cut alike on every rank).
 TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
   const int n = 3;
   const int rounds = 6;
-  const std::size_t count = 1000;
-  const auto byteOf = [](int from, int round, std::size_t i) {
-    return static_cast<std::byte>((from * 31 + round * 7 + static_cast<int>(i)) & 0xff);
-  };
-  std::vector<std::string> wrong(n);
-  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
-    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
-    auto group = world->group({0, 1, 2}, "three");
-    const int next = (r + 1) % n;
-    const int previous = (r + n - 1) % n;
-    Bytes toNext(count), fromPrevious(count);
-    std::optional<ReplayedCall> captured = group->tryPrepareReplayed(
-        std::vector<PeerOp>{{true, next, toNext.data(), count}, {false, previous, fromPrevious.data(), count}},
-        DataType::U8);
-    ASSERT_TRUE(captured);
-    StandInStream stream;
-    std::vector<Bytes> got(rounds);
-    for (int round = 0; round < rounds; ++round) {
-      stream.queue([&, round] {
-        for (std::size_t i = 0; i < count; ++i) toNext[i] = byteOf(r, round, i);
-        return true;
-      });
-      stream.replayGraph(*group, {&*captured});
-      stream.queue([&, round] {
-        got[static_cast<std::size_t>(round)] = fromPrevious;
-        return true;
-      });
-    }
-    stream.drain();
-    EXPECT_EQ(stream.stuck(), 0);
-    for (int round = 0; round < rounds && wrong[static_cast<std::size_t>(r)].empty(); ++round) {
-      for (std::size_t i = 0; i < count; ++i) {
-        if (got[static_cast<std::size_t>(round)][i] != byteOf(previous, round, i)) {
-          wrong[static_cast<std::size_t>(r)] = "round " + std::to_string(round) + " byte " + std::to_string(i);
-          break;
+  for (const std::size_t count : {std::size_t{1000}, std::size_t{700000}}) {
+    const auto byteOf = [](int from, int round, std::size_t i) {
+      return static_cast<std::byte>((from * 31 + round * 7 + static_cast<int>(i % 251)) & 0xff);
+    };
+    std::vector<std::string> wrong(n);
+    std::vector<std::size_t> pieces(n, 0);
+    const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+      auto group = world->group({0, 1, 2}, "three");
+      const int next = (r + 1) % n;
+      const int previous = (r + n - 1) % n;
+      Bytes toNext(count), fromPrevious(count);
+      std::vector<ReplayedCall> captured = group->prepareReplayed(
+          std::vector<PeerOp>{{true, next, toNext.data(), count}, {false, previous, fromPrevious.data(), count}},
+          DataType::U8);
+      pieces[static_cast<std::size_t>(r)] = captured.size();
+      std::vector<const ReplayedCall*> graph;
+      for (const ReplayedCall& call : captured) graph.push_back(&call);
+      StandInStream stream;
+      std::vector<Bytes> got(rounds);
+      for (int round = 0; round < rounds; ++round) {
+        stream.queue([&, round] {
+          for (std::size_t i = 0; i < count; ++i) toNext[i] = byteOf(r, round, i);
+          return true;
+        });
+        stream.replayGraph(*group, graph);
+        stream.queue([&, round] {
+          got[static_cast<std::size_t>(round)] = fromPrevious;
+          return true;
+        });
+      }
+      stream.drain();
+      EXPECT_EQ(stream.stuck(), 0);
+      for (int round = 0; round < rounds && wrong[static_cast<std::size_t>(r)].empty(); ++round) {
+        for (std::size_t i = 0; i < count; ++i) {
+          if (got[static_cast<std::size_t>(round)][i] != byteOf(previous, round, i)) {
+            wrong[static_cast<std::size_t>(r)] = "round " + std::to_string(round) + " byte " + std::to_string(i);
+            break;
+          }
         }
       }
+    });
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << count << " bytes, rank " << r;
+      EXPECT_EQ(wrong[static_cast<std::size_t>(r)], "") << count << " bytes, rank " << r;
+      // 700,000 halved, 16-byte aligned, until a piece fits 256 KiB: 174,992 bytes, so 5 pieces.
+      EXPECT_EQ(pieces[static_cast<std::size_t>(r)], count == 1000 ? 1u : 5u) << count << " bytes, rank " << r;
     }
-  });
-  for (int r = 0; r < n; ++r) {
-    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
-    EXPECT_EQ(wrong[static_cast<std::size_t>(r)], "") << "rank " << r;
   }
 }
 
-// A collective is captured as async calls of a piece each, the largest piece whose slots and copies fit: one where
-// the whole call fits, more where it has several of the transport's pieces or a piece over a slot; none with
-// PEERLINK_NET_ASYNC off. A send/recv group is captured where it fits one async call.
+// A collective, or a send/recv group, is captured as async calls of a piece each, the largest piece whose slots and
+// copies fit: one where the whole call fits, more where it has several of the transport's pieces or a piece over a
+// slot; none with PEERLINK_NET_ASYNC off.
 TEST(NetReplayed, CollectivesAreCapturedAsAsyncCallsOfAPieceEach) {
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
@@ -215,8 +222,8 @@ TEST(NetReplayed, CollectivesAreCapturedAsAsyncCallsOfAPieceEach) {
     EXPECT_EQ(pieces(1024), 1u);  // one piece of 4 KiB
     EXPECT_EQ(pieces(1025), 2u);  // the transport's two pieces
     EXPECT_EQ(pieces(0), 0u);
-    EXPECT_TRUE(group->tryPrepareReplayed(std::vector<PeerOp>{{true, 1, any, 4096}}, DataType::U8).has_value());
-    EXPECT_FALSE(group->tryPrepareReplayed(std::vector<PeerOp>{{true, 1, any, 4097}}, DataType::U8).has_value());
+    EXPECT_EQ(group->prepareReplayed(std::vector<PeerOp>{{true, 1, any, 4096}}, DataType::U8).size(), 1u);
+    EXPECT_EQ(group->prepareReplayed(std::vector<PeerOp>{{true, 1, any, 4097}}, DataType::U8).size(), 2u);
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
   // One of the transport's pieces, but more than a slot holds (kAsyncSlotBytes): an all-gather's output of 2 x 192 KiB
