@@ -286,8 +286,8 @@ std::string runAcrossTwoStreams(Communicator& comm, int gpu, std::string& issued
 // all-gather, a reduce-scatter and a send/recv ring shift, small enough to run async across nodes, and a 1 MiB
 // all-reduce, an all-gather of 512 KiB a rank and a 4 MiB ring shift, captured as several async calls each. The graph
 // runs `rounds` times with new data written before each run on the stream, and an eager all-reduce made right after
-// each launch (while the graph may still run); every result of every run against the closed forms. The time of 200
-// runs of the graph against 200 times the same calls made eagerly before the capture (`timing`); after the graph is
+// each launch (while the graph may still run); every result of every run against the closed forms. The time of 50
+// runs of the graph against 50 times the same calls made eagerly before the capture (`timing`); after the graph is
 // destroyed, an eager call again.
 std::string runCaptured(Communicator& comm, int gpu, cudaStream_t stream, std::string& timing) {
   const int n = comm.size();
@@ -348,15 +348,15 @@ std::string runCaptured(Communicator& comm, int gpu, cudaStream_t stream, std::s
     check(ended, "cudaStreamEndCapture");
     return graph;
   };
-  // The same calls timed 200 times eagerly now, and 200 runs of the graph below (each after a warm-up of 20): while
+  // The same calls timed 50 times eagerly now, and 50 runs of the graph below (each after a warm-up of 5): while
   // a graph holding captured calls lives, eager calls across nodes wait for their stream first.
   const auto timeRuns = [&](auto&& body) {
-    for (int i = 0; i < 20; ++i) body();
+    for (int i = 0; i < 5; ++i) body();
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 200; ++i) body();
+    for (int i = 0; i < 50; ++i) body();
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / 200;
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / 50;
   };
   const double eagerUs = timeRuns(queueCalls);
   check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
