@@ -47,6 +47,25 @@ std::vector<Bytes> roundSends(Collective collective, DataType type, int n, std::
   return sends;
 }
 
+// One run of `graph` on `stream`: `inputs` written into the captured send buffers (the receive buffers poisoned), the
+// graph's calls run, then each receive buffer copied to got[k][rank]. Every buffer outlives the stream's work.
+void queueGraphRun(StandInStream& stream, NetGroup& group, const std::vector<const ReplayedCall*>& graph,
+                   const std::vector<Bytes>& inputs, std::vector<Bytes>& send, std::vector<Bytes>& recv,
+                   std::vector<std::vector<Bytes>>& got, std::size_t rank) {
+  stream.queue([&inputs, &send, &recv] {
+    for (std::size_t k = 0; k < send.size(); ++k) {
+      std::copy(inputs[k].begin(), inputs[k].end(), send[k].begin());
+      std::fill(recv[k].begin(), recv[k].end(), std::byte{0x5a});  // (a reduce's other ranks have none)
+    }
+    return true;
+  });
+  stream.replayGraph(group, graph);
+  stream.queue([&recv, &got, rank] {
+    for (std::size_t k = 0; k < recv.size(); ++k) got[k][rank] = recv[k];
+    return true;
+  });
+}
+
 // Four collectives on 3 ranks captured once each into one graph (an all-reduce, an all-gather, a broadcast whose root
 // only sends, a reduce whose other ranks only send), the graph run 7 times. Each round, on each rank's stream: the
 // round's input written into the captured buffers, the graph run, its results copied aside, then an eager async
@@ -98,18 +117,7 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
       got[round][eager][i].assign(37 * dataTypeSize(type), std::byte{0});
     }
     for (int round = 0; round < rounds; ++round) {
-      stream.queue([&, round] {
-        for (std::size_t k = 0; k < cases.size(); ++k) {
-          std::copy(inputs[round][k].begin(), inputs[round][k].end(), send[k].begin());
-          std::fill(recv[k].begin(), recv[k].end(), std::byte{0x5a});  // (a reduce's other ranks have none)
-        }
-        return true;
-      });
-      stream.replayGraph(*group, graph);
-      stream.queue([&, round] {
-        for (std::size_t k = 0; k < cases.size(); ++k) got[round][k][i] = recv[k];
-        return true;
-      });
+      queueGraphRun(stream, *group, graph, inputs[round], send, recv, got[round], i);
       // An eager call after the graph, numbered when it is made: once the stream is idle, as a communicator makes
       // sure where graphs may run.
       stream.drain();
@@ -302,18 +310,7 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
       for (const Case& c : cases) inputs[round].push_back(roundSends(c.collective, type, n, c.count, root, round)[i]);
     }
     for (int round = 0; round < rounds; ++round) {
-      stream.queue([&, round] {
-        for (std::size_t k = 0; k < cases.size(); ++k) {
-          std::copy(inputs[round][k].begin(), inputs[round][k].end(), send[k].begin());
-          std::fill(recv[k].begin(), recv[k].end(), std::byte{0x5a});  // (a reduce's other ranks have none)
-        }
-        return true;
-      });
-      stream.replayGraph(*group, graph);
-      stream.queue([&, round] {
-        for (std::size_t k = 0; k < cases.size(); ++k) got[round][k][i] = recv[k];
-        return true;
-      });
+      queueGraphRun(stream, *group, graph, inputs[round], send, recv, got[round], i);
     }
     stream.drain();
     stuck[i] = stream.stuck();
