@@ -5,4 +5,4 @@
 # Pack: scripts/device/pack-call.sh, then dist/mpi (libpeerlink_mpi.so, mpi_comm_nodes_e2e), stripped, xz.
 scripts/device/unpack-dist.sh
 scripts/device/call.sh h-checks 'COMM_PER_NODE=1 run nodes-comm-1 90 scripts/device/run-nodes.sh comm' \
-  'run nodes-comm 240 scripts/device/run-nodes.sh comm'
+  'run nodes-comm 110 scripts/device/run-nodes.sh comm'
