@@ -47,6 +47,43 @@ std::vector<Bytes> roundSends(Collective collective, DataType type, int n, std::
   return sends;
 }
 
+struct Case {
+  Collective collective;
+  std::size_t count;
+};
+
+// Rank r's buffers for `cases` (fixed, as a graph's are) and the calls captured on them: each case in its pieces, in
+// order.
+struct CapturedCases {
+  std::vector<Bytes> send, recv;
+  std::vector<std::size_t> pieces;  ///< per case
+  std::vector<ReplayedCall> calls;
+  std::vector<const ReplayedCall*> graph() const {
+    std::vector<const ReplayedCall*> all;
+    for (const ReplayedCall& call : calls) all.push_back(&call);
+    return all;
+  }
+};
+
+CapturedCases captureCases(NetGroup& group, const std::vector<Case>& cases, int n, int r, int root, DataType type,
+                           ReduceOp op) {
+  CapturedCases captured;
+  captured.send.resize(cases.size());
+  captured.recv.resize(cases.size());
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    Bytes& send = captured.send[k];
+    Bytes& recv = captured.recv[k];
+    send.assign(sendElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0});
+    recv.assign(recvElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0x5a});
+    std::vector<ReplayedCall> pieces = group.prepareReplayed(
+        {c.collective, c.count, type, op, 0, root, send.data(), recv.empty() ? nullptr : recv.data()});
+    captured.pieces.push_back(pieces.size());
+    for (ReplayedCall& piece : pieces) captured.calls.push_back(std::move(piece));
+  }
+  return captured;
+}
+
 // One run of `graph` on `stream`: `inputs` written into the captured send buffers (the receive buffers poisoned), the
 // graph's calls run, then each receive buffer copied to got[k][rank]. Every buffer outlives the stream's work.
 void queueGraphRun(StandInStream& stream, NetGroup& group, const std::vector<const ReplayedCall*>& graph,
@@ -77,10 +114,6 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
   const int rounds = 7;
   const DataType type = DataType::F32;
   const ReduceOp op = ReduceOp::Sum;
-  struct Case {
-    Collective collective;
-    std::size_t count;
-  };
   const std::vector<Case> cases = {{Collective::AllReduce, 37},
                                    {Collective::AllGather, 300},
                                    {Collective::Broadcast, 300},
@@ -95,20 +128,13 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
     auto group = world->group({0, 1, 2}, "three");
     const auto i = static_cast<std::size_t>(r);
     StandInStream stream;
-    // The captured buffers: fixed, as a graph's are.
-    std::vector<Bytes> send(cases.size()), recv(cases.size());
-    std::vector<ReplayedCall> captured;
+    CapturedCases captured = captureCases(*group, cases, n, r, root, type, op);
     for (std::size_t k = 0; k < cases.size(); ++k) {
-      const Case& c = cases[k];
-      send[k].assign(sendElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0});
-      recv[k].assign(recvElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0x5a});
-      std::vector<ReplayedCall> pieces = group->prepareReplayed(
-          {c.collective, c.count, type, op, 0, root, send[k].data(), recv[k].empty() ? nullptr : recv[k].data()});
-      ASSERT_EQ(pieces.size(), 1u) << collectiveName(c.collective);
-      captured.push_back(std::move(pieces.front()));
+      ASSERT_EQ(captured.pieces[k], 1u) << collectiveName(cases[k].collective);
     }
-    std::vector<const ReplayedCall*> graph;
-    for (const ReplayedCall& call : captured) graph.push_back(&call);
+    const std::vector<const ReplayedCall*> graph = captured.graph();
+    std::vector<Bytes>& send = captured.send;
+    std::vector<Bytes>& recv = captured.recv;
     const std::size_t eager = cases.size();
     std::vector<std::vector<Bytes>> inputs(rounds);  // [round][case], the eager call's last
     for (int round = 0; round < rounds; ++round) {
@@ -276,10 +302,6 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
   const int rounds = 3;
   const DataType type = DataType::F32;
   const ReduceOp op = ReduceOp::Sum;
-  struct Case {
-    Collective collective;
-    std::size_t count;
-  };
   const std::vector<Case> cases = {{Collective::AllReduce, 100003}, {Collective::ReduceScatter, 30011},
                                    {Collective::AllGather, 30011},  {Collective::Broadcast, 90001},
                                    {Collective::Reduce, 90001},     {Collective::AllToAll, 25013}};
@@ -292,19 +314,11 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
     auto group = world->group({0, 1, 2}, "three");
     const auto i = static_cast<std::size_t>(r);
     StandInStream stream;
-    std::vector<Bytes> send(cases.size()), recv(cases.size());
-    std::vector<ReplayedCall> captured;
-    for (std::size_t k = 0; k < cases.size(); ++k) {
-      const Case& c = cases[k];
-      send[k].assign(sendElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0});
-      recv[k].assign(recvElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0x5a});
-      std::vector<ReplayedCall> parts = group->prepareReplayed(
-          {c.collective, c.count, type, op, 0, root, send[k].data(), recv[k].empty() ? nullptr : recv[k].data()});
-      if (r == 0) pieces[k] = parts.size();
-      for (ReplayedCall& part : parts) captured.push_back(std::move(part));
-    }
-    std::vector<const ReplayedCall*> graph;
-    for (const ReplayedCall& call : captured) graph.push_back(&call);
+    CapturedCases captured = captureCases(*group, cases, n, r, root, type, op);
+    if (r == 0) pieces = captured.pieces;
+    const std::vector<const ReplayedCall*> graph = captured.graph();
+    std::vector<Bytes>& send = captured.send;
+    std::vector<Bytes>& recv = captured.recv;
     std::vector<std::vector<Bytes>> inputs(rounds);
     for (int round = 0; round < rounds; ++round) {
       for (const Case& c : cases) inputs[round].push_back(roundSends(c.collective, type, n, c.count, root, round)[i]);

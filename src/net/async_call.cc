@@ -1,0 +1,271 @@
+// NetGroup's async calls (net_world.hpp): which calls fit one, their tickets and slot sets, their jobs handed to the
+// progress thread in ticket order, and the calls captured into CUDA graphs, started anew at each run of the graph.
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coll/plan.hpp"
+#include "core/idle_wait.hpp"
+#include "net/net_world.hpp"
+#include "peerlink/error.hpp"
+
+namespace peerlink::net {
+namespace {
+
+// What the transport's thread runs a collective's piece with.
+CopiedPieceRun runOf(const NetCall& call) {
+  return {call.type, call.op, call.avgDivisor, collectiveName(call.collective)};
+}
+
+}  // namespace
+
+bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize) {
+  if (std::max({piece.inputElements, piece.outputElements, piece.scratchElements}) * elementSize > kAsyncSlotBytes) {
+    return false;
+  }
+  piece.atCopyOut = takeLocalCopies(piece.plan, me_);
+  world_.makeAsyncSlots();  // (the copies are counted at a real slot's addresses)
+  const StagingSlots::Slot& any = world_.asyncSlots_[0];
+  return copiesIntoSlot(piece, any, elementSize).size() <= kAsyncCopiesMax &&
+         copiesOutOfSlot(piece, any, elementSize).size() <= kAsyncCopiesMax;
+}
+
+std::optional<CallPiece> NetGroup::asyncPiece(const NetCall& call) {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
+    return std::nullopt;  // (more than one piece)
+  }
+  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
+  if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
+  return piece;
+}
+
+std::optional<CallPiece> NetGroup::asyncPiece(const std::vector<PeerOp>& ops, DataType type) {
+  if (!asyncFits(ops, type)) return std::nullopt;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
+  asyncFits(piece, dataTypeSize(type));  // takes its local copies out (it fits: asked above)
+  return piece;
+}
+
+bool NetGroup::asyncFits(const NetCall& call) {
+  return asyncPiece(call).has_value();
+}
+
+bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) {
+  const NetOptions& options = world_.options_;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  if (!options.asyncCalls || options.path != NetPath::Staged || longest == 0 ||
+      longest > pieceElementsOf(options.chunkBytes, type)) {
+    return false;
+  }
+  for (const PeerOp& op : ops) {
+    if (op.peer < 0 || op.peer >= size() || (op.count > 0 && op.data == nullptr)) return false;  // runPeerOps says
+  }
+  try {
+    CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
+    return asyncFits(piece, dataTypeSize(type));
+  } catch (const Error&) {
+    return false;  // a group runPeerOps refuses: it says why
+  }
+}
+
+std::optional<AsyncCall> NetGroup::tryPrepareAsync(const NetCall& call) {
+  std::optional<CallPiece> piece = asyncPiece(call);
+  if (!piece) return std::nullopt;
+  checkCall(call, size(), me_);
+  return prepareAsync(std::move(*piece), runOf(call), dataTypeSize(call.type));
+}
+
+AsyncCall NetGroup::prepareAsync(const NetCall& call) {
+  std::optional<AsyncCall> async = tryPrepareAsync(call);
+  if (!async) throw Error(ErrorCode::Internal, "net " + name_ + ": a call that cannot run async");
+  return std::move(*async);
+}
+
+AsyncCall NetGroup::prepareAsync(const std::vector<PeerOp>& ops, DataType type) {
+  std::optional<CallPiece> piece = asyncPiece(ops, type);
+  if (!piece) throw Error(ErrorCode::Internal, "net " + name_ + ": a send/recv that cannot run async");
+  return prepareAsync(std::move(*piece), {type, ReduceOp::Sum, 0, "send/recv"}, dataTypeSize(type));
+}
+
+// Everything that can fail comes before the ticket is taken: a ticket given out is always released by its job.
+// `piece` has its local copies taken out (asyncFits).
+AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
+  NetWorld& world = world_;
+  AsyncFlags& flags = *world.asyncFlags_;
+  AsyncCall async;
+  std::unique_lock<std::mutex> numbering(world.numbering_);
+  // The set's last call (kAsyncSets tickets before) must have ended on the progress thread: it no longer reads or
+  // writes the slots. Every job has its deadlines, and a broken world's jobs end at once, so this wait ends. (Waited
+  // for without the lock, which a graph's start takes; taken again as long as nobody took the ticket meanwhile.)
+  for (;;) {
+    async.ticket = world.tickets_ + 1;
+    if (flags.release.value.load(std::memory_order_acquire) + kAsyncSets >= async.ticket) break;
+    numbering.unlock();
+    IdleWait idle;
+    while (flags.release.value.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
+    numbering.lock();
+  }
+  async.set = async.ticket % kAsyncSets;
+  if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
+  async.run = run;
+  async.piece = std::move(piece);
+  async.slot = world.asyncSlots_[async.set];
+  async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
+  async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);
+  async.awaitsRelease = !outputIsLocalCopies(async.piece);
+  async.flags = &flags;
+  async.context = context(run.what);  // numbers the call: last, once nothing can fail
+  world.tickets_ = async.ticket;
+  return async;
+}
+
+std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
+      call.collective == Collective::SendRecv) {
+    return {};
+  }
+  checkCall(call, size(), me_);
+  const std::size_t elementSize = dataTypeSize(call.type);
+  const std::size_t align = coll::alignElementsOf(call.type);
+  // The largest piece (a multiple of the alignment, or the whole call) whose first, largest, piece fits.
+  std::size_t step = std::min(call.count, pieceElementsOf(options.chunkBytes, call.type));
+  for (;;) {
+    CallPiece first = callPiece(call, size(), me_, 0, step);
+    if (asyncFits(first, elementSize)) break;
+    if (step <= align) return {};
+    step = std::max(align, step / 2 / align * align);
+  }
+  std::vector<ReplayedCall> pieces;
+  for (std::size_t p = 0; p * step < call.count; ++p) {
+    CallPiece piece = callPiece(call, size(), me_, p, step);
+    if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
+    pieces.push_back(prepareReplayed(std::move(piece), runOf(call), elementSize));
+  }
+  return pieces;
+}
+
+std::vector<ReplayedCall> NetGroup::prepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
+  const NetOptions& options = world_.options_;
+  std::size_t longest = 0;
+  for (const PeerOp& op : ops) longest = std::max(longest, op.count);
+  if (!options.asyncCalls || options.path != NetPath::Staged || longest == 0) return {};
+  const std::size_t elementSize = dataTypeSize(type);
+  const std::size_t align = coll::alignElementsOf(type);
+  // As a collective's (prepareReplayed(call)). A pair's two ranks choose the same pieces: each one's slots hold what it
+  // sends and what it receives, the other's the same two amounts the other way round.
+  std::size_t step = std::min(longest, pieceElementsOf(options.chunkBytes, type));
+  for (;;) {
+    CallPiece first = peerPiece(ops, size(), me_, type, 0, step);
+    if (asyncFits(first, elementSize)) break;
+    if (step <= align) return {};
+    step = std::max(align, step / 2 / align * align);
+  }
+  std::vector<ReplayedCall> pieces;
+  for (std::size_t p = 0; p * step < longest; ++p) {
+    CallPiece piece = peerPiece(ops, size(), me_, type, p, step);
+    if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
+    pieces.push_back(prepareReplayed(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, elementSize));
+  }
+  return pieces;
+}
+
+ReplayedCall NetGroup::prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize) {
+  ReplayedCall replayed;
+  for (std::size_t set = 0; set < kAsyncSets; ++set) {
+    replayed.copiesIn[set] = copiesIntoSlot(piece, world_.asyncSlots_[set], elementSize);
+    replayed.copiesOut[set] = copiesOutOfSlot(piece, world_.asyncSlots_[set], elementSize);
+  }
+  replayed.awaitsRelease = !outputIsLocalCopies(piece);
+  replayed.flags = world_.asyncFlags_;
+  replayed.run = run;
+  replayed.piece = std::move(piece);
+  return replayed;
+}
+
+std::uint64_t NetGroup::startReplay(const ReplayedCall& call, const std::unique_lock<std::mutex>& numbering) noexcept {
+  NetWorld& world = world_;
+  const std::uint64_t ticket = ++world.tickets_;
+  try {
+    if (!numbering.owns_lock() || numbering.mutex() != &world.numbering_) {
+      throw Error(ErrorCode::Internal, "a graph's call started without the world's numbering lock");
+    }
+    AsyncCall async;
+    async.ticket = ticket;
+    async.set = ticket % kAsyncSets;
+    async.copiesIn = call.copiesIn[async.set];
+    async.copiesOut = call.copiesOut[async.set];
+    async.awaitsRelease = call.awaitsRelease;
+    async.flags = call.flags;
+    async.run = call.run;
+    async.piece = call.piece;
+    async.slot = world.asyncSlots_[async.set];
+    async.context = context(call.run.what);
+    submitInOrder(std::move(async));
+  } catch (...) {
+    // (Out of memory.) The call, and every one after it, fails: its kernel copies nothing out, and once it gives up
+    // waiting for its release (which no job writes) the world reports it.
+    world.failFrom(ticket);
+    try {
+      world.breakWith("net " + name_ + ": a CUDA graph's call could not be started");
+    } catch (...) {
+    }
+  }
+  return ticket;
+}
+
+void NetGroup::startAsync(AsyncCall async) {
+  const std::lock_guard<std::mutex> numbering(world_.numbering_);
+  submitInOrder(std::move(async));
+}
+
+void NetGroup::submitInOrder(AsyncCall async) {
+  NetWorld& world = world_;
+  const std::uint64_t ticket = async.ticket;
+  if (ticket != world.submittedTickets_ + 1) {
+    // Another thread took a ticket between this one's and its submission: calls of a CUDA graph launched while the
+    // caller's thread made another, on a stream not ordered with the graph's. The jobs would run out of ticket
+    // order: every call from the first not yet submitted fails instead of taking another's results.
+    world.failFrom(std::min(ticket, world.submittedTickets_ + 1));
+    world.breakWith("net " + name_ +
+                    ": calls across nodes were started out of order (a CUDA graph's calls and the caller's thread's "
+                    "at once): make them on one stream, or on streams the application orders");
+  }
+  world.submittedTickets_ = std::max(world.submittedTickets_, ticket);
+  auto shared = std::make_shared<AsyncCall>(std::move(async));
+  world.submitAsync(
+      [&world, shared] {
+        const AsyncCall& a = *shared;
+        runCopiedPieces(
+            a.context, a.run, {a.piece}, {a.slot},
+            [&world](std::size_t) -> LocalMemory& { return *world.asyncMemory_; },
+            [&a](std::size_t) {
+              if (a.abandoned->load(std::memory_order_acquire)) {
+                throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
+                                                      ": the caller could not queue the call's kernel (its error went "
+                                                      "to the caller)");
+              }
+              // Nothing to copy in: the messages may land once the set's last kernel no longer reads its slots.
+              if (a.copiesIn.empty()) {
+                return a.flags->copiedOut[a.set].value.load(std::memory_order_acquire) + kAsyncSets >= a.ticket;
+              }
+              return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
+            },
+            [](std::size_t) {});
+      },
+      ticket);
+}
+
+void NetGroup::abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why) {
+  abandoned->store(true, std::memory_order_release);
+  world_.breakWith("net " + name_ + ": the caller could not queue the call's kernel (" + why + ")");
+}
+
+}  // namespace peerlink::net
