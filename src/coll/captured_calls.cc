@@ -8,14 +8,17 @@
 
 #include "core/cuda_check.hpp"
 #include "kernels/async_call.cuh"
+#include "net/replayed_steps.hpp"
 #include "peerlink/error.hpp"
 
 namespace peerlink::coll {
 namespace {
 
-// Where a captured call's host function leaves the run's ticket for the kernel: a cache line of pinned host memory.
+// Where a captured call's host function leaves the run's ticket for the kernel, and where the call's kernel that
+// copies in hands it on to the one that copies out: a cache line of pinned host memory.
 struct alignas(64) TicketRecord {
   std::atomic<std::uint64_t> ticket{0};
+  std::atomic<std::uint64_t> handedOn{0};
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the kernel reads the ticket as a plain 64-bit word");
 
@@ -179,56 +182,86 @@ CapturedCalls::GraphStart& CapturedCalls::startOf(cudaStream_t stream, net::NetW
   return *start;
 }
 
-void CapturedCalls::capture(net::NetGroup& group, net::ReplayedCall call, cudaStream_t stream,
-                            std::uint64_t timeoutNs) {
-  const RelaxedCaptureMode relaxed;
+namespace {
+
+// The replayed kernel's arguments for `call`, whose ticket is left at `record`.
+kernels::ReplayedAsyncCallArgs replayedArgsOf(const net::ReplayedCall& call, TicketRecord& record,
+                                              std::uint64_t timeoutNs) {
+  static_assert(net::kAsyncSets <= static_cast<std::size_t>(kernels::kAsyncCallSetsMax),
+                "every slot set's copies fit the replayed kernel's arguments");
+  static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCallCopiesMax),
+                "an async call's copies fit its kernel's arguments");
   for (std::size_t set = 1; set < net::kAsyncSets; ++set) {
     if (call.copiesIn[set].size() != call.copiesIn[0].size() ||
         call.copiesOut[set].size() != call.copiesOut[0].size()) {
       throw Error(ErrorCode::Internal, "a captured call whose slot sets take different copies");
     }
   }
-  GraphStart& start = startOf(stream, group.world());
-  auto replay = std::make_unique<Replay>(Replay{&group, std::move(call), nullptr});
   kernels::ReplayedAsyncCallArgs args;
-  static_assert(net::kAsyncSets <= static_cast<std::size_t>(kernels::kAsyncCallSetsMax),
-                "every slot set's copies fit the replayed kernel's arguments");
-  static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCallCopiesMax),
-                "an async call's copies fit its kernel's arguments");
-  const net::ReplayedCall& held = replay->call;
   args.sets = static_cast<int>(net::kAsyncSets);
-  args.ins = static_cast<int>(held.copiesIn[0].size());
-  args.outs = static_cast<int>(held.copiesOut[0].size());
-  net::AsyncFlags& flags = *held.flags;
+  args.ins = static_cast<int>(call.copiesIn[0].size());
+  args.outs = static_cast<int>(call.copiesOut[0].size());
+  net::AsyncFlags& flags = *call.flags;
   for (std::size_t set = 0; set < net::kAsyncSets; ++set) {
-    for (std::size_t i = 0; i < held.copiesIn[set].size(); ++i) {
-      const net::SlotCopy& copy = held.copiesIn[set][i];
+    for (std::size_t i = 0; i < call.copiesIn[set].size(); ++i) {
+      const net::SlotCopy& copy = call.copiesIn[set][i];
       args.in[set][i] = {copy.src, copy.dst, copy.bytes};
     }
-    for (std::size_t i = 0; i < held.copiesOut[set].size(); ++i) {
-      const net::SlotCopy& copy = held.copiesOut[set][i];
+    for (std::size_t i = 0; i < call.copiesOut[set].size(); ++i) {
+      const net::SlotCopy& copy = call.copiesOut[set][i];
       args.out[set][i] = {copy.src, copy.dst, copy.bytes};
     }
     args.copiedIn[set] = reinterpret_cast<std::uint64_t*>(&flags.copiedIn[set].value);
     args.copiedOut[set] = reinterpret_cast<std::uint64_t*>(&flags.copiedOut[set].value);
   }
-  args.awaitRelease = held.awaitsRelease;
+  args.awaitRelease = call.awaitsRelease;
   args.release = reinterpret_cast<const volatile std::uint64_t*>(&flags.release.value);
   args.failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags.failedFrom.value);
   args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags.gaveUp.value);
   args.noTicket = net::kNoTicket;
   args.timeoutNs = timeoutNs;
-  replay->record = shared_->take();
-  args.ticketOf = reinterpret_cast<std::uint64_t*>(&replay->record->ticket);
+  args.ticketOf = reinterpret_cast<std::uint64_t*>(&record.ticket);
+  args.handedOn = reinterpret_cast<std::uint64_t*>(&record.handedOn);
+  return args;
+}
+
+int kernelPartOf(net::ReplayedPart part) {
+  switch (part) {
+    case net::ReplayedPart::Whole: return kernels::ReplayedAsyncCallArgs::kWhole;
+    case net::ReplayedPart::CopyIn: return kernels::ReplayedAsyncCallArgs::kCopyIn;
+    case net::ReplayedPart::CopyOut: return kernels::ReplayedAsyncCallArgs::kCopyOut;
+  }
+  throw Error(ErrorCode::Internal, "a replayed call's unknown part");
+}
+
+}  // namespace
+
+void CapturedCalls::capture(net::NetGroup& group, std::vector<net::ReplayedCall> pieces, cudaStream_t stream,
+                            std::uint64_t timeoutNs) {
+  const RelaxedCaptureMode relaxed;
+  GraphStart& start = startOf(stream, group.world());
+  std::vector<std::unique_ptr<Replay>> replays;
+  std::vector<kernels::ReplayedAsyncCallArgs> args;
   try {
-    kernels::launchReplayedAsyncCall(args, stream);
-    start.calls.push_back(std::move(replay));  // started from the graph's next launch on
+    for (net::ReplayedCall& piece : pieces) {
+      replays.push_back(std::make_unique<Replay>(Replay{&group, std::move(piece), shared_->take()}));
+      args.push_back(replayedArgsOf(replays.back()->call, *replays.back()->record, timeoutNs));
+    }
+    for (const net::ReplayedStep& step : net::replayedSteps(replays.size(), net::kAsyncSets)) {
+      kernels::ReplayedAsyncCallArgs& stepArgs = args[step.piece];
+      stepArgs.part = kernelPartOf(step.part);
+      kernels::launchReplayedAsyncCall(stepArgs, stream);
+    }
   } catch (...) {
     const std::lock_guard<std::mutex> lock(shared_->mutex);
-    shared_->giveBack(replay->record);
+    for (const auto& replay : replays) {
+      if (replay->record != nullptr) shared_->giveBack(replay->record);
+    }
     throw;
   }
-  shared_->alive.fetch_add(1, std::memory_order_relaxed);
+  // Started from the graph's next launch on, in the order they were captured.
+  shared_->alive.fetch_add(static_cast<int>(replays.size()), std::memory_order_relaxed);
+  for (auto& replay : replays) start.calls.push_back(std::move(replay));
 }
 
 }  // namespace peerlink::coll

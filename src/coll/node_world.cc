@@ -256,9 +256,7 @@ void NodeWorld::collective(const CallArgs& call) {
       throw Error(ErrorCode::Internal, "a call across nodes names other ranks than " + rail.name());
     }
     if (capturing) {
-      for (net::ReplayedCall& piece : replayed[nextReplayed]) {
-        captured_.capture(rail, std::move(piece), call.stream, kernelTimeoutNs());
-      }
+      captured_.capture(rail, std::move(replayed[nextReplayed]), call.stream, kernelTimeoutNs());
       ++nextReplayed;
       capturedAny_ = true;
       continue;
@@ -459,9 +457,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
   for (std::size_t i = 0; i < split.acrossNodes.size(); ++i) {
     net::NetGroup& group = pairGroup(split.acrossNodes[i].peer);
     if (capturing) {
-      for (net::ReplayedCall& piece : replayed[i]) {
-        captured_.capture(group, std::move(piece), streams.front(), kernelTimeoutNs());
-      }
+      captured_.capture(group, std::move(replayed[i]), streams.front(), kernelTimeoutNs());
       capturedAny_ = true;
     } else if (ways[i] == Way::Async) {
       runAsync(group, group.prepareAsync(opsOf[i], DataType::U8), streams.front());

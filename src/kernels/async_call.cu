@@ -47,29 +47,34 @@ __device__ __forceinline__ void copyRange(const AsyncCopyRange& range, bool from
   }
 }
 
-// One call, after its ticket is known: copies in, the ticket to copiedIn, the wait for the release where the call
-// awaits it, copies out unless the call failed, the ticket to copiedOut. Every thread of the block calls it.
-__device__ __forceinline__ void runCall(const AsyncCopyRange* in, int ins, const AsyncCopyRange* out, int outs,
-                                        std::uint64_t* copiedIn, std::uint64_t* copiedOut, bool awaitRelease,
-                                        const volatile std::uint64_t* release, const volatile std::uint64_t* failedFrom,
-                                        std::uint64_t* gaveUp, std::uint64_t ticket, std::uint64_t timeoutNs) {
+// A call's copies in, after its ticket is known, then the ticket to copiedIn. Every thread of the block calls it.
+__device__ __forceinline__ void copyIn(const AsyncCopyRange* in, int ins, std::uint64_t* copiedIn,
+                                       std::uint64_t ticket) {
   for (int i = 0; i < ins; ++i) copyRange(in[i], false);
   __syncthreads();
   // The release store is cumulative: the block's stores before the barrier reach the host before the ticket does.
   if (threadIdx.x == 0) storeReleaseSys(copiedIn, ticket);
-  __shared__ bool copyOut;
+}
+
+// A call's copies out, after its copies in: the wait for the release where the call awaits it, the copies unless the
+// call failed, the ticket to copiedOut. Every thread of the block calls it.
+__device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std::uint64_t* copiedOut,
+                                        bool awaitRelease, const volatile std::uint64_t* release,
+                                        const volatile std::uint64_t* failedFrom, std::uint64_t* gaveUp,
+                                        std::uint64_t ticket, std::uint64_t timeoutNs) {
+  __shared__ bool copies;
   if (threadIdx.x == 0) {
-    copyOut = true;
+    copies = true;
     if (awaitRelease) {
       std::uint64_t observed = 0;
       const bool released = waitFlagAtLeast(release, ticket, Deadline::after(timeoutNs), &observed);
       if (!released) storeReleaseSys(gaveUp, ticket);
       const std::uint64_t failed = released ? loadRelaxedSys(failedFrom) : 0;
-      copyOut = released && (failed == 0 || failed > ticket);
+      copies = released && (failed == 0 || failed > ticket);
     }
   }
   __syncthreads();
-  if (copyOut) {
+  if (copies) {
     for (int i = 0; i < outs; ++i) copyRange(out[i], true);
   }
   __syncthreads();
@@ -81,44 +86,64 @@ __device__ __forceinline__ void runCall(const AsyncCopyRange* in, int ins, const
 }
 
 __global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallArgs args) {
-  runCall(args.in, args.ins, args.out, args.outs, args.copiedIn, args.copiedOut, args.awaitRelease, args.release,
-          args.failedFrom, args.gaveUp, args.ticket, args.timeoutNs);
+  copyIn(args.in, args.ins, args.copiedIn, args.ticket);
+  copyOut(args.out, args.outs, args.copiedOut, args.awaitRelease, args.release, args.failedFrom, args.gaveUp,
+          args.ticket, args.timeoutNs);
+}
+
+// Thread 0 of a replayed call's kernel that copies in: waits for the run's ticket, then for its slot set to be free.
+// Returns the ticket, or 0 where the call's copies are left out (no ticket: the world reports it, gaveUp).
+__device__ std::uint64_t awaitReplayedTicket(const ReplayedAsyncCallArgs& args) {
+  // Usually every word is there at once: read them together (each read of pinned memory is a round trip across
+  // PCIe), then wait for what was not.
+  const auto sets = static_cast<std::uint64_t>(args.sets);
+  std::uint64_t seen = loadRelaxedSys(args.ticketOf);
+  const std::uint64_t released = loadRelaxedSys(args.release);
+  std::uint64_t ended[kAsyncCallSetsMax];
+  for (int s = 0; s < kAsyncCallSetsMax; ++s) ended[s] = s < args.sets ? loadRelaxedSys(args.copiedOut[s]) : 0;
+  const Deadline deadline = Deadline::after(args.timeoutNs);
+  const bool came = seen != 0 || waitFlagAtLeast(args.ticketOf, 1, deadline, &seen);
+  if (!came) {
+    storeReleaseSys(args.gaveUp, args.noTicket);
+    return 0;
+  }
+  storeRelaxedSys(args.ticketOf, 0);    // for the next run (which starts after this run's kernels ended)
+  if (seen == args.noTicket) return 0;  // nothing started: nothing to copy, no flag to write
+  const std::uint64_t ticket = seen;
+  if (ticket > sets) {
+    // The set's last call: its kernel no longer reads the slots, and its messages no longer use them.
+    const std::size_t set = ticket % sets;
+    std::uint64_t observed = 0;
+    const bool setFree =
+        (ended[set] >= ticket - sets || waitFlagAtLeast(args.copiedOut[set], ticket - sets, deadline, &observed)) &&
+        (released >= ticket - sets || waitFlagAtLeast(args.release, ticket - sets, deadline, &observed));
+    if (!setFree) {
+      storeReleaseSys(args.gaveUp, ticket);
+      return 0;
+    }
+  }
+  acquireFenceSys();  // the slots' last readers and writers are done before this call's copies
+  return ticket;
 }
 
 __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(ReplayedAsyncCallArgs args) {
   __shared__ std::uint64_t ticket;
-  __shared__ bool setFree;
   if (threadIdx.x == 0) {
-    // Usually every word is there at once: read them together (each read of pinned memory is a round trip across
-    // PCIe), then wait for what was not.
-    const auto sets = static_cast<std::uint64_t>(args.sets);
-    std::uint64_t seen = loadRelaxedSys(args.ticketOf);
-    const std::uint64_t released = loadRelaxedSys(args.release);
-    std::uint64_t ended[kAsyncCallSetsMax];
-    for (int s = 0; s < kAsyncCallSetsMax; ++s) ended[s] = s < args.sets ? loadRelaxedSys(args.copiedOut[s]) : 0;
-    const Deadline deadline = Deadline::after(args.timeoutNs);
-    setFree = seen != 0 || waitFlagAtLeast(args.ticketOf, 1, deadline, &seen);
-    ticket = seen;
-    if (setFree) storeRelaxedSys(args.ticketOf, 0);  // for the next run (which starts after this kernel ended)
-    if (!setFree) storeReleaseSys(args.gaveUp, args.noTicket);
-    if (ticket == args.noTicket) setFree = false;  // nothing started: nothing to copy, no flag to write
-    if (setFree && ticket > sets) {
-      // The set's last call: its kernel no longer reads the slots, and its messages no longer use them.
-      const std::size_t set = ticket % sets;
-      std::uint64_t observed = 0;
-      setFree =
-          (ended[set] >= ticket - sets || waitFlagAtLeast(args.copiedOut[set], ticket - sets, deadline, &observed)) &&
-          (released >= ticket - sets || waitFlagAtLeast(args.release, ticket - sets, deadline, &observed));
-      if (!setFree) storeReleaseSys(args.gaveUp, ticket);
+    if (args.part == ReplayedAsyncCallArgs::kCopyOut) {
+      ticket = loadRelaxedSys(args.handedOn);  // the CopyIn kernel before it on the stream left it
+    } else {
+      ticket = awaitReplayedTicket(args);
+      if (args.part == ReplayedAsyncCallArgs::kCopyIn) storeRelaxedSys(args.handedOn, ticket);
     }
-    acquireFenceSys();  // the slots' last readers and writers are done before this call's copies
   }
   __syncthreads();
+  if (ticket == 0) return;  // the call's copies are left out
   const std::size_t set = ticket % static_cast<std::uint64_t>(args.sets);
-  // No ticket, or a set never freed: the call's copies are left out (the world reports it: gaveUp).
-  if (!setFree) return;
-  runCall(args.in[set], args.ins, args.out[set], args.outs, args.copiedIn[set], args.copiedOut[set], args.awaitRelease,
-          args.release, args.failedFrom, args.gaveUp, ticket, args.timeoutNs);
+  if (args.part != ReplayedAsyncCallArgs::kCopyOut) copyIn(args.in[set], args.ins, args.copiedIn[set], ticket);
+  if (args.part != ReplayedAsyncCallArgs::kCopyIn) {
+    copyOut(args.out[set], args.outs, args.copiedOut[set], args.awaitRelease, args.release, args.failedFrom,
+            args.gaveUp, ticket, args.timeoutNs);
+  }
 }
 
 }  // namespace

@@ -53,8 +53,14 @@ constexpr int kAsyncCallSetsMax = 4;
 /// leaves the run's ticket at `ticketOf`; the kernel waits for it there (and puts 0 back for the next run), takes the
 /// slot set it names (ticket % sets) and that set's copies, and first waits for the set's last call (`sets` tickets
 /// before) to have ended, both its kernel (copiedOut) and its messages (release), since no event orders two runs'
-/// kernels.
+/// kernels. The call's kernel does it all, or two kernels do it in `part`s (net/replayed_steps.hpp): the first waits
+/// and copies in, and leaves the ticket (0: nothing to copy out) at `handedOn` for the second, which copies out.
 struct ReplayedAsyncCallArgs {
+  static constexpr int kWhole = 0;
+  static constexpr int kCopyIn = 1;
+  static constexpr int kCopyOut = 2;
+  int part = kWhole;
+  std::uint64_t* handedOn = nullptr;  ///< pinned host memory: where kCopyIn leaves the ticket for kCopyOut
   AsyncCopyRange in[kAsyncCallSetsMax][kAsyncCallCopiesMax];
   AsyncCopyRange out[kAsyncCallSetsMax][kAsyncCallCopiesMax];
   int ins = 0;  ///< copies in, and out, of every set (the sets differ only in the slots' addresses)

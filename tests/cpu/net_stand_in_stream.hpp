@@ -16,6 +16,7 @@
 
 #include "coll/host_reduce.hpp"
 #include "net/net_world.hpp"
+#include "net/replayed_steps.hpp"
 
 namespace peerlink::net::stand_ins {
 
@@ -75,46 +76,26 @@ class StandInStream {
   }
   // What a graph of captured calls does each time it runs (coll/captured_calls.cc): its start, which starts every
   // call in order and leaves their tickets (here first on the stream: on a GPU it runs beside the kernels, which wait
-  // for their tickets), then each call's replayed kernel: it waits for its ticket's slot set to be free (its last
-  // call's kernel and messages ended), then does what an async call's kernel does with the set's copies.
-  void replayGraph(NetGroup& group, const std::vector<const ReplayedCall*>& calls) {
-    auto tickets = std::make_shared<std::vector<std::uint64_t>>(calls.size(), 0);
-    queue([&group, calls, tickets] {
+  // for their tickets), then each call's pieces' replayed kernels in replayedSteps's order: the one that copies in
+  // waits for its ticket's slot set to be free (its last call's kernel and messages ended), then copies in as an async
+  // call's kernel does; the one that copies out does the rest. `calls` holds each call's pieces.
+  void replayGraph(NetGroup& group, const std::vector<std::vector<const ReplayedCall*>>& calls) {
+    std::vector<const ReplayedCall*> all;
+    for (const auto& pieces : calls) all.insert(all.end(), pieces.begin(), pieces.end());
+    auto tickets = std::make_shared<std::vector<std::uint64_t>>(all.size(), 0);
+    queue([&group, all, tickets] {
       const std::unique_lock<std::mutex> numbering = group.world().lockNumbering();
-      for (std::size_t k = 0; k < calls.size(); ++k) (*tickets)[k] = group.startReplay(*calls[k], numbering);
+      for (std::size_t k = 0; k < all.size(); ++k) (*tickets)[k] = group.startReplay(*all[k], numbering);
       return true;
     });
-    for (std::size_t k = 0; k < calls.size(); ++k) {
-      const ReplayedCall& call = *calls[k];
-      AsyncFlags* flags = call.flags;
-      queue([flags, tickets, k] {
-        const std::uint64_t t = (*tickets)[k];
-        if (t <= kAsyncSets) return true;
-        const std::size_t set = t % kAsyncSets;
-        return flags->copiedOut[set].value.load(std::memory_order_acquire) >= t - kAsyncSets &&
-               flags->release.value.load(std::memory_order_acquire) >= t - kAsyncSets;
-      });
-      queue([flags, tickets, k, &call] {
-        const std::uint64_t t = (*tickets)[k];
-        const std::size_t set = t % kAsyncSets;
-        for (const SlotCopy& copy : call.copiesIn[set]) std::memmove(copy.dst, copy.src, copy.bytes);
-        flags->copiedIn[set].value.store(t, std::memory_order_release);
-        return true;
-      });
-      const bool awaits = call.awaitsRelease;
-      if (awaits) {
-        queue([flags, tickets, k] { return flags->release.value.load(std::memory_order_acquire) >= (*tickets)[k]; });
+    std::size_t first = 0;  // the call's first piece in `all`
+    for (const auto& pieces : calls) {
+      for (const ReplayedStep& step : replayedSteps(pieces.size(), kAsyncSets)) {
+        const std::size_t k = first + step.piece;
+        if (step.part != ReplayedPart::CopyOut) replayedCopyIn(*all[k], tickets, k);
+        if (step.part != ReplayedPart::CopyIn) replayedCopyOut(*all[k], tickets, k);
       }
-      queue([flags, tickets, k, awaits, &call] {
-        const std::uint64_t t = (*tickets)[k];
-        const std::size_t set = t % kAsyncSets;
-        const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
-        if (!awaits || failed == 0 || failed > t) {
-          for (const SlotCopy& copy : call.copiesOut[set]) std::memmove(copy.dst, copy.src, copy.bytes);
-        }
-        flags->copiedOut[set].value.store(t, std::memory_order_release);
-        return true;
-      });
+      first += pieces.size();
     }
   }
   bool reached(std::uint64_t op) const { return ended_.load() >= op; }
@@ -129,6 +110,40 @@ class StandInStream {
   int stuck() const { return stuck_.load(); }
 
  private:
+  void replayedCopyIn(const ReplayedCall& call, std::shared_ptr<std::vector<std::uint64_t>> tickets, std::size_t k) {
+    AsyncFlags* flags = call.flags;
+    queue([flags, tickets, k] {
+      const std::uint64_t t = (*tickets)[k];
+      if (t <= kAsyncSets) return true;
+      const std::size_t set = t % kAsyncSets;
+      return flags->copiedOut[set].value.load(std::memory_order_acquire) >= t - kAsyncSets &&
+             flags->release.value.load(std::memory_order_acquire) >= t - kAsyncSets;
+    });
+    queue([flags, tickets, k, &call] {
+      const std::uint64_t t = (*tickets)[k];
+      const std::size_t set = t % kAsyncSets;
+      for (const SlotCopy& copy : call.copiesIn[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+      flags->copiedIn[set].value.store(t, std::memory_order_release);
+      return true;
+    });
+  }
+  void replayedCopyOut(const ReplayedCall& call, std::shared_ptr<std::vector<std::uint64_t>> tickets, std::size_t k) {
+    AsyncFlags* flags = call.flags;
+    const bool awaits = call.awaitsRelease;
+    if (awaits) {
+      queue([flags, tickets, k] { return flags->release.value.load(std::memory_order_acquire) >= (*tickets)[k]; });
+    }
+    queue([flags, tickets, k, awaits, &call] {
+      const std::uint64_t t = (*tickets)[k];
+      const std::size_t set = t % kAsyncSets;
+      const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
+      if (!awaits || failed == 0 || failed > t) {
+        for (const SlotCopy& copy : call.copiesOut[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+      }
+      flags->copiedOut[set].value.store(t, std::memory_order_release);
+      return true;
+    });
+  }
   void run() {
     for (;;) {
       std::function<bool()> op;

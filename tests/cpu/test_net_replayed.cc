@@ -20,6 +20,7 @@
 #include "coll/choice_rules.hpp"
 #include "coll/host_reduce.hpp"
 #include "net/net_world.hpp"
+#include "net/replayed_steps.hpp"
 #include "net_loopback_support.hpp"
 #include "net_stand_in_stream.hpp"
 #include "net_test_data.hpp"
@@ -58,9 +59,13 @@ struct CapturedCases {
   std::vector<Bytes> send, recv;
   std::vector<std::size_t> pieces;  ///< per case
   std::vector<ReplayedCall> calls;
-  std::vector<const ReplayedCall*> graph() const {
-    std::vector<const ReplayedCall*> all;
-    for (const ReplayedCall& call : calls) all.push_back(&call);
+  std::vector<std::vector<const ReplayedCall*>> graph() const {  ///< each case's pieces
+    std::vector<std::vector<const ReplayedCall*>> all;
+    std::size_t next = 0;
+    for (const std::size_t count : pieces) {
+      all.emplace_back();
+      for (std::size_t p = 0; p < count; ++p) all.back().push_back(&calls[next++]);
+    }
     return all;
   }
 };
@@ -86,7 +91,7 @@ CapturedCases captureCases(NetGroup& group, const std::vector<Case>& cases, int 
 
 // One run of `graph` on `stream`: `inputs` written into the captured send buffers (the receive buffers poisoned), the
 // graph's calls run, then each receive buffer copied to got[k][rank]. Every buffer outlives the stream's work.
-void queueGraphRun(StandInStream& stream, NetGroup& group, const std::vector<const ReplayedCall*>& graph,
+void queueGraphRun(StandInStream& stream, NetGroup& group, const std::vector<std::vector<const ReplayedCall*>>& graph,
                    const std::vector<Bytes>& inputs, std::vector<Bytes>& send, std::vector<Bytes>& recv,
                    std::vector<std::vector<Bytes>>& got, std::size_t rank) {
   stream.queue([&inputs, &send, &recv] {
@@ -132,7 +137,7 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
     for (std::size_t k = 0; k < cases.size(); ++k) {
       ASSERT_EQ(captured.pieces[k], 1u) << collectiveName(cases[k].collective);
     }
-    const std::vector<const ReplayedCall*> graph = captured.graph();
+    const std::vector<std::vector<const ReplayedCall*>> graph = captured.graph();
     std::vector<Bytes>& send = captured.send;
     std::vector<Bytes>& recv = captured.recv;
     const std::size_t eager = cases.size();
@@ -212,7 +217,7 @@ TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
           for (std::size_t i = 0; i < count; ++i) toNext[i] = byteOf(r, round, i);
           return true;
         });
-        stream.replayGraph(*group, graph);
+        stream.replayGraph(*group, {graph});
         stream.queue([&, round] {
           got[static_cast<std::size_t>(round)] = fromPrevious;
           return true;
@@ -316,7 +321,7 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
     StandInStream stream;
     CapturedCases captured = captureCases(*group, cases, n, r, root, type, op);
     if (r == 0) pieces = captured.pieces;
-    const std::vector<const ReplayedCall*> graph = captured.graph();
+    const std::vector<std::vector<const ReplayedCall*>> graph = captured.graph();
     std::vector<Bytes>& send = captured.send;
     std::vector<Bytes>& recv = captured.recv;
     std::vector<std::vector<Bytes>> inputs(rounds);
@@ -371,8 +376,8 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
     recv[0] = recv[3] = -1;
     StandInStream stream;
     const auto start = std::chrono::steady_clock::now();
-    stream.replayGraph(*group, {captured});
-    stream.replayGraph(*group, {captured});
+    stream.replayGraph(*group, {{captured}});
+    stream.replayGraph(*group, {{captured}});
     stream.drain();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool untouched = recv[0] == -1 && recv[3] == -1;
@@ -423,6 +428,63 @@ TEST(NetReplayed, CallsStartedOutOfOrderFailInsteadOfTakingEachOthersResults) {
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
   EXPECT_EQ(outcome, "tickets in turn, released, failed from the eager call, world broken saying why");
+}
+
+}  // namespace
+}  // namespace peerlink::net
+
+namespace peerlink::net {
+namespace {
+
+// One piece, or one slot set, runs as whole kernels; 5 pieces over 4 sets copy in 3 ahead of the copies out.
+TEST(NetReplayedSteps, CopiesInRunAheadOfCopiesOutByTheSetsLessOne) {
+  using P = ReplayedPart;
+  EXPECT_EQ(replayedSteps(1, 4), (std::vector<ReplayedStep>{{0, P::Whole}}));
+  EXPECT_EQ(replayedSteps(3, 1), (std::vector<ReplayedStep>{{0, P::Whole}, {1, P::Whole}, {2, P::Whole}}));
+  EXPECT_TRUE(replayedSteps(0, 4).empty());
+  EXPECT_EQ(replayedSteps(5, 4), (std::vector<ReplayedStep>{{0, P::CopyIn},
+                                                            {1, P::CopyIn},
+                                                            {2, P::CopyIn},
+                                                            {3, P::CopyIn},
+                                                            {0, P::CopyOut},
+                                                            {4, P::CopyIn},
+                                                            {1, P::CopyOut},
+                                                            {2, P::CopyOut},
+                                                            {3, P::CopyOut},
+                                                            {4, P::CopyOut}}));
+}
+
+// For every count of pieces and sets: each piece copies in once, then out once, both in piece order; a piece's
+// copies in never wait for a copy out later on the stream (its set's previous piece, `sets` before, copied out
+// earlier), and they run as far ahead as that allows (piece k + sets - 1 copied in before piece k copies out).
+TEST(NetReplayedSteps, NoCopyInWaitsForACopyOutLaterOnTheStream) {
+  for (std::size_t sets = 2; sets <= 6; ++sets) {
+    for (std::size_t pieces = 2; pieces <= 13; ++pieces) {
+      const std::vector<ReplayedStep> steps = replayedSteps(pieces, sets);
+      std::vector<std::size_t> in(pieces, steps.size()), out(pieces, steps.size());
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        ASSERT_LT(steps[i].piece, pieces);
+        ASSERT_NE(steps[i].part, ReplayedPart::Whole);
+        std::size_t& at = steps[i].part == ReplayedPart::CopyIn ? in[steps[i].piece] : out[steps[i].piece];
+        EXPECT_EQ(at, steps.size()) << "a piece's part twice";
+        at = i;
+      }
+      ASSERT_EQ(steps.size(), 2 * pieces);
+      for (std::size_t k = 0; k < pieces; ++k) {
+        const std::string where =
+            std::to_string(pieces) + " pieces, " + std::to_string(sets) + " sets, piece " + std::to_string(k);
+        EXPECT_LT(in[k], out[k]) << where;
+        if (k > 0) {
+          EXPECT_LT(in[k - 1], in[k]) << where;
+          EXPECT_LT(out[k - 1], out[k]) << where;
+        }
+        if (k >= sets) {
+          EXPECT_LT(out[k - sets], in[k]) << where;
+        }
+        EXPECT_LT(in[std::min(k + sets - 1, pieces - 1)], out[k]) << where;
+      }
+    }
+  }
 }
 
 }  // namespace
