@@ -64,9 +64,12 @@ struct NetOptions {
   static NetOptions fromParams(const Params& params);
 };
 
-/// The pinned slots of async calls: sets of input, output and scratch, each of this many bytes; a call whose piece
-/// needs more runs as before (where a call moves more, its time is its bytes', not its host's costs).
-constexpr std::size_t kAsyncSlotBytes = std::size_t{256} << 10;
+/// The pinned slots of async calls: sets of input, output and scratch, each of this many bytes, a piece of a call
+/// captured into a CUDA graph at most (the fewer a graph's pieces, the less each one's turn on the host costs it).
+constexpr std::size_t kAsyncSlotBytes = std::size_t{1} << 20;
+/// An eager async call's piece at most: a call whose piece needs more is queued or waits (where a call moves more,
+/// its time is its bytes', not its host's costs).
+constexpr std::size_t kAsyncCallBytes = std::size_t{256} << 10;
 /// Async calls in flight at once, each on a slot set of its own.
 constexpr std::size_t kAsyncSets = 4;
 /// AsyncFlags::gaveUp's value where a graph's call's kernel got no ticket from its graph's start within its deadline.
@@ -193,7 +196,7 @@ class NetGroup {
   void run(const NetCall& call);
 
   /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
-  /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call.
+  /// kAsyncCallBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call.
   bool asyncFits(const NetCall& call);
   /// The same for a send/recv group of `type` elements (sendRecv's).
   bool asyncFits(const std::vector<PeerOp>& ops, DataType type);
@@ -217,7 +220,7 @@ class NetGroup {
   void abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why);
 
   /// `call` (a collective) captured into a CUDA graph as async calls, one per piece, in order, each piece the
-  /// largest that fits an async call's slots and kernel (asyncFits; runCall's checks); empty where none fits, or
+  /// largest that fits the async slots (kAsyncSlotBytes) and kernel (asyncFits; runCall's checks); empty where none fits, or
   /// PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does (startReplay).
   std::vector<ReplayedCall> prepareReplayed(const NetCall& call);
   /// The same for a send/recv group of `type` elements (runPeerOps's checks): one async call per piece, the pieces
@@ -266,8 +269,9 @@ class NetGroup {
   std::optional<CallPiece> asyncPiece(const NetCall& call);
   /// The same for a send/recv group of `type` elements.
   std::optional<CallPiece> asyncPiece(const std::vector<PeerOp>& ops, DataType type);
-  /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
-  bool asyncFits(CallPiece& piece, std::size_t elementSize);
+  /// Whether `piece` fits `slotBytes` of each slot and the kernel's copies; takes its local copies out
+  /// (takeLocalCopies) on the way.
+  bool asyncFits(CallPiece& piece, std::size_t elementSize, std::size_t slotBytes);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
   ReplayedCall prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
   /// Hands an async call's job to the progress thread, under the numbering lock: a call whose ticket is not the next

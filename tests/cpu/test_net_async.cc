@@ -186,7 +186,7 @@ TEST(NetAsync, OnlySmallStagedCallsOfOnePieceFit) {
     EXPECT_TRUE(fits(Collective::AllToAll, 1024));
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
-  // A piece whose output passes kAsyncSlotBytes: an all-gather of 3 x 96 KiB with pieces of 128 KiB.
+  // A piece whose output passes kAsyncCallBytes: an all-gather of 3 x 96 KiB with pieces of 128 KiB.
   const auto large = onEveryRank(3, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
     options.chunkBytes = 128 << 10;

@@ -188,11 +188,11 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
 }
 
 // A send/recv ring shift captured once, run 6 times with new data: every byte checked each time; of 1000 bytes (one
-// async call) and of 700,000 (over a slot: several pieces, cut alike on every rank).
+// async call) and of 5,000,000 (over a slot: several pieces, cut alike on every rank).
 TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
   const int n = 3;
   const int rounds = 6;
-  for (const std::size_t count : {std::size_t{1000}, std::size_t{700000}}) {
+  for (const std::size_t count : {std::size_t{1000}, std::size_t{5000000}}) {
     const auto byteOf = [](int from, int round, std::size_t i) {
       return static_cast<std::byte>((from * 31 + round * 7 + static_cast<int>(i % 251)) & 0xff);
     };
@@ -237,7 +237,7 @@ TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
     for (int r = 0; r < n; ++r) {
       EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << count << " bytes, rank " << r;
       EXPECT_EQ(wrong[static_cast<std::size_t>(r)], "") << count << " bytes, rank " << r;
-      // 700,000 halved, 16-byte aligned, until a piece fits 256 KiB: 174,992 bytes, so 5 pieces.
+      // The transport's 4 MiB pieces halved until one fits a slot (1 MiB), so 5 pieces.
       EXPECT_EQ(pieces[static_cast<std::size_t>(r)], count == 1000 ? 1u : 5u) << count << " bytes, rank " << r;
     }
   }
@@ -265,14 +265,14 @@ TEST(NetReplayed, CollectivesAreCapturedAsAsyncCallsOfAPieceEach) {
     EXPECT_EQ(group->prepareReplayed(std::vector<PeerOp>{{true, 1, any, 4097}}, DataType::U8).size(), 2u);
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
-  // One of the transport's pieces, but more than a slot holds (kAsyncSlotBytes): an all-gather's output of 2 x 192 KiB
-  // is captured as pieces of half, 2 x 96 KiB.
+  // One of the transport's pieces, but more than a slot holds (kAsyncSlotBytes, 1 MiB): an all-gather's output of
+  // 2 x 768 KiB is captured as pieces of half, 2 x 384 KiB.
   const auto large = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
-    options.chunkBytes = std::size_t{1} << 20;
+    options.chunkBytes = std::size_t{4} << 20;
     auto world = hostWorld(std::move(p2p), options);
     auto group = world->group({0, 1}, "two");
-    std::vector<std::byte> any(std::size_t{1} << 20);
+    std::vector<std::byte> any(std::size_t{4} << 20);
     if (r == 0) {
       const auto pieces = [&](std::size_t count) {
         return group
@@ -280,8 +280,8 @@ TEST(NetReplayed, CollectivesAreCapturedAsAsyncCallsOfAPieceEach) {
                 {Collective::AllGather, count, DataType::F32, ReduceOp::Sum, 0, 0, any.data(), any.data()})
             .size();
       };
-      EXPECT_EQ(pieces(32 << 10), 1u);  // 2 x 128 KiB
-      EXPECT_EQ(pieces(48 << 10), 2u);  // 2 x 192 KiB
+      EXPECT_EQ(pieces(128 << 10), 1u);  // 2 x 512 KiB
+      EXPECT_EQ(pieces(192 << 10), 2u);  // 2 x 768 KiB
     }
   });
   for (const std::string& error : large) EXPECT_EQ(error, "");
@@ -299,7 +299,7 @@ TEST(NetReplayed, CollectivesAreCapturedAsAsyncCallsOfAPieceEach) {
   for (const std::string& error : off) EXPECT_EQ(error, "");
 }
 
-// Every collective too large for one async call (3 ranks, f32 sum, counts whose slots pass 256 KiB), captured as
+// Every collective too large for one async call (3 ranks, f32 sum, counts whose slots pass 1 MiB), captured as
 // several pieces into one graph, the graph run 3 times with new data: every result against the closed form.
 TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
   const int n = 3;
@@ -307,9 +307,9 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
   const int rounds = 3;
   const DataType type = DataType::F32;
   const ReduceOp op = ReduceOp::Sum;
-  const std::vector<Case> cases = {{Collective::AllReduce, 100003}, {Collective::ReduceScatter, 30011},
-                                   {Collective::AllGather, 30011},  {Collective::Broadcast, 90001},
-                                   {Collective::Reduce, 90001},     {Collective::AllToAll, 25013}};
+  const std::vector<Case> cases = {{Collective::AllReduce, 400003}, {Collective::ReduceScatter, 120011},
+                                   {Collective::AllGather, 120011}, {Collective::Broadcast, 360001},
+                                   {Collective::Reduce, 360001},    {Collective::AllToAll, 100013}};
   std::vector<std::vector<std::vector<Bytes>>> got(
       rounds, std::vector<std::vector<Bytes>>(cases.size(), std::vector<Bytes>(n)));
   std::vector<std::size_t> pieces(cases.size(), 0);
