@@ -70,11 +70,11 @@ struct CapturedCalls::Shared {
   }
 };
 
-// One captured call: the group it runs on, what it does, and where its ticket is left for its kernel.
+// One captured call: the group it runs on, its pieces, and where each piece's ticket is left for its kernels.
 struct CapturedCalls::Replay {
-  net::NetGroup* group;
-  net::ReplayedCall call;
-  TicketRecord* record;
+  net::NetGroup* group = nullptr;
+  std::vector<net::ReplayedCall> pieces;
+  std::vector<TicketRecord*> records;  ///< per piece
 };
 
 // A graph's captured calls, in the order they were captured, started together each time the graph runs by one host
@@ -104,9 +104,11 @@ void CUDART_CB startGraphCalls(void* data) {
     }
   }
   for (const auto& replay : start->calls) {
-    const std::uint64_t ticket =
-        numbering.owns_lock() ? replay->group->startReplay(replay->call, numbering) : net::kNoTicket;
-    replay->record->ticket.store(ticket, std::memory_order_release);
+    const std::uint64_t first =
+        numbering.owns_lock() ? replay->group->startReplay(replay->pieces, numbering) : net::kNoTicket;
+    for (std::size_t p = 0; p < replay->records.size(); ++p) {
+      replay->records[p]->ticket.store(first == net::kNoTicket ? first : first + p, std::memory_order_release);
+    }
   }
 }
 
@@ -119,7 +121,9 @@ void CUDART_CB destroyGraphStart(void* data) {
     if (const auto found = shared.starts.find(start->capture); found != shared.starts.end() && found->second == start) {
       shared.starts.erase(found);
     }
-    for (const auto& replay : start->calls) shared.giveBack(replay->record);
+    for (const auto& replay : start->calls) {
+      for (TicketRecord* record : replay->records) shared.giveBack(record);
+    }
   }
   shared.alive.fetch_sub(static_cast<int>(start->calls.size()), std::memory_order_release);
   delete start;
@@ -239,29 +243,30 @@ int kernelPartOf(net::ReplayedPart part) {
 void CapturedCalls::capture(net::NetGroup& group, std::vector<net::ReplayedCall> pieces, cudaStream_t stream,
                             std::uint64_t timeoutNs) {
   const RelaxedCaptureMode relaxed;
+  if (pieces.empty()) throw Error(ErrorCode::Internal, "a captured call of no pieces");
   GraphStart& start = startOf(stream, group.world());
-  std::vector<std::unique_ptr<Replay>> replays;
-  std::vector<kernels::ReplayedAsyncCallArgs> args;
+  auto replay = std::make_unique<Replay>();
+  replay->group = &group;
+  replay->pieces = std::move(pieces);
   try {
-    for (net::ReplayedCall& piece : pieces) {
-      replays.push_back(std::make_unique<Replay>(Replay{&group, std::move(piece), shared_->take()}));
-      args.push_back(replayedArgsOf(replays.back()->call, *replays.back()->record, timeoutNs));
+    std::vector<kernels::ReplayedAsyncCallArgs> args;
+    for (const net::ReplayedCall& piece : replay->pieces) {
+      replay->records.push_back(shared_->take());
+      args.push_back(replayedArgsOf(piece, *replay->records.back(), timeoutNs));
     }
-    for (const net::ReplayedStep& step : net::replayedSteps(replays.size(), net::kAsyncSets)) {
+    for (const net::ReplayedStep& step : net::replayedSteps(replay->pieces.size(), net::kAsyncSets)) {
       kernels::ReplayedAsyncCallArgs& stepArgs = args[step.piece];
       stepArgs.part = kernelPartOf(step.part);
       kernels::launchReplayedAsyncCall(stepArgs, stream);
     }
   } catch (...) {
     const std::lock_guard<std::mutex> lock(shared_->mutex);
-    for (const auto& replay : replays) {
-      if (replay->record != nullptr) shared_->giveBack(replay->record);
-    }
+    for (TicketRecord* record : replay->records) shared_->giveBack(record);
     throw;
   }
   // Started from the graph's next launch on, in the order they were captured.
-  shared_->alive.fetch_add(static_cast<int>(replays.size()), std::memory_order_relaxed);
-  for (auto& replay : replays) start.calls.push_back(std::move(replay));
+  start.calls.push_back(std::move(replay));
+  shared_->alive.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace peerlink::coll

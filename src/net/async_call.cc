@@ -190,65 +190,82 @@ ReplayedCall NetGroup::prepareReplayed(CallPiece piece, CopiedPieceRun run, std:
   return replayed;
 }
 
-std::uint64_t NetGroup::startReplay(const ReplayedCall& call, const std::unique_lock<std::mutex>& numbering) noexcept {
+std::uint64_t NetGroup::startReplay(const std::vector<ReplayedCall>& pieces,
+                                    const std::unique_lock<std::mutex>& numbering) noexcept {
   NetWorld& world = world_;
-  const std::uint64_t ticket = ++world.tickets_;
+  const std::uint64_t first = world.tickets_ + 1;
+  world.tickets_ += pieces.size();
   try {
     if (!numbering.owns_lock() || numbering.mutex() != &world.numbering_) {
       throw Error(ErrorCode::Internal, "a graph's call started without the world's numbering lock");
     }
-    AsyncCall async;
-    async.ticket = ticket;
-    async.set = ticket % kAsyncSets;
-    async.copiesIn = call.copiesIn[async.set];
-    async.copiesOut = call.copiesOut[async.set];
-    async.awaitsRelease = call.awaitsRelease;
-    async.flags = call.flags;
-    async.run = call.run;
-    async.piece = call.piece;
-    async.slot = world.asyncSlots_[async.set];
-    async.context = context(call.run.what);
-    submitInOrder(std::move(async));
+    if (pieces.empty()) throw Error(ErrorCode::Internal, "a graph's call of no pieces");
+    std::vector<AsyncCall> calls(pieces.size());
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+      const ReplayedCall& piece = pieces[p];
+      AsyncCall& async = calls[p];
+      async.ticket = first + p;
+      async.set = async.ticket % kAsyncSets;
+      async.copiesIn = piece.copiesIn[async.set];
+      async.copiesOut = piece.copiesOut[async.set];
+      async.awaitsRelease = piece.awaitsRelease;
+      async.flags = piece.flags;
+      async.run = piece.run;
+      async.piece = piece.piece;
+      async.slot = world.asyncSlots_[async.set];
+    }
+    calls.front().context = context(pieces.front().run.what);  // one call: its pieces run as one job
+    submitInOrder(std::move(calls));
   } catch (...) {
-    // (Out of memory.) The call, and every one after it, fails: its kernel copies nothing out, and once it gives up
-    // waiting for its release (which no job writes) the world reports it.
-    world.failFrom(ticket);
+    // (Out of memory.) The call, and every one after it, fails: its kernels copy nothing out, and once they give up
+    // waiting for their release (which no job writes) the world reports it.
+    world.failFrom(first);
     try {
       world.breakWith("net " + name_ + ": a CUDA graph's call could not be started");
     } catch (...) {
     }
   }
-  return ticket;
+  return first;
 }
 
 void NetGroup::startAsync(AsyncCall async) {
   const std::lock_guard<std::mutex> numbering(world_.numbering_);
-  submitInOrder(std::move(async));
+  std::vector<AsyncCall> calls;
+  calls.push_back(std::move(async));
+  submitInOrder(std::move(calls));
 }
 
-void NetGroup::submitInOrder(AsyncCall async) {
+void NetGroup::submitInOrder(std::vector<AsyncCall> calls) {
   NetWorld& world = world_;
-  const std::uint64_t ticket = async.ticket;
-  if (ticket != world.submittedTickets_ + 1) {
+  const AsyncTickets tickets{calls.front().ticket, calls.back().ticket};
+  if (tickets.first != world.submittedTickets_ + 1) {
     // Another thread took a ticket between this one's and its submission: calls of a CUDA graph launched while the
     // caller's thread made another, on a stream not ordered with the graph's. The jobs would run out of ticket
     // order: every call from the first not yet submitted fails instead of taking another's results.
-    world.failFrom(std::min(ticket, world.submittedTickets_ + 1));
+    world.failFrom(std::min(tickets.first, world.submittedTickets_ + 1));
     world.breakWith("net " + name_ +
                     ": calls across nodes were started out of order (a CUDA graph's calls and the caller's thread's "
                     "at once): make them on one stream, or on streams the application orders");
   }
-  world.submittedTickets_ = std::max(world.submittedTickets_, ticket);
-  auto shared = std::make_shared<AsyncCall>(std::move(async));
+  world.submittedTickets_ = std::max(world.submittedTickets_, tickets.last);
+  auto shared = std::make_shared<std::vector<AsyncCall>>(std::move(calls));
   world.submitAsync(
       [&world, shared] {
-        const AsyncCall& a = *shared;
+        const std::vector<AsyncCall>& run = *shared;
+        const AsyncCall& first = run.front();
+        std::vector<CallPiece> pieces;
+        std::vector<StagingSlots::Slot> slots;
+        for (const AsyncCall& a : run) {
+          pieces.push_back(a.piece);
+          slots.push_back(a.slot);
+        }
         runCopiedPieces(
-            a.context, a.run, {a.piece}, {a.slot},
+            first.context, first.run, pieces, slots,
             [&world](std::size_t) -> LocalMemory& { return *world.asyncMemory_; },
-            [&a](std::size_t) {
+            [&run](std::size_t p) {
+              const AsyncCall& a = run[p];
               if (a.abandoned->load(std::memory_order_acquire)) {
-                throw Error(ErrorCode::CudaError, "net " + a.context.run.name +
+                throw Error(ErrorCode::CudaError, "net " + run.front().context.run.name +
                                                       ": the caller could not queue the call's kernel (its error went "
                                                       "to the caller)");
               }
@@ -258,9 +275,9 @@ void NetGroup::submitInOrder(AsyncCall async) {
               }
               return a.flags->copiedIn[a.set].value.load(std::memory_order_acquire) >= a.ticket;
             },
-            [](std::size_t) {});
+            [&world, &run](std::size_t p) { world.releaseThrough(run[p].ticket); });
       },
-      ticket);
+      tickets);
 }
 
 void NetGroup::abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why) {

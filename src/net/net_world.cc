@@ -44,9 +44,10 @@ struct NetWorld::Job {
   std::function<void()> work;
   std::atomic<bool> done{false};  ///< set under the mutex; read without it while the caller lingers
   std::exception_ptr error;
-  bool detached = false;                ///< nobody waits for it (an async or a queued call's)
-  std::optional<std::uint64_t> ticket;  ///< an async call's: to the release flag once it ran
-  std::function<void()> finally;        ///< run once it ran or was skipped, after the world's state says how
+  bool detached = false;  ///< nobody waits for it (an async or a queued call's)
+  std::optional<AsyncTickets>
+      tickets;                    ///< async calls': failed from the first on where it failed; released once it ran
+  std::function<void()> finally;  ///< run once it ran or was skipped, after the world's state says how
 };
 
 NetGroup::NetGroup(NetWorld& world, std::vector<int> members, std::string name)
@@ -283,6 +284,12 @@ void NetWorld::failFrom(std::uint64_t ticket) noexcept {
   }
 }
 
+void NetWorld::releaseThrough(std::uint64_t ticket) noexcept {
+  // (Never backwards: a job submitted out of ticket order, which failFrom marked failed, may come after.)
+  std::atomic<std::uint64_t>& release = asyncFlags_->release.value;
+  if (ticket > release.load(std::memory_order_relaxed)) release.store(ticket, std::memory_order_release);
+}
+
 std::unique_lock<std::mutex> NetWorld::lockNumbering() {
   return std::unique_lock<std::mutex>(numbering_);
 }
@@ -355,12 +362,12 @@ void NetWorld::submitAndWait(const std::function<void()>& work) {
   if (job->error) std::rethrow_exception(job->error);
 }
 
-void NetWorld::submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket,
+void NetWorld::submitAsync(std::function<void()> work, std::optional<AsyncTickets> tickets,
                            std::function<void()> finally) {
   auto job = std::make_shared<Job>();
   job->work = std::move(work);
   job->detached = true;
-  job->ticket = ticket;
+  job->tickets = tickets;
   job->finally = std::move(finally);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -417,12 +424,9 @@ void NetWorld::progress() {
     job->done.store(true, std::memory_order_release);
     lock.unlock();
     // After the world's state: a caller that sees the ticket and then asks brokenBy() learns how the call ended.
-    if (job->ticket) {
-      if (error) failFrom(*job->ticket);
-      // (Never backwards: a job submitted out of ticket order, which failFrom marked failed, may come after.)
-      std::atomic<std::uint64_t>& release = asyncFlags_->release.value;
-      if (*job->ticket > release.load(std::memory_order_relaxed))
-        release.store(*job->ticket, std::memory_order_release);
+    if (job->tickets) {
+      if (error) failFrom(job->tickets->first);
+      releaseThrough(job->tickets->last);
     }
     if (job->finally) job->finally();
     changed_.notify_all();

@@ -111,6 +111,12 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::ato
 /// Where `awaitsRelease` is false the copies out read only what the copies in wrote: the caller makes them at once,
 /// without waiting for the release, and goes on while the call's messages leave. A call without copies in runs its
 /// messages as soon as the set's last kernel ended (`copiedOut`), before the caller's stream gets to it.
+/// The tickets of async calls handed to the progress thread in one job (NetWorld::submitAsync).
+struct AsyncTickets {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+};
+
 struct AsyncCall {
   std::uint64_t ticket = 0;
   std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
@@ -220,18 +226,22 @@ class NetGroup {
   void abandonAsync(const std::shared_ptr<std::atomic<bool>>& abandoned, const std::string& why);
 
   /// `call` (a collective) captured into a CUDA graph as async calls, one per piece, in order, each piece the
-  /// largest that fits the async slots (kAsyncSlotBytes) and kernel (asyncFits; runCall's checks); empty where none fits, or
-  /// PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does (startReplay).
+  /// largest that fits the async slots (kAsyncSlotBytes) and kernel (asyncFits; runCall's checks); empty where none
+  /// fits, or PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does
+  /// (startReplay).
   std::vector<ReplayedCall> prepareReplayed(const NetCall& call);
   /// The same for a send/recv group of `type` elements (runPeerOps's checks): one async call per piece, the pieces
   /// cut alike on both ranks of a pair.
   std::vector<ReplayedCall> prepareReplayed(const std::vector<PeerOp>& ops, DataType type);
-  /// One run of `call` (a graph's start's, holding `numbering`: NetWorld::lockNumbering, once for all the graph's
-  /// calls): takes the next ticket, numbers the call, hands its job to the progress thread as startAsync does, and
-  /// returns the ticket for the kernel. Waits for nothing (the kernel waits for its slot set); makes no CUDA call.
-  /// Where the world broke, the job ends at once with the call failed and its ticket released; where the call cannot
-  /// be started (out of memory) it fails, and the world with it.
-  std::uint64_t startReplay(const ReplayedCall& call, const std::unique_lock<std::mutex>& numbering) noexcept;
+  /// One run of a call's `pieces` (prepareReplayed's; a graph's start's, holding `numbering`:
+  /// NetWorld::lockNumbering, once for all the graph's calls): takes the next ticket for each piece, numbers the
+  /// call, hands it to the progress thread as one job, which runs its pieces kPiecesInFlight at a time as a queued
+  /// call's (each once its kernel copied it in) and releases each piece's ticket as it ends, and returns the first
+  /// ticket (piece p's is first + p) for the kernels. Waits for nothing (the kernels wait for their slot sets); makes
+  /// no CUDA call. Where the world broke, the job ends at once with the call failed and its tickets released; where
+  /// the call cannot be started (out of memory) it fails, and the world with it.
+  std::uint64_t startReplay(const std::vector<ReplayedCall>& pieces,
+                            const std::unique_lock<std::mutex>& numbering) noexcept;
 
   /// Whether `call` may be queued (prepareQueued): PEERLINK_NET_ASYNC on, the staged path, a collective (not
   /// send/recv) with elements; where its copies and reductions are the device's (computesOnDevice), a piece's
@@ -277,7 +287,9 @@ class NetGroup {
   /// Hands an async call's job to the progress thread, under the numbering lock: a call whose ticket is not the next
   /// one submitted (another thread took one between) fails, from the first ticket not yet submitted, and breaks the
   /// world.
-  void submitInOrder(AsyncCall async);
+  /// Hands `calls` (their tickets following each other) to the progress thread as one job: their pieces run as
+  /// runCopiedPieces runs a queued call's, each ticket released as its piece ends.
+  void submitInOrder(std::vector<AsyncCall> calls);
 
   NetWorld& world_;
   std::vector<int> members_;
@@ -333,12 +345,14 @@ class NetWorld {
   friend class NetGroup;
   struct Job;
   void submitAndWait(const std::function<void()>& work);
-  /// Queues `work` and returns; once it ran, `ticket` (an async call's) goes to the release flag and `finally` runs,
-  /// whatever happened (also where the world broke before it ran, which it then does not). Any error of it breaks
-  /// the world: nobody waits for it.
-  void submitAsync(std::function<void()> work, std::optional<std::uint64_t> ticket, std::function<void()> finally = {});
+  /// Queues `work` and returns; once it ran, the last of `tickets` (async calls') goes to the release flag, every one
+  /// of them failed where it failed, and `finally` runs, whatever happened (also where the world broke before it ran,
+  /// which it then does not). Any error of it breaks the world: nobody waits for it.
+  void submitAsync(std::function<void()> work, std::optional<AsyncTickets> tickets, std::function<void()> finally = {});
   /// Marks async call `ticket` and every later one failed (AsyncFlags::failedFrom only goes down).
   void failFrom(std::uint64_t ticket) noexcept;
+  /// Async calls up to `ticket` ended (AsyncFlags::release, which never goes back). The progress thread's.
+  void releaseThrough(std::uint64_t ticket) noexcept;
   /// Marks the world broken by `why` (unless it already is) and keeps its pinned memory: for a failure on the
   /// caller's thread that leaves this rank out of step with its peers.
   void breakWith(const std::string& why);

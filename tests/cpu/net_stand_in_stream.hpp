@@ -78,24 +78,28 @@ class StandInStream {
   // call in order and leaves their tickets (here first on the stream: on a GPU it runs beside the kernels, which wait
   // for their tickets), then each call's pieces' replayed kernels in replayedSteps's order: the one that copies in
   // waits for its ticket's slot set to be free (its last call's kernel and messages ended), then copies in as an async
-  // call's kernel does; the one that copies out does the rest. `calls` holds each call's pieces.
-  void replayGraph(NetGroup& group, const std::vector<std::vector<const ReplayedCall*>>& calls) {
-    std::vector<const ReplayedCall*> all;
-    for (const auto& pieces : calls) all.insert(all.end(), pieces.begin(), pieces.end());
-    auto tickets = std::make_shared<std::vector<std::uint64_t>>(all.size(), 0);
-    queue([&group, all, tickets] {
+  // call's kernel does; the one that copies out does the rest. `calls`: each call's pieces.
+  void replayGraph(NetGroup& group, const std::vector<const std::vector<ReplayedCall>*>& calls) {
+    std::size_t all = 0;
+    for (const std::vector<ReplayedCall>* pieces : calls) all += pieces->size();
+    auto tickets = std::make_shared<std::vector<std::uint64_t>>(all, 0);
+    queue([&group, calls, tickets] {
       const std::unique_lock<std::mutex> numbering = group.world().lockNumbering();
-      for (std::size_t k = 0; k < all.size(); ++k) (*tickets)[k] = group.startReplay(*all[k], numbering);
+      std::size_t k = 0;
+      for (const std::vector<ReplayedCall>* pieces : calls) {
+        const std::uint64_t first = group.startReplay(*pieces, numbering);
+        for (std::size_t p = 0; p < pieces->size(); ++p) (*tickets)[k++] = first + p;
+      }
       return true;
     });
-    std::size_t first = 0;  // the call's first piece in `all`
-    for (const auto& pieces : calls) {
-      for (const ReplayedStep& step : replayedSteps(pieces.size(), kAsyncSets)) {
-        const std::size_t k = first + step.piece;
-        if (step.part != ReplayedPart::CopyOut) replayedCopyIn(*all[k], tickets, k);
-        if (step.part != ReplayedPart::CopyIn) replayedCopyOut(*all[k], tickets, k);
+    std::size_t first = 0;  // the call's first piece's index in `tickets`
+    for (const std::vector<ReplayedCall>* pieces : calls) {
+      for (const ReplayedStep& step : replayedSteps(pieces->size(), kAsyncSets)) {
+        const ReplayedCall& piece = (*pieces)[step.piece];
+        if (step.part != ReplayedPart::CopyOut) replayedCopyIn(piece, tickets, first + step.piece);
+        if (step.part != ReplayedPart::CopyIn) replayedCopyOut(piece, tickets, first + step.piece);
       }
-      first += pieces.size();
+      first += pieces->size();
     }
   }
   bool reached(std::uint64_t op) const { return ended_.load() >= op; }

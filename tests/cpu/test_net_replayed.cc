@@ -57,15 +57,10 @@ struct Case {
 // order.
 struct CapturedCases {
   std::vector<Bytes> send, recv;
-  std::vector<std::size_t> pieces;  ///< per case
-  std::vector<ReplayedCall> calls;
-  std::vector<std::vector<const ReplayedCall*>> graph() const {  ///< each case's pieces
-    std::vector<std::vector<const ReplayedCall*>> all;
-    std::size_t next = 0;
-    for (const std::size_t count : pieces) {
-      all.emplace_back();
-      for (std::size_t p = 0; p < count; ++p) all.back().push_back(&calls[next++]);
-    }
+  std::vector<std::vector<ReplayedCall>> calls;  ///< each case's pieces
+  std::vector<const std::vector<ReplayedCall>*> graph() const {
+    std::vector<const std::vector<ReplayedCall>*> all;
+    for (const std::vector<ReplayedCall>& pieces : calls) all.push_back(&pieces);
     return all;
   }
 };
@@ -81,17 +76,15 @@ CapturedCases captureCases(NetGroup& group, const std::vector<Case>& cases, int 
     Bytes& recv = captured.recv[k];
     send.assign(sendElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0});
     recv.assign(recvElementsOf(c.collective, n, c.count, r, root) * dataTypeSize(type), std::byte{0x5a});
-    std::vector<ReplayedCall> pieces = group.prepareReplayed(
-        {c.collective, c.count, type, op, 0, root, send.data(), recv.empty() ? nullptr : recv.data()});
-    captured.pieces.push_back(pieces.size());
-    for (ReplayedCall& piece : pieces) captured.calls.push_back(std::move(piece));
+    captured.calls.push_back(group.prepareReplayed(
+        {c.collective, c.count, type, op, 0, root, send.data(), recv.empty() ? nullptr : recv.data()}));
   }
   return captured;
 }
 
 // One run of `graph` on `stream`: `inputs` written into the captured send buffers (the receive buffers poisoned), the
 // graph's calls run, then each receive buffer copied to got[k][rank]. Every buffer outlives the stream's work.
-void queueGraphRun(StandInStream& stream, NetGroup& group, const std::vector<std::vector<const ReplayedCall*>>& graph,
+void queueGraphRun(StandInStream& stream, NetGroup& group, const std::vector<const std::vector<ReplayedCall>*>& graph,
                    const std::vector<Bytes>& inputs, std::vector<Bytes>& send, std::vector<Bytes>& recv,
                    std::vector<std::vector<Bytes>>& got, std::size_t rank) {
   stream.queue([&inputs, &send, &recv] {
@@ -135,9 +128,9 @@ TEST(NetReplayed, CapturedCallsRightEveryTimeTheirGraphRunsBetweenEagerCalls) {
     StandInStream stream;
     CapturedCases captured = captureCases(*group, cases, n, r, root, type, op);
     for (std::size_t k = 0; k < cases.size(); ++k) {
-      ASSERT_EQ(captured.pieces[k], 1u) << collectiveName(cases[k].collective);
+      ASSERT_EQ(captured.calls[k].size(), 1u) << collectiveName(cases[k].collective);
     }
-    const std::vector<std::vector<const ReplayedCall*>> graph = captured.graph();
+    const std::vector<const std::vector<ReplayedCall>*> graph = captured.graph();
     std::vector<Bytes>& send = captured.send;
     std::vector<Bytes>& recv = captured.recv;
     const std::size_t eager = cases.size();
@@ -208,8 +201,6 @@ TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
           std::vector<PeerOp>{{true, next, toNext.data(), count}, {false, previous, fromPrevious.data(), count}},
           DataType::U8);
       pieces[static_cast<std::size_t>(r)] = captured.size();
-      std::vector<const ReplayedCall*> graph;
-      for (const ReplayedCall& call : captured) graph.push_back(&call);
       StandInStream stream;
       std::vector<Bytes> got(rounds);
       for (int round = 0; round < rounds; ++round) {
@@ -217,7 +208,7 @@ TEST(NetReplayed, CapturedSendRecvGroupRightEveryTimeItRuns) {
           for (std::size_t i = 0; i < count; ++i) toNext[i] = byteOf(r, round, i);
           return true;
         });
-        stream.replayGraph(*group, {graph});
+        stream.replayGraph(*group, {&captured});
         stream.queue([&, round] {
           got[static_cast<std::size_t>(round)] = fromPrevious;
           return true;
@@ -320,8 +311,10 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
     const auto i = static_cast<std::size_t>(r);
     StandInStream stream;
     CapturedCases captured = captureCases(*group, cases, n, r, root, type, op);
-    if (r == 0) pieces = captured.pieces;
-    const std::vector<std::vector<const ReplayedCall*>> graph = captured.graph();
+    if (r == 0) {
+      for (std::size_t k = 0; k < cases.size(); ++k) pieces[k] = captured.calls[k].size();
+    }
+    const std::vector<const std::vector<ReplayedCall>*> graph = captured.graph();
     std::vector<Bytes>& send = captured.send;
     std::vector<Bytes>& recv = captured.recv;
     std::vector<std::vector<Bytes>> inputs(rounds);
@@ -356,9 +349,9 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
   }
 }
 
-// On a broken world (rank 0's eager call failed: rank 1 was lost), a captured call's runs still take their tickets
-// and end at once, their jobs skipped and tickets released with the calls failed: the stream goes on, and the
-// caller's buffers are left as they were.
+// On a broken world (rank 0's eager call failed: rank 1 was lost), captured calls' runs still take their tickets and
+// end at once, their jobs skipped and tickets released with the calls failed -- every piece of a call of several: the
+// stream goes on, and the caller's buffers are left as they were.
 TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
   std::string outcome;
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
@@ -370,20 +363,25 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
     std::vector<ReplayedCall> pieces =
         group->prepareReplayed({Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv});
     ASSERT_EQ(pieces.size(), 1u);
-    const ReplayedCall* captured = &pieces.front();
+    const std::size_t count = 600000;  // 2.4 MB: 4 pieces
+    std::vector<float> largeSend(count, 1.0F), largeRecv(count, -1.0F);
+    std::vector<ReplayedCall> large = group->prepareReplayed(
+        {Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, 0, 0, largeSend.data(), largeRecv.data()});
+    ASSERT_EQ(large.size(), 4u);
     world->peerLost(1, "a test lost it");
     EXPECT_THROW(group->allReduce(send, recv, 4, DataType::F32, ReduceOp::Sum), Error);
     recv[0] = recv[3] = -1;
     StandInStream stream;
     const auto start = std::chrono::steady_clock::now();
-    stream.replayGraph(*group, {{captured}});
-    stream.replayGraph(*group, {{captured}});
+    stream.replayGraph(*group, {&large, &pieces});
+    stream.replayGraph(*group, {&large, &pieces});
     stream.drain();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const bool untouched = recv[0] == -1 && recv[3] == -1;
+    const bool untouched = recv[0] == -1 && recv[3] == -1 &&
+                           std::all_of(largeRecv.begin(), largeRecv.end(), [](float v) { return v == -1.0F; });
     outcome = std::string(stream.stuck() == 0 ? "ran through" : "stuck") +
               (untouched ? ", buffers left" : ", buffers written") + (seconds < 2 ? ", at once" : ", late") +
-              (captured->flags->failedFrom.value.load() != 0 ? ", failed" : ", not failed");
+              (pieces.front().flags->failedFrom.value.load() != 0 ? ", failed" : ", not failed");
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
   EXPECT_EQ(outcome, "ran through, buffers left, at once, failed");
@@ -404,16 +402,15 @@ TEST(NetReplayed, CallsStartedOutOfOrderFailInsteadOfTakingEachOthersResults) {
     const NetCall call{Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, send, recv};
     std::vector<ReplayedCall> pieces = group->prepareReplayed(call);
     ASSERT_EQ(pieces.size(), 1u);
-    const ReplayedCall* captured = &pieces.front();
     AsyncCall eager = group->prepareAsync(call);
     const std::uint64_t eagerTicket = eager.ticket;
     std::uint64_t replayTicket = 0;
     {
       const std::unique_lock<std::mutex> numbering = world->lockNumbering();
-      replayTicket = group->startReplay(*captured, numbering);
+      replayTicket = group->startReplay(pieces, numbering);
     }
     group->startAsync(std::move(eager));
-    const AsyncFlags& flags = *captured->flags;
+    const AsyncFlags& flags = *pieces.front().flags;
     const auto start = std::chrono::steady_clock::now();
     while (flags.release.value.load() < replayTicket &&
            std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
