@@ -270,8 +270,8 @@ TEST(GpuNetStaging, ComputationsQueuedBeforeTheirArgumentsRunOnceAsked) {
 }
 
 // The async call's kernel (kernels/async_call.cuh) for a rank whose results are its own data (awaitRelease off):
-// every byte of several copies in, of sizes 1 B to a whole slot (1 MiB) and alignments of 16, 4 and 1 bytes, goes into pinned
-// memory and back out to other device memory without the transport; the copied-in and copied-out flags get the
+// every byte of several copies in, of sizes 1 B to a whole slot (1 MiB) and alignments of 16, 4 and 1 bytes, goes into
+// pinned memory and back out to other device memory without the transport; the copied-in and copied-out flags get the
 // ticket and the release flag is never read.
 TEST(GpuNetStaging, AnAsyncKernelWhoseResultsAreItsOwnDataCopiesThemOutAtOnce) {
   PEERLINK_REQUIRE_GPUS(1);
