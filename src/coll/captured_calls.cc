@@ -2,6 +2,7 @@
 #include "coll/captured_calls.hpp"
 
 #include <atomic>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -70,7 +71,8 @@ struct CapturedCalls::Shared {
   }
 };
 
-// One captured call: the group it runs on, its pieces, and where each piece's ticket is left for its kernels.
+// One captured call: the group it runs on, its pieces (none where its kernels were not all captured: it never
+// starts), and where each piece's ticket is left for its kernels.
 struct CapturedCalls::Replay {
   net::NetGroup* group = nullptr;
   std::vector<net::ReplayedCall> pieces;
@@ -104,8 +106,9 @@ void CUDART_CB startGraphCalls(void* data) {
     }
   }
   for (const auto& replay : start->calls) {
-    const std::uint64_t first =
-        numbering.owns_lock() ? replay->group->startReplay(replay->pieces, numbering) : net::kNoTicket;
+    const std::uint64_t first = numbering.owns_lock() && !replay->pieces.empty()
+                                    ? replay->group->startReplay(replay->pieces, numbering)
+                                    : net::kNoTicket;
     for (std::size_t p = 0; p < replay->records.size(); ++p) {
       replay->records[p]->ticket.store(first == net::kNoTicket ? first : first + p, std::memory_order_release);
     }
@@ -245,28 +248,40 @@ void CapturedCalls::capture(net::NetGroup& group, std::vector<net::ReplayedCall>
   const RelaxedCaptureMode relaxed;
   if (pieces.empty()) throw Error(ErrorCode::Internal, "a captured call of no pieces");
   GraphStart& start = startOf(stream, group.world());
+  start.calls.reserve(start.calls.size() + 1);  // (taken below once kernels are captured: it must not throw then)
   auto replay = std::make_unique<Replay>();
   replay->group = &group;
   replay->pieces = std::move(pieces);
+  replay->records.reserve(replay->pieces.size());
+  std::vector<kernels::ReplayedAsyncCallArgs> args;
+  args.reserve(replay->pieces.size());
   try {
-    std::vector<kernels::ReplayedAsyncCallArgs> args;
     for (const net::ReplayedCall& piece : replay->pieces) {
       replay->records.push_back(shared_->take());
       args.push_back(replayedArgsOf(piece, *replay->records.back(), timeoutNs));
-    }
-    for (const net::ReplayedStep& step : net::replayedSteps(replay->pieces.size(), net::kAsyncSets)) {
-      kernels::ReplayedAsyncCallArgs& stepArgs = args[step.piece];
-      stepArgs.part = kernelPartOf(step.part);
-      kernels::launchReplayedAsyncCall(stepArgs, stream);
     }
   } catch (...) {
     const std::lock_guard<std::mutex> lock(shared_->mutex);
     for (TicketRecord* record : replay->records) shared_->giveBack(record);
     throw;
   }
+  // From the first kernel captured on, the graph may read the records: they stay its own, given back as it is
+  // destroyed. A call not captured whole is never started (its kernels find kNoTicket and leave).
+  std::exception_ptr failed;
+  try {
+    for (const net::ReplayedStep& step : net::replayedSteps(replay->pieces.size(), net::kAsyncSets)) {
+      kernels::ReplayedAsyncCallArgs& stepArgs = args[step.piece];
+      stepArgs.part = kernelPartOf(step.part);
+      kernels::launchReplayedAsyncCall(stepArgs, stream);
+    }
+  } catch (...) {
+    failed = std::current_exception();
+    replay->pieces.clear();
+  }
   // Started from the graph's next launch on, in the order they were captured.
   start.calls.push_back(std::move(replay));
   shared_->alive.fetch_add(1, std::memory_order_relaxed);
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace peerlink::coll

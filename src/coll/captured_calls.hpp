@@ -2,10 +2,10 @@
 // kernel (kernels::launchReplayedAsyncCall) on the stream, or two where a call has several pieces, so that their
 // copies in run ahead of their copies out (net/replayed_steps.hpp); every time the graph runs, one host function, a
 // root of the graph, starts all its captured calls on the transport in the order they were captured
-// (net::NetGroup::startReplay takes each call's ticket) and leaves each ticket in pinned memory, where the call's
-// kernel waits for it. A graph keeps what its calls use alive (a CUDA user object); while any graph holding one may
-// still run, the communicator's eager calls across nodes first wait for their stream (NodeWorld), so that every rank
-// numbers the calls alike: in the order of its stream. A graph's executable graphs run one at a time (the calls'
+// (net::NetGroup::startReplay takes a ticket for each piece) and leaves each ticket in pinned memory, where the
+// piece's kernels wait for it. A graph keeps what its calls use alive (a CUDA user object); while any graph holding one
+// may still run, the communicator's eager calls across nodes first wait for their stream (NodeWorld), so that every
+// rank numbers the calls alike: in the order of its stream. A graph's executable graphs run one at a time (the calls'
 // tickets are left in one place).
 #pragma once
 

@@ -306,7 +306,7 @@ std::vector<ParamSpec> processParamSpecs() {
        0,
        0,
        "Whether a communicator's calls across nodes staged through pinned host memory return once queued. ON: a "
-       "small call (one piece of at most 256 KiB a buffer) is one kernel on the caller's stream that copies the "
+       "small call (one piece of at most 1 MiB a buffer) is one kernel on the caller's stream that copies the "
        "data to pinned memory, waits on the GPU until the transport's thread has run the messages (a flag in pinned "
        "memory; a rank whose messages only leave it does not wait), and copies the results back, its reductions on "
        "the host; a larger one queues its copies at once on the transport's copy stream, each piece's copies out "

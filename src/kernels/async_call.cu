@@ -47,10 +47,13 @@ __device__ __forceinline__ void copyRange(const AsyncCopyRange& range, bool from
   }
 }
 
-// A call's copies in, after its ticket is known, then the ticket to copiedIn. Every thread of the block calls it.
-__device__ __forceinline__ void copyIn(const AsyncCopyRange* in, int ins, std::uint64_t* copiedIn,
-                                       std::uint64_t ticket) {
-  for (int i = 0; i < ins; ++i) copyRange(in[i], false);
+// A call's copies in (unless `skip`), after its ticket is known, then the ticket to copiedIn. Every thread of the
+// block calls it.
+__device__ __forceinline__ void copyIn(const AsyncCopyRange* in, int ins, std::uint64_t* copiedIn, std::uint64_t ticket,
+                                       bool skip = false) {
+  if (!skip) {
+    for (int i = 0; i < ins; ++i) copyRange(in[i], false);
+  }
   __syncthreads();
   // The release store is cumulative: the block's stores before the barrier reach the host before the ticket does.
   if (threadIdx.x == 0) storeReleaseSys(copiedIn, ticket);
@@ -128,18 +131,26 @@ __device__ std::uint64_t awaitReplayedTicket(const ReplayedAsyncCallArgs& args) 
 
 __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(ReplayedAsyncCallArgs args) {
   __shared__ std::uint64_t ticket;
+  __shared__ bool failed;
   if (threadIdx.x == 0) {
+    failed = false;
     if (args.part == ReplayedAsyncCallArgs::kCopyOut) {
       ticket = loadRelaxedSys(args.handedOn);  // the CopyIn kernel before it on the stream left it
     } else {
       ticket = awaitReplayedTicket(args);
       if (args.part == ReplayedAsyncCallArgs::kCopyIn) storeRelaxedSys(args.handedOn, ticket);
+      // A set freed by a failed call (released at once) may still be read by that call's abandoned messages: a call
+      // already failed copies nothing into it. (Read after the set's release was seen: the failure is marked first.)
+      const std::uint64_t failedFrom = ticket != 0 ? loadRelaxedSys(args.failedFrom) : 0;
+      failed = failedFrom != 0 && failedFrom <= ticket;
     }
   }
   __syncthreads();
   if (ticket == 0) return;  // the call's copies are left out
   const std::size_t set = ticket % static_cast<std::uint64_t>(args.sets);
-  if (args.part != ReplayedAsyncCallArgs::kCopyOut) copyIn(args.in[set], args.ins, args.copiedIn[set], ticket);
+  if (args.part != ReplayedAsyncCallArgs::kCopyOut) {
+    copyIn(args.in[set], args.ins, args.copiedIn[set], ticket, failed);
+  }
   if (args.part != ReplayedAsyncCallArgs::kCopyIn) {
     copyOut(args.out[set], args.outs, args.copiedOut[set], args.awaitRelease, args.release, args.failedFrom,
             args.gaveUp, ticket, args.timeoutNs);

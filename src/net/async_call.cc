@@ -21,8 +21,8 @@ CopiedPieceRun runOf(const NetCall& call) {
 
 }  // namespace
 
-bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize, std::size_t slotBytes) {
-  if (std::max({piece.inputElements, piece.outputElements, piece.scratchElements}) * elementSize > slotBytes) {
+bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize) {
+  if (std::max({piece.inputElements, piece.outputElements, piece.scratchElements}) * elementSize > kAsyncSlotBytes) {
     return false;
   }
   piece.atCopyOut = takeLocalCopies(piece.plan, me_);
@@ -39,7 +39,7 @@ std::optional<CallPiece> NetGroup::asyncPiece(const NetCall& call) {
     return std::nullopt;  // (more than one piece)
   }
   CallPiece piece = callPiece(call, size(), me_, 0, call.count);
-  if (!asyncFits(piece, dataTypeSize(call.type), kAsyncCallBytes)) return std::nullopt;
+  if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
   return piece;
 }
 
@@ -48,7 +48,7 @@ std::optional<CallPiece> NetGroup::asyncPiece(const std::vector<PeerOp>& ops, Da
   std::size_t longest = 0;
   for (const PeerOp& op : ops) longest = std::max(longest, op.count);
   CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
-  asyncFits(piece, dataTypeSize(type), kAsyncCallBytes);  // takes its local copies out (it fits: asked above)
+  asyncFits(piece, dataTypeSize(type));  // takes its local copies out (it fits: asked above)
   return piece;
 }
 
@@ -69,7 +69,7 @@ bool NetGroup::asyncFits(const std::vector<PeerOp>& ops, DataType type) {
   }
   try {
     CallPiece piece = peerPiece(ops, size(), me_, type, 0, longest);
-    return asyncFits(piece, dataTypeSize(type), kAsyncCallBytes);
+    return asyncFits(piece, dataTypeSize(type));
   } catch (const Error&) {
     return false;  // a group runPeerOps refuses: it says why
   }
@@ -109,7 +109,11 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
     if (flags.release.value.load(std::memory_order_acquire) + kAsyncSets >= async.ticket) break;
     numbering.unlock();
     IdleWait idle;
-    while (flags.release.value.load(std::memory_order_acquire) + kAsyncSets < async.ticket) idle.idle();
+    while (flags.release.value.load(std::memory_order_acquire) + kAsyncSets < async.ticket) {
+      // (A graph's call that could not be started took its tickets without a job to release them: the world broke.)
+      if (const std::string broken = world.brokenBy(); !broken.empty()) throw world.brokenError(broken);
+      idle.idle();
+    }
     numbering.lock();
   }
   async.set = async.ticket % kAsyncSets;
@@ -139,14 +143,14 @@ std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
   std::size_t step = std::min(call.count, pieceElementsOf(options.chunkBytes, call.type));
   for (;;) {
     CallPiece first = callPiece(call, size(), me_, 0, step);
-    if (asyncFits(first, elementSize, kAsyncSlotBytes)) break;
+    if (asyncFits(first, elementSize)) break;
     if (step <= align) return {};
     step = std::max(align, step / 2 / align * align);
   }
   std::vector<ReplayedCall> pieces;
   for (std::size_t p = 0; p * step < call.count; ++p) {
     CallPiece piece = callPiece(call, size(), me_, p, step);
-    if (!asyncFits(piece, elementSize, kAsyncSlotBytes)) return {};  // (a later piece is no larger than the first)
+    if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
     pieces.push_back(prepareReplayed(std::move(piece), runOf(call), elementSize));
   }
   return pieces;
@@ -164,14 +168,14 @@ std::vector<ReplayedCall> NetGroup::prepareReplayed(const std::vector<PeerOp>& o
   std::size_t step = std::min(longest, pieceElementsOf(options.chunkBytes, type));
   for (;;) {
     CallPiece first = peerPiece(ops, size(), me_, type, 0, step);
-    if (asyncFits(first, elementSize, kAsyncSlotBytes)) break;
+    if (asyncFits(first, elementSize)) break;
     if (step <= align) return {};
     step = std::max(align, step / 2 / align * align);
   }
   std::vector<ReplayedCall> pieces;
   for (std::size_t p = 0; p * step < longest; ++p) {
     CallPiece piece = peerPiece(ops, size(), me_, type, p, step);
-    if (!asyncFits(piece, elementSize, kAsyncSlotBytes)) return {};  // (a later piece is no larger than the first)
+    if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
     pieces.push_back(prepareReplayed(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, elementSize));
   }
   return pieces;

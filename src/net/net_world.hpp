@@ -64,12 +64,11 @@ struct NetOptions {
   static NetOptions fromParams(const Params& params);
 };
 
-/// The pinned slots of async calls: sets of input, output and scratch, each of this many bytes, a piece of a call
-/// captured into a CUDA graph at most (the fewer a graph's pieces, the less each one's turn on the host costs it).
+/// The pinned slots of async calls: sets of input, output and scratch, each of this many bytes: an async call's piece
+/// at most, eager or captured into a CUDA graph (an eager call whose piece needs more is queued, its reductions the
+/// GPU's; a captured one is cut into pieces). Up to this size an eager call ends as soon or sooner async, its
+/// reductions the host's, than queued (bench/results/2026-12-03-h200-graphs-across-nodes/, calls m and n).
 constexpr std::size_t kAsyncSlotBytes = std::size_t{1} << 20;
-/// An eager async call's piece at most: a call whose piece needs more is queued or waits (where a call moves more,
-/// its time is its bytes', not its host's costs).
-constexpr std::size_t kAsyncCallBytes = std::size_t{256} << 10;
 /// Async calls in flight at once, each on a slot set of its own.
 constexpr std::size_t kAsyncSets = 4;
 /// AsyncFlags::gaveUp's value where a graph's call's kernel got no ticket from its graph's start within its deadline.
@@ -103,6 +102,12 @@ struct AsyncFlags {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == 8,
               "the flags are plain 64-bit words to the GPU");
 
+/// The tickets of async calls handed to the progress thread in one job (NetWorld::submitAsync).
+struct AsyncTickets {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+};
+
 /// A call whose copies the caller makes itself, in its stream's order, around the transport's messages
 /// (NetGroup::prepareAsync): the caller hands the call to the transport with startAsync, which returns at once,
 /// copies `copiesIn` and then writes `ticket` to `flags->copiedIn[set]` (both visible to the host); once
@@ -111,12 +116,6 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::ato
 /// Where `awaitsRelease` is false the copies out read only what the copies in wrote: the caller makes them at once,
 /// without waiting for the release, and goes on while the call's messages leave. A call without copies in runs its
 /// messages as soon as the set's last kernel ended (`copiedOut`), before the caller's stream gets to it.
-/// The tickets of async calls handed to the progress thread in one job (NetWorld::submitAsync).
-struct AsyncTickets {
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;
-};
-
 struct AsyncCall {
   std::uint64_t ticket = 0;
   std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
@@ -133,12 +132,12 @@ struct AsyncCall {
   CallContext context;
 };
 
-/// An async call captured into a CUDA graph (NetGroup::prepareReplayed): prepared once, at the capture, and run
-/// each time the graph runs. There the graph's start (a host function, coll/captured_calls.hpp) calls
-/// NetGroup::startReplay for each of its calls in order, which takes the call's ticket and hands its job to the
-/// transport (as startAsync); the call's kernel waits for the ticket, then for its slot set to be free (its last call's
-/// kernel and messages ended), and makes the set's copies (`copiesIn[set]`, `copiesOut[set]`), as an async call's
-/// kernel does.
+/// A piece of a call captured into a CUDA graph as async calls (NetGroup::prepareReplayed): prepared once, at the
+/// capture, and run each time the graph runs. There the graph's start (a host function, coll/captured_calls.hpp)
+/// calls NetGroup::startReplay for each of its calls in order, which takes a ticket for each of the call's pieces and
+/// hands the call to the transport as one job; each piece's kernels wait for its ticket, then for its slot set to be
+/// free (its last call's kernel and messages ended), and make the set's copies (`copiesIn[set]`, `copiesOut[set]`),
+/// as an async call's kernel does.
 struct ReplayedCall {
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesIn;
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesOut;
@@ -202,7 +201,7 @@ class NetGroup {
   void run(const NetCall& call);
 
   /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
-  /// kAsyncCallBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call.
+  /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call.
   bool asyncFits(const NetCall& call);
   /// The same for a send/recv group of `type` elements (sendRecv's).
   bool asyncFits(const std::vector<PeerOp>& ops, DataType type);
@@ -279,16 +278,14 @@ class NetGroup {
   std::optional<CallPiece> asyncPiece(const NetCall& call);
   /// The same for a send/recv group of `type` elements.
   std::optional<CallPiece> asyncPiece(const std::vector<PeerOp>& ops, DataType type);
-  /// Whether `piece` fits `slotBytes` of each slot and the kernel's copies; takes its local copies out
-  /// (takeLocalCopies) on the way.
-  bool asyncFits(CallPiece& piece, std::size_t elementSize, std::size_t slotBytes);
+  /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
+  bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
   ReplayedCall prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
-  /// Hands an async call's job to the progress thread, under the numbering lock: a call whose ticket is not the next
-  /// one submitted (another thread took one between) fails, from the first ticket not yet submitted, and breaks the
-  /// world.
-  /// Hands `calls` (their tickets following each other) to the progress thread as one job: their pieces run as
-  /// runCopiedPieces runs a queued call's, each ticket released as its piece ends.
+  /// Hands `calls` (an eager async call, or a captured call's pieces, their tickets following each other) to the
+  /// progress thread as one job, under the numbering lock: their pieces run as runCopiedPieces runs a queued call's,
+  /// each ticket released as its piece ends. Calls whose first ticket is not the next one submitted (another thread
+  /// took one between) fail, from the first ticket not yet submitted, and break the world.
   void submitInOrder(std::vector<AsyncCall> calls);
 
   NetWorld& world_;
@@ -345,9 +342,10 @@ class NetWorld {
   friend class NetGroup;
   struct Job;
   void submitAndWait(const std::function<void()>& work);
-  /// Queues `work` and returns; once it ran, the last of `tickets` (async calls') goes to the release flag, every one
-  /// of them failed where it failed, and `finally` runs, whatever happened (also where the world broke before it ran,
-  /// which it then does not). Any error of it breaks the world: nobody waits for it.
+  /// Queues `work` and returns; once it ran, the last of `tickets` (async calls') goes to the release flag -- where it
+  /// failed, marked failed from the first of them first, also those `work` released already -- and `finally` runs,
+  /// whatever happened (also where the world broke before it ran, which it then does not). Any error of it breaks the
+  /// world: nobody waits for it.
   void submitAsync(std::function<void()> work, std::optional<AsyncTickets> tickets, std::function<void()> finally = {});
   /// Marks async call `ticket` and every later one failed (AsyncFlags::failedFrom only goes down).
   void failFrom(std::uint64_t ticket) noexcept;

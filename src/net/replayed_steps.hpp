@@ -21,10 +21,11 @@ struct ReplayedStep {
   bool operator==(const ReplayedStep& other) const { return piece == other.piece && part == other.part; }
 };
 
-/// The steps, in stream order, of a phase of `pieces` pieces whose tickets follow each other, over `sets` slot sets
-/// (ticket % sets). One piece, or one set, runs as whole kernels. Otherwise piece k's copies in come right after
-/// piece k - sets + 1's copies out: a copy in first waits for its set's previous piece (sets tickets before) to have
-/// copied out, which must come earlier on the stream, or the stream waits forever.
+/// The steps, in stream order, of a call of `pieces` pieces whose tickets follow each other, over `sets` slot sets
+/// (ticket % sets). One piece, or one set, runs as whole kernels. Otherwise the copies in lead the copies out by
+/// sets - 1 pieces: piece k's copies in come right after piece k - sets's copies out, since a copy in first waits for
+/// its set's previous piece (sets tickets before) to have copied out, which must come earlier on the stream, or the
+/// stream waits forever.
 std::vector<ReplayedStep> replayedSteps(std::size_t pieces, std::size_t sets);
 
 }  // namespace peerlink::net

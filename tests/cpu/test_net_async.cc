@@ -186,16 +186,16 @@ TEST(NetAsync, OnlySmallStagedCallsOfOnePieceFit) {
     EXPECT_TRUE(fits(Collective::AllToAll, 1024));
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
-  // A piece whose output passes kAsyncCallBytes: an all-gather of 3 x 96 KiB with pieces of 128 KiB.
+  // A piece whose output passes kAsyncSlotBytes (1 MiB): an all-gather of 3 x 384 KiB with pieces of 512 KiB.
   const auto large = onEveryRank(3, [&](int r, std::unique_ptr<PointToPoint> p2p) {
     NetOptions options = optionsWith(std::chrono::milliseconds(5000));
-    options.chunkBytes = 128 << 10;
+    options.chunkBytes = 512 << 10;
     auto world = hostWorld(std::move(p2p), options);
     auto group = world->group({0, 1, 2}, "three");
     std::byte any[1];
     if (r == 0) {
-      EXPECT_FALSE(group->asyncFits({Collective::AllGather, 24 << 10, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
-      EXPECT_TRUE(group->asyncFits({Collective::AllGather, 16 << 10, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
+      EXPECT_FALSE(group->asyncFits({Collective::AllGather, 96 << 10, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
+      EXPECT_TRUE(group->asyncFits({Collective::AllGather, 64 << 10, DataType::F32, ReduceOp::Sum, 0, 0, any, any}));
     }
   });
   for (const std::string& error : large) EXPECT_EQ(error, "");

@@ -4,9 +4,14 @@
 // new data each time, between eager async calls, on slot sets that change from run to run, against the closed
 // forms; large collectives captured as several pieces; which calls can be captured; a run on a broken world ends at
 // once, leaving the caller's buffers as they are; a graph's calls started between an eager call's ticket and its job
-// fail, breaking the world, instead of crossing.
+// fail, breaking the world, instead of crossing; a call that could not be started leaves no later call waiting. The
+// stand-in stream plays the kernels' waits and copies, not their deadlines or how the two kernels of a piece hand its
+// ticket on: the e2e across nodes runs those on the GPU (tests/mpi/comm_nodes_captured.cc).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -298,9 +303,11 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
   const int rounds = 3;
   const DataType type = DataType::F32;
   const ReduceOp op = ReduceOp::Sum;
+  // The last of more pieces than slot sets: its later pieces wait for its own earlier ones' sets.
   const std::vector<Case> cases = {{Collective::AllReduce, 400003}, {Collective::ReduceScatter, 120011},
                                    {Collective::AllGather, 120011}, {Collective::Broadcast, 360001},
-                                   {Collective::Reduce, 360001},    {Collective::AllToAll, 100013}};
+                                   {Collective::Reduce, 360001},    {Collective::AllToAll, 100013},
+                                   {Collective::AllReduce, 2500003}};
   std::vector<std::vector<std::vector<Bytes>>> got(
       rounds, std::vector<std::vector<Bytes>>(cases.size(), std::vector<Bytes>(n)));
   std::vector<std::size_t> pieces(cases.size(), 0);
@@ -333,7 +340,7 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
     EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << "rank " << r;
   }
   for (std::size_t k = 0; k < cases.size(); ++k) {
-    EXPECT_GT(pieces[k], 1u) << collectiveName(cases[k].collective);
+    EXPECT_GT(pieces[k], k + 1 < cases.size() ? 1u : 2 * kAsyncSets) << collectiveName(cases[k].collective);
     for (int round = 0; round < rounds; ++round) {
       const Case& c = cases[k];
       const std::vector<Bytes> want = coll::hostReduceReference(
@@ -350,8 +357,9 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
 }
 
 // On a broken world (rank 0's eager call failed: rank 1 was lost), captured calls' runs still take their tickets and
-// end at once, their jobs skipped and tickets released with the calls failed -- every piece of a call of several: the
-// stream goes on, and the caller's buffers are left as they were.
+// end at once, their jobs skipped and tickets released with the calls failed -- every piece of a call of several
+// (replayed alone first, so that no later call's release or failure covers its pieces): the stream goes on, and the
+// caller's buffers are left as they were.
 TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
   std::string outcome;
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
@@ -373,8 +381,11 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
     recv[0] = recv[3] = -1;
     StandInStream stream;
     const auto start = std::chrono::steady_clock::now();
-    stream.replayGraph(*group, {&large, &pieces});
-    stream.replayGraph(*group, {&large, &pieces});
+    stream.replayGraph(*group, {&large});
+    stream.replayGraph(*group, {&large});
+    stream.drain();
+    stream.replayGraph(*group, {&pieces});
+    stream.replayGraph(*group, {&pieces});
     stream.drain();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool untouched = recv[0] == -1 && recv[3] == -1 &&
@@ -385,6 +396,50 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
   });
   for (const std::string& error : errors) EXPECT_EQ(error, "");
   EXPECT_EQ(outcome, "ran through, buffers left, at once, failed");
+}
+
+// A graph's call that could not be started (here: started without the numbering lock; in use, out of memory) took
+// its tickets but handed no job on, so nothing releases them: the world breaks, and an eager call that would wait
+// for those tickets' slot sets fails at once saying so, instead of waiting forever.
+TEST(NetReplayed, ACallThatCouldNotBeStartedBreaksTheWorldAndLaterCallsFailAtOnce) {
+  std::string outcome;
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1}, "two");
+    if (r != 0) return;
+    const std::size_t count = 600000;  // 4 pieces: every slot set's next release is one of theirs
+    std::vector<float> send(count, 1.0F), recv(count, 0.0F);
+    std::vector<ReplayedCall> pieces = group->prepareReplayed(
+        {Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, 0, 0, send.data(), recv.data()});
+    ASSERT_EQ(pieces.size(), 4u);
+    const std::unique_lock<std::mutex> notHeld;
+    group->startReplay(pieces, notHeld);
+    float small[4] = {1, 2, 3, 4};
+    auto done = std::make_shared<std::atomic<int>>(0);  // 1: threw, 2: prepared
+    std::thread eager([&group, &small, done] {
+      try {
+        group->prepareAsync({Collective::AllReduce, 4, DataType::F32, ReduceOp::Sum, 0, 0, small, small});
+        done->store(2);
+      } catch (const Error&) {
+        done->store(1);
+      }
+    });
+    const auto start = std::chrono::steady_clock::now();
+    while (done->load() == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+      std::this_thread::yield();
+    }
+    if (done->load() == 0) {
+      ADD_FAILURE() << "the eager call still waits for slot sets that nothing releases";
+      std::fflush(nullptr);
+      std::_Exit(1);  // (the thread cannot be stopped)
+    }
+    eager.join();
+    outcome = std::string(done->load() == 1 ? "eager call failed" : "eager call prepared") +
+              (world->brokenBy().find("could not be started") != std::string::npos ? ", world broken saying why"
+                                                                                   : ", world: " + world->brokenBy());
+  });
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+  EXPECT_EQ(outcome, "eager call failed, world broken saying why");
 }
 
 // A graph's start that runs while the caller's thread is between taking an eager call's ticket and handing it on (a
