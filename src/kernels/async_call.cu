@@ -60,15 +60,16 @@ __device__ __forceinline__ void copyIn(const AsyncCopyRange* in, int ins, std::u
 }
 
 // A call's copies out, after its copies in: the wait for the release where the call awaits it, the copies unless the
-// call failed, the ticket to copiedOut. Every thread of the block calls it.
+// call failed, the ticket to copiedOut. `skip`: the copies in were left out (the call had failed): nothing to wait
+// for or copy. Every thread of the block calls it.
 __device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std::uint64_t* copiedOut,
                                         bool awaitRelease, const volatile std::uint64_t* release,
                                         const volatile std::uint64_t* failedFrom, std::uint64_t* gaveUp,
-                                        std::uint64_t ticket, std::uint64_t timeoutNs) {
+                                        std::uint64_t ticket, std::uint64_t timeoutNs, bool skip = false) {
   __shared__ bool copies;
   if (threadIdx.x == 0) {
-    copies = true;
-    if (awaitRelease) {
+    copies = !skip;
+    if (awaitRelease && !skip) {
       std::uint64_t observed = 0;
       const bool released = waitFlagAtLeast(release, ticket, Deadline::after(timeoutNs), &observed);
       if (!released) storeReleaseSys(gaveUp, ticket);
@@ -129,20 +130,27 @@ __device__ std::uint64_t awaitReplayedTicket(const ReplayedAsyncCallArgs& args) 
   return ticket;
 }
 
+// What a replayed call's CopyIn kernel adds to the ticket it hands on where the call had failed (tickets stay far
+// below).
+constexpr std::uint64_t kHandedFailed = std::uint64_t{1} << 63;
+
 __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(ReplayedAsyncCallArgs args) {
   __shared__ std::uint64_t ticket;
-  __shared__ bool failed;
+  __shared__ bool failed;  // the call had failed before its copies in: they, and so its copies out, are left out
   if (threadIdx.x == 0) {
-    failed = false;
     if (args.part == ReplayedAsyncCallArgs::kCopyOut) {
-      ticket = loadRelaxedSys(args.handedOn);  // the CopyIn kernel before it on the stream left it
+      const std::uint64_t handed = loadRelaxedSys(args.handedOn);  // the CopyIn kernel before it on the stream's
+      ticket = handed & ~kHandedFailed;
+      failed = (handed & kHandedFailed) != 0;
     } else {
       ticket = awaitReplayedTicket(args);
-      if (args.part == ReplayedAsyncCallArgs::kCopyIn) storeRelaxedSys(args.handedOn, ticket);
       // A set freed by a failed call (released at once) may still be read by that call's abandoned messages: a call
       // already failed copies nothing into it. (Read after the set's release was seen: the failure is marked first.)
       const std::uint64_t failedFrom = ticket != 0 ? loadRelaxedSys(args.failedFrom) : 0;
       failed = failedFrom != 0 && failedFrom <= ticket;
+      if (args.part == ReplayedAsyncCallArgs::kCopyIn) {
+        storeRelaxedSys(args.handedOn, ticket | (failed ? kHandedFailed : 0));
+      }
     }
   }
   __syncthreads();
@@ -153,7 +161,7 @@ __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(Rep
   }
   if (args.part != ReplayedAsyncCallArgs::kCopyIn) {
     copyOut(args.out[set], args.outs, args.copiedOut[set], args.awaitRelease, args.release, args.failedFrom,
-            args.gaveUp, ticket, args.timeoutNs);
+            args.gaveUp, ticket, args.timeoutNs, failed);
   }
 }
 

@@ -54,7 +54,8 @@ constexpr int kAsyncCallSetsMax = 4;
 /// slot set it names (ticket % sets) and that set's copies, and first waits for the set's last call (`sets` tickets
 /// before) to have ended, both its kernel (copiedOut) and its messages (release), since no event orders two runs'
 /// kernels. The call's kernel does it all, or two kernels do it in `part`s (net/replayed_steps.hpp): the first waits
-/// and copies in, and leaves the ticket (0: nothing to copy out) at `handedOn` for the second, which copies out.
+/// and copies in, and leaves the ticket at `handedOn` for the second, which copies out (0: nothing to copy out; the
+/// top bit set: the call had failed, nothing was copied in).
 struct ReplayedAsyncCallArgs {
   static constexpr int kWhole = 0;
   static constexpr int kCopyIn = 1;

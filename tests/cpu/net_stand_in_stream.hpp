@@ -78,11 +78,13 @@ class StandInStream {
   // call in order and leaves their tickets (here first on the stream: on a GPU it runs beside the kernels, which wait
   // for their tickets), then each call's pieces' replayed kernels in replayedSteps's order: the one that copies in
   // waits for its ticket's slot set to be free (its last call's kernel and messages ended), then copies in as an async
-  // call's kernel does; the one that copies out does the rest. `calls`: each call's pieces.
+  // call's kernel does, unless the call had failed by then; the one that copies out does the rest (nothing where the
+  // copies in were left out). `calls`: each call's pieces.
   void replayGraph(NetGroup& group, const std::vector<const std::vector<ReplayedCall>*>& calls) {
     std::size_t all = 0;
     for (const std::vector<ReplayedCall>* pieces : calls) all += pieces->size();
     auto tickets = std::make_shared<std::vector<std::uint64_t>>(all, 0);
+    auto left = std::make_shared<std::vector<char>>(all, 0);
     queue([&group, calls, tickets] {
       const std::unique_lock<std::mutex> numbering = group.world().lockNumbering();
       std::size_t k = 0;
@@ -96,8 +98,8 @@ class StandInStream {
     for (const std::vector<ReplayedCall>* pieces : calls) {
       for (const ReplayedStep& step : replayedSteps(pieces->size(), kAsyncSets)) {
         const ReplayedCall& piece = (*pieces)[step.piece];
-        if (step.part != ReplayedPart::CopyOut) replayedCopyIn(piece, tickets, first + step.piece);
-        if (step.part != ReplayedPart::CopyIn) replayedCopyOut(piece, tickets, first + step.piece);
+        if (step.part != ReplayedPart::CopyOut) replayedCopyIn(piece, tickets, left, first + step.piece);
+        if (step.part != ReplayedPart::CopyIn) replayedCopyOut(piece, tickets, left, first + step.piece);
       }
       first += pieces->size();
     }
@@ -114,7 +116,10 @@ class StandInStream {
   int stuck() const { return stuck_.load(); }
 
  private:
-  void replayedCopyIn(const ReplayedCall& call, std::shared_ptr<std::vector<std::uint64_t>> tickets, std::size_t k) {
+  // `left[k]`: piece k's call had failed before its copies in, which it left out (so its copies out too).
+  using Tickets = std::shared_ptr<std::vector<std::uint64_t>>;
+  using Left = std::shared_ptr<std::vector<char>>;
+  void replayedCopyIn(const ReplayedCall& call, Tickets tickets, Left left, std::size_t k) {
     AsyncFlags* flags = call.flags;
     queue([flags, tickets, k] {
       const std::uint64_t t = (*tickets)[k];
@@ -123,25 +128,31 @@ class StandInStream {
       return flags->copiedOut[set].value.load(std::memory_order_acquire) >= t - kAsyncSets &&
              flags->release.value.load(std::memory_order_acquire) >= t - kAsyncSets;
     });
-    queue([flags, tickets, k, &call] {
+    queue([flags, tickets, left, k, &call] {
       const std::uint64_t t = (*tickets)[k];
       const std::size_t set = t % kAsyncSets;
-      for (const SlotCopy& copy : call.copiesIn[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+      const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
+      (*left)[k] = failed != 0 && failed <= t;
+      if (!(*left)[k]) {
+        for (const SlotCopy& copy : call.copiesIn[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+      }
       flags->copiedIn[set].value.store(t, std::memory_order_release);
       return true;
     });
   }
-  void replayedCopyOut(const ReplayedCall& call, std::shared_ptr<std::vector<std::uint64_t>> tickets, std::size_t k) {
+  void replayedCopyOut(const ReplayedCall& call, Tickets tickets, Left left, std::size_t k) {
     AsyncFlags* flags = call.flags;
     const bool awaits = call.awaitsRelease;
     if (awaits) {
-      queue([flags, tickets, k] { return flags->release.value.load(std::memory_order_acquire) >= (*tickets)[k]; });
+      queue([flags, tickets, left, k] {
+        return (*left)[k] || flags->release.value.load(std::memory_order_acquire) >= (*tickets)[k];
+      });
     }
-    queue([flags, tickets, k, awaits, &call] {
+    queue([flags, tickets, left, k, awaits, &call] {
       const std::uint64_t t = (*tickets)[k];
       const std::size_t set = t % kAsyncSets;
       const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
-      if (!awaits || failed == 0 || failed > t) {
+      if (!(*left)[k] && (!awaits || failed == 0 || failed > t)) {
         for (const SlotCopy& copy : call.copiesOut[set]) std::memmove(copy.dst, copy.src, copy.bytes);
       }
       flags->copiedOut[set].value.store(t, std::memory_order_release);

@@ -358,8 +358,9 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
 
 // On a broken world (rank 0's eager call failed: rank 1 was lost), captured calls' runs still take their tickets and
 // end at once, their jobs skipped and tickets released with the calls failed -- every piece of a call of several
-// (replayed alone first, so that no later call's release or failure covers its pieces): the stream goes on, and the
-// caller's buffers are left as they were.
+// (replayed alone first, so that no later call's release or failure covers its pieces), and a broadcast's root,
+// whose copies out only copy back what it copied in (a call failed before its copies in makes neither): the stream
+// goes on, and the caller's buffers are left as they were.
 TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
   std::string outcome;
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
@@ -376,6 +377,11 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
     std::vector<ReplayedCall> large = group->prepareReplayed(
         {Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, 0, 0, largeSend.data(), largeRecv.data()});
     ASSERT_EQ(large.size(), 4u);
+    std::vector<float> rootSend(count, 1.0F), rootRecv(count, -1.0F);
+    std::vector<ReplayedCall> broadcast = group->prepareReplayed(
+        {Collective::Broadcast, count, DataType::F32, ReduceOp::Sum, 0, 0, rootSend.data(), rootRecv.data()});
+    ASSERT_FALSE(broadcast.empty());
+    ASSERT_FALSE(broadcast.front().awaitsRelease);
     world->peerLost(1, "a test lost it");
     EXPECT_THROW(group->allReduce(send, recv, 4, DataType::F32, ReduceOp::Sum), Error);
     recv[0] = recv[3] = -1;
@@ -384,12 +390,16 @@ TEST(NetReplayed, RunsOnABrokenWorldEndAtOnceLeavingTheBuffers) {
     stream.replayGraph(*group, {&large});
     stream.replayGraph(*group, {&large});
     stream.drain();
+    stream.replayGraph(*group, {&broadcast});
+    stream.drain();
     stream.replayGraph(*group, {&pieces});
     stream.replayGraph(*group, {&pieces});
     stream.drain();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const bool untouched = recv[0] == -1 && recv[3] == -1 &&
-                           std::all_of(largeRecv.begin(), largeRecv.end(), [](float v) { return v == -1.0F; });
+    const auto left = [](const std::vector<float>& v) {
+      return std::all_of(v.begin(), v.end(), [](float x) { return x == -1.0F; });
+    };
+    const bool untouched = recv[0] == -1 && recv[3] == -1 && left(largeRecv) && left(rootRecv);
     outcome = std::string(stream.stuck() == 0 ? "ran through" : "stuck") +
               (untouched ? ", buffers left" : ", buffers written") + (seconds < 2 ? ", at once" : ", late") +
               (pieces.front().flags->failedFrom.value.load() != 0 ? ", failed" : ", not failed");
