@@ -7,6 +7,10 @@
   python3 graphs.py --builds A1,A2 B1,B2 the same configurations of two builds, each the fastest of its rounds:
                                          A's time / B's time, eager and graph (call d: d-after-1,d-after-2 and
                                          d-before-1,d-before-2)
+  python3 graphs.py --ratios A1:B1 A2:B2 ...
+                                         per round (a pair of runs of two builds made one after the other), per
+                                         collective and size: A's eager time / B's (calls m and n: the trial build
+                                         against the queued one, e.g. m-ar-trial-1:m-ar-1 n-all_gather-trial-2:n-all_gather-2)
 """
 import json
 import pathlib
@@ -50,8 +54,23 @@ def compare(a_runs, b_runs):
             print(f"{name:15} {config:15} " + " ".join(cells))
 
 
+def ratios(pairs, config="peerlink"):
+    print(f"== A's {config} time / B's, per round")
+    for name in COLLECTIVES:
+        rows = {}
+        for pair in pairs:
+            a_run, b_run = pair.split(":")
+            a, b = times(a_run, name, config), times(b_run, name, config)
+            for size in sorted(set(a) & set(b)):
+                rows.setdefault(size, []).append(a[size] / b[size])
+        for size, values in sorted(rows.items()):
+            print(f"{name:15} {size:>9} " + " ".join(f"{v:.2f}" for v in sorted(values)))
+
+
 if len(sys.argv) == 4 and sys.argv[1] == "--builds":
     compare(sys.argv[2].split(","), sys.argv[3].split(","))
+elif len(sys.argv) > 2 and sys.argv[1] == "--ratios":
+    ratios(sys.argv[2:])
 else:
     for run in sys.argv[1:]:
         show(run)
