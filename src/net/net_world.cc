@@ -44,10 +44,9 @@ struct NetWorld::Job {
   std::function<void()> work;
   std::atomic<bool> done{false};  ///< set under the mutex; read without it while the caller lingers
   std::exception_ptr error;
-  bool detached = false;  ///< nobody waits for it (an async or a queued call's)
-  std::optional<AsyncTickets>
-      tickets;                    ///< async calls': failed from the first on where it failed; released once it ran
-  std::function<void()> finally;  ///< run once it ran or was skipped, after the world's state says how
+  bool detached = false;                ///< nobody waits for it (an async or a queued call's)
+  std::optional<AsyncTickets> tickets;  ///< async calls' (submitAsync says what becomes of them)
+  std::function<void()> finally;        ///< run once it ran or was skipped, after the world's state says how
 };
 
 NetGroup::NetGroup(NetWorld& world, std::vector<int> members, std::string name)
