@@ -164,6 +164,21 @@ void NodeWorld::inNode(const char* what, Fn&& body) {
   }
 }
 
+AcrossNodesTime NodeWorld::acrossNodesTime() const {
+  AcrossNodesTime time = acrossTime_;
+  if (net_) {
+    const auto [calls, seconds] = net_->queuedCallTime();
+    time.calls += calls;
+    time.seconds += seconds;
+  }
+  return time;
+}
+
+void NodeWorld::resetAcrossNodesTime() {
+  acrossTime_ = {};
+  if (net_) net_->resetQueuedCallTime();
+}
+
 template <typename Fn>
 void NodeWorld::acrossNodes(const char* what, Fn&& body) {
   const auto start = std::chrono::steady_clock::now();

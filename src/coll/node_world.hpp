@@ -37,9 +37,11 @@
 
 namespace peerlink::coll {
 
-/// The time a rank's calls spent across nodes: each call of the transport from its start until its results' copies to
-/// the caller's buffers are queued (the caller's stream waited for before it is not counted), summed. Async calls
-/// (NodeWorld::runAsync) return once queued: their time is the GPU's, and they are not in it.
+/// The time a rank's calls spent across nodes, summed: a call that waits, from the transport's start until its
+/// results' copies to the caller's buffers are queued (the caller's stream waited for before it is not counted); a
+/// call that returns once queued (async, queued, captured), the transport's thread's, from its first piece's copies
+/// in done to its last piece's results in pinned memory (net::QueuedCallTime; a rank that copies out without waiting
+/// for them, as a broadcast's root, may read before its last call is in).
 struct AcrossNodesTime {
   std::uint64_t calls = 0;  ///< calls of the transport (an all-reduce makes one, a send/recv group one per pair)
   double seconds = 0;
@@ -86,8 +88,8 @@ class NodeWorld {
   Communicator& node() { return *node_; }
   /// The calls across nodes since the last reset (`peerlink coll` times the phases across nodes with it). Read and
   /// reset from the thread that makes the calls.
-  AcrossNodesTime acrossNodesTime() const { return acrossTime_; }
-  void resetAcrossNodesTime() { acrossTime_ = {}; }
+  AcrossNodesTime acrossNodesTime() const;
+  void resetAcrossNodesTime();
 
  private:
   void waitForStream(cudaStream_t stream, const char* before);

@@ -72,10 +72,22 @@ class Pipeline {
     IdleWait idle;
     std::size_t started = 0;
     std::size_t finished = 0;
+    std::chrono::steady_clock::time_point firstStarted;
+    // The call's time goes in before its last piece is said done: a caller that saw the call end reads it.
+    const auto pieceDone = [&](std::size_t p) {
+      if (p + 1 == pieces.size() && context_.queuedTime != nullptr) {
+        const auto ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - firstStarted);
+        context_.queuedTime->nanoseconds.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+        context_.queuedTime->calls.fetch_add(1, std::memory_order_release);
+      }
+      done(p);
+    };
     auto since = std::chrono::steady_clock::now();
     while (finished < pieces.size()) {
       bool progressed = false;
       while (started < pieces.size() && started < finished + kPiecesInFlight && copiedIn(started)) {
+        if (started == 0) firstStarted = std::chrono::steady_clock::now();
         const std::size_t lane = started % kPiecesInFlight;
         const CallPiece& piece = pieces[started];
         const StagingSlots::Slot& slot = slots[started];
@@ -86,7 +98,7 @@ class Pipeline {
         ++started;
         progressed = true;
       }
-      finished += advance(plans, finished, started, progressed, done);
+      finished += advance(plans, finished, started, progressed, pieceDone);
       if (progressed) since = std::chrono::steady_clock::now();
       wait(idle, progressed, [&] {
         if (started == pieces.size() || started >= finished + kPiecesInFlight) return;  // the plans' own deadlines

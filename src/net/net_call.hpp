@@ -112,8 +112,17 @@ class StagingSlots {
 };
 
 /// What a group gives every call.
+/// The time the transport's thread spent running calls that return once queued (runCopiedPieces: async, queued and
+/// captured calls), each from its first piece's start (its copies in done) to its last piece's results in pinned
+/// memory, summed. The thread adds a call before it says its last piece is done; any thread reads.
+struct QueuedCallTime {
+  std::atomic<std::uint64_t> calls{0};
+  std::atomic<std::uint64_t> nanoseconds{0};
+};
+
 struct CallContext {
   MemberRun run;  ///< p2p, members, me, tag, timeout, describe, lost (op and divisor are the call's)
+  QueuedCallTime* queuedTime = nullptr;  ///< where runCopiedPieces adds the call's time (NetWorld's)
   NetPath path = NetPath::Staged;
   std::size_t chunkBytes = std::size_t{4} << 20;
   DeviceAccess* device = nullptr;  ///< staged: the copies

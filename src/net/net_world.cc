@@ -82,6 +82,7 @@ CallContext NetGroup::context(const char* what) {
   // The world, not this group: an async call's job may outlive its group.
   run.describe = [world = &world_](int rank) { return world->describe(rank); };
   run.lost = [world = &world_] { return world->lostWhy(); };
+  context.queuedTime = &world_.queuedTime_;
   context.path = world_.options_.path;
   context.chunkBytes = world_.options_.chunkBytes;
   context.device = world_.device_.get();
@@ -281,6 +282,16 @@ void NetWorld::failFrom(std::uint64_t ticket) noexcept {
   while ((seen == 0 || seen > ticket) &&
          !failed.compare_exchange_weak(seen, ticket, std::memory_order_release, std::memory_order_relaxed)) {
   }
+}
+
+std::pair<std::uint64_t, double> NetWorld::queuedCallTime() const {
+  const std::uint64_t calls = queuedTime_.calls.load(std::memory_order_acquire);
+  return {calls, static_cast<double>(queuedTime_.nanoseconds.load(std::memory_order_relaxed)) * 1e-9};
+}
+
+void NetWorld::resetQueuedCallTime() {
+  queuedTime_.calls.store(0, std::memory_order_relaxed);
+  queuedTime_.nanoseconds.store(0, std::memory_order_relaxed);
 }
 
 void NetWorld::releaseThrough(std::uint64_t ticket) noexcept {

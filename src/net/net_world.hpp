@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "coll/hierarchical_plan.hpp"
@@ -331,6 +332,10 @@ class NetWorld {
   /// The first error a call of this world met (an async call's kernel that gave up waiting for its release is one),
   /// or empty.
   std::string brokenBy() const;
+  /// The calls that returned once queued (async, queued and captured ones) that ended since the last reset, and the
+  /// transport's seconds on them (QueuedCallTime).
+  std::pair<std::uint64_t, double> queuedCallTime() const;
+  void resetQueuedCallTime();
   /// Keeps every pinned buffer forever, whatever happens: for a caller whose own copies out of them may not have
   /// ended (an async call's, on a stream that did not get there).
   void keepPinnedMemory() noexcept;
@@ -380,6 +385,7 @@ class NetWorld {
   std::unique_ptr<AskedTickets> askedTickets_;  ///< the progress thread's side of asyncFlags_->computations
   /// The calls' numbers and tickets: taken on the caller's thread, and by CUDA's host functions for graphs' calls.
   std::mutex numbering_;
+  QueuedCallTime queuedTime_;
   std::uint64_t tickets_ = 0;           ///< the last ticket given (under numbering_)
   std::uint64_t submittedTickets_ = 0;  ///< the last async call's ticket handed to the thread (under numbering_)
   std::uint64_t pieceTickets_ = 0;      ///< the last queued piece's ticket (the caller's thread)

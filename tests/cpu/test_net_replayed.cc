@@ -452,6 +452,43 @@ TEST(NetReplayed, ACallThatCouldNotBeStartedBreaksTheWorldAndLaterCallsFailAtOnc
   EXPECT_EQ(outcome, "eager call failed, world broken saying why");
 }
 
+// Calls that return once queued add the transport's time on them as they end (NetWorld::queuedCallTime, what
+// `peerlink coll` reports across nodes): three eager async all-reduces and a captured one of 4 pieces run twice
+// count 5 calls on every rank, a call of several pieces once; a reset clears the count.
+TEST(NetReplayed, CallsThatReturnOnceQueuedAddTheirTimeAsTheyEnd) {
+  std::vector<std::pair<std::uint64_t, double>> seen(2), afterReset(2);
+  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+    auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
+    auto group = world->group({0, 1}, "two");
+    std::vector<float> small(64, 1.0F), smallOut(64, 0.0F);
+    const std::size_t count = 600000;
+    std::vector<float> send(count, 1.0F), recv(count, 0.0F);
+    std::vector<ReplayedCall> pieces = group->prepareReplayed(
+        {Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, 0, 0, send.data(), recv.data()});
+    ASSERT_EQ(pieces.size(), 4u);
+    StandInStream stream;
+    for (int k = 0; k < 3; ++k) {
+      queueAsync(
+          *group, stream,
+          {Collective::AllReduce, small.size(), DataType::F32, ReduceOp::Sum, 0, 0, small.data(), smallOut.data()});
+    }
+    stream.replayGraph(*group, {&pieces});
+    stream.replayGraph(*group, {&pieces});
+    stream.drain();
+    EXPECT_EQ(stream.stuck(), 0);
+    seen[static_cast<std::size_t>(r)] = world->queuedCallTime();
+    world->resetQueuedCallTime();
+    afterReset[static_cast<std::size_t>(r)] = world->queuedCallTime();
+  });
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+    EXPECT_EQ(seen[r].first, 5u) << "rank " << r;
+    EXPECT_GT(seen[r].second, 0.0) << "rank " << r;
+    EXPECT_EQ(afterReset[r].first, 0u) << "rank " << r;
+    EXPECT_EQ(afterReset[r].second, 0.0) << "rank " << r;
+  }
+}
+
 // A graph's start that runs while the caller's thread is between taking an eager call's ticket and handing it on (a
 // graph launched on a stream not ordered with the eager call's): the jobs would reach the progress thread out of
 // ticket order, so the world breaks saying why, and every call from the eager one on is marked failed -- neither

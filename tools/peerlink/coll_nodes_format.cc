@@ -35,8 +35,8 @@ std::string formatCollNodesText(const coll::CollRun& run) {
       nodes.mpiInitializedHere ? "initialized by peerlink with MPI_THREAD_MULTIPLE" : "initialized by the program",
       nodes.mpiLibrary);
   out +=
-      "# peerlink: its eager calls' phases across nodes, per call (the transport's calls, start to data in place; the "
-      "slowest rank), and their share of the call\n"
+      "# peerlink: its eager calls' phases across nodes, per call (the transport's calls, start to data in place -- in "
+      "pinned memory for calls that return once queued; the slowest rank), and their share of the call\n"
       "# MPI p2p: MPI's own MPI_Isend/MPI_Irecv of the same bytes on the same path (every rank to the next node's rank "
       "of its local index and from the one before, both at once, every rail at once, pinned host memory; the slowest "
       "rank)\n"
