@@ -1,8 +1,8 @@
 #!/bin/bash
-# Prepared, not run (the session's device time was spent). One H200 under MPS, 2 virtual nodes of one rank (a2647808: calls that return once queued count in the time across
-# nodes again): peerlink coll all-reduce and all-gather 512 KiB - 32 MiB, its table across nodes (peerlink's phases
-# across nodes against MPI's own point-to-point of the same bytes) filled where it was N/A since calls stopped
-# waiting. The outputs: $OUT/call-q-colls.tar.gz.
+# Prepared, not run (the session's device time was spent). One H200 under MPS, 2 virtual nodes of one rank
+# (a2647808: calls that return once queued count in the time across nodes again): peerlink coll all-reduce and
+# all-gather 512 KiB - 32 MiB, its table across nodes (peerlink's phases across nodes against MPI's own point-to-point
+# of the same bytes) filled where it was N/A since calls stopped waiting. The outputs: $OUT/call-q-colls.tar.gz.
 # Pack: scripts/device/pack-call.sh, then dist/mpi (libpeerlink_mpi.so), stripped, xz.
 scripts/device/unpack-dist.sh
 scripts/device/with-mps.sh scripts/device/call.sh q \
