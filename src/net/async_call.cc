@@ -1,6 +1,7 @@
 // NetGroup's async calls (net_world.hpp): which calls fit one, their tickets and slot sets, their jobs handed to the
 // progress thread in ticket order, and the calls captured into CUDA graphs, started anew at each run of the graph.
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -131,52 +132,41 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
 }
 
 std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
-  const NetOptions& options = world_.options_;
-  if (!options.asyncCalls || options.path != NetPath::Staged || call.count == 0 ||
-      call.collective == Collective::SendRecv) {
-    return {};
-  }
+  if (call.count == 0 || call.collective == Collective::SendRecv) return {};
   checkCall(call, size(), me_);
-  const std::size_t elementSize = dataTypeSize(call.type);
-  const std::size_t align = coll::alignElementsOf(call.type);
-  // The largest piece (a multiple of the alignment, or the whole call) whose first, largest, piece fits.
-  std::size_t step = std::min(call.count, pieceElementsOf(options.chunkBytes, call.type));
-  for (;;) {
-    CallPiece first = callPiece(call, size(), me_, 0, step);
-    if (asyncFits(first, elementSize)) break;
-    if (step <= align) return {};
-    step = std::max(align, step / 2 / align * align);
-  }
-  std::vector<ReplayedCall> pieces;
-  for (std::size_t p = 0; p * step < call.count; ++p) {
-    CallPiece piece = callPiece(call, size(), me_, p, step);
-    if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
-    pieces.push_back(prepareReplayed(std::move(piece), runOf(call), elementSize));
-  }
-  return pieces;
+  return replayedPieces(call.count, call.type, runOf(call),
+                        [&](std::size_t p, std::size_t step) { return callPiece(call, size(), me_, p, step); });
 }
 
 std::vector<ReplayedCall> NetGroup::prepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
-  const NetOptions& options = world_.options_;
   std::size_t longest = 0;
   for (const PeerOp& op : ops) longest = std::max(longest, op.count);
-  if (!options.asyncCalls || options.path != NetPath::Staged || longest == 0) return {};
+  // A pair's two ranks choose the same pieces: each one's slots hold what it sends and what it receives, the other's
+  // the same two amounts the other way round.
+  return replayedPieces(longest, type, {type, ReduceOp::Sum, 0, "send/recv"},
+                        [&](std::size_t p, std::size_t step) { return peerPiece(ops, size(), me_, type, p, step); });
+}
+
+std::vector<ReplayedCall> NetGroup::replayedPieces(
+    std::size_t count, DataType type, const CopiedPieceRun& run,
+    const std::function<CallPiece(std::size_t p, std::size_t step)>& pieceOf) {
+  const NetOptions& options = world_.options_;
+  if (!options.asyncCalls || options.path != NetPath::Staged || count == 0) return {};
   const std::size_t elementSize = dataTypeSize(type);
   const std::size_t align = coll::alignElementsOf(type);
-  // As a collective's (prepareReplayed(call)). A pair's two ranks choose the same pieces: each one's slots hold what it
-  // sends and what it receives, the other's the same two amounts the other way round.
-  std::size_t step = std::min(longest, pieceElementsOf(options.chunkBytes, type));
+  // The largest piece (a multiple of the alignment, or the whole call) whose first, largest, piece fits.
+  std::size_t step = std::min(count, pieceElementsOf(options.chunkBytes, type));
   for (;;) {
-    CallPiece first = peerPiece(ops, size(), me_, type, 0, step);
+    CallPiece first = pieceOf(0, step);
     if (asyncFits(first, elementSize)) break;
     if (step <= align) return {};
     step = std::max(align, step / 2 / align * align);
   }
   std::vector<ReplayedCall> pieces;
-  for (std::size_t p = 0; p * step < longest; ++p) {
-    CallPiece piece = peerPiece(ops, size(), me_, type, p, step);
+  for (std::size_t p = 0; p * step < count; ++p) {
+    CallPiece piece = pieceOf(p, step);
     if (!asyncFits(piece, elementSize)) return {};  // (a later piece is no larger than the first)
-    pieces.push_back(prepareReplayed(std::move(piece), {type, ReduceOp::Sum, 0, "send/recv"}, elementSize));
+    pieces.push_back(prepareReplayed(std::move(piece), run, elementSize));
   }
   return pieces;
 }
@@ -252,19 +242,24 @@ void NetGroup::submitInOrder(std::vector<AsyncCall> calls) {
                     "at once): make them on one stream, or on streams the application orders");
   }
   world.submittedTickets_ = std::max(world.submittedTickets_, tickets.last);
-  auto shared = std::make_shared<std::vector<AsyncCall>>(std::move(calls));
+  // The job's pieces and slots as runCopiedPieces takes them, moved out of the calls (made once, not at each run).
+  struct Job {
+    std::vector<AsyncCall> calls;
+    std::vector<CallPiece> pieces;
+    std::vector<StagingSlots::Slot> slots;
+  };
+  auto job = std::make_shared<Job>();
+  for (AsyncCall& a : calls) {
+    job->pieces.push_back(std::move(a.piece));
+    job->slots.push_back(a.slot);
+  }
+  job->calls = std::move(calls);
   world.submitAsync(
-      [&world, shared] {
-        const std::vector<AsyncCall>& run = *shared;
+      [&world, job] {
+        const std::vector<AsyncCall>& run = job->calls;
         const AsyncCall& first = run.front();
-        std::vector<CallPiece> pieces;
-        std::vector<StagingSlots::Slot> slots;
-        for (const AsyncCall& a : run) {
-          pieces.push_back(a.piece);
-          slots.push_back(a.slot);
-        }
         runCopiedPieces(
-            first.context, first.run, pieces, slots,
+            first.context, first.run, job->pieces, job->slots,
             [&world](std::size_t) -> LocalMemory& { return *world.asyncMemory_; },
             [&run](std::size_t p) {
               const AsyncCall& a = run[p];

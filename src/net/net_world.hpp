@@ -283,6 +283,10 @@ class NetGroup {
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
   ReplayedCall prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
+  /// prepareReplayed's pieces of a call of `count` elements of `type` a block (`pieceOf(p, step)`: piece p of `step`
+  /// elements a block): the largest step whose first piece fits an async call, halved from the transport's piece.
+  std::vector<ReplayedCall> replayedPieces(std::size_t count, DataType type, const CopiedPieceRun& run,
+                                           const std::function<CallPiece(std::size_t p, std::size_t step)>& pieceOf);
   /// Hands `calls` (an eager async call, or a captured call's pieces, their tickets following each other) to the
   /// progress thread as one job, under the numbering lock: their pieces run as runCopiedPieces runs a queued call's,
   /// each ticket released as its piece ends. Calls whose first ticket is not the next one submitted (another thread
