@@ -519,7 +519,7 @@ CollMeasurement CollSession::measure(CollConfig config, Placement placement, con
     result.busbwGBps = result.algbwGBps * busBandwidthFactor(s.options.collective, s.ranks);
   } catch (const Error& error) {
     if (error.code() == ErrorCode::Timeout) throw;
-    // A call the communicator cannot capture (across nodes, larger than an async call) is not measured in a graph.
+    // A call the communicator cannot capture (across nodes with PEERLINK_NET_ASYNC=OFF) is not measured in a graph.
     result.status = error.code() == ErrorCode::Unsupported && config == CollConfig::PeerlinkGraph
                         ? CollMeasurement::Status::NotRun
                         : CollMeasurement::Status::Failed;
