@@ -198,9 +198,13 @@ kernels::ReplayedAsyncCallArgs replayedArgsOf(const net::ReplayedCall& call, Tic
                 "every slot set's copies fit the replayed kernel's arguments");
   static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCallCopiesMax),
                 "an async call's copies fit its kernel's arguments");
+  static_assert(net::kAsyncReductionsMax <= static_cast<std::size_t>(kernels::kAsyncCallReductionsMax) &&
+                    net::kAsyncReductionSourcesMax <= static_cast<std::size_t>(kernels::kAsyncCallReductionSourcesMax),
+                "a captured call's reductions fit its kernel's arguments");
   for (std::size_t set = 1; set < net::kAsyncSets; ++set) {
     if (call.copiesIn[set].size() != call.copiesIn[0].size() ||
-        call.copiesOut[set].size() != call.copiesOut[0].size()) {
+        call.copiesOut[set].size() != call.copiesOut[0].size() ||
+        call.reductionsOut[set].size() != call.reductionsOut[0].size()) {
       throw Error(ErrorCode::Internal, "a captured call whose slot sets take different copies");
     }
   }
@@ -208,6 +212,11 @@ kernels::ReplayedAsyncCallArgs replayedArgsOf(const net::ReplayedCall& call, Tic
   args.sets = static_cast<int>(net::kAsyncSets);
   args.ins = static_cast<int>(call.copiesIn[0].size());
   args.outs = static_cast<int>(call.copiesOut[0].size());
+  args.reductions = static_cast<int>(call.reductionsOut[0].size());
+  args.type =
+      static_cast<int>(call.run.type);  // (the kernels' CollType and CollOp follow DataType's, ReduceOp's order)
+  args.op = static_cast<int>(call.run.op);
+  args.divisor = call.run.divisor;
   net::AsyncFlags& flags = *call.flags;
   for (std::size_t set = 0; set < net::kAsyncSets; ++set) {
     for (std::size_t i = 0; i < call.copiesIn[set].size(); ++i) {
@@ -217,6 +226,17 @@ kernels::ReplayedAsyncCallArgs replayedArgsOf(const net::ReplayedCall& call, Tic
     for (std::size_t i = 0; i < call.copiesOut[set].size(); ++i) {
       const net::SlotCopy& copy = call.copiesOut[set][i];
       args.out[set][i] = {copy.src, copy.dst, copy.bytes};
+    }
+    for (std::size_t i = 0; i < call.reductionsOut[set].size(); ++i) {
+      const net::SlotReduction& reduction = call.reductionsOut[set][i];
+      if (reduction.srcs.size() > net::kAsyncReductionSourcesMax) {
+        throw Error(ErrorCode::Internal, "a captured call's reduction of too many sources");
+      }
+      kernels::AsyncReduceRange& range = args.reduce[set][i];
+      range.dst = reduction.dst;
+      for (std::size_t j = 0; j < reduction.srcs.size(); ++j) range.srcs[j] = reduction.srcs[j];
+      range.nsrcs = static_cast<int>(reduction.srcs.size());
+      range.count = reduction.count;
     }
     args.copiedIn[set] = reinterpret_cast<std::uint64_t*>(&flags.copiedIn[set].value);
     args.copiedOut[set] = reinterpret_cast<std::uint64_t*>(&flags.copiedOut[set].value);

@@ -1,5 +1,6 @@
 #include "core/cuda_check.hpp"
 #include "kernels/async_call.cuh"
+#include "kernels/coll_reduce_ops.cuh"
 #include "kernels/device_status.cuh"
 #include "kernels/kernel_preload.cuh"
 
@@ -59,13 +60,82 @@ __device__ __forceinline__ void copyIn(const AsyncCopyRange* in, int ins, std::u
   if (threadIdx.x == 0) storeReleaseSys(copiedIn, ticket);
 }
 
-// A call's copies out, after its copies in: the wait for the release where the call awaits it, the copies unless the
-// call failed, the ticket to copiedOut. `skip`: the copies in were left out (the call had failed): nothing to wait
-// for or copy. Every thread of the block calls it.
+// dst = op(srcs...) of one range, finishing, in rank order as the collective kernels reduce, 16 bytes a load where
+// every address allows; every thread of the block calls it. Sources in pinned host memory are loaded as copyWords
+// loads them (no cached copy); the caller's own input, in device memory, alike (one load path). The words a thread
+// holds are bounded by what it accumulates: 32 values of the accumulation type.
+template <int Type, int Op>
+__device__ void reduceRange(const AsyncReduceRange& range, int divisor) {
+  using Reducer = colldev::PackReducer<Type, Op, uint4>;
+  using E = colldev::Elem<Type>;
+  using S = typename E::S;
+  using A = typename E::A;
+  constexpr int kElems = Reducer::kElems;
+  constexpr int kWords = kElems <= 4 ? 8 : kElems <= 8 ? 4 : 2;
+  std::uintptr_t addresses = reinterpret_cast<std::uintptr_t>(range.dst);
+  for (int j = 0; j < range.nsrcs; ++j) addresses |= reinterpret_cast<std::uintptr_t>(range.srcs[j]);
+  const std::uint64_t words = (addresses & 15) == 0 ? range.count / kElems : 0;
+  const std::uint64_t stride = blockDim.x;
+  for (std::uint64_t base = threadIdx.x; base < words; base += kWords * stride) {
+    Reducer acc[kWords];
+    for (int j = 0; j < range.nsrcs; ++j) {
+      const uint4* src = static_cast<const uint4*>(range.srcs[j]);
+      uint4 held[kWords];
+#pragma unroll
+      for (int k = 0; k < kWords; ++k) {
+        if (base + k * stride < words) held[k] = __ldcv(src + base + k * stride);
+      }
+#pragma unroll
+      for (int k = 0; k < kWords; ++k) {
+        if (base + k * stride < words) {
+          if (j == 0) {
+            acc[k].first(held[k]);
+          } else {
+            acc[k].add(held[k]);
+          }
+        }
+      }
+    }
+    uint4* dst = static_cast<uint4*>(range.dst);
+#pragma unroll
+    for (int k = 0; k < kWords; ++k) {
+      if (base + k * stride < words) dst[base + k * stride] = acc[k].result(divisor);
+    }
+  }
+  // What is left (or everything, where an address is not 16-byte aligned), an element at a time.
+  S* dst = static_cast<S*>(range.dst);
+  for (std::uint64_t i = words * kElems + threadIdx.x; i < range.count; i += stride) {
+    A acc = E::load(static_cast<const volatile S*>(range.srcs[0])[i]);
+    for (int j = 1; j < range.nsrcs; ++j) {
+      acc = colldev::applyOp<A, Op>(acc, E::load(static_cast<const volatile S*>(range.srcs[j])[i]));
+    }
+    dst[i] = E::store(colldev::finishOp<A, Op>(acc, divisor));
+  }
+}
+
+// No reductions: a call whose copies out only copy.
+struct NoReductions {
+  __device__ void operator()(std::size_t /*set*/) const {}
+};
+
+// A replayed call's reductions as it copies out, after its copies.
+template <int Type, int Op>
+struct ReplayedReductions {
+  const ReplayedAsyncCallArgs* args;
+  __device__ void operator()(std::size_t set) const {
+    for (int r = 0; r < args->reductions; ++r) reduceRange<Type, Op>(args->reduce[set][r], args->divisor);
+  }
+};
+
+// A call's copies out, after its copies in: the wait for the release where the call awaits it, the copies and then
+// `reduce(set)` unless the call failed, the ticket to copiedOut. `skip`: the copies in were left out (the call had
+// failed): nothing to wait for or copy. Every thread of the block calls it.
+template <typename Reduce = NoReductions>
 __device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std::uint64_t* copiedOut,
                                         bool awaitRelease, const volatile std::uint64_t* release,
                                         const volatile std::uint64_t* failedFrom, std::uint64_t* gaveUp,
-                                        std::uint64_t ticket, std::uint64_t timeoutNs, bool skip = false) {
+                                        std::uint64_t ticket, std::uint64_t timeoutNs, bool skip = false,
+                                        std::size_t set = 0, Reduce reduce = {}) {
   __shared__ bool copies;
   if (threadIdx.x == 0) {
     copies = !skip;
@@ -80,6 +150,7 @@ __device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std
   __syncthreads();
   if (copies) {
     for (int i = 0; i < outs; ++i) copyRange(out[i], true);
+    reduce(set);
   }
   __syncthreads();
   // After the barrier every thread's reads of the slots have returned: each loaded word fed a store issued before it.
@@ -134,7 +205,8 @@ __device__ std::uint64_t awaitReplayedTicket(const ReplayedAsyncCallArgs& args) 
 // below).
 constexpr std::uint64_t kHandedFailed = std::uint64_t{1} << 63;
 
-__global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(ReplayedAsyncCallArgs args) {
+template <typename Reduce>
+__device__ __forceinline__ void replayedAsyncCall(const ReplayedAsyncCallArgs& args, Reduce reduce) {
   __shared__ std::uint64_t ticket;
   __shared__ bool failed;  // the call had failed before its copies in: they, and so its copies out, are left out
   if (threadIdx.x == 0) {
@@ -161,8 +233,18 @@ __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(Rep
   }
   if (args.part != ReplayedAsyncCallArgs::kCopyIn) {
     copyOut(args.out[set], args.outs, args.copiedOut[set], args.awaitRelease, args.release, args.failedFrom,
-            args.gaveUp, ticket, args.timeoutNs, failed);
+            args.gaveUp, ticket, args.timeoutNs, failed, set, reduce);
   }
+}
+
+__global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(ReplayedAsyncCallArgs args) {
+  replayedAsyncCall(args, NoReductions{});
+}
+
+// A replayed call whose copy out reduces (its CopyOut or Whole part), one instantiation per type and op.
+template <int Type, int Op>
+__global__ void __launch_bounds__(kAsyncCallThreads) replayedReducingCallKernel(ReplayedAsyncCallArgs args) {
+  replayedAsyncCall(args, ReplayedReductions<Type, Op>{&args});
 }
 
 }  // namespace
@@ -172,6 +254,11 @@ namespace detail {
 void preloadAsyncCallKernels() {
   loadKernel(asyncCallKernel, "asyncCallKernel");
   loadKernel(replayedAsyncCallKernel, "replayedAsyncCallKernel");
+  forEachTypeOp([](auto typeConstant, auto opConstant) {
+    constexpr int kType = decltype(typeConstant)::value;
+    constexpr int kOp = decltype(opConstant)::value;
+    loadKernel(replayedReducingCallKernel<kType, kOp>, "replayedReducingCallKernel");
+  });
 }
 
 }  // namespace detail
@@ -184,7 +271,16 @@ void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream) {
 
 void launchReplayedAsyncCall(const ReplayedAsyncCallArgs& args, cudaStream_t stream) {
   ensureKernelsLoaded();
-  replayedAsyncCallKernel<<<1, kAsyncCallThreads, 0, stream>>>(args);
+  if (args.reductions > 0 && args.part != ReplayedAsyncCallArgs::kCopyIn) {
+    detail::dispatchTypeOp(static_cast<CollType>(args.type), static_cast<CollOp>(args.op),
+                           [&](auto typeConstant, auto opConstant) {
+                             constexpr int kType = decltype(typeConstant)::value;
+                             constexpr int kOp = decltype(opConstant)::value;
+                             replayedReducingCallKernel<kType, kOp><<<1, kAsyncCallThreads, 0, stream>>>(args);
+                           });
+  } else {
+    replayedAsyncCallKernel<<<1, kAsyncCallThreads, 0, stream>>>(args);
+  }
   PEERLINK_CUDA_CHECK_LAUNCH();
 }
 

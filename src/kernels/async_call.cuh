@@ -48,6 +48,19 @@ void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream);
 
 /// Slot sets an async call may be given at most (the transport's kAsyncSets).
 constexpr int kAsyncCallSetsMax = 4;
+/// Reductions a replayed call's copy out makes at most, and sources each reads (the transport's kAsyncReductionsMax,
+/// kAsyncReductionSourcesMax).
+constexpr int kAsyncCallReductionsMax = 2;
+constexpr int kAsyncCallReductionSourcesMax = 8;
+
+/// dst = op(srcs[0], ..., srcs[nsrcs - 1]) of `count` elements, finishing (Avg divides), as the collective kernels
+/// reduce (coll_reduce_ops.cuh): device memory and mapped pinned host memory.
+struct AsyncReduceRange {
+  void* dst = nullptr;
+  const void* srcs[kAsyncCallReductionSourcesMax] = {};
+  int nsrcs = 0;
+  std::uint64_t count = 0;
+};
 
 /// An async call captured into a CUDA graph, run each time the graph runs: the graph's start (coll/captured_calls.hpp)
 /// leaves the run's ticket at `ticketOf`; the kernel waits for it there (and puts 0 back for the next run), takes the
@@ -55,7 +68,8 @@ constexpr int kAsyncCallSetsMax = 4;
 /// before) to have ended, both its kernel (copiedOut) and its messages (release), since no event orders two runs'
 /// kernels. The call's kernel does it all, or two kernels do it in `part`s (net/replayed_steps.hpp): the first waits
 /// and copies in, and leaves the ticket at `handedOn` for the second, which copies out (0: nothing to copy out; the
-/// top bit set: the call had failed, nothing was copied in).
+/// top bit set: the call had failed, nothing was copied in). A call whose messages only move data has its copy out
+/// reduce too (`reductions` of every set, of `type` and `op`, Avg dividing by `divisor`).
 struct ReplayedAsyncCallArgs {
   static constexpr int kWhole = 0;
   static constexpr int kCopyIn = 1;
@@ -64,8 +78,13 @@ struct ReplayedAsyncCallArgs {
   std::uint64_t* handedOn = nullptr;  ///< pinned host memory: where kCopyIn leaves the ticket for kCopyOut
   AsyncCopyRange in[kAsyncCallSetsMax][kAsyncCallCopiesMax];
   AsyncCopyRange out[kAsyncCallSetsMax][kAsyncCallCopiesMax];
+  AsyncReduceRange reduce[kAsyncCallSetsMax][kAsyncCallReductionsMax];
   int ins = 0;  ///< copies in, and out, of every set (the sets differ only in the slots' addresses)
   int outs = 0;
+  int reductions = 0;
+  int type = 0;  ///< a CollType
+  int op = 0;    ///< a CollOp
+  int divisor = 1;
   int sets = 0;
   std::uint64_t* copiedIn[kAsyncCallSetsMax] = {};
   std::uint64_t* copiedOut[kAsyncCallSetsMax] = {};
@@ -80,7 +99,8 @@ struct ReplayedAsyncCallArgs {
   std::uint64_t timeoutNs = 0;
 };
 
-/// Queues the replayed call's kernel on `stream` (capturing). Error(CudaError) for a failed launch.
+/// Queues the replayed call's kernel on `stream` (capturing); one of its type and op where its copy out reduces.
+/// Error(CudaError) for a failed launch.
 void launchReplayedAsyncCall(const ReplayedAsyncCallArgs& args, cudaStream_t stream);
 
 }  // namespace peerlink::kernels

@@ -29,8 +29,13 @@ bool NetGroup::asyncFits(CallPiece& piece, std::size_t elementSize) {
   piece.atCopyOut = takeLocalCopies(piece.plan, me_);
   world_.makeAsyncSlots();  // (the copies are counted at a real slot's addresses)
   const StagingSlots::Slot& any = world_.asyncSlots_[0];
+  const auto fewSources = [](const DeferredReduction& reduction) {
+    return reduction.sources.size() <= kAsyncReductionSourcesMax;
+  };
   return copiesIntoSlot(piece, any, elementSize).size() <= kAsyncCopiesMax &&
-         copiesOutOfSlot(piece, any, elementSize).size() <= kAsyncCopiesMax;
+         copiesOutOfSlot(piece, any, elementSize).size() <= kAsyncCopiesMax &&
+         piece.reducedAtCopyOut.size() <= kAsyncReductionsMax &&
+         std::all_of(piece.reducedAtCopyOut.begin(), piece.reducedAtCopyOut.end(), fewSources);
 }
 
 std::optional<CallPiece> NetGroup::asyncPiece(const NetCall& call) {
@@ -131,11 +136,28 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   return async;
 }
 
+bool NetGroup::reducesInCopiesOut(const NetCall& call) const {
+  // One shot moves the ring's bytes for these (an all-reduce of more ranks would send each rank's whole input to
+  // every other); the copy out reduces on the GPU where the staged path's reductions are the GPU's.
+  const bool oneShotAsRing = (call.collective == Collective::AllReduce && size() == 2) ||
+                             (call.collective == Collective::ReduceScatter && size() >= 2);
+  return oneShotAsRing && world_.stagedOnDevice_;
+}
+
 std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
   if (call.count == 0 || call.collective == Collective::SendRecv) return {};
   checkCall(call, size(), me_);
-  return replayedPieces(call.count, call.type, runOf(call),
-                        [&](std::size_t p, std::size_t step) { return callPiece(call, size(), me_, p, step); });
+  const bool deferred = reducesInCopiesOut(call);
+  NetCall planned = call;
+  if (deferred) planned.algorithm = Algorithm::OneShot;
+  return replayedPieces(call.count, call.type, runOf(call), [&](std::size_t p, std::size_t step) {
+    CallPiece piece = callPiece(planned, size(), me_, p, step);
+    if (deferred) {
+      piece.reducedAtCopyOut = deferReductions(piece.plan, me_);
+      piece.scratchElements = piece.plan.ranks[static_cast<std::size_t>(me_)].scratchElements;
+    }
+    return piece;
+  });
 }
 
 std::vector<ReplayedCall> NetGroup::prepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
@@ -176,10 +198,12 @@ ReplayedCall NetGroup::prepareReplayed(CallPiece piece, CopiedPieceRun run, std:
   for (std::size_t set = 0; set < kAsyncSets; ++set) {
     replayed.copiesIn[set] = copiesIntoSlot(piece, world_.asyncSlots_[set], elementSize);
     replayed.copiesOut[set] = copiesOutOfSlot(piece, world_.asyncSlots_[set], elementSize);
+    replayed.reductionsOut[set] = reductionsOutOfSlot(piece, world_.asyncSlots_[set], elementSize);
   }
   replayed.awaitsRelease = !outputIsLocalCopies(piece);
   replayed.flags = world_.asyncFlags_;
   replayed.run = run;
+  if (replayed.run.divisor == 0) replayed.run.divisor = size();  // (what the transport's thread divides by too)
   replayed.piece = std::move(piece);
   return replayed;
 }

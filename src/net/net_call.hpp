@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "net/deferred_reductions.hpp"
 #include "net/plan_runner.hpp"
 #include "net/point_to_point.hpp"
 #include "peerlink/collectives.hpp"
@@ -178,6 +179,8 @@ struct CallPiece {
   std::size_t outputElements = 0;
   std::size_t scratchElements = 0;
   std::vector<LocalCopy> atCopyOut;  ///< staged: taken out of the plan (takeLocalCopies), made by the copy out
+  /// Taken out of the plan (deferReductions), made by the copy out: a captured call's, whose kernel reduces.
+  std::vector<DeferredReduction> reducedAtCopyOut;
 };
 
 /// Elements of every block in one piece of a call of `type` (`chunkBytes` of it, aligned as the kernels want).
@@ -223,9 +226,21 @@ std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCo
 /// The staged copies of `piece` into `slot`: each Input segment to its place in the slot's input. Pure.
 std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
 /// The staged copies of `piece` out of `slot`: each Output segment from the slot's output, but for the piece's
-/// local copies (atCopyOut), which come from the slot's input. Error(Internal) for a local copy that lies in no one
-/// output segment. Pure.
+/// local copies (atCopyOut), which come from the slot's input, and its deferred reductions (reducedAtCopyOut), which
+/// reductionsOutOfSlot makes. Error(Internal) for a local copy or reduction that lies in no one output segment. Pure.
 std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
+/// A reduction a piece's copy out makes (its reducedAtCopyOut): `count` elements into the caller's memory at `dst`
+/// from `srcs` in order, finishing (Avg divides there): the caller's own input where it is the source, else the slot's
+/// scratch, where a peer's input landed.
+struct SlotReduction {
+  void* dst = nullptr;
+  std::vector<const void*> srcs;
+  std::size_t count = 0;
+};
+/// The reductions of `piece`'s copy out of `slot` (its reducedAtCopyOut). Error(Internal) for one whose output, or
+/// own input, lies in no one segment of the piece. Pure.
+std::vector<SlotReduction> reductionsOutOfSlot(const CallPiece& piece, const StagingSlots::Slot& slot,
+                                               std::size_t elementSize);
 /// Whether every element `piece` writes to the caller comes from its local copies (atCopyOut): its copies out then
 /// read only the slot's input, never what its messages bring (a broadcast's root, a reduce's other ranks, a
 /// send/recv group that only sends). Pure.

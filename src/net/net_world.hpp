@@ -76,6 +76,9 @@ constexpr std::size_t kAsyncSets = 4;
 constexpr std::uint64_t kNoTicket = ~std::uint64_t{0};
 /// Copies in, and out, one async call makes at most (a segment per block: a rail of up to that many nodes).
 constexpr std::size_t kAsyncCopiesMax = 8;
+/// Reductions a captured call's piece makes as it copies out (SlotReduction), and sources each reads, at most.
+constexpr std::size_t kAsyncReductionsMax = 2;
+constexpr std::size_t kAsyncReductionSourcesMax = 8;
 
 /// The flags an async call's two sides meet at, in pinned host memory (the device access's, mapped for a GPU).
 /// Each word on a cache line of its own: the GPU writes some, the host others.
@@ -138,10 +141,13 @@ struct AsyncCall {
 /// calls NetGroup::startReplay for each of its calls in order, which takes a ticket for each of the call's pieces and
 /// hands the call to the transport as one job; each piece's kernels wait for its ticket, then for its slot set to be
 /// free (its last call's kernel and messages ended), and make the set's copies (`copiesIn[set]`, `copiesOut[set]`),
-/// as an async call's kernel does.
+/// as an async call's kernel does. Where the piece's reductions are the GPU's (NetGroup::prepareReplayed), its
+/// messages only move data, and its copy out makes them (`reductionsOut[set]`, of `run`'s type and op, Avg dividing
+/// by `run.divisor`).
 struct ReplayedCall {
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesIn;
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesOut;
+  std::array<std::vector<SlotReduction>, kAsyncSets> reductionsOut;
   bool awaitsRelease = true;
   AsyncFlags* flags = nullptr;
   CopiedPieceRun run;
@@ -228,7 +234,9 @@ class NetGroup {
   /// `call` (a collective) captured into a CUDA graph as async calls, one per piece, in order, each piece the
   /// largest that fits the async slots (kAsyncSlotBytes) and kernel (asyncFits; runCall's checks); empty where none
   /// fits, or PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does
-  /// (startReplay).
+  /// (startReplay). Where the staged path reduces on the GPU (reducesInCopiesOut), an all-reduce of 2 ranks and a
+  /// reduce-scatter run one shot, their reductions left to the pieces' copies out (deferReductions): the messages
+  /// carry the ring's bytes, and nothing waits for the host to reduce.
   std::vector<ReplayedCall> prepareReplayed(const NetCall& call);
   /// The same for a send/recv group of `type` elements (runPeerOps's checks): one async call per piece, the pieces
   /// cut alike on both ranks of a pair.
@@ -279,7 +287,10 @@ class NetGroup {
   std::optional<CallPiece> asyncPiece(const NetCall& call);
   /// The same for a send/recv group of `type` elements.
   std::optional<CallPiece> asyncPiece(const std::vector<PeerOp>& ops, DataType type);
-  /// Whether `piece` fits a slot set and the kernel's copies; takes its local copies out (takeLocalCopies) on the way.
+  /// Whether a captured `call`'s reductions are its pieces' copies out (prepareReplayed).
+  bool reducesInCopiesOut(const NetCall& call) const;
+  /// Whether `piece` fits a slot set and the kernel's copies and reductions; takes its local copies out
+  /// (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);
   AsyncCall prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);
   ReplayedCall prepareReplayed(CallPiece piece, CopiedPieceRun run, std::size_t elementSize);

@@ -154,6 +154,10 @@ class StandInStream {
       const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
       if (!(*left)[k] && (!awaits || failed == 0 || failed > t)) {
         for (const SlotCopy& copy : call.copiesOut[set]) std::memmove(copy.dst, copy.src, copy.bytes);
+        for (const SlotReduction& reduction : call.reductionsOut[set]) {
+          coll::hostReduce(call.run.type, call.run.op, reduction.dst, reduction.srcs, reduction.count, call.run.divisor,
+                           true);
+        }
       }
       flags->copiedOut[set].value.store(t, std::memory_order_release);
       return true;

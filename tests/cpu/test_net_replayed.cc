@@ -356,6 +356,114 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
   }
 }
 
+// Where the staged path's reductions are the device's, a captured all-reduce of 2 ranks and a reduce-scatter of any
+// number run one shot, their reductions the pieces' copies out (the stand-in stream's, as the replayed kernel's): the
+// transport's plans move data only, and the results, of one piece and of many, f32 sums and bf16 averages, are right
+// every time the graph runs, an all-reduce's the same bits on every rank. An all-reduce of 3 ranks stays a ring.
+TEST(NetReplayed, CapturedReductionsOfTwoRanksAndReduceScattersAreTheCopiesOuts) {
+  const int rounds = 3;
+  struct Group {
+    int n;
+    DataType type;
+    ReduceOp op;
+    std::vector<Case> cases;
+    std::vector<bool> deferred;  ///< per case: whether its pieces' copies out reduce
+  };
+  const std::vector<Group> groups = {
+      {2,
+       DataType::F32,
+       ReduceOp::Sum,
+       {{Collective::AllReduce, 37},
+        {Collective::AllReduce, 2500003},
+        {Collective::ReduceScatter, 300007},
+        {Collective::AllGather, 1000}},
+       {true, true, true, false}},
+      {2, DataType::BF16, ReduceOp::Avg, {{Collective::AllReduce, 1000001}}, {true}},
+      {3,
+       DataType::F32,
+       ReduceOp::Sum,
+       {{Collective::ReduceScatter, 37}, {Collective::ReduceScatter, 200003}, {Collective::AllReduce, 1001}},
+       {true, true, false}},
+  };
+  for (const Group& g : groups) {
+    const int n = g.n;
+    std::vector<std::vector<std::vector<Bytes>>> got(
+        rounds, std::vector<std::vector<Bytes>>(g.cases.size(), std::vector<Bytes>(static_cast<std::size_t>(n))));
+    struct Shape {
+      std::size_t pieces = 0, reducing = 0, planReductions = 0;
+    };
+    std::vector<Shape> shapes(g.cases.size());
+    std::vector<int> stuck(static_cast<std::size_t>(n), 0);
+    std::vector<int> members(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) members[static_cast<std::size_t>(r)] = r;
+    const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      auto world = std::make_unique<NetWorld>(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)),
+                                              std::make_unique<stand_ins::DeviceWithStagedMemory>(),
+                                              std::make_unique<HostMemory>());
+      auto group = world->group(members, "group");
+      const auto i = static_cast<std::size_t>(r);
+      StandInStream stream;
+      CapturedCases captured = captureCases(*group, g.cases, n, r, 0, g.type, g.op);
+      if (r == 1) {
+        for (std::size_t k = 0; k < g.cases.size(); ++k) {
+          // What each piece's copy out makes, and whether the transport's plan reduces anything.
+          Shape& shape = shapes[k];
+          shape.pieces = captured.calls[k].size();
+          for (const ReplayedCall& piece : captured.calls[k]) {
+            shape.reducing += piece.reductionsOut[0].empty() ? 0 : 1;
+            for (const coll::Step& step : piece.piece.plan.steps) {
+              for (const coll::Transfer& t : step.transfers) {
+                shape.planReductions += t.kind == coll::TransferKind::Reduce ? 1 : 0;
+              }
+            }
+          }
+        }
+      }
+      std::vector<std::vector<Bytes>> inputs(rounds);
+      for (int round = 0; round < rounds; ++round) {
+        for (const Case& c : g.cases)
+          inputs[round].push_back(roundSends(c.collective, g.type, n, c.count, 0, round)[i]);
+      }
+      for (int round = 0; round < rounds; ++round) {
+        queueGraphRun(stream, *group, captured.graph(), inputs[round], captured.send, captured.recv, got[round], i);
+      }
+      stream.drain();
+      stuck[i] = stream.stuck();
+      EXPECT_EQ(world->brokenBy(), "");
+    });
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+      EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << "rank " << r;
+    }
+    for (std::size_t k = 0; k < g.cases.size(); ++k) {
+      const Case& c = g.cases[k];
+      const std::string name = std::string(collectiveName(c.collective)) + " of " + std::to_string(c.count) + " on " +
+                               std::to_string(n) + " ranks";
+      const Shape& shape = shapes[k];
+      EXPECT_GT(shape.pieces, 0u) << name;
+      EXPECT_EQ(shape.reducing, g.deferred[k] ? shape.pieces : 0) << name << ": pieces reducing as they copy out";
+      if (g.deferred[k]) {
+        EXPECT_EQ(shape.planReductions, 0u) << name << ": reductions left in the transport's plans";
+      } else if (c.collective == Collective::AllReduce) {
+        EXPECT_GT(shape.planReductions, 0u) << name;
+      }
+      for (int round = 0; round < rounds; ++round) {
+        const std::vector<Bytes> want = coll::hostReduceReference(
+            c.collective, g.type, g.op, n, c.count, 0, roundSends(c.collective, g.type, n, c.count, 0, round));
+        const coll::Tolerance tol = coll::tolerance(g.type, g.op, n, 8.0);
+        const auto& results = got[static_cast<std::size_t>(round)][k];
+        for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+          const auto mismatch = coll::findMismatch(g.type, tol, want[r], results[r]);
+          EXPECT_FALSE(mismatch) << name << " round " << round << " rank " << r << ": " << *mismatch;
+          if (c.collective == Collective::AllReduce) {
+            EXPECT_EQ(results[r], results[0]) << name << " round " << round << ": rank " << r << "'s bits";
+          }
+        }
+      }
+    }
+  }
+}
+
 // On a broken world (rank 0's eager call failed: rank 1 was lost), captured calls' runs still take their tickets and
 // end at once, their jobs skipped and tickets released with the calls failed -- every piece of a call of several
 // (replayed alone first, so that no later call's release or failure covers its pieces), and a broadcast's root,
