@@ -304,10 +304,14 @@ void NodeWorld::collective(const CallArgs& call) {
 }
 
 // The kernel waits on the GPU for the transport's release, and the transport's job for the kernel's copies in: the
-// job needs nothing queued after the kernel, and reduces on the host (no GPU work of its own that could wait behind
-// a spinning kernel). A kernel whose release never comes leaves at twice the transport's deadline.
+// job needs nothing queued after the kernel, and reduces on the host where the kernel's copy out does not (no GPU work
+// of its own that could wait behind a spinning kernel). A kernel whose release never comes leaves at twice the
+// transport's deadline.
 static_assert(net::kAsyncCopiesMax <= static_cast<std::size_t>(kernels::kAsyncCallCopiesMax),
               "an async call's copies fit its kernel's arguments");
+static_assert(net::kAsyncReductionsMax <= static_cast<std::size_t>(kernels::kAsyncCallReductionsMax) &&
+                  net::kAsyncReductionSourcesMax <= static_cast<std::size_t>(kernels::kAsyncCallReductionSourcesMax),
+              "an async call's reductions fit its kernel's arguments");
 
 void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_t stream) {
   AsyncSet& set = asyncSets_[async.set];
@@ -319,6 +323,16 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   };
   args.ins = ranges(async.copiesIn, args.in);
   args.outs = ranges(async.copiesOut, args.out);
+  for (const net::SlotReduction& reduction : async.reductionsOut) {
+    kernels::AsyncReduceRange& range = args.reduce[args.reductions++];
+    range.dst = reduction.dst;
+    for (const void* src : reduction.srcs) range.srcs[range.nsrcs++] = src;
+    range.count = reduction.count;
+  }
+  args.type =
+      static_cast<int>(async.run.type);  // (the kernels' CollType and CollOp follow DataType's, ReduceOp's order)
+  args.op = static_cast<int>(async.run.op);
+  args.divisor = async.run.divisor;
   net::AsyncFlags& flags = *async.flags;
   args.copiedIn = reinterpret_cast<std::uint64_t*>(&flags.copiedIn[async.set].value);
   args.copiedOut = reinterpret_cast<std::uint64_t*>(&flags.copiedOut[async.set].value);

@@ -1,3 +1,5 @@
+#include <type_traits>
+
 #include "core/cuda_check.hpp"
 #include "kernels/async_call.cuh"
 #include "kernels/coll_reduce_ops.cuh"
@@ -113,29 +115,29 @@ __device__ void reduceRange(const AsyncReduceRange& range, int divisor) {
   }
 }
 
-// No reductions: a call whose copies out only copy.
+// What a call's copy out reduces after its copies: nothing, or `count` ranges of one type and op.
 struct NoReductions {
-  __device__ void operator()(std::size_t /*set*/) const {}
+  __device__ void operator()() const {}
 };
 
-// A replayed call's reductions as it copies out, after its copies.
 template <int Type, int Op>
-struct ReplayedReductions {
-  const ReplayedAsyncCallArgs* args;
-  __device__ void operator()(std::size_t set) const {
-    for (int r = 0; r < args->reductions; ++r) reduceRange<Type, Op>(args->reduce[set][r], args->divisor);
+struct ReduceRanges {
+  const AsyncReduceRange* ranges;
+  int count;
+  int divisor;
+  __device__ void operator()() const {
+    for (int r = 0; r < count; ++r) reduceRange<Type, Op>(ranges[r], divisor);
   }
 };
 
 // A call's copies out, after its copies in: the wait for the release where the call awaits it, the copies and then
-// `reduce(set)` unless the call failed, the ticket to copiedOut. `skip`: the copies in were left out (the call had
+// its reductions unless the call failed, the ticket to copiedOut. `skip`: the copies in were left out (the call had
 // failed): nothing to wait for or copy. Every thread of the block calls it.
-template <typename Reduce = NoReductions>
+template <typename Reduce>
 __device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std::uint64_t* copiedOut,
                                         bool awaitRelease, const volatile std::uint64_t* release,
                                         const volatile std::uint64_t* failedFrom, std::uint64_t* gaveUp,
-                                        std::uint64_t ticket, std::uint64_t timeoutNs, bool skip = false,
-                                        std::size_t set = 0, Reduce reduce = {}) {
+                                        std::uint64_t ticket, std::uint64_t timeoutNs, bool skip, Reduce reduce) {
   __shared__ bool copies;
   if (threadIdx.x == 0) {
     copies = !skip;
@@ -150,7 +152,7 @@ __device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std
   __syncthreads();
   if (copies) {
     for (int i = 0; i < outs; ++i) copyRange(out[i], true);
-    reduce(set);
+    reduce();
   }
   __syncthreads();
   // After the barrier every thread's reads of the slots have returned: each loaded word fed a store issued before it.
@@ -160,10 +162,21 @@ __device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std
   if (threadIdx.x == 0) storeRelaxedSys(copiedOut, ticket);
 }
 
-__global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallArgs args) {
+template <typename Reduce>
+__device__ __forceinline__ void asyncCall(const AsyncCallArgs& args, Reduce reduce) {
   copyIn(args.in, args.ins, args.copiedIn, args.ticket);
   copyOut(args.out, args.outs, args.copiedOut, args.awaitRelease, args.release, args.failedFrom, args.gaveUp,
-          args.ticket, args.timeoutNs);
+          args.ticket, args.timeoutNs, false, reduce);
+}
+
+__global__ void __launch_bounds__(kAsyncCallThreads) asyncCallKernel(AsyncCallArgs args) {
+  asyncCall(args, NoReductions{});
+}
+
+// An async call whose copy out reduces, one instantiation per type and op.
+template <int Type, int Op>
+__global__ void __launch_bounds__(kAsyncCallThreads) reducingAsyncCallKernel(AsyncCallArgs args) {
+  asyncCall(args, ReduceRanges<Type, Op>{args.reduce, args.reductions, args.divisor});
 }
 
 // Thread 0 of a replayed call's kernel that copies in: waits for the run's ticket, then for its slot set to be free.
@@ -205,8 +218,9 @@ __device__ std::uint64_t awaitReplayedTicket(const ReplayedAsyncCallArgs& args) 
 // below).
 constexpr std::uint64_t kHandedFailed = std::uint64_t{1} << 63;
 
+// A replayed call, its copy out reducing where `Reduce` says (ReduceRanges of the run's slot set's ranges).
 template <typename Reduce>
-__device__ __forceinline__ void replayedAsyncCall(const ReplayedAsyncCallArgs& args, Reduce reduce) {
+__device__ __forceinline__ void replayedAsyncCall(const ReplayedAsyncCallArgs& args) {
   __shared__ std::uint64_t ticket;
   __shared__ bool failed;  // the call had failed before its copies in: they, and so its copies out, are left out
   if (threadIdx.x == 0) {
@@ -232,19 +246,22 @@ __device__ __forceinline__ void replayedAsyncCall(const ReplayedAsyncCallArgs& a
     copyIn(args.in[set], args.ins, args.copiedIn[set], ticket, failed);
   }
   if (args.part != ReplayedAsyncCallArgs::kCopyIn) {
+    Reduce reduce;
+    if constexpr (!std::is_same<Reduce, NoReductions>::value)
+      reduce = {args.reduce[set], args.reductions, args.divisor};
     copyOut(args.out[set], args.outs, args.copiedOut[set], args.awaitRelease, args.release, args.failedFrom,
-            args.gaveUp, ticket, args.timeoutNs, failed, set, reduce);
+            args.gaveUp, ticket, args.timeoutNs, failed, reduce);
   }
 }
 
 __global__ void __launch_bounds__(kAsyncCallThreads) replayedAsyncCallKernel(ReplayedAsyncCallArgs args) {
-  replayedAsyncCall(args, NoReductions{});
+  replayedAsyncCall<NoReductions>(args);
 }
 
 // A replayed call whose copy out reduces (its CopyOut or Whole part), one instantiation per type and op.
 template <int Type, int Op>
 __global__ void __launch_bounds__(kAsyncCallThreads) replayedReducingCallKernel(ReplayedAsyncCallArgs args) {
-  replayedAsyncCall(args, ReplayedReductions<Type, Op>{&args});
+  replayedAsyncCall<ReduceRanges<Type, Op>>(args);
 }
 
 }  // namespace
@@ -257,6 +274,7 @@ void preloadAsyncCallKernels() {
   forEachTypeOp([](auto typeConstant, auto opConstant) {
     constexpr int kType = decltype(typeConstant)::value;
     constexpr int kOp = decltype(opConstant)::value;
+    loadKernel(reducingAsyncCallKernel<kType, kOp>, "reducingAsyncCallKernel");
     loadKernel(replayedReducingCallKernel<kType, kOp>, "replayedReducingCallKernel");
   });
 }
@@ -265,7 +283,16 @@ void preloadAsyncCallKernels() {
 
 void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream) {
   ensureKernelsLoaded();  // no module may load lazily while the kernel waits for the host
-  asyncCallKernel<<<1, kAsyncCallThreads, 0, stream>>>(args);
+  if (args.reductions > 0) {
+    detail::dispatchTypeOp(static_cast<CollType>(args.type), static_cast<CollOp>(args.op),
+                           [&](auto typeConstant, auto opConstant) {
+                             constexpr int kType = decltype(typeConstant)::value;
+                             constexpr int kOp = decltype(opConstant)::value;
+                             reducingAsyncCallKernel<kType, kOp><<<1, kAsyncCallThreads, 0, stream>>>(args);
+                           });
+  } else {
+    asyncCallKernel<<<1, kAsyncCallThreads, 0, stream>>>(args);
+  }
   PEERLINK_CUDA_CHECK_LAUNCH();
 }
 

@@ -21,34 +21,7 @@ struct AsyncCopyRange {
 
 /// Copies in or out one call takes at most (a segment per block of a rail of up to that many nodes).
 constexpr int kAsyncCallCopiesMax = 8;
-
-struct AsyncCallArgs {
-  AsyncCopyRange in[kAsyncCallCopiesMax];
-  int ins = 0;
-  AsyncCopyRange out[kAsyncCallCopiesMax];
-  int outs = 0;
-  std::uint64_t* copiedIn = nullptr;   ///< gets `ticket` once the copies in are visible to the host
-  std::uint64_t* copiedOut = nullptr;  ///< gets `ticket` as the kernel ends: it reads the slots no more
-  /// Whether the copies out wait for the release: false where they read only what the copies in wrote (the call's
-  /// messages only leave this rank), and the kernel ends without waiting for them.
-  bool awaitRelease = true;
-  const volatile std::uint64_t* release = nullptr;  ///< the transport's: the call ended once it is >= ticket
-  /// The transport's: the first ticket that failed (0: none); from it on there are no results to copy out, and the
-  /// caller's buffers are left as they are.
-  const volatile std::uint64_t* failedFrom = nullptr;
-  std::uint64_t* gaveUp = nullptr;  ///< gets `ticket` where the kernel stops waiting at its deadline
-  std::uint64_t ticket = 0;
-  /// A backstop: the transport writes its release at its own deadline whatever happened; a kernel still waiting
-  /// after this long (the process's transport gone) leaves without copying out, and says so in `gaveUp`.
-  std::uint64_t timeoutNs = 0;
-};
-
-/// Queues the call's kernel on `stream` (the current device's). Error(CudaError) for a failed launch.
-void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream);
-
-/// Slot sets an async call may be given at most (the transport's kAsyncSets).
-constexpr int kAsyncCallSetsMax = 4;
-/// Reductions a replayed call's copy out makes at most, and sources each reads (the transport's kAsyncReductionsMax,
+/// Reductions a call's copy out makes at most, and sources each reads (the transport's kAsyncReductionsMax,
 /// kAsyncReductionSourcesMax).
 constexpr int kAsyncCallReductionsMax = 2;
 constexpr int kAsyncCallReductionSourcesMax = 8;
@@ -61,6 +34,41 @@ struct AsyncReduceRange {
   int nsrcs = 0;
   std::uint64_t count = 0;
 };
+
+struct AsyncCallArgs {
+  AsyncCopyRange in[kAsyncCallCopiesMax];
+  int ins = 0;
+  AsyncCopyRange out[kAsyncCallCopiesMax];
+  int outs = 0;
+  std::uint64_t* copiedIn = nullptr;   ///< gets `ticket` once the copies in are visible to the host
+  std::uint64_t* copiedOut = nullptr;  ///< gets `ticket` as the kernel ends: it reads the slots no more
+  /// Whether the copies out wait for the release: false where they read only what the copies in wrote (the call's
+  /// messages only leave this rank), and the kernel ends without waiting for them.
+  bool awaitRelease = true;
+  /// Where the call's messages only moved data (its plan's reductions deferred), what the copy out reduces after its
+  /// copies: `reductions` ranges of `type` (a CollType) and `op` (a CollOp), Avg dividing by `divisor`.
+  AsyncReduceRange reduce[kAsyncCallReductionsMax];
+  int reductions = 0;
+  int type = 0;
+  int op = 0;
+  int divisor = 1;
+  const volatile std::uint64_t* release = nullptr;  ///< the transport's: the call ended once it is >= ticket
+  /// The transport's: the first ticket that failed (0: none); from it on there are no results to copy out, and the
+  /// caller's buffers are left as they are.
+  const volatile std::uint64_t* failedFrom = nullptr;
+  std::uint64_t* gaveUp = nullptr;  ///< gets `ticket` where the kernel stops waiting at its deadline
+  std::uint64_t ticket = 0;
+  /// A backstop: the transport writes its release at its own deadline whatever happened; a kernel still waiting
+  /// after this long (the process's transport gone) leaves without copying out, and says so in `gaveUp`.
+  std::uint64_t timeoutNs = 0;
+};
+
+/// Queues the call's kernel on `stream` (the current device's); one of its type and op where its copy out reduces.
+/// Error(CudaError) for a failed launch.
+void launchAsyncCall(const AsyncCallArgs& args, cudaStream_t stream);
+
+/// Slot sets an async call may be given at most (the transport's kAsyncSets).
+constexpr int kAsyncCallSetsMax = 4;
 
 /// An async call captured into a CUDA graph, run each time the graph runs: the graph's start (coll/captured_calls.hpp)
 /// leaves the run's ticket at `ticketOf`; the kernel waits for it there (and puts 0 back for the next run), takes the

@@ -44,7 +44,7 @@ std::optional<CallPiece> NetGroup::asyncPiece(const NetCall& call) {
       call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
     return std::nullopt;  // (more than one piece)
   }
-  CallPiece piece = callPiece(call, size(), me_, 0, call.count);
+  CallPiece piece = asyncCallPiece(call, 0, call.count);
   if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
   return piece;
 }
@@ -129,6 +129,8 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   async.slot = world.asyncSlots_[async.set];
   async.copiesIn = copiesIntoSlot(async.piece, async.slot, elementSize);
   async.copiesOut = copiesOutOfSlot(async.piece, async.slot, elementSize);
+  async.reductionsOut = reductionsOutOfSlot(async.piece, async.slot, elementSize);
+  if (async.run.divisor == 0) async.run.divisor = size();  // (what the transport's thread divides by too)
   async.awaitsRelease = !outputIsLocalCopies(async.piece);
   async.flags = &flags;
   async.context = context(run.what);  // numbers the call: last, once nothing can fail
@@ -144,20 +146,21 @@ bool NetGroup::reducesInCopiesOut(const NetCall& call) const {
   return oneShotAsRing && world_.stagedOnDevice_;
 }
 
+CallPiece NetGroup::asyncCallPiece(const NetCall& call, std::size_t p, std::size_t step) const {
+  if (!reducesInCopiesOut(call)) return callPiece(call, size(), me_, p, step);
+  NetCall oneShot = call;
+  oneShot.algorithm = Algorithm::OneShot;
+  CallPiece piece = callPiece(oneShot, size(), me_, p, step);
+  piece.reducedAtCopyOut = deferReductions(piece.plan, me_);
+  piece.scratchElements = piece.plan.ranks[static_cast<std::size_t>(me_)].scratchElements;
+  return piece;
+}
+
 std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
   if (call.count == 0 || call.collective == Collective::SendRecv) return {};
   checkCall(call, size(), me_);
-  const bool deferred = reducesInCopiesOut(call);
-  NetCall planned = call;
-  if (deferred) planned.algorithm = Algorithm::OneShot;
-  return replayedPieces(call.count, call.type, runOf(call), [&](std::size_t p, std::size_t step) {
-    CallPiece piece = callPiece(planned, size(), me_, p, step);
-    if (deferred) {
-      piece.reducedAtCopyOut = deferReductions(piece.plan, me_);
-      piece.scratchElements = piece.plan.ranks[static_cast<std::size_t>(me_)].scratchElements;
-    }
-    return piece;
-  });
+  return replayedPieces(call.count, call.type, runOf(call),
+                        [&](std::size_t p, std::size_t step) { return asyncCallPiece(call, p, step); });
 }
 
 std::vector<ReplayedCall> NetGroup::prepareReplayed(const std::vector<PeerOp>& ops, DataType type) {
@@ -226,6 +229,7 @@ std::uint64_t NetGroup::startReplay(const std::vector<ReplayedCall>& pieces,
       async.set = async.ticket % kAsyncSets;
       async.copiesIn = piece.copiesIn[async.set];
       async.copiesOut = piece.copiesOut[async.set];
+      async.reductionsOut = piece.reductionsOut[async.set];
       async.awaitsRelease = piece.awaitsRelease;
       async.flags = piece.flags;
       async.run = piece.run;

@@ -119,12 +119,15 @@ struct AsyncTickets {
 /// results lie in the slot, and the caller copies `copiesOut`; then it writes `ticket` to `flags->copiedOut[set]`.
 /// Where `awaitsRelease` is false the copies out read only what the copies in wrote: the caller makes them at once,
 /// without waiting for the release, and goes on while the call's messages leave. A call without copies in runs its
-/// messages as soon as the set's last kernel ended (`copiedOut`), before the caller's stream gets to it.
+/// messages as soon as the set's last kernel ended (`copiedOut`), before the caller's stream gets to it. Where the
+/// call's reductions are the GPU's (NetGroup::reducesInCopiesOut), its messages only move data and the copies out
+/// are followed by `reductionsOut`, of `run`'s type and op, Avg dividing by `run.divisor`.
 struct AsyncCall {
   std::uint64_t ticket = 0;
   std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
   std::vector<SlotCopy> copiesIn;
   std::vector<SlotCopy> copiesOut;
+  std::vector<SlotReduction> reductionsOut;
   bool awaitsRelease = true;
   AsyncFlags* flags = nullptr;
   /// Set by the caller where it could not queue its side (a failed launch): the call's job then fails at once,
@@ -208,7 +211,8 @@ class NetGroup {
   void run(const NetCall& call);
 
   /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
-  /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call.
+  /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call. Its
+  /// reductions are the copy out's where reducesInCopiesOut says, as a captured call's.
   bool asyncFits(const NetCall& call);
   /// The same for a send/recv group of `type` elements (sendRecv's).
   bool asyncFits(const std::vector<PeerOp>& ops, DataType type);
@@ -287,8 +291,11 @@ class NetGroup {
   std::optional<CallPiece> asyncPiece(const NetCall& call);
   /// The same for a send/recv group of `type` elements.
   std::optional<CallPiece> asyncPiece(const std::vector<PeerOp>& ops, DataType type);
-  /// Whether a captured `call`'s reductions are its pieces' copies out (prepareReplayed).
+  /// Whether an async or captured `call`'s reductions are its pieces' copies out (prepareAsync, prepareReplayed).
   bool reducesInCopiesOut(const NetCall& call) const;
+  /// Piece p of `call` (pieces of `step` elements a block): one shot, its reductions deferred to the copy out, where
+  /// reducesInCopiesOut says; else callPiece's.
+  CallPiece asyncCallPiece(const NetCall& call, std::size_t p, std::size_t step) const;
   /// Whether `piece` fits a slot set and the kernel's copies and reductions; takes its local copies out
   /// (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);

@@ -65,10 +65,11 @@ class StandInStream {
     const bool awaits = async.awaitsRelease;
     if (awaits) queue([flags, ticket] { return flags->release.value.load(std::memory_order_acquire) >= ticket; });
     if (holdCopiesOut) queue(std::move(holdCopiesOut));
-    queue([flags, ticket, set, awaits, out = async.copiesOut] {
+    queue([flags, ticket, set, awaits, out = async.copiesOut, reductions = async.reductionsOut, run = async.run] {
       const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
       if (!awaits || failed == 0 || failed > ticket) {
         for (const SlotCopy& copy : out) std::memmove(copy.dst, copy.src, copy.bytes);
+        reduceOut(reductions, run);
       }
       flags->copiedOut[set].value.store(ticket, std::memory_order_release);
       return true;
@@ -116,6 +117,12 @@ class StandInStream {
   int stuck() const { return stuck_.load(); }
 
  private:
+  // A call's reductions as its kernel's copy out makes them, after its copies (finishing: Avg divides there).
+  static void reduceOut(const std::vector<SlotReduction>& reductions, const CopiedPieceRun& run) {
+    for (const SlotReduction& reduction : reductions) {
+      coll::hostReduce(run.type, run.op, reduction.dst, reduction.srcs, reduction.count, run.divisor, true);
+    }
+  }
   // `left[k]`: piece k's call had failed before its copies in, which it left out (so its copies out too).
   using Tickets = std::shared_ptr<std::vector<std::uint64_t>>;
   using Left = std::shared_ptr<std::vector<char>>;
@@ -154,10 +161,7 @@ class StandInStream {
       const std::uint64_t failed = flags->failedFrom.value.load(std::memory_order_acquire);
       if (!(*left)[k] && (!awaits || failed == 0 || failed > t)) {
         for (const SlotCopy& copy : call.copiesOut[set]) std::memmove(copy.dst, copy.src, copy.bytes);
-        for (const SlotReduction& reduction : call.reductionsOut[set]) {
-          coll::hostReduce(call.run.type, call.run.op, reduction.dst, reduction.srcs, reduction.count, call.run.divisor,
-                           true);
-        }
+        reduceOut(call.reductionsOut[set], call.run);
       }
       flags->copiedOut[set].value.store(t, std::memory_order_release);
       return true;

@@ -1,7 +1,8 @@
 // Async calls of the transport (NetGroup::prepareAsync / startAsync) as a communicator makes them, over a loopback
 // world: the caller's side on a stand-in for a GPU stream (operations in order on a thread of their own, doing what
-// the async call's kernel does: copies in, the copied-in flag, a wait on the release flag, copies out). Every
-// collective against the closed forms with several calls in flight and slot sets reused, and send/recv groups; which
+// the async call's kernel does: copies in, the copied-in flag, a wait on the release flag, copies out and, where the
+// call's messages only move data, its reductions). Every collective against the closed forms with several calls in
+// flight and slot sets reused, where the host reduces and where the copies out do, and send/recv groups; which
 // calls fit; a call whose copies in never end releases the stream anyway, at the deadline, and breaks the world (its
 // results left out); an abandoned call and the calls behind it end at once; the fifth call waits for the first to end
 // before it takes its slots; a call whose messages only leave ends without waiting for them, one without copies in
@@ -40,72 +41,95 @@ using stand_ins::StandInStream;
 using testing::everySend;
 using testing::onEveryRank;
 
-// Every collective on 3 ranks, out of place and (all-reduce) in place, f32 sum, f16 avg and i32 max, counts 1, 37
-// and 300: on each rank, every call of a collective queued back to back on its stream (more calls than slot sets,
-// so sets are reused while earlier calls' copies out are still queued), then each result against the closed form.
+// Every collective, out of place and (all-reduce) in place, f32 sum, f16 avg and i32 max, counts 1, 37 and 300: on
+// each rank, every call of a collective queued back to back on its stream (more calls than slot sets, so sets are
+// reused while earlier calls' copies out are still queued), then each result against the closed form. On 3 ranks of
+// a world that reduces on the host; and where the staged path's reductions are the device's, on 2 ranks (all-reduces
+// and reduce-scatters one shot, their copies out reducing) and on 3 (reduce-scatters so).
 TEST(NetAsync, EveryCollectiveRightWithCallsInFlight) {
-  const int n = 3;
   const int root = 1;
-  int calls = 0;
-  for (const Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce,
-                                      Collective::AllGather, Collective::Broadcast, Collective::AllToAll}) {
-    struct Case {
-      std::size_t count;
-      DataType type;
-      ReduceOp op;
-      bool inPlace;
-    };
-    std::vector<Case> cases;
-    for (const std::size_t count : {std::size_t{1}, std::size_t{37}, std::size_t{300}}) {
-      for (const auto& [type, op] : {std::pair{DataType::F32, ReduceOp::Sum}, std::pair{DataType::F16, ReduceOp::Avg},
-                                     std::pair{DataType::I32, ReduceOp::Max}}) {
-        cases.push_back({count, type, op, false});
-        if (collective == Collective::AllReduce) cases.push_back({count, type, op, true});
+  struct World {
+    int n;
+    bool onDevice;
+  };
+  for (const World w : {World{3, false}, World{2, true}, World{3, true}}) {
+    const int n = w.n;
+    int calls = 0;
+    for (const Collective collective : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce,
+                                        Collective::AllGather, Collective::Broadcast, Collective::AllToAll}) {
+      const std::string where = std::string(collectiveName(collective)) + " on " + std::to_string(n) + " ranks" +
+                                (w.onDevice ? " reducing on the device" : "");
+      struct Case {
+        std::size_t count;
+        DataType type;
+        ReduceOp op;
+        bool inPlace;
+      };
+      std::vector<Case> cases;
+      for (const std::size_t count : {std::size_t{1}, std::size_t{37}, std::size_t{300}}) {
+        for (const auto& [type, op] : {std::pair{DataType::F32, ReduceOp::Sum}, std::pair{DataType::F16, ReduceOp::Avg},
+                                       std::pair{DataType::I32, ReduceOp::Max}}) {
+          cases.push_back({count, type, op, false});
+          if (collective == Collective::AllReduce) cases.push_back({count, type, op, true});
+        }
       }
-    }
-    std::vector<std::vector<Bytes>> sends;
-    for (const Case& c : cases) sends.push_back(everySend(collective, c.type, n, c.count, root));
-    std::vector<std::vector<Bytes>> got(cases.size(), std::vector<Bytes>(n));
-    std::vector<int> stuck(n, 0);
-    const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
-      auto world = hostWorld(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)));
-      auto group = world->group({0, 1, 2}, "three");
-      const auto i = static_cast<std::size_t>(r);
-      StandInStream stream;
-      std::vector<Bytes> send(cases.size());
+      std::vector<std::vector<Bytes>> sends;
+      for (const Case& c : cases) sends.push_back(everySend(collective, c.type, n, c.count, root));
+      std::vector<std::vector<Bytes>> got(cases.size(), std::vector<Bytes>(static_cast<std::size_t>(n)));
+      std::vector<int> stuck(static_cast<std::size_t>(n), 0);
+      std::vector<std::size_t> reducingCopiesOut(static_cast<std::size_t>(n), 0);
+      std::vector<int> members;
+      for (int r = 0; r < n; ++r) members.push_back(r);
+      const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+        std::unique_ptr<DeviceAccess> device =
+            w.onDevice ? std::make_unique<stand_ins::DeviceWithStagedMemory>() : hostDeviceAccess();
+        auto world = std::make_unique<NetWorld>(std::move(p2p), optionsWith(std::chrono::milliseconds(5000)),
+                                                std::move(device), std::make_unique<HostMemory>());
+        auto group = world->group(members, "group");
+        const auto i = static_cast<std::size_t>(r);
+        StandInStream stream;
+        std::vector<Bytes> send(cases.size());
+        for (std::size_t k = 0; k < cases.size(); ++k) {
+          const Case& c = cases[k];
+          send[k] = sends[k][i];
+          Bytes& recv = got[k][i];
+          recv.assign(recvElementsOf(collective, n, c.count, r, root) * dataTypeSize(c.type), std::byte{0x5a});
+          if (c.inPlace) recv = send[k];
+          const NetCall call{collective, c.count, c.type, c.op, 0, root, c.inPlace ? recv.data() : send[k].data(),
+                             recv.data()};
+          ASSERT_TRUE(group->asyncFits(call));
+          AsyncCall async = group->prepareAsync(call);
+          reducingCopiesOut[i] += async.reductionsOut.empty() ? 0 : 1;
+          stream.kernel(async);
+          group->startAsync(std::move(async));
+        }
+        stream.drain();
+        stuck[i] = stream.stuck();
+        EXPECT_EQ(world->brokenBy(), "");
+      });
+      const bool deferred =
+          w.onDevice && (collective == Collective::ReduceScatter || (collective == Collective::AllReduce && n == 2));
+      for (int r = 0; r < n; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        EXPECT_EQ(errors[i], "") << where << " rank " << r;
+        EXPECT_EQ(stuck[i], 0) << where << " rank " << r;
+        EXPECT_EQ(reducingCopiesOut[i], deferred ? cases.size() : 0) << where << " rank " << r;
+      }
       for (std::size_t k = 0; k < cases.size(); ++k) {
         const Case& c = cases[k];
-        send[k] = sends[k][i];
-        Bytes& recv = got[k][i];
-        recv.assign(recvElementsOf(collective, n, c.count, r, root) * dataTypeSize(c.type), std::byte{0x5a});
-        if (c.inPlace) recv = send[k];
-        const NetCall call{collective, c.count, c.type, c.op, 0, root, c.inPlace ? recv.data() : send[k].data(),
-                           recv.data()};
-        ASSERT_TRUE(group->asyncFits(call));
-        queueAsync(*group, stream, call);
+        const std::vector<Bytes> want = coll::hostReduceReference(collective, c.type, c.op, n, c.count, root, sends[k]);
+        const coll::Tolerance tol = reduces(collective) ? coll::tolerance(c.type, c.op, n, 8.0) : coll::Tolerance{};
+        for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+          if (want[r].empty()) continue;  // reduce off the root
+          const auto mismatch = coll::findMismatch(c.type, tol, want[r], got[k][r]);
+          EXPECT_FALSE(mismatch) << where << " count " << c.count << ' ' << dataTypeName(c.type)
+                                 << (c.inPlace ? " in place" : "") << " rank " << r << ": " << *mismatch;
+        }
+        ++calls;
       }
-      stream.drain();
-      stuck[i] = stream.stuck();
-      EXPECT_EQ(world->brokenBy(), "");
-    });
-    for (int r = 0; r < n; ++r) {
-      EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << collectiveName(collective) << " rank " << r;
-      EXPECT_EQ(stuck[static_cast<std::size_t>(r)], 0) << collectiveName(collective) << " rank " << r;
     }
-    for (std::size_t k = 0; k < cases.size(); ++k) {
-      const Case& c = cases[k];
-      const std::vector<Bytes> want = coll::hostReduceReference(collective, c.type, c.op, n, c.count, root, sends[k]);
-      const coll::Tolerance tol = reduces(collective) ? coll::tolerance(c.type, c.op, n, 8.0) : coll::Tolerance{};
-      for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
-        if (want[r].empty()) continue;  // reduce off the root
-        const auto mismatch = coll::findMismatch(c.type, tol, want[r], got[k][r]);
-        EXPECT_FALSE(mismatch) << collectiveName(collective) << " count " << c.count << ' ' << dataTypeName(c.type)
-                               << (c.inPlace ? " in place" : "") << " rank " << r << ": " << *mismatch;
-      }
-      ++calls;
-    }
+    EXPECT_EQ(calls, 6 * 9 + 9);
   }
-  EXPECT_EQ(calls, 6 * 9 + 9);
 }
 
 // Send/recv groups async on 3 ranks: each rank sends to the next and to itself and receives from the one before and

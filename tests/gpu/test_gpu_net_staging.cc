@@ -328,12 +328,12 @@ TEST(GpuNetStaging, AnAsyncKernelWhoseResultsAreItsOwnDataCopiesThemOutAtOnce) {
   device->freeHost(flags);
 }
 
-// A captured call's copy out that reduces (the replayed kernel of each type and op, coll/captured_calls.cc): three
-// sources, the first in device memory (the caller's own input), two in pinned host memory (where peers' inputs
-// landed), reduced in rank order into device memory; odd counts (a tail after the 16-byte words), a destination off
-// the 16-byte boundary (every element alone), against the host's reduction. A call failed before its release leaves
-// the destination as it was.
-TEST(GpuNetStaging, AReplayedCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory) {
+// An async call's copy out that reduces, eager (NodeWorld::runAsync) and captured (the replayed kernel,
+// coll/captured_calls.cc), of each type and op: three sources, the first in device memory (the caller's own input),
+// two in pinned host memory (where peers' inputs landed), reduced in rank order into device memory; odd counts (a
+// tail after the 16-byte words), a destination off the 16-byte boundary (every element alone), against the host's
+// reduction. A call failed before its release leaves the destination as it was.
+TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory) {
   PEERLINK_REQUIRE_GPUS(1);
   const std::unique_ptr<CudaDeviceAccess> device = cudaDeviceAccess(0);
   auto* flags = new (device->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
@@ -353,84 +353,109 @@ TEST(GpuNetStaging, AReplayedCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemo
     std::size_t dstOffset;  // elements
     bool failed;
   };
-  for (const DataType type : kEveryDataType) {
-    for (const ReduceOp op : kEveryReduceOp) {
-      if (!reduceOpSupported(type, op)) continue;
-      for (const Shape shape :
-           {Shape{1, 0, false}, Shape{300007, 0, false}, Shape{1001, 1, false}, Shape{4096, 0, true}}) {
-        const std::size_t size = dataTypeSize(type);
-        const std::size_t bytes = shape.count * size;
-        std::vector<Bytes> sources(3, Bytes(bytes));
-        for (Bytes& source : sources) {
-          for (std::size_t i = 0; i < shape.count; ++i) {
-            if (isFloatingPoint(type)) {
-              coll::storeElement(type, source.data(), i, unit(random));
-            } else {
-              const std::uint64_t bits = random();
-              std::memcpy(source.data() + i * size, &bits, size);
+  for (const bool replayed : {true, false}) {
+    for (const DataType type : kEveryDataType) {
+      for (const ReduceOp op : kEveryReduceOp) {
+        if (!reduceOpSupported(type, op)) continue;
+        for (const Shape shape :
+             {Shape{1, 0, false}, Shape{300007, 0, false}, Shape{1001, 1, false}, Shape{4096, 0, true}}) {
+          const std::size_t size = dataTypeSize(type);
+          const std::size_t bytes = shape.count * size;
+          std::vector<Bytes> sources(3, Bytes(bytes));
+          for (Bytes& source : sources) {
+            for (std::size_t i = 0; i < shape.count; ++i) {
+              if (isFloatingPoint(type)) {
+                coll::storeElement(type, source.data(), i, unit(random));
+              } else {
+                const std::uint64_t bits = random();
+                std::memcpy(source.data() + i * size, &bits, size);
+              }
             }
           }
-        }
-        toGpu(own, sources[0]);
-        std::memcpy(pinned, sources[1].data(), bytes);
-        std::memcpy(pinned + most, sources[2].data(), bytes);
-        const Bytes before(bytes + shape.dstOffset * size, std::byte{0x3c});
-        toGpu(out, before);
-        void* dst = static_cast<std::byte*>(out) + shape.dstOffset * size;
+          toGpu(own, sources[0]);
+          std::memcpy(pinned, sources[1].data(), bytes);
+          std::memcpy(pinned + most, sources[2].data(), bytes);
+          const Bytes before(bytes + shape.dstOffset * size, std::byte{0x3c});
+          toGpu(out, before);
+          void* dst = static_cast<std::byte*>(out) + shape.dstOffset * size;
 
-        kernels::ReplayedAsyncCallArgs args;
-        args.part = kernels::ReplayedAsyncCallArgs::kWhole;
-        args.sets = 1;
-        args.reductions = 1;
-        args.type = static_cast<int>(type);
-        args.op = static_cast<int>(op);
-        args.divisor = 3;
-        kernels::AsyncReduceRange& range = args.reduce[0][0];
-        range.dst = dst;
-        range.srcs[0] = own;
-        range.srcs[1] = pinned;
-        range.srcs[2] = pinned + most;
-        range.nsrcs = 3;
-        range.count = shape.count;
-        args.copiedIn[0] = reinterpret_cast<std::uint64_t*>(&flags->copiedIn[0].value);
-        args.copiedOut[0] = reinterpret_cast<std::uint64_t*>(&flags->copiedOut[0].value);
-        args.release = reinterpret_cast<const volatile std::uint64_t*>(&flags->release.value);
-        args.failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags->failedFrom.value);
-        args.gaveUp = reinterpret_cast<std::uint64_t*>(&flags->gaveUp.value);
-        args.ticketOf = record;
-        args.handedOn = record + 1;
-        args.timeoutNs = 10'000'000'000ULL;
-        // The graph's start and the transport, done before the launch: the run's ticket, the call ended (or failed).
-        ++ticket;
-        record[0] = ticket;
-        flags->failedFrom.value.store(shape.failed ? ticket : 0);
-        flags->release.value.store(ticket);
-        kernels::launchReplayedAsyncCall(args, nullptr);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        const std::string what = std::string(dataTypeName(type)) + " " + reduceOpName(op) + " of " +
-                                 std::to_string(shape.count) + " at element " + std::to_string(shape.dstOffset);
-        ASSERT_EQ(flags->copiedOut[0].value.load(), ticket) << what;
-        ASSERT_EQ(flags->gaveUp.value.load(), 0u) << what;
-        const Bytes got = fromGpu(out, before.size());
-        if (shape.failed) {
-          ASSERT_EQ(got, before) << what << ": a failed call's destination written";
-          continue;
+          kernels::AsyncReduceRange range;
+          range.dst = dst;
+          range.srcs[0] = own;
+          range.srcs[1] = pinned;
+          range.srcs[2] = pinned + most;
+          range.nsrcs = 3;
+          range.count = shape.count;
+          const auto flag = [](AsyncFlags::Word& word) { return reinterpret_cast<std::uint64_t*>(&word.value); };
+          const auto* release = reinterpret_cast<const volatile std::uint64_t*>(&flags->release.value);
+          const auto* failedFrom = reinterpret_cast<const volatile std::uint64_t*>(&flags->failedFrom.value);
+          const std::uint64_t timeoutNs = 10'000'000'000ULL;
+          // The graph's start and the transport, done before the launch: the run's ticket, the call ended (or failed).
+          ++ticket;
+          record[0] = ticket;
+          flags->failedFrom.value.store(shape.failed ? ticket : 0);
+          flags->release.value.store(ticket);
+          if (replayed) {
+            kernels::ReplayedAsyncCallArgs args;
+            args.part = kernels::ReplayedAsyncCallArgs::kWhole;
+            args.sets = 1;
+            args.reductions = 1;
+            args.type = static_cast<int>(type);
+            args.op = static_cast<int>(op);
+            args.divisor = 3;
+            args.reduce[0][0] = range;
+            args.copiedIn[0] = flag(flags->copiedIn[0]);
+            args.copiedOut[0] = flag(flags->copiedOut[0]);
+            args.release = release;
+            args.failedFrom = failedFrom;
+            args.gaveUp = flag(flags->gaveUp);
+            args.ticketOf = record;
+            args.handedOn = record + 1;
+            args.timeoutNs = timeoutNs;
+            kernels::launchReplayedAsyncCall(args, nullptr);
+          } else {
+            kernels::AsyncCallArgs args;
+            args.reductions = 1;
+            args.type = static_cast<int>(type);
+            args.op = static_cast<int>(op);
+            args.divisor = 3;
+            args.reduce[0] = range;
+            args.copiedIn = flag(flags->copiedIn[0]);
+            args.copiedOut = flag(flags->copiedOut[0]);
+            args.release = release;
+            args.failedFrom = failedFrom;
+            args.gaveUp = flag(flags->gaveUp);
+            args.ticket = ticket;
+            args.timeoutNs = timeoutNs;
+            kernels::launchAsyncCall(args, nullptr);
+          }
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          const std::string what = std::string(replayed ? "replayed " : "eager ") + dataTypeName(type) + " " +
+                                   reduceOpName(op) + " of " + std::to_string(shape.count) + " at element " +
+                                   std::to_string(shape.dstOffset);
+          ASSERT_EQ(flags->copiedOut[0].value.load(), ticket) << what;
+          ASSERT_EQ(flags->gaveUp.value.load(), 0u) << what;
+          const Bytes got = fromGpu(out, before.size());
+          if (shape.failed) {
+            ASSERT_EQ(got, before) << what << ": a failed call's destination written";
+            continue;
+          }
+          Bytes want(bytes);
+          coll::hostReduce(type, op, want.data(), {sources[0].data(), sources[1].data(), sources[2].data()},
+                           shape.count, 3, true);
+          const Bytes result(got.begin() + static_cast<std::ptrdiff_t>(shape.dstOffset * size), got.end());
+          const auto mismatch = coll::findMismatch(type, coll::tolerance(type, op, 3, 8.0), want, result);
+          ASSERT_FALSE(mismatch) << what << ": " << *mismatch;
+          ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shape.dstOffset * size),
+                                 before.begin()))
+              << what << ": written before the destination";
+          ++checked;
         }
-        Bytes want(bytes);
-        coll::hostReduce(type, op, want.data(), {sources[0].data(), sources[1].data(), sources[2].data()}, shape.count,
-                         3, true);
-        const Bytes result(got.begin() + static_cast<std::ptrdiff_t>(shape.dstOffset * size), got.end());
-        const auto mismatch = coll::findMismatch(type, coll::tolerance(type, op, 3, 8.0), want, result);
-        ASSERT_FALSE(mismatch) << what << ": " << *mismatch;
-        ASSERT_TRUE(
-            std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shape.dstOffset * size), before.begin()))
-            << what << ": written before the destination";
-        ++checked;
       }
     }
   }
   RecordProperty("checked", checked);
-  EXPECT_EQ(checked, 44 * 3);
+  EXPECT_EQ(checked, 2 * 44 * 3);
   cudaFree(own);
   cudaFree(out);
   device->freeHost(pinned);
