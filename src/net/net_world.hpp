@@ -67,8 +67,8 @@ struct NetOptions {
 
 /// The pinned slots of async calls: sets of input, output and scratch, each of this many bytes: an async call's piece
 /// at most, eager or captured into a CUDA graph (an eager call whose piece needs more is queued, its reductions the
-/// GPU's; a captured one is cut into pieces). Up to this size an eager call ends as soon or sooner async, its
-/// reductions the host's, than queued (bench/results/2026-12-03-h200-graphs-across-nodes/, calls m and n).
+/// GPU's; a captured one is cut into pieces). Up to this size an eager call ends as soon or sooner async than queued,
+/// even with the host reducing (bench/results/2026-12-03-h200-graphs-across-nodes/, calls m and n).
 constexpr std::size_t kAsyncSlotBytes = std::size_t{1} << 20;
 /// Async calls in flight at once, each on a slot set of its own.
 constexpr std::size_t kAsyncSets = 4;
@@ -402,7 +402,7 @@ class NetWorld {
   StagingSlots queuedSlots_;  ///< the queued calls' (their copies run on the device while the thread runs others)
   std::array<StagingSlots::Slot, kAsyncSets> asyncSlots_{};  ///< allocated at the first async call
   std::unique_ptr<LocalMemory>
-      asyncMemory_;                   ///< async calls reduce on the host: nothing the GPU runs may wait for them
+      asyncMemory_;                   ///< where async calls' plans reduce: the host (nothing the GPU runs may wait for them)
   AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
   std::unique_ptr<AskedTickets> askedTickets_;  ///< the progress thread's side of asyncFlags_->computations
   /// The calls' numbers and tickets: taken on the caller's thread, and by CUDA's host functions for graphs' calls.
