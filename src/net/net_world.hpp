@@ -402,8 +402,8 @@ class NetWorld {
   StagingSlots queuedSlots_;  ///< the queued calls' (their copies run on the device while the thread runs others)
   std::array<StagingSlots::Slot, kAsyncSets> asyncSlots_{};  ///< allocated at the first async call
   std::unique_ptr<LocalMemory>
-      asyncMemory_;                   ///< where async calls' plans reduce: the host (nothing the GPU runs may wait for them)
-  AsyncFlags* asyncFlags_ = nullptr;  ///< in the device's host memory
+      asyncMemory_;  ///< where async calls' plans reduce: the host (nothing the GPU runs may wait for them)
+  AsyncFlags* asyncFlags_ = nullptr;            ///< in the device's host memory
   std::unique_ptr<AskedTickets> askedTickets_;  ///< the progress thread's side of asyncFlags_->computations
   /// The calls' numbers and tickets: taken on the caller's thread, and by CUDA's host functions for graphs' calls.
   std::mutex numbering_;
