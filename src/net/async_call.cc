@@ -142,7 +142,8 @@ bool NetGroup::reducesInCopiesOut(const NetCall& call) const {
   // One shot moves the ring's bytes for these (an all-reduce of more ranks would send each rank's whole input to
   // every other); the copy out reduces on the GPU where the staged path's reductions are the GPU's.
   const bool oneShotAsRing = (call.collective == Collective::AllReduce && size() == 2) ||
-                             (call.collective == Collective::ReduceScatter && size() >= 2);
+                             (call.collective == Collective::ReduceScatter && size() >= 2 &&
+                              static_cast<std::size_t>(size()) <= kAsyncReductionSourcesMax);
   return oneShotAsRing && world_.stagedOnDevice_;
 }
 

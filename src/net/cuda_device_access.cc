@@ -94,6 +94,20 @@ void CudaDeviceAccess::queue(const std::vector<QueuedDeviceOp>& ops, std::atomic
                                        CU_STREAM_WRITE_VALUE_DEFAULT),
                 "cuStreamWriteValue64");
           break;
+        case QueuedDeviceOp::Kind::Reduce: {
+          const SlotReduction& reduction = op.reduction;
+          if (reduction.count == 0) break;
+          if (reduction.srcs.size() > static_cast<std::size_t>(kernels::kCollMaxRanks)) {
+            throw Error(ErrorCode::Internal, "net: a copy out's reduction of more sources than its kernel takes");
+          }
+          kernels::launchPlanReduce(
+              kernels::planReduceArgs(reduction.dst, reduction.srcs.data(), static_cast<int>(reduction.srcs.size()),
+                                      reduction.count, op.divisor, true),
+              static_cast<kernels::CollType>(static_cast<int>(kernel.type)),
+              static_cast<kernels::CollOp>(static_cast<int>(kernel.op)),
+              kernels::planReduceBlocksOverHostMemory(reduction.count), stream_.get());
+          break;
+        }
       }
     }
   } catch (...) {

@@ -527,30 +527,48 @@ void runCall(const CallContext& context, const NetCall& call) {
 std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCopy>>& copiesIn,
                                             const std::vector<std::vector<SlotCopy>>& copiesOut,
                                             const std::vector<std::uint64_t>& tickets, std::size_t slots,
-                                            const std::vector<TicketRange>& computations) {
+                                            const std::vector<TicketRange>& computations,
+                                            const std::vector<std::vector<SlotReduction>>& reductionsOut, int divisor) {
   using Kind = QueuedDeviceOp::Kind;
   std::vector<QueuedDeviceOp> ops;
   const std::size_t pieces = tickets.size();
   if (pieces == 0 || slots == 0 || copiesIn.size() != pieces || copiesOut.size() != pieces ||
-      (!computations.empty() && computations.size() != pieces)) {
+      (!computations.empty() && computations.size() != pieces) ||
+      (!reductionsOut.empty() && reductionsOut.size() != pieces)) {
     throw Error(ErrorCode::Internal, "queuedDeviceOps: " + std::to_string(pieces) + " pieces, " +
                                          std::to_string(copiesIn.size()) + " and " + std::to_string(copiesOut.size()) +
                                          " lists of copies, " + std::to_string(computations.size()) +
-                                         " of computations, " + std::to_string(slots) + " slots");
+                                         " of computations, " + std::to_string(reductionsOut.size()) +
+                                         " of reductions, " + std::to_string(slots) + " slots");
   }
+  const auto op = [](Kind kind, SlotCopy copy, std::uint64_t ticket) {
+    QueuedDeviceOp made;
+    made.kind = kind;
+    made.copy = copy;
+    made.ticket = ticket;
+    return made;
+  };
   const auto out = [&](std::size_t p) {
     if (!computations.empty()) {
       for (std::size_t c = 0; c < computations[p].count; ++c) {
-        ops.push_back({Kind::Compute, {}, computations[p].first + c});
+        ops.push_back(op(Kind::Compute, {}, computations[p].first + c));
       }
     }
-    ops.push_back({Kind::AwaitReady, {}, tickets[p]});
-    for (const SlotCopy& copy : copiesOut[p]) ops.push_back({Kind::Copy, copy, 0});
+    ops.push_back(op(Kind::AwaitReady, {}, tickets[p]));
+    for (const SlotCopy& copy : copiesOut[p]) ops.push_back(op(Kind::Copy, copy, 0));
+    if (!reductionsOut.empty()) {
+      for (const SlotReduction& reduction : reductionsOut[p]) {
+        QueuedDeviceOp reduce = op(Kind::Reduce, {}, 0);
+        reduce.reduction = reduction;
+        reduce.divisor = divisor;
+        ops.push_back(std::move(reduce));
+      }
+    }
   };
   for (std::size_t p = 0; p < pieces; ++p) {
     if (p >= slots) out(p - slots);
-    for (const SlotCopy& copy : copiesIn[p]) ops.push_back({Kind::Copy, copy, 0});
-    ops.push_back({Kind::Copied, {}, tickets[p]});
+    for (const SlotCopy& copy : copiesIn[p]) ops.push_back(op(Kind::Copy, copy, 0));
+    ops.push_back(op(Kind::Copied, {}, tickets[p]));
   }
   for (std::size_t p = pieces > slots ? pieces - slots : 0; p < pieces; ++p) out(p);
   return ops;

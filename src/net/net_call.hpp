@@ -194,6 +194,14 @@ struct SlotCopy {
   const void* src = nullptr;
   std::size_t bytes = 0;
 };
+/// A reduction a piece's copy out makes (its reducedAtCopyOut): `count` elements into the caller's memory at `dst`
+/// from `srcs` in order, finishing (Avg divides there): the caller's own input where it is the source, else the slot's
+/// scratch, where a peer's input landed.
+struct SlotReduction {
+  void* dst = nullptr;
+  std::vector<const void*> srcs;
+  std::size_t count = 0;
+};
 /// What a queued call's device side does on the copy stream, in order (queuedDeviceOps): the copies, and the
 /// waits and writes of piece tickets in pinned host memory that order them with the transport's thread.
 struct QueuedDeviceOp {
@@ -204,16 +212,22 @@ struct QueuedDeviceOp {
     /// wait until the asked word reaches `ticket`, run that computation, write `ticket` to the computed word
     /// (queued_computations.hpp)
     Compute,
+    /// `reduction`, of the call's type and op, Avg dividing by `divisor`: a copy out that reduces (the piece's
+    /// messages only moved data, its plan's reductions deferred)
+    Reduce,
   };
   Kind kind = Kind::Copy;
   SlotCopy copy;
   std::uint64_t ticket = 0;
+  SlotReduction reduction;
+  int divisor = 0;
 };
 /// The device side of a queued call whose piece p has `copiesIn[p]` and `copiesOut[p]`, ticket `tickets[p]`, and
 /// lies in slot p % `slots`: piece p copied in once piece p - `slots` (the slot's last) is ready and copied out; the
 /// call's last pieces copied out as they are ready. Piece p's computations on the device, tickets
 /// `computations[p].first` on (`computations[p].count` of them; none where `computations` is empty), go just before
-/// the wait for it to be ready: the copies in of the pieces ahead were queued before them. Pure.
+/// the wait for it to be ready: the copies in of the pieces ahead were queued before them. Its reductions as it copies
+/// out (`reductionsOut[p]`, none where empty; Avg dividing by `divisor`) follow its copies out. Pure.
 struct TicketRange {
   std::uint64_t first = 0;
   std::size_t count = 0;
@@ -221,7 +235,9 @@ struct TicketRange {
 std::vector<QueuedDeviceOp> queuedDeviceOps(const std::vector<std::vector<SlotCopy>>& copiesIn,
                                             const std::vector<std::vector<SlotCopy>>& copiesOut,
                                             const std::vector<std::uint64_t>& tickets, std::size_t slots,
-                                            const std::vector<TicketRange>& computations = {});
+                                            const std::vector<TicketRange>& computations = {},
+                                            const std::vector<std::vector<SlotReduction>>& reductionsOut = {},
+                                            int divisor = 0);
 
 /// The staged copies of `piece` into `slot`: each Input segment to its place in the slot's input. Pure.
 std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
@@ -229,14 +245,6 @@ std::vector<SlotCopy> copiesIntoSlot(const CallPiece& piece, const StagingSlots:
 /// local copies (atCopyOut), which come from the slot's input, and its deferred reductions (reducedAtCopyOut), which
 /// reductionsOutOfSlot makes. Error(Internal) for a local copy or reduction that lies in no one output segment. Pure.
 std::vector<SlotCopy> copiesOutOfSlot(const CallPiece& piece, const StagingSlots::Slot& slot, std::size_t elementSize);
-/// A reduction a piece's copy out makes (its reducedAtCopyOut): `count` elements into the caller's memory at `dst`
-/// from `srcs` in order, finishing (Avg divides there): the caller's own input where it is the source, else the slot's
-/// scratch, where a peer's input landed.
-struct SlotReduction {
-  void* dst = nullptr;
-  std::vector<const void*> srcs;
-  std::size_t count = 0;
-};
 /// The reductions of `piece`'s copy out of `slot` (its reducedAtCopyOut). Error(Internal) for one whose output, or
 /// own input, lies in no one segment of the piece. Pure.
 std::vector<SlotReduction> reductionsOutOfSlot(const CallPiece& piece, const StagingSlots::Slot& slot,

@@ -23,6 +23,7 @@ bool NetGroup::queuedFits(const NetCall& call) const {
       call.collective == Collective::SendRecv) {
     return false;
   }
+  if (reducesInCopiesOut(call)) return true;  // (its reductions the copies out's: nothing asked of the device)
   const std::size_t step = pieceElementsOf(options.chunkBytes, call.type);
   const coll::Plan first = callPlan(call, size(), std::min(call.count, step));
   if (!computesOnDevice(call, first)) return true;
@@ -54,9 +55,8 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
   if (call.count == 0) throw Error(ErrorCode::Internal, "net " + name_ + ": a queued call of no elements");
   const std::size_t step = pieceElementsOf(world_.options_.chunkBytes, call.type);
   std::vector<CallPiece> pieces;
-  for (std::size_t p = 0; p < (call.count + step - 1) / step; ++p) {
-    pieces.push_back(callPiece(call, size(), me_, p, step));
-  }
+  for (std::size_t p = 0; p < (call.count + step - 1) / step; ++p) pieces.push_back(asyncCallPiece(call, p, step));
+  // Pieces whose copies out reduce leave the plans nothing to compute.
   const bool onDevice = computesOnDevice(call, pieces.front().plan);
   return prepareQueued(std::move(pieces), {call.type, call.op, call.avgDivisor, collectiveName(call.collective)},
                        onDevice);
@@ -94,6 +94,8 @@ QueuedCall NetGroup::prepareQueued(std::vector<CallPiece> pieces, CopiedPieceRun
     }
     queued.kernel = askedKernel(run.type, run.op, mostElements);
   }
+  queued.kernel.type = run.type;  // (also the copies out's reductions')
+  queued.kernel.op = run.op;
   // The slots' earlier calls are done with them once the copy stream reached what is queued now.
   try {
     world.queuedSlots_.reserve({largest.inputElements * elementSize, largest.outputElements * elementSize,
@@ -105,14 +107,17 @@ QueuedCall NetGroup::prepareQueued(std::vector<CallPiece> pieces, CopiedPieceRun
     throw;
   }
   std::vector<std::vector<SlotCopy>> copiesIn, copiesOut;
+  std::vector<std::vector<SlotReduction>> reductionsOut;
   for (std::size_t p = 0; p < queued.pieces.size(); ++p) {
     const StagingSlots::Slot slot = world.queuedSlots_.slot(p % StagingSlots::kSlots);
     queued.slots.push_back(slot);
     copiesIn.push_back(copiesIntoSlot(queued.pieces[p], slot, elementSize));
     copiesOut.push_back(copiesOutOfSlot(queued.pieces[p], slot, elementSize));
+    reductionsOut.push_back(reductionsOutOfSlot(queued.pieces[p], slot, elementSize));
     queued.tickets.push_back(world.pieceTickets_ + 1 + p);
   }
-  queued.deviceOps = queuedDeviceOps(copiesIn, copiesOut, queued.tickets, StagingSlots::kSlots, queued.computations);
+  queued.deviceOps = queuedDeviceOps(copiesIn, copiesOut, queued.tickets, StagingSlots::kSlots, queued.computations,
+                                     reductionsOut, run.divisor > 0 ? run.divisor : size());
   queued.flags = world.asyncFlags_;
   queued.run = run;
   {

@@ -271,6 +271,13 @@ inline void queueDeviceSide(StandInStream& copyStream, const std::vector<QueuedD
           return true;
         });
         break;
+      case QueuedDeviceOp::Kind::Reduce:
+        copyStream.queue([op, kernel] {
+          coll::hostReduce(kernel.type, kernel.op, op.reduction.dst, op.reduction.srcs, op.reduction.count, op.divisor,
+                           true);
+          return true;
+        });
+        break;
     }
   }
   if (computed && computeStream != nullptr) {

@@ -42,78 +42,91 @@ using testing::onEveryRank;
 // 5000 i32 queued (pieces of 4 KiB: five, slots reused within the call), the stream copying its first 8 elements into
 // a small buffer, a small async all-reduce of that buffer, the stream copying it back, a queued broadcast of the whole
 // buffer from the round's root; four rounds. Any call that read its input early, or whose results the stream read
-// before they were there, breaks the chain.
+// before they were there, breaks the chain. The same on 2 ranks where the device reduces: the all-reduces one shot,
+// their copies out reducing.
 TEST(NetQueuedCall, QueuedAndAsyncCallsOnOneStreamKeepItsOrder) {
-  const int n = 3;
-  const std::size_t count = 5000;
-  const std::size_t small = 8;
-  const int rounds = 4;
-  std::vector<std::vector<std::int32_t>> got(n);
-  // The closed form: the all-reduce makes every rank's buffer the sum; the small all-reduce multiplies the first
-  // elements by n; the broadcast changes nothing then (every rank holds the same).
-  std::vector<std::int64_t> want(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    std::int64_t v = 0;
-    for (int r = 0; r < n; ++r) v += r * 1000 + static_cast<std::int64_t>(i % 97);
-    want[i] = v;
-  }
-  for (int round = 0; round < rounds; ++round) {
+  struct World {
+    int n;
+    bool onDevice;
+  };
+  for (const World w : {World{3, false}, World{2, true}}) {
+    const int n = w.n;
+    const std::string where = std::to_string(n) + " ranks" + (w.onDevice ? ", the device reducing" : "");
+    const std::size_t count = 5000;
+    const std::size_t small = 8;
+    const int rounds = 4;
+    std::vector<std::vector<std::int32_t>> got(n);
+    // The closed form: the all-reduce makes every rank's buffer the sum; the small all-reduce multiplies the first
+    // elements by n; the broadcast changes nothing then (every rank holds the same).
+    std::vector<std::int64_t> want(count);
     for (std::size_t i = 0; i < count; ++i) {
-      if (round > 0) want[i] *= n;  // the all-reduce of equal buffers
-      if (i < small) want[i] *= n;
+      std::int64_t v = 0;
+      for (int r = 0; r < n; ++r) v += r * 1000 + static_cast<std::int64_t>(i % 97);
+      want[i] = v;
     }
-  }
-  std::vector<int> stuck(n, 0);
-  const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
-    NetOptions options = optionsWith(std::chrono::milliseconds(5000));
-    options.chunkBytes = 4096;
-    auto world = hostWorld(std::move(p2p), options);
-    auto group = world->group({0, 1, 2}, "three");
-    std::vector<std::int32_t>& buffer = got[static_cast<std::size_t>(r)];
-    buffer.resize(count);
-    for (std::size_t i = 0; i < count; ++i) buffer[i] = r * 1000 + static_cast<std::int32_t>(i % 97);
-    std::vector<std::int32_t> first(small, -1);
-    StandInStream stream;
-    StandInStream copyStream;
-    const std::size_t bytes = small * sizeof(std::int32_t);
     for (int round = 0; round < rounds; ++round) {
-      const NetCall whole{Collective::AllReduce, count,        DataType::I32, ReduceOp::Sum, 0, 0,
-                          buffer.data(),         buffer.data()};
-      ASSERT_TRUE(group->queuedFits(whole));
-      ASSERT_FALSE(group->asyncFits(whole));  // more than one piece
-      queueQueued(*group, stream, copyStream, whole);
-      stream.copies({{first.data(), buffer.data(), bytes}});
-      queueAsync(*group, stream,
-                 {Collective::AllReduce, small, DataType::I32, ReduceOp::Sum, 0, 0, first.data(), first.data()});
-      stream.copies({{buffer.data(), first.data(), bytes}});
-      queueQueued(
-          *group, stream, copyStream,
-          {Collective::Broadcast, count, DataType::I32, ReduceOp::Sum, 0, round % n, buffer.data(), buffer.data()});
-    }
-    stream.drain();
-    stuck[static_cast<std::size_t>(r)] = stream.stuck() + copyStream.stuck();
-    EXPECT_EQ(world->brokenBy(), "");
-  });
-  for (int r = 0; r < n; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    EXPECT_EQ(errors[i], "") << "rank " << r;
-    EXPECT_EQ(stuck[i], 0) << "rank " << r;
-    std::size_t wrong = 0;
-    std::string firstWrong;
-    for (std::size_t k = 0; k < count; ++k) {
-      if (got[i][k] == want[k]) continue;
-      if (wrong++ == 0) {
-        firstWrong =
-            "element " + std::to_string(k) + ": " + std::to_string(got[i][k]) + ", want " + std::to_string(want[k]);
+      for (std::size_t i = 0; i < count; ++i) {
+        if (round > 0) want[i] *= n;  // the all-reduce of equal buffers
+        if (i < small) want[i] *= n;
       }
     }
-    EXPECT_EQ(wrong, 0u) << "rank " << r << ", first " << firstWrong;
+    std::vector<int> stuck(n, 0);
+    const auto errors = onEveryRank(n, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      NetOptions options = optionsWith(std::chrono::milliseconds(5000));
+      options.chunkBytes = 4096;
+      std::unique_ptr<DeviceAccess> device =
+          w.onDevice ? std::make_unique<DeviceWithStagedMemory>() : hostDeviceAccess();
+      auto world =
+          std::make_unique<NetWorld>(std::move(p2p), options, std::move(device), std::make_unique<HostMemory>());
+      std::vector<int> members;
+      for (int m = 0; m < n; ++m) members.push_back(m);
+      auto group = world->group(members, "group");
+      std::vector<std::int32_t>& buffer = got[static_cast<std::size_t>(r)];
+      buffer.resize(count);
+      for (std::size_t i = 0; i < count; ++i) buffer[i] = r * 1000 + static_cast<std::int32_t>(i % 97);
+      std::vector<std::int32_t> first(small, -1);
+      StandInStream stream;
+      StandInStream copyStream;
+      const std::size_t bytes = small * sizeof(std::int32_t);
+      for (int round = 0; round < rounds; ++round) {
+        const NetCall whole{Collective::AllReduce, count,        DataType::I32, ReduceOp::Sum, 0, 0,
+                            buffer.data(),         buffer.data()};
+        ASSERT_TRUE(group->queuedFits(whole));
+        ASSERT_FALSE(group->asyncFits(whole));  // more than one piece
+        queueQueued(*group, stream, copyStream, whole);
+        stream.copies({{first.data(), buffer.data(), bytes}});
+        queueAsync(*group, stream,
+                   {Collective::AllReduce, small, DataType::I32, ReduceOp::Sum, 0, 0, first.data(), first.data()});
+        stream.copies({{buffer.data(), first.data(), bytes}});
+        queueQueued(
+            *group, stream, copyStream,
+            {Collective::Broadcast, count, DataType::I32, ReduceOp::Sum, 0, round % n, buffer.data(), buffer.data()});
+      }
+      stream.drain();
+      stuck[static_cast<std::size_t>(r)] = stream.stuck() + copyStream.stuck();
+      EXPECT_EQ(world->brokenBy(), "");
+    });
+    for (int r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      EXPECT_EQ(errors[i], "") << where << ", rank " << r;
+      EXPECT_EQ(stuck[i], 0) << where << ", rank " << r;
+      std::size_t wrong = 0;
+      std::string firstWrong;
+      for (std::size_t k = 0; k < count; ++k) {
+        if (got[i][k] == want[k]) continue;
+        if (wrong++ == 0) {
+          firstWrong =
+              "element " + std::to_string(k) + ": " + std::to_string(got[i][k]) + ", want " + std::to_string(want[k]);
+        }
+      }
+      EXPECT_EQ(wrong, 0u) << where << ", rank " << r << ", first " << firstWrong;
+    }
   }
 }
 
 // The device side of a call of 6 pieces over 4 slots: each piece copied in into slot p % 4 only once the slot's last
 // piece was ready and copied out; every piece copied out once ready; the device's computations of a piece, where it
-// has any, just before the wait for it to be ready.
+// has any, just before the wait for it to be ready; its reductions as it copies out, after its copies out.
 TEST(NetQueuedCall, DeviceSideReusesASlotOnlyOnceItsLastPieceIsOut) {
   using Kind = QueuedDeviceOp::Kind;
   std::vector<std::vector<SlotCopy>> in, out;
@@ -142,6 +155,10 @@ TEST(NetQueuedCall, DeviceSideReusesASlotOnlyOnceItsLastPieceIsOut) {
         case Kind::AwaitReady: order += "ready" + std::to_string(op.ticket - 10); break;
         case Kind::Copied: order += "copied" + std::to_string(op.ticket - 10); break;
         case Kind::Compute: order += "compute" + std::to_string(op.ticket - 100); break;
+        case Kind::Reduce:
+          order += "reduce" + std::to_string(static_cast<const std::byte*>(op.reduction.dst) - caller) + "/" +
+                   std::to_string(op.divisor);
+          break;
       }
       order += ' ';
     }
@@ -155,6 +172,14 @@ TEST(NetQueuedCall, DeviceSideReusesASlotOnlyOnceItsLastPieceIsOut) {
             "copied5 compute1 compute2 ready2 out2 ready3 out3 compute3 ready4 out4 compute4 compute5 ready5 out5 ");
   EXPECT_THROW(queuedDeviceOps(in, out, tickets, 4, {computations[0]}), Error);
   EXPECT_THROW(queuedDeviceOps({}, {}, {}, 4), Error);
+  // Pieces whose copies out reduce (every other one here): the reduction right after the piece's copies out, before
+  // the slot's next piece is copied in.
+  std::vector<std::vector<SlotReduction>> reductions(6);
+  for (std::size_t p = 0; p < 6; p += 2) reductions[p].push_back({&caller[p], {&caller[p], &slot[p % 4]}, 1});
+  EXPECT_EQ(orderOf(queuedDeviceOps(in, out, tickets, 4, {}, reductions, 2)),
+            "in0 copied0 in1 copied1 in2 copied2 in3 copied3 ready0 out0 reduce0/2 in4 copied4 ready1 out1 in5 "
+            "copied5 ready2 out2 reduce2/2 ready3 out3 ready4 out4 reduce4/2 ready5 out5 ");
+  EXPECT_THROW(queuedDeviceOps(in, out, tickets, 4, {}, {reductions[0]}, 2), Error);
 }
 
 TEST(NetQueuedCall, OnlyStagedCollectivesAreQueued) {
@@ -184,7 +209,8 @@ TEST(NetQueuedCall, OnlyStagedCollectivesAreQueued) {
 
 // Every staged collective is queued; its copies and reductions are the device's where the staged path would make
 // them there (a GPU's staged memory: more than one piece, or a reduction of PEERLINK_NET_GPU_REDUCE_MIN_BYTES or
-// more under AUTO; every reduction under GPU), else the host's. Two ranks, pieces of 4 MiB, f32.
+// more under AUTO; every reduction under GPU), else the host's; an all-reduce of 2 ranks and a reduce-scatter reduce
+// in their copies out wherever the device reduces. Two ranks, pieces of 4 MiB, f32.
 TEST(NetQueuedCall, ComputationsAreTheDevicesWhereTheStagedPathWouldMakeThemThere) {
   for (const NetReduce reduce : {NetReduce::Auto, NetReduce::Gpu, NetReduce::Host}) {
     const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
@@ -196,22 +222,29 @@ TEST(NetQueuedCall, ComputationsAreTheDevicesWhereTheStagedPathWouldMakeThemTher
       if (r != 0) return;
       std::vector<float> data((std::size_t{16} << 20) / 4);
       const char* name = reduce == NetReduce::Auto ? "AUTO" : reduce == NetReduce::Host ? "HOST" : "GPU";
-      // Whether the call is queued, and with computations of the device's.
-      const auto onDevice = [&](Collective collective, std::size_t bytes) {
+      // Whether the call is queued, and who reduces: the device's computations, its copies out, or the host.
+      const auto onDevice = [&](Collective collective, std::size_t bytes) -> std::string {
         const NetCall call{collective, bytes / 4, DataType::F32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
         EXPECT_TRUE(group->queuedFits(call)) << name << " " << collectiveName(collective) << " " << bytes;
-        return !group->prepareQueued(call).computations.empty();
+        const QueuedCall queued = group->prepareQueued(call);
+        const bool copiesOut =
+            std::any_of(queued.deviceOps.begin(), queued.deviceOps.end(),
+                        [](const QueuedDeviceOp& op) { return op.kind == QueuedDeviceOp::Kind::Reduce; });
+        return copiesOut ? "copies out" : !queued.computations.empty() ? "computations" : "host";
       };
       const std::size_t MiB = std::size_t{1} << 20;
       const bool gpu = reduce == NetReduce::Gpu;
       const bool host = reduce == NetReduce::Host;  // no staged memory on the device: every reduction the host's
-      EXPECT_FALSE(onDevice(Collective::AllGather, 16 * MiB)) << name;  // no reductions
-      EXPECT_FALSE(onDevice(Collective::Broadcast, 16 * MiB)) << name;
-      EXPECT_FALSE(onDevice(Collective::AllToAll, 16 * MiB)) << name;
-      EXPECT_EQ(onDevice(Collective::AllReduce, MiB), gpu) << name;         // one piece, reductions of 512 KiB
-      EXPECT_EQ(onDevice(Collective::Reduce, MiB), gpu) << name;            // one piece, a reduction of 1 MiB
-      EXPECT_EQ(onDevice(Collective::AllReduce, 16 * MiB), !host) << name;  // four pieces
-      EXPECT_EQ(onDevice(Collective::Reduce, 4 * MiB), !host) << name;      // a reduction of 4 MiB
+      EXPECT_EQ(onDevice(Collective::AllGather, 16 * MiB), "host") << name;  // no reductions
+      EXPECT_EQ(onDevice(Collective::Broadcast, 16 * MiB), "host") << name;
+      EXPECT_EQ(onDevice(Collective::AllToAll, 16 * MiB), "host") << name;
+      EXPECT_EQ(onDevice(Collective::Reduce, MiB), gpu ? "computations" : "host") << name;       // one piece, 1 MiB
+      EXPECT_EQ(onDevice(Collective::Reduce, 4 * MiB), host ? "host" : "computations") << name;  // 4 MiB
+      // On 2 ranks an all-reduce and a reduce-scatter are one shot where the device reduces, their copies out reducing.
+      for (const std::size_t bytes : {MiB, 16 * MiB}) {
+        EXPECT_EQ(onDevice(Collective::AllReduce, bytes), host ? "host" : "copies out") << name << " " << bytes;
+        EXPECT_EQ(onDevice(Collective::ReduceScatter, bytes), host ? "host" : "copies out") << name << " " << bytes;
+      }
     });
     for (const std::string& error : errors) EXPECT_EQ(error, "");
   }
@@ -226,8 +259,15 @@ TEST(NetQueuedCall, ComputationsAreTheDevicesWhereTheStagedPathWouldMakeThemTher
 // hold them forever.
 TEST(NetQueuedCall, FailedQueuedCallsLetTheirStreamsRunThrough) {
   const auto timeout = std::chrono::milliseconds(300);
-  for (const bool onDevice : {false, true}) {
-    const std::string where = onDevice ? "reducing on the device" : "reducing on the host";
+  enum class Reducing { OnTheHost, InTheCopiesOut, ByComputations };
+  for (const Reducing reducing : {Reducing::OnTheHost, Reducing::InTheCopiesOut, Reducing::ByComputations}) {
+    const bool onDevice = reducing != Reducing::OnTheHost;
+    // On 2 ranks an all-reduce's reductions are the copies out's where the device reduces; a reduce's root's are
+    // computations.
+    const Collective collective = reducing == Reducing::ByComputations ? Collective::Reduce : Collective::AllReduce;
+    const std::string where = reducing == Reducing::OnTheHost        ? "reducing on the host"
+                              : reducing == Reducing::InTheCopiesOut ? "reducing in the copies out"
+                                                                     : "reducing by the device's computations";
     std::vector<std::string> broken(2), refused(2);
     std::vector<int> stuck(2, -1);
     const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
@@ -239,14 +279,18 @@ TEST(NetQueuedCall, FailedQueuedCallsLetTheirStreamsRunThrough) {
           std::make_unique<NetWorld>(std::move(p2p), options, std::move(device), std::make_unique<HostMemory>());
       auto group = world->group({0, 1}, "two");
       std::vector<float> first(6000, 1.0f), second(6000, 2.0f);
-      const auto callOf = [](std::vector<float>& data) {
-        return NetCall{Collective::AllReduce, data.size(), DataType::F32, ReduceOp::Sum, 0, 0,
-                       data.data(),           data.data()};
+      const auto callOf = [&](std::vector<float>& data) {
+        // (A reduce to rank 1: rank 1 waits for rank 0's messages, and names it.)
+        return NetCall{collective, data.size(), DataType::F32, ReduceOp::Sum, 0, 1, data.data(), data.data()};
       };
       QueuedCall a = group->prepareQueued(callOf(first));
       QueuedCall b = group->prepareQueued(callOf(second));
       ASSERT_EQ(a.tickets.size(), 6u);  // 24000 bytes in pieces of 4 KiB: more pieces than slots
-      ASSERT_EQ(a.computations.size(), onDevice ? 6u : 0u);
+      ASSERT_EQ(a.computations.size(), reducing == Reducing::ByComputations ? 6u : 0u) << where;
+      const auto reductionsOut = std::count_if(a.deviceOps.begin(), a.deviceOps.end(), [](const QueuedDeviceOp& op) {
+        return op.kind == QueuedDeviceOp::Kind::Reduce;
+      });
+      ASSERT_EQ(reductionsOut, reducing == Reducing::InTheCopiesOut ? 6 : 0) << where;
       AsyncFlags* flags = a.flags;
       const AskedKernel kernel = a.kernel;
       std::vector<QueuedDeviceOp> ops = b.deviceOps;
