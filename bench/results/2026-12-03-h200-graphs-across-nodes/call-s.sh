@@ -6,7 +6,9 @@
 # e2e on 2 x 1, then peerlink coll 16 B - 1 MiB of both builds, NCCL split the same way in the new build's runs:
 # all-reduce in two rounds, reduce-scatter in one. The outputs: $OUT/call-s-checks.tar.gz, $OUT/call-s.tar.gz.
 # Pack: scripts/device/pack-call.sh gpu_test_gpu_net_staging, then dist/mpi (libpeerlink_mpi.so,
-# mpi_comm_nodes_e2e) and dist/build-b038a29 (peerlink.xz, libpeerlink_mpi.so.xz), stripped, xz.
+# mpi_comm_nodes_e2e), dist/build-b038a29/libpeerlink_mpi.so.xz, and both CLIs in one archive, dist/clis.tar.xz
+# (peerlink, build-b038a29/peerlink), unpacked into dist by the device command before this script (the carry limit:
+# `tar xJf dist/clis.tar.xz -C dist && bash call-s.sh`).
 scripts/device/unpack-dist.sh
 scripts/device/call.sh s-checks 'test gpu-net-staging 60 gpu_test_gpu_net_staging' \
   'COMM_PER_NODE=1 run nodes-comm-1 90 scripts/device/run-nodes.sh comm' \
