@@ -237,7 +237,12 @@ TEST(GpuNetStaging, ComputationsQueuedBeforeTheirArgumentsRunOnceAsked) {
   }
   const AskedKernel kernel = askedKernel(DataType::F32, ReduceOp::Sum, count);
   std::vector<QueuedDeviceOp> ops;
-  for (std::uint64_t ticket = 1; ticket <= 4; ++ticket) ops.push_back({QueuedDeviceOp::Kind::Compute, {}, ticket});
+  for (std::uint64_t ticket = 1; ticket <= 4; ++ticket) {
+    QueuedDeviceOp op;
+    op.kind = QueuedDeviceOp::Kind::Compute;
+    op.ticket = ticket;
+    ops.push_back(op);
+  }
   device->queue(ops, flags->pieceCopied.value, flags->pieceReady.value, flags->computations, kernel);
   const auto computed = [&] { return flags->computations.computed.value.load(std::memory_order_acquire); };
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -269,6 +274,55 @@ TEST(GpuNetStaging, ComputationsQueuedBeforeTheirArgumentsRunOnceAsked) {
        {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(landing), static_cast<void*>(flags)}) {
     device->freeHost(pinned);
   }
+}
+
+// A queued call's copy out that reduces (QueuedDeviceOp::Reduce, on the copy stream): once its piece is ready, the
+// caller's own input (device memory) and a peer's that landed in pinned memory, averaged as bf16 into the caller's
+// output, in rank order; not before the ready word reaches the piece's ticket.
+TEST(GpuNetStaging, AQueuedCopyOutReducesOnceItsPieceIsReady) {
+  PEERLINK_REQUIRE_GPUS(1);
+  const std::unique_ptr<CudaDeviceAccess> device = cudaDeviceAccess(0);
+  auto* flags = new (device->allocateHost(sizeof(AsyncFlags))) AsyncFlags();
+  const std::size_t count = 300001;
+  const std::size_t bytes = count * 2;
+  Bytes own(bytes), peer(bytes);
+  for (std::size_t k = 0; k < count; ++k) {
+    coll::storeElement(DataType::BF16, own.data(), k, static_cast<double>(k % 200) / 8);
+    coll::storeElement(DataType::BF16, peer.data(), k, -static_cast<double>(k % 50) / 4);
+  }
+  auto* landed = static_cast<std::byte*>(device->allocateHost(bytes));
+  std::memcpy(landed, peer.data(), bytes);
+  void* input = nullptr;
+  void* output = nullptr;
+  ASSERT_EQ(cudaMalloc(&input, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&output, bytes), cudaSuccess);
+  toGpu(input, own);
+  ASSERT_EQ(cudaMemset(output, 0, bytes), cudaSuccess);
+  std::vector<QueuedDeviceOp> ops(2);
+  ops[0].kind = QueuedDeviceOp::Kind::AwaitReady;
+  ops[0].ticket = 7;
+  ops[1].kind = QueuedDeviceOp::Kind::Reduce;
+  ops[1].reduction = {output, {input, landed}, count};
+  ops[1].divisor = 2;
+  AskedKernel kernel;
+  kernel.type = DataType::BF16;
+  kernel.op = ReduceOp::Avg;
+  device->queue(ops, flags->pieceCopied.value, flags->pieceReady.value, flags->computations, kernel);
+  const std::uint64_t mark = device->mark();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(device->reached(mark)) << "the copy out reduced before its piece was ready";
+  flags->pieceReady.value.store(7, std::memory_order_release);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!device->reached(mark)) ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+  Bytes want(bytes);
+  coll::hostReduce(DataType::BF16, ReduceOp::Avg, want.data(), {own.data(), peer.data()}, count, 2, true);
+  const auto mismatch = coll::findMismatch(DataType::BF16, coll::tolerance(DataType::BF16, ReduceOp::Avg, 2, 32.0),
+                                           want, fromGpu(output, bytes));
+  EXPECT_FALSE(mismatch) << *mismatch;
+  cudaFree(input);
+  cudaFree(output);
+  device->freeHost(landed);
+  device->freeHost(flags);
 }
 
 // The async call's kernel (kernels/async_call.cuh) for a rank whose results are its own data (awaitRelease off):
