@@ -44,7 +44,7 @@ std::optional<CallPiece> NetGroup::asyncPiece(const NetCall& call) {
       call.collective == Collective::SendRecv || call.count > pieceElementsOf(options.chunkBytes, call.type)) {
     return std::nullopt;  // (more than one piece)
   }
-  CallPiece piece = asyncCallPiece(call, 0, call.count);
+  CallPiece piece = copiedCallPiece(call, 0, call.count);
   if (!asyncFits(piece, dataTypeSize(call.type))) return std::nullopt;
   return piece;
 }
@@ -138,22 +138,21 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   return async;
 }
 
-bool NetGroup::reducesInCopiesOut(const NetCall& call) const {
-  // One shot moves the ring's bytes for these (an all-reduce of more ranks would send each rank's whole input to
-  // every other); the copy out reduces on the GPU where the staged path's reductions are the GPU's.
-  const bool oneShotAsRing = (call.collective == Collective::AllReduce && size() == 2) ||
-                             (call.collective == Collective::ReduceScatter && size() >= 2 &&
-                              static_cast<std::size_t>(size()) <= kAsyncReductionSourcesMax);
-  return oneShotAsRing && world_.stagedOnDevice_;
+static_assert(static_cast<std::size_t>(kOneShotReduceScatterRanksMax) <= kAsyncReductionSourcesMax,
+              "a one-shot reduce-scatter's reductions fit a copy out's");
+
+bool NetGroup::reducesInCopiesOut(const coll::Plan& plan) const {
+  if (!world_.stagedOnDevice_) return false;
+  coll::Plan deferred = plan;
+  return !deferReductions(deferred, me_).empty();
 }
 
-CallPiece NetGroup::asyncCallPiece(const NetCall& call, std::size_t p, std::size_t step) const {
-  if (!reducesInCopiesOut(call)) return callPiece(call, size(), me_, p, step);
-  NetCall oneShot = call;
-  oneShot.algorithm = Algorithm::OneShot;
-  CallPiece piece = callPiece(oneShot, size(), me_, p, step);
-  piece.reducedAtCopyOut = deferReductions(piece.plan, me_);
-  piece.scratchElements = piece.plan.ranks[static_cast<std::size_t>(me_)].scratchElements;
+CallPiece NetGroup::copiedCallPiece(const NetCall& call, std::size_t p, std::size_t step) const {
+  CallPiece piece = callPiece(call, size(), me_, p, step);
+  if (world_.stagedOnDevice_) {
+    piece.reducedAtCopyOut = deferReductions(piece.plan, me_);
+    piece.scratchElements = piece.plan.ranks[static_cast<std::size_t>(me_)].scratchElements;
+  }
   return piece;
 }
 
@@ -161,7 +160,7 @@ std::vector<ReplayedCall> NetGroup::prepareReplayed(const NetCall& call) {
   if (call.count == 0 || call.collective == Collective::SendRecv) return {};
   checkCall(call, size(), me_);
   return replayedPieces(call.count, call.type, runOf(call),
-                        [&](std::size_t p, std::size_t step) { return asyncCallPiece(call, p, step); });
+                        [&](std::size_t p, std::size_t step) { return copiedCallPiece(call, p, step); });
 }
 
 std::vector<ReplayedCall> NetGroup::prepareReplayed(const std::vector<PeerOp>& ops, DataType type) {

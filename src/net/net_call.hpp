@@ -291,6 +291,15 @@ void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, cons
                      const std::function<LocalMemory&(std::size_t)>& memoryOf,
                      const std::function<bool(std::size_t)>& copiedIn, const std::function<void(std::size_t)>& done);
 
+/// Ranks a reduce-scatter runs one shot among at most: each rank's reduction reads every rank's chunk, no more sources
+/// than the kernels that reduce a copy out take (kernels::kCollMaxRanks, kAsyncReductionSourcesMax).
+constexpr int kOneShotReduceScatterRanksMax = 8;
+/// The flat algorithm of a call across `nranks` ranks (NetCall::algorithm Auto): one shot where it moves the ring's
+/// bytes in one step (an all-reduce of 2 ranks, a reduce-scatter of up to kOneShotReduceScatterRanksMax), its
+/// reductions then the last thing a rank does, which a copy out can make (deferReductions); else the ring where the
+/// collective has one, else its only algorithm. Every rank's path (waiting, async, queued, captured) runs the same
+/// plan, so that ranks reducing in different places (PEERLINK_NET_REDUCE, PEERLINK_NET_ASYNC) still meet. Pure.
+Algorithm flatAlgorithm(Collective collective, int nranks);
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
 /// per piece).
 coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count);

@@ -120,8 +120,8 @@ struct AsyncTickets {
 /// Where `awaitsRelease` is false the copies out read only what the copies in wrote: the caller makes them at once,
 /// without waiting for the release, and goes on while the call's messages leave. A call without copies in runs its
 /// messages as soon as the set's last kernel ended (`copiedOut`), before the caller's stream gets to it. Where the
-/// call's reductions are the GPU's (NetGroup::reducesInCopiesOut), its messages only move data and the copies out
-/// are followed by `reductionsOut`, of `run`'s type and op, Avg dividing by `run.divisor`.
+/// call's reductions are the GPU's (NetGroup::copiedCallPiece), its messages only move data and the copies out
+/// are followed by `reductionsOut`, of `run`'s type and op, Avg dividing by `run.divisor` (copiedCallPiece).
 struct AsyncCall {
   std::uint64_t ticket = 0;
   std::size_t set = 0;  ///< its slot set, ticket % kAsyncSets: the caller's copies of the set's last call came before
@@ -146,7 +146,7 @@ struct AsyncCall {
 /// free (its last call's kernel and messages ended), and make the set's copies (`copiesIn[set]`, `copiesOut[set]`),
 /// as an async call's kernel does. Where the piece's reductions are the GPU's (NetGroup::prepareReplayed), its
 /// messages only move data, and its copy out makes them (`reductionsOut[set]`, of `run`'s type and op, Avg dividing
-/// by `run.divisor`).
+/// by `run.divisor`; copiedCallPiece).
 struct ReplayedCall {
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesIn;
   std::array<std::vector<SlotCopy>, kAsyncSets> copiesOut;
@@ -212,7 +212,7 @@ class NetGroup {
 
   /// Whether `call` may run async: PEERLINK_NET_ASYNC on, the staged path, one piece, its slots within
   /// kAsyncSlotBytes each, at most kAsyncCopiesMax copies each way. Makes the async slots at the first call. Its
-  /// reductions are the copy out's where reducesInCopiesOut says, as a captured call's.
+  /// reductions are the copy out's where copiedCallPiece says, as a captured call's.
   bool asyncFits(const NetCall& call);
   /// The same for a send/recv group of `type` elements (sendRecv's).
   bool asyncFits(const std::vector<PeerOp>& ops, DataType type);
@@ -238,9 +238,9 @@ class NetGroup {
   /// `call` (a collective) captured into a CUDA graph as async calls, one per piece, in order, each piece the
   /// largest that fits the async slots (kAsyncSlotBytes) and kernel (asyncFits; runCall's checks); empty where none
   /// fits, or PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does
-  /// (startReplay). Where the staged path reduces on the GPU (reducesInCopiesOut), an all-reduce of 2 ranks and a
-  /// reduce-scatter run one shot, their reductions left to the pieces' copies out (deferReductions): the messages
-  /// carry the ring's bytes, and nothing waits for the host to reduce.
+  /// (startReplay). Where the staged path reduces on the GPU, a one-shot plan's reductions (an all-reduce of 2 ranks,
+  /// a reduce-scatter: flatAlgorithm) are left to the pieces' copies out (copiedCallPiece): nothing waits for the
+  /// host to reduce.
   std::vector<ReplayedCall> prepareReplayed(const NetCall& call);
   /// The same for a send/recv group of `type` elements (runPeerOps's checks): one async call per piece, the pieces
   /// cut alike on both ranks of a pair.
@@ -291,11 +291,12 @@ class NetGroup {
   std::optional<CallPiece> asyncPiece(const NetCall& call);
   /// The same for a send/recv group of `type` elements.
   std::optional<CallPiece> asyncPiece(const std::vector<PeerOp>& ops, DataType type);
-  /// Whether an async or captured `call`'s reductions are its pieces' copies out (prepareAsync, prepareReplayed).
-  bool reducesInCopiesOut(const NetCall& call) const;
-  /// Piece p of `call` (pieces of `step` elements a block): one shot, its reductions deferred to the copy out, where
-  /// reducesInCopiesOut says; else callPiece's.
-  CallPiece asyncCallPiece(const NetCall& call, std::size_t p, std::size_t step) const;
+  /// Whether a piece of `plan` has its reductions made by its copy out (copiedCallPiece).
+  bool reducesInCopiesOut(const coll::Plan& plan) const;
+  /// Piece p of `call` (pieces of `step` elements a block) as a call whose copies the caller queues runs it (async,
+  /// queued, captured): callPiece's, its plan's final reductions left to the copy out (deferReductions) where the
+  /// staged path's reductions are the GPU's.
+  CallPiece copiedCallPiece(const NetCall& call, std::size_t p, std::size_t step) const;
   /// Whether `piece` fits a slot set and the kernel's copies and reductions; takes its local copies out
   /// (takeLocalCopies) on the way.
   bool asyncFits(CallPiece& piece, std::size_t elementSize);

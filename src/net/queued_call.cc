@@ -23,9 +23,9 @@ bool NetGroup::queuedFits(const NetCall& call) const {
       call.collective == Collective::SendRecv) {
     return false;
   }
-  if (reducesInCopiesOut(call)) return true;  // (its reductions the copies out's: nothing asked of the device)
   const std::size_t step = pieceElementsOf(options.chunkBytes, call.type);
   const coll::Plan first = callPlan(call, size(), std::min(call.count, step));
+  if (reducesInCopiesOut(first)) return true;  // (nothing asked of the device)
   if (!computesOnDevice(call, first)) return true;
   const PlanDemand demand = planDemand(first, me_);
   return demand.mostSources <= static_cast<std::size_t>(kernels::kCollMaxRanks) &&
@@ -55,7 +55,7 @@ QueuedCall NetGroup::prepareQueued(const NetCall& call) {
   if (call.count == 0) throw Error(ErrorCode::Internal, "net " + name_ + ": a queued call of no elements");
   const std::size_t step = pieceElementsOf(world_.options_.chunkBytes, call.type);
   std::vector<CallPiece> pieces;
-  for (std::size_t p = 0; p < (call.count + step - 1) / step; ++p) pieces.push_back(asyncCallPiece(call, p, step));
+  for (std::size_t p = 0; p < (call.count + step - 1) / step; ++p) pieces.push_back(copiedCallPiece(call, p, step));
   // Pieces whose copies out reduce leave the plans nothing to compute.
   const bool onDevice = computesOnDevice(call, pieces.front().plan);
   return prepareQueued(std::move(pieces), {call.type, call.op, call.avgDivisor, collectiveName(call.collective)},

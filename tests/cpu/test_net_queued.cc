@@ -190,7 +190,8 @@ TEST(NetQueued, EveryCollectiveRightWhenReductionsFinishLate) {
 }
 
 TEST(NetQueued, WholeTransfersAreQueuedNotSlices) {
-  // 2 ranks, one piece of 1 MiB: each rank reduces its half (512 KiB), which HostMemory takes in 256 KiB slices.
+  // 2 ranks, one piece of 1 MiB: each rank reduces the whole piece (an all-reduce of 2 runs one shot), which
+  // HostMemory takes in 256 KiB slices.
   const std::size_t count = std::size_t{1} << 18;
   std::vector<Seen> seen(2);
   const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
@@ -207,7 +208,7 @@ TEST(NetQueued, WholeTransfersAreQueuedNotSlices) {
   // reduce with): the staged one queued the rank's one reduction whole.
   for (const Seen& s : seen) {
     EXPECT_EQ(s.reductions, 1u);
-    EXPECT_EQ(s.largest, count / 2);
+    EXPECT_EQ(s.largest, count);
   }
 }
 
@@ -221,22 +222,22 @@ TEST(NetReduceChoice, OnePieceWithSmallReductionsGoesToTheHost) {
     return callPlan(call, n, count);
   };
   const std::size_t mib = std::size_t{1} << 20;
-  // 2 ranks: a ring all-reduce reduces half its piece, a ring reduce-scatter a whole block.
+  // 2 ranks: a one-shot all-reduce reduces its whole piece, a reduce-scatter a whole block.
   const coll::Plan ar4 = plan(Collective::AllReduce, DataType::F32, 2, mib);  // 4 MiB
-  EXPECT_EQ(largestReductionBytes(ar4), 2 * mib);
+  EXPECT_EQ(largestReductionBytes(ar4), 4 * mib);
   EXPECT_FALSE(reducesOnHost(ar4, 1, kGpuReduceMinBytes));
   const coll::Plan ar1 = plan(Collective::AllReduce, DataType::F32, 2, mib / 4);  // 1 MiB
-  EXPECT_EQ(largestReductionBytes(ar1), mib / 2);
+  EXPECT_EQ(largestReductionBytes(ar1), mib);
   EXPECT_TRUE(reducesOnHost(ar1, 1, kGpuReduceMinBytes));
   const coll::Plan rs4 = plan(Collective::ReduceScatter, DataType::F32, 2, mib / 2);  // blocks of 2 MiB
   EXPECT_EQ(largestReductionBytes(rs4), 2 * mib);
   EXPECT_FALSE(reducesOnHost(rs4, 1, kGpuReduceMinBytes));
   EXPECT_TRUE(reducesOnHost(plan(Collective::ReduceScatter, DataType::F32, 2, mib / 8), 1, kGpuReduceMinBytes));
-  // Bytes, not elements: 4 MiB of f16 is a piece of 2 MiB.
-  EXPECT_EQ(largestReductionBytes(plan(Collective::AllReduce, DataType::F16, 2, mib)), mib);
+  // Bytes, not elements: a piece of 1 Mi f16 is 2 MiB.
+  EXPECT_EQ(largestReductionBytes(plan(Collective::AllReduce, DataType::F16, 2, mib)), 2 * mib);
   // The threshold itself goes to the GPU, a byte more to the host.
-  EXPECT_FALSE(reducesOnHost(ar1, 1, mib / 2));
-  EXPECT_TRUE(reducesOnHost(ar1, 1, mib / 2 + 1));
+  EXPECT_FALSE(reducesOnHost(ar1, 1, mib));
+  EXPECT_TRUE(reducesOnHost(ar1, 1, mib + 1));
   // The largest reduction of any rank: 3 ranks split 1000 f32 into blocks of 336, 332 and 332 (multiples of 16 B).
   EXPECT_EQ(largestReductionBytes(plan(Collective::AllReduce, DataType::F32, 3, 1000)), 336 * sizeof(float));
   // Nothing to reduce: the piece stays with the GPU's memory, whatever the threshold.
@@ -293,22 +294,22 @@ std::vector<Seen> twoRanksStaged(NetCall call, std::size_t chunkBytes, std::size
 }
 
 TEST(NetQueued, ACallOfSeveralPiecesQueuesEveryPieceOneSmallPieceReducesOnTheHost) {
-  // Pieces of 64 B: 52 f32 are pieces of 16, 16, 16 and 4 f32. A ring all-reduce on 2 ranks reduces a block of a
-  // piece on each rank (blocks are multiples of 16 B): 32 B of the full pieces, under a threshold of 33 B, yet every
-  // piece is queued (finishing late), as with no threshold at all, because the call has several.
+  // Pieces of 64 B: 52 f32 are pieces of 16, 16, 16 and 4 f32. A one-shot all-reduce on 2 ranks reduces its whole
+  // piece on each rank: 64 B of the full pieces, under a threshold of 65 B, yet every piece is queued (finishing
+  // late), as with no threshold at all, because the call has several.
   for (const bool inPlace : {false, true}) {
     NetCall call{Collective::AllReduce, 52, DataType::F32, ReduceOp::Sum};
     const std::vector<Seen> all = twoRanksStaged(call, 64, 0, inPlace);
-    const std::vector<Seen> several = twoRanksStaged(call, 64, 33, inPlace);
+    const std::vector<Seen> several = twoRanksStaged(call, 64, 65, inPlace);
     for (std::size_t r = 0; r < 2; ++r) {
       EXPECT_GE(all[r].reductions, 3u);
       EXPECT_EQ(several[r].reductions, all[r].reductions);
-      EXPECT_EQ(several[r].largest, 8u);
+      EXPECT_EQ(several[r].largest, 16u);
     }
-    // One piece (16 f32) with reductions of 32 B: on the host under the threshold of 33 B, queued from 32 B.
+    // One piece (16 f32) with a reduction of 64 B: on the host under the threshold of 65 B, queued from 64 B.
     NetCall one{Collective::AllReduce, 16, DataType::F32, ReduceOp::Sum};
-    for (const Seen& s : twoRanksStaged(one, 64, 33, inPlace)) EXPECT_EQ(s.reductions, 0u);
-    for (const Seen& s : twoRanksStaged(one, 64, 32, inPlace)) EXPECT_EQ(s.reductions, 1u);
+    for (const Seen& s : twoRanksStaged(one, 64, 65, inPlace)) EXPECT_EQ(s.reductions, 0u);
+    for (const Seen& s : twoRanksStaged(one, 64, 64, inPlace)) EXPECT_EQ(s.reductions, 1u);
   }
   // Reduce-scatter: a whole block of a piece per rank (16 f32 = 64 B), the last piece's 4 f32: both pieces queued
   // under a threshold above either.

@@ -326,38 +326,44 @@ TEST(NetQueuedCall, FailedQueuedCallsLetTheirStreamsRunThrough) {
 
 // A call of five pieces queued on rank 0 and waiting on the host on rank 1 (PEERLINK_NET_ASYNC off there, or a GPU
 // without 64-bit stream memory operations): the same messages on the same tags (piece p on lane p % 2, as the staged
-// path runs two pieces at a time), so both get the sum.
+// path runs two pieces at a time), so both get the sum; also where rank 0's copies out make its reductions.
 TEST(NetQueuedCall, AQueuedCallMeetsTheSameCallWaitingOnAnotherRank) {
   const std::size_t count = 5000;
-  std::vector<std::vector<std::int32_t>> got(2);
-  const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
-    NetOptions options = optionsWith(std::chrono::milliseconds(2000));
-    options.chunkBytes = 4096;
-    options.asyncCalls = r == 0;
-    auto world = hostWorld(std::move(p2p), options);
-    auto group = world->group({0, 1}, "two");
-    std::vector<std::int32_t>& data = got[static_cast<std::size_t>(r)];
-    data.resize(count);
-    for (std::size_t k = 0; k < count; ++k) data[k] = static_cast<std::int32_t>(k) * (r + 1);
-    const NetCall call{Collective::AllReduce, count, DataType::I32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
-    if (r == 1) {
-      ASSERT_FALSE(group->queuedFits(call));
-      group->run(call);
-      return;
+  // Rank 0 reducing on the host, then on the device (its copies out reducing): the plan, and so the messages, the same.
+  for (const bool onDevice : {false, true}) {
+    std::vector<std::vector<std::int32_t>> got(2);
+    const auto errors = onEveryRank(2, [&](int r, std::unique_ptr<PointToPoint> p2p) {
+      NetOptions options = optionsWith(std::chrono::milliseconds(2000));
+      options.chunkBytes = 4096;
+      options.asyncCalls = r == 0;
+      std::unique_ptr<DeviceAccess> device =
+          onDevice && r == 0 ? std::make_unique<DeviceWithStagedMemory>() : hostDeviceAccess();
+      auto world =
+          std::make_unique<NetWorld>(std::move(p2p), options, std::move(device), std::make_unique<HostMemory>());
+      auto group = world->group({0, 1}, "two");
+      std::vector<std::int32_t>& data = got[static_cast<std::size_t>(r)];
+      data.resize(count);
+      for (std::size_t k = 0; k < count; ++k) data[k] = static_cast<std::int32_t>(k) * (r + 1);
+      const NetCall call{Collective::AllReduce, count, DataType::I32, ReduceOp::Sum, 0, 0, data.data(), data.data()};
+      if (r == 1) {
+        ASSERT_FALSE(group->queuedFits(call));
+        group->run(call);
+        return;
+      }
+      ASSERT_TRUE(group->queuedFits(call));
+      StandInStream stream;
+      StandInStream copyStream;
+      queueQueued(*group, stream, copyStream, call);
+      stream.drain();
+      EXPECT_EQ(stream.stuck() + copyStream.stuck(), 0);
+    });
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+      std::size_t wrong = 0;
+      for (std::size_t k = 0; k < count; ++k)
+        wrong += got[static_cast<std::size_t>(r)][k] != static_cast<std::int32_t>(k) * 3;
+      EXPECT_EQ(wrong, 0u) << "rank " << r << (onDevice ? ", rank 0 reducing in its copies out" : "");
     }
-    ASSERT_TRUE(group->queuedFits(call));
-    StandInStream stream;
-    StandInStream copyStream;
-    queueQueued(*group, stream, copyStream, call);
-    stream.drain();
-    EXPECT_EQ(stream.stuck() + copyStream.stuck(), 0);
-  });
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
-    std::size_t wrong = 0;
-    for (std::size_t k = 0; k < count; ++k)
-      wrong += got[static_cast<std::size_t>(r)][k] != static_cast<std::int32_t>(k) * 3;
-    EXPECT_EQ(wrong, 0u) << "rank " << r;
   }
 }
 
