@@ -502,10 +502,13 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
 }
 
 std::string NodeWorld::describeChoice(Collective collective, std::size_t bytes) const {
+  const Algorithm across = net::flatAlgorithm(collective, grid_.nodes);
   return fmt::format(
-      "hierarchical over {} nodes x {} ranks: in the node {}; across nodes a ring over MPI ({}, "
+      "hierarchical over {} nodes x {} ranks: in the node {}; across nodes {} over MPI ({}, "
       "through pinned host memory)",
-      grid_.nodes, grid_.ranksPerNode, node_->describeChoice(collective, bytes), pathName_);
+      grid_.nodes, grid_.ranksPerNode, node_->describeChoice(collective, bytes),
+      across == Algorithm::Ring ? "a ring" : across == Algorithm::OneShot ? "one shot" : algorithmName(across),
+      pathName_);
 }
 
 void NodeWorld::checkHealth() {

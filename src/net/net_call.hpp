@@ -1,9 +1,9 @@
 // One collective call of a group of processes over point-to-point messages, cut into pieces of at most
 // PEERLINK_NET_CHUNK_BYTES of every block and pipelined:
 //
-// Each piece runs the flat plan of the call's algorithm (ring where the collective has one, direct otherwise) over
-// the group, as a MemberPlan of its own; kPiecesInFlight pieces run at once, so one piece's messages move while
-// another computes.
+// Each piece runs the flat plan of the call's algorithm (flatAlgorithm: one shot where it moves the ring's bytes in
+// one step, else the ring where the collective has one, direct otherwise) over the group, as a MemberPlan of its own;
+// kPiecesInFlight pieces run at once, so one piece's messages move while another computes.
 //
 //   staged  (MPI cannot read device memory): pieces are copied from the caller's memory into pinned host memory
 //           ahead of their run, and back once run, while the pieces in flight move their messages; kSlots slots of

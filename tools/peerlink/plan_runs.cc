@@ -168,7 +168,7 @@ bool registeredBuffers(const std::string& commandLine) {
 }
 
 // What a row of a run across nodes names as its choice (coll::describeHierarchical: "hierarchical over 2 nodes x 1
-// ranks: in the node ...; across nodes a ring over MPI (staged, through pinned host memory)").
+// ranks: in the node ...; across nodes one shot over MPI (staged, through pinned host memory)").
 constexpr const char* kHierarchical = "hierarchical over";
 
 // MPI's messages beside each row of a run across nodes, from the run's own figures (across_nodes.mpi_us: MPI's
