@@ -507,7 +507,9 @@ std::string NodeWorld::describeChoice(Collective collective, std::size_t bytes) 
       "hierarchical over {} nodes x {} ranks: in the node {}; across nodes {} over MPI ({}, "
       "through pinned host memory)",
       grid_.nodes, grid_.ranksPerNode, node_->describeChoice(collective, bytes),
-      across == Algorithm::Ring ? "a ring" : across == Algorithm::OneShot ? "one shot" : algorithmName(across),
+      across == Algorithm::Ring      ? "a ring"
+      : across == Algorithm::OneShot ? "one shot"
+                                     : algorithmName(across),
       pathName_);
 }
 
