@@ -1,5 +1,5 @@
 #!/bin/bash
-# One H200: the checks on the session's last build (3cbd... see call.txt: the flat plan across nodes one shot for an
+# One H200: the checks on the session's last build (1a78380c's code: the flat plan across nodes one shot for an
 # all-reduce of 2 and a reduce-scatter on every path, waiting ones too). Without MPS: the GPU test, the e2e on 2 x 1
 # and 2 x 2, the transport's collectives (mpi_net_e2e), a killed rank, a stall before an async call. Under MPS, 2
 # virtual nodes of one rank: the e2e on 2 x 1, then peerlink coll all-reduce and reduce-scatter 8 B - 128 MiB with
