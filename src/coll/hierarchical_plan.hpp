@@ -82,8 +82,17 @@ struct Phase {
   std::size_t endStep = 0;
 };
 
-/// The flat algorithm of each scope's group calls. Auto: one-shot in the node, ring across nodes (what the net
-/// transport runs); a collective that lacks the algorithm asked for uses its first (algorithmsOf).
+/// Ranks a reduce-scatter across nodes runs one shot among at most: each rank's reduction reads every rank's chunk, no
+/// more sources than the kernels that reduce a copy out take (kernels::kCollMaxRanks).
+constexpr int kOneShotReduceScatterRanksMax = 8;
+/// The flat algorithm of a call across `nodes` nodes (the net transport's, net/net_call.hpp): one shot where it moves
+/// the ring's bytes in one step (an all-reduce of 2 nodes, a reduce-scatter of up to kOneShotReduceScatterRanksMax),
+/// each rank's reductions then the last thing it does, which a copy out can make (net/deferred_reductions.hpp); else
+/// the ring where the collective has one, else its only algorithm. Pure.
+Algorithm acrossNodesAlgorithm(Collective collective, int nodes);
+
+/// The flat algorithm of each scope's group calls. Auto: one-shot in the node, acrossNodesAlgorithm across nodes
+/// (what the net transport runs); a collective that lacks the algorithm asked for uses its first (algorithmsOf).
 struct HierarchyAlgorithms {
   Algorithm inNode = Algorithm::Auto;
   Algorithm acrossNodes = Algorithm::Auto;

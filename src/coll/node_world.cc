@@ -502,7 +502,7 @@ void NodeWorld::peerCalls(const std::vector<CallArgs>& calls) {
 }
 
 std::string NodeWorld::describeChoice(Collective collective, std::size_t bytes) const {
-  const Algorithm across = net::flatAlgorithm(collective, grid_.nodes);
+  const Algorithm across = acrossNodesAlgorithm(collective, grid_.nodes);
   return fmt::format(
       "hierarchical over {} nodes x {} ranks: in the node {}; across nodes {} over MPI ({}, "
       "through pinned host memory)",

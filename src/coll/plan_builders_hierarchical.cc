@@ -74,8 +74,9 @@ class Shapes {
     c.scope = scope;
     c.group = group;
     c.collective = collective;
-    c.algorithm = scope == Scope::InNode ? pick(algorithms_.inNode, Algorithm::OneShot, collective)
-                                         : pick(algorithms_.acrossNodes, Algorithm::Ring, collective);
+    c.algorithm = scope == Scope::InNode
+                      ? pick(algorithms_.inNode, Algorithm::OneShot, collective)
+                      : pick(algorithms_.acrossNodes, acrossNodesAlgorithm(collective, nodes()), collective);
     c.count = count;
     c.root = root;
     c.inPlace = inPlace;
@@ -392,6 +393,16 @@ ReduceOp groupReduceOp(const GroupCall& call, ReduceOp op) noexcept {
 
 int groupAvgDivisor(const GroupCall& call, const NodeGrid& grid) noexcept {
   return call.finishes ? grid.size() : 1;
+}
+
+Algorithm acrossNodesAlgorithm(Collective collective, int nodes) {
+  if ((collective == Collective::AllReduce && nodes == 2) ||
+      (collective == Collective::ReduceScatter && nodes >= 2 && nodes <= kOneShotReduceScatterRanksMax)) {
+    return Algorithm::OneShot;
+  }
+  const std::vector<Algorithm> available = algorithmsOf(collective);
+  const bool ring = std::find(available.begin(), available.end(), Algorithm::Ring) != available.end();
+  return ring ? Algorithm::Ring : available.front();
 }
 
 HierarchicalPlan buildHierarchicalPlan(Collective collective, NodeGrid grid, std::size_t count, int root, bool inPlace,

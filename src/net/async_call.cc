@@ -138,7 +138,7 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
   return async;
 }
 
-static_assert(static_cast<std::size_t>(kOneShotReduceScatterRanksMax) <= kAsyncReductionSourcesMax,
+static_assert(static_cast<std::size_t>(coll::kOneShotReduceScatterRanksMax) <= kAsyncReductionSourcesMax,
               "a one-shot reduce-scatter's reductions fit a copy out's");
 
 bool NetGroup::reducesInCopiesOut(const coll::Plan& plan) const {

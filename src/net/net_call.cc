@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "coll/choice_rules.hpp"
+#include "coll/hierarchical_plan.hpp"
 #include "core/idle_wait.hpp"
 #include "net/net_path.hpp"
 #include "peerlink/error.hpp"
@@ -335,19 +336,9 @@ const char* netPathName(NetPath path) noexcept {
   return path == NetPath::Staged ? "staged" : "direct";
 }
 
-Algorithm flatAlgorithm(Collective collective, int nranks) {
-  if ((collective == Collective::AllReduce && nranks == 2) ||
-      (collective == Collective::ReduceScatter && nranks >= 2 && nranks <= kOneShotReduceScatterRanksMax)) {
-    return Algorithm::OneShot;
-  }
-  const std::vector<Algorithm> available = coll::algorithmsOf(collective);
-  const bool ring = std::find(available.begin(), available.end(), Algorithm::Ring) != available.end();
-  return ring ? Algorithm::Ring : available.front();
-}
-
 coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count) {
   const Algorithm algorithm =
-      call.algorithm == Algorithm::Auto ? flatAlgorithm(call.collective, nranks) : call.algorithm;
+      call.algorithm == Algorithm::Auto ? coll::acrossNodesAlgorithm(call.collective, nranks) : call.algorithm;
   return coll::buildPlan(call.collective, algorithm, nranks, count, call.root, false, 0, call.type);
 }
 

@@ -1,9 +1,9 @@
 // One collective call of a group of processes over point-to-point messages, cut into pieces of at most
 // PEERLINK_NET_CHUNK_BYTES of every block and pipelined:
 //
-// Each piece runs the flat plan of the call's algorithm (flatAlgorithm: one shot where it moves the ring's bytes in
-// one step, else the ring where the collective has one, direct otherwise) over the group, as a MemberPlan of its own;
-// kPiecesInFlight pieces run at once, so one piece's messages move while another computes.
+// Each piece runs the flat plan of the call's algorithm (coll::acrossNodesAlgorithm: one shot where it moves the
+// ring's bytes in one step, else the ring where the collective has one, direct otherwise) over the group, as a
+// MemberPlan of its own; kPiecesInFlight pieces run at once, so one piece's messages move while another computes.
 //
 //   staged  (MPI cannot read device memory): pieces are copied from the caller's memory into pinned host memory
 //           ahead of their run, and back once run, while the pieces in flight move their messages; kSlots slots of
@@ -291,17 +291,10 @@ void runCopiedPieces(const CallContext& context, const CopiedPieceRun& run, cons
                      const std::function<LocalMemory&(std::size_t)>& memoryOf,
                      const std::function<bool(std::size_t)>& copiedIn, const std::function<void(std::size_t)>& done);
 
-/// Ranks a reduce-scatter runs one shot among at most: each rank's reduction reads every rank's chunk, no more sources
-/// than the kernels that reduce a copy out take (kernels::kCollMaxRanks, kAsyncReductionSourcesMax).
-constexpr int kOneShotReduceScatterRanksMax = 8;
-/// The flat algorithm of a call across `nranks` ranks (NetCall::algorithm Auto): one shot where it moves the ring's
-/// bytes in one step (an all-reduce of 2 ranks, a reduce-scatter of up to kOneShotReduceScatterRanksMax), its
-/// reductions then the last thing a rank does, which a copy out can make (deferReductions); else the ring where the
-/// collective has one, else its only algorithm. Every rank's path (waiting, async, queued, captured) runs the same
-/// plan, so that ranks reducing in different places (PEERLINK_NET_REDUCE, PEERLINK_NET_ASYNC) still meet. Pure.
-Algorithm flatAlgorithm(Collective collective, int nranks);
 /// The flat plan of `call` over `nranks` ranks for a piece of `count` elements, out of place (what runCall runs
-/// per piece).
+/// per piece): its algorithm, or under Auto coll::acrossNodesAlgorithm's. The algorithm decides the messages: every
+/// rank's path (waiting, async, queued, captured) runs the same plan whoever reduces (PEERLINK_NET_REDUCE,
+/// PEERLINK_NET_ASYNC), so that ranks reducing in different places still meet.
 coll::Plan callPlan(const NetCall& call, int nranks, std::size_t count);
 
 /// Pure. Takes out of `plan` the copies of rank `rank`'s own send data into its own recv buffer that no later step

@@ -239,8 +239,8 @@ class NetGroup {
   /// largest that fits the async slots (kAsyncSlotBytes) and kernel (asyncFits; runCall's checks); empty where none
   /// fits, or PEERLINK_NET_ASYNC is off, or the path is not staged. Takes no ticket: each run of the graph does
   /// (startReplay). Where the staged path reduces on the GPU, a one-shot plan's reductions (an all-reduce of 2 ranks,
-  /// a reduce-scatter: flatAlgorithm) are left to the pieces' copies out (copiedCallPiece): nothing waits for the
-  /// host to reduce.
+  /// a reduce-scatter: coll::acrossNodesAlgorithm) are left to the pieces' copies out (copiedCallPiece): nothing waits
+  /// for the host to reduce.
   std::vector<ReplayedCall> prepareReplayed(const NetCall& call);
   /// The same for a send/recv group of `type` elements (runPeerOps's checks): one async call per piece, the pieces
   /// cut alike on both ranks of a pair.

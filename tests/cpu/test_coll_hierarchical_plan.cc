@@ -188,6 +188,35 @@ TEST(HierarchicalPlan, OneRankPerNodeRunsAcrossNodesAlone) {
   }
 }
 
+// The calls across nodes run what the transport runs (acrossNodesAlgorithm): one shot where it moves the ring's
+// bytes in one step (an all-reduce across 2 nodes, a reduce-scatter across up to 8), whose reductions a copy out can
+// make; the ring otherwise. The same whether the node has one rank or several.
+TEST(HierarchicalPlan, CallsAcrossNodesRunOneShotWhereItMovesTheRingsBytes) {
+  const auto across = [](Collective collective, NodeGrid grid) {
+    const HierarchicalPlan h = buildHierarchicalPlan(collective, grid, 4096, 0, false, 0, DataType::F32);
+    std::vector<Algorithm> algorithms;
+    for (const Phase& phase : h.phases) {
+      if (phase.scope != Scope::AcrossNodes) continue;
+      for (const GroupCall& call : phase.calls) algorithms.push_back(call.algorithm);
+    }
+    EXPECT_FALSE(algorithms.empty()) << collectiveName(collective) << " " << grid.nodes << " x " << grid.ranksPerNode;
+    const bool alike =
+        std::all_of(algorithms.begin(), algorithms.end(), [&](Algorithm a) { return a == algorithms[0]; });
+    EXPECT_TRUE(alike) << collectiveName(collective);
+    return algorithms.empty() ? Algorithm::Auto : algorithms[0];
+  };
+  for (const int perNode : {1, 2}) {
+    EXPECT_EQ(across(Collective::AllReduce, {2, perNode}), Algorithm::OneShot) << perNode;
+    EXPECT_EQ(across(Collective::AllReduce, {3, perNode}), Algorithm::Ring) << perNode;
+    EXPECT_EQ(across(Collective::ReduceScatter, {2, perNode}), Algorithm::OneShot) << perNode;
+    EXPECT_EQ(across(Collective::ReduceScatter, {8, perNode}), Algorithm::OneShot) << perNode;
+    EXPECT_EQ(across(Collective::ReduceScatter, {9, perNode}), Algorithm::Ring) << perNode;
+    EXPECT_EQ(across(Collective::AllGather, {2, perNode}), Algorithm::Ring) << perNode;
+    EXPECT_EQ(across(Collective::Reduce, {2, perNode}), Algorithm::Ring) << perNode;
+  }
+  EXPECT_EQ(acrossNodesAlgorithm(Collective::AllToAll, 4), Algorithm::OneShot);  // its only algorithm
+}
+
 // The all-reduce's rail calls: local rank l's shard of the count, in place on its recv, ring, finishing (Avg
 // divides by every rank there); the in-node reduce does not finish; what the communicator will call.
 TEST(HierarchicalPlan, AllReduceCallsNameTheShards) {
