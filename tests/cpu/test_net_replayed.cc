@@ -106,6 +106,22 @@ void queueGraphRun(StandInStream& stream, NetGroup& group, const std::vector<con
   });
 }
 
+// Every round of `captured`'s graph (one per got[round]) on `stream`, then the stream drained: the round's closed-form
+// inputs of rank `rank` written in, the graph run, its results into got[round][case][rank].
+void runRounds(StandInStream& stream, NetGroup& group, CapturedCases& captured, const std::vector<Case>& cases,
+               DataType type, int n, int root, std::vector<std::vector<std::vector<Bytes>>>& got, std::size_t rank) {
+  std::vector<std::vector<Bytes>> inputs(got.size());
+  for (std::size_t round = 0; round < got.size(); ++round) {
+    for (const Case& c : cases) {
+      inputs[round].push_back(roundSends(c.collective, type, n, c.count, root, static_cast<int>(round))[rank]);
+    }
+  }
+  for (std::size_t round = 0; round < got.size(); ++round) {
+    queueGraphRun(stream, group, captured.graph(), inputs[round], captured.send, captured.recv, got[round], rank);
+  }
+  stream.drain();
+}
+
 // Four collectives on 3 ranks captured once each into one graph (an all-reduce, an all-gather, a broadcast whose root
 // only sends, a reduce whose other ranks only send), the graph run 7 times. Each round, on each rank's stream: the
 // round's input written into the captured buffers, the graph run, its results copied aside, then an eager async
@@ -321,17 +337,7 @@ TEST(NetReplayed, LargeCollectivesCapturedInPiecesRightEveryTimeTheGraphRuns) {
     if (r == 0) {
       for (std::size_t k = 0; k < cases.size(); ++k) pieces[k] = captured.calls[k].size();
     }
-    const std::vector<const std::vector<ReplayedCall>*> graph = captured.graph();
-    std::vector<Bytes>& send = captured.send;
-    std::vector<Bytes>& recv = captured.recv;
-    std::vector<std::vector<Bytes>> inputs(rounds);
-    for (int round = 0; round < rounds; ++round) {
-      for (const Case& c : cases) inputs[round].push_back(roundSends(c.collective, type, n, c.count, root, round)[i]);
-    }
-    for (int round = 0; round < rounds; ++round) {
-      queueGraphRun(stream, *group, graph, inputs[round], send, recv, got[round], i);
-    }
-    stream.drain();
+    runRounds(stream, *group, captured, cases, type, n, root, got, i);
     stuck[i] = stream.stuck();
     EXPECT_EQ(world->brokenBy(), "");
   });
@@ -419,15 +425,7 @@ TEST(NetReplayed, CapturedReductionsOfTwoRanksAndReduceScattersAreTheCopiesOuts)
           }
         }
       }
-      std::vector<std::vector<Bytes>> inputs(rounds);
-      for (int round = 0; round < rounds; ++round) {
-        for (const Case& c : g.cases)
-          inputs[round].push_back(roundSends(c.collective, g.type, n, c.count, 0, round)[i]);
-      }
-      for (int round = 0; round < rounds; ++round) {
-        queueGraphRun(stream, *group, captured.graph(), inputs[round], captured.send, captured.recv, got[round], i);
-      }
-      stream.drain();
+      runRounds(stream, *group, captured, g.cases, g.type, n, 0, got, i);
       stuck[i] = stream.stuck();
       EXPECT_EQ(world->brokenBy(), "");
     });
