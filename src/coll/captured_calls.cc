@@ -227,6 +227,9 @@ kernels::ReplayedAsyncCallArgs replayedArgsOf(const net::ReplayedCall& call, Tic
       const net::SlotCopy& copy = call.copiesOut[set][i];
       args.out[set][i] = {copy.src, copy.dst, copy.bytes};
     }
+    if (call.reductionsOut[set].size() > net::kAsyncReductionsMax) {
+      throw Error(ErrorCode::Internal, "a captured call of too many reductions for its kernel");
+    }
     for (std::size_t i = 0; i < call.reductionsOut[set].size(); ++i) {
       const net::SlotReduction& reduction = call.reductionsOut[set][i];
       if (reduction.srcs.size() > net::kAsyncReductionSourcesMax) {

@@ -323,7 +323,14 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
   };
   args.ins = ranges(async.copiesIn, args.in);
   args.outs = ranges(async.copiesOut, args.out);
-  for (const net::SlotReduction& reduction : async.reductionsOut) {
+  const auto tooManySources = [](const net::SlotReduction& reduction) {
+    return reduction.srcs.size() > net::kAsyncReductionSourcesMax;
+  };
+  // (asyncFits says they fit; a call that did not would fail below, once its ticket is handed on.)
+  const bool reductionsFit = async.reductionsOut.size() <= net::kAsyncReductionsMax &&
+                             std::none_of(async.reductionsOut.begin(), async.reductionsOut.end(), tooManySources);
+  for (std::size_t r = 0; reductionsFit && r < async.reductionsOut.size(); ++r) {
+    const net::SlotReduction& reduction = async.reductionsOut[r];
     kernels::AsyncReduceRange& range = args.reduce[args.reductions++];
     range.dst = reduction.dst;
     for (const void* src : reduction.srcs) range.srcs[range.nsrcs++] = src;
@@ -348,6 +355,7 @@ void NodeWorld::runAsync(net::NetGroup& group, net::AsyncCall async, cudaStream_
     // The set's last kernel may be on another stream (streams are not told apart by their handles: always wait). A
     // graph's kernels on the set are not among these events: they ended before this call took its ticket
     // (afterGraphs), or the world broke (a graph's and this thread's calls at once, NetGroup::submitInOrder).
+    if (!reductionsFit) throw Error(ErrorCode::Internal, "an async call's reductions do not fit its kernel");
     if (set.used) PEERLINK_CUDA_CHECK(cudaStreamWaitEvent(stream, set.done.get(), 0));
     kernels::launchAsyncCall(args, stream);
     PEERLINK_CUDA_CHECK(cudaEventRecord(set.done.get(), stream));

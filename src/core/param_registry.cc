@@ -297,8 +297,9 @@ std::vector<ParamSpec> processParamSpecs() {
        "(PEERLINK_NET_CHUNK_BYTES each) and for one piece whose reductions reach 2 MiB, on the host for one piece "
        "with smaller ones (with nothing to overlap, a launch and its event cost more than the host reducing a small "
        "piece) and where the data is host memory; GPU on the GPU whatever the size (where the data is on one); HOST "
-       "always on the host, on the transport's thread. Async and captured all-reduces across 2 nodes and "
-       "reduce-scatters reduce in their kernel's copy out instead (one shot, on the GPU), but with HOST.",
+       "always on the host, on the transport's thread. All-reduces across 2 nodes and reduce-scatters across up to 8 "
+       "that return once queued (async, queued, in CUDA graphs) reduce as their pieces are copied out instead (one "
+       "shot, on the GPU), but with HOST.",
        ParamAudience::Tuning},
       {"PEERLINK_NET_ASYNC",
        ParamType::Enum,
@@ -310,8 +311,9 @@ std::vector<ParamSpec> processParamSpecs() {
        "small call (one piece of at most 1 MiB a buffer) is one kernel on the caller's stream that copies the "
        "data to pinned memory, waits on the GPU until the transport's thread has run the messages (a flag in pinned "
        "memory; a rank whose messages only leave it does not wait), and copies the results back, its reductions on "
-       "the host, or, for an all-reduce across 2 nodes and a reduce-scatter, the kernel's as it copies out; a "
-       "larger one queues its copies at once on the transport's copy stream, each piece's copies out "
+       "the host, or, for an all-reduce across 2 nodes and a reduce-scatter across up to 8, the kernel's as it copies "
+       "out (a larger one's the copy stream's as it copies out); a larger one queues its copies at once on the "
+       "transport's copy stream, each piece's copies out "
        "waiting on the GPU for the thread's flag, where the GPU reduces (PEERLINK_NET_REDUCE) a kernel for each "
        "reduction that waits for the thread's word, and the caller's stream after them. Calls whose GPU reductions "
        "outgrow the queue of 64 (a ring of 65 ranks or more) and send/recv groups over several streams wait on the "

@@ -9,6 +9,7 @@
 
 #include "coll/plan.hpp"
 #include "core/idle_wait.hpp"
+#include "kernels/coll_kernels.cuh"
 #include "net/net_world.hpp"
 #include "peerlink/error.hpp"
 
@@ -141,15 +142,24 @@ AsyncCall NetGroup::prepareAsync(CallPiece piece, CopiedPieceRun run, std::size_
 static_assert(static_cast<std::size_t>(coll::kOneShotReduceScatterRanksMax) <= kAsyncReductionSourcesMax,
               "a one-shot reduce-scatter's reductions fit a copy out's");
 
+static_assert(kAsyncReductionSourcesMax <= static_cast<std::size_t>(kernels::kCollMaxRanks),
+              "a copy out's reduction fits the queued calls' reduce kernel too");
+
+// Whether a copy out can make `plan`'s final reductions for this rank: the GPU reduces, and each reads few enough
+// sources for the kernels (an explicit one-shot all-reduce of many ranks would not). Each rank decides alone: a plan
+// whose reductions are deferred sends and receives what it did (deferred_reductions.hpp).
 bool NetGroup::reducesInCopiesOut(const coll::Plan& plan) const {
   if (!world_.stagedOnDevice_) return false;
   coll::Plan deferred = plan;
-  return !deferReductions(deferred, me_).empty();
+  const std::vector<DeferredReduction> mine = deferReductions(deferred, me_);
+  return !mine.empty() && std::all_of(mine.begin(), mine.end(), [](const DeferredReduction& reduction) {
+    return reduction.sources.size() <= kAsyncReductionSourcesMax;
+  });
 }
 
 CallPiece NetGroup::copiedCallPiece(const NetCall& call, std::size_t p, std::size_t step) const {
   CallPiece piece = callPiece(call, size(), me_, p, step);
-  if (world_.stagedOnDevice_) {
+  if (reducesInCopiesOut(piece.plan)) {
     piece.reducedAtCopyOut = deferReductions(piece.plan, me_);
     piece.scratchElements = piece.plan.ranks[static_cast<std::size_t>(me_)].scratchElements;
   }

@@ -179,7 +179,8 @@ struct CallPiece {
   std::size_t outputElements = 0;
   std::size_t scratchElements = 0;
   std::vector<LocalCopy> atCopyOut;  ///< staged: taken out of the plan (takeLocalCopies), made by the copy out
-  /// Taken out of the plan (deferReductions), made by the copy out: a captured call's, whose kernel reduces.
+  /// Taken out of the plan (deferReductions), made by the copy out: an async, captured or queued call's where the GPU
+  /// reduces (NetGroup::copiedCallPiece).
   std::vector<DeferredReduction> reducedAtCopyOut;
 };
 

@@ -76,7 +76,8 @@ constexpr std::size_t kAsyncSets = 4;
 constexpr std::uint64_t kNoTicket = ~std::uint64_t{0};
 /// Copies in, and out, one async call makes at most (a segment per block: a rail of up to that many nodes).
 constexpr std::size_t kAsyncCopiesMax = 8;
-/// Reductions a captured call's piece makes as it copies out (SlotReduction), and sources each reads, at most.
+/// Reductions an async or captured call's piece makes as it copies out (SlotReduction), and sources each reads, at most
+/// (a queued call's copy out reduces with the plans' kernel: as many sources, any number of reductions).
 constexpr std::size_t kAsyncReductionsMax = 2;
 constexpr std::size_t kAsyncReductionSourcesMax = 8;
 
@@ -164,8 +165,9 @@ struct ReplayedCall {
 /// `flags->pieceCopied`, runs its messages, and writes the ticket to `flags->pieceReady`, which the copy stream waits
 /// for before it copies the piece out. Its copies and reductions are the host's, or, where `computations` is not
 /// empty, the device's: piece p's are tickets `computations[p]` of `flags->computations`, each run by `kernel` on
-/// the copy stream once asked (queued_computations.hpp). The thread makes no call of the device: the copy stream
-/// never waits for work queued after it.
+/// the copy stream once asked (queued_computations.hpp); or, where its pieces' plans only move data
+/// (NetGroup::copiedCallPiece), their copies out reduce (QueuedDeviceOp::Reduce, of `kernel`'s type and op). The
+/// thread makes no call of the device: the copy stream never waits for work queued after it.
 struct QueuedCall {
   std::vector<QueuedDeviceOp> deviceOps;
   AskedKernel kernel;

@@ -1,5 +1,6 @@
-// deferReductions (net/deferred_reductions.hpp): the plans a captured call's pieces run when their copies out reduce
-// (all-reduce over 2 ranks, reduce-scatter over any number, one shot): what is left moves data only, each peer's
+// deferReductions (net/deferred_reductions.hpp): the plans an async, captured or queued call's pieces run when their
+// copies out reduce (one shot: all-reduce over 2 ranks, reduce-scatter over up to 8; here also an all-reduce of 3,
+// which the transport does not run, and 8 for a reduce-scatter): what is left moves data only, each peer's
 // source lands in Scratch once, and the left plan run by the host executor, then each rank's deferred reductions,
 // gives the closed form, every rank of an all-reduce the same bits; plans whose reductions do not end them (a ring)
 // are left as they are.

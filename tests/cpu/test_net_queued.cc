@@ -321,9 +321,9 @@ TEST(NetQueued, ACallOfSeveralPiecesQueuesEveryPieceOneSmallPieceReducesOnTheHos
 }
 
 TEST(NetQueued, TheMeasuredSizesReduceWhereTheyWereFaster) {
-  // The default pieces (4 MiB) and threshold on 2 ranks, as measured: a 1 MiB all-reduce or reduce-scatter (512 KiB
-  // reductions) on the host, a 4 MiB one (2 MiB) on the GPU; 5 MiB of all-reduce is two pieces, both on the GPU
-  // (its last piece's reductions are 512 KiB).
+  // The default pieces (4 MiB) and threshold on 2 ranks: a 1 MiB all-reduce (one shot: a reduction of 1 MiB) or a
+  // 1 MiB reduce-scatter (512 KiB) on the host, a 4 MiB one (4 MiB, 2 MiB) on the GPU; 5 MiB of all-reduce is two
+  // pieces, both on the GPU (its last piece's reduction is 1 MiB). (The threshold was measured on the ring's halves.)
   const std::size_t chunk = NetOptions{}.chunkBytes;
   const std::size_t mib = std::size_t{1} << 20;
   const auto queued = [&](Collective collective, std::size_t count) {

@@ -385,8 +385,9 @@ TEST(GpuNetStaging, AnAsyncKernelWhoseResultsAreItsOwnDataCopiesThemOutAtOnce) {
 // An async call's copy out that reduces, eager (NodeWorld::runAsync) and captured (the replayed kernel,
 // coll/captured_calls.cc), of each type and op: three sources, the first in device memory (the caller's own input),
 // two in pinned host memory (where peers' inputs landed), reduced in rank order into device memory; odd counts (a
-// tail after the 16-byte words), a destination off the 16-byte boundary (every element alone), against the host's
-// reduction. A call failed before its release leaves the destination as it was.
+// tail after the 16-byte words), a destination or the caller's own input off the 16-byte boundary (those a word at a
+// time, an element at a time), in place, against the host's reduction. A call failed before its release leaves the
+// destination as it was.
 TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory) {
   PEERLINK_REQUIRE_GPUS(1);
   const std::unique_ptr<CudaDeviceAccess> device = cudaDeviceAccess(0);
@@ -404,7 +405,9 @@ TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory
   int checked = 0;
   struct Shape {
     std::size_t count;
-    std::size_t dstOffset;  // elements
+    std::size_t dstOffset;  // elements past a 16-byte boundary
+    std::size_t ownOffset;  // the same for the caller's own input
+    bool inPlace;           // the destination is the caller's own input (an in-place all-reduce)
     bool failed;
   };
   for (const bool replayed : {true, false}) {
@@ -412,7 +415,8 @@ TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory
       for (const ReduceOp op : kEveryReduceOp) {
         if (!reduceOpSupported(type, op)) continue;
         for (const Shape shape :
-             {Shape{1, 0, false}, Shape{300007, 0, false}, Shape{1001, 1, false}, Shape{4096, 0, true}}) {
+             {Shape{1, 0, 0, false, false}, Shape{300007, 0, 0, false, false}, Shape{1001, 1, 0, false, false},
+              Shape{100003, 0, 1, false, false}, Shape{100003, 1, 1, true, false}, Shape{4096, 0, 0, false, true}}) {
           const std::size_t size = dataTypeSize(type);
           const std::size_t bytes = shape.count * size;
           std::vector<Bytes> sources(3, Bytes(bytes));
@@ -426,16 +430,20 @@ TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory
               }
             }
           }
-          toGpu(own, sources[0]);
+          Bytes ownBytes(shape.ownOffset * size, std::byte{0x3c});
+          ownBytes.insert(ownBytes.end(), sources[0].begin(), sources[0].end());
+          toGpu(own, ownBytes);
           std::memcpy(pinned, sources[1].data(), bytes);
           std::memcpy(pinned + most, sources[2].data(), bytes);
           const Bytes before(bytes + shape.dstOffset * size, std::byte{0x3c});
           toGpu(out, before);
-          void* dst = static_cast<std::byte*>(out) + shape.dstOffset * size;
+          void* ownData = static_cast<std::byte*>(own) + shape.ownOffset * size;
+          void* dst = shape.inPlace ? ownData : static_cast<std::byte*>(out) + shape.dstOffset * size;
+          void* written = shape.inPlace ? own : out;  // what the check reads back, from its start
 
           kernels::AsyncReduceRange range;
           range.dst = dst;
-          range.srcs[0] = own;
+          range.srcs[0] = ownData;
           range.srcs[1] = pinned;
           range.srcs[2] = pinned + most;
           range.nsrcs = 3;
@@ -486,10 +494,11 @@ TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory
           ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
           const std::string what = std::string(replayed ? "replayed " : "eager ") + dataTypeName(type) + " " +
                                    reduceOpName(op) + " of " + std::to_string(shape.count) + " at element " +
-                                   std::to_string(shape.dstOffset);
+                                   std::to_string(shape.dstOffset) + ", own input at " +
+                                   std::to_string(shape.ownOffset) + (shape.inPlace ? ", in place" : "");
           ASSERT_EQ(flags->copiedOut[0].value.load(), ticket) << what;
           ASSERT_EQ(flags->gaveUp.value.load(), 0u) << what;
-          const Bytes got = fromGpu(out, before.size());
+          const Bytes got = fromGpu(written, before.size());
           if (shape.failed) {
             ASSERT_EQ(got, before) << what << ": a failed call's destination written";
             continue;
@@ -501,7 +510,7 @@ TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory
           const auto mismatch = coll::findMismatch(type, coll::tolerance(type, op, 3, 8.0), want, result);
           ASSERT_FALSE(mismatch) << what << ": " << *mismatch;
           ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shape.dstOffset * size),
-                                 before.begin()))
+                                 shape.inPlace ? ownBytes.begin() : before.begin()))
               << what << ": written before the destination";
           ++checked;
         }
@@ -509,7 +518,7 @@ TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory
     }
   }
   RecordProperty("checked", checked);
-  EXPECT_EQ(checked, 2 * 44 * 3);
+  EXPECT_EQ(checked, 2 * 44 * 5);
   cudaFree(own);
   cudaFree(out);
   device->freeHost(pinned);
