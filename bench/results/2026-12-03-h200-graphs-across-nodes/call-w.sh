@@ -1,6 +1,8 @@
 #!/bin/bash
-# One H200, the session's last build (f42be21: after a review, the copy out's reductions load each address on its
-# own, 16 bytes at a time where it allows): the GPU test without MPS, then under MPS the e2e on 2 x 1 (its graph and
+# Prepared, not run (the session's device time was spent). First reapply f42be21's src/kernels/async_call.cu (backed
+# out in 6606a61 for want of a GPU run: the copy out's reductions load each address on its own, 16 bytes at a time
+# where it allows, a barrier before them) and build. One H200: the GPU test without MPS (its shapes with the own input
+# off the boundary and in place, also not yet run), then under MPS the e2e on 2 x 1 (its graph and
 # eager times beside call v's). The outputs: $OUT/call-w.tar.gz.
 # Pack: scripts/device/pack-call.sh gpu_test_gpu_net_staging, then dist/mpi (libpeerlink_mpi.so,
 # mpi_comm_nodes_e2e), stripped, xz.
