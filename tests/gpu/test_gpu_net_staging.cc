@@ -385,9 +385,8 @@ TEST(GpuNetStaging, AnAsyncKernelWhoseResultsAreItsOwnDataCopiesThemOutAtOnce) {
 // An async call's copy out that reduces, eager (NodeWorld::runAsync) and captured (the replayed kernel,
 // coll/captured_calls.cc), of each type and op: three sources, the first in device memory (the caller's own input),
 // two in pinned host memory (where peers' inputs landed), reduced in rank order into device memory; odd counts (a
-// tail after the 16-byte words), a destination or the caller's own input off the 16-byte boundary (those a word at a
-// time, an element at a time), in place, against the host's reduction. A call failed before its release leaves the
-// destination as it was.
+// tail after the 16-byte words), a destination or the caller's own input off the 16-byte boundary, in place, against
+// the host's reduction. A call failed before its release leaves the destination as it was.
 TEST(GpuNetStaging, AnAsyncCopyOutReducesEveryTypeAndOpFromDeviceAndPinnedMemory) {
   PEERLINK_REQUIRE_GPUS(1);
   const std::unique_ptr<CudaDeviceAccess> device = cudaDeviceAccess(0);
