@@ -145,22 +145,27 @@ static_assert(static_cast<std::size_t>(coll::kOneShotReduceScatterRanksMax) <= k
 static_assert(kAsyncReductionSourcesMax <= static_cast<std::size_t>(kernels::kCollMaxRanks),
               "a copy out's reduction fits the queued calls' reduce kernel too");
 
-// Whether a copy out can make `plan`'s final reductions for this rank: the GPU reduces, and each reads few enough
-// sources for the kernels (an explicit one-shot all-reduce of many ranks would not). Each rank decides alone: a plan
-// whose reductions are deferred sends and receives what it did (deferred_reductions.hpp).
-bool NetGroup::reducesInCopiesOut(const coll::Plan& plan) const {
-  if (!world_.stagedOnDevice_) return false;
+// `plan` with its final reductions for this rank taken out (deferReductions), where a copy out can make them: the
+// GPU reduces, and each reads few enough sources for the kernels (an explicit one-shot all-reduce of many ranks would
+// not); nullopt otherwise. Each rank decides alone: a plan whose reductions are deferred sends and receives what it
+// did (deferred_reductions.hpp).
+std::optional<std::pair<coll::Plan, std::vector<DeferredReduction>>> NetGroup::deferredInCopiesOut(
+    const coll::Plan& plan) const {
+  if (!world_.stagedOnDevice_) return std::nullopt;
   coll::Plan deferred = plan;
-  const std::vector<DeferredReduction> mine = deferReductions(deferred, me_);
-  return !mine.empty() && std::all_of(mine.begin(), mine.end(), [](const DeferredReduction& reduction) {
+  std::vector<DeferredReduction> mine = deferReductions(deferred, me_);
+  const bool fits = !mine.empty() && std::all_of(mine.begin(), mine.end(), [](const DeferredReduction& reduction) {
     return reduction.sources.size() <= kAsyncReductionSourcesMax;
   });
+  if (!fits) return std::nullopt;
+  return std::make_pair(std::move(deferred), std::move(mine));
 }
 
 CallPiece NetGroup::copiedCallPiece(const NetCall& call, std::size_t p, std::size_t step) const {
   CallPiece piece = callPiece(call, size(), me_, p, step);
-  if (reducesInCopiesOut(piece.plan)) {
-    piece.reducedAtCopyOut = deferReductions(piece.plan, me_);
+  if (auto deferred = deferredInCopiesOut(piece.plan)) {
+    piece.plan = std::move(deferred->first);
+    piece.reducedAtCopyOut = std::move(deferred->second);
     piece.scratchElements = piece.plan.ranks[static_cast<std::size_t>(me_)].scratchElements;
   }
   return piece;

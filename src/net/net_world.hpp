@@ -293,8 +293,10 @@ class NetGroup {
   std::optional<CallPiece> asyncPiece(const NetCall& call);
   /// The same for a send/recv group of `type` elements.
   std::optional<CallPiece> asyncPiece(const std::vector<PeerOp>& ops, DataType type);
-  /// Whether a piece of `plan` has its reductions made by its copy out (copiedCallPiece).
-  bool reducesInCopiesOut(const coll::Plan& plan) const;
+  /// `plan` with this rank's final reductions taken out, and those reductions, where its copy out can make them
+  /// (copiedCallPiece); nullopt otherwise.
+  std::optional<std::pair<coll::Plan, std::vector<DeferredReduction>>> deferredInCopiesOut(
+      const coll::Plan& plan) const;
   /// Piece p of `call` (pieces of `step` elements a block) as a call whose copies the caller queues runs it (async,
   /// queued, captured): callPiece's, its plan's final reductions left to the copy out (deferReductions) where the
   /// staged path's reductions are the GPU's.

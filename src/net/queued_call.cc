@@ -25,7 +25,7 @@ bool NetGroup::queuedFits(const NetCall& call) const {
   }
   const std::size_t step = pieceElementsOf(options.chunkBytes, call.type);
   const coll::Plan first = callPlan(call, size(), std::min(call.count, step));
-  if (reducesInCopiesOut(first)) return true;  // (nothing asked of the device)
+  if (deferredInCopiesOut(first)) return true;  // (nothing asked of the device)
   if (!computesOnDevice(call, first)) return true;
   const PlanDemand demand = planDemand(first, me_);
   return demand.mostSources <= static_cast<std::size_t>(kernels::kCollMaxRanks) &&
