@@ -62,9 +62,43 @@ __device__ __forceinline__ void copyIn(const AsyncCopyRange* in, int ins, std::u
   if (threadIdx.x == 0) storeReleaseSys(copiedIn, ticket);
 }
 
-// dst = op(srcs...) of one range, finishing, in rank order as the collective kernels reduce, 16 bytes a load where
-// every address allows; every thread of the block calls it. Sources in pinned host memory are loaded as copyWords
-// loads them (no cached copy); the caller's own input, in device memory, alike (one load path). The words a thread
+// A word of 16 bytes at word `index` of `data`: one load where `data` is 16-byte aligned, else an element at a time
+// (the caller's own input off the boundary, in device memory: a reduce-scatter's block r of an odd count). Loaded as
+// copyWords loads pinned memory (no cached copy).
+template <typename S>
+__device__ __forceinline__ uint4 loadWordOf(const void* data, bool aligned, std::uint64_t index) {
+  if (aligned) return __ldcv(static_cast<const uint4*>(data) + index);
+  constexpr int kElems = static_cast<int>(sizeof(uint4) / sizeof(S));
+  union {
+    uint4 raw;
+    S e[kElems];
+  } word;
+  const volatile S* elements = static_cast<const volatile S*>(data) + index * kElems;
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) word.e[e] = elements[e];
+  return word.raw;
+}
+
+template <typename S>
+__device__ __forceinline__ void storeWordOf(void* data, bool aligned, std::uint64_t index, uint4 value) {
+  if (aligned) {
+    static_cast<uint4*>(data)[index] = value;
+    return;
+  }
+  constexpr int kElems = static_cast<int>(sizeof(uint4) / sizeof(S));
+  union {
+    uint4 raw;
+    S e[kElems];
+  } word;
+  word.raw = value;
+  S* elements = static_cast<S*>(data) + index * kElems;
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) elements[e] = word.e[e];
+}
+
+// dst = op(srcs...) of one range, finishing, in rank order as the collective kernels reduce, 16 bytes at a time (each
+// address on its own: the peers' sources in pinned memory, on the 16-byte boundary, are read a word a load whatever
+// the caller's buffers are), the tail an element at a time; every thread of the block calls it. The words a thread
 // holds are bounded by what it accumulates: 32 values of the accumulation type.
 template <int Type, int Op>
 __device__ void reduceRange(const AsyncReduceRange& range, int divisor) {
@@ -74,18 +108,19 @@ __device__ void reduceRange(const AsyncReduceRange& range, int divisor) {
   using A = typename E::A;
   constexpr int kElems = Reducer::kElems;
   constexpr int kWords = kElems <= 4 ? 8 : kElems <= 8 ? 4 : 2;
-  std::uintptr_t addresses = reinterpret_cast<std::uintptr_t>(range.dst);
-  for (int j = 0; j < range.nsrcs; ++j) addresses |= reinterpret_cast<std::uintptr_t>(range.srcs[j]);
-  const std::uint64_t words = (addresses & 15) == 0 ? range.count / kElems : 0;
+  const auto aligned = [](const void* data) { return (reinterpret_cast<std::uintptr_t>(data) & 15) == 0; };
+  const bool dstAligned = aligned(range.dst);
+  const std::uint64_t words = range.count / kElems;
   const std::uint64_t stride = blockDim.x;
   for (std::uint64_t base = threadIdx.x; base < words; base += kWords * stride) {
     Reducer acc[kWords];
     for (int j = 0; j < range.nsrcs; ++j) {
-      const uint4* src = static_cast<const uint4*>(range.srcs[j]);
+      const void* src = range.srcs[j];
+      const bool srcAligned = aligned(src);
       uint4 held[kWords];
 #pragma unroll
       for (int k = 0; k < kWords; ++k) {
-        if (base + k * stride < words) held[k] = __ldcv(src + base + k * stride);
+        if (base + k * stride < words) held[k] = loadWordOf<S>(src, srcAligned, base + k * stride);
       }
 #pragma unroll
       for (int k = 0; k < kWords; ++k) {
@@ -98,13 +133,12 @@ __device__ void reduceRange(const AsyncReduceRange& range, int divisor) {
         }
       }
     }
-    uint4* dst = static_cast<uint4*>(range.dst);
 #pragma unroll
     for (int k = 0; k < kWords; ++k) {
-      if (base + k * stride < words) dst[base + k * stride] = acc[k].result(divisor);
+      if (base + k * stride < words) storeWordOf<S>(range.dst, dstAligned, base + k * stride, acc[k].result(divisor));
     }
   }
-  // What is left (or everything, where an address is not 16-byte aligned), an element at a time.
+  // The tail, an element at a time.
   S* dst = static_cast<S*>(range.dst);
   for (std::uint64_t i = words * kElems + threadIdx.x; i < range.count; i += stride) {
     A acc = E::load(static_cast<const volatile S*>(range.srcs[0])[i]);
@@ -152,6 +186,8 @@ __device__ __forceinline__ void copyOut(const AsyncCopyRange* out, int outs, std
   __syncthreads();
   if (copies) {
     for (int i = 0; i < outs; ++i) copyRange(out[i], true);
+    // (A reduction may read what another thread's copy out wrote: the block's copies end first.)
+    if constexpr (!std::is_same<Reduce, NoReductions>::value) __syncthreads();
     reduce();
   }
   __syncthreads();
