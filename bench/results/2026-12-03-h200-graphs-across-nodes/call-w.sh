@@ -1,5 +1,5 @@
 #!/bin/bash
-# Prepared, not run (the session's device time was spent). First reapply f42be21's src/kernels/async_call.cu (backed
+# Run in call w (results in the README).
 # out in 6606a61 for want of a GPU run: the copy out's reductions load each address on its own, 16 bytes at a time
 # where it allows, a barrier before them) and build. One H200: the GPU test without MPS (its shapes with the own input
 # off the boundary and in place, also not yet run), then under MPS the e2e on 2 x 1 (its graph and
